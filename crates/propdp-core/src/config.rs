@@ -1,0 +1,303 @@
+//! TOML config schema and its validation (linfa's validated-parameters
+//! pattern: a raw struct as written, one `check` that returns a typed error
+//! naming the field).
+//!
+//! ```toml
+//! [problem]
+//! model = "huber"                  # "huber" | "logistic"
+//! delta = { from = 0.1, to = 3.0, steps = 30, scale = "log" }
+//! s2 = 1.0                         # prior energy E[Θ²]
+//! huber_m = 1.0                    # huber only
+//! noise = { law = "gaussian", sd = 0.5 }   # huber only
+//!
+//! [algorithm]
+//! kind = "objective"               # "objective" | "output"
+//! lambda = 1.0
+//! sigma = [0.0, 0.5, 2.0]          # "tau" for output perturbation
+//!
+//! [solver]                          # optional
+//! tol = 1e-10
+//! max_iter = 500
+//! quad_nodes = 48
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ConfigError;
+use crate::param::ParamSpec;
+use crate::sweep::Sweep;
+
+/// Config as written in TOML. Unknown keys are rejected by the parser.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    /// Optional human name of the run.
+    pub name: Option<String>,
+    /// Optional free text.
+    pub description: Option<String>,
+    pub problem: RawProblem,
+    pub algorithm: RawAlgorithm,
+    #[serde(default)]
+    pub solver: SolverOptions,
+}
+
+/// Model family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelKind {
+    Huber,
+    Logistic,
+}
+
+/// Algorithm family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlgorithmKind {
+    Objective,
+    Output,
+}
+
+/// Noise law family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseKind {
+    Gaussian,
+    StudentT,
+    Laplace,
+    Contaminated,
+}
+
+/// `[problem]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProblem {
+    pub model: ModelKind,
+    pub delta: ParamSpec,
+    pub s2: ParamSpec,
+    pub huber_m: Option<ParamSpec>,
+    pub noise: Option<RawNoise>,
+}
+
+/// `problem.noise` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNoise {
+    pub law: NoiseKind,
+    pub sd: Option<ParamSpec>,
+    pub dof: Option<ParamSpec>,
+    pub scale: Option<ParamSpec>,
+    pub p: Option<ParamSpec>,
+    pub outlier_sd: Option<ParamSpec>,
+}
+
+/// `[algorithm]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAlgorithm {
+    pub kind: AlgorithmKind,
+    pub lambda: ParamSpec,
+    pub sigma: Option<ParamSpec>,
+    pub tau: Option<ParamSpec>,
+}
+
+/// `[solver]` table: numerical settings of the theory solvers.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SolverOptions {
+    /// Convergence tolerance on the fixed-point residual.
+    pub tol: f64,
+    /// Iteration cap of the outer solver.
+    pub max_iter: usize,
+    /// Gauss–Hermite nodes per dimension (logistic).
+    pub quad_nodes: usize,
+}
+
+impl Default for SolverOptions {
+    fn default() -> Self {
+        SolverOptions {
+            tol: 1e-10,
+            max_iter: 500,
+            quad_nodes: 48,
+        }
+    }
+}
+
+impl SolverOptions {
+    /// Range checks, naming the field.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if !(self.tol > 0.0 && self.tol <= 1e-4) {
+            return Err(ConfigError::range("solver.tol", self.tol, "0 < tol ≤ 1e-4"));
+        }
+        if self.max_iter == 0 {
+            return Err(ConfigError::range("solver.max_iter", 0, "≥ 1"));
+        }
+        if !(8..=256).contains(&self.quad_nodes) {
+            return Err(ConfigError::range(
+                "solver.quad_nodes",
+                self.quad_nodes,
+                "8 ≤ quad_nodes ≤ 256",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A validated config: the raw text, its parsed form and its sweep.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub text: String,
+    pub raw: RawConfig,
+    pub sweep: Sweep,
+}
+
+impl Config {
+    /// Parse and validate TOML text. Every sweep point is checked, so a bad
+    /// value anywhere in a range is reported before any work starts.
+    ///
+    /// ```
+    /// use propdp_core::Config;
+    /// let text = r#"
+    /// [problem]
+    /// model = "logistic"
+    /// delta = [0.5, 2.0]
+    /// s2 = 1.0
+    /// [algorithm]
+    /// kind = "objective"
+    /// lambda = 1.0
+    /// sigma = -1.0
+    /// "#;
+    /// let err = Config::from_toml_str(text).unwrap_err().to_string();
+    /// assert!(err.contains("algorithm.sigma") && err.contains("-1"));
+    /// ```
+    pub fn from_toml_str(text: &str) -> Result<Config, ConfigError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        raw.check()?;
+        let sweep = Sweep::from_raw(&raw)?;
+        Ok(Config {
+            text: text.to_string(),
+            raw,
+            sweep,
+        })
+    }
+}
+
+impl RawConfig {
+    /// Structural checks: keys that must or must not be present for the
+    /// chosen model, law and algorithm.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        self.solver.check()?;
+        let p = &self.problem;
+        match p.model {
+            ModelKind::Huber => {
+                if p.huber_m.is_none() {
+                    return Err(missing("problem.huber_m", "the Huber threshold M > 0"));
+                }
+                let noise = p.noise.as_ref().ok_or_else(|| {
+                    missing(
+                        "problem.noise",
+                        "a noise law, e.g. { law = \"gaussian\", sd = 0.5 }",
+                    )
+                })?;
+                noise.check()?;
+            }
+            ModelKind::Logistic => {
+                if p.huber_m.is_some() {
+                    return Err(not_applicable(
+                        "problem.huber_m",
+                        "only the huber model has M",
+                    ));
+                }
+                if p.noise.is_some() {
+                    return Err(not_applicable(
+                        "problem.noise",
+                        "logistic labels come from the sigmoid model",
+                    ));
+                }
+            }
+        }
+        let a = &self.algorithm;
+        match a.kind {
+            AlgorithmKind::Objective => {
+                if a.sigma.is_none() {
+                    return Err(missing(
+                        "algorithm.sigma",
+                        "objective perturbation needs σ ≥ 0",
+                    ));
+                }
+                if a.tau.is_some() {
+                    return Err(not_applicable(
+                        "algorithm.tau",
+                        "τ is for kind = \"output\"; use sigma",
+                    ));
+                }
+            }
+            AlgorithmKind::Output => {
+                if a.tau.is_none() {
+                    return Err(missing("algorithm.tau", "output perturbation needs τ ≥ 0"));
+                }
+                if a.sigma.is_some() {
+                    return Err(not_applicable(
+                        "algorithm.sigma",
+                        "σ is for kind = \"objective\"; use tau",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RawNoise {
+    fn check(&self) -> Result<(), ConfigError> {
+        let needed: &[&str] = match self.law {
+            NoiseKind::Gaussian => &["sd"],
+            NoiseKind::StudentT => &["dof", "scale"],
+            NoiseKind::Laplace => &["scale"],
+            NoiseKind::Contaminated => &["sd", "p", "outlier_sd"],
+        };
+        for (name, val) in self.fields() {
+            let field = format!("problem.noise.{name}");
+            match (needed.contains(&name), val.is_some()) {
+                (true, false) => {
+                    return Err(missing(
+                        &field,
+                        &format!("required by law = {:?}", self.law),
+                    ));
+                }
+                (false, true) => {
+                    return Err(not_applicable(
+                        &field,
+                        &format!("law {:?} takes {needed:?}", self.law),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Every optional parameter with its config name.
+    pub fn fields(&self) -> [(&'static str, Option<&ParamSpec>); 5] {
+        [
+            ("sd", self.sd.as_ref()),
+            ("dof", self.dof.as_ref()),
+            ("scale", self.scale.as_ref()),
+            ("p", self.p.as_ref()),
+            ("outlier_sd", self.outlier_sd.as_ref()),
+        ]
+    }
+}
+
+fn missing(field: &str, why: &str) -> ConfigError {
+    ConfigError::Missing {
+        field: field.into(),
+        why: why.into(),
+    }
+}
+
+fn not_applicable(field: &str, why: &str) -> ConfigError {
+    ConfigError::NotApplicable {
+        field: field.into(),
+        why: why.into(),
+    }
+}

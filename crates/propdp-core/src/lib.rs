@@ -1,0 +1,22 @@
+//! Shared types of propdp: the validated problem description, the TOML config
+//! schema with its validation, sweep expansion, metric names and result records.
+//!
+//! Data flow: TOML text → [`config::RawConfig`] (schema, unknown keys rejected)
+//! → [`config::Config::check`] (ranges, named errors) → [`sweep::Sweep`]
+//! (Cartesian product of every listed or ranged parameter) → one
+//! [`problem::Point`] per sweep point → solvers → [`record::Record`].
+//!
+//! Conventions follow `shared/SPEC.md` §1: losses are summed over samples,
+//! features have variance 1/d, δ = d/n, and λ, σ, τ are O(1).
+
+pub mod config;
+pub mod error;
+pub mod metrics;
+pub mod param;
+pub mod problem;
+pub mod record;
+pub mod sweep;
+
+pub use config::Config;
+pub use error::ConfigError;
+pub use problem::{Algorithm, Model, NoiseLaw, Point};

@@ -1,0 +1,47 @@
+//! Metric names of SPEC.md §1, shared verbatim by theory, simulation and plots.
+
+use std::collections::BTreeMap;
+
+/// ‖θ̂ − θ*‖²/d.
+pub const EST_ERR2: &str = "est_err2";
+/// √est_err2.
+pub const EST_ERR: &str = "est_err";
+/// θ̂ᵀθ*/d.
+pub const OVERLAP: &str = "overlap";
+/// ‖θ̂‖²/d.
+pub const NORM2: &str = "norm2";
+/// θ̂ᵀθ*/‖θ*‖².
+pub const BIAS_FACTOR: &str = "bias_factor";
+/// θ̂ᵀb/d, b the privacy noise vector.
+pub const NOISE_CORR: &str = "noise_corr";
+/// Huber: (1/n) Σ clip(yᵢ − xᵢᵀθ̂, −M, M)².
+pub const TRAIN_RESID_TRUNC: &str = "train_resid_trunc";
+/// Huber: E(y − xᵀθ̂)² on a fresh sample.
+pub const TEST_MSE: &str = "test_mse";
+/// Logistic: P(sign(xᵀθ̂) ≠ y) on a fresh sample.
+pub const TEST_CLASS_ERR: &str = "test_class_err";
+/// Logistic: E log(1 + exp(−y xᵀθ̂)) on a fresh sample.
+pub const TEST_LOGLOSS: &str = "test_logloss";
+/// Logistic: (1/n) Σ ℓᵢ(θ̂).
+pub const TRAIN_LOGLOSS: &str = "train_logloss";
+
+/// Metric values keyed by name (ordered, so output is stable).
+pub type Metrics = BTreeMap<String, f64>;
+
+/// Human-readable meaning of a metric, for tables and axis labels.
+pub fn describe(name: &str) -> Option<&'static str> {
+    Some(match name {
+        EST_ERR2 => "‖θ̂−θ*‖²/d",
+        EST_ERR => "‖θ̂−θ*‖/√d",
+        OVERLAP => "θ̂ᵀθ*/d",
+        NORM2 => "‖θ̂‖²/d",
+        BIAS_FACTOR => "θ̂ᵀθ*/‖θ*‖²",
+        NOISE_CORR => "θ̂ᵀb/d",
+        TRAIN_RESID_TRUNC => "(1/n)Σ clip(yᵢ−xᵢᵀθ̂,±M)²",
+        TEST_MSE => "E(y−xᵀθ̂)²",
+        TEST_CLASS_ERR => "P(sign(xᵀθ̂)≠y)",
+        TEST_LOGLOSS => "E log(1+e^{−y xᵀθ̂})",
+        TRAIN_LOGLOSS => "(1/n)Σ log(1+e^{−yᵢxᵢᵀθ̂})",
+        _ => return None,
+    })
+}

@@ -1,0 +1,240 @@
+//! A fully specified, validated problem instance: one sweep point.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use crate::error::ConfigError;
+
+/// Law of the regression noise ε (SPEC.md §1). Every law here is a Gaussian
+/// scale mixture ε = S·G, which the theory exploits.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "law", rename_all = "snake_case")]
+pub enum NoiseLaw {
+    /// N(0, sd²).
+    Gaussian { sd: f64 },
+    /// scale · t_dof.
+    StudentT { dof: f64, scale: f64 },
+    /// Laplace with density e^{−|x|/scale}/(2·scale).
+    Laplace { scale: f64 },
+    /// (1−p)·N(0, sd²) + p·N(0, outlier_sd²).
+    Contaminated { sd: f64, p: f64, outlier_sd: f64 },
+}
+
+impl NoiseLaw {
+    /// Variance of ε, or `None` when infinite (Student-t with dof ≤ 2).
+    ///
+    /// ```
+    /// use propdp_core::NoiseLaw;
+    /// assert_eq!(NoiseLaw::Laplace { scale: 1.0 }.variance(), Some(2.0));
+    /// assert_eq!(NoiseLaw::StudentT { dof: 2.0, scale: 1.0 }.variance(), None);
+    /// ```
+    pub fn variance(&self) -> Option<f64> {
+        match *self {
+            NoiseLaw::Gaussian { sd } => Some(sd * sd),
+            NoiseLaw::StudentT { dof, scale } => {
+                (dof > 2.0).then(|| scale * scale * dof / (dof - 2.0))
+            }
+            NoiseLaw::Laplace { scale } => Some(2.0 * scale * scale),
+            NoiseLaw::Contaminated { sd, p, outlier_sd } => {
+                Some((1.0 - p) * sd * sd + p * outlier_sd * outlier_sd)
+            }
+        }
+    }
+
+    /// Range checks, naming the field (`noise.sd`, …).
+    pub fn check(&self) -> Result<(), ConfigError> {
+        match *self {
+            NoiseLaw::Gaussian { sd } => nonneg("noise.sd", sd),
+            NoiseLaw::StudentT { dof, scale } => {
+                positive("noise.dof", dof)?;
+                positive("noise.scale", scale)
+            }
+            NoiseLaw::Laplace { scale } => positive("noise.scale", scale),
+            NoiseLaw::Contaminated { sd, p, outlier_sd } => {
+                nonneg("noise.sd", sd)?;
+                if !(0.0..=1.0).contains(&p) {
+                    return Err(ConfigError::range("noise.p", p, "0 ≤ p ≤ 1"));
+                }
+                positive("noise.outlier_sd", outlier_sd)
+            }
+        }
+    }
+
+    /// The law's parameters by config name (`noise.sd`, …).
+    pub fn params(&self) -> Vec<(&'static str, f64)> {
+        match *self {
+            NoiseLaw::Gaussian { sd } => vec![("noise.sd", sd)],
+            NoiseLaw::StudentT { dof, scale } => vec![("noise.dof", dof), ("noise.scale", scale)],
+            NoiseLaw::Laplace { scale } => vec![("noise.scale", scale)],
+            NoiseLaw::Contaminated { sd, p, outlier_sd } => vec![
+                ("noise.sd", sd),
+                ("noise.p", p),
+                ("noise.outlier_sd", outlier_sd),
+            ],
+        }
+    }
+
+    /// Config name of the law.
+    pub fn name(&self) -> &'static str {
+        match self {
+            NoiseLaw::Gaussian { .. } => "gaussian",
+            NoiseLaw::StudentT { .. } => "student_t",
+            NoiseLaw::Laplace { .. } => "laplace",
+            NoiseLaw::Contaminated { .. } => "contaminated",
+        }
+    }
+}
+
+/// Statistical model (SPEC.md §1).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case")]
+pub enum Model {
+    /// y = xᵀθ* + ε, loss ρ_M(y − xᵀθ) (Huber, threshold M).
+    Huber { huber_m: f64, noise: NoiseLaw },
+    /// P(y = +1 | x) = sigmoid(xᵀθ*), loss log(1 + exp(−y xᵀθ)).
+    Logistic,
+}
+
+impl Model {
+    /// Config name: `huber` or `logistic`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Model::Huber { .. } => "huber",
+            Model::Logistic => "logistic",
+        }
+    }
+}
+
+/// DP learning algorithm (SPEC.md §1), F(θ) = Σᵢ ℓᵢ(θ) + (λ/2)‖θ‖².
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Algorithm {
+    /// θ̂ = argmin F(θ) + σ bᵀθ.
+    Objective { lambda: f64, sigma: f64 },
+    /// θ̂ = argmin F(θ) + τ b.
+    Output { lambda: f64, tau: f64 },
+}
+
+impl Algorithm {
+    /// Config name: `objective` or `output`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Algorithm::Objective { .. } => "objective",
+            Algorithm::Output { .. } => "output",
+        }
+    }
+
+    /// Ridge strength λ.
+    pub fn lambda(&self) -> f64 {
+        match *self {
+            Algorithm::Objective { lambda, .. } | Algorithm::Output { lambda, .. } => lambda,
+        }
+    }
+}
+
+/// One problem instance: aspect ratio δ = d/n, prior energy s² = E[Θ²],
+/// model and algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub delta: f64,
+    pub s2: f64,
+    pub model: Model,
+    pub algorithm: Algorithm,
+}
+
+impl Point {
+    /// A validated point.
+    ///
+    /// ```
+    /// use propdp_core::{Point, Model, Algorithm, NoiseLaw};
+    /// let huber = Model::Huber { huber_m: 1.0, noise: NoiseLaw::Gaussian { sd: 0.5 } };
+    /// let ok = Point::new(0.5, 1.0, huber, Algorithm::Objective { lambda: 1.0, sigma: 2.0 });
+    /// assert!(ok.is_ok());
+    /// // λ = 0 with σ > 0: the objective is unbounded below.
+    /// let bad = Point::new(0.5, 1.0, huber, Algorithm::Objective { lambda: 0.0, sigma: 2.0 });
+    /// assert!(bad.unwrap_err().to_string().contains("algorithm.lambda"));
+    /// ```
+    pub fn new(
+        delta: f64,
+        s2: f64,
+        model: Model,
+        algorithm: Algorithm,
+    ) -> Result<Self, ConfigError> {
+        let p = Point {
+            delta,
+            s2,
+            model,
+            algorithm,
+        };
+        p.check()?;
+        Ok(p)
+    }
+
+    /// Range checks of every field, naming the field, the value and the allowed range.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        positive("problem.delta", self.delta)?;
+        positive("problem.s2", self.s2)?;
+        if let Model::Huber { huber_m, noise } = self.model {
+            positive("problem.huber_m", huber_m)?;
+            noise.check()?;
+        }
+        let (lambda, noise_name, noise) = match self.algorithm {
+            Algorithm::Objective { lambda, sigma } => (lambda, "algorithm.sigma", sigma),
+            Algorithm::Output { lambda, tau } => (lambda, "algorithm.tau", tau),
+        };
+        nonneg("algorithm.lambda", lambda)?;
+        nonneg(noise_name, noise)?;
+        if lambda == 0.0 && noise > 0.0 {
+            let allowed = match self.algorithm {
+                Algorithm::Objective { .. } => {
+                    "λ > 0 when σ > 0 (with λ = 0 the perturbed objective is unbounded below)"
+                }
+                Algorithm::Output { .. } => {
+                    "λ > 0 when τ > 0 (output perturbation's sensitivity is 2LR/λ)"
+                }
+            };
+            return Err(ConfigError::range("algorithm.lambda", lambda, allowed));
+        }
+        Ok(())
+    }
+
+    /// Every parameter of the point by its config name.
+    pub fn params(&self) -> BTreeMap<String, f64> {
+        let mut m = BTreeMap::new();
+        m.insert("delta".into(), self.delta);
+        m.insert("s2".into(), self.s2);
+        if let Model::Huber { huber_m, noise } = self.model {
+            m.insert("huber_m".into(), huber_m);
+            for (k, v) in noise.params() {
+                m.insert(k.into(), v);
+            }
+        }
+        match self.algorithm {
+            Algorithm::Objective { lambda, sigma } => {
+                m.insert("lambda".into(), lambda);
+                m.insert("sigma".into(), sigma);
+            }
+            Algorithm::Output { lambda, tau } => {
+                m.insert("lambda".into(), lambda);
+                m.insert("tau".into(), tau);
+            }
+        }
+        m
+    }
+}
+
+pub(crate) fn positive(field: &str, x: f64) -> Result<(), ConfigError> {
+    if x > 0.0 && x.is_finite() {
+        Ok(())
+    } else {
+        Err(ConfigError::range(field, x, "> 0 and finite"))
+    }
+}
+
+pub(crate) fn nonneg(field: &str, x: f64) -> Result<(), ConfigError> {
+    if x >= 0.0 && x.is_finite() {
+        Ok(())
+    } else {
+        Err(ConfigError::range(field, x, "≥ 0 and finite"))
+    }
+}

@@ -1,0 +1,156 @@
+//! Sweep expansion: the Cartesian product of every parameter's values.
+//!
+//! Axes are ordered with δ innermost, so consecutive points trace one curve
+//! in δ and solvers can warm-start along it.
+
+use std::collections::BTreeMap;
+
+use crate::config::{AlgorithmKind, ModelKind, NoiseKind, RawConfig};
+use crate::error::ConfigError;
+use crate::problem::{Algorithm, Model, NoiseLaw, Point};
+
+/// One swept (or fixed) parameter: its config name and values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    pub name: String,
+    pub values: Vec<f64>,
+}
+
+/// The expanded sweep of a config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sweep {
+    /// Outermost first; `delta` is last.
+    pub axes: Vec<Axis>,
+    points: Vec<Point>,
+}
+
+impl Sweep {
+    /// Expand and validate every point of a structurally checked config.
+    pub fn from_raw(raw: &RawConfig) -> Result<Sweep, ConfigError> {
+        let mut axes = Vec::new();
+        let mut push = |name: &str, spec: &crate::param::ParamSpec| -> Result<(), ConfigError> {
+            let field = config_field(name);
+            axes.push(Axis {
+                name: name.to_string(),
+                values: spec.values(&field)?,
+            });
+            Ok(())
+        };
+        let p = &raw.problem;
+        push("s2", &p.s2)?;
+        if let Some(m) = &p.huber_m {
+            push("huber_m", m)?;
+        }
+        if let Some(noise) = &p.noise {
+            for (name, spec) in noise.fields() {
+                if let Some(spec) = spec {
+                    push(&format!("noise.{name}"), spec)?;
+                }
+            }
+        }
+        let a = &raw.algorithm;
+        push("lambda", &a.lambda)?;
+        if let Some(s) = &a.sigma {
+            push("sigma", s)?;
+        }
+        if let Some(t) = &a.tau {
+            push("tau", t)?;
+        }
+        push("delta", &p.delta)?;
+
+        let kinds = Kinds {
+            model: p.model,
+            noise: p.noise.as_ref().map(|n| n.law),
+            algorithm: a.kind,
+        };
+        let total: usize = axes.iter().map(|a| a.values.len()).product();
+        let mut points = Vec::with_capacity(total);
+        let mut idx = vec![0usize; axes.len()];
+        for _ in 0..total {
+            let map: BTreeMap<&str, f64> = axes
+                .iter()
+                .zip(&idx)
+                .map(|(ax, &i)| (ax.name.as_str(), ax.values[i]))
+                .collect();
+            points.push(kinds.point(&map)?);
+            // odometer, last axis fastest
+            for k in (0..axes.len()).rev() {
+                idx[k] += 1;
+                if idx[k] < axes[k].values.len() {
+                    break;
+                }
+                idx[k] = 0;
+            }
+        }
+        Ok(Sweep { axes, points })
+    }
+
+    /// The points, δ varying fastest.
+    pub fn points(&self) -> &[Point] {
+        &self.points
+    }
+
+    /// Names of the axes that take more than one value.
+    pub fn swept_axes(&self) -> Vec<&str> {
+        self.axes
+            .iter()
+            .filter(|a| a.values.len() > 1)
+            .map(|a| a.name.as_str())
+            .collect()
+    }
+}
+
+/// Field path in the config file of a parameter name.
+fn config_field(name: &str) -> String {
+    match name {
+        "lambda" | "sigma" | "tau" => format!("algorithm.{name}"),
+        _ => format!("problem.{name}"),
+    }
+}
+
+struct Kinds {
+    model: ModelKind,
+    noise: Option<NoiseKind>,
+    algorithm: AlgorithmKind,
+}
+
+impl Kinds {
+    fn point(&self, v: &BTreeMap<&str, f64>) -> Result<Point, ConfigError> {
+        let g = |k: &str| v[k];
+        let model = match self.model {
+            ModelKind::Logistic => Model::Logistic,
+            ModelKind::Huber => {
+                let noise = match self.noise.expect("huber config checked to have noise") {
+                    NoiseKind::Gaussian => NoiseLaw::Gaussian { sd: g("noise.sd") },
+                    NoiseKind::StudentT => NoiseLaw::StudentT {
+                        dof: g("noise.dof"),
+                        scale: g("noise.scale"),
+                    },
+                    NoiseKind::Laplace => NoiseLaw::Laplace {
+                        scale: g("noise.scale"),
+                    },
+                    NoiseKind::Contaminated => NoiseLaw::Contaminated {
+                        sd: g("noise.sd"),
+                        p: g("noise.p"),
+                        outlier_sd: g("noise.outlier_sd"),
+                    },
+                };
+                Model::Huber {
+                    huber_m: g("huber_m"),
+                    noise,
+                }
+            }
+        };
+        let algorithm = match self.algorithm {
+            AlgorithmKind::Objective => Algorithm::Objective {
+                lambda: g("lambda"),
+                sigma: g("sigma"),
+            },
+            AlgorithmKind::Output => Algorithm::Output {
+                lambda: g("lambda"),
+                tau: g("tau"),
+            },
+        };
+        Point::new(g("delta"), g("s2"), model, algorithm)
+    }
+}

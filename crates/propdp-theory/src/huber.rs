@@ -1,0 +1,296 @@
+//! Huber (robust linear regression) under objective perturbation:
+//! the two-equation system of SPEC.md §2.1 in the unknowns (α², V).
+//!
+//! With z = ε + αG, c = M(1+V), P = P(|z| ≤ c) and
+//! β² = E[clip(z/(1+V), −M, M)²] = E[z²1{|z|≤c}]/(1+V)² + M²(1 − P):
+//!
+//! - (H1) δα² = δV²(λ²s² + σ²) + V²β²
+//! - (H2) V·P/(1+V) = δ(1 − λV)
+//!
+//! Solution method: for fixed α², the left side of (H2) increases in V and the
+//! right side decreases, so V(α²) is the unique bracketed root in (0, 1/λ)
+//! (for λ = 0 it exists iff δ < 1). (H1) then reads α² = Ψ(α²) with
+//! Ψ = V²(λ²s²+σ²) + V²β²/δ; we bracket its smallest root by scanning up
+//! from α² = 0 (the physical branch, the limit of the monotone iteration
+//! α² ← Ψ(α²) from 0) and polish it with Brent. All expectations are closed
+//! form for Gaussian and contaminated noise and a 1-D quadrature over the
+//! mixing variance otherwise ([`crate::noise`]).
+//!
+//! # References
+//! - El Karoui, Bean, Bickel, Lim, Yu (2013), *On robust regression with
+//!   high-dimensional predictors*, PNAS — the non-private system.
+//! - Thrampoulidis, Abbasi, Hassibi (2018), *Precise error analysis of
+//!   regularized M-estimators in high dimensions*, IEEE Trans. Inf. Theory.
+
+use propdp_core::NoiseLaw;
+use propdp_core::config::SolverOptions;
+use propdp_core::metrics::{self, Metrics};
+use propdp_core::record::SolverReport;
+use thiserror::Error;
+
+use crate::noise::truncated_moments;
+use crate::root::brent;
+
+/// Parameters of one Huber point (objective perturbation with σ; σ = 0 is
+/// the non-private ridge-Huber estimator).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HuberParams {
+    pub delta: f64,
+    pub s2: f64,
+    pub huber_m: f64,
+    pub noise: NoiseLaw,
+    pub lambda: f64,
+    pub sigma: f64,
+}
+
+/// Solution of (H1)–(H2).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HuberState {
+    /// α² = est_err2.
+    pub alpha2: f64,
+    /// Response V.
+    pub v: f64,
+}
+
+/// Failures of the Huber solver; every variant carries the parameters.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum HuberError {
+    #[error("huber: no solution at {params:?}: {reason}")]
+    NoSolution { params: HuberParams, reason: String },
+    #[error(
+        "huber: not converged at {params:?} after {iterations} iterations (residual {residual:e})"
+    )]
+    NotConverged {
+        params: HuberParams,
+        iterations: usize,
+        residual: f64,
+    },
+}
+
+struct Eval {
+    v: f64,
+    p: f64,
+    beta2: f64,
+}
+
+impl HuberParams {
+    fn no_solution(&self, reason: &str) -> HuberError {
+        HuberError::NoSolution {
+            params: *self,
+            reason: reason.to_string(),
+        }
+    }
+
+    /// V(α²) from (H2), then P and β² at that V.
+    fn eval(&self, alpha2: f64) -> Result<Eval, HuberError> {
+        let (d, l, m) = (self.delta, self.lambda, self.huber_m);
+        let h2 = |v: f64| {
+            v / (1.0 + v) * truncated_moments(&self.noise, alpha2, m * (1.0 + v)).0
+                - d * (1.0 - l * v)
+        };
+        let hi = if l > 0.0 {
+            1.0 / l
+        } else {
+            let mut hi: f64 = 1.0;
+            while h2(hi) <= 0.0 {
+                hi *= 4.0;
+                if hi > 1e16 {
+                    return Err(self.no_solution("response V diverges: (H2) has no root"));
+                }
+            }
+            hi
+        };
+        let (v, _) = brent(0.0, hi, h2, 1e-15, 200)
+            .ok_or_else(|| self.no_solution("(H2) root not bracketed"))?;
+        let (p, t2) = truncated_moments(&self.noise, alpha2, m * (1.0 + v));
+        let beta2 = t2 / ((1.0 + v) * (1.0 + v)) + m * m * (1.0 - p);
+        Ok(Eval { v, p, beta2 })
+    }
+
+    /// Ψ(α²) − α² ... as α² − Ψ(α²).
+    fn gap(&self, alpha2: f64) -> Result<f64, HuberError> {
+        let e = self.eval(alpha2)?;
+        Ok(alpha2 - self.psi(&e))
+    }
+
+    fn psi(&self, e: &Eval) -> f64 {
+        let l2 = self.lambda * self.lambda * self.s2 + self.sigma * self.sigma;
+        e.v * e.v * (l2 + e.beta2 / self.delta)
+    }
+
+    /// Relative residuals of (H1) and (H2) at a candidate solution.
+    fn residual(&self, alpha2: f64, e: &Eval) -> f64 {
+        let d = self.delta;
+        let h1 = (d * alpha2
+            - d * e.v * e.v * (self.lambda * self.lambda * self.s2 + self.sigma * self.sigma)
+            - e.v * e.v * e.beta2)
+            .abs()
+            / (d * alpha2.max(1e-12));
+        let h2 = (e.v * e.p / (1.0 + e.v) - d * (1.0 - self.lambda * e.v)).abs() / d;
+        h1.max(h2)
+    }
+}
+
+/// Solve (H1)–(H2). `warm` (a nearby solution, e.g. the previous sweep
+/// point) narrows the initial bracket.
+///
+/// ```
+/// use propdp_core::{NoiseLaw, config::SolverOptions};
+/// use propdp_theory::huber::{solve, HuberParams};
+/// // least squares limit: M huge, λ → 0, σ = 0 gives α² = δ sd²/(1 − δ)
+/// let p = HuberParams { delta: 0.5, s2: 1.0, huber_m: 1e6, noise: NoiseLaw::Gaussian { sd: 1.0 }, lambda: 1e-9, sigma: 0.0 };
+/// let (st, rep) = solve(&p, &SolverOptions::default(), None).unwrap();
+/// assert!(rep.converged && (st.alpha2 - 1.0).abs() < 1e-6);
+/// ```
+pub fn solve(
+    p: &HuberParams,
+    opts: &SolverOptions,
+    warm: Option<HuberState>,
+) -> Result<(HuberState, SolverReport), HuberError> {
+    if p.lambda == 0.0 && p.sigma > 0.0 {
+        return Err(p.no_solution("λ = 0 with σ > 0: the perturbed objective is unbounded below"));
+    }
+    if p.lambda == 0.0 && p.delta >= 1.0 {
+        return Err(p.no_solution(
+            "λ = 0 with δ ≥ 1: the unregularized Huber estimator interpolates (V → ∞)",
+        ));
+    }
+    let g0 = p.gap(0.0)?;
+    if g0 >= 0.0 {
+        // Ψ(0) = 0: exact recovery (noiseless, non-private, δ < 1).
+        let e = p.eval(0.0)?;
+        let residual = p.residual(0.0, &e);
+        return Ok((
+            HuberState {
+                alpha2: 0.0,
+                v: e.v,
+            },
+            SolverReport {
+                converged: true,
+                iterations: 0,
+                residual,
+            },
+        ));
+    }
+    let (lo, hi, scans) = bracket(p, warm, g0, opts.max_iter)?;
+    let gap = |a2: f64| p.gap(a2).unwrap_or(f64::NAN);
+    let rel = (opts.tol * 1e-3).max(1e-15);
+    let (alpha2, iters) =
+        brent(lo, hi, gap, rel, opts.max_iter).ok_or_else(|| HuberError::NotConverged {
+            params: *p,
+            iterations: opts.max_iter,
+            residual: f64::NAN,
+        })?;
+    let e = p.eval(alpha2)?;
+    let residual = p.residual(alpha2, &e);
+    let report = SolverReport {
+        converged: residual <= opts.tol,
+        iterations: scans + iters,
+        residual,
+    };
+    if !report.converged {
+        return Err(HuberError::NotConverged {
+            params: *p,
+            iterations: report.iterations,
+            residual,
+        });
+    }
+    Ok((HuberState { alpha2, v: e.v }, report))
+}
+
+/// A bracket [lo, hi] with gap(lo) < 0 ≤ gap(hi) around the smallest root.
+fn bracket(
+    p: &HuberParams,
+    warm: Option<HuberState>,
+    g0: f64,
+    max_iter: usize,
+) -> Result<(f64, f64, usize), HuberError> {
+    if let Some(w) = warm.filter(|w| w.alpha2 > 0.0) {
+        let (lo, hi) = (w.alpha2 / 1.25, w.alpha2 * 1.25);
+        if p.gap(lo)? < 0.0 && p.gap(hi)? >= 0.0 {
+            return Ok((lo, hi, 2));
+        }
+    }
+    // cold: scan up from 0 geometrically starting at Ψ(0) = −gap(0)
+    let (mut lo, mut hi) = (0.0, -g0);
+    let mut scans = 0;
+    while p.gap(hi)? < 0.0 {
+        scans += 1;
+        if scans > max_iter.min(200) {
+            return Err(
+                p.no_solution("α² = Ψ(α²) has no root below 2^200·Ψ(0): the error diverges")
+            );
+        }
+        lo = hi;
+        hi *= 2.0;
+    }
+    Ok((lo, hi, scans))
+}
+
+/// Metrics of SPEC.md §1 predicted at a solution. `tau` > 0 gives output
+/// perturbation (state must then be the σ = 0 solution).
+pub fn metrics(p: &HuberParams, st: &HuberState, tau: f64) -> Metrics {
+    let bias = 1.0 - p.lambda * st.v;
+    let overlap = p.s2 * bias;
+    let e = p.eval(st.alpha2).expect("solution point evaluates");
+    let est_err2 = st.alpha2 + tau * tau;
+    let mut out = Metrics::new();
+    out.insert(metrics::EST_ERR2.into(), est_err2);
+    out.insert(metrics::EST_ERR.into(), est_err2.sqrt());
+    out.insert(metrics::OVERLAP.into(), overlap);
+    out.insert(metrics::BIAS_FACTOR.into(), bias);
+    out.insert(metrics::NORM2.into(), est_err2 + 2.0 * overlap - p.s2);
+    out.insert(
+        metrics::NOISE_CORR.into(),
+        if tau > 0.0 { tau } else { -p.sigma * st.v },
+    );
+    let trunc = if tau > 0.0 {
+        output_train_resid_trunc(p, st, tau)
+    } else {
+        e.beta2
+    };
+    out.insert(metrics::TRAIN_RESID_TRUNC.into(), trunc);
+    if let Some(var) = p.noise.variance() {
+        out.insert(metrics::TEST_MSE.into(), var + est_err2);
+    }
+    out
+}
+
+/// Output perturbation: training residuals are prox_{Vρ_M}(z) − τ xᵢᵀb with
+/// xᵢᵀb ≈ N(0, 1) independent of z, so
+/// train_resid_trunc = E_z E_G[clip(prox(z) + τG, ±M)²]. The inner mean is
+/// closed form; the outer one is split at the kinks of prox (|z| = M(1+V))
+/// and integrated adaptively over each z-variance of the noise mixture.
+fn output_train_resid_trunc(p: &HuberParams, st: &HuberState, tau: f64) -> f64 {
+    let (m, v) = (p.huber_m, st.v);
+    let c = m * (1.0 + v);
+    let prox = |z: f64| {
+        if z.abs() <= c {
+            z / (1.0 + v)
+        } else {
+            z - v * m * z.signum()
+        }
+    };
+    crate::noise::expect_over_variance(&p.noise, st.alpha2, |w| {
+        let s = w.sqrt();
+        let f = |z: f64| {
+            crate::gaussian::pdf(z / s) / s * crate::gaussian::clipped_square_mean(prox(z), tau, m)
+        };
+        // by symmetry, twice the integral over z ≥ 0: [0, c] and [c, ∞)
+        let inner = quadrature::integrate(f, 0.0, c, 1e-13).integral;
+        let outer = quadrature::integrate(
+            |t: f64| {
+                if t >= 1.0 {
+                    return 0.0;
+                }
+                let om = 1.0 - t;
+                f(c + t / om) / (om * om)
+            },
+            0.0,
+            1.0,
+            1e-13,
+        )
+        .integral;
+        2.0 * (inner + outer)
+    })
+}

@@ -1,0 +1,8 @@
+//! propdp's theory engine: the proportional-regime fixed-point systems of
+//! `shared/SPEC.md` §2 for objective and output perturbation, with Huber and
+//! logistic losses.
+
+pub mod gaussian;
+pub mod huber;
+pub mod noise;
+pub mod root;
