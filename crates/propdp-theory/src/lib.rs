@@ -2,7 +2,10 @@
 //! `shared/SPEC.md` §2 for objective and output perturbation, with Huber and
 //! logistic losses.
 
+pub mod gauss_hermite;
 pub mod gaussian;
 pub mod huber;
+pub mod logistic;
 pub mod noise;
 pub mod root;
+pub mod solve;

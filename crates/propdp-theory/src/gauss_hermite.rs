@@ -1,0 +1,42 @@
+//! Gauss–Hermite rule for standard-normal expectations, from `gauss-quad`.
+//!
+//! `gauss-quad` integrates against e^{−x²}; with z = √2·x,
+//! E f(Z) = π^{−1/2} Σᵢ wᵢ f(√2 xᵢ).
+
+use gauss_quad::hermite::GaussHermite;
+use std::num::NonZeroUsize;
+
+/// Nodes and weights with E f(Z) ≈ Σᵢ weights[i]·f(nodes[i]), Z ~ N(0, 1).
+#[derive(Debug, Clone)]
+pub struct NormalRule {
+    pub nodes: Vec<f64>,
+    pub weights: Vec<f64>,
+}
+
+impl NormalRule {
+    /// A rule with `n` ≥ 1 nodes (exact for polynomials of degree ≤ 2n − 1).
+    ///
+    /// ```
+    /// use propdp_theory::gauss_hermite::NormalRule;
+    /// let r = NormalRule::new(10);
+    /// assert!((r.expect(|z| z.powi(4)) - 3.0).abs() < 1e-12);
+    /// ```
+    pub fn new(n: usize) -> Self {
+        let gh = GaussHermite::new(NonZeroUsize::new(n.max(1)).expect("n ≥ 1"));
+        let norm = std::f64::consts::PI.sqrt();
+        let (nodes, weights) = gh
+            .iter()
+            .map(|(x, w)| (std::f64::consts::SQRT_2 * x, w / norm))
+            .unzip();
+        NormalRule { nodes, weights }
+    }
+
+    /// E f(Z).
+    pub fn expect<F: FnMut(f64) -> f64>(&self, mut f: F) -> f64 {
+        self.nodes
+            .iter()
+            .zip(&self.weights)
+            .map(|(&z, &w)| w * f(z))
+            .sum()
+    }
+}

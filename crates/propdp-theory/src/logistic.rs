@@ -1,0 +1,560 @@
+//! Logistic regression under objective perturbation: the three-equation
+//! system of SPEC.md §2.2 in the unknowns (m, q, V).
+//!
+//! Channel: ν ~ N(0, s²), ω = (m/s²)ν + τ_⊥ξ with τ_⊥² = q − m²/s²,
+//! p₊ = prox_{Vρ}(−ω) (root of p + V·sigmoid(p) = −ω). Using the symmetry
+//! (ν, ξ, y) → (−ν, −ξ, −y), the y = −1 terms equal the y = +1 terms, so
+//!
+//! - q̂ = 2a E[sigmoid(ν) sigmoid(p₊)²]
+//! - V̂ = 2a E[sigmoid(ν) h(p₊)],  h(p) = ρ''(p)/(1 + Vρ''(p))
+//! - m̂ = 2a E[sigmoid'(ν) sigmoid(p₊)]
+//!
+//! closed by m = m̂s²/(λ+V̂), q = (m̂²s² + q̂ + σ²)/(λ+V̂)², V = 1/(λ+V̂).
+//! Expectations use tensor Gauss–Hermite over (ν, ξ).
+//!
+//! Solution method: a few damped fixed-point steps, then Newton on the
+//! residual x − F(x) in the coordinates x = (m/s, ln τ_⊥², ln V) (which keep
+//! q ≥ m²/s² and V > 0) with a finite-difference 3×3 Jacobian and
+//! backtracking. If that fails from a cold start, continuation in λ from
+//! λ = max(1, λ) down to the target, warm-starting each step — this is what
+//! handles SPEC.md §5's hard region (λ = 1e-3, δ = 2, V ≈ 740).
+//!
+//! For λ = 0 (only allowed with σ = 0) the unregularized MLE exists iff
+//! δ < h(s²) = min_t E[(Z − t·y·ν)₊²] (Candès & Sur); beyond it the solver
+//! returns [`LogisticError::NoSolution`].
+//!
+//! # References
+//! - Sur, Candès (2019), *A modern maximum-likelihood theory for
+//!   high-dimensional logistic regression*, PNAS.
+//! - Candès, Sur (2020), *The phase transition for the existence of the
+//!   maximum likelihood estimate in high-dimensional logistic regression*, AoS.
+//! - Salehi, Abbasi, Hassibi (2019), *The impact of regularization on
+//!   high-dimensional logistic regression*, NeurIPS.
+
+use nalgebra::{Matrix3, Vector3};
+use propdp_core::config::SolverOptions;
+use propdp_core::metrics::{self, Metrics};
+use propdp_core::record::SolverReport;
+use thiserror::Error;
+
+use crate::gauss_hermite::NormalRule;
+use crate::gaussian::cdf;
+use crate::root::brent;
+
+/// Parameters of one logistic point (σ = 0: non-private ridge logistic).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogisticParams {
+    pub delta: f64,
+    pub s2: f64,
+    pub lambda: f64,
+    pub sigma: f64,
+}
+
+/// Solution (m, q, V): overlap, norm2, response.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogisticState {
+    pub m: f64,
+    pub q: f64,
+    pub v: f64,
+}
+
+/// Failures of the logistic solver; every variant carries the parameters.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum LogisticError {
+    #[error("logistic: no solution at {params:?}: {reason}")]
+    NoSolution {
+        params: LogisticParams,
+        reason: String,
+    },
+    #[error(
+        "logistic: not converged at {params:?} after {iterations} iterations (residual {residual:e})"
+    )]
+    NotConverged {
+        params: LogisticParams,
+        iterations: usize,
+        residual: f64,
+    },
+}
+
+/// σ(x), computed without overflow.
+pub fn sigmoid(x: f64) -> f64 {
+    if x >= 0.0 {
+        1.0 / (1.0 + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (1.0 + e)
+    }
+}
+
+/// ρ(x) = log(1 + eˣ), computed without overflow.
+pub fn softplus(x: f64) -> f64 {
+    if x > 0.0 {
+        x + (-x).exp().ln_1p()
+    } else {
+        x.exp().ln_1p()
+    }
+}
+
+/// prox_{Vρ}(u): the root of p + V·sigmoid(p) = u, which lies in (u − V, u).
+/// Newton safeguarded by bisection on that bracket.
+pub fn prox(u: f64, v: f64) -> f64 {
+    prox_impl(u, v, u - v * sigmoid(u - 0.5 * v))
+}
+
+fn prox_impl(u: f64, v: f64, start: f64) -> f64 {
+    let (mut lo, mut hi) = (u - v, u);
+    let mut p = start.clamp(lo, hi);
+    let scale = 1e-15 * (1.0 + u.abs());
+    for _ in 0..100 {
+        let s = sigmoid(p);
+        let f = p + v * s - u;
+        if f.abs() <= scale {
+            return p;
+        }
+        if f > 0.0 {
+            hi = p;
+        } else {
+            lo = p;
+        }
+        let next = p - f / (1.0 + v * s * (1.0 - s));
+        let next = if next > lo && next < hi {
+            next
+        } else {
+            0.5 * (lo + hi)
+        };
+        if (next - p).abs() <= 1e-15 * (1.0 + p.abs()) {
+            return next;
+        }
+        p = next;
+    }
+    p
+}
+
+/// [`prox`] started from `guess` when it lies in the bracket (u − V, u).
+fn prox_from(u: f64, v: f64, guess: f64) -> f64 {
+    prox_impl(
+        u,
+        v,
+        if guess > u - v && guess < u {
+            guess
+        } else {
+            u - v * sigmoid(u - 0.5 * v)
+        },
+    )
+}
+
+/// Solver holding its quadrature rule; reuse it along a sweep.
+#[derive(Debug, Clone)]
+pub struct LogisticSolver {
+    rule: NormalRule,
+    opts: SolverOptions,
+}
+
+type X = Vector3<f64>;
+
+/// Tensor nodes whose weight (times the sigmoid factor) is below this are
+/// skipped: their total contribution is below 1e-15 of any integrand here.
+const PRUNE: f64 = 1e-18;
+
+impl LogisticSolver {
+    /// A solver with `opts.quad_nodes` Gauss–Hermite nodes per dimension.
+    ///
+    /// ```
+    /// use propdp_core::config::SolverOptions;
+    /// use propdp_theory::logistic::{LogisticParams, LogisticSolver};
+    /// let solver = LogisticSolver::new(SolverOptions::default());
+    /// let p = LogisticParams { delta: 0.5, s2: 1.0, lambda: 1.0, sigma: 1.0 };
+    /// let (st, rep) = solver.solve(&p, None).unwrap();
+    /// assert!(rep.converged && st.v > 0.0 && st.q > st.m * st.m);
+    /// ```
+    pub fn new(opts: SolverOptions) -> Self {
+        LogisticSolver {
+            rule: NormalRule::new(opts.quad_nodes),
+            opts,
+        }
+    }
+
+    /// E[f(ν, ξ)] over ν ~ N(0, s²), ξ ~ N(0, 1).
+    fn expect2<F: FnMut(f64, f64) -> f64>(&self, s: f64, mut f: F) -> f64 {
+        let r = &self.rule;
+        let mut acc = 0.0;
+        for (&z1, &w1) in r.nodes.iter().zip(&r.weights) {
+            let nu = s * z1;
+            let mut inner = 0.0;
+            for (&z2, &w2) in r.nodes.iter().zip(&r.weights) {
+                inner += w2 * f(nu, z2);
+            }
+            acc += w1 * inner;
+        }
+        acc
+    }
+
+    /// Channel side: the hats (m̂, q̂, V̂) at state (b = m/s², τ_⊥, V) and, if
+    /// asked, their 3×3 Jacobian with respect to (b, τ_⊥, V) (rows m̂, q̂, V̂),
+    /// by the chain rule through the prox: ∂p/∂ω = −k, ∂p/∂V = −sigmoid(p)·k
+    /// with k = 1/(1 + Vρ''(p)).
+    fn hats(
+        &self,
+        p: &LogisticParams,
+        b: f64,
+        tp: f64,
+        v: f64,
+        jac: bool,
+    ) -> ([f64; 3], [[f64; 3]; 3]) {
+        let s = p.s2.sqrt();
+        let r = &self.rule;
+        let mut h = [0.0; 3];
+        let mut j = [[0.0; 3]; 3];
+        for (&z1, &w1) in r.nodes.iter().zip(&r.weights) {
+            let nu = s * z1;
+            let sn = sigmoid(nu);
+            let dsn = sn * (1.0 - sn);
+            let mut guess = f64::NAN;
+            let wmax = w1 * sn.max(dsn);
+            for (&z2, &w2) in r.nodes.iter().zip(&r.weights) {
+                if wmax * w2 < PRUNE {
+                    continue;
+                }
+                let omega = b * nu + tp * z2;
+                let pp = prox_from(-omega, v, guess);
+                guess = pp;
+                let sp = sigmoid(pp);
+                let r2 = sp * (1.0 - sp);
+                let k = 1.0 / (1.0 + v * r2);
+                let hv = r2 * k;
+                let (wm, wq) = (w1 * w2 * dsn, w1 * w2 * sn);
+                h[0] += wm * sp;
+                h[1] += wq * sp * sp;
+                h[2] += wq * hv;
+                if jac {
+                    let r3 = r2 * (1.0 - 2.0 * sp);
+                    // d/dp of sp, sp², h and explicit ∂h/∂V
+                    let g = [r2, 2.0 * sp * r2, r3 * k * k];
+                    let hv_v = -hv * hv;
+                    let dp_domega = -k;
+                    let dp_dv = -sp * k;
+                    for (row, wt) in [(0, wm), (1, wq), (2, wq)] {
+                        j[row][0] += wt * g[row] * dp_domega * nu;
+                        j[row][1] += wt * g[row] * dp_domega * z2;
+                        j[row][2] += wt * (g[row] * dp_dv + if row == 2 { hv_v } else { 0.0 });
+                    }
+                }
+            }
+        }
+        let a2 = 2.0 / p.delta;
+        for (hi, ji) in h.iter_mut().zip(j.iter_mut()) {
+            *hi *= a2;
+            ji.iter_mut().for_each(|x| *x *= a2);
+        }
+        (h, j)
+    }
+
+    /// F in solver coordinates x = (m/s, ln τ_⊥², ln V), with its Jacobian dF/dx.
+    fn map_x(&self, p: &LogisticParams, x: &X, jac: bool) -> (X, Matrix3<f64>) {
+        let s = p.s2.sqrt();
+        let (b, tp, v) = (x[0] / s, (0.5 * x[1]).exp(), x[2].exp());
+        let ([mh, qh, vh], jh) = self.hats(p, b, tp, v, jac);
+        let den = p.lambda + vh;
+        let qs = qh + p.sigma * p.sigma;
+        let fx = X::new(mh * s / den, qs.ln() - 2.0 * den.ln(), -den.ln());
+        if !jac {
+            return (fx, Matrix3::zeros());
+        }
+        let d_in = Matrix3::from_diagonal(&X::new(1.0 / s, 0.5 * tp, v));
+        let jh = Matrix3::from_fn(|r, c| jh[r][c]);
+        // rows x'0, x'1, x'2; columns m̂, q̂, V̂
+        let d_out = Matrix3::new(
+            s / den,
+            0.0,
+            -mh * s / (den * den),
+            0.0,
+            1.0 / qs,
+            -2.0 / den,
+            0.0,
+            0.0,
+            -1.0 / den,
+        );
+        (fx, d_out * jh * d_in)
+    }
+
+    /// The map F: state → denoiser(channel(state)).
+    fn map(&self, p: &LogisticParams, st: &LogisticState) -> LogisticState {
+        Self::from_x(p, &self.map_x(p, &Self::to_x(p, st), false).0)
+    }
+
+    fn to_x(p: &LogisticParams, st: &LogisticState) -> X {
+        let tp2 = st.q - st.m * st.m / p.s2;
+        X::new(st.m / p.s2.sqrt(), tp2.max(1e-300).ln(), st.v.ln())
+    }
+
+    fn from_x(p: &LogisticParams, x: &X) -> LogisticState {
+        let m = x[0] * p.s2.sqrt();
+        LogisticState {
+            m,
+            q: x[1].exp() + m * m / p.s2,
+            v: x[2].exp(),
+        }
+    }
+
+    /// Residual x − F(x) in the solver's coordinates, and its Jacobian I − dF/dx.
+    fn resid(&self, p: &LogisticParams, x: &X, jac: bool) -> Option<(X, Matrix3<f64>)> {
+        let (f, jf) = self.map_x(p, x, jac);
+        let r = x - f;
+        r.iter()
+            .all(|v| v.is_finite())
+            .then_some((r, Matrix3::identity() - jf))
+    }
+
+    /// Solve the system. `warm`: a nearby solution (previous sweep point).
+    pub fn solve(
+        &self,
+        p: &LogisticParams,
+        warm: Option<LogisticState>,
+    ) -> Result<(LogisticState, SolverReport), LogisticError> {
+        if p.lambda == 0.0 && p.sigma > 0.0 {
+            return Err(LogisticError::NoSolution {
+                params: *p,
+                reason: "λ = 0 with σ > 0: the perturbed objective is unbounded below".into(),
+            });
+        }
+        if p.lambda == 0.0 {
+            let h = self.mle_threshold(p.s2);
+            if p.delta >= h {
+                return Err(LogisticError::NoSolution {
+                    params: *p,
+                    reason: format!(
+                        "λ = 0: the data are separable (δ = {} ≥ Candès–Sur threshold h(s²) = {h:.6}), the MLE does not exist",
+                        p.delta
+                    ),
+                });
+            }
+        }
+        if let Some(w) = warm
+            && let Ok(ok) = self.newton(p, w)
+        {
+            return Ok(ok);
+        }
+        let cold = self.cold_start(p);
+        match self.newton(p, cold) {
+            Ok(ok) => Ok(ok),
+            Err(first) => self.homotopy(p).map_err(|_| first),
+        }
+    }
+
+    /// A crude start: V from E[ρ''] ≈ 1/4, q ≥ σ²V² from the denoiser, then a
+    /// few damped fixed-point steps.
+    fn cold_start(&self, p: &LogisticParams) -> LogisticState {
+        let v0 = 1.0 / (p.lambda + 0.25 / p.delta);
+        let mut st = LogisticState {
+            m: 0.3 * p.s2,
+            q: 0.39 * p.s2 + p.sigma * p.sigma * v0 * v0,
+            v: v0,
+        };
+        let mut x = Self::to_x(p, &st);
+        for _ in 0..4 {
+            let f = Self::to_x(p, &self.map(p, &st));
+            x = 0.5 * x + 0.5 * f;
+            st = Self::from_x(p, &x);
+        }
+        st
+    }
+
+    /// Homotopy from an easy problem (λ₀ = max(1, λ), σ₀ = 0) to the target:
+    /// λ moves geometrically and σ linearly in t ∈ [0, 1]; each step is
+    /// warm-started from the last and halved when it fails. For a λ = 0
+    /// target the path ends at λ = 1e-8 and a last Newton solve takes λ to 0.
+    fn homotopy(&self, p: &LogisticParams) -> Result<(LogisticState, SolverReport), LogisticError> {
+        let lam_end = if p.lambda > 0.0 { p.lambda } else { 1e-8 };
+        let lam0 = lam_end.max(1.0);
+        let at = |t: f64| LogisticParams {
+            lambda: (lam0.ln() + t * (lam_end.ln() - lam0.ln())).exp(),
+            sigma: t * p.sigma,
+            ..*p
+        };
+        let (mut st, rep) = self.newton(&at(0.0), self.cold_start(&at(0.0)))?;
+        let (mut t, mut dt, mut total): (f64, f64, usize) = (0.0, 0.125, rep.iterations);
+        while t < 1.0 {
+            let tn = (t + dt).min(1.0);
+            match self.newton(&at(tn), st) {
+                Ok((s, rep)) => {
+                    st = s;
+                    t = tn;
+                    total += rep.iterations;
+                    dt = (dt * 1.5).min(0.25);
+                }
+                Err(e) => {
+                    dt *= 0.5;
+                    if dt < 1e-4 {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        if p.lambda == 0.0 {
+            let (s, rep) = self.newton(p, st)?;
+            st = s;
+            total += rep.iterations;
+        }
+        let residual = self
+            .resid(p, &Self::to_x(p, &st), false)
+            .map_or(f64::INFINITY, |r| r.0.amax());
+        Ok((
+            st,
+            SolverReport {
+                converged: true,
+                iterations: total,
+                residual,
+            },
+        ))
+    }
+
+    /// Newton with finite-difference Jacobian and backtracking from `start`.
+    fn newton(
+        &self,
+        p: &LogisticParams,
+        start: LogisticState,
+    ) -> Result<(LogisticState, SolverReport), LogisticError> {
+        let tol = self.opts.tol;
+        let mut x = Self::to_x(p, &start);
+        let fail = |iterations, residual| LogisticError::NotConverged {
+            params: *p,
+            iterations,
+            residual,
+        };
+        let (mut r, mut jac) = self.resid(p, &x, true).ok_or_else(|| fail(0, f64::NAN))?;
+        for it in 0..self.opts.max_iter.min(100) {
+            let norm = r.amax();
+            if norm <= tol {
+                let st = Self::from_x(p, &x);
+                return Ok((
+                    st,
+                    SolverReport {
+                        converged: true,
+                        iterations: it,
+                        residual: norm,
+                    },
+                ));
+            }
+            if x[1] > 60.0 || x[2] > 60.0 {
+                return Err(LogisticError::NoSolution {
+                    params: *p,
+                    reason: format!(
+                        "the estimator's norm or response diverges (ln q⊥ = {:.1}, ln V = {:.1})",
+                        x[1], x[2]
+                    ),
+                });
+            }
+            let step = jac.lu().solve(&(-r)).ok_or_else(|| fail(it, norm))?;
+            // backtracking on the max-norm of the residual; cap each step
+            let cap = 2.0 / step.amax().max(2.0);
+            let mut t = cap.min(1.0);
+            let mut accepted = false;
+            for _ in 0..30 {
+                let xn = x + t * step;
+                if let Some((rn, jn)) = self.resid(p, &xn, true)
+                    && rn.amax() < (1.0 - 1e-4 * t) * norm
+                {
+                    x = xn;
+                    r = rn;
+                    jac = jn;
+                    accepted = true;
+                    break;
+                }
+                t *= 0.5;
+            }
+            if !accepted {
+                // Newton direction useless here: one damped fixed-point step
+                let xn = x - 0.5 * r;
+                let (rn, jn) = self.resid(p, &xn, true).ok_or_else(|| fail(it, norm))?;
+                x = xn;
+                r = rn;
+                jac = jn;
+            }
+        }
+        Err(fail(self.opts.max_iter.min(100), r.amax()))
+    }
+
+    /// Candès–Sur threshold h(s²) = min_t E[(Z − t·y·ν)₊²]: the unregularized
+    /// MLE exists iff δ < h. Uses E[(Z − a)₊²] = (1 + a²)Φ(−a) − aφ(a) and a
+    /// 1-D Gauss–Hermite rule over ν.
+    pub fn mle_threshold(&self, s2: f64) -> f64 {
+        let s = s2.sqrt();
+        // E[(Z−a)₊²] derivative in a: −2E[(Z−a)₊] = −2(φ(a) − aΦ(−a)); y·ν has
+        // law: ν w.p. sigmoid(ν), −ν otherwise.
+        let obj = |t: f64| {
+            self.rule.expect(|z| {
+                let nu = s * z;
+                let sn = sigmoid(nu);
+                let f = |a: f64| (1.0 + a * a) * cdf(-a) - a * crate::gaussian::pdf(a);
+                sn * f(t * nu) + (1.0 - sn) * f(-t * nu)
+            })
+        };
+        let dobj = |t: f64| {
+            self.rule.expect(|z| {
+                let nu = s * z;
+                let sn = sigmoid(nu);
+                let g = |a: f64| -2.0 * (crate::gaussian::pdf(a) - a * cdf(-a));
+                sn * g(t * nu) * nu - (1.0 - sn) * g(-t * nu) * nu
+            })
+        };
+        // convex in t, minimiser t* ≥ 0 (the signal pushes y·ν positive)
+        if dobj(0.0) >= 0.0 {
+            return obj(0.0);
+        }
+        let mut hi = 1.0;
+        while dobj(hi) < 0.0 && hi < 1e6 {
+            hi *= 2.0;
+        }
+        let t = brent(0.0, hi, dobj, 1e-14, 200).map_or(hi, |(t, _)| t);
+        obj(t)
+    }
+
+    /// Metrics of SPEC.md §1 at a solution; `tau` > 0 gives output
+    /// perturbation (state must be the σ = 0 solution).
+    pub fn metrics(&self, p: &LogisticParams, st: &LogisticState, tau: f64) -> Metrics {
+        let s = p.s2.sqrt();
+        let b = st.m / p.s2;
+        let q_out = st.q + tau * tau;
+        let tp_test = (q_out - st.m * st.m / p.s2).max(0.0).sqrt();
+        let tp = (st.q - st.m * st.m / p.s2).max(0.0).sqrt();
+        let est_err2 = q_out - 2.0 * st.m + p.s2;
+        // test: fresh field ω = bν + τ_test ξ; by symmetry 2E[sigmoid(ν)·(loss for y = +1)]
+        let test_class_err = 2.0
+            * self.rule.expect(|z| {
+                let nu = s * z;
+                let prob_neg = if tp_test > 0.0 {
+                    cdf(-b * nu / tp_test)
+                } else {
+                    f64::from(u8::from(b * nu < 0.0))
+                };
+                sigmoid(nu) * prob_neg
+            });
+        let test_logloss =
+            2.0 * self.expect2(s, |nu, xi| sigmoid(nu) * softplus(-(b * nu + tp_test * xi)));
+        // train: margin −p₊ (+ τ xᵢᵀb for output perturbation), loss ρ(p₊ − τG)
+        let train_logloss = 2.0
+            * self.expect2(s, |nu, xi| {
+                let pp = prox(-(b * nu + tp * xi), st.v);
+                let loss = if tau > 0.0 {
+                    self.rule.expect(|g| softplus(pp + tau * g))
+                } else {
+                    softplus(pp)
+                };
+                sigmoid(nu) * loss
+            });
+        let mut out = Metrics::new();
+        out.insert(metrics::EST_ERR2.into(), est_err2);
+        out.insert(metrics::EST_ERR.into(), est_err2.max(0.0).sqrt());
+        out.insert(metrics::OVERLAP.into(), st.m);
+        out.insert(metrics::NORM2.into(), q_out);
+        out.insert(metrics::BIAS_FACTOR.into(), b);
+        out.insert(
+            metrics::NOISE_CORR.into(),
+            if tau > 0.0 { tau } else { -p.sigma * st.v },
+        );
+        out.insert(metrics::TEST_CLASS_ERR.into(), test_class_err);
+        out.insert(metrics::TEST_LOGLOSS.into(), test_logloss);
+        out.insert(metrics::TRAIN_LOGLOSS.into(), train_logloss);
+        out
+    }
+}
