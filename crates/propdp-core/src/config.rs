@@ -18,7 +18,7 @@
 //! [solver]                          # optional
 //! tol = 1e-10
 //! max_iter = 500
-//! quad_nodes = 48
+//! quad_nodes = 96
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -108,7 +108,7 @@ pub struct SolverOptions {
     pub tol: f64,
     /// Iteration cap of the outer solver.
     pub max_iter: usize,
-    /// Gauss–Hermite nodes per dimension (logistic).
+    /// Gauss–Hermite nodes over the teacher field ν (logistic).
     pub quad_nodes: usize,
 }
 
@@ -117,7 +117,7 @@ impl Default for SolverOptions {
         SolverOptions {
             tol: 1e-10,
             max_iter: 500,
-            quad_nodes: 48,
+            quad_nodes: 96,
         }
     }
 }

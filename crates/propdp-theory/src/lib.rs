@@ -7,5 +7,6 @@ pub mod gaussian;
 pub mod huber;
 pub mod logistic;
 pub mod noise;
+pub mod panels;
 pub mod root;
 pub mod solve;

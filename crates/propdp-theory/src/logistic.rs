@@ -39,6 +39,7 @@ use thiserror::Error;
 
 use crate::gauss_hermite::NormalRule;
 use crate::gaussian::cdf;
+use crate::panels::{WINDOW, for_each_panel, legendre16, normal_expect};
 use crate::root::brent;
 
 /// Parameters of one logistic point (σ = 0: non-private ridge logistic).
@@ -95,6 +96,11 @@ pub fn softplus(x: f64) -> f64 {
     }
 }
 
+/// E ρ(X) for X ~ N(mean, sd²) (ρ = softplus, kink of width 1 at 0).
+pub fn softplus_mean(mean: f64, sd: f64) -> f64 {
+    normal_expect(mean, sd, &[0.0], 4.0, softplus)
+}
+
 /// prox_{Vρ}(u): the root of p + V·sigmoid(p) = u, which lies in (u − V, u).
 /// Newton safeguarded by bisection on that bracket.
 pub fn prox(u: f64, v: f64) -> f64 {
@@ -105,7 +111,10 @@ fn prox_impl(u: f64, v: f64, start: f64) -> f64 {
     let (mut lo, mut hi) = (u - v, u);
     let mut p = start.clamp(lo, hi);
     let scale = 1e-15 * (1.0 + u.abs());
-    for _ in 0..100 {
+    let mut f_prev = f64::INFINITY;
+    // Newton's method cycles on this sigmoid-shaped equation for some (u, V):
+    // bisect whenever the step leaves the bracket or |f| fails to halve.
+    for _ in 0..300 {
         let s = sigmoid(p);
         let f = p + v * s - u;
         if f.abs() <= scale {
@@ -116,31 +125,54 @@ fn prox_impl(u: f64, v: f64, start: f64) -> f64 {
         } else {
             lo = p;
         }
-        let next = p - f / (1.0 + v * s * (1.0 - s));
-        let next = if next > lo && next < hi {
-            next
+        if hi - lo <= 4.0 * f64::EPSILON * (1.0 + p.abs()) {
+            return 0.5 * (lo + hi);
+        }
+        let newton = p - f / (1.0 + v * s * (1.0 - s));
+        p = if newton > lo && newton < hi && f.abs() <= 0.5 * f_prev {
+            newton
         } else {
             0.5 * (lo + hi)
         };
-        if (next - p).abs() <= 1e-15 * (1.0 + p.abs()) {
-            return next;
-        }
-        p = next;
+        f_prev = f.abs();
     }
     p
 }
 
-/// [`prox`] started from `guess` when it lies in the bracket (u − V, u).
-fn prox_from(u: f64, v: f64, guess: f64) -> f64 {
-    prox_impl(
-        u,
-        v,
-        if guess > u - v && guess < u {
-            guess
-        } else {
-            u - v * sigmoid(u - 0.5 * v)
+/// Quadrature for the inner expectation over ξ at fixed ν, written in prox
+/// space: with u = −ω ~ N(c, τ²), c = −bν, and p = prox_{Vρ}(u), i.e.
+/// u(p) = p + V·sigmoid(p),
+///
+///   E_ξ[A(p)] = ∫ A(p) φ((u(p) − c)/τ)/τ · (1 + Vρ''(p)) dp.
+///
+/// The prox has kinks of width O(1) in u near p ≈ ∓ln V, far narrower than τ
+/// when σ/λ is large, where Gauss–Hermite in ξ does not converge. Panels are
+/// cut in u at the images of p ∈ {−20, −16, …, 20} (so p-width ≤ 4 through the
+/// kinks) and to u-width ≤ 2τ; each is mapped to p by the prox and integrated
+/// with 16-node Gauss–Legendre. Fills `out` with (p, ξ, weight), ξ = (c − u)/τ.
+pub fn inner_nodes(c: f64, tau: f64, v: f64, out: &mut Vec<(f64, f64, f64)>) {
+    out.clear();
+    let rule = legendre16();
+    let u_of = |p: f64| p + v * sigmoid(p);
+    let breaks: [f64; 11] = std::array::from_fn(|i| u_of(-20.0 + 4.0 * i as f64));
+    let norm = 1.0 / (tau * (2.0 * std::f64::consts::PI).sqrt());
+    for_each_panel(
+        c - WINDOW * tau,
+        c + WINDOW * tau,
+        &breaks,
+        2.0 * tau,
+        |ua, ub| {
+            let (pa, pb) = (prox(ua, v), prox(ub, v));
+            let (mid, half) = (0.5 * (pa + pb), 0.5 * (pb - pa));
+            for &(x, w) in rule {
+                let p = mid + half * x;
+                let sp = sigmoid(p);
+                let xi = (c - (p + v * sp)) / tau;
+                let jac = 1.0 + v * sp * (1.0 - sp);
+                out.push((p, xi, half * w * jac * norm * (-0.5 * xi * xi).exp()));
+            }
         },
-    )
+    );
 }
 
 /// Solver holding its quadrature rule; reuse it along a sweep.
@@ -174,21 +206,6 @@ impl LogisticSolver {
         }
     }
 
-    /// E[f(ν, ξ)] over ν ~ N(0, s²), ξ ~ N(0, 1).
-    fn expect2<F: FnMut(f64, f64) -> f64>(&self, s: f64, mut f: F) -> f64 {
-        let r = &self.rule;
-        let mut acc = 0.0;
-        for (&z1, &w1) in r.nodes.iter().zip(&r.weights) {
-            let nu = s * z1;
-            let mut inner = 0.0;
-            for (&z2, &w2) in r.nodes.iter().zip(&r.weights) {
-                inner += w2 * f(nu, z2);
-            }
-            acc += w1 * inner;
-        }
-        acc
-    }
-
     /// Channel side: the hats (m̂, q̂, V̂) at state (b = m/s², τ_⊥, V) and, if
     /// asked, their 3×3 Jacobian with respect to (b, τ_⊥, V) (rows m̂, q̂, V̂),
     /// by the chain rule through the prox: ∂p/∂ω = −k, ∂p/∂V = −sigmoid(p)·k
@@ -205,19 +222,16 @@ impl LogisticSolver {
         let r = &self.rule;
         let mut h = [0.0; 3];
         let mut j = [[0.0; 3]; 3];
+        let mut nodes = Vec::new();
         for (&z1, &w1) in r.nodes.iter().zip(&r.weights) {
             let nu = s * z1;
             let sn = sigmoid(nu);
             let dsn = sn * (1.0 - sn);
-            let mut guess = f64::NAN;
-            let wmax = w1 * sn.max(dsn);
-            for (&z2, &w2) in r.nodes.iter().zip(&r.weights) {
-                if wmax * w2 < PRUNE {
-                    continue;
-                }
-                let omega = b * nu + tp * z2;
-                let pp = prox_from(-omega, v, guess);
-                guess = pp;
+            if w1 * sn.max(dsn) < PRUNE {
+                continue;
+            }
+            inner_nodes(-b * nu, tp, v, &mut nodes);
+            for &(pp, z2, w2) in &nodes {
                 let sp = sigmoid(pp);
                 let r2 = sp * (1.0 - sp);
                 let k = 1.0 / (1.0 + v * r2);
@@ -518,10 +532,14 @@ impl LogisticSolver {
         let tp_test = (q_out - st.m * st.m / p.s2).max(0.0).sqrt();
         let tp = (st.q - st.m * st.m / p.s2).max(0.0).sqrt();
         let est_err2 = q_out - 2.0 * st.m + p.s2;
-        // test: fresh field ω = bν + τ_test ξ; by symmetry 2E[sigmoid(ν)·(loss for y = +1)]
+        // fresh test point: ω = bν + τ_test ξ; by symmetry 2E[sigmoid(ν)·(y = +1 term)]
+        let step = if b != 0.0 {
+            (2.0 * tp_test / b.abs()).clamp(1e-3, 1.0)
+        } else {
+            1.0
+        };
         let test_class_err = 2.0
-            * self.rule.expect(|z| {
-                let nu = s * z;
+            * normal_expect(0.0, s, &[0.0], step, |nu| {
                 let prob_neg = if tp_test > 0.0 {
                     cdf(-b * nu / tp_test)
                 } else {
@@ -529,18 +547,22 @@ impl LogisticSolver {
                 };
                 sigmoid(nu) * prob_neg
             });
-        let test_logloss =
-            2.0 * self.expect2(s, |nu, xi| sigmoid(nu) * softplus(-(b * nu + tp_test * xi)));
-        // train: margin −p₊ (+ τ xᵢᵀb for output perturbation), loss ρ(p₊ − τG)
+        let test_logloss = 2.0
+            * self.rule.expect(|z| {
+                let nu = s * z;
+                sigmoid(nu) * softplus_mean(-b * nu, tp_test)
+            });
+        // training margin is −p₊ (+ τ xᵢᵀb for output perturbation): loss ρ(p₊ − τG)
+        let mut nodes = Vec::new();
         let train_logloss = 2.0
-            * self.expect2(s, |nu, xi| {
-                let pp = prox(-(b * nu + tp * xi), st.v);
-                let loss = if tau > 0.0 {
-                    self.rule.expect(|g| softplus(pp + tau * g))
-                } else {
-                    softplus(pp)
-                };
-                sigmoid(nu) * loss
+            * self.rule.expect(|z| {
+                let nu = s * z;
+                inner_nodes(-b * nu, tp, st.v, &mut nodes);
+                let inner: f64 = nodes
+                    .iter()
+                    .map(|&(pp, _, w)| w * softplus_mean(pp, tau))
+                    .sum();
+                sigmoid(nu) * inner
             });
         let mut out = Metrics::new();
         out.insert(metrics::EST_ERR2.into(), est_err2);
@@ -556,5 +578,93 @@ impl LogisticSolver {
         out.insert(metrics::TEST_LOGLOSS.into(), test_logloss);
         out.insert(metrics::TRAIN_LOGLOSS.into(), train_logloss);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prox_solves_its_equation_to_machine_precision() {
+        for k in 0..200 {
+            let v = 1e-3 * 1.08f64.powi(k);
+            let mut last = f64::NEG_INFINITY;
+            for i in 0..4000 {
+                let u = -300.0 + 0.1537 * i as f64;
+                let p = prox(u, v);
+                let f = p + v * sigmoid(p) - u;
+                assert!(
+                    f.abs() <= 1e-12 * (1.0 + u.abs()),
+                    "u={u} v={v} residual {f}"
+                );
+                assert!(p >= last, "prox not monotone at u={u} v={v}");
+                last = p;
+            }
+        }
+    }
+
+    /// The analytic Jacobian of the map against central finite differences.
+    #[test]
+    fn analytic_jacobian_matches_finite_differences() {
+        let solver = LogisticSolver::new(SolverOptions::default());
+        let cases = [
+            (
+                LogisticParams {
+                    delta: 0.5,
+                    s2: 1.0,
+                    lambda: 1.0,
+                    sigma: 1.0,
+                },
+                X::new(0.4, -0.5, -0.3),
+            ),
+            (
+                LogisticParams {
+                    delta: 0.94,
+                    s2: 1.0,
+                    lambda: 0.01,
+                    sigma: 0.0,
+                },
+                X::new(0.8, 1.0, 3.0),
+            ),
+            (
+                LogisticParams {
+                    delta: 0.9369087114301919,
+                    s2: 1.0,
+                    lambda: 0.01,
+                    sigma: 0.0,
+                },
+                X::new(1.35826, 2.65838, 3.64628),
+            ),
+            (
+                LogisticParams {
+                    delta: 0.1,
+                    s2: 9.0,
+                    lambda: 0.01,
+                    sigma: 5.0,
+                },
+                X::new(20.0, 9.0, 3.0),
+            ),
+        ];
+        for (p, x) in cases {
+            let (_, j) = solver.map_x(&p, &x, true);
+            for c in 0..3 {
+                let h = 1e-5 * (1.0 + x[c].abs());
+                let (mut xp, mut xm) = (x, x);
+                xp[c] += h;
+                xm[c] -= h;
+                let fd =
+                    (solver.map_x(&p, &xp, false).0 - solver.map_x(&p, &xm, false).0) / (2.0 * h);
+                for r in 0..3 {
+                    let tol = 1e-5 * (1.0 + fd[r].abs());
+                    assert!(
+                        (j[(r, c)] - fd[r]).abs() < tol,
+                        "{p:?} d{r}/d{c}: analytic {} fd {}",
+                        j[(r, c)],
+                        fd[r]
+                    );
+                }
+            }
+        }
     }
 }
