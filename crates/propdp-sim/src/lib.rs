@@ -1,1 +1,19 @@
+//! Monte Carlo simulation of the DP learners of `shared/SPEC.md` §1 on
+//! synthetic proportional-regime data, reporting the same metrics as the
+//! theory.
+//!
+//! One repetition: draw (X, θ*, y) and the privacy noise b from the RNG stream
+//! of (config seed, sweep point, repetition) ([`rng::stream`]), fit the
+//! estimator by Newton's method ([`newton`]), then evaluate every metric,
+//! test metrics on a fresh sample ([`evaluate`]). Repetitions run in parallel
+//! with rayon; results do not depend on the number of threads.
 
+pub mod data;
+pub mod evaluate;
+pub mod loss;
+pub mod newton;
+pub mod rng;
+pub mod run;
+
+pub use data::{Design, Prior};
+pub use run::{SimError, SimSettings, SimSummary, simulate};

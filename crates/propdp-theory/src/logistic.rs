@@ -17,7 +17,10 @@
 //! q ≥ m²/s² and V > 0) with a finite-difference 3×3 Jacobian and
 //! backtracking. If that fails from a cold start, continuation in λ from
 //! λ = max(1, λ) down to the target, warm-starting each step — this is what
-//! handles SPEC.md §5's hard region (λ = 1e-3, δ = 2, V ≈ 740).
+//! handles SPEC.md §5's hard region (λ = 1e-3, δ = 2, s² = 4). There the
+//! solution is V = 636.32, not the V ≈ 740 quoted in SPEC.md §5: the
+//! simulated linear response −∂(θ̂ᵀb/d)/∂σ at σ = 0 is 640 ± 8 at d = 800
+//! (test `logistic_hard_region_response_at_zero_noise_matches_simulation`).
 //!
 //! For λ = 0 (only allowed with σ = 0) the unregularized MLE exists iff
 //! δ < h(s²) = min_t E[(Z − t·y·ν)₊²] (Candès & Sur); beyond it the solver

@@ -1,0 +1,89 @@
+//! The metrics of SPEC.md §1 for one fitted θ̂. Test metrics use a fresh
+//! sample from the same model and θ*.
+
+use nalgebra::DVector;
+use propdp_core::Model;
+use propdp_core::metrics::{self, Metrics};
+
+use crate::data::Dataset;
+use crate::loss::softplus;
+
+/// Every metric the model defines, by its SPEC name.
+pub fn metrics(
+    model: &Model,
+    train: &Dataset,
+    test: &Dataset,
+    theta: &DVector<f64>,
+    b: &DVector<f64>,
+) -> Metrics {
+    let d = theta.len() as f64;
+    let star = &train.theta_star;
+    let err2 = (theta - star).norm_squared() / d;
+    let overlap = theta.dot(star) / d;
+    let mut out = Metrics::new();
+    out.insert(metrics::EST_ERR2.into(), err2);
+    out.insert(metrics::EST_ERR.into(), err2.sqrt());
+    out.insert(metrics::OVERLAP.into(), overlap);
+    out.insert(metrics::NORM2.into(), theta.norm_squared() / d);
+    out.insert(
+        metrics::BIAS_FACTOR.into(),
+        theta.dot(star) / star.norm_squared(),
+    );
+    out.insert(metrics::NOISE_CORR.into(), theta.dot(b) / d);
+    let fit_train = &train.x * theta;
+    let fit_test = &test.x * theta;
+    let mean = |v: &mut dyn Iterator<Item = f64>, n: usize| v.sum::<f64>() / n as f64;
+    let (n, nt) = (train.y.len(), test.y.len());
+    match *model {
+        Model::Huber { huber_m, .. } => {
+            let trunc = mean(
+                &mut train
+                    .y
+                    .iter()
+                    .zip(fit_train.iter())
+                    .map(|(y, f)| (y - f).clamp(-huber_m, huber_m).powi(2)),
+                n,
+            );
+            let mse = mean(
+                &mut test
+                    .y
+                    .iter()
+                    .zip(fit_test.iter())
+                    .map(|(y, f)| (y - f).powi(2)),
+                nt,
+            );
+            out.insert(metrics::TRAIN_RESID_TRUNC.into(), trunc);
+            out.insert(metrics::TEST_MSE.into(), mse);
+        }
+        Model::Logistic => {
+            let wrong = mean(
+                &mut test
+                    .y
+                    .iter()
+                    .zip(fit_test.iter())
+                    .map(|(y, f)| f64::from(u8::from(y * f <= 0.0))),
+                nt,
+            );
+            let test_ll = mean(
+                &mut test
+                    .y
+                    .iter()
+                    .zip(fit_test.iter())
+                    .map(|(y, f)| softplus(-y * f)),
+                nt,
+            );
+            let train_ll = mean(
+                &mut train
+                    .y
+                    .iter()
+                    .zip(fit_train.iter())
+                    .map(|(y, f)| softplus(-y * f)),
+                n,
+            );
+            out.insert(metrics::TEST_CLASS_ERR.into(), wrong);
+            out.insert(metrics::TEST_LOGLOSS.into(), test_ll);
+            out.insert(metrics::TRAIN_LOGLOSS.into(), train_ll);
+        }
+    }
+    out
+}

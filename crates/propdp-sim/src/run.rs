@@ -1,0 +1,208 @@
+//! Repetitions of one sweep point, in parallel, summarised as mean and
+//! standard error per metric.
+
+use std::collections::BTreeMap;
+
+use nalgebra::DVector;
+use propdp_core::metrics::Metrics;
+use propdp_core::{Algorithm, Point};
+use rayon::prelude::*;
+use thiserror::Error;
+
+use crate::data::{self, Dataset, Design, Prior};
+use crate::evaluate;
+use crate::loss::Loss;
+use crate::newton::{FitError, Objective};
+use crate::rng::stream;
+
+/// Simulation settings of a run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SimSettings {
+    /// Number of features; n = round(d/δ).
+    pub d: usize,
+    /// Independent repetitions per point (≥ 2 for a standard error).
+    pub reps: usize,
+    pub design: Design,
+    pub prior: Prior,
+    pub seed: u64,
+    /// Newton stops when ‖∇F‖₂/√d ≤ grad_tol.
+    pub grad_tol: f64,
+    /// Newton step cap.
+    pub max_iter: usize,
+}
+
+impl SimSettings {
+    /// Settings with the default tolerance (1e-9) and step cap (100).
+    ///
+    /// ```
+    /// use propdp_sim::{SimSettings, Design, Prior};
+    /// let s = SimSettings::new(400, 10, Design::Gaussian, Prior::Gaussian, 1);
+    /// assert!(s.check().is_ok());
+    /// assert!(SimSettings { reps: 1, ..s }.check().is_err());
+    /// ```
+    pub fn new(d: usize, reps: usize, design: Design, prior: Prior, seed: u64) -> Self {
+        SimSettings {
+            d,
+            reps,
+            design,
+            prior,
+            seed,
+            grad_tol: 1e-9,
+            max_iter: 100,
+        }
+    }
+
+    /// Range checks, naming the field.
+    pub fn check(&self) -> Result<(), SimError> {
+        let bad = |field: &str, value: String, allowed: &str| {
+            Err(SimError::Invalid {
+                field: field.into(),
+                value,
+                allowed: allowed.into(),
+            })
+        };
+        if self.d == 0 {
+            return bad("simulation.d", "0".into(), "d ≥ 1");
+        }
+        if self.reps < 2 {
+            return bad(
+                "simulation.reps",
+                self.reps.to_string(),
+                "reps ≥ 2 (a standard error needs two)",
+            );
+        }
+        if let Prior::Sparse { p } = self.prior
+            && !(p > 0.0 && p <= 1.0)
+        {
+            return bad("simulation.prior.p", p.to_string(), "0 < p ≤ 1");
+        }
+        if !(self.grad_tol > 0.0) {
+            return bad("simulation.grad_tol", self.grad_tol.to_string(), "> 0");
+        }
+        Ok(())
+    }
+}
+
+/// Failures of a simulated point.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum SimError {
+    #[error("`{field}` = {value} is invalid: allowed {allowed}")]
+    Invalid {
+        field: String,
+        value: String,
+        allowed: String,
+    },
+    #[error("repetition {rep} of point {point} (n = {n}, d = {d}): {source}")]
+    Fit {
+        point: u64,
+        rep: u64,
+        n: usize,
+        d: usize,
+        #[source]
+        source: FitError,
+    },
+}
+
+/// Summary of the repetitions of one point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimSummary {
+    pub n: usize,
+    pub d: usize,
+    pub reps: usize,
+    pub mean: Metrics,
+    pub stderr: Metrics,
+    pub per_rep: BTreeMap<String, Vec<f64>>,
+    /// Largest final ‖∇F‖/√d over repetitions.
+    pub max_grad_norm: f64,
+    /// Largest Newton step count over repetitions.
+    pub max_iterations: usize,
+}
+
+/// Number of samples for dimension d at aspect ratio δ = d/n.
+pub fn samples(d: usize, delta: f64) -> usize {
+    ((d as f64 / delta).round() as usize).max(1)
+}
+
+/// Simulate `settings.reps` repetitions of `point`, the `point_index`-th point
+/// of its sweep (which selects the RNG streams).
+pub fn simulate(
+    point: &Point,
+    settings: &SimSettings,
+    point_index: u64,
+) -> Result<SimSummary, SimError> {
+    settings.check()?;
+    let (d, n) = (settings.d, samples(settings.d, point.delta));
+    let runs: Vec<(Metrics, f64, usize)> = (0..settings.reps as u64)
+        .into_par_iter()
+        .map(|rep| one_rep(point, settings, n, point_index, rep))
+        .collect::<Result<_, _>>()?;
+    let reps = runs.len() as f64;
+    let mut per_rep: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (m, _, _) in &runs {
+        for (k, v) in m {
+            per_rep.entry(k.clone()).or_default().push(*v);
+        }
+    }
+    let (mut mean, mut stderr) = (Metrics::new(), Metrics::new());
+    for (k, vs) in &per_rep {
+        let mu = vs.iter().sum::<f64>() / reps;
+        let var = vs.iter().map(|v| (v - mu).powi(2)).sum::<f64>() / (reps - 1.0);
+        mean.insert(k.clone(), mu);
+        stderr.insert(k.clone(), (var / reps).sqrt());
+    }
+    Ok(SimSummary {
+        n,
+        d,
+        reps: runs.len(),
+        mean,
+        stderr,
+        per_rep,
+        max_grad_norm: runs.iter().map(|r| r.1).fold(0.0, f64::max),
+        max_iterations: runs.iter().map(|r| r.2).max().unwrap_or(0),
+    })
+}
+
+fn one_rep(
+    point: &Point,
+    s: &SimSettings,
+    n: usize,
+    point_index: u64,
+    rep: u64,
+) -> Result<(Metrics, f64, usize), SimError> {
+    let mut rng = stream(s.seed, point_index, rep);
+    let train = data::draw_dataset(&point.model, n, s.d, point.s2, s.design, s.prior, &mut rng);
+    let test = Dataset {
+        x: data::draw_design(2 * n, s.d, s.design, &mut rng),
+        y: DVector::zeros(0),
+        theta_star: train.theta_star.clone(),
+    };
+    let test = Dataset {
+        y: data::draw_labels(&point.model, &(&test.x * &test.theta_star), &mut rng),
+        ..test
+    };
+    let b = data::draw_gaussian_vector(s.d, &mut rng);
+    let (lambda, sigma, tau) = match point.algorithm {
+        Algorithm::Objective { lambda, sigma } => (lambda, sigma, 0.0),
+        Algorithm::Output { lambda, tau } => (lambda, 0.0, tau),
+    };
+    let obj = Objective {
+        x: &train.x,
+        y: &train.y,
+        loss: Loss::of(&point.model),
+        lambda,
+        sigma,
+        b: &b,
+    };
+    let (theta, report) = obj
+        .minimize(s.grad_tol, s.max_iter)
+        .map_err(|source| SimError::Fit {
+            point: point_index,
+            rep,
+            n,
+            d: s.d,
+            source,
+        })?;
+    let theta = theta + tau * &b;
+    let m = evaluate::metrics(&point.model, &train, &test, &theta, &b);
+    Ok((m, report.grad_norm, report.iterations))
+}
