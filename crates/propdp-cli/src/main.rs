@@ -1,1 +1,64 @@
-fn main() {}
+//! `propdp`: run TOML-configured sweeps of the proportional-regime theory of
+//! DP learners and write machine-readable results.
+
+mod output;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "propdp",
+    version,
+    about = "Precise accuracy of DP learners when d/n → δ"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Solve every point of a config's sweep; write DIR/results.jsonl.
+    Run {
+        /// The TOML config.
+        config: PathBuf,
+        /// Output directory [default: results/<config stem>/].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Continue an interrupted run: keep finished points, solve the rest.
+        #[arg(long, conflicts_with = "overwrite")]
+        resume: bool,
+        /// Discard results of an earlier run in DIR.
+        #[arg(long)]
+        overwrite: bool,
+    },
+    /// Validate a config and print its sweep without solving anything.
+    Check {
+        /// The TOML config.
+        config: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run {
+            config,
+            out,
+            resume,
+            overwrite,
+        } => run::run(&config, out, resume, overwrite),
+        Command::Check { config } => run::check(&config),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

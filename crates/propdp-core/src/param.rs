@@ -75,6 +75,12 @@ impl ParamSpec {
                     (0..steps)
                         .map(|i| {
                             let t = f64::from(i) / last;
+                            if i == 0 {
+                                return from;
+                            }
+                            if i == steps - 1 {
+                                return to;
+                            }
                             match scale {
                                 Scale::Lin => from + t * (to - from),
                                 Scale::Log => (from.ln() + t * (to.ln() - from.ln())).exp(),

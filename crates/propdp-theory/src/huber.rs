@@ -242,7 +242,7 @@ pub fn metrics(p: &HuberParams, st: &HuberState, tau: f64) -> Metrics {
     out.insert(metrics::NORM2.into(), est_err2 + 2.0 * overlap - p.s2);
     out.insert(
         metrics::NOISE_CORR.into(),
-        if tau > 0.0 { tau } else { -p.sigma * st.v },
+        if tau > 0.0 { tau } else { 0.0 - p.sigma * st.v },
     );
     let trunc = if tau > 0.0 {
         output_train_resid_trunc(p, st, tau)

@@ -575,7 +575,7 @@ impl LogisticSolver {
         out.insert(metrics::BIAS_FACTOR.into(), b);
         out.insert(
             metrics::NOISE_CORR.into(),
-            if tau > 0.0 { tau } else { -p.sigma * st.v },
+            if tau > 0.0 { tau } else { 0.0 - p.sigma * st.v },
         );
         out.insert(metrics::TEST_CLASS_ERR.into(), test_class_err);
         out.insert(metrics::TEST_LOGLOSS.into(), test_logloss);

@@ -1,0 +1,162 @@
+//! The run directory: `manifest.json` (config text, hash, versions),
+//! `results.jsonl` (one record per finished point, appended and flushed as
+//! computed) and `errors.jsonl` (points that failed, with the reason).
+
+use std::collections::BTreeSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use propdp_core::record::{Provenance, Record};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Provenance of the whole run, written once.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Manifest {
+    pub config_path: String,
+    pub config_sha256: String,
+    pub config_text: String,
+    pub crate_version: String,
+    pub git_commit: String,
+    pub points: usize,
+}
+
+/// SHA-256 of a text, hex.
+pub fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Provenance of this binary for `config_sha256`.
+pub fn provenance(config_sha256: &str) -> Provenance {
+    Provenance {
+        config_sha256: config_sha256.to_string(),
+        crate_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_commit: env!("PROPDP_GIT_COMMIT").to_string(),
+    }
+}
+
+/// An open run directory.
+pub struct RunDir {
+    pub dir: PathBuf,
+    results: File,
+    errors: File,
+}
+
+impl RunDir {
+    fn results_path(dir: &Path) -> PathBuf {
+        dir.join("results.jsonl")
+    }
+
+    /// Open `dir` for a run of `manifest`. Returns the sweep indices already
+    /// finished (non-empty only with `resume`).
+    pub fn open(
+        dir: &Path,
+        manifest: &Manifest,
+        resume: bool,
+        overwrite: bool,
+    ) -> Result<(RunDir, BTreeSet<usize>)> {
+        fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let results = Self::results_path(dir);
+        let manifest_path = dir.join("manifest.json");
+        let mut done = BTreeSet::new();
+        if results.exists() && !resume && !overwrite {
+            bail!(
+                "{} already exists: pass --resume to finish that run or --overwrite to start over",
+                results.display()
+            );
+        }
+        if resume && results.exists() {
+            let old: Manifest = serde_json::from_str(
+                &fs::read_to_string(&manifest_path)
+                    .with_context(|| format!("reading {}", manifest_path.display()))?,
+            )
+            .with_context(|| format!("parsing {}", manifest_path.display()))?;
+            if old.config_sha256 != manifest.config_sha256 {
+                bail!(
+                    "cannot resume: {} was produced by a different config (sha256 {} ≠ {}); use --overwrite or another --out",
+                    dir.display(),
+                    old.config_sha256,
+                    manifest.config_sha256
+                );
+            }
+            done = read_finished(&results)?;
+        } else {
+            for f in [&results, &dir.join("errors.jsonl")] {
+                if f.exists() {
+                    fs::remove_file(f).with_context(|| format!("removing {}", f.display()))?;
+                }
+            }
+        }
+        fs::write(
+            &manifest_path,
+            serde_json::to_string_pretty(manifest)? + "\n",
+        )
+        .with_context(|| format!("writing {}", manifest_path.display()))?;
+        let append = |p: PathBuf| {
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&p)
+                .with_context(|| format!("opening {}", p.display()))
+        };
+        // errors of an earlier attempt are retried, so start that file afresh
+        let errors = File::create(dir.join("errors.jsonl"))?;
+        Ok((
+            RunDir {
+                dir: dir.to_path_buf(),
+                results: append(results)?,
+                errors,
+            },
+            done,
+        ))
+    }
+
+    /// Append one record and flush it to disk.
+    pub fn write(&mut self, record: &Record) -> Result<()> {
+        writeln!(self.results, "{}", serde_json::to_string(record)?)?;
+        self.results.sync_data()?;
+        Ok(())
+    }
+
+    /// Append one failure.
+    pub fn write_error(&mut self, value: &serde_json::Value) -> Result<()> {
+        writeln!(self.errors, "{value}")?;
+        self.errors.flush()?;
+        Ok(())
+    }
+}
+
+/// Indices of the complete records of `path`. A torn last line (a crash
+/// mid-write) is cut off so appending continues on a clean line.
+fn read_finished(path: &Path) -> Result<BTreeSet<usize>> {
+    let file = File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut done = BTreeSet::new();
+    let mut good_len = 0u64;
+    for (no, line) in BufReader::new(file).split(b'\n').enumerate() {
+        let line = line?;
+        match serde_json::from_slice::<Record>(&line) {
+            Ok(r) => {
+                done.insert(r.index);
+                good_len += line.len() as u64 + 1;
+            }
+            Err(e) => {
+                eprintln!(
+                    "warning: {}:{}: dropping unreadable record ({e})",
+                    path.display(),
+                    no + 1
+                );
+                break;
+            }
+        }
+    }
+    let f = OpenOptions::new().write(true).open(path)?;
+    if f.metadata()?.len() > good_len {
+        f.set_len(good_len)?;
+    }
+    Ok(done)
+}

@@ -1,0 +1,207 @@
+//! End-to-end tests of `propdp run` / `propdp check` on the real binary.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use propdp_core::record::Record;
+
+const HUBER: &str = r#"
+[problem]
+model = "huber"
+delta = { from = 0.1, to = 3.0, steps = 12, scale = "log" }
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+
+[algorithm]
+kind = "objective"
+lambda = 1.0
+sigma = [0.0, 0.5, 2.0]
+"#;
+
+fn propdp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_propdp"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+fn records(dir: &Path) -> Vec<Record> {
+    fs::read_to_string(dir.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("complete JSON record"))
+        .collect()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+#[test]
+fn run_writes_one_converged_record_per_point_with_provenance() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write(tmp.path(), "h.toml", HUBER);
+    let out = tmp.path().join("out");
+    let o = propdp(&["run", &cfg, "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records(&out);
+    assert_eq!(recs.len(), 36);
+    for (i, r) in recs.iter().enumerate() {
+        assert_eq!(r.index, i);
+        assert_eq!(
+            (r.source.as_str(), r.model.as_str(), r.algorithm.as_str()),
+            ("theory", "huber", "objective")
+        );
+        for key in ["delta", "lambda", "sigma", "s2", "huber_m", "noise.sd"] {
+            assert!(r.params.contains_key(key), "missing param {key}");
+        }
+        assert!(r.solver.converged && r.solver.residual < 1e-9);
+        assert!(r.metrics["est_err2"] > 0.0);
+        assert_eq!(r.provenance.crate_version, env!("CARGO_PKG_VERSION"));
+        assert_eq!(r.provenance.config_sha256.len(), 64);
+    }
+    assert_eq!(recs[0].params["delta"], 0.1);
+    assert_eq!(recs[11].params["delta"], 3.0);
+    let manifest = fs::read_to_string(out.join("manifest.json")).unwrap();
+    assert!(
+        manifest.contains("huber_m = 1.0"),
+        "manifest keeps the config text"
+    );
+}
+
+#[test]
+fn existing_results_are_never_silently_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write(tmp.path(), "h.toml", HUBER);
+    let out = tmp.path().join("out");
+    assert!(
+        propdp(&["run", &cfg, "--out", out.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let o = propdp(&["run", &cfg, "--out", out.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--resume"), "{}", stderr(&o));
+}
+
+#[test]
+fn resume_finishes_an_interrupted_run_without_duplicates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write(tmp.path(), "h.toml", HUBER);
+    let out = tmp.path().join("out");
+    let out_s = out.to_str().unwrap();
+    assert!(propdp(&["run", &cfg, "--out", out_s]).status.success());
+    let full = records(&out);
+    // simulate a crash: 10 complete lines and half of the 11th
+    let text = fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let torn = format!("{}\n{}", lines[..10].join("\n"), &lines[10][..40]);
+    fs::write(out.join("results.jsonl"), torn).unwrap();
+    let o = propdp(&["run", &cfg, "--out", out_s, "--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("26 points solved, 10 already done"));
+    let mut resumed = records(&out);
+    resumed.sort_by_key(|r| r.index);
+    assert_eq!(resumed.len(), full.len());
+    for (a, b) in resumed.iter().zip(&full) {
+        assert_eq!(a.index, b.index);
+        let (x, y) = (a.metrics["est_err2"], b.metrics["est_err2"]);
+        assert!((x - y).abs() <= 1e-9 * y, "point {}: {x} vs {y}", a.index);
+    }
+    // a different config may not resume into this directory
+    let other = write(
+        tmp.path(),
+        "h2.toml",
+        &HUBER.replace("lambda = 1.0", "lambda = 2.0"),
+    );
+    let o = propdp(&["run", &other, "--out", out_s, "--resume"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("different config"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn invalid_configs_name_the_field_value_and_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            HUBER.replace("s2 = 1.0", "s2 = 1.0\nbogus = 3"),
+            vec!["bogus"],
+        ),
+        (
+            HUBER.replace("sigma = [0.0, 0.5, 2.0]", "sigma = [0.0, -0.5]"),
+            vec!["algorithm.sigma", "-0.5", "≥ 0"],
+        ),
+        (
+            HUBER.replace("lambda = 1.0", "lambda = 0.0"),
+            vec!["algorithm.lambda", "λ > 0 when σ > 0"],
+        ),
+        (
+            HUBER.replace("from = 0.1", "from = -0.1"),
+            vec!["problem.delta", "scale = \"log\""],
+        ),
+        (
+            HUBER.replace("huber_m = 1.0", "huber_m = 0.0"),
+            vec!["problem.huber_m", "> 0"],
+        ),
+        (
+            HUBER.replace("sd = 0.5", "scale = 0.5"),
+            vec!["problem.noise.sd"],
+        ),
+        (
+            HUBER.replace("model = \"huber\"", "model = \"logistic\""),
+            vec!["problem.huber_m", "does not apply"],
+        ),
+        (
+            HUBER.replace("kind = \"objective\"", "kind = \"output\""),
+            vec!["algorithm.tau"],
+        ),
+    ];
+    for (i, (text, needles)) in cases.iter().enumerate() {
+        let cfg = write(tmp.path(), &format!("bad{i}.toml"), text);
+        let o = propdp(&["check", &cfg]);
+        assert!(!o.status.success(), "case {i} accepted");
+        let err = stderr(&o);
+        for n in needles {
+            assert!(err.contains(n), "case {i}: `{n}` not in: {err}");
+        }
+    }
+}
+
+#[test]
+fn points_without_solution_are_reported_and_the_rest_is_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    // unregularized logistic MLE: exists below the Candès–Sur threshold only
+    let cfg = write(
+        tmp.path(),
+        "l.toml",
+        r#"
+[problem]
+model = "logistic"
+delta = [0.1, 0.2, 0.6, 1.0]
+s2 = 1.0
+[algorithm]
+kind = "objective"
+lambda = 0.0
+sigma = 0.0
+"#,
+    );
+    let out = tmp.path().join("out");
+    let o = propdp(&["run", &cfg, "--out", out.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("separable"), "{}", stderr(&o));
+    let ok: Vec<f64> = records(&out).iter().map(|r| r.params["delta"]).collect();
+    assert_eq!(ok, vec![0.1, 0.2]);
+    let errors = fs::read_to_string(out.join("errors.jsonl")).unwrap();
+    assert_eq!(errors.lines().count(), 2);
+}
