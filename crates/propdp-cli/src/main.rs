@@ -10,11 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(
-    name = "propdp",
-    version,
-    about = "Precise accuracy of DP learners when d/n → δ"
-)]
+#[command(name = "propdp", version, about = "Precise accuracy of DP learners when d/n → δ")]
 struct Cli {
     #[command(subcommand)]
     command: Command,

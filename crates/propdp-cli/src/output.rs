@@ -54,12 +54,7 @@ impl RunDir {
 
     /// Open `dir` for a run of `manifest`. Returns the sweep indices already
     /// finished (non-empty only with `resume`).
-    pub fn open(
-        dir: &Path,
-        manifest: &Manifest,
-        resume: bool,
-        overwrite: bool,
-    ) -> Result<(RunDir, BTreeSet<usize>)> {
+    pub fn open(dir: &Path, manifest: &Manifest, resume: bool, overwrite: bool) -> Result<(RunDir, BTreeSet<usize>)> {
         fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let results = Self::results_path(dir);
         let manifest_path = dir.join("manifest.json");
@@ -72,8 +67,7 @@ impl RunDir {
         }
         if resume && results.exists() {
             let old: Manifest = serde_json::from_str(
-                &fs::read_to_string(&manifest_path)
-                    .with_context(|| format!("reading {}", manifest_path.display()))?,
+                &fs::read_to_string(&manifest_path).with_context(|| format!("reading {}", manifest_path.display()))?,
             )
             .with_context(|| format!("parsing {}", manifest_path.display()))?;
             if old.config_sha256 != manifest.config_sha256 {
@@ -92,11 +86,8 @@ impl RunDir {
                 }
             }
         }
-        fs::write(
-            &manifest_path,
-            serde_json::to_string_pretty(manifest)? + "\n",
-        )
-        .with_context(|| format!("writing {}", manifest_path.display()))?;
+        fs::write(&manifest_path, serde_json::to_string_pretty(manifest)? + "\n")
+            .with_context(|| format!("writing {}", manifest_path.display()))?;
         let append = |p: PathBuf| {
             OpenOptions::new()
                 .create(true)

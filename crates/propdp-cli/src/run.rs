@@ -12,19 +12,14 @@ use propdp_theory::solve::{State, TheorySolver};
 use crate::output::{Manifest, RunDir, provenance, sha256_hex};
 
 fn load(path: &Path) -> Result<Config> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading config {}", path.display()))?;
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading config {}", path.display()))?;
     Config::from_toml_str(&text).with_context(|| format!("in config {}", path.display()))
 }
 
 /// Validate and describe a config.
 pub fn check(path: &Path) -> Result<ExitCode> {
     let cfg = load(path)?;
-    println!(
-        "{}: valid, {} points",
-        path.display(),
-        cfg.sweep.points().len()
-    );
+    println!("{}: valid, {} points", path.display(), cfg.sweep.points().len());
     for axis in &cfg.sweep.axes {
         let v = &axis.values;
         if v.len() == 1 {
@@ -64,11 +59,9 @@ pub fn run(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool) -> 
     let prov = provenance(&sha);
     let bar = ProgressBar::new(points.len() as u64);
     bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} theory [{bar:40}] {pos}/{len} points ({eta} left) {msg}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
+        ProgressStyle::with_template("{spinner} theory [{bar:40}] {pos}/{len} points ({eta} left) {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
     );
     bar.inc(done.len() as u64);
     let (mut written, mut failed) = (0usize, 0usize);

@@ -71,10 +71,7 @@ fn run_writes_one_converged_record_per_point_with_provenance() {
     assert_eq!(recs[0].params["delta"], 0.1);
     assert_eq!(recs[11].params["delta"], 3.0);
     let manifest = fs::read_to_string(out.join("manifest.json")).unwrap();
-    assert!(
-        manifest.contains("huber_m = 1.0"),
-        "manifest keeps the config text"
-    );
+    assert!(manifest.contains("huber_m = 1.0"), "manifest keeps the config text");
 }
 
 #[test]
@@ -82,11 +79,7 @@ fn existing_results_are_never_silently_replaced() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = write(tmp.path(), "h.toml", HUBER);
     let out = tmp.path().join("out");
-    assert!(
-        propdp(&["run", &cfg, "--out", out.to_str().unwrap()])
-            .status
-            .success()
-    );
+    assert!(propdp(&["run", &cfg, "--out", out.to_str().unwrap()]).status.success());
     let o = propdp(&["run", &cfg, "--out", out.to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--resume"), "{}", stderr(&o));
@@ -117,11 +110,7 @@ fn resume_finishes_an_interrupted_run_without_duplicates() {
         assert!((x - y).abs() <= 1e-9 * y, "point {}: {x} vs {y}", a.index);
     }
     // a different config may not resume into this directory
-    let other = write(
-        tmp.path(),
-        "h2.toml",
-        &HUBER.replace("lambda = 1.0", "lambda = 2.0"),
-    );
+    let other = write(tmp.path(), "h2.toml", &HUBER.replace("lambda = 1.0", "lambda = 2.0"));
     let o = propdp(&["run", &other, "--out", out_s, "--resume"]);
     assert!(
         !o.status.success() && stderr(&o).contains("different config"),
@@ -134,10 +123,7 @@ fn resume_finishes_an_interrupted_run_without_duplicates() {
 fn invalid_configs_name_the_field_value_and_range() {
     let tmp = tempfile::tempdir().unwrap();
     let cases = [
-        (
-            HUBER.replace("s2 = 1.0", "s2 = 1.0\nbogus = 3"),
-            vec!["bogus"],
-        ),
+        (HUBER.replace("s2 = 1.0", "s2 = 1.0\nbogus = 3"), vec!["bogus"]),
         (
             HUBER.replace("sigma = [0.0, 0.5, 2.0]", "sigma = [0.0, -0.5]"),
             vec!["algorithm.sigma", "-0.5", "≥ 0"],
@@ -154,10 +140,7 @@ fn invalid_configs_name_the_field_value_and_range() {
             HUBER.replace("huber_m = 1.0", "huber_m = 0.0"),
             vec!["problem.huber_m", "> 0"],
         ),
-        (
-            HUBER.replace("sd = 0.5", "scale = 0.5"),
-            vec!["problem.noise.sd"],
-        ),
+        (HUBER.replace("sd = 0.5", "scale = 0.5"), vec!["problem.noise.sd"]),
         (
             HUBER.replace("model = \"huber\"", "model = \"logistic\""),
             vec!["problem.huber_m", "does not apply"],

@@ -192,20 +192,15 @@ impl RawConfig {
                 if p.huber_m.is_none() {
                     return Err(missing("problem.huber_m", "the Huber threshold M > 0"));
                 }
-                let noise = p.noise.as_ref().ok_or_else(|| {
-                    missing(
-                        "problem.noise",
-                        "a noise law, e.g. { law = \"gaussian\", sd = 0.5 }",
-                    )
-                })?;
+                let noise = p
+                    .noise
+                    .as_ref()
+                    .ok_or_else(|| missing("problem.noise", "a noise law, e.g. { law = \"gaussian\", sd = 0.5 }"))?;
                 noise.check()?;
             }
             ModelKind::Logistic => {
                 if p.huber_m.is_some() {
-                    return Err(not_applicable(
-                        "problem.huber_m",
-                        "only the huber model has M",
-                    ));
+                    return Err(not_applicable("problem.huber_m", "only the huber model has M"));
                 }
                 if p.noise.is_some() {
                     return Err(not_applicable(
@@ -219,16 +214,10 @@ impl RawConfig {
         match a.kind {
             AlgorithmKind::Objective => {
                 if a.sigma.is_none() {
-                    return Err(missing(
-                        "algorithm.sigma",
-                        "objective perturbation needs σ ≥ 0",
-                    ));
+                    return Err(missing("algorithm.sigma", "objective perturbation needs σ ≥ 0"));
                 }
                 if a.tau.is_some() {
-                    return Err(not_applicable(
-                        "algorithm.tau",
-                        "τ is for kind = \"output\"; use sigma",
-                    ));
+                    return Err(not_applicable("algorithm.tau", "τ is for kind = \"output\"; use sigma"));
                 }
             }
             AlgorithmKind::Output => {
@@ -259,16 +248,10 @@ impl RawNoise {
             let field = format!("problem.noise.{name}");
             match (needed.contains(&name), val.is_some()) {
                 (true, false) => {
-                    return Err(missing(
-                        &field,
-                        &format!("required by law = {:?}", self.law),
-                    ));
+                    return Err(missing(&field, &format!("required by law = {:?}", self.law)));
                 }
                 (false, true) => {
-                    return Err(not_applicable(
-                        &field,
-                        &format!("law {:?} takes {needed:?}", self.law),
-                    ));
+                    return Err(not_applicable(&field, &format!("law {:?} takes {needed:?}", self.law)));
                 }
                 _ => {}
             }

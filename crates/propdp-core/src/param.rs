@@ -48,18 +48,9 @@ impl ParamSpec {
                 }
                 xs.clone()
             }
-            &ParamSpec::Range {
-                from,
-                to,
-                steps,
-                scale,
-            } => {
+            &ParamSpec::Range { from, to, steps, scale } => {
                 if steps == 0 {
-                    return Err(ConfigError::range(
-                        &format!("{field}.steps"),
-                        steps,
-                        "steps ≥ 1",
-                    ));
+                    return Err(ConfigError::range(&format!("{field}.steps"), steps, "steps ≥ 1"));
                 }
                 if scale == Scale::Log && !(from > 0.0 && to > 0.0) {
                     return Err(ConfigError::range(
@@ -120,8 +111,7 @@ impl<'de> Deserialize<'de> for ParamSpec {
 
 struct ParamVisitor;
 
-const EXPECTED: &str =
-    "a number, a list of numbers, or a range { from, to, steps, scale = \"lin\" | \"log\" }";
+const EXPECTED: &str = "a number, a list of numbers, or a range { from, to, steps, scale = \"lin\" | \"log\" }";
 
 impl<'de> Visitor<'de> for ParamVisitor {
     type Value = ParamSpec;
@@ -154,10 +144,7 @@ impl<'de> Visitor<'de> for ParamVisitor {
                 "steps" => steps = Some(map.next_value::<u32>()?),
                 "scale" => scale = Some(map.next_value::<Scale>()?),
                 other => {
-                    return Err(de::Error::unknown_field(
-                        other,
-                        &["from", "to", "steps", "scale"],
-                    ));
+                    return Err(de::Error::unknown_field(other, &["from", "to", "steps", "scale"]));
                 }
             }
         }

@@ -31,13 +31,9 @@ impl NoiseLaw {
     pub fn variance(&self) -> Option<f64> {
         match *self {
             NoiseLaw::Gaussian { sd } => Some(sd * sd),
-            NoiseLaw::StudentT { dof, scale } => {
-                (dof > 2.0).then(|| scale * scale * dof / (dof - 2.0))
-            }
+            NoiseLaw::StudentT { dof, scale } => (dof > 2.0).then(|| scale * scale * dof / (dof - 2.0)),
             NoiseLaw::Laplace { scale } => Some(2.0 * scale * scale),
-            NoiseLaw::Contaminated { sd, p, outlier_sd } => {
-                Some((1.0 - p) * sd * sd + p * outlier_sd * outlier_sd)
-            }
+            NoiseLaw::Contaminated { sd, p, outlier_sd } => Some((1.0 - p) * sd * sd + p * outlier_sd * outlier_sd),
         }
     }
 
@@ -66,11 +62,9 @@ impl NoiseLaw {
             NoiseLaw::Gaussian { sd } => vec![("noise.sd", sd)],
             NoiseLaw::StudentT { dof, scale } => vec![("noise.dof", dof), ("noise.scale", scale)],
             NoiseLaw::Laplace { scale } => vec![("noise.scale", scale)],
-            NoiseLaw::Contaminated { sd, p, outlier_sd } => vec![
-                ("noise.sd", sd),
-                ("noise.p", p),
-                ("noise.outlier_sd", outlier_sd),
-            ],
+            NoiseLaw::Contaminated { sd, p, outlier_sd } => {
+                vec![("noise.sd", sd), ("noise.p", p), ("noise.outlier_sd", outlier_sd)]
+            }
         }
     }
 
@@ -154,12 +148,7 @@ impl Point {
     /// let bad = Point::new(0.5, 1.0, huber, Algorithm::Objective { lambda: 0.0, sigma: 2.0 });
     /// assert!(bad.unwrap_err().to_string().contains("algorithm.lambda"));
     /// ```
-    pub fn new(
-        delta: f64,
-        s2: f64,
-        model: Model,
-        algorithm: Algorithm,
-    ) -> Result<Self, ConfigError> {
+    pub fn new(delta: f64, s2: f64, model: Model, algorithm: Algorithm) -> Result<Self, ConfigError> {
         let p = Point {
             delta,
             s2,
@@ -189,9 +178,7 @@ impl Point {
                 Algorithm::Objective { .. } => {
                     "λ > 0 when σ > 0 (with λ = 0 the perturbed objective is unbounded below)"
                 }
-                Algorithm::Output { .. } => {
-                    "λ > 0 when τ > 0 (output perturbation's sensitivity is 2LR/λ)"
-                }
+                Algorithm::Output { .. } => "λ > 0 when τ > 0 (output perturbation's sensitivity is 2LR/λ)",
             };
             return Err(ConfigError::range("algorithm.lambda", lambda, allowed));
         }

@@ -12,10 +12,7 @@ fn main() {
     };
     let hubt = Model::Huber {
         huber_m: 1.0,
-        noise: NoiseLaw::StudentT {
-            dof: 3.0,
-            scale: 0.5,
-        },
+        noise: NoiseLaw::StudentT { dof: 3.0, scale: 0.5 },
     };
     let pts = [
         (
@@ -58,16 +55,7 @@ fn main() {
             Design::Gaussian,
         ),
         (
-            Point::new(
-                0.5,
-                1.0,
-                hub,
-                Algorithm::Output {
-                    lambda: 1.0,
-                    tau: 0.5,
-                },
-            )
-            .unwrap(),
+            Point::new(0.5, 1.0, hub, Algorithm::Output { lambda: 1.0, tau: 0.5 }).unwrap(),
             Design::Gaussian,
         ),
         (
@@ -110,16 +98,7 @@ fn main() {
             Design::Gaussian,
         ),
         (
-            Point::new(
-                0.5,
-                1.0,
-                Model::Logistic,
-                Algorithm::Output {
-                    lambda: 0.5,
-                    tau: 0.5,
-                },
-            )
-            .unwrap(),
+            Point::new(0.5, 1.0, Model::Logistic, Algorithm::Output { lambda: 0.5, tau: 0.5 }).unwrap(),
             Design::Gaussian,
         ),
     ];
@@ -127,12 +106,7 @@ fn main() {
     for (i, (p, design)) in pts.iter().enumerate() {
         let t = Instant::now();
         let theory = th.solve(p, None).unwrap();
-        let sim = simulate(
-            p,
-            &SimSettings::new(d, reps, *design, Prior::Gaussian, 42),
-            i as u64,
-        )
-        .unwrap();
+        let sim = simulate(p, &SimSettings::new(d, reps, *design, Prior::Gaussian, 42), i as u64).unwrap();
         println!(
             "== {} {} δ={} params {:?} {:?} [{:.1}s, newton its ≤ {}]",
             p.model.name(),

@@ -46,12 +46,8 @@ fn normal<R: Rng>(rng: &mut R) -> f64 {
 pub fn draw_design<R: Rng>(n: usize, d: usize, design: Design, rng: &mut R) -> DMatrix<f64> {
     let sd = 1.0 / (d as f64).sqrt();
     let mut x = match design {
-        Design::Rademacher => {
-            DMatrix::from_fn(n, d, |_, _| if rng.random::<bool>() { sd } else { -sd })
-        }
-        Design::Gaussian | Design::GaussianProjected => {
-            DMatrix::from_fn(n, d, |_, _| sd * normal(rng))
-        }
+        Design::Rademacher => DMatrix::from_fn(n, d, |_, _| if rng.random::<bool>() { sd } else { -sd }),
+        Design::Gaussian | Design::GaussianProjected => DMatrix::from_fn(n, d, |_, _| sd * normal(rng)),
     };
     if design == Design::GaussianProjected {
         for mut row in x.row_iter_mut() {
@@ -90,23 +86,13 @@ pub fn draw_theta<R: Rng>(d: usize, s2: f64, prior: Prior, rng: &mut R) -> DVect
 pub fn draw_noise<R: Rng>(law: &NoiseLaw, rng: &mut R) -> f64 {
     match *law {
         NoiseLaw::Gaussian { sd } => sd * normal(rng),
-        NoiseLaw::StudentT { dof, scale } => {
-            scale * StudentT::new(dof).expect("dof validated > 0").sample(rng)
-        }
+        NoiseLaw::StudentT { dof, scale } => scale * StudentT::new(dof).expect("dof validated > 0").sample(rng),
         NoiseLaw::Laplace { scale } => {
             let e: f64 = rng.sample(Exp1);
-            if rng.random::<bool>() {
-                scale * e
-            } else {
-                -scale * e
-            }
+            if rng.random::<bool>() { scale * e } else { -scale * e }
         }
         NoiseLaw::Contaminated { sd, p, outlier_sd } => {
-            let s = if rng.random::<f64>() < p {
-                outlier_sd
-            } else {
-                sd
-            };
+            let s = if rng.random::<f64>() < p { outlier_sd } else { sd };
             s * normal(rng)
         }
     }

@@ -9,13 +9,7 @@ use crate::data::Dataset;
 use crate::loss::softplus;
 
 /// Every metric the model defines, by its SPEC name.
-pub fn metrics(
-    model: &Model,
-    train: &Dataset,
-    test: &Dataset,
-    theta: &DVector<f64>,
-    b: &DVector<f64>,
-) -> Metrics {
+pub fn metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVector<f64>, b: &DVector<f64>) -> Metrics {
     let d = theta.len() as f64;
     let star = &train.theta_star;
     let err2 = (theta - star).norm_squared() / d;
@@ -25,10 +19,7 @@ pub fn metrics(
     out.insert(metrics::EST_ERR.into(), err2.sqrt());
     out.insert(metrics::OVERLAP.into(), overlap);
     out.insert(metrics::NORM2.into(), theta.norm_squared() / d);
-    out.insert(
-        metrics::BIAS_FACTOR.into(),
-        theta.dot(star) / star.norm_squared(),
-    );
+    out.insert(metrics::BIAS_FACTOR.into(), theta.dot(star) / star.norm_squared());
     out.insert(metrics::NOISE_CORR.into(), theta.dot(b) / d);
     let fit_train = &train.x * theta;
     let fit_test = &test.x * theta;
@@ -45,11 +36,7 @@ pub fn metrics(
                 n,
             );
             let mse = mean(
-                &mut test
-                    .y
-                    .iter()
-                    .zip(fit_test.iter())
-                    .map(|(y, f)| (y - f).powi(2)),
+                &mut test.y.iter().zip(fit_test.iter()).map(|(y, f)| (y - f).powi(2)),
                 nt,
             );
             out.insert(metrics::TRAIN_RESID_TRUNC.into(), trunc);
@@ -65,19 +52,11 @@ pub fn metrics(
                 nt,
             );
             let test_ll = mean(
-                &mut test
-                    .y
-                    .iter()
-                    .zip(fit_test.iter())
-                    .map(|(y, f)| softplus(-y * f)),
+                &mut test.y.iter().zip(fit_test.iter()).map(|(y, f)| softplus(-y * f)),
                 nt,
             );
             let train_ll = mean(
-                &mut train
-                    .y
-                    .iter()
-                    .zip(fit_train.iter())
-                    .map(|(y, f)| softplus(-y * f)),
+                &mut train.y.iter().zip(fit_train.iter()).map(|(y, f)| softplus(-y * f)),
                 n,
             );
             out.insert(metrics::TEST_CLASS_ERR.into(), wrong);

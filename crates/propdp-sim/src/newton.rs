@@ -37,9 +37,7 @@ pub enum FitError {
         grad_norm: f64,
         tol: f64,
     },
-    #[error(
-        "Hessian not positive definite at step {iteration} (λ = 0 and too few active samples?)"
-    )]
+    #[error("Hessian not positive definite at step {iteration} (λ = 0 and too few active samples?)")]
     Singular { iteration: usize },
 }
 
@@ -55,11 +53,7 @@ impl Objective<'_> {
     }
 
     /// Minimise from θ = 0 until ‖∇F‖₂/√d ≤ `tol`.
-    pub fn minimize(
-        &self,
-        tol: f64,
-        max_iter: usize,
-    ) -> Result<(DVector<f64>, FitReport), FitError> {
+    pub fn minimize(&self, tol: f64, max_iter: usize) -> Result<(DVector<f64>, FitReport), FitError> {
         let (n, d) = self.x.shape();
         let sqrt_d = (d as f64).sqrt();
         let mut theta = DVector::zeros(d);

@@ -76,7 +76,7 @@ impl SimSettings {
         {
             return bad("simulation.prior.p", p.to_string(), "0 < p ≤ 1");
         }
-        if !(self.grad_tol > 0.0) {
+        if self.grad_tol.is_nan() || self.grad_tol <= 0.0 {
             return bad("simulation.grad_tol", self.grad_tol.to_string(), "> 0");
         }
         Ok(())
@@ -125,11 +125,7 @@ pub fn samples(d: usize, delta: f64) -> usize {
 
 /// Simulate `settings.reps` repetitions of `point`, the `point_index`-th point
 /// of its sweep (which selects the RNG streams).
-pub fn simulate(
-    point: &Point,
-    settings: &SimSettings,
-    point_index: u64,
-) -> Result<SimSummary, SimError> {
+pub fn simulate(point: &Point, settings: &SimSettings, point_index: u64) -> Result<SimSummary, SimError> {
     settings.check()?;
     let (d, n) = (settings.d, samples(settings.d, point.delta));
     let runs: Vec<(Metrics, f64, usize)> = (0..settings.reps as u64)
@@ -193,15 +189,13 @@ fn one_rep(
         sigma,
         b: &b,
     };
-    let (theta, report) = obj
-        .minimize(s.grad_tol, s.max_iter)
-        .map_err(|source| SimError::Fit {
-            point: point_index,
-            rep,
-            n,
-            d: s.d,
-            source,
-        })?;
+    let (theta, report) = obj.minimize(s.grad_tol, s.max_iter).map_err(|source| SimError::Fit {
+        point: point_index,
+        rep,
+        n,
+        d: s.d,
+        source,
+    })?;
     let theta = theta + tau * &b;
     let m = evaluate::metrics(&point.model, &train, &test, &theta, &b);
     Ok((m, report.grad_norm, report.iterations))

@@ -18,12 +18,8 @@ fn run(point: &Point, design: Design, index: u64) -> (Solution, SimSummary) {
     let theory = TheorySolver::new(SolverOptions::default())
         .solve(point, None)
         .expect("theory converges");
-    let sim = simulate(
-        point,
-        &SimSettings::new(D, REPS, design, Prior::Gaussian, 2026),
-        index,
-    )
-    .expect("simulation runs");
+    let sim =
+        simulate(point, &SimSettings::new(D, REPS, design, Prior::Gaussian, 2026), index).expect("simulation runs");
     (theory, sim)
 }
 
@@ -43,10 +39,7 @@ fn disagreements(point: &Point, design: Design, index: u64) -> Vec<String> {
 }
 
 fn huber(noise: NoiseLaw) -> Model {
-    Model::Huber {
-        huber_m: 1.0,
-        noise,
-    }
+    Model::Huber { huber_m: 1.0, noise }
 }
 
 const GAUSS: NoiseLaw = NoiseLaw::Gaussian { sd: 0.5 };
@@ -82,10 +75,7 @@ fn huber_objective_perturbation_matches_simulation() {
             Point::new(
                 0.8,
                 1.0,
-                huber(NoiseLaw::StudentT {
-                    dof: 3.0,
-                    scale: 0.5,
-                }),
+                huber(NoiseLaw::StudentT { dof: 3.0, scale: 0.5 }),
                 Algorithm::Objective {
                     lambda: 0.1,
                     sigma: 0.5,
@@ -124,10 +114,7 @@ fn huber_output_perturbation_matches_simulation() {
         0.5,
         1.0,
         huber(NoiseLaw::Laplace { scale: 0.4 }),
-        Algorithm::Output {
-            lambda: 1.0,
-            tau: 0.5,
-        },
+        Algorithm::Output { lambda: 1.0, tau: 0.5 },
     )
     .unwrap();
     let bad = disagreements(&p, Design::Gaussian, 10);
@@ -184,16 +171,7 @@ fn logistic_objective_perturbation_matches_simulation() {
 
 #[test]
 fn logistic_output_perturbation_matches_simulation() {
-    let p = Point::new(
-        0.5,
-        1.0,
-        Model::Logistic,
-        Algorithm::Output {
-            lambda: 0.5,
-            tau: 0.5,
-        },
-    )
-    .unwrap();
+    let p = Point::new(0.5, 1.0, Model::Logistic, Algorithm::Output { lambda: 0.5, tau: 0.5 }).unwrap();
     let bad = disagreements(&p, Design::Gaussian, 30);
     assert!(bad.is_empty(), "{bad:#?}");
 }
@@ -244,9 +222,7 @@ fn logistic_hard_region_response_at_zero_noise_matches_simulation() {
         },
     )
     .unwrap();
-    let th = TheorySolver::new(SolverOptions::default())
-        .solve(&p, None)
-        .unwrap();
+    let th = TheorySolver::new(SolverOptions::default()).solve(&p, None).unwrap();
     let propdp_theory::solve::State::Logistic(st) = th.state else {
         panic!("logistic state")
     };
@@ -254,15 +230,7 @@ fn logistic_hard_region_response_at_zero_noise_matches_simulation() {
     let vs: Vec<f64> = (0..reps)
         .map(|rep| {
             let mut rng = stream(2026, 50, rep);
-            let data = draw_dataset(
-                &p.model,
-                D / 2,
-                D,
-                p.s2,
-                Design::Gaussian,
-                Prior::Gaussian,
-                &mut rng,
-            );
+            let data = draw_dataset(&p.model, D / 2, D, p.s2, Design::Gaussian, Prior::Gaussian, &mut rng);
             let b = draw_gaussian_vector(D, &mut rng);
             let fit = |sigma| {
                 Objective {
@@ -281,8 +249,7 @@ fn logistic_hard_region_response_at_zero_noise_matches_simulation() {
         })
         .collect();
     let m = vs.iter().sum::<f64>() / reps as f64;
-    let se = (vs.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (reps as f64 - 1.0) / reps as f64)
-        .sqrt();
+    let se = (vs.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (reps as f64 - 1.0) / reps as f64).sqrt();
     assert!(
         (st.v - m).abs() <= allowed(st.v, se),
         "theory V = {} vs simulated {m} ± {se}",

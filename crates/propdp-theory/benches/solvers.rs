@@ -1,1 +1,76 @@
-fn main() {}
+//! Time per solved point and per 30×5 δ×σ sweep (warm-started along δ, as
+//! `propdp run` does), for Huber with Gaussian and Student-t noise and for
+//! logistic regression. Single-threaded.
+//!
+//! Run: cargo bench -p propdp-theory --bench solvers
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use propdp_core::{Algorithm, Model, NoiseLaw, Point, config::SolverOptions};
+use propdp_theory::solve::{State, TheorySolver};
+
+fn models() -> [(&'static str, Model); 3] {
+    [
+        (
+            "huber_gaussian",
+            Model::Huber {
+                huber_m: 1.0,
+                noise: NoiseLaw::Gaussian { sd: 0.5 },
+            },
+        ),
+        (
+            "huber_student_t",
+            Model::Huber {
+                huber_m: 1.0,
+                noise: NoiseLaw::StudentT { dof: 3.0, scale: 0.5 },
+            },
+        ),
+        ("logistic", Model::Logistic),
+    ]
+}
+
+fn sweep(solver: &TheorySolver, model: Model) -> f64 {
+    let mut acc = 0.0;
+    for i in 0..5 {
+        let sigma = [0.0, 0.5, 1.0, 2.0, 5.0][i];
+        let mut warm: Option<State> = None;
+        for j in 0..30 {
+            let delta = 0.05 * 100f64.powf(j as f64 / 29.0);
+            let p = Point::new(delta, 1.0, model, Algorithm::Objective { lambda: 1.0, sigma }).unwrap();
+            let s = solver.solve(&p, warm).unwrap();
+            acc += s.metrics["est_err2"];
+            warm = Some(s.state);
+        }
+    }
+    acc
+}
+
+fn bench(c: &mut Criterion) {
+    let solver = TheorySolver::new(SolverOptions::default());
+    for (name, model) in models() {
+        let p = Point::new(
+            0.5,
+            1.0,
+            model,
+            Algorithm::Objective {
+                lambda: 1.0,
+                sigma: 1.0,
+            },
+        )
+        .unwrap();
+        c.bench_function(&format!("point/{name}"), |b| {
+            b.iter(|| solver.solve(black_box(&p), None).unwrap())
+        });
+    }
+    let mut g = c.benchmark_group("sweep_30x5");
+    g.sample_size(10).measurement_time(Duration::from_secs(20));
+    for (name, model) in models() {
+        g.bench_function(name, |b| b.iter(|| sweep(&solver, black_box(model))));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

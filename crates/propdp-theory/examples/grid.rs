@@ -7,9 +7,7 @@ use std::time::Instant;
 
 fn main() {
     let solver = TheorySolver::new(SolverOptions::default());
-    let deltas: Vec<f64> = (0..12)
-        .map(|i| 0.05 * (100f64).powf(i as f64 / 11.0))
-        .collect();
+    let deltas: Vec<f64> = (0..12).map(|i| 0.05 * (100f64).powf(i as f64 / 11.0)).collect();
     let models = [
         Model::Huber {
             huber_m: 1.0,
@@ -17,10 +15,7 @@ fn main() {
         },
         Model::Huber {
             huber_m: 1.0,
-            noise: NoiseLaw::StudentT {
-                dof: 3.0,
-                scale: 0.5,
-            },
+            noise: NoiseLaw::StudentT { dof: 3.0, scale: 0.5 },
         },
         Model::Logistic,
     ];
@@ -31,9 +26,7 @@ fn main() {
             for &lambda in &[0.01, 0.1, 1.0, 10.0] {
                 for &sigma in &[0.0, 0.5, 2.0, 5.0] {
                     for &delta in &deltas {
-                        let p =
-                            Point::new(delta, s2, model, Algorithm::Objective { lambda, sigma })
-                                .unwrap();
+                        let p = Point::new(delta, s2, model, Algorithm::Objective { lambda, sigma }).unwrap();
                         n += 1;
                         match solver.solve(&p, None) {
                             Ok(s) => worst = worst.max(s.report.residual),

@@ -24,19 +24,12 @@ impl NormalRule {
     pub fn new(n: usize) -> Self {
         let gh = GaussHermite::new(NonZeroUsize::new(n.max(1)).expect("n ≥ 1"));
         let norm = std::f64::consts::PI.sqrt();
-        let (nodes, weights) = gh
-            .iter()
-            .map(|(x, w)| (std::f64::consts::SQRT_2 * x, w / norm))
-            .unzip();
+        let (nodes, weights) = gh.iter().map(|(x, w)| (std::f64::consts::SQRT_2 * x, w / norm)).unzip();
         NormalRule { nodes, weights }
     }
 
     /// E f(Z).
     pub fn expect<F: FnMut(f64) -> f64>(&self, mut f: F) -> f64 {
-        self.nodes
-            .iter()
-            .zip(&self.weights)
-            .map(|(&z, &w)| w * f(z))
-            .sum()
+        self.nodes.iter().zip(&self.weights).map(|(&z, &w)| w * f(z)).sum()
     }
 }

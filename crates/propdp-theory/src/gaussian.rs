@@ -38,8 +38,7 @@ pub fn clipped_square_mean(mu: f64, tau: f64, m: f64) -> f64 {
     let b = (m - mu) / tau;
     let (pa, pb) = (pdf(a), pdf(b));
     let inside = cdf(b) - cdf(a);
-    let second =
-        (mu * mu + tau * tau) * inside + 2.0 * mu * tau * (pa - pb) + tau * tau * (a * pa - b * pb);
+    let second = (mu * mu + tau * tau) * inside + 2.0 * mu * tau * (pa - pb) + tau * tau * (a * pa - b * pb);
     second + m * m * (1.0 - inside)
 }
 

@@ -57,9 +57,7 @@ pub struct HuberState {
 pub enum HuberError {
     #[error("huber: no solution at {params:?}: {reason}")]
     NoSolution { params: HuberParams, reason: String },
-    #[error(
-        "huber: not converged at {params:?} after {iterations} iterations (residual {residual:e})"
-    )]
+    #[error("huber: not converged at {params:?} after {iterations} iterations (residual {residual:e})")]
     NotConverged {
         params: HuberParams,
         iterations: usize,
@@ -84,10 +82,7 @@ impl HuberParams {
     /// V(α²) from (H2), then P and β² at that V.
     fn eval(&self, alpha2: f64) -> Result<Eval, HuberError> {
         let (d, l, m) = (self.delta, self.lambda, self.huber_m);
-        let h2 = |v: f64| {
-            v / (1.0 + v) * truncated_moments(&self.noise, alpha2, m * (1.0 + v)).0
-                - d * (1.0 - l * v)
-        };
+        let h2 = |v: f64| v / (1.0 + v) * truncated_moments(&self.noise, alpha2, m * (1.0 + v)).0 - d * (1.0 - l * v);
         let hi = if l > 0.0 {
             1.0 / l
         } else {
@@ -100,8 +95,7 @@ impl HuberParams {
             }
             hi
         };
-        let (v, _) = brent(0.0, hi, h2, 1e-15, 200)
-            .ok_or_else(|| self.no_solution("(H2) root not bracketed"))?;
+        let (v, _) = brent(0.0, hi, h2, 1e-15, 200).ok_or_else(|| self.no_solution("(H2) root not bracketed"))?;
         let (p, t2) = truncated_moments(&self.noise, alpha2, m * (1.0 + v));
         let beta2 = t2 / ((1.0 + v) * (1.0 + v)) + m * m * (1.0 - p);
         Ok(Eval { v, p, beta2 })
@@ -151,9 +145,7 @@ pub fn solve(
         return Err(p.no_solution("λ = 0 with σ > 0: the perturbed objective is unbounded below"));
     }
     if p.lambda == 0.0 && p.delta >= 1.0 {
-        return Err(p.no_solution(
-            "λ = 0 with δ ≥ 1: the unregularized Huber estimator interpolates (V → ∞)",
-        ));
+        return Err(p.no_solution("λ = 0 with δ ≥ 1: the unregularized Huber estimator interpolates (V → ∞)"));
     }
     let g0 = p.gap(0.0)?;
     if g0 >= 0.0 {
@@ -161,10 +153,7 @@ pub fn solve(
         let e = p.eval(0.0)?;
         let residual = p.residual(0.0, &e);
         return Ok((
-            HuberState {
-                alpha2: 0.0,
-                v: e.v,
-            },
+            HuberState { alpha2: 0.0, v: e.v },
             SolverReport {
                 converged: true,
                 iterations: 0,
@@ -175,12 +164,11 @@ pub fn solve(
     let (lo, hi, scans) = bracket(p, warm, g0, opts.max_iter)?;
     let gap = |a2: f64| p.gap(a2).unwrap_or(f64::NAN);
     let rel = (opts.tol * 1e-3).max(1e-15);
-    let (alpha2, iters) =
-        brent(lo, hi, gap, rel, opts.max_iter).ok_or_else(|| HuberError::NotConverged {
-            params: *p,
-            iterations: opts.max_iter,
-            residual: f64::NAN,
-        })?;
+    let (alpha2, iters) = brent(lo, hi, gap, rel, opts.max_iter).ok_or(HuberError::NotConverged {
+        params: *p,
+        iterations: opts.max_iter,
+        residual: f64::NAN,
+    })?;
     let e = p.eval(alpha2)?;
     let residual = p.residual(alpha2, &e);
     let report = SolverReport {
@@ -205,10 +193,19 @@ fn bracket(
     g0: f64,
     max_iter: usize,
 ) -> Result<(f64, f64, usize), HuberError> {
+    // warm: grow a bracket upwards from just below the nearby solution
     if let Some(w) = warm.filter(|w| w.alpha2 > 0.0) {
-        let (lo, hi) = (w.alpha2 / 1.25, w.alpha2 * 1.25);
-        if p.gap(lo)? < 0.0 && p.gap(hi)? >= 0.0 {
-            return Ok((lo, hi, 2));
+        let lo = w.alpha2 / 1.25;
+        if p.gap(lo)? < 0.0 {
+            let (mut lo, mut hi, mut scans) = (lo, w.alpha2 * 1.25, 1);
+            while p.gap(hi)? < 0.0 && scans < 200 {
+                lo = hi;
+                hi *= 2.0;
+                scans += 1;
+            }
+            if scans < 200 {
+                return Ok((lo, hi, scans));
+            }
         }
     }
     // cold: scan up from 0 geometrically starting at Ψ(0) = −gap(0)
@@ -217,9 +214,7 @@ fn bracket(
     while p.gap(hi)? < 0.0 {
         scans += 1;
         if scans > max_iter.min(200) {
-            return Err(
-                p.no_solution("α² = Ψ(α²) has no root below 2^200·Ψ(0): the error diverges")
-            );
+            return Err(p.no_solution("α² = Ψ(α²) has no root below 2^200·Ψ(0): the error diverges"));
         }
         lo = hi;
         hi *= 2.0;
@@ -273,9 +268,7 @@ fn output_train_resid_trunc(p: &HuberParams, st: &HuberState, tau: f64) -> f64 {
     };
     crate::noise::expect_over_variance(&p.noise, st.alpha2, |w| {
         let s = w.sqrt();
-        let f = |z: f64| {
-            crate::gaussian::pdf(z / s) / s * crate::gaussian::clipped_square_mean(prox(z), tau, m)
-        };
+        let f = |z: f64| crate::gaussian::pdf(z / s) / s * crate::gaussian::clipped_square_mean(prox(z), tau, m);
         // by symmetry, twice the integral over z ≥ 0: [0, c] and [c, ∞)
         let inner = quadrature::integrate(f, 0.0, c, 1e-13).integral;
         let outer = quadrature::integrate(

@@ -66,13 +66,8 @@ pub struct LogisticState {
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum LogisticError {
     #[error("logistic: no solution at {params:?}: {reason}")]
-    NoSolution {
-        params: LogisticParams,
-        reason: String,
-    },
-    #[error(
-        "logistic: not converged at {params:?} after {iterations} iterations (residual {residual:e})"
-    )]
+    NoSolution { params: LogisticParams, reason: String },
+    #[error("logistic: not converged at {params:?} after {iterations} iterations (residual {residual:e})")]
     NotConverged {
         params: LogisticParams,
         iterations: usize,
@@ -159,23 +154,17 @@ pub fn inner_nodes(c: f64, tau: f64, v: f64, out: &mut Vec<(f64, f64, f64)>) {
     let u_of = |p: f64| p + v * sigmoid(p);
     let breaks: [f64; 11] = std::array::from_fn(|i| u_of(-20.0 + 4.0 * i as f64));
     let norm = 1.0 / (tau * (2.0 * std::f64::consts::PI).sqrt());
-    for_each_panel(
-        c - WINDOW * tau,
-        c + WINDOW * tau,
-        &breaks,
-        2.0 * tau,
-        |ua, ub| {
-            let (pa, pb) = (prox(ua, v), prox(ub, v));
-            let (mid, half) = (0.5 * (pa + pb), 0.5 * (pb - pa));
-            for &(x, w) in rule {
-                let p = mid + half * x;
-                let sp = sigmoid(p);
-                let xi = (c - (p + v * sp)) / tau;
-                let jac = 1.0 + v * sp * (1.0 - sp);
-                out.push((p, xi, half * w * jac * norm * (-0.5 * xi * xi).exp()));
-            }
-        },
-    );
+    for_each_panel(c - WINDOW * tau, c + WINDOW * tau, &breaks, 2.0 * tau, |ua, ub| {
+        let (pa, pb) = (prox(ua, v), prox(ub, v));
+        let (mid, half) = (0.5 * (pa + pb), 0.5 * (pb - pa));
+        for &(x, w) in rule {
+            let p = mid + half * x;
+            let sp = sigmoid(p);
+            let xi = (c - (p + v * sp)) / tau;
+            let jac = 1.0 + v * sp * (1.0 - sp);
+            out.push((p, xi, half * w * jac * norm * (-0.5 * xi * xi).exp()));
+        }
+    });
 }
 
 /// Solver holding its quadrature rule; reuse it along a sweep.
@@ -213,14 +202,7 @@ impl LogisticSolver {
     /// asked, their 3×3 Jacobian with respect to (b, τ_⊥, V) (rows m̂, q̂, V̂),
     /// by the chain rule through the prox: ∂p/∂ω = −k, ∂p/∂V = −sigmoid(p)·k
     /// with k = 1/(1 + Vρ''(p)).
-    fn hats(
-        &self,
-        p: &LogisticParams,
-        b: f64,
-        tp: f64,
-        v: f64,
-        jac: bool,
-    ) -> ([f64; 3], [[f64; 3]; 3]) {
+    fn hats(&self, p: &LogisticParams, b: f64, tp: f64, v: f64, jac: bool) -> ([f64; 3], [[f64; 3]; 3]) {
         let s = p.s2.sqrt();
         let r = &self.rule;
         let mut h = [0.0; 3];
@@ -317,9 +299,7 @@ impl LogisticSolver {
     fn resid(&self, p: &LogisticParams, x: &X, jac: bool) -> Option<(X, Matrix3<f64>)> {
         let (f, jf) = self.map_x(p, x, jac);
         let r = x - f;
-        r.iter()
-            .all(|v| v.is_finite())
-            .then_some((r, Matrix3::identity() - jf))
+        r.iter().all(|v| v.is_finite()).then_some((r, Matrix3::identity() - jf))
     }
 
     /// Solve the system. `warm`: a nearby solution (previous sweep point).
@@ -426,11 +406,7 @@ impl LogisticSolver {
     }
 
     /// Newton with finite-difference Jacobian and backtracking from `start`.
-    fn newton(
-        &self,
-        p: &LogisticParams,
-        start: LogisticState,
-    ) -> Result<(LogisticState, SolverReport), LogisticError> {
+    fn newton(&self, p: &LogisticParams, start: LogisticState) -> Result<(LogisticState, SolverReport), LogisticError> {
         let tol = self.opts.tol;
         let mut x = Self::to_x(p, &start);
         let fail = |iterations, residual| LogisticError::NotConverged {
@@ -561,10 +537,7 @@ impl LogisticSolver {
             * self.rule.expect(|z| {
                 let nu = s * z;
                 inner_nodes(-b * nu, tp, st.v, &mut nodes);
-                let inner: f64 = nodes
-                    .iter()
-                    .map(|&(pp, _, w)| w * softplus_mean(pp, tau))
-                    .sum();
+                let inner: f64 = nodes.iter().map(|&(pp, _, w)| w * softplus_mean(pp, tau)).sum();
                 sigmoid(nu) * inner
             });
         let mut out = Metrics::new();
@@ -597,10 +570,7 @@ mod tests {
                 let u = -300.0 + 0.1537 * i as f64;
                 let p = prox(u, v);
                 let f = p + v * sigmoid(p) - u;
-                assert!(
-                    f.abs() <= 1e-12 * (1.0 + u.abs()),
-                    "u={u} v={v} residual {f}"
-                );
+                assert!(f.abs() <= 1e-12 * (1.0 + u.abs()), "u={u} v={v} residual {f}");
                 assert!(p >= last, "prox not monotone at u={u} v={v}");
                 last = p;
             }
@@ -656,8 +626,7 @@ mod tests {
                 let (mut xp, mut xm) = (x, x);
                 xp[c] += h;
                 xm[c] -= h;
-                let fd =
-                    (solver.map_x(&p, &xp, false).0 - solver.map_x(&p, &xm, false).0) / (2.0 * h);
+                let fd = (solver.map_x(&p, &xp, false).0 - solver.map_x(&p, &xm, false).0) / (2.0 * h);
                 for r in 0..3 {
                     let tol = 1e-5 * (1.0 + fd[r].abs());
                     assert!(

@@ -24,9 +24,7 @@ const QUAD_TOL: f64 = 1e-13;
 pub fn expect_over_variance<F: Fn(f64) -> f64>(law: &NoiseLaw, v: f64, f: F) -> f64 {
     match *law {
         NoiseLaw::Gaussian { sd } => f(sd * sd + v),
-        NoiseLaw::Contaminated { sd, p, outlier_sd } => {
-            (1.0 - p) * f(sd * sd + v) + p * f(outlier_sd * outlier_sd + v)
-        }
+        NoiseLaw::Contaminated { sd, p, outlier_sd } => (1.0 - p) * f(sd * sd + v) + p * f(outlier_sd * outlier_sd + v),
         NoiseLaw::Laplace { scale } => {
             let b2 = 2.0 * scale * scale;
             half_line(|w| (-w).exp() * f(b2 * w + v))
@@ -86,12 +84,8 @@ pub fn truncated_moments(law: &NoiseLaw, v: f64, c: f64) -> (f64, f64) {
             acc
         }
         _ => (
-            expect_over_variance(law, v, |w| {
-                crate::gaussian::central_truncated_moments(w, c).0
-            }),
-            expect_over_variance(law, v, |w| {
-                crate::gaussian::central_truncated_moments(w, c).1
-            }),
+            expect_over_variance(law, v, |w| crate::gaussian::central_truncated_moments(w, c).0),
+            expect_over_variance(law, v, |w| crate::gaussian::central_truncated_moments(w, c).1),
         ),
     }
 }
@@ -107,9 +101,8 @@ mod tests {
             NoiseLaw::Laplace { scale } => (-e.abs() / scale).exp() / (2.0 * scale),
             NoiseLaw::StudentT { dof, scale } => {
                 let x = e / scale;
-                let ln_c = libm::lgamma(0.5 * (dof + 1.0))
-                    - libm::lgamma(0.5 * dof)
-                    - 0.5 * (dof * std::f64::consts::PI).ln();
+                let ln_c =
+                    libm::lgamma(0.5 * (dof + 1.0)) - libm::lgamma(0.5 * dof) - 0.5 * (dof * std::f64::consts::PI).ln();
                 (ln_c - 0.5 * (dof + 1.0) * (1.0 + x * x / dof).ln()).exp() / scale
             }
             _ => unreachable!(),
@@ -122,14 +115,8 @@ mod tests {
     fn mixture_matches_direct_integration_over_density() {
         let laws = [
             NoiseLaw::Laplace { scale: 0.7 },
-            NoiseLaw::StudentT {
-                dof: 3.0,
-                scale: 0.5,
-            },
-            NoiseLaw::StudentT {
-                dof: 1.0,
-                scale: 1.0,
-            },
+            NoiseLaw::StudentT { dof: 3.0, scale: 0.5 },
+            NoiseLaw::StudentT { dof: 1.0, scale: 1.0 },
         ];
         for law in &laws {
             for &(alpha, c) in &[(0.3, 1.0), (1.2, 2.5), (0.05, 0.4)] {
@@ -146,10 +133,7 @@ mod tests {
                     let cond = cdf((c - e) / alpha) - cdf((-c - e) / alpha);
                     acc += density(law, e) * cond * jac * h;
                 }
-                assert!(
-                    (p_mix - acc).abs() < 2e-8,
-                    "{law:?} α={alpha} c={c}: {p_mix} vs {acc}"
-                );
+                assert!((p_mix - acc).abs() < 2e-8, "{law:?} α={alpha} c={c}: {p_mix} vs {acc}");
             }
         }
     }

@@ -24,13 +24,7 @@ pub fn legendre16() -> &'static [(f64, f64)] {
 
 /// Break an interval [a, b] at `breaks` (those strictly inside) and then into
 /// pieces no wider than `max_width`; calls `panel(lo, hi)` for each piece.
-pub fn for_each_panel<F: FnMut(f64, f64)>(
-    a: f64,
-    b: f64,
-    breaks: &[f64],
-    max_width: f64,
-    mut panel: F,
-) {
+pub fn for_each_panel<F: FnMut(f64, f64)>(a: f64, b: f64, breaks: &[f64], max_width: f64, mut panel: F) {
     let mut pts: Vec<f64> = std::iter::once(a)
         .chain(breaks.iter().copied().filter(|&x| x > a && x < b))
         .chain(std::iter::once(b))
@@ -58,13 +52,7 @@ pub fn for_each_panel<F: FnMut(f64, f64)>(
 /// let exact = 2.0 * 2.0 * phi(0.15) + 0.3 * (2.0 * cdf(0.15) - 1.0);
 /// assert!((e - exact).abs() < 1e-12);
 /// ```
-pub fn normal_expect<F: Fn(f64) -> f64>(
-    mean: f64,
-    sd: f64,
-    breaks: &[f64],
-    max_width: f64,
-    f: F,
-) -> f64 {
+pub fn normal_expect<F: Fn(f64) -> f64>(mean: f64, sd: f64, breaks: &[f64], max_width: f64, f: F) -> f64 {
     if sd <= 0.0 {
         return f(mean);
     }

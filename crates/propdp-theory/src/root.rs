@@ -24,13 +24,7 @@ impl roots::Convergency<f64> for Tol {
 
 /// Root of `f` in [a, b] (f(a), f(b) of opposite signs). Returns the root and
 /// the iterations used, or `None` if there is no sign change or Brent stalls.
-pub fn brent<F: Fn(f64) -> f64>(
-    a: f64,
-    b: f64,
-    f: F,
-    rel: f64,
-    max_iter: usize,
-) -> Option<(f64, usize)> {
+pub fn brent<F: Fn(f64) -> f64>(a: f64, b: f64, f: F, rel: f64, max_iter: usize) -> Option<(f64, usize)> {
     let mut tol = Tol {
         rel,
         abs: 1e-300,

@@ -42,14 +42,9 @@ fn least_squares_limit() {
 fn ridge_mp(delta: f64, s2: f64, sd: f64, lambda: f64, sigma: f64) -> f64 {
     let (a, b) = ((1.0 - delta.sqrt()).powi(2), (1.0 + delta.sqrt()).powi(2));
     let f = |mu: f64| (lambda * lambda * s2 + sigma * sigma + sd * sd * mu) / (mu + lambda).powi(2);
-    let dens =
-        |x: f64| ((b - x) * (x - a)).max(0.0).sqrt() / (2.0 * std::f64::consts::PI * delta * x);
+    let dens = |x: f64| ((b - x) * (x - a)).max(0.0).sqrt() / (2.0 * std::f64::consts::PI * delta * x);
     let cont = quadrature::integrate(|x| dens(x) * f(x / delta), a, b, 1e-13).integral;
-    let atom = if delta > 1.0 {
-        (1.0 - 1.0 / delta) * f(0.0)
-    } else {
-        0.0
-    };
+    let atom = if delta > 1.0 { (1.0 - 1.0 / delta) * f(0.0) } else { 0.0 };
     cont + atom
 }
 
@@ -88,13 +83,7 @@ fn error_grows_with_privacy_noise() {
         for &delta in &[0.2, 1.0, 3.0] {
             let mut last = f64::NEG_INFINITY;
             for &sigma in &[0.0, 0.25, 0.5, 1.0, 2.0, 4.0] {
-                let p = Point::new(
-                    delta,
-                    1.0,
-                    model,
-                    Algorithm::Objective { lambda: 0.5, sigma },
-                )
-                .unwrap();
+                let p = Point::new(delta, 1.0, model, Algorithm::Objective { lambda: 0.5, sigma }).unwrap();
                 let e = solver.solve(&p, None).unwrap().metrics["est_err2"];
                 assert!(e > last, "{model:?} δ={delta} σ={sigma}: {e} ≤ {last}");
                 last = e;
@@ -171,11 +160,7 @@ fn mle_threshold_and_no_solution_beyond_it() {
         sigma: 0.0,
     };
     let (st, _) = solver.solve(&below, None).unwrap();
-    assert!(
-        st.v > 10.0,
-        "response should be large near the threshold: {}",
-        st.v
-    );
+    assert!(st.v > 10.0, "response should be large near the threshold: {}", st.v);
     let above = LogisticParams {
         delta: 1.01 * h,
         ..below
@@ -229,10 +214,7 @@ fn warm_start_reaches_the_cold_solution() {
     for model in [
         Model::Huber {
             huber_m: 1.0,
-            noise: NoiseLaw::StudentT {
-                dof: 3.0,
-                scale: 0.5,
-            },
+            noise: NoiseLaw::StudentT { dof: 3.0, scale: 0.5 },
         },
         Model::Logistic,
     ] {
@@ -252,10 +234,7 @@ fn warm_start_reaches_the_cold_solution() {
             let hot = solver.solve(&p, warm).unwrap();
             let cold = solver.solve(&p, None).unwrap();
             let (a, b) = (hot.metrics["est_err2"], cold.metrics["est_err2"]);
-            assert!(
-                (a - b).abs() < 1e-8 * b,
-                "{model:?} δ={delta}: warm {a} cold {b}"
-            );
+            assert!((a - b).abs() < 1e-8 * b, "{model:?} δ={delta}: warm {a} cold {b}");
             warm = Some(hot.state);
         }
     }

@@ -16,8 +16,7 @@ fn gauss_integral<F: Fn(f64) -> f64>(sd: f64, f: F, tol: f64) -> f64 {
         }
         let x = t / om;
         let z = x / sd;
-        let w = (-0.5 * z * z).exp() / (sd * (2.0 * std::f64::consts::PI).sqrt()) * (1.0 + t * t)
-            / (om * om);
+        let w = (-0.5 * z * z).exp() / (sd * (2.0 * std::f64::consts::PI).sqrt()) * (1.0 + t * t) / (om * om);
         if w == 0.0 { 0.0 } else { w * f(x) }
     };
     quadrature::integrate(g, -1.0, 1.0, tol).integral
@@ -49,7 +48,7 @@ fn gauss_integral_split<F: Fn(f64) -> f64>(mut breaks: [f64; 3], f: F, tol: f64)
     breaks.sort_by(f64::total_cmp);
     let inner: f64 = breaks
         .windows(2)
-        .map(|w| quadrature::integrate(&g, w[0], w[1], tol).integral)
+        .map(|w| quadrature::integrate(g, w[0], w[1], tol).integral)
         .sum();
     tail(breaks[0], -1.0) + inner + tail(breaks[2], 1.0)
 }
