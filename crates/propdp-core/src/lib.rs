@@ -11,6 +11,7 @@
 
 pub mod config;
 pub mod error;
+pub mod loss;
 pub mod metrics;
 pub mod param;
 pub mod problem;

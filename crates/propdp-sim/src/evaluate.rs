@@ -6,7 +6,7 @@ use propdp_core::Model;
 use propdp_core::metrics::{self, Metrics};
 
 use crate::data::Dataset;
-use crate::loss::softplus;
+use propdp_core::loss::softplus;
 
 /// Every metric the model defines, by its SPEC name.
 pub fn metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVector<f64>, b: &DVector<f64>) -> Metrics {

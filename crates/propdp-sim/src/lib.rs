@@ -10,7 +10,6 @@
 
 pub mod data;
 pub mod evaluate;
-pub mod loss;
 pub mod newton;
 pub mod rng;
 pub mod run;

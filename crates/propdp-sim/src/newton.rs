@@ -8,7 +8,7 @@
 use nalgebra::{DMatrix, DVector};
 use thiserror::Error;
 
-use crate::loss::Loss;
+use propdp_core::loss::Loss;
 
 /// The objective to minimise.
 pub struct Objective<'a> {

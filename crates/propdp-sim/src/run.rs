@@ -11,9 +11,9 @@ use thiserror::Error;
 
 use crate::data::{self, Dataset, Design, Prior};
 use crate::evaluate;
-use crate::loss::Loss;
 use crate::newton::{FitError, Objective};
 use crate::rng::stream;
+use propdp_core::loss::Loss;
 
 /// Simulation settings of a run.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -44,6 +44,7 @@ use crate::gauss_hermite::NormalRule;
 use crate::gaussian::cdf;
 use crate::panels::{WINDOW, for_each_panel, legendre16, normal_expect};
 use crate::root::brent;
+pub use propdp_core::loss::{sigmoid, softplus};
 
 /// Parameters of one logistic point (σ = 0: non-private ridge logistic).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,25 +74,6 @@ pub enum LogisticError {
         iterations: usize,
         residual: f64,
     },
-}
-
-/// σ(x), computed without overflow.
-pub fn sigmoid(x: f64) -> f64 {
-    if x >= 0.0 {
-        1.0 / (1.0 + (-x).exp())
-    } else {
-        let e = x.exp();
-        e / (1.0 + e)
-    }
-}
-
-/// ρ(x) = log(1 + eˣ), computed without overflow.
-pub fn softplus(x: f64) -> f64 {
-    if x > 0.0 {
-        x + (-x).exp().ln_1p()
-    } else {
-        x.exp().ln_1p()
-    }
 }
 
 /// E ρ(X) for X ~ N(mean, sd²) (ρ = softplus, kink of width 1 at 0).

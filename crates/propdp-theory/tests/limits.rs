@@ -239,3 +239,45 @@ fn warm_start_reaches_the_cold_solution() {
         }
     }
 }
+
+/// Cold-start convergence over the default grids (δ ∈ [0.05, 5], σ ∈ [0, 5],
+/// λ ∈ [0.01, 10], s² ∈ [0.25, 9]); the full 12×4×4×4 grid per model is in
+/// `examples/grid.rs`.
+#[test]
+fn solvers_converge_across_the_default_grid() {
+    let solver = TheorySolver::new(opts());
+    let models = [
+        Model::Huber {
+            huber_m: 1.0,
+            noise: NoiseLaw::Gaussian { sd: 0.5 },
+        },
+        Model::Huber {
+            huber_m: 0.5,
+            noise: NoiseLaw::Contaminated {
+                sd: 0.3,
+                p: 0.1,
+                outlier_sd: 5.0,
+            },
+        },
+        Model::Logistic,
+    ];
+    let deltas = [0.05, 0.2, 0.7, 1.0, 2.0, 5.0];
+    for model in models {
+        for &s2 in &[0.25, 9.0] {
+            for &lambda in &[0.01, 0.3, 10.0] {
+                for &sigma in &[0.0, 1.0, 5.0] {
+                    for &delta in &deltas {
+                        let p = Point::new(delta, s2, model, Algorithm::Objective { lambda, sigma }).unwrap();
+                        let s = solver.solve(&p, None).unwrap_or_else(|e| panic!("{e}"));
+                        assert!(
+                            s.report.converged && s.report.residual <= 1e-10,
+                            "{p:?}: {:?}",
+                            s.report
+                        );
+                        assert!(s.metrics.values().all(|v| v.is_finite()), "{p:?}: {:?}", s.metrics);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,7 +1,8 @@
-//! Per-sample GLM losses ℓ(y, r) as functions of the fitted field r = xᵀθ,
-//! with their first two derivatives in r.
+//! Per-sample GLM losses ℓ(y, r) of SPEC.md §1 as functions of the fitted
+//! field r = xᵀθ, with their first two derivatives in r, and the logistic
+//! helpers shared by theory and simulation.
 
-use propdp_core::Model;
+use crate::problem::Model;
 
 /// The loss of a model (SPEC.md §1).
 #[derive(Debug, Clone, Copy, PartialEq)]
