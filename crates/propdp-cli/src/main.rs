@@ -3,6 +3,7 @@
 
 mod output;
 mod run;
+mod validate;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,7 +19,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Solve every point of a config's sweep; write DIR/results.jsonl.
+    /// Solve (and, with a [simulation] table, simulate) every point of a
+    /// config's sweep; write DIR/results.jsonl.
     Run {
         /// The TOML config.
         config: PathBuf,
@@ -31,6 +33,21 @@ enum Command {
         /// Discard results of an earlier run in DIR.
         #[arg(long)]
         overwrite: bool,
+        /// Solve the theory only, even if the config has a [simulation] table.
+        #[arg(long, conflicts_with = "sim_only")]
+        theory_only: bool,
+        /// Run the simulation only.
+        #[arg(long)]
+        sim_only: bool,
+    },
+    /// Run what is missing, then compare theory with simulation by SPEC.md §5's
+    /// rule; writes DIR/validation.csv; non-zero exit on any failure.
+    Validate {
+        /// The TOML config (must have a [simulation] table).
+        config: PathBuf,
+        /// Output directory [default: results/<config stem>/].
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Validate a config and print its sweep without solving anything.
     Check {
@@ -47,7 +64,19 @@ fn main() -> ExitCode {
             out,
             resume,
             overwrite,
-        } => run::run(&config, out, resume, overwrite),
+            theory_only,
+            sim_only,
+        } => run::run(
+            &config,
+            out,
+            resume,
+            overwrite,
+            run::Sources {
+                theory: !sim_only,
+                simulation: !theory_only,
+            },
+        ),
+        Command::Validate { config, out } => validate::validate(&config, out),
         Command::Check { config } => run::check(&config),
     };
     match result {

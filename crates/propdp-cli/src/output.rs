@@ -52,9 +52,9 @@ impl RunDir {
         dir.join("results.jsonl")
     }
 
-    /// Open `dir` for a run of `manifest`. Returns the sweep indices already
-    /// finished (non-empty only with `resume`).
-    pub fn open(dir: &Path, manifest: &Manifest, resume: bool, overwrite: bool) -> Result<(RunDir, BTreeSet<usize>)> {
+    /// Open `dir` for a run of `manifest`. Returns the keys of the records
+    /// already finished (non-empty only with `resume`).
+    pub fn open(dir: &Path, manifest: &Manifest, resume: bool, overwrite: bool) -> Result<(RunDir, BTreeSet<Key>)> {
         fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let results = Self::results_path(dir);
         let manifest_path = dir.join("manifest.json");
@@ -122,9 +122,26 @@ impl RunDir {
     }
 }
 
-/// Indices of the complete records of `path`. A torn last line (a crash
+/// Identity of a record within a run: source, sweep index and (simulation) d.
+pub type Key = (String, usize, Option<usize>);
+
+/// The key of a record.
+pub fn key(r: &Record) -> Key {
+    (r.source.clone(), r.index, r.simulation.as_ref().map(|s| s.d))
+}
+
+/// All records of a results file (which must be complete lines).
+pub fn read_records(path: &Path) -> Result<Vec<Record>> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("{}:{}", path.display(), i + 1)))
+        .collect()
+}
+
+/// Keys of the complete records of `path`. A torn last line (a crash
 /// mid-write) is cut off so appending continues on a clean line.
-fn read_finished(path: &Path) -> Result<BTreeSet<usize>> {
+fn read_finished(path: &Path) -> Result<BTreeSet<Key>> {
     let file = File::open(path).with_context(|| format!("reading {}", path.display()))?;
     let mut done = BTreeSet::new();
     let mut good_len = 0u64;
@@ -132,7 +149,7 @@ fn read_finished(path: &Path) -> Result<BTreeSet<usize>> {
         let line = line?;
         match serde_json::from_slice::<Record>(&line) {
             Ok(r) => {
-                done.insert(r.index);
+                done.insert(key(&r));
                 good_len += line.len() as u64 + 1;
             }
             Err(e) => {

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
 use crate::param::ParamSpec;
+use crate::problem::{Design, Prior};
 use crate::sweep::Sweep;
 
 /// Config as written in TOML. Unknown keys are rejected by the parser.
@@ -39,6 +40,88 @@ pub struct RawConfig {
     pub algorithm: RawAlgorithm,
     #[serde(default)]
     pub solver: SolverOptions,
+    /// Optional Monte Carlo of the actual estimators at the same points.
+    pub simulation: Option<SimulationConfig>,
+}
+
+/// `[simulation]` table.
+///
+/// ```toml
+/// [simulation]
+/// d = 400                 # or a list, e.g. [250, 500, 1000, 2000], for finite-size studies
+/// reps = 20
+/// design = "gaussian"     # "gaussian" | "rademacher" | "gaussian_projected"
+/// prior = { law = "gaussian" }   # | { law = "two_point" } | { law = "sparse", p = 0.1 }
+/// seed = 1
+/// grad_tol = 1e-9         # Newton stops at ‖∇F‖₂/√d ≤ grad_tol
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationConfig {
+    #[serde(deserialize_with = "one_or_many")]
+    pub d: Vec<usize>,
+    pub reps: usize,
+    #[serde(default = "default_design")]
+    pub design: Design,
+    #[serde(default)]
+    pub prior: Prior,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default = "default_grad_tol")]
+    pub grad_tol: f64,
+}
+
+fn default_design() -> Design {
+    Design::Gaussian
+}
+
+fn default_grad_tol() -> f64 {
+    1e-9
+}
+
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<usize>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(usize),
+        Many(Vec<usize>),
+    }
+    match OneOrMany::deserialize(d).map_err(|_| serde::de::Error::custom("expected a positive integer or a list of them"))? {
+        OneOrMany::One(x) => Ok(vec![x]),
+        OneOrMany::Many(v) => Ok(v),
+    }
+}
+
+impl SimulationConfig {
+    /// Range checks, naming the field.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.d.is_empty() {
+            return Err(ConfigError::range("simulation.d", "[]", "a non-empty list"));
+        }
+        for &d in &self.d {
+            check_simulation(d, self.reps, self.prior, self.grad_tol)?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks shared by the config and the simulation API.
+pub fn check_simulation(d: usize, reps: usize, prior: Prior, grad_tol: f64) -> Result<(), ConfigError> {
+    if !(1..=100_000).contains(&d) {
+        return Err(ConfigError::range("simulation.d", d, "1 ≤ d ≤ 100000"));
+    }
+    if reps < 2 {
+        return Err(ConfigError::range("simulation.reps", reps, "reps ≥ 2 (a standard error needs two)"));
+    }
+    if let Prior::Sparse { p } = prior
+        && !(p > 0.0 && p <= 1.0)
+    {
+        return Err(ConfigError::range("simulation.prior.p", p, "0 < p ≤ 1"));
+    }
+    if grad_tol.is_nan() || grad_tol <= 0.0 {
+        return Err(ConfigError::range("simulation.grad_tol", grad_tol, "> 0"));
+    }
+    Ok(())
 }
 
 /// Model family.
@@ -186,6 +269,9 @@ impl RawConfig {
     /// chosen model, law and algorithm.
     pub fn check(&self) -> Result<(), ConfigError> {
         self.solver.check()?;
+        if let Some(sim) = &self.simulation {
+            sim.check()?;
+        }
         let p = &self.problem;
         match p.model {
             ModelKind::Huber => {

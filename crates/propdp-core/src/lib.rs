@@ -17,7 +17,8 @@ pub mod param;
 pub mod problem;
 pub mod record;
 pub mod sweep;
+pub mod validation;
 
 pub use config::Config;
 pub use error::ConfigError;
-pub use problem::{Algorithm, Model, NoiseLaw, Point};
+pub use problem::{Algorithm, Design, Model, NoiseLaw, Point, Prior};

@@ -79,6 +79,31 @@ impl NoiseLaw {
     }
 }
 
+/// Law of the rows xᵢ (entries of variance 1/d).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Design {
+    /// N(0, 1/d) entries.
+    Gaussian,
+    /// ±1/√d entries (‖xᵢ‖ = 1 exactly).
+    Rademacher,
+    /// Gaussian rows projected onto the unit ball.
+    GaussianProjected,
+}
+
+/// Law of the coordinates of θ*, all with E[Θ²] = s².
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "law", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Prior {
+    /// N(0, s²).
+    #[default]
+    Gaussian,
+    /// ±s with probability ½ each.
+    TwoPoint,
+    /// N(0, s²/p) with probability p, else 0.
+    Sparse { p: f64 },
+}
+
 /// Statistical model (SPEC.md §1).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "model", rename_all = "snake_case")]

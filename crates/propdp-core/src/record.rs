@@ -33,7 +33,26 @@ pub struct Record {
     pub index: usize,
     /// Every parameter of the point by config name (`delta`, `lambda`, `sigma`/`tau`, …).
     pub params: BTreeMap<String, f64>,
+    /// Theory: the prediction. Simulation: the mean over repetitions.
     pub metrics: Metrics,
+    /// Theory: the fixed-point solver. Simulation: Newton's largest step count
+    /// and largest final ‖∇F‖/√d over repetitions.
     pub solver: SolverReport,
     pub provenance: Provenance,
+    /// Simulation only: size, repetitions, seed, standard errors and the
+    /// per-repetition values of every metric.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub simulation: Option<SimRecord>,
+}
+
+/// The simulation part of a [`Record`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimRecord {
+    pub n: usize,
+    pub d: usize,
+    pub reps: usize,
+    pub seed: u64,
+    pub design: crate::problem::Design,
+    pub stderr: Metrics,
+    pub per_rep: BTreeMap<String, Vec<f64>>,
 }

@@ -1,34 +1,9 @@
 //! Synthetic data of SPEC.md §1: designs, priors, noise laws and labels.
 
 use nalgebra::{DMatrix, DVector};
-use propdp_core::{Model, NoiseLaw};
+use propdp_core::{Design, Model, NoiseLaw, Prior};
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Exp1, StandardNormal, StudentT};
-use serde::{Deserialize, Serialize};
-
-/// Law of the rows xᵢ (entries of variance 1/d).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Design {
-    /// N(0, 1/d) entries.
-    Gaussian,
-    /// ±1/√d entries (‖xᵢ‖ = 1 exactly).
-    Rademacher,
-    /// Gaussian rows projected onto the unit ball.
-    GaussianProjected,
-}
-
-/// Law of the coordinates of θ*, all with E[Θ²] = s².
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "law", rename_all = "snake_case")]
-pub enum Prior {
-    /// N(0, s²).
-    Gaussian,
-    /// ±s with probability ½ each.
-    TwoPoint,
-    /// N(0, s²/p) with probability p, else 0.
-    Sparse { p: f64 },
-}
 
 /// One training set.
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 //! theory.
 //!
 //! One repetition: draw (X, θ*, y) and the privacy noise b from the RNG stream
-//! of (config seed, sweep point, repetition) ([`rng::stream`]), fit the
+//! of (config seed, sweep point, d, repetition) ([`rng::stream`]), fit the
 //! estimator by Newton's method ([`newton`]), then evaluate every metric,
 //! test metrics on a fresh sample ([`evaluate`]). Repetitions run in parallel
 //! with rayon; results do not depend on the number of threads.
@@ -14,5 +14,5 @@ pub mod newton;
 pub mod rng;
 pub mod run;
 
-pub use data::{Design, Prior};
-pub use run::{SimError, SimSettings, SimSummary, simulate};
+pub use propdp_core::{Design, Prior};
+pub use run::{SimError, SimSettings, SimSummary, simulate, simulate_with_progress};

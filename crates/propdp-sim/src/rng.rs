@@ -1,5 +1,5 @@
 //! Seeded RNG streams: one independent stream per (seed, sweep point,
-//! repetition), so results are identical whatever the thread count.
+//! dimension, repetition), so results are identical whatever the thread count.
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -12,17 +12,17 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The RNG of one repetition.
+/// The RNG identified by a seed and a key path, e.g. [point, d, repetition].
 ///
 /// ```
 /// use propdp_sim::rng::stream;
 /// use rand::RngExt;
-/// let a: f64 = stream(7, 3, 0).random();
-/// let b: f64 = stream(7, 3, 0).random();
-/// let c: f64 = stream(7, 3, 1).random();
+/// let a: f64 = stream(7, &[3, 400, 0]).random();
+/// let b: f64 = stream(7, &[3, 400, 0]).random();
+/// let c: f64 = stream(7, &[3, 400, 1]).random();
 /// assert_eq!(a, b);
 /// assert_ne!(a, c);
 /// ```
-pub fn stream(seed: u64, point: u64, rep: u64) -> StdRng {
-    StdRng::seed_from_u64(mix(mix(mix(seed) ^ point) ^ rep))
+pub fn stream(seed: u64, keys: &[u64]) -> StdRng {
+    StdRng::seed_from_u64(keys.iter().fold(mix(seed), |h, &k| mix(h ^ k)))
 }

@@ -9,7 +9,8 @@ use propdp_core::{Algorithm, Point};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use crate::data::{self, Dataset, Design, Prior};
+use crate::data::{self, Dataset};
+use propdp_core::{Design, Prior};
 use crate::evaluate;
 use crate::newton::{FitError, Objective};
 use crate::rng::stream;
@@ -52,46 +53,17 @@ impl SimSettings {
         }
     }
 
-    /// Range checks, naming the field.
+    /// Range checks, naming the field (as in the config's `[simulation]` table).
     pub fn check(&self) -> Result<(), SimError> {
-        let bad = |field: &str, value: String, allowed: &str| {
-            Err(SimError::Invalid {
-                field: field.into(),
-                value,
-                allowed: allowed.into(),
-            })
-        };
-        if self.d == 0 {
-            return bad("simulation.d", "0".into(), "d ≥ 1");
-        }
-        if self.reps < 2 {
-            return bad(
-                "simulation.reps",
-                self.reps.to_string(),
-                "reps ≥ 2 (a standard error needs two)",
-            );
-        }
-        if let Prior::Sparse { p } = self.prior
-            && !(p > 0.0 && p <= 1.0)
-        {
-            return bad("simulation.prior.p", p.to_string(), "0 < p ≤ 1");
-        }
-        if self.grad_tol.is_nan() || self.grad_tol <= 0.0 {
-            return bad("simulation.grad_tol", self.grad_tol.to_string(), "> 0");
-        }
-        Ok(())
+        propdp_core::config::check_simulation(self.d, self.reps, self.prior, self.grad_tol).map_err(SimError::Invalid)
     }
 }
 
 /// Failures of a simulated point.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum SimError {
-    #[error("`{field}` = {value} is invalid: allowed {allowed}")]
-    Invalid {
-        field: String,
-        value: String,
-        allowed: String,
-    },
+    #[error(transparent)]
+    Invalid(propdp_core::ConfigError),
     #[error("repetition {rep} of point {point} (n = {n}, d = {d}): {source}")]
     Fit {
         point: u64,
@@ -124,13 +96,27 @@ pub fn samples(d: usize, delta: f64) -> usize {
 }
 
 /// Simulate `settings.reps` repetitions of `point`, the `point_index`-th point
-/// of its sweep (which selects the RNG streams).
+/// of its sweep (which, with d and the repetition, selects the RNG stream).
 pub fn simulate(point: &Point, settings: &SimSettings, point_index: u64) -> Result<SimSummary, SimError> {
+    simulate_with_progress(point, settings, point_index, &|| {})
+}
+
+/// [`simulate`], calling `on_rep` after each finished repetition.
+pub fn simulate_with_progress(
+    point: &Point,
+    settings: &SimSettings,
+    point_index: u64,
+    on_rep: &(dyn Fn() + Sync),
+) -> Result<SimSummary, SimError> {
     settings.check()?;
     let (d, n) = (settings.d, samples(settings.d, point.delta));
     let runs: Vec<(Metrics, f64, usize)> = (0..settings.reps as u64)
         .into_par_iter()
-        .map(|rep| one_rep(point, settings, n, point_index, rep))
+        .map(|rep| {
+            let r = one_rep(point, settings, n, point_index, rep);
+            on_rep();
+            r
+        })
         .collect::<Result<_, _>>()?;
     let reps = runs.len() as f64;
     let mut per_rep: BTreeMap<String, Vec<f64>> = BTreeMap::new();
@@ -165,7 +151,7 @@ fn one_rep(
     point_index: u64,
     rep: u64,
 ) -> Result<(Metrics, f64, usize), SimError> {
-    let mut rng = stream(s.seed, point_index, rep);
+    let mut rng = stream(s.seed, &[point_index, s.d as u64, rep]);
     let train = data::draw_dataset(&point.model, n, s.d, point.s2, s.design, s.prior, &mut rng);
     let test = Dataset {
         x: data::draw_design(2 * n, s.d, s.design, &mut rng),
