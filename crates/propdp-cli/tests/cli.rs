@@ -100,7 +100,7 @@ fn resume_finishes_an_interrupted_run_without_duplicates() {
     fs::write(out.join("results.jsonl"), torn).unwrap();
     let o = propdp(&["run", &cfg, "--out", out_s, "--resume"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("26 points solved, 10 already done"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("26 records written, 10 already done"));
     let mut resumed = records(&out);
     resumed.sort_by_key(|r| r.index);
     assert_eq!(resumed.len(), full.len());
@@ -187,4 +187,72 @@ sigma = 0.0
     assert_eq!(ok, vec![0.1, 0.2]);
     let errors = fs::read_to_string(out.join("errors.jsonl")).unwrap();
     assert_eq!(errors.lines().count(), 2);
+}
+
+const WITH_SIM: &str = r#"
+[problem]
+model = "logistic"
+delta = [0.5, 2.0]
+s2 = 1.0
+
+[algorithm]
+kind = "objective"
+lambda = 1.0
+sigma = 1.0
+
+[simulation]
+d = [60, 120]
+reps = 6
+design = "rademacher"
+seed = 9
+"#;
+
+fn run_with_threads(cfg: &str, out: &Path, threads: &str) -> Vec<Record> {
+    let o = Command::new(env!("CARGO_BIN_EXE_propdp"))
+        .args(["run", cfg, "--out", out.to_str().unwrap()])
+        .env("RAYON_NUM_THREADS", threads)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    records(out)
+}
+
+#[test]
+fn simulation_records_are_complete_and_independent_of_thread_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write(tmp.path(), "s.toml", WITH_SIM);
+    let one = run_with_threads(&cfg, &tmp.path().join("t1"), "1");
+    let two = run_with_threads(&cfg, &tmp.path().join("t2"), "2");
+    let sims: Vec<&Record> = one.iter().filter(|r| r.source == "simulation").collect();
+    assert_eq!(sims.len(), 4, "2 points × 2 dimensions");
+    assert_eq!(one.iter().filter(|r| r.source == "theory").count(), 2);
+    for r in &sims {
+        let s = r.simulation.as_ref().expect("simulation fields");
+        assert_eq!((s.reps, s.seed), (6, 9));
+        assert_eq!(s.n, (s.d as f64 / r.params["delta"]).round() as usize);
+        assert!(s.per_rep["est_err2"].len() == 6 && s.stderr["est_err2"] > 0.0);
+        assert!(r.solver.residual <= 1e-9, "final gradient norm recorded");
+    }
+    for (a, b) in one.iter().zip(&two) {
+        assert_eq!(a.metrics, b.metrics, "results must not depend on the thread count");
+    }
+}
+
+#[test]
+fn validate_compares_theory_and_simulation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write(tmp.path(), "s.toml", &WITH_SIM.replace("d = [60, 120]", "d = 150").replace("reps = 6", "reps = 12"));
+    let out = tmp.path().join("out");
+    let o = propdp(&["validate", &cfg, "--out", out.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}\n{}", stderr(&o));
+    assert!(stdout.contains("18 of 18 comparisons pass"), "{stdout}");
+    let csv = fs::read_to_string(out.join("validation.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 19);
+    // a config without [simulation] cannot be validated, nor simulated
+    let plain = write(tmp.path(), "h.toml", HUBER);
+    assert!(stderr(&propdp(&["validate", &plain])).contains("[simulation]"));
+    assert!(stderr(&propdp(&["run", &plain, "--sim-only"])).contains("[simulation]"));
+    let bad = write(tmp.path(), "b.toml", &WITH_SIM.replace("reps = 6", "reps = 1"));
+    assert!(stderr(&propdp(&["check", &bad])).contains("simulation.reps"));
 }
