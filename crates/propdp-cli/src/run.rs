@@ -27,7 +27,9 @@ pub fn load(path: &Path) -> Result<Config> {
 
 /// The run directory of a config: `out` or results/<config stem>/.
 pub fn run_dir(path: &Path, out: Option<PathBuf>) -> PathBuf {
-    let stem = path.file_stem().map_or("run".into(), |s| s.to_string_lossy().to_string());
+    let stem = path
+        .file_stem()
+        .map_or("run".into(), |s| s.to_string_lossy().to_string());
     out.unwrap_or_else(|| PathBuf::from("results").join(stem))
 }
 
@@ -40,7 +42,13 @@ pub fn check(path: &Path) -> Result<ExitCode> {
         if v.len() == 1 {
             println!("  {:<18} {}", axis.name, v[0]);
         } else {
-            println!("  {:<18} {} values from {} to {}", axis.name, v.len(), v[0], v[v.len() - 1]);
+            println!(
+                "  {:<18} {} values from {} to {}",
+                axis.name,
+                v.len(),
+                v[0],
+                v[v.len() - 1]
+            );
         }
     }
     if let Some(sim) = &cfg.raw.simulation {
@@ -55,9 +63,11 @@ pub fn check(path: &Path) -> Result<ExitCode> {
 fn bar(len: usize, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(len as u64);
     bar.set_style(
-        ProgressStyle::with_template(&format!("{{spinner}} {what} [{{bar:40}}] {{pos}}/{{len}} ({{eta}} left)"))
-            .expect("valid template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} {what} [{{bar:40}}] {{pos}}/{{len}} ({{eta}} left)"
+        ))
+        .expect("valid template")
+        .progress_chars("=> "),
     );
     bar
 }
@@ -134,7 +144,13 @@ fn record(source: &str, point: &Point, index: usize, prov: &Provenance) -> Recor
     }
 }
 
-fn theory_pass(cfg: &Config, out: &mut RunDir, done: &BTreeSet<Key>, prov: &Provenance, tally: &mut Tally) -> Result<()> {
+fn theory_pass(
+    cfg: &Config,
+    out: &mut RunDir,
+    done: &BTreeSet<Key>,
+    prov: &Provenance,
+    tally: &mut Tally,
+) -> Result<()> {
     let points = cfg.sweep.points();
     let solver = TheorySolver::new(cfg.raw.solver);
     let bar = bar(points.len(), "theory");

@@ -29,7 +29,10 @@ struct Row {
 pub fn validate(path: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
     let cfg = load(path)?;
     if cfg.raw.simulation.is_none() {
-        bail!("{} has no [simulation] table: nothing to validate against", path.display());
+        bail!(
+            "{} has no [simulation] table: nothing to validate against",
+            path.display()
+        );
     }
     let dir = run_dir(path, out);
     let resume = dir.join("results.jsonl").exists();
@@ -40,14 +43,21 @@ pub fn validate(path: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
     let computed = run(path, Some(dir.clone()), resume, false, sources)?;
     let records = read_records(&dir.join("results.jsonl"))?;
     let swept = cfg.sweep.swept_axes();
-    let theory: BTreeMap<usize, &Record> =
-        records.iter().filter(|r| r.source == "theory").map(|r| (r.index, r)).collect();
+    let theory: BTreeMap<usize, &Record> = records
+        .iter()
+        .filter(|r| r.source == "theory")
+        .map(|r| (r.index, r))
+        .collect();
     let mut rows = Vec::new();
     for sim in records.iter().filter(|r| r.source == "simulation") {
         let (Some(t), Some(s)) = (theory.get(&sim.index), &sim.simulation) else {
             continue;
         };
-        let params = swept.iter().map(|k| format!("{k}={:.4}", sim.params[*k])).collect::<Vec<_>>().join(" ");
+        let params = swept
+            .iter()
+            .map(|k| format!("{k}={:.4}", sim.params[*k]))
+            .collect::<Vec<_>>()
+            .join(" ");
         for (metric, &tv) in &t.metrics {
             let (Some(&mean), Some(&se)) = (sim.metrics.get(metric), s.stderr.get(metric)) else {
                 continue;
@@ -69,11 +79,19 @@ pub fn validate(path: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
     write_csv(&dir.join("validation.csv"), &rows)?;
     finite_size_table(&rows);
     let failed = rows.iter().filter(|r| !r.pass).count();
-    println!("{} of {} comparisons pass (|theory − sim| ≤ 3·stderr + 0.5·max(|theory|, 0.1)/√d)", rows.len() - failed, rows.len());
+    println!(
+        "{} of {} comparisons pass (|theory − sim| ≤ 3·stderr + 0.5·max(|theory|, 0.1)/√d)",
+        rows.len() - failed,
+        rows.len()
+    );
     if rows.is_empty() {
         bail!("no theory/simulation pairs to compare in {}", dir.display());
     }
-    Ok(if failed > 0 || computed != ExitCode::SUCCESS { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if failed > 0 || computed != ExitCode::SUCCESS {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn z(r: &Row) -> f64 {
@@ -81,7 +99,10 @@ fn z(r: &Row) -> f64 {
 }
 
 fn print_table(rows: &[Row]) {
-    println!("{:>5} {:<32} {:>6} {:<18} {:>12} {:>24} {:>7}  result", "point", "params", "d", "metric", "theory", "sim ± stderr", "z");
+    println!(
+        "{:>5} {:<32} {:>6} {:<18} {:>12} {:>24} {:>7}  result",
+        "point", "params", "d", "metric", "theory", "sim ± stderr", "z"
+    );
     for r in rows {
         println!(
             "{:>5} {:<32} {:>6} {:<18} {:>12.5} {:>24} {:>7.2}  {}",

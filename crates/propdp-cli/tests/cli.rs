@@ -241,7 +241,13 @@ fn simulation_records_are_complete_and_independent_of_thread_count() {
 #[test]
 fn validate_compares_theory_and_simulation() {
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = write(tmp.path(), "s.toml", &WITH_SIM.replace("d = [60, 120]", "d = 150").replace("reps = 6", "reps = 12"));
+    let cfg = write(
+        tmp.path(),
+        "s.toml",
+        &WITH_SIM
+            .replace("d = [60, 120]", "d = 150")
+            .replace("reps = 6", "reps = 12"),
+    );
     let out = tmp.path().join("out");
     let o = propdp(&["validate", &cfg, "--out", out.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&o.stdout);

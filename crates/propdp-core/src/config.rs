@@ -86,7 +86,9 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<usize>, D::
         One(usize),
         Many(Vec<usize>),
     }
-    match OneOrMany::deserialize(d).map_err(|_| serde::de::Error::custom("expected a positive integer or a list of them"))? {
+    match OneOrMany::deserialize(d)
+        .map_err(|_| serde::de::Error::custom("expected a positive integer or a list of them"))?
+    {
         OneOrMany::One(x) => Ok(vec![x]),
         OneOrMany::Many(v) => Ok(v),
     }
@@ -111,7 +113,11 @@ pub fn check_simulation(d: usize, reps: usize, prior: Prior, grad_tol: f64) -> R
         return Err(ConfigError::range("simulation.d", d, "1 ≤ d ≤ 100000"));
     }
     if reps < 2 {
-        return Err(ConfigError::range("simulation.reps", reps, "reps ≥ 2 (a standard error needs two)"));
+        return Err(ConfigError::range(
+            "simulation.reps",
+            reps,
+            "reps ≥ 2 (a standard error needs two)",
+        ));
     }
     if let Prior::Sparse { p } = prior
         && !(p > 0.0 && p <= 1.0)

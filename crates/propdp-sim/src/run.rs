@@ -10,11 +10,11 @@ use rayon::prelude::*;
 use thiserror::Error;
 
 use crate::data::{self, Dataset};
-use propdp_core::{Design, Prior};
 use crate::evaluate;
 use crate::newton::{FitError, Objective};
 use crate::rng::stream;
 use propdp_core::loss::Loss;
+use propdp_core::{Design, Prior};
 
 /// Simulation settings of a run.
 #[derive(Debug, Clone, Copy, PartialEq)]
