@@ -2,6 +2,7 @@
 //! DP learners and write machine-readable results.
 
 mod output;
+mod plot;
 mod run;
 mod validate;
 
@@ -49,6 +50,15 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Draw figures (PNG and SVG) of a results file: theory as lines,
+    /// simulation as points with ±2 standard-error bars.
+    Plot {
+        /// A results.jsonl written by `propdp run`.
+        results: PathBuf,
+        /// Output directory [default: figures/ beside the results].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Validate a config and print its sweep without solving anything.
     Check {
         /// The TOML config.
@@ -78,6 +88,7 @@ fn main() -> ExitCode {
         ),
         Command::Validate { config, out } => validate::validate(&config, out),
         Command::Check { config } => run::check(&config),
+        Command::Plot { results, out } => plot::command(&results, out),
     };
     match result {
         Ok(code) => code,

@@ -115,6 +115,22 @@ pub fn run(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool, sou
         tally.failed,
         run_dir.dir.join("results.jsonl").display()
     );
+    let results = run_dir.dir.join("results.jsonl");
+    if results.metadata().is_ok_and(|m| m.len() > 0) {
+        match crate::plot::plot(&results, None) {
+            Ok(files) => println!(
+                "figures: {}",
+                files
+                    .first()
+                    .and_then(|f| f.parent())
+                    .map_or(String::new(), |p| p.display().to_string())
+            ),
+            Err(e) => {
+                eprintln!("error: drawing figures: {e:#} (results are kept)");
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+    }
     if tally.failed > 0 {
         eprintln!(
             "{} points failed (no solution, no convergence, or a failed fit); see {}",

@@ -42,6 +42,32 @@ pub struct RawConfig {
     pub solver: SolverOptions,
     /// Optional Monte Carlo of the actual estimators at the same points.
     pub simulation: Option<SimulationConfig>,
+    /// Optional figure layout; sensible defaults when absent.
+    #[serde(default)]
+    pub plot: PlotSpec,
+}
+
+/// `[plot]` table: what the figures show.
+///
+/// ```toml
+/// [plot]
+/// x = "delta"                           # parameter on the x axis
+/// metrics = ["est_err2", "train_resid_trunc"]   # one panel each
+/// series = "sigma"                      # one curve per value
+/// x_log = true                          # default: log when x spans ≥ 20×
+/// y_log = false
+/// title = "DP Huber regression"
+/// ```
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlotSpec {
+    pub x: Option<String>,
+    pub metrics: Option<Vec<String>>,
+    pub series: Option<String>,
+    pub x_log: Option<bool>,
+    #[serde(default)]
+    pub y_log: bool,
+    pub title: Option<String>,
 }
 
 /// `[simulation]` table.
@@ -275,6 +301,17 @@ impl RawConfig {
     /// chosen model, law and algorithm.
     pub fn check(&self) -> Result<(), ConfigError> {
         self.solver.check()?;
+        if let Some(metrics) = &self.plot.metrics {
+            for m in metrics {
+                if crate::metrics::describe(m).is_none() {
+                    return Err(ConfigError::range(
+                        "plot.metrics",
+                        m,
+                        "metric names of SPEC.md §1, e.g. \"est_err2\"",
+                    ));
+                }
+            }
+        }
         if let Some(sim) = &self.simulation {
             sim.check()?;
         }

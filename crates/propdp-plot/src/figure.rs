@@ -1,0 +1,230 @@
+//! From records to figures: choose the x axis, the series and the facets,
+//! and collect theory curves and simulated points per panel.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use propdp_core::config::PlotSpec;
+use propdp_core::metrics;
+use propdp_core::record::Record;
+
+use crate::PlotError;
+
+/// A simulated point: x, mean, standard error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SimPoint {
+    pub x: f64,
+    pub mean: f64,
+    pub stderr: f64,
+}
+
+/// One series (one value of the series parameter) in one panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    pub series_value: Option<f64>,
+    /// Theory, sorted by x.
+    pub theory: Vec<(f64, f64)>,
+    /// Simulation at the largest d available, sorted by x.
+    pub sim: Vec<SimPoint>,
+    /// d of the simulated points.
+    pub sim_d: Option<usize>,
+}
+
+/// One metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panel {
+    pub metric: String,
+    pub curves: Vec<Curve>,
+    /// Horizontal reference line: the trivial estimator θ̂ = 0 (est_err2 = s²).
+    pub reference: Option<f64>,
+}
+
+/// One output figure (PNG + SVG).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// File stem.
+    pub name: String,
+    pub title: String,
+    pub x: String,
+    pub x_log: bool,
+    pub y_log: bool,
+    pub series: Option<String>,
+    pub panels: Vec<Panel>,
+}
+
+fn default_title(model: &str, algorithm: &str) -> String {
+    let m = match model {
+        "huber" => "Huber robust regression",
+        "logistic" => "Logistic regression",
+        other => other,
+    };
+    format!("{m}, {algorithm} perturbation")
+}
+
+/// Default metrics per model.
+fn default_metrics(model: &str) -> Vec<String> {
+    let m: &[&str] = match model {
+        "huber" => &[metrics::EST_ERR2, metrics::TRAIN_RESID_TRUNC],
+        _ => &[metrics::EST_ERR2, metrics::BIAS_FACTOR, metrics::TEST_CLASS_ERR],
+    };
+    m.iter().map(|s| s.to_string()).collect()
+}
+
+/// Parameters that take more than one value over the records.
+fn varying(records: &[Record]) -> Vec<String> {
+    let mut values: BTreeMap<&str, BTreeSet<u64>> = BTreeMap::new();
+    for r in records {
+        for (k, v) in &r.params {
+            values.entry(k.as_str()).or_default().insert(v.to_bits());
+        }
+    }
+    values
+        .into_iter()
+        .filter(|(_, v)| v.len() > 1)
+        .map(|(k, _)| k.to_string())
+        .collect()
+}
+
+/// Group records into figures.
+pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotError> {
+    let first = &records[0];
+    if let Some(r) = records
+        .iter()
+        .find(|r| r.model != first.model || r.algorithm != first.algorithm)
+    {
+        return Err(PlotError::Spec(format!(
+            "records mix {}/{} with {}/{}",
+            first.model, first.algorithm, r.model, r.algorithm
+        )));
+    }
+    let vary = varying(records);
+    let x = match &spec.x {
+        Some(x) if first.params.contains_key(x) => x.clone(),
+        Some(x) => {
+            return Err(PlotError::Spec(format!(
+                "plot.x = \"{x}\" is not a parameter of these results"
+            )));
+        }
+        None if vary.iter().any(|v| v == "delta") => "delta".into(),
+        None => vary
+            .first()
+            .cloned()
+            .ok_or_else(|| PlotError::Spec("the results hold a single point: nothing varies to plot against".into()))?,
+    };
+    let series = match &spec.series {
+        Some(s) if first.params.contains_key(s) => Some(s.clone()),
+        Some(s) => {
+            return Err(PlotError::Spec(format!(
+                "plot.series = \"{s}\" is not a parameter of these results"
+            )));
+        }
+        None => ["sigma", "tau"]
+            .iter()
+            .find(|s| vary.iter().any(|v| v == *s) && **s != x)
+            .map(|s| s.to_string()),
+    };
+    let facets: Vec<&String> = vary
+        .iter()
+        .filter(|v| **v != x && Some(*v) != series.as_ref())
+        .collect();
+    let metric_names = spec.metrics.clone().unwrap_or_else(|| default_metrics(&first.model));
+    let x_log = spec.x_log.unwrap_or_else(|| {
+        let xs: Vec<f64> = records.iter().map(|r| r.params[&x]).collect();
+        let (lo, hi) = xs
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+        lo > 0.0 && hi / lo >= 20.0
+    });
+    let mut groups: BTreeMap<Vec<(String, u64)>, Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        let key = facets.iter().map(|f| ((*f).clone(), r.params[*f].to_bits())).collect();
+        groups.entry(key).or_default().push(r);
+    }
+    let mut figures = Vec::new();
+    for (key, group) in groups {
+        let suffix: String = key
+            .iter()
+            .map(|(k, bits)| format!("_{k}={}", f64::from_bits(*bits)))
+            .collect();
+        let facet_text: Vec<String> = key
+            .iter()
+            .map(|(k, bits)| format!("{} = {}", crate::render::symbol(k), f64::from_bits(*bits)))
+            .collect();
+        let panels = metric_names
+            .iter()
+            .filter(|m| group.iter().any(|r| r.metrics.contains_key(*m)))
+            .map(|m| panel(&group, m, &x, series.as_deref()))
+            .collect::<Vec<_>>();
+        if panels.is_empty() {
+            return Err(PlotError::Spec(format!(
+                "none of the metrics {metric_names:?} is in the results"
+            )));
+        }
+        let mut title = spec
+            .title
+            .clone()
+            .unwrap_or_else(|| default_title(&first.model, &first.algorithm));
+        if !facet_text.is_empty() {
+            title = format!("{title} ({})", facet_text.join(", "));
+        }
+        figures.push(Figure {
+            name: format!("{}_{}{}", first.model, first.algorithm, suffix),
+            title,
+            x: x.clone(),
+            x_log,
+            y_log: spec.y_log,
+            series: series.clone(),
+            panels,
+        });
+    }
+    Ok(figures)
+}
+
+fn panel(group: &[&Record], metric: &str, x: &str, series: Option<&str>) -> Panel {
+    let mut by_series: BTreeMap<Option<u64>, (Vec<(f64, f64)>, BTreeMap<u64, (usize, SimPoint)>)> = BTreeMap::new();
+    for r in group {
+        let Some(&y) = r.metrics.get(metric) else { continue };
+        let s = series.map(|s| r.params[s].to_bits());
+        let entry = by_series.entry(s).or_default();
+        let xv = r.params[x];
+        match &r.simulation {
+            None => entry.0.push((xv, y)),
+            Some(sim) => {
+                let p = SimPoint {
+                    x: xv,
+                    mean: y,
+                    stderr: sim.stderr.get(metric).copied().unwrap_or(0.0),
+                };
+                let slot = entry.1.entry(xv.to_bits()).or_insert((sim.d, p));
+                if sim.d >= slot.0 {
+                    *slot = (sim.d, p);
+                }
+            }
+        }
+    }
+    let curves = by_series
+        .into_iter()
+        .map(|(s, (mut theory, sims))| {
+            theory.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let sim_d = sims.values().map(|v| v.0).max();
+            let mut sim: Vec<SimPoint> = sims.into_values().map(|v| v.1).collect();
+            sim.sort_by(|a, b| a.x.total_cmp(&b.x));
+            Curve {
+                series_value: s.map(f64::from_bits),
+                theory,
+                sim,
+                sim_d,
+            }
+        })
+        .collect();
+    let s2: BTreeSet<u64> = group
+        .iter()
+        .filter_map(|r| r.params.get("s2"))
+        .map(|v| v.to_bits())
+        .collect();
+    let reference = (metric == metrics::EST_ERR2 && s2.len() == 1).then(|| f64::from_bits(*s2.first().unwrap()));
+    Panel {
+        metric: metric.to_string(),
+        curves,
+        reference,
+    }
+}

@@ -1,0 +1,48 @@
+//! Figures of propdp: predicted curves (theory, lines) against simulated
+//! points (markers with ±2 standard-error bars), one panel per metric, PNG
+//! and SVG, drawn with `plotters`. PNG text uses DejaVu Sans embedded from the
+//! `dejavu` crate (through plotters' `ab_glyph` feature), so rendering needs
+//! no system fonts.
+//!
+//! Flow: results.jsonl → [`data::load`] → [`figure::build`] (group by the
+//! swept parameters: x axis, series, one figure per remaining combination) →
+//! [`render::write`].
+
+pub mod data;
+pub mod figure;
+pub mod render;
+
+use std::path::{Path, PathBuf};
+
+use propdp_core::config::PlotSpec;
+use thiserror::Error;
+
+/// Failures of the figure pipeline.
+#[derive(Debug, Error)]
+pub enum PlotError {
+    #[error("reading {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}:{line}: not a result record: {message}")]
+    Malformed { path: String, line: usize, message: String },
+    #[error("{0}: no result records to plot")]
+    Empty(String),
+    #[error("cannot plot: {0}")]
+    Spec(String),
+    #[error("drawing {path}: {message}")]
+    Draw { path: String, message: String },
+}
+
+/// Draw every figure of a results file into `out_dir`; returns the files written.
+pub fn plot_file(results: &Path, spec: &PlotSpec, out_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    let records = data::load(results)?;
+    let figures = figure::build(&records, spec)?;
+    std::fs::create_dir_all(out_dir).map_err(|source| PlotError::Io {
+        path: out_dir.display().to_string(),
+        source,
+    })?;
+    let mut files = Vec::new();
+    for fig in &figures {
+        files.extend(render::write(fig, out_dir)?);
+    }
+    Ok(files)
+}

@@ -1,0 +1,293 @@
+//! Drawing a [`Figure`] with plotters: a top strip with the title and the
+//! legend (so the legend never covers data), then one panel per metric.
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+use propdp_core::metrics;
+
+use crate::PlotError;
+use crate::figure::{Curve, Figure, Panel};
+
+const PANEL_W: u32 = 540;
+const PANEL_H: u32 = 470;
+const TOP_H: u32 = 86;
+const FONT: &str = "sans-serif";
+
+/// Tableau-10 colours; the non-private series (value 0) is drawn black.
+const PALETTE: [RGBColor; 9] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+fn register_fonts() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // DejaVu Sans is a valid TrueType font shipped by the `dejavu` crate.
+        plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).ok();
+        plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold()).ok();
+    });
+}
+
+/// Display name of a parameter.
+pub fn symbol(param: &str) -> String {
+    match param {
+        "delta" => "δ".into(),
+        "sigma" => "σ".into(),
+        "tau" => "τ".into(),
+        "lambda" => "λ".into(),
+        "s2" => "s²".into(),
+        "huber_m" => "M".into(),
+        other => other.into(),
+    }
+}
+
+fn axis_label(param: &str) -> String {
+    match param {
+        "delta" => "δ = d/n".into(),
+        "sigma" => "σ (objective-perturbation noise)".into(),
+        "tau" => "τ (output-perturbation noise)".into(),
+        "lambda" => "λ (ridge)".into(),
+        other => symbol(other),
+    }
+}
+
+fn metric_label(m: &str) -> String {
+    metrics::describe(m).map_or(m.to_string(), |d| format!("{m} = {d}"))
+}
+
+fn color(curve: &Curve, i: usize) -> RGBColor {
+    if curve.series_value == Some(0.0) {
+        BLACK
+    } else {
+        PALETTE[i % PALETTE.len()]
+    }
+}
+
+fn series_label(series: &Option<String>, c: &Curve) -> String {
+    match (series, c.series_value) {
+        (Some(s), Some(0.0)) => format!("{} = 0 (non-private)", symbol(s)),
+        (Some(s), Some(v)) => format!("{} = {v}", symbol(s)),
+        _ => "prediction".into(),
+    }
+}
+
+/// Write `fig` as PNG and SVG into `dir`.
+pub fn write(fig: &Figure, dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    register_fonts();
+    let size = (PANEL_W * fig.panels.len() as u32 + 20, PANEL_H + TOP_H);
+    let png = dir.join(format!("{}.png", fig.name));
+    let svg = dir.join(format!("{}.svg", fig.name));
+    let err = |p: &Path| {
+        let path = p.display().to_string();
+        move |message: String| PlotError::Draw {
+            path: path.clone(),
+            message,
+        }
+    };
+    draw(BitMapBackend::new(&png, size).into_drawing_area(), fig).map_err(err(&png))?;
+    draw(SVGBackend::new(&svg, size).into_drawing_area(), fig).map_err(err(&svg))?;
+    Ok(vec![png, svg])
+}
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, fig: &Figure) -> Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let (top, body) = root.split_vertically(TOP_H);
+    legend(&top, fig).map_err(e)?;
+    let areas = body.split_evenly((1, fig.panels.len()));
+    for (area, panel) in areas.iter().zip(&fig.panels) {
+        draw_panel(area, fig, panel).map_err(e)?;
+    }
+    root.present().map_err(e)
+}
+
+fn legend<DB: DrawingBackend>(
+    top: &DrawingArea<DB, Shift>,
+    fig: &Figure,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    top.draw(&Text::new(
+        fig.title.clone(),
+        (14, 8),
+        (FONT, 22).into_font().style(FontStyle::Bold),
+    ))?;
+    let text = (FONT, 16).into_font();
+    let mut x = 14;
+    let y = 50;
+    let curves = &fig.panels[0].curves;
+    for (i, c) in curves.iter().enumerate() {
+        let col = color(c, i);
+        top.draw(&PathElement::new(vec![(x, y), (x + 28, y)], col.stroke_width(2)))?;
+        top.draw(&Circle::new((x + 14, y), 4, col.filled()))?;
+        let label = series_label(&fig.series, c);
+        top.draw(&Text::new(label.clone(), (x + 34, y - 9), text.clone()))?;
+        x += 44 + 9 * label.chars().count() as i32;
+    }
+    if fig.panels.iter().any(|p| p.reference.is_some()) {
+        top.draw(&DashedPathElement::new(
+            vec![(x, y), (x + 28, y)],
+            5,
+            4,
+            RGBColor(120, 120, 120).stroke_width(2),
+        ))?;
+        top.draw(&Text::new(
+            "θ̂ = 0 (est_err2 = s²)".to_string(),
+            (x + 34, y - 9),
+            text.clone(),
+        ))?;
+        x += 230;
+    }
+    let d = fig.panels.iter().flat_map(|p| &p.curves).filter_map(|c| c.sim_d).max();
+    let note = match d {
+        Some(d) => format!("lines: theory   points: simulation ± 2 s.e. (d = {d})"),
+        None => "lines: theory".to_string(),
+    };
+    top.draw(&Text::new(note, (x + 10, y - 9), text.color(&RGBColor(80, 80, 80))))?;
+    Ok(())
+}
+
+/// A tick label with at most 3 significant digits and no float noise.
+fn tick(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    if !(1e-3..1e5).contains(&a) {
+        return format!("{v:.1e}");
+    }
+    let decimals = (2 - a.log10().floor() as i32).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// (lo, hi) of the values to show on an axis.
+fn extent(vals: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
+    let (lo, hi) = vals
+        .filter(|v| v.is_finite() && (!log || *v > 0.0))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+    if !lo.is_finite() {
+        return if log { (0.1, 10.0) } else { (0.0, 1.0) };
+    }
+    if log {
+        return (lo / 1.1, hi * 1.1);
+    }
+    let pad = 0.05 * (hi - lo).max(1e-9 * hi.abs().max(1.0));
+    let lo2 = if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad };
+    (lo2, hi + pad)
+}
+
+macro_rules! with_chart {
+    ($area:expr, $caption:expr, $xr:expr, $yr:expr, $xlog:expr, $ylog:expr, |$chart:ident| $body:block) => {{
+        let builder = |a| {
+            let mut b = ChartBuilder::on(a);
+            b.margin(14)
+                .x_label_area_size(52)
+                .y_label_area_size(74)
+                .caption($caption, (FONT, 17));
+            b
+        };
+        match ($xlog, $ylog) {
+            (true, true) => {
+                let mut $chart =
+                    builder($area).build_cartesian_2d(($xr.0..$xr.1).log_scale(), ($yr.0..$yr.1).log_scale())?;
+                $body
+            }
+            (true, false) => {
+                let mut $chart = builder($area).build_cartesian_2d(($xr.0..$xr.1).log_scale(), $yr.0..$yr.1)?;
+                $body
+            }
+            (false, true) => {
+                let mut $chart = builder($area).build_cartesian_2d($xr.0..$xr.1, ($yr.0..$yr.1).log_scale())?;
+                $body
+            }
+            (false, false) => {
+                let mut $chart = builder($area).build_cartesian_2d($xr.0..$xr.1, $yr.0..$yr.1)?;
+                $body
+            }
+        }
+    }};
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    fig: &Figure,
+    panel: &Panel,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let xs = panel
+        .curves
+        .iter()
+        .flat_map(|c| c.theory.iter().map(|p| p.0).chain(c.sim.iter().map(|p| p.x)));
+    let xr = extent(xs, fig.x_log);
+    let ys = panel.curves.iter().flat_map(|c| {
+        c.theory.iter().map(|p| p.1).chain(
+            c.sim
+                .iter()
+                .flat_map(|p| [p.mean - 2.0 * p.stderr, p.mean + 2.0 * p.stderr]),
+        )
+    });
+    let yr = extent(ys.chain(panel.reference), fig.y_log);
+    let caption = panel.metric.clone();
+    with_chart!(area, caption, xr, yr, fig.x_log, fig.y_log, |chart| {
+        chart
+            .configure_mesh()
+            .x_labels(7)
+            .y_labels(8)
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .x_desc(axis_label(&fig.x))
+            .y_desc(metric_label(&panel.metric))
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .draw()?;
+        if let Some(r) = panel.reference {
+            chart.draw_series(std::iter::once(DashedPathElement::new(
+                vec![(xr.0, r), (xr.1, r)],
+                5,
+                4,
+                RGBColor(120, 120, 120).stroke_width(2),
+            )))?;
+        }
+        for (i, c) in panel.curves.iter().enumerate() {
+            let col = color(c, i);
+            let keep = |y: f64| !fig.y_log || y > 0.0;
+            chart.draw_series(LineSeries::new(
+                c.theory.iter().copied().filter(|p| keep(p.1)),
+                col.stroke_width(2),
+            ))?;
+            chart.draw_series(c.sim.iter().filter(|p| keep(p.mean - 2.0 * p.stderr)).map(|p| {
+                ErrorBar::new_vertical(
+                    p.x,
+                    p.mean - 2.0 * p.stderr,
+                    p.mean,
+                    p.mean + 2.0 * p.stderr,
+                    col.stroke_width(2),
+                    8,
+                )
+            }))?;
+            chart.draw_series(
+                c.sim
+                    .iter()
+                    .filter(|p| keep(p.mean))
+                    .map(|p| Circle::new((p.x, p.mean), 4, col.filled())),
+            )?;
+        }
+    });
+    Ok(())
+}
