@@ -98,6 +98,12 @@ pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotErr
     }
     let vary = varying(records);
     let x = match &spec.x {
+        Some(x) if x == "d" => {
+            if !records.iter().any(|r| r.simulation.is_some()) {
+                return Err(PlotError::Spec("plot.x = \"d\" needs simulation records".into()));
+            }
+            x.clone()
+        }
         Some(x) if first.params.contains_key(x) => x.clone(),
         Some(x) => {
             return Err(PlotError::Spec(format!(
@@ -128,7 +134,7 @@ pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotErr
         .collect();
     let metric_names = spec.metrics.clone().unwrap_or_else(|| default_metrics(&first.model));
     let x_log = spec.x_log.unwrap_or_else(|| {
-        let xs: Vec<f64> = records.iter().map(|r| r.params[&x]).collect();
+        let xs: Vec<f64> = records.iter().filter_map(|r| x_value(r, &x)).collect();
         let (lo, hi) = xs
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
@@ -179,16 +185,27 @@ pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotErr
     Ok(figures)
 }
 
+/// The x coordinate of a record: a parameter, or the simulation's d for
+/// x = "d" (theory records have none there).
+fn x_value(r: &Record, x: &str) -> Option<f64> {
+    if x == "d" {
+        r.simulation.as_ref().map(|s| s.d as f64)
+    } else {
+        r.params.get(x).copied()
+    }
+}
+
 fn panel(group: &[&Record], metric: &str, x: &str, series: Option<&str>) -> Panel {
     let mut by_series: BTreeMap<Option<u64>, (Vec<(f64, f64)>, BTreeMap<u64, (usize, SimPoint)>)> = BTreeMap::new();
     for r in group {
         let Some(&y) = r.metrics.get(metric) else { continue };
         let s = series.map(|s| r.params[s].to_bits());
         let entry = by_series.entry(s).or_default();
-        let xv = r.params[x];
         match &r.simulation {
-            None => entry.0.push((xv, y)),
+            // with x = "d" a theory value is a flat line, drawn below
+            None => entry.0.push((x_value(r, x).unwrap_or(f64::NAN), y)),
             Some(sim) => {
+                let xv = x_value(r, x).expect("simulation records have every x");
                 let p = SimPoint {
                     x: xv,
                     mean: y,
@@ -201,11 +218,27 @@ fn panel(group: &[&Record], metric: &str, x: &str, series: Option<&str>) -> Pane
             }
         }
     }
+    if x == "d" {
+        // theory is independent of d: a flat line over the simulated range
+        for (theory, sims) in by_series.values_mut() {
+            let (lo, hi) = sims.values().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(v.1.x), b.max(v.1.x))
+            });
+            *theory = match theory.first() {
+                Some(&(_, y)) if lo.is_finite() => vec![(lo, y), (hi, y)],
+                _ => Vec::new(),
+            };
+        }
+    }
     let curves = by_series
         .into_iter()
         .map(|(s, (mut theory, sims))| {
             theory.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let sim_d = sims.values().map(|v| v.0).max();
+            let sim_d = if x == "d" {
+                None
+            } else {
+                sims.values().map(|v| v.0).max()
+            };
             let mut sim: Vec<SimPoint> = sims.into_values().map(|v| v.1).collect();
             sim.sort_by(|a, b| a.x.total_cmp(&b.x));
             Curve {

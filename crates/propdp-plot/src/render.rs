@@ -15,7 +15,7 @@ use crate::figure::{Curve, Figure, Panel};
 
 const PANEL_W: u32 = 540;
 const PANEL_H: u32 = 470;
-const TOP_H: u32 = 86;
+const TOP_H: u32 = 100;
 const FONT: &str = "sans-serif";
 
 /// Tableau-10 colours; the non-private series (value 0) is drawn black.
@@ -59,6 +59,7 @@ fn axis_label(param: &str) -> String {
         "sigma" => "σ (objective-perturbation noise)".into(),
         "tau" => "τ (output-perturbation noise)".into(),
         "lambda" => "λ (ridge)".into(),
+        "d" => "d (features; n = d/δ)".into(),
         other => symbol(other),
     }
 }
@@ -123,8 +124,12 @@ fn legend<DB: DrawingBackend>(
         (FONT, 22).into_font().style(FontStyle::Bold),
     ))?;
     let text = (FONT, 16).into_font();
+    let width = |s: &str| {
+        top.estimate_text_size(s, &TextStyle::from(text.clone()))
+            .map_or(9 * s.chars().count() as i32, |(w, _)| w as i32)
+    };
     let mut x = 14;
-    let y = 50;
+    let y = 48;
     let curves = &fig.panels[0].curves;
     for (i, c) in curves.iter().enumerate() {
         let col = color(c, i);
@@ -132,7 +137,7 @@ fn legend<DB: DrawingBackend>(
         top.draw(&Circle::new((x + 14, y), 4, col.filled()))?;
         let label = series_label(&fig.series, c);
         top.draw(&Text::new(label.clone(), (x + 34, y - 9), text.clone()))?;
-        x += 44 + 9 * label.chars().count() as i32;
+        x += 56 + width(&label);
     }
     if fig.panels.iter().any(|p| p.reference.is_some()) {
         top.draw(&DashedPathElement::new(
@@ -146,14 +151,14 @@ fn legend<DB: DrawingBackend>(
             (x + 34, y - 9),
             text.clone(),
         ))?;
-        x += 230;
     }
     let d = fig.panels.iter().flat_map(|p| &p.curves).filter_map(|c| c.sim_d).max();
     let note = match d {
         Some(d) => format!("lines: theory   points: simulation ± 2 s.e. (d = {d})"),
+        None if fig.x == "d" => "lines: theory (d → ∞)   points: simulation ± 2 s.e.".to_string(),
         None => "lines: theory".to_string(),
     };
-    top.draw(&Text::new(note, (x + 10, y - 9), text.color(&RGBColor(80, 80, 80))))?;
+    top.draw(&Text::new(note, (14, y + 20), text.color(&RGBColor(80, 80, 80))))?;
     Ok(())
 }
 

@@ -107,7 +107,7 @@ fn one_figure_per_facet_in_png_and_svg() {
     }
     // two default Huber panels side by side, legend strip on top
     let (w, h) = png_size(&files[0]);
-    assert_eq!((w, h), (2 * 540 + 20, 470 + 86));
+    assert_eq!((w, h), (2 * 540 + 20, 470 + 100));
     let svg = fs::read_to_string(&files[1]).unwrap();
     assert!(svg.contains("est_err2") && svg.contains("σ = 0 (non-private)") && svg.contains("λ = 0.5"));
 }
@@ -122,7 +122,7 @@ fn plot_spec_chooses_metrics_and_axes() {
         ..PlotSpec::default()
     };
     let files = plot_file(&results, &spec, tmp.path()).unwrap();
-    assert_eq!(png_size(&files[0]), (540 + 20, 470 + 86));
+    assert_eq!(png_size(&files[0]), (540 + 20, 470 + 100));
     let bad = PlotSpec {
         x: Some("nope".into()),
         ..PlotSpec::default()
