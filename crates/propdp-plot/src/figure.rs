@@ -195,8 +195,12 @@ fn x_value(r: &Record, x: &str) -> Option<f64> {
     }
 }
 
+/// Per series: theory points (x, y) and, per x (as bits), the simulated point
+/// at the largest d with that d.
+type SeriesData = (Vec<(f64, f64)>, BTreeMap<u64, (usize, SimPoint)>);
+
 fn panel(group: &[&Record], metric: &str, x: &str, series: Option<&str>) -> Panel {
-    let mut by_series: BTreeMap<Option<u64>, (Vec<(f64, f64)>, BTreeMap<u64, (usize, SimPoint)>)> = BTreeMap::new();
+    let mut by_series: BTreeMap<Option<u64>, SeriesData> = BTreeMap::new();
     for r in group {
         let Some(&y) = r.metrics.get(metric) else { continue };
         let s = series.map(|s| r.params[s].to_bits());
