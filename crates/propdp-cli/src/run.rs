@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
-use propdp_core::record::{Provenance, Record, SimRecord, SolverReport};
+use propdp_core::record::{Privacy, Provenance, Record, SimRecord, SolverReport};
 use propdp_core::{Config, Point};
 use propdp_sim::{SimSettings, simulate_with_progress};
 use propdp_theory::solve::{State, TheorySolver};
@@ -156,6 +156,8 @@ fn record(source: &str, point: &Point, index: usize, prov: &Provenance) -> Recor
             residual: f64::NAN,
         },
         provenance: prov.clone(),
+        per_step: None,
+        privacy: Privacy::of(point),
         simulation: None,
     }
 }
@@ -225,8 +227,10 @@ fn simulation_pass(
             };
             match simulate_with_progress(point, &settings, index as u64, &|| bar.inc(1)) {
                 Ok(s) => {
+                    let (per_step, per_step_stderr) = s.per_step.map(|p| (p.mean, p.stderr)).unzip();
                     out.write(&Record {
                         metrics: s.mean,
+                        per_step,
                         solver: SolverReport {
                             converged: true,
                             iterations: s.max_iterations,
@@ -240,6 +244,7 @@ fn simulation_pass(
                             design: sim.design,
                             stderr: s.stderr,
                             per_rep: s.per_rep,
+                            per_step_stderr,
                         }),
                         ..record("simulation", point, index, prov)
                     })?;

@@ -170,6 +170,7 @@ pub enum ModelKind {
 pub enum AlgorithmKind {
     Objective,
     Output,
+    Dpgd,
 }
 
 /// Noise law family.
@@ -213,6 +214,12 @@ pub struct RawAlgorithm {
     pub lambda: ParamSpec,
     pub sigma: Option<ParamSpec>,
     pub tau: Option<ParamSpec>,
+    /// DP-GD step size η.
+    pub eta: Option<ParamSpec>,
+    /// DP-GD number of steps T.
+    pub steps: Option<ParamSpec>,
+    /// DP-GD loss: "standard" (default) or "conditional".
+    pub loss_variant: Option<crate::problem::LossVariant>,
 }
 
 /// `[solver]` table: numerical settings of the theory solvers.
@@ -340,7 +347,38 @@ impl RawConfig {
             }
         }
         let a = &self.algorithm;
+        if a.kind != AlgorithmKind::Dpgd {
+            for (field, present) in [
+                ("eta", a.eta.is_some()),
+                ("steps", a.steps.is_some()),
+                ("loss_variant", a.loss_variant.is_some()),
+            ] {
+                if present {
+                    return Err(not_applicable(
+                        &format!("algorithm.{field}"),
+                        "only kind = \"dpgd\" takes it",
+                    ));
+                }
+            }
+        }
         match a.kind {
+            AlgorithmKind::Dpgd => {
+                for (field, present) in [
+                    ("sigma", a.sigma.is_some()),
+                    ("eta", a.eta.is_some()),
+                    ("steps", a.steps.is_some()),
+                ] {
+                    if !present {
+                        return Err(missing(
+                            &format!("algorithm.{field}"),
+                            "DP-GD needs sigma ≥ 0, eta > 0 and steps ≥ 1",
+                        ));
+                    }
+                }
+                if a.tau.is_some() {
+                    return Err(not_applicable("algorithm.tau", "τ is for kind = \"output\""));
+                }
+            }
             AlgorithmKind::Objective => {
                 if a.sigma.is_none() {
                     return Err(missing("algorithm.sigma", "objective perturbation needs σ ≥ 0"));

@@ -21,4 +21,4 @@ pub mod validation;
 
 pub use config::Config;
 pub use error::ConfigError;
-pub use problem::{Algorithm, Design, Model, NoiseLaw, Point, Prior};
+pub use problem::{Algorithm, Design, LossVariant, Model, NoiseLaw, Point, Prior};

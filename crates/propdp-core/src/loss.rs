@@ -4,13 +4,19 @@
 
 use crate::problem::Model;
 
-/// The loss of a model (SPEC.md §1).
+/// The loss of a model (SPEC.md §1, DMFT.md). The first argument of
+/// [`Loss::eval`] is the label y for the standard losses and the teacher
+/// field ν = xᵀθ* for the conditional ones.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Loss {
     /// ρ_M(y − r).
     Huber { m: f64 },
     /// log(1 + exp(−y r)).
     Logistic,
+    /// E_e ρ_M(ν + e − r), e ~ N(0, se²).
+    ConditionalHuber { m: f64, se: f64 },
+    /// log(1 + eʳ) − sigmoid(ν) r.
+    ConditionalLogistic,
 }
 
 impl Loss {
@@ -22,9 +28,34 @@ impl Loss {
         }
     }
 
-    /// (ℓ, ∂ℓ/∂r, ∂²ℓ/∂r²).
+    /// The loss DP-GD descends for `model` and `variant`.
+    pub fn for_dpgd(model: &Model, variant: crate::problem::LossVariant) -> Loss {
+        use crate::problem::{LossVariant, NoiseLaw};
+        match (variant, *model) {
+            (LossVariant::Standard, _) => Loss::of(model),
+            (LossVariant::Conditional, Model::Logistic) => Loss::ConditionalLogistic,
+            (LossVariant::Conditional, Model::Huber { huber_m, noise }) => {
+                let NoiseLaw::Gaussian { sd } = noise else {
+                    panic!("conditional Huber loss needs Gaussian noise (rejected by Point::check)")
+                };
+                Loss::ConditionalHuber { m: huber_m, se: sd }
+            }
+        }
+    }
+
+    /// Whether the first argument of [`Loss::eval`] is the teacher field ν.
+    pub fn is_conditional(&self) -> bool {
+        matches!(self, Loss::ConditionalHuber { .. } | Loss::ConditionalLogistic)
+    }
+
+    /// (ℓ, ∂ℓ/∂r, ∂²ℓ/∂r²) at label (or teacher field) `y` and fit `r`.
     pub fn eval(&self, y: f64, r: f64) -> (f64, f64, f64) {
         match *self {
+            Loss::ConditionalLogistic => {
+                let s = sigmoid(r);
+                (softplus(r) - sigmoid(y) * r, s - sigmoid(y), s * (1.0 - s))
+            }
+            Loss::ConditionalHuber { m, se } => conditional_huber(y - r, m, se),
             Loss::Huber { m } => {
                 let e = y - r;
                 if e.abs() <= m {
@@ -40,6 +71,35 @@ impl Loss {
             }
         }
     }
+}
+
+/// Φ(x), the standard normal CDF.
+pub fn norm_cdf(x: f64) -> f64 {
+    0.5 * libm::erfc(-x * std::f64::consts::FRAC_1_SQRT_2)
+}
+
+/// φ(x), the standard normal density.
+pub fn norm_pdf(x: f64) -> f64 {
+    (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()
+}
+
+/// E ρ_M(z) and its derivatives in r for z = u + e, u = ν − r, e ~ N(0, s²):
+/// with a = (−M − u)/s, b = (M − u)/s (truncated-normal moments),
+/// ℓ' = −E clip(z, ±M), ℓ'' = P(|z| ≤ M).
+fn conditional_huber(u: f64, m: f64, s: f64) -> (f64, f64, f64) {
+    if s == 0.0 {
+        return Loss::Huber { m }.eval(u, 0.0);
+    }
+    let (a, b) = ((-m - u) / s, (m - u) / s);
+    let (pa, pb, fa, fb) = (norm_cdf(a), norm_cdf(b), norm_pdf(a), norm_pdf(b));
+    let inside = pb - pa;
+    let z_in = u * inside + s * (fa - fb);
+    let z2_in = (u * u + s * s) * inside + 2.0 * u * s * (fa - fb) + s * s * (a * fa - b * fb);
+    let z_above = u * (1.0 - pb) + s * fb; // E[z 1{z > M}]
+    let z_below = u * pa - s * fa; // E[z 1{z < −M}]
+    let psi = m * (1.0 - pb) - m * pa + z_in;
+    let value = 0.5 * z2_in + m * (z_above - z_below) - 0.5 * m * m * (1.0 - inside);
+    (value, -psi, inside)
 }
 
 /// σ(x) without overflow.
@@ -58,5 +118,36 @@ pub fn softplus(x: f64) -> f64 {
         x + (-x).exp().ln_1p()
     } else {
         x.exp().ln_1p()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The conditional Huber loss against midpoint integration over e, and
+    /// its derivatives against finite differences.
+    #[test]
+    fn conditional_huber_matches_direct_integration() {
+        for &(nu, r, m, se) in &[(0.3, -0.4, 1.0, 0.5), (2.5, 0.1, 0.7, 1.2), (-1.0, 1.5, 2.0, 0.3)] {
+            let loss = Loss::ConditionalHuber { m, se };
+            let (v, d1, d2) = loss.eval(nu, r);
+            let n = 200_000;
+            let h = 20.0 / n as f64;
+            let direct: f64 = (0..n)
+                .map(|i| {
+                    let g = -10.0 + (i as f64 + 0.5) * h;
+                    Loss::Huber { m }.eval(nu + se * g, r).0 * norm_pdf(g) * h
+                })
+                .sum();
+            assert!((v - direct).abs() < 1e-8, "value {v} vs {direct}");
+            let e = 1e-5;
+            let fd1 = (loss.eval(nu, r + e).0 - loss.eval(nu, r - e).0) / (2.0 * e);
+            let fd2 = (loss.eval(nu, r + e).1 - loss.eval(nu, r - e).1) / (2.0 * e);
+            assert!(
+                (d1 - fd1).abs() < 1e-7 && (d2 - fd2).abs() < 1e-6,
+                "{d1} {fd1} {d2} {fd2}"
+            );
+        }
     }
 }

@@ -25,6 +25,9 @@ pub const TEST_LOGLOSS: &str = "test_logloss";
 /// Logistic: (1/n) Σ ℓᵢ(θ̂).
 pub const TRAIN_LOGLOSS: &str = "train_logloss";
 
+/// DP-GD: (1/n) Σ ℓ((Xθ_t)ᵢ; yᵢ) of the descended loss.
+pub const TRAIN_LOSS: &str = "train_loss";
+
 /// Metric values keyed by name (ordered, so output is stable).
 pub type Metrics = BTreeMap<String, f64>;
 
@@ -42,6 +45,7 @@ pub fn describe(name: &str) -> Option<&'static str> {
         TEST_CLASS_ERR => "P(sign(xᵀθ̂)≠y)",
         TEST_LOGLOSS => "E log(1+e^{−y xᵀθ̂})",
         TRAIN_LOGLOSS => "(1/n)Σ log(1+e^{−yᵢxᵢᵀθ̂})",
+        TRAIN_LOSS => "(1/n)Σ ℓ(xᵢᵀθ_t; yᵢ)",
         _ => return None,
     })
 }

@@ -132,6 +132,27 @@ pub enum Algorithm {
     Objective { lambda: f64, sigma: f64 },
     /// θ̂ = argmin F(θ) + τ b.
     Output { lambda: f64, tau: f64 },
+    /// DP full-batch gradient descent: θ₀ = 0,
+    /// θ_{t+1} = θ_t − η(∇F(θ_t) + σ ξ_t), t = 0..steps−1 (SPEC.md §1, DMFT.md).
+    Dpgd {
+        lambda: f64,
+        sigma: f64,
+        eta: f64,
+        steps: usize,
+        loss_variant: LossVariant,
+    },
+}
+
+/// Which loss DP-GD descends (DMFT.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossVariant {
+    /// The model's loss with random labels: ρ_M(y − r) or log(1 + e^{−yr}).
+    #[default]
+    Standard,
+    /// The conditional-expectation loss given the teacher field ν:
+    /// E_e ρ_M(ν + e − r) (Gaussian noise e) or log(1 + eʳ) − sigmoid(ν) r.
+    Conditional,
 }
 
 impl Algorithm {
@@ -140,13 +161,16 @@ impl Algorithm {
         match self {
             Algorithm::Objective { .. } => "objective",
             Algorithm::Output { .. } => "output",
+            Algorithm::Dpgd { .. } => "dpgd",
         }
     }
 
     /// Ridge strength λ.
     pub fn lambda(&self) -> f64 {
         match *self {
-            Algorithm::Objective { lambda, .. } | Algorithm::Output { lambda, .. } => lambda,
+            Algorithm::Objective { lambda, .. } | Algorithm::Output { lambda, .. } | Algorithm::Dpgd { lambda, .. } => {
+                lambda
+            }
         }
     }
 }
@@ -195,6 +219,7 @@ impl Point {
         let (lambda, noise_name, noise) = match self.algorithm {
             Algorithm::Objective { lambda, sigma } => (lambda, "algorithm.sigma", sigma),
             Algorithm::Output { lambda, tau } => (lambda, "algorithm.tau", tau),
+            Algorithm::Dpgd { lambda, sigma, .. } => (lambda, "algorithm.sigma", sigma),
         };
         nonneg("algorithm.lambda", lambda)?;
         nonneg(noise_name, noise)?;
@@ -204,8 +229,62 @@ impl Point {
                     "λ > 0 when σ > 0 (with λ = 0 the perturbed objective is unbounded below)"
                 }
                 Algorithm::Output { .. } => "λ > 0 when τ > 0 (output perturbation's sensitivity is 2LR/λ)",
+                // DP-GD runs a fixed number of steps: λ = 0 is well defined
+                Algorithm::Dpgd { .. } => return self.check_dpgd(),
             };
             return Err(ConfigError::range("algorithm.lambda", lambda, allowed));
+        }
+        self.check_dpgd()
+    }
+
+    /// Smoothness bound of F = Σℓ + (λ/2)‖θ‖² for Gaussian designs:
+    /// L = β·λ_max(XᵀX) + λ with λ_max(XᵀX) → (1 + √δ)²/δ (Marchenko–Pastur
+    /// edge) and β = sup ℓ'' (1 for Huber, 1/4 for logistic).
+    pub fn smoothness(&self) -> f64 {
+        let beta = match self.model {
+            Model::Huber { .. } => 1.0,
+            Model::Logistic => 0.25,
+        };
+        beta * (1.0 + self.delta.sqrt()).powi(2) / self.delta + self.algorithm.lambda()
+    }
+
+    /// DP-GD checks: η > 0 and below the divergence threshold 2/L of
+    /// noiseless gradient descent, 1 ≤ steps ≤ 10000, and the conditional
+    /// Huber loss only with Gaussian noise.
+    fn check_dpgd(&self) -> Result<(), ConfigError> {
+        let Algorithm::Dpgd {
+            eta,
+            steps,
+            loss_variant,
+            ..
+        } = self.algorithm
+        else {
+            return Ok(());
+        };
+        positive("algorithm.eta", eta)?;
+        let limit = 2.0 / self.smoothness();
+        if eta >= limit {
+            return Err(ConfigError::range(
+                "algorithm.eta",
+                eta,
+                &format!(
+                    "η < 2/L = {limit:.4} at δ = {} (noiseless gradient descent diverges above)",
+                    self.delta
+                ),
+            ));
+        }
+        if !(1..=10_000).contains(&steps) {
+            return Err(ConfigError::range("algorithm.steps", steps, "1 ≤ steps ≤ 10000"));
+        }
+        if loss_variant == LossVariant::Conditional
+            && let Model::Huber { noise, .. } = self.model
+            && !matches!(noise, NoiseLaw::Gaussian { .. })
+        {
+            return Err(ConfigError::range(
+                "algorithm.loss_variant",
+                "\"conditional\"",
+                "\"standard\" unless noise.law = \"gaussian\" (the conditional Huber loss averages over Gaussian noise)",
+            ));
         }
         Ok(())
     }
@@ -229,6 +308,18 @@ impl Point {
             Algorithm::Output { lambda, tau } => {
                 m.insert("lambda".into(), lambda);
                 m.insert("tau".into(), tau);
+            }
+            Algorithm::Dpgd {
+                lambda,
+                sigma,
+                eta,
+                steps,
+                ..
+            } => {
+                m.insert("lambda".into(), lambda);
+                m.insert("sigma".into(), sigma);
+                m.insert("eta".into(), eta);
+                m.insert("steps".into(), steps as f64);
             }
         }
         m

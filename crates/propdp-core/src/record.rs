@@ -39,6 +39,13 @@ pub struct Record {
     /// and largest final ‖∇F‖/√d over repetitions.
     pub solver: SolverReport,
     pub provenance: Provenance,
+    /// DP-GD: every metric at every step t = 0..=T (theory: prediction;
+    /// simulation: mean over repetitions). `metrics` holds the last step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_step: Option<BTreeMap<String, Vec<f64>>>,
+    /// The privacy guarantee of the point, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub privacy: Option<Privacy>,
     /// Simulation only: size, repetitions, seed, standard errors and the
     /// per-repetition values of every metric.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -55,4 +62,37 @@ pub struct SimRecord {
     pub design: crate::problem::Design,
     pub stderr: Metrics,
     pub per_rep: BTreeMap<String, Vec<f64>>,
+    /// DP-GD: standard error of every metric at every step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_step_stderr: Option<BTreeMap<String, Vec<f64>>>,
+}
+
+/// A privacy guarantee (SPEC.md §4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Privacy {
+    /// e.g. "mu-GDP".
+    pub notion: String,
+    /// "replace-one" or "add/remove-one".
+    pub neighbouring: String,
+    pub mu: f64,
+}
+
+impl Privacy {
+    /// DP-GD with T steps of noise σ: per-step replace-one sensitivity
+    /// Δ = 2LR (R = 1, L = M for Huber, 1 for logistic), μ = √T·Δ/σ
+    /// (Gaussian composition, exact). `None` for other algorithms or σ = 0.
+    pub fn of(point: &crate::Point) -> Option<Privacy> {
+        let crate::Algorithm::Dpgd { sigma, steps, .. } = point.algorithm else {
+            return None;
+        };
+        let lipschitz = match point.model {
+            crate::Model::Huber { huber_m, .. } => huber_m,
+            crate::Model::Logistic => 1.0,
+        };
+        (sigma > 0.0).then(|| Privacy {
+            notion: "mu-GDP".into(),
+            neighbouring: "replace-one".into(),
+            mu: (steps as f64).sqrt() * 2.0 * lipschitz / sigma,
+        })
+    }
 }

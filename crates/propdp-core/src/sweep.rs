@@ -56,12 +56,19 @@ impl Sweep {
         if let Some(t) = &a.tau {
             push("tau", t)?;
         }
+        if let Some(e) = &a.eta {
+            push("eta", e)?;
+        }
+        if let Some(t) = &a.steps {
+            push("steps", t)?;
+        }
         push("delta", &p.delta)?;
 
         let kinds = Kinds {
             model: p.model,
             noise: p.noise.as_ref().map(|n| n.law),
             algorithm: a.kind,
+            loss_variant: a.loss_variant.unwrap_or_default(),
         };
         let total: usize = axes.iter().map(|a| a.values.len()).product();
         let mut points = Vec::with_capacity(total);
@@ -103,7 +110,7 @@ impl Sweep {
 /// Field path in the config file of a parameter name.
 fn config_field(name: &str) -> String {
     match name {
-        "lambda" | "sigma" | "tau" => format!("algorithm.{name}"),
+        "lambda" | "sigma" | "tau" | "eta" | "steps" => format!("algorithm.{name}"),
         _ => format!("problem.{name}"),
     }
 }
@@ -112,6 +119,7 @@ struct Kinds {
     model: ModelKind,
     noise: Option<NoiseKind>,
     algorithm: AlgorithmKind,
+    loss_variant: crate::problem::LossVariant,
 }
 
 impl Kinds {
@@ -150,6 +158,23 @@ impl Kinds {
                 lambda: g("lambda"),
                 tau: g("tau"),
             },
+            AlgorithmKind::Dpgd => {
+                let steps = g("steps");
+                if !(steps >= 1.0 && steps.fract() == 0.0 && steps <= 10_000.0) {
+                    return Err(ConfigError::range(
+                        "algorithm.steps",
+                        steps,
+                        "an integer, 1 ≤ steps ≤ 10000",
+                    ));
+                }
+                Algorithm::Dpgd {
+                    lambda: g("lambda"),
+                    sigma: g("sigma"),
+                    eta: g("eta"),
+                    steps: steps as usize,
+                    loss_variant: self.loss_variant,
+                }
+            }
         };
         Point::new(g("delta"), g("s2"), model, algorithm)
     }

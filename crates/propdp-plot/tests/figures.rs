@@ -37,6 +37,8 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
             crate_version: "0".into(),
             git_commit: "x".into(),
         },
+        per_step: None,
+        privacy: None,
         simulation: sim_d.map(|d| SimRecord {
             n: 100,
             d,
@@ -45,6 +47,7 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
             design: Design::Gaussian,
             stderr: metrics.iter().map(|(k, v)| (k.clone(), 0.05 * v)).collect(),
             per_rep: BTreeMap::new(),
+            per_step_stderr: None,
         }),
     }
 }

@@ -8,6 +8,24 @@ use propdp_core::metrics::{self, Metrics};
 use crate::data::Dataset;
 use propdp_core::loss::softplus;
 
+/// DP-GD metrics at one step (DMFT.md observables): est_err2, overlap,
+/// norm2, train_loss and, for logistic models, test_class_err.
+pub fn dpgd_metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVector<f64>, train_loss: f64) -> Metrics {
+    let d = theta.len() as f64;
+    let star = &train.theta_star;
+    let mut out = Metrics::new();
+    out.insert(metrics::EST_ERR2.into(), (theta - star).norm_squared() / d);
+    out.insert(metrics::OVERLAP.into(), theta.dot(star) / d);
+    out.insert(metrics::NORM2.into(), theta.norm_squared() / d);
+    out.insert(metrics::TRAIN_LOSS.into(), train_loss);
+    if let Model::Logistic = model {
+        let fit = &test.x * theta;
+        let wrong = test.y.iter().zip(fit.iter()).filter(|(y, f)| *y * *f <= 0.0).count();
+        out.insert(metrics::TEST_CLASS_ERR.into(), wrong as f64 / test.y.len() as f64);
+    }
+    out
+}
+
 /// Every metric the model defines, by its SPEC name.
 pub fn metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVector<f64>, b: &DVector<f64>) -> Metrics {
     let d = theta.len() as f64;

@@ -10,6 +10,7 @@
 
 pub mod data;
 pub mod evaluate;
+pub mod gd;
 pub mod newton;
 pub mod rng;
 pub mod run;

@@ -11,6 +11,7 @@ use thiserror::Error;
 
 use crate::data::{self, Dataset};
 use crate::evaluate;
+use crate::gd::Descent;
 use crate::newton::{FitError, Objective};
 use crate::rng::stream;
 use propdp_core::loss::Loss;
@@ -73,6 +74,15 @@ pub enum SimError {
         #[source]
         source: FitError,
     },
+    #[error("repetition {rep} of point {point} (n = {n}, d = {d}): {source}")]
+    Descent {
+        point: u64,
+        rep: u64,
+        n: usize,
+        d: usize,
+        #[source]
+        source: crate::gd::GdError,
+    },
 }
 
 /// Summary of the repetitions of one point.
@@ -84,10 +94,36 @@ pub struct SimSummary {
     pub mean: Metrics,
     pub stderr: Metrics,
     pub per_rep: BTreeMap<String, Vec<f64>>,
-    /// Largest final ‖∇F‖/√d over repetitions.
+    /// DP-GD: mean and standard error of every metric at every step t = 0..=T.
+    pub per_step: Option<PerStep>,
+    /// Largest final ‖∇F‖/√d over repetitions (0 for DP-GD, which runs a
+    /// fixed number of steps).
     pub max_grad_norm: f64,
     /// Largest Newton step count over repetitions.
     pub max_iterations: usize,
+}
+
+/// Per-step summaries: metric name → values at t = 0..=T.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PerStep {
+    pub mean: BTreeMap<String, Vec<f64>>,
+    pub stderr: BTreeMap<String, Vec<f64>>,
+}
+
+/// One repetition's output.
+struct Rep {
+    metrics: Metrics,
+    per_step: Option<Vec<Metrics>>,
+    grad_norm: f64,
+    iterations: usize,
+}
+
+/// Mean and standard error of a sample.
+fn mean_se(vs: &[f64]) -> (f64, f64) {
+    let k = vs.len() as f64;
+    let mu = vs.iter().sum::<f64>() / k;
+    let var = vs.iter().map(|v| (v - mu).powi(2)).sum::<f64>() / (k - 1.0);
+    (mu, (var / k).sqrt())
 }
 
 /// Number of samples for dimension d at aspect ratio δ = d/n.
@@ -110,7 +146,7 @@ pub fn simulate_with_progress(
 ) -> Result<SimSummary, SimError> {
     settings.check()?;
     let (d, n) = (settings.d, samples(settings.d, point.delta));
-    let runs: Vec<(Metrics, f64, usize)> = (0..settings.reps as u64)
+    let runs: Vec<Rep> = (0..settings.reps as u64)
         .into_par_iter()
         .map(|rep| {
             let r = one_rep(point, settings, n, point_index, rep);
@@ -118,20 +154,33 @@ pub fn simulate_with_progress(
             r
         })
         .collect::<Result<_, _>>()?;
-    let reps = runs.len() as f64;
     let mut per_rep: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for (m, _, _) in &runs {
-        for (k, v) in m {
+    for r in &runs {
+        for (k, v) in &r.metrics {
             per_rep.entry(k.clone()).or_default().push(*v);
         }
     }
     let (mut mean, mut stderr) = (Metrics::new(), Metrics::new());
     for (k, vs) in &per_rep {
-        let mu = vs.iter().sum::<f64>() / reps;
-        let var = vs.iter().map(|v| (v - mu).powi(2)).sum::<f64>() / (reps - 1.0);
+        let (mu, se) = mean_se(vs);
         mean.insert(k.clone(), mu);
-        stderr.insert(k.clone(), (var / reps).sqrt());
+        stderr.insert(k.clone(), se);
     }
+    let per_step = runs[0].per_step.as_ref().map(|first| {
+        let mut out = PerStep::default();
+        for name in first[0].keys() {
+            for t in 0..first.len() {
+                let vs: Vec<f64> = runs
+                    .iter()
+                    .map(|r| r.per_step.as_ref().expect("all reps are DP-GD")[t][name])
+                    .collect();
+                let (mu, se) = mean_se(&vs);
+                out.mean.entry(name.clone()).or_default().push(mu);
+                out.stderr.entry(name.clone()).or_default().push(se);
+            }
+        }
+        out
+    });
     Ok(SimSummary {
         n,
         d,
@@ -139,18 +188,13 @@ pub fn simulate_with_progress(
         mean,
         stderr,
         per_rep,
-        max_grad_norm: runs.iter().map(|r| r.1).fold(0.0, f64::max),
-        max_iterations: runs.iter().map(|r| r.2).max().unwrap_or(0),
+        per_step,
+        max_grad_norm: runs.iter().map(|r| r.grad_norm).fold(0.0, f64::max),
+        max_iterations: runs.iter().map(|r| r.iterations).max().unwrap_or(0),
     })
 }
 
-fn one_rep(
-    point: &Point,
-    s: &SimSettings,
-    n: usize,
-    point_index: u64,
-    rep: u64,
-) -> Result<(Metrics, f64, usize), SimError> {
+fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64) -> Result<Rep, SimError> {
     let mut rng = stream(s.seed, &[point_index, s.d as u64, rep]);
     let train = data::draw_dataset(&point.model, n, s.d, point.s2, s.design, s.prior, &mut rng);
     let test = Dataset {
@@ -162,10 +206,51 @@ fn one_rep(
         y: data::draw_labels(&point.model, &(&test.x * &test.theta_star), &mut rng),
         ..test
     };
+    if let Algorithm::Dpgd {
+        lambda,
+        sigma,
+        eta,
+        steps,
+        loss_variant,
+    } = point.algorithm
+    {
+        let loss = Loss::for_dpgd(&point.model, loss_variant);
+        let labels = if loss.is_conditional() {
+            &train.x * &train.theta_star
+        } else {
+            train.y.clone()
+        };
+        let descent = Descent {
+            loss,
+            lambda,
+            sigma,
+            eta,
+            steps,
+        };
+        let mut per_step = Vec::with_capacity(steps + 1);
+        descent
+            .run(&train.x, &labels, &mut rng, |_, theta, train_loss| {
+                per_step.push(evaluate::dpgd_metrics(&point.model, &train, &test, theta, train_loss));
+            })
+            .map_err(|source| SimError::Descent {
+                point: point_index,
+                rep,
+                n,
+                d: s.d,
+                source,
+            })?;
+        return Ok(Rep {
+            metrics: per_step[steps].clone(),
+            per_step: Some(per_step),
+            grad_norm: 0.0,
+            iterations: steps,
+        });
+    }
     let b = data::draw_gaussian_vector(s.d, &mut rng);
     let (lambda, sigma, tau) = match point.algorithm {
         Algorithm::Objective { lambda, sigma } => (lambda, sigma, 0.0),
         Algorithm::Output { lambda, tau } => (lambda, 0.0, tau),
+        Algorithm::Dpgd { .. } => unreachable!("handled above"),
     };
     let obj = Objective {
         x: &train.x,
@@ -183,6 +268,11 @@ fn one_rep(
         source,
     })?;
     let theta = theta + tau * &b;
-    let m = evaluate::metrics(&point.model, &train, &test, &theta, &b);
-    Ok((m, report.grad_norm, report.iterations))
+    let metrics = evaluate::metrics(&point.model, &train, &test, &theta, &b);
+    Ok(Rep {
+        metrics,
+        per_step: None,
+        grad_norm: report.grad_norm,
+        iterations: report.iterations,
+    })
 }

@@ -1,17 +1,9 @@
 //! Standard normal functions (from `libm`'s erfc) and closed-form Gaussian
 //! moments used by the solvers.
 
-use std::f64::consts::{FRAC_1_SQRT_2, PI};
+use std::f64::consts::FRAC_1_SQRT_2;
 
-/// Φ(x), the standard normal CDF.
-pub fn cdf(x: f64) -> f64 {
-    0.5 * libm::erfc(-x * FRAC_1_SQRT_2)
-}
-
-/// φ(x), the standard normal density.
-pub fn pdf(x: f64) -> f64 {
-    (-0.5 * x * x).exp() / (2.0 * PI).sqrt()
-}
+pub use propdp_core::loss::{norm_cdf as cdf, norm_pdf as pdf};
 
 /// For Z ~ N(0, w): (P(|Z| ≤ c), E[Z² 1{|Z| ≤ c}]).
 ///

@@ -33,6 +33,9 @@ pub enum TheoryError {
     Huber(#[from] HuberError),
     #[error(transparent)]
     Logistic(#[from] LogisticError),
+    /// The point's algorithm has no theory solver yet.
+    #[error("no theory for {0} yet: the DP-GD state evolution (DMFT) solver is not implemented")]
+    Unsupported(String),
 }
 
 /// Solves points; holds quadrature rules so they are built once per sweep.
@@ -67,6 +70,7 @@ impl TheorySolver {
         let (lambda, sigma, tau) = match point.algorithm {
             Algorithm::Objective { lambda, sigma } => (lambda, sigma, 0.0),
             Algorithm::Output { lambda, tau } => (lambda, 0.0, tau),
+            Algorithm::Dpgd { .. } => return Err(TheoryError::Unsupported(format!("{:?}", point.algorithm))),
         };
         match point.model {
             Model::Huber { huber_m, noise } => {
