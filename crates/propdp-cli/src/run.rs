@@ -157,6 +157,7 @@ fn record(source: &str, point: &Point, index: usize, prov: &Provenance) -> Recor
         },
         provenance: prov.clone(),
         per_step: None,
+        per_step_stderr: None,
         privacy: Privacy::of(point),
         simulation: None,
     }
@@ -182,9 +183,12 @@ fn theory_pass(
         }
         match solver.solve(point, warm) {
             Ok(sol) => {
+                let (per_step, per_step_stderr) = sol.per_step.map(|p| (p.mean, p.stderr)).unzip();
                 out.write(&Record {
                     metrics: sol.metrics,
                     solver: sol.report,
+                    per_step,
+                    per_step_stderr,
                     ..record("theory", point, index, prov)
                 })?;
                 warm = Some(sol.state);
@@ -231,6 +235,7 @@ fn simulation_pass(
                     out.write(&Record {
                         metrics: s.mean,
                         per_step,
+                        per_step_stderr,
                         solver: SolverReport {
                             converged: true,
                             iterations: s.max_iterations,
@@ -244,7 +249,6 @@ fn simulation_pass(
                             design: sim.design,
                             stderr: s.stderr,
                             per_rep: s.per_rep,
-                            per_step_stderr,
                         }),
                         ..record("simulation", point, index, prov)
                     })?;

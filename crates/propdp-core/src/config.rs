@@ -232,6 +232,10 @@ pub struct SolverOptions {
     pub max_iter: usize,
     /// Gauss–Hermite nodes over the teacher field ν (logistic).
     pub quad_nodes: usize,
+    /// DP-GD theory: RQMC sample points per scramble (≤ 65536).
+    pub dmft_points: usize,
+    /// DP-GD theory: independent scrambles (≥ 2; their spread is the stderr).
+    pub dmft_scrambles: usize,
 }
 
 impl Default for SolverOptions {
@@ -240,6 +244,8 @@ impl Default for SolverOptions {
             tol: 1e-10,
             max_iter: 500,
             quad_nodes: 96,
+            dmft_points: 1 << 14,
+            dmft_scrambles: 4,
         }
     }
 }
@@ -258,6 +264,20 @@ impl SolverOptions {
                 "solver.quad_nodes",
                 self.quad_nodes,
                 "8 ≤ quad_nodes ≤ 256",
+            ));
+        }
+        if !(256..=65_536).contains(&self.dmft_points) {
+            return Err(ConfigError::range(
+                "solver.dmft_points",
+                self.dmft_points,
+                "256 ≤ dmft_points ≤ 65536",
+            ));
+        }
+        if !(2..=64).contains(&self.dmft_scrambles) {
+            return Err(ConfigError::range(
+                "solver.dmft_scrambles",
+                self.dmft_scrambles,
+                "2 ≤ dmft_scrambles ≤ 64",
             ));
         }
         Ok(())

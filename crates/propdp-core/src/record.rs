@@ -43,6 +43,10 @@ pub struct Record {
     /// simulation: mean over repetitions). `metrics` holds the last step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_step: Option<BTreeMap<String, Vec<f64>>>,
+    /// DP-GD: standard error of every per-step value (theory: RQMC spread
+    /// over independent scrambles; simulation: over repetitions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_step_stderr: Option<BTreeMap<String, Vec<f64>>>,
     /// The privacy guarantee of the point, where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub privacy: Option<Privacy>,
@@ -62,9 +66,6 @@ pub struct SimRecord {
     pub design: crate::problem::Design,
     pub stderr: Metrics,
     pub per_rep: BTreeMap<String, Vec<f64>>,
-    /// DP-GD: standard error of every metric at every step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub per_step_stderr: Option<BTreeMap<String, Vec<f64>>>,
 }
 
 /// A privacy guarantee (SPEC.md §4).

@@ -38,6 +38,7 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
             git_commit: "x".into(),
         },
         per_step: None,
+        per_step_stderr: None,
         privacy: None,
         simulation: sim_d.map(|d| SimRecord {
             n: 100,
@@ -47,7 +48,6 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
             design: Design::Gaussian,
             stderr: metrics.iter().map(|(k, v)| (k.clone(), 0.05 * v)).collect(),
             per_rep: BTreeMap::new(),
-            per_step_stderr: None,
         }),
     }
 }

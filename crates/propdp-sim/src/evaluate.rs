@@ -8,6 +8,20 @@ use propdp_core::metrics::{self, Metrics};
 use crate::data::Dataset;
 use propdp_core::loss::softplus;
 
+/// Fraction of sign errors, a tie (fit exactly 0, e.g. θ = 0) counting ½.
+fn class_error(y: &DVector<f64>, fit: &DVector<f64>) -> f64 {
+    let wrong: f64 = y
+        .iter()
+        .zip(fit.iter())
+        .map(|(y, f)| match (y * f).partial_cmp(&0.0) {
+            Some(std::cmp::Ordering::Less) => 1.0,
+            Some(std::cmp::Ordering::Equal) => 0.5,
+            _ => 0.0,
+        })
+        .sum();
+    wrong / y.len() as f64
+}
+
 /// DP-GD metrics at one step (DMFT.md observables): est_err2, overlap,
 /// norm2, train_loss and, for logistic models, test_class_err.
 pub fn dpgd_metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVector<f64>, train_loss: f64) -> Metrics {
@@ -20,8 +34,7 @@ pub fn dpgd_metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVec
     out.insert(metrics::TRAIN_LOSS.into(), train_loss);
     if let Model::Logistic = model {
         let fit = &test.x * theta;
-        let wrong = test.y.iter().zip(fit.iter()).filter(|(y, f)| *y * *f <= 0.0).count();
-        out.insert(metrics::TEST_CLASS_ERR.into(), wrong as f64 / test.y.len() as f64);
+        out.insert(metrics::TEST_CLASS_ERR.into(), class_error(&test.y, &fit));
     }
     out
 }

@@ -2,6 +2,7 @@
 //! `shared/SPEC.md` §2 for objective and output perturbation, with Huber and
 //! logistic losses.
 
+pub mod dmft;
 pub mod gauss_hermite;
 pub mod gaussian;
 pub mod huber;

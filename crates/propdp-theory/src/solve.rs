@@ -8,6 +8,7 @@ use propdp_core::record::SolverReport;
 use propdp_core::{Algorithm, Model, Point};
 use thiserror::Error;
 
+use crate::dmft::{self, DmftError, DmftParams, DmftPath};
 use crate::huber::{self, HuberError, HuberParams, HuberState};
 use crate::logistic::{LogisticError, LogisticParams, LogisticSolver, LogisticState};
 
@@ -16,6 +17,8 @@ use crate::logistic::{LogisticError, LogisticParams, LogisticSolver, LogisticSta
 pub enum State {
     Huber(HuberState),
     Logistic(LogisticState),
+    /// DP-GD: the DMFT is solved forward from θ₀ = 0; nothing to warm-start.
+    Dpgd,
 }
 
 /// A converged prediction.
@@ -24,6 +27,8 @@ pub struct Solution {
     pub metrics: Metrics,
     pub report: SolverReport,
     pub state: State,
+    /// DP-GD: the prediction at every step.
+    pub per_step: Option<DmftPath>,
 }
 
 /// Any theory failure.
@@ -33,9 +38,8 @@ pub enum TheoryError {
     Huber(#[from] HuberError),
     #[error(transparent)]
     Logistic(#[from] LogisticError),
-    /// The point's algorithm has no theory solver yet.
-    #[error("no theory for {0} yet: the DP-GD state evolution (DMFT) solver is not implemented")]
-    Unsupported(String),
+    #[error(transparent)]
+    Dmft(#[from] DmftError),
 }
 
 /// Solves points; holds quadrature rules so they are built once per sweep.
@@ -65,12 +69,69 @@ impl TheorySolver {
         }
     }
 
+    fn dmft_params(&self, point: &Point, noise_sd: f64) -> DmftParams {
+        let Algorithm::Dpgd {
+            lambda,
+            sigma,
+            eta,
+            steps,
+            loss_variant,
+        } = point.algorithm
+        else {
+            unreachable!("called for DP-GD points only")
+        };
+        DmftParams {
+            delta: point.delta,
+            s2: point.s2,
+            lambda,
+            sigma,
+            eta,
+            steps,
+            loss: propdp_core::loss::Loss::for_dpgd(&point.model, loss_variant),
+            noise_sd,
+            points: self.opts.dmft_points,
+            scrambles: self.opts.dmft_scrambles,
+            seed: 1,
+        }
+    }
+
     /// Solve one point; `warm` is the state of a nearby point of the same model.
     pub fn solve(&self, point: &Point, warm: Option<State>) -> Result<Solution, TheoryError> {
         let (lambda, sigma, tau) = match point.algorithm {
             Algorithm::Objective { lambda, sigma } => (lambda, sigma, 0.0),
             Algorithm::Output { lambda, tau } => (lambda, 0.0, tau),
-            Algorithm::Dpgd { .. } => return Err(TheoryError::Unsupported(format!("{:?}", point.algorithm))),
+            Algorithm::Dpgd { steps, .. } => {
+                let noise_sd = match point.model {
+                    Model::Huber {
+                        noise: propdp_core::NoiseLaw::Gaussian { sd },
+                        ..
+                    } => sd,
+                    Model::Huber { .. } => {
+                        return Err(DmftError::Invalid {
+                            what: "the DMFT draws Huber labels with Gaussian noise only".into(),
+                            params: self.dmft_params(point, 0.0),
+                        }
+                        .into());
+                    }
+                    Model::Logistic => 0.0,
+                };
+                let path = dmft::solve(&self.dmft_params(point, noise_sd))?;
+                let residual = path
+                    .stderr
+                    .values()
+                    .filter_map(|v| v.last())
+                    .fold(0.0, |a: f64, &b| a.max(b));
+                return Ok(Solution {
+                    metrics: path.last(),
+                    report: SolverReport {
+                        converged: true,
+                        iterations: steps,
+                        residual,
+                    },
+                    state: State::Dpgd,
+                    per_step: Some(path),
+                });
+            }
         };
         match point.model {
             Model::Huber { huber_m, noise } => {
@@ -91,6 +152,7 @@ impl TheorySolver {
                     metrics: huber::metrics(&p, &st, tau),
                     report,
                     state: State::Huber(st),
+                    per_step: None,
                 })
             }
             Model::Logistic => {
@@ -109,6 +171,7 @@ impl TheorySolver {
                     metrics: self.logistic.metrics(&p, &st, tau),
                     report,
                     state: State::Logistic(st),
+                    per_step: None,
                 })
             }
         }
