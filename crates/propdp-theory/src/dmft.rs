@@ -59,16 +59,16 @@ pub enum DmftError {
     NotPositiveDefinite {
         step: usize,
         pivot: f64,
-        params: DmftParams,
+        params: Box<DmftParams>,
     },
     #[error("dmft: the state diverges at step {step} (C_θ(t,t) = {norm2:e}) for {params:?}")]
     Diverged {
         step: usize,
         norm2: f64,
-        params: DmftParams,
+        params: Box<DmftParams>,
     },
     #[error("dmft: {what} for {params:?}")]
-    Invalid { what: String, params: DmftParams },
+    Invalid { what: String, params: Box<DmftParams> },
 }
 
 /// Per-step prediction: metric → values at t = 0..=T, and their RQMC
@@ -94,13 +94,13 @@ pub fn solve(p: &DmftParams) -> Result<DmftPath, DmftError> {
     if p.points == 0 || p.points > 1 << 16 {
         return Err(DmftError::Invalid {
             what: format!("points = {} (allowed 1..=65536 per scramble)", p.points),
-            params: *p,
+            params: Box::new(*p),
         });
     }
     if p.scrambles < 2 {
         return Err(DmftError::Invalid {
             what: "scrambles < 2 (a standard error needs two)".into(),
-            params: *p,
+            params: Box::new(*p),
         });
     }
     let runs: Vec<Vec<Metrics>> = (0..p.scrambles as u32)
@@ -185,7 +185,7 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
                 return Err(DmftError::NotPositiveDefinite {
                     step: t,
                     pivot,
-                    params: *p,
+                    params: Box::new(*p),
                 });
             }
             chol[t][t] = pivot.max(0.0).sqrt();
@@ -218,7 +218,7 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
             return Err(DmftError::Diverged {
                 step: t,
                 norm2: c_tt,
-                params: *p,
+                params: Box::new(*p),
             });
         }
         let mut mt = Metrics::new();

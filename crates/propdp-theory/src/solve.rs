@@ -109,7 +109,7 @@ impl TheorySolver {
                     Model::Huber { .. } => {
                         return Err(DmftError::Invalid {
                             what: "the DMFT draws Huber labels with Gaussian noise only".into(),
-                            params: self.dmft_params(point, 0.0),
+                            params: Box::new(self.dmft_params(point, 0.0)),
                         }
                         .into());
                     }
