@@ -138,6 +138,9 @@ fn draws(p: &DmftParams, seed: u32) -> (Vec<Vec<f64>>, Vec<f64>) {
     (z, u)
 }
 
+// The kernels are indexed exactly as in DMFT.md (R_θ(t,s), C_g(s,s'), …);
+// index loops keep the code one-to-one with the equations.
+#[allow(clippy::needless_range_loop)]
 fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> {
     let (tt, n, a) = (p.steps, p.points, 1.0 / p.delta);
     let nf = n as f64;
@@ -159,11 +162,10 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
     // Cholesky rows of Cov(ν, w_1..w_T); row 0 is ν
     let mut chol = sq(tt + 1);
     chol[0][0] = p.s2.sqrt();
-    let (mut g, mut h, mut dv): (Vec<Vec<f64>>, Vec<Vec<f64>>, Vec<Vec<f64>>) = (
-        Vec::with_capacity(tt + 1),
-        Vec::with_capacity(tt + 1),
-        Vec::with_capacity(tt + 1),
-    );
+    // per-sample paths over t: g_t = ℓ'(r_t), ℓ''(r_t), and the pathwise ∂_ν g_t
+    let mut g: Vec<Vec<f64>> = Vec::with_capacity(tt + 1);
+    let mut h: Vec<Vec<f64>> = Vec::with_capacity(tt + 1);
+    let mut dv: Vec<Vec<f64>> = Vec::with_capacity(tt + 1);
     let mut out = Vec::with_capacity(tt + 1);
     let eta = p.eta;
     for t in 0..=tt {
