@@ -19,13 +19,12 @@ fn disagreements(point: &Point, design: Design, index: u64) -> Vec<String> {
     let spath = sim.per_step.expect("DP-GD has a path");
     let mut bad = Vec::new();
     for (name, tv) in &tpath.mean {
-        for t in 1..tv.len() {
+        for (t, &th) in tv.iter().enumerate().skip(1) {
             let (m, se_sim) = (spath.mean[name][t], spath.stderr[name][t]);
             let se = (se_sim.powi(2) + tpath.stderr[name][t].powi(2)).sqrt();
-            if !agrees(tv[t], m, se, D) {
+            if !agrees(th, m, se, D) {
                 bad.push(format!(
-                    "{design:?} {name} t={t}: theory {:.5} sim {m:.5} ± {se_sim:.5}",
-                    tv[t]
+                    "{design:?} {name} t={t}: theory {th:.5} sim {m:.5} ± {se_sim:.5}"
                 ));
             }
         }

@@ -8,6 +8,9 @@ use propdp_theory::dmft::{DmftParams, solve};
 use propdp_theory::gauss_hermite::NormalRule;
 use propdp_theory::solve::TheorySolver;
 
+/// (E[g₀ | ν], E[g₀² | ν]) over the label given the teacher field.
+type GivenNu = dyn Fn(f64) -> (f64, f64);
+
 fn params(loss: Loss, delta: f64, s2: f64, lambda: f64, sigma: f64, eta: f64, steps: usize) -> DmftParams {
     DmftParams {
         delta,
@@ -33,7 +36,7 @@ fn one_step_matches_the_closed_form() {
     let a = 1.0 / delta;
     let s = s2.sqrt();
     // E over the label given ν of (g₀, g₀²), per loss
-    let cases: [(Loss, &dyn Fn(f64) -> (f64, f64)); 3] = [
+    let cases: [(Loss, &GivenNu); 3] = [
         (Loss::ConditionalLogistic, &|nu: f64| {
             let g = 0.5 - sigmoid(nu);
             (g, g * g)
