@@ -122,6 +122,16 @@ pub fn solve(p: &DmftParams) -> Result<DmftPath, DmftError> {
     Ok(DmftPath { mean, stderr })
 }
 
+/// Samples per cache block of the reverse-mode pass.
+const BLOCK: usize = 1024;
+
+/// y += a·x.
+fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
 /// Standard normals (and one uniform) of one scramble: `z[j][i]`, j = 0..=T
 /// for (ν, w_1..w_T), and the label uniforms.
 fn draws(p: &DmftParams, seed: u32) -> (Vec<Vec<f64>>, Vec<f64>) {
@@ -191,16 +201,24 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
                 });
             }
             chol[t][t] = pivot.max(0.0).sqrt();
-            let row = &chol[t];
-            (0..n).map(|i| (0..=t).map(|j| row[j] * z[j][i]).sum()).collect()
+            let mut w = vec![0.0; n];
+            for j in 0..=t {
+                axpy(&mut w, chol[t][j], &z[j]);
+            }
+            w
         };
         // 2. r_t with the Onsager term, loss and derivatives, pathwise ν-derivative
+        // r_t = w_t − η Σ_{s<t} R_θ(t,s) g_s, and the memory part of D_t
+        let mut r = w;
+        let mut memory = vec![0.0; n];
+        for s in 0..t {
+            axpy(&mut r, -eta * rth[t][s], &g[s]);
+            axpy(&mut memory, rth[t][s], &dv[s]);
+        }
         let (mut gt, mut ht, mut dt) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
         let mut loss = 0.0;
         for i in 0..n {
-            let onsager: f64 = (0..t).map(|s| rth[t][s] * g[s][i]).sum();
-            let r = w[i] - eta * onsager;
-            let (l, d1, d2) = p.loss.eval(label[i], r);
+            let (l, d1, d2) = p.loss.eval(label[i], r[i]);
             loss += l;
             gt[i] = d1;
             ht[i] = d2;
@@ -211,8 +229,7 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
                 }
                 _ => -d2, // Huber (y = ν + e) and conditional Huber: ∂_ν ℓ' = −ℓ''
             };
-            let memory: f64 = (0..t).map(|s| rth[t][s] * dv[s][i]).sum::<f64>();
-            dt[i] = dnu + d2 * (-eta * memory);
+            dt[i] = dnu - eta * d2 * memory[i];
         }
         let m_t = p.s2 * amp[t];
         let c_tt = cth[t][t];
@@ -243,14 +260,20 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
         }
         // 3. responses R_g(t, s) by reverse mode: b_t = 1,
         //    b_k = −η ℓ''_k Σ_{j=k+1}^{t} R_θ(j,k) b_j
+        // blocked over samples so the t + 1 adjoint vectors of a block stay in cache
         let mut b = vec![vec![0.0; n]; t + 1];
         b[t] = vec![1.0; n];
-        for k in (0..t).rev() {
-            let (head, tail) = b.split_at_mut(k + 1);
-            let bk = &mut head[k];
-            for i in 0..n {
-                let s: f64 = (k + 1..=t).map(|j| rth[j][k] * tail[j - k - 1][i]).sum();
-                bk[i] = -eta * h[k][i] * s;
+        for lo in (0..n).step_by(BLOCK) {
+            let hi = (lo + BLOCK).min(n);
+            for k in (0..t).rev() {
+                let (head, tail) = b.split_at_mut(k + 1);
+                let bk = &mut head[k][lo..hi];
+                for j in k + 1..=t {
+                    axpy(bk, rth[j][k], &tail[j - k - 1][lo..hi]);
+                }
+                for (bi, hk) in bk.iter_mut().zip(&h[k][lo..hi]) {
+                    *bi *= -eta * hk;
+                }
             }
         }
         for s in 0..=t {
