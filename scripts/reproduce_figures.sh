@@ -10,9 +10,8 @@ for cfg in configs/figures/*.toml; do
   echo "== $name"
   "$bin" run "$cfg" --out "results/figures/$name" --overwrite
 done
-echo "== dpgd: skipped (DP-GD theory and simulation are not implemented yet; see issue 4)"
 mkdir -p docs/figures
-for name in huber_objective logistic_objective huber_output finite_size; do
+for name in huber_objective logistic_objective huber_output finite_size dpgd; do
   # each of these configs draws exactly one figure
   cp results/figures/"$name"/figures/*.png "docs/figures/$name.png"
 done

@@ -57,13 +57,18 @@ fn default_title(model: &str, algorithm: &str) -> String {
         "logistic" => "Logistic regression",
         other => other,
     };
-    format!("{m}, {algorithm} perturbation")
+    match algorithm {
+        "dpgd" => format!("{m}, DP gradient descent"),
+        _ => format!("{m}, {algorithm} perturbation"),
+    }
 }
 
 /// Default metrics per model.
-fn default_metrics(model: &str) -> Vec<String> {
-    let m: &[&str] = match model {
-        "huber" => &[metrics::EST_ERR2, metrics::TRAIN_RESID_TRUNC],
+fn default_metrics(model: &str, algorithm: &str) -> Vec<String> {
+    let m: &[&str] = match (model, algorithm) {
+        ("logistic", "dpgd") => &[metrics::EST_ERR2, metrics::TRAIN_LOSS, metrics::TEST_CLASS_ERR],
+        (_, "dpgd") => &[metrics::EST_ERR2, metrics::OVERLAP, metrics::TRAIN_LOSS],
+        ("huber", _) => &[metrics::EST_ERR2, metrics::TRAIN_RESID_TRUNC],
         _ => &[metrics::EST_ERR2, metrics::BIAS_FACTOR, metrics::TEST_CLASS_ERR],
     };
     m.iter().map(|s| s.to_string()).collect()
@@ -97,7 +102,13 @@ pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotErr
         )));
     }
     let vary = varying(records);
+    let per_step = records.iter().all(|r| r.per_step.is_some());
     let x = match &spec.x {
+        Some(x) if x == "t" && !per_step => {
+            return Err(PlotError::Spec("plot.x = \"t\" needs per-step (DP-GD) records".into()));
+        }
+        Some(x) if x == "t" => x.clone(),
+        None if per_step => "t".into(),
         Some(x) if x == "d" => {
             if !records.iter().any(|r| r.simulation.is_some()) {
                 return Err(PlotError::Spec("plot.x = \"d\" needs simulation records".into()));
@@ -132,8 +143,14 @@ pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotErr
         .iter()
         .filter(|v| **v != x && Some(*v) != series.as_ref())
         .collect();
-    let metric_names = spec.metrics.clone().unwrap_or_else(|| default_metrics(&first.model));
+    let metric_names = spec
+        .metrics
+        .clone()
+        .unwrap_or_else(|| default_metrics(&first.model, &first.algorithm));
     let x_log = spec.x_log.unwrap_or_else(|| {
+        if x == "t" {
+            return false;
+        }
         let xs: Vec<f64> = records.iter().filter_map(|r| x_value(r, &x)).collect();
         let (lo, hi) = xs
             .iter()
@@ -201,7 +218,34 @@ type SeriesData = (Vec<(f64, f64)>, BTreeMap<u64, (usize, SimPoint)>);
 
 fn panel(group: &[&Record], metric: &str, x: &str, series: Option<&str>) -> Panel {
     let mut by_series: BTreeMap<Option<u64>, SeriesData> = BTreeMap::new();
-    for r in group {
+    if x == "t" {
+        // DP-GD: each record is a whole path over steps t = 0..=T
+        for r in group {
+            let Some(path) = r.per_step.as_ref().and_then(|p| p.get(metric)) else {
+                continue;
+            };
+            let entry = by_series.entry(series.map(|s| r.params[s].to_bits())).or_default();
+            match &r.simulation {
+                None => entry.0.extend(path.iter().enumerate().map(|(t, &v)| (t as f64, v))),
+                Some(sim) => {
+                    let se = r.per_step_stderr.as_ref().and_then(|p| p.get(metric));
+                    for (t, &v) in path.iter().enumerate() {
+                        let stderr = se.map_or(0.0, |s| s[t]);
+                        let p = SimPoint {
+                            x: t as f64,
+                            mean: v,
+                            stderr,
+                        };
+                        let slot = entry.1.entry((t as f64).to_bits()).or_insert((sim.d, p));
+                        if sim.d >= slot.0 {
+                            *slot = (sim.d, p);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for r in group.iter().filter(|_| x != "t") {
         let Some(&y) = r.metrics.get(metric) else { continue };
         let s = series.map(|s| r.params[s].to_bits());
         let entry = by_series.entry(s).or_default();

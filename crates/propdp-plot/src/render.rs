@@ -49,6 +49,7 @@ pub fn symbol(param: &str) -> String {
         "lambda" => "λ".into(),
         "s2" => "s²".into(),
         "huber_m" => "M".into(),
+        "eta" => "η".into(),
         other => other.into(),
     }
 }
@@ -60,6 +61,7 @@ fn axis_label(param: &str) -> String {
         "tau" => "τ (output-perturbation noise)".into(),
         "lambda" => "λ (ridge)".into(),
         "d" => "d (features; n = d/δ)".into(),
+        "t" => "t (gradient step)".into(),
         other => symbol(other),
     }
 }

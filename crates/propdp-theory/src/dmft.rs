@@ -122,6 +122,9 @@ pub fn solve(p: &DmftParams) -> Result<DmftPath, DmftError> {
     Ok(DmftPath { mean, stderr })
 }
 
+/// Relative size below which a Cholesky pivot of Cov(ν, w) counts as zero.
+const PIVOT_TOL: f64 = 1e-6;
+
 /// Samples per cache block of the reverse-mode pass.
 const BLOCK: usize = 1024;
 
@@ -193,14 +196,23 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
                 };
             }
             let pivot = cth[t][t] - (0..t).map(|i| chol[t][i] * chol[t][i]).sum::<f64>();
-            if pivot < -1e-9 * cth[t][t].max(1e-300) {
+            // When GD converges (σ = 0) w_t becomes collinear with w_{t−1}: the
+            // true pivot → 0 and the computed one is cancellation noise of
+            // either sign. |pivot| ≤ PIVOT_TOL·C_θ(t,t) is a zero pivot (its
+            // column is skipped, DMFT.md); below −PIVOT_TOL·C_θ(t,t) the
+            // covariance has lost positive-definiteness.
+            if pivot < -PIVOT_TOL * cth[t][t].max(1e-300) {
                 return Err(DmftError::NotPositiveDefinite {
                     step: t,
                     pivot,
                     params: Box::new(*p),
                 });
             }
-            chol[t][t] = pivot.max(0.0).sqrt();
+            chol[t][t] = if pivot > PIVOT_TOL * cth[t][t] {
+                pivot.sqrt()
+            } else {
+                0.0
+            };
             let mut w = vec![0.0; n];
             for j in 0..=t {
                 axpy(&mut w, chol[t][j], &z[j]);
