@@ -149,6 +149,18 @@ fn invalid_configs_name_the_field_value_and_range() {
             HUBER.replace("kind = \"objective\"", "kind = \"output\""),
             vec!["algorithm.tau"],
         ),
+        (
+            HUBER.replace("kind = \"objective\"", "kind = \"dpgd\"\neta = 0.2\nsteps = 0"),
+            vec!["algorithm.steps", "1 ≤ steps"],
+        ),
+        (
+            HUBER.replace("kind = \"objective\"", "kind = \"dpgd\"\neta = 3.0\nsteps = 10"),
+            vec!["algorithm.eta", "diverges"],
+        ),
+        (
+            HUBER.replace("lambda = 1.0", "lambda = 1.0\neta = 0.1"),
+            vec!["algorithm.eta", "dpgd"],
+        ),
     ];
     for (i, (text, needles)) in cases.iter().enumerate() {
         let cfg = write(tmp.path(), &format!("bad{i}.toml"), text);
