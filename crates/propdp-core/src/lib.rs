@@ -9,6 +9,7 @@
 //! Conventions follow `shared/SPEC.md` §1: losses are summed over samples,
 //! features have variance 1/d, δ = d/n, and λ, σ, τ are O(1).
 
+pub mod accountant;
 pub mod config;
 pub mod error;
 pub mod loss;

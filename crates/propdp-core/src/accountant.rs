@@ -1,0 +1,211 @@
+//! Privacy accounting of SPEC.md §4: the Gaussian-mechanism curve, the
+//! guarantees of output perturbation, DP-GD and objective perturbation under
+//! both neighbouring relations, conversions, and calibration of the noise to
+//! a target (ε, δ) by root finding (`roots`).
+//!
+//! Conventions: rows have ‖xᵢ‖ ≤ R (= 1 here), the GLM loss has |f'| ≤ L and
+//! 0 ≤ f'' ≤ β (Huber: L = M, β = 1; logistic: L = 1, β = 1/4).
+//!
+//! # References
+//! - Balle, Wang (2018), *Improving the Gaussian mechanism for differential privacy*.
+//! - Dong, Roth, Su (2022), *Gaussian differential privacy*.
+//! - Canonne, Kamath, Steinke (2020), *The discrete Gaussian for differential privacy* (RDP → (ε, δ)).
+
+use serde::{Deserialize, Serialize};
+
+use crate::loss::norm_cdf;
+
+/// Neighbouring relation of the guarantee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Neighbouring {
+    ReplaceOne,
+    AddRemoveOne,
+}
+
+/// log Φ(x), accurate in the far left tail where Φ underflows.
+///
+/// For x < −30 uses the asymptotic series
+/// log Φ(x) = −x²/2 − log(−x√(2π)) + log(1 − 1/x² + 3/x⁴ − 15/x⁶ + 105/x⁸)
+/// (relative error below 1e-12 there); `libm::erfc` elsewhere. No crate offers
+/// log Φ in the deep tail, which the Gaussian-mechanism curve needs at large ε/μ.
+pub fn log_norm_cdf(x: f64) -> f64 {
+    if x > -30.0 {
+        return norm_cdf(x).ln();
+    }
+    let x2 = x * x;
+    let series = 1.0 - 1.0 / x2 + 3.0 / (x2 * x2) - 15.0 / (x2 * x2 * x2) + 105.0 / (x2 * x2 * x2 * x2);
+    -0.5 * x2 - (-x * (2.0 * std::f64::consts::PI).sqrt()).ln() + series.ln()
+}
+
+/// δ_G(ε; μ) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ): the exact (ε, δ) curve of a
+/// μ-GDP mechanism (Balle & Wang 2018), with the second term in log space.
+///
+/// ```
+/// use propdp_core::accountant::delta_gaussian;
+/// // μ = 1, ε = 1: Φ(−0.5) − e Φ(−1.5)
+/// assert!((delta_gaussian(1.0, 1.0) - 0.126936).abs() < 1e-6);
+/// ```
+pub fn delta_gaussian(eps: f64, mu: f64) -> f64 {
+    if mu <= 0.0 {
+        return 0.0;
+    }
+    let a = norm_cdf(mu / 2.0 - eps / mu);
+    let b = (eps + log_norm_cdf(-mu / 2.0 - eps / mu)).exp();
+    (a - b).max(0.0)
+}
+
+/// Constants of a GLM loss: (L, β) with |f'| ≤ L, 0 ≤ f'' ≤ β.
+pub fn loss_constants(model: &crate::Model) -> (f64, f64) {
+    match *model {
+        crate::Model::Huber { huber_m, .. } => (huber_m, 1.0),
+        crate::Model::Logistic => (1.0, 0.25),
+    }
+}
+
+fn relation_factor(n: Neighbouring) -> f64 {
+    match n {
+        Neighbouring::ReplaceOne => 2.0,
+        Neighbouring::AddRemoveOne => 1.0,
+    }
+}
+
+/// μ of output perturbation: Δ = LR/λ (add/remove) or 2LR/λ (replace), μ = Δ/τ.
+pub fn mu_output(l: f64, r: f64, lambda: f64, tau: f64, n: Neighbouring) -> f64 {
+    relation_factor(n) * l * r / lambda / tau
+}
+
+/// μ of T steps of DP-GD: per-step Δ = LR or 2LR, μ = √T·Δ/σ.
+pub fn mu_dpgd(l: f64, r: f64, steps: usize, sigma: f64, n: Neighbouring) -> f64 {
+    (steps as f64).sqrt() * relation_factor(n) * l * r / sigma
+}
+
+/// Objective perturbation, add/remove-one: privacy loss ≤ c + A|Z| with
+/// A = LR/σ, c = log(1 + βR²/λ) + A²/2.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ObjectiveBound {
+    /// log(1 + βR²/λ).
+    pub c0: f64,
+    /// A = LR/σ.
+    pub a: f64,
+}
+
+impl ObjectiveBound {
+    pub fn new(l: f64, beta: f64, r: f64, lambda: f64, sigma: f64) -> Self {
+        ObjectiveBound {
+            c0: (beta * r * r / lambda).ln_1p(),
+            a: l * r / sigma,
+        }
+    }
+
+    /// c = c0 + A²/2.
+    pub fn c(&self) -> f64 {
+        self.c0 + 0.5 * self.a * self.a
+    }
+
+    /// δ(ε) = E[(1 − e^{ε − c − A|Z|})₊]: 2·δ_G(ε − c0; A) for ε ≥ c and, where
+    /// the integrand is positive for every Z, 1 − 2e^{ε − c + A²/2}Φ(−A)
+    /// (from E e^{−A|Z|} = 2e^{A²/2}Φ(−A)); the two agree at ε = c.
+    pub fn delta(&self, eps: f64) -> f64 {
+        if eps >= self.c() {
+            2.0 * delta_gaussian(eps - self.c0, self.a)
+        } else {
+            (1.0 - 2.0 * (eps - self.c() + 0.5 * self.a * self.a + log_norm_cdf(-self.a)).exp()).max(0.0)
+        }
+    }
+
+    /// RDP of order α > 1: c0 + αA²/2 + log(2Φ((α−1)A))/(α−1).
+    pub fn rdp(&self, alpha: f64) -> f64 {
+        self.c0 + alpha * self.a * self.a / 2.0 + (2.0f64.ln() + log_norm_cdf((alpha - 1.0) * self.a)) / (alpha - 1.0)
+    }
+
+    /// zCDP ρ = c0 + A√(2/π) + A²/2.
+    pub fn zcdp(&self) -> f64 {
+        self.c0 + self.a * (2.0 / std::f64::consts::PI).sqrt() + 0.5 * self.a * self.a
+    }
+}
+
+/// Objective perturbation under replace-one: group privacy of size 2 applied
+/// to the add/remove guarantee (ε, δ) → (2ε, (1 + e^ε)δ).
+pub fn objective_replace_one(bound: &ObjectiveBound, eps_add_remove: f64) -> (f64, f64) {
+    (
+        2.0 * eps_add_remove,
+        (1.0 + eps_add_remove.exp()) * bound.delta(eps_add_remove),
+    )
+}
+
+/// (ε, δ) from RDP ε(α) by the conversion of Canonne, Kamath & Steinke
+/// (2020): ε = min_α ε(α) + log((α−1)/α) − (log δ + log α)/(α−1), minimised
+/// over α on a log grid refined by golden-section search.
+pub fn rdp_to_eps<F: Fn(f64) -> f64>(rdp: F, delta: f64) -> f64 {
+    let f = |alpha: f64| rdp(alpha) + ((alpha - 1.0) / alpha).ln() - (delta.ln() + alpha.ln()) / (alpha - 1.0);
+    // coarse grid over α ∈ (1, 1e4]
+    let grid: Vec<f64> = (1..=400)
+        .map(|i| 1.0 + 10f64.powf(-3.0 + 7.0 * i as f64 / 400.0))
+        .collect();
+    let (mut best, mut arg) = (f64::INFINITY, 2.0);
+    for &a in &grid {
+        let v = f(a);
+        if v < best {
+            best = v;
+            arg = a;
+        }
+    }
+    // golden-section refinement on [arg/1.05, arg·1.05] ∩ (1, ∞)
+    let (mut lo, mut hi) = ((1.0 + (arg - 1.0) / 1.1).max(1.0 + 1e-9), 1.0 + (arg - 1.0) * 1.1);
+    let g = 0.5 * (5f64.sqrt() - 1.0);
+    for _ in 0..100 {
+        let (x1, x2) = (hi - g * (hi - lo), lo + g * (hi - lo));
+        if f(x1) < f(x2) { hi = x2 } else { lo = x1 }
+    }
+    best.min(f(0.5 * (lo + hi))).max(0.0)
+}
+
+/// (ε, δ) of ρ-zCDP (RDP ε(α) = ρα).
+pub fn zcdp_to_eps(rho: f64, delta: f64) -> f64 {
+    rdp_to_eps(|a| rho * a, delta)
+}
+
+/// ε at which a μ-GDP mechanism reaches `delta` (inverse of δ_G in ε).
+pub fn gdp_to_eps(mu: f64, delta: f64) -> Option<f64> {
+    if delta_gaussian(0.0, mu) <= delta {
+        return Some(0.0);
+    }
+    let mut hi = 1.0;
+    while delta_gaussian(hi, mu) > delta {
+        hi *= 2.0;
+        if hi > 1e6 {
+            return None;
+        }
+    }
+    crate::accountant::bisect_root(|e| delta_gaussian(e, mu) - delta, 0.0, hi)
+}
+
+/// Root of a monotone function on [lo, hi] by Brent (`roots`), to 1e-13 relative.
+pub(crate) fn bisect_root<F: Fn(f64) -> f64>(f: F, lo: f64, hi: f64) -> Option<f64> {
+    let mut conv = roots::SimpleConvergency {
+        eps: 1e-15,
+        max_iter: 500,
+    };
+    roots::find_root_brent(lo, hi, &f, &mut conv).ok()
+}
+
+/// The smallest noise (σ, τ, or DP-GD σ) whose guarantee meets (ε, δ):
+/// `delta_of(noise)` must decrease in the noise. Solved in log-noise.
+pub fn calibrate<F: Fn(f64) -> f64>(delta_of: F, target_delta: f64) -> Option<f64> {
+    let g = |log_s: f64| delta_of(log_s.exp()).max(1e-300).ln() - target_delta.ln();
+    let (mut lo, mut hi) = (-30.0f64, 1.0f64);
+    while g(hi) > 0.0 {
+        hi += 2.0;
+        if hi > 40.0 {
+            return None;
+        }
+    }
+    while g(lo) < 0.0 {
+        lo -= 5.0;
+        if lo < -200.0 {
+            return Some(0.0);
+        }
+    }
+    bisect_root(g, lo, hi).map(f64::exp)
+}

@@ -1,0 +1,114 @@
+//! Accountant formulas against direct numerical integration of the
+//! privacy-loss bounds, monotonicity, known values and calibration round trips.
+
+use propdp_core::accountant::*;
+use propdp_core::loss::norm_pdf;
+
+/// E f(Z), Z ~ N(0,1), by a fine midpoint rule on [−12, 12].
+fn gauss<F: Fn(f64) -> f64>(f: F) -> f64 {
+    let n = 400_000;
+    let h = 24.0 / n as f64;
+    (0..n)
+        .map(|i| -12.0 + (i as f64 + 0.5) * h)
+        .map(|z| f(z) * norm_pdf(z) * h)
+        .sum()
+}
+
+#[test]
+fn gaussian_curve_matches_integration_of_the_privacy_loss() {
+    for &(eps, mu) in &[(0.0, 0.5), (1.0, 1.0), (0.3, 2.0), (3.0, 1.5), (5.0, 4.0)] {
+        // privacy loss L = μ²/2 + μZ under P
+        let direct = gauss(|z| (1.0 - (eps - mu * mu / 2.0 - mu * z).exp()).max(0.0));
+        let closed = delta_gaussian(eps, mu);
+        assert!((closed - direct).abs() < 1e-8, "ε={eps} μ={mu}: {closed} vs {direct}");
+    }
+}
+
+#[test]
+fn gaussian_curve_is_monotone_and_finite_in_the_far_tail() {
+    let mut last = 1.0;
+    for k in 0..60 {
+        let eps = 0.5 * k as f64;
+        let d = delta_gaussian(eps, 1.0);
+        assert!(d.is_finite() && d >= 0.0 && d <= last, "ε={eps}: {d}");
+        last = d;
+    }
+    for &mu in &[0.5, 1.0, 2.0, 4.0] {
+        assert!(delta_gaussian(1.0, mu) < delta_gaussian(1.0, mu * 1.1));
+    }
+    // the tail series against log(erfc) where Φ is still representable
+    for k in 0..14 {
+        let x = -30.5 - 0.5 * k as f64;
+        let direct = propdp_core::loss::norm_cdf(x).ln();
+        assert!(
+            (log_norm_cdf(x) - direct).abs() < 1e-12 * direct.abs(),
+            "x={x}: {} vs {direct}",
+            log_norm_cdf(x)
+        );
+    }
+}
+
+#[test]
+fn objective_bound_matches_integration_on_both_sides_of_c() {
+    let b = ObjectiveBound::new(1.0, 0.25, 1.0, 0.5, 1.5);
+    for &eps in &[0.05, 0.3, b.c(), b.c() + 0.5, 3.0] {
+        let direct = gauss(|z| (1.0 - (eps - b.c() - b.a * z.abs()).exp()).max(0.0));
+        let closed = b.delta(eps);
+        assert!((closed - direct).abs() < 1e-8, "ε={eps}: {closed} vs {direct}");
+    }
+    // RDP: (1/(α−1)) log E exp((α−1)(c + A|Z|))
+    for &alpha in &[1.5, 2.0, 8.0] {
+        let direct = gauss(|z| ((alpha - 1.0) * (b.c() + b.a * z.abs())).exp()).ln() / (alpha - 1.0);
+        assert!(
+            (b.rdp(alpha) - direct).abs() < 1e-7,
+            "α={alpha}: {} vs {direct}",
+            b.rdp(alpha)
+        );
+    }
+    // more noise or more ridge: smaller δ
+    let more_noise = ObjectiveBound::new(1.0, 0.25, 1.0, 0.5, 3.0);
+    let more_ridge = ObjectiveBound::new(1.0, 0.25, 1.0, 5.0, 1.5);
+    assert!(more_noise.delta(1.0) < b.delta(1.0) && more_ridge.delta(1.0) < b.delta(1.0));
+}
+
+#[test]
+fn zcdp_conversion_is_an_upper_bound_on_the_exact_gaussian_epsilon() {
+    for &mu in &[0.5, 1.0, 3.0] {
+        for &delta in &[1e-3, 1e-6, 1e-9] {
+            let exact = gdp_to_eps(mu, delta).unwrap();
+            let conv = zcdp_to_eps(mu * mu / 2.0, delta);
+            assert!(
+                conv >= exact - 1e-9 && conv < 1.6 * exact + 0.1,
+                "μ={mu} δ={delta}: exact {exact} conv {conv}"
+            );
+        }
+    }
+}
+
+#[test]
+fn calibration_round_trips() {
+    let (eps, delta) = (1.0, 1e-6);
+    // output perturbation (replace-one), logistic L = 1, λ = 0.5
+    let tau = calibrate(
+        |t| delta_gaussian(eps, mu_output(1.0, 1.0, 0.5, t, Neighbouring::ReplaceOne)),
+        delta,
+    )
+    .unwrap();
+    let back = delta_gaussian(eps, mu_output(1.0, 1.0, 0.5, tau, Neighbouring::ReplaceOne));
+    assert!((back - delta).abs() <= 1e-9 * delta, "τ = {tau}: δ = {back}");
+    // DP-GD, 100 steps, Huber M = 1
+    let sigma = calibrate(
+        |s| delta_gaussian(eps, mu_dpgd(1.0, 1.0, 100, s, Neighbouring::ReplaceOne)),
+        delta,
+    )
+    .unwrap();
+    let back = delta_gaussian(eps, mu_dpgd(1.0, 1.0, 100, sigma, Neighbouring::ReplaceOne));
+    assert!((back - delta).abs() <= 1e-9 * delta, "σ = {sigma}: δ = {back}");
+    // objective perturbation (add/remove), logistic, λ = 1
+    let sigma = calibrate(|s| ObjectiveBound::new(1.0, 0.25, 1.0, 1.0, s).delta(eps), delta).unwrap();
+    let back = ObjectiveBound::new(1.0, 0.25, 1.0, 1.0, sigma).delta(eps);
+    assert!((back - delta).abs() <= 1e-9 * delta, "σ = {sigma}: δ = {back}");
+    // and the inverse: ε achieved by the calibrated Gaussian noise
+    let mu = mu_output(1.0, 1.0, 0.5, tau, Neighbouring::ReplaceOne);
+    assert!((gdp_to_eps(mu, delta).unwrap() - eps).abs() < 1e-9);
+}
