@@ -3,6 +3,7 @@
 
 mod output;
 mod plot;
+mod privacy;
 mod run;
 mod validate;
 
@@ -59,6 +60,9 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Privacy guarantee of a noise level in every notion, or the noise
+    /// calibrated to a target (ε, δ) (SPEC.md §4).
+    Privacy(privacy::PrivacyArgs),
     /// Validate a config and print its sweep without solving anything.
     Check {
         /// The TOML config.
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Command::Validate { config, out } => validate::validate(&config, out),
         Command::Check { config } => run::check(&config),
         Command::Plot { results, out } => plot::command(&results, out),
+        Command::Privacy(args) => privacy::command(&args),
     };
     match result {
         Ok(code) => code,

@@ -274,3 +274,48 @@ fn validate_compares_theory_and_simulation() {
     let bad = write(tmp.path(), "b.toml", &WITH_SIM.replace("reps = 6", "reps = 1"));
     assert!(stderr(&propdp(&["check", &bad])).contains("simulation.reps"));
 }
+
+#[test]
+fn privacy_calibration_round_trips_and_rejects_bad_input() {
+    for alg in ["output", "objective", "dpgd"] {
+        let o = propdp(&[
+            "privacy",
+            "--algorithm",
+            alg,
+            "--model",
+            "logistic",
+            "--lambda",
+            "0.5",
+            "--steps",
+            "50",
+            "--epsilon",
+            "2",
+            "--delta-priv",
+            "1e-5",
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{alg}: {}", stderr(&o));
+        assert!(
+            out.contains("calibrated noise") && out.contains("ε = 2.000000 at δ = 0.00001"),
+            "{alg}: {out}"
+        );
+    }
+    let o = propdp(&["privacy", "--algorithm", "output", "--model", "huber", "--lambda", "0"]);
+    assert!(!o.status.success() && stderr(&o).contains("--lambda"), "{}", stderr(&o));
+    let o = propdp(&[
+        "privacy",
+        "--algorithm",
+        "dpgd",
+        "--model",
+        "huber",
+        "--noise",
+        "1",
+        "--delta-priv",
+        "2",
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("--delta-priv"),
+        "{}",
+        stderr(&o)
+    );
+}

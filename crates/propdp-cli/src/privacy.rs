@@ -1,0 +1,183 @@
+//! `propdp privacy`: the guarantee of an algorithm's noise in every notion,
+//! or the smallest noise meeting a target (ε, δ) (SPEC.md §4).
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::{Args, ValueEnum};
+use propdp_core::accountant::*;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Alg {
+    Objective,
+    Output,
+    Dpgd,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ModelArg {
+    Huber,
+    Logistic,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Relation {
+    ReplaceOne,
+    AddRemoveOne,
+}
+
+/// Arguments of `propdp privacy`.
+#[derive(Debug, Args)]
+pub struct PrivacyArgs {
+    #[arg(long, value_enum)]
+    algorithm: Alg,
+    #[arg(long, value_enum)]
+    model: ModelArg,
+    /// Huber threshold M (Lipschitz constant of the Huber loss).
+    #[arg(long, default_value_t = 1.0)]
+    huber_m: f64,
+    /// Ridge λ (objective and output perturbation).
+    #[arg(long, default_value_t = 1.0)]
+    lambda: f64,
+    /// The noise: σ (objective, DP-GD) or τ (output). Omit to calibrate it to --epsilon.
+    #[arg(long)]
+    noise: Option<f64>,
+    /// DP-GD steps T.
+    #[arg(long, default_value_t = 1)]
+    steps: usize,
+    #[arg(long, value_enum, default_value_t = Relation::ReplaceOne)]
+    neighbouring: Relation,
+    /// Target ε (with --delta-priv) for calibration.
+    #[arg(long)]
+    epsilon: Option<f64>,
+    /// δ of the (ε, δ) guarantee.
+    #[arg(long, default_value_t = 1e-6)]
+    delta_priv: f64,
+}
+
+impl PrivacyArgs {
+    fn relation(&self) -> Neighbouring {
+        match self.neighbouring {
+            Relation::ReplaceOne => Neighbouring::ReplaceOne,
+            Relation::AddRemoveOne => Neighbouring::AddRemoveOne,
+        }
+    }
+
+    fn constants(&self) -> (f64, f64) {
+        match self.model {
+            ModelArg::Huber => (self.huber_m, 1.0),
+            ModelArg::Logistic => (1.0, 0.25),
+        }
+    }
+
+    /// δ at ε for a given noise level, under the chosen relation.
+    fn delta_at(&self, eps: f64, noise: f64) -> f64 {
+        let (l, beta) = self.constants();
+        match self.algorithm {
+            Alg::Output => delta_gaussian(eps, mu_output(l, 1.0, self.lambda, noise, self.relation())),
+            Alg::Dpgd => delta_gaussian(eps, mu_dpgd(l, 1.0, self.steps, noise, self.relation())),
+            Alg::Objective => {
+                let b = ObjectiveBound::new(l, beta, 1.0, self.lambda, noise);
+                match self.relation() {
+                    Neighbouring::AddRemoveOne => b.delta(eps),
+                    // group privacy: (ε, δ) add/remove gives (2ε, (1+e^ε)δ) replace-one
+                    Neighbouring::ReplaceOne => (1.0 + (eps / 2.0).exp()) * b.delta(eps / 2.0),
+                }
+            }
+        }
+    }
+
+    /// ε at δ_priv for a given noise (bisection on the monotone δ(ε)).
+    fn epsilon_at(&self, noise: f64) -> Option<f64> {
+        let target = self.delta_priv;
+        if self.delta_at(0.0, noise) <= target {
+            return Some(0.0);
+        }
+        let mut hi = 1.0;
+        while self.delta_at(hi, noise) > target {
+            hi *= 2.0;
+            if hi > 1e5 {
+                return None;
+            }
+        }
+        let (mut lo, mut hi) = (0.0, hi);
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if self.delta_at(mid, noise) > target {
+                lo = mid
+            } else {
+                hi = mid
+            }
+        }
+        Some(hi)
+    }
+}
+
+pub fn command(a: &PrivacyArgs) -> Result<ExitCode> {
+    if !(a.delta_priv > 0.0 && a.delta_priv < 1.0) {
+        bail!("--delta-priv = {} is invalid: allowed 0 < δ < 1", a.delta_priv);
+    }
+    if matches!(a.algorithm, Alg::Objective | Alg::Output) && a.lambda <= 0.0 {
+        bail!(
+            "--lambda = {} is invalid: allowed λ > 0 (the sensitivity bounds need a ridge)",
+            a.lambda
+        );
+    }
+    let noise = match (a.noise, a.epsilon) {
+        (Some(n), _) if n > 0.0 => n,
+        (Some(n), _) => bail!("--noise = {n} is invalid: allowed > 0"),
+        (None, Some(eps)) if eps >= 0.0 => {
+            let n = calibrate(|s| a.delta_at(eps, s), a.delta_priv)
+                .ok_or_else(|| anyhow::anyhow!("no noise level reaches (ε = {eps}, δ = {}) ", a.delta_priv))?;
+            println!("calibrated noise for (ε = {eps}, δ = {}): {n:.6}", a.delta_priv);
+            n
+        }
+        _ => bail!("give --noise, or --epsilon (≥ 0) to calibrate the noise"),
+    };
+    let rel = match a.relation() {
+        Neighbouring::ReplaceOne => "replace-one",
+        Neighbouring::AddRemoveOne => "add/remove-one",
+    };
+    let what = match a.algorithm {
+        Alg::Objective => "objective perturbation",
+        Alg::Output => "output perturbation",
+        Alg::Dpgd => "DP-GD",
+    };
+    println!("{what} of a {:?} model, noise {noise}, {rel} neighbours:", a.model);
+    let (l, beta) = a.constants();
+    match a.algorithm {
+        Alg::Output | Alg::Dpgd => {
+            let mu = match a.algorithm {
+                Alg::Output => mu_output(l, 1.0, a.lambda, noise, a.relation()),
+                _ => mu_dpgd(l, 1.0, a.steps, noise, a.relation()),
+            };
+            println!("  μ-GDP: μ = {mu:.6}");
+            println!("  zCDP: ρ = μ²/2 = {:.6}", mu * mu / 2.0);
+        }
+        Alg::Objective => {
+            let b = ObjectiveBound::new(l, beta, 1.0, a.lambda, noise);
+            let k = if matches!(a.relation(), Neighbouring::ReplaceOne) {
+                4.0
+            } else {
+                1.0
+            };
+            println!(
+                "  loss bound c + A|Z|: c = {:.6}, A = {:.6} (add/remove-one)",
+                b.c(),
+                b.a
+            );
+            println!("  zCDP: ρ = {:.6}", k * b.zcdp());
+            println!(
+                "  RDP (add/remove-one): ε(2) = {:.6}, ε(8) = {:.6}, ε(32) = {:.6}",
+                b.rdp(2.0),
+                b.rdp(8.0),
+                b.rdp(32.0)
+            );
+        }
+    }
+    match a.epsilon_at(noise) {
+        Some(e) => println!("  (ε, δ)-DP: ε = {e:.6} at δ = {}", a.delta_priv),
+        None => println!("  (ε, δ)-DP: no finite ε reaches δ = {}", a.delta_priv),
+    }
+    Ok(ExitCode::SUCCESS)
+}
