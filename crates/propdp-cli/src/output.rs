@@ -85,6 +85,11 @@ impl RunDir {
                     fs::remove_file(f).with_context(|| format!("removing {}", f.display()))?;
                 }
             }
+            // figures of an earlier run would no longer match the results
+            let figures = dir.join("figures");
+            if figures.is_dir() {
+                fs::remove_dir_all(&figures).with_context(|| format!("removing {}", figures.display()))?;
+            }
         }
         fs::write(&manifest_path, serde_json::to_string_pretty(manifest)? + "\n")
             .with_context(|| format!("writing {}", manifest_path.display()))?;

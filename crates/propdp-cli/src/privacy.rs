@@ -63,53 +63,20 @@ impl PrivacyArgs {
         }
     }
 
-    fn constants(&self) -> (f64, f64) {
-        match self.model {
-            ModelArg::Huber => (self.huber_m, 1.0),
-            ModelArg::Logistic => (1.0, 0.25),
-        }
-    }
-
-    /// δ at ε for a given noise level, under the chosen relation.
-    fn delta_at(&self, eps: f64, noise: f64) -> f64 {
-        let (l, beta) = self.constants();
-        match self.algorithm {
-            Alg::Output => delta_gaussian(eps, mu_output(l, 1.0, self.lambda, noise, self.relation())),
-            Alg::Dpgd => delta_gaussian(eps, mu_dpgd(l, 1.0, self.steps, noise, self.relation())),
-            Alg::Objective => {
-                let b = ObjectiveBound::new(l, beta, 1.0, self.lambda, noise);
-                match self.relation() {
-                    Neighbouring::AddRemoveOne => b.delta(eps),
-                    // group privacy: (ε, δ) add/remove gives (2ε, (1+e^ε)δ) replace-one
-                    Neighbouring::ReplaceOne => (1.0 + (eps / 2.0).exp()) * b.delta(eps / 2.0),
-                }
-            }
-        }
-    }
-
-    /// ε at δ_priv for a given noise (bisection on the monotone δ(ε)).
-    fn epsilon_at(&self, noise: f64) -> Option<f64> {
-        let target = self.delta_priv;
-        if self.delta_at(0.0, noise) <= target {
-            return Some(0.0);
-        }
-        let mut hi = 1.0;
-        while self.delta_at(hi, noise) > target {
-            hi *= 2.0;
-            if hi > 1e5 {
-                return None;
-            }
-        }
-        let (mut lo, mut hi) = (0.0, hi);
-        for _ in 0..200 {
-            let mid = 0.5 * (lo + hi);
-            if self.delta_at(mid, noise) > target {
-                lo = mid
-            } else {
-                hi = mid
-            }
-        }
-        Some(hi)
+    fn mechanism(&self) -> Mechanism {
+        let model = match self.model {
+            ModelArg::Huber => propdp_core::Model::Huber {
+                huber_m: self.huber_m,
+                noise: propdp_core::NoiseLaw::Gaussian { sd: 1.0 },
+            },
+            ModelArg::Logistic => propdp_core::Model::Logistic,
+        };
+        let kind = match self.algorithm {
+            Alg::Objective => MechanismKind::Objective { lambda: self.lambda },
+            Alg::Output => MechanismKind::Output { lambda: self.lambda },
+            Alg::Dpgd => MechanismKind::Dpgd { steps: self.steps },
+        };
+        Mechanism::new(&model, kind, self.relation())
     }
 }
 
@@ -127,7 +94,9 @@ pub fn command(a: &PrivacyArgs) -> Result<ExitCode> {
         (Some(n), _) if n > 0.0 => n,
         (Some(n), _) => bail!("--noise = {n} is invalid: allowed > 0"),
         (None, Some(eps)) if eps >= 0.0 => {
-            let n = calibrate(|s| a.delta_at(eps, s), a.delta_priv)
+            let n = a
+                .mechanism()
+                .calibrate(eps, a.delta_priv)
                 .ok_or_else(|| anyhow::anyhow!("no noise level reaches (ε = {eps}, δ = {}) ", a.delta_priv))?;
             println!("calibrated noise for (ε = {eps}, δ = {}): {n:.6}", a.delta_priv);
             n
@@ -144,7 +113,8 @@ pub fn command(a: &PrivacyArgs) -> Result<ExitCode> {
         Alg::Dpgd => "DP-GD",
     };
     println!("{what} of a {:?} model, noise {noise}, {rel} neighbours:", a.model);
-    let (l, beta) = a.constants();
+    let mech = a.mechanism();
+    let (l, beta) = (mech.lipschitz, mech.smoothness);
     match a.algorithm {
         Alg::Output | Alg::Dpgd => {
             let mu = match a.algorithm {
@@ -175,7 +145,7 @@ pub fn command(a: &PrivacyArgs) -> Result<ExitCode> {
             );
         }
     }
-    match a.epsilon_at(noise) {
+    match mech.epsilon(noise, a.delta_priv) {
         Some(e) => println!("  (ε, δ)-DP: ε = {e:.6} at δ = {}", a.delta_priv),
         None => println!("  (ε, δ)-DP: no finite ε reaches δ = {}", a.delta_priv),
     }

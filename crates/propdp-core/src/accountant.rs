@@ -19,7 +19,9 @@ use crate::loss::norm_cdf;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Neighbouring {
+    #[serde(alias = "replace-one")]
     ReplaceOne,
+    #[serde(alias = "add-remove-one")]
     AddRemoveOne,
 }
 
@@ -208,4 +210,81 @@ pub fn calibrate<F: Fn(f64) -> f64>(delta_of: F, target_delta: f64) -> Option<f6
         }
     }
     bisect_root(g, lo, hi).map(f64::exp)
+}
+
+/// A mechanism whose noise can be calibrated, with its loss constants.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mechanism {
+    pub kind: MechanismKind,
+    /// |f'| ≤ L.
+    pub lipschitz: f64,
+    /// 0 ≤ f'' ≤ β.
+    pub smoothness: f64,
+    pub neighbouring: Neighbouring,
+}
+
+/// The three algorithms of SPEC.md §4.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MechanismKind {
+    Objective { lambda: f64 },
+    Output { lambda: f64 },
+    Dpgd { steps: usize },
+}
+
+impl Mechanism {
+    /// The mechanism of a model and algorithm kind.
+    pub fn new(model: &crate::Model, kind: MechanismKind, neighbouring: Neighbouring) -> Self {
+        let (lipschitz, smoothness) = loss_constants(model);
+        Mechanism {
+            kind,
+            lipschitz,
+            smoothness,
+            neighbouring,
+        }
+    }
+
+    /// δ(ε) at noise level `noise` (σ for objective and DP-GD, τ for output), R = 1.
+    pub fn delta(&self, eps: f64, noise: f64) -> f64 {
+        let (l, n) = (self.lipschitz, self.neighbouring);
+        match self.kind {
+            MechanismKind::Output { lambda } => delta_gaussian(eps, mu_output(l, 1.0, lambda, noise, n)),
+            MechanismKind::Dpgd { steps } => delta_gaussian(eps, mu_dpgd(l, 1.0, steps, noise, n)),
+            MechanismKind::Objective { lambda } => {
+                let b = ObjectiveBound::new(l, self.smoothness, 1.0, lambda, noise);
+                match n {
+                    Neighbouring::AddRemoveOne => b.delta(eps),
+                    // group privacy of size 2: (ε/2, δ) add/remove → (ε, (1 + e^{ε/2})δ)
+                    Neighbouring::ReplaceOne => (1.0 + (eps / 2.0).exp()) * b.delta(eps / 2.0),
+                }
+            }
+        }
+    }
+
+    /// The smallest noise meeting (ε, δ).
+    ///
+    /// ```
+    /// use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    /// use propdp_core::Model;
+    /// let m = Mechanism::new(&Model::Logistic, MechanismKind::Output { lambda: 1.0 }, Neighbouring::ReplaceOne);
+    /// let tau = m.calibrate(1.0, 1e-6).unwrap();
+    /// assert!((m.delta(1.0, tau) / 1e-6 - 1.0).abs() < 1e-9);
+    /// ```
+    pub fn calibrate(&self, eps: f64, delta: f64) -> Option<f64> {
+        calibrate(|s| self.delta(eps, s), delta)
+    }
+
+    /// The ε reached at `delta` by noise level `noise`.
+    pub fn epsilon(&self, noise: f64, delta: f64) -> Option<f64> {
+        if self.delta(0.0, noise) <= delta {
+            return Some(0.0);
+        }
+        let mut hi = 1.0;
+        while self.delta(hi, noise) > delta {
+            hi *= 2.0;
+            if hi > 1e5 {
+                return None;
+            }
+        }
+        bisect_root(|e| self.delta(e, noise) - delta, 0.0, hi)
+    }
 }

@@ -220,6 +220,12 @@ pub struct RawAlgorithm {
     pub steps: Option<ParamSpec>,
     /// DP-GD loss: "standard" (default) or "conditional".
     pub loss_variant: Option<crate::problem::LossVariant>,
+    /// Privacy budget ε: the noise (σ or τ) is calibrated to (ε, delta_priv).
+    pub epsilon: Option<ParamSpec>,
+    /// δ of the (ε, δ) budget.
+    pub delta_priv: Option<f64>,
+    /// Neighbouring relation of the budget (default "replace_one").
+    pub neighbouring: Option<crate::accountant::Neighbouring>,
 }
 
 /// `[solver]` table: numerical settings of the theory solvers.
@@ -379,6 +385,42 @@ impl RawConfig {
                         "only kind = \"dpgd\" takes it",
                     ));
                 }
+            }
+        }
+        let noise_field = if a.kind == AlgorithmKind::Output {
+            "tau"
+        } else {
+            "sigma"
+        };
+        let noise_given = a.sigma.is_some() || a.tau.is_some();
+        if a.epsilon.is_some() {
+            if noise_given {
+                return Err(not_applicable(
+                    &format!("algorithm.{noise_field}"),
+                    "with a budget (epsilon, delta_priv) the noise is calibrated; give one or the other",
+                ));
+            }
+            match a.delta_priv {
+                None => return Err(missing("algorithm.delta_priv", "the δ of the (ε, δ) budget, 0 < δ < 1")),
+                Some(d) if !(d > 0.0 && d < 1.0) => {
+                    return Err(ConfigError::range("algorithm.delta_priv", d, "0 < delta_priv < 1"));
+                }
+                _ => {}
+            }
+            if a.kind == AlgorithmKind::Dpgd && (a.eta.is_none() || a.steps.is_none()) {
+                return Err(missing("algorithm.steps", "DP-GD needs eta > 0 and steps ≥ 1"));
+            }
+            return Ok(());
+        }
+        for (field, present) in [
+            ("delta_priv", a.delta_priv.is_some()),
+            ("neighbouring", a.neighbouring.is_some()),
+        ] {
+            if present {
+                return Err(not_applicable(
+                    &format!("algorithm.{field}"),
+                    "only with a budget `epsilon`",
+                ));
             }
         }
         match a.kind {

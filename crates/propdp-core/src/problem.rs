@@ -175,14 +175,24 @@ impl Algorithm {
     }
 }
 
+/// A privacy budget the point's noise was calibrated to (SPEC.md §4).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    pub epsilon: f64,
+    pub delta_priv: f64,
+    pub neighbouring: crate::accountant::Neighbouring,
+}
+
 /// One problem instance: aspect ratio δ = d/n, prior energy s² = E[Θ²],
-/// model and algorithm.
+/// model and algorithm (and the budget its noise was calibrated to, if any).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub delta: f64,
     pub s2: f64,
     pub model: Model,
     pub algorithm: Algorithm,
+    #[serde(default)]
+    pub budget: Option<Budget>,
 }
 
 impl Point {
@@ -203,6 +213,7 @@ impl Point {
             s2,
             model,
             algorithm,
+            budget: None,
         };
         p.check()?;
         Ok(p)
@@ -292,6 +303,10 @@ impl Point {
     /// Every parameter of the point by its config name.
     pub fn params(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
+        if let Some(b) = self.budget {
+            m.insert("epsilon".into(), b.epsilon);
+            m.insert("delta_priv".into(), b.delta_priv);
+        }
         m.insert("delta".into(), self.delta);
         m.insert("s2".into(), self.s2);
         if let Model::Huber { huber_m, noise } = self.model {

@@ -71,29 +71,53 @@ pub struct SimRecord {
 /// A privacy guarantee (SPEC.md §4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Privacy {
-    /// e.g. "mu-GDP".
+    /// "mu-GDP" or "(epsilon, delta)-DP".
     pub notion: String,
     /// "replace-one" or "add/remove-one".
     pub neighbouring: String,
-    pub mu: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mu: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epsilon: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<f64>,
 }
 
 impl Privacy {
-    /// DP-GD with T steps of noise σ: per-step replace-one sensitivity
+    /// The guarantee of a point: the budget its noise was calibrated to, or
+    /// for DP-GD with σ > 0 its μ-GDP: per-step replace-one sensitivity
     /// Δ = 2LR (R = 1, L = M for Huber, 1 for logistic), μ = √T·Δ/σ
-    /// (Gaussian composition, exact). `None` for other algorithms or σ = 0.
+    /// (Gaussian composition, exact). `None` otherwise.
     pub fn of(point: &crate::Point) -> Option<Privacy> {
+        use crate::accountant::Neighbouring;
+        if let Some(b) = point.budget {
+            return Some(Privacy {
+                notion: "(epsilon, delta)-DP".into(),
+                neighbouring: match b.neighbouring {
+                    Neighbouring::ReplaceOne => "replace-one".into(),
+                    Neighbouring::AddRemoveOne => "add/remove-one".into(),
+                },
+                mu: None,
+                epsilon: Some(b.epsilon),
+                delta: Some(b.delta_priv),
+            });
+        }
         let crate::Algorithm::Dpgd { sigma, steps, .. } = point.algorithm else {
             return None;
         };
-        let lipschitz = match point.model {
-            crate::Model::Huber { huber_m, .. } => huber_m,
-            crate::Model::Logistic => 1.0,
-        };
+        let (lipschitz, _) = crate::accountant::loss_constants(&point.model);
         (sigma > 0.0).then(|| Privacy {
             notion: "mu-GDP".into(),
             neighbouring: "replace-one".into(),
-            mu: (steps as f64).sqrt() * 2.0 * lipschitz / sigma,
+            mu: Some(crate::accountant::mu_dpgd(
+                lipschitz,
+                1.0,
+                steps,
+                sigma,
+                Neighbouring::ReplaceOne,
+            )),
+            epsilon: None,
+            delta: None,
         })
     }
 }

@@ -5,9 +5,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::accountant::{Mechanism, MechanismKind, Neighbouring};
 use crate::config::{AlgorithmKind, ModelKind, NoiseKind, RawConfig};
 use crate::error::ConfigError;
-use crate::problem::{Algorithm, Model, NoiseLaw, Point};
+use crate::problem::{Algorithm, Budget, Model, NoiseLaw, Point};
 
 /// One swept (or fixed) parameter: its config name and values.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +57,9 @@ impl Sweep {
         if let Some(t) = &a.tau {
             push("tau", t)?;
         }
+        if let Some(e) = &a.epsilon {
+            push("epsilon", e)?;
+        }
         if let Some(e) = &a.eta {
             push("eta", e)?;
         }
@@ -69,6 +73,9 @@ impl Sweep {
             noise: p.noise.as_ref().map(|n| n.law),
             algorithm: a.kind,
             loss_variant: a.loss_variant.unwrap_or_default(),
+            budget: a
+                .delta_priv
+                .map(|d| (d, a.neighbouring.unwrap_or(Neighbouring::ReplaceOne))),
         };
         let total: usize = axes.iter().map(|a| a.values.len()).product();
         let mut points = Vec::with_capacity(total);
@@ -110,7 +117,7 @@ impl Sweep {
 /// Field path in the config file of a parameter name.
 fn config_field(name: &str) -> String {
     match name {
-        "lambda" | "sigma" | "tau" | "eta" | "steps" => format!("algorithm.{name}"),
+        "lambda" | "sigma" | "tau" | "eta" | "steps" | "epsilon" => format!("algorithm.{name}"),
         _ => format!("problem.{name}"),
     }
 }
@@ -120,10 +127,32 @@ struct Kinds {
     noise: Option<NoiseKind>,
     algorithm: AlgorithmKind,
     loss_variant: crate::problem::LossVariant,
+    /// (delta_priv, relation) when the noise is calibrated to a budget.
+    budget: Option<(f64, Neighbouring)>,
 }
 
 impl Kinds {
     fn point(&self, v: &BTreeMap<&str, f64>) -> Result<Point, ConfigError> {
+        let mut v = v.clone();
+        let budget = match (self.budget, v.get("epsilon")) {
+            (Some((delta_priv, neighbouring)), Some(&epsilon)) => {
+                let noise = self.calibrated_noise(&v, epsilon, delta_priv, neighbouring)?;
+                v.insert(
+                    if self.algorithm == AlgorithmKind::Output {
+                        "tau"
+                    } else {
+                        "sigma"
+                    },
+                    noise,
+                );
+                Some(Budget {
+                    epsilon,
+                    delta_priv,
+                    neighbouring,
+                })
+            }
+            _ => None,
+        };
         let g = |k: &str| v[k];
         let model = match self.model {
             ModelKind::Logistic => Model::Logistic,
@@ -176,6 +205,72 @@ impl Kinds {
                 }
             }
         };
-        Point::new(g("delta"), g("s2"), model, algorithm)
+        let mut point = Point::new(g("delta"), g("s2"), model, algorithm)?;
+        point.budget = budget;
+        Ok(point)
+    }
+
+    /// The smallest noise meeting (ε, δ) at this point's λ (and steps).
+    fn calibrated_noise(
+        &self,
+        v: &BTreeMap<&str, f64>,
+        epsilon: f64,
+        delta_priv: f64,
+        neighbouring: Neighbouring,
+    ) -> Result<f64, ConfigError> {
+        if !(epsilon > 0.0 && epsilon.is_finite()) {
+            return Err(ConfigError::range("algorithm.epsilon", epsilon, "> 0 and finite"));
+        }
+        let lambda = v["lambda"];
+        let kind = match self.algorithm {
+            AlgorithmKind::Objective => MechanismKind::Objective { lambda },
+            AlgorithmKind::Output => MechanismKind::Output { lambda },
+            AlgorithmKind::Dpgd => MechanismKind::Dpgd {
+                steps: v["steps"].max(1.0) as usize,
+            },
+        };
+        if lambda <= 0.0 && self.algorithm != AlgorithmKind::Dpgd {
+            return Err(ConfigError::range(
+                "algorithm.lambda",
+                lambda,
+                "λ > 0 to calibrate noise to a budget",
+            ));
+        }
+        let (l, beta) = match self.model {
+            ModelKind::Huber => (v["huber_m"], 1.0),
+            ModelKind::Logistic => (1.0, 0.25),
+        };
+        let mech = Mechanism {
+            kind,
+            lipschitz: l,
+            smoothness: beta,
+            neighbouring,
+        };
+        if let MechanismKind::Objective { lambda } = kind {
+            // the privacy loss keeps log(1 + βR²/λ) however large σ is
+            let floor = (beta / lambda).ln_1p()
+                * if neighbouring == Neighbouring::ReplaceOne {
+                    2.0
+                } else {
+                    1.0
+                };
+            if epsilon <= floor {
+                return Err(ConfigError::range(
+                    "algorithm.epsilon",
+                    epsilon,
+                    &format!(
+                        "ε > {floor:.4}: objective perturbation cannot go below log(1 + βR²/λ) per neighbour \
+                         (λ = {lambda}, β = {beta}) whatever σ; raise λ or ε"
+                    ),
+                ));
+            }
+        }
+        mech.calibrate(epsilon, delta_priv).ok_or_else(|| {
+            ConfigError::range(
+                "algorithm.epsilon",
+                epsilon,
+                &format!("a budget some noise level meets at δ = {delta_priv}"),
+            )
+        })
     }
 }

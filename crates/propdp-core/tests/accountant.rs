@@ -112,3 +112,56 @@ fn calibration_round_trips() {
     let mu = mu_output(1.0, 1.0, 0.5, tau, Neighbouring::ReplaceOne);
     assert!((gdp_to_eps(mu, delta).unwrap() - eps).abs() < 1e-9);
 }
+
+#[test]
+fn budget_configs_calibrate_each_point_and_reject_bad_budgets() {
+    use propdp_core::Config;
+    let base = r#"
+[problem]
+model = "huber"
+delta = [0.5, 2.0]
+s2 = 1.0
+huber_m = 2.0
+noise = { law = "gaussian", sd = 0.5 }
+[algorithm]
+kind = "objective"
+lambda = [2.0, 8.0]
+epsilon = [1.5, 3.0]
+delta_priv = 1e-5
+"#;
+    let cfg = Config::from_toml_str(base).unwrap();
+    assert_eq!(cfg.sweep.points().len(), 8);
+    for p in cfg.sweep.points() {
+        let b = p.budget.expect("budget recorded");
+        let propdp_core::Algorithm::Objective { lambda, sigma } = p.algorithm else {
+            panic!()
+        };
+        let mech = Mechanism::new(&p.model, MechanismKind::Objective { lambda }, b.neighbouring);
+        let d = mech.delta(b.epsilon, sigma);
+        assert!((d / b.delta_priv - 1.0).abs() < 1e-9, "{p:?}: δ = {d}");
+        assert_eq!(p.params()["epsilon"], b.epsilon);
+    }
+    for (edit, needle) in [
+        (base.replace("delta_priv = 1e-5", ""), "algorithm.delta_priv"),
+        (
+            base.replace("delta_priv = 1e-5", "delta_priv = 2.0"),
+            "algorithm.delta_priv",
+        ),
+        (
+            base.replace("delta_priv = 1e-5", "delta_priv = 1e-5\nsigma = 1.0"),
+            "algorithm.sigma",
+        ),
+        (
+            base.replace("epsilon = [1.5, 3.0]", "epsilon = [0.0, 3.0]"),
+            "algorithm.epsilon",
+        ),
+        // below the objective-perturbation floor 2·log(1 + 1/2) ≈ 0.81 at λ = 2
+        (
+            base.replace("epsilon = [1.5, 3.0]", "epsilon = [0.7, 3.0]"),
+            "cannot go below",
+        ),
+    ] {
+        let e = Config::from_toml_str(&edit).unwrap_err().to_string();
+        assert!(e.contains(needle), "{needle}: {e}");
+    }
+}
