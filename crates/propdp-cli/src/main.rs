@@ -5,6 +5,7 @@ mod output;
 mod plot;
 mod privacy;
 mod run;
+mod tune;
 mod validate;
 
 use std::path::PathBuf;
@@ -63,6 +64,15 @@ enum Command {
     /// Privacy guarantee of a noise level in every notion, or the noise
     /// calibrated to a target (ε, δ) (SPEC.md §4).
     Privacy(privacy::PrivacyArgs),
+    /// For each algorithm, problem point and privacy budget of a [tune]
+    /// config: the λ minimising the predicted metric with calibrated noise.
+    Tune {
+        /// A TOML config with [problem] and [tune] tables.
+        config: PathBuf,
+        /// Output directory [default: results/<config stem>/].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Validate a config and print its sweep without solving anything.
     Check {
         /// The TOML config.
@@ -94,6 +104,7 @@ fn main() -> ExitCode {
         Command::Check { config } => run::check(&config),
         Command::Plot { results, out } => plot::command(&results, out),
         Command::Privacy(args) => privacy::command(&args),
+        Command::Tune { config, out } => tune::command(&config, out),
     };
     match result {
         Ok(code) => code,

@@ -290,6 +290,122 @@ impl SolverOptions {
     }
 }
 
+/// A `propdp tune` config: a `[problem]` table as for `run` and a `[tune]`
+/// table naming the algorithms and budgets to compare.
+///
+/// ```toml
+/// [tune]
+/// algorithms = ["objective", "output"]
+/// epsilon = [0.5, 1.0, 2.0, 4.0, 8.0]
+/// delta_priv = 1e-6
+/// lambda_min = 1e-3            # λ searched on a log scale in [lambda_min, lambda_max]
+/// lambda_max = 1e3
+/// metric = "est_err2"          # minimised
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuneConfig {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub problem: RawProblem,
+    pub tune: TuneSpec,
+    #[serde(default)]
+    pub solver: SolverOptions,
+}
+
+/// `[tune]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuneSpec {
+    pub algorithms: Vec<AlgorithmKind>,
+    pub epsilon: ParamSpec,
+    pub delta_priv: f64,
+    pub neighbouring: Option<crate::accountant::Neighbouring>,
+    #[serde(default = "default_lambda_min")]
+    pub lambda_min: f64,
+    #[serde(default = "default_lambda_max")]
+    pub lambda_max: f64,
+    #[serde(default = "default_metric")]
+    pub metric: String,
+}
+
+fn default_lambda_min() -> f64 {
+    1e-3
+}
+fn default_lambda_max() -> f64 {
+    1e3
+}
+fn default_metric() -> String {
+    crate::metrics::EST_ERR2.into()
+}
+
+impl TuneConfig {
+    /// Parse and validate; returns the config and the problem points (one per
+    /// combination of the `[problem]` parameters, δ fastest).
+    pub fn from_toml_str(text: &str) -> Result<(TuneConfig, Vec<crate::Point>), ConfigError> {
+        let cfg: TuneConfig = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        let t = &cfg.tune;
+        if t.algorithms.is_empty() || t.algorithms.contains(&AlgorithmKind::Dpgd) {
+            return Err(ConfigError::range(
+                "tune.algorithms",
+                format!("{:?}", t.algorithms),
+                "a non-empty list of \"objective\" and \"output\" (DP-GD tuning is not implemented yet)",
+            ));
+        }
+        if !(t.delta_priv > 0.0 && t.delta_priv < 1.0) {
+            return Err(ConfigError::range(
+                "tune.delta_priv",
+                t.delta_priv,
+                "0 < delta_priv < 1",
+            ));
+        }
+        if !(t.lambda_min > 0.0 && t.lambda_max > t.lambda_min && t.lambda_max.is_finite()) {
+            return Err(ConfigError::range(
+                "tune.lambda_min",
+                format!("[{}, {}]", t.lambda_min, t.lambda_max),
+                "0 < lambda_min < lambda_max < ∞",
+            ));
+        }
+        if crate::metrics::describe(&t.metric).is_none() {
+            return Err(ConfigError::range(
+                "tune.metric",
+                &t.metric,
+                "a metric name of SPEC.md §1",
+            ));
+        }
+        for e in t.epsilon.values("tune.epsilon")? {
+            if !(e > 0.0) {
+                return Err(ConfigError::range("tune.epsilon", e, "> 0"));
+            }
+        }
+        cfg.solver.check()?;
+        // the problem points, via a run config with a placeholder algorithm
+        let raw = RawConfig {
+            name: None,
+            description: None,
+            problem: cfg.problem.clone(),
+            algorithm: RawAlgorithm {
+                kind: AlgorithmKind::Objective,
+                lambda: ParamSpec::Scalar(1.0),
+                sigma: Some(ParamSpec::Scalar(0.0)),
+                tau: None,
+                eta: None,
+                steps: None,
+                loss_variant: None,
+                epsilon: None,
+                delta_priv: None,
+                neighbouring: None,
+            },
+            solver: cfg.solver,
+            simulation: None,
+            plot: PlotSpec::default(),
+        };
+        raw.check()?;
+        let points = Sweep::from_raw(&raw)?.points().to_vec();
+        Ok((cfg, points))
+    }
+}
+
 /// A validated config: the raw text, its parsed form and its sweep.
 #[derive(Debug, Clone)]
 pub struct Config {

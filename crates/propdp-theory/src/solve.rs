@@ -95,6 +95,62 @@ impl TheorySolver {
         }
     }
 
+    /// The metrics that follow from the solver state alone (est_err2, est_err,
+    /// overlap, norm2, bias_factor), without the quadratures of the others —
+    /// for searches that call the solver many times. Static algorithms only.
+    pub fn solve_light(&self, point: &Point, warm: Option<State>) -> Result<(Metrics, State), TheoryError> {
+        let (lambda, sigma, tau) = match point.algorithm {
+            Algorithm::Objective { lambda, sigma } => (lambda, sigma, 0.0),
+            Algorithm::Output { lambda, tau } => (lambda, 0.0, tau),
+            Algorithm::Dpgd { .. } => {
+                let sol = self.solve(point, warm)?;
+                return Ok((sol.metrics, sol.state));
+            }
+        };
+        let (m, q, state) = match point.model {
+            Model::Huber { huber_m, noise } => {
+                let p = HuberParams {
+                    delta: point.delta,
+                    s2: point.s2,
+                    huber_m,
+                    noise,
+                    lambda,
+                    sigma,
+                };
+                let warm = match warm {
+                    Some(State::Huber(h)) => Some(h),
+                    _ => None,
+                };
+                let (st, _) = huber::solve(&p, &self.opts, warm)?;
+                let m = point.s2 * (1.0 - lambda * st.v);
+                (m, st.alpha2 + 2.0 * m - point.s2, State::Huber(st))
+            }
+            Model::Logistic => {
+                let p = LogisticParams {
+                    delta: point.delta,
+                    s2: point.s2,
+                    lambda,
+                    sigma,
+                };
+                let warm = match warm {
+                    Some(State::Logistic(l)) => Some(l),
+                    _ => None,
+                };
+                let (st, _) = self.logistic.solve(&p, warm)?;
+                (st.m, st.q, State::Logistic(st))
+            }
+        };
+        let q = q + tau * tau;
+        let err2 = q - 2.0 * m + point.s2;
+        let mut out = Metrics::new();
+        out.insert(propdp_core::metrics::EST_ERR2.into(), err2);
+        out.insert(propdp_core::metrics::EST_ERR.into(), err2.max(0.0).sqrt());
+        out.insert(propdp_core::metrics::OVERLAP.into(), m);
+        out.insert(propdp_core::metrics::NORM2.into(), q);
+        out.insert(propdp_core::metrics::BIAS_FACTOR.into(), m / point.s2);
+        Ok((out, state))
+    }
+
     /// Solve one point; `warm` is the state of a nearby point of the same model.
     pub fn solve(&self, point: &Point, warm: Option<State>) -> Result<Solution, TheoryError> {
         let (lambda, sigma, tau) = match point.algorithm {
