@@ -319,3 +319,76 @@ fn privacy_calibration_round_trips_and_rejects_bad_input() {
         stderr(&o)
     );
 }
+
+#[test]
+fn tune_finds_a_local_optimum_of_the_predicted_error() {
+    use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    use propdp_core::config::SolverOptions;
+    use propdp_core::{Algorithm, Model, NoiseLaw, Point};
+    use propdp_theory::solve::TheorySolver;
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write(
+        tmp.path(),
+        "t.toml",
+        r#"
+[problem]
+model = "huber"
+delta = [0.1, 1.0]
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[tune]
+algorithms = ["objective", "output"]
+epsilon = [1.0, 8.0]
+delta_priv = 1e-6
+"#,
+    );
+    let out = tmp.path().join("out");
+    let o = propdp(&["tune", &cfg, "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = fs::read_to_string(out.join("tune.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 8, "2 δ × 2 ε × 2 algorithms");
+    let solver = TheorySolver::new(SolverOptions::default());
+    let model = Model::Huber {
+        huber_m: 1.0,
+        noise: NoiseLaw::Gaussian { sd: 0.5 },
+    };
+    for l in &lines {
+        let (lam, eps, delta, value) = (
+            l["lambda"].as_f64().unwrap(),
+            l["epsilon"].as_f64().unwrap(),
+            l["params"]["delta"].as_f64().unwrap(),
+            l["value"].as_f64().unwrap(),
+        );
+        let objective = l["algorithm"] == "objective";
+        // independently: calibrate and solve at λ·1.3 and λ/1.3
+        for other in [lam * 1.3, lam / 1.3] {
+            let kind = if objective {
+                MechanismKind::Objective { lambda: other }
+            } else {
+                MechanismKind::Output { lambda: other }
+            };
+            let Some(noise) = Mechanism::new(&model, kind, Neighbouring::ReplaceOne).calibrate(eps, 1e-6) else {
+                continue;
+            };
+            let alg = if objective {
+                Algorithm::Objective {
+                    lambda: other,
+                    sigma: noise,
+                }
+            } else {
+                Algorithm::Output {
+                    lambda: other,
+                    tau: noise,
+                }
+            };
+            let p = Point::new(delta, 1.0, model, alg).unwrap();
+            let v = solver.solve(&p, None).unwrap().metrics["est_err2"];
+            assert!(value <= v + 1e-9, "{l}: λ·{:.2} gives {v} < {value}", other / lam);
+        }
+    }
+}

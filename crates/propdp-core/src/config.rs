@@ -374,7 +374,7 @@ impl TuneConfig {
             ));
         }
         for e in t.epsilon.values("tune.epsilon")? {
-            if !(e > 0.0) {
+            if e <= 0.0 {
                 return Err(ConfigError::range("tune.epsilon", e, "> 0"));
             }
         }
