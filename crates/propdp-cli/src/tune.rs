@@ -33,6 +33,9 @@ struct Best {
     at_boundary: bool,
 }
 
+/// Per (δ, ε) as bits: each algorithm's optimum, if the budget is reachable.
+type Row = Vec<(String, Option<Best>)>;
+
 struct Search<'a> {
     solver: &'a TheorySolver,
     base: Point,
@@ -125,7 +128,7 @@ pub fn command(path: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
     let prov = provenance(&sha256_hex(&text));
     let bar = ProgressBar::new((points.len() * t.algorithms.len() * eps.len()) as u64);
     bar.set_style(ProgressStyle::with_template("{spinner} tune [{bar:40}] {pos}/{len}").expect("template"));
-    let mut table: BTreeMap<(u64, u64), Vec<(String, Option<Best>)>> = BTreeMap::new();
+    let mut table: BTreeMap<(u64, u64), Row> = BTreeMap::new();
     for base in &points {
         for &e in &eps {
             for &kind in &t.algorithms {
