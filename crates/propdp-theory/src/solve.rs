@@ -95,101 +95,16 @@ impl TheorySolver {
         }
     }
 
-    /// The metrics that follow from the solver state alone (est_err2, est_err,
-    /// overlap, norm2, bias_factor), without the quadratures of the others —
-    /// for searches that call the solver many times. Static algorithms only.
-    pub fn solve_light(&self, point: &Point, warm: Option<State>) -> Result<(Metrics, State), TheoryError> {
-        let (lambda, sigma, tau) = match point.algorithm {
-            Algorithm::Objective { lambda, sigma } => (lambda, sigma, 0.0),
-            Algorithm::Output { lambda, tau } => (lambda, 0.0, tau),
-            Algorithm::Dpgd { .. } => {
-                let sol = self.solve(point, warm)?;
-                return Ok((sol.metrics, sol.state));
-            }
-        };
-        let (m, q, state) = match point.model {
-            Model::Huber { huber_m, noise } => {
-                let p = HuberParams {
-                    delta: point.delta,
-                    s2: point.s2,
-                    huber_m,
-                    noise,
-                    lambda,
-                    sigma,
-                };
-                let warm = match warm {
-                    Some(State::Huber(h)) => Some(h),
-                    _ => None,
-                };
-                let (st, _) = huber::solve(&p, &self.opts, warm)?;
-                let m = point.s2 * (1.0 - lambda * st.v);
-                (m, st.alpha2 + 2.0 * m - point.s2, State::Huber(st))
-            }
-            Model::Logistic => {
-                let p = LogisticParams {
-                    delta: point.delta,
-                    s2: point.s2,
-                    lambda,
-                    sigma,
-                };
-                let warm = match warm {
-                    Some(State::Logistic(l)) => Some(l),
-                    _ => None,
-                };
-                let (st, _) = self.logistic.solve(&p, warm)?;
-                (st.m, st.q, State::Logistic(st))
-            }
-        };
-        let q = q + tau * tau;
-        let err2 = q - 2.0 * m + point.s2;
-        let mut out = Metrics::new();
-        out.insert(propdp_core::metrics::EST_ERR2.into(), err2);
-        out.insert(propdp_core::metrics::EST_ERR.into(), err2.max(0.0).sqrt());
-        out.insert(propdp_core::metrics::OVERLAP.into(), m);
-        out.insert(propdp_core::metrics::NORM2.into(), q);
-        out.insert(propdp_core::metrics::BIAS_FACTOR.into(), m / point.s2);
-        Ok((out, state))
-    }
-
-    /// Solve one point; `warm` is the state of a nearby point of the same model.
-    pub fn solve(&self, point: &Point, warm: Option<State>) -> Result<Solution, TheoryError> {
-        let (lambda, sigma, tau) = match point.algorithm {
-            Algorithm::Objective { lambda, sigma } => (lambda, sigma, 0.0),
-            Algorithm::Output { lambda, tau } => (lambda, 0.0, tau),
-            Algorithm::Dpgd { steps, .. } => {
-                let noise_sd = match point.model {
-                    Model::Huber {
-                        noise: propdp_core::NoiseLaw::Gaussian { sd },
-                        ..
-                    } => sd,
-                    Model::Huber { .. } => {
-                        return Err(DmftError::Invalid {
-                            what: "the DMFT draws Huber labels with Gaussian noise only".into(),
-                            params: Box::new(self.dmft_params(point, 0.0)),
-                        }
-                        .into());
-                    }
-                    Model::Logistic => 0.0,
-                };
-                let path = dmft::solve(&self.dmft_params(point, noise_sd))?;
-                let residual = path
-                    .stderr
-                    .values()
-                    .filter_map(|v| v.last())
-                    .fold(0.0, |a: f64, &b| a.max(b));
-                return Ok(Solution {
-                    metrics: path.last(),
-                    report: SolverReport {
-                        converged: true,
-                        iterations: steps,
-                        residual,
-                    },
-                    state: State::Dpgd,
-                    per_step: Some(path),
-                });
-            }
-        };
-        match point.model {
+    /// Solve a static (objective or output perturbation) point at noise σ
+    /// (σ = 0 for output perturbation, SPEC.md §2.3).
+    fn solve_static(
+        &self,
+        point: &Point,
+        warm: Option<State>,
+        lambda: f64,
+        sigma: f64,
+    ) -> Result<(Static, SolverReport), TheoryError> {
+        Ok(match point.model {
             Model::Huber { huber_m, noise } => {
                 let p = HuberParams {
                     delta: point.delta,
@@ -204,12 +119,7 @@ impl TheorySolver {
                     _ => None,
                 };
                 let (st, report) = huber::solve(&p, &self.opts, warm)?;
-                Ok(Solution {
-                    metrics: huber::metrics(&p, &st, tau),
-                    report,
-                    state: State::Huber(st),
-                    per_step: None,
-                })
+                (Static::Huber(p, st), report)
             }
             Model::Logistic => {
                 let p = LogisticParams {
@@ -223,13 +133,108 @@ impl TheorySolver {
                     _ => None,
                 };
                 let (st, report) = self.logistic.solve(&p, warm)?;
-                Ok(Solution {
-                    metrics: self.logistic.metrics(&p, &st, tau),
-                    report,
-                    state: State::Logistic(st),
-                    per_step: None,
-                })
+                (Static::Logistic(p, st), report)
             }
-        }
+        })
+    }
+
+    /// The metrics that follow from the solver state alone (est_err2, est_err,
+    /// overlap, norm2, bias_factor), without the quadratures of the others —
+    /// for searches that call the solver many times.
+    pub fn solve_light(&self, point: &Point, warm: Option<State>) -> Result<(Metrics, State), TheoryError> {
+        let Some((lambda, sigma, tau)) = static_noise(point) else {
+            let sol = self.solve(point, warm)?;
+            return Ok((sol.metrics, sol.state));
+        };
+        let (m, q, state) = match self.solve_static(point, warm, lambda, sigma)?.0 {
+            Static::Huber(_, st) => {
+                let m = point.s2 * (1.0 - lambda * st.v);
+                (m, st.alpha2 + 2.0 * m - point.s2, State::Huber(st))
+            }
+            Static::Logistic(_, st) => (st.m, st.q, State::Logistic(st)),
+        };
+        let q = q + tau * tau;
+        let err2 = q - 2.0 * m + point.s2;
+        let mut out = Metrics::new();
+        out.insert(propdp_core::metrics::EST_ERR2.into(), err2);
+        out.insert(propdp_core::metrics::EST_ERR.into(), err2.max(0.0).sqrt());
+        out.insert(propdp_core::metrics::OVERLAP.into(), m);
+        out.insert(propdp_core::metrics::NORM2.into(), q);
+        out.insert(propdp_core::metrics::BIAS_FACTOR.into(), m / point.s2);
+        Ok((out, state))
+    }
+
+    /// Solve one point; `warm` is the state of a nearby point of the same model.
+    pub fn solve(&self, point: &Point, warm: Option<State>) -> Result<Solution, TheoryError> {
+        let Some((lambda, sigma, tau)) = static_noise(point) else {
+            return self.solve_dpgd(point);
+        };
+        let (st, report) = self.solve_static(point, warm, lambda, sigma)?;
+        Ok(match st {
+            Static::Huber(p, st) => Solution {
+                metrics: huber::metrics(&p, &st, tau),
+                report,
+                state: State::Huber(st),
+                per_step: None,
+            },
+            Static::Logistic(p, st) => Solution {
+                metrics: self.logistic.metrics(&p, &st, tau),
+                report,
+                state: State::Logistic(st),
+                per_step: None,
+            },
+        })
+    }
+
+    /// DP-GD: the DMFT path; the point's summary is the last step.
+    fn solve_dpgd(&self, point: &Point) -> Result<Solution, TheoryError> {
+        let Algorithm::Dpgd { steps, .. } = point.algorithm else {
+            unreachable!("static points are solved by solve_static")
+        };
+        let noise_sd = match point.model {
+            Model::Huber {
+                noise: propdp_core::NoiseLaw::Gaussian { sd },
+                ..
+            } => sd,
+            Model::Huber { .. } => {
+                return Err(DmftError::Invalid {
+                    what: "the DMFT draws Huber labels with Gaussian noise only".into(),
+                    params: Box::new(self.dmft_params(point, 0.0)),
+                }
+                .into());
+            }
+            Model::Logistic => 0.0,
+        };
+        let path = dmft::solve(&self.dmft_params(point, noise_sd))?;
+        let residual = path
+            .stderr
+            .values()
+            .filter_map(|v| v.last())
+            .fold(0.0, |a: f64, &b| a.max(b));
+        Ok(Solution {
+            metrics: path.last(),
+            report: SolverReport {
+                converged: true,
+                iterations: steps,
+                residual,
+            },
+            state: State::Dpgd,
+            per_step: Some(path),
+        })
+    }
+}
+
+/// A solved static point: the model's parameters and its state.
+enum Static {
+    Huber(HuberParams, HuberState),
+    Logistic(LogisticParams, LogisticState),
+}
+
+/// (λ, σ, τ) of a static point; `None` for DP-GD.
+fn static_noise(point: &Point) -> Option<(f64, f64, f64)> {
+    match point.algorithm {
+        Algorithm::Objective { lambda, sigma } => Some((lambda, sigma, 0.0)),
+        Algorithm::Output { lambda, tau } => Some((lambda, 0.0, tau)),
+        Algorithm::Dpgd { .. } => None,
     }
 }
