@@ -12,7 +12,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
-use propdp_core::config::{AlgorithmKind, TuneConfig};
+use propdp_core::config::{AlgorithmKind, PlotSpec, TuneConfig};
+use propdp_core::record::{Record, SolverReport};
 use propdp_core::{Algorithm, Point};
 use propdp_theory::solve::{State, TheorySolver};
 
@@ -129,6 +130,7 @@ pub fn command(path: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
     let bar = ProgressBar::new((points.len() * t.algorithms.len() * eps.len()) as u64);
     bar.set_style(ProgressStyle::with_template("{spinner} tune [{bar:40}] {pos}/{len}").expect("template"));
     let mut table: BTreeMap<(u64, u64), Row> = BTreeMap::new();
+    let mut frontier: Vec<Record> = Vec::new();
     for base in &points {
         for &e in &eps {
             for &kind in &t.algorithms {
@@ -165,6 +167,29 @@ pub fn command(path: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
                         at_boundary,
                     });
                 if let Some(b) = &best {
+                    frontier.push(Record {
+                        source: "theory".into(),
+                        model: base.model.name().into(),
+                        algorithm: b.algorithm.clone(),
+                        index: frontier.len(),
+                        params: b
+                            .params
+                            .iter()
+                            .map(|(k, v)| (k.clone(), *v))
+                            .chain([("epsilon".to_string(), e)])
+                            .collect(),
+                        metrics: [(b.metric.clone(), b.value)].into_iter().collect(),
+                        solver: SolverReport {
+                            converged: true,
+                            iterations: 0,
+                            residual: 0.0,
+                        },
+                        provenance: prov.clone(),
+                        per_step: None,
+                        per_step_stderr: None,
+                        privacy: None,
+                        simulation: None,
+                    });
                     let mut v = serde_json::to_value(b)?;
                     v["provenance"] = serde_json::to_value(&prov)?;
                     writeln!(w, "{v}")?;
@@ -213,5 +238,18 @@ pub fn command(path: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
         "(* optimum at the edge of [lambda_min, lambda_max]) → {}",
         file.display()
     );
+    if eps.len() > 1 && !frontier.is_empty() {
+        let spec = PlotSpec {
+            x: Some("epsilon".into()),
+            metrics: Some(vec![t.metric.clone()]),
+            series: Some("algorithm".into()),
+            x_log: Some(true),
+            y_log: false,
+            title: Some(format!("Best {}, λ tuned", t.metric)),
+        };
+        let files = propdp_plot::plot_records(&frontier, &spec, &dir.join("figures"))?;
+        println!("frontier figures (one per δ): {}", dir.join("figures").display());
+        debug_assert!(!files.is_empty());
+    }
     Ok(ExitCode::SUCCESS)
 }

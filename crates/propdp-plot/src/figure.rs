@@ -27,6 +27,8 @@ pub struct Curve {
     pub sim: Vec<SimPoint>,
     /// d of the simulated points.
     pub sim_d: Option<usize>,
+    /// Legend text overriding "parameter = value" (e.g. an algorithm's name).
+    pub label: Option<String>,
 }
 
 /// One metric.
@@ -89,8 +91,12 @@ fn varying(records: &[Record]) -> Vec<String> {
         .collect()
 }
 
-/// Group records into figures.
+/// Group records into figures. With `series = "algorithm"` records of
+/// several algorithms share the panels, one curve per algorithm.
 pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotError> {
+    if spec.series.as_deref() == Some("algorithm") {
+        return build_by_algorithm(records, spec);
+    }
     let first = &records[0];
     if let Some(r) = records
         .iter()
@@ -204,6 +210,41 @@ pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotErr
     Ok(figures)
 }
 
+/// One curve per algorithm: each record is tagged with its algorithm's
+/// index as a synthetic series parameter, then the curves are relabelled.
+fn build_by_algorithm(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotError> {
+    let names: Vec<String> = records
+        .iter()
+        .map(|r| r.algorithm.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let tagged: Vec<Record> = records
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            let i = names.iter().position(|n| *n == r.algorithm).expect("collected above");
+            r.params.insert("algorithm_index".into(), i as f64);
+            r.algorithm = "by_algorithm".into();
+            r
+        })
+        .collect();
+    let mut figures = build(
+        &tagged,
+        &PlotSpec {
+            series: Some("algorithm_index".into()),
+            ..spec.clone()
+        },
+    )?;
+    for f in &mut figures {
+        f.series = Some("algorithm".into());
+        for c in f.panels.iter_mut().flat_map(|p| p.curves.iter_mut()) {
+            c.label = c.series_value.map(|v| names[v as usize].clone());
+        }
+    }
+    Ok(figures)
+}
+
 /// The x coordinate of a record: a parameter, or the simulation's d for
 /// x = "d" (theory records have none there).
 fn x_value(r: &Record, x: &str) -> Option<f64> {
@@ -296,6 +337,7 @@ fn panel(group: &[&Record], metric: &str, x: &str, series: Option<&str>) -> Pane
                 theory,
                 sim,
                 sim_d,
+                label: None,
             }
         })
         .collect();

@@ -34,8 +34,16 @@ pub enum PlotError {
 
 /// Draw every figure of a results file into `out_dir`; returns the files written.
 pub fn plot_file(results: &Path, spec: &PlotSpec, out_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
-    let records = data::load(results)?;
-    let figures = figure::build(&records, spec)?;
+    plot_records(&data::load(results)?, spec, out_dir)
+}
+
+/// Draw every figure of in-memory records into `out_dir`.
+pub fn plot_records(
+    records: &[propdp_core::record::Record],
+    spec: &PlotSpec,
+    out_dir: &Path,
+) -> Result<Vec<PathBuf>, PlotError> {
+    let figures = figure::build(records, spec)?;
     std::fs::create_dir_all(out_dir).map_err(|source| PlotError::Io {
         path: out_dir.display().to_string(),
         source,

@@ -50,6 +50,7 @@ pub fn symbol(param: &str) -> String {
         "s2" => "s²".into(),
         "huber_m" => "M".into(),
         "eta" => "η".into(),
+        "epsilon" => "ε".into(),
         other => other.into(),
     }
 }
@@ -60,6 +61,7 @@ fn axis_label(param: &str) -> String {
         "sigma" => "σ (objective-perturbation noise)".into(),
         "tau" => "τ (output-perturbation noise)".into(),
         "lambda" => "λ (ridge)".into(),
+        "epsilon" => "ε (privacy budget)".into(),
         "d" => "d (features; n = d/δ)".into(),
         "t" => "t (gradient step)".into(),
         other => symbol(other),
@@ -79,6 +81,9 @@ fn color(curve: &Curve, i: usize) -> RGBColor {
 }
 
 fn series_label(series: &Option<String>, c: &Curve) -> String {
+    if let Some(l) = &c.label {
+        return l.clone();
+    }
     match (series, c.series_value) {
         (Some(s), Some(0.0)) => format!("{} = 0 (non-private)", symbol(s)),
         (Some(s), Some(v)) => format!("{} = {v}", symbol(s)),

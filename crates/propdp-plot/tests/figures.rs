@@ -165,3 +165,31 @@ fn empty_malformed_and_single_point_inputs_are_clear_errors() {
         .to_string();
     assert!(e.contains("absent.jsonl"), "{e}");
 }
+
+#[test]
+fn algorithms_can_share_panels_only_as_the_series() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut recs: Vec<Record> = (0..6).map(|i| record(i, 0.5, 1.0, 1.0, None)).collect();
+    for (i, r) in recs.iter_mut().enumerate() {
+        r.params.insert("epsilon".into(), 0.5 * (1 + i % 3) as f64);
+        r.params.remove("sigma");
+        if i >= 3 {
+            r.algorithm = "output".into();
+        }
+    }
+    let e = propdp_plot::plot_records(&recs, &PlotSpec::default(), tmp.path())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("mix"), "{e}");
+    let spec = PlotSpec {
+        series: Some("algorithm".into()),
+        x: Some("epsilon".into()),
+        ..PlotSpec::default()
+    };
+    let files = propdp_plot::plot_records(&recs, &spec, tmp.path()).unwrap();
+    let svg = fs::read_to_string(files.iter().find(|f| f.extension().unwrap() == "svg").unwrap()).unwrap();
+    assert!(
+        svg.contains(">objective<") && svg.contains(">output<"),
+        "legend names the algorithms"
+    );
+}
