@@ -163,6 +163,23 @@ fn record(source: &str, point: &Point, index: usize, prov: &Provenance) -> Recor
     }
 }
 
+/// Report a failed point on the terminal and in errors.jsonl (`entry` plus
+/// the error message), and count it; the sweep goes on.
+fn log_failure(
+    bar: &ProgressBar,
+    out: &mut RunDir,
+    tally: &mut Tally,
+    mut entry: serde_json::Value,
+    what: &str,
+    error: &dyn std::fmt::Display,
+) -> Result<()> {
+    bar.suspend(|| eprintln!("{what}: {error}"));
+    entry["error"] = error.to_string().into();
+    out.write_error(&entry)?;
+    tally.failed += 1;
+    Ok(())
+}
+
 fn theory_pass(
     cfg: &Config,
     out: &mut RunDir,
@@ -195,12 +212,9 @@ fn theory_pass(
                 tally.written += 1;
             }
             Err(e) => {
-                bar.suspend(|| eprintln!("theory, point {index}: {e}"));
-                out.write_error(&serde_json::json!({
-                    "source": "theory", "index": index, "params": point.params(), "error": e.to_string(),
-                }))?;
+                let entry = serde_json::json!({"source": "theory", "index": index, "params": point.params()});
+                log_failure(&bar, out, tally, entry, &format!("theory, point {index}"), &e)?;
                 warm = None;
-                tally.failed += 1;
             }
         }
     }
@@ -255,11 +269,16 @@ fn simulation_pass(
                     tally.written += 1;
                 }
                 Err(e) => {
-                    bar.suspend(|| eprintln!("simulation, point {index}, d = {d}: {e}"));
-                    out.write_error(&serde_json::json!({
-                        "source": "simulation", "index": index, "d": d, "params": point.params(), "error": e.to_string(),
-                    }))?;
-                    tally.failed += 1;
+                    let entry =
+                        serde_json::json!({"source": "simulation", "index": index, "d": d, "params": point.params()});
+                    log_failure(
+                        &bar,
+                        out,
+                        tally,
+                        entry,
+                        &format!("simulation, point {index}, d = {d}"),
+                        &e,
+                    )?;
                 }
             }
         }
