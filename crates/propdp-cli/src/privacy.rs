@@ -53,6 +53,9 @@ pub struct PrivacyArgs {
     /// δ of the (ε, δ) guarantee.
     #[arg(long, default_value_t = 1e-6)]
     delta_priv: f64,
+    /// Target zCDP ρ for calibration (instead of --epsilon).
+    #[arg(long, conflicts_with = "epsilon")]
+    rho: Option<f64>,
 }
 
 impl PrivacyArgs {
@@ -90,10 +93,18 @@ pub fn command(a: &PrivacyArgs) -> Result<ExitCode> {
             a.lambda
         );
     }
-    let noise = match (a.noise, a.epsilon) {
-        (Some(n), _) if n > 0.0 => n,
-        (Some(n), _) => bail!("--noise = {n} is invalid: allowed > 0"),
-        (None, Some(eps)) if eps >= 0.0 => {
+    let noise = match (a.noise, a.epsilon, a.rho) {
+        (Some(n), _, _) if n > 0.0 => n,
+        (Some(n), _, _) => bail!("--noise = {n} is invalid: allowed > 0"),
+        (None, None, Some(rho)) => {
+            let n = a
+                .mechanism()
+                .calibrate_rho(rho)
+                .ok_or_else(|| anyhow::anyhow!("--rho = {rho}: no noise level reaches ρ-zCDP (allowed ρ > 0, and above the objective-perturbation floor)"))?;
+            println!("calibrated noise for ρ = {rho} (zCDP): {n:.6}");
+            n
+        }
+        (None, Some(eps), _) if eps >= 0.0 => {
             let n = a
                 .mechanism()
                 .calibrate(eps, a.delta_priv)
@@ -101,7 +112,7 @@ pub fn command(a: &PrivacyArgs) -> Result<ExitCode> {
             println!("calibrated noise for (ε = {eps}, δ = {}): {n:.6}", a.delta_priv);
             n
         }
-        _ => bail!("give --noise, or --epsilon (≥ 0) to calibrate the noise"),
+        _ => bail!("give --noise, or --epsilon (≥ 0) or --rho (> 0) to calibrate the noise"),
     };
     let rel = match a.relation() {
         Neighbouring::ReplaceOne => "replace-one",
@@ -122,21 +133,16 @@ pub fn command(a: &PrivacyArgs) -> Result<ExitCode> {
                 _ => mu_dpgd(l, 1.0, a.steps, noise, a.relation()),
             };
             println!("  μ-GDP: μ = {mu:.6}");
-            println!("  zCDP: ρ = μ²/2 = {:.6}", mu * mu / 2.0);
+            println!("  zCDP: ρ = μ²/2 = {:.6}", mech.rho(noise));
         }
         Alg::Objective => {
             let b = ObjectiveBound::new(l, beta, 1.0, a.lambda, noise);
-            let k = if matches!(a.relation(), Neighbouring::ReplaceOne) {
-                4.0
-            } else {
-                1.0
-            };
             println!(
                 "  loss bound c + A|Z|: c = {:.6}, A = {:.6} (add/remove-one)",
                 b.c(),
                 b.a
             );
-            println!("  zCDP: ρ = {:.6}", k * b.zcdp());
+            println!("  zCDP: ρ = {:.6}", mech.rho(noise));
             println!(
                 "  RDP (add/remove-one): ε(2) = {:.6}, ε(8) = {:.6}, ε(32) = {:.6}",
                 b.rdp(2.0),

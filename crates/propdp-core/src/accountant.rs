@@ -273,6 +273,42 @@ impl Mechanism {
         calibrate(|s| self.delta(eps, s), delta)
     }
 
+    /// zCDP ρ at noise level `noise` (R = 1): μ²/2 for output perturbation and
+    /// DP-GD (μ under the relation), c0 + A√(2/π) + A²/2 for objective
+    /// perturbation under add/remove-one and 4ρ under replace-one (SPEC.md §4).
+    pub fn rho(&self, noise: f64) -> f64 {
+        let (l, n) = (self.lipschitz, self.neighbouring);
+        match self.kind {
+            MechanismKind::Output { lambda } => 0.5 * mu_output(l, 1.0, lambda, noise, n).powi(2),
+            MechanismKind::Dpgd { steps } => 0.5 * mu_dpgd(l, 1.0, steps, noise, n).powi(2),
+            MechanismKind::Objective { lambda } => {
+                let rho = ObjectiveBound::new(l, self.smoothness, 1.0, lambda, noise).zcdp();
+                match n {
+                    Neighbouring::AddRemoveOne => rho,
+                    Neighbouring::ReplaceOne => 4.0 * rho,
+                }
+            }
+        }
+    }
+
+    /// The smallest noise meeting ρ-zCDP; `None` when no noise does
+    /// (objective perturbation keeps ρ ≥ log(1 + βR²/λ), ×4 under replace-one).
+    ///
+    /// ```
+    /// use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    /// use propdp_core::Model;
+    /// let m = Mechanism::new(&Model::Logistic, MechanismKind::Dpgd { steps: 10 }, Neighbouring::ReplaceOne);
+    /// let sigma = m.calibrate_rho(0.5).unwrap();
+    /// // μ = √T·2LR/σ and ρ = μ²/2 give σ = √(T·4/(2ρ)) = √40
+    /// assert!((sigma / 40f64.sqrt() - 1.0).abs() < 1e-9);
+    /// ```
+    pub fn calibrate_rho(&self, rho: f64) -> Option<f64> {
+        if !(rho > 0.0 && rho.is_finite()) || self.rho(f64::MAX.sqrt()) >= rho {
+            return None;
+        }
+        calibrate(|s| self.rho(s), rho)
+    }
+
     /// The ε reached at `delta` by noise level `noise`.
     pub fn epsilon(&self, noise: f64, delta: f64) -> Option<f64> {
         if self.delta(0.0, noise) <= delta {

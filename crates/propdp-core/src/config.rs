@@ -224,6 +224,9 @@ pub struct RawAlgorithm {
     pub epsilon: Option<ParamSpec>,
     /// δ of the (ε, δ) budget.
     pub delta_priv: Option<f64>,
+    /// zCDP budget ρ (instead of `epsilon`/`delta_priv`): the noise is
+    /// calibrated to ρ-zCDP.
+    pub rho: Option<ParamSpec>,
     /// Neighbouring relation of the budget (default "replace_one").
     pub neighbouring: Option<crate::accountant::Neighbouring>,
 }
@@ -394,6 +397,7 @@ impl TuneConfig {
                 loss_variant: None,
                 epsilon: None,
                 delta_priv: None,
+                rho: None,
                 neighbouring: None,
             },
             solver: cfg.solver,
@@ -509,6 +513,26 @@ impl RawConfig {
             "sigma"
         };
         let noise_given = a.sigma.is_some() || a.tau.is_some();
+        if a.rho.is_some() {
+            if noise_given {
+                return Err(not_applicable(
+                    &format!("algorithm.{noise_field}"),
+                    "with a budget rho the noise is calibrated; give one or the other",
+                ));
+            }
+            for (field, present) in [("epsilon", a.epsilon.is_some()), ("delta_priv", a.delta_priv.is_some())] {
+                if present {
+                    return Err(not_applicable(
+                        &format!("algorithm.{field}"),
+                        "a budget is either rho (zCDP) or epsilon with delta_priv, not both",
+                    ));
+                }
+            }
+            if a.kind == AlgorithmKind::Dpgd && (a.eta.is_none() || a.steps.is_none()) {
+                return Err(missing("algorithm.steps", "DP-GD needs eta > 0 and steps ≥ 1"));
+            }
+            return Ok(());
+        }
         if a.epsilon.is_some() {
             if noise_given {
                 return Err(not_applicable(
@@ -535,7 +559,7 @@ impl RawConfig {
             if present {
                 return Err(not_applicable(
                     &format!("algorithm.{field}"),
-                    "only with a budget `epsilon`",
+                    "only with a budget `epsilon` (or `rho` for neighbouring)",
                 ));
             }
         }

@@ -178,9 +178,18 @@ impl Algorithm {
 /// A privacy budget the point's noise was calibrated to (SPEC.md §4).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Budget {
-    pub epsilon: f64,
-    pub delta_priv: f64,
+    pub target: Target,
     pub neighbouring: crate::accountant::Neighbouring,
+}
+
+/// The notion and level of a budget.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "notion", rename_all = "snake_case")]
+pub enum Target {
+    /// (ε, δ)-DP.
+    Approx { epsilon: f64, delta_priv: f64 },
+    /// ρ-zCDP.
+    Zcdp { rho: f64 },
 }
 
 /// One problem instance: aspect ratio δ = d/n, prior energy s² = E[Θ²],
@@ -303,9 +312,15 @@ impl Point {
     /// Every parameter of the point by its config name.
     pub fn params(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
-        if let Some(b) = self.budget {
-            m.insert("epsilon".into(), b.epsilon);
-            m.insert("delta_priv".into(), b.delta_priv);
+        match self.budget.map(|b| b.target) {
+            Some(Target::Approx { epsilon, delta_priv }) => {
+                m.insert("epsilon".into(), epsilon);
+                m.insert("delta_priv".into(), delta_priv);
+            }
+            Some(Target::Zcdp { rho }) => {
+                m.insert("rho".into(), rho);
+            }
+            None => {}
         }
         m.insert("delta".into(), self.delta);
         m.insert("s2".into(), self.s2);

@@ -71,12 +71,14 @@ pub struct SimRecord {
 /// A privacy guarantee (SPEC.md §4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Privacy {
-    /// "mu-GDP" or "(epsilon, delta)-DP".
+    /// "mu-GDP", "(epsilon, delta)-DP" or "rho-zCDP".
     pub notion: String,
     /// "replace-one" or "add/remove-one".
     pub neighbouring: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mu: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rho: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epsilon: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,15 +93,30 @@ impl Privacy {
     pub fn of(point: &crate::Point) -> Option<Privacy> {
         use crate::accountant::Neighbouring;
         if let Some(b) = point.budget {
-            return Some(Privacy {
-                notion: "(epsilon, delta)-DP".into(),
-                neighbouring: match b.neighbouring {
-                    Neighbouring::ReplaceOne => "replace-one".into(),
-                    Neighbouring::AddRemoveOne => "add/remove-one".into(),
-                },
+            let neighbouring = match b.neighbouring {
+                Neighbouring::ReplaceOne => "replace-one".into(),
+                Neighbouring::AddRemoveOne => "add/remove-one".into(),
+            };
+            let none = Privacy {
+                notion: String::new(),
+                neighbouring,
                 mu: None,
-                epsilon: Some(b.epsilon),
-                delta: Some(b.delta_priv),
+                rho: None,
+                epsilon: None,
+                delta: None,
+            };
+            return Some(match b.target {
+                crate::problem::Target::Approx { epsilon, delta_priv } => Privacy {
+                    notion: "(epsilon, delta)-DP".into(),
+                    epsilon: Some(epsilon),
+                    delta: Some(delta_priv),
+                    ..none
+                },
+                crate::problem::Target::Zcdp { rho } => Privacy {
+                    notion: "rho-zCDP".into(),
+                    rho: Some(rho),
+                    ..none
+                },
             });
         }
         let crate::Algorithm::Dpgd { sigma, steps, .. } = point.algorithm else {
@@ -116,6 +133,7 @@ impl Privacy {
                 sigma,
                 Neighbouring::ReplaceOne,
             )),
+            rho: None,
             epsilon: None,
             delta: None,
         })

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::accountant::{Mechanism, MechanismKind, Neighbouring};
 use crate::config::{AlgorithmKind, ModelKind, NoiseKind, RawConfig};
 use crate::error::ConfigError;
-use crate::problem::{Algorithm, Budget, Model, NoiseLaw, Point};
+use crate::problem::{Algorithm, Budget, Model, NoiseLaw, Point, Target};
 
 /// One swept (or fixed) parameter: its config name and values.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,6 +60,9 @@ impl Sweep {
         if let Some(e) = &a.epsilon {
             push("epsilon", e)?;
         }
+        if let Some(r) = &a.rho {
+            push("rho", r)?;
+        }
         if let Some(e) = &a.eta {
             push("eta", e)?;
         }
@@ -73,9 +76,8 @@ impl Sweep {
             noise: p.noise.as_ref().map(|n| n.law),
             algorithm: a.kind,
             loss_variant: a.loss_variant.unwrap_or_default(),
-            budget: a
-                .delta_priv
-                .map(|d| (d, a.neighbouring.unwrap_or(Neighbouring::ReplaceOne))),
+            delta_priv: a.delta_priv,
+            neighbouring: a.neighbouring.unwrap_or(Neighbouring::ReplaceOne),
         };
         let total: usize = axes.iter().map(|a| a.values.len()).product();
         let mut points = Vec::with_capacity(total);
@@ -117,7 +119,7 @@ impl Sweep {
 /// Field path in the config file of a parameter name.
 fn config_field(name: &str) -> String {
     match name {
-        "lambda" | "sigma" | "tau" | "eta" | "steps" | "epsilon" => format!("algorithm.{name}"),
+        "lambda" | "sigma" | "tau" | "eta" | "steps" | "epsilon" | "rho" => format!("algorithm.{name}"),
         _ => format!("problem.{name}"),
     }
 }
@@ -127,16 +129,23 @@ struct Kinds {
     noise: Option<NoiseKind>,
     algorithm: AlgorithmKind,
     loss_variant: crate::problem::LossVariant,
-    /// (delta_priv, relation) when the noise is calibrated to a budget.
-    budget: Option<(f64, Neighbouring)>,
+    /// δ of an (ε, δ) budget.
+    delta_priv: Option<f64>,
+    /// Relation of a budget (ε or ρ) the noise is calibrated to.
+    neighbouring: Neighbouring,
 }
 
 impl Kinds {
     fn point(&self, v: &BTreeMap<&str, f64>) -> Result<Point, ConfigError> {
         let mut v = v.clone();
-        let budget = match (self.budget, v.get("epsilon")) {
-            (Some((delta_priv, neighbouring)), Some(&epsilon)) => {
-                let noise = self.calibrated_noise(&v, epsilon, delta_priv, neighbouring)?;
+        let target = match (self.delta_priv, v.get("epsilon"), v.get("rho")) {
+            (Some(delta_priv), Some(&epsilon), _) => Some(Target::Approx { epsilon, delta_priv }),
+            (_, _, Some(&rho)) => Some(Target::Zcdp { rho }),
+            _ => None,
+        };
+        let budget = match target {
+            Some(target) => {
+                let noise = self.calibrated_noise(&v, target)?;
                 v.insert(
                     if self.algorithm == AlgorithmKind::Output {
                         "tau"
@@ -146,12 +155,11 @@ impl Kinds {
                     noise,
                 );
                 Some(Budget {
-                    epsilon,
-                    delta_priv,
-                    neighbouring,
+                    target,
+                    neighbouring: self.neighbouring,
                 })
             }
-            _ => None,
+            None => None,
         };
         let g = |k: &str| v[k];
         let model = match self.model {
@@ -210,16 +218,15 @@ impl Kinds {
         Ok(point)
     }
 
-    /// The smallest noise meeting (ε, δ) at this point's λ (and steps).
-    fn calibrated_noise(
-        &self,
-        v: &BTreeMap<&str, f64>,
-        epsilon: f64,
-        delta_priv: f64,
-        neighbouring: Neighbouring,
-    ) -> Result<f64, ConfigError> {
-        if !(epsilon > 0.0 && epsilon.is_finite()) {
-            return Err(ConfigError::range("algorithm.epsilon", epsilon, "> 0 and finite"));
+    /// The smallest noise meeting the budget at this point's λ (and steps).
+    fn calibrated_noise(&self, v: &BTreeMap<&str, f64>, target: Target) -> Result<f64, ConfigError> {
+        let neighbouring = self.neighbouring;
+        let (field, level) = match target {
+            Target::Approx { epsilon, .. } => ("algorithm.epsilon", epsilon),
+            Target::Zcdp { rho } => ("algorithm.rho", rho),
+        };
+        if !(level > 0.0 && level.is_finite()) {
+            return Err(ConfigError::range(field, level, "> 0 and finite"));
         }
         let lambda = v["lambda"];
         let kind = match self.algorithm {
@@ -248,29 +255,28 @@ impl Kinds {
         };
         if let MechanismKind::Objective { lambda } = kind {
             // the privacy loss keeps log(1 + βR²/λ) however large σ is
-            let floor = (beta / lambda).ln_1p()
-                * if neighbouring == Neighbouring::ReplaceOne {
-                    2.0
-                } else {
-                    1.0
-                };
-            if epsilon <= floor {
+            let c0 = (beta / lambda).ln_1p();
+            let (floor, what) = match (target, neighbouring) {
+                (Target::Approx { .. }, Neighbouring::ReplaceOne) => (2.0 * c0, "ε"),
+                (Target::Approx { .. }, Neighbouring::AddRemoveOne) => (c0, "ε"),
+                (Target::Zcdp { .. }, Neighbouring::ReplaceOne) => (4.0 * c0, "ρ"),
+                (Target::Zcdp { .. }, Neighbouring::AddRemoveOne) => (c0, "ρ"),
+            };
+            if level <= floor {
                 return Err(ConfigError::range(
-                    "algorithm.epsilon",
-                    epsilon,
+                    field,
+                    level,
                     &format!(
-                        "ε > {floor:.4}: objective perturbation cannot go below log(1 + βR²/λ) per neighbour \
-                         (λ = {lambda}, β = {beta}) whatever σ; raise λ or ε"
+                        "{what} > {floor:.4}: objective perturbation cannot go below log(1 + βR²/λ) per neighbour \
+                         (λ = {lambda}, β = {beta}) whatever σ; raise λ or {what}"
                     ),
                 ));
             }
         }
-        mech.calibrate(epsilon, delta_priv).ok_or_else(|| {
-            ConfigError::range(
-                "algorithm.epsilon",
-                epsilon,
-                &format!("a budget some noise level meets at δ = {delta_priv}"),
-            )
-        })
+        let noise = match target {
+            Target::Approx { epsilon, delta_priv } => mech.calibrate(epsilon, delta_priv),
+            Target::Zcdp { rho } => mech.calibrate_rho(rho),
+        };
+        noise.ok_or_else(|| ConfigError::range(field, level, "a budget some noise level meets"))
     }
 }

@@ -3,6 +3,7 @@
 
 use propdp_core::accountant::*;
 use propdp_core::loss::norm_pdf;
+use propdp_core::problem::Target;
 
 /// E f(Z), Z ~ N(0,1), by a fine midpoint rule on [−12, 12].
 fn gauss<F: Fn(f64) -> f64>(f: F) -> f64 {
@@ -136,10 +137,13 @@ delta_priv = 1e-5
         let propdp_core::Algorithm::Objective { lambda, sigma } = p.algorithm else {
             panic!()
         };
+        let Target::Approx { epsilon, delta_priv } = b.target else {
+            panic!("an (ε, δ) budget")
+        };
         let mech = Mechanism::new(&p.model, MechanismKind::Objective { lambda }, b.neighbouring);
-        let d = mech.delta(b.epsilon, sigma);
-        assert!((d / b.delta_priv - 1.0).abs() < 1e-9, "{p:?}: δ = {d}");
-        assert_eq!(p.params()["epsilon"], b.epsilon);
+        let d = mech.delta(epsilon, sigma);
+        assert!((d / delta_priv - 1.0).abs() < 1e-9, "{p:?}: δ = {d}");
+        assert_eq!(p.params()["epsilon"], epsilon);
     }
     for (edit, needle) in [
         (base.replace("delta_priv = 1e-5", ""), "algorithm.delta_priv"),
@@ -158,6 +162,101 @@ delta_priv = 1e-5
         // below the objective-perturbation floor 2·log(1 + 1/2) ≈ 0.81 at λ = 2
         (
             base.replace("epsilon = [1.5, 3.0]", "epsilon = [0.7, 3.0]"),
+            "cannot go below",
+        ),
+    ] {
+        let e = Config::from_toml_str(&edit).unwrap_err().to_string();
+        assert!(e.contains(needle), "{needle}: {e}");
+    }
+}
+
+#[test]
+fn objective_zcdp_bounds_every_renyi_order_and_rho_calibration_round_trips() {
+    // ρ-zCDP means ε(α) ≤ ρα for every α > 1: check the SPEC ρ against the RDP curve
+    for &(lambda, sigma) in &[(0.1, 0.5), (1.0, 2.0), (10.0, 20.0)] {
+        let b = ObjectiveBound::new(1.0, 0.25, 1.0, lambda, sigma);
+        let rho = b.zcdp();
+        for k in 1..=400 {
+            let alpha = 1.0 + 0.01 * k as f64 * k as f64 / 4.0;
+            assert!(b.rdp(alpha) <= rho * alpha + 1e-12, "λ={lambda} σ={sigma} α={alpha}");
+        }
+    }
+    let models = [
+        propdp_core::Model::Logistic,
+        propdp_core::Model::Huber {
+            huber_m: 1.5,
+            noise: propdp_core::NoiseLaw::Gaussian { sd: 1.0 },
+        },
+    ];
+    for model in &models {
+        for relation in [Neighbouring::ReplaceOne, Neighbouring::AddRemoveOne] {
+            for kind in [
+                MechanismKind::Objective { lambda: 20.0 },
+                MechanismKind::Output { lambda: 0.3 },
+                MechanismKind::Dpgd { steps: 25 },
+            ] {
+                let m = Mechanism::new(model, kind, relation);
+                for rho in [0.5, 2.0, 8.0] {
+                    let noise = m.calibrate_rho(rho).expect("reachable");
+                    assert!((m.rho(noise) / rho - 1.0).abs() < 1e-9, "{m:?} ρ={rho}");
+                    // more noise, less ρ
+                    assert!(m.rho(1.01 * noise) < rho);
+                }
+            }
+            // objective perturbation: ρ ≤ floor is out of reach
+            let m = Mechanism::new(model, MechanismKind::Objective { lambda: 0.01 }, relation);
+            let floor = m.rho(1e12);
+            assert!(m.calibrate_rho(0.99 * floor).is_none());
+        }
+    }
+}
+
+#[test]
+fn rho_budget_configs_calibrate_each_point() {
+    use propdp_core::Config;
+    let base = r#"
+[problem]
+model = "logistic"
+delta = [0.5, 2.0]
+s2 = 1.0
+[algorithm]
+kind = "dpgd"
+lambda = 0.1
+eta = 0.5
+steps = [5, 20]
+rho = [0.1, 1.0]
+"#;
+    let cfg = Config::from_toml_str(base).unwrap();
+    assert_eq!(cfg.sweep.points().len(), 8);
+    for p in cfg.sweep.points() {
+        let b = p.budget.expect("budget recorded");
+        let Target::Zcdp { rho } = b.target else {
+            panic!("a zCDP budget")
+        };
+        let propdp_core::Algorithm::Dpgd { sigma, steps, .. } = p.algorithm else {
+            panic!()
+        };
+        // ρ = μ²/2 with μ = √T·2LR/σ (replace-one, L = R = 1)
+        let mu = (steps as f64).sqrt() * 2.0 / sigma;
+        assert!((0.5 * mu * mu / rho - 1.0).abs() < 1e-9, "{p:?}");
+        assert_eq!(p.params()["rho"], rho);
+        let privacy = propdp_core::record::Privacy::of(p).unwrap();
+        assert_eq!((privacy.notion.as_str(), privacy.rho), ("rho-zCDP", Some(rho)));
+    }
+    for (edit, needle) in [
+        (
+            base.replace("rho = [0.1, 1.0]", "rho = [0.1, 1.0]\nsigma = 1.0"),
+            "algorithm.sigma",
+        ),
+        (
+            base.replace("rho = [0.1, 1.0]", "rho = 1.0\nepsilon = 1.0"),
+            "algorithm.epsilon",
+        ),
+        (base.replace("rho = [0.1, 1.0]", "rho = -1.0"), "algorithm.rho"),
+        (
+            base.replace("kind = \"dpgd\"", "kind = \"objective\"")
+                .replace("eta = 0.5\nsteps = [5, 20]\n", "")
+                .replace("rho = [0.1, 1.0]", "rho = 0.5"),
             "cannot go below",
         ),
     ] {

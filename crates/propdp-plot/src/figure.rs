@@ -140,13 +140,13 @@ pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotErr
                 "plot.series = \"{s}\" is not a parameter of these results"
             )));
         }
-        None => ["epsilon", "sigma", "tau"]
+        None => ["epsilon", "rho", "sigma", "tau"]
             .iter()
             .find(|s| vary.iter().any(|v| v == *s) && **s != x)
             .map(|s| s.to_string()),
     };
-    // with a budget the noise (σ or τ) is a function of ε and λ: never a facet
-    let budgeted = first.params.contains_key("epsilon");
+    // with a budget the noise (σ or τ) is a function of ε (or ρ) and λ: never a facet
+    let budgeted = first.params.contains_key("epsilon") || first.params.contains_key("rho");
     let facets: Vec<&String> = vary
         .iter()
         .filter(|v| **v != x && Some(*v) != series.as_ref() && !(budgeted && (*v == "sigma" || *v == "tau")))

@@ -51,6 +51,7 @@ pub fn symbol(param: &str) -> String {
         "huber_m" => "M".into(),
         "eta" => "η".into(),
         "epsilon" => "ε".into(),
+        "rho" => "ρ".into(),
         other => other.into(),
     }
 }
@@ -62,6 +63,7 @@ fn axis_label(param: &str) -> String {
         "tau" => "τ (output-perturbation noise)".into(),
         "lambda" => "λ (ridge)".into(),
         "epsilon" => "ε (privacy budget)".into(),
+        "rho" => "ρ (zCDP budget)".into(),
         "d" => "d (features; n = d/δ)".into(),
         "t" => "t (gradient step)".into(),
         other => symbol(other),
