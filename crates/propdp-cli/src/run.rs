@@ -60,7 +60,7 @@ pub fn check(path: &Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn bar(len: usize, what: &str) -> ProgressBar {
+pub(crate) fn bar(len: usize, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(len as u64);
     bar.set_style(
         ProgressStyle::with_template(&format!(

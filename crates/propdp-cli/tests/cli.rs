@@ -392,3 +392,83 @@ delta_priv = 1e-6
         }
     }
 }
+
+#[test]
+fn tune_dpgd_beats_its_neighbours_and_simulation_confirms_every_optimum() {
+    use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    use propdp_core::config::SolverOptions;
+    use propdp_core::{Algorithm, LossVariant, Model, Point};
+    use propdp_theory::solve::TheorySolver;
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write(
+        tmp.path(),
+        "t.toml",
+        r#"
+[problem]
+model = "logistic"
+delta = 0.5
+s2 = 1.0
+[tune]
+algorithms = ["output", "dpgd"]
+epsilon = [2.0, 8.0]
+delta_priv = 1e-6
+steps = [1, 2, 4]
+eta_fraction = [0.25, 0.5, 0.9]
+[simulation]
+d = 100
+reps = 12
+seed = 5
+"#,
+    );
+    let out = tmp.path().join("out");
+    let o = propdp(&["tune", &cfg, "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.join("figures/winner_map.png").exists() && out.join("figures/winner_map.svg").exists());
+    let lines: Vec<serde_json::Value> = fs::read_to_string(out.join("tune.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4, "2 ε × 2 algorithms");
+    for l in &lines {
+        // the SPEC.md §5 rule at the tuned point, against an independent simulation
+        assert_eq!(l["simulation"]["agrees"], true, "{l}");
+        assert_eq!(l["simulation"]["d"], 100);
+    }
+    let solver = TheorySolver::new(SolverOptions::default());
+    let solve = |steps: usize, fraction: f64, lambda: f64, eps: f64| -> Option<(f64, f64)> {
+        let mech = Mechanism::new(&Model::Logistic, MechanismKind::Dpgd { steps }, Neighbouring::ReplaceOne);
+        let sigma = mech.calibrate(eps, 1e-6).unwrap();
+        let l = 0.25 * (1.0 + 0.5f64.sqrt()).powi(2) / 0.5 + lambda;
+        let alg = Algorithm::Dpgd {
+            lambda,
+            sigma,
+            eta: fraction * 2.0 / l,
+            steps,
+            loss_variant: LossVariant::Standard,
+        };
+        let sol = solver.solve(&Point::new(0.5, 1.0, Model::Logistic, alg).ok()?, None).unwrap();
+        let se = sol.per_step.unwrap().stderr["est_err2"][steps];
+        Some((sol.metrics["est_err2"], se))
+    };
+    for l in lines.iter().filter(|l| l["algorithm"] == "dpgd") {
+        let f = |k: &str| l[k].as_f64().unwrap();
+        let (lam, eta, eps, value, se) = (f("lambda"), f("eta"), f("epsilon"), f("value"), f("stderr"));
+        let t = l["steps"].as_u64().unwrap() as usize;
+        // the reported point is the calibrated one
+        let fraction = eta * (0.25 * (1.0 + 0.5f64.sqrt()).powi(2) / 0.5 + lam) / 2.0;
+        let (v0, _) = solve(t, fraction, lam, eps).unwrap();
+        assert!((v0 - value).abs() < 1e-12, "{l}: re-solved {v0}");
+        // no neighbour in T, η or λ does better beyond the RQMC error
+        let mut neighbours = vec![(t, fraction * 0.8, lam), (t, (fraction * 1.2).min(0.95), lam)];
+        neighbours.extend([1, 2, 4].iter().filter(|&&s| s != t).map(|&s| (s, fraction, lam)));
+        neighbours.extend([(t, fraction, lam * 1.5), (t, fraction, lam / 1.5 + 1e-3)]);
+        for (s, fr, la) in neighbours {
+            let Some((v, se_v)) = solve(s, fr, la, eps) else { continue };
+            assert!(
+                value <= v + 3.0 * (se * se + se_v * se_v).sqrt(),
+                "{l}: T={s} η·L/2={fr:.3} λ={la:.3} gives {v} < {value}"
+            );
+        }
+    }
+}

@@ -298,12 +298,18 @@ impl SolverOptions {
 ///
 /// ```toml
 /// [tune]
-/// algorithms = ["objective", "output"]
+/// algorithms = ["objective", "output", "dpgd"]
 /// epsilon = [0.5, 1.0, 2.0, 4.0, 8.0]
 /// delta_priv = 1e-6
 /// lambda_min = 1e-3            # λ searched on a log scale in [lambda_min, lambda_max]
 /// lambda_max = 1e3
 /// metric = "est_err2"          # minimised
+/// steps = [1, 2, 4, 8, 16, 32] # DP-GD: candidate T
+/// eta_fraction = [0.1, 0.25, 0.5, 0.9]  # DP-GD: candidate η, as fractions of 2/L
+///
+/// [simulation]                 # optional: simulate every optimum at one d
+/// d = 200
+/// reps = 16
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -314,6 +320,8 @@ pub struct TuneConfig {
     pub tune: TuneSpec,
     #[serde(default)]
     pub solver: SolverOptions,
+    /// Optional: simulate every optimum (one d) to check the prediction.
+    pub simulation: Option<SimulationConfig>,
 }
 
 /// `[tune]` table.
@@ -330,6 +338,46 @@ pub struct TuneSpec {
     pub lambda_max: f64,
     #[serde(default = "default_metric")]
     pub metric: String,
+    /// DP-GD: candidate numbers of steps T (default 1, 2, 4, 8, 16, 32).
+    pub steps: Option<ParamSpec>,
+    /// DP-GD: candidate step sizes η as fractions of the stability limit 2/L
+    /// (default 0.1, 0.25, 0.5, 0.9).
+    pub eta_fraction: Option<ParamSpec>,
+}
+
+impl TuneSpec {
+    /// DP-GD candidate step counts, validated (integers in 1..=1000).
+    pub fn dpgd_steps(&self) -> Result<Vec<usize>, ConfigError> {
+        let Some(spec) = &self.steps else {
+            return Ok(vec![1, 2, 4, 8, 16, 32]);
+        };
+        spec.values("tune.steps")?
+            .into_iter()
+            .map(|t| {
+                if (1.0..=1000.0).contains(&t) && t.fract() == 0.0 {
+                    Ok(t as usize)
+                } else {
+                    Err(ConfigError::range("tune.steps", t, "integers 1 ≤ T ≤ 1000"))
+                }
+            })
+            .collect()
+    }
+
+    /// DP-GD candidate η/(2/L), validated (in (0, 1)).
+    pub fn dpgd_eta_fractions(&self) -> Result<Vec<f64>, ConfigError> {
+        let Some(spec) = &self.eta_fraction else {
+            return Ok(vec![0.1, 0.25, 0.5, 0.9]);
+        };
+        let v = spec.values("tune.eta_fraction")?;
+        match v.iter().find(|f| !(**f > 0.0 && **f < 1.0)) {
+            Some(&f) => Err(ConfigError::range(
+                "tune.eta_fraction",
+                f,
+                "0 < η·L/2 < 1 (gradient descent diverges at η ≥ 2/L)",
+            )),
+            None => Ok(v),
+        }
+    }
 }
 
 fn default_lambda_min() -> f64 {
@@ -348,11 +396,32 @@ impl TuneConfig {
     pub fn from_toml_str(text: &str) -> Result<(TuneConfig, Vec<crate::Point>), ConfigError> {
         let cfg: TuneConfig = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
         let t = &cfg.tune;
-        if t.algorithms.is_empty() || t.algorithms.contains(&AlgorithmKind::Dpgd) {
+        if t.algorithms.is_empty() {
             return Err(ConfigError::range(
                 "tune.algorithms",
-                format!("{:?}", t.algorithms),
-                "a non-empty list of \"objective\" and \"output\" (DP-GD tuning is not implemented yet)",
+                "[]",
+                "a non-empty list of \"objective\", \"output\" and \"dpgd\"",
+            ));
+        }
+        let dpgd = t.algorithms.contains(&AlgorithmKind::Dpgd);
+        for (field, given) in [("steps", t.steps.is_some()), ("eta_fraction", t.eta_fraction.is_some())] {
+            if given && !dpgd {
+                return Err(not_applicable(
+                    &format!("tune.{field}"),
+                    "only with \"dpgd\" in tune.algorithms",
+                ));
+            }
+        }
+        t.dpgd_steps()?;
+        t.dpgd_eta_fractions()?;
+        if dpgd
+            && cfg.problem.model == ModelKind::Huber
+            && cfg.problem.noise.as_ref().is_some_and(|n| n.law != NoiseKind::Gaussian)
+        {
+            return Err(ConfigError::range(
+                "tune.algorithms",
+                "\"dpgd\"",
+                "objective/output only: the DMFT of DP-GD on the Huber loss needs noise.law = \"gaussian\"",
             ));
         }
         if !(t.delta_priv > 0.0 && t.delta_priv < 1.0) {
@@ -382,6 +451,16 @@ impl TuneConfig {
             }
         }
         cfg.solver.check()?;
+        if let Some(sim) = &cfg.simulation {
+            sim.check()?;
+            if sim.d.len() != 1 {
+                return Err(ConfigError::range(
+                    "simulation.d",
+                    format!("{:?}", sim.d),
+                    "one value in a tune config (each optimum is simulated at that d)",
+                ));
+            }
+        }
         // the problem points, via a run config with a placeholder algorithm
         let raw = RawConfig {
             name: None,

@@ -224,7 +224,8 @@ fn build_by_algorithm(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>
         .map(|r| {
             let mut r = r.clone();
             let i = names.iter().position(|n| *n == r.algorithm).expect("collected above");
-            r.params.insert("algorithm_index".into(), i as f64);
+            // from 1: series value 0 is reserved for the (black) non-private curve
+            r.params.insert("algorithm_index".into(), (i + 1) as f64);
             r.algorithm = "by_algorithm".into();
             r
         })
@@ -239,7 +240,7 @@ fn build_by_algorithm(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>
     for f in &mut figures {
         f.series = Some("algorithm".into());
         for c in f.panels.iter_mut().flat_map(|p| p.curves.iter_mut()) {
-            c.label = c.series_value.map(|v| names[v as usize].clone());
+            c.label = c.series_value.map(|v| names[v as usize - 1].clone());
         }
     }
     Ok(figures)

@@ -11,6 +11,7 @@
 pub mod data;
 pub mod figure;
 pub mod render;
+pub mod winner_map;
 
 use std::path::{Path, PathBuf};
 

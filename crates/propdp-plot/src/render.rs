@@ -16,10 +16,10 @@ use crate::figure::{Curve, Figure, Panel};
 const PANEL_W: u32 = 540;
 const PANEL_H: u32 = 470;
 const TOP_H: u32 = 100;
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 
 /// Tableau-10 colours; the non-private series (value 0) is drawn black.
-const PALETTE: [RGBColor; 9] = [
+pub(crate) const PALETTE: [RGBColor; 9] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -31,7 +31,7 @@ const PALETTE: [RGBColor; 9] = [
     RGBColor(23, 190, 207),
 ];
 
-fn register_fonts() {
+pub(crate) fn register_fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // DejaVu Sans is a valid TrueType font shipped by the `dejavu` crate.
@@ -172,7 +172,7 @@ fn legend<DB: DrawingBackend>(
 }
 
 /// A tick label with at most 3 significant digits and no float noise.
-fn tick(v: f64) -> String {
+pub(crate) fn tick(v: f64) -> String {
     if v == 0.0 {
         return "0".into();
     }

@@ -1,0 +1,394 @@
+//! `propdp tune`: for each algorithm, problem point and privacy budget, the
+//! hyperparameters minimising the predicted metric once the noise is
+//! calibrated to the budget — chosen from theory, with no privacy spent on
+//! tuning. λ for objective and output perturbation ([`ridge`]); (T, η, λ) for
+//! DP-GD through its DMFT ([`dpgd`]).
+
+mod dpgd;
+mod ridge;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use propdp_core::accountant::Neighbouring;
+use propdp_core::config::{AlgorithmKind, PlotSpec, TuneConfig};
+use propdp_core::record::{Record, SolverReport};
+use propdp_core::{Algorithm, Point};
+use propdp_theory::solve::TheorySolver;
+
+use crate::output::{provenance, sha256_hex};
+
+/// The result of one search: the tuned, calibrated point and its predicted metric.
+pub struct Optimum {
+    pub point: Point,
+    pub value: f64,
+    /// RQMC standard error of a DMFT prediction.
+    pub stderr: Option<f64>,
+    /// The optimum sits at the edge of the searched range.
+    pub at_boundary: bool,
+}
+
+/// One optimum, as written to tune.jsonl.
+#[derive(Debug, Clone, serde::Serialize)]
+struct Best {
+    algorithm: String,
+    params: BTreeMap<String, f64>,
+    epsilon: f64,
+    delta_priv: f64,
+    lambda: f64,
+    /// σ (objective, DP-GD) or τ (output), calibrated to the budget.
+    noise: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    eta: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steps: Option<usize>,
+    metric: String,
+    value: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stderr: Option<f64>,
+    /// The optimum sits at the edge of the searched range (λ, or T for DP-GD).
+    at_boundary: bool,
+}
+
+impl Best {
+    fn new(opt: &Optimum, epsilon: f64, delta_priv: f64, metric: &str) -> Best {
+        let (algorithm, lambda, noise, eta, steps) = match opt.point.algorithm {
+            Algorithm::Objective { lambda, sigma } => ("objective", lambda, sigma, None, None),
+            Algorithm::Output { lambda, tau } => ("output", lambda, tau, None, None),
+            Algorithm::Dpgd {
+                lambda,
+                sigma,
+                eta,
+                steps,
+                ..
+            } => ("dpgd", lambda, sigma, Some(eta), Some(steps)),
+        };
+        Best {
+            algorithm: algorithm.into(),
+            params: opt
+                .point
+                .params()
+                .into_iter()
+                .filter(|(k, _)| !["lambda", "sigma", "tau", "eta", "steps"].contains(&k.as_str()))
+                .collect(),
+            epsilon,
+            delta_priv,
+            lambda,
+            noise,
+            eta,
+            steps,
+            metric: metric.into(),
+            value: opt.value,
+            stderr: opt.stderr,
+            at_boundary: opt.at_boundary,
+        }
+    }
+
+    fn describe(&self) -> String {
+        let star = if self.at_boundary { "*" } else { "" };
+        match (self.eta, self.steps) {
+            (Some(eta), Some(t)) => format!("{:.4} (λ={:.3}, η={eta:.3}, T={t}{star})", self.value, self.lambda),
+            _ => format!("{:.4} (λ={:.3}{star})", self.value, self.lambda),
+        }
+    }
+}
+
+/// Golden-section minimisation of `f` on [a, b] to an interval of 1e-4.
+fn golden_section<F: Fn(f64) -> f64>(f: F, mut a: f64, mut b: f64) -> f64 {
+    let r = 0.5 * (5f64.sqrt() - 1.0);
+    let (mut x1, mut x2) = (b - r * (b - a), a + r * (b - a));
+    let (mut f1, mut f2) = (f(x1), f(x2));
+    while b - a > 1e-4 {
+        if f1 < f2 {
+            b = x2;
+            (x2, f2) = (x1, f1);
+            x1 = b - r * (b - a);
+            f1 = f(x1);
+        } else {
+            a = x1;
+            (x1, f1) = (x2, f2);
+            x2 = a + r * (b - a);
+            f2 = f(x2);
+        }
+    }
+    0.5 * (a + b)
+}
+
+/// The simulated check of an optimum, as written to tune.jsonl.
+#[derive(Debug, Clone, serde::Serialize)]
+struct SimCheck {
+    d: usize,
+    n: usize,
+    reps: usize,
+    seed: u64,
+    mean: f64,
+    stderr: f64,
+    /// Whether |theory − simulation| passes the SPEC.md §5 rule.
+    agrees: bool,
+}
+
+/// One tuned cell: a problem point, a budget and an algorithm.
+struct Cell {
+    /// The problem parameters other than δ (one winner map per facet).
+    facet: String,
+    delta: f64,
+    epsilon: f64,
+    algorithm: &'static str,
+    best: Option<Best>,
+}
+
+/// The problem parameters of a point other than δ (the algorithm's are placeholders), as "k=v, …".
+fn facet(params: &BTreeMap<String, f64>) -> String {
+    params
+        .iter()
+        .filter(|(k, _)| !["delta", "lambda", "sigma", "tau", "eta", "steps"].contains(&k.as_str()))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Simulate a tuned point and compare with its prediction.
+fn simulate(
+    opt: &Optimum,
+    sim: &propdp_core::config::SimulationConfig,
+    metric: &str,
+    index: u64,
+) -> Result<(SimCheck, propdp_sim::SimSummary)> {
+    let settings = propdp_sim::SimSettings {
+        grad_tol: sim.grad_tol,
+        ..propdp_sim::SimSettings::new(sim.d[0], sim.reps, sim.design, sim.prior, sim.seed)
+    };
+    let s = propdp_sim::simulate(&opt.point, &settings, index)?;
+    let (mean, se) = (s.mean[metric], s.stderr[metric]);
+    let se_total = (se * se + opt.stderr.unwrap_or(0.0).powi(2)).sqrt();
+    let check = SimCheck {
+        d: s.d,
+        n: s.n,
+        reps: s.reps,
+        seed: sim.seed,
+        mean,
+        stderr: se,
+        agrees: (opt.value - mean).abs() <= propdp_core::validation::allowed_gap(opt.value, se_total, s.d),
+    };
+    Ok((check, s))
+}
+
+pub fn command(path: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let (cfg, points) = TuneConfig::from_toml_str(&text).with_context(|| format!("in config {}", path.display()))?;
+    let t = &cfg.tune;
+    let eps = t.epsilon.values("tune.epsilon")?;
+    let neighbouring = t.neighbouring.unwrap_or(Neighbouring::ReplaceOne);
+    let steps = t.dpgd_steps()?;
+    let fractions = t.dpgd_eta_fractions()?;
+    let solver = TheorySolver::new(cfg.solver);
+    let dir = crate::run::run_dir(path, out);
+    std::fs::create_dir_all(&dir)?;
+    let file = dir.join("tune.jsonl");
+    let mut w = std::fs::File::create(&file).with_context(|| format!("creating {}", file.display()))?;
+    let prov = provenance(&sha256_hex(&text));
+    let bar = crate::run::bar(points.len() * t.algorithms.len() * eps.len(), "tune");
+    let mut cells: Vec<Cell> = Vec::new();
+    let mut frontier: Vec<Record> = Vec::new();
+    for base in &points {
+        for &e in &eps {
+            for &kind in &t.algorithms {
+                let algorithm = algorithm_name(kind);
+                let budget = (e, t.delta_priv, neighbouring);
+                let opt = match kind {
+                    AlgorithmKind::Dpgd => {
+                        dpgd::DpgdSearch::new(cfg.solver, &solver, *base, budget, &t.metric, &steps, &fractions)
+                            .optimise(t.lambda_min, t.lambda_max)
+                    }
+                    _ => ridge::RidgeSearch::new(&solver, *base, kind, budget, &t.metric)
+                        .optimise(t.lambda_min, t.lambda_max),
+                };
+                let best = opt.as_ref().map(|o| Best::new(o, e, t.delta_priv, &t.metric));
+                if let (Some(o), Some(b)) = (&opt, &best) {
+                    let params: BTreeMap<String, f64> = b
+                        .params
+                        .iter()
+                        .map(|(k, v)| (k.clone(), *v))
+                        .chain([("epsilon".to_string(), e)])
+                        .collect();
+                    let theory = Record {
+                        source: "theory".into(),
+                        model: base.model.name().into(),
+                        algorithm: b.algorithm.clone(),
+                        index: cells.len(),
+                        params,
+                        metrics: [(b.metric.clone(), b.value)].into_iter().collect(),
+                        solver: SolverReport {
+                            converged: true,
+                            iterations: 0,
+                            residual: o.stderr.unwrap_or(0.0),
+                        },
+                        provenance: prov.clone(),
+                        per_step: None,
+                        per_step_stderr: None,
+                        privacy: propdp_core::record::Privacy::of(&o.point),
+                        simulation: None,
+                    };
+                    let mut line = serde_json::to_value(b)?;
+                    if let Some(sim) = &cfg.simulation {
+                        match bar.suspend(|| simulate(o, sim, &t.metric, cells.len() as u64)) {
+                            Ok((check, s)) => {
+                                line["simulation"] = serde_json::to_value(&check)?;
+                                frontier.push(Record {
+                                    source: "simulation".into(),
+                                    metrics: [(b.metric.clone(), check.mean)].into_iter().collect(),
+                                    simulation: Some(propdp_core::record::SimRecord {
+                                        n: s.n,
+                                        d: s.d,
+                                        reps: s.reps,
+                                        seed: sim.seed,
+                                        design: sim.design,
+                                        stderr: s.stderr,
+                                        per_rep: s.per_rep,
+                                    }),
+                                    ..theory.clone()
+                                });
+                            }
+                            Err(err) => bar.suspend(|| {
+                                eprintln!("simulation of {algorithm} at δ = {}, ε = {e}: {err}", base.delta)
+                            }),
+                        }
+                    }
+                    line["provenance"] = serde_json::to_value(&prov)?;
+                    writeln!(w, "{line}")?;
+                    w.flush()?;
+                    frontier.push(theory);
+                }
+                cells.push(Cell {
+                    facet: facet(&base.params()),
+                    delta: base.delta,
+                    epsilon: e,
+                    algorithm,
+                    best,
+                });
+                bar.inc(1);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    print_table(&cells, &t.metric, t.algorithms.len());
+    println!("→ {}", file.display());
+    let figures = dir.join("figures");
+    if eps.len() > 1 && !frontier.is_empty() {
+        let spec = PlotSpec {
+            x: Some("epsilon".into()),
+            metrics: Some(vec![t.metric.clone()]),
+            series: Some("algorithm".into()),
+            x_log: Some(true),
+            y_log: false,
+            title: Some(format!("Best {}, hyperparameters tuned", t.metric)),
+        };
+        propdp_plot::plot_records(&frontier, &spec, &figures)?;
+        println!("frontier figures (one per δ): {}", figures.display());
+    }
+    if t.algorithms.len() > 1 {
+        for (k, map) in winner_maps(&cells).into_iter().enumerate() {
+            let (facet, cells) = map;
+            let title = if facet.is_empty() {
+                format!("Lowest predicted {}", t.metric)
+            } else {
+                format!("Lowest predicted {} ({facet})", t.metric)
+            };
+            let name = if k == 0 {
+                "winner_map".to_string()
+            } else {
+                format!("winner_map_{k}")
+            };
+            let names: Vec<&str> = t.algorithms.iter().map(|&k| algorithm_name(k)).collect();
+            propdp_plot::winner_map::write(&cells, &names, &title, &figures, &name)?;
+        }
+        println!("winner map over (δ, ε): {}", figures.join("winner_map.png").display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn algorithm_name(kind: AlgorithmKind) -> &'static str {
+    match kind {
+        AlgorithmKind::Objective => "objective",
+        AlgorithmKind::Output => "output",
+        AlgorithmKind::Dpgd => "dpgd",
+    }
+}
+
+/// The winner of each (facet, δ, ε) among the algorithms that reach the budget.
+fn winners(cells: &[Cell]) -> BTreeMap<(String, u64, u64), (Option<&Cell>, f64)> {
+    let mut groups: BTreeMap<(String, u64, u64), Vec<&Cell>> = BTreeMap::new();
+    for c in cells {
+        groups
+            .entry((c.facet.clone(), c.delta.to_bits(), c.epsilon.to_bits()))
+            .or_default()
+            .push(c);
+    }
+    groups
+        .into_iter()
+        .map(|(k, group)| {
+            let mut reached: Vec<&Cell> = group.into_iter().filter(|c| c.best.is_some()).collect();
+            reached.sort_by(|a, b| value(a).total_cmp(&value(b)));
+            let margin = match reached.as_slice() {
+                [w, r, ..] => (value(r) - value(w)) / value(w).abs(),
+                _ => f64::INFINITY,
+            };
+            (k, (reached.first().copied(), margin))
+        })
+        .collect()
+}
+
+fn value(c: &Cell) -> f64 {
+    c.best.as_ref().map_or(f64::INFINITY, |b| b.value)
+}
+
+fn winner_maps(cells: &[Cell]) -> Vec<(String, Vec<propdp_plot::winner_map::WinnerCell>)> {
+    let mut maps: BTreeMap<String, Vec<propdp_plot::winner_map::WinnerCell>> = BTreeMap::new();
+    for ((facet, _, _), (w, margin)) in winners(cells) {
+        if let Some(w) = w {
+            maps.entry(facet)
+                .or_default()
+                .push(propdp_plot::winner_map::WinnerCell {
+                    delta: w.delta,
+                    epsilon: w.epsilon,
+                    winner: w.algorithm.into(),
+                    margin,
+                });
+        }
+    }
+    maps.into_iter().collect()
+}
+
+fn print_table(cells: &[Cell], metric: &str, n_alg: usize) {
+    println!(
+        "{:>7} {:>7}  best {metric} per algorithm (tuned hyperparameters)  winner (margin)",
+        "δ", "ε"
+    );
+    let w = winners(cells);
+    let mut facet: Option<&str> = None;
+    for group in cells.chunks(n_alg) {
+        let c0 = &group[0];
+        if facet != Some(c0.facet.as_str()) {
+            facet = Some(c0.facet.as_str());
+            println!("── {} ──", c0.facet);
+        }
+        let text: Vec<String> = group
+            .iter()
+            .map(|c| match &c.best {
+                Some(b) => format!("{} {}", c.algorithm, b.describe()),
+                None => format!("{} unreachable", c.algorithm),
+            })
+            .collect();
+        let (winner, margin) = &w[&(c0.facet.clone(), c0.delta.to_bits(), c0.epsilon.to_bits())];
+        let verdict = match winner {
+            Some(x) if margin.is_finite() => format!("{} (+{:.3}%)", x.algorithm, 100.0 * margin),
+            Some(x) => x.algorithm.to_string(),
+            None => "none".into(),
+        };
+        println!("{:>7.3} {:>7.3}  {}  {verdict}", c0.delta, c0.epsilon, text.join("  "));
+    }
+    println!("(* optimum at the edge of the searched range: λ = lambda_max, or T = max of tune.steps)");
+}

@@ -1,0 +1,223 @@
+//! The (δ, ε) map of which algorithm predicts the lowest error after tuning:
+//! one coloured cell per (δ, ε) on log axes, labelled with the winner's
+//! relative margin over the runner-up. Colours follow the frontier figures:
+//! the compared algorithms in alphabetical order through the palette.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+use crate::PlotError;
+use crate::render::{FONT, PALETTE, register_fonts, tick};
+
+/// The winner at one (δ, ε).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WinnerCell {
+    pub delta: f64,
+    pub epsilon: f64,
+    pub winner: String,
+    /// (runner-up − winner)/winner of the minimised metric; ∞ when no other
+    /// algorithm reaches the budget.
+    pub margin: f64,
+}
+
+/// Cell edges on a log axis: geometric midpoints between the sorted values,
+/// extended symmetrically (in log) at both ends.
+fn edges(values: &[f64]) -> Vec<f64> {
+    if values.len() == 1 {
+        return vec![values[0] / 1.5, values[0] * 1.5];
+    }
+    let mids: Vec<f64> = values.windows(2).map(|w| (w[0] * w[1]).sqrt()).collect();
+    let first = values[0] * values[0] / mids[0];
+    let last = values[values.len() - 1].powi(2) / mids[mids.len() - 1];
+    std::iter::once(first)
+        .chain(mids)
+        .chain(std::iter::once(last))
+        .collect()
+}
+
+fn sorted_unique(v: impl Iterator<Item = f64>) -> Vec<f64> {
+    let set: BTreeSet<u64> = v.map(f64::to_bits).collect();
+    let mut out: Vec<f64> = set.into_iter().map(f64::from_bits).collect();
+    out.sort_by(f64::total_cmp);
+    out
+}
+
+/// Draw the map of `cells` (winners among `algorithms`, every algorithm
+/// compared, winning or not) as `<name>.png` and `<name>.svg` in `dir`.
+pub fn write(
+    cells: &[WinnerCell],
+    algorithms: &[&str],
+    title: &str,
+    dir: &Path,
+    name: &str,
+) -> Result<Vec<PathBuf>, PlotError> {
+    if cells.is_empty() {
+        return Err(PlotError::Empty(format!("winner map {name}")));
+    }
+    if let Some(c) = cells.iter().find(|c| !algorithms.contains(&c.winner.as_str())) {
+        return Err(PlotError::Spec(format!(
+            "winner map: {} is not among the compared algorithms {algorithms:?}",
+            c.winner
+        )));
+    }
+    if let Some(c) = cells.iter().find(|c| !(c.delta > 0.0 && c.epsilon > 0.0)) {
+        return Err(PlotError::Spec(format!(
+            "winner map needs δ > 0 and ε > 0 (log axes), got δ = {}, ε = {}",
+            c.delta, c.epsilon
+        )));
+    }
+    register_fonts();
+    std::fs::create_dir_all(dir).map_err(|source| PlotError::Io {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let size = (760, 640);
+    let png = dir.join(format!("{name}.png"));
+    let svg = dir.join(format!("{name}.svg"));
+    let err = |p: &Path| {
+        let path = p.display().to_string();
+        move |message: String| PlotError::Draw {
+            path: path.clone(),
+            message,
+        }
+    };
+    let mut names = algorithms.to_vec();
+    names.sort_unstable();
+    names.dedup();
+    draw(BitMapBackend::new(&png, size).into_drawing_area(), cells, &names, title).map_err(err(&png))?;
+    draw(SVGBackend::new(&svg, size).into_drawing_area(), cells, &names, title).map_err(err(&svg))?;
+    Ok(vec![png, svg])
+}
+
+/// The palette colour mixed with white (cells stay readable under labels).
+fn pale(c: RGBColor) -> RGBColor {
+    let mix = |v: u8| ((v as f64) * 0.55 + 255.0 * 0.45) as u8;
+    RGBColor(mix(c.0), mix(c.1), mix(c.2))
+}
+
+/// A margin as a percentage with two significant digits.
+fn percent(margin: f64) -> String {
+    if !margin.is_finite() {
+        return "only".into();
+    }
+    let p = 100.0 * margin;
+    let decimals = if p >= 10.0 {
+        0
+    } else {
+        (1 - p.max(1e-6).log10().floor() as i32).max(1) as usize
+    };
+    format!("+{p:.decimals$}%")
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    cells: &[WinnerCell],
+    names: &[&str],
+    title: &str,
+) -> Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let (top, body) = root.split_vertically(90);
+    let colour = |n: &str| PALETTE[names.iter().position(|m| *m == n).expect("collected") % PALETTE.len()];
+    top.draw(&Text::new(
+        title.to_string(),
+        (14, 8),
+        (FONT, 22).into_font().style(FontStyle::Bold),
+    ))
+    .map_err(e)?;
+    let text = (FONT, 16).into_font();
+    let mut x = 14;
+    for n in names {
+        top.draw(&Rectangle::new([(x, 40), (x + 22, 56)], pale(colour(n)).filled()))
+            .map_err(e)?;
+        top.draw(&Text::new(format!("{n} wins"), (x + 28, 39), text.clone()))
+            .map_err(e)?;
+        x += 150;
+    }
+    top.draw(&Text::new(
+        "label: margin over the runner-up, (runner-up − winner)/winner".to_string(),
+        (14, 64),
+        text.color(&RGBColor(80, 80, 80)),
+    ))
+    .map_err(e)?;
+    let ds = sorted_unique(cells.iter().map(|c| c.delta));
+    let es = sorted_unique(cells.iter().map(|c| c.epsilon));
+    let (dx, ey) = (edges(&ds), edges(&es));
+    let mut chart = ChartBuilder::on(&body)
+        .margin(16)
+        .x_label_area_size(52)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            (dx[0]..dx[dx.len() - 1]).log_scale(),
+            (ey[0]..ey[ey.len() - 1]).log_scale(),
+        )
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(8)
+        .y_labels(8)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .x_desc("δ = d/n")
+        .y_desc("ε (privacy budget)")
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 15))
+        .draw()
+        .map_err(e)?;
+    for c in cells {
+        let i = ds.iter().position(|v| *v == c.delta).expect("collected");
+        let j = es.iter().position(|v| *v == c.epsilon).expect("collected");
+        let (x0, x1, y0, y1) = (dx[i], dx[i + 1], ey[j], ey[j + 1]);
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(x0, y0), (x1, y1)],
+                pale(colour(&c.winner)).filled(),
+            )))
+            .map_err(e)?;
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(x0, y0), (x1, y1)],
+                WHITE.stroke_width(2),
+            )))
+            .map_err(e)?;
+        let label = percent(c.margin);
+        let style = TextStyle::from((FONT, 14).into_font()).pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Center,
+            plotters::style::text_anchor::VPos::Center,
+        ));
+        chart
+            .draw_series(std::iter::once(Text::new(label, (c.delta, c.epsilon), style)))
+            .map_err(e)?;
+    }
+    root.present().map_err(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edges_bracket_every_value_at_geometric_midpoints() {
+        let v = [0.1, 1.0, 4.0];
+        let e = edges(&v);
+        assert_eq!(e.len(), 4);
+        for (i, x) in v.iter().enumerate() {
+            assert!(e[i] < *x && *x < e[i + 1]);
+        }
+        assert!((e[1] - 0.1f64.sqrt()).abs() < 1e-12 && (e[2] - 2.0).abs() < 1e-12);
+        assert!((e[0] * e[1] - 0.01).abs() < 1e-12, "first cell symmetric in log");
+    }
+
+    #[test]
+    fn margins_keep_two_significant_digits() {
+        assert_eq!(percent(0.0572), "+5.7%");
+        assert_eq!(percent(0.000123), "+0.012%");
+        assert_eq!(percent(0.25), "+25%");
+        assert_eq!(percent(f64::INFINITY), "only");
+    }
+}
