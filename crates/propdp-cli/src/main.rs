@@ -65,13 +65,21 @@ enum Command {
     /// calibrated to a target (ε, δ) (SPEC.md §4).
     Privacy(privacy::PrivacyArgs),
     /// For each algorithm, problem point and privacy budget of a [tune]
-    /// config: the λ minimising the predicted metric with calibrated noise.
+    /// config: the hyperparameters (λ; for DP-GD also η, T) minimising the
+    /// predicted metric with calibrated noise; writes DIR/tune.jsonl, frontier
+    /// figures and the (δ, ε) winner map.
     Tune {
         /// A TOML config with [problem] and [tune] tables.
         config: PathBuf,
         /// Output directory [default: results/<config stem>/].
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Continue an interrupted search: keep the optimums in DIR/tune.jsonl.
+        #[arg(long, conflicts_with = "overwrite")]
+        resume: bool,
+        /// Discard the optimums of an earlier search in DIR.
+        #[arg(long)]
+        overwrite: bool,
     },
     /// Validate a config and print its sweep without solving anything.
     Check {
@@ -104,7 +112,12 @@ fn main() -> ExitCode {
         Command::Check { config } => run::check(&config),
         Command::Plot { results, out } => plot::command(&results, out),
         Command::Privacy(args) => privacy::command(&args),
-        Command::Tune { config, out } => tune::command(&config, out),
+        Command::Tune {
+            config,
+            out,
+            resume,
+            overwrite,
+        } => tune::command(&config, out, resume, overwrite),
     };
     match result {
         Ok(code) => code,

@@ -147,22 +147,25 @@ pub fn read_records(path: &Path) -> Result<Vec<Record>> {
 /// Keys of the complete records of `path`. A torn last line (a crash
 /// mid-write) is cut off so appending continues on a clean line.
 fn read_finished(path: &Path) -> Result<BTreeSet<Key>> {
+    Ok(read_lines::<Record>(path)?.iter().map(key).collect())
+}
+
+/// The readable lines of a JSON-lines file written incrementally; a torn or
+/// unreadable line (an interrupted write) and everything after it are
+/// dropped and truncated from the file, so appending continues cleanly.
+pub fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     let file = File::open(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut done = BTreeSet::new();
+    let mut out = Vec::new();
     let mut good_len = 0u64;
     for (no, line) in BufReader::new(file).split(b'\n').enumerate() {
         let line = line?;
-        match serde_json::from_slice::<Record>(&line) {
+        match serde_json::from_slice::<T>(&line) {
             Ok(r) => {
-                done.insert(key(&r));
+                out.push(r);
                 good_len += line.len() as u64 + 1;
             }
             Err(e) => {
-                eprintln!(
-                    "warning: {}:{}: dropping unreadable record ({e})",
-                    path.display(),
-                    no + 1
-                );
+                eprintln!("warning: {}:{}: dropping unreadable line ({e})", path.display(), no + 1);
                 break;
             }
         }
@@ -171,5 +174,5 @@ fn read_finished(path: &Path) -> Result<BTreeSet<Key>> {
     if f.metadata()?.len() > good_len {
         f.set_len(good_len)?;
     }
-    Ok(done)
+    Ok(out)
 }

@@ -437,7 +437,11 @@ seed = 5
     }
     let solver = TheorySolver::new(SolverOptions::default());
     let solve = |steps: usize, fraction: f64, lambda: f64, eps: f64| -> Option<(f64, f64)> {
-        let mech = Mechanism::new(&Model::Logistic, MechanismKind::Dpgd { steps }, Neighbouring::ReplaceOne);
+        let mech = Mechanism::new(
+            &Model::Logistic,
+            MechanismKind::Dpgd { steps },
+            Neighbouring::ReplaceOne,
+        );
         let sigma = mech.calibrate(eps, 1e-6).unwrap();
         let l = 0.25 * (1.0 + 0.5f64.sqrt()).powi(2) / 0.5 + lambda;
         let alg = Algorithm::Dpgd {
@@ -447,7 +451,9 @@ seed = 5
             steps,
             loss_variant: LossVariant::Standard,
         };
-        let sol = solver.solve(&Point::new(0.5, 1.0, Model::Logistic, alg).ok()?, None).unwrap();
+        let sol = solver
+            .solve(&Point::new(0.5, 1.0, Model::Logistic, alg).ok()?, None)
+            .unwrap();
         let se = sol.per_step.unwrap().stderr["est_err2"][steps];
         Some((sol.metrics["est_err2"], se))
     };
@@ -464,11 +470,54 @@ seed = 5
         neighbours.extend([1, 2, 4].iter().filter(|&&s| s != t).map(|&s| (s, fraction, lam)));
         neighbours.extend([(t, fraction, lam * 1.5), (t, fraction, lam / 1.5 + 1e-3)]);
         for (s, fr, la) in neighbours {
-            let Some((v, se_v)) = solve(s, fr, la, eps) else { continue };
+            let Some((v, se_v)) = solve(s, fr, la, eps) else {
+                continue;
+            };
             assert!(
                 value <= v + 3.0 * (se * se + se_v * se_v).sqrt(),
                 "{l}: T={s} η·L/2={fr:.3} λ={la:.3} gives {v} < {value}"
             );
         }
     }
+}
+
+#[test]
+fn tune_never_replaces_silently_and_resumes_an_interrupted_search() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write(
+        tmp.path(),
+        "t.toml",
+        r#"
+[problem]
+model = "huber"
+delta = [0.2, 2.0]
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[tune]
+algorithms = ["objective", "output"]
+epsilon = [1.0, 4.0]
+delta_priv = 1e-6
+"#,
+    );
+    let out = tmp.path().join("out");
+    let dir = out.to_str().unwrap();
+    assert!(propdp(&["tune", &cfg, "--out", dir]).status.success());
+    let file = out.join("tune.jsonl");
+    let full = fs::read_to_string(&file).unwrap();
+    assert_eq!(full.lines().count(), 8);
+    let o = propdp(&["tune", &cfg, "--out", dir]);
+    assert!(!o.status.success() && stderr(&o).contains("--resume"), "{}", stderr(&o));
+    // interrupted after three optimums, the fourth torn mid-write
+    let lines: Vec<&str> = full.lines().collect();
+    fs::write(&file, format!("{}\n{}", lines[..3].join("\n"), &lines[3][..40])).unwrap();
+    let o = propdp(&["tune", &cfg, "--out", dir, "--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(fs::read_to_string(&file).unwrap(), full, "resumed = uninterrupted");
+    assert!(out.join("figures/winner_map.png").exists());
+    // another config cannot resume this search
+    let other = write(tmp.path(), "u.toml", &fs::read_to_string(&cfg).unwrap().replace("4.0]", "8.0]"));
+    let o = propdp(&["tune", &other, "--out", dir, "--resume"]);
+    assert!(!o.status.success() && stderr(&o).contains("different config"), "{}", stderr(&o));
+    assert!(propdp(&["tune", &other, "--out", dir, "--overwrite"]).status.success());
 }

@@ -22,6 +22,9 @@ pub struct WinnerCell {
     /// (runner-up − winner)/winner of the minimised metric; ∞ when no other
     /// algorithm reaches the budget.
     pub margin: f64,
+    /// The margin is within the prediction's numerical error: drawn grey,
+    /// labelled "tie".
+    pub tie: bool,
 }
 
 /// Cell edges on a log axis: geometric midpoints between the sorted values,
@@ -93,6 +96,9 @@ pub fn write(
     Ok(vec![png, svg])
 }
 
+/// Cells where no winner can be declared.
+const TIE: RGBColor = RGBColor(215, 215, 215);
+
 /// The palette colour mixed with white (cells stay readable under labels).
 fn pale(c: RGBColor) -> RGBColor {
     let mix = |v: u8| ((v as f64) * 0.55 + 255.0 * 0.45) as u8;
@@ -138,6 +144,12 @@ fn draw<DB: DrawingBackend>(
             .map_err(e)?;
         x += 150;
     }
+    if cells.iter().any(|c| c.tie) {
+        top.draw(&Rectangle::new([(x, 40), (x + 22, 56)], TIE.filled()))
+            .map_err(e)?;
+        top.draw(&Text::new("tie (within numerical error)", (x + 28, 39), text.clone()))
+            .map_err(e)?;
+    }
     top.draw(&Text::new(
         "label: margin over the runner-up, (runner-up − winner)/winner".to_string(),
         (14, 64),
@@ -176,7 +188,7 @@ fn draw<DB: DrawingBackend>(
         chart
             .draw_series(std::iter::once(Rectangle::new(
                 [(x0, y0), (x1, y1)],
-                pale(colour(&c.winner)).filled(),
+                if c.tie { TIE } else { pale(colour(&c.winner)) }.filled(),
             )))
             .map_err(e)?;
         chart
@@ -185,7 +197,7 @@ fn draw<DB: DrawingBackend>(
                 WHITE.stroke_width(2),
             )))
             .map_err(e)?;
-        let label = percent(c.margin);
+        let label = if c.tie { "tie".into() } else { percent(c.margin) };
         let style = TextStyle::from((FONT, 14).into_font()).pos(plotters::style::text_anchor::Pos::new(
             plotters::style::text_anchor::HPos::Center,
             plotters::style::text_anchor::VPos::Center,

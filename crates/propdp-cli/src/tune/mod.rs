@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use propdp_core::accountant::Neighbouring;
 use propdp_core::config::{AlgorithmKind, PlotSpec, TuneConfig};
-use propdp_core::record::{Record, SolverReport};
+use propdp_core::record::{Provenance, Record, SolverReport};
 use propdp_core::{Algorithm, Point};
 use propdp_theory::solve::TheorySolver;
 
@@ -31,8 +31,8 @@ pub struct Optimum {
     pub at_boundary: bool,
 }
 
-/// One optimum, as written to tune.jsonl.
-#[derive(Debug, Clone, serde::Serialize)]
+/// One optimum, as written to tune.jsonl (one line each).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Best {
     algorithm: String,
     params: BTreeMap<String, f64>,
@@ -51,10 +51,14 @@ struct Best {
     stderr: Option<f64>,
     /// The optimum sits at the edge of the searched range (λ, or T for DP-GD).
     at_boundary: bool,
+    /// With a `[simulation]` table: the simulated metric at the optimum.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    simulation: Option<SimCheck>,
+    provenance: Provenance,
 }
 
 impl Best {
-    fn new(opt: &Optimum, epsilon: f64, delta_priv: f64, metric: &str) -> Best {
+    fn new(opt: &Optimum, epsilon: f64, delta_priv: f64, metric: &str, provenance: &Provenance) -> Best {
         let (algorithm, lambda, noise, eta, steps) = match opt.point.algorithm {
             Algorithm::Objective { lambda, sigma } => ("objective", lambda, sigma, None, None),
             Algorithm::Output { lambda, tau } => ("output", lambda, tau, None, None),
@@ -84,15 +88,82 @@ impl Best {
             value: opt.value,
             stderr: opt.stderr,
             at_boundary: opt.at_boundary,
+            simulation: None,
+            provenance: provenance.clone(),
         }
+    }
+
+    /// The cell this optimum belongs to.
+    fn key(&self) -> CellKey {
+        (
+            facet(&self.params),
+            self.params["delta"].to_bits(),
+            self.epsilon.to_bits(),
+            self.algorithm.clone(),
+        )
+    }
+
+    /// Frontier-figure records: the prediction and, if simulated, the simulation.
+    fn records(&self, model: &str, index: usize, design: propdp_core::Design) -> Vec<Record> {
+        let theory = Record {
+            source: "theory".into(),
+            model: model.into(),
+            algorithm: self.algorithm.clone(),
+            index,
+            params: self
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .chain([("epsilon".to_string(), self.epsilon)])
+                .collect(),
+            metrics: [(self.metric.clone(), self.value)].into_iter().collect(),
+            solver: SolverReport {
+                converged: true,
+                iterations: 0,
+                residual: self.stderr.unwrap_or(0.0),
+            },
+            provenance: self.provenance.clone(),
+            per_step: None,
+            per_step_stderr: None,
+            privacy: None,
+            simulation: None,
+        };
+        let sim = self.simulation.as_ref().map(|c| Record {
+            source: "simulation".into(),
+            metrics: [(self.metric.clone(), c.mean)].into_iter().collect(),
+            simulation: Some(propdp_core::record::SimRecord {
+                n: c.n,
+                d: c.d,
+                reps: c.reps,
+                seed: c.seed,
+                design,
+                stderr: [(self.metric.clone(), c.stderr)].into_iter().collect(),
+                per_rep: BTreeMap::new(),
+            }),
+            ..theory.clone()
+        });
+        std::iter::once(theory).chain(sim).collect()
     }
 
     fn describe(&self) -> String {
         let star = if self.at_boundary { "*" } else { "" };
+        let lambda = sig3(self.lambda);
         match (self.eta, self.steps) {
-            (Some(eta), Some(t)) => format!("{:.4} (λ={:.3}, η={eta:.3}, T={t}{star})", self.value, self.lambda),
-            _ => format!("{:.4} (λ={:.3}{star})", self.value, self.lambda),
+            (Some(eta), Some(t)) => format!("{:.4} (λ={lambda}, η={}, T={t}{star})", self.value, sig3(eta)),
+            _ => format!("{:.4} (λ={lambda}{star})", self.value),
         }
+    }
+}
+
+/// A hyperparameter with three significant digits.
+fn sig3(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else if !(0.01..1e4).contains(&x.abs()) {
+        format!("{x:.2e}")
+    } else {
+        let decimals = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+        format!("{x:.decimals$}")
     }
 }
 
@@ -118,7 +189,7 @@ fn golden_section<F: Fn(f64) -> f64>(f: F, mut a: f64, mut b: f64) -> f64 {
 }
 
 /// The simulated check of an optimum, as written to tune.jsonl.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct SimCheck {
     d: usize,
     n: usize,
@@ -129,6 +200,9 @@ struct SimCheck {
     /// Whether |theory − simulation| passes the SPEC.md §5 rule.
     agrees: bool,
 }
+
+/// (facet, δ, ε, algorithm) of a cell.
+type CellKey = (String, u64, u64, String);
 
 /// One tuned cell: a problem point, a budget and an algorithm.
 struct Cell {
@@ -151,12 +225,7 @@ fn facet(params: &BTreeMap<String, f64>) -> String {
 }
 
 /// Simulate a tuned point and compare with its prediction.
-fn simulate(
-    opt: &Optimum,
-    sim: &propdp_core::config::SimulationConfig,
-    metric: &str,
-    index: u64,
-) -> Result<(SimCheck, propdp_sim::SimSummary)> {
+fn simulate(opt: &Optimum, sim: &propdp_core::config::SimulationConfig, metric: &str, index: u64) -> Result<SimCheck> {
     let settings = propdp_sim::SimSettings {
         grad_tol: sim.grad_tol,
         ..propdp_sim::SimSettings::new(sim.d[0], sim.reps, sim.design, sim.prior, sim.seed)
@@ -173,10 +242,39 @@ fn simulate(
         stderr: se,
         agrees: (opt.value - mean).abs() <= propdp_core::validation::allowed_gap(opt.value, se_total, s.d),
     };
-    Ok((check, s))
+    Ok(check)
 }
 
-pub fn command(path: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
+/// The optimums of an earlier run to keep: none unless `resume`; refuses to
+/// replace an existing tune.jsonl without `resume` or `overwrite`, and to
+/// resume one written for another config.
+fn open_output(file: &Path, prov: &Provenance, resume: bool, overwrite: bool) -> Result<BTreeMap<CellKey, Best>> {
+    if !file.exists() {
+        return Ok(BTreeMap::new());
+    }
+    if !resume {
+        if !overwrite {
+            anyhow::bail!(
+                "{} already exists: pass --resume to finish that search or --overwrite to start over",
+                file.display()
+            );
+        }
+        std::fs::remove_file(file).with_context(|| format!("removing {}", file.display()))?;
+        return Ok(BTreeMap::new());
+    }
+    let old: Vec<Best> = crate::output::read_lines(file)?;
+    if let Some(b) = old.iter().find(|b| b.provenance.config_sha256 != prov.config_sha256) {
+        anyhow::bail!(
+            "cannot resume: {} was produced by a different config (sha256 {} ≠ {}); use --overwrite or another --out",
+            file.display(),
+            b.provenance.config_sha256,
+            prov.config_sha256
+        );
+    }
+    Ok(old.into_iter().map(|b| (b.key(), b)).collect())
+}
+
+pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool) -> Result<ExitCode> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let (cfg, points) = TuneConfig::from_toml_str(&text).with_context(|| format!("in config {}", path.display()))?;
     let t = &cfg.tune;
@@ -188,8 +286,17 @@ pub fn command(path: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
     let dir = crate::run::run_dir(path, out);
     std::fs::create_dir_all(&dir)?;
     let file = dir.join("tune.jsonl");
-    let mut w = std::fs::File::create(&file).with_context(|| format!("creating {}", file.display()))?;
     let prov = provenance(&sha256_hex(&text));
+    let done = open_output(&file, &prov, resume, overwrite)?;
+    let mut w = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&file)
+        .with_context(|| format!("opening {}", file.display()))?;
+    let design = cfg
+        .simulation
+        .as_ref()
+        .map_or(propdp_core::Design::Gaussian, |s| s.design);
     let bar = crate::run::bar(points.len() * t.algorithms.len() * eps.len(), "tune");
     let mut cells: Vec<Cell> = Vec::new();
     let mut frontier: Vec<Record> = Vec::new();
@@ -197,73 +304,48 @@ pub fn command(path: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
         for &e in &eps {
             for &kind in &t.algorithms {
                 let algorithm = algorithm_name(kind);
-                let budget = (e, t.delta_priv, neighbouring);
-                let opt = match kind {
-                    AlgorithmKind::Dpgd => {
-                        dpgd::DpgdSearch::new(cfg.solver, &solver, *base, budget, &t.metric, &steps, &fractions)
-                            .optimise(t.lambda_min, t.lambda_max)
-                    }
-                    _ => ridge::RidgeSearch::new(&solver, *base, kind, budget, &t.metric)
-                        .optimise(t.lambda_min, t.lambda_max),
-                };
-                let best = opt.as_ref().map(|o| Best::new(o, e, t.delta_priv, &t.metric));
-                if let (Some(o), Some(b)) = (&opt, &best) {
-                    let params: BTreeMap<String, f64> = b
-                        .params
-                        .iter()
-                        .map(|(k, v)| (k.clone(), *v))
-                        .chain([("epsilon".to_string(), e)])
-                        .collect();
-                    let theory = Record {
-                        source: "theory".into(),
-                        model: base.model.name().into(),
-                        algorithm: b.algorithm.clone(),
-                        index: cells.len(),
-                        params,
-                        metrics: [(b.metric.clone(), b.value)].into_iter().collect(),
-                        solver: SolverReport {
-                            converged: true,
-                            iterations: 0,
-                            residual: o.stderr.unwrap_or(0.0),
-                        },
-                        provenance: prov.clone(),
-                        per_step: None,
-                        per_step_stderr: None,
-                        privacy: propdp_core::record::Privacy::of(&o.point),
-                        simulation: None,
-                    };
-                    let mut line = serde_json::to_value(b)?;
-                    if let Some(sim) = &cfg.simulation {
-                        match bar.suspend(|| simulate(o, sim, &t.metric, cells.len() as u64)) {
-                            Ok((check, s)) => {
-                                line["simulation"] = serde_json::to_value(&check)?;
-                                frontier.push(Record {
-                                    source: "simulation".into(),
-                                    metrics: [(b.metric.clone(), check.mean)].into_iter().collect(),
-                                    simulation: Some(propdp_core::record::SimRecord {
-                                        n: s.n,
-                                        d: s.d,
-                                        reps: s.reps,
-                                        seed: sim.seed,
-                                        design: sim.design,
-                                        stderr: s.stderr,
-                                        per_rep: s.per_rep,
-                                    }),
-                                    ..theory.clone()
-                                });
+                let key = (
+                    facet(&base.params()),
+                    base.delta.to_bits(),
+                    e.to_bits(),
+                    algorithm.to_string(),
+                );
+                let best = match done.get(&key) {
+                    Some(b) => Some(b.clone()),
+                    None => {
+                        let budget = (e, t.delta_priv, neighbouring);
+                        let opt = match kind {
+                            AlgorithmKind::Dpgd => {
+                                dpgd::DpgdSearch::new(cfg.solver, &solver, *base, budget, &t.metric, &steps, &fractions)
+                                    .optimise(t.lambda_min, t.lambda_max)
                             }
-                            Err(err) => bar.suspend(|| {
-                                eprintln!("simulation of {algorithm} at δ = {}, ε = {e}: {err}", base.delta)
-                            }),
+                            _ => ridge::RidgeSearch::new(&solver, *base, kind, budget, &t.metric)
+                                .optimise(t.lambda_min, t.lambda_max),
+                        };
+                        match opt {
+                            Some(o) => {
+                                let mut b = Best::new(&o, e, t.delta_priv, &t.metric, &prov);
+                                if let Some(sim) = &cfg.simulation {
+                                    match bar.suspend(|| simulate(&o, sim, &t.metric, cells.len() as u64)) {
+                                        Ok(check) => b.simulation = Some(check),
+                                        Err(err) => bar.suspend(|| {
+                                            eprintln!("simulation of {algorithm} at δ = {}, ε = {e}: {err}", base.delta)
+                                        }),
+                                    }
+                                }
+                                writeln!(w, "{}", serde_json::to_string(&b)?)?;
+                                w.sync_data()?;
+                                Some(b)
+                            }
+                            None => None,
                         }
                     }
-                    line["provenance"] = serde_json::to_value(&prov)?;
-                    writeln!(w, "{line}")?;
-                    w.flush()?;
-                    frontier.push(theory);
+                };
+                if let Some(b) = &best {
+                    frontier.extend(b.records(base.model.name(), cells.len(), design));
                 }
                 cells.push(Cell {
-                    facet: facet(&base.params()),
+                    facet: key.0,
                     delta: base.delta,
                     epsilon: e,
                     algorithm,
@@ -319,7 +401,19 @@ fn algorithm_name(kind: AlgorithmKind) -> &'static str {
 }
 
 /// The winner of each (facet, δ, ε) among the algorithms that reach the budget.
-fn winners(cells: &[Cell]) -> BTreeMap<(String, u64, u64), (Option<&Cell>, f64)> {
+/// The verdict at one (facet, δ, ε).
+struct Verdict<'a> {
+    /// The lowest predicted metric among the algorithms reaching the budget.
+    winner: Option<&'a Cell>,
+    /// (runner-up − winner)/winner; ∞ without a runner-up.
+    margin: f64,
+    /// The gap to the runner-up is within 2 combined RQMC standard errors of
+    /// the DMFT predictions: no winner can be declared.
+    tie: bool,
+}
+
+/// The verdict of each (facet, δ, ε) among the algorithms that reach the budget.
+fn winners(cells: &[Cell]) -> BTreeMap<(String, u64, u64), Verdict<'_>> {
     let mut groups: BTreeMap<(String, u64, u64), Vec<&Cell>> = BTreeMap::new();
     for c in cells {
         groups
@@ -327,16 +421,21 @@ fn winners(cells: &[Cell]) -> BTreeMap<(String, u64, u64), (Option<&Cell>, f64)>
             .or_default()
             .push(c);
     }
+    let se = |c: &Cell| c.best.as_ref().and_then(|b| b.stderr).unwrap_or(0.0);
     groups
         .into_iter()
         .map(|(k, group)| {
             let mut reached: Vec<&Cell> = group.into_iter().filter(|c| c.best.is_some()).collect();
             reached.sort_by(|a, b| value(a).total_cmp(&value(b)));
-            let margin = match reached.as_slice() {
-                [w, r, ..] => (value(r) - value(w)) / value(w).abs(),
-                _ => f64::INFINITY,
+            let (margin, tie) = match reached.as_slice() {
+                [w, r, ..] => (
+                    (value(r) - value(w)) / value(w).abs(),
+                    value(r) - value(w) <= 2.0 * se(w).hypot(se(r)),
+                ),
+                _ => (f64::INFINITY, false),
             };
-            (k, (reached.first().copied(), margin))
+            let winner = reached.first().copied();
+            (k, Verdict { winner, margin, tie })
         })
         .collect()
 }
@@ -347,15 +446,16 @@ fn value(c: &Cell) -> f64 {
 
 fn winner_maps(cells: &[Cell]) -> Vec<(String, Vec<propdp_plot::winner_map::WinnerCell>)> {
     let mut maps: BTreeMap<String, Vec<propdp_plot::winner_map::WinnerCell>> = BTreeMap::new();
-    for ((facet, _, _), (w, margin)) in winners(cells) {
-        if let Some(w) = w {
+    for ((facet, _, _), v) in winners(cells) {
+        if let Some(w) = v.winner {
             maps.entry(facet)
                 .or_default()
                 .push(propdp_plot::winner_map::WinnerCell {
                     delta: w.delta,
                     epsilon: w.epsilon,
                     winner: w.algorithm.into(),
-                    margin,
+                    margin: v.margin,
+                    tie: v.tie,
                 });
         }
     }
@@ -382,9 +482,10 @@ fn print_table(cells: &[Cell], metric: &str, n_alg: usize) {
                 None => format!("{} unreachable", c.algorithm),
             })
             .collect();
-        let (winner, margin) = &w[&(c0.facet.clone(), c0.delta.to_bits(), c0.epsilon.to_bits())];
-        let verdict = match winner {
-            Some(x) if margin.is_finite() => format!("{} (+{:.3}%)", x.algorithm, 100.0 * margin),
+        let v = &w[&(c0.facet.clone(), c0.delta.to_bits(), c0.epsilon.to_bits())];
+        let verdict = match v.winner {
+            Some(x) if v.tie => format!("tie ({} +{:.3}%, within RQMC error)", x.algorithm, 100.0 * v.margin),
+            Some(x) if v.margin.is_finite() => format!("{} (+{:.3}%)", x.algorithm, 100.0 * v.margin),
             Some(x) => x.algorithm.to_string(),
             None => "none".into(),
         };
