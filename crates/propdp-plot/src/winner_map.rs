@@ -1,5 +1,5 @@
 //! The (δ, ε) map of which algorithm predicts the lowest error after tuning:
-//! one coloured cell per (δ, ε) on log axes, labelled with the winner's
+//! one coloured cell per (δ, ε) value pair, labelled with the winner's
 //! relative margin over the runner-up. Colours follow the frontier figures:
 //! the compared algorithms in alphabetical order through the palette.
 
@@ -25,21 +25,6 @@ pub struct WinnerCell {
     /// The margin is within the prediction's numerical error: drawn grey,
     /// labelled "tie".
     pub tie: bool,
-}
-
-/// Cell edges on a log axis: geometric midpoints between the sorted values,
-/// extended symmetrically (in log) at both ends.
-fn edges(values: &[f64]) -> Vec<f64> {
-    if values.len() == 1 {
-        return vec![values[0] / 1.5, values[0] * 1.5];
-    }
-    let mids: Vec<f64> = values.windows(2).map(|w| (w[0] * w[1]).sqrt()).collect();
-    let first = values[0] * values[0] / mids[0];
-    let last = values[values.len() - 1].powi(2) / mids[mids.len() - 1];
-    std::iter::once(first)
-        .chain(mids)
-        .chain(std::iter::once(last))
-        .collect()
 }
 
 fn sorted_unique(v: impl Iterator<Item = f64>) -> Vec<f64> {
@@ -69,7 +54,7 @@ pub fn write(
     }
     if let Some(c) = cells.iter().find(|c| !(c.delta > 0.0 && c.epsilon > 0.0)) {
         return Err(PlotError::Spec(format!(
-            "winner map needs δ > 0 and ε > 0 (log axes), got δ = {}, ε = {}",
+            "winner map needs δ > 0 and ε > 0, got δ = {}, ε = {}",
             c.delta, c.epsilon
         )));
     }
@@ -158,52 +143,57 @@ fn draw<DB: DrawingBackend>(
     .map_err(e)?;
     let ds = sorted_unique(cells.iter().map(|c| c.delta));
     let es = sorted_unique(cells.iter().map(|c| c.epsilon));
-    let (dx, ey) = (edges(&ds), edges(&es));
+    // one equal cell per (δ, ε) value, labelled with the value (a segmented
+    // range 0..k holds k + 1 segments)
+    let (nx, ny) = (ds.len() as i32, es.len() as i32);
     let mut chart = ChartBuilder::on(&body)
         .margin(16)
         .x_label_area_size(52)
         .y_label_area_size(70)
-        .build_cartesian_2d(
-            (dx[0]..dx[dx.len() - 1]).log_scale(),
-            (ey[0]..ey[ey.len() - 1]).log_scale(),
-        )
+        .build_cartesian_2d((0..nx - 1).into_segmented(), (0..ny - 1).into_segmented())
         .map_err(e)?;
+    let label = |vals: &[f64], v: &SegmentValue<i32>| match v {
+        SegmentValue::CenterOf(i) => vals.get(*i as usize).map_or(String::new(), |x| tick(*x)),
+        _ => String::new(),
+    };
     chart
         .configure_mesh()
         .disable_mesh()
-        .x_labels(8)
-        .y_labels(8)
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
+        .x_labels(ds.len() + 1)
+        .y_labels(es.len() + 1)
+        .x_label_formatter(&|v| label(&ds, v))
+        .y_label_formatter(&|v| label(&es, v))
         .x_desc("δ = d/n")
         .y_desc("ε (privacy budget)")
         .label_style((FONT, 14))
         .axis_desc_style((FONT, 15))
         .draw()
         .map_err(e)?;
+    let centred = TextStyle::from((FONT, 14).into_font()).pos(plotters::style::text_anchor::Pos::new(
+        plotters::style::text_anchor::HPos::Center,
+        plotters::style::text_anchor::VPos::Center,
+    ));
     for c in cells {
-        let i = ds.iter().position(|v| *v == c.delta).expect("collected");
-        let j = es.iter().position(|v| *v == c.epsilon).expect("collected");
-        let (x0, x1, y0, y1) = (dx[i], dx[i + 1], ey[j], ey[j + 1]);
+        let i = ds.iter().position(|v| *v == c.delta).expect("collected") as i32;
+        let j = es.iter().position(|v| *v == c.epsilon).expect("collected") as i32;
+        let corners = [
+            (SegmentValue::Exact(i), SegmentValue::Exact(j)),
+            (SegmentValue::Exact(i + 1), SegmentValue::Exact(j + 1)),
+        ];
+        let fill = if c.tie { TIE } else { pale(colour(&c.winner)) };
         chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(x0, y0), (x1, y1)],
-                if c.tie { TIE } else { pale(colour(&c.winner)) }.filled(),
-            )))
+            .draw_series([
+                Rectangle::new(corners.clone(), fill.filled()),
+                Rectangle::new(corners, WHITE.stroke_width(2)),
+            ])
             .map_err(e)?;
+        let text = if c.tie { "tie".into() } else { percent(c.margin) };
         chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(x0, y0), (x1, y1)],
-                WHITE.stroke_width(2),
+            .draw_series(std::iter::once(Text::new(
+                text,
+                (SegmentValue::CenterOf(i), SegmentValue::CenterOf(j)),
+                centred.clone(),
             )))
-            .map_err(e)?;
-        let label = if c.tie { "tie".into() } else { percent(c.margin) };
-        let style = TextStyle::from((FONT, 14).into_font()).pos(plotters::style::text_anchor::Pos::new(
-            plotters::style::text_anchor::HPos::Center,
-            plotters::style::text_anchor::VPos::Center,
-        ));
-        chart
-            .draw_series(std::iter::once(Text::new(label, (c.delta, c.epsilon), style)))
             .map_err(e)?;
     }
     root.present().map_err(e)
@@ -212,18 +202,6 @@ fn draw<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn edges_bracket_every_value_at_geometric_midpoints() {
-        let v = [0.1, 1.0, 4.0];
-        let e = edges(&v);
-        assert_eq!(e.len(), 4);
-        for (i, x) in v.iter().enumerate() {
-            assert!(e[i] < *x && *x < e[i + 1]);
-        }
-        assert!((e[1] - 0.1f64.sqrt()).abs() < 1e-12 && (e[2] - 2.0).abs() < 1e-12);
-        assert!((e[0] * e[1] - 0.01).abs() < 1e-12, "first cell symmetric in log");
-    }
 
     #[test]
     fn margins_keep_two_significant_digits() {

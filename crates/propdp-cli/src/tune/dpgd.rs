@@ -130,6 +130,7 @@ impl<'a> DpgdSearch<'a> {
         }
         finalists.extend(grid.iter().skip(1).take(2).map(|c| (c.1, c.2, c.3)));
         let max_t = self.steps.iter().copied().max().unwrap_or(1);
+        let min_f = self.fractions.iter().copied().fold(f64::INFINITY, f64::min);
         finalists
             .into_iter()
             .filter_map(|(t, f, l)| {
@@ -139,7 +140,7 @@ impl<'a> DpgdSearch<'a> {
                     point: p,
                     value,
                     stderr: Some(se),
-                    at_boundary: t == max_t || l >= hi,
+                    at_boundary: t == max_t || f == min_f || l >= hi * (1.0 - 1e-9),
                 })
             })
             .min_by(|a, b| a.value.total_cmp(&b.value))

@@ -49,7 +49,8 @@ struct Best {
     value: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     stderr: Option<f64>,
-    /// The optimum sits at the edge of the searched range (λ, or T for DP-GD).
+    /// The optimum sits at the edge of the searched range (λ; for DP-GD also
+    /// the largest T or the smallest η).
     at_boundary: bool,
     /// With a `[simulation]` table: the simulated metric at the optimum.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -491,5 +492,8 @@ fn print_table(cells: &[Cell], metric: &str, n_alg: usize) {
         };
         println!("{:>7.3} {:>7.3}  {}  {verdict}", c0.delta, c0.epsilon, text.join("  "));
     }
-    println!("(* optimum at the edge of the searched range: λ = lambda_max, or T = max of tune.steps)");
+    println!(
+        "(* optimum at the edge of the searched range: λ = lambda_min/lambda_max; DP-GD: λ = lambda_max, \
+         T = max of tune.steps or η at the smallest tune.eta_fraction)"
+    );
 }
