@@ -516,8 +516,16 @@ delta_priv = 1e-6
     assert_eq!(fs::read_to_string(&file).unwrap(), full, "resumed = uninterrupted");
     assert!(out.join("figures/winner_map.png").exists());
     // another config cannot resume this search
-    let other = write(tmp.path(), "u.toml", &fs::read_to_string(&cfg).unwrap().replace("4.0]", "8.0]"));
+    let other = write(
+        tmp.path(),
+        "u.toml",
+        &fs::read_to_string(&cfg).unwrap().replace("4.0]", "8.0]"),
+    );
     let o = propdp(&["tune", &other, "--out", dir, "--resume"]);
-    assert!(!o.status.success() && stderr(&o).contains("different config"), "{}", stderr(&o));
+    assert!(
+        !o.status.success() && stderr(&o).contains("different config"),
+        "{}",
+        stderr(&o)
+    );
     assert!(propdp(&["tune", &other, "--out", dir, "--overwrite"]).status.success());
 }
