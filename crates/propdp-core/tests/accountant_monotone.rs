@@ -1,0 +1,76 @@
+//! Monotonicity of every guarantee in every argument (property tests): more
+//! noise, more ridge, a larger ε or δ never weaken a guarantee; more steps, a
+//! larger Lipschitz constant or the replace-one relation never strengthen it.
+
+use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
+use propdp_core::{Model, NoiseLaw};
+use proptest::prelude::*;
+
+fn model(huber_m: Option<f64>) -> Model {
+    match huber_m {
+        Some(m) => Model::Huber {
+            huber_m: m,
+            noise: NoiseLaw::Gaussian { sd: 1.0 },
+        },
+        None => Model::Logistic,
+    }
+}
+
+fn kind(which: u8, lambda: f64, steps: usize) -> MechanismKind {
+    match which % 3 {
+        0 => MechanismKind::Objective { lambda },
+        1 => MechanismKind::Output { lambda },
+        _ => MechanismKind::Dpgd { steps },
+    }
+}
+
+/// a ≤ b up to rounding.
+fn le(a: f64, b: f64) -> bool {
+    a <= b * (1.0 + 1e-12) + 1e-300
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    #[test]
+    fn guarantees_are_monotone_in_every_argument(
+        which in 0u8..3,
+        huber_m in proptest::option::of(0.3f64..3.0),
+        lambda in 0.05f64..50.0,
+        steps in 1usize..200,
+        noise in 0.2f64..200.0,
+        eps in 0.05f64..12.0,
+        replace in any::<bool>(),
+    ) {
+        let rel = if replace { Neighbouring::ReplaceOne } else { Neighbouring::AddRemoveOne };
+        let m = Mechanism::new(&model(huber_m), kind(which, lambda, steps), rel);
+        let d = m.delta(eps, noise);
+        let r = m.rho(noise);
+        prop_assert!((0.0..=1.0).contains(&d));
+        // larger ε, more noise: smaller δ(ε); more noise: smaller ρ
+        prop_assert!(le(m.delta(eps * 1.2, noise), d));
+        prop_assert!(le(m.delta(eps, noise * 1.2), d));
+        prop_assert!(le(m.rho(noise * 1.2), r));
+        // more ridge (objective, output): smaller δ and ρ; more steps (DP-GD): larger
+        let stronger = Mechanism::new(&model(huber_m), kind(which, lambda * 1.2, steps + 1), rel);
+        if which % 3 == 2 {
+            prop_assert!(le(d, stronger.delta(eps, noise)) && le(r, stronger.rho(noise)));
+        } else {
+            prop_assert!(le(stronger.delta(eps, noise), d) && le(stronger.rho(noise), r));
+        }
+        // a larger Lipschitz constant (Huber M): weaker
+        if let Some(mm) = huber_m {
+            let rough = Mechanism::new(&model(Some(mm * 1.2)), kind(which, lambda, steps), rel);
+            prop_assert!(le(d, rough.delta(eps, noise)) && le(r, rough.rho(noise)));
+        }
+        // replace-one is never stronger than add/remove-one
+        let add = Mechanism::new(&model(huber_m), kind(which, lambda, steps), Neighbouring::AddRemoveOne);
+        let rep = Mechanism::new(&model(huber_m), kind(which, lambda, steps), Neighbouring::ReplaceOne);
+        prop_assert!(le(add.delta(eps, noise), rep.delta(eps, noise)) && le(add.rho(noise), rep.rho(noise)));
+        // ε achieved: smaller with more noise and with a larger δ
+        if let (Some(e0), Some(e1), Some(e2)) =
+            (m.epsilon(noise, 1e-6), m.epsilon(noise * 1.2, 1e-6), m.epsilon(noise, 1e-4))
+        {
+            prop_assert!(le(e1, e0) && le(e2, e0), "ε: {e0} {e1} {e2}");
+        }
+    }
+}
