@@ -125,8 +125,8 @@ pub fn solve(p: &DmftParams) -> Result<DmftPath, DmftError> {
 /// Relative size below which a Cholesky pivot of Cov(ν, w) counts as zero.
 const PIVOT_TOL: f64 = 1e-6;
 
-/// Samples per cache block of the reverse-mode pass.
-const BLOCK: usize = 1024;
+/// Samples processed together (one SIMD-friendly array) in the reverse-mode pass.
+const LANES: usize = 16;
 
 /// y += a·x.
 fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
@@ -270,26 +270,36 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
         if t == tt {
             break;
         }
-        // 3. responses R_g(t, s) by reverse mode: b_t = 1,
-        //    b_k = −η ℓ''_k Σ_{j=k+1}^{t} R_θ(j,k) b_j
-        // blocked over samples so the t + 1 adjoint vectors of a block stay in cache
-        let mut b = vec![vec![0.0; n]; t + 1];
-        b[t] = vec![1.0; n];
-        for lo in (0..n).step_by(BLOCK) {
-            let hi = (lo + BLOCK).min(n);
+        // 3. responses R_g(t, s) = a E[ℓ''_t b_s] by reverse mode: b_t = 1,
+        //    b_k = −η ℓ''_k Σ_{j=k+1}^{t} R_θ(j,k) b_j, for LANES samples at a
+        //    time with the adjoints in a small array (L1-resident), summed on the fly
+        let rth_cols: Vec<Vec<f64>> = (0..t).map(|k| (k + 1..=t).map(|j| rth[j][k]).collect()).collect();
+        let mut acc = vec![0.0; t + 1];
+        let mut adj = vec![[0.0; LANES]; t + 1];
+        for i0 in (0..n).step_by(LANES) {
+            let lanes = LANES.min(n - i0);
+            adj[t] = [1.0; LANES];
             for k in (0..t).rev() {
-                let (head, tail) = b.split_at_mut(k + 1);
-                let bk = &mut head[k][lo..hi];
-                for j in k + 1..=t {
-                    axpy(bk, rth[j][k], &tail[j - k - 1][lo..hi]);
+                let (head, tail) = adj.split_at_mut(k + 1);
+                let mut sum = [0.0; LANES];
+                for (r, bj) in rth_cols[k].iter().zip(tail.iter()) {
+                    for l in 0..LANES {
+                        sum[l] += r * bj[l];
+                    }
                 }
-                for (bi, hk) in bk.iter_mut().zip(&h[k][lo..hi]) {
-                    *bi *= -eta * hk;
+                for l in 0..lanes {
+                    head[k][l] = -eta * h[k][i0 + l] * sum[l];
                 }
+                for l in lanes..LANES {
+                    head[k][l] = 0.0;
+                }
+            }
+            for (s, bs) in adj.iter().enumerate() {
+                acc[s] += (0..lanes).map(|l| h[t][i0 + l] * bs[l]).sum::<f64>();
             }
         }
         for s in 0..=t {
-            rg[t][s] = a * (0..n).map(|i| h[t][i] * b[s][i]).sum::<f64>() / nf;
+            rg[t][s] = a * acc[s] / nf;
         }
         // 4. M_g(t) and C_g(t, ·)
         mg[t] = match p.loss {
