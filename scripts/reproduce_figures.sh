@@ -21,6 +21,7 @@ for model in huber logistic; do
   echo "== tune_$model"
   "$bin" tune "configs/tune_$model.toml" --out "results/tune_$model" --overwrite
   cp "results/tune_$model/figures/winner_map.png" "docs/figures/winner_map_$model.png"
+  [ "$model" = huber ] && cp "results/tune_$model/figures/winner_map_objective_vs_output.png" "docs/figures/winner_map_huber_objective_vs_output.png"
   cp "results/tune_$model/figures/${model}_by_algorithm_delta=0.1.png" "docs/figures/frontier_${model}_delta0.1.png"
 done
 ls -l docs/figures

@@ -34,15 +34,28 @@ fn sorted_unique(v: impl Iterator<Item = f64>) -> Vec<f64> {
     out
 }
 
-/// Draw the map of `cells` (winners among `algorithms`, every algorithm
-/// compared, winning or not) as `<name>.png` and `<name>.svg` in `dir`.
-pub fn write(
-    cells: &[WinnerCell],
-    algorithms: &[&str],
-    title: &str,
-    dir: &Path,
-    name: &str,
-) -> Result<Vec<PathBuf>, PlotError> {
+/// What a map shows and how.
+#[derive(Debug, Clone, Copy)]
+pub struct MapSpec<'a> {
+    pub title: &'a str,
+    /// A grey line under the legend (e.g. the fixed problem parameters).
+    pub note: &'a str,
+    /// The compared algorithms (the legend); every winner is one of them.
+    pub algorithms: &'a [&'a str],
+    /// Every algorithm of the study, alphabetically through the palette, so
+    /// an algorithm keeps its colour across maps and frontier figures.
+    pub palette_order: &'a [&'a str],
+}
+
+/// Draw the map as `<name>.png` and `<name>.svg` in `dir`.
+pub fn write(cells: &[WinnerCell], spec: &MapSpec, dir: &Path, name: &str) -> Result<Vec<PathBuf>, PlotError> {
+    let algorithms = spec.algorithms;
+    if let Some(a) = algorithms.iter().find(|a| !spec.palette_order.contains(a)) {
+        return Err(PlotError::Spec(format!(
+            "winner map: {a} is missing from the palette order {:?}",
+            spec.palette_order
+        )));
+    }
     if cells.is_empty() {
         return Err(PlotError::Empty(format!("winner map {name}")));
     }
@@ -73,11 +86,8 @@ pub fn write(
             message,
         }
     };
-    let mut names = algorithms.to_vec();
-    names.sort_unstable();
-    names.dedup();
-    draw(BitMapBackend::new(&png, size).into_drawing_area(), cells, &names, title).map_err(err(&png))?;
-    draw(SVGBackend::new(&svg, size).into_drawing_area(), cells, &names, title).map_err(err(&svg))?;
+    draw(BitMapBackend::new(&png, size).into_drawing_area(), cells, spec).map_err(err(&png))?;
+    draw(SVGBackend::new(&svg, size).into_drawing_area(), cells, spec).map_err(err(&svg))?;
     Ok(vec![png, svg])
 }
 
@@ -104,25 +114,26 @@ fn percent(margin: f64) -> String {
     format!("+{p:.decimals$}%")
 }
 
-fn draw<DB: DrawingBackend>(
-    root: DrawingArea<DB, Shift>,
-    cells: &[WinnerCell],
-    names: &[&str],
-    title: &str,
-) -> Result<(), String> {
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, cells: &[WinnerCell], spec: &MapSpec) -> Result<(), String> {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
-    let (top, body) = root.split_vertically(90);
-    let colour = |n: &str| PALETTE[names.iter().position(|m| *m == n).expect("collected") % PALETTE.len()];
+    let (top, body) = root.split_vertically(108);
+    let mut order = spec.palette_order.to_vec();
+    order.sort_unstable();
+    order.dedup();
+    let colour = |n: &str| PALETTE[order.iter().position(|m| *m == n).expect("checked") % PALETTE.len()];
+    let mut names = spec.algorithms.to_vec();
+    names.sort_unstable();
+    names.dedup();
     top.draw(&Text::new(
-        title.to_string(),
+        spec.title.to_string(),
         (14, 8),
         (FONT, 22).into_font().style(FontStyle::Bold),
     ))
     .map_err(e)?;
     let text = (FONT, 16).into_font();
     let mut x = 14;
-    for n in names {
+    for n in &names {
         top.draw(&Rectangle::new([(x, 40), (x + 22, 56)], pale(colour(n)).filled()))
             .map_err(e)?;
         top.draw(&Text::new(format!("{n} wins"), (x + 28, 39), text.clone()))
@@ -135,12 +146,14 @@ fn draw<DB: DrawingBackend>(
         top.draw(&Text::new("tie (within numerical error)", (x + 28, 39), text.clone()))
             .map_err(e)?;
     }
+    let grey = text.color(&RGBColor(80, 80, 80));
     top.draw(&Text::new(
         "label: margin over the runner-up, (runner-up − winner)/winner".to_string(),
         (14, 64),
-        text.color(&RGBColor(80, 80, 80)),
+        grey.clone(),
     ))
     .map_err(e)?;
+    top.draw(&Text::new(spec.note.to_string(), (14, 84), grey)).map_err(e)?;
     let ds = sorted_unique(cells.iter().map(|c| c.delta));
     let es = sorted_unique(cells.iter().map(|c| c.epsilon));
     // one equal cell per (δ, ε) value, labelled with the value (a segmented

@@ -372,23 +372,49 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
         propdp_plot::plot_records(&frontier, &spec, &figures)?;
         println!("frontier figures (one per δ): {}", figures.display());
     }
-    if t.algorithms.len() > 1 {
-        for (k, map) in winner_maps(&cells).into_iter().enumerate() {
-            let (facet, cells) = map;
-            let title = if facet.is_empty() {
-                format!("Lowest predicted {}", t.metric)
-            } else {
-                format!("Lowest predicted {} ({facet})", t.metric)
-            };
-            let name = if k == 0 {
-                "winner_map".to_string()
-            } else {
-                format!("winner_map_{k}")
-            };
-            let names: Vec<&str> = t.algorithms.iter().map(|&k| algorithm_name(k)).collect();
-            propdp_plot::winner_map::write(&cells, &names, &title, &figures, &name)?;
+    let names: Vec<&str> = t.algorithms.iter().map(|&k| algorithm_name(k)).collect();
+    // all algorithms, then (with three) each pair, e.g. objective vs output
+    let mut sets = vec![names.clone()];
+    if names.len() > 2 {
+        for (i, a) in names.iter().enumerate() {
+            sets.extend(names[i + 1..].iter().map(|b| vec![*a, *b]));
         }
-        println!("winner map over (δ, ε): {}", figures.join("winner_map.png").display());
+    }
+    for set in sets.iter().filter(|s| s.len() > 1) {
+        let subset: Vec<&Cell> = cells.iter().filter(|c| set.contains(&c.algorithm)).collect();
+        let stem = if set.len() == names.len() {
+            "winner_map".to_string()
+        } else {
+            format!("winner_map_{}", set.join("_vs_"))
+        };
+        let title = if set.len() == names.len() {
+            format!("Lowest predicted {}", t.metric)
+        } else {
+            format!("Lowest predicted {}: {}", t.metric, set.join(" vs "))
+        };
+        for (k, (facet, map)) in winner_maps(&subset).into_iter().enumerate() {
+            let name = if k == 0 { stem.clone() } else { format!("{stem}_{k}") };
+            let relation = match neighbouring {
+                Neighbouring::ReplaceOne => "replace-one",
+                Neighbouring::AddRemoveOne => "add/remove-one",
+            };
+            let note = [facet.as_str(), &format!("δ_priv = {}, {relation}", t.delta_priv)]
+                .iter()
+                .filter(|p| !p.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join("; ");
+            let spec = propdp_plot::winner_map::MapSpec {
+                title: &title,
+                note: &note,
+                algorithms: set,
+                palette_order: &names,
+            };
+            propdp_plot::winner_map::write(&map, &spec, &figures, &name)?;
+        }
+    }
+    if names.len() > 1 {
+        println!("winner maps over (δ, ε): {}/winner_map*.png", figures.display());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -414,9 +440,9 @@ struct Verdict<'a> {
 }
 
 /// The verdict of each (facet, δ, ε) among the algorithms that reach the budget.
-fn winners(cells: &[Cell]) -> BTreeMap<(String, u64, u64), Verdict<'_>> {
+fn winners<'a>(cells: &[&'a Cell]) -> BTreeMap<(String, u64, u64), Verdict<'a>> {
     let mut groups: BTreeMap<(String, u64, u64), Vec<&Cell>> = BTreeMap::new();
-    for c in cells {
+    for &c in cells {
         groups
             .entry((c.facet.clone(), c.delta.to_bits(), c.epsilon.to_bits()))
             .or_default()
@@ -445,7 +471,7 @@ fn value(c: &Cell) -> f64 {
     c.best.as_ref().map_or(f64::INFINITY, |b| b.value)
 }
 
-fn winner_maps(cells: &[Cell]) -> Vec<(String, Vec<propdp_plot::winner_map::WinnerCell>)> {
+fn winner_maps(cells: &[&Cell]) -> Vec<(String, Vec<propdp_plot::winner_map::WinnerCell>)> {
     let mut maps: BTreeMap<String, Vec<propdp_plot::winner_map::WinnerCell>> = BTreeMap::new();
     for ((facet, _, _), v) in winners(cells) {
         if let Some(w) = v.winner {
@@ -468,7 +494,8 @@ fn print_table(cells: &[Cell], metric: &str, n_alg: usize) {
         "{:>7} {:>7}  best {metric} per algorithm (tuned hyperparameters)  winner (margin)",
         "δ", "ε"
     );
-    let w = winners(cells);
+    let all: Vec<&Cell> = cells.iter().collect();
+    let w = winners(&all);
     let mut facet: Option<&str> = None;
     for group in cells.chunks(n_alg) {
         let c0 = &group[0];
