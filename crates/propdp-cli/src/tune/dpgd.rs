@@ -6,7 +6,8 @@
 //!    (2 scrambles × 4096 points). The scrambles are fixed, so the prediction is
 //!    a smooth deterministic function of the hyperparameters and the grid
 //!    ranks candidates consistently.
-//! 2. Golden-section search in log λ around the best grid λ (same budget).
+//! 2. Golden-section searches in log λ, then in log η, around the best grid
+//!    point (same budget); η may go down to a tenth of the smallest fraction.
 //! 3. The refined optimum and the next two grid candidates are re-solved at
 //!    the config's `[solver]` RQMC budget; the best mean wins and its RQMC
 //!    standard error is reported.
@@ -117,22 +118,32 @@ impl<'a> DpgdSearch<'a> {
             }
         }
         grid.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let &(best, t, f, l) = grid.first()?;
-        let mut finalists = vec![(t, f, l)];
+        let &(mut best, t, mut f, mut l) = grid.first()?;
+        // refine λ, then η, by golden section in log scale between the grid
+        // neighbours (λ down to lambda_min/10; η down to a tenth of the
+        // smallest fraction, up to 0.99 of the stability limit)
         if l > 0.0 {
             let i = lambdas.iter().position(|&x| x == l).expect("grid λ");
             let a = lambdas[i - 1].max(lo / 10.0).ln();
             let b = lambdas.get(i + 1).copied().unwrap_or(hi).ln();
             let g = super::golden_section(|g| self.coarse_value(t, f, g.exp()).unwrap_or(f64::INFINITY), a, b);
-            if self.coarse_value(t, f, g.exp()).is_some_and(|v| v <= best) {
-                finalists[0].2 = g.exp();
+            if let Some(v) = self.coarse_value(t, f, g.exp()).filter(|&v| v <= best) {
+                (best, l) = (v, g.exp());
             }
         }
-        finalists.extend(grid.iter().skip(1).take(2).map(|c| (c.1, c.2, c.3)));
+        let mut fr = self.fractions.to_vec();
+        fr.sort_by(f64::total_cmp);
+        let min_f = fr[0] / 10.0;
+        let i = fr.iter().position(|&x| x == f).expect("grid η");
+        let a = if i == 0 { min_f } else { fr[i - 1] }.ln();
+        let b = fr.get(i + 1).copied().unwrap_or(0.99).ln();
+        let g = super::golden_section(|g| self.coarse_value(t, g.exp(), l).unwrap_or(f64::INFINITY), a, b);
+        if self.coarse_value(t, g.exp(), l).is_some_and(|v| v <= best) {
+            f = g.exp();
+        }
+        let finalists = std::iter::once((t, f, l)).chain(grid.iter().skip(1).take(2).map(|c| (c.1, c.2, c.3)));
         let max_t = self.steps.iter().copied().max().unwrap_or(1);
-        let min_f = self.fractions.iter().copied().fold(f64::INFINITY, f64::min);
         finalists
-            .into_iter()
             .filter_map(|(t, f, l)| {
                 let p = self.point(t, f, l)?;
                 let (value, se) = self.eval(self.fine, &p)?;
@@ -140,7 +151,7 @@ impl<'a> DpgdSearch<'a> {
                     point: p,
                     value,
                     stderr: Some(se),
-                    at_boundary: t == max_t || f == min_f || l >= hi * (1.0 - 1e-9),
+                    at_boundary: t == max_t || f <= min_f * (1.0 + 1e-3) || l >= hi * (1.0 - 1e-9),
                 })
             })
             .min_by(|a, b| a.value.total_cmp(&b.value))

@@ -50,7 +50,7 @@ struct Best {
     #[serde(skip_serializing_if = "Option::is_none")]
     stderr: Option<f64>,
     /// The optimum sits at the edge of the searched range (λ; for DP-GD also
-    /// the largest T or the smallest η).
+    /// the largest T, or η at a tenth of the smallest fraction).
     at_boundary: bool,
     /// With a `[simulation]` table: the simulated metric at the optimum.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -521,6 +521,6 @@ fn print_table(cells: &[Cell], metric: &str, n_alg: usize) {
     }
     println!(
         "(* optimum at the edge of the searched range: λ = lambda_min/lambda_max; DP-GD: λ = lambda_max, \
-         T = max of tune.steps or η at the smallest tune.eta_fraction)"
+         T = max of tune.steps or η at a tenth of the smallest tune.eta_fraction)"
     );
 }
