@@ -320,6 +320,33 @@ fn privacy_calibration_round_trips_and_rejects_bad_input() {
     );
 }
 
+/// A Huber `propdp tune` config comparing objective and output perturbation.
+fn huber_tune_config(delta: &str, epsilon: &str) -> String {
+    format!(
+        r#"
+[problem]
+model = "huber"
+delta = {delta}
+s2 = 1.0
+huber_m = 1.0
+noise = {{ law = "gaussian", sd = 0.5 }}
+[tune]
+algorithms = ["objective", "output"]
+epsilon = {epsilon}
+delta_priv = 1e-6
+"#
+    )
+}
+
+/// The optimums written by `propdp tune` into `out`.
+fn tune_lines(out: &Path) -> Vec<serde_json::Value> {
+    fs::read_to_string(out.join("tune.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[test]
 fn tune_finds_a_local_optimum_of_the_predicted_error() {
     use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
@@ -327,30 +354,11 @@ fn tune_finds_a_local_optimum_of_the_predicted_error() {
     use propdp_core::{Algorithm, Model, NoiseLaw, Point};
     use propdp_theory::solve::TheorySolver;
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = write(
-        tmp.path(),
-        "t.toml",
-        r#"
-[problem]
-model = "huber"
-delta = [0.1, 1.0]
-s2 = 1.0
-huber_m = 1.0
-noise = { law = "gaussian", sd = 0.5 }
-[tune]
-algorithms = ["objective", "output"]
-epsilon = [1.0, 8.0]
-delta_priv = 1e-6
-"#,
-    );
+    let cfg = write(tmp.path(), "t.toml", &huber_tune_config("[0.1, 1.0]", "[1.0, 8.0]"));
     let out = tmp.path().join("out");
     let o = propdp(&["tune", &cfg, "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let lines: Vec<serde_json::Value> = fs::read_to_string(out.join("tune.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = tune_lines(&out);
     assert_eq!(lines.len(), 8, "2 δ × 2 ε × 2 algorithms");
     let solver = TheorySolver::new(SolverOptions::default());
     let model = Model::Huber {
@@ -424,11 +432,7 @@ seed = 5
     let o = propdp(&["tune", &cfg, "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(out.join("figures/winner_map.png").exists() && out.join("figures/winner_map.svg").exists());
-    let lines: Vec<serde_json::Value> = fs::read_to_string(out.join("tune.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = tune_lines(&out);
     assert_eq!(lines.len(), 4, "2 ε × 2 algorithms");
     for l in &lines {
         // the SPEC.md §5 rule at the tuned point, against an independent simulation
@@ -484,22 +488,7 @@ seed = 5
 #[test]
 fn tune_never_replaces_silently_and_resumes_an_interrupted_search() {
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = write(
-        tmp.path(),
-        "t.toml",
-        r#"
-[problem]
-model = "huber"
-delta = [0.2, 2.0]
-s2 = 1.0
-huber_m = 1.0
-noise = { law = "gaussian", sd = 0.5 }
-[tune]
-algorithms = ["objective", "output"]
-epsilon = [1.0, 4.0]
-delta_priv = 1e-6
-"#,
-    );
+    let cfg = write(tmp.path(), "t.toml", &huber_tune_config("[0.2, 2.0]", "[1.0, 4.0]"));
     let out = tmp.path().join("out");
     let dir = out.to_str().unwrap();
     assert!(propdp(&["tune", &cfg, "--out", dir]).status.success());
