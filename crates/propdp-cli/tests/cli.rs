@@ -518,3 +518,17 @@ fn tune_never_replaces_silently_and_resumes_an_interrupted_search() {
     );
     assert!(propdp(&["tune", &other, "--out", dir, "--overwrite"]).status.success());
 }
+
+#[test]
+fn tune_rejects_a_metric_the_theory_does_not_predict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = huber_tune_config("0.5", "[2.0]").replace("[\"objective\", \"output\"]", "[\"objective\", \"dpgd\"]")
+        + "metric = \"train_resid_trunc\"\n";
+    let cfg = write(tmp.path(), "t.toml", &text);
+    let o = propdp(&["tune", &cfg, "--out", tmp.path().join("out").to_str().unwrap()]);
+    let e = stderr(&o);
+    assert!(
+        !o.status.success() && e.contains("tune.metric") && e.contains("dpgd") && e.contains("est_err2"),
+        "{e}"
+    );
+}

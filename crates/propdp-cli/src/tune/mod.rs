@@ -284,6 +284,11 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
     let steps = t.dpgd_steps()?;
     let fractions = t.dpgd_eta_fractions()?;
     let solver = TheorySolver::new(cfg.solver);
+    if let Some(base) = points.first() {
+        for &kind in &t.algorithms {
+            check_metric(&solver, base, kind, &t.metric)?;
+        }
+    }
     let dir = crate::run::run_dir(path, out);
     std::fs::create_dir_all(&dir)?;
     let file = dir.join("tune.jsonl");
@@ -417,6 +422,46 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
         println!("winner maps over (δ, ε): {}/winner_map*.png", figures.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Fails, naming `tune.metric` and the metrics on offer, when the theory of
+/// `kind` does not predict `metric` for this model (probed at one point).
+fn check_metric(solver: &TheorySolver, base: &Point, kind: AlgorithmKind, metric: &str) -> Result<()> {
+    let algorithm = match kind {
+        AlgorithmKind::Objective => Algorithm::Objective {
+            lambda: 1.0,
+            sigma: 1.0,
+        },
+        AlgorithmKind::Output => Algorithm::Output { lambda: 1.0, tau: 1.0 },
+        AlgorithmKind::Dpgd => Algorithm::Dpgd {
+            lambda: 1.0,
+            sigma: 1.0,
+            eta: 0.1
+                / Point {
+                    algorithm: Algorithm::Objective {
+                        lambda: 1.0,
+                        sigma: 0.0,
+                    },
+                    ..*base
+                }
+                .smoothness(),
+            steps: 1,
+            loss_variant: propdp_core::LossVariant::Standard,
+        },
+    };
+    let probe = Point { algorithm, ..*base };
+    let offered = solver
+        .solve(&probe, None)
+        .with_context(|| format!("probing the {} theory", algorithm_name(kind)))?
+        .metrics;
+    if !offered.contains_key(metric) {
+        anyhow::bail!(
+            "tune.metric = \"{metric}\" is not predicted for {} with this model; allowed: {}",
+            algorithm_name(kind),
+            offered.keys().cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    Ok(())
 }
 
 fn algorithm_name(kind: AlgorithmKind) -> &'static str {
