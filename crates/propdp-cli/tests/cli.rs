@@ -532,3 +532,61 @@ fn tune_rejects_a_metric_the_theory_does_not_predict() {
         "{e}"
     );
 }
+
+#[test]
+fn tune_takes_zcdp_budgets_and_names_bad_budget_fields() {
+    use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    use propdp_core::{Model, NoiseLaw};
+    let tmp = tempfile::tempdir().unwrap();
+    let base = huber_tune_config("[0.5]", "[1.0]").replace("[\"objective\", \"output\"]", "[\"output\", \"dpgd\"]");
+    let zcdp = base.replace("epsilon = [1.0]\ndelta_priv = 1e-6\n", "rho = [0.05, 0.5]\n")
+        + "steps = [1, 2]\neta_fraction = [0.25, 0.5]\n";
+    let cfg = write(tmp.path(), "z.toml", &zcdp);
+    let out = tmp.path().join("out");
+    let o = propdp(&["tune", &cfg, "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.join("figures/winner_map.png").exists());
+    let model = Model::Huber {
+        huber_m: 1.0,
+        noise: NoiseLaw::Gaussian { sd: 0.5 },
+    };
+    let lines = tune_lines(&out);
+    assert_eq!(lines.len(), 4, "2 ρ × 2 algorithms");
+    for l in &lines {
+        assert_eq!(l["notion"], "zcdp", "{l}");
+        let (rho, noise, lambda) = (
+            l["rho"].as_f64().unwrap(),
+            l["noise"].as_f64().unwrap(),
+            l["lambda"].as_f64().unwrap(),
+        );
+        let kind = match l["algorithm"].as_str().unwrap() {
+            "dpgd" => MechanismKind::Dpgd {
+                steps: l["steps"].as_u64().unwrap() as usize,
+            },
+            _ => MechanismKind::Output { lambda },
+        };
+        // the reported noise meets ρ exactly
+        let got = Mechanism::new(&model, kind, Neighbouring::ReplaceOne).rho(noise);
+        assert!((got / rho - 1.0).abs() < 1e-9, "{l}: ρ = {got}");
+    }
+    for (text, needle) in [
+        (
+            base.replace("delta_priv = 1e-6\n", "delta_priv = 1e-6\nrho = [1.0]\n"),
+            "tune.rho",
+        ),
+        (base.replace("epsilon = [1.0]\ndelta_priv = 1e-6\n", ""), "tune.epsilon"),
+        (base.replace("delta_priv = 1e-6\n", ""), "tune.delta_priv"),
+        (
+            base.replace("epsilon = [1.0]\ndelta_priv = 1e-6\n", "rho = [-1.0]\n"),
+            "tune.rho",
+        ),
+    ] {
+        let cfg = write(tmp.path(), "bad.toml", &text);
+        let o = propdp(&["tune", &cfg, "--out", tmp.path().join("bad").to_str().unwrap()]);
+        assert!(
+            !o.status.success() && stderr(&o).contains(needle),
+            "{needle}: {}",
+            stderr(&o)
+        );
+    }
+}

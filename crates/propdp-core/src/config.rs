@@ -299,7 +299,7 @@ impl SolverOptions {
 /// ```toml
 /// [tune]
 /// algorithms = ["objective", "output", "dpgd"]
-/// epsilon = [0.5, 1.0, 2.0, 4.0, 8.0]
+/// epsilon = [0.5, 1.0, 2.0, 4.0, 8.0]   # or zCDP budgets: rho = [0.1, 1.0]
 /// delta_priv = 1e-6
 /// lambda_min = 1e-3            # λ searched on a log scale in [lambda_min, lambda_max]
 /// lambda_max = 1e3
@@ -329,8 +329,11 @@ pub struct TuneConfig {
 #[serde(deny_unknown_fields)]
 pub struct TuneSpec {
     pub algorithms: Vec<AlgorithmKind>,
-    pub epsilon: ParamSpec,
-    pub delta_priv: f64,
+    /// (ε, δ) budgets: the ε values, with `delta_priv`.
+    pub epsilon: Option<ParamSpec>,
+    pub delta_priv: Option<f64>,
+    /// zCDP budgets (instead of `epsilon`/`delta_priv`).
+    pub rho: Option<ParamSpec>,
     pub neighbouring: Option<crate::accountant::Neighbouring>,
     #[serde(default = "default_lambda_min")]
     pub lambda_min: f64,
@@ -346,6 +349,54 @@ pub struct TuneSpec {
 }
 
 impl TuneSpec {
+    /// The budgets to tune for, validated: ε (> 0) with `delta_priv`
+    /// (0 < δ < 1), or ρ (> 0).
+    pub fn budgets(&self) -> Result<Vec<crate::problem::Budget>, ConfigError> {
+        use crate::problem::{Budget, Target};
+        let neighbouring = self.neighbouring.unwrap_or(crate::accountant::Neighbouring::ReplaceOne);
+        let positive = |field: &str, spec: &ParamSpec| -> Result<Vec<f64>, ConfigError> {
+            let v = spec.values(field)?;
+            match v.iter().find(|x| !(**x > 0.0 && x.is_finite())) {
+                Some(&x) => Err(ConfigError::range(field, x, "> 0 and finite")),
+                None => Ok(v),
+            }
+        };
+        let targets: Vec<Target> = match (&self.epsilon, self.delta_priv, &self.rho) {
+            (Some(e), Some(delta_priv), None) => {
+                if !(delta_priv > 0.0 && delta_priv < 1.0) {
+                    return Err(ConfigError::range("tune.delta_priv", delta_priv, "0 < delta_priv < 1"));
+                }
+                positive("tune.epsilon", e)?
+                    .into_iter()
+                    .map(|epsilon| Target::Approx { epsilon, delta_priv })
+                    .collect()
+            }
+            (Some(_), None, None) => {
+                return Err(missing("tune.delta_priv", "the δ of the (ε, δ) budgets, 0 < δ < 1"));
+            }
+            (None, None, Some(r)) => positive("tune.rho", r)?
+                .into_iter()
+                .map(|rho| Target::Zcdp { rho })
+                .collect(),
+            (None, Some(_), Some(_)) | (Some(_), _, Some(_)) => {
+                return Err(not_applicable(
+                    "tune.rho",
+                    "budgets are either epsilon with delta_priv, or rho — not both",
+                ));
+            }
+            (None, _, None) => {
+                return Err(missing(
+                    "tune.epsilon",
+                    "privacy budgets: epsilon = [...] with delta_priv, or rho = [...]",
+                ));
+            }
+        };
+        Ok(targets
+            .into_iter()
+            .map(|target| Budget { target, neighbouring })
+            .collect())
+    }
+
     /// DP-GD candidate step counts, validated (integers in 1..=1000).
     pub fn dpgd_steps(&self) -> Result<Vec<usize>, ConfigError> {
         let Some(spec) = &self.steps else {
@@ -424,13 +475,7 @@ impl TuneConfig {
                 "objective/output only: the DMFT of DP-GD on the Huber loss needs noise.law = \"gaussian\"",
             ));
         }
-        if !(t.delta_priv > 0.0 && t.delta_priv < 1.0) {
-            return Err(ConfigError::range(
-                "tune.delta_priv",
-                t.delta_priv,
-                "0 < delta_priv < 1",
-            ));
-        }
+        t.budgets()?;
         if !(t.lambda_min > 0.0 && t.lambda_max > t.lambda_min && t.lambda_max.is_finite()) {
             return Err(ConfigError::range(
                 "tune.lambda_min",
@@ -444,11 +489,6 @@ impl TuneConfig {
                 &t.metric,
                 "a metric name of SPEC.md §1",
             ));
-        }
-        for e in t.epsilon.values("tune.epsilon")? {
-            if e <= 0.0 {
-                return Err(ConfigError::range("tune.epsilon", e, "> 0"));
-            }
         }
         cfg.solver.check()?;
         if let Some(sim) = &cfg.simulation {

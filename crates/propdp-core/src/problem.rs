@@ -192,6 +192,46 @@ pub enum Target {
     Zcdp { rho: f64 },
 }
 
+impl Target {
+    /// The parameter name of the budget's level: "epsilon" or "rho".
+    pub fn param(&self) -> &'static str {
+        match self {
+            Target::Approx { .. } => "epsilon",
+            Target::Zcdp { .. } => "rho",
+        }
+    }
+
+    /// The level: ε or ρ.
+    pub fn level(&self) -> f64 {
+        match *self {
+            Target::Approx { epsilon, .. } => epsilon,
+            Target::Zcdp { rho } => rho,
+        }
+    }
+}
+
+impl Budget {
+    /// The smallest noise of `kind` on `model` meeting this budget, or None
+    /// when no noise does.
+    ///
+    /// ```
+    /// use propdp_core::accountant::{MechanismKind, Neighbouring};
+    /// use propdp_core::problem::{Budget, Target};
+    /// use propdp_core::Model;
+    /// let b = Budget { target: Target::Zcdp { rho: 0.5 }, neighbouring: Neighbouring::ReplaceOne };
+    /// // DP-GD, T = 10 steps: ρ = μ²/2 with μ = √T·2/σ
+    /// let sigma = b.calibrate(&Model::Logistic, MechanismKind::Dpgd { steps: 10 }).unwrap();
+    /// assert!((sigma / 40f64.sqrt() - 1.0).abs() < 1e-9);
+    /// ```
+    pub fn calibrate(&self, model: &Model, kind: crate::accountant::MechanismKind) -> Option<f64> {
+        let mech = crate::accountant::Mechanism::new(model, kind, self.neighbouring);
+        match self.target {
+            Target::Approx { epsilon, delta_priv } => mech.calibrate(epsilon, delta_priv),
+            Target::Zcdp { rho } => mech.calibrate_rho(rho),
+        }
+    }
+}
+
 /// One problem instance: aspect ratio δ = d/n, prior energy s² = E[Θ²],
 /// model and algorithm (and the budget its noise was calibrated to, if any).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -56,7 +56,7 @@ pub fn symbol(param: &str) -> String {
     }
 }
 
-fn axis_label(param: &str) -> String {
+pub(crate) fn axis_label(param: &str) -> String {
     match param {
         "delta" => "δ = d/n".into(),
         "sigma" => "σ (objective-perturbation noise)".into(),

@@ -1,5 +1,5 @@
-//! The (δ, ε) map of which algorithm predicts the lowest error after tuning:
-//! one coloured cell per (δ, ε) value pair, labelled with the winner's
+//! The (δ, budget) map of which algorithm predicts the lowest error after
+//! tuning (budget ε or ρ): one coloured cell per value pair, labelled with the winner's
 //! relative margin over the runner-up. Colours follow the frontier figures:
 //! the compared algorithms in alphabetical order through the palette.
 
@@ -13,11 +13,12 @@ use plotters::style::FontStyle;
 use crate::PlotError;
 use crate::render::{FONT, PALETTE, register_fonts, tick};
 
-/// The winner at one (δ, ε).
+/// The winner at one (δ, budget).
 #[derive(Debug, Clone, PartialEq)]
 pub struct WinnerCell {
     pub delta: f64,
-    pub epsilon: f64,
+    /// The budget's level: ε or ρ.
+    pub budget: f64,
     pub winner: String,
     /// (runner-up − winner)/winner of the minimised metric; ∞ when no other
     /// algorithm reaches the budget.
@@ -45,6 +46,8 @@ pub struct MapSpec<'a> {
     /// Every algorithm of the study, alphabetically through the palette, so
     /// an algorithm keeps its colour across maps and frontier figures.
     pub palette_order: &'a [&'a str],
+    /// The budget parameter on the vertical axis: "epsilon" or "rho".
+    pub budget: &'a str,
 }
 
 /// Draw the map as `<name>.png` and `<name>.svg` in `dir`.
@@ -65,10 +68,10 @@ pub fn write(cells: &[WinnerCell], spec: &MapSpec, dir: &Path, name: &str) -> Re
             c.winner
         )));
     }
-    if let Some(c) = cells.iter().find(|c| !(c.delta > 0.0 && c.epsilon > 0.0)) {
+    if let Some(c) = cells.iter().find(|c| !(c.delta > 0.0 && c.budget > 0.0)) {
         return Err(PlotError::Spec(format!(
-            "winner map needs δ > 0 and ε > 0, got δ = {}, ε = {}",
-            c.delta, c.epsilon
+            "winner map needs δ > 0 and a positive budget, got δ = {}, {} = {}",
+            c.delta, spec.budget, c.budget
         )));
     }
     register_fonts();
@@ -155,7 +158,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, cells: &[WinnerCell], 
     .map_err(e)?;
     top.draw(&Text::new(spec.note.to_string(), (14, 84), grey)).map_err(e)?;
     let ds = sorted_unique(cells.iter().map(|c| c.delta));
-    let es = sorted_unique(cells.iter().map(|c| c.epsilon));
+    let es = sorted_unique(cells.iter().map(|c| c.budget));
     // one equal cell per (δ, ε) value, labelled with the value (a segmented
     // range 0..k holds k + 1 segments)
     let (nx, ny) = (ds.len() as i32, es.len() as i32);
@@ -177,7 +180,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, cells: &[WinnerCell], 
         .x_label_formatter(&|v| label(&ds, v))
         .y_label_formatter(&|v| label(&es, v))
         .x_desc("δ = d/n")
-        .y_desc("ε (privacy budget)")
+        .y_desc(crate::render::axis_label(spec.budget))
         .label_style((FONT, 14))
         .axis_desc_style((FONT, 15))
         .draw()
@@ -188,7 +191,7 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, cells: &[WinnerCell], 
     ));
     for c in cells {
         let i = ds.iter().position(|v| *v == c.delta).expect("collected") as i32;
-        let j = es.iter().position(|v| *v == c.epsilon).expect("collected") as i32;
+        let j = es.iter().position(|v| *v == c.budget).expect("collected") as i32;
         let corners = [
             (SegmentValue::Exact(i), SegmentValue::Exact(j)),
             (SegmentValue::Exact(i + 1), SegmentValue::Exact(j + 1)),

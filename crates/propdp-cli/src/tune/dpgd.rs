@@ -1,5 +1,5 @@
 //! DP-GD search over (T, η, λ). For each T the noise is calibrated to the
-//! budget (μ-GDP of T Gaussian steps: σ = √T·Δ/μ(ε, δ)), η is a fraction of
+//! budget (μ-GDP of T Gaussian steps: σ = √T·Δ/μ, μ from (ε, δ) or ρ = μ²/2), η is a fraction of
 //! the stability limit 2/L(λ), and the DMFT predicts the metric at step T.
 //!
 //! 1. Grid T × η/(2/L) × λ ∈ {0} ∪ 6 log-spaced values, at a coarse RQMC budget
@@ -12,8 +12,9 @@
 //!    the config's `[solver]` RQMC budget; the best mean wins and its RQMC
 //!    standard error is reported.
 
-use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
+use propdp_core::accountant::MechanismKind;
 use propdp_core::config::SolverOptions;
+use propdp_core::problem::Budget;
 use propdp_core::{Algorithm, LossVariant, Point};
 use propdp_theory::solve::TheorySolver;
 
@@ -29,9 +30,7 @@ pub struct DpgdSearch<'a> {
     coarse: TheorySolver,
     fine: &'a TheorySolver,
     base: Point,
-    epsilon: f64,
-    delta_priv: f64,
-    neighbouring: Neighbouring,
+    budget: Budget,
     metric: &'a str,
     steps: &'a [usize],
     fractions: &'a [f64],
@@ -46,7 +45,7 @@ impl<'a> DpgdSearch<'a> {
         opts: SolverOptions,
         fine: &'a TheorySolver,
         base: Point,
-        (epsilon, delta_priv, neighbouring): (f64, f64, Neighbouring),
+        budget: Budget,
         metric: &'a str,
         steps: &'a [usize],
         fractions: &'a [f64],
@@ -60,9 +59,7 @@ impl<'a> DpgdSearch<'a> {
             coarse,
             fine,
             base,
-            epsilon,
-            delta_priv,
-            neighbouring,
+            budget,
             metric,
             steps,
             fractions,
@@ -72,8 +69,7 @@ impl<'a> DpgdSearch<'a> {
     /// The calibrated DP-GD point (standard loss), or None when no noise
     /// meets the budget.
     pub fn point(&self, steps: usize, fraction: f64, lambda: f64) -> Option<Point> {
-        let mech = Mechanism::new(&self.base.model, MechanismKind::Dpgd { steps }, self.neighbouring);
-        let sigma = mech.calibrate(self.epsilon, self.delta_priv)?;
+        let sigma = self.budget.calibrate(&self.base.model, MechanismKind::Dpgd { steps })?;
         let algorithm = |eta| Algorithm::Dpgd {
             lambda,
             sigma,

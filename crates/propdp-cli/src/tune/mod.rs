@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use propdp_core::accountant::Neighbouring;
 use propdp_core::config::{AlgorithmKind, PlotSpec, TuneConfig};
+use propdp_core::problem::{Budget, Target};
 use propdp_core::record::{Provenance, Record, SolverReport};
 use propdp_core::{Algorithm, Point};
 use propdp_theory::solve::TheorySolver;
@@ -36,8 +37,10 @@ pub struct Optimum {
 struct Best {
     algorithm: String,
     params: BTreeMap<String, f64>,
-    epsilon: f64,
-    delta_priv: f64,
+    /// The budget: `notion` "approx" with `epsilon`, `delta_priv`, or "zcdp" with `rho`.
+    #[serde(flatten)]
+    budget: Target,
+    neighbouring: Neighbouring,
     lambda: f64,
     /// σ (objective, DP-GD) or τ (output), calibrated to the budget.
     noise: f64,
@@ -59,7 +62,7 @@ struct Best {
 }
 
 impl Best {
-    fn new(opt: &Optimum, epsilon: f64, delta_priv: f64, metric: &str, provenance: &Provenance) -> Best {
+    fn new(opt: &Optimum, budget: Budget, metric: &str, provenance: &Provenance) -> Best {
         let (algorithm, lambda, noise, eta, steps) = match opt.point.algorithm {
             Algorithm::Objective { lambda, sigma } => ("objective", lambda, sigma, None, None),
             Algorithm::Output { lambda, tau } => ("output", lambda, tau, None, None),
@@ -79,8 +82,8 @@ impl Best {
                 .into_iter()
                 .filter(|(k, _)| !["lambda", "sigma", "tau", "eta", "steps"].contains(&k.as_str()))
                 .collect(),
-            epsilon,
-            delta_priv,
+            budget: budget.target,
+            neighbouring: budget.neighbouring,
             lambda,
             noise,
             eta,
@@ -99,7 +102,7 @@ impl Best {
         (
             facet(&self.params),
             self.params["delta"].to_bits(),
-            self.epsilon.to_bits(),
+            self.budget.level().to_bits(),
             self.algorithm.clone(),
         )
     }
@@ -115,7 +118,7 @@ impl Best {
                 .params
                 .iter()
                 .map(|(k, v)| (k.clone(), *v))
-                .chain([("epsilon".to_string(), self.epsilon)])
+                .chain([(self.budget.param().to_string(), self.budget.level())])
                 .collect(),
             metrics: [(self.metric.clone(), self.value)].into_iter().collect(),
             solver: SolverReport {
@@ -202,7 +205,7 @@ struct SimCheck {
     agrees: bool,
 }
 
-/// (facet, δ, ε, algorithm) of a cell.
+/// (facet, δ, budget level, algorithm) of a cell.
 type CellKey = (String, u64, u64, String);
 
 /// One tuned cell: a problem point, a budget and an algorithm.
@@ -210,7 +213,8 @@ struct Cell {
     /// The problem parameters other than δ (one winner map per facet).
     facet: String,
     delta: f64,
-    epsilon: f64,
+    /// ε or ρ.
+    level: f64,
     algorithm: &'static str,
     best: Option<Best>,
 }
@@ -279,8 +283,11 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let (cfg, points) = TuneConfig::from_toml_str(&text).with_context(|| format!("in config {}", path.display()))?;
     let t = &cfg.tune;
-    let eps = t.epsilon.values("tune.epsilon")?;
-    let neighbouring = t.neighbouring.unwrap_or(Neighbouring::ReplaceOne);
+    let budgets = t.budgets()?;
+    let Some(first) = budgets.first() else {
+        anyhow::bail!("tune: no budgets");
+    };
+    let (param, neighbouring) = (first.target.param(), first.neighbouring);
     let steps = t.dpgd_steps()?;
     let fractions = t.dpgd_eta_fractions()?;
     let solver = TheorySolver::new(cfg.solver);
@@ -303,23 +310,23 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
         .simulation
         .as_ref()
         .map_or(propdp_core::Design::Gaussian, |s| s.design);
-    let bar = crate::run::bar(points.len() * t.algorithms.len() * eps.len(), "tune");
+    let bar = crate::run::bar(points.len() * t.algorithms.len() * budgets.len(), "tune");
     let mut cells: Vec<Cell> = Vec::new();
     let mut frontier: Vec<Record> = Vec::new();
     for base in &points {
-        for &e in &eps {
+        for &budget in &budgets {
+            let level = budget.target.level();
             for &kind in &t.algorithms {
                 let algorithm = algorithm_name(kind);
                 let key = (
                     facet(&base.params()),
                     base.delta.to_bits(),
-                    e.to_bits(),
+                    level.to_bits(),
                     algorithm.to_string(),
                 );
                 let best = match done.get(&key) {
                     Some(b) => Some(b.clone()),
                     None => {
-                        let budget = (e, t.delta_priv, neighbouring);
                         let opt = match kind {
                             AlgorithmKind::Dpgd => {
                                 dpgd::DpgdSearch::new(cfg.solver, &solver, *base, budget, &t.metric, &steps, &fractions)
@@ -330,12 +337,15 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
                         };
                         match opt {
                             Some(o) => {
-                                let mut b = Best::new(&o, e, t.delta_priv, &t.metric, &prov);
+                                let mut b = Best::new(&o, budget, &t.metric, &prov);
                                 if let Some(sim) = &cfg.simulation {
                                     match bar.suspend(|| simulate(&o, sim, &t.metric, cells.len() as u64)) {
                                         Ok(check) => b.simulation = Some(check),
                                         Err(err) => bar.suspend(|| {
-                                            eprintln!("simulation of {algorithm} at δ = {}, ε = {e}: {err}", base.delta)
+                                            eprintln!(
+                                                "simulation of {algorithm} at δ = {}, {param} = {level}: {err}",
+                                                base.delta
+                                            )
                                         }),
                                     }
                                 }
@@ -353,7 +363,7 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
                 cells.push(Cell {
                     facet: key.0,
                     delta: base.delta,
-                    epsilon: e,
+                    level,
                     algorithm,
                     best,
                 });
@@ -362,12 +372,12 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
         }
     }
     bar.finish_and_clear();
-    print_table(&cells, &t.metric, t.algorithms.len());
+    print_table(&cells, &t.metric, param, t.algorithms.len());
     println!("→ {}", file.display());
     let figures = dir.join("figures");
-    if eps.len() > 1 && !frontier.is_empty() {
+    if budgets.len() > 1 && !frontier.is_empty() {
         let spec = PlotSpec {
-            x: Some("epsilon".into()),
+            x: Some(param.into()),
             metrics: Some(vec![t.metric.clone()]),
             series: Some("algorithm".into()),
             x_log: Some(true),
@@ -403,7 +413,11 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
                 Neighbouring::ReplaceOne => "replace-one",
                 Neighbouring::AddRemoveOne => "add/remove-one",
             };
-            let note = [facet.as_str(), &format!("δ_priv = {}, {relation}", t.delta_priv)]
+            let notion = match first.target {
+                Target::Approx { delta_priv, .. } => format!("δ_priv = {delta_priv}"),
+                Target::Zcdp { .. } => "ρ-zCDP".to_string(),
+            };
+            let note = [facet.as_str(), &format!("{notion}, {relation}")]
                 .iter()
                 .filter(|p| !p.is_empty())
                 .copied()
@@ -414,6 +428,7 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
                 note: &note,
                 algorithms: set,
                 palette_order: &names,
+                budget: param,
             };
             propdp_plot::winner_map::write(&map, &spec, &figures, &name)?;
         }
@@ -489,7 +504,7 @@ fn winners<'a>(cells: &[&'a Cell]) -> BTreeMap<(String, u64, u64), Verdict<'a>> 
     let mut groups: BTreeMap<(String, u64, u64), Vec<&Cell>> = BTreeMap::new();
     for &c in cells {
         groups
-            .entry((c.facet.clone(), c.delta.to_bits(), c.epsilon.to_bits()))
+            .entry((c.facet.clone(), c.delta.to_bits(), c.level.to_bits()))
             .or_default()
             .push(c);
     }
@@ -524,7 +539,7 @@ fn winner_maps(cells: &[&Cell]) -> Vec<(String, Vec<propdp_plot::winner_map::Win
                 .or_default()
                 .push(propdp_plot::winner_map::WinnerCell {
                     delta: w.delta,
-                    epsilon: w.epsilon,
+                    budget: w.level,
                     winner: w.algorithm.into(),
                     margin: v.margin,
                     tie: v.tie,
@@ -534,10 +549,11 @@ fn winner_maps(cells: &[&Cell]) -> Vec<(String, Vec<propdp_plot::winner_map::Win
     maps.into_iter().collect()
 }
 
-fn print_table(cells: &[Cell], metric: &str, n_alg: usize) {
+fn print_table(cells: &[Cell], metric: &str, param: &str, n_alg: usize) {
     println!(
         "{:>7} {:>7}  best {metric} per algorithm (tuned hyperparameters)  winner (margin)",
-        "δ", "ε"
+        "δ",
+        propdp_plot::render::symbol(param)
     );
     let all: Vec<&Cell> = cells.iter().collect();
     let w = winners(&all);
@@ -555,14 +571,14 @@ fn print_table(cells: &[Cell], metric: &str, n_alg: usize) {
                 None => format!("{} unreachable", c.algorithm),
             })
             .collect();
-        let v = &w[&(c0.facet.clone(), c0.delta.to_bits(), c0.epsilon.to_bits())];
+        let v = &w[&(c0.facet.clone(), c0.delta.to_bits(), c0.level.to_bits())];
         let verdict = match v.winner {
             Some(x) if v.tie => format!("tie ({} +{:.3}%, within RQMC error)", x.algorithm, 100.0 * v.margin),
             Some(x) if v.margin.is_finite() => format!("{} (+{:.3}%)", x.algorithm, 100.0 * v.margin),
             Some(x) => x.algorithm.to_string(),
             None => "none".into(),
         };
-        println!("{:>7.3} {:>7.3}  {}  {verdict}", c0.delta, c0.epsilon, text.join("  "));
+        println!("{:>7.3} {:>7.3}  {}  {verdict}", c0.delta, c0.level, text.join("  "));
     }
     println!(
         "(* optimum at the edge of the searched range: λ = lambda_min/lambda_max; DP-GD: λ = lambda_max, \

@@ -3,8 +3,9 @@
 //! warm starts when the metric allows), λ searched on a 25-point log grid and
 //! refined by golden-section search in log λ around the best grid point.
 
-use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
+use propdp_core::accountant::MechanismKind;
 use propdp_core::config::AlgorithmKind;
+use propdp_core::problem::Budget;
 use propdp_core::{Algorithm, Point};
 use propdp_theory::solve::{State, TheorySolver};
 
@@ -14,57 +15,41 @@ pub struct RidgeSearch<'a> {
     pub solver: &'a TheorySolver,
     pub base: Point,
     pub kind: AlgorithmKind,
-    pub epsilon: f64,
-    pub delta_priv: f64,
-    pub neighbouring: Neighbouring,
+    pub budget: Budget,
     pub metric: &'a str,
     /// The last solution, to warm-start the next λ.
     warm: std::cell::Cell<Option<State>>,
 }
 
 impl<'a> RidgeSearch<'a> {
-    pub fn new(
-        solver: &'a TheorySolver,
-        base: Point,
-        kind: AlgorithmKind,
-        (epsilon, delta_priv, neighbouring): (f64, f64, Neighbouring),
-        metric: &'a str,
-    ) -> Self {
+    pub fn new(solver: &'a TheorySolver, base: Point, kind: AlgorithmKind, budget: Budget, metric: &'a str) -> Self {
         RidgeSearch {
             solver,
             base,
             kind,
-            epsilon,
-            delta_priv,
-            neighbouring,
+            budget,
             metric,
             warm: std::cell::Cell::new(None),
         }
     }
 
-    /// The calibrated point at λ, or None when no noise meets the budget there.
+    /// The calibrated point at λ, or None when no noise meets the budget
+    /// there (objective perturbation below its floor log(1 + βR²/λ)).
     pub fn point(&self, lambda: f64) -> Option<Point> {
-        let mkind = match self.kind {
-            AlgorithmKind::Objective => MechanismKind::Objective { lambda },
-            _ => MechanismKind::Output { lambda },
+        let (mkind, algorithm): (_, fn(f64, f64) -> Algorithm) = match self.kind {
+            AlgorithmKind::Objective => (MechanismKind::Objective { lambda }, |lambda, sigma| {
+                Algorithm::Objective { lambda, sigma }
+            }),
+            _ => (MechanismKind::Output { lambda }, |lambda, tau| Algorithm::Output {
+                lambda,
+                tau,
+            }),
         };
-        let mech = Mechanism::new(&self.base.model, mkind, self.neighbouring);
-        if let MechanismKind::Objective { .. } = mkind {
-            let factor = if self.neighbouring == Neighbouring::ReplaceOne {
-                2.0
-            } else {
-                1.0
-            };
-            if self.epsilon <= factor * (mech.smoothness / lambda).ln_1p() {
-                return None;
-            }
-        }
-        let noise = mech.calibrate(self.epsilon, self.delta_priv)?;
-        let algorithm = match self.kind {
-            AlgorithmKind::Objective => Algorithm::Objective { lambda, sigma: noise },
-            _ => Algorithm::Output { lambda, tau: noise },
-        };
-        Some(Point { algorithm, ..self.base })
+        let noise = self.budget.calibrate(&self.base.model, mkind)?;
+        Some(Point {
+            algorithm: algorithm(lambda, noise),
+            ..self.base
+        })
     }
 
     /// The metric at λ, or None when the budget is out of reach at λ or the
