@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -150,29 +150,71 @@ fn read_finished(path: &Path) -> Result<BTreeSet<Key>> {
     Ok(read_lines::<Record>(path)?.iter().map(key).collect())
 }
 
-/// The readable lines of a JSON-lines file written incrementally; a torn or
-/// unreadable line (an interrupted write) and everything after it are
-/// dropped and truncated from the file, so appending continues cleanly.
+/// The lines of a JSON-lines file written incrementally. Only the last line
+/// may be unreadable (a write torn by an interruption): it is dropped and
+/// truncated from the file, so appending continues cleanly. An unreadable
+/// line before others (another format, a corrupted file) is an error, and
+/// the file is left as it is.
 pub fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
-    let file = File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let mut out = Vec::new();
-    let mut good_len = 0u64;
-    for (no, line) in BufReader::new(file).split(b'\n').enumerate() {
-        let line = line?;
-        match serde_json::from_slice::<T>(&line) {
+    let mut good_len = 0usize;
+    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    for (no, line) in lines.iter().enumerate() {
+        if line.is_empty() && no + 1 == lines.len() {
+            break;
+        }
+        match serde_json::from_slice::<T>(line) {
             Ok(r) => {
                 out.push(r);
-                good_len += line.len() as u64 + 1;
+                good_len += line.len() + 1;
             }
-            Err(e) => {
-                eprintln!("warning: {}:{}: dropping unreadable line ({e})", path.display(), no + 1);
+            Err(e) if no + 1 == lines.len() || (no + 2 == lines.len() && lines[no + 1].is_empty()) => {
+                eprintln!(
+                    "warning: {}:{}: dropping a torn last line ({e})",
+                    path.display(),
+                    no + 1
+                );
                 break;
             }
+            Err(e) => bail!(
+                "{}:{}: unreadable line before the last ({e}): not an interrupted write of this version; \
+                 use --overwrite or another --out",
+                path.display(),
+                no + 1
+            ),
         }
     }
-    let f = OpenOptions::new().write(true).open(path)?;
-    if f.metadata()?.len() > good_len {
-        f.set_len(good_len)?;
+    if bytes.len() > good_len {
+        OpenOptions::new().write(true).open(path)?.set_len(good_len as u64)?;
+    } else if good_len == bytes.len() + 1 {
+        // a complete last line without its newline: end it before appending
+        OpenOptions::new().append(true).open(path)?.write_all(b"\n")?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_lines;
+
+    #[test]
+    fn only_a_torn_last_line_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.jsonl");
+        std::fs::write(&p, "1\n2\n{\"tor").unwrap();
+        assert_eq!(read_lines::<u32>(&p).unwrap(), vec![1, 2]);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "1\n2\n", "torn tail truncated");
+        std::fs::write(&p, "1\n2").unwrap();
+        assert_eq!(read_lines::<u32>(&p).unwrap(), vec![1, 2]);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "1\n2\n", "newline restored");
+        std::fs::write(&p, "1\nold format\n3\n").unwrap();
+        let e = read_lines::<u32>(&p).unwrap_err().to_string();
+        assert!(e.contains("x.jsonl:2") && e.contains("--overwrite"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "1\nold format\n3\n",
+            "left as it is"
+        );
+    }
 }
