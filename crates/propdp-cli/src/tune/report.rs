@@ -1,0 +1,166 @@
+//! The verdicts of a tune run: the winner of each (δ, budget) cell, the
+//! printed table and the winner maps.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Result;
+use propdp_core::accountant::Neighbouring;
+use propdp_core::problem::Target;
+
+use super::Cell;
+
+/// Winner maps into `figures`: all algorithms, then (with three) each pair,
+/// e.g. objective vs output; one map per facet of the problem parameters.
+pub(super) fn draw_winner_maps(
+    cells: &[Cell],
+    names: &[&str],
+    metric: &str,
+    (param, target, neighbouring): (&str, Target, Neighbouring),
+    figures: &Path,
+) -> Result<()> {
+    let mut sets = vec![names.to_vec()];
+    if names.len() > 2 {
+        for (i, a) in names.iter().enumerate() {
+            sets.extend(names[i + 1..].iter().map(|b| vec![*a, *b]));
+        }
+    }
+    for set in sets.iter().filter(|s| s.len() > 1) {
+        let subset: Vec<&Cell> = cells.iter().filter(|c| set.contains(&c.algorithm)).collect();
+        let (stem, title) = if set.len() == names.len() {
+            ("winner_map".to_string(), format!("Lowest predicted {metric}"))
+        } else {
+            (
+                format!("winner_map_{}", set.join("_vs_")),
+                format!("Lowest predicted {metric}: {}", set.join(" vs ")),
+            )
+        };
+        let relation = match neighbouring {
+            Neighbouring::ReplaceOne => "replace-one",
+            Neighbouring::AddRemoveOne => "add/remove-one",
+        };
+        let notion = match target {
+            Target::Approx { delta_priv, .. } => format!("δ_priv = {delta_priv}"),
+            Target::Zcdp { .. } => "ρ-zCDP".to_string(),
+        };
+        for (k, (facet, map)) in winner_maps(&subset).into_iter().enumerate() {
+            let name = if k == 0 { stem.clone() } else { format!("{stem}_{k}") };
+            let note = [facet.as_str(), &format!("{notion}, {relation}")]
+                .iter()
+                .filter(|p| !p.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join("; ");
+            let spec = propdp_plot::winner_map::MapSpec {
+                title: &title,
+                note: &note,
+                algorithms: set,
+                palette_order: names,
+                budget: param,
+            };
+            propdp_plot::winner_map::write(&map, &spec, figures, &name)?;
+        }
+    }
+    if names.len() > 1 {
+        println!("winner maps over (δ, {param}): {}/winner_map*.png", figures.display());
+    }
+    Ok(())
+}
+
+/// The verdict at one (facet, δ, ε).
+struct Verdict<'a> {
+    /// The lowest predicted metric among the algorithms reaching the budget.
+    winner: Option<&'a Cell>,
+    /// (runner-up − winner)/winner; ∞ without a runner-up.
+    margin: f64,
+    /// The gap to the runner-up is within 2 combined RQMC standard errors of
+    /// the DMFT predictions: no winner can be declared.
+    tie: bool,
+}
+
+/// The verdict of each (facet, δ, ε) among the algorithms that reach the budget.
+fn winners<'a>(cells: &[&'a Cell]) -> BTreeMap<(String, u64, u64), Verdict<'a>> {
+    let mut groups: BTreeMap<(String, u64, u64), Vec<&Cell>> = BTreeMap::new();
+    for &c in cells {
+        groups
+            .entry((c.facet.clone(), c.delta.to_bits(), c.level.to_bits()))
+            .or_default()
+            .push(c);
+    }
+    let se = |c: &Cell| c.best.as_ref().and_then(|b| b.stderr).unwrap_or(0.0);
+    groups
+        .into_iter()
+        .map(|(k, group)| {
+            let mut reached: Vec<&Cell> = group.into_iter().filter(|c| c.best.is_some()).collect();
+            reached.sort_by(|a, b| value(a).total_cmp(&value(b)));
+            let (margin, tie) = match reached.as_slice() {
+                [w, r, ..] => (
+                    (value(r) - value(w)) / value(w).abs(),
+                    value(r) - value(w) <= 2.0 * se(w).hypot(se(r)),
+                ),
+                _ => (f64::INFINITY, false),
+            };
+            let winner = reached.first().copied();
+            (k, Verdict { winner, margin, tie })
+        })
+        .collect()
+}
+
+fn value(c: &Cell) -> f64 {
+    c.best.as_ref().map_or(f64::INFINITY, |b| b.value)
+}
+
+fn winner_maps(cells: &[&Cell]) -> Vec<(String, Vec<propdp_plot::winner_map::WinnerCell>)> {
+    let mut maps: BTreeMap<String, Vec<propdp_plot::winner_map::WinnerCell>> = BTreeMap::new();
+    for ((facet, _, _), v) in winners(cells) {
+        if let Some(w) = v.winner {
+            maps.entry(facet)
+                .or_default()
+                .push(propdp_plot::winner_map::WinnerCell {
+                    delta: w.delta,
+                    budget: w.level,
+                    winner: w.algorithm.into(),
+                    margin: v.margin,
+                    tie: v.tie,
+                });
+        }
+    }
+    maps.into_iter().collect()
+}
+
+pub(super) fn print_table(cells: &[Cell], metric: &str, param: &str, n_alg: usize) {
+    println!(
+        "{:>7} {:>7}  best {metric} per algorithm (tuned hyperparameters)  winner (margin)",
+        "δ",
+        propdp_plot::render::symbol(param)
+    );
+    let all: Vec<&Cell> = cells.iter().collect();
+    let w = winners(&all);
+    let mut facet: Option<&str> = None;
+    for group in cells.chunks(n_alg) {
+        let c0 = &group[0];
+        if facet != Some(c0.facet.as_str()) {
+            facet = Some(c0.facet.as_str());
+            println!("── {} ──", c0.facet);
+        }
+        let text: Vec<String> = group
+            .iter()
+            .map(|c| match &c.best {
+                Some(b) => format!("{} {}", c.algorithm, b.describe()),
+                None => format!("{} unreachable", c.algorithm),
+            })
+            .collect();
+        let v = &w[&(c0.facet.clone(), c0.delta.to_bits(), c0.level.to_bits())];
+        let verdict = match v.winner {
+            Some(x) if v.tie => format!("tie ({} +{:.3}%, within RQMC error)", x.algorithm, 100.0 * v.margin),
+            Some(x) if v.margin.is_finite() => format!("{} (+{:.3}%)", x.algorithm, 100.0 * v.margin),
+            Some(x) => x.algorithm.to_string(),
+            None => "none".into(),
+        };
+        println!("{:>7.3} {:>7.3}  {}  {verdict}", c0.delta, c0.level, text.join("  "));
+    }
+    println!(
+        "(* optimum at the edge of the searched range: λ = lambda_min/lambda_max; DP-GD: λ = lambda_max, \
+         T = max of tune.steps or η at a tenth of the smallest tune.eta_fraction)"
+    );
+}
