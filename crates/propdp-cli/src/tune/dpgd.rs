@@ -40,7 +40,6 @@ pub struct DpgdSearch<'a> {
 type Candidate = (f64, usize, f64, f64);
 
 impl<'a> DpgdSearch<'a> {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         opts: SolverOptions,
         fine: &'a TheorySolver,
