@@ -495,6 +495,10 @@ fn tune_never_replaces_silently_and_resumes_an_interrupted_search() {
     let file = out.join("tune.jsonl");
     let full = fs::read_to_string(&file).unwrap();
     assert_eq!(full.lines().count(), 8);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["config_text"], fs::read_to_string(&cfg).unwrap());
+    assert_eq!(manifest["points"], 8);
     let o = propdp(&["tune", &cfg, "--out", dir]);
     assert!(!o.status.success() && stderr(&o).contains("--resume"), "{}", stderr(&o));
     // interrupted after three optimums, the fourth torn mid-write

@@ -129,6 +129,18 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
     let file = dir.join("tune.jsonl");
     let prov = provenance(&sha256_hex(&text));
     let done = open_output(&file, &prov, resume, overwrite)?;
+    // the config text beside its results, as for `propdp run`
+    let manifest = crate::output::Manifest {
+        config_path: path.display().to_string(),
+        config_sha256: prov.config_sha256.clone(),
+        config_text: text.clone(),
+        crate_version: prov.crate_version.clone(),
+        git_commit: prov.git_commit.clone(),
+        points: points.len() * t.algorithms.len() * budgets.len(),
+    };
+    let manifest_path = dir.join("manifest.json");
+    std::fs::write(&manifest_path, serde_json::to_string_pretty(&manifest)? + "\n")
+        .with_context(|| format!("writing {}", manifest_path.display()))?;
     let mut w = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
