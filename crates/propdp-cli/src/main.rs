@@ -11,7 +11,7 @@ mod validate;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(name = "propdp", version, about = "Precise accuracy of DP learners when d/n → δ")]
@@ -20,22 +20,29 @@ struct Cli {
     command: Command,
 }
 
+/// A config run into an output directory that keeps finished work.
+#[derive(Args)]
+struct Job {
+    /// The TOML config.
+    config: PathBuf,
+    /// Output directory [default: results/<config stem>/].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Continue an interrupted run: keep what is finished, compute the rest.
+    #[arg(long, conflicts_with = "overwrite")]
+    resume: bool,
+    /// Discard the results of an earlier run in DIR.
+    #[arg(long)]
+    overwrite: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Solve (and, with a [simulation] table, simulate) every point of a
     /// config's sweep; write DIR/results.jsonl.
     Run {
-        /// The TOML config.
-        config: PathBuf,
-        /// Output directory [default: results/<config stem>/].
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Continue an interrupted run: keep finished points, solve the rest.
-        #[arg(long, conflicts_with = "overwrite")]
-        resume: bool,
-        /// Discard results of an earlier run in DIR.
-        #[arg(long)]
-        overwrite: bool,
+        #[command(flatten)]
+        job: Job,
         /// Solve the theory only, even if the config has a [simulation] table.
         #[arg(long, conflicts_with = "sim_only")]
         theory_only: bool,
@@ -67,19 +74,11 @@ enum Command {
     /// For each algorithm, problem point and privacy budget of a [tune]
     /// config: the hyperparameters (λ; for DP-GD also η, T) minimising the
     /// predicted metric with calibrated noise; writes DIR/tune.jsonl, frontier
-    /// figures and the (δ, ε) winner map.
+    /// figures and the (δ, budget) winner maps. The config has [problem] and
+    /// [tune] tables, and optionally [simulation] to simulate every optimum.
     Tune {
-        /// A TOML config with [problem] and [tune] tables.
-        config: PathBuf,
-        /// Output directory [default: results/<config stem>/].
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Continue an interrupted search: keep the optimums in DIR/tune.jsonl.
-        #[arg(long, conflicts_with = "overwrite")]
-        resume: bool,
-        /// Discard the optimums of an earlier search in DIR.
-        #[arg(long)]
-        overwrite: bool,
+        #[command(flatten)]
+        job: Job,
     },
     /// Validate a config and print its sweep without solving anything.
     Check {
@@ -92,17 +91,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run {
-            config,
-            out,
-            resume,
-            overwrite,
+            job,
             theory_only,
             sim_only,
         } => run::run(
-            &config,
-            out,
-            resume,
-            overwrite,
+            &job.config,
+            job.out,
+            job.resume,
+            job.overwrite,
             run::Sources {
                 theory: !sim_only,
                 simulation: !theory_only,
@@ -112,12 +108,7 @@ fn main() -> ExitCode {
         Command::Check { config } => run::check(&config),
         Command::Plot { results, out } => plot::command(&results, out),
         Command::Privacy(args) => privacy::command(&args),
-        Command::Tune {
-            config,
-            out,
-            resume,
-            overwrite,
-        } => tune::command(&config, out, resume, overwrite),
+        Command::Tune { job } => tune::command(&job.config, job.out, job.resume, job.overwrite),
     };
     match result {
         Ok(code) => code,
