@@ -253,8 +253,9 @@ impl Mechanism {
                 let b = ObjectiveBound::new(l, self.smoothness, 1.0, lambda, noise);
                 match n {
                     Neighbouring::AddRemoveOne => b.delta(eps),
-                    // group privacy of size 2: (ε/2, δ) add/remove → (ε, (1 + e^{ε/2})δ)
-                    Neighbouring::ReplaceOne => (1.0 + (eps / 2.0).exp()) * b.delta(eps / 2.0),
+                    // group privacy of size 2: (ε/2, δ) add/remove → (ε, (1 + e^{ε/2})δ);
+                    // δ ≥ 1 is vacuous (every mechanism is (ε, 1)-DP), so cap at 1
+                    Neighbouring::ReplaceOne => ((1.0 + (eps / 2.0).exp()) * b.delta(eps / 2.0)).min(1.0),
                 }
             }
         }
