@@ -216,12 +216,15 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
     println!("→ {}", file.display());
     let figures = dir.join("figures");
     if budgets.len() > 1 && !frontier.is_empty() {
+        // a log y axis when the best errors span more than a decade (small δ, large ε)
+        let values = frontier.iter().filter_map(|r| r.metrics.get(&t.metric).copied());
+        let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
         let spec = PlotSpec {
             x: Some(param.into()),
             metrics: Some(vec![t.metric.clone()]),
             series: Some("algorithm".into()),
             x_log: Some(true),
-            y_log: false,
+            y_log: lo > 0.0 && hi > 10.0 * lo,
             title: Some(format!("Best {}, hyperparameters tuned", t.metric)),
         };
         propdp_plot::plot_records(&frontier, &spec, &figures)?;
