@@ -210,22 +210,29 @@ pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotErr
     Ok(figures)
 }
 
+/// The algorithm name of a non-private reference curve in an
+/// algorithm-series figure: drawn black, like σ = 0 curves.
+pub const NON_PRIVATE: &str = "non-private";
+
 /// One curve per algorithm: each record is tagged with its algorithm's
 /// index as a synthetic series parameter, then the curves are relabelled.
+/// Indices follow the alphabetical order from 1 (palette colours 0, 1, …);
+/// [`NON_PRIVATE`] takes 0, the black curve.
 fn build_by_algorithm(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotError> {
-    let names: Vec<String> = records
+    let mut names: Vec<String> = records
         .iter()
         .map(|r| r.algorithm.clone())
+        .filter(|a| a != NON_PRIVATE)
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
+    names.insert(0, NON_PRIVATE.to_string());
     let tagged: Vec<Record> = records
         .iter()
         .map(|r| {
             let mut r = r.clone();
             let i = names.iter().position(|n| *n == r.algorithm).expect("collected above");
-            // from 1: series value 0 is reserved for the (black) non-private curve
-            r.params.insert("algorithm_index".into(), (i + 1) as f64);
+            r.params.insert("algorithm_index".into(), i as f64);
             r.algorithm = "by_algorithm".into();
             r
         })
@@ -240,7 +247,7 @@ fn build_by_algorithm(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>
     for f in &mut figures {
         f.series = Some("algorithm".into());
         for c in f.panels.iter_mut().flat_map(|p| p.curves.iter_mut()) {
-            c.label = c.series_value.map(|v| names[v as usize - 1].clone());
+            c.label = c.series_value.map(|v| names[v as usize].clone());
         }
     }
     Ok(figures)

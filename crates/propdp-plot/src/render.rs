@@ -15,7 +15,9 @@ use crate::figure::{Curve, Figure, Panel};
 
 const PANEL_W: u32 = 540;
 const PANEL_H: u32 = 470;
-const TOP_H: u32 = 100;
+/// Height of the title strip without legend rows, and of one legend row.
+const TOP_BASE_H: u32 = 76;
+const LEGEND_ROW_H: u32 = 24;
 pub(crate) const FONT: &str = "sans-serif";
 
 /// Tableau-10 colours; the non-private series (value 0) is drawn black.
@@ -74,11 +76,14 @@ fn metric_label(m: &str) -> String {
     metrics::describe(m).map_or(m.to_string(), |d| format!("{m} = {d}"))
 }
 
+/// Black for the non-private curve (series value 0); an algorithm curve
+/// (labelled) takes the palette colour of its index, so an algorithm keeps
+/// its colour whichever curves a figure has; other curves go by position.
 fn color(curve: &Curve, i: usize) -> RGBColor {
-    if curve.series_value == Some(0.0) {
-        BLACK
-    } else {
-        PALETTE[i % PALETTE.len()]
+    match (curve.series_value, &curve.label) {
+        (Some(0.0), _) => BLACK,
+        (Some(v), Some(_)) => PALETTE[(v as usize - 1) % PALETTE.len()],
+        _ => PALETTE[i % PALETTE.len()],
     }
 }
 
@@ -96,7 +101,9 @@ fn series_label(series: &Option<String>, c: &Curve) -> String {
 /// Write `fig` as PNG and SVG into `dir`.
 pub fn write(fig: &Figure, dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     register_fonts();
-    let size = (PANEL_W * fig.panels.len() as u32 + 20, PANEL_H + TOP_H);
+    let width = PANEL_W * fig.panels.len() as u32 + 20;
+    let top_h = TOP_BASE_H + LEGEND_ROW_H * legend_rows(fig, width);
+    let size = (width, PANEL_H + top_h);
     let png = dir.join(format!("{}.png", fig.name));
     let svg = dir.join(format!("{}.svg", fig.name));
     let err = |p: &Path| {
@@ -106,21 +113,57 @@ pub fn write(fig: &Figure, dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
             message,
         }
     };
-    draw(BitMapBackend::new(&png, size).into_drawing_area(), fig).map_err(err(&png))?;
-    draw(SVGBackend::new(&svg, size).into_drawing_area(), fig).map_err(err(&svg))?;
+    draw(BitMapBackend::new(&png, size).into_drawing_area(), fig, top_h).map_err(err(&png))?;
+    draw(SVGBackend::new(&svg, size).into_drawing_area(), fig, top_h).map_err(err(&svg))?;
     Ok(vec![png, svg])
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, fig: &Figure) -> Result<(), String> {
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, fig: &Figure, top_h: u32) -> Result<(), String> {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
-    let (top, body) = root.split_vertically(TOP_H);
+    let (top, body) = root.split_vertically(top_h);
     legend(&top, fig).map_err(e)?;
     let areas = body.split_evenly((1, fig.panels.len()));
     for (area, panel) in areas.iter().zip(&fig.panels) {
         draw_panel(area, fig, panel).map_err(e)?;
     }
     root.present().map_err(e)
+}
+
+/// Legend label of the dashed θ̂ = 0 reference line.
+const REFERENCE_LABEL: &str = "θ̂ = 0 (est_err2 = s²)";
+
+/// The legend's labels: one per curve, then the reference line if drawn.
+fn legend_labels(fig: &Figure) -> Vec<String> {
+    let mut labels: Vec<String> = fig.panels[0]
+        .curves
+        .iter()
+        .map(|c| series_label(&fig.series, c))
+        .collect();
+    if fig.panels.iter().any(|p| p.reference.is_some()) {
+        labels.push(REFERENCE_LABEL.into());
+    }
+    labels
+}
+
+/// Legend entry positions (x, row) in a strip `width` wide: entries flow
+/// left to right and wrap (text width estimated at 9 px per character).
+fn legend_layout(labels: &[String], width: u32) -> Vec<(i32, u32)> {
+    let mut out = Vec::with_capacity(labels.len());
+    let (mut x, mut row) = (14, 0);
+    for l in labels {
+        let w = 56 + 9 * l.chars().count() as i32;
+        if x > 14 && x + w > width as i32 - 10 {
+            (x, row) = (14, row + 1);
+        }
+        out.push((x, row));
+        x += w;
+    }
+    out
+}
+
+fn legend_rows(fig: &Figure, width: u32) -> u32 {
+    legend_layout(&legend_labels(fig), width).last().map_or(1, |p| p.1 + 1)
 }
 
 fn legend<DB: DrawingBackend>(
@@ -133,34 +176,28 @@ fn legend<DB: DrawingBackend>(
         (FONT, 22).into_font().style(FontStyle::Bold),
     ))?;
     let text = (FONT, 16).into_font();
-    let width = |s: &str| {
-        top.estimate_text_size(s, &TextStyle::from(text.clone()))
-            .map_or(9 * s.chars().count() as i32, |(w, _)| w as i32)
-    };
-    let mut x = 14;
-    let y = 48;
+    let labels = legend_labels(fig);
+    let layout = legend_layout(&labels, top.dim_in_pixel().0);
+    let row_y = |row: u32| 48 + (LEGEND_ROW_H * row) as i32;
     let curves = &fig.panels[0].curves;
-    for (i, c) in curves.iter().enumerate() {
-        let col = color(c, i);
-        top.draw(&PathElement::new(vec![(x, y), (x + 28, y)], col.stroke_width(2)))?;
-        top.draw(&Circle::new((x + 14, y), 4, col.filled()))?;
-        let label = series_label(&fig.series, c);
+    for (i, (label, &(x, row))) in labels.iter().zip(&layout).enumerate() {
+        let y = row_y(row);
+        match curves.get(i) {
+            Some(c) => {
+                let col = color(c, i);
+                top.draw(&PathElement::new(vec![(x, y), (x + 28, y)], col.stroke_width(2)))?;
+                top.draw(&Circle::new((x + 14, y), 4, col.filled()))?;
+            }
+            None => top.draw(&DashedPathElement::new(
+                vec![(x, y), (x + 28, y)],
+                5,
+                4,
+                RGBColor(120, 120, 120).stroke_width(2),
+            ))?,
+        }
         top.draw(&Text::new(label.clone(), (x + 34, y - 9), text.clone()))?;
-        x += 56 + width(&label);
     }
-    if fig.panels.iter().any(|p| p.reference.is_some()) {
-        top.draw(&DashedPathElement::new(
-            vec![(x, y), (x + 28, y)],
-            5,
-            4,
-            RGBColor(120, 120, 120).stroke_width(2),
-        ))?;
-        top.draw(&Text::new(
-            "θ̂ = 0 (est_err2 = s²)".to_string(),
-            (x + 34, y - 9),
-            text.clone(),
-        ))?;
-    }
+    let y = row_y(layout.last().map_or(0, |p| p.1));
     let d = fig.panels.iter().flat_map(|p| &p.curves).filter_map(|c| c.sim_d).max();
     let note = match d {
         Some(d) => format!("lines: theory   points: simulation ± 2 s.e. (d = {d})"),

@@ -54,12 +54,7 @@ impl Best {
         };
         Best {
             algorithm: algorithm.into(),
-            params: opt
-                .point
-                .params()
-                .into_iter()
-                .filter(|(k, _)| !["lambda", "sigma", "tau", "eta", "steps"].contains(&k.as_str()))
-                .collect(),
+            params: problem_params(&opt.point),
             budget: budget.target,
             neighbouring: budget.neighbouring,
             lambda,
@@ -138,7 +133,7 @@ impl Best {
 }
 
 /// A hyperparameter with three significant digits.
-fn sig3(x: f64) -> String {
+pub(super) fn sig3(x: f64) -> String {
     if x == 0.0 {
         "0".into()
     } else if !(0.01..1e4).contains(&x.abs()) {
@@ -186,4 +181,56 @@ pub(super) fn simulate(
         agrees: (opt.value - mean).abs() <= propdp_core::validation::allowed_gap(opt.value, se_total, s.d),
     };
     Ok(check)
+}
+
+/// The problem parameters of a point (without the algorithm's).
+pub(super) fn problem_params(point: &propdp_core::Point) -> BTreeMap<String, f64> {
+    point
+        .params()
+        .into_iter()
+        .filter(|(k, _)| !["lambda", "sigma", "tau", "eta", "steps"].contains(&k.as_str()))
+        .collect()
+}
+
+/// The non-private reference of a problem point: the ridge estimator with λ
+/// tuned and no noise — what privacy costs is measured against it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(super) struct NonPrivate {
+    pub(super) params: BTreeMap<String, f64>,
+    pub(super) lambda: f64,
+    pub(super) metric: String,
+    pub(super) value: f64,
+    pub(super) provenance: Provenance,
+}
+
+impl NonPrivate {
+    /// Flat frontier curve: the reference at every budget level.
+    pub(super) fn records(&self, model: &str, param: &str, levels: &[f64]) -> Vec<Record> {
+        levels
+            .iter()
+            .map(|&level| Record {
+                source: "theory".into(),
+                model: model.into(),
+                algorithm: propdp_plot::figure::NON_PRIVATE.into(),
+                index: 0,
+                params: self
+                    .params
+                    .iter()
+                    .map(|(k, v)| (k.clone(), *v))
+                    .chain([(param.to_string(), level)])
+                    .collect(),
+                metrics: [(self.metric.clone(), self.value)].into_iter().collect(),
+                solver: SolverReport {
+                    converged: true,
+                    iterations: 0,
+                    residual: 0.0,
+                },
+                provenance: self.provenance.clone(),
+                per_step: None,
+                per_step_stderr: None,
+                privacy: None,
+                simulation: None,
+            })
+            .collect()
+    }
 }

@@ -153,7 +153,22 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
     let bar = crate::run::bar(points.len() * t.algorithms.len() * budgets.len(), "tune");
     let mut cells: Vec<Cell> = Vec::new();
     let mut frontier: Vec<Record> = Vec::new();
+    let levels: Vec<f64> = budgets.iter().map(|b| b.target.level()).collect();
+    let mut references: Vec<best::NonPrivate> = Vec::new();
     for base in &points {
+        let reference = ridge::RidgeSearch::new(&solver, *base, AlgorithmKind::Objective, None, &t.metric)
+            .optimise(t.lambda_min, t.lambda_max)
+            .map(|o| best::NonPrivate {
+                params: best::problem_params(&o.point),
+                lambda: o.point.algorithm.lambda(),
+                metric: t.metric.clone(),
+                value: o.value,
+                provenance: prov.clone(),
+            });
+        if let Some(r) = reference {
+            frontier.extend(r.records(base.model.name(), param, &levels));
+            references.push(r);
+        }
         for &budget in &budgets {
             let level = budget.target.level();
             for &kind in &t.algorithms {
@@ -172,7 +187,7 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
                                 dpgd::DpgdSearch::new(cfg.solver, &solver, *base, budget, &t.metric, &steps, &fractions)
                                     .optimise(t.lambda_min, t.lambda_max)
                             }
-                            _ => ridge::RidgeSearch::new(&solver, *base, kind, budget, &t.metric)
+                            _ => ridge::RidgeSearch::new(&solver, *base, kind, Some(budget), &t.metric)
                                 .optimise(t.lambda_min, t.lambda_max),
                         };
                         match opt {
@@ -212,7 +227,10 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
         }
     }
     bar.finish_and_clear();
-    report::print_table(&cells, &t.metric, param, t.algorithms.len());
+    let reference_file = dir.join("non_private.json");
+    std::fs::write(&reference_file, serde_json::to_string_pretty(&references)? + "\n")
+        .with_context(|| format!("writing {}", reference_file.display()))?;
+    report::print_table(&cells, &references, &t.metric, param, t.algorithms.len());
     println!("→ {}", file.display());
     let figures = dir.join("figures");
     if budgets.len() > 1 && !frontier.is_empty() {

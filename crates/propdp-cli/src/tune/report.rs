@@ -9,6 +9,7 @@ use propdp_core::accountant::Neighbouring;
 use propdp_core::problem::Target;
 
 use super::Cell;
+use super::best::NonPrivate;
 
 /// Winner maps into `figures`: all algorithms, then (with three) each pair,
 /// e.g. objective vs output; one map per facet of the problem parameters.
@@ -128,20 +129,39 @@ fn winner_maps(cells: &[&Cell]) -> Vec<(String, Vec<propdp_plot::winner_map::Win
     maps.into_iter().collect()
 }
 
-pub(super) fn print_table(cells: &[Cell], metric: &str, param: &str, n_alg: usize) {
+pub(super) fn print_table(cells: &[Cell], references: &[NonPrivate], metric: &str, param: &str, n_alg: usize) {
     println!(
-        "{:>7} {:>7}  best {metric} per algorithm (tuned hyperparameters)  winner (margin)",
+        "{:>7} {:>7}  best {metric} per algorithm (tuned hyperparameters)  winner (margin)  price (winner/non-private)",
         "δ",
         propdp_plot::render::symbol(param)
     );
     let all: Vec<&Cell> = cells.iter().collect();
     let w = winners(&all);
     let mut facet: Option<&str> = None;
+    let mut delta: Option<u64> = None;
+    let mut reference_value: Option<f64> = None;
     for group in cells.chunks(n_alg) {
         let c0 = &group[0];
         if facet != Some(c0.facet.as_str()) {
             facet = Some(c0.facet.as_str());
+            delta = None;
             println!("── {} ──", c0.facet);
+        }
+        if delta != Some(c0.delta.to_bits()) {
+            delta = Some(c0.delta.to_bits());
+            let reference = references
+                .iter()
+                .find(|r| r.params["delta"] == c0.delta && super::facet(&r.params) == c0.facet);
+            if let Some(r) = reference {
+                println!(
+                    "{:>7.3} {:>7}  non-private {:.4} (λ={})",
+                    c0.delta,
+                    "∞",
+                    r.value,
+                    super::best::sig3(r.lambda)
+                );
+            }
+            reference_value = reference.map(|r| r.value);
         }
         let text: Vec<String> = group
             .iter()
@@ -157,7 +177,17 @@ pub(super) fn print_table(cells: &[Cell], metric: &str, param: &str, n_alg: usiz
             Some(x) => x.algorithm.to_string(),
             None => "none".into(),
         };
-        println!("{:>7.3} {:>7.3}  {}  {verdict}", c0.delta, c0.level, text.join("  "));
+        // the price of privacy: the winner's metric over the non-private one
+        let price = match (v.winner.and_then(|x| x.best.as_ref()), reference_value) {
+            (Some(b), Some(r)) if r > 0.0 => format!("  price ×{:.2}", b.value / r),
+            _ => String::new(),
+        };
+        println!(
+            "{:>7.3} {:>7.3}  {}  {verdict}{price}",
+            c0.delta,
+            c0.level,
+            text.join("  ")
+        );
     }
     println!(
         "(* optimum at the edge of the searched range: λ = lambda_min/lambda_max; DP-GD: λ = lambda_max, \

@@ -1,5 +1,5 @@
-//! λ search for objective and output perturbation: for a budget (ε, δ) the
-//! noise is calibrated at each λ, the point solved (state-only metrics with
+//! λ search for objective and output perturbation: for a budget the noise is
+//! calibrated at each λ (no budget: the non-private ridge estimator, σ = 0), the point solved (state-only metrics with
 //! warm starts when the metric allows), λ searched on a 25-point log grid and
 //! refined by golden-section search in log λ around the best grid point.
 
@@ -15,14 +15,21 @@ pub struct RidgeSearch<'a> {
     pub solver: &'a TheorySolver,
     pub base: Point,
     pub kind: AlgorithmKind,
-    pub budget: Budget,
+    /// None: the non-private estimator (the reference privacy is measured against).
+    pub budget: Option<Budget>,
     pub metric: &'a str,
     /// The last solution, to warm-start the next λ.
     warm: std::cell::Cell<Option<State>>,
 }
 
 impl<'a> RidgeSearch<'a> {
-    pub fn new(solver: &'a TheorySolver, base: Point, kind: AlgorithmKind, budget: Budget, metric: &'a str) -> Self {
+    pub fn new(
+        solver: &'a TheorySolver,
+        base: Point,
+        kind: AlgorithmKind,
+        budget: Option<Budget>,
+        metric: &'a str,
+    ) -> Self {
         RidgeSearch {
             solver,
             base,
@@ -45,7 +52,10 @@ impl<'a> RidgeSearch<'a> {
                 tau,
             }),
         };
-        let noise = self.budget.calibrate(&self.base.model, mkind)?;
+        let noise = match &self.budget {
+            Some(b) => b.calibrate(&self.base.model, mkind)?,
+            None => 0.0,
+        };
         Some(Point {
             algorithm: algorithm(lambda, noise),
             ..self.base
