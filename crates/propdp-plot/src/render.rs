@@ -146,9 +146,10 @@ fn legend_labels(fig: &Figure) -> Vec<String> {
     labels
 }
 
-/// Legend entry positions (x, row) in a strip `width` wide: entries flow
-/// left to right and wrap (text width estimated at 9 px per character).
-fn legend_layout(labels: &[String], width: u32) -> Vec<(i32, u32)> {
+/// The legend row of each entry in a strip `width` wide: entries flow left
+/// to right and wrap (text width estimated at 9 px per character, an upper
+/// bound for DejaVu Sans at 16 px).
+fn legend_layout(labels: &[String], width: u32) -> Vec<u32> {
     let mut out = Vec::with_capacity(labels.len());
     let (mut x, mut row) = (14, 0);
     for l in labels {
@@ -156,14 +157,14 @@ fn legend_layout(labels: &[String], width: u32) -> Vec<(i32, u32)> {
         if x > 14 && x + w > width as i32 - 10 {
             (x, row) = (14, row + 1);
         }
-        out.push((x, row));
+        out.push(row);
         x += w;
     }
     out
 }
 
 fn legend_rows(fig: &Figure, width: u32) -> u32 {
-    legend_layout(&legend_labels(fig), width).last().map_or(1, |p| p.1 + 1)
+    legend_layout(&legend_labels(fig), width).last().map_or(1, |r| r + 1)
 }
 
 fn legend<DB: DrawingBackend>(
@@ -176,11 +177,21 @@ fn legend<DB: DrawingBackend>(
         (FONT, 22).into_font().style(FontStyle::Bold),
     ))?;
     let text = (FONT, 16).into_font();
+    let width = |s: &str| {
+        top.estimate_text_size(s, &TextStyle::from(text.clone()))
+            .map_or(9 * s.chars().count() as i32, |(w, _)| w as i32)
+    };
     let labels = legend_labels(fig);
+    // rows from the (conservative) estimate the strip height was sized with;
+    // within a row, entries are spaced by their measured width
     let layout = legend_layout(&labels, top.dim_in_pixel().0);
     let row_y = |row: u32| 48 + (LEGEND_ROW_H * row) as i32;
     let curves = &fig.panels[0].curves;
-    for (i, (label, &(x, row))) in labels.iter().zip(&layout).enumerate() {
+    let (mut x, mut current) = (14, 0);
+    for (i, (label, &row)) in labels.iter().zip(&layout).enumerate() {
+        if row != current {
+            (x, current) = (14, row);
+        }
         let y = row_y(row);
         match curves.get(i) {
             Some(c) => {
@@ -196,8 +207,9 @@ fn legend<DB: DrawingBackend>(
             ))?,
         }
         top.draw(&Text::new(label.clone(), (x + 34, y - 9), text.clone()))?;
+        x += 56 + width(label);
     }
-    let y = row_y(layout.last().map_or(0, |p| p.1));
+    let y = row_y(layout.last().copied().unwrap_or(0));
     let d = fig.panels.iter().flat_map(|p| &p.curves).filter_map(|c| c.sim_d).max();
     let note = match d {
         Some(d) => format!("lines: theory   points: simulation ± 2 s.e. (d = {d})"),
