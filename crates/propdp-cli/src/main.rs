@@ -1,17 +1,22 @@
-//! `propdp`: run TOML-configured sweeps of the proportional-regime theory of
-//! DP learners and write machine-readable results.
+//! `propdp`: the command line over the propdp library — argument parsing
+//! and printing only; every capability is a library function
+//! (`propdp::run`, `propdp::validate`, `propdp::tune`, `propdp::privacy`,
+//! `propdp::figures`).
 
-mod output;
-mod plot;
-mod privacy;
-mod run;
-mod tune;
-mod validate;
+mod bar;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
+use propdp::core::accountant::Neighbouring;
+use propdp::core::{AlgorithmKind, Model, ModelKind, NoiseLaw};
+use propdp::privacy::{NoiseLevel, Query};
+use propdp::run::{Sources, default_dir, load};
+use propdp::rundir::Existing;
+
+use bar::Bar;
 
 #[derive(Parser)]
 #[command(name = "propdp", version, about = "Precise accuracy of DP learners when d/n → δ")]
@@ -36,6 +41,24 @@ struct Job {
     overwrite: bool,
 }
 
+impl Job {
+    fn dir(&self) -> PathBuf {
+        self.out.clone().unwrap_or_else(|| default_dir(&self.config))
+    }
+
+    fn existing(&self) -> Existing {
+        match (self.resume, self.overwrite) {
+            (true, _) => Existing::Resume,
+            (_, true) => Existing::Overwrite,
+            _ => Existing::Refuse,
+        }
+    }
+
+    fn label(&self) -> String {
+        self.config.display().to_string()
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Solve (and, with a [simulation] table, simulate) every point of a
@@ -50,8 +73,8 @@ enum Command {
         #[arg(long)]
         sim_only: bool,
     },
-    /// Run what is missing, then compare theory with simulation by SPEC.md §5's
-    /// rule; writes DIR/validation.csv; non-zero exit on any failure.
+    /// Run what is missing, then compare theory with simulation by the rule
+    /// of docs/theory.md §5; writes DIR/validation.csv; non-zero exit on any failure.
     Validate {
         /// The TOML config (must have a [simulation] table).
         config: PathBuf,
@@ -69,8 +92,8 @@ enum Command {
         out: Option<PathBuf>,
     },
     /// Privacy guarantee of a noise level in every notion, or the noise
-    /// calibrated to a target (ε, δ) (SPEC.md §4).
-    Privacy(privacy::PrivacyArgs),
+    /// calibrated to a target (ε, δ) or ρ (docs/theory.md §4).
+    Privacy(PrivacyArgs),
     /// For each algorithm, problem point and privacy budget of a [tune]
     /// config: the hyperparameters (λ; for DP-GD also η, T) minimising the
     /// predicted metric with calibrated noise; writes DIR/tune.jsonl, frontier
@@ -87,6 +110,77 @@ enum Command {
     },
 }
 
+/// Arguments of `propdp privacy`.
+#[derive(Debug, Args)]
+struct PrivacyArgs {
+    /// objective | output | dpgd
+    #[arg(long)]
+    algorithm: AlgorithmKind,
+    /// huber | logistic
+    #[arg(long)]
+    model: ModelKind,
+    /// Huber threshold M (Lipschitz constant of the Huber loss).
+    #[arg(long, default_value_t = 1.0)]
+    huber_m: f64,
+    /// Ridge λ (objective and output perturbation).
+    #[arg(long, default_value_t = 1.0)]
+    lambda: f64,
+    /// The noise: σ (objective, DP-GD) or τ (output). Omit to calibrate it to --epsilon or --rho.
+    #[arg(long)]
+    noise: Option<f64>,
+    /// DP-GD steps T.
+    #[arg(long, default_value_t = 1)]
+    steps: usize,
+    /// replace-one | add-remove-one
+    #[arg(long, default_value = "replace-one", value_parser = parse_neighbouring)]
+    neighbouring: Neighbouring,
+    /// Target ε (with --delta-priv) for calibration.
+    #[arg(long)]
+    epsilon: Option<f64>,
+    /// δ of the (ε, δ) guarantee.
+    #[arg(long, default_value_t = 1e-6)]
+    delta_priv: f64,
+    /// Target zCDP ρ for calibration (instead of --epsilon).
+    #[arg(long, conflicts_with = "epsilon")]
+    rho: Option<f64>,
+}
+
+fn parse_neighbouring(s: &str) -> Result<Neighbouring, String> {
+    match s {
+        "replace-one" => Ok(Neighbouring::ReplaceOne),
+        "add-remove-one" => Ok(Neighbouring::AddRemoveOne),
+        _ => Err(format!("{s:?}: allowed replace-one, add-remove-one")),
+    }
+}
+
+impl PrivacyArgs {
+    fn query(&self) -> Result<Query> {
+        propdp::privacy::check(self.algorithm, self.lambda, self.delta_priv)?;
+        let model = match self.model {
+            ModelKind::Huber => Model::Huber {
+                huber_m: self.huber_m,
+                noise: NoiseLaw::Gaussian { sd: 1.0 },
+            },
+            ModelKind::Logistic => Model::Logistic,
+        };
+        let noise = match (self.noise, self.epsilon, self.rho) {
+            (Some(n), _, _) => NoiseLevel::Given(n),
+            (None, None, Some(rho)) => NoiseLevel::Rho(rho),
+            (None, Some(eps), _) => NoiseLevel::Epsilon(eps),
+            _ => anyhow::bail!("give --noise, or --epsilon (≥ 0) or --rho (> 0) to calibrate the noise"),
+        };
+        Ok(Query {
+            algorithm: self.algorithm,
+            model,
+            lambda: self.lambda,
+            steps: self.steps,
+            neighbouring: self.neighbouring,
+            delta_priv: self.delta_priv,
+            noise,
+        })
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -94,21 +188,29 @@ fn main() -> ExitCode {
             job,
             theory_only,
             sim_only,
-        } => run::run(
-            &job.config,
-            job.out,
-            job.resume,
-            job.overwrite,
-            run::Sources {
+        } => run(
+            &job,
+            Sources {
                 theory: !sim_only,
                 simulation: !theory_only,
             },
         ),
-        Command::Validate { config, out } => validate::validate(&config, out),
-        Command::Check { config } => run::check(&config),
-        Command::Plot { results, out } => plot::command(&results, out),
-        Command::Privacy(args) => privacy::command(&args),
-        Command::Tune { job } => tune::command(&job.config, job.out, job.resume, job.overwrite),
+        Command::Validate { config, out } => validate(&config, out),
+        Command::Check { config } => load(&config).map(|cfg| {
+            print!("{}", propdp::run::describe(&config.display().to_string(), &cfg));
+            ExitCode::SUCCESS
+        }),
+        Command::Plot { results, out } => propdp::figures::draw(&results, out).map(|files| {
+            for f in files {
+                println!("wrote {}", f.display());
+            }
+            ExitCode::SUCCESS
+        }),
+        Command::Privacy(args) => args.query().and_then(|q| propdp::privacy::assess(&q)).map(|r| {
+            print!("{}", r.text());
+            ExitCode::SUCCESS
+        }),
+        Command::Tune { job } => tune(&job),
     };
     match result {
         Ok(code) => code,
@@ -117,4 +219,111 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `propdp run`.
+fn run(job: &Job, sources: Sources) -> Result<ExitCode> {
+    let cfg = load(&job.config)?;
+    let s = propdp::run::run(&cfg, &job.label(), &job.dir(), job.existing(), sources, &Bar::default())?;
+    println!(
+        "{}: {} records written, {} already done, {} failed → {}",
+        job.config.display(),
+        s.written,
+        s.skipped,
+        s.failed,
+        s.results().display()
+    );
+    let figures_ok = draw_figures(&s.results());
+    Ok(exit_code(figures_ok, s.failed, &s.dir))
+}
+
+/// Draw the figures at the end of a run; false when they could not be drawn.
+fn draw_figures(results: &Path) -> bool {
+    if !results.metadata().is_ok_and(|m| m.len() > 0) {
+        return true;
+    }
+    match propdp::figures::draw(results, None) {
+        Ok(files) => {
+            if let Some(dir) = files.first().and_then(|f| f.parent()) {
+                println!("figures: {}", dir.display());
+            }
+            true
+        }
+        Err(e) => {
+            eprintln!("error: drawing figures: {e:#} (results are kept)");
+            false
+        }
+    }
+}
+
+fn exit_code(figures_ok: bool, failed: usize, dir: &Path) -> ExitCode {
+    if !figures_ok {
+        return ExitCode::FAILURE;
+    }
+    if failed > 0 {
+        eprintln!(
+            "{failed} points failed (no solution, no convergence, or a failed fit); see {}",
+            dir.join("errors.jsonl").display()
+        );
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+/// `propdp validate`.
+fn validate(config: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
+    let cfg = load(config)?;
+    let dir = out.unwrap_or_else(|| default_dir(config));
+    let v = propdp::validate::validate(&cfg, &config.display().to_string(), &dir, &Bar::default())?;
+    let s = &v.run;
+    println!(
+        "{}: {} records written, {} already done, {} failed → {}",
+        config.display(),
+        s.written,
+        s.skipped,
+        s.failed,
+        s.results().display()
+    );
+    let figures_ok = draw_figures(&s.results());
+    let computed = exit_code(figures_ok, s.failed, &s.dir);
+    print!("{}", propdp::validate::table(&v.rows));
+    if let Some(t) = propdp::validate::finite_size_table(&v.rows) {
+        print!("\n{t}");
+    }
+    let failed = v.failed();
+    println!(
+        "{} of {} comparisons pass (|theory − sim| ≤ 3·stderr + 0.5·max(|theory|, 0.1)/√d)",
+        v.rows.len() - failed,
+        v.rows.len()
+    );
+    Ok(if failed > 0 || computed != ExitCode::SUCCESS {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `propdp tune`.
+fn tune(job: &Job) -> Result<ExitCode> {
+    let text =
+        std::fs::read_to_string(&job.config).map_err(|e| anyhow::anyhow!("reading {}: {e}", job.config.display()))?;
+    let o = propdp::tune::tune(&text, &job.label(), &job.dir(), job.existing(), &Bar::default())?;
+    print!("{}", o.table());
+    println!("→ {}", o.file().display());
+    let figures = o.dir.join("figures");
+    let frontier = |f: &&PathBuf| {
+        !f.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("winner_map"))
+    };
+    if o.figures.iter().any(|f| frontier(&f)) {
+        println!("frontier figures (one per δ): {}", figures.display());
+    }
+    if o.algorithms.len() > 1 {
+        println!(
+            "winner maps over (δ, {}): {}/winner_map*.png",
+            o.param,
+            figures.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,4 @@
-//! Privacy accounting of SPEC.md §4: the Gaussian-mechanism curve, the
+//! Privacy accounting of docs/theory.md §4: the Gaussian-mechanism curve, the
 //! guarantees of output perturbation, DP-GD and objective perturbation under
 //! both neighbouring relations, conversions, and calibration of the noise to
 //! a target (ε, δ) by root finding (`roots`).
@@ -19,10 +19,22 @@ use crate::loss::norm_cdf;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Neighbouring {
+    /// Datasets differ in one replaced row (the default).
     #[serde(alias = "replace-one")]
     ReplaceOne,
+    /// One dataset has one more row.
     #[serde(alias = "add-remove-one")]
     AddRemoveOne,
+}
+
+impl Neighbouring {
+    /// The relation in prose and in records: "replace-one" or "add/remove-one".
+    pub fn label(self) -> &'static str {
+        match self {
+            Neighbouring::ReplaceOne => "replace-one",
+            Neighbouring::AddRemoveOne => "add/remove-one",
+        }
+    }
 }
 
 /// log Φ(x), accurate in the far left tail where Φ underflows.
@@ -57,14 +69,6 @@ pub fn delta_gaussian(eps: f64, mu: f64) -> f64 {
     (a - b).max(0.0)
 }
 
-/// Constants of a GLM loss: (L, β) with |f'| ≤ L, 0 ≤ f'' ≤ β.
-pub fn loss_constants(model: &crate::Model) -> (f64, f64) {
-    match *model {
-        crate::Model::Huber { huber_m, .. } => (huber_m, 1.0),
-        crate::Model::Logistic => (1.0, 0.25),
-    }
-}
-
 fn relation_factor(n: Neighbouring) -> f64 {
     match n {
         Neighbouring::ReplaceOne => 2.0,
@@ -93,6 +97,7 @@ pub struct ObjectiveBound {
 }
 
 impl ObjectiveBound {
+    /// The bound for loss constants (L, β), ‖x‖ ≤ R, ridge λ and noise σ.
     pub fn new(l: f64, beta: f64, r: f64, lambda: f64, sigma: f64) -> Self {
         ObjectiveBound {
             c0: (beta * r * r / lambda).ln_1p(),
@@ -215,31 +220,66 @@ pub fn calibrate<F: Fn(f64) -> f64>(delta_of: F, target_delta: f64) -> Option<f6
 /// A mechanism whose noise can be calibrated, with its loss constants.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Mechanism {
+    /// The algorithm and what its guarantee depends on.
     pub kind: MechanismKind,
-    /// |f'| ≤ L.
+    /// |f'| ≤ L ([`crate::Model::lipschitz`]).
     pub lipschitz: f64,
-    /// 0 ≤ f'' ≤ β.
+    /// 0 ≤ f'' ≤ β ([`crate::Model::curvature`]).
     pub smoothness: f64,
+    /// The relation the guarantee holds for.
     pub neighbouring: Neighbouring,
 }
 
-/// The three algorithms of SPEC.md §4.
+/// The three algorithms of docs/theory.md §4, with what their guarantees depend on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MechanismKind {
-    Objective { lambda: f64 },
-    Output { lambda: f64 },
-    Dpgd { steps: usize },
+    /// Objective perturbation with ridge λ.
+    Objective {
+        /// Ridge strength λ.
+        lambda: f64,
+    },
+    /// Output perturbation with ridge λ.
+    Output {
+        /// Ridge strength λ.
+        lambda: f64,
+    },
+    /// DP-GD with T steps.
+    Dpgd {
+        /// Number of steps T.
+        steps: usize,
+    },
 }
 
 impl Mechanism {
     /// The mechanism of a model and algorithm kind.
     pub fn new(model: &crate::Model, kind: MechanismKind, neighbouring: Neighbouring) -> Self {
-        let (lipschitz, smoothness) = loss_constants(model);
         Mechanism {
             kind,
-            lipschitz,
-            smoothness,
+            lipschitz: model.lipschitz(),
+            smoothness: model.curvature(),
             neighbouring,
+        }
+    }
+
+    /// The budget level no noise reaches, ε (or ρ with `zcdp`): objective
+    /// perturbation keeps log(1 + βR²/λ) per neighbour however large σ is
+    /// (×2 in ε and ×4 in ρ under replace-one); 0 for the Gaussian mechanisms.
+    ///
+    /// ```
+    /// use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    /// use propdp_core::Model;
+    /// let m = Mechanism::new(&Model::Logistic, MechanismKind::Objective { lambda: 0.25 }, Neighbouring::ReplaceOne);
+    /// assert!((m.floor(false) - 2.0 * 2f64.ln()).abs() < 1e-15);
+    /// ```
+    pub fn floor(&self, zcdp: bool) -> f64 {
+        let MechanismKind::Objective { lambda } = self.kind else {
+            return 0.0;
+        };
+        let c0 = (self.smoothness / lambda).ln_1p();
+        match (zcdp, self.neighbouring) {
+            (false, Neighbouring::ReplaceOne) => 2.0 * c0,
+            (true, Neighbouring::ReplaceOne) => 4.0 * c0,
+            (_, Neighbouring::AddRemoveOne) => c0,
         }
     }
 
@@ -276,7 +316,7 @@ impl Mechanism {
 
     /// zCDP ρ at noise level `noise` (R = 1): μ²/2 for output perturbation and
     /// DP-GD (μ under the relation), c0 + A√(2/π) + A²/2 for objective
-    /// perturbation under add/remove-one and 4ρ under replace-one (SPEC.md §4).
+    /// perturbation under add/remove-one and 4ρ under replace-one (docs/theory.md §4).
     pub fn rho(&self, noise: f64) -> f64 {
         let (l, n) = (self.lipschitz, self.neighbouring);
         match self.kind {

@@ -22,4 +22,4 @@ pub mod validation;
 
 pub use config::Config;
 pub use error::ConfigError;
-pub use problem::{Algorithm, Design, LossVariant, Model, NoiseLaw, Point, Prior};
+pub use problem::{Algorithm, AlgorithmKind, Design, LossVariant, Model, ModelKind, NoiseLaw, Point, Prior};

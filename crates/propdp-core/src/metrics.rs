@@ -28,6 +28,23 @@ pub const TRAIN_LOGLOSS: &str = "train_logloss";
 /// DP-GD: (1/n) Σ ℓ((Xθ_t)ᵢ; yᵢ) of the descended loss.
 pub const TRAIN_LOSS: &str = "train_loss";
 
+/// One test sample's contribution to `test_class_err`: 1 for a wrong sign of
+/// the fitted field, 0 for a right one, and ½ for a tie (a field of exactly
+/// 0, e.g. at θ̂ = 0) — a fair coin, as the theory counts it: P(sign(ω) ≠ y)
+/// with ties broken at random.
+///
+/// ```
+/// use propdp_core::metrics::sign_error;
+/// assert_eq!((sign_error(1.0, -0.3), sign_error(-1.0, -0.3), sign_error(1.0, 0.0)), (1.0, 0.0, 0.5));
+/// ```
+pub fn sign_error(y: f64, fit: f64) -> f64 {
+    match (y * fit).partial_cmp(&0.0) {
+        Some(std::cmp::Ordering::Less) => 1.0,
+        Some(std::cmp::Ordering::Equal) => 0.5,
+        _ => 0.0,
+    }
+}
+
 /// Metric values keyed by name (ordered, so output is stable).
 pub type Metrics = BTreeMap<String, f64>;
 

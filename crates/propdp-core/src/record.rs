@@ -1,15 +1,24 @@
-//! Result records: one JSON object per sweep point (JSON lines).
+//! Result records: one JSON object per sweep point (JSON lines), written by
+//! runs and read by plots, validation and resume — the one format between
+//! the crates, with typed fields.
+
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
+use crate::accountant::Neighbouring;
 use crate::metrics::Metrics;
+use crate::problem::{AlgorithmKind, Design, ModelKind, Point, Target};
 
 /// Convergence report of a solver.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SolverReport {
+    /// Whether the solver met its tolerance (records are only written when it did).
     pub converged: bool,
+    /// Iterations (fixed-point solvers), steps (DMFT) or the largest Newton step count (simulation).
     pub iterations: usize,
+    /// Final residual (fixed point), largest RQMC standard error (DMFT) or largest ‖∇F‖/√d (simulation).
     pub residual: f64,
 }
 
@@ -18,17 +27,41 @@ pub struct SolverReport {
 pub struct Provenance {
     /// SHA-256 of the config text (the text itself is in the run's `manifest.json`).
     pub config_sha256: String,
+    /// Version of the propdp crates.
     pub crate_version: String,
+    /// Git commit of the build.
     pub git_commit: String,
+}
+
+/// Whether a record is a prediction or a Monte Carlo estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The d → ∞ prediction of the theory.
+    Theory,
+    /// The mean over repetitions of the simulated algorithm at finite d.
+    Simulation,
+}
+
+impl Source {
+    /// `"theory"` or `"simulation"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Theory => "theory",
+            Source::Simulation => "simulation",
+        }
+    }
 }
 
 /// One result line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
-    /// `"theory"` or `"simulation"`.
-    pub source: String,
-    pub model: String,
-    pub algorithm: String,
+    /// Prediction or simulation.
+    pub source: Source,
+    /// The model.
+    pub model: ModelKind,
+    /// The algorithm.
+    pub algorithm: AlgorithmKind,
     /// Position of the point in the sweep.
     pub index: usize,
     /// Every parameter of the point by config name (`delta`, `lambda`, `sigma`/`tau`, …).
@@ -38,6 +71,7 @@ pub struct Record {
     /// Theory: the fixed-point solver. Simulation: Newton's largest step count
     /// and largest final ‖∇F‖/√d over repetitions.
     pub solver: SolverReport,
+    /// What produced the record.
     pub provenance: Provenance,
     /// DP-GD: every metric at every step t = 0..=T (theory: prediction;
     /// simulation: mean over repetitions). `metrics` holds the last step.
@@ -54,33 +88,129 @@ pub struct Record {
     /// per-repetition values of every metric.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub simulation: Option<SimRecord>,
+    /// The non-private reference (the ridge estimator, λ tuned, no noise)
+    /// that `propdp tune` draws beside the private algorithms; never in a
+    /// results file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub non_private_reference: bool,
+}
+
+impl Record {
+    /// A record of `point` at sweep position `index` with no metrics yet
+    /// (and `converged: false` until a solver fills it in).
+    pub fn new(source: Source, point: &Point, index: usize, provenance: &Provenance) -> Record {
+        Record {
+            source,
+            model: point.model().kind(),
+            algorithm: point.algorithm().kind(),
+            index,
+            params: point.params(),
+            metrics: Metrics::new(),
+            solver: SolverReport {
+                converged: false,
+                iterations: 0,
+                residual: f64::NAN,
+            },
+            provenance: provenance.clone(),
+            per_step: None,
+            per_step_stderr: None,
+            privacy: Privacy::of(point),
+            simulation: None,
+            non_private_reference: false,
+        }
+    }
+
+    /// Whether the record describes a non-private estimator: the tune
+    /// reference, or a noise (σ or τ) of 0 without a budget.
+    pub fn is_non_private(&self) -> bool {
+        self.non_private_reference
+            || self
+                .params
+                .get(self.algorithm.noise_param())
+                .is_some_and(|&v| crate::problem::is_non_private(self.algorithm.noise_param(), v))
+    }
+
+    /// Every record of a results file (JSON lines); a malformed line is an
+    /// error naming the file and the line.
+    pub fn read_file(path: &Path) -> Result<Vec<Record>, ReadError> {
+        let p = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ReadError::Io {
+            path: p.clone(),
+            message: e.to_string(),
+        })?;
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, line)| {
+                serde_json::from_str(line).map_err(|e| ReadError::Malformed {
+                    path: p.clone(),
+                    line: i + 1,
+                    message: e.to_string(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// Failure to read a results file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReadError {
+    /// The file cannot be read.
+    #[error("reading {path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The system's reason.
+        message: String,
+    },
+    /// A line is not a record.
+    #[error("{path}:{line}: not a result record: {message}")]
+    Malformed {
+        /// The file.
+        path: String,
+        /// 1-based line number.
+        line: usize,
+        /// The parser's reason.
+        message: String,
+    },
 }
 
 /// The simulation part of a [`Record`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SimRecord {
+    /// Samples per repetition, round(d/δ).
     pub n: usize,
+    /// Features.
     pub d: usize,
+    /// Repetitions.
     pub reps: usize,
+    /// The config seed the streams derive from.
     pub seed: u64,
-    pub design: crate::problem::Design,
+    /// The law of the rows.
+    pub design: Design,
+    /// Standard error of every metric's mean.
     pub stderr: Metrics,
+    /// Every metric of every repetition.
     pub per_rep: BTreeMap<String, Vec<f64>>,
 }
 
-/// A privacy guarantee (SPEC.md §4).
+/// A privacy guarantee (docs/theory.md §4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Privacy {
     /// "mu-GDP", "(epsilon, delta)-DP" or "rho-zCDP".
     pub notion: String,
-    /// "replace-one" or "add/remove-one".
+    /// "replace-one" or "add/remove-one" ([`Neighbouring::label`]).
     pub neighbouring: String,
+    /// μ of μ-GDP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mu: Option<f64>,
+    /// ρ of ρ-zCDP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rho: Option<f64>,
+    /// ε of (ε, δ)-DP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epsilon: Option<f64>,
+    /// δ of (ε, δ)-DP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta: Option<f64>,
 }
@@ -88,54 +218,43 @@ pub struct Privacy {
 impl Privacy {
     /// The guarantee of a point: the budget its noise was calibrated to, or
     /// for DP-GD with σ > 0 its μ-GDP: per-step replace-one sensitivity
-    /// Δ = 2LR (R = 1, L = M for Huber, 1 for logistic), μ = √T·Δ/σ
+    /// Δ = 2LR (R = 1, L = [`crate::Model::lipschitz`]), μ = √T·Δ/σ
     /// (Gaussian composition, exact). `None` otherwise.
-    pub fn of(point: &crate::Point) -> Option<Privacy> {
-        use crate::accountant::Neighbouring;
-        if let Some(b) = point.budget {
-            let neighbouring = match b.neighbouring {
-                Neighbouring::ReplaceOne => "replace-one".into(),
-                Neighbouring::AddRemoveOne => "add/remove-one".into(),
-            };
-            let none = Privacy {
-                notion: String::new(),
-                neighbouring,
-                mu: None,
-                rho: None,
-                epsilon: None,
-                delta: None,
-            };
-            return Some(match b.target {
-                crate::problem::Target::Approx { epsilon, delta_priv } => Privacy {
-                    notion: "(epsilon, delta)-DP".into(),
-                    epsilon: Some(epsilon),
-                    delta: Some(delta_priv),
-                    ..none
-                },
-                crate::problem::Target::Zcdp { rho } => Privacy {
-                    notion: "rho-zCDP".into(),
-                    rho: Some(rho),
-                    ..none
-                },
-            });
-        }
-        let crate::Algorithm::Dpgd { sigma, steps, .. } = point.algorithm else {
-            return None;
-        };
-        let (lipschitz, _) = crate::accountant::loss_constants(&point.model);
-        (sigma > 0.0).then(|| Privacy {
-            notion: "mu-GDP".into(),
-            neighbouring: "replace-one".into(),
-            mu: Some(crate::accountant::mu_dpgd(
-                lipschitz,
-                1.0,
-                steps,
-                sigma,
-                Neighbouring::ReplaceOne,
-            )),
+    pub fn of(point: &Point) -> Option<Privacy> {
+        let none = |neighbouring: Neighbouring, notion: &str| Privacy {
+            notion: notion.into(),
+            neighbouring: neighbouring.label().into(),
+            mu: None,
             rho: None,
             epsilon: None,
             delta: None,
+        };
+        if let Some(b) = point.budget() {
+            return Some(match b.target {
+                Target::Approx { epsilon, delta_priv } => Privacy {
+                    epsilon: Some(epsilon),
+                    delta: Some(delta_priv),
+                    ..none(b.neighbouring, "(epsilon, delta)-DP")
+                },
+                Target::Zcdp { rho } => Privacy {
+                    rho: Some(rho),
+                    ..none(b.neighbouring, "rho-zCDP")
+                },
+            });
+        }
+        let crate::Algorithm::Dpgd { sigma, steps, .. } = point.algorithm() else {
+            return None;
+        };
+        let relation = Neighbouring::ReplaceOne;
+        (sigma > 0.0).then(|| Privacy {
+            mu: Some(crate::accountant::mu_dpgd(
+                point.model().lipschitz(),
+                1.0,
+                steps,
+                sigma,
+                relation,
+            )),
+            ..none(relation, "mu-GDP")
         })
     }
 }

@@ -5,15 +5,18 @@
 
 use std::collections::BTreeMap;
 
-use crate::accountant::{Mechanism, MechanismKind, Neighbouring};
-use crate::config::{AlgorithmKind, ModelKind, NoiseKind, RawConfig};
+use crate::accountant::{Mechanism, MechanismKind};
+use crate::config::{NoiseSource, RawAlgorithm, RawConfig, RawProblem};
 use crate::error::ConfigError;
-use crate::problem::{Algorithm, Budget, Model, NoiseLaw, Point, Target};
+use crate::param::ParamSpec;
+use crate::problem::{Algorithm, AlgorithmKind, Budget, Model, Point, Target};
 
 /// One swept (or fixed) parameter: its config name and values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Axis {
+    /// The parameter's name (`delta`, `sigma`, `noise.sd`, …).
     pub name: String,
+    /// Its values, in sweep order.
     pub values: Vec<f64>,
 }
 
@@ -28,77 +31,32 @@ pub struct Sweep {
 impl Sweep {
     /// Expand and validate every point of a structurally checked config.
     pub fn from_raw(raw: &RawConfig) -> Result<Sweep, ConfigError> {
-        let mut axes = Vec::new();
-        let mut push = |name: &str, spec: &crate::param::ParamSpec| -> Result<(), ConfigError> {
-            let field = config_field(name);
-            axes.push(Axis {
-                name: name.to_string(),
-                values: spec.values(&field)?,
-            });
-            Ok(())
-        };
-        let p = &raw.problem;
-        push("s2", &p.s2)?;
-        if let Some(m) = &p.huber_m {
-            push("huber_m", m)?;
-        }
-        if let Some(noise) = &p.noise {
-            for (name, spec) in noise.fields() {
-                if let Some(spec) = spec {
-                    push(&format!("noise.{name}"), spec)?;
-                }
-            }
-        }
         let a = &raw.algorithm;
-        push("lambda", &a.lambda)?;
-        if let Some(s) = &a.sigma {
-            push("sigma", s)?;
-        }
-        if let Some(t) = &a.tau {
-            push("tau", t)?;
-        }
-        if let Some(e) = &a.epsilon {
-            push("epsilon", e)?;
-        }
-        if let Some(r) = &a.rho {
-            push("rho", r)?;
-        }
-        if let Some(e) = &a.eta {
-            push("eta", e)?;
-        }
-        if let Some(t) = &a.steps {
-            push("steps", t)?;
-        }
-        push("delta", &p.delta)?;
-
-        let kinds = Kinds {
-            model: p.model,
-            noise: p.noise.as_ref().map(|n| n.law),
-            algorithm: a.kind,
-            loss_variant: a.loss_variant.unwrap_or_default(),
-            delta_priv: a.delta_priv,
-            neighbouring: a.neighbouring.unwrap_or(Neighbouring::ReplaceOne),
-        };
-        let total: usize = axes.iter().map(|a| a.values.len()).product();
-        let mut points = Vec::with_capacity(total);
-        let mut idx = vec![0usize; axes.len()];
-        for _ in 0..total {
-            let map: BTreeMap<&str, f64> = axes
-                .iter()
-                .zip(&idx)
-                .map(|(ax, &i)| (ax.name.as_str(), ax.values[i]))
-                .collect();
-            points.push(kinds.point(&map)?);
-            // odometer, last axis fastest
-            for k in (0..axes.len()).rev() {
-                idx[k] += 1;
-                if idx[k] < axes[k].values.len() {
-                    break;
-                }
-                idx[k] = 0;
-            }
-        }
+        let source = a.noise_source()?;
+        let named = raw
+            .problem
+            .axes()
+            .into_iter()
+            .chain(a.axes()?)
+            .chain([("delta", raw.problem.delta())]);
+        let axes = expand(named)?;
+        let points = odometer(&axes, |v| point(&raw.problem, a, source, v))?;
         Ok(Sweep { axes, points })
+    }
+
+    /// The points of a `[problem]` table alone (for `propdp tune`, whose
+    /// searches choose the algorithm): each carries the non-private
+    /// placeholder algorithm objective perturbation with λ = 1, σ = 0.
+    pub fn problem_points(problem: &RawProblem) -> Result<Vec<Point>, ConfigError> {
+        let named = problem.axes().into_iter().chain([("delta", problem.delta())]);
+        let axes = expand(named)?;
+        let placeholder = Algorithm::Objective {
+            lambda: 1.0,
+            sigma: 0.0,
+        };
+        odometer(&axes, |v| {
+            Point::new(v["delta"], v["s2"], problem.model(v), placeholder)
+        })
     }
 
     /// The points, δ varying fastest.
@@ -116,6 +74,44 @@ impl Sweep {
     }
 }
 
+/// The values of each named parameter.
+fn expand<'a>(named: impl Iterator<Item = (&'static str, &'a ParamSpec)>) -> Result<Vec<Axis>, ConfigError> {
+    named
+        .map(|(name, spec)| {
+            Ok(Axis {
+                name: name.to_string(),
+                values: spec.values(&config_field(name))?,
+            })
+        })
+        .collect()
+}
+
+/// Every combination of the axes' values, the last axis fastest.
+fn odometer(
+    axes: &[Axis],
+    mut point: impl FnMut(&BTreeMap<&str, f64>) -> Result<Point, ConfigError>,
+) -> Result<Vec<Point>, ConfigError> {
+    let total: usize = axes.iter().map(|a| a.values.len()).product();
+    let mut points = Vec::with_capacity(total);
+    let mut idx = vec![0usize; axes.len()];
+    for _ in 0..total {
+        let map: BTreeMap<&str, f64> = axes
+            .iter()
+            .zip(&idx)
+            .map(|(ax, &i)| (ax.name.as_str(), ax.values[i]))
+            .collect();
+        points.push(point(&map)?);
+        for k in (0..axes.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < axes[k].values.len() {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    Ok(points)
+}
+
 /// Field path in the config file of a parameter name.
 fn config_field(name: &str) -> String {
     match name {
@@ -124,159 +120,82 @@ fn config_field(name: &str) -> String {
     }
 }
 
-struct Kinds {
-    model: ModelKind,
-    noise: Option<NoiseKind>,
-    algorithm: AlgorithmKind,
-    loss_variant: crate::problem::LossVariant,
-    /// δ of an (ε, δ) budget.
-    delta_priv: Option<f64>,
-    /// Relation of a budget (ε or ρ) the noise is calibrated to.
-    neighbouring: Neighbouring,
+/// The point at one combination of values; a budget's noise is calibrated.
+fn point(
+    problem: &RawProblem,
+    a: &RawAlgorithm,
+    source: NoiseSource<'_>,
+    v: &BTreeMap<&str, f64>,
+) -> Result<Point, ConfigError> {
+    let model = problem.model(v);
+    let kind = a.kind();
+    let budget = match source {
+        NoiseSource::Given(_) => None,
+        NoiseSource::Approx {
+            delta_priv,
+            neighbouring,
+            ..
+        } => Some(Budget {
+            target: Target::Approx {
+                epsilon: v["epsilon"],
+                delta_priv,
+            },
+            neighbouring,
+        }),
+        NoiseSource::Zcdp { neighbouring, .. } => Some(Budget {
+            target: Target::Zcdp { rho: v["rho"] },
+            neighbouring,
+        }),
+    };
+    let noise = match budget {
+        None => v[kind.noise_param()],
+        Some(b) => {
+            model.check()?;
+            kind.check_lambda(v["lambda"], true)?;
+            let mkind = match kind {
+                AlgorithmKind::Objective => MechanismKind::Objective { lambda: v["lambda"] },
+                AlgorithmKind::Output => MechanismKind::Output { lambda: v["lambda"] },
+                AlgorithmKind::Dpgd => MechanismKind::Dpgd {
+                    steps: a.steps(v)?.expect("DP-GD has steps"),
+                },
+            };
+            calibrated_noise(&model, mkind, b)?
+        }
+    };
+    let point = Point::new(v["delta"], v["s2"], model, a.algorithm(v, noise)?)?;
+    Ok(match budget {
+        Some(b) => point.with_budget(b),
+        None => point,
+    })
 }
 
-impl Kinds {
-    fn point(&self, v: &BTreeMap<&str, f64>) -> Result<Point, ConfigError> {
-        let mut v = v.clone();
-        let target = match (self.delta_priv, v.get("epsilon"), v.get("rho")) {
-            (Some(delta_priv), Some(&epsilon), _) => Some(Target::Approx { epsilon, delta_priv }),
-            (_, _, Some(&rho)) => Some(Target::Zcdp { rho }),
-            _ => None,
-        };
-        let budget = match target {
-            Some(target) => {
-                let noise = self.calibrated_noise(&v, target)?;
-                v.insert(
-                    if self.algorithm == AlgorithmKind::Output {
-                        "tau"
-                    } else {
-                        "sigma"
-                    },
-                    noise,
-                );
-                Some(Budget {
-                    target,
-                    neighbouring: self.neighbouring,
-                })
-            }
-            None => None,
-        };
-        let g = |k: &str| v[k];
-        let model = match self.model {
-            ModelKind::Logistic => Model::Logistic,
-            ModelKind::Huber => {
-                let noise = match self.noise.expect("huber config checked to have noise") {
-                    NoiseKind::Gaussian => NoiseLaw::Gaussian { sd: g("noise.sd") },
-                    NoiseKind::StudentT => NoiseLaw::StudentT {
-                        dof: g("noise.dof"),
-                        scale: g("noise.scale"),
-                    },
-                    NoiseKind::Laplace => NoiseLaw::Laplace {
-                        scale: g("noise.scale"),
-                    },
-                    NoiseKind::Contaminated => NoiseLaw::Contaminated {
-                        sd: g("noise.sd"),
-                        p: g("noise.p"),
-                        outlier_sd: g("noise.outlier_sd"),
-                    },
-                };
-                Model::Huber {
-                    huber_m: g("huber_m"),
-                    noise,
-                }
-            }
-        };
-        let algorithm = match self.algorithm {
-            AlgorithmKind::Objective => Algorithm::Objective {
-                lambda: g("lambda"),
-                sigma: g("sigma"),
-            },
-            AlgorithmKind::Output => Algorithm::Output {
-                lambda: g("lambda"),
-                tau: g("tau"),
-            },
-            AlgorithmKind::Dpgd => {
-                let steps = g("steps");
-                if !(steps >= 1.0 && steps.fract() == 0.0 && steps <= 10_000.0) {
-                    return Err(ConfigError::range(
-                        "algorithm.steps",
-                        steps,
-                        "an integer, 1 ≤ steps ≤ 10000",
-                    ));
-                }
-                Algorithm::Dpgd {
-                    lambda: g("lambda"),
-                    sigma: g("sigma"),
-                    eta: g("eta"),
-                    steps: steps as usize,
-                    loss_variant: self.loss_variant,
-                }
-            }
-        };
-        let mut point = Point::new(g("delta"), g("s2"), model, algorithm)?;
-        point.budget = budget;
-        Ok(point)
+/// The smallest noise meeting the budget, or an error naming the budget's
+/// field (with the floor objective perturbation cannot go below).
+fn calibrated_noise(model: &Model, kind: MechanismKind, budget: Budget) -> Result<f64, ConfigError> {
+    let (field, level, zcdp) = match budget.target {
+        Target::Approx { epsilon, .. } => ("algorithm.epsilon", epsilon, false),
+        Target::Zcdp { rho } => ("algorithm.rho", rho, true),
+    };
+    if !(level > 0.0 && level.is_finite()) {
+        return Err(ConfigError::range(field, level, "> 0 and finite"));
     }
-
-    /// The smallest noise meeting the budget at this point's λ (and steps).
-    fn calibrated_noise(&self, v: &BTreeMap<&str, f64>, target: Target) -> Result<f64, ConfigError> {
-        let neighbouring = self.neighbouring;
-        let (field, level) = match target {
-            Target::Approx { epsilon, .. } => ("algorithm.epsilon", epsilon),
-            Target::Zcdp { rho } => ("algorithm.rho", rho),
-        };
-        if !(level > 0.0 && level.is_finite()) {
-            return Err(ConfigError::range(field, level, "> 0 and finite"));
-        }
-        let lambda = v["lambda"];
-        let kind = match self.algorithm {
-            AlgorithmKind::Objective => MechanismKind::Objective { lambda },
-            AlgorithmKind::Output => MechanismKind::Output { lambda },
-            AlgorithmKind::Dpgd => MechanismKind::Dpgd {
-                steps: v["steps"].max(1.0) as usize,
-            },
-        };
-        if lambda <= 0.0 && self.algorithm != AlgorithmKind::Dpgd {
-            return Err(ConfigError::range(
-                "algorithm.lambda",
-                lambda,
-                "λ > 0 to calibrate noise to a budget",
-            ));
-        }
-        let (l, beta) = match self.model {
-            ModelKind::Huber => (v["huber_m"], 1.0),
-            ModelKind::Logistic => (1.0, 0.25),
-        };
-        let mech = Mechanism {
-            kind,
-            lipschitz: l,
-            smoothness: beta,
-            neighbouring,
-        };
-        if let MechanismKind::Objective { lambda } = kind {
-            // the privacy loss keeps log(1 + βR²/λ) however large σ is
-            let c0 = (beta / lambda).ln_1p();
-            let (floor, what) = match (target, neighbouring) {
-                (Target::Approx { .. }, Neighbouring::ReplaceOne) => (2.0 * c0, "ε"),
-                (Target::Approx { .. }, Neighbouring::AddRemoveOne) => (c0, "ε"),
-                (Target::Zcdp { .. }, Neighbouring::ReplaceOne) => (4.0 * c0, "ρ"),
-                (Target::Zcdp { .. }, Neighbouring::AddRemoveOne) => (c0, "ρ"),
-            };
-            if level <= floor {
-                return Err(ConfigError::range(
-                    field,
-                    level,
-                    &format!(
-                        "{what} > {floor:.4}: objective perturbation cannot go below log(1 + βR²/λ) per neighbour \
-                         (λ = {lambda}, β = {beta}) whatever σ; raise λ or {what}"
-                    ),
-                ));
-            }
-        }
-        let noise = match target {
-            Target::Approx { epsilon, delta_priv } => mech.calibrate(epsilon, delta_priv),
-            Target::Zcdp { rho } => mech.calibrate_rho(rho),
-        };
-        noise.ok_or_else(|| ConfigError::range(field, level, "a budget some noise level meets"))
+    let mech = Mechanism::new(model, kind, budget.neighbouring);
+    let floor = mech.floor(zcdp);
+    if let MechanismKind::Objective { lambda } = kind
+        && level <= floor
+    {
+        let what = if zcdp { "ρ" } else { "ε" };
+        return Err(ConfigError::range(
+            field,
+            level,
+            &format!(
+                "{what} > {floor:.4}: objective perturbation cannot go below log(1 + βR²/λ) per neighbour \
+                 (λ = {lambda}, β = {}) whatever σ; raise λ or {what}",
+                model.curvature()
+            ),
+        ));
     }
+    budget
+        .calibrate(model, kind)
+        .ok_or_else(|| ConfigError::range(field, level, "a budget some noise level meets"))
 }

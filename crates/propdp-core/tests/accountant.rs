@@ -133,14 +133,14 @@ delta_priv = 1e-5
     let cfg = Config::from_toml_str(base).unwrap();
     assert_eq!(cfg.sweep.points().len(), 8);
     for p in cfg.sweep.points() {
-        let b = p.budget.expect("budget recorded");
-        let propdp_core::Algorithm::Objective { lambda, sigma } = p.algorithm else {
+        let b = p.budget().expect("budget recorded");
+        let propdp_core::Algorithm::Objective { lambda, sigma } = p.algorithm() else {
             panic!()
         };
         let Target::Approx { epsilon, delta_priv } = b.target else {
             panic!("an (ε, δ) budget")
         };
-        let mech = Mechanism::new(&p.model, MechanismKind::Objective { lambda }, b.neighbouring);
+        let mech = Mechanism::new(&p.model(), MechanismKind::Objective { lambda }, b.neighbouring);
         let d = mech.delta(epsilon, sigma);
         assert!((d / delta_priv - 1.0).abs() < 1e-9, "{p:?}: δ = {d}");
         assert_eq!(p.params()["epsilon"], epsilon);
@@ -229,11 +229,11 @@ rho = [0.1, 1.0]
     let cfg = Config::from_toml_str(base).unwrap();
     assert_eq!(cfg.sweep.points().len(), 8);
     for p in cfg.sweep.points() {
-        let b = p.budget.expect("budget recorded");
+        let b = p.budget().expect("budget recorded");
         let Target::Zcdp { rho } = b.target else {
             panic!("a zCDP budget")
         };
-        let propdp_core::Algorithm::Dpgd { sigma, steps, .. } = p.algorithm else {
+        let propdp_core::Algorithm::Dpgd { sigma, steps, .. } = p.algorithm() else {
             panic!()
         };
         // ρ = μ²/2 with μ = √T·2LR/σ (replace-one, L = R = 1)

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use propdp_core::config::PlotSpec;
 use propdp_core::metrics;
+use propdp_core::problem::{AlgorithmKind, ModelKind, is_non_private};
 use propdp_core::record::Record;
 
 use crate::PlotError;
@@ -29,6 +30,8 @@ pub struct Curve {
     pub sim_d: Option<usize>,
     /// Legend text overriding "parameter = value" (e.g. an algorithm's name).
     pub label: Option<String>,
+    /// A non-private estimator (a noise σ or τ of 0, or tune's reference): drawn black.
+    pub non_private: bool,
 }
 
 /// One metric.
@@ -53,24 +56,18 @@ pub struct Figure {
     pub panels: Vec<Panel>,
 }
 
-fn default_title(model: &str, algorithm: &str) -> String {
-    let m = match model {
-        "huber" => "Huber robust regression",
-        "logistic" => "Logistic regression",
-        other => other,
-    };
-    match algorithm {
-        "dpgd" => format!("{m}, DP gradient descent"),
-        _ => format!("{m}, {algorithm} perturbation"),
-    }
+fn default_title(model: ModelKind, algorithm: AlgorithmKind) -> String {
+    format!("{}, {}", model.title(), algorithm.title())
 }
 
 /// Default metrics per model.
-fn default_metrics(model: &str, algorithm: &str) -> Vec<String> {
+fn default_metrics(model: ModelKind, algorithm: AlgorithmKind) -> Vec<String> {
     let m: &[&str] = match (model, algorithm) {
-        ("logistic", "dpgd") => &[metrics::EST_ERR2, metrics::TRAIN_LOSS, metrics::TEST_CLASS_ERR],
-        (_, "dpgd") => &[metrics::EST_ERR2, metrics::OVERLAP, metrics::TRAIN_LOSS],
-        ("huber", _) => &[metrics::EST_ERR2, metrics::TRAIN_RESID_TRUNC],
+        (ModelKind::Logistic, AlgorithmKind::Dpgd) => {
+            &[metrics::EST_ERR2, metrics::TRAIN_LOSS, metrics::TEST_CLASS_ERR]
+        }
+        (_, AlgorithmKind::Dpgd) => &[metrics::EST_ERR2, metrics::OVERLAP, metrics::TRAIN_LOSS],
+        (ModelKind::Huber, _) => &[metrics::EST_ERR2, metrics::TRAIN_RESID_TRUNC],
         _ => &[metrics::EST_ERR2, metrics::BIAS_FACTOR, metrics::TEST_CLASS_ERR],
     };
     m.iter().map(|s| s.to_string()).collect()
@@ -107,6 +104,27 @@ pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotErr
             first.model, first.algorithm, r.model, r.algorithm
         )));
     }
+    let look = Look {
+        name: format!("{}_{}", first.model, first.algorithm),
+        title: default_title(first.model, first.algorithm),
+        metrics: default_metrics(first.model, first.algorithm),
+    };
+    grouped(records, spec, &look)
+}
+
+/// The names and defaults of one build's figures.
+struct Look {
+    /// File-name stem before the facet suffix.
+    name: String,
+    /// Title when the spec gives none.
+    title: String,
+    /// Metrics when the spec names none.
+    metrics: Vec<String>,
+}
+
+/// Figures of records that share a model (and, but for tune's frontiers, an algorithm).
+fn grouped(records: &[Record], spec: &PlotSpec, look: &Look) -> Result<Vec<Figure>, PlotError> {
+    let first = &records[0];
     let vary = varying(records);
     let per_step = records.iter().all(|r| r.per_step.is_some());
     let x = match &spec.x {
@@ -151,10 +169,7 @@ pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotErr
         .iter()
         .filter(|v| **v != x && Some(*v) != series.as_ref() && !(budgeted && (*v == "sigma" || *v == "tau")))
         .collect();
-    let metric_names = spec
-        .metrics
-        .clone()
-        .unwrap_or_else(|| default_metrics(&first.model, &first.algorithm));
+    let metric_names = spec.metrics.clone().unwrap_or_else(|| look.metrics.clone());
     let x_log = spec.x_log.unwrap_or_else(|| {
         if x == "t" {
             return false;
@@ -190,15 +205,12 @@ pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotErr
                 "none of the metrics {metric_names:?} is in the results"
             )));
         }
-        let mut title = spec
-            .title
-            .clone()
-            .unwrap_or_else(|| default_title(&first.model, &first.algorithm));
+        let mut title = spec.title.clone().unwrap_or_else(|| look.title.clone());
         if !facet_text.is_empty() {
             title = format!("{title} ({})", facet_text.join(", "));
         }
         figures.push(Figure {
-            name: format!("{}_{}{}", first.model, first.algorithm, suffix),
+            name: format!("{}{suffix}", look.name),
             title,
             x: x.clone(),
             x_log,
@@ -210,44 +222,49 @@ pub fn build(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotErr
     Ok(figures)
 }
 
-/// The algorithm name of a non-private reference curve in an
-/// algorithm-series figure: drawn black, like σ = 0 curves.
+/// The legend name of the non-private reference curve on tune's frontiers.
 pub const NON_PRIVATE: &str = "non-private";
 
 /// One curve per algorithm: each record is tagged with its algorithm's
 /// index as a synthetic series parameter, then the curves are relabelled.
-/// Indices follow the alphabetical order from 1 (palette colours 0, 1, …);
-/// [`NON_PRIVATE`] takes 0, the black curve.
+/// Indices follow the algorithms' names alphabetically from 1 (palette colours 0, 1, …);
+/// the non-private reference ([`Record::non_private_reference`]) takes 0,
+/// the black curve.
 fn build_by_algorithm(records: &[Record], spec: &PlotSpec) -> Result<Vec<Figure>, PlotError> {
-    let mut names: Vec<String> = records
-        .iter()
-        .map(|r| r.algorithm.clone())
-        .filter(|a| a != NON_PRIVATE)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    names.insert(0, NON_PRIVATE.to_string());
+    let curve_of = |r: &Record| (!r.non_private_reference).then_some(r.algorithm);
+    let mut kinds: Vec<AlgorithmKind> = records.iter().filter_map(curve_of).collect();
+    kinds.sort_unstable_by_key(|a| a.name());
+    kinds.dedup();
+    let names: Vec<Option<AlgorithmKind>> = std::iter::once(None).chain(kinds.into_iter().map(Some)).collect();
     let tagged: Vec<Record> = records
         .iter()
         .map(|r| {
             let mut r = r.clone();
-            let i = names.iter().position(|n| *n == r.algorithm).expect("collected above");
+            let i = names.iter().position(|n| *n == curve_of(&r)).expect("collected above");
             r.params.insert("algorithm_index".into(), i as f64);
-            r.algorithm = "by_algorithm".into();
             r
         })
         .collect();
-    let mut figures = build(
+    let model = records[0].model;
+    let look = Look {
+        name: format!("{model}_by_algorithm"),
+        title: format!("{}, by algorithm", model.title()),
+        metrics: default_metrics(model, AlgorithmKind::Objective),
+    };
+    let mut figures = grouped(
         &tagged,
         &PlotSpec {
             series: Some("algorithm_index".into()),
             ..spec.clone()
         },
+        &look,
     )?;
     for f in &mut figures {
         f.series = Some("algorithm".into());
         for c in f.panels.iter_mut().flat_map(|p| p.curves.iter_mut()) {
-            c.label = c.series_value.map(|v| names[v as usize].clone());
+            let name = c.series_value.map(|v| names[v as usize]);
+            c.label = name.map(|n| n.map_or(NON_PRIVATE.to_string(), |a| a.name().to_string()));
+            c.non_private = name == Some(None);
         }
     }
     Ok(figures)
@@ -340,12 +357,14 @@ fn panel(group: &[&Record], metric: &str, x: &str, series: Option<&str>) -> Pane
             };
             let mut sim: Vec<SimPoint> = sims.into_values().map(|v| v.1).collect();
             sim.sort_by(|a, b| a.x.total_cmp(&b.x));
+            let series_value = s.map(f64::from_bits);
             Curve {
-                series_value: s.map(f64::from_bits),
+                series_value,
                 theory,
                 sim,
                 sim_d,
                 label: None,
+                non_private: series.zip(series_value).is_some_and(|(s, v)| is_non_private(s, v)),
             }
         })
         .collect();

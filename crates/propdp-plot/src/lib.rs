@@ -21,16 +21,31 @@ use thiserror::Error;
 /// Failures of the figure pipeline.
 #[derive(Debug, Error)]
 pub enum PlotError {
+    /// A file or directory cannot be read or written.
     #[error("reading {path}: {source}")]
-    Io { path: String, source: std::io::Error },
-    #[error("{path}:{line}: not a result record: {message}")]
-    Malformed { path: String, line: usize, message: String },
+    Io {
+        /// The file or directory.
+        path: String,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// The results file cannot be read as records.
+    #[error(transparent)]
+    Read(#[from] propdp_core::record::ReadError),
+    /// The results file holds no records.
     #[error("{0}: no result records to plot")]
     Empty(String),
+    /// The records or the `[plot]` table do not make a figure.
     #[error("cannot plot: {0}")]
     Spec(String),
+    /// plotters failed.
     #[error("drawing {path}: {message}")]
-    Draw { path: String, message: String },
+    Draw {
+        /// The figure file.
+        path: String,
+        /// plotters' reason.
+        message: String,
+    },
 }
 
 /// Draw every figure of a results file into `out_dir`; returns the files written.

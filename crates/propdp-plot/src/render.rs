@@ -20,7 +20,7 @@ const TOP_BASE_H: u32 = 76;
 const LEGEND_ROW_H: u32 = 24;
 pub(crate) const FONT: &str = "sans-serif";
 
-/// Tableau-10 colours; the non-private series (value 0) is drawn black.
+/// Tableau-10 colours; a non-private curve is drawn black.
 pub(crate) const PALETTE: [RGBColor; 9] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -76,12 +76,14 @@ fn metric_label(m: &str) -> String {
     metrics::describe(m).map_or(m.to_string(), |d| format!("{m} = {d}"))
 }
 
-/// Black for the non-private curve (series value 0); an algorithm curve
+/// Black for the non-private curve; an algorithm curve
 /// (labelled) takes the palette colour of its index, so an algorithm keeps
 /// its colour whichever curves a figure has; other curves go by position.
 fn color(curve: &Curve, i: usize) -> RGBColor {
+    if curve.non_private {
+        return BLACK;
+    }
     match (curve.series_value, &curve.label) {
-        (Some(0.0), _) => BLACK,
         (Some(v), Some(_)) => PALETTE[(v as usize - 1) % PALETTE.len()],
         _ => PALETTE[i % PALETTE.len()],
     }
@@ -92,7 +94,7 @@ fn series_label(series: &Option<String>, c: &Curve) -> String {
         return l.clone();
     }
     match (series, c.series_value) {
-        (Some(s), Some(0.0)) => format!("{} = 0 (non-private)", symbol(s)),
+        (Some(s), Some(v)) if c.non_private => format!("{} = {v} (non-private)", symbol(s)),
         (Some(s), Some(v)) => format!("{} = {v}", symbol(s)),
         _ => "prediction".into(),
     }

@@ -10,16 +10,20 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
+use propdp_core::AlgorithmKind;
+
 use crate::PlotError;
 use crate::render::{FONT, PALETTE, register_fonts, tick};
 
 /// The winner at one (δ, budget).
 #[derive(Debug, Clone, PartialEq)]
 pub struct WinnerCell {
+    /// δ.
     pub delta: f64,
     /// The budget's level: ε or ρ.
     pub budget: f64,
-    pub winner: String,
+    /// The algorithm with the lowest predicted metric.
+    pub winner: AlgorithmKind,
     /// (runner-up − winner)/winner of the minimised metric; ∞ when no other
     /// algorithm reaches the budget.
     pub margin: f64,
@@ -38,14 +42,15 @@ fn sorted_unique(v: impl Iterator<Item = f64>) -> Vec<f64> {
 /// What a map shows and how.
 #[derive(Debug, Clone, Copy)]
 pub struct MapSpec<'a> {
+    /// Figure title.
     pub title: &'a str,
     /// A grey line under the legend (e.g. the fixed problem parameters).
     pub note: &'a str,
     /// The compared algorithms (the legend); every winner is one of them.
-    pub algorithms: &'a [&'a str],
+    pub algorithms: &'a [AlgorithmKind],
     /// Every algorithm of the study, alphabetically through the palette, so
     /// an algorithm keeps its colour across maps and frontier figures.
-    pub palette_order: &'a [&'a str],
+    pub palette_order: &'a [AlgorithmKind],
     /// The budget parameter on the vertical axis: "epsilon" or "rho".
     pub budget: &'a str,
 }
@@ -62,7 +67,7 @@ pub fn write(cells: &[WinnerCell], spec: &MapSpec, dir: &Path, name: &str) -> Re
     if cells.is_empty() {
         return Err(PlotError::Empty(format!("winner map {name}")));
     }
-    if let Some(c) = cells.iter().find(|c| !algorithms.contains(&c.winner.as_str())) {
+    if let Some(c) = cells.iter().find(|c| !algorithms.contains(&c.winner)) {
         return Err(PlotError::Spec(format!(
             "winner map: {} is not among the compared algorithms {algorithms:?}",
             c.winner
@@ -122,11 +127,11 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, cells: &[WinnerCell], 
     root.fill(&WHITE).map_err(e)?;
     let (top, body) = root.split_vertically(108);
     let mut order = spec.palette_order.to_vec();
-    order.sort_unstable();
+    order.sort_unstable_by_key(|a| a.name());
     order.dedup();
-    let colour = |n: &str| PALETTE[order.iter().position(|m| *m == n).expect("checked") % PALETTE.len()];
+    let colour = |n: &AlgorithmKind| PALETTE[order.iter().position(|m| m == n).expect("checked") % PALETTE.len()];
     let mut names = spec.algorithms.to_vec();
-    names.sort_unstable();
+    names.sort_unstable_by_key(|a| a.name());
     names.dedup();
     top.draw(&Text::new(
         spec.title.to_string(),

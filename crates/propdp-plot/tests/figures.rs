@@ -6,7 +6,8 @@ use std::path::Path;
 
 use propdp_core::Design;
 use propdp_core::config::PlotSpec;
-use propdp_core::record::{Provenance, Record, SimRecord, SolverReport};
+use propdp_core::record::{Provenance, Record, SimRecord, SolverReport, Source};
+use propdp_core::{AlgorithmKind, ModelKind};
 use propdp_plot::{PlotError, plot_file};
 
 fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize>) -> Record {
@@ -16,9 +17,13 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
         ("train_resid_trunc".to_string(), 0.2 + 0.01 * delta),
     ]);
     Record {
-        source: if sim_d.is_some() { "simulation" } else { "theory" }.into(),
-        model: "huber".into(),
-        algorithm: "objective".into(),
+        source: if sim_d.is_some() {
+            Source::Simulation
+        } else {
+            Source::Theory
+        },
+        model: ModelKind::Huber,
+        algorithm: AlgorithmKind::Objective,
         index,
         params: BTreeMap::from([
             ("delta".to_string(), delta),
@@ -49,6 +54,7 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
             stderr: metrics.iter().map(|(k, v)| (k.clone(), 0.05 * v)).collect(),
             per_rep: BTreeMap::new(),
         }),
+        non_private_reference: false,
     }
 }
 
@@ -175,7 +181,7 @@ fn algorithms_can_share_panels_only_as_the_series() {
         r.params.insert("epsilon".into(), 0.5 * (1 + i % 3) as f64);
         r.params.remove("sigma");
         if i >= 3 {
-            r.algorithm = "output".into();
+            r.algorithm = AlgorithmKind::Output;
         }
     }
     let e = propdp_plot::plot_records(&recs, &PlotSpec::default(), tmp.path())
@@ -192,4 +198,46 @@ fn algorithms_can_share_panels_only_as_the_series() {
     // plotters writes each text on its own line
     let has = |label: &str| svg.lines().any(|l| l.trim() == label);
     assert!(has("objective") && has("output"), "legend names the algorithms");
+}
+
+#[test]
+fn only_a_noise_of_zero_is_labelled_non_private() {
+    let tmp = tempfile::tempdir().unwrap();
+    // one curve per λ, λ = 0 among them, at σ = 1: every curve is private
+    let recs: Vec<Record> = [0.0f64, 1.0]
+        .iter()
+        .enumerate()
+        .flat_map(|(k, &lambda)| (0..4).map(move |i| record(4 * k + i, 0.5 + i as f64, 1.0, lambda.max(1e-3), None)))
+        .map(|mut r| {
+            if r.index < 4 {
+                r.params.insert("lambda".into(), 0.0);
+            }
+            r
+        })
+        .collect();
+    let spec = PlotSpec {
+        series: Some("lambda".into()),
+        ..PlotSpec::default()
+    };
+    let files = propdp_plot::plot_records(&recs, &spec, tmp.path()).unwrap();
+    let svg = fs::read_to_string(files.iter().find(|f| f.extension().unwrap() == "svg").unwrap()).unwrap();
+    assert!(
+        svg.lines().any(|l| l.trim() == "λ = 0"),
+        "the λ = 0 curve is in the legend"
+    );
+    assert!(!svg.contains("non-private"), "λ = 0 says nothing about privacy");
+    // one curve per σ, σ = 0 among them: that one is the non-private curve
+    let recs: Vec<Record> = (0..8)
+        .map(|i| record(i, 0.5 + (i % 4) as f64, (i / 4) as f64, 1.0, None))
+        .collect();
+    let spec = PlotSpec {
+        series: Some("sigma".into()),
+        ..PlotSpec::default()
+    };
+    let files = propdp_plot::plot_records(&recs, &spec, tmp.path()).unwrap();
+    let svg = fs::read_to_string(files.iter().find(|f| f.extension().unwrap() == "svg").unwrap()).unwrap();
+    assert!(
+        svg.lines().any(|l| l.trim() == "σ = 0 (non-private)"),
+        "σ = 0 is the non-private curve"
+    );
 }

@@ -1,4 +1,4 @@
-//! The metrics of SPEC.md §1 for one fitted θ̂. Test metrics use a fresh
+//! The metrics of docs/theory.md §1 for one fitted θ̂. Test metrics use a fresh
 //! sample from the same model and θ*.
 
 use nalgebra::DVector;
@@ -8,17 +8,9 @@ use propdp_core::metrics::{self, Metrics};
 use crate::data::Dataset;
 use propdp_core::loss::softplus;
 
-/// Fraction of sign errors, a tie (fit exactly 0, e.g. θ = 0) counting ½.
+/// Fraction of sign errors ([`metrics::sign_error`]: a tie counts ½).
 fn class_error(y: &DVector<f64>, fit: &DVector<f64>) -> f64 {
-    let wrong: f64 = y
-        .iter()
-        .zip(fit.iter())
-        .map(|(y, f)| match (y * f).partial_cmp(&0.0) {
-            Some(std::cmp::Ordering::Less) => 1.0,
-            Some(std::cmp::Ordering::Equal) => 0.5,
-            _ => 0.0,
-        })
-        .sum();
+    let wrong: f64 = y.iter().zip(fit.iter()).map(|(y, f)| metrics::sign_error(*y, *f)).sum();
     wrong / y.len() as f64
 }
 
@@ -74,14 +66,7 @@ pub fn metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVector<f
             out.insert(metrics::TEST_MSE.into(), mse);
         }
         Model::Logistic => {
-            let wrong = mean(
-                &mut test
-                    .y
-                    .iter()
-                    .zip(fit_test.iter())
-                    .map(|(y, f)| f64::from(u8::from(y * f <= 0.0))),
-                nt,
-            );
+            let wrong = class_error(&test.y, &fit_test);
             let test_ll = mean(
                 &mut test.y.iter().zip(fit_test.iter()).map(|(y, f)| softplus(-y * f)),
                 nt,

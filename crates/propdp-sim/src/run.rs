@@ -145,7 +145,7 @@ pub fn simulate_with_progress(
     on_rep: &(dyn Fn() + Sync),
 ) -> Result<SimSummary, SimError> {
     settings.check()?;
-    let (d, n) = (settings.d, samples(settings.d, point.delta));
+    let (d, n) = (settings.d, samples(settings.d, point.delta()));
     let runs: Vec<Rep> = (0..settings.reps as u64)
         .into_par_iter()
         .map(|rep| {
@@ -196,14 +196,14 @@ pub fn simulate_with_progress(
 
 fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64) -> Result<Rep, SimError> {
     let mut rng = stream(s.seed, &[point_index, s.d as u64, rep]);
-    let train = data::draw_dataset(&point.model, n, s.d, point.s2, s.design, s.prior, &mut rng);
+    let train = data::draw_dataset(&point.model(), n, s.d, point.s2(), s.design, s.prior, &mut rng);
     let test = Dataset {
         x: data::draw_design(2 * n, s.d, s.design, &mut rng),
         y: DVector::zeros(0),
         theta_star: train.theta_star.clone(),
     };
     let test = Dataset {
-        y: data::draw_labels(&point.model, &(&test.x * &test.theta_star), &mut rng),
+        y: data::draw_labels(&point.model(), &(&test.x * &test.theta_star), &mut rng),
         ..test
     };
     if let Algorithm::Dpgd {
@@ -212,9 +212,9 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         eta,
         steps,
         loss_variant,
-    } = point.algorithm
+    } = point.algorithm()
     {
-        let loss = Loss::for_dpgd(&point.model, loss_variant);
+        let loss = Loss::for_dpgd(&point.model(), loss_variant);
         let labels = if loss.is_conditional() {
             &train.x * &train.theta_star
         } else {
@@ -230,7 +230,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         let mut per_step = Vec::with_capacity(steps + 1);
         descent
             .run(&train.x, &labels, &mut rng, |_, theta, train_loss| {
-                per_step.push(evaluate::dpgd_metrics(&point.model, &train, &test, theta, train_loss));
+                per_step.push(evaluate::dpgd_metrics(&point.model(), &train, &test, theta, train_loss));
             })
             .map_err(|source| SimError::Descent {
                 point: point_index,
@@ -247,7 +247,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         });
     }
     let b = data::draw_gaussian_vector(s.d, &mut rng);
-    let (lambda, sigma, tau) = match point.algorithm {
+    let (lambda, sigma, tau) = match point.algorithm() {
         Algorithm::Objective { lambda, sigma } => (lambda, sigma, 0.0),
         Algorithm::Output { lambda, tau } => (lambda, 0.0, tau),
         Algorithm::Dpgd { .. } => unreachable!("handled above"),
@@ -255,7 +255,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
     let obj = Objective {
         x: &train.x,
         y: &train.y,
-        loss: Loss::of(&point.model),
+        loss: Loss::of(&point.model()),
         lambda,
         sigma,
         b: &b,
@@ -268,7 +268,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         source,
     })?;
     let theta = theta + tau * &b;
-    let metrics = evaluate::metrics(&point.model, &train, &test, &theta, &b);
+    let metrics = evaluate::metrics(&point.model(), &train, &test, &theta, &b);
     Ok(Rep {
         metrics,
         per_step: None,

@@ -233,7 +233,15 @@ fn logistic_hard_region_response_at_zero_noise_matches_simulation() {
     let vs: Vec<f64> = (0..reps)
         .map(|rep| {
             let mut rng = stream(2026, &[50, D as u64, rep]);
-            let data = draw_dataset(&p.model, D / 2, D, p.s2, Design::Gaussian, Prior::Gaussian, &mut rng);
+            let data = draw_dataset(
+                &p.model(),
+                D / 2,
+                D,
+                p.s2(),
+                Design::Gaussian,
+                Prior::Gaussian,
+                &mut rng,
+            );
             let b = draw_gaussian_vector(D, &mut rng);
             let fit = |sigma| {
                 Objective {

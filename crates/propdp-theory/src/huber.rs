@@ -23,7 +23,7 @@
 //!   regularized M-estimators in high dimensions*, IEEE Trans. Inf. Theory.
 
 use propdp_core::NoiseLaw;
-use propdp_core::config::SolverOptions;
+use propdp_core::config::FixedPointOptions;
 use propdp_core::metrics::{self, Metrics};
 use propdp_core::record::SolverReport;
 use thiserror::Error;
@@ -133,12 +133,12 @@ impl HuberParams {
 /// use propdp_theory::huber::{solve, HuberParams};
 /// // least squares limit: M huge, λ → 0, σ = 0 gives α² = δ sd²/(1 − δ)
 /// let p = HuberParams { delta: 0.5, s2: 1.0, huber_m: 1e6, noise: NoiseLaw::Gaussian { sd: 1.0 }, lambda: 1e-9, sigma: 0.0 };
-/// let (st, rep) = solve(&p, &SolverOptions::default(), None).unwrap();
+/// let (st, rep) = solve(&p, &SolverOptions::default().fixed_point(), None).unwrap();
 /// assert!(rep.converged && (st.alpha2 - 1.0).abs() < 1e-6);
 /// ```
 pub fn solve(
     p: &HuberParams,
-    opts: &SolverOptions,
+    opts: &FixedPointOptions,
     warm: Option<HuberState>,
 ) -> Result<(HuberState, SolverReport), HuberError> {
     if p.lambda == 0.0 && p.sigma > 0.0 {

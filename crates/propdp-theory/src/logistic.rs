@@ -35,7 +35,7 @@
 //!   high-dimensional logistic regression*, NeurIPS.
 
 use nalgebra::{Matrix3, Vector3};
-use propdp_core::config::SolverOptions;
+use propdp_core::config::LogisticOptions;
 use propdp_core::metrics::{self, Metrics};
 use propdp_core::record::SolverReport;
 use thiserror::Error;
@@ -177,7 +177,7 @@ pub fn inner_nodes(c: f64, tau: f64, v: f64, out: &mut Vec<(f64, f64, f64)>) {
 #[derive(Debug, Clone)]
 pub struct LogisticSolver {
     rule: NormalRule,
-    opts: SolverOptions,
+    opts: LogisticOptions,
 }
 
 type X = Vector3<f64>;
@@ -192,12 +192,12 @@ impl LogisticSolver {
     /// ```
     /// use propdp_core::config::SolverOptions;
     /// use propdp_theory::logistic::{LogisticParams, LogisticSolver};
-    /// let solver = LogisticSolver::new(SolverOptions::default());
+    /// let solver = LogisticSolver::new(SolverOptions::default().logistic());
     /// let p = LogisticParams { delta: 0.5, s2: 1.0, lambda: 1.0, sigma: 1.0 };
     /// let (st, rep) = solver.solve(&p, None).unwrap();
     /// assert!(rep.converged && st.v > 0.0 && st.q > st.m * st.m);
     /// ```
-    pub fn new(opts: SolverOptions) -> Self {
+    pub fn new(opts: LogisticOptions) -> Self {
         LogisticSolver {
             rule: NormalRule::new(opts.quad_nodes),
             opts,
@@ -413,7 +413,7 @@ impl LogisticSolver {
 
     /// Newton with finite-difference Jacobian and backtracking from `start`.
     fn newton(&self, p: &LogisticParams, start: LogisticState) -> Result<(LogisticState, SolverReport), LogisticError> {
-        let tol = self.opts.tol;
+        let tol = self.opts.fixed_point.tol;
         let mut x = Self::to_x(p, &start);
         let fail = |iterations, residual| LogisticError::NotConverged {
             params: *p,
@@ -421,7 +421,7 @@ impl LogisticSolver {
             residual,
         };
         let (mut r, mut jac) = self.resid(p, &x, true).ok_or_else(|| fail(0, f64::NAN))?;
-        for it in 0..self.opts.max_iter.min(100) {
+        for it in 0..self.opts.fixed_point.max_iter.min(100) {
             let norm = r.amax();
             if norm <= tol {
                 let st = Self::from_x(p, &x);
@@ -470,7 +470,7 @@ impl LogisticSolver {
                 jac = jn;
             }
         }
-        Err(fail(self.opts.max_iter.min(100), r.amax()))
+        Err(fail(self.opts.fixed_point.max_iter.min(100), r.amax()))
     }
 
     /// Candès–Sur threshold h(s²) = min_t E[(Z − t·y·ν)₊²]: the unregularized
@@ -586,7 +586,7 @@ mod tests {
     /// The analytic Jacobian of the map against central finite differences.
     #[test]
     fn analytic_jacobian_matches_finite_differences() {
-        let solver = LogisticSolver::new(SolverOptions::default());
+        let solver = LogisticSolver::new(propdp_core::config::SolverOptions::default().logistic());
         let cases = [
             (
                 LogisticParams {

@@ -2,7 +2,7 @@
 //! handle output perturbation (solve at σ = 0, then shift by τ, SPEC.md §2.3)
 //! and carry warm starts along a sweep.
 
-use propdp_core::config::SolverOptions;
+use propdp_core::config::{DmftOptions, FixedPointOptions, SolverOptions};
 use propdp_core::metrics::Metrics;
 use propdp_core::record::SolverReport;
 use propdp_core::{Algorithm, Model, Point};
@@ -45,8 +45,16 @@ pub enum TheoryError {
 /// Solves points; holds quadrature rules so they are built once per sweep.
 #[derive(Debug, Clone)]
 pub struct TheorySolver {
-    opts: SolverOptions,
+    huber: FixedPointOptions,
     logistic: LogisticSolver,
+    dmft: DmftOptions,
+}
+
+impl Default for TheorySolver {
+    /// A solver with the default `[solver]` settings.
+    fn default() -> Self {
+        TheorySolver::new(SolverOptions::default())
+    }
 }
 
 impl TheorySolver {
@@ -64,8 +72,9 @@ impl TheorySolver {
     /// ```
     pub fn new(opts: SolverOptions) -> Self {
         TheorySolver {
-            opts,
-            logistic: LogisticSolver::new(opts),
+            huber: opts.fixed_point(),
+            logistic: LogisticSolver::new(opts.logistic()),
+            dmft: opts.dmft(),
         }
     }
 
@@ -76,21 +85,21 @@ impl TheorySolver {
             eta,
             steps,
             loss_variant,
-        } = point.algorithm
+        } = point.algorithm()
         else {
             unreachable!("called for DP-GD points only")
         };
         DmftParams {
-            delta: point.delta,
-            s2: point.s2,
+            delta: point.delta(),
+            s2: point.s2(),
             lambda,
             sigma,
             eta,
             steps,
-            loss: propdp_core::loss::Loss::for_dpgd(&point.model, loss_variant),
+            loss: propdp_core::loss::Loss::for_dpgd(&point.model(), loss_variant),
             noise_sd,
-            points: self.opts.dmft_points,
-            scrambles: self.opts.dmft_scrambles,
+            points: self.dmft.points,
+            scrambles: self.dmft.scrambles,
             seed: 1,
         }
     }
@@ -104,11 +113,11 @@ impl TheorySolver {
         lambda: f64,
         sigma: f64,
     ) -> Result<(Static, SolverReport), TheoryError> {
-        Ok(match point.model {
+        Ok(match point.model() {
             Model::Huber { huber_m, noise } => {
                 let p = HuberParams {
-                    delta: point.delta,
-                    s2: point.s2,
+                    delta: point.delta(),
+                    s2: point.s2(),
                     huber_m,
                     noise,
                     lambda,
@@ -118,13 +127,13 @@ impl TheorySolver {
                     Some(State::Huber(h)) => Some(h),
                     _ => None,
                 };
-                let (st, report) = huber::solve(&p, &self.opts, warm)?;
+                let (st, report) = huber::solve(&p, &self.huber, warm)?;
                 (Static::Huber(p, st), report)
             }
             Model::Logistic => {
                 let p = LogisticParams {
-                    delta: point.delta,
-                    s2: point.s2,
+                    delta: point.delta(),
+                    s2: point.s2(),
                     lambda,
                     sigma,
                 };
@@ -148,19 +157,19 @@ impl TheorySolver {
         };
         let (m, q, state) = match self.solve_static(point, warm, lambda, sigma)?.0 {
             Static::Huber(_, st) => {
-                let m = point.s2 * (1.0 - lambda * st.v);
-                (m, st.alpha2 + 2.0 * m - point.s2, State::Huber(st))
+                let m = point.s2() * (1.0 - lambda * st.v);
+                (m, st.alpha2 + 2.0 * m - point.s2(), State::Huber(st))
             }
             Static::Logistic(_, st) => (st.m, st.q, State::Logistic(st)),
         };
         let q = q + tau * tau;
-        let err2 = q - 2.0 * m + point.s2;
+        let err2 = q - 2.0 * m + point.s2();
         let mut out = Metrics::new();
         out.insert(propdp_core::metrics::EST_ERR2.into(), err2);
         out.insert(propdp_core::metrics::EST_ERR.into(), err2.max(0.0).sqrt());
         out.insert(propdp_core::metrics::OVERLAP.into(), m);
         out.insert(propdp_core::metrics::NORM2.into(), q);
-        out.insert(propdp_core::metrics::BIAS_FACTOR.into(), m / point.s2);
+        out.insert(propdp_core::metrics::BIAS_FACTOR.into(), m / point.s2());
         Ok((out, state))
     }
 
@@ -188,10 +197,10 @@ impl TheorySolver {
 
     /// DP-GD: the DMFT path; the point's summary is the last step.
     fn solve_dpgd(&self, point: &Point) -> Result<Solution, TheoryError> {
-        let Algorithm::Dpgd { steps, .. } = point.algorithm else {
+        let Algorithm::Dpgd { steps, .. } = point.algorithm() else {
             unreachable!("static points are solved by solve_static")
         };
-        let noise_sd = match point.model {
+        let noise_sd = match point.model() {
             Model::Huber {
                 noise: propdp_core::NoiseLaw::Gaussian { sd },
                 ..
@@ -232,7 +241,7 @@ enum Static {
 
 /// (λ, σ, τ) of a static point; `None` for DP-GD.
 fn static_noise(point: &Point) -> Option<(f64, f64, f64)> {
-    match point.algorithm {
+    match point.algorithm() {
         Algorithm::Objective { lambda, sigma } => Some((lambda, sigma, 0.0)),
         Algorithm::Output { lambda, tau } => Some((lambda, 0.0, tau)),
         Algorithm::Dpgd { .. } => None,

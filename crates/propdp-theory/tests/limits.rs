@@ -24,7 +24,7 @@ fn huber_point(delta: f64, m: f64, sd: f64, lambda: f64, sigma: f64) -> HuberPar
 fn least_squares_limit() {
     for &delta in &[0.1, 0.3, 0.5, 0.8, 0.95] {
         let p = huber_point(delta, 1e6, 0.7, 1e-10, 0.0);
-        let (st, rep) = huber::solve(&p, &opts(), None).unwrap();
+        let (st, rep) = huber::solve(&p, &opts().fixed_point(), None).unwrap();
         let exact = delta * 0.49 / (1.0 - delta);
         assert!(rep.converged);
         assert!(
@@ -57,7 +57,7 @@ fn ridge_limit_matches_marchenko_pastur_including_privacy_noise() {
                     s2: 2.0,
                     ..huber_point(delta, 1e4, 0.5, lambda, sigma)
                 };
-                let (st, _) = huber::solve(&p, &opts(), None).unwrap();
+                let (st, _) = huber::solve(&p, &opts().fixed_point(), None).unwrap();
                 let mp = ridge_mp(delta, 2.0, 0.5, lambda, sigma);
                 assert!(
                     (st.alpha2 - mp).abs() < 1e-7 * mp,
@@ -127,7 +127,7 @@ fn huge_ridge_shrinks_estimate_to_zero() {
 /// Sur & Candès' unregularized MLE, s² = γ² = 5 (SPEC.md §5 reference values).
 #[test]
 fn sur_candes_unregularized_mle_bias() {
-    let solver = LogisticSolver::new(opts());
+    let solver = LogisticSolver::new(opts().logistic());
     for &(delta, expected) in &[(0.1, 1.168), (0.2, 1.499)] {
         let p = LogisticParams {
             delta,
@@ -149,7 +149,7 @@ fn sur_candes_unregularized_mle_bias() {
 /// exists exactly below the Candès–Sur threshold.
 #[test]
 fn mle_threshold_and_no_solution_beyond_it() {
-    let solver = LogisticSolver::new(opts());
+    let solver = LogisticSolver::new(opts().logistic());
     assert!((solver.mle_threshold(1e-12) - 0.5).abs() < 1e-9);
     let h = solver.mle_threshold(5.0);
     assert!(h > 0.2 && h < 0.5);
@@ -173,11 +173,11 @@ fn mle_threshold_and_no_solution_beyond_it() {
 fn regions_without_solution_are_typed_errors() {
     let solver = TheorySolver::new(opts());
     // λ = 0, σ > 0 through the solver API (config validation rejects it earlier)
-    let e = huber::solve(&huber_point(0.5, 1.0, 0.5, 0.0, 1.0), &opts(), None)
+    let e = huber::solve(&huber_point(0.5, 1.0, 0.5, 0.0, 1.0), &opts().fixed_point(), None)
         .unwrap_err()
         .to_string();
     assert!(e.contains("unbounded"), "{e}");
-    let e = LogisticSolver::new(opts())
+    let e = LogisticSolver::new(opts().logistic())
         .solve(
             &LogisticParams {
                 delta: 0.5,

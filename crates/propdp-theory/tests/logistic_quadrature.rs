@@ -97,7 +97,7 @@ fn independent_map(p: &LogisticParams, m: f64, q: f64, v: f64) -> (f64, f64, f64
 
 #[test]
 fn solutions_are_fixed_points_under_independent_quadrature() {
-    let solver = LogisticSolver::new(SolverOptions::default());
+    let solver = LogisticSolver::new(SolverOptions::default().logistic());
     let cases = [
         LogisticParams {
             delta: 0.5,

@@ -3,62 +3,67 @@
 use std::collections::BTreeMap;
 
 use anyhow::Result;
-use propdp_core::Algorithm;
 use propdp_core::accountant::Neighbouring;
 use propdp_core::problem::{Budget, Target};
-use propdp_core::record::{Provenance, Record, SolverReport};
+use propdp_core::record::{Provenance, Record, SolverReport, Source};
+use propdp_core::{Algorithm, AlgorithmKind, ModelKind};
 
 use super::{CellKey, Optimum, facet};
 
 /// One optimum, as written to tune.jsonl (one line each).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(super) struct Best {
-    pub(super) algorithm: String,
-    pub(super) params: BTreeMap<String, f64>,
+pub struct Best {
+    /// The algorithm.
+    pub algorithm: AlgorithmKind,
+    /// The problem parameters (not the algorithm's).
+    pub params: BTreeMap<String, f64>,
     /// The budget: `notion` "approx" with `epsilon`, `delta_priv`, or "zcdp" with `rho`.
     #[serde(flatten)]
-    pub(super) budget: Target,
-    pub(super) neighbouring: Neighbouring,
-    pub(super) lambda: f64,
+    pub budget: Target,
+    /// The budget's neighbouring relation.
+    pub neighbouring: Neighbouring,
+    /// The tuned λ.
+    pub lambda: f64,
     /// σ (objective, DP-GD) or τ (output), calibrated to the budget.
-    pub(super) noise: f64,
+    pub noise: f64,
+    /// DP-GD: the tuned step size η.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) eta: Option<f64>,
+    pub eta: Option<f64>,
+    /// DP-GD: the tuned number of steps T.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) steps: Option<usize>,
-    pub(super) metric: String,
-    pub(super) value: f64,
+    pub steps: Option<usize>,
+    /// The metric minimised.
+    pub metric: String,
+    /// Its predicted value at the optimum.
+    pub value: f64,
+    /// RQMC standard error of a DMFT prediction.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) stderr: Option<f64>,
+    pub stderr: Option<f64>,
     /// The optimum sits at the edge of the searched range (λ; for DP-GD also
     /// the largest T, or η at a tenth of the smallest fraction).
-    pub(super) at_boundary: bool,
+    pub at_boundary: bool,
     /// With a `[simulation]` table: the simulated metric at the optimum.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub(super) simulation: Option<SimCheck>,
-    pub(super) provenance: Provenance,
+    pub simulation: Option<SimCheck>,
+    /// What produced the line.
+    pub provenance: Provenance,
 }
 
 impl Best {
-    pub(super) fn new(opt: &Optimum, budget: Budget, metric: &str, provenance: &Provenance) -> Best {
-        let (algorithm, lambda, noise, eta, steps) = match opt.point.algorithm {
-            Algorithm::Objective { lambda, sigma } => ("objective", lambda, sigma, None, None),
-            Algorithm::Output { lambda, tau } => ("output", lambda, tau, None, None),
-            Algorithm::Dpgd {
-                lambda,
-                sigma,
-                eta,
-                steps,
-                ..
-            } => ("dpgd", lambda, sigma, Some(eta), Some(steps)),
+    /// The line of an optimum found for `budget`.
+    pub fn new(opt: &Optimum, budget: Budget, metric: &str, provenance: &Provenance) -> Best {
+        let algorithm = opt.point.algorithm();
+        let (eta, steps) = match algorithm {
+            Algorithm::Dpgd { eta, steps, .. } => (Some(eta), Some(steps)),
+            _ => (None, None),
         };
         Best {
-            algorithm: algorithm.into(),
-            params: problem_params(&opt.point),
+            algorithm: algorithm.kind(),
+            params: opt.point.problem_params(),
             budget: budget.target,
             neighbouring: budget.neighbouring,
-            lambda,
-            noise,
+            lambda: algorithm.lambda(),
+            noise: algorithm.noise(),
             eta,
             steps,
             metric: metric.into(),
@@ -76,16 +81,16 @@ impl Best {
             facet(&self.params),
             self.params["delta"].to_bits(),
             self.budget.level().to_bits(),
-            self.algorithm.clone(),
+            self.algorithm,
         )
     }
 
     /// Frontier-figure records: the prediction and, if simulated, the simulation.
-    pub(super) fn records(&self, model: &str, index: usize, design: propdp_core::Design) -> Vec<Record> {
+    pub(super) fn records(&self, model: ModelKind, index: usize, design: propdp_core::Design) -> Vec<Record> {
         let theory = Record {
-            source: "theory".into(),
-            model: model.into(),
-            algorithm: self.algorithm.clone(),
+            source: Source::Theory,
+            model,
+            algorithm: self.algorithm,
             index,
             params: self
                 .params
@@ -104,9 +109,10 @@ impl Best {
             per_step_stderr: None,
             privacy: None,
             simulation: None,
+            non_private_reference: false,
         };
         let sim = self.simulation.as_ref().map(|c| Record {
-            source: "simulation".into(),
+            source: Source::Simulation,
             metrics: [(self.metric.clone(), c.mean)].into_iter().collect(),
             simulation: Some(propdp_core::record::SimRecord {
                 n: c.n,
@@ -122,7 +128,8 @@ impl Best {
         std::iter::once(theory).chain(sim).collect()
     }
 
-    pub(super) fn describe(&self) -> String {
+    /// "value (λ=…, η=…, T=…)" with `*` at the edge of the searched range.
+    pub fn describe(&self) -> String {
         let star = if self.at_boundary { "*" } else { "" };
         let lambda = sig3(self.lambda);
         match (self.eta, self.steps) {
@@ -146,15 +153,21 @@ pub(super) fn sig3(x: f64) -> String {
 
 /// The simulated check of an optimum, as written to tune.jsonl.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(super) struct SimCheck {
-    pub(super) d: usize,
-    pub(super) n: usize,
-    pub(super) reps: usize,
-    pub(super) seed: u64,
-    pub(super) mean: f64,
-    pub(super) stderr: f64,
-    /// Whether |theory − simulation| passes the SPEC.md §5 rule.
-    pub(super) agrees: bool,
+pub struct SimCheck {
+    /// Features.
+    pub d: usize,
+    /// Samples.
+    pub n: usize,
+    /// Repetitions.
+    pub reps: usize,
+    /// The seed.
+    pub seed: u64,
+    /// Simulated mean of the metric.
+    pub mean: f64,
+    /// Its standard error.
+    pub stderr: f64,
+    /// Whether |theory − simulation| passes the docs/theory.md §5 rule.
+    pub agrees: bool,
 }
 
 /// Simulate a tuned point and compare with its prediction.
@@ -183,35 +196,31 @@ pub(super) fn simulate(
     Ok(check)
 }
 
-/// The problem parameters of a point (without the algorithm's).
-pub(super) fn problem_params(point: &propdp_core::Point) -> BTreeMap<String, f64> {
-    point
-        .params()
-        .into_iter()
-        .filter(|(k, _)| !["lambda", "sigma", "tau", "eta", "steps"].contains(&k.as_str()))
-        .collect()
-}
-
 /// The non-private reference of a problem point: the ridge estimator with λ
 /// tuned and no noise — what privacy costs is measured against it.
 #[derive(Debug, Clone, serde::Serialize)]
-pub(super) struct NonPrivate {
-    pub(super) params: BTreeMap<String, f64>,
-    pub(super) lambda: f64,
-    pub(super) metric: String,
-    pub(super) value: f64,
-    pub(super) provenance: Provenance,
+pub struct NonPrivate {
+    /// The problem parameters.
+    pub params: BTreeMap<String, f64>,
+    /// The tuned λ.
+    pub lambda: f64,
+    /// The metric.
+    pub metric: String,
+    /// Its predicted value.
+    pub value: f64,
+    /// What produced it.
+    pub provenance: Provenance,
 }
 
 impl NonPrivate {
     /// Flat frontier curve: the reference at every budget level.
-    pub(super) fn records(&self, model: &str, param: &str, levels: &[f64]) -> Vec<Record> {
+    pub(super) fn records(&self, model: ModelKind, param: &str, levels: &[f64]) -> Vec<Record> {
         levels
             .iter()
             .map(|&level| Record {
-                source: "theory".into(),
-                model: model.into(),
-                algorithm: propdp_plot::figure::NON_PRIVATE.into(),
+                source: Source::Theory,
+                model,
+                algorithm: AlgorithmKind::Objective,
                 index: 0,
                 params: self
                     .params
@@ -230,6 +239,7 @@ impl NonPrivate {
                 per_step_stderr: None,
                 privacy: None,
                 simulation: None,
+                non_private_reference: true,
             })
             .collect()
     }

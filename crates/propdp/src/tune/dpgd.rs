@@ -26,6 +26,7 @@ const COARSE_SCRAMBLES: usize = 2;
 /// Non-zero λ values on the grid.
 const LAMBDA_GRID: usize = 6;
 
+/// The (T, η, λ) search of DP-GD at one problem point and budget.
 pub struct DpgdSearch<'a> {
     coarse: TheorySolver,
     fine: &'a TheorySolver,
@@ -40,6 +41,9 @@ pub struct DpgdSearch<'a> {
 type Candidate = (f64, usize, f64, f64);
 
 impl<'a> DpgdSearch<'a> {
+    /// A search at `base` for `budget`, minimising `metric` over the
+    /// candidate `steps` and η `fractions` of 2/L (`opts` sets the final
+    /// RQMC budget, `fine` solves at it).
     pub fn new(
         opts: SolverOptions,
         fine: &'a TheorySolver,
@@ -68,7 +72,9 @@ impl<'a> DpgdSearch<'a> {
     /// The calibrated DP-GD point (standard loss), or None when no noise
     /// meets the budget.
     pub fn point(&self, steps: usize, fraction: f64, lambda: f64) -> Option<Point> {
-        let sigma = self.budget.calibrate(&self.base.model, MechanismKind::Dpgd { steps })?;
+        let sigma = self
+            .budget
+            .calibrate(&self.base.model(), MechanismKind::Dpgd { steps })?;
         let algorithm = |eta| Algorithm::Dpgd {
             lambda,
             sigma,
@@ -76,12 +82,13 @@ impl<'a> DpgdSearch<'a> {
             steps,
             loss_variant: LossVariant::Standard,
         };
-        let mut p = Point {
-            algorithm: algorithm(1.0),
-            ..self.base
-        };
-        p.algorithm = algorithm(fraction * 2.0 / p.smoothness());
-        p.check().ok().map(|()| p)
+        let at_lambda = self
+            .base
+            .with_algorithm(Algorithm::Objective { lambda, sigma: 0.0 })
+            .ok()?;
+        self.base
+            .with_algorithm(algorithm(fraction * 2.0 / at_lambda.smoothness()))
+            .ok()
     }
 
     /// (mean, RQMC stderr) of the metric at the last step.

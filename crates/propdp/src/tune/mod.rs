@@ -5,27 +5,33 @@
 //! DP-GD through its DMFT ([`dpgd`]).
 
 mod best;
-mod dpgd;
+pub mod dpgd;
 mod report;
-mod ridge;
+pub mod ridge;
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use propdp_core::config::{AlgorithmKind, PlotSpec, TuneConfig};
+use propdp_core::config::{PlotSpec, TuneConfig};
 use propdp_core::record::{Provenance, Record};
-use propdp_core::{Algorithm, Point};
+use propdp_core::{Algorithm, AlgorithmKind, Point};
 use propdp_theory::solve::TheorySolver;
 
-use crate::output::{provenance, sha256_hex};
-use best::{Best, simulate};
+use best::simulate;
+pub use best::{Best, NonPrivate, SimCheck};
+
+use crate::progress::Progress;
+use crate::provenance::Manifest;
+use crate::rundir::Existing;
 
 /// The result of one search: the tuned, calibrated point and its predicted metric.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Optimum {
+    /// The tuned point, its noise calibrated to the budget.
     pub point: Point,
+    /// The predicted metric there.
     pub value: f64,
     /// RQMC standard error of a DMFT prediction.
     pub stderr: Option<f64>,
@@ -55,47 +61,52 @@ fn golden_section<F: Fn(f64) -> f64>(f: F, mut a: f64, mut b: f64) -> f64 {
 }
 
 /// (facet, δ, budget level, algorithm) of a cell.
-type CellKey = (String, u64, u64, String);
+type CellKey = (String, u64, u64, AlgorithmKind);
 
 /// One tuned cell: a problem point, a budget and an algorithm.
-struct Cell {
+#[derive(Debug, Clone)]
+pub struct Cell {
     /// The problem parameters other than δ (one winner map per facet).
-    facet: String,
-    delta: f64,
-    /// ε or ρ.
-    level: f64,
-    algorithm: &'static str,
-    best: Option<Best>,
+    pub facet: String,
+    /// δ.
+    pub delta: f64,
+    /// The budget level, ε or ρ.
+    pub level: f64,
+    /// The algorithm.
+    pub algorithm: AlgorithmKind,
+    /// The optimum; `None` when no hyperparameters reach the budget.
+    pub best: Option<Best>,
 }
 
-/// The problem parameters of a point other than δ (the algorithm's are placeholders), as "k=v, …".
-fn facet(params: &BTreeMap<String, f64>) -> String {
-    params
+/// The problem parameters of a point other than δ, as "k=v, …".
+fn facet(problem_params: &BTreeMap<String, f64>) -> String {
+    problem_params
         .iter()
-        .filter(|(k, _)| !["delta", "lambda", "sigma", "tau", "eta", "steps"].contains(&k.as_str()))
+        .filter(|(k, _)| k.as_str() != "delta")
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-/// The optimums of an earlier run to keep: none unless `resume`; refuses to
-/// replace an existing tune.jsonl without `resume` or `overwrite`, and to
-/// resume one written for another config.
-fn open_output(file: &Path, prov: &Provenance, resume: bool, overwrite: bool) -> Result<BTreeMap<CellKey, Best>> {
+/// The optimums of an earlier run to keep: none unless resuming; refuses to
+/// replace an existing tune.jsonl unless told to, and to resume one written
+/// for another config.
+fn open_output(file: &Path, prov: &Provenance, existing: Existing) -> Result<BTreeMap<CellKey, Best>> {
     if !file.exists() {
         return Ok(BTreeMap::new());
     }
-    if !resume {
-        if !overwrite {
-            anyhow::bail!(
-                "{} already exists: pass --resume to finish that search or --overwrite to start over",
-                file.display()
-            );
+    match existing {
+        Existing::Refuse => anyhow::bail!(
+            "{} already exists: pass --resume to finish that search or --overwrite to start over",
+            file.display()
+        ),
+        Existing::Overwrite => {
+            std::fs::remove_file(file).with_context(|| format!("removing {}", file.display()))?;
+            return Ok(BTreeMap::new());
         }
-        std::fs::remove_file(file).with_context(|| format!("removing {}", file.display()))?;
-        return Ok(BTreeMap::new());
+        Existing::Resume => {}
     }
-    let old: Vec<Best> = crate::output::read_lines(file)?;
+    let old: Vec<Best> = crate::rundir::read_lines(file)?;
     if let Some(b) = old.iter().find(|b| b.provenance.config_sha256 != prov.config_sha256) {
         anyhow::bail!(
             "cannot resume: {} was produced by a different config (sha256 {} ≠ {}); use --overwrite or another --out",
@@ -107,9 +118,50 @@ fn open_output(file: &Path, prov: &Provenance, resume: bool, overwrite: bool) ->
     Ok(old.into_iter().map(|b| (b.key(), b)).collect())
 }
 
-pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let (cfg, points) = TuneConfig::from_toml_str(&text).with_context(|| format!("in config {}", path.display()))?;
+/// What a tune search found.
+#[derive(Debug)]
+pub struct TuneOutcome {
+    /// The output directory.
+    pub dir: PathBuf,
+    /// Every (problem point, budget, algorithm) cell, in search order.
+    pub cells: Vec<Cell>,
+    /// The non-private reference of each problem point.
+    pub references: Vec<NonPrivate>,
+    /// The metric minimised.
+    pub metric: String,
+    /// The budget's parameter: "epsilon" or "rho".
+    pub param: &'static str,
+    /// The algorithms compared.
+    pub algorithms: Vec<AlgorithmKind>,
+    /// The figures drawn (frontiers and winner maps).
+    pub figures: Vec<PathBuf>,
+}
+
+impl TuneOutcome {
+    /// The table `propdp tune` prints: per δ and budget, the best metric of
+    /// each algorithm with its hyperparameters, the winner, its margin and
+    /// the price of privacy.
+    pub fn table(&self) -> String {
+        report::table(
+            &self.cells,
+            &self.references,
+            &self.metric,
+            self.param,
+            self.algorithms.len(),
+        )
+    }
+
+    /// The optimums file.
+    pub fn file(&self) -> PathBuf {
+        self.dir.join("tune.jsonl")
+    }
+}
+
+/// Tune every cell of a `[tune]` config (TOML `text`, named `label`) into
+/// `dir`: `tune.jsonl` (one optimum per line, written as found),
+/// `manifest.json`, `non_private.json` and the figures.
+pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &dyn Progress) -> Result<TuneOutcome> {
+    let (cfg, points) = TuneConfig::from_toml_str(text).with_context(|| format!("in config {label}"))?;
     let t = &cfg.tune;
     let budgets = t.budgets()?;
     let Some(first) = budgets.first() else {
@@ -124,20 +176,12 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
             check_metric(&solver, base, kind, &t.metric)?;
         }
     }
-    let dir = crate::run::run_dir(path, out);
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join("tune.jsonl");
-    let prov = provenance(&sha256_hex(&text));
-    let done = open_output(&file, &prov, resume, overwrite)?;
     // the config text beside its results, as for `propdp run`
-    let manifest = crate::output::Manifest {
-        config_path: path.display().to_string(),
-        config_sha256: prov.config_sha256.clone(),
-        config_text: text.clone(),
-        crate_version: prov.crate_version.clone(),
-        git_commit: prov.git_commit.clone(),
-        points: points.len() * t.algorithms.len() * budgets.len(),
-    };
+    let manifest = Manifest::new(label, text, points.len() * t.algorithms.len() * budgets.len());
+    let prov = manifest.provenance();
+    let done = open_output(&file, &prov, existing)?;
     let manifest_path = dir.join("manifest.json");
     std::fs::write(&manifest_path, serde_json::to_string_pretty(&manifest)? + "\n")
         .with_context(|| format!("writing {}", manifest_path.display()))?;
@@ -150,34 +194,33 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
         .simulation
         .as_ref()
         .map_or(propdp_core::Design::Gaussian, |s| s.design);
-    let bar = crate::run::bar(points.len() * t.algorithms.len() * budgets.len(), "tune");
+    progress.begin("tune", (points.len() * t.algorithms.len() * budgets.len()) as u64);
     let mut cells: Vec<Cell> = Vec::new();
     let mut frontier: Vec<Record> = Vec::new();
     let levels: Vec<f64> = budgets.iter().map(|b| b.target.level()).collect();
-    let mut references: Vec<best::NonPrivate> = Vec::new();
+    let mut references: Vec<NonPrivate> = Vec::new();
     for base in &points {
         let reference = ridge::RidgeSearch::new(&solver, *base, AlgorithmKind::Objective, None, &t.metric)
             .optimise(t.lambda_min, t.lambda_max)
-            .map(|o| best::NonPrivate {
-                params: best::problem_params(&o.point),
-                lambda: o.point.algorithm.lambda(),
+            .map(|o| NonPrivate {
+                params: o.point.problem_params(),
+                lambda: o.point.algorithm().lambda(),
                 metric: t.metric.clone(),
                 value: o.value,
                 provenance: prov.clone(),
             });
         if let Some(r) = reference {
-            frontier.extend(r.records(base.model.name(), param, &levels));
+            frontier.extend(r.records(base.model().kind(), param, &levels));
             references.push(r);
         }
         for &budget in &budgets {
             let level = budget.target.level();
             for &kind in &t.algorithms {
-                let algorithm = algorithm_name(kind);
                 let key = (
-                    facet(&base.params()),
-                    base.delta.to_bits(),
+                    facet(&base.problem_params()),
+                    base.delta().to_bits(),
                     level.to_bits(),
-                    algorithm.to_string(),
+                    kind,
                 );
                 let best = match done.get(&key) {
                     Some(b) => Some(b.clone()),
@@ -194,14 +237,12 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
                             Some(o) => {
                                 let mut b = Best::new(&o, budget, &t.metric, &prov);
                                 if let Some(sim) = &cfg.simulation {
-                                    match bar.suspend(|| simulate(&o, sim, &t.metric, cells.len() as u64)) {
+                                    match simulate(&o, sim, &t.metric, cells.len() as u64) {
                                         Ok(check) => b.simulation = Some(check),
-                                        Err(err) => bar.suspend(|| {
-                                            eprintln!(
-                                                "simulation of {algorithm} at δ = {}, {param} = {level}: {err}",
-                                                base.delta
-                                            )
-                                        }),
+                                        Err(err) => progress.message(&format!(
+                                            "simulation of {kind} at δ = {}, {param} = {level}: {err}",
+                                            base.delta()
+                                        )),
                                     }
                                 }
                                 writeln!(w, "{}", serde_json::to_string(&b)?)?;
@@ -213,26 +254,25 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
                     }
                 };
                 if let Some(b) = &best {
-                    frontier.extend(b.records(base.model.name(), cells.len(), design));
+                    frontier.extend(b.records(base.model().kind(), cells.len(), design));
                 }
                 cells.push(Cell {
                     facet: key.0,
-                    delta: base.delta,
+                    delta: base.delta(),
                     level,
-                    algorithm,
+                    algorithm: kind,
                     best,
                 });
-                bar.inc(1);
+                progress.advance(1);
             }
         }
     }
-    bar.finish_and_clear();
+    progress.end();
     let reference_file = dir.join("non_private.json");
     std::fs::write(&reference_file, serde_json::to_string_pretty(&references)? + "\n")
         .with_context(|| format!("writing {}", reference_file.display()))?;
-    report::print_table(&cells, &references, &t.metric, param, t.algorithms.len());
-    println!("→ {}", file.display());
-    let figures = dir.join("figures");
+    let figures_dir = dir.join("figures");
+    let mut figures = Vec::new();
     if budgets.len() > 1 && !frontier.is_empty() {
         // a log y axis when the best errors span more than a decade (small δ, large ε)
         let values = frontier.iter().filter_map(|r| r.metrics.get(&t.metric).copied());
@@ -245,12 +285,24 @@ pub fn command(path: &Path, out: Option<PathBuf>, resume: bool, overwrite: bool)
             y_log: lo > 0.0 && hi > 10.0 * lo,
             title: Some(format!("Best {}, hyperparameters tuned", t.metric)),
         };
-        propdp_plot::plot_records(&frontier, &spec, &figures)?;
-        println!("frontier figures (one per δ): {}", figures.display());
+        figures.extend(propdp_plot::plot_records(&frontier, &spec, &figures_dir)?);
     }
-    let names: Vec<&str> = t.algorithms.iter().map(|&k| algorithm_name(k)).collect();
-    report::draw_winner_maps(&cells, &names, &t.metric, (param, first.target, neighbouring), &figures)?;
-    Ok(ExitCode::SUCCESS)
+    figures.extend(report::draw_winner_maps(
+        &cells,
+        &t.algorithms,
+        &t.metric,
+        (param, first.target, neighbouring),
+        &figures_dir,
+    )?);
+    Ok(TuneOutcome {
+        dir: dir.to_path_buf(),
+        cells,
+        references,
+        metric: t.metric.clone(),
+        param,
+        algorithms: t.algorithms.clone(),
+        figures,
+    })
 }
 
 /// Fails, naming `tune.metric` and the metrics on offer, when the theory of
@@ -265,38 +317,21 @@ fn check_metric(solver: &TheorySolver, base: &Point, kind: AlgorithmKind, metric
         AlgorithmKind::Dpgd => Algorithm::Dpgd {
             lambda: 1.0,
             sigma: 1.0,
-            eta: 0.1
-                / Point {
-                    algorithm: Algorithm::Objective {
-                        lambda: 1.0,
-                        sigma: 0.0,
-                    },
-                    ..*base
-                }
-                .smoothness(),
+            eta: 0.1 / base.smoothness(),
             steps: 1,
             loss_variant: propdp_core::LossVariant::Standard,
         },
     };
-    let probe = Point { algorithm, ..*base };
+    let probe = base.with_algorithm(algorithm)?;
     let offered = solver
         .solve(&probe, None)
-        .with_context(|| format!("probing the {} theory", algorithm_name(kind)))?
+        .with_context(|| format!("probing the {kind} theory"))?
         .metrics;
     if !offered.contains_key(metric) {
         anyhow::bail!(
-            "tune.metric = \"{metric}\" is not predicted for {} with this model; allowed: {}",
-            algorithm_name(kind),
+            "tune.metric = \"{metric}\" is not predicted for {kind} with this model; allowed: {}",
             offered.keys().cloned().collect::<Vec<_>>().join(", ")
         );
     }
     Ok(())
-}
-
-fn algorithm_name(kind: AlgorithmKind) -> &'static str {
-    match kind {
-        AlgorithmKind::Objective => "objective",
-        AlgorithmKind::Output => "output",
-        AlgorithmKind::Dpgd => "dpgd",
-    }
 }

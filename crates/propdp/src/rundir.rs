@@ -8,64 +8,51 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use propdp_core::record::{Provenance, Record};
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use propdp_core::record::{Record, Source};
 
-/// Provenance of the whole run, written once.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Manifest {
-    pub config_path: String,
-    pub config_sha256: String,
-    pub config_text: String,
-    pub crate_version: String,
-    pub git_commit: String,
-    pub points: usize,
-}
+use crate::provenance::Manifest;
 
-/// SHA-256 of a text, hex.
-pub fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// Provenance of this binary for `config_sha256`.
-pub fn provenance(config_sha256: &str) -> Provenance {
-    Provenance {
-        config_sha256: config_sha256.to_string(),
-        crate_version: env!("CARGO_PKG_VERSION").to_string(),
-        git_commit: env!("PROPDP_GIT_COMMIT").to_string(),
-    }
+/// What to do with the results of an earlier run in the directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Existing {
+    /// Refuse to touch them (the default): an error says to resume or overwrite.
+    #[default]
+    Refuse,
+    /// Keep the finished records and compute only the missing ones.
+    Resume,
+    /// Discard them and start over.
+    Overwrite,
 }
 
 /// An open run directory.
+#[derive(Debug)]
 pub struct RunDir {
+    /// The directory.
     pub dir: PathBuf,
     results: File,
     errors: File,
 }
 
 impl RunDir {
-    fn results_path(dir: &Path) -> PathBuf {
+    /// The results file of a run directory.
+    pub fn results_path(dir: &Path) -> PathBuf {
         dir.join("results.jsonl")
     }
 
     /// Open `dir` for a run of `manifest`. Returns the keys of the records
-    /// already finished (non-empty only with `resume`).
-    pub fn open(dir: &Path, manifest: &Manifest, resume: bool, overwrite: bool) -> Result<(RunDir, BTreeSet<Key>)> {
+    /// already finished (non-empty only with [`Existing::Resume`]).
+    pub fn open(dir: &Path, manifest: &Manifest, existing: Existing) -> Result<(RunDir, BTreeSet<Key>)> {
         fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let results = Self::results_path(dir);
         let manifest_path = dir.join("manifest.json");
         let mut done = BTreeSet::new();
-        if results.exists() && !resume && !overwrite {
+        if results.exists() && existing == Existing::Refuse {
             bail!(
                 "{} already exists: pass --resume to finish that run or --overwrite to start over",
                 results.display()
             );
         }
-        if resume && results.exists() {
+        if existing == Existing::Resume && results.exists() {
             let old: Manifest = serde_json::from_str(
                 &fs::read_to_string(&manifest_path).with_context(|| format!("reading {}", manifest_path.display()))?,
             )
@@ -78,7 +65,7 @@ impl RunDir {
                     manifest.config_sha256
                 );
             }
-            done = read_finished(&results)?;
+            done = read_lines::<Record>(&results)?.iter().map(key).collect();
         } else {
             for f in [&results, &dir.join("errors.jsonl")] {
                 if f.exists() {
@@ -128,26 +115,11 @@ impl RunDir {
 }
 
 /// Identity of a record within a run: source, sweep index and (simulation) d.
-pub type Key = (String, usize, Option<usize>);
+pub type Key = (Source, usize, Option<usize>);
 
 /// The key of a record.
 pub fn key(r: &Record) -> Key {
-    (r.source.clone(), r.index, r.simulation.as_ref().map(|s| s.d))
-}
-
-/// All records of a results file (which must be complete lines).
-pub fn read_records(path: &Path) -> Result<Vec<Record>> {
-    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    text.lines()
-        .enumerate()
-        .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("{}:{}", path.display(), i + 1)))
-        .collect()
-}
-
-/// Keys of the complete records of `path`. A torn last line (a crash
-/// mid-write) is cut off so appending continues on a clean line.
-fn read_finished(path: &Path) -> Result<BTreeSet<Key>> {
-    Ok(read_lines::<Record>(path)?.iter().map(key).collect())
+    (r.source, r.index, r.simulation.as_ref().map(|s| s.d))
 }
 
 /// The lines of a JSON-lines file written incrementally. Only the last line

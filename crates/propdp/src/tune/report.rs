@@ -2,9 +2,11 @@
 //! printed table and the winner maps.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use propdp_core::AlgorithmKind;
 use propdp_core::accountant::Neighbouring;
 use propdp_core::problem::Target;
 
@@ -13,13 +15,15 @@ use super::best::NonPrivate;
 
 /// Winner maps into `figures`: all algorithms, then (with three) each pair,
 /// e.g. objective vs output; one map per facet of the problem parameters.
+/// Returns the files written.
 pub(super) fn draw_winner_maps(
     cells: &[Cell],
-    names: &[&str],
+    names: &[AlgorithmKind],
     metric: &str,
     (param, target, neighbouring): (&str, Target, Neighbouring),
     figures: &Path,
-) -> Result<()> {
+) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
     let mut sets = vec![names.to_vec()];
     if names.len() > 2 {
         for (i, a) in names.iter().enumerate() {
@@ -31,15 +35,13 @@ pub(super) fn draw_winner_maps(
         let (stem, title) = if set.len() == names.len() {
             ("winner_map".to_string(), format!("Lowest predicted {metric}"))
         } else {
+            let set: Vec<&str> = set.iter().map(|a| a.name()).collect();
             (
                 format!("winner_map_{}", set.join("_vs_")),
                 format!("Lowest predicted {metric}: {}", set.join(" vs ")),
             )
         };
-        let relation = match neighbouring {
-            Neighbouring::ReplaceOne => "replace-one",
-            Neighbouring::AddRemoveOne => "add/remove-one",
-        };
+        let relation = neighbouring.label();
         let notion = match target {
             Target::Approx { delta_priv, .. } => format!("δ_priv = {delta_priv}"),
             Target::Zcdp { .. } => "ρ-zCDP".to_string(),
@@ -59,13 +61,10 @@ pub(super) fn draw_winner_maps(
                 palette_order: names,
                 budget: param,
             };
-            propdp_plot::winner_map::write(&map, &spec, figures, &name)?;
+            files.extend(propdp_plot::winner_map::write(&map, &spec, figures, &name)?);
         }
     }
-    if names.len() > 1 {
-        println!("winner maps over (δ, {param}): {}/winner_map*.png", figures.display());
-    }
-    Ok(())
+    Ok(files)
 }
 
 /// The verdict at one (facet, δ, ε).
@@ -120,7 +119,7 @@ fn winner_maps(cells: &[&Cell]) -> Vec<(String, Vec<propdp_plot::winner_map::Win
                 .push(propdp_plot::winner_map::WinnerCell {
                     delta: w.delta,
                     budget: w.level,
-                    winner: w.algorithm.into(),
+                    winner: w.algorithm,
                     margin: v.margin,
                     tie: v.tie,
                 });
@@ -129,9 +128,9 @@ fn winner_maps(cells: &[&Cell]) -> Vec<(String, Vec<propdp_plot::winner_map::Win
     maps.into_iter().collect()
 }
 
-pub(super) fn print_table(cells: &[Cell], references: &[NonPrivate], metric: &str, param: &str, n_alg: usize) {
-    println!(
-        "{:>7} {:>7}  best {metric} per algorithm (tuned hyperparameters)  winner (margin)  price (winner/non-private)",
+pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, param: &str, n_alg: usize) -> String {
+    let mut out = format!(
+        "{:>7} {:>7}  best {metric} per algorithm (tuned hyperparameters)  winner (margin)  price (winner/non-private)\n",
         "δ",
         propdp_plot::render::symbol(param)
     );
@@ -145,7 +144,7 @@ pub(super) fn print_table(cells: &[Cell], references: &[NonPrivate], metric: &st
         if facet != Some(c0.facet.as_str()) {
             facet = Some(c0.facet.as_str());
             delta = None;
-            println!("── {} ──", c0.facet);
+            let _ = writeln!(out, "── {} ──", c0.facet);
         }
         if delta != Some(c0.delta.to_bits()) {
             delta = Some(c0.delta.to_bits());
@@ -153,7 +152,8 @@ pub(super) fn print_table(cells: &[Cell], references: &[NonPrivate], metric: &st
                 .iter()
                 .find(|r| r.params["delta"] == c0.delta && super::facet(&r.params) == c0.facet);
             if let Some(r) = reference {
-                println!(
+                let _ = writeln!(
+                    out,
                     "{:>7.3} {:>7}  non-private {:.4} (λ={})",
                     c0.delta,
                     "∞",
@@ -182,15 +182,15 @@ pub(super) fn print_table(cells: &[Cell], references: &[NonPrivate], metric: &st
             (Some(b), Some(r)) if r > 0.0 => format!("  price ×{:.2}", b.value / r),
             _ => String::new(),
         };
-        println!(
+        let _ = writeln!(
+            out,
             "{:>7.3} {:>7.3}  {}  {verdict}{price}",
             c0.delta,
             c0.level,
             text.join("  ")
         );
     }
-    println!(
-        "(* optimum at the edge of the searched range: λ = lambda_min/lambda_max; DP-GD: λ = lambda_max, \
-         T = max of tune.steps or η at a tenth of the smallest tune.eta_fraction)"
-    );
+    out += "(* optimum at the edge of the searched range: λ = lambda_min/lambda_max; DP-GD: λ = lambda_max, \
+            T = max of tune.steps or η at a tenth of the smallest tune.eta_fraction)\n";
+    out
 }

@@ -4,25 +4,26 @@
 //! refined by golden-section search in log λ around the best grid point.
 
 use propdp_core::accountant::MechanismKind;
-use propdp_core::config::AlgorithmKind;
 use propdp_core::problem::Budget;
-use propdp_core::{Algorithm, Point};
+use propdp_core::{Algorithm, AlgorithmKind, Point};
 use propdp_theory::solve::{State, TheorySolver};
 
 use super::Optimum;
 
+/// The λ search of objective or output perturbation at one problem point.
 pub struct RidgeSearch<'a> {
-    pub solver: &'a TheorySolver,
-    pub base: Point,
-    pub kind: AlgorithmKind,
+    solver: &'a TheorySolver,
+    base: Point,
+    kind: AlgorithmKind,
     /// None: the non-private estimator (the reference privacy is measured against).
-    pub budget: Option<Budget>,
-    pub metric: &'a str,
+    budget: Option<Budget>,
+    metric: &'a str,
     /// The last solution, to warm-start the next λ.
     warm: std::cell::Cell<Option<State>>,
 }
 
 impl<'a> RidgeSearch<'a> {
+    /// A search for `kind` at `base`'s problem, minimising `metric`.
     pub fn new(
         solver: &'a TheorySolver,
         base: Point,
@@ -53,13 +54,10 @@ impl<'a> RidgeSearch<'a> {
             }),
         };
         let noise = match &self.budget {
-            Some(b) => b.calibrate(&self.base.model, mkind)?,
+            Some(b) => b.calibrate(&self.base.model(), mkind)?,
             None => 0.0,
         };
-        Some(Point {
-            algorithm: algorithm(lambda, noise),
-            ..self.base
-        })
+        self.base.with_algorithm(algorithm(lambda, noise)).ok()
     }
 
     /// The metric at λ, or None when the budget is out of reach at λ or the

@@ -1,0 +1,274 @@
+//! The `[algorithm]` table: one kind per algorithm, each with its
+//! hyperparameters, and the privacy noise either given (σ or τ) or
+//! calibrated to a budget (ε with δ, or ρ).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::table::Kinds;
+use crate::accountant::Neighbouring;
+use crate::error::ConfigError;
+use crate::param::ParamSpec;
+use crate::problem::{Algorithm, AlgorithmKind, LossVariant};
+
+/// Budget keys, taken by every kind.
+macro_rules! with_budget {
+    ($($k:literal),*) => {
+        &[$($k,)* "epsilon?", "delta_priv?", "rho?", "neighbouring?"]
+    };
+}
+
+/// The keys of `[algorithm]` per kind.
+const ALGORITHM: Kinds = Kinds {
+    table: "algorithm",
+    tag: "kind",
+    kinds: &[
+        ("objective", with_budget!("lambda", "sigma?")),
+        ("output", with_budget!("lambda", "tau?")),
+        (
+            "dpgd",
+            with_budget!("lambda", "sigma?", "eta", "steps", "loss_variant?"),
+        ),
+    ],
+};
+
+/// `serde(deserialize_with)` of the `[algorithm]` table.
+pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawAlgorithm, D::Error> {
+    ALGORITHM.deserialize(d)
+}
+
+/// `[algorithm]` table, as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RawAlgorithm {
+    /// Objective perturbation.
+    Objective {
+        /// Ridge λ.
+        lambda: ParamSpec,
+        /// Noise σ (or a budget).
+        sigma: Option<ParamSpec>,
+        /// A budget instead of σ.
+        #[serde(flatten)]
+        budget: RawBudget,
+    },
+    /// Output perturbation.
+    Output {
+        /// Ridge λ.
+        lambda: ParamSpec,
+        /// Noise τ (or a budget).
+        tau: Option<ParamSpec>,
+        /// A budget instead of τ.
+        #[serde(flatten)]
+        budget: RawBudget,
+    },
+    /// DP full-batch gradient descent.
+    Dpgd {
+        /// Ridge λ.
+        lambda: ParamSpec,
+        /// Gradient noise σ (or a budget).
+        sigma: Option<ParamSpec>,
+        /// Step size η.
+        eta: ParamSpec,
+        /// Number of steps T.
+        steps: ParamSpec,
+        /// The loss descended (default "standard").
+        #[serde(default)]
+        loss_variant: LossVariant,
+        /// A budget instead of σ.
+        #[serde(flatten)]
+        budget: RawBudget,
+    },
+}
+
+/// The budget keys of `[algorithm]`: the noise is calibrated to
+/// (`epsilon`, `delta_priv`) or to zCDP `rho`, under `neighbouring`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RawBudget {
+    /// ε of an (ε, δ) budget.
+    pub epsilon: Option<ParamSpec>,
+    /// δ of the (ε, δ) budget.
+    pub delta_priv: Option<f64>,
+    /// ρ of a zCDP budget.
+    pub rho: Option<ParamSpec>,
+    /// Neighbouring relation (default replace-one).
+    pub neighbouring: Option<Neighbouring>,
+}
+
+/// Where the noise of each point comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NoiseSource<'a> {
+    /// Given: σ or τ.
+    Given(&'a ParamSpec),
+    /// Calibrated to an (ε, δ) budget.
+    Approx {
+        /// ε values.
+        epsilon: &'a ParamSpec,
+        /// δ.
+        delta_priv: f64,
+        /// Relation.
+        neighbouring: Neighbouring,
+    },
+    /// Calibrated to a ρ-zCDP budget.
+    Zcdp {
+        /// ρ values.
+        rho: &'a ParamSpec,
+        /// Relation.
+        neighbouring: Neighbouring,
+    },
+}
+
+impl RawAlgorithm {
+    /// Read an `[algorithm]` table, refusing keys its kind does not take.
+    ///
+    /// ```
+    /// use propdp_core::config::RawAlgorithm;
+    /// let t: toml::Table = toml::from_str("kind = \"objective\"\nlambda = 1.0\nsigma = 1.0\neta = 0.1").unwrap();
+    /// let e = RawAlgorithm::from_table(t).unwrap_err().to_string();
+    /// assert!(e.contains("algorithm.eta") && e.contains("kind = \"dpgd\""), "{e}");
+    /// ```
+    pub fn from_table(table: toml::Table) -> Result<RawAlgorithm, ConfigError> {
+        ALGORITHM.read(table)
+    }
+
+    /// The algorithm family.
+    pub fn kind(&self) -> AlgorithmKind {
+        match self {
+            RawAlgorithm::Objective { .. } => AlgorithmKind::Objective,
+            RawAlgorithm::Output { .. } => AlgorithmKind::Output,
+            RawAlgorithm::Dpgd { .. } => AlgorithmKind::Dpgd,
+        }
+    }
+
+    /// (λ, the given noise, the budget keys).
+    fn parts(&self) -> (&ParamSpec, Option<&ParamSpec>, &RawBudget) {
+        match self {
+            RawAlgorithm::Objective { lambda, sigma, budget }
+            | RawAlgorithm::Dpgd {
+                lambda, sigma, budget, ..
+            } => (lambda, sigma.as_ref(), budget),
+            RawAlgorithm::Output { lambda, tau, budget } => (lambda, tau.as_ref(), budget),
+        }
+    }
+
+    /// Where the noise comes from: given, or one budget — refusing a noise
+    /// and a budget together, two budgets, or budget keys without a budget.
+    pub fn noise_source(&self) -> Result<NoiseSource<'_>, ConfigError> {
+        let (_, noise, b) = self.parts();
+        let noise_field = format!("algorithm.{}", self.kind().noise_param());
+        let neighbouring = b.neighbouring.unwrap_or(Neighbouring::ReplaceOne);
+        if let Some(rho) = &b.rho {
+            if noise.is_some() {
+                return Err(ConfigError::not_applicable(
+                    &noise_field,
+                    "with a budget rho the noise is calibrated; give one or the other",
+                ));
+            }
+            for (field, present) in [("epsilon", b.epsilon.is_some()), ("delta_priv", b.delta_priv.is_some())] {
+                if present {
+                    return Err(ConfigError::not_applicable(
+                        &format!("algorithm.{field}"),
+                        "a budget is either rho (zCDP) or epsilon with delta_priv, not both",
+                    ));
+                }
+            }
+            return Ok(NoiseSource::Zcdp { rho, neighbouring });
+        }
+        if let Some(epsilon) = &b.epsilon {
+            if noise.is_some() {
+                return Err(ConfigError::not_applicable(
+                    &noise_field,
+                    "with a budget (epsilon, delta_priv) the noise is calibrated; give one or the other",
+                ));
+            }
+            let delta_priv = match b.delta_priv {
+                None => {
+                    return Err(ConfigError::missing(
+                        "algorithm.delta_priv",
+                        "the δ of the (ε, δ) budget, 0 < δ < 1",
+                    ));
+                }
+                Some(d) if !(d > 0.0 && d < 1.0) => {
+                    return Err(ConfigError::range("algorithm.delta_priv", d, "0 < delta_priv < 1"));
+                }
+                Some(d) => d,
+            };
+            return Ok(NoiseSource::Approx {
+                epsilon,
+                delta_priv,
+                neighbouring,
+            });
+        }
+        for (field, present) in [
+            ("delta_priv", b.delta_priv.is_some()),
+            ("neighbouring", b.neighbouring.is_some()),
+        ] {
+            if present {
+                return Err(ConfigError::not_applicable(
+                    &format!("algorithm.{field}"),
+                    "only with a budget `epsilon` (or `rho` for neighbouring)",
+                ));
+            }
+        }
+        match noise {
+            Some(n) => Ok(NoiseSource::Given(n)),
+            None => Err(ConfigError::missing(
+                &noise_field,
+                &format!(
+                    "{} needs {} ≥ 0, or a budget (epsilon with delta_priv, or rho)",
+                    self.kind().title(),
+                    self.kind().noise_param()
+                ),
+            )),
+        }
+    }
+
+    /// The swept parameters, by name, in sweep order (outermost first): λ,
+    /// the noise or budget level, then DP-GD's η and T.
+    pub(crate) fn axes(&self) -> Result<Vec<(&'static str, &ParamSpec)>, ConfigError> {
+        let (lambda, _, _) = self.parts();
+        let mut v = vec![("lambda", lambda)];
+        v.push(match self.noise_source()? {
+            NoiseSource::Given(n) => (self.kind().noise_param(), n),
+            NoiseSource::Approx { epsilon, .. } => ("epsilon", epsilon),
+            NoiseSource::Zcdp { rho, .. } => ("rho", rho),
+        });
+        if let RawAlgorithm::Dpgd { eta, steps, .. } = self {
+            v.extend([("eta", eta), ("steps", steps)]);
+        }
+        Ok(v)
+    }
+
+    /// The number of steps T at one sweep point (DP-GD), checked to be an
+    /// integer in 1..=10000.
+    pub(crate) fn steps(&self, v: &BTreeMap<&str, f64>) -> Result<Option<usize>, ConfigError> {
+        if !matches!(self, RawAlgorithm::Dpgd { .. }) {
+            return Ok(None);
+        }
+        let steps = v["steps"];
+        if !(steps >= 1.0 && steps.fract() == 0.0 && steps <= 10_000.0) {
+            return Err(ConfigError::range(
+                "algorithm.steps",
+                steps,
+                "an integer, 1 ≤ steps ≤ 10000",
+            ));
+        }
+        Ok(Some(steps as usize))
+    }
+
+    /// The algorithm at one sweep point's values, with noise `noise`.
+    pub(crate) fn algorithm(&self, v: &BTreeMap<&str, f64>, noise: f64) -> Result<Algorithm, ConfigError> {
+        let lambda = v["lambda"];
+        Ok(match self {
+            RawAlgorithm::Objective { .. } => Algorithm::Objective { lambda, sigma: noise },
+            RawAlgorithm::Output { .. } => Algorithm::Output { lambda, tau: noise },
+            RawAlgorithm::Dpgd { loss_variant, .. } => Algorithm::Dpgd {
+                lambda,
+                sigma: noise,
+                eta: v["eta"],
+                steps: self.steps(v)?.expect("DP-GD has steps"),
+                loss_variant: *loss_variant,
+            },
+        })
+    }
+}

@@ -1,0 +1,196 @@
+//! The `[problem]` table: the model, δ, s² and (Huber) the threshold and
+//! noise law. One kind per model: a key another model takes is refused.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::table::Kinds;
+use crate::param::ParamSpec;
+use crate::problem::{Model, ModelKind, NoiseLaw};
+
+/// The keys of `[problem]` per model.
+const PROBLEM: Kinds = Kinds {
+    table: "problem",
+    tag: "model",
+    kinds: &[
+        ("huber", &["delta", "s2", "huber_m", "noise"]),
+        ("logistic", &["delta", "s2"]),
+    ],
+};
+
+/// The keys of `problem.noise` per law.
+const NOISE: Kinds = Kinds {
+    table: "problem.noise",
+    tag: "law",
+    kinds: &[
+        ("gaussian", &["sd"]),
+        ("student_t", &["dof", "scale"]),
+        ("laplace", &["scale"]),
+        ("contaminated", &["sd", "p", "outlier_sd"]),
+    ],
+};
+
+/// `[problem]` table, as written.
+///
+/// ```
+/// use propdp_core::config::RawProblem;
+/// let t: toml::Table = toml::from_str("model = \"logistic\"\ndelta = 0.5\ns2 = 1.0\nhuber_m = 1.0").unwrap();
+/// let e = RawProblem::from_table(t).unwrap_err().to_string();
+/// assert!(e.contains("problem.huber_m") && e.contains("model = \"huber\""), "{e}");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case")]
+pub enum RawProblem {
+    /// Huber robust regression.
+    Huber {
+        /// δ = d/n.
+        delta: ParamSpec,
+        /// Prior energy s² = E[Θ²].
+        s2: ParamSpec,
+        /// Huber threshold M.
+        huber_m: ParamSpec,
+        /// Law of the label noise.
+        #[serde(deserialize_with = "noise")]
+        noise: RawNoise,
+    },
+    /// Logistic regression.
+    Logistic {
+        /// δ = d/n.
+        delta: ParamSpec,
+        /// Prior energy s² = E[Θ²].
+        s2: ParamSpec,
+    },
+}
+
+fn noise<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawNoise, D::Error> {
+    NOISE.deserialize(d)
+}
+
+/// `serde(deserialize_with)` of the `[problem]` table.
+pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawProblem, D::Error> {
+    PROBLEM.deserialize(d)
+}
+
+/// `problem.noise` table, as written: one kind per law.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "law", rename_all = "snake_case")]
+pub enum RawNoise {
+    /// N(0, sd²).
+    Gaussian {
+        /// Standard deviation.
+        sd: ParamSpec,
+    },
+    /// scale · t_dof.
+    StudentT {
+        /// Degrees of freedom.
+        dof: ParamSpec,
+        /// Scale.
+        scale: ParamSpec,
+    },
+    /// Laplace(scale).
+    Laplace {
+        /// Scale.
+        scale: ParamSpec,
+    },
+    /// (1−p)·N(0, sd²) + p·N(0, outlier_sd²).
+    Contaminated {
+        /// Standard deviation of the bulk.
+        sd: ParamSpec,
+        /// Outlier probability.
+        p: ParamSpec,
+        /// Standard deviation of the outliers.
+        outlier_sd: ParamSpec,
+    },
+}
+
+impl RawNoise {
+    /// Every parameter with its config name (`noise.sd`, …).
+    fn axes(&self) -> Vec<(&'static str, &ParamSpec)> {
+        match self {
+            RawNoise::Gaussian { sd } => vec![("noise.sd", sd)],
+            RawNoise::StudentT { dof, scale } => vec![("noise.dof", dof), ("noise.scale", scale)],
+            RawNoise::Laplace { scale } => vec![("noise.scale", scale)],
+            RawNoise::Contaminated { sd, p, outlier_sd } => {
+                vec![("noise.sd", sd), ("noise.p", p), ("noise.outlier_sd", outlier_sd)]
+            }
+        }
+    }
+
+    /// The law at one sweep point's values.
+    fn law(&self, v: &BTreeMap<&str, f64>) -> NoiseLaw {
+        match self {
+            RawNoise::Gaussian { .. } => NoiseLaw::Gaussian { sd: v["noise.sd"] },
+            RawNoise::StudentT { .. } => NoiseLaw::StudentT {
+                dof: v["noise.dof"],
+                scale: v["noise.scale"],
+            },
+            RawNoise::Laplace { .. } => NoiseLaw::Laplace {
+                scale: v["noise.scale"],
+            },
+            RawNoise::Contaminated { .. } => NoiseLaw::Contaminated {
+                sd: v["noise.sd"],
+                p: v["noise.p"],
+                outlier_sd: v["noise.outlier_sd"],
+            },
+        }
+    }
+
+    /// Whether the law is Gaussian.
+    pub fn is_gaussian(&self) -> bool {
+        matches!(self, RawNoise::Gaussian { .. })
+    }
+}
+
+impl RawProblem {
+    /// Read a `[problem]` table, refusing keys its model does not take.
+    pub fn from_table(table: toml::Table) -> Result<RawProblem, crate::ConfigError> {
+        PROBLEM.read(table)
+    }
+
+    /// The model family.
+    pub fn kind(&self) -> ModelKind {
+        match self {
+            RawProblem::Huber { .. } => ModelKind::Huber,
+            RawProblem::Logistic { .. } => ModelKind::Logistic,
+        }
+    }
+
+    /// δ, swept innermost.
+    pub fn delta(&self) -> &ParamSpec {
+        match self {
+            RawProblem::Huber { delta, .. } | RawProblem::Logistic { delta, .. } => delta,
+        }
+    }
+
+    /// The Huber noise law, if any.
+    pub fn noise(&self) -> Option<&RawNoise> {
+        match self {
+            RawProblem::Huber { noise, .. } => Some(noise),
+            RawProblem::Logistic { .. } => None,
+        }
+    }
+
+    /// The parameters other than δ, by name, in sweep order (outermost first).
+    pub(crate) fn axes(&self) -> Vec<(&'static str, &ParamSpec)> {
+        match self {
+            RawProblem::Huber { s2, huber_m, noise, .. } => {
+                let mut v = vec![("s2", s2), ("huber_m", huber_m)];
+                v.extend(noise.axes());
+                v
+            }
+            RawProblem::Logistic { s2, .. } => vec![("s2", s2)],
+        }
+    }
+
+    /// The model at one sweep point's values.
+    pub(crate) fn model(&self, v: &BTreeMap<&str, f64>) -> Model {
+        match self {
+            RawProblem::Huber { noise, .. } => Model::Huber {
+                huber_m: v["huber_m"],
+                noise: noise.law(v),
+            },
+            RawProblem::Logistic { .. } => Model::Logistic,
+        }
+    }
+}

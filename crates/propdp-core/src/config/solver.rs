@@ -1,0 +1,127 @@
+//! The `[solver]` table: numerical settings of the theory solvers, and the
+//! part of them each solver receives.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ConfigError;
+
+/// `[solver]` table: numerical settings of the theory solvers.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SolverOptions {
+    /// Convergence tolerance on the fixed-point residual.
+    pub tol: f64,
+    /// Iteration cap of the outer solver.
+    pub max_iter: usize,
+    /// Gauss–Hermite nodes over the teacher field ν (logistic).
+    pub quad_nodes: usize,
+    /// DP-GD theory: RQMC sample points per scramble (≤ 65536).
+    pub dmft_points: usize,
+    /// DP-GD theory: independent scrambles (≥ 2; their spread is the stderr).
+    pub dmft_scrambles: usize,
+}
+
+impl Default for SolverOptions {
+    fn default() -> Self {
+        SolverOptions {
+            tol: 1e-10,
+            max_iter: 500,
+            quad_nodes: 96,
+            dmft_points: 1 << 14,
+            dmft_scrambles: 4,
+        }
+    }
+}
+
+/// What the Huber fixed-point solver uses: tolerance and iteration cap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FixedPointOptions {
+    /// Convergence tolerance on the fixed-point residual.
+    pub tol: f64,
+    /// Iteration cap.
+    pub max_iter: usize,
+}
+
+/// What the logistic solver uses: the fixed-point settings and its quadrature.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogisticOptions {
+    /// Tolerance and iteration cap.
+    pub fixed_point: FixedPointOptions,
+    /// Gauss–Hermite nodes over the teacher field ν.
+    pub quad_nodes: usize,
+}
+
+/// What the DP-GD state evolution uses: its RQMC budget.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DmftOptions {
+    /// Scrambled Sobol points per scramble.
+    pub points: usize,
+    /// Independent scrambles (their spread is the standard error).
+    pub scrambles: usize,
+}
+
+impl SolverOptions {
+    /// Range checks, naming the field.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if !(self.tol > 0.0 && self.tol <= 1e-4) {
+            return Err(ConfigError::range("solver.tol", self.tol, "0 < tol ≤ 1e-4"));
+        }
+        if self.max_iter == 0 {
+            return Err(ConfigError::range("solver.max_iter", 0, "≥ 1"));
+        }
+        if !(8..=256).contains(&self.quad_nodes) {
+            return Err(ConfigError::range(
+                "solver.quad_nodes",
+                self.quad_nodes,
+                "8 ≤ quad_nodes ≤ 256",
+            ));
+        }
+        if !(256..=65_536).contains(&self.dmft_points) {
+            return Err(ConfigError::range(
+                "solver.dmft_points",
+                self.dmft_points,
+                "256 ≤ dmft_points ≤ 65536",
+            ));
+        }
+        if !(2..=64).contains(&self.dmft_scrambles) {
+            return Err(ConfigError::range(
+                "solver.dmft_scrambles",
+                self.dmft_scrambles,
+                "2 ≤ dmft_scrambles ≤ 64",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The Huber solver's part.
+    ///
+    /// ```
+    /// use propdp_core::config::SolverOptions;
+    /// let o = SolverOptions { tol: 1e-8, ..SolverOptions::default() };
+    /// assert_eq!(o.fixed_point().tol, 1e-8);
+    /// assert_eq!(o.logistic().quad_nodes, 96);
+    /// assert_eq!(o.dmft().points, 16384);
+    /// ```
+    pub fn fixed_point(&self) -> FixedPointOptions {
+        FixedPointOptions {
+            tol: self.tol,
+            max_iter: self.max_iter,
+        }
+    }
+
+    /// The logistic solver's part.
+    pub fn logistic(&self) -> LogisticOptions {
+        LogisticOptions {
+            fixed_point: self.fixed_point(),
+            quad_nodes: self.quad_nodes,
+        }
+    }
+
+    /// The DP-GD state evolution's part.
+    pub fn dmft(&self) -> DmftOptions {
+        DmftOptions {
+            points: self.dmft_points,
+            scrambles: self.dmft_scrambles,
+        }
+    }
+}

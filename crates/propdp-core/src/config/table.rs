@@ -1,0 +1,78 @@
+//! Tables that come in kinds named by a tag key (`kind = "dpgd"`,
+//! `law = "student_t"`, `model = "huber"`): each kind lists the keys it
+//! takes, and a key another kind takes is refused naming the field, the kind
+//! given and the kinds that take it — before serde reads the table.
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::ConfigError;
+
+/// The keys each kind of a tagged table takes (the tag itself excluded).
+pub(crate) struct Kinds {
+    /// Path of the table in the config, e.g. `algorithm`.
+    pub table: &'static str,
+    /// The tag key, e.g. `kind`.
+    pub tag: &'static str,
+    /// (kind name, its keys; required keys carry no `?`, optional ones end in `?`).
+    pub kinds: &'static [(&'static str, &'static [&'static str])],
+}
+
+impl Kinds {
+    /// Read a tagged table: the tag must name a kind, every key must be one
+    /// the kind takes, every required key must be present; then serde builds `T`.
+    pub(crate) fn read<T: DeserializeOwned>(&self, table: toml::Table) -> Result<T, ConfigError> {
+        let field = |k: &str| format!("{}.{k}", self.table);
+        let names: Vec<String> = self.kinds.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+        let kind = match table.get(self.tag) {
+            Some(toml::Value::String(s)) => s.clone(),
+            Some(other) => return Err(ConfigError::range(&field(self.tag), other, &names.join(" | "))),
+            None => return Err(ConfigError::missing(&field(self.tag), &names.join(" | "))),
+        };
+        let Some((_, keys)) = self.kinds.iter().find(|(n, _)| *n == kind) else {
+            return Err(ConfigError::range(
+                &field(self.tag),
+                format!("\"{kind}\""),
+                &names.join(" | "),
+            ));
+        };
+        if let Some(k) = keys.iter().find(|k| !k.ends_with('?') && !table.contains_key(**k)) {
+            return Err(ConfigError::missing(
+                &field(k),
+                &format!("required by {} = \"{kind}\"", self.tag),
+            ));
+        }
+        let bare = |k: &&str| k.trim_end_matches('?').to_string();
+        let takes = keys.iter().map(|k| field(&bare(k))).collect::<Vec<_>>().join(", ");
+        for key in table.keys().filter(|k| *k != self.tag) {
+            if !keys.iter().map(bare).any(|k| k == *key) {
+                let takers: Vec<String> = self
+                    .kinds
+                    .iter()
+                    .filter(|(_, ks)| ks.iter().map(bare).any(|k| k == *key))
+                    .map(|(n, _)| format!("{} = \"{n}\"", self.tag))
+                    .collect();
+                let why = if takers.is_empty() {
+                    format!("unknown key; {} = \"{kind}\" takes {takes}", self.tag)
+                } else {
+                    format!(
+                        "only {} takes it; {} = \"{kind}\" takes {takes}",
+                        takers.join(" or "),
+                        self.tag
+                    )
+                };
+                return Err(ConfigError::not_applicable(&field(key), &why));
+            }
+        }
+        T::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::Parse(format!("[{}]: {e}", self.table)))
+    }
+
+    /// A serde `deserialize_with` body: the table, read by [`Kinds::read`].
+    pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>, T: DeserializeOwned>(
+        &self,
+        d: D,
+    ) -> Result<T, D::Error> {
+        let table = toml::Table::deserialize(d)?;
+        self.read(table).map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,235 @@
+//! A `propdp tune` config: a `[problem]` table as for `run` and a `[tune]`
+//! table naming the algorithms and budgets to compare.
+
+use serde::{Deserialize, Serialize};
+
+use super::{RawProblem, SimulationConfig, SolverOptions};
+use crate::error::ConfigError;
+use crate::param::ParamSpec;
+use crate::problem::AlgorithmKind;
+use crate::sweep::Sweep;
+
+/// A `propdp tune` config: a `[problem]` table as for `run` and a `[tune]`
+/// table naming the algorithms and budgets to compare.
+///
+/// ```toml
+/// [tune]
+/// algorithms = ["objective", "output", "dpgd"]
+/// epsilon = [0.5, 1.0, 2.0, 4.0, 8.0]   # or zCDP budgets: rho = [0.1, 1.0]
+/// delta_priv = 1e-6
+/// lambda_min = 1e-3            # λ searched on a log scale in [lambda_min, lambda_max]
+/// lambda_max = 1e3
+/// metric = "est_err2"          # minimised
+/// steps = [1, 2, 4, 8, 16, 32] # DP-GD: candidate T
+/// eta_fraction = [0.1, 0.25, 0.5, 0.9]  # DP-GD: candidate η, as fractions of 2/L
+///
+/// [simulation]                 # optional: simulate every optimum at one d
+/// d = 200
+/// reps = 16
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuneConfig {
+    /// Optional human name of the search.
+    pub name: Option<String>,
+    /// Optional free text.
+    pub description: Option<String>,
+    /// The problem points to tune for (every combination).
+    #[serde(deserialize_with = "super::problem::deserialize")]
+    pub problem: RawProblem,
+    /// What to search.
+    pub tune: TuneSpec,
+    /// Numerical settings of the theory.
+    #[serde(default)]
+    pub solver: SolverOptions,
+    /// Optional: simulate every optimum (one d) to check the prediction.
+    pub simulation: Option<SimulationConfig>,
+}
+
+/// `[tune]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuneSpec {
+    /// The algorithms to compare.
+    pub algorithms: Vec<AlgorithmKind>,
+    /// (ε, δ) budgets: the ε values, with `delta_priv`.
+    pub epsilon: Option<ParamSpec>,
+    /// δ of the (ε, δ) budgets.
+    pub delta_priv: Option<f64>,
+    /// zCDP budgets (instead of `epsilon`/`delta_priv`).
+    pub rho: Option<ParamSpec>,
+    /// Neighbouring relation of the budgets (default replace-one).
+    pub neighbouring: Option<crate::accountant::Neighbouring>,
+    /// Smallest λ searched (log scale).
+    #[serde(default = "default_lambda_min")]
+    pub lambda_min: f64,
+    /// Largest λ searched.
+    #[serde(default = "default_lambda_max")]
+    pub lambda_max: f64,
+    /// The metric minimised.
+    #[serde(default = "default_metric")]
+    pub metric: String,
+    /// DP-GD: candidate numbers of steps T (default 1, 2, 4, 8, 16, 32).
+    pub steps: Option<ParamSpec>,
+    /// DP-GD: candidate step sizes η as fractions of the stability limit 2/L
+    /// (default 0.1, 0.25, 0.5, 0.9).
+    pub eta_fraction: Option<ParamSpec>,
+}
+
+impl TuneSpec {
+    /// The budgets to tune for, validated: ε (> 0) with `delta_priv`
+    /// (0 < δ < 1), or ρ (> 0).
+    pub fn budgets(&self) -> Result<Vec<crate::problem::Budget>, ConfigError> {
+        use crate::problem::{Budget, Target};
+        let neighbouring = self.neighbouring.unwrap_or(crate::accountant::Neighbouring::ReplaceOne);
+        let positive = |field: &str, spec: &ParamSpec| -> Result<Vec<f64>, ConfigError> {
+            let v = spec.values(field)?;
+            match v.iter().find(|x| !(**x > 0.0 && x.is_finite())) {
+                Some(&x) => Err(ConfigError::range(field, x, "> 0 and finite")),
+                None => Ok(v),
+            }
+        };
+        let targets: Vec<Target> = match (&self.epsilon, self.delta_priv, &self.rho) {
+            (Some(e), Some(delta_priv), None) => {
+                if !(delta_priv > 0.0 && delta_priv < 1.0) {
+                    return Err(ConfigError::range("tune.delta_priv", delta_priv, "0 < delta_priv < 1"));
+                }
+                positive("tune.epsilon", e)?
+                    .into_iter()
+                    .map(|epsilon| Target::Approx { epsilon, delta_priv })
+                    .collect()
+            }
+            (Some(_), None, None) => {
+                return Err(ConfigError::missing(
+                    "tune.delta_priv",
+                    "the δ of the (ε, δ) budgets, 0 < δ < 1",
+                ));
+            }
+            (None, None, Some(r)) => positive("tune.rho", r)?
+                .into_iter()
+                .map(|rho| Target::Zcdp { rho })
+                .collect(),
+            (None, Some(_), Some(_)) | (Some(_), _, Some(_)) => {
+                return Err(ConfigError::not_applicable(
+                    "tune.rho",
+                    "budgets are either epsilon with delta_priv, or rho — not both",
+                ));
+            }
+            (None, _, None) => {
+                return Err(ConfigError::missing(
+                    "tune.epsilon",
+                    "privacy budgets: epsilon = [...] with delta_priv, or rho = [...]",
+                ));
+            }
+        };
+        Ok(targets
+            .into_iter()
+            .map(|target| Budget { target, neighbouring })
+            .collect())
+    }
+
+    /// DP-GD candidate step counts, validated (integers in 1..=1000).
+    pub fn dpgd_steps(&self) -> Result<Vec<usize>, ConfigError> {
+        let Some(spec) = &self.steps else {
+            return Ok(vec![1, 2, 4, 8, 16, 32]);
+        };
+        spec.values("tune.steps")?
+            .into_iter()
+            .map(|t| {
+                if (1.0..=1000.0).contains(&t) && t.fract() == 0.0 {
+                    Ok(t as usize)
+                } else {
+                    Err(ConfigError::range("tune.steps", t, "integers 1 ≤ T ≤ 1000"))
+                }
+            })
+            .collect()
+    }
+
+    /// DP-GD candidate η/(2/L), validated (in (0, 1)).
+    pub fn dpgd_eta_fractions(&self) -> Result<Vec<f64>, ConfigError> {
+        let Some(spec) = &self.eta_fraction else {
+            return Ok(vec![0.1, 0.25, 0.5, 0.9]);
+        };
+        let v = spec.values("tune.eta_fraction")?;
+        match v.iter().find(|f| !(**f > 0.0 && **f < 1.0)) {
+            Some(&f) => Err(ConfigError::range(
+                "tune.eta_fraction",
+                f,
+                "0 < η·L/2 < 1 (gradient descent diverges at η ≥ 2/L)",
+            )),
+            None => Ok(v),
+        }
+    }
+}
+
+fn default_lambda_min() -> f64 {
+    1e-3
+}
+fn default_lambda_max() -> f64 {
+    1e3
+}
+fn default_metric() -> String {
+    crate::metrics::EST_ERR2.into()
+}
+
+impl TuneConfig {
+    /// Parse and validate; returns the config and the problem points (one per
+    /// combination of the `[problem]` parameters, δ fastest).
+    pub fn from_toml_str(text: &str) -> Result<(TuneConfig, Vec<crate::Point>), ConfigError> {
+        let cfg: TuneConfig = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        let t = &cfg.tune;
+        if t.algorithms.is_empty() {
+            return Err(ConfigError::range(
+                "tune.algorithms",
+                "[]",
+                "a non-empty list of \"objective\", \"output\" and \"dpgd\"",
+            ));
+        }
+        let dpgd = t.algorithms.contains(&AlgorithmKind::Dpgd);
+        for (field, given) in [("steps", t.steps.is_some()), ("eta_fraction", t.eta_fraction.is_some())] {
+            if given && !dpgd {
+                return Err(ConfigError::not_applicable(
+                    &format!("tune.{field}"),
+                    "only with \"dpgd\" in tune.algorithms",
+                ));
+            }
+        }
+        t.dpgd_steps()?;
+        t.dpgd_eta_fractions()?;
+        if dpgd && cfg.problem.noise().is_some_and(|n| !n.is_gaussian()) {
+            return Err(ConfigError::range(
+                "tune.algorithms",
+                "\"dpgd\"",
+                "objective/output only: the DMFT of DP-GD on the Huber loss needs noise.law = \"gaussian\"",
+            ));
+        }
+        t.budgets()?;
+        if !(t.lambda_min > 0.0 && t.lambda_max > t.lambda_min && t.lambda_max.is_finite()) {
+            return Err(ConfigError::range(
+                "tune.lambda_min",
+                format!("[{}, {}]", t.lambda_min, t.lambda_max),
+                "0 < lambda_min < lambda_max < ∞",
+            ));
+        }
+        if crate::metrics::describe(&t.metric).is_none() {
+            return Err(ConfigError::range(
+                "tune.metric",
+                &t.metric,
+                "a metric name of docs/theory.md §1",
+            ));
+        }
+        cfg.solver.check()?;
+        if let Some(sim) = &cfg.simulation {
+            sim.check()?;
+            if sim.d.len() != 1 {
+                return Err(ConfigError::range(
+                    "simulation.d",
+                    format!("{:?}", sim.d),
+                    "one value in a tune config (each optimum is simulated at that d)",
+                ));
+            }
+        }
+        let points = Sweep::problem_points(&cfg.problem)?;
+        Ok((cfg, points))
+    }
+}

@@ -1,0 +1,226 @@
+//! DP learning algorithms (docs/theory.md §1): F(θ) = Σᵢ ℓᵢ(θ) + (λ/2)‖θ‖².
+
+use serde::{Deserialize, Serialize};
+
+use super::nonneg;
+use crate::error::ConfigError;
+
+/// The family of an algorithm, by its config name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlgorithmKind {
+    /// Objective perturbation.
+    Objective,
+    /// Output perturbation.
+    Output,
+    /// DP full-batch gradient descent.
+    Dpgd,
+}
+
+impl AlgorithmKind {
+    /// Every algorithm, in config-name order.
+    pub const ALL: [AlgorithmKind; 3] = [AlgorithmKind::Objective, AlgorithmKind::Output, AlgorithmKind::Dpgd];
+
+    /// Config name: `objective`, `output` or `dpgd`.
+    ///
+    /// ```
+    /// use propdp_core::AlgorithmKind;
+    /// assert_eq!(AlgorithmKind::Dpgd.name(), "dpgd");
+    /// assert_eq!("output".parse::<AlgorithmKind>(), Ok(AlgorithmKind::Output));
+    /// assert!("sgd".parse::<AlgorithmKind>().unwrap_err().contains("\"dpgd\""));
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            AlgorithmKind::Objective => "objective",
+            AlgorithmKind::Output => "output",
+            AlgorithmKind::Dpgd => "dpgd",
+        }
+    }
+
+    /// Name in prose: "objective perturbation", "output perturbation", "DP gradient descent".
+    pub fn title(self) -> &'static str {
+        match self {
+            AlgorithmKind::Objective => "objective perturbation",
+            AlgorithmKind::Output => "output perturbation",
+            AlgorithmKind::Dpgd => "DP gradient descent",
+        }
+    }
+
+    /// Config name of the privacy noise: `tau` (the output's noise) for
+    /// output perturbation, `sigma` (the objective's or gradient's) otherwise.
+    ///
+    /// ```
+    /// use propdp_core::AlgorithmKind;
+    /// assert_eq!(AlgorithmKind::Output.noise_param(), "tau");
+    /// assert_eq!(AlgorithmKind::Dpgd.noise_param(), "sigma");
+    /// ```
+    pub fn noise_param(self) -> &'static str {
+        match self {
+            AlgorithmKind::Output => "tau",
+            AlgorithmKind::Objective | AlgorithmKind::Dpgd => "sigma",
+        }
+    }
+
+    /// The λ = 0 rule. Objective and output perturbation are private only
+    /// with a ridge: with λ = 0 the perturbed objective is unbounded below
+    /// (objective) and the sensitivity 2LR/λ is infinite (output). DP-GD
+    /// runs a fixed number of steps, so λ = 0 is well defined there.
+    /// `private` is true when the noise is positive or calibrated to a budget.
+    ///
+    /// ```
+    /// use propdp_core::AlgorithmKind;
+    /// assert!(AlgorithmKind::Objective.check_lambda(0.0, false).is_ok());
+    /// let e = AlgorithmKind::Output.check_lambda(0.0, true).unwrap_err().to_string();
+    /// assert!(e.contains("algorithm.lambda") && e.contains("λ > 0"));
+    /// assert!(AlgorithmKind::Dpgd.check_lambda(0.0, true).is_ok());
+    /// ```
+    pub fn check_lambda(self, lambda: f64, private: bool) -> Result<(), ConfigError> {
+        nonneg("algorithm.lambda", lambda)?;
+        if lambda > 0.0 || !private {
+            return Ok(());
+        }
+        let allowed = match self {
+            AlgorithmKind::Objective => {
+                "λ > 0 when σ > 0 or a budget is given (with λ = 0 the perturbed objective is unbounded below)"
+            }
+            AlgorithmKind::Output => {
+                "λ > 0 when τ > 0 or a budget is given (output perturbation's sensitivity is 2LR/λ)"
+            }
+            AlgorithmKind::Dpgd => return Ok(()),
+        };
+        Err(ConfigError::range("algorithm.lambda", lambda, allowed))
+    }
+}
+
+impl std::fmt::Display for AlgorithmKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for AlgorithmKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        AlgorithmKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("unknown algorithm {s:?}: allowed \"objective\", \"output\", \"dpgd\""))
+    }
+}
+
+/// Whether a parameter name is an algorithm's privacy noise (`sigma`, `tau`).
+pub fn is_noise_param(name: &str) -> bool {
+    AlgorithmKind::ALL.iter().any(|k| k.noise_param() == name)
+}
+
+/// The non-private predicate of a parameter value: a privacy noise of 0.
+/// (λ = 0 or any other parameter at 0 says nothing about privacy.)
+///
+/// ```
+/// use propdp_core::problem::is_non_private;
+/// assert!(is_non_private("sigma", 0.0) && is_non_private("tau", 0.0));
+/// assert!(!is_non_private("lambda", 0.0) && !is_non_private("sigma", 0.5));
+/// ```
+pub fn is_non_private(param: &str, value: f64) -> bool {
+    is_noise_param(param) && value == 0.0
+}
+
+/// A DP learning algorithm with its hyperparameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Algorithm {
+    /// θ̂ = argmin F(θ) + σ bᵀθ.
+    Objective {
+        /// Ridge strength λ.
+        lambda: f64,
+        /// Noise level σ of the linear term.
+        sigma: f64,
+    },
+    /// θ̂ = argmin F(θ) + τ b.
+    Output {
+        /// Ridge strength λ.
+        lambda: f64,
+        /// Noise level τ added to the minimiser.
+        tau: f64,
+    },
+    /// DP full-batch gradient descent: θ₀ = 0,
+    /// θ_{t+1} = θ_t − η(∇F(θ_t) + σ ξ_t), t = 0..steps−1 (docs/theory.md §3).
+    Dpgd {
+        /// Ridge strength λ.
+        lambda: f64,
+        /// Noise level σ of each gradient.
+        sigma: f64,
+        /// Step size η.
+        eta: f64,
+        /// Number of steps T.
+        steps: usize,
+        /// Which loss is descended.
+        loss_variant: LossVariant,
+    },
+}
+
+/// Which loss DP-GD descends (docs/theory.md §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossVariant {
+    /// The model's loss with random labels: ρ_M(y − r) or log(1 + e^{−yr}).
+    #[default]
+    Standard,
+    /// The conditional-expectation loss given the teacher field ν:
+    /// E_e ρ_M(ν + e − r) (Gaussian noise e) or log(1 + eʳ) − sigmoid(ν) r.
+    Conditional,
+}
+
+impl Algorithm {
+    /// The algorithm's family.
+    pub fn kind(&self) -> AlgorithmKind {
+        match self {
+            Algorithm::Objective { .. } => AlgorithmKind::Objective,
+            Algorithm::Output { .. } => AlgorithmKind::Output,
+            Algorithm::Dpgd { .. } => AlgorithmKind::Dpgd,
+        }
+    }
+
+    /// Config name: `objective`, `output` or `dpgd`.
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+
+    /// Ridge strength λ.
+    pub fn lambda(&self) -> f64 {
+        match *self {
+            Algorithm::Objective { lambda, .. } | Algorithm::Output { lambda, .. } | Algorithm::Dpgd { lambda, .. } => {
+                lambda
+            }
+        }
+    }
+
+    /// The privacy noise: σ, or τ for output perturbation.
+    pub fn noise(&self) -> f64 {
+        match *self {
+            Algorithm::Objective { sigma, .. } | Algorithm::Dpgd { sigma, .. } => sigma,
+            Algorithm::Output { tau, .. } => tau,
+        }
+    }
+
+    /// The same algorithm with another noise level.
+    pub fn with_noise(self, noise: f64) -> Algorithm {
+        match self {
+            Algorithm::Objective { lambda, .. } => Algorithm::Objective { lambda, sigma: noise },
+            Algorithm::Output { lambda, .. } => Algorithm::Output { lambda, tau: noise },
+            Algorithm::Dpgd {
+                lambda,
+                eta,
+                steps,
+                loss_variant,
+                ..
+            } => Algorithm::Dpgd {
+                lambda,
+                sigma: noise,
+                eta,
+                steps,
+                loss_variant,
+            },
+        }
+    }
+}

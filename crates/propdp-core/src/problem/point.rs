@@ -1,0 +1,227 @@
+//! One fully specified problem instance: a sweep point. Its fields are
+//! private and every constructor validates, so a `Point` in hand is valid.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Algorithm, Budget, LossVariant, Model, NoiseLaw, Target, positive};
+use crate::error::ConfigError;
+
+/// One problem instance: aspect ratio δ = d/n, prior energy s² = E[Θ²],
+/// model and algorithm (and the budget its noise was calibrated to, if any).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "PointFields")]
+pub struct Point {
+    delta: f64,
+    s2: f64,
+    model: Model,
+    algorithm: Algorithm,
+    budget: Option<Budget>,
+}
+
+/// The serialized form of a [`Point`], validated on the way in.
+#[derive(Deserialize)]
+struct PointFields {
+    delta: f64,
+    s2: f64,
+    model: Model,
+    algorithm: Algorithm,
+    #[serde(default)]
+    budget: Option<Budget>,
+}
+
+impl TryFrom<PointFields> for Point {
+    type Error = ConfigError;
+    fn try_from(f: PointFields) -> Result<Point, ConfigError> {
+        let p = Point::new(f.delta, f.s2, f.model, f.algorithm)?;
+        Ok(match f.budget {
+            Some(b) => p.with_budget(b),
+            None => p,
+        })
+    }
+}
+
+impl Point {
+    /// A validated point.
+    ///
+    /// ```
+    /// use propdp_core::{Point, Model, Algorithm, NoiseLaw};
+    /// let huber = Model::Huber { huber_m: 1.0, noise: NoiseLaw::Gaussian { sd: 0.5 } };
+    /// let ok = Point::new(0.5, 1.0, huber, Algorithm::Objective { lambda: 1.0, sigma: 2.0 });
+    /// assert!(ok.is_ok());
+    /// // λ = 0 with σ > 0: the objective is unbounded below.
+    /// let bad = Point::new(0.5, 1.0, huber, Algorithm::Objective { lambda: 0.0, sigma: 2.0 });
+    /// assert!(bad.unwrap_err().to_string().contains("algorithm.lambda"));
+    /// ```
+    pub fn new(delta: f64, s2: f64, model: Model, algorithm: Algorithm) -> Result<Self, ConfigError> {
+        let p = Point {
+            delta,
+            s2,
+            model,
+            algorithm,
+            budget: None,
+        };
+        p.check()?;
+        Ok(p)
+    }
+
+    /// The same problem with another algorithm (validated), and no budget.
+    ///
+    /// ```
+    /// use propdp_core::{Point, Model, Algorithm};
+    /// let p = Point::new(2.0, 1.0, Model::Logistic, Algorithm::Objective { lambda: 1.0, sigma: 0.0 }).unwrap();
+    /// let q = p.with_algorithm(Algorithm::Output { lambda: 0.5, tau: 1.0 }).unwrap();
+    /// assert_eq!((q.delta(), q.algorithm().lambda()), (2.0, 0.5));
+    /// assert!(p.with_algorithm(Algorithm::Output { lambda: 0.0, tau: 1.0 }).is_err());
+    /// ```
+    pub fn with_algorithm(&self, algorithm: Algorithm) -> Result<Point, ConfigError> {
+        Point::new(self.delta, self.s2, self.model, algorithm)
+    }
+
+    /// The same point, labelled with the budget its noise was calibrated to.
+    pub fn with_budget(self, budget: Budget) -> Point {
+        Point {
+            budget: Some(budget),
+            ..self
+        }
+    }
+
+    /// The aspect ratio δ = d/n.
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+
+    /// The prior energy s² = E[Θ²].
+    pub fn s2(&self) -> f64 {
+        self.s2
+    }
+
+    /// The statistical model.
+    pub fn model(&self) -> Model {
+        self.model
+    }
+
+    /// The DP algorithm.
+    pub fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
+    /// The budget the noise was calibrated to, if any.
+    pub fn budget(&self) -> Option<Budget> {
+        self.budget
+    }
+
+    /// Range checks of every field, naming the field, the value and the allowed range.
+    fn check(&self) -> Result<(), ConfigError> {
+        positive("problem.delta", self.delta)?;
+        positive("problem.s2", self.s2)?;
+        self.model.check()?;
+        let kind = self.algorithm.kind();
+        let noise = self.algorithm.noise();
+        kind.check_lambda(self.algorithm.lambda(), noise > 0.0)?;
+        super::nonneg(&format!("algorithm.{}", kind.noise_param()), noise)?;
+        self.check_dpgd()
+    }
+
+    /// Smoothness bound of F = Σℓ + (λ/2)‖θ‖² for Gaussian designs:
+    /// L = β·λ_max(XᵀX) + λ with λ_max(XᵀX) → (1 + √δ)²/δ (Marchenko–Pastur
+    /// edge) and β = sup ℓ'' ([`Model::curvature`]).
+    pub fn smoothness(&self) -> f64 {
+        smoothness(&self.model, self.delta, self.algorithm.lambda())
+    }
+
+    /// DP-GD checks: η > 0 and below the divergence threshold 2/L of
+    /// noiseless gradient descent, 1 ≤ steps ≤ 10000, and the conditional
+    /// Huber loss only with Gaussian noise.
+    fn check_dpgd(&self) -> Result<(), ConfigError> {
+        let Algorithm::Dpgd {
+            eta,
+            steps,
+            loss_variant,
+            ..
+        } = self.algorithm
+        else {
+            return Ok(());
+        };
+        positive("algorithm.eta", eta)?;
+        let limit = 2.0 / self.smoothness();
+        if eta >= limit {
+            return Err(ConfigError::range(
+                "algorithm.eta",
+                eta,
+                &format!(
+                    "η < 2/L = {limit:.4} at δ = {} (noiseless gradient descent diverges above)",
+                    self.delta
+                ),
+            ));
+        }
+        if !(1..=10_000).contains(&steps) {
+            return Err(ConfigError::range("algorithm.steps", steps, "1 ≤ steps ≤ 10000"));
+        }
+        if loss_variant == LossVariant::Conditional
+            && let Model::Huber { noise, .. } = self.model
+            && !matches!(noise, NoiseLaw::Gaussian { .. })
+        {
+            return Err(ConfigError::range(
+                "algorithm.loss_variant",
+                "\"conditional\"",
+                "\"standard\" unless noise.law = \"gaussian\" (the conditional Huber loss averages over Gaussian noise)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every parameter of the point by its config name.
+    pub fn params(&self) -> BTreeMap<String, f64> {
+        let mut m = BTreeMap::new();
+        match self.budget.map(|b| b.target) {
+            Some(Target::Approx { epsilon, delta_priv }) => {
+                m.insert("epsilon".into(), epsilon);
+                m.insert("delta_priv".into(), delta_priv);
+            }
+            Some(Target::Zcdp { rho }) => {
+                m.insert("rho".into(), rho);
+            }
+            None => {}
+        }
+        m.insert("delta".into(), self.delta);
+        m.insert("s2".into(), self.s2);
+        if let Model::Huber { huber_m, noise } = self.model {
+            m.insert("huber_m".into(), huber_m);
+            for (k, v) in noise.params() {
+                m.insert(k.into(), v);
+            }
+        }
+        m.extend(
+            algorithm_params(&self.algorithm)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v)),
+        );
+        m
+    }
+
+    /// The problem's parameters by config name, without the algorithm's
+    /// (its hyperparameters and noise).
+    pub fn problem_params(&self) -> BTreeMap<String, f64> {
+        let algorithm: Vec<&str> = algorithm_params(&self.algorithm).iter().map(|p| p.0).collect();
+        self.params()
+            .into_iter()
+            .filter(|(k, _)| !algorithm.contains(&k.as_str()))
+            .collect()
+    }
+}
+
+/// The smoothness bound of [`Point::smoothness`] for a model, δ and λ.
+pub(crate) fn smoothness(model: &Model, delta: f64, lambda: f64) -> f64 {
+    model.curvature() * (1.0 + delta.sqrt()).powi(2) / delta + lambda
+}
+
+/// An algorithm's parameters by config name.
+fn algorithm_params(a: &Algorithm) -> Vec<(&'static str, f64)> {
+    let mut v = vec![("lambda", a.lambda()), (a.kind().noise_param(), a.noise())];
+    if let Algorithm::Dpgd { eta, steps, .. } = *a {
+        v.extend([("eta", eta), ("steps", steps as f64)]);
+    }
+    v
+}

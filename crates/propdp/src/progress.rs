@@ -1,0 +1,26 @@
+//! Progress of long work, reported to whoever called: the command line draws
+//! a progress bar, the Python package a callback; the library never prints.
+
+/// Receives the progress of a run, a simulation or a search. Called from
+/// several threads (simulation repetitions run in parallel).
+pub trait Progress: Sync {
+    /// A stage of `total` units begins (e.g. "theory", 120 points).
+    fn begin(&self, stage: &str, total: u64);
+    /// `n` more units are done.
+    fn advance(&self, n: u64);
+    /// A message for the user, e.g. a point that failed (the work goes on).
+    fn message(&self, text: &str);
+    /// The current stage is over.
+    fn end(&self);
+}
+
+/// Reports nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Silent;
+
+impl Progress for Silent {
+    fn begin(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+    fn message(&self, _: &str) {}
+    fn end(&self) {}
+}

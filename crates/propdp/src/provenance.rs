@@ -1,0 +1,74 @@
+//! What produced a result: the config (text and SHA-256), the crate version
+//! and the git commit of the build. Every results directory holds a
+//! [`Manifest`]; every record carries a [`Provenance`].
+
+use propdp_core::record::Provenance;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Provenance of a whole run, written once as `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The config file as given on the command line (or a label).
+    pub config_path: String,
+    /// SHA-256 of `config_text`, hex.
+    pub config_sha256: String,
+    /// The config, verbatim.
+    pub config_text: String,
+    /// Version of the propdp crates.
+    pub crate_version: String,
+    /// Git commit of the build (`-dirty` with uncommitted changes).
+    pub git_commit: String,
+    /// Units of work of the run (sweep points; tune cells).
+    pub points: usize,
+}
+
+impl Manifest {
+    /// The manifest of a config text run by this build.
+    ///
+    /// ```
+    /// let m = propdp::provenance::Manifest::new("a.toml", "x = 1\n", 3);
+    /// assert_eq!(m.config_sha256.len(), 64);
+    /// assert_eq!(m.crate_version, env!("CARGO_PKG_VERSION"));
+    /// ```
+    pub fn new(config_path: &str, config_text: &str, points: usize) -> Manifest {
+        Manifest {
+            config_path: config_path.to_string(),
+            config_sha256: sha256_hex(config_text),
+            config_text: config_text.to_string(),
+            crate_version: CRATE_VERSION.to_string(),
+            git_commit: GIT_COMMIT.to_string(),
+            points,
+        }
+    }
+
+    /// The provenance every record of this run carries.
+    pub fn provenance(&self) -> Provenance {
+        Provenance {
+            config_sha256: self.config_sha256.clone(),
+            crate_version: self.crate_version.clone(),
+            git_commit: self.git_commit.clone(),
+        }
+    }
+}
+
+/// Version of the propdp crates.
+pub const CRATE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Git commit of this build, "unknown" outside a checkout.
+pub const GIT_COMMIT: &str = env!("PROPDP_GIT_COMMIT");
+
+/// SHA-256 of a text, hex.
+///
+/// ```
+/// assert_eq!(
+///     propdp::provenance::sha256_hex(""),
+///     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+/// );
+/// ```
+pub fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

@@ -1,0 +1,252 @@
+//! Running a config: every point of its sweep solved (warm-started along δ)
+//! and, with a `[simulation]` table, simulated; each record appended to
+//! `results.jsonl` as it finishes, failures to `errors.jsonl` with the reason.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use propdp_core::config::SimulationConfig;
+use propdp_core::record::{Record, SimRecord, SolverReport, Source};
+use propdp_core::{Config, Point};
+use propdp_sim::{SimSettings, simulate_with_progress};
+use propdp_theory::solve::{State, TheorySolver};
+
+use crate::progress::Progress;
+use crate::provenance::Manifest;
+use crate::rundir::{Existing, Key, RunDir};
+
+/// Which sources a run computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sources {
+    /// Solve the theory at every point.
+    pub theory: bool,
+    /// Simulate every point (when the config has a `[simulation]` table).
+    pub simulation: bool,
+}
+
+impl Default for Sources {
+    fn default() -> Self {
+        Sources {
+            theory: true,
+            simulation: true,
+        }
+    }
+}
+
+/// Read and validate a config file.
+pub fn load(path: &Path) -> Result<Config> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading config {}", path.display()))?;
+    Config::from_toml_str(&text).with_context(|| format!("in config {}", path.display()))
+}
+
+/// The default run directory of a config file: results/<config stem>/.
+pub fn default_dir(path: &Path) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map_or("run".into(), |s| s.to_string_lossy().to_string());
+    PathBuf::from("results").join(stem)
+}
+
+/// A one-paragraph description of a config's sweep (what `propdp check` prints).
+pub fn describe(label: &str, cfg: &Config) -> String {
+    let mut s = format!("{label}: valid, {} points\n", cfg.sweep.points().len());
+    for axis in &cfg.sweep.axes {
+        let v = &axis.values;
+        if v.len() == 1 {
+            s += &format!("  {:<18} {}\n", axis.name, v[0]);
+        } else {
+            s += &format!(
+                "  {:<18} {} values from {} to {}\n",
+                axis.name,
+                v.len(),
+                v[0],
+                v[v.len() - 1]
+            );
+        }
+    }
+    if let Some(sim) = &cfg.raw.simulation {
+        s += &format!(
+            "  simulation         d = {:?}, {} repetitions, {:?} design, seed {}\n",
+            sim.d, sim.reps, sim.design, sim.seed
+        );
+    }
+    s
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RunSummary {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// Records written by this run.
+    pub written: usize,
+    /// Records already finished by an earlier run (kept).
+    pub skipped: usize,
+    /// Points that failed (in `errors.jsonl`).
+    pub failed: usize,
+}
+
+impl RunSummary {
+    /// The results file.
+    pub fn results(&self) -> PathBuf {
+        RunDir::results_path(&self.dir)
+    }
+}
+
+/// Compute every missing record of `cfg`'s sweep into `dir`, appending each
+/// as it finishes. `label` names the config in the manifest (its path).
+///
+/// ```no_run
+/// use propdp::run::{load, run, Sources};
+/// use propdp::rundir::Existing;
+/// let cfg = load("configs/quick.toml".as_ref()).unwrap();
+/// let s = run(&cfg, "configs/quick.toml", "results/quick".as_ref(), Existing::Resume, Sources::default(), &propdp::Silent).unwrap();
+/// println!("{} records in {}", s.written + s.skipped, s.results().display());
+/// ```
+pub fn run(
+    cfg: &Config,
+    label: &str,
+    dir: &Path,
+    existing: Existing,
+    sources: Sources,
+    progress: &dyn Progress,
+) -> Result<RunSummary> {
+    if sources.simulation && !sources.theory && cfg.raw.simulation.is_none() {
+        bail!("--sim-only: {label} has no [simulation] table");
+    }
+    let manifest = Manifest::new(label, &cfg.text, cfg.sweep.points().len());
+    let (mut out, done) = RunDir::open(dir, &manifest, existing)?;
+    let mut pass = Pass {
+        out: &mut out,
+        done: &done,
+        manifest: &manifest,
+        progress,
+        summary: RunSummary {
+            dir: dir.to_path_buf(),
+            ..RunSummary::default()
+        },
+    };
+    if sources.theory {
+        pass.theory(cfg)?;
+    }
+    if sources.simulation
+        && let Some(sim) = &cfg.raw.simulation
+    {
+        pass.simulation(cfg, sim)?;
+    }
+    Ok(pass.summary)
+}
+
+/// One run's state while it computes.
+struct Pass<'a> {
+    out: &'a mut RunDir,
+    done: &'a BTreeSet<Key>,
+    manifest: &'a Manifest,
+    progress: &'a dyn Progress,
+    summary: RunSummary,
+}
+
+impl Pass<'_> {
+    fn record(&self, source: Source, point: &Point, index: usize) -> Record {
+        Record::new(source, point, index, &self.manifest.provenance())
+    }
+
+    /// Report a failed point and write it to errors.jsonl (`entry` plus the
+    /// error message); the sweep goes on.
+    fn fail(&mut self, mut entry: serde_json::Value, what: &str, error: &dyn std::fmt::Display) -> Result<()> {
+        self.progress.message(&format!("{what}: {error}"));
+        entry["error"] = error.to_string().into();
+        self.out.write_error(&entry)?;
+        self.summary.failed += 1;
+        Ok(())
+    }
+
+    fn theory(&mut self, cfg: &Config) -> Result<()> {
+        let points = cfg.sweep.points();
+        let solver = TheorySolver::new(cfg.raw.solver);
+        self.progress.begin("theory", points.len() as u64);
+        let mut warm: Option<State> = None;
+        for (index, point) in points.iter().enumerate() {
+            self.progress.advance(1);
+            if self.done.contains(&(Source::Theory, index, None)) {
+                self.summary.skipped += 1;
+                warm = None;
+                continue;
+            }
+            match solver.solve(point, warm) {
+                Ok(sol) => {
+                    let (per_step, per_step_stderr) = sol.per_step.map(|p| (p.mean, p.stderr)).unzip();
+                    self.out.write(&Record {
+                        metrics: sol.metrics,
+                        solver: sol.report,
+                        per_step,
+                        per_step_stderr,
+                        ..self.record(Source::Theory, point, index)
+                    })?;
+                    warm = Some(sol.state);
+                    self.summary.written += 1;
+                }
+                Err(e) => {
+                    let entry = serde_json::json!({"source": "theory", "index": index, "params": point.params()});
+                    self.fail(entry, &format!("theory, point {index}"), &e)?;
+                    warm = None;
+                }
+            }
+        }
+        self.progress.end();
+        Ok(())
+    }
+
+    fn simulation(&mut self, cfg: &Config, sim: &SimulationConfig) -> Result<()> {
+        let points = cfg.sweep.points();
+        self.progress
+            .begin("simulation repetitions", (points.len() * sim.d.len() * sim.reps) as u64);
+        for (index, point) in points.iter().enumerate() {
+            for &d in &sim.d {
+                if self.done.contains(&(Source::Simulation, index, Some(d))) {
+                    self.summary.skipped += 1;
+                    self.progress.advance(sim.reps as u64);
+                    continue;
+                }
+                let settings = SimSettings {
+                    grad_tol: sim.grad_tol,
+                    ..SimSettings::new(d, sim.reps, sim.design, sim.prior, sim.seed)
+                };
+                let progress = self.progress;
+                match simulate_with_progress(point, &settings, index as u64, &|| progress.advance(1)) {
+                    Ok(s) => {
+                        let (per_step, per_step_stderr) = s.per_step.map(|p| (p.mean, p.stderr)).unzip();
+                        self.out.write(&Record {
+                            metrics: s.mean,
+                            per_step,
+                            per_step_stderr,
+                            solver: SolverReport {
+                                converged: true,
+                                iterations: s.max_iterations,
+                                residual: s.max_grad_norm,
+                            },
+                            simulation: Some(SimRecord {
+                                n: s.n,
+                                d: s.d,
+                                reps: s.reps,
+                                seed: sim.seed,
+                                design: sim.design,
+                                stderr: s.stderr,
+                                per_rep: s.per_rep,
+                            }),
+                            ..self.record(Source::Simulation, point, index)
+                        })?;
+                        self.summary.written += 1;
+                    }
+                    Err(e) => {
+                        let entry = serde_json::json!({"source": "simulation", "index": index, "d": d, "params": point.params()});
+                        self.fail(entry, &format!("simulation, point {index}, d = {d}"), &e)?;
+                    }
+                }
+            }
+        }
+        self.progress.end();
+        Ok(())
+    }
+}
