@@ -2,12 +2,14 @@
 //! schema with its validation, sweep expansion, metric names and result records.
 //!
 //! Data flow: TOML text → [`config::RawConfig`] (schema, unknown keys rejected)
-//! → [`config::Config::check`] (ranges, named errors) → [`sweep::Sweep`]
+//! → [`config::RawConfig::check`] (ranges, named errors) → [`sweep::Sweep`]
 //! (Cartesian product of every listed or ranged parameter) → one
 //! [`problem::Point`] per sweep point → solvers → [`record::Record`].
 //!
 //! Conventions follow `shared/SPEC.md` §1: losses are summed over samples,
 //! features have variance 1/d, δ = d/n, and λ, σ, τ are O(1).
+
+#![warn(missing_docs)]
 
 pub mod accountant;
 pub mod config;

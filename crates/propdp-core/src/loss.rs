@@ -10,11 +10,19 @@ use crate::problem::Model;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Loss {
     /// ρ_M(y − r).
-    Huber { m: f64 },
+    Huber {
+        /// Threshold M.
+        m: f64,
+    },
     /// log(1 + exp(−y r)).
     Logistic,
     /// E_e ρ_M(ν + e − r), e ~ N(0, se²).
-    ConditionalHuber { m: f64, se: f64 },
+    ConditionalHuber {
+        /// Threshold M.
+        m: f64,
+        /// Standard deviation of the Gaussian label noise e.
+        se: f64,
+    },
     /// log(1 + eʳ) − sigmoid(ν) r.
     ConditionalLogistic,
 }

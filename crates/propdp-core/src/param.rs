@@ -11,7 +11,9 @@ use crate::error::ConfigError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scale {
+    /// Evenly spaced.
     Lin,
+    /// Evenly spaced in log scale (from, to > 0).
     Log,
 }
 
@@ -27,12 +29,19 @@ pub enum Scale {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ParamSpec {
+    /// One value.
     Scalar(f64),
+    /// These values, in order.
     List(Vec<f64>),
+    /// `steps` values from `from` to `to` (both included).
     Range {
+        /// First value.
         from: f64,
+        /// Last value.
         to: f64,
+        /// Number of values (≥ 1).
         steps: u32,
+        /// Spacing.
         scale: Scale,
     },
 }

@@ -13,14 +13,18 @@ use crate::PlotError;
 /// A simulated point: x, mean, standard error.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SimPoint {
+    /// x coordinate.
     pub x: f64,
+    /// Mean over repetitions.
     pub mean: f64,
+    /// Standard error of the mean.
     pub stderr: f64,
 }
 
 /// One series (one value of the series parameter) in one panel.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Curve {
+    /// The value of the series parameter (None: a single curve).
     pub series_value: Option<f64>,
     /// Theory, sorted by x.
     pub theory: Vec<(f64, f64)>,
@@ -37,7 +41,9 @@ pub struct Curve {
 /// One metric.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Panel {
+    /// The metric shown.
     pub metric: String,
+    /// One curve per series value.
     pub curves: Vec<Curve>,
     /// Horizontal reference line: the trivial estimator θ̂ = 0 (est_err2 = s²).
     pub reference: Option<f64>,
@@ -48,11 +54,17 @@ pub struct Panel {
 pub struct Figure {
     /// File stem.
     pub name: String,
+    /// Figure title.
     pub title: String,
+    /// The x parameter ("delta", any swept parameter, "d" or "t").
     pub x: String,
+    /// Log-scaled x axis.
     pub x_log: bool,
+    /// Log-scaled y axis.
     pub y_log: bool,
+    /// The series parameter, if any.
     pub series: Option<String>,
+    /// One panel per metric.
     pub panels: Vec<Panel>,
 }
 

@@ -8,6 +8,8 @@
 //! swept parameters: x axis, series, one figure per remaining combination) →
 //! [`render::write`].
 
+#![warn(missing_docs)]
+
 pub mod data;
 pub mod figure;
 pub mod render;

@@ -8,8 +8,11 @@ use rand_distr::{Distribution, Exp1, StandardNormal, StudentT};
 /// One training set.
 #[derive(Debug, Clone)]
 pub struct Dataset {
+    /// Rows xᵢ (n × d).
     pub x: DMatrix<f64>,
+    /// Labels yᵢ.
     pub y: DVector<f64>,
+    /// The ground truth θ*.
     pub theta_star: DVector<f64>,
 }
 
@@ -35,7 +38,7 @@ pub fn draw_design<R: Rng>(n: usize, d: usize, design: Design, rng: &mut R) -> D
     x
 }
 
-/// θ* with d coordinates from `prior` scaled to E[Θ²] = s².
+/// θ* with d coordinates from `prior` scaled to E(Θ²) = s².
 pub fn draw_theta<R: Rng>(d: usize, s2: f64, prior: Prior, rng: &mut R) -> DVector<f64> {
     let s = s2.sqrt();
     DVector::from_fn(d, |_, _| match prior {

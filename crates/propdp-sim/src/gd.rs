@@ -12,16 +12,27 @@ use crate::data::draw_gaussian_vector;
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum GdError {
     #[error("DP-GD diverged at step {step} (‖θ‖²/d = {norm2:e}); lower η")]
-    Diverged { step: usize, norm2: f64 },
+    /// The iterates grew without bound (‖θ‖²/d non-finite or huge).
+    Diverged {
+        /// The step at which it was seen.
+        step: usize,
+        /// ‖θ_t‖²/d there.
+        norm2: f64,
+    },
 }
 
 /// The descent's settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Descent {
+    /// The loss descended.
     pub loss: Loss,
+    /// Ridge λ.
     pub lambda: f64,
+    /// Gradient noise σ.
     pub sigma: f64,
+    /// Step size η.
     pub eta: f64,
+    /// Number of steps T.
     pub steps: usize,
 }
 

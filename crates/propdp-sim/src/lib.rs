@@ -8,6 +8,8 @@
 //! test metrics on a fresh sample ([`evaluate`]). Repetitions run in parallel
 //! with rayon; results do not depend on the number of threads.
 
+#![warn(missing_docs)]
+
 pub mod data;
 pub mod evaluate;
 pub mod gd;

@@ -12,17 +12,24 @@ use propdp_core::loss::Loss;
 
 /// The objective to minimise.
 pub struct Objective<'a> {
+    /// Rows (n × d).
     pub x: &'a DMatrix<f64>,
+    /// Labels.
     pub y: &'a DVector<f64>,
+    /// The per-sample loss.
     pub loss: Loss,
+    /// Ridge λ.
     pub lambda: f64,
+    /// Noise σ of the linear term.
     pub sigma: f64,
+    /// The privacy noise vector b.
     pub b: &'a DVector<f64>,
 }
 
 /// Convergence report of one fit.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FitReport {
+    /// Newton steps taken.
     pub iterations: usize,
     /// ‖∇F(θ̂)‖₂/√d at the returned point.
     pub grad_norm: f64,
@@ -32,13 +39,21 @@ pub struct FitReport {
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum FitError {
     #[error("Newton did not reach ‖∇F‖/√d ≤ {tol:e} in {iterations} steps (final {grad_norm:e})")]
+    /// The gradient tolerance was not met within the step cap.
     NotConverged {
+        /// Steps taken.
         iterations: usize,
+        /// Final ‖∇F‖/√d.
         grad_norm: f64,
+        /// The tolerance.
         tol: f64,
     },
     #[error("Hessian not positive definite at step {iteration} (λ = 0 and too few active samples?)")]
-    Singular { iteration: usize },
+    /// The Hessian was not positive definite.
+    Singular {
+        /// The Newton step.
+        iteration: usize,
+    },
 }
 
 impl Objective<'_> {

@@ -24,8 +24,11 @@ pub struct SimSettings {
     pub d: usize,
     /// Independent repetitions per point (≥ 2 for a standard error).
     pub reps: usize,
+    /// Law of the rows.
     pub design: Design,
+    /// Law of θ*'s coordinates.
     pub prior: Prior,
+    /// The seed every stream derives from.
     pub seed: u64,
     /// Newton stops when ‖∇F‖₂/√d ≤ grad_tol.
     pub grad_tol: f64,
@@ -64,23 +67,36 @@ impl SimSettings {
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum SimError {
     #[error(transparent)]
+    /// The settings are out of range (the field is named).
     Invalid(propdp_core::ConfigError),
     #[error("repetition {rep} of point {point} (n = {n}, d = {d}): {source}")]
+    /// A Newton fit failed.
     Fit {
+        /// Sweep index of the point.
         point: u64,
+        /// The repetition.
         rep: u64,
+        /// Samples.
         n: usize,
+        /// Features.
         d: usize,
         #[source]
+        /// Why.
         source: FitError,
     },
     #[error("repetition {rep} of point {point} (n = {n}, d = {d}): {source}")]
+    /// DP gradient descent failed.
     Descent {
+        /// Sweep index of the point.
         point: u64,
+        /// The repetition.
         rep: u64,
+        /// Samples.
         n: usize,
+        /// Features.
         d: usize,
         #[source]
+        /// Why.
         source: crate::gd::GdError,
     },
 }
@@ -88,11 +104,17 @@ pub enum SimError {
 /// Summary of the repetitions of one point.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimSummary {
+    /// Samples per repetition.
     pub n: usize,
+    /// Features.
     pub d: usize,
+    /// Repetitions.
     pub reps: usize,
+    /// Mean of every metric.
     pub mean: Metrics,
+    /// Standard error of every mean.
     pub stderr: Metrics,
+    /// Every metric of every repetition.
     pub per_rep: BTreeMap<String, Vec<f64>>,
     /// DP-GD: mean and standard error of every metric at every step t = 0..=T.
     pub per_step: Option<PerStep>,
@@ -106,7 +128,9 @@ pub struct SimSummary {
 /// Per-step summaries: metric name → values at t = 0..=T.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PerStep {
+    /// Mean over repetitions of every metric at every step.
     pub mean: BTreeMap<String, Vec<f64>>,
+    /// Its standard error.
     pub stderr: BTreeMap<String, Vec<f64>>,
 }
 

@@ -35,11 +35,17 @@ use thiserror::Error;
 /// Parameters of a DMFT solve.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DmftParams {
+    /// δ = d/n.
     pub delta: f64,
+    /// Prior energy s².
     pub s2: f64,
+    /// Ridge λ.
     pub lambda: f64,
+    /// Gradient noise σ.
     pub sigma: f64,
+    /// Step size η.
     pub eta: f64,
+    /// Number of steps T.
     pub steps: usize,
     /// The descended loss (standard losses draw labels from the model).
     pub loss: Loss,
@@ -49,6 +55,7 @@ pub struct DmftParams {
     pub points: usize,
     /// Independent scrambles (≥ 2, for a standard error).
     pub scrambles: usize,
+    /// Seed of the Sobol scrambles.
     pub seed: u32,
 }
 
@@ -56,26 +63,42 @@ pub struct DmftParams {
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum DmftError {
     #[error("dmft: covariance of (ν, w) lost positive-definiteness at step {step} (pivot {pivot:e}) for {params:?}")]
+    /// The covariance of the Gaussian fields lost positive definiteness.
     NotPositiveDefinite {
+        /// The step.
         step: usize,
+        /// The failing Cholesky pivot.
         pivot: f64,
+        /// The parameters.
         params: Box<DmftParams>,
     },
     #[error("dmft: the state diverges at step {step} (C_θ(t,t) = {norm2:e}) for {params:?}")]
+    /// The iterates grew without bound.
     Diverged {
+        /// The step.
         step: usize,
+        /// ‖θ_t‖²/d there.
         norm2: f64,
+        /// The parameters.
         params: Box<DmftParams>,
     },
     #[error("dmft: {what} for {params:?}")]
-    Invalid { what: String, params: Box<DmftParams> },
+    /// The parameters are outside what the state evolution covers.
+    Invalid {
+        /// What is unsupported.
+        what: String,
+        /// The parameters.
+        params: Box<DmftParams>,
+    },
 }
 
 /// Per-step prediction: metric → values at t = 0..=T, and their RQMC
 /// standard errors over scrambles.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DmftPath {
+    /// Prediction of every metric at every step t = 0..=T.
     pub mean: BTreeMap<String, Vec<f64>>,
+    /// RQMC standard error of every value (spread over scrambles).
     pub stderr: BTreeMap<String, Vec<f64>>,
 }
 

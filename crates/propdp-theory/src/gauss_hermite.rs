@@ -6,10 +6,12 @@
 use gauss_quad::hermite::GaussHermite;
 use std::num::NonZeroUsize;
 
-/// Nodes and weights with E f(Z) ≈ Σᵢ weights[i]·f(nodes[i]), Z ~ N(0, 1).
+/// Nodes and weights with E f(Z) ≈ Σᵢ `weights[i]·f(nodes[i])`, Z ~ N(0, 1).
 #[derive(Debug, Clone)]
 pub struct NormalRule {
+    /// Nodes.
     pub nodes: Vec<f64>,
+    /// Weights (summing to 1).
     pub weights: Vec<f64>,
 }
 

@@ -35,11 +35,17 @@ use crate::root::brent;
 /// the non-private ridge-Huber estimator).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HuberParams {
+    /// δ = d/n.
     pub delta: f64,
+    /// Prior energy s².
     pub s2: f64,
+    /// Huber threshold M.
     pub huber_m: f64,
+    /// Law of the label noise.
     pub noise: NoiseLaw,
+    /// Ridge λ.
     pub lambda: f64,
+    /// Noise σ of the linear term.
     pub sigma: f64,
 }
 
@@ -56,11 +62,21 @@ pub struct HuberState {
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum HuberError {
     #[error("huber: no solution at {params:?}: {reason}")]
-    NoSolution { params: HuberParams, reason: String },
-    #[error("huber: not converged at {params:?} after {iterations} iterations (residual {residual:e})")]
-    NotConverged {
+    /// The system has no solution at these parameters (e.g. λ = 0 with δ ≥ 1).
+    NoSolution {
+        /// The parameters.
         params: HuberParams,
+        /// Why not.
+        reason: String,
+    },
+    #[error("huber: not converged at {params:?} after {iterations} iterations (residual {residual:e})")]
+    /// The solver did not meet its tolerance.
+    NotConverged {
+        /// The parameters.
+        params: HuberParams,
+        /// Iterations taken.
         iterations: usize,
+        /// Final residual.
         residual: f64,
     },
 }

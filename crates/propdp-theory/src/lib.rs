@@ -2,6 +2,8 @@
 //! `shared/SPEC.md` §2 for objective and output perturbation, with Huber and
 //! logistic losses.
 
+#![warn(missing_docs)]
+
 pub mod dmft;
 pub mod gauss_hermite;
 pub mod gaussian;

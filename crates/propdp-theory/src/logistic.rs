@@ -49,17 +49,24 @@ pub use propdp_core::loss::{sigmoid, softplus};
 /// Parameters of one logistic point (σ = 0: non-private ridge logistic).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LogisticParams {
+    /// δ = d/n.
     pub delta: f64,
+    /// Prior energy s².
     pub s2: f64,
+    /// Ridge λ.
     pub lambda: f64,
+    /// Noise σ of the linear term.
     pub sigma: f64,
 }
 
 /// Solution (m, q, V): overlap, norm2, response.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LogisticState {
+    /// Overlap m = θ̂ᵀθ*/d.
     pub m: f64,
+    /// Norm q = ‖θ̂‖²/d.
     pub q: f64,
+    /// Response V.
     pub v: f64,
 }
 
@@ -67,11 +74,21 @@ pub struct LogisticState {
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum LogisticError {
     #[error("logistic: no solution at {params:?}: {reason}")]
-    NoSolution { params: LogisticParams, reason: String },
-    #[error("logistic: not converged at {params:?} after {iterations} iterations (residual {residual:e})")]
-    NotConverged {
+    /// The system has no solution (e.g. the MLE beyond the separability threshold).
+    NoSolution {
+        /// The parameters.
         params: LogisticParams,
+        /// Why not.
+        reason: String,
+    },
+    #[error("logistic: not converged at {params:?} after {iterations} iterations (residual {residual:e})")]
+    /// The solver did not meet its tolerance.
+    NotConverged {
+        /// The parameters.
+        params: LogisticParams,
+        /// Iterations taken.
         iterations: usize,
+        /// Final residual.
         residual: f64,
     },
 }

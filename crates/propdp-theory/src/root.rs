@@ -3,9 +3,13 @@
 
 /// Relative/absolute tolerance in x, with an iteration counter.
 pub struct Tol {
+    /// Relative tolerance.
     pub rel: f64,
+    /// Absolute tolerance.
     pub abs: f64,
+    /// Iteration cap.
     pub max_iter: usize,
+    /// Iterations used by the last call.
     pub iterations: usize,
 }
 

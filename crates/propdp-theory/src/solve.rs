@@ -15,7 +15,9 @@ use crate::logistic::{LogisticError, LogisticParams, LogisticSolver, LogisticSta
 /// Solver state of either model, used to warm-start the next point.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum State {
+    /// A Huber solution.
     Huber(HuberState),
+    /// A logistic solution.
     Logistic(LogisticState),
     /// DP-GD: the DMFT is solved forward from θ₀ = 0; nothing to warm-start.
     Dpgd,
@@ -24,8 +26,11 @@ pub enum State {
 /// A converged prediction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Solution {
+    /// The predicted metrics.
     pub metrics: Metrics,
+    /// Convergence of the solver.
     pub report: SolverReport,
+    /// State to warm-start the next point.
     pub state: State,
     /// DP-GD: the prediction at every step.
     pub per_step: Option<DmftPath>,
@@ -35,10 +40,13 @@ pub struct Solution {
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum TheoryError {
     #[error(transparent)]
+    /// The Huber system failed.
     Huber(#[from] HuberError),
     #[error(transparent)]
+    /// The logistic system failed.
     Logistic(#[from] LogisticError),
     #[error(transparent)]
+    /// The DP-GD state evolution failed.
     Dmft(#[from] DmftError),
 }
 

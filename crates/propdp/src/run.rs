@@ -40,7 +40,7 @@ pub fn load(path: &Path) -> Result<Config> {
     Config::from_toml_str(&text).with_context(|| format!("in config {}", path.display()))
 }
 
-/// The default run directory of a config file: results/<config stem>/.
+/// The default run directory of a config file: `results/<config stem>/`.
 pub fn default_dir(path: &Path) -> PathBuf {
     let stem = path
         .file_stem()

@@ -7,7 +7,7 @@
 //! [problem]
 //! model = "huber"                  # "huber" | "logistic"
 //! delta = { from = 0.1, to = 3.0, steps = 30, scale = "log" }
-//! s2 = 1.0                         # prior energy E[Θ²]
+//! s2 = 1.0                         # prior energy E(Θ²)
 //! huber_m = 1.0                    # huber only
 //! noise = { law = "gaussian", sd = 0.5 }   # huber only
 //!

@@ -46,7 +46,7 @@ pub enum RawProblem {
     Huber {
         /// δ = d/n.
         delta: ParamSpec,
-        /// Prior energy s² = E[Θ²].
+        /// Prior energy s² = E(Θ²).
         s2: ParamSpec,
         /// Huber threshold M.
         huber_m: ParamSpec,
@@ -58,7 +58,7 @@ pub enum RawProblem {
     Logistic {
         /// δ = d/n.
         delta: ParamSpec,
-        /// Prior energy s² = E[Θ²].
+        /// Prior energy s² = E(Θ²).
         s2: ParamSpec,
     },
 }

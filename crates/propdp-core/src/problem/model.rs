@@ -110,7 +110,7 @@ pub enum Design {
     GaussianProjected,
 }
 
-/// Law of the coordinates of θ*, all with E[Θ²] = s².
+/// Law of the coordinates of θ*, all with E(Θ²) = s².
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(tag = "law", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Prior {

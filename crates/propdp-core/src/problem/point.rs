@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::{Algorithm, Budget, LossVariant, Model, NoiseLaw, Target, positive};
 use crate::error::ConfigError;
 
-/// One problem instance: aspect ratio δ = d/n, prior energy s² = E[Θ²],
+/// One problem instance: aspect ratio δ = d/n, prior energy s² = E(Θ²),
 /// model and algorithm (and the budget its noise was calibrated to, if any).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "PointFields")]
@@ -92,7 +92,7 @@ impl Point {
         self.delta
     }
 
-    /// The prior energy s² = E[Θ²].
+    /// The prior energy s² = E(Θ²).
     pub fn s2(&self) -> f64 {
         self.s2
     }
