@@ -6,7 +6,7 @@
 //! (Cartesian product of every listed or ranged parameter) → one
 //! [`problem::Point`] per sweep point → solvers → [`record::Record`].
 //!
-//! Conventions follow `shared/SPEC.md` §1: losses are summed over samples,
+//! Conventions follow docs/theory.md §1: losses are summed over samples,
 //! features have variance 1/d, δ = d/n, and λ, σ, τ are O(1).
 
 #![warn(missing_docs)]

@@ -1,10 +1,10 @@
-//! Per-sample GLM losses ℓ(y, r) of SPEC.md §1 as functions of the fitted
+//! Per-sample GLM losses ℓ(y, r) of docs/theory.md §1 as functions of the fitted
 //! field r = xᵀθ, with their first two derivatives in r, and the logistic
 //! helpers shared by theory and simulation.
 
 use crate::problem::Model;
 
-/// The loss of a model (SPEC.md §1, DMFT.md). The first argument of
+/// The loss of a model (docs/theory.md §1, §3). The first argument of
 /// [`Loss::eval`] is the label y for the standard losses and the teacher
 /// field ν = xᵀθ* for the conditional ones.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,4 +1,4 @@
-//! Metric names of SPEC.md §1, shared verbatim by theory, simulation and plots.
+//! Metric names of docs/theory.md §1, shared verbatim by theory, simulation and plots.
 
 use std::collections::BTreeMap;
 

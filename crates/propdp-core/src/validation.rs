@@ -1,4 +1,4 @@
-//! The theory-vs-simulation acceptance rule of SPEC.md §5.
+//! The theory-vs-simulation acceptance rule of docs/theory.md §5.
 //!
 //! A prediction counts as verified when |theory − sim mean| ≤ 3·stderr + c/√d.
 //! propdp takes c = 0.5·max(|theory|, 0.1): the finite-size allowance is

@@ -172,7 +172,7 @@ delta_priv = 1e-5
 
 #[test]
 fn objective_zcdp_bounds_every_renyi_order_and_rho_calibration_round_trips() {
-    // ρ-zCDP means ε(α) ≤ ρα for every α > 1: check the SPEC ρ against the RDP curve
+    // ρ-zCDP means ε(α) ≤ ρα for every α > 1: check the ρ of docs/theory.md §4 against the RDP curve
     for &(lambda, sigma) in &[(0.1, 0.5), (1.0, 2.0), (10.0, 20.0)] {
         let b = ObjectiveBound::new(1.0, 0.25, 1.0, lambda, sigma);
         let rho = b.zcdp();

@@ -1,4 +1,4 @@
-//! Synthetic data of SPEC.md §1: designs, priors, noise laws and labels.
+//! Synthetic data of docs/theory.md §1: designs, priors, noise laws and labels.
 
 use nalgebra::{DMatrix, DVector};
 use propdp_core::{Design, Model, NoiseLaw, Prior};

@@ -14,7 +14,7 @@ fn class_error(y: &DVector<f64>, fit: &DVector<f64>) -> f64 {
     wrong / y.len() as f64
 }
 
-/// DP-GD metrics at one step (DMFT.md observables): est_err2, overlap,
+/// DP-GD metrics at one step (docs/theory.md §3 observables): est_err2, overlap,
 /// norm2, train_loss and, for logistic models, test_class_err.
 pub fn dpgd_metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVector<f64>, train_loss: f64) -> Metrics {
     let d = theta.len() as f64;
@@ -31,7 +31,7 @@ pub fn dpgd_metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVec
     out
 }
 
-/// Every metric the model defines, by its SPEC name.
+/// Every metric the model defines, by its name (docs/theory.md §1).
 pub fn metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVector<f64>, b: &DVector<f64>) -> Metrics {
     let d = theta.len() as f64;
     let star = &train.theta_star;

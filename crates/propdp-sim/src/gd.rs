@@ -1,4 +1,4 @@
-//! DP full-batch gradient descent (SPEC.md §1, DMFT.md):
+//! DP full-batch gradient descent (docs/theory.md §1, §3):
 //! θ₀ = 0, θ_{t+1} = θ_t − η(Xᵀℓ'(Xθ_t) + λθ_t + σ ξ_t), ξ_t ~ N(0, I_d) fresh.
 
 use nalgebra::{DMatrix, DVector};

@@ -1,4 +1,4 @@
-//! Monte Carlo simulation of the DP learners of `shared/SPEC.md` §1 on
+//! Monte Carlo simulation of the DP learners of docs/theory.md §1 on
 //! synthetic proportional-regime data, reporting the same metrics as the
 //! theory.
 //!

@@ -1,5 +1,5 @@
 //! DMFT of DP-GD against simulated DP-GD, at every step and for every
-//! metric, by SPEC.md §5's rule with the combined standard error of the
+//! metric, by the docs/theory.md §5 rule with the combined standard error of the
 //! simulation (repetitions) and the theory (RQMC scrambles).
 
 use propdp_core::validation::agrees;

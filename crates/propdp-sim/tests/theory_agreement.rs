@@ -1,4 +1,4 @@
-//! Theory against simulation of the actual estimators by SPEC.md §5's rule
+//! Theory against simulation of the actual estimators by the docs/theory.md §5 rule
 //! (`propdp_core::validation`), d = 400, 32 repetitions per point.
 
 use propdp_core::{Algorithm, Model, NoiseLaw, Point, config::SolverOptions};
@@ -178,7 +178,7 @@ fn logistic_output_perturbation_matches_simulation() {
     assert!(bad.is_empty(), "{bad:#?}");
 }
 
-/// SPEC.md §5's hard region (λ = 1e-3, δ = 2, s² = 4). A small σ makes the
+/// the hard region of docs/theory.md §5.3 (λ = 1e-3, δ = 2, s² = 4). A small σ makes the
 /// response measurable in simulation through noise_corr = −σV.
 #[test]
 fn logistic_hard_region_and_its_response_match_simulation() {
@@ -208,7 +208,7 @@ fn logistic_hard_region_and_its_response_match_simulation() {
 }
 
 /// The response at σ = 0 of the hard point, measured with common random
-/// numbers as V ≈ −(θ̂(ε) − θ̂(0))ᵀb/(εd). (SPEC.md §5 quotes V ≈ 740; theory
+/// numbers as V ≈ −(θ̂(ε) − θ̂(0))ᵀb/(εd). (V ≈ 740 was once quoted, docs/theory.md §5.3; theory
 /// gives 636.3 and simulation agrees: 640 ± 8 at d = 800.)
 #[test]
 fn logistic_hard_region_response_at_zero_noise_matches_simulation() {

@@ -1,5 +1,5 @@
 //! Dynamical mean-field theory (state evolution with memory) of DP
-//! full-batch gradient descent, exactly as in `shared/DMFT.md`.
+//! full-batch gradient descent, exactly as in docs/theory.md §3.
 //!
 //! Coordinate process: θ_{t+1} = (1−ηλ)θ_t − η[u_t + Σ_{s≤t} R_g(t,s)θ_s + M_g(t)Θ] + ησξ_t,
 //! solved in closed form through A_t and the response R_θ(t,s); sample process:
@@ -174,7 +174,7 @@ fn draws(p: &DmftParams, seed: u32) -> (Vec<Vec<f64>>, Vec<f64>) {
     (z, u)
 }
 
-// The kernels are indexed exactly as in DMFT.md (R_θ(t,s), C_g(s,s'), …);
+// The kernels are indexed exactly as in docs/theory.md §3 (R_θ(t,s), C_g(s,s'), …);
 // index loops keep the code one-to-one with the equations.
 #[allow(clippy::needless_range_loop)]
 fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> {
@@ -222,7 +222,7 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
             // When GD converges (σ = 0) w_t becomes collinear with w_{t−1}: the
             // true pivot → 0 and the computed one is cancellation noise of
             // either sign. |pivot| ≤ PIVOT_TOL·C_θ(t,t) is a zero pivot (its
-            // column is skipped, DMFT.md); below −PIVOT_TOL·C_θ(t,t) the
+            // column is skipped, docs/theory.md §3); below −PIVOT_TOL·C_θ(t,t) the
             // covariance has lost positive-definiteness.
             if pivot < -PIVOT_TOL * cth[t][t].max(1e-300) {
                 return Err(DmftError::NotPositiveDefinite {

@@ -1,5 +1,5 @@
 //! Huber (robust linear regression) under objective perturbation:
-//! the two-equation system of SPEC.md §2.1 in the unknowns (α², V).
+//! the two-equation system of docs/theory.md §2.1 in the unknowns (α², V).
 //!
 //! With z = ε + αG, c = M(1+V), P = P(|z| ≤ c) and
 //! β² = E[clip(z/(1+V), −M, M)²] = E[z²1{|z|≤c}]/(1+V)² + M²(1 − P):
@@ -238,7 +238,7 @@ fn bracket(
     Ok((lo, hi, scans))
 }
 
-/// Metrics of SPEC.md §1 predicted at a solution. `tau` > 0 gives output
+/// Metrics of docs/theory.md §1 predicted at a solution. `tau` > 0 gives output
 /// perturbation (state must then be the σ = 0 solution).
 pub fn metrics(p: &HuberParams, st: &HuberState, tau: f64) -> Metrics {
     let bias = 1.0 - p.lambda * st.v;

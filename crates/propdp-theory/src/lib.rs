@@ -1,5 +1,5 @@
 //! propdp's theory engine: the proportional-regime fixed-point systems of
-//! `shared/SPEC.md` §2 for objective and output perturbation, with Huber and
+//! docs/theory.md §2 for objective and output perturbation, with Huber and
 //! logistic losses.
 
 #![warn(missing_docs)]

@@ -1,5 +1,5 @@
 //! Logistic regression under objective perturbation: the three-equation
-//! system of SPEC.md §2.2 in the unknowns (m, q, V).
+//! system of docs/theory.md §2.2 in the unknowns (m, q, V).
 //!
 //! Channel: ν ~ N(0, s²), ω = (m/s²)ν + τ_⊥ξ with τ_⊥² = q − m²/s²,
 //! p₊ = prox_{Vρ}(−ω) (root of p + V·sigmoid(p) = −ω). Using the symmetry
@@ -14,11 +14,11 @@
 //!
 //! Solution method: a few damped fixed-point steps, then Newton on the
 //! residual x − F(x) in the coordinates x = (m/s, ln τ_⊥², ln V) (which keep
-//! q ≥ m²/s² and V > 0) with a finite-difference 3×3 Jacobian and
+//! q ≥ m²/s² and V > 0) with the analytic 3×3 Jacobian and
 //! backtracking. If that fails from a cold start, continuation in λ from
 //! λ = max(1, λ) down to the target, warm-starting each step — this is what
-//! handles SPEC.md §5's hard region (λ = 1e-3, δ = 2, s² = 4). There the
-//! solution is V = 636.32, not the V ≈ 740 quoted in SPEC.md §5: the
+//! handles the hard region of docs/theory.md §5.3 (λ = 1e-3, δ = 2, s² = 4). There the
+//! solution is V = 636.32, not the V ≈ 740 once quoted for it (docs/theory.md §5.3): the
 //! simulated linear response −∂(θ̂ᵀb/d)/∂σ at σ = 0 is 640 ± 8 at d = 800
 //! (test `logistic_hard_region_response_at_zero_noise_matches_simulation`).
 //!
@@ -428,7 +428,7 @@ impl LogisticSolver {
         ))
     }
 
-    /// Newton with finite-difference Jacobian and backtracking from `start`.
+    /// Newton with the analytic Jacobian and backtracking from `start`.
     fn newton(&self, p: &LogisticParams, start: LogisticState) -> Result<(LogisticState, SolverReport), LogisticError> {
         let tol = self.opts.fixed_point.tol;
         let mut x = Self::to_x(p, &start);
@@ -525,7 +525,7 @@ impl LogisticSolver {
         obj(t)
     }
 
-    /// Metrics of SPEC.md §1 at a solution; `tau` > 0 gives output
+    /// Metrics of docs/theory.md §1 at a solution; `tau` > 0 gives output
     /// perturbation (state must be the σ = 0 solution).
     pub fn metrics(&self, p: &LogisticParams, st: &LogisticState, tau: f64) -> Metrics {
         let s = p.s2.sqrt();

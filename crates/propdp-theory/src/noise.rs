@@ -1,6 +1,6 @@
 //! Noise laws as Gaussian scale mixtures ε = S·G.
 //!
-//! Every law of SPEC.md §1 is one, so with z = ε + αG we have
+//! Every law of docs/theory.md §1 is one, so with z = ε + αG we have
 //! z | S ~ N(0, S² + α²) and any expectation over z is an expectation over the
 //! mixing variance S² of a Gaussian one:
 //! - `gaussian(sd)`: S² = sd² (point mass);

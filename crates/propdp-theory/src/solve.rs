@@ -1,5 +1,5 @@
 //! One entry point for a validated [`Point`]: dispatch to the model's solver,
-//! handle output perturbation (solve at σ = 0, then shift by τ, SPEC.md §2.3)
+//! handle output perturbation (solve at σ = 0, then shift by τ, docs/theory.md §2.3)
 //! and carry warm starts along a sweep.
 
 use propdp_core::config::{DmftOptions, FixedPointOptions, SolverOptions};
@@ -113,7 +113,7 @@ impl TheorySolver {
     }
 
     /// Solve a static (objective or output perturbation) point at noise σ
-    /// (σ = 0 for output perturbation, SPEC.md §2.3).
+    /// (σ = 0 for output perturbation, docs/theory.md §2.3).
     fn solve_static(
         &self,
         point: &Point,

@@ -1,4 +1,4 @@
-//! DMFT of DP-GD: the T = 1 closed form of DMFT.md and the long-time limit
+//! DMFT of DP-GD: the T = 1 closed form of docs/theory.md §3 and the long-time limit
 //! (σ = 0: gradient descent converges to the static ridge solution).
 
 use propdp_core::config::SolverOptions;

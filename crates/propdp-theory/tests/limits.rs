@@ -1,4 +1,4 @@
-//! Sanity limits and reference values of the static solvers (issue 2, SPEC.md §2, §5).
+//! Sanity limits and reference values of the static solvers (docs/theory.md §2, §5).
 
 use propdp_core::{Algorithm, Model, NoiseLaw, Point, config::SolverOptions};
 use propdp_theory::huber::{self, HuberParams};
@@ -124,7 +124,7 @@ fn huge_ridge_shrinks_estimate_to_zero() {
     }
 }
 
-/// Sur & Candès' unregularized MLE, s² = γ² = 5 (SPEC.md §5 reference values).
+/// Sur & Candès' unregularized MLE, s² = γ² = 5 (docs/theory.md §5.2 reference values).
 #[test]
 fn sur_candes_unregularized_mle_bias() {
     let solver = LogisticSolver::new(opts().logistic());

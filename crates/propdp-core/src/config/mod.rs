@@ -121,3 +121,6 @@ impl Config {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

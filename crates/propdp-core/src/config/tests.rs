@@ -1,0 +1,154 @@
+//! Unit tests of the config layer: each table's keys, the noise source, and
+//! the sweep built from them.
+
+use super::*;
+use crate::problem::{Algorithm, NoiseLaw};
+
+const HUBER: &str = r#"
+[problem]
+model = "huber"
+delta = [0.5, 2.0]
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[algorithm]
+kind = "objective"
+lambda = [0.1, 1.0]
+sigma = 1.0
+"#;
+
+fn err(text: &str) -> String {
+    Config::from_toml_str(text).unwrap_err().to_string()
+}
+
+#[test]
+fn a_key_another_kind_takes_is_refused_naming_the_field_and_its_kinds() {
+    let e = err(&HUBER.replace("sigma = 1.0", "sigma = 1.0\nsteps = 3"));
+    assert!(
+        e.contains("`algorithm.steps` does not apply") && e.contains("kind = \"dpgd\""),
+        "{e}"
+    );
+    let e = err(&HUBER.replace(
+        "kind = \"objective\"\nlambda = [0.1, 1.0]\nsigma",
+        "kind = \"output\"\nlambda = 1.0\nsigma",
+    ));
+    assert!(e.contains("algorithm.sigma") && e.contains("algorithm.tau"), "{e}");
+    let e = err(&HUBER.replace("sd = 0.5", "sd = 0.5, dof = 3"));
+    assert!(
+        e.contains("problem.noise.dof") && e.contains("law = \"student_t\""),
+        "{e}"
+    );
+    let e = err(&HUBER.replace("huber_m = 1.0\n", "huber_m = 1.0\nwidth = 2\n"));
+    assert!(e.contains("problem.width") && e.contains("unknown key"), "{e}");
+}
+
+#[test]
+fn required_keys_and_tags_are_named() {
+    let e = err(&HUBER.replace("huber_m = 1.0\n", ""));
+    assert!(e.contains("missing `problem.huber_m`"), "{e}");
+    let e = err(&HUBER.replace("sd = 0.5", "scale = 0.5"));
+    assert!(e.contains("missing `problem.noise.sd`"), "{e}");
+    let e = err(&HUBER.replace("kind = \"objective\"", "kind = \"sgd\""));
+    assert!(e.contains("algorithm.kind") && e.contains("\"dpgd\""), "{e}");
+    let e = err(&HUBER.replace("kind = \"objective\"\n", ""));
+    assert!(e.contains("missing `algorithm.kind`"), "{e}");
+    let e = err(&HUBER
+        .replace("sigma = 1.0", "eta = 0.1")
+        .replace("\"objective\"", "\"dpgd\""));
+    assert!(e.contains("missing `algorithm.steps`"), "{e}");
+}
+
+#[test]
+fn the_noise_is_given_or_calibrated_never_both() {
+    let e = err(&HUBER.replace("sigma = 1.0", "sigma = 1.0\nepsilon = 1.0\ndelta_priv = 1e-6"));
+    assert!(e.contains("algorithm.sigma") && e.contains("calibrated"), "{e}");
+    let e = err(&HUBER.replace("sigma = 1.0", "epsilon = 1.0"));
+    assert!(e.contains("missing `algorithm.delta_priv`"), "{e}");
+    let e = err(&HUBER.replace("sigma = 1.0", "epsilon = 1.0\ndelta_priv = 1.5"));
+    assert!(
+        e.contains("algorithm.delta_priv") && e.contains("0 < delta_priv < 1"),
+        "{e}"
+    );
+    let e = err(&HUBER.replace("sigma = 1.0", "rho = 0.5\nepsilon = 1.0"));
+    assert!(e.contains("algorithm.epsilon") && e.contains("not both"), "{e}");
+    let e = err(&HUBER.replace("sigma = 1.0", "neighbouring = \"add_remove_one\""));
+    assert!(e.contains("algorithm.neighbouring"), "{e}");
+    let e = err(&HUBER.replace("sigma = 1.0\n", ""));
+    assert!(
+        e.contains("missing `algorithm.sigma`") && e.contains("objective perturbation"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_sweep_is_every_combination_with_delta_fastest() {
+    let cfg = Config::from_toml_str(HUBER).unwrap();
+    let names: Vec<&str> = cfg.sweep.axes.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["s2", "huber_m", "noise.sd", "lambda", "sigma", "delta"]);
+    let p = cfg.sweep.points();
+    assert_eq!(p.len(), 4);
+    assert_eq!((p[0].delta(), p[1].delta(), p[2].delta()), (0.5, 2.0, 0.5));
+    assert_eq!(
+        p[2].algorithm(),
+        Algorithm::Objective {
+            lambda: 1.0,
+            sigma: 1.0
+        }
+    );
+    assert!(matches!(p[0].model(), crate::Model::Huber { noise: NoiseLaw::Gaussian { sd }, .. } if sd == 0.5));
+    assert_eq!(cfg.sweep.swept_axes(), ["lambda", "delta"]);
+}
+
+#[test]
+fn budgets_are_calibrated_per_point_and_recorded() {
+    let output = HUBER
+        .replace("\"objective\"", "\"output\"")
+        .replace("sigma = 1.0", "rho = [0.5, 2.0]");
+    let cfg = Config::from_toml_str(&output).unwrap();
+    let p = cfg.sweep.points();
+    assert_eq!(p.len(), 8);
+    assert!(p.iter().all(|p| p.budget().is_some() && p.algorithm().noise() > 0.0));
+    // at the same λ and δ, a larger budget ρ needs less noise
+    assert_eq!((p[0].algorithm().lambda(), p[2].algorithm().lambda()), (0.1, 0.1));
+    assert!(p[0].algorithm().noise() > p[2].algorithm().noise());
+    let e = err(&HUBER.replace("sigma = 1.0", "rho = 0.01"));
+    assert!(e.contains("algorithm.rho") && e.contains("log(1 + βR²/λ)"), "{e}");
+}
+
+#[test]
+fn dpgd_steps_must_be_integers_in_range() {
+    let dpgd = HUBER
+        .replace("\"objective\"", "\"dpgd\"")
+        .replace("sigma = 1.0", "sigma = 1.0\neta = 0.1\nsteps = 2.5");
+    let e = err(&dpgd);
+    assert!(e.contains("algorithm.steps") && e.contains("integer"), "{e}");
+    let ok = Config::from_toml_str(&dpgd.replace("steps = 2.5", "steps = [1, 3]")).unwrap();
+    assert_eq!(ok.sweep.points().len(), 8);
+}
+
+#[test]
+fn tune_configs_give_problem_points_with_a_placeholder_algorithm() {
+    let text = r#"
+[problem]
+model = "logistic"
+delta = [0.1, 1.0]
+s2 = [1.0, 4.0]
+[tune]
+algorithms = ["objective", "dpgd"]
+epsilon = [1.0]
+delta_priv = 1e-6
+"#;
+    let (cfg, points) = TuneConfig::from_toml_str(text).unwrap();
+    assert_eq!(points.len(), 4);
+    assert_eq!(points[1].delta(), 1.0);
+    assert_eq!(points[2].s2(), 4.0);
+    assert_eq!(cfg.tune.dpgd_steps().unwrap(), [1, 2, 4, 8, 16, 32]);
+    let e = TuneConfig::from_toml_str(
+        &text
+            .replace("\"dpgd\"", "\"output\"")
+            .replace("delta_priv = 1e-6", "delta_priv = 1e-6\nsteps = [2]"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("tune.steps"), "{e}");
+}
