@@ -6,7 +6,7 @@
 //!    (2 scrambles × 4096 points). The scrambles are fixed, so the prediction is
 //!    a smooth deterministic function of the hyperparameters and the grid
 //!    ranks candidates consistently.
-//! 2. Golden-section searches in log λ, then in log η, around the best grid
+//! 2. Brent searches (argmin) in log λ, then in log η, around the best grid
 //!    point (same budget); η may go down to a tenth of the smallest fraction.
 //! 3. The refined optimum and the next two grid candidates are re-solved at
 //!    the config's `[solver]` RQMC budget; the best mean wins and its RQMC
@@ -121,14 +121,14 @@ impl<'a> DpgdSearch<'a> {
         }
         grid.sort_by(|a, b| a.0.total_cmp(&b.0));
         let &(mut best, t, mut f, mut l) = grid.first()?;
-        // refine λ, then η, by golden section in log scale between the grid
+        // refine λ, then η, by Brent's method in log scale between the grid
         // neighbours (λ down to lambda_min/10; η down to a tenth of the
         // smallest fraction, up to 0.99 of the stability limit)
         if l > 0.0 {
             let i = lambdas.iter().position(|&x| x == l).expect("grid λ");
             let a = lambdas[i - 1].max(lo / 10.0).ln();
             let b = lambdas.get(i + 1).copied().unwrap_or(hi).ln();
-            let g = super::golden_section(|g| self.coarse_value(t, f, g.exp()).unwrap_or(f64::INFINITY), a, b);
+            let g = super::minimise(|g| self.coarse_value(t, f, g.exp()).unwrap_or(f64::INFINITY), a, b);
             if let Some(v) = self.coarse_value(t, f, g.exp()).filter(|&v| v <= best) {
                 (best, l) = (v, g.exp());
             }
@@ -139,7 +139,7 @@ impl<'a> DpgdSearch<'a> {
         let i = fr.iter().position(|&x| x == f).expect("grid η");
         let a = if i == 0 { min_f } else { fr[i - 1] }.ln();
         let b = fr.get(i + 1).copied().unwrap_or(0.99).ln();
-        let g = super::golden_section(|g| self.coarse_value(t, g.exp(), l).unwrap_or(f64::INFINITY), a, b);
+        let g = super::minimise(|g| self.coarse_value(t, g.exp(), l).unwrap_or(f64::INFINITY), a, b);
         if self.coarse_value(t, g.exp(), l).is_some_and(|v| v <= best) {
             f = g.exp();
         }

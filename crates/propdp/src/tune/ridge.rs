@@ -1,7 +1,7 @@
 //! λ search for objective and output perturbation: for a budget the noise is
 //! calibrated at each λ (no budget: the non-private ridge estimator, σ = 0), the point solved (state-only metrics with
 //! warm starts when the metric allows), λ searched on a 25-point log grid and
-//! refined by golden-section search in log λ around the best grid point.
+//! refined by Brent's method (argmin) in log λ around the best grid point.
 
 use propdp_core::accountant::MechanismKind;
 use propdp_core::problem::Budget;
@@ -91,7 +91,7 @@ impl<'a> RidgeSearch<'a> {
             .filter_map(|(i, v)| v.map(|v| (i, v)))
             .min_by(|a, b| a.1.total_cmp(&b.1))?;
         let f = |g: f64| self.eval(g.exp()).unwrap_or(f64::INFINITY);
-        let g = super::golden_section(f, grid[i.saturating_sub(1)], grid[(i + 1).min(k - 1)]);
+        let g = super::minimise(f, grid[i.saturating_sub(1)], grid[(i + 1).min(k - 1)]);
         let (g, value) = match self.eval(g.exp()) {
             Some(v) if v <= best => (g, v),
             _ => (grid[i], best),
