@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use propdp_core::config::PlotSpec;
 use propdp_core::metrics;
-use propdp_core::problem::{AlgorithmKind, ModelKind, is_non_private};
+use propdp_core::problem::{AlgorithmKind, ModelKind, is_noise_param, is_non_private};
 use propdp_core::record::Record;
 
 use crate::PlotError;
@@ -170,16 +170,23 @@ fn grouped(records: &[Record], spec: &PlotSpec, look: &Look) -> Result<Vec<Figur
                 "plot.series = \"{s}\" is not a parameter of these results"
             )));
         }
-        None => ["epsilon", "rho", "sigma", "tau"]
+        // a budget level first, then the privacy noise
+        None => vary
             .iter()
-            .find(|s| vary.iter().any(|v| v == *s) && **s != x)
-            .map(|s| s.to_string()),
+            .filter(|v| **v != x)
+            .min_by_key(|v| match v.as_str() {
+                "epsilon" | "rho" => 0,
+                v if is_noise_param(v) => 1,
+                _ => 2,
+            })
+            .filter(|v| matches!(v.as_str(), "epsilon" | "rho") || is_noise_param(v))
+            .cloned(),
     };
     // with a budget the noise (σ or τ) is a function of ε (or ρ) and λ: never a facet
     let budgeted = first.params.contains_key("epsilon") || first.params.contains_key("rho");
     let facets: Vec<&String> = vary
         .iter()
-        .filter(|v| **v != x && Some(*v) != series.as_ref() && !(budgeted && (*v == "sigma" || *v == "tau")))
+        .filter(|v| **v != x && Some(*v) != series.as_ref() && !(budgeted && is_noise_param(v)))
         .collect();
     let metric_names = spec.metrics.clone().unwrap_or_else(|| look.metrics.clone());
     let x_log = spec.x_log.unwrap_or_else(|| {
