@@ -120,6 +120,56 @@ impl Record {
         }
     }
 
+    /// The first number of the record that is not finite, by its path
+    /// (`metrics.est_err2`, `privacy.mu`, …); `None` when all are finite.
+    /// JSON has no infinity or NaN: a record with one is never written.
+    ///
+    /// ```
+    /// # use propdp_core::{record::*, Point, Model, Algorithm};
+    /// let p = Point::new(0.5, 1.0, Model::Logistic, Algorithm::Objective { lambda: 1.0, sigma: 1.0 }).unwrap();
+    /// let prov = Provenance { config_sha256: String::new(), crate_version: String::new(), git_commit: String::new() };
+    /// let mut r = Record::new(Source::Theory, &p, 0, &prov);
+    /// assert_eq!(r.non_finite().as_deref(), Some("solver.residual"), "no solver has filled it in");
+    /// r.solver = SolverReport { converged: true, iterations: 3, residual: 1e-12 };
+    /// r.metrics.insert("est_err2".into(), 0.5);
+    /// assert_eq!(r.non_finite(), None);
+    /// r.metrics.insert("norm2".into(), f64::INFINITY);
+    /// assert_eq!(r.non_finite().as_deref(), Some("metrics.norm2"));
+    /// ```
+    pub fn non_finite(&self) -> Option<String> {
+        let scalars = |name: &str, m: &BTreeMap<String, f64>| {
+            m.iter()
+                .find(|(_, v)| !v.is_finite())
+                .map(|(k, _)| format!("{name}.{k}"))
+        };
+        let vectors = |name: &str, m: &BTreeMap<String, Vec<f64>>| {
+            m.iter()
+                .find(|(_, v)| v.iter().any(|x| !x.is_finite()))
+                .map(|(k, _)| format!("{name}.{k}"))
+        };
+        let privacy = self.privacy.as_ref().and_then(|p| {
+            [("mu", p.mu), ("rho", p.rho), ("epsilon", p.epsilon), ("delta", p.delta)]
+                .into_iter()
+                .find(|(_, v)| v.is_some_and(|x| !x.is_finite()))
+                .map(|(k, _)| format!("privacy.{k}"))
+        });
+        scalars("params", &self.params)
+            .or_else(|| scalars("metrics", &self.metrics))
+            .or_else(|| (!self.solver.residual.is_finite()).then(|| "solver.residual".to_string()))
+            .or_else(|| self.per_step.as_ref().and_then(|m| vectors("per_step", m)))
+            .or_else(|| {
+                self.per_step_stderr
+                    .as_ref()
+                    .and_then(|m| vectors("per_step_stderr", m))
+            })
+            .or(privacy)
+            .or_else(|| {
+                self.simulation
+                    .as_ref()
+                    .and_then(|s| scalars("stderr", &s.stderr).or_else(|| vectors("per_rep", &s.per_rep)))
+            })
+    }
+
     /// Whether the record describes a non-private estimator: the tune
     /// reference, or a noise (σ or τ) of 0 without a budget.
     pub fn is_non_private(&self) -> bool {

@@ -102,6 +102,7 @@ fn series_label(series: &Option<String>, c: &Curve) -> String {
 
 /// Write `fig` as PNG and SVG into `dir`.
 pub fn write(fig: &Figure, dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    check_axes(fig)?;
     register_fonts();
     let width = PANEL_W * fig.panels.len() as u32 + 20;
     let top_h = TOP_BASE_H + LEGEND_ROW_H * legend_rows(fig, width);
@@ -241,6 +242,44 @@ pub(crate) fn tick(v: f64) -> String {
 }
 
 /// (lo, hi) of the values to show on an axis.
+/// The widest axes a figure can show: 60 decades on a log axis, a finite
+/// span on a linear one (plotters' tick placement does not end on wider).
+const MAX_DECADES: f64 = 60.0;
+
+/// A figure whose axes cannot be drawn is refused before plotters runs.
+fn check_axes(fig: &Figure) -> Result<(), PlotError> {
+    for panel in &fig.panels {
+        let xs = panel
+            .curves
+            .iter()
+            .flat_map(|c| c.theory.iter().map(|p| p.0).chain(c.sim.iter().map(|p| p.x)));
+        let ys = panel.curves.iter().flat_map(|c| {
+            c.theory.iter().map(|p| p.1).chain(
+                c.sim
+                    .iter()
+                    .flat_map(|p| [p.mean - 2.0 * p.stderr, p.mean + 2.0 * p.stderr]),
+            )
+        });
+        for (axis, (lo, hi), log) in [
+            (fig.x.as_str(), extent(xs, fig.x_log), fig.x_log),
+            (panel.metric.as_str(), extent(ys, fig.y_log), fig.y_log),
+        ] {
+            let too_wide = if log {
+                (hi / lo).log10() > MAX_DECADES
+            } else {
+                !(hi - lo).is_finite()
+            };
+            if too_wide || !(lo.is_finite() && hi.is_finite()) {
+                return Err(PlotError::Spec(format!(
+                    "the {axis} axis of {} spans [{lo:e}, {hi:e}]: too wide to draw (at most {MAX_DECADES} decades on a log axis)",
+                    fig.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn extent(vals: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     let (lo, hi) = vals
         .filter(|v| v.is_finite() && (!log || *v > 0.0))

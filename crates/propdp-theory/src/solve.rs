@@ -48,6 +48,79 @@ pub enum TheoryError {
     #[error(transparent)]
     /// The DP-GD state evolution failed.
     Dmft(#[from] DmftError),
+    /// A solver returned a metric that is not a finite number (an overflow,
+    /// e.g. σ² or τ² beyond the range of f64): never written as a result.
+    #[error("{metric} = {value:e} is not finite at {params}: the point is beyond the range of f64 arithmetic")]
+    NotFinite {
+        /// The metric.
+        metric: String,
+        /// Its value.
+        value: f64,
+        /// The point's parameters, "k=v, …".
+        params: String,
+    },
+    /// A solution violates an identity every estimator satisfies (precision
+    /// lost to cancellation at extreme scales): never written as a result.
+    #[error("precision lost at {params}: {what}")]
+    Inconsistent {
+        /// The violated identity, with the values.
+        what: String,
+        /// The point's parameters, "k=v, …".
+        params: String,
+    },
+}
+
+/// The parameters of a point as "k=v, …" for error messages.
+fn describe(point: &Point) -> String {
+    point
+        .params()
+        .iter()
+        .map(|(k, v)| format!("{k}={v:e}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Every metric finite, and the identities of any estimator θ̂: est_err2 ≥ 0,
+/// norm2 ≥ 0, Cauchy–Schwarz overlap² ≤ norm2·s² (to 1e-9 relative), and
+/// est_err2 = norm2 − 2·overlap + s² (to 1e-6 of the terms' size). At extreme
+/// scales (s² ≳ 1e16 against an O(1) estimate) the solvers' differences lose
+/// every digit and break one of these: such a point is an error, not a result.
+pub fn check_solution(point: &Point, metrics: &Metrics) -> Result<(), TheoryError> {
+    use propdp_core::metrics::{EST_ERR2, NORM2, OVERLAP};
+    if let Some((k, &v)) = metrics.iter().find(|(_, v)| !v.is_finite()) {
+        return Err(TheoryError::NotFinite {
+            metric: k.clone(),
+            value: v,
+            params: describe(point),
+        });
+    }
+    let s2 = point.s2();
+    let (Some(&e), Some(&q), Some(&m)) = (metrics.get(EST_ERR2), metrics.get(NORM2), metrics.get(OVERLAP)) else {
+        return Ok(());
+    };
+    let fail = |what: String| {
+        Err(TheoryError::Inconsistent {
+            what,
+            params: describe(point),
+        })
+    };
+    if e < 0.0 || q < 0.0 {
+        return fail(format!("est_err2 = {e:e} or norm2 = {q:e} is negative"));
+    }
+    if m * m > q * s2 * (1.0 + 1e-9) + f64::MIN_POSITIVE {
+        return fail(format!(
+            "overlap² = {:e} exceeds norm2·s² = {:e} (Cauchy–Schwarz)",
+            m * m,
+            q * s2
+        ));
+    }
+    if (e - (q - 2.0 * m + s2)).abs() > 1e-6 * (e + q + 2.0 * m.abs() + s2) {
+        return fail(format!(
+            "est_err2 = {e:e} ≠ norm2 − 2·overlap + s² = {:e}",
+            q - 2.0 * m + s2
+        ));
+    }
+    Ok(())
 }
 
 /// Solves points; holds quadrature rules so they are built once per sweep.
@@ -178,11 +251,31 @@ impl TheorySolver {
         out.insert(propdp_core::metrics::OVERLAP.into(), m);
         out.insert(propdp_core::metrics::NORM2.into(), q);
         out.insert(propdp_core::metrics::BIAS_FACTOR.into(), m / point.s2());
+        check_solution(point, &out)?;
         Ok((out, state))
     }
 
-    /// Solve one point; `warm` is the state of a nearby point of the same model.
+    /// Solve one point; `warm` is the state of a nearby point of the same
+    /// model. A solution is returned only when every metric is finite and
+    /// consistent ([`check_solution`]).
     pub fn solve(&self, point: &Point, warm: Option<State>) -> Result<Solution, TheoryError> {
+        let sol = self.solve_unchecked(point, warm)?;
+        check_solution(point, &sol.metrics)?;
+        if let Some(path) = &sol.per_step {
+            for (k, v) in path.mean.iter().chain(&path.stderr) {
+                if let Some(x) = v.iter().find(|x| !x.is_finite()) {
+                    return Err(TheoryError::NotFinite {
+                        metric: format!("{k} (per step)"),
+                        value: *x,
+                        params: describe(point),
+                    });
+                }
+            }
+        }
+        Ok(sol)
+    }
+
+    fn solve_unchecked(&self, point: &Point, warm: Option<State>) -> Result<Solution, TheoryError> {
         let Some((lambda, sigma, tau)) = static_noise(point) else {
             return self.solve_dpgd(point);
         };

@@ -152,6 +152,26 @@ impl Pass<'_> {
         Record::new(source, point, index, &self.manifest.provenance())
     }
 
+    /// Write a finished record, or — when it failed or holds a number that is
+    /// not finite — report it and write it to errors.jsonl. True when written.
+    fn emit(&mut self, outcome: Result<Record, String>, entry: serde_json::Value, what: &str) -> Result<bool> {
+        let checked = outcome.and_then(|r| match r.non_finite() {
+            Some(path) => Err(format!("{path} is not a finite number; the point is not written")),
+            None => Ok(r),
+        });
+        match checked {
+            Ok(record) => {
+                self.out.write(&record)?;
+                self.summary.written += 1;
+                Ok(true)
+            }
+            Err(e) => {
+                self.fail(entry, what, &e)?;
+                Ok(false)
+            }
+        }
+    }
+
     /// Report a failed point and write it to errors.jsonl (`entry` plus the
     /// error message); the sweep goes on.
     fn fail(&mut self, mut entry: serde_json::Value, what: &str, error: &dyn std::fmt::Display) -> Result<()> {
@@ -174,25 +194,26 @@ impl Pass<'_> {
                 warm = None;
                 continue;
             }
-            match solver.solve(point, warm) {
-                Ok(sol) => {
-                    let (per_step, per_step_stderr) = sol.per_step.map(|p| (p.mean, p.stderr)).unzip();
-                    self.out.write(&Record {
-                        metrics: sol.metrics,
-                        solver: sol.report,
-                        per_step,
-                        per_step_stderr,
-                        ..self.record(Source::Theory, point, index)
-                    })?;
-                    warm = Some(sol.state);
-                    self.summary.written += 1;
-                }
+            let entry = serde_json::json!({"source": "theory", "index": index, "params": point.params()});
+            let outcome = guarded(|| solver.solve(point, warm)).map(|sol| {
+                let (per_step, per_step_stderr) = sol.per_step.map(|p| (p.mean, p.stderr)).unzip();
+                let record = Record {
+                    metrics: sol.metrics,
+                    solver: sol.report,
+                    per_step,
+                    per_step_stderr,
+                    ..self.record(Source::Theory, point, index)
+                };
+                (record, sol.state)
+            });
+            let what = format!("theory, point {index}");
+            warm = match outcome {
+                Ok((record, state)) => self.emit(Ok(record), entry, &what)?.then_some(state),
                 Err(e) => {
-                    let entry = serde_json::json!({"source": "theory", "index": index, "params": point.params()});
-                    self.fail(entry, &format!("theory, point {index}"), &e)?;
-                    warm = None;
+                    self.emit(Err(e), entry, &what)?;
+                    None
                 }
-            }
+            };
         }
         self.progress.end();
         Ok(())
@@ -214,39 +235,54 @@ impl Pass<'_> {
                     ..SimSettings::new(d, sim.reps, sim.design, sim.prior, sim.seed)
                 };
                 let progress = self.progress;
-                match simulate_with_progress(point, &settings, index as u64, &|| progress.advance(1)) {
-                    Ok(s) => {
-                        let (per_step, per_step_stderr) = s.per_step.map(|p| (p.mean, p.stderr)).unzip();
-                        self.out.write(&Record {
-                            metrics: s.mean,
-                            per_step,
-                            per_step_stderr,
-                            solver: SolverReport {
-                                converged: true,
-                                iterations: s.max_iterations,
-                                residual: s.max_grad_norm,
-                            },
-                            simulation: Some(SimRecord {
-                                n: s.n,
-                                d: s.d,
-                                reps: s.reps,
-                                seed: sim.seed,
-                                design: sim.design,
-                                stderr: s.stderr,
-                                per_rep: s.per_rep,
-                            }),
-                            ..self.record(Source::Simulation, point, index)
-                        })?;
-                        self.summary.written += 1;
-                    }
-                    Err(e) => {
-                        let entry = serde_json::json!({"source": "simulation", "index": index, "d": d, "params": point.params()});
-                        self.fail(entry, &format!("simulation, point {index}, d = {d}"), &e)?;
-                    }
-                }
+                let outcome =
+                    guarded(|| simulate_with_progress(point, &settings, index as u64, &|| progress.advance(1))).map(
+                        |s| {
+                            let (per_step, per_step_stderr) = s.per_step.map(|p| (p.mean, p.stderr)).unzip();
+                            Record {
+                                metrics: s.mean,
+                                per_step,
+                                per_step_stderr,
+                                solver: SolverReport {
+                                    converged: true,
+                                    iterations: s.max_iterations,
+                                    residual: s.max_grad_norm,
+                                },
+                                simulation: Some(SimRecord {
+                                    n: s.n,
+                                    d: s.d,
+                                    reps: s.reps,
+                                    seed: sim.seed,
+                                    design: sim.design,
+                                    stderr: s.stderr,
+                                    per_rep: s.per_rep,
+                                }),
+                                ..self.record(Source::Simulation, point, index)
+                            }
+                        },
+                    );
+                let entry =
+                    serde_json::json!({"source": "simulation", "index": index, "d": d, "params": point.params()});
+                self.emit(outcome, entry, &format!("simulation, point {index}, d = {d}"))?;
             }
         }
         self.progress.end();
         Ok(())
+    }
+}
+
+/// Run a solver or a simulation, turning its error — or a panic, which is
+/// a bug — into the message of a failed point, so the sweep goes on.
+pub(crate) fn guarded<T, E: std::fmt::Display>(f: impl FnOnce() -> Result<T, E>) -> Result<T, String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(format!("internal error (a bug; please report it): {msg}"))
+        }
     }
 }

@@ -99,10 +99,17 @@ impl RunDir {
         ))
     }
 
-    /// Append one record and flush it to disk.
+    /// Append one record and flush it to disk. A record holding a number
+    /// that is not finite is refused ([`Record::non_finite`]): JSON would
+    /// write it as `null`.
     pub fn write(&mut self, record: &Record) -> Result<()> {
-        writeln!(self.results, "{}", serde_json::to_string(record)?)?;
-        self.results.sync_data()?;
+        if let Some(path) = record.non_finite() {
+            bail!("{path} is not a finite number: not written");
+        }
+        let path = Self::results_path(&self.dir);
+        writeln!(self.results, "{}", serde_json::to_string(record)?)
+            .and_then(|()| self.results.sync_data())
+            .with_context(|| format!("writing {}", path.display()))?;
         Ok(())
     }
 
