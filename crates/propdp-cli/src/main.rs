@@ -120,13 +120,13 @@ struct PrivacyArgs {
     #[arg(long)]
     model: ModelKind,
     /// Huber threshold M (Lipschitz constant of the Huber loss).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     huber_m: f64,
     /// Ridge λ (objective and output perturbation).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     lambda: f64,
     /// The noise: σ (objective, DP-GD) or τ (output). Omit to calibrate it to --epsilon or --rho.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     noise: Option<f64>,
     /// DP-GD steps T.
     #[arg(long, default_value_t = 1)]
@@ -135,13 +135,13 @@ struct PrivacyArgs {
     #[arg(long, default_value = "replace-one", value_parser = parse_neighbouring)]
     neighbouring: Neighbouring,
     /// Target ε (with --delta-priv) for calibration.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     epsilon: Option<f64>,
     /// δ of the (ε, δ) guarantee.
-    #[arg(long, default_value_t = 1e-6)]
+    #[arg(long, default_value_t = 1e-6, allow_hyphen_values = true)]
     delta_priv: f64,
     /// Target zCDP ρ for calibration (instead of --epsilon).
-    #[arg(long, conflicts_with = "epsilon")]
+    #[arg(long, conflicts_with = "epsilon", allow_hyphen_values = true)]
     rho: Option<f64>,
 }
 
@@ -155,7 +155,6 @@ fn parse_neighbouring(s: &str) -> Result<Neighbouring, String> {
 
 impl PrivacyArgs {
     fn query(&self) -> Result<Query> {
-        propdp::privacy::check(self.algorithm, self.lambda, self.delta_priv)?;
         let model = match self.model {
             ModelKind::Huber => Model::Huber {
                 huber_m: self.huber_m,
@@ -163,13 +162,7 @@ impl PrivacyArgs {
             },
             ModelKind::Logistic => Model::Logistic,
         };
-        let noise = match (self.noise, self.epsilon, self.rho) {
-            (Some(n), _, _) => NoiseLevel::Given(n),
-            (None, None, Some(rho)) => NoiseLevel::Rho(rho),
-            (None, Some(eps), _) => NoiseLevel::Epsilon(eps),
-            _ => anyhow::bail!("give --noise, or --epsilon (≥ 0) or --rho (> 0) to calibrate the noise"),
-        };
-        Ok(Query {
+        let query = |noise| Query {
             algorithm: self.algorithm,
             model,
             lambda: self.lambda,
@@ -177,7 +170,17 @@ impl PrivacyArgs {
             neighbouring: self.neighbouring,
             delta_priv: self.delta_priv,
             noise,
-        })
+        };
+        match (self.noise, self.epsilon, self.rho) {
+            (Some(n), _, _) => Ok(query(NoiseLevel::Given(n))),
+            (None, None, Some(rho)) => Ok(query(NoiseLevel::Rho(rho))),
+            (None, Some(eps), _) => Ok(query(NoiseLevel::Epsilon(eps))),
+            _ => {
+                // name a bad mechanism argument first, then the missing noise
+                propdp::privacy::check(&query(NoiseLevel::Given(1.0)))?;
+                anyhow::bail!("give --noise, or --epsilon (> 0) or --rho (> 0) to calibrate the noise")
+            }
+        }
     }
 }
 

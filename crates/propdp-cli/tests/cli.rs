@@ -348,3 +348,135 @@ delta_priv = 1e-6
         "{stdout}"
     );
 }
+
+/// D4: `propdp privacy` never prints a guarantee for bad arguments; D17: the
+/// objective calibration reaches large ε; D16: negative numbers are range
+/// checked by propdp, not swallowed by the argument parser.
+#[test]
+fn privacy_refuses_bad_arguments_and_never_prints_a_false_guarantee() {
+    let bad: &[(&[&str], &str)] = &[
+        (
+            &[
+                "--algorithm",
+                "output",
+                "--model",
+                "huber",
+                "--huber-m=-1",
+                "--noise",
+                "1",
+            ],
+            "huber_m",
+        ),
+        (
+            &[
+                "--algorithm",
+                "output",
+                "--model",
+                "huber",
+                "--huber-m",
+                "NaN",
+                "--noise",
+                "1",
+            ],
+            "huber_m",
+        ),
+        (
+            &[
+                "--algorithm",
+                "output",
+                "--model",
+                "huber",
+                "--huber-m",
+                "0",
+                "--noise",
+                "1",
+            ],
+            "huber_m",
+        ),
+        (
+            &[
+                "--algorithm",
+                "output",
+                "--model",
+                "logistic",
+                "--lambda",
+                "NaN",
+                "--epsilon",
+                "1",
+            ],
+            "--lambda",
+        ),
+        (
+            &[
+                "--algorithm",
+                "output",
+                "--model",
+                "logistic",
+                "--lambda",
+                "inf",
+                "--epsilon",
+                "1",
+            ],
+            "--lambda",
+        ),
+        (
+            &[
+                "--algorithm",
+                "dpgd",
+                "--model",
+                "logistic",
+                "--steps",
+                "0",
+                "--epsilon",
+                "1",
+            ],
+            "--steps",
+        ),
+        (
+            &["--algorithm", "objective", "--model", "logistic", "--rho", "1e300"],
+            "--rho",
+        ),
+        (
+            &["--algorithm", "output", "--model", "logistic", "--epsilon", "inf"],
+            "--epsilon",
+        ),
+        (
+            &["--algorithm", "output", "--model", "logistic", "--epsilon", "1e300"],
+            "--epsilon",
+        ),
+        (
+            &["--algorithm", "output", "--model", "logistic", "--epsilon", "-1"],
+            "--epsilon",
+        ),
+        (
+            &["--algorithm", "output", "--model", "logistic", "--noise", "-2"],
+            "--noise",
+        ),
+    ];
+    for (args, field) in bad {
+        let o = propdp(&[&["privacy"], *args].concat());
+        let e = stderr(&o);
+        assert!(!o.status.success() && e.contains(field), "{args:?}: {e}");
+        assert!(
+            String::from_utf8_lossy(&o.stdout).trim().is_empty(),
+            "{args:?}: nothing printed"
+        );
+    }
+    let o = propdp(&[
+        "privacy",
+        "--algorithm",
+        "objective",
+        "--model",
+        "logistic",
+        "--lambda",
+        "1",
+        "--epsilon",
+        "1e4",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && out.contains("ε = 10000.000000"),
+        "{out}{}",
+        stderr(&o)
+    );
+}

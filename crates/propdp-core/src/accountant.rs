@@ -188,17 +188,33 @@ pub fn gdp_to_eps(mu: f64, delta: f64) -> Option<f64> {
     crate::accountant::bisect_root(|e| delta_gaussian(e, mu) - delta, 0.0, hi)
 }
 
-/// Root of a monotone function on [lo, hi] by Brent (`roots`), to 1e-13 relative.
+/// Root of a monotone function on [lo, hi] by Brent (`roots`), to 4 ulp
+/// relative in x (or |f| < 1e-15).
 pub(crate) fn bisect_root<F: Fn(f64) -> f64>(f: F, lo: f64, hi: f64) -> Option<f64> {
-    let mut conv = roots::SimpleConvergency {
-        eps: 1e-15,
-        max_iter: 500,
-    };
-    roots::find_root_brent(lo, hi, &f, &mut conv).ok()
+    roots::find_root_brent(lo, hi, &f, &mut Relative).ok()
+}
+
+/// Convergence of [`bisect_root`]: an absolute x tolerance cannot be met by
+/// roots far from 0 (at ε ≈ 1e4 the spacing of doubles is 2e-12), so the
+/// bracket is asked to shrink to 4 ulp of its end points.
+struct Relative;
+
+impl roots::Convergency<f64> for Relative {
+    fn is_root_found(&mut self, y: f64) -> bool {
+        y.abs() < 1e-15
+    }
+    fn is_converged(&mut self, x1: f64, x2: f64) -> bool {
+        (x1 - x2).abs() <= 4.0 * f64::EPSILON * x1.abs().max(x2.abs()) + f64::MIN_POSITIVE
+    }
+    fn is_iteration_limit_reached(&mut self, iter: usize) -> bool {
+        iter >= 500
+    }
 }
 
 /// The smallest noise (σ, τ, or DP-GD σ) whose guarantee meets (ε, δ):
-/// `delta_of(noise)` must decrease in the noise. Solved in log-noise.
+/// `delta_of(noise)` must decrease in the noise. Solved in log-noise over
+/// [e^-200, e^40]; `None` when the root is outside (no noise meets the
+/// target, or any noise does).
 pub fn calibrate<F: Fn(f64) -> f64>(delta_of: F, target_delta: f64) -> Option<f64> {
     let g = |log_s: f64| delta_of(log_s.exp()).max(1e-300).ln() - target_delta.ln();
     let (mut lo, mut hi) = (-30.0f64, 1.0f64);
@@ -211,7 +227,9 @@ pub fn calibrate<F: Fn(f64) -> f64>(delta_of: F, target_delta: f64) -> Option<f6
     while g(lo) < 0.0 {
         lo -= 5.0;
         if lo < -200.0 {
-            return Some(0.0);
+            // every noise ≥ e^-200 meets the target: no smallest noise is
+            // calibrated (0 would claim privacy without noise)
+            return None;
         }
     }
     bisect_root(g, lo, hi).map(f64::exp)
@@ -295,7 +313,16 @@ impl Mechanism {
                     Neighbouring::AddRemoveOne => b.delta(eps),
                     // group privacy of size 2: (ε/2, δ) add/remove → (ε, (1 + e^{ε/2})δ);
                     // δ ≥ 1 is vacuous (every mechanism is (ε, 1)-DP), so cap at 1
-                    Neighbouring::ReplaceOne => ((1.0 + (eps / 2.0).exp()) * b.delta(eps / 2.0)).min(1.0),
+                    Neighbouring::ReplaceOne => {
+                        let d = b.delta(eps / 2.0);
+                        if d == 0.0 {
+                            0.0
+                        } else {
+                            // (1 + e^{ε/2})·δ in log space: e^{ε/2} overflows beyond ε ≈ 1420
+                            let log_factor = eps / 2.0 + (-eps / 2.0).exp().ln_1p();
+                            (log_factor + d.ln()).exp().min(1.0)
+                        }
+                    }
                 }
             }
         }

@@ -66,17 +66,57 @@ impl Query {
     }
 }
 
-/// Range checks of a query's mechanism, naming the argument: 0 < δ < 1, and
-/// λ > 0 for objective and output perturbation (their sensitivity bounds
-/// need a ridge).
-pub fn check(algorithm: AlgorithmKind, lambda: f64, delta_priv: f64) -> Result<()> {
-    if !(delta_priv > 0.0 && delta_priv < 1.0) {
-        bail!("--delta-priv = {delta_priv} is invalid: allowed 0 < δ < 1");
+/// Range checks of a query, naming the argument: the model's parameters
+/// (M > 0), 0 < δ < 1, λ > 0 and finite for objective and output
+/// perturbation (their sensitivity bounds need a ridge), 1 ≤ T ≤ 10⁹ for
+/// DP-GD, and a noise (or target) that is positive and finite.
+pub fn check(q: &Query) -> Result<()> {
+    if let Err(e) = q.model.check() {
+        bail!("--huber-m: {e}");
     }
-    if let Err(e) = algorithm.check_lambda(lambda, true) {
-        bail!("--lambda = {lambda} is invalid: {e}");
+    if !(q.delta_priv > 0.0 && q.delta_priv < 1.0) {
+        bail!("--delta-priv = {:?} is invalid: allowed 0 < δ < 1", q.delta_priv);
+    }
+    match q.algorithm {
+        AlgorithmKind::Dpgd if !(1..=1_000_000_000).contains(&q.steps) => {
+            bail!("--steps = {} is invalid: allowed 1 ≤ T ≤ 1e9", q.steps)
+        }
+        AlgorithmKind::Dpgd => {}
+        _ => {
+            if !(q.lambda > 0.0 && q.lambda.is_finite()) {
+                bail!(
+                    "--lambda = {:?} is invalid: allowed 0 < λ < ∞ (the sensitivity bounds need a ridge)",
+                    q.lambda
+                );
+            }
+        }
+    }
+    let (arg, x) = match q.noise {
+        NoiseLevel::Given(n) => ("--noise", n),
+        NoiseLevel::Epsilon(e) => ("--epsilon", e),
+        NoiseLevel::Rho(r) => ("--rho", r),
+    };
+    if !(x > 0.0 && x.is_finite()) {
+        bail!("{arg} = {x:?} is invalid: allowed > 0 and finite");
     }
     Ok(())
+}
+
+/// Why no noise was calibrated to a target: below objective perturbation's
+/// floor, or so loose that any noise in the calibrated range meets it.
+fn unreachable(arg: &str, level: f64, mech: &Mechanism, zcdp: bool) -> anyhow::Error {
+    let floor = mech.floor(zcdp);
+    if level <= floor {
+        anyhow!(
+            "{arg} = {level:?} is unreachable: objective perturbation cannot go below {floor:.4} \
+             (log(1 + βR²/λ) per neighbour) whatever the noise; raise λ or the target"
+        )
+    } else {
+        anyhow!(
+            "{arg} = {level:?}: no noise level in [e^-200, e^40] is the smallest to meet it \
+             (the target is so loose that any noise does, or none does); no noise is calibrated"
+        )
+    }
 }
 
 /// The guarantee of the query's noise (calibrated first when it names a target).
@@ -93,20 +133,16 @@ pub fn check(algorithm: AlgorithmKind, lambda: f64, delta_priv: f64) -> Result<(
 /// assert!((r.mu.unwrap() - 2.0 / r.noise).abs() < 1e-12); // μ = 2LR/(λτ)
 /// ```
 pub fn assess(q: &Query) -> Result<Report> {
-    check(q.algorithm, q.lambda, q.delta_priv)?;
+    check(q)?;
     let mech = q.mechanism();
     let noise = match q.noise {
-        NoiseLevel::Given(n) if n > 0.0 => n,
-        NoiseLevel::Given(n) => bail!("--noise = {n} is invalid: allowed > 0"),
-        NoiseLevel::Rho(rho) => mech.calibrate_rho(rho).ok_or_else(|| {
-            anyhow!(
-                "--rho = {rho}: no noise level reaches ρ-zCDP (allowed ρ > 0, and above the objective-perturbation floor)"
-            )
-        })?,
-        NoiseLevel::Epsilon(eps) if eps >= 0.0 => mech
+        NoiseLevel::Given(n) => n,
+        NoiseLevel::Rho(rho) => mech
+            .calibrate_rho(rho)
+            .ok_or_else(|| unreachable("--rho", rho, &mech, true))?,
+        NoiseLevel::Epsilon(eps) => mech
             .calibrate(eps, q.delta_priv)
-            .ok_or_else(|| anyhow!("no noise level reaches (ε = {eps}, δ = {}) ", q.delta_priv))?,
-        NoiseLevel::Epsilon(eps) => bail!("--epsilon = {eps} is invalid: allowed ε ≥ 0"),
+            .ok_or_else(|| unreachable("--epsilon", eps, &mech, false))?,
     };
     let (l, beta) = (mech.lipschitz, mech.smoothness);
     let (mu, objective_bound, rdp) = match q.algorithm {
@@ -118,7 +154,7 @@ pub fn assess(q: &Query) -> Result<Report> {
             (None, Some((b.c(), b.a)), rdp)
         }
     };
-    Ok(Report {
+    let report = Report {
         query: *q,
         noise,
         mu,
@@ -126,10 +162,37 @@ pub fn assess(q: &Query) -> Result<Report> {
         objective_bound,
         rdp,
         epsilon: mech.epsilon(noise, q.delta_priv),
-    })
+    };
+    report.check()?;
+    Ok(report)
 }
 
 impl Report {
+    /// Every number finite and consistent: noise > 0, μ > 0, ρ > 0, and
+    /// ε = 0 only where the mechanism's δ(0) is already within δ_priv.
+    fn check(&self) -> Result<()> {
+        let numbers = [Some(self.noise), self.mu, Some(self.rho), self.epsilon]
+            .into_iter()
+            .flatten()
+            .chain(self.objective_bound.iter().flat_map(|(c, a)| [*c, *a]))
+            .chain(self.rdp.iter().map(|r| r.1));
+        if let Some(x) = numbers.into_iter().find(|x| !x.is_finite()) {
+            bail!("the guarantee is not a finite number ({x:?}): the arguments are beyond the accountant's range");
+        }
+        if !(self.noise > 0.0 && self.rho > 0.0 && self.mu.is_none_or(|m| m > 0.0)) {
+            bail!(
+                "noise {:?} gives ρ = {:?}, μ = {:?}: no guarantee can be stated",
+                self.noise,
+                self.rho,
+                self.mu
+            );
+        }
+        if self.epsilon == Some(0.0) && self.query.mechanism().delta(0.0, self.noise) > self.query.delta_priv {
+            bail!("internal error: ε = 0 reported while δ(0) exceeds δ_priv");
+        }
+        Ok(())
+    }
+
     /// The report as `propdp privacy` prints it.
     pub fn text(&self) -> String {
         let q = &self.query;

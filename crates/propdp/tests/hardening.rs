@@ -144,3 +144,21 @@ fn d15_precision_loss_at_extreme_scales_is_an_error() {
     );
     assert!(errors.len() >= 2, "s² = 1e20 and 1e300 lose every digit of norm2");
 }
+
+#[test]
+fn d4_a_budget_is_never_met_by_zero_noise() {
+    for eps in ["1e300", "1e20"] {
+        let text = HUBER.replace("tau = 1e160", &format!("epsilon = {eps}\ndelta_priv = 1e-6"));
+        match Config::from_toml_str(&text) {
+            Err(e) => assert!(e.to_string().contains("algorithm.epsilon"), "{e}"),
+            Ok(cfg) => {
+                for p in cfg.sweep.points() {
+                    assert!(
+                        p.algorithm().noise() > 0.0,
+                        "ε = {eps}: τ = 0 would claim privacy without noise"
+                    );
+                }
+            }
+        }
+    }
+}
