@@ -203,11 +203,14 @@ fn main() -> ExitCode {
             print!("{}", propdp::run::describe(&config.display().to_string(), &cfg));
             ExitCode::SUCCESS
         }),
-        Command::Plot { results, out } => propdp::figures::draw(&results, out).map(|files| {
-            for f in files {
+        Command::Plot { results, out } => propdp::figures::draw(&results, out).and_then(|drawn| {
+            if let Some(why) = drawn.skipped {
+                anyhow::bail!("{why}");
+            }
+            for f in drawn.files {
                 println!("wrote {}", f.display());
             }
-            ExitCode::SUCCESS
+            Ok(ExitCode::SUCCESS)
         }),
         Command::Privacy(args) => args.query().and_then(|q| propdp::privacy::assess(&q)).map(|r| {
             print!("{}", r.text());
@@ -246,9 +249,12 @@ fn draw_figures(results: &Path) -> bool {
         return true;
     }
     match propdp::figures::draw(results, None) {
-        Ok(files) => {
-            if let Some(dir) = files.first().and_then(|f| f.parent()) {
+        Ok(drawn) => {
+            if let Some(dir) = drawn.files.first().and_then(|f| f.parent()) {
                 println!("figures: {}", dir.display());
+            }
+            if let Some(why) = drawn.skipped {
+                println!("no figures: {why}");
             }
             true
         }

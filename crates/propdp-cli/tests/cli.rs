@@ -480,3 +480,28 @@ fn privacy_refuses_bad_arguments_and_never_prints_a_false_guarantee() {
         stderr(&o)
     );
 }
+
+/// D5: a run whose every point succeeded exits 0, even when its results
+/// make no figure (a single point); validate too when every comparison passes.
+#[test]
+fn a_successful_single_point_run_exits_zero() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = HUBER
+        .replace(
+            "delta = { from = 0.1, to = 3.0, steps = 12, scale = \"log\" }",
+            "delta = 0.5",
+        )
+        .replace("sigma = [0.0, 0.5, 2.0]", "sigma = 0.5");
+    let cfg = write(tmp.path(), "one.toml", &one);
+    let o = propdp(&["run", &cfg, "--out", tmp.path().join("o").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no figures"));
+    let v = write(
+        tmp.path(),
+        "v.toml",
+        &(one + "[simulation]\nd = 60\nreps = 4\nseed = 3\n"),
+    );
+    let o = propdp(&["validate", &v, "--out", tmp.path().join("v").to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && !out.contains("FAIL"), "{out}{}", stderr(&o));
+}

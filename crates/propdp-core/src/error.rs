@@ -42,7 +42,7 @@ impl ConfigError {
     pub(crate) fn range(field: &str, value: impl std::fmt::Display, allowed: &str) -> Self {
         ConfigError::OutOfRange {
             field: field.to_string(),
-            value: value.to_string(),
+            value: compact(value.to_string()),
             allowed: allowed.to_string(),
         }
     }
@@ -61,5 +61,21 @@ impl ConfigError {
             field: field.into(),
             why: why.into(),
         }
+    }
+}
+
+/// A number as the shortest text that reads back the same (`1e300`, not 300
+/// digits); any other text unchanged.
+///
+/// ```
+/// # use propdp_core::error::compact;
+/// assert_eq!(compact(format!("{}", 1e300)), "1e300");
+/// assert_eq!(compact("0.5".into()), "0.5");
+/// assert_eq!(compact("[1, 2]".into()), "[1, 2]");
+/// ```
+pub fn compact(text: String) -> String {
+    match text.parse::<f64>() {
+        Ok(x) if text.len() > 17 => format!("{x:?}"),
+        _ => text,
     }
 }

@@ -66,3 +66,40 @@ pub fn describe(name: &str) -> Option<&'static str> {
         _ => return None,
     })
 }
+
+/// The metrics the theory predicts (and the simulation measures) for a model
+/// and algorithm: what `[plot] metrics` and `tune.metric` may name.
+///
+/// ```
+/// use propdp_core::{metrics::offered, AlgorithmKind, ModelKind};
+/// assert!(offered(ModelKind::Huber, AlgorithmKind::Objective).contains(&"test_mse"));
+/// assert!(!offered(ModelKind::Huber, AlgorithmKind::Dpgd).contains(&"test_mse"));
+/// ```
+pub fn offered(model: crate::ModelKind, algorithm: crate::AlgorithmKind) -> &'static [&'static str] {
+    use crate::{AlgorithmKind, ModelKind};
+    match (model, algorithm) {
+        (ModelKind::Huber, AlgorithmKind::Dpgd) => &[EST_ERR2, NORM2, OVERLAP, TRAIN_LOSS],
+        (ModelKind::Logistic, AlgorithmKind::Dpgd) => &[EST_ERR2, NORM2, OVERLAP, TEST_CLASS_ERR, TRAIN_LOSS],
+        (ModelKind::Huber, _) => &[
+            BIAS_FACTOR,
+            EST_ERR,
+            EST_ERR2,
+            NOISE_CORR,
+            NORM2,
+            OVERLAP,
+            TEST_MSE,
+            TRAIN_RESID_TRUNC,
+        ],
+        (ModelKind::Logistic, _) => &[
+            BIAS_FACTOR,
+            EST_ERR,
+            EST_ERR2,
+            NOISE_CORR,
+            NORM2,
+            OVERLAP,
+            TEST_CLASS_ERR,
+            TEST_LOGLOSS,
+            TRAIN_LOGLOSS,
+        ],
+    }
+}

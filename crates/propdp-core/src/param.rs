@@ -17,6 +17,9 @@ pub enum Scale {
     Log,
 }
 
+/// Most values one parameter may take.
+pub const MAX_VALUES: u32 = 1_000_000;
+
 /// One numeric config value that may be swept.
 ///
 /// ```
@@ -58,8 +61,12 @@ impl ParamSpec {
                 xs.clone()
             }
             &ParamSpec::Range { from, to, steps, scale } => {
-                if steps == 0 {
-                    return Err(ConfigError::range(&format!("{field}.steps"), steps, "steps ≥ 1"));
+                if !(1..=MAX_VALUES).contains(&steps) {
+                    return Err(ConfigError::range(
+                        &format!("{field}.steps"),
+                        steps,
+                        "1 ≤ steps ≤ 1000000",
+                    ));
                 }
                 if scale == Scale::Log && !(from > 0.0 && to > 0.0) {
                     return Err(ConfigError::range(
@@ -82,7 +89,9 @@ impl ParamSpec {
                                 return to;
                             }
                             match scale {
-                                Scale::Lin => from + t * (to - from),
+                                // from + t·(to − from), unless to − from overflows
+                                Scale::Lin if (to - from).is_finite() => from + t * (to - from),
+                                Scale::Lin => from * (1.0 - t) + to * t,
                                 Scale::Log => (from.ln() + t * (to.ln() - from.ln())).exp(),
                             }
                         })

@@ -86,12 +86,30 @@ fn expand<'a>(named: impl Iterator<Item = (&'static str, &'a ParamSpec)>) -> Res
         .collect()
 }
 
-/// Every combination of the axes' values, the last axis fastest.
+/// Most points of one sweep.
+pub const MAX_POINTS: usize = 1_000_000;
+
+/// Every combination of the axes' values, the last axis fastest; refused
+/// before any allocation when there are more than [`MAX_POINTS`].
 fn odometer(
     axes: &[Axis],
     mut point: impl FnMut(&BTreeMap<&str, f64>) -> Result<Point, ConfigError>,
 ) -> Result<Vec<Point>, ConfigError> {
-    let total: usize = axes.iter().map(|a| a.values.len()).product();
+    let total = axes
+        .iter()
+        .try_fold(1usize, |acc, a| acc.checked_mul(a.values.len()))
+        .filter(|&t| t <= MAX_POINTS)
+        .ok_or_else(|| {
+            let sizes: Vec<String> = axes
+                .iter()
+                .map(|a| format!("{} × {}", a.values.len(), a.name))
+                .collect();
+            ConfigError::range(
+                "the sweep",
+                sizes.join(" · "),
+                "at most 1000000 points (the product of every parameter's number of values)",
+            )
+        })?;
     let mut points = Vec::with_capacity(total);
     let mut idx = vec![0usize; axes.len()];
     for _ in 0..total {

@@ -281,3 +281,38 @@ fn solvers_converge_across_the_default_grid() {
         }
     }
 }
+
+/// The theory predicts exactly the metrics `metrics::offered` names (which
+/// configs and tune check their keys against) for every model and algorithm.
+#[test]
+fn predicted_metrics_are_the_offered_ones() {
+    use propdp_core::metrics::offered;
+    use propdp_core::{AlgorithmKind, LossVariant};
+    let huber = Model::Huber {
+        huber_m: 1.0,
+        noise: NoiseLaw::Gaussian { sd: 0.5 },
+    };
+    let solver = propdp_theory::solve::TheorySolver::default();
+    for model in [huber, Model::Logistic] {
+        for kind in AlgorithmKind::ALL {
+            let algorithm = match kind {
+                AlgorithmKind::Objective => Algorithm::Objective {
+                    lambda: 1.0,
+                    sigma: 0.5,
+                },
+                AlgorithmKind::Output => Algorithm::Output { lambda: 1.0, tau: 0.5 },
+                AlgorithmKind::Dpgd => Algorithm::Dpgd {
+                    lambda: 1.0,
+                    sigma: 0.5,
+                    eta: 0.1,
+                    steps: 2,
+                    loss_variant: LossVariant::Standard,
+                },
+            };
+            let p = Point::new(0.5, 1.0, model, algorithm).unwrap();
+            let metrics = solver.solve(&p, None).unwrap().metrics;
+            let got: Vec<&str> = metrics.keys().map(|k| k.as_str()).collect();
+            assert_eq!(got, offered(model.kind(), kind), "{model:?} {kind}");
+        }
+    }
+}

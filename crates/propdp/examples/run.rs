@@ -31,7 +31,7 @@ fn main() -> anyhow::Result<()> {
     let v = propdp::validate::validate(&cfg, "example", &dir, &Silent)?;
     print!("{}", propdp::validate::table(&v.rows));
     println!("{} of {} comparisons fail", v.failed(), v.rows.len());
-    for f in propdp::figures::draw(&s.results(), None)? {
+    for f in propdp::figures::draw(&s.results(), None)?.files {
         println!("figure {}", f.display());
     }
     Ok(())

@@ -116,7 +116,7 @@ pub fn run(
         bail!("--sim-only: {label} has no [simulation] table");
     }
     let manifest = Manifest::new(label, &cfg.text, cfg.sweep.points().len());
-    let (mut out, done) = RunDir::open(dir, &manifest, existing)?;
+    let (mut out, done) = RunDir::open(dir, &manifest, existing, sources)?;
     let mut pass = Pass {
         out: &mut out,
         done: &done,

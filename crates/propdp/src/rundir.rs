@@ -24,13 +24,69 @@ pub enum Existing {
     Overwrite,
 }
 
-/// An open run directory.
+/// An exclusive advisory lock on a run directory (`DIR/.propdp.lock`, an
+/// OS file lock released when the holder exits, even by a crash): a second
+/// propdp on the same directory refuses instead of interleaving its writes.
+#[derive(Debug)]
+pub struct DirLock {
+    _file: File,
+}
+
+impl DirLock {
+    /// Lock `dir` (created if missing), or fail naming the directory.
+    pub fn acquire(dir: &Path) -> Result<DirLock> {
+        fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let path = dir.join(".propdp.lock");
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => Ok(DirLock { _file: file }),
+            Err(fs::TryLockError::WouldBlock) => bail!(
+                "{} is in use by another propdp run (lock {}): wait for it to finish or use another --out",
+                dir.display(),
+                path.display()
+            ),
+            Err(fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("locking {}", path.display())),
+        }
+    }
+}
+
+/// The files propdp writes into a run directory (figures are listed in
+/// `figures/index.json`); nothing else there is ever removed.
+const OWN_FILES: [&str; 3] = ["results.jsonl", "errors.jsonl", "validation.csv"];
+
+/// Whether `dir` holds a run of propdp (its manifest.json parses as one).
+fn owned(dir: &Path) -> bool {
+    fs::read_to_string(dir.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Manifest>(&t).ok())
+        .is_some()
+}
+
+/// Remove what an earlier run wrote in `dir`: its results, errors,
+/// validation table and the figures listed in figures/index.json.
+fn clear(dir: &Path) -> Result<()> {
+    for name in OWN_FILES {
+        let f = dir.join(name);
+        if f.exists() {
+            fs::remove_file(&f).with_context(|| format!("removing {}", f.display()))?;
+        }
+    }
+    crate::figures::remove_listed(&dir.join("figures"))
+}
+
+/// An open run directory, locked for the run.
 #[derive(Debug)]
 pub struct RunDir {
     /// The directory.
     pub dir: PathBuf,
     results: File,
     errors: File,
+    _lock: DirLock,
 }
 
 impl RunDir {
@@ -39,13 +95,29 @@ impl RunDir {
         dir.join("results.jsonl")
     }
 
-    /// Open `dir` for a run of `manifest`. Returns the keys of the records
-    /// already finished (non-empty only with [`Existing::Resume`]).
-    pub fn open(dir: &Path, manifest: &Manifest, existing: Existing) -> Result<(RunDir, BTreeSet<Key>)> {
-        fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    /// Open and lock `dir` for a run of `manifest` computing `sources`.
+    /// Returns the keys of the records already finished (non-empty only with
+    /// [`Existing::Resume`]). Refuses a directory whose results.jsonl or
+    /// errors.jsonl propdp did not write (no propdp manifest.json beside them).
+    pub fn open(
+        dir: &Path,
+        manifest: &Manifest,
+        existing: Existing,
+        sources: crate::run::Sources,
+    ) -> Result<(RunDir, BTreeSet<Key>)> {
+        let lock = DirLock::acquire(dir)?;
         let results = Self::results_path(dir);
+        let errors_path = dir.join("errors.jsonl");
         let manifest_path = dir.join("manifest.json");
+        let foreign = OWN_FILES.iter().map(|n| dir.join(n)).find(|f| f.exists());
+        if let Some(f) = foreign.filter(|_| !owned(dir)) {
+            bail!(
+                "{} was not written by propdp (no propdp manifest.json beside it): nothing is removed; use another --out",
+                f.display()
+            );
+        }
         let mut done = BTreeSet::new();
+        let mut kept_errors = Vec::new();
         if results.exists() && existing == Existing::Refuse {
             bail!(
                 "{} already exists: pass --resume to finish that run or --overwrite to start over",
@@ -65,18 +137,32 @@ impl RunDir {
                     manifest.config_sha256
                 );
             }
-            done = read_lines::<Record>(&results)?.iter().map(key).collect();
-        } else {
-            for f in [&results, &dir.join("errors.jsonl")] {
-                if f.exists() {
-                    fs::remove_file(f).with_context(|| format!("removing {}", f.display()))?;
+            for r in read_lines::<Record>(&results)? {
+                let k = key(&r);
+                if !done.insert(k) {
+                    bail!(
+                        "{} holds the {} record of point {}{} twice (written by two runs at once?): \
+                         use --overwrite or another --out",
+                        results.display(),
+                        k.0.name(),
+                        k.1,
+                        k.2.map_or(String::new(), |d| format!(", d = {d}"))
+                    );
                 }
             }
-            // figures of an earlier run would no longer match the results
-            let figures = dir.join("figures");
-            if figures.is_dir() {
-                fs::remove_dir_all(&figures).with_context(|| format!("removing {}", figures.display()))?;
+            // failures of a source this run does not retry stay reported
+            if errors_path.exists() {
+                kept_errors = read_lines::<serde_json::Value>(&errors_path)?
+                    .into_iter()
+                    .filter(|e| match e["source"].as_str() {
+                        Some("theory") => !sources.theory,
+                        Some("simulation") => !sources.simulation,
+                        _ => false,
+                    })
+                    .collect();
             }
+        } else {
+            clear(dir)?;
         }
         fs::write(&manifest_path, serde_json::to_string_pretty(manifest)? + "\n")
             .with_context(|| format!("writing {}", manifest_path.display()))?;
@@ -88,15 +174,17 @@ impl RunDir {
                 .with_context(|| format!("opening {}", p.display()))
         };
         // errors of an earlier attempt are retried, so start that file afresh
-        let errors = File::create(dir.join("errors.jsonl"))?;
-        Ok((
-            RunDir {
-                dir: dir.to_path_buf(),
-                results: append(results)?,
-                errors,
-            },
-            done,
-        ))
+        let errors = File::create(&errors_path).with_context(|| format!("creating {}", errors_path.display()))?;
+        let mut out = RunDir {
+            dir: dir.to_path_buf(),
+            results: append(results)?,
+            errors,
+            _lock: lock,
+        };
+        for e in &kept_errors {
+            out.write_error(e)?;
+        }
+        Ok((out, done))
     }
 
     /// Append one record and flush it to disk. A record holding a number
@@ -115,8 +203,10 @@ impl RunDir {
 
     /// Append one failure.
     pub fn write_error(&mut self, value: &serde_json::Value) -> Result<()> {
-        writeln!(self.errors, "{value}")?;
-        self.errors.flush()?;
+        let path = self.dir.join("errors.jsonl");
+        writeln!(self.errors, "{value}")
+            .and_then(|()| self.errors.flush())
+            .with_context(|| format!("writing {}", path.display()))?;
         Ok(())
     }
 }
@@ -129,46 +219,54 @@ pub fn key(r: &Record) -> Key {
     (r.source, r.index, r.simulation.as_ref().map(|s| s.d))
 }
 
-/// The lines of a JSON-lines file written incrementally. Only the last line
-/// may be unreadable (a write torn by an interruption): it is dropped and
-/// truncated from the file, so appending continues cleanly. An unreadable
-/// line before others (another format, a corrupted file) is an error, and
+/// The lines of a JSON-lines file written incrementally. Every line is
+/// written whole with its newline, so only a last line without its newline
+/// can be an interrupted write: it is dropped and truncated from the file, so
+/// appending continues cleanly. Any other unreadable line (another format, a
+/// corrupted file, a complete line that is not a record) is an error, and
 /// the file is left as it is.
 pub fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let (complete, torn) = match bytes.iter().rposition(|b| *b == b'\n') {
+        Some(i) => (&bytes[..=i], &bytes[i + 1..]),
+        None => (&bytes[..0], &bytes[..]),
+    };
     let mut out = Vec::new();
-    let mut good_len = 0usize;
-    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    for (no, line) in lines.iter().enumerate() {
-        if line.is_empty() && no + 1 == lines.len() {
-            break;
-        }
+    for (no, line) in complete[..complete.len().saturating_sub(1)]
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .filter(|_| !complete.is_empty())
+    {
         match serde_json::from_slice::<T>(line) {
-            Ok(r) => {
-                out.push(r);
-                good_len += line.len() + 1;
-            }
-            Err(e) if no + 1 == lines.len() || (no + 2 == lines.len() && lines[no + 1].is_empty()) => {
-                eprintln!(
-                    "warning: {}:{}: dropping a torn last line ({e})",
-                    path.display(),
-                    no + 1
-                );
-                break;
-            }
+            Ok(r) => out.push(r),
             Err(e) => bail!(
-                "{}:{}: unreadable line before the last ({e}): not an interrupted write of this version; \
+                "{}:{}: a complete line that is not a record of this version ({e}); \
                  use --overwrite or another --out",
                 path.display(),
                 no + 1
             ),
         }
     }
-    if bytes.len() > good_len {
-        OpenOptions::new().write(true).open(path)?.set_len(good_len as u64)?;
-    } else if good_len == bytes.len() + 1 {
-        // a complete last line without its newline: end it before appending
-        OpenOptions::new().append(true).open(path)?.write_all(b"\n")?;
+    if !torn.is_empty() {
+        match serde_json::from_slice::<T>(torn) {
+            // a whole record whose newline was lost: keep it, end the line
+            Ok(r) => {
+                out.push(r);
+                OpenOptions::new()
+                    .append(true)
+                    .open(path)
+                    .and_then(|mut f| f.write_all(b"\n"))
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            Err(e) => {
+                eprintln!("warning: {}: dropping a torn last line ({e})", path.display());
+                OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .and_then(|f| f.set_len(complete.len() as u64))
+                    .with_context(|| format!("truncating {}", path.display()))?;
+            }
+        }
     }
     Ok(out)
 }
@@ -195,5 +293,9 @@ mod tests {
             "1\nold format\n3\n",
             "left as it is"
         );
+        // D13: a complete last line that is not a record is not a torn write
+        std::fs::write(&p, "1\n2\n{\"note\": 1}\n").unwrap();
+        assert!(read_lines::<u32>(&p).is_err());
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "1\n2\n{\"note\": 1}\n", "kept");
     }
 }

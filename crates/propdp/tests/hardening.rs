@@ -162,3 +162,236 @@ fn d4_a_budget_is_never_met_by_zero_noise() {
         }
     }
 }
+
+const QUICK: &str = r#"
+[problem]
+model = "huber"
+delta = [0.5, 1.0, 2.0]
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[algorithm]
+kind = "objective"
+lambda = 1.0
+sigma = [0.0, 1.0]
+"#;
+
+fn config(text: &str) -> Config {
+    Config::from_toml_str(text).unwrap()
+}
+
+#[test]
+fn d6_only_files_propdp_wrote_are_removed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let paper = tmp.path().join("paper");
+    std::fs::create_dir_all(paper.join("figures")).unwrap();
+    std::fs::write(paper.join("figures/fig1.txt"), "x").unwrap();
+    std::fs::write(paper.join("notes.md"), "mine").unwrap();
+    let s = run(
+        &config(QUICK),
+        "q",
+        &paper,
+        Existing::Refuse,
+        Sources::default(),
+        &Silent,
+    )
+    .unwrap();
+    let drawn = propdp::figures::draw(&s.results(), None).unwrap();
+    assert!(!drawn.files.is_empty());
+    run(
+        &config(QUICK),
+        "q",
+        &paper,
+        Existing::Overwrite,
+        Sources::default(),
+        &Silent,
+    )
+    .unwrap();
+    assert_eq!(std::fs::read_to_string(paper.join("figures/fig1.txt")).unwrap(), "x");
+    assert_eq!(std::fs::read_to_string(paper.join("notes.md")).unwrap(), "mine");
+    assert!(
+        drawn.files.iter().all(|f| !f.exists()),
+        "propdp's own figures of the old run are removed"
+    );
+    // a results.jsonl propdp did not write (no manifest) is never replaced
+    let other = tmp.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("results.jsonl"), "precious\n").unwrap();
+    let e = run(
+        &config(QUICK),
+        "q",
+        &other,
+        Existing::Overwrite,
+        Sources::default(),
+        &Silent,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("not written by propdp"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(other.join("results.jsonl")).unwrap(),
+        "precious\n"
+    );
+}
+
+#[test]
+fn d7_a_second_run_on_a_locked_directory_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _held = propdp::rundir::DirLock::acquire(tmp.path()).unwrap();
+    for existing in [Existing::Resume, Existing::Overwrite, Existing::Refuse] {
+        let e = run(&config(QUICK), "q", tmp.path(), existing, Sources::default(), &Silent).unwrap_err();
+        assert!(e.to_string().contains("in use by another propdp run"), "{e}");
+    }
+    let tune = "[problem]\nmodel = \"logistic\"\ndelta = 0.5\ns2 = 1.0\n[tune]\nalgorithms = [\"output\"]\nepsilon = [1.0]\ndelta_priv = 1e-6\n";
+    let e = propdp::tune::tune(tune, "t", tmp.path(), Existing::Overwrite, &Silent).unwrap_err();
+    assert!(e.to_string().contains("in use"), "{e}");
+    assert!(!tmp.path().join("results.jsonl").exists() && !tmp.path().join("tune.jsonl").exists());
+}
+
+#[test]
+fn resume_detects_duplicated_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    run(
+        &config(QUICK),
+        "q",
+        tmp.path(),
+        Existing::Refuse,
+        Sources::default(),
+        &Silent,
+    )
+    .unwrap();
+    let file = tmp.path().join("results.jsonl");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let first = text.lines().next().unwrap().to_string();
+    std::fs::write(&file, format!("{text}{first}\n")).unwrap();
+    let e = run(
+        &config(QUICK),
+        "q",
+        tmp.path(),
+        Existing::Resume,
+        Sources::default(),
+        &Silent,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("twice"), "{e}");
+}
+
+#[test]
+fn d12_resuming_one_source_keeps_the_other_sources_failures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = HUBER
+        .replace("delta = [0.5, 2.0]", "delta = 0.5")
+        .replace("tau = 1e160", "tau = [1.0, 1e200]")
+        + "[simulation]\nd = 20\nreps = 2\n";
+    let cfg = config(&text);
+    run(&cfg, "q", tmp.path(), Existing::Refuse, Sources::default(), &Silent).unwrap();
+    let sources = |e: &[serde_json::Value]| {
+        e.iter()
+            .map(|e| e["source"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sources(&errors(tmp.path())), ["theory", "simulation"]);
+    let theory_only = Sources {
+        theory: true,
+        simulation: false,
+    };
+    run(&cfg, "q", tmp.path(), Existing::Resume, theory_only, &Silent).unwrap();
+    let mut kept = sources(&errors(tmp.path()));
+    kept.sort();
+    assert_eq!(
+        kept,
+        ["simulation", "theory"],
+        "the simulation failure was not retried, so it stays"
+    );
+}
+
+#[test]
+fn d8_d9_d10_d14_sizes_and_tolerances_are_refused_before_any_work() {
+    let cases: Vec<(String, &[&str])> = vec![
+        (
+            QUICK
+                .replace(
+                    "delta = [0.5, 1.0, 2.0]",
+                    "delta = { from = 0.1, to = 3.0, steps = 100000 }",
+                )
+                .replace("sigma = [0.0, 1.0]", "sigma = { from = 0.0, to = 3.0, steps = 100000 }"),
+            &["the sweep", "1000000 points"],
+        ),
+        (
+            QUICK.replace(
+                "delta = [0.5, 1.0, 2.0]",
+                "delta = { from = 0.1, to = 3.0, steps = 4294967295 }",
+            ),
+            &["problem.delta.steps", "1000000"],
+        ),
+        (
+            QUICK.replace("delta = [0.5, 1.0, 2.0]", "delta = 2.0") + "[simulation]\nd = 100000\nreps = 2\n",
+            &["simulation.d", "GB"],
+        ),
+        (
+            QUICK.to_string() + "[simulation]\nd = 10\nreps = 200000000\n",
+            &["simulation.reps", "100000"],
+        ),
+        (
+            QUICK.to_string() + "[simulation]\nd = 10\nreps = 2\ngrad_tol = inf\n",
+            &["simulation.grad_tol"],
+        ),
+        (
+            QUICK.to_string() + "[simulation]\nd = 10\nreps = 2\ngrad_tol = 1e300\n",
+            &["simulation.grad_tol"],
+        ),
+        (
+            QUICK.to_string() + "[simulation]\nd = [50, 50]\nreps = 2\n",
+            &["simulation.d", "distinct"],
+        ),
+        (
+            QUICK
+                .replace("\"objective\"", "\"dpgd\"")
+                .replace("sigma = [0.0, 1.0]", "sigma = 1.0\neta = 0.01\nsteps = 10000"),
+            &["algorithm.steps", "1000"],
+        ),
+    ];
+    for (text, needles) in cases {
+        let e = Config::from_toml_str(&text).unwrap_err().to_string();
+        for n in needles {
+            assert!(e.contains(n), "`{n}` not in: {e}");
+        }
+    }
+}
+
+#[test]
+fn d11_plot_keys_are_checked_with_the_config() {
+    for (plot, field) in [
+        ("x = \"bogus\"", "plot.x"),
+        ("series = \"eta\"", "plot.series"),
+        ("metrics = [\"test_class_err\"]", "plot.metrics"),
+        ("x = \"t\"", "plot.x"),
+        ("x = \"d\"", "plot.x"),
+    ] {
+        let e = Config::from_toml_str(&format!("{QUICK}[plot]\n{plot}\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(field), "{plot}: {e}");
+    }
+    assert!(
+        Config::from_toml_str(&format!(
+            "{QUICK}[plot]\nx = \"delta\"\nseries = \"sigma\"\nmetrics = [\"test_mse\"]\n"
+        ))
+        .is_ok()
+    );
+}
+
+#[test]
+fn d16_messages_show_numbers_compactly_and_ranges_do_not_overflow() {
+    let e = Config::from_toml_str(&QUICK.replace("huber_m = 1.0", "huber_m = -1e300"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("-1e300") && e.len() < 200, "{e}");
+    let e =
+        Config::from_toml_str(&QUICK.replace("sigma = [0.0, 1.0]", "sigma = { from = -1e308, to = 1e308, steps = 3 }"))
+            .unwrap_err()
+            .to_string();
+    assert!(
+        e.contains("algorithm.sigma") && e.contains("-1e308") && !e.contains("inf"),
+        "{e}"
+    );
+}

@@ -240,17 +240,17 @@ impl RawAlgorithm {
     }
 
     /// The number of steps T at one sweep point (DP-GD), checked to be an
-    /// integer in 1..=10000.
+    /// integer in 1..=1000.
     pub(crate) fn steps(&self, v: &BTreeMap<&str, f64>) -> Result<Option<usize>, ConfigError> {
         if !matches!(self, RawAlgorithm::Dpgd { .. }) {
             return Ok(None);
         }
         let steps = v["steps"];
-        if !(steps >= 1.0 && steps.fract() == 0.0 && steps <= 10_000.0) {
+        if !(steps >= 1.0 && steps.fract() == 0.0 && steps <= crate::problem::MAX_STEPS as f64) {
             return Err(ConfigError::range(
                 "algorithm.steps",
                 steps,
-                "an integer, 1 ≤ steps ≤ 10000",
+                "an integer, 1 ≤ steps ≤ 1000",
             ));
         }
         Ok(Some(steps as usize))

@@ -114,6 +114,12 @@ impl Config {
         let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
         raw.check()?;
         let sweep = Sweep::from_raw(&raw)?;
+        if let Some(sim) = &raw.simulation {
+            let smallest = sweep.points().iter().map(|p| p.delta()).fold(f64::INFINITY, f64::min);
+            sim.check_memory(smallest)?;
+        }
+        raw.plot
+            .check_keys(&sweep, raw.simulation.is_some(), &raw.problem, &raw.algorithm)?;
         Ok(Config {
             text: text.to_string(),
             raw,

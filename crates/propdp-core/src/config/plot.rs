@@ -34,6 +34,47 @@ pub struct PlotSpec {
 }
 
 impl PlotSpec {
+    /// Every key names something the run will have, checked before any work:
+    /// `x` a swept parameter, "d" (with a `[simulation]` table) or "t"
+    /// (DP-GD); `series` a parameter; `metrics` the model's metrics.
+    pub fn check_keys(
+        &self,
+        sweep: &crate::sweep::Sweep,
+        simulation: bool,
+        problem: &super::RawProblem,
+        algorithm: &super::RawAlgorithm,
+    ) -> Result<(), ConfigError> {
+        let mut params: Vec<String> = sweep.axes.iter().map(|a| a.name.clone()).collect();
+        if sweep.axes.iter().any(|a| a.name == "epsilon") {
+            params.push("delta_priv".into());
+        }
+        if sweep.axes.iter().any(|a| a.name == "epsilon" || a.name == "rho") {
+            // the calibrated noise is recorded with every point
+            params.push(algorithm.kind().noise_param().into());
+        }
+        let dpgd = algorithm.kind() == crate::AlgorithmKind::Dpgd;
+        let mut xs = params.clone();
+        if simulation {
+            xs.push("d".into());
+        }
+        if dpgd {
+            xs.push("t".into());
+        }
+        let quoted = |v: &[String]| v.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(", ");
+        if let Some(x) = self.x.as_ref().filter(|x| !xs.contains(x)) {
+            return Err(ConfigError::range("plot.x", format!("\"{x}\""), &quoted(&xs)));
+        }
+        if let Some(s) = self.series.as_ref().filter(|s| !params.contains(s)) {
+            return Err(ConfigError::range("plot.series", format!("\"{s}\""), &quoted(&params)));
+        }
+        let offered = crate::metrics::offered(problem.kind(), algorithm.kind());
+        if let Some(m) = self.metrics.iter().flatten().find(|m| !offered.contains(&m.as_str())) {
+            let names: Vec<String> = offered.iter().map(|m| m.to_string()).collect();
+            return Err(ConfigError::range("plot.metrics", format!("\"{m}\""), &quoted(&names)));
+        }
+        Ok(())
+    }
+
     /// Every metric named must be a metric name.
     pub fn check(&self) -> Result<(), ConfigError> {
         for m in self.metrics.iter().flatten() {

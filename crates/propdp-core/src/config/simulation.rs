@@ -70,20 +70,86 @@ impl SimulationConfig {
         for &d in &self.d {
             check_simulation(d, self.reps, self.prior, self.grad_tol)?;
         }
+        let mut seen = self.d.clone();
+        seen.sort_unstable();
+        if let Some(w) = seen.windows(2).find(|w| w[0] == w[1]) {
+            return Err(ConfigError::range(
+                "simulation.d",
+                format!("{:?}", self.d),
+                &format!("distinct values ({} is listed twice)", w[0]),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Refuses, before any work, a simulation whose memory at the smallest δ
+    /// (the most samples, n = d/δ) exceeds 80% of this machine's memory,
+    /// with the estimate in the message ([`memory_estimate`]).
+    pub fn check_memory(&self, smallest_delta: f64) -> Result<(), ConfigError> {
+        let total = machine_memory();
+        for &d in &self.d {
+            let need = memory_estimate(d, smallest_delta, self.reps);
+            if need > 0.8 * total {
+                return Err(ConfigError::range(
+                    "simulation.d",
+                    d,
+                    &format!(
+                        "a size that fits in memory: d = {d} at δ = {smallest_delta} needs about {:.1} GB \
+                         (n = d/δ samples, design, test set and Newton's d×d matrices per parallel repetition), \
+                         this machine has {:.1} GB",
+                        need / 1e9,
+                        total / 1e9
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 }
+
+/// Bytes a simulation holds at once: per repetition running in parallel, the
+/// n×d design, the 2n×d test design and the Newton buffers (n×d twice, d×d
+/// twice), with n = round(d/δ).
+///
+/// ```
+/// use propdp_core::config::simulation::memory_estimate;
+/// // d = 100000 at δ = 2: n = 50000, 40 GB for one design alone
+/// assert!(memory_estimate(100_000, 2.0, 1) > 1e11);
+/// ```
+pub fn memory_estimate(d: usize, delta: f64, reps: usize) -> f64 {
+    let (d, n) = (d as f64, (d as f64 / delta).round().max(1.0));
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let parallel = reps.min(threads) as f64;
+    parallel * 8.0 * (5.0 * n * d + 2.0 * d * d)
+}
+
+/// This machine's memory in bytes (MemTotal of /proc/meminfo; 16 GB where
+/// that cannot be read).
+pub fn machine_memory() -> f64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(16e9, |kb| kb * 1024.0)
+}
+
+/// Most repetitions per point.
+pub const MAX_REPS: usize = 100_000;
 
 /// Checks shared by the config and the simulation API.
 pub fn check_simulation(d: usize, reps: usize, prior: Prior, grad_tol: f64) -> Result<(), ConfigError> {
     if !(1..=100_000).contains(&d) {
         return Err(ConfigError::range("simulation.d", d, "1 ≤ d ≤ 100000"));
     }
-    if reps < 2 {
+    if !(2..=MAX_REPS).contains(&reps) {
         return Err(ConfigError::range(
             "simulation.reps",
             reps,
-            "reps ≥ 2 (a standard error needs two)",
+            "2 ≤ reps ≤ 100000 (a standard error needs two; every repetition's metrics are kept)",
         ));
     }
     if let Prior::Sparse { p } = prior
@@ -91,8 +157,12 @@ pub fn check_simulation(d: usize, reps: usize, prior: Prior, grad_tol: f64) -> R
     {
         return Err(ConfigError::range("simulation.prior.p", p, "0 < p ≤ 1"));
     }
-    if grad_tol.is_nan() || grad_tol <= 0.0 {
-        return Err(ConfigError::range("simulation.grad_tol", grad_tol, "> 0"));
+    if !(grad_tol > 0.0 && grad_tol <= 1e-3) {
+        return Err(ConfigError::range(
+            "simulation.grad_tol",
+            grad_tol,
+            "0 < grad_tol ≤ 1e-3 (a looser tolerance stops Newton before it fits)",
+        ));
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use propdp_core::config::{PlotSpec, TuneConfig};
 use propdp_core::record::{Provenance, Record};
-use propdp_core::{Algorithm, AlgorithmKind, Point};
+use propdp_core::{AlgorithmKind, Point};
 use propdp_theory::solve::TheorySolver;
 
 use best::simulate;
@@ -183,10 +183,10 @@ pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &
     let solver = TheorySolver::new(cfg.solver);
     if let Some(base) = points.first() {
         for &kind in &t.algorithms {
-            check_metric(&solver, base, kind, &t.metric)?;
+            check_metric(base, kind, &t.metric)?;
         }
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let _lock = crate::rundir::DirLock::acquire(dir)?;
     let file = dir.join("tune.jsonl");
     // the config text beside its results, as for `propdp run`
     let manifest = Manifest::new(label, text, points.len() * t.algorithms.len() * budgets.len());
@@ -316,31 +316,13 @@ pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &
 }
 
 /// Fails, naming `tune.metric` and the metrics on offer, when the theory of
-/// `kind` does not predict `metric` for this model (probed at one point).
-fn check_metric(solver: &TheorySolver, base: &Point, kind: AlgorithmKind, metric: &str) -> Result<()> {
-    let algorithm = match kind {
-        AlgorithmKind::Objective => Algorithm::Objective {
-            lambda: 1.0,
-            sigma: 1.0,
-        },
-        AlgorithmKind::Output => Algorithm::Output { lambda: 1.0, tau: 1.0 },
-        AlgorithmKind::Dpgd => Algorithm::Dpgd {
-            lambda: 1.0,
-            sigma: 1.0,
-            eta: 0.1 / base.smoothness(),
-            steps: 1,
-            loss_variant: propdp_core::LossVariant::Standard,
-        },
-    };
-    let probe = base.with_algorithm(algorithm)?;
-    let offered = solver
-        .solve(&probe, None)
-        .with_context(|| format!("probing the {kind} theory"))?
-        .metrics;
-    if !offered.contains_key(metric) {
+/// `kind` does not predict `metric` for this model.
+fn check_metric(base: &Point, kind: AlgorithmKind, metric: &str) -> Result<()> {
+    let offered = propdp_core::metrics::offered(base.model().kind(), kind);
+    if !offered.contains(&metric) {
         anyhow::bail!(
             "tune.metric = \"{metric}\" is not predicted for {kind} with this model; allowed: {}",
-            offered.keys().cloned().collect::<Vec<_>>().join(", ")
+            offered.join(", ")
         );
     }
     Ok(())
