@@ -34,6 +34,8 @@
 //! - Salehi, Abbasi, Hassibi (2019), *The impact of regularization on
 //!   high-dimensional logistic regression*, NeurIPS.
 
+use std::time::{Duration, Instant};
+
 use nalgebra::{Matrix3, Vector3};
 use propdp_core::config::LogisticOptions;
 use propdp_core::metrics::{self, Metrics};
@@ -88,6 +90,14 @@ pub enum LogisticError {
         params: LogisticParams,
         /// Which bound, and why.
         reason: String,
+    },
+    #[error("logistic: no solution within the time limit of {seconds} s ([solver] time_limit) at {params:?}")]
+    /// The solver ran out of its wall-clock budget.
+    TimeLimit {
+        /// The parameters.
+        params: LogisticParams,
+        /// The budget in seconds.
+        seconds: f64,
     },
     #[error("logistic: not converged at {params:?} after {iterations} iterations (residual {residual:e})")]
     /// The solver did not meet its tolerance.
@@ -374,15 +384,20 @@ impl LogisticSolver {
                 });
             }
         }
+        let deadline = Instant::now() + Duration::from_secs_f64(self.opts.time_limit);
         if let Some(w) = warm
-            && let Ok(ok) = self.newton(p, w)
+            && let Ok(ok) = self.newton(p, w, deadline)
         {
             return Ok(ok);
         }
         let cold = self.cold_start(p);
-        match self.newton(p, cold) {
+        match self.newton(p, cold, deadline) {
             Ok(ok) => Ok(ok),
-            Err(first) => self.homotopy(p).map_err(|_| first),
+            Err(e @ LogisticError::TimeLimit { .. }) => Err(e),
+            Err(first) => self.homotopy(p, deadline).map_err(|e| match e {
+                LogisticError::TimeLimit { .. } => e,
+                _ => first,
+            }),
         }
     }
 
@@ -408,7 +423,7 @@ impl LogisticSolver {
     /// λ moves geometrically and σ linearly in t ∈ [0, 1]; each step is
     /// warm-started from the last and halved when it fails. For a λ = 0
     /// target the path ends at λ = 1e-8 and a last Newton solve takes λ to 0.
-    fn homotopy(&self, p: &LogisticParams) -> Result<(LogisticState, SolverReport), LogisticError> {
+    fn homotopy(&self, p: &LogisticParams, deadline: Instant) -> Result<(LogisticState, SolverReport), LogisticError> {
         let lam_end = if p.lambda > 0.0 { p.lambda } else { 1e-8 };
         let lam0 = lam_end.max(1.0);
         let at = |t: f64| LogisticParams {
@@ -416,11 +431,12 @@ impl LogisticSolver {
             sigma: t * p.sigma,
             ..*p
         };
-        let (mut st, rep) = self.newton(&at(0.0), self.cold_start(&at(0.0)))?;
+        let (mut st, rep) = self.newton(&at(0.0), self.cold_start(&at(0.0)), deadline)?;
         let (mut t, mut dt, mut total): (f64, f64, usize) = (0.0, 0.125, rep.iterations);
         while t < 1.0 {
             let tn = (t + dt).min(1.0);
-            match self.newton(&at(tn), st) {
+            match self.newton(&at(tn), st, deadline) {
+                Err(LogisticError::TimeLimit { .. }) => return Err(self.time_limit(p)),
                 Ok((s, rep)) => {
                     st = s;
                     t = tn;
@@ -436,7 +452,7 @@ impl LogisticSolver {
             }
         }
         if p.lambda == 0.0 {
-            let (s, rep) = self.newton(p, st)?;
+            let (s, rep) = self.newton(p, st, deadline)?;
             st = s;
             total += rep.iterations;
         }
@@ -453,8 +469,22 @@ impl LogisticSolver {
         ))
     }
 
-    /// Newton with the analytic Jacobian and backtracking from `start`.
-    fn newton(&self, p: &LogisticParams, start: LogisticState) -> Result<(LogisticState, SolverReport), LogisticError> {
+    /// The time-limit error at `p`.
+    fn time_limit(&self, p: &LogisticParams) -> LogisticError {
+        LogisticError::TimeLimit {
+            params: *p,
+            seconds: self.opts.time_limit,
+        }
+    }
+
+    /// Newton with the analytic Jacobian and backtracking from `start`,
+    /// giving up at `deadline`.
+    fn newton(
+        &self,
+        p: &LogisticParams,
+        start: LogisticState,
+        deadline: Instant,
+    ) -> Result<(LogisticState, SolverReport), LogisticError> {
         let tol = self.opts.fixed_point.tol;
         let mut x = Self::to_x(p, &start);
         let fail = |iterations, residual| LogisticError::NotConverged {
@@ -464,6 +494,9 @@ impl LogisticSolver {
         };
         let (mut r, mut jac) = self.resid(p, &x, true).ok_or_else(|| fail(0, f64::NAN))?;
         for it in 0..self.opts.fixed_point.max_iter.min(100) {
+            if Instant::now() > deadline {
+                return Err(self.time_limit(p));
+            }
             let norm = r.amax();
             if norm <= tol {
                 let st = Self::from_x(p, &x);

@@ -40,8 +40,12 @@ pub fn for_each_panel<F: FnMut(f64, f64)>(a: f64, b: f64, breaks: &[f64], max_wi
     }
 }
 
+/// Most panels of one [`normal_expect`]: beyond, panels widen (only at
+/// extreme sd, e.g. s² = 1e12, where a fixed width would need 1e10 panels).
+const MAX_PANELS: f64 = 4096.0;
+
 /// E f(X) for X ~ N(mean, sd²), with panels split at `breaks` and no wider
-/// than `max_width` (nor 2·sd).
+/// than `max_width` (nor 2·sd), at most about [`MAX_PANELS`] of them.
 ///
 /// ```
 /// use propdp_theory::panels::normal_expect;
@@ -62,7 +66,7 @@ pub fn normal_expect<F: Fn(f64) -> f64>(mean: f64, sd: f64, breaks: &[f64], max_
         mean - WINDOW * sd,
         mean + WINDOW * sd,
         breaks,
-        max_width.min(2.0 * sd),
+        max_width.min(2.0 * sd).max(2.0 * WINDOW * sd / MAX_PANELS),
         |lo, hi| {
             let (mid, half) = (0.5 * (lo + hi), 0.5 * (hi - lo));
             for &(x, w) in rule {

@@ -276,6 +276,24 @@ impl TheorySolver {
     }
 
     fn solve_unchecked(&self, point: &Point, warm: Option<State>) -> Result<Solution, TheoryError> {
+        if let (Model::Logistic, Algorithm::Output { lambda, tau }) = (point.model(), point.algorithm())
+            && tau > crate::logistic::MAX_NOISE_RATIO
+        {
+            return Err(LogisticError::OutOfRange {
+                params: LogisticParams {
+                    delta: point.delta(),
+                    s2: point.s2(),
+                    lambda,
+                    sigma: 0.0,
+                },
+                reason: format!(
+                    "τ = {tau:e} > {:e}: the test metrics' quadrature over the output noise grows like τ; \
+                     there est_err2 ≈ τ² and the classifier is a coin flip",
+                    crate::logistic::MAX_NOISE_RATIO
+                ),
+            }
+            .into());
+        }
         let Some((lambda, sigma, tau)) = static_noise(point) else {
             return self.solve_dpgd(point);
         };

@@ -19,6 +19,9 @@ pub struct SolverOptions {
     pub dmft_points: usize,
     /// DP-GD theory: independent scrambles (≥ 2; their spread is the stderr).
     pub dmft_scrambles: usize,
+    /// Wall-clock budget of one point's iterative solve, in seconds: past it
+    /// the point is a typed error, not a wait.
+    pub time_limit: f64,
 }
 
 impl Default for SolverOptions {
@@ -29,6 +32,7 @@ impl Default for SolverOptions {
             quad_nodes: 96,
             dmft_points: 1 << 14,
             dmft_scrambles: 4,
+            time_limit: 60.0,
         }
     }
 }
@@ -49,6 +53,8 @@ pub struct LogisticOptions {
     pub fixed_point: FixedPointOptions,
     /// Gauss–Hermite nodes over the teacher field ν.
     pub quad_nodes: usize,
+    /// Wall-clock budget of one solve, in seconds.
+    pub time_limit: f64,
 }
 
 /// What the DP-GD state evolution uses: its RQMC budget.
@@ -83,6 +89,13 @@ impl SolverOptions {
                 "256 ≤ dmft_points ≤ 65536",
             ));
         }
+        if !(self.time_limit >= 0.1 && self.time_limit <= 86_400.0) {
+            return Err(ConfigError::range(
+                "solver.time_limit",
+                self.time_limit,
+                "0.1 ≤ time_limit ≤ 86400 seconds",
+            ));
+        }
         if !(2..=64).contains(&self.dmft_scrambles) {
             return Err(ConfigError::range(
                 "solver.dmft_scrambles",
@@ -114,6 +127,7 @@ impl SolverOptions {
         LogisticOptions {
             fixed_point: self.fixed_point(),
             quad_nodes: self.quad_nodes,
+            time_limit: self.time_limit,
         }
     }
 
