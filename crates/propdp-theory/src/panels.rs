@@ -45,7 +45,7 @@ pub fn for_each_panel<F: FnMut(f64, f64)>(a: f64, b: f64, breaks: &[f64], max_wi
 const MAX_PANELS: f64 = 4096.0;
 
 /// E f(X) for X ~ N(mean, sd²), with panels split at `breaks` and no wider
-/// than `max_width` (nor 2·sd), at most about [`MAX_PANELS`] of them.
+/// than `max_width` (nor 2·sd), at most about 4096 of them.
 ///
 /// ```
 /// use propdp_theory::panels::normal_expect;
