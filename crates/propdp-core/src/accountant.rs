@@ -189,19 +189,21 @@ pub fn gdp_to_eps(mu: f64, delta: f64) -> Option<f64> {
 }
 
 /// Root of a monotone function on [lo, hi] by Brent (`roots`), to 4 ulp
-/// relative in x (or |f| < 1e-15).
+/// relative in x (or f exactly 0).
 pub(crate) fn bisect_root<F: Fn(f64) -> f64>(f: F, lo: f64, hi: f64) -> Option<f64> {
     roots::find_root_brent(lo, hi, &f, &mut Relative).ok()
 }
 
 /// Convergence of [`bisect_root`]: an absolute x tolerance cannot be met by
 /// roots far from 0 (at ε ≈ 1e4 the spacing of doubles is 2e-12), so the
-/// bracket is asked to shrink to 4 ulp of its end points.
+/// bracket is asked to shrink to 4 ulp of its end points; and no absolute
+/// |f| is small enough to stop on (at δ = 1e-75 every δ(ε) − δ is below
+/// 1e-15), so only an exact 0 does.
 struct Relative;
 
 impl roots::Convergency<f64> for Relative {
     fn is_root_found(&mut self, y: f64) -> bool {
-        y.abs() < 1e-15
+        y == 0.0
     }
     fn is_converged(&mut self, x1: f64, x2: f64) -> bool {
         (x1 - x2).abs() <= 4.0 * f64::EPSILON * x1.abs().max(x2.abs()) + f64::MIN_POSITIVE

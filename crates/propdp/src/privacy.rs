@@ -177,11 +177,18 @@ impl Report {
             .chain(self.objective_bound.iter().flat_map(|(c, a)| [*c, *a]))
             .chain(self.rdp.iter().map(|r| r.1));
         if let Some(x) = numbers.into_iter().find(|x| !x.is_finite()) {
-            bail!("the guarantee is not a finite number ({x:?}): the arguments are beyond the accountant's range");
+            bail!(
+                "--noise/--epsilon/--rho: the guarantee is not a finite number ({x:?}); the arguments are beyond the accountant's range"
+            );
         }
         if !(self.noise > 0.0 && self.rho > 0.0 && self.mu.is_none_or(|m| m > 0.0)) {
+            let arg = match self.query.noise {
+                NoiseLevel::Given(_) => "--noise",
+                NoiseLevel::Epsilon(_) => "--epsilon",
+                NoiseLevel::Rho(_) => "--rho",
+            };
             bail!(
-                "noise {:?} gives ρ = {:?}, μ = {:?}: no guarantee can be stated",
+                "{arg}: the noise {:?} gives ρ = {:?}, μ = {:?} (beyond the range of f64): no guarantee can be stated",
                 self.noise,
                 self.rho,
                 self.mu
