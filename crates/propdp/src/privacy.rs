@@ -203,6 +203,7 @@ impl Report {
     /// The report as `propdp privacy` prints it.
     pub fn text(&self) -> String {
         let q = &self.query;
+        let delta_priv = propdp_core::error::compact(q.delta_priv.to_string());
         let mut s = match q.noise {
             NoiseLevel::Given(_) => String::new(),
             NoiseLevel::Epsilon(eps) => format!(
@@ -235,8 +236,8 @@ impl Report {
             s += &format!("  RDP (add/remove-one): {}\n", parts.join(", "));
         }
         s += &match self.epsilon {
-            Some(e) => format!("  (ε, δ)-DP: ε = {e:.6} at δ = {}\n", q.delta_priv),
-            None => format!("  (ε, δ)-DP: no finite ε reaches δ = {}\n", q.delta_priv),
+            Some(e) => format!("  (ε, δ)-DP: ε = {e:.6} at δ = {delta_priv}\n"),
+            None => format!("  (ε, δ)-DP: no finite ε reaches δ = {delta_priv}\n"),
         };
         s
     }
