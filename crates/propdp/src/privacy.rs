@@ -206,10 +206,12 @@ impl Report {
         let delta_priv = propdp_core::error::compact(q.delta_priv.to_string());
         let mut s = match q.noise {
             NoiseLevel::Given(_) => String::new(),
-            NoiseLevel::Epsilon(eps) => format!(
-                "calibrated noise for (ε = {eps}, δ = {}): {:.6}\n",
-                q.delta_priv, self.noise
-            ),
+            NoiseLevel::Epsilon(eps) => {
+                format!(
+                    "calibrated noise for (ε = {eps}, δ = {delta_priv}): {:.6}\n",
+                    self.noise
+                )
+            }
             NoiseLevel::Rho(rho) => format!("calibrated noise for ρ = {rho} (zCDP): {:.6}\n", self.noise),
         };
         let model = match q.model.kind() {
