@@ -1,5 +1,6 @@
 //! Progress of long work, reported to whoever called: the command line draws
-//! a progress bar, the Python package a callback; the library never prints.
+//! a progress bar, the Python package a callback; the library draws none
+//! (its only output of its own is the warning when resume drops a torn line).
 
 /// Receives the progress of a run, a simulation or a search. Called from
 /// several threads (simulation repetitions run in parallel).
