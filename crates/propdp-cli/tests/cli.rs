@@ -354,107 +354,29 @@ delta_priv = 1e-6
 /// checked by propdp, not swallowed by the argument parser.
 #[test]
 fn privacy_refuses_bad_arguments_and_never_prints_a_false_guarantee() {
-    let bad: &[(&[&str], &str)] = &[
+    // (arguments of `propdp privacy`, the argument the error must name)
+    let bad = [
+        ("--algorithm output --model huber --huber-m=-1 --noise 1", "huber_m"),
+        ("--algorithm output --model huber --huber-m NaN --noise 1", "huber_m"),
+        ("--algorithm output --model huber --huber-m 0 --noise 1", "huber_m"),
         (
-            &[
-                "--algorithm",
-                "output",
-                "--model",
-                "huber",
-                "--huber-m=-1",
-                "--noise",
-                "1",
-            ],
-            "huber_m",
-        ),
-        (
-            &[
-                "--algorithm",
-                "output",
-                "--model",
-                "huber",
-                "--huber-m",
-                "NaN",
-                "--noise",
-                "1",
-            ],
-            "huber_m",
-        ),
-        (
-            &[
-                "--algorithm",
-                "output",
-                "--model",
-                "huber",
-                "--huber-m",
-                "0",
-                "--noise",
-                "1",
-            ],
-            "huber_m",
-        ),
-        (
-            &[
-                "--algorithm",
-                "output",
-                "--model",
-                "logistic",
-                "--lambda",
-                "NaN",
-                "--epsilon",
-                "1",
-            ],
+            "--algorithm output --model logistic --lambda NaN --epsilon 1",
             "--lambda",
         ),
         (
-            &[
-                "--algorithm",
-                "output",
-                "--model",
-                "logistic",
-                "--lambda",
-                "inf",
-                "--epsilon",
-                "1",
-            ],
+            "--algorithm output --model logistic --lambda inf --epsilon 1",
             "--lambda",
         ),
-        (
-            &[
-                "--algorithm",
-                "dpgd",
-                "--model",
-                "logistic",
-                "--steps",
-                "0",
-                "--epsilon",
-                "1",
-            ],
-            "--steps",
-        ),
-        (
-            &["--algorithm", "objective", "--model", "logistic", "--rho", "1e300"],
-            "--rho",
-        ),
-        (
-            &["--algorithm", "output", "--model", "logistic", "--epsilon", "inf"],
-            "--epsilon",
-        ),
-        (
-            &["--algorithm", "output", "--model", "logistic", "--epsilon", "1e300"],
-            "--epsilon",
-        ),
-        (
-            &["--algorithm", "output", "--model", "logistic", "--epsilon", "-1"],
-            "--epsilon",
-        ),
-        (
-            &["--algorithm", "output", "--model", "logistic", "--noise", "-2"],
-            "--noise",
-        ),
+        ("--algorithm dpgd --model logistic --steps 0 --epsilon 1", "--steps"),
+        ("--algorithm objective --model logistic --rho 1e300", "--rho"),
+        ("--algorithm output --model logistic --epsilon inf", "--epsilon"),
+        ("--algorithm output --model logistic --epsilon 1e300", "--epsilon"),
+        ("--algorithm output --model logistic --epsilon -1", "--epsilon"),
+        ("--algorithm output --model logistic --noise -2", "--noise"),
     ];
     for (args, field) in bad {
-        let o = propdp(&[&["privacy"], *args].concat());
+        let args: Vec<&str> = std::iter::once("privacy").chain(args.split_whitespace()).collect();
+        let o = propdp(&args);
         let e = stderr(&o);
         assert!(!o.status.success() && e.contains(field), "{args:?}: {e}");
         assert!(
