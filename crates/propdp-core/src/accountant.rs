@@ -53,7 +53,7 @@ pub fn log_norm_cdf(x: f64) -> f64 {
 }
 
 /// δ_G(ε; μ) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ): the exact (ε, δ) curve of a
-/// μ-GDP mechanism (Balle & Wang 2018), with the second term in log space.
+/// μ-GDP mechanism (Balle & Wang 2018); `exp` of [`log_delta_gaussian`].
 ///
 /// ```
 /// use propdp_core::accountant::delta_gaussian;
@@ -61,12 +61,32 @@ pub fn log_norm_cdf(x: f64) -> f64 {
 /// assert!((delta_gaussian(1.0, 1.0) - 0.126936).abs() < 1e-6);
 /// ```
 pub fn delta_gaussian(eps: f64, mu: f64) -> f64 {
-    if mu <= 0.0 {
-        return 0.0;
+    log_delta_gaussian(eps, mu).exp()
+}
+
+/// log δ_G(ε; μ) = log Φ(a) + log(1 − e^{ε + log Φ(b) − log Φ(a)}), a = μ/2 − ε/μ,
+/// b = −μ/2 − ε/μ; −∞ when δ_G = 0 (μ ≤ 0). Both terms stay in log space, so
+/// δ far below f64's smallest number keeps its relative accuracy, and the
+/// difference uses `expm1` (at δ = 1e-161, ε = 0.1 the two terms agree to
+/// 1 part in 7000).
+///
+/// ```
+/// use propdp_core::accountant::log_delta_gaussian;
+/// // far below f64: δ_G(ε = 40, μ = 1) ≈ Φ(−39.5)
+/// assert!(log_delta_gaussian(40.0, 1.0) < -700.0);
+/// assert!(log_delta_gaussian(40.0, 1.0).is_finite());
+/// ```
+pub fn log_delta_gaussian(eps: f64, mu: f64) -> f64 {
+    if mu.is_nan() || mu <= 0.0 {
+        return f64::NEG_INFINITY;
     }
-    let a = norm_cdf(mu / 2.0 - eps / mu);
-    let b = (eps + log_norm_cdf(-mu / 2.0 - eps / mu)).exp();
-    (a - b).max(0.0)
+    let log_a = log_norm_cdf(mu / 2.0 - eps / mu);
+    let log_b = eps + log_norm_cdf(-mu / 2.0 - eps / mu);
+    let gap = log_b - log_a;
+    if gap.is_nan() || gap >= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    log_a + (-gap.exp_m1()).ln()
 }
 
 fn relation_factor(n: Neighbouring) -> f64 {
@@ -110,14 +130,24 @@ impl ObjectiveBound {
         self.c0 + 0.5 * self.a * self.a
     }
 
-    /// δ(ε) = E[(1 − e^{ε − c − A|Z|})₊]: 2·δ_G(ε − c0; A) for ε ≥ c and, where
-    /// the integrand is positive for every Z, 1 − 2e^{ε − c + A²/2}Φ(−A)
-    /// (from E e^{−A|Z|} = 2e^{A²/2}Φ(−A)); the two agree at ε = c.
+    /// δ(ε) = E[(1 − e^{ε − c − A|Z|})₊]: `exp` of [`ObjectiveBound::log_delta`].
     pub fn delta(&self, eps: f64) -> f64 {
+        self.log_delta(eps).exp()
+    }
+
+    /// log δ(ε): 2·δ_G(ε − c0; A) for ε ≥ c and, where the integrand is
+    /// positive for every Z, 1 − 2e^{ε − c + A²/2}Φ(−A) (from
+    /// E e^{−A|Z|} = 2e^{A²/2}Φ(−A)); the two agree at ε = c.
+    pub fn log_delta(&self, eps: f64) -> f64 {
         if eps >= self.c() {
-            2.0 * delta_gaussian(eps - self.c0, self.a)
+            std::f64::consts::LN_2 + log_delta_gaussian(eps - self.c0, self.a)
         } else {
-            (1.0 - 2.0 * (eps - self.c() + 0.5 * self.a * self.a + log_norm_cdf(-self.a)).exp()).max(0.0)
+            let log_term = std::f64::consts::LN_2 + eps - self.c() + 0.5 * self.a * self.a + log_norm_cdf(-self.a);
+            if log_term < 0.0 {
+                (-log_term.exp_m1()).ln()
+            } else {
+                f64::NEG_INFINITY
+            }
         }
     }
 
@@ -175,21 +205,37 @@ pub fn zcdp_to_eps(rho: f64, delta: f64) -> f64 {
 
 /// ε at which a μ-GDP mechanism reaches `delta` (inverse of δ_G in ε).
 pub fn gdp_to_eps(mu: f64, delta: f64) -> Option<f64> {
-    if delta_gaussian(0.0, mu) <= delta {
+    eps_at(|e| log_delta_gaussian(e, mu), delta)
+}
+
+/// The smallest ε ≥ 0 with δ(ε) ≤ `delta`, for a decreasing log δ(ε); `None`
+/// beyond ε = 1e5. The root is taken of log δ(ε) − log δ, which is O(1)
+/// where δ(ε) − δ would be as small as δ itself (see [`bisect_root`]).
+fn eps_at<F: Fn(f64) -> f64>(log_delta_of: F, delta: f64) -> Option<f64> {
+    let log_target = delta.ln();
+    let g = |e: f64| log_delta_of(e).max(LOG_FLOOR) - log_target;
+    if g(0.0) <= 0.0 {
         return Some(0.0);
     }
     let mut hi = 1.0;
-    while delta_gaussian(hi, mu) > delta {
+    while g(hi) > 0.0 {
         hi *= 2.0;
-        if hi > 1e6 {
+        if hi > 1e5 {
             return None;
         }
     }
-    crate::accountant::bisect_root(|e| delta_gaussian(e, mu) - delta, 0.0, hi)
+    bisect_root(g, 0.0, hi)
 }
 
+/// log δ values below this are clamped so root finding sees finite numbers
+/// (δ = e^-1e5 is far below any target: `delta_priv` ≥ f64's smallest).
+const LOG_FLOOR: f64 = -1e5;
+
 /// Root of a monotone function on [lo, hi] by Brent (`roots`), to 4 ulp
-/// relative in x (or f exactly 0).
+/// relative in x (or f exactly 0). `f` must be O(1)-scaled near the root:
+/// `roots` tests signs by the product f(a)·f(s), which underflows to 0 for
+/// values near 1e-161 and sends the bracket the wrong way (ε = 0.100001 was
+/// reported for δ = 1e-161, ε = 0.1); callers pass log-space differences.
 pub(crate) fn bisect_root<F: Fn(f64) -> f64>(f: F, lo: f64, hi: f64) -> Option<f64> {
     roots::find_root_brent(lo, hi, &f, &mut Relative).ok()
 }
@@ -214,11 +260,11 @@ impl roots::Convergency<f64> for Relative {
 }
 
 /// The smallest noise (σ, τ, or DP-GD σ) whose guarantee meets (ε, δ):
-/// `delta_of(noise)` must decrease in the noise. Solved in log-noise over
-/// [e^-200, e^40]; `None` when the root is outside (no noise meets the
-/// target, or any noise does).
-pub fn calibrate<F: Fn(f64) -> f64>(delta_of: F, target_delta: f64) -> Option<f64> {
-    let g = |log_s: f64| delta_of(log_s.exp()).max(1e-300).ln() - target_delta.ln();
+/// `log_delta_of(noise)` is log δ and must decrease in the noise. Solved in
+/// log-noise over [e^-200, e^40]; `None` when the root is outside (no noise
+/// meets the target, or any noise does).
+pub fn calibrate<F: Fn(f64) -> f64>(log_delta_of: F, target_delta: f64) -> Option<f64> {
+    let g = |log_s: f64| log_delta_of(log_s.exp()).max(LOG_FLOOR) - target_delta.ln();
     let (mut lo, mut hi) = (-30.0f64, 1.0f64);
     while g(hi) > 0.0 {
         hi += 2.0;
@@ -303,27 +349,27 @@ impl Mechanism {
         }
     }
 
-    /// δ(ε) at noise level `noise` (σ for objective and DP-GD, τ for output), R = 1.
+    /// δ(ε) at noise level `noise` (σ for objective and DP-GD, τ for output),
+    /// R = 1: `exp` of [`Mechanism::log_delta`].
     pub fn delta(&self, eps: f64, noise: f64) -> f64 {
+        self.log_delta(eps, noise).exp()
+    }
+
+    /// log δ(ε) at noise level `noise`, R = 1 (−∞ where δ = 0).
+    pub fn log_delta(&self, eps: f64, noise: f64) -> f64 {
         let (l, n) = (self.lipschitz, self.neighbouring);
         match self.kind {
-            MechanismKind::Output { lambda } => delta_gaussian(eps, mu_output(l, 1.0, lambda, noise, n)),
-            MechanismKind::Dpgd { steps } => delta_gaussian(eps, mu_dpgd(l, 1.0, steps, noise, n)),
+            MechanismKind::Output { lambda } => log_delta_gaussian(eps, mu_output(l, 1.0, lambda, noise, n)),
+            MechanismKind::Dpgd { steps } => log_delta_gaussian(eps, mu_dpgd(l, 1.0, steps, noise, n)),
             MechanismKind::Objective { lambda } => {
                 let b = ObjectiveBound::new(l, self.smoothness, 1.0, lambda, noise);
                 match n {
-                    Neighbouring::AddRemoveOne => b.delta(eps),
+                    Neighbouring::AddRemoveOne => b.log_delta(eps),
                     // group privacy of size 2: (ε/2, δ) add/remove → (ε, (1 + e^{ε/2})δ);
                     // δ ≥ 1 is vacuous (every mechanism is (ε, 1)-DP), so cap at 1
                     Neighbouring::ReplaceOne => {
-                        let d = b.delta(eps / 2.0);
-                        if d == 0.0 {
-                            0.0
-                        } else {
-                            // (1 + e^{ε/2})·δ in log space: e^{ε/2} overflows beyond ε ≈ 1420
-                            let log_factor = eps / 2.0 + (-eps / 2.0).exp().ln_1p();
-                            (log_factor + d.ln()).exp().min(1.0)
-                        }
+                        let log_factor = eps / 2.0 + (-eps / 2.0).exp().ln_1p();
+                        (log_factor + b.log_delta(eps / 2.0)).min(0.0)
                     }
                 }
             }
@@ -340,7 +386,7 @@ impl Mechanism {
     /// assert!((m.delta(1.0, tau) / 1e-6 - 1.0).abs() < 1e-9);
     /// ```
     pub fn calibrate(&self, eps: f64, delta: f64) -> Option<f64> {
-        calibrate(|s| self.delta(eps, s), delta)
+        calibrate(|s| self.log_delta(eps, s), delta)
     }
 
     /// zCDP ρ at noise level `noise` (R = 1): μ²/2 for output perturbation and
@@ -376,21 +422,11 @@ impl Mechanism {
         if !(rho > 0.0 && rho.is_finite()) || self.rho(f64::MAX.sqrt()) >= rho {
             return None;
         }
-        calibrate(|s| self.rho(s), rho)
+        calibrate(|s| self.rho(s).ln(), rho)
     }
 
     /// The ε reached at `delta` by noise level `noise`.
     pub fn epsilon(&self, noise: f64, delta: f64) -> Option<f64> {
-        if self.delta(0.0, noise) <= delta {
-            return Some(0.0);
-        }
-        let mut hi = 1.0;
-        while self.delta(hi, noise) > delta {
-            hi *= 2.0;
-            if hi > 1e5 {
-                return None;
-            }
-        }
-        bisect_root(|e| self.delta(e, noise) - delta, 0.0, hi)
+        eps_at(|e| self.log_delta(e, noise), delta)
     }
 }

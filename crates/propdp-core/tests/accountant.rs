@@ -91,7 +91,7 @@ fn calibration_round_trips() {
     let (eps, delta) = (1.0, 1e-6);
     // output perturbation (replace-one), logistic L = 1, λ = 0.5
     let tau = calibrate(
-        |t| delta_gaussian(eps, mu_output(1.0, 1.0, 0.5, t, Neighbouring::ReplaceOne)),
+        |t| log_delta_gaussian(eps, mu_output(1.0, 1.0, 0.5, t, Neighbouring::ReplaceOne)),
         delta,
     )
     .unwrap();
@@ -99,14 +99,14 @@ fn calibration_round_trips() {
     assert!((back - delta).abs() <= 1e-9 * delta, "τ = {tau}: δ = {back}");
     // DP-GD, 100 steps, Huber M = 1
     let sigma = calibrate(
-        |s| delta_gaussian(eps, mu_dpgd(1.0, 1.0, 100, s, Neighbouring::ReplaceOne)),
+        |s| log_delta_gaussian(eps, mu_dpgd(1.0, 1.0, 100, s, Neighbouring::ReplaceOne)),
         delta,
     )
     .unwrap();
     let back = delta_gaussian(eps, mu_dpgd(1.0, 1.0, 100, sigma, Neighbouring::ReplaceOne));
     assert!((back - delta).abs() <= 1e-9 * delta, "σ = {sigma}: δ = {back}");
     // objective perturbation (add/remove), logistic, λ = 1
-    let sigma = calibrate(|s| ObjectiveBound::new(1.0, 0.25, 1.0, 1.0, s).delta(eps), delta).unwrap();
+    let sigma = calibrate(|s| ObjectiveBound::new(1.0, 0.25, 1.0, 1.0, s).log_delta(eps), delta).unwrap();
     let back = ObjectiveBound::new(1.0, 0.25, 1.0, 1.0, sigma).delta(eps);
     assert!((back - delta).abs() <= 1e-9 * delta, "σ = {sigma}: δ = {back}");
     // and the inverse: ε achieved by the calibrated Gaussian noise
@@ -262,5 +262,38 @@ rho = [0.1, 1.0]
     ] {
         let e = Config::from_toml_str(&edit).unwrap_err().to_string();
         assert!(e.contains(needle), "{needle}: {e}");
+    }
+}
+
+/// ε(δ) and log δ_G far below 1e-100 against 80-digit references (mpmath,
+/// bisection on Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)). Regression: the product
+/// sign test of the root finder underflowed at δ = 1e-161 and ε = 0.100001
+/// was reported for a calibrated ε = 0.1.
+#[test]
+#[allow(clippy::excessive_precision)] // references as printed by mpmath (20 digits)
+fn gaussian_curve_far_in_the_tail_matches_high_precision_references() {
+    let cases = [
+        (10.0 / 2674.6263921033706, 1e-161, 0.099999999999999852242),
+        (0.5, 1e-100, 10.672945439809632595),
+        (2.0, 1e-300, 75.933749958764132303),
+        (0.01, 1e-250, 0.33563683539140582039),
+    ];
+    for (mu, delta, eps) in cases {
+        let got = gdp_to_eps(mu, delta).unwrap();
+        assert!(
+            (got / eps - 1.0).abs() < 1e-9,
+            "μ = {mu}, δ = {delta}: ε = {got}, reference {eps}"
+        );
+    }
+    for (eps, mu, log_delta) in [
+        (40.0, 1.0, -788.42341277399170614),
+        (1.0, 0.05, -209.41388174716770412),
+        (100.0, 3.0, -513.51467477209143912),
+    ] {
+        let got = log_delta_gaussian(eps, mu);
+        assert!(
+            (got / log_delta - 1.0).abs() < 1e-11,
+            "ε = {eps}, μ = {mu}: log δ = {got}, reference {log_delta}"
+        );
     }
 }

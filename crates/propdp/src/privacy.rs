@@ -194,7 +194,7 @@ impl Report {
                 self.mu
             );
         }
-        if self.epsilon == Some(0.0) && self.query.mechanism().delta(0.0, self.noise) > self.query.delta_priv {
+        if self.epsilon == Some(0.0) && self.query.mechanism().log_delta(0.0, self.noise) > self.query.delta_priv.ln() {
             bail!("internal error: ε = 0 reported while δ(0) exceeds δ_priv");
         }
         Ok(())

@@ -62,3 +62,85 @@ fn generated_configs_end_in_results_or_errors_with_finite_numbers() {
         panic!("{e}");
     }
 }
+
+/// Generated privacy queries (every algorithm, model, relation, noise given
+/// or calibrated to ε or ρ, values across scales): `assess` either refuses
+/// naming an argument, or reports finite numbers with noise, ρ, μ > 0, ε ≥ 0,
+/// and a calibrated ε that does not exceed its target (1e-6 relative: the
+/// root is found to 4 ulp of log-noise, the curve to ~1e-12 relative).
+#[test]
+fn generated_privacy_queries_give_finite_consistent_guarantees_or_name_the_argument() {
+    use propdp::core::accountant::Neighbouring;
+    use propdp::core::{AlgorithmKind, Model, NoiseLaw};
+    use propdp::privacy::{NoiseLevel, Query, assess};
+    let algorithm = prop_oneof![
+        Just(AlgorithmKind::Objective),
+        Just(AlgorithmKind::Output),
+        Just(AlgorithmKind::Dpgd)
+    ];
+    let model = prop_oneof![
+        Just(Model::Logistic),
+        scale().prop_map(|huber_m| Model::Huber {
+            huber_m,
+            noise: NoiseLaw::Gaussian { sd: 1.0 }
+        })
+    ];
+    let relation = prop_oneof![Just(Neighbouring::ReplaceOne), Just(Neighbouring::AddRemoveOne)];
+    let noise = prop_oneof![
+        scale().prop_map(NoiseLevel::Given),
+        scale().prop_map(NoiseLevel::Epsilon),
+        scale().prop_map(NoiseLevel::Rho)
+    ];
+    let steps = prop_oneof![0usize..5, 1usize..2000, Just(1_000_000_000), Just(usize::MAX)];
+    let delta_priv = prop_oneof![(-320i32..1).prop_map(|k| 10f64.powi(k)), scale()];
+    let cases = (algorithm, model, scale(), steps, relation, delta_priv, noise);
+    let result = runner(3000).run(
+        &cases,
+        |(algorithm, model, lambda, steps, neighbouring, delta_priv, noise)| {
+            let q = Query {
+                algorithm,
+                model,
+                lambda,
+                steps,
+                neighbouring,
+                delta_priv,
+                noise,
+            };
+            let r = match assess(&q) {
+                Ok(r) => r,
+                Err(e) => {
+                    let msg = format!("{e:#}");
+                    prop_assert!(msg.starts_with("--") || msg.contains("--"), "{q:?}: {msg}");
+                    return Ok(());
+                }
+            };
+            let finite = [Some(r.noise), r.mu, Some(r.rho), r.epsilon]
+                .into_iter()
+                .flatten()
+                .all(f64::is_finite);
+            prop_assert!(finite, "{q:?}: {r:?}");
+            prop_assert!(
+                r.noise > 0.0 && r.rho > 0.0 && r.mu.is_none_or(|m| m > 0.0),
+                "{q:?}: {r:?}"
+            );
+            prop_assert!(r.epsilon.is_none_or(|e| e >= 0.0), "{q:?}: {r:?}");
+            if let (NoiseLevel::Epsilon(target), Some(eps)) = (noise, r.epsilon) {
+                prop_assert!(
+                    eps <= target * (1.0 + 1e-6) + 1e-9,
+                    "{q:?}: calibrated ε = {eps} over target {target}"
+                );
+            }
+            if let NoiseLevel::Rho(target) = noise {
+                prop_assert!(
+                    r.rho <= target * (1.0 + 1e-6),
+                    "{q:?}: calibrated ρ = {} over target {target}",
+                    r.rho
+                );
+            }
+            Ok(())
+        },
+    );
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
