@@ -297,7 +297,7 @@ fn privacy_calibration_round_trips_and_rejects_bad_input() {
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(o.status.success(), "{alg}: {}", stderr(&o));
         assert!(
-            out.contains("calibrated noise") && out.contains("ε = 2.000000 at δ = 0.00001"),
+            out.contains("calibrated noise") && out.contains("ε = 2.000000 at δ = 1e-5"),
             "{alg}: {out}"
         );
     }

@@ -203,16 +203,16 @@ impl Report {
     /// The report as `propdp privacy` prints it.
     pub fn text(&self) -> String {
         let q = &self.query;
-        let delta_priv = propdp_core::error::compact(q.delta_priv.to_string());
+        let delta_priv = format!("{:?}", q.delta_priv);
         let mut s = match q.noise {
             NoiseLevel::Given(_) => String::new(),
             NoiseLevel::Epsilon(eps) => {
                 format!(
-                    "calibrated noise for (ε = {eps}, δ = {delta_priv}): {:.6}\n",
-                    self.noise
+                    "calibrated noise for (ε = {eps:?}, δ = {delta_priv}): {}\n",
+                    num(self.noise)
                 )
             }
-            NoiseLevel::Rho(rho) => format!("calibrated noise for ρ = {rho} (zCDP): {:.6}\n", self.noise),
+            NoiseLevel::Rho(rho) => format!("calibrated noise for ρ = {rho:?} (zCDP): {}\n", num(self.noise)),
         };
         let model = match q.model.kind() {
             propdp_core::ModelKind::Huber => "Huber",
@@ -223,24 +223,38 @@ impl Report {
             a => a.title(),
         };
         s += &format!(
-            "{what} of a {model} model, noise {}, {} neighbours:\n",
+            "{what} of a {model} model, noise {:?}, {} neighbours:\n",
             self.noise,
             q.neighbouring.label()
         );
         if let Some(mu) = self.mu {
-            s += &format!("  μ-GDP: μ = {mu:.6}\n");
-            s += &format!("  zCDP: ρ = μ²/2 = {:.6}\n", self.rho);
+            s += &format!("  μ-GDP: μ = {}\n", num(mu));
+            s += &format!("  zCDP: ρ = μ²/2 = {}\n", num(self.rho));
         }
         if let Some((c, a)) = self.objective_bound {
-            s += &format!("  loss bound c + A|Z|: c = {c:.6}, A = {a:.6} (add/remove-one)\n");
-            s += &format!("  zCDP: ρ = {:.6}\n", self.rho);
-            let parts: Vec<String> = self.rdp.iter().map(|(a, e)| format!("ε({a}) = {e:.6}")).collect();
+            s += &format!(
+                "  loss bound c + A|Z|: c = {}, A = {} (add/remove-one)\n",
+                num(c),
+                num(a)
+            );
+            s += &format!("  zCDP: ρ = {}\n", num(self.rho));
+            let parts: Vec<String> = self.rdp.iter().map(|(a, e)| format!("ε({a}) = {}", num(*e))).collect();
             s += &format!("  RDP (add/remove-one): {}\n", parts.join(", "));
         }
         s += &match self.epsilon {
-            Some(e) => format!("  (ε, δ)-DP: ε = {e:.6} at δ = {delta_priv}\n"),
+            Some(e) => format!("  (ε, δ)-DP: ε = {} at δ = {delta_priv}\n", num(e)),
             None => format!("  (ε, δ)-DP: no finite ε reaches δ = {delta_priv}\n"),
         };
         s
+    }
+}
+
+/// A number for people: 6 decimals between 1e-3 and 1e6, 6 significant
+/// digits in exponent form outside (a small ε never reads as 0.000000).
+fn num(x: f64) -> String {
+    if x == 0.0 || (1e-3..1e6).contains(&x.abs()) {
+        format!("{x:.6}")
+    } else {
+        format!("{x:.5e}")
     }
 }

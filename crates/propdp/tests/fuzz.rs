@@ -30,6 +30,11 @@ fn scale() -> impl Strategy<Value = f64> {
     ]
 }
 
+/// Mostly moderate values (log-uniform over 1e-3…1e3), across scales now and then.
+fn moderate() -> impl Strategy<Value = f64> {
+    prop_oneof![4 => (-3.0f64..3.0).prop_map(|k| 10f64.powf(k)), 1 => scale()]
+}
+
 #[test]
 fn generated_configs_end_in_results_or_errors_with_finite_numbers() {
     let tmp = tempfile::tempdir().unwrap();
@@ -140,6 +145,68 @@ fn generated_privacy_queries_give_finite_consistent_guarantees_or_name_the_argum
             Ok(())
         },
     );
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+/// Generated DP-GD configs (DMFT with small RQMC budgets) and static configs
+/// with a small `[simulation]`: values across scales, any step size, noise
+/// law and design — every point in results with finite numbers (simulation
+/// records included) or in errors with a reason, never a panic.
+#[test]
+fn generated_dpgd_and_simulation_configs_end_in_results_or_errors_with_finite_numbers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let law = prop_oneof![
+        moderate().prop_map(|sd| format!("{{ law = \"gaussian\", sd = {sd:e} }}")),
+        moderate().prop_map(|s| format!("{{ law = \"laplace\", scale = {s:e} }}")),
+        (moderate(), 0.5f64..20.0)
+            .prop_map(|(s, dof)| format!("{{ law = \"student_t\", dof = {dof}, scale = {s:e} }}")),
+    ];
+    let design = prop_oneof![Just("gaussian"), Just("rademacher"), Just("gaussian_projected")];
+    let algorithm = prop_oneof![
+        3 => (moderate(), moderate(), 0.001f64..1.0, 1usize..12)
+            .prop_map(|(l, s, eta, t)| format!("kind = \"dpgd\"\nlambda = {l:e}\nsigma = {s:e}\neta = {eta:e}\nsteps = {t}")),
+        1 => (moderate(), moderate()).prop_map(|(l, s)| format!("kind = \"objective\"\nlambda = {l:e}\nsigma = {s:e}")),
+        1 => (moderate(), moderate()).prop_map(|(l, t)| format!("kind = \"output\"\nlambda = {l:e}\ntau = {t:e}")),
+    ];
+    let cases = (
+        any::<bool>(),
+        law,
+        moderate(),
+        moderate(),
+        algorithm,
+        any::<bool>(),
+        design,
+        20usize..80,
+    );
+    let result = runner(120).run(&cases, |(huber, law, delta, s2, algorithm, simulate, design, d)| {
+        let problem = if huber {
+            format!("model = \"huber\"\nhuber_m = 1.0\nnoise = {law}\n")
+        } else {
+            "model = \"logistic\"\n".to_string()
+        };
+        let simulation = if simulate {
+            format!("[simulation]\nd = {d}\nreps = 3\ndesign = \"{design}\"\nseed = 7\n")
+        } else {
+            String::new()
+        };
+        let text = format!(
+            "[problem]\n{problem}delta = {delta:e}\ns2 = {s2:e}\n[algorithm]\n{algorithm}\n\
+             [solver]\ntime_limit = 1.0\ndmft_points = 256\ndmft_scrambles = 2\n{simulation}"
+        );
+        let Ok(cfg) = Config::from_toml_str(&text) else {
+            return Ok(());
+        };
+        let dir = tmp.path().join("run");
+        let s = run(&cfg, "fuzz", &dir, Existing::Overwrite, Sources::default(), &Silent)
+            .map_err(|e| TestCaseError::fail(format!("{text}: run failed: {e:#}")))?;
+        let records = Record::read_file(&s.results()).unwrap();
+        for r in &records {
+            prop_assert!(r.non_finite().is_none() && r.solver.converged, "{text}: {r:?}");
+        }
+        Ok(())
+    });
     if let Err(e) = result {
         panic!("{e}");
     }

@@ -94,11 +94,11 @@ impl SimulationConfig {
                     "simulation.d",
                     d,
                     &format!(
-                        "a size that fits in memory: d = {d} at δ = {smallest_delta} needs about {:.1} GB \
+                        "a size that fits in memory: d = {d} at δ = {smallest_delta:?} needs about {} GB \
                          (n = d/δ samples, design, test set and Newton's d×d matrices per parallel repetition), \
                          this machine has {:.1} GB",
-                        need / 1e9,
-                        total / 1e9
+                        gigabytes(need),
+                        gigabytes(total)
                     ),
                 ));
             }
@@ -165,4 +165,14 @@ pub fn check_simulation(d: usize, reps: usize, prior: Prior, grad_tol: f64) -> R
         ));
     }
     Ok(())
+}
+
+/// Bytes as GB, one decimal (exponent form beyond a million GB).
+fn gigabytes(bytes: f64) -> String {
+    let gb = bytes / 1e9;
+    if gb < 1e6 {
+        format!("{gb:.1}")
+    } else {
+        format!("{gb:.1e}")
+    }
 }

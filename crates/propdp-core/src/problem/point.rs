@@ -155,7 +155,7 @@ impl Point {
                 "algorithm.eta",
                 eta,
                 &format!(
-                    "η < 2/L = {limit:.4} at δ = {} (noiseless gradient descent diverges above)",
+                    "η < 2/L = {limit:?} at δ = {:?} (noiseless gradient descent diverges above)",
                     self.delta
                 ),
             ));
