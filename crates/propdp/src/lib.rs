@@ -36,7 +36,7 @@ pub mod rundir;
 pub mod tune;
 pub mod validate;
 
-pub use progress::{Progress, Silent};
+pub use progress::{Cancelled, Progress, Silent};
 pub use propdp_core as core;
 pub use propdp_plot as plot;
 pub use propdp_sim as sim;

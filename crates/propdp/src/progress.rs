@@ -13,7 +13,25 @@ pub trait Progress: Sync {
     fn message(&self, text: &str);
     /// The current stage is over.
     fn end(&self);
+    /// True when the caller asks the work to stop (e.g. Ctrl-C in Python):
+    /// runs and searches check it between points and stop, keeping what
+    /// they wrote, with an error saying so.
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
+
+/// The error of work stopped because [`Progress::cancelled`] said so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cancelled;
+
+impl std::fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted; the records written so far are kept (resume to finish)")
+    }
+}
+
+impl std::error::Error for Cancelled {}
 
 /// Reports nothing.
 #[derive(Debug, Clone, Copy, Default)]

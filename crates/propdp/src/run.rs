@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use propdp_core::config::SimulationConfig;
-use propdp_core::record::{Record, SimRecord, SolverReport, Source};
+use propdp_core::record::{Provenance, Record, SimRecord, SolverReport, Source};
 use propdp_core::{Config, Point};
-use propdp_sim::{SimSettings, simulate_with_progress};
-use propdp_theory::solve::{State, TheorySolver};
+use propdp_sim::{SimSettings, SimSummary, simulate_with_progress};
+use propdp_theory::solve::{Solution, State, TheorySolver};
 
-use crate::progress::Progress;
+use crate::progress::{Cancelled, Progress};
 use crate::provenance::Manifest;
 use crate::rundir::{Existing, Key, RunDir};
 
@@ -148,10 +148,6 @@ struct Pass<'a> {
 }
 
 impl Pass<'_> {
-    fn record(&self, source: Source, point: &Point, index: usize) -> Record {
-        Record::new(source, point, index, &self.manifest.provenance())
-    }
-
     /// Write a finished record, or — when it failed or holds a number that is
     /// not finite — report it and write it to errors.jsonl. True when written.
     fn emit(&mut self, outcome: Result<Record, String>, entry: serde_json::Value, what: &str) -> Result<bool> {
@@ -189,23 +185,18 @@ impl Pass<'_> {
         let mut warm: Option<State> = None;
         for (index, point) in points.iter().enumerate() {
             self.progress.advance(1);
+            if self.progress.cancelled() {
+                return Err(Cancelled.into());
+            }
             if self.done.contains(&(Source::Theory, index, None)) {
                 self.summary.skipped += 1;
                 warm = None;
                 continue;
             }
             let entry = serde_json::json!({"source": "theory", "index": index, "params": point.params()});
-            let outcome = guarded(|| solver.solve(point, warm)).map(|sol| {
-                let (per_step, per_step_stderr) = sol.per_step.map(|p| (p.mean, p.stderr)).unzip();
-                let record = Record {
-                    metrics: sol.metrics,
-                    solver: sol.report,
-                    per_step,
-                    per_step_stderr,
-                    ..self.record(Source::Theory, point, index)
-                };
-                (record, sol.state)
-            });
+            let provenance = self.manifest.provenance();
+            let outcome =
+                guarded(|| solver.solve(point, warm)).map(|sol| theory_record(point, index, sol, &provenance));
             let what = format!("theory, point {index}");
             warm = match outcome {
                 Ok((record, state)) => self.emit(Ok(record), entry, &what)?.then_some(state),
@@ -225,6 +216,9 @@ impl Pass<'_> {
             .begin("simulation repetitions", (points.len() * sim.d.len() * sim.reps) as u64);
         for (index, point) in points.iter().enumerate() {
             for &d in &sim.d {
+                if self.progress.cancelled() {
+                    return Err(Cancelled.into());
+                }
                 if self.done.contains(&(Source::Simulation, index, Some(d))) {
                     self.summary.skipped += 1;
                     self.progress.advance(sim.reps as u64);
@@ -234,33 +228,10 @@ impl Pass<'_> {
                     grad_tol: sim.grad_tol,
                     ..SimSettings::new(d, sim.reps, sim.design, sim.prior, sim.seed)
                 };
-                let progress = self.progress;
+                let (progress, provenance) = (self.progress, self.manifest.provenance());
                 let outcome =
-                    guarded(|| simulate_with_progress(point, &settings, index as u64, &|| progress.advance(1))).map(
-                        |s| {
-                            let (per_step, per_step_stderr) = s.per_step.map(|p| (p.mean, p.stderr)).unzip();
-                            Record {
-                                metrics: s.mean,
-                                per_step,
-                                per_step_stderr,
-                                solver: SolverReport {
-                                    converged: true,
-                                    iterations: s.max_iterations,
-                                    residual: s.max_grad_norm,
-                                },
-                                simulation: Some(SimRecord {
-                                    n: s.n,
-                                    d: s.d,
-                                    reps: s.reps,
-                                    seed: sim.seed,
-                                    design: sim.design,
-                                    stderr: s.stderr,
-                                    per_rep: s.per_rep,
-                                }),
-                                ..self.record(Source::Simulation, point, index)
-                            }
-                        },
-                    );
+                    guarded(|| simulate_with_progress(point, &settings, index as u64, &|| progress.advance(1)))
+                        .map(|s| simulation_record(point, index, s, &settings, &provenance));
                 let entry =
                     serde_json::json!({"source": "simulation", "index": index, "d": d, "params": point.params()});
                 self.emit(outcome, entry, &format!("simulation, point {index}, d = {d}"))?;
@@ -268,6 +239,52 @@ impl Pass<'_> {
         }
         self.progress.end();
         Ok(())
+    }
+}
+
+/// The theory record of `point` (sweep position `index`) from its solution,
+/// and the solver state to warm-start the next point — what `run` writes.
+pub fn theory_record(point: &Point, index: usize, sol: Solution, provenance: &Provenance) -> (Record, State) {
+    let (per_step, per_step_stderr) = sol.per_step.map(|p| (p.mean, p.stderr)).unzip();
+    let record = Record {
+        metrics: sol.metrics,
+        solver: sol.report,
+        per_step,
+        per_step_stderr,
+        ..Record::new(Source::Theory, point, index, provenance)
+    };
+    (record, sol.state)
+}
+
+/// The simulation record of `point` (sweep position `index`) from its
+/// summary under `settings` — what `run` writes.
+pub fn simulation_record(
+    point: &Point,
+    index: usize,
+    s: SimSummary,
+    settings: &SimSettings,
+    provenance: &Provenance,
+) -> Record {
+    let (per_step, per_step_stderr) = s.per_step.map(|p| (p.mean, p.stderr)).unzip();
+    Record {
+        metrics: s.mean,
+        per_step,
+        per_step_stderr,
+        solver: SolverReport {
+            converged: true,
+            iterations: s.max_iterations,
+            residual: s.max_grad_norm,
+        },
+        simulation: Some(SimRecord {
+            n: s.n,
+            d: s.d,
+            reps: s.reps,
+            seed: settings.seed,
+            design: settings.design,
+            stderr: s.stderr,
+            per_rep: s.per_rep,
+        }),
+        ..Record::new(Source::Simulation, point, index, provenance)
     }
 }
 

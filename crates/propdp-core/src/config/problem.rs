@@ -69,7 +69,22 @@ fn noise<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawNoise, D::Error> {
 
 /// `serde(deserialize_with)` of the `[problem]` table.
 pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawProblem, D::Error> {
-    PROBLEM.deserialize(d)
+    let table = toml::Table::deserialize(d)?;
+    RawProblem::from_table(table).map_err(serde::de::Error::custom)
+}
+
+/// `kappa` (the Sur–Candès notation for p/n) is read as `delta`; giving both is refused.
+fn kappa_as_delta(mut table: toml::Table) -> Result<toml::Table, crate::ConfigError> {
+    if let Some(kappa) = table.remove("kappa") {
+        if table.contains_key("delta") {
+            return Err(crate::ConfigError::not_applicable(
+                "problem.kappa",
+                "kappa is another name of delta (d/n); give one of them",
+            ));
+        }
+        table.insert("delta".into(), kappa);
+    }
+    Ok(table)
 }
 
 /// `problem.noise` table, as written: one kind per law.
@@ -143,9 +158,17 @@ impl RawNoise {
 }
 
 impl RawProblem {
-    /// Read a `[problem]` table, refusing keys its model does not take.
+    /// Read a `[problem]` table, refusing keys its model does not take;
+    /// `kappa` is accepted as another name of `delta`.
+    ///
+    /// ```
+    /// use propdp_core::config::RawProblem;
+    /// let t: toml::Table = toml::from_str("model = \"logistic\"\nkappa = 0.2\ns2 = 1.0").unwrap();
+    /// let RawProblem::Logistic { delta, .. } = RawProblem::from_table(t).unwrap() else { panic!() };
+    /// assert_eq!(delta.values("problem.delta").unwrap(), vec![0.2]);
+    /// ```
     pub fn from_table(table: toml::Table) -> Result<RawProblem, crate::ConfigError> {
-        PROBLEM.read(table)
+        PROBLEM.read(kappa_as_delta(table)?)
     }
 
     /// The model family.

@@ -152,3 +152,13 @@ delta_priv = 1e-6
     .to_string();
     assert!(e.contains("tune.steps"), "{e}");
 }
+
+#[test]
+fn kappa_is_another_name_of_delta_and_not_both() {
+    let cfg = Config::from_toml_str(&HUBER.replace("delta = [0.5, 2.0]", "kappa = [0.5, 2.0]")).unwrap();
+    let deltas: Vec<f64> = cfg.sweep.points().iter().map(|p| p.delta()).collect();
+    assert_eq!(deltas, vec![0.5, 2.0, 0.5, 2.0]);
+    assert!(cfg.sweep.axes.iter().any(|a| a.name == "delta"));
+    let e = err(&HUBER.replace("delta = [0.5, 2.0]", "delta = 0.5\nkappa = 0.5"));
+    assert!(e.contains("problem.kappa") && e.contains("delta"), "{e}");
+}

@@ -226,6 +226,9 @@ pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &
         for &budget in &budgets {
             let level = budget.target.level();
             for &kind in &t.algorithms {
+                if progress.cancelled() {
+                    return Err(crate::progress::Cancelled.into());
+                }
                 let key = (
                     facet(&base.problem_params()),
                     base.delta().to_bits(),
