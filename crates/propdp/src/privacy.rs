@@ -2,7 +2,7 @@
 //! smallest noise meeting a target (ε, δ) or ρ (docs/theory.md §4) — what
 //! `propdp privacy` prints.
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, bail};
 use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring, ObjectiveBound, mu_dpgd, mu_output};
 use propdp_core::{AlgorithmKind, Model};
 
@@ -16,6 +16,42 @@ pub enum NoiseLevel {
     /// The smallest noise meeting ρ-zCDP.
     Rho(f64),
 }
+
+impl NoiseLevel {
+    /// The argument that gives it: `noise`, `epsilon` or `rho`.
+    pub fn argument(&self) -> &'static str {
+        match self {
+            NoiseLevel::Given(_) => "noise",
+            NoiseLevel::Epsilon(_) => "epsilon",
+            NoiseLevel::Rho(_) => "rho",
+        }
+    }
+}
+
+/// A refused query, naming its argument: `argument` is the key (`huber_m`,
+/// `delta_priv`), shown as the command line's flag (`--huber-m`); `text`
+/// follows it (`" = 2 is invalid: allowed 0 < δ < 1"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Argument {
+    /// The argument's key, snake_case.
+    pub argument: &'static str,
+    /// What is wrong, to follow the argument's name.
+    pub text: String,
+}
+
+impl Argument {
+    fn new(argument: &'static str, text: String) -> Self {
+        Argument { argument, text }
+    }
+}
+
+impl std::fmt::Display for Argument {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "--{}{}", self.argument.replace('_', "-"), self.text)
+    }
+}
+
+impl std::error::Error for Argument {}
 
 /// A mechanism and its noise.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -72,50 +108,68 @@ impl Query {
 /// DP-GD, and a noise (or target) that is positive and finite.
 pub fn check(q: &Query) -> Result<()> {
     if let Err(e) = q.model.check() {
-        bail!("--huber-m: {e}");
+        return Err(Argument::new("huber_m", format!(": {e}")).into());
     }
     if !(q.delta_priv > 0.0 && q.delta_priv < 1.0) {
-        bail!("--delta-priv = {:?} is invalid: allowed 0 < δ < 1", q.delta_priv);
+        return Err(Argument::new(
+            "delta_priv",
+            format!(" = {:?} is invalid: allowed 0 < δ < 1", q.delta_priv),
+        )
+        .into());
     }
     match q.algorithm {
         AlgorithmKind::Dpgd if !(1..=1_000_000_000).contains(&q.steps) => {
-            bail!("--steps = {} is invalid: allowed 1 ≤ T ≤ 1e9", q.steps)
+            return Err(Argument::new("steps", format!(" = {} is invalid: allowed 1 ≤ T ≤ 1e9", q.steps)).into());
         }
         AlgorithmKind::Dpgd => {}
         _ => {
             if !(q.lambda > 0.0 && q.lambda.is_finite()) {
-                bail!(
-                    "--lambda = {:?} is invalid: allowed 0 < λ < ∞ (the sensitivity bounds need a ridge)",
-                    q.lambda
-                );
+                return Err(Argument::new(
+                    "lambda",
+                    format!(
+                        " = {:?} is invalid: allowed 0 < λ < ∞ (the sensitivity bounds need a ridge)",
+                        q.lambda
+                    ),
+                )
+                .into());
             }
         }
     }
-    let (arg, x) = match q.noise {
-        NoiseLevel::Given(n) => ("--noise", n),
-        NoiseLevel::Epsilon(e) => ("--epsilon", e),
-        NoiseLevel::Rho(r) => ("--rho", r),
+    let x = match q.noise {
+        NoiseLevel::Given(x) | NoiseLevel::Epsilon(x) | NoiseLevel::Rho(x) => x,
     };
     if !(x > 0.0 && x.is_finite()) {
-        bail!("{arg} = {x:?} is invalid: allowed > 0 and finite");
+        return Err(Argument::new(
+            q.noise.argument(),
+            format!(" = {x:?} is invalid: allowed > 0 and finite"),
+        )
+        .into());
     }
     Ok(())
 }
 
 /// Why no noise was calibrated to a target: below objective perturbation's
 /// floor, or so loose that any noise in the calibrated range meets it.
-fn unreachable(arg: &str, level: f64, mech: &Mechanism, zcdp: bool) -> anyhow::Error {
+fn unreachable(arg: &'static str, level: f64, mech: &Mechanism, zcdp: bool) -> anyhow::Error {
     let floor = mech.floor(zcdp);
     if level <= floor {
-        anyhow!(
-            "{arg} = {level:?} is unreachable: objective perturbation cannot go below {floor:.4} \
-             (log(1 + βR²/λ) per neighbour) whatever the noise; raise λ or the target"
+        Argument::new(
+            arg,
+            format!(
+                " = {level:?} is unreachable: objective perturbation cannot go below {floor:.4} \
+                 (log(1 + βR²/λ) per neighbour) whatever the noise; raise λ or the target"
+            ),
         )
+        .into()
     } else {
-        anyhow!(
-            "{arg} = {level:?}: no noise level in [e^-200, e^40] is the smallest to meet it \
-             (the target is so loose that any noise does, or none does); no noise is calibrated"
+        Argument::new(
+            arg,
+            format!(
+                " = {level:?}: no noise level in [e^-200, e^40] is the smallest to meet it \
+                 (the target is so loose that any noise does, or none does); no noise is calibrated"
+            ),
         )
+        .into()
     }
 }
 
@@ -139,10 +193,10 @@ pub fn assess(q: &Query) -> Result<Report> {
         NoiseLevel::Given(n) => n,
         NoiseLevel::Rho(rho) => mech
             .calibrate_rho(rho)
-            .ok_or_else(|| unreachable("--rho", rho, &mech, true))?,
+            .ok_or_else(|| unreachable("rho", rho, &mech, true))?,
         NoiseLevel::Epsilon(eps) => mech
             .calibrate(eps, q.delta_priv)
-            .ok_or_else(|| unreachable("--epsilon", eps, &mech, false))?,
+            .ok_or_else(|| unreachable("epsilon", eps, &mech, false))?,
     };
     let (l, beta) = (mech.lipschitz, mech.smoothness);
     let (mu, objective_bound, rdp) = match q.algorithm {
@@ -177,22 +231,23 @@ impl Report {
             .chain(self.objective_bound.iter().flat_map(|(c, a)| [*c, *a]))
             .chain(self.rdp.iter().map(|r| r.1));
         if let Some(x) = numbers.into_iter().find(|x| !x.is_finite()) {
-            bail!(
-                "--noise/--epsilon/--rho: the guarantee is not a finite number ({x:?}); the arguments are beyond the accountant's range"
-            );
+            return Err(Argument::new(
+                self.query.noise.argument(),
+                format!(
+                    ": the guarantee is not a finite number ({x:?}); the arguments are beyond the accountant's range"
+                ),
+            )
+            .into());
         }
         if !(self.noise > 0.0 && self.rho > 0.0 && self.mu.is_none_or(|m| m > 0.0)) {
-            let arg = match self.query.noise {
-                NoiseLevel::Given(_) => "--noise",
-                NoiseLevel::Epsilon(_) => "--epsilon",
-                NoiseLevel::Rho(_) => "--rho",
-            };
-            bail!(
-                "{arg}: the noise {:?} gives ρ = {:?}, μ = {:?} (beyond the range of f64): no guarantee can be stated",
-                self.noise,
-                self.rho,
-                self.mu
-            );
+            return Err(Argument::new(
+                self.query.noise.argument(),
+                format!(
+                    ": the noise {:?} gives ρ = {:?}, μ = {:?} (beyond the range of f64): no guarantee can be stated",
+                    self.noise, self.rho, self.mu
+                ),
+            )
+            .into());
         }
         if self.epsilon == Some(0.0) && self.query.mechanism().log_delta(0.0, self.noise) > self.query.delta_priv.ln() {
             bail!("internal error: ε = 0 reported while δ(0) exceeds δ_priv");

@@ -33,6 +33,11 @@ const ALGORITHM: Kinds = Kinds {
     ],
 };
 
+/// Every key of `[algorithm]` (the kind tag first).
+pub(crate) fn keys() -> Vec<&'static str> {
+    ALGORITHM.all_keys()
+}
+
 /// `serde(deserialize_with)` of the `[algorithm]` table.
 pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawAlgorithm, D::Error> {
     ALGORITHM.deserialize(d)

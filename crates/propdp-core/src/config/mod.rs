@@ -80,6 +80,19 @@ impl RawConfig {
     }
 }
 
+/// The keys of the `[problem]` and `[algorithm]` tables, every kind's, each
+/// table's tag first — for callers that take them as flat keyword arguments
+/// and must route each to its table (the Python package).
+///
+/// ```
+/// let keys = propdp_core::config::flat_keys();
+/// assert_eq!(keys[0].0, "problem");
+/// assert!(keys[0].1.contains(&"huber_m") && keys[1].1.contains(&"delta_priv"));
+/// ```
+pub fn flat_keys() -> [(&'static str, Vec<&'static str>); 2] {
+    [("problem", problem::keys()), ("algorithm", algorithm::keys())]
+}
+
 /// A validated config: the raw text, its parsed form and its sweep.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -111,7 +124,8 @@ impl Config {
     /// assert!(err.contains("algorithm.sigma") && err.contains("-1"));
     /// ```
     pub fn from_toml_str(text: &str) -> Result<Config, ConfigError> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        let raw: RawConfig =
+            toml::from_str(text).map_err(|e| tagged_table_error(text).unwrap_or(ConfigError::Parse(e.to_string())))?;
         raw.check()?;
         let sweep = Sweep::from_raw(&raw)?;
         if let Some(sim) = &raw.simulation {
@@ -126,6 +140,26 @@ impl Config {
             sweep,
         })
     }
+}
+
+/// The typed error of a `[problem]` or `[algorithm]` table that serde
+/// refused: serde turns it into text, losing the field; reading the table
+/// again by itself gives it back (so callers such as the Python package can
+/// name the field).
+fn tagged_table_error(text: &str) -> Option<ConfigError> {
+    let table: toml::Table = toml::from_str(text).ok()?;
+    let typed = |e: ConfigError| (!matches!(e, ConfigError::Parse(_))).then_some(e);
+    if let Some(toml::Value::Table(t)) = table.get("problem")
+        && let Err(e) = RawProblem::from_table(t.clone())
+    {
+        return typed(e);
+    }
+    if let Some(toml::Value::Table(t)) = table.get("algorithm")
+        && let Err(e) = RawAlgorithm::from_table(t.clone())
+    {
+        return typed(e);
+    }
+    None
 }
 
 #[cfg(test)]

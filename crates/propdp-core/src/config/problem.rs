@@ -73,6 +73,13 @@ pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawP
     RawProblem::from_table(table).map_err(serde::de::Error::custom)
 }
 
+/// Every key of `[problem]` (the model tag first, `kappa` last).
+pub(crate) fn keys() -> Vec<&'static str> {
+    let mut keys = PROBLEM.all_keys();
+    keys.push("kappa");
+    keys
+}
+
 /// `kappa` (the Sur–Candès notation for p/n) is read as `delta`; giving both is refused.
 fn kappa_as_delta(mut table: toml::Table) -> Result<toml::Table, crate::ConfigError> {
     if let Some(kappa) = table.remove("kappa") {

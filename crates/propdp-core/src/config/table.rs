@@ -67,6 +67,18 @@ impl Kinds {
         T::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::Parse(format!("[{}]: {e}", self.table)))
     }
 
+    /// The tag and every key any kind takes, each once, in order.
+    pub(crate) fn all_keys(&self) -> Vec<&'static str> {
+        let mut keys = vec![self.tag];
+        for k in self.kinds.iter().flat_map(|(_, ks)| ks.iter()) {
+            let k = k.trim_end_matches('?');
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        keys
+    }
+
     /// A serde `deserialize_with` body: the table, read by [`Kinds::read`].
     pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>, T: DeserializeOwned>(
         &self,

@@ -1,0 +1,311 @@
+"""propdp from Python: the exact accuracy of differentially private learners
+when the number of features d is comparable to the number of samples n
+(d/n → δ) — theory, simulation of the real algorithms, sweeps, tuning and
+privacy accounting, over the Rust library (the same code, records and
+validation as the ``propdp`` command line).
+
+>>> import propdp
+>>> r = propdp.solve(model="huber", algorithm="objective", delta=0.5, s2=1.0,
+...                  huber_m=1.0, noise={"law": "gaussian", "sd": 0.5}, lambda_=1.0, sigma=1.0)
+>>> r.converged and r["est_err2"] > 0
+True
+
+Keys keep the spelling of the TOML configs (``lambda`` is ``lambda_`` as a
+keyword; ``kappa`` is accepted for ``delta``). Bad values raise
+:class:`ConfigError` (a ``ValueError``) whose ``field`` names the key; a
+computation that fails raises :class:`PropdpError`. See docs/theory.md for
+the equations and conventions.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+
+import pandas as pd
+
+from . import _native
+from ._config import ConfigLike, config_error, flat, plain, resolve
+from ._progress import Callback, ProgressLike, callback
+from ._results import Result, frame, read_records, read_results
+
+__version__: str = _native.__version__
+#: The git commit the extension was built from (recorded in every result's provenance).
+GIT_COMMIT: str = _native.GIT_COMMIT
+ConfigError = _native.ConfigError
+PropdpError = _native.PropdpError
+
+__all__ = [
+    "solve",
+    "simulate",
+    "sweep",
+    "read_results",
+    "check",
+    "privacy",
+    "calibrate",
+    "tune",
+    "figures",
+    "plot",
+    "Result",
+    "PrivacyReport",
+    "ConfigError",
+    "PropdpError",
+    "__version__",
+]
+
+
+def solve(model: str, algorithm: str, *, solver: Optional[Mapping[str, Any]] = None, **params: Any) -> Result:
+    """The theory's prediction at one point.
+
+    ``params`` are the config's ``[problem]`` and ``[algorithm]`` keys as
+    keywords: ``delta`` (or ``kappa``), ``s2``, ``huber_m``, ``noise``
+    (a dict, e.g. ``{"law": "student_t", "dof": 3, "scale": 1}``),
+    ``lambda_``, ``sigma`` / ``tau``, ``eta``, ``steps``, ``loss_variant``,
+    or a budget ``epsilon`` + ``delta_priv`` [+ ``neighbouring``] or ``rho``
+    instead of the noise. ``solver`` is the ``[solver]`` table.
+
+    Returns a :class:`Result` (DP-GD: ``per_step`` arrays, t = 0…T).
+    Raises :class:`ConfigError` naming the field for a bad value, and
+    :class:`PropdpError` when the solver does not converge or the point has
+    no solution. The GIL is released while solving.
+    """
+    cfg = flat(model, algorithm, params, solver=solver)
+    return Result.from_record(_native.solve(cfg, "python:solve"))
+
+
+def simulate(
+    model: str,
+    algorithm: str,
+    *,
+    d: int,
+    reps: int,
+    design: str = "gaussian",
+    prior: Optional[Mapping[str, Any]] = None,
+    seed: int = 0,
+    grad_tol: Optional[float] = None,
+    progress: ProgressLike = True,
+    **params: Any,
+) -> Result:
+    """The real algorithm on synthetic data at one point: ``reps``
+    repetitions at dimension ``d`` (n = d/δ), in parallel, each from its own
+    random stream derived from (seed, point, d, repetition).
+
+    ``params`` as in :func:`solve`; ``design`` is "gaussian", "rademacher" or
+    "gaussian_projected", ``prior`` e.g. ``{"law": "sparse", "p": 0.1}``.
+    Returns a :class:`Result` with the mean (``metrics``), ``stderr`` and
+    ``per_rep`` values. Ctrl-C stops after the current repetitions.
+    """
+    simulation: Dict[str, Any] = {"d": d, "reps": reps, "design": design, "seed": seed}
+    if prior is not None:
+        simulation["prior"] = dict(prior)
+    if grad_tol is not None:
+        simulation["grad_tol"] = grad_tol
+    cfg = flat(model, algorithm, params, simulation=simulation)
+    return Result.from_record(_native.simulate(cfg, "python:simulate", callback(progress)))
+
+
+def check(config: ConfigLike) -> str:
+    """Validate a config (path, TOML text or dict) and describe its sweep, as
+    ``propdp check`` prints it; raises :class:`ConfigError` naming the field."""
+    cfg, label = resolve(config)
+    return _native.describe(cfg, label)
+
+
+def sweep(
+    config: ConfigLike,
+    out: Optional[Union[str, "os.PathLike[str]"]] = None,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    theory: bool = True,
+    simulation: bool = True,
+    per_step: bool = False,
+    progress: ProgressLike = True,
+) -> pd.DataFrame:
+    """Run a config — a path, TOML text, or a dict of tables
+    (``{"problem": {...}, "algorithm": {...}, "simulation": {...}}``) —
+    exactly as ``propdp run`` does, and return its results as a tidy
+    DataFrame (see :func:`read_results`; ``per_step=True`` for DP-GD steps in
+    long format).
+
+    With ``out``, records are written to ``out/results.jsonl`` as they finish
+    (``resume=True`` continues an interrupted run, ``overwrite=True`` starts
+    over); without it, to a temporary directory removed afterwards. Points
+    that fail are left out with a warning and listed in
+    ``df.attrs["errors"]``. Ctrl-C stops between points (the records written
+    so far stay in ``out``) and raises ``KeyboardInterrupt``.
+    """
+    cfg, label = resolve(config)
+    with tempfile.TemporaryDirectory(prefix="propdp-") as tmp:
+        target = Path(out) if out is not None else Path(tmp) / "run"
+        summary = _native.run(cfg, label, target, resume, overwrite, theory, simulation, callback(progress))
+        df = read_results(summary["results"], per_step=per_step)
+        errors = _errors(Path(summary["errors"]))
+    df.attrs["errors"] = errors
+    if out is not None:
+        df.attrs["dir"] = str(target)
+    if errors:
+        warnings.warn(f"{len(errors)} point(s) failed (df.attrs['errors']); first: {errors[0].get('error')}", stacklevel=2)
+    return df
+
+
+def _errors(path: Path) -> List[Dict[str, Any]]:
+    if not path.is_file():
+        return []
+    import json
+
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def tune(
+    config: ConfigLike,
+    out: Optional[Union[str, "os.PathLike[str]"]] = None,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: ProgressLike = True,
+) -> pd.DataFrame:
+    """The best hyperparameters per algorithm and privacy budget, as
+    ``propdp tune`` searches them (a config with a ``[tune]`` table). One row
+    per (problem point, budget, algorithm) cell, nested fields flattened with
+    dots (``best.lambda``…). With ``out`` the files (tune.jsonl,
+    non_private.json, frontier and winner-map figures) are kept there."""
+    cfg, label = resolve(config)
+    text = _native.config_text(cfg) if isinstance(cfg, dict) else cfg
+    with tempfile.TemporaryDirectory(prefix="propdp-") as tmp:
+        target = Path(out) if out is not None else Path(tmp) / "tune"
+        directory = Path(_native.tune(text, label, target, resume, overwrite, callback(progress)))
+        df = pd.json_normalize(read_records(directory / "tune.jsonl"))
+    if out is not None:
+        df.attrs["dir"] = str(directory)
+    return df
+
+
+def figures(
+    results: Union[str, "os.PathLike[str]"], out: Optional[Union[str, "os.PathLike[str]"]] = None
+) -> List[Path]:
+    """Draw the figures of a results file or run directory (PNG and SVG, the
+    same as ``propdp plot``: theory as lines, simulation as points with ±2
+    s.e. bars); returns the files. A file that cannot be drawn (e.g. a single
+    point) gives an empty list and a warning saying why."""
+    path = Path(results)
+    if path.is_dir():
+        path = path / "results.jsonl"
+    files, skipped = _native.draw(path, None if out is None else Path(out))
+    if skipped:
+        warnings.warn(f"no figure drawn: {skipped}", stacklevel=2)
+    return [Path(f) for f in files]
+
+
+def plot(
+    df: pd.DataFrame,
+    metric: str,
+    x: str = "delta",
+    series: Optional[str] = None,
+    ax: Any = None,
+) -> Any:
+    """A matplotlib panel of a results DataFrame: theory as lines, simulation
+    as points with ±2 standard-error bars, one curve per value of ``series``.
+    Returns the Axes (matplotlib must be installed). For the gallery's
+    figures as files, see :func:`figures`."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots()
+    groups = [(None, df)] if series is None else list(df.groupby(series))
+    for i, (value, g) in enumerate(groups):
+        color = f"C{i}"
+        label = None if value is None else f"{series} = {value:g}"
+        theory = g[g["source"] == "theory"].sort_values(x)
+        if len(theory):
+            ax.plot(theory[x], theory[metric], color=color, label=label)
+            label = None
+        sim = g[g["source"] == "simulation"].sort_values(x)
+        if len(sim):
+            err = 2 * sim[f"{metric}_stderr"] if f"{metric}_stderr" in sim else None
+            ax.errorbar(sim[x], sim[metric], yerr=err, fmt="o", color=color, ms=4, capsize=2, label=label)
+    ax.set_xlabel(x)
+    ax.set_ylabel(metric)
+    if series is not None:
+        ax.legend()
+    return ax
+
+
+@dataclass
+class PrivacyReport:
+    """The guarantee of a noise level in every notion (what ``propdp privacy``
+    prints): ``noise`` (σ for objective perturbation and DP-GD, τ for output
+    perturbation; calibrated when a target was given), ``epsilon`` at
+    ``delta_priv`` (None when no finite ε reaches it), zCDP ``rho``, ``mu``
+    of μ-GDP (output perturbation, DP-GD), objective perturbation's loss
+    bound (c, A) and its RDP ε(α) at α = 2, 8, 32."""
+
+    algorithm: str
+    model: str
+    neighbouring: str
+    noise: float
+    epsilon: Optional[float]
+    delta_priv: float
+    rho: float
+    mu: Optional[float]
+    objective_bound: Optional[Tuple[float, float]]
+    rdp: List[Tuple[float, float]]
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def privacy(
+    algorithm: str,
+    model: str = "logistic",
+    *,
+    noise: Optional[float] = None,
+    epsilon: Optional[float] = None,
+    rho: Optional[float] = None,
+    delta_priv: float = 1e-6,
+    lambda_: float = 1.0,
+    steps: int = 1,
+    huber_m: float = 1.0,
+    neighbouring: str = "replace_one",
+) -> PrivacyReport:
+    """The privacy guarantee of ``noise`` for ``algorithm`` ("objective",
+    "output", "dpgd") — or, with ``epsilon`` (at ``delta_priv``) or ``rho``
+    instead, the smallest noise meeting it and its guarantee. Sensitivity
+    conventions (R = 1, ``neighbouring`` "replace_one" or "add_remove_one")
+    as in docs/theory.md §4. Raises :class:`ConfigError` naming the argument."""
+    d = _native.privacy(
+        algorithm, model, float(huber_m), float(lambda_), int(steps), neighbouring, float(delta_priv),
+        _opt(noise), _opt(epsilon), _opt(rho),
+    )
+    return PrivacyReport(**d)
+
+
+def calibrate(
+    algorithm: str,
+    model: str = "logistic",
+    *,
+    epsilon: Optional[float] = None,
+    rho: Optional[float] = None,
+    delta_priv: float = 1e-6,
+    lambda_: float = 1.0,
+    steps: int = 1,
+    huber_m: float = 1.0,
+    neighbouring: str = "replace_one",
+) -> PrivacyReport:
+    """The smallest noise meeting (``epsilon``, ``delta_priv``) or ``rho``
+    (give one), with its guarantee in every notion (``report.noise``)."""
+    if (epsilon is None) == (rho is None):
+        raise config_error("give exactly one target: epsilon (with delta_priv) or rho", "epsilon")
+    return privacy(
+        algorithm, model, epsilon=epsilon, rho=rho, delta_priv=delta_priv, lambda_=lambda_, steps=steps,
+        huber_m=huber_m, neighbouring=neighbouring,
+    )
+
+
+def _opt(x: Optional[float]) -> Optional[float]:
+    return None if x is None else float(plain(x))

@@ -1,0 +1,361 @@
+//! `propdp._native`: the Python bindings of the propdp library, wrapped by
+//! the pure-Python package `propdp` (crates/propdp-py/python/propdp), which
+//! builds configs from keyword arguments and returns dataclasses and pandas
+//! DataFrames.
+//!
+//! Every function takes a config as TOML text or as a dict of its tables —
+//! the same keys and the same validation as `propdp run` — and returns the
+//! records the command line writes (as dicts), so results from Python and
+//! from the CLI are the same records. Long calls run on a worker thread with
+//! the GIL released, report progress to a callback and stop on Ctrl-C
+//! ([`bridge`]).
+
+mod bridge;
+
+use std::path::PathBuf;
+
+use propdp::Progress;
+use propdp::core::accountant::Neighbouring;
+use propdp::core::{AlgorithmKind, Config, ConfigError, Model, ModelKind, NoiseLaw};
+use propdp::privacy::{NoiseLevel, Query};
+use propdp::provenance::{CRATE_VERSION, GIT_COMMIT, Manifest};
+use propdp::rundir::Existing;
+use propdp::sim::{SimSettings, simulate_with_progress};
+use propdp::theory::solve::TheorySolver;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+create_exception!(
+    _native,
+    PropdpConfigError,
+    PyValueError,
+    "A config or argument is invalid; `field` names it (e.g. `algorithm.sigma`)."
+);
+create_exception!(
+    _native,
+    PropdpError,
+    PyRuntimeError,
+    "A computation failed: a solver did not converge, a point has no solution, a file could not be written."
+);
+
+/// The Python exception of a library error: a [`ConfigError`] anywhere in
+/// the chain becomes `ConfigError` (a `ValueError`) with its field.
+fn to_py(py: Python<'_>, e: anyhow::Error) -> PyErr {
+    let message = format!("{e:#}");
+    match e.chain().find_map(|c| c.downcast_ref::<ConfigError>()) {
+        Some(c) => config_error(py, message, field_of(c)),
+        None => PropdpError::new_err(message),
+    }
+}
+
+fn config_error(py: Python<'_>, message: String, field: Option<String>) -> PyErr {
+    let err = PropdpConfigError::new_err(message);
+    // the field as an attribute; setting it cannot fail on a fresh exception
+    let _ = err.value(py).setattr("field", field);
+    err
+}
+
+fn field_of(e: &ConfigError) -> Option<String> {
+    match e {
+        ConfigError::Parse(_) => None,
+        ConfigError::OutOfRange { field, .. }
+        | ConfigError::Missing { field, .. }
+        | ConfigError::NotApplicable { field, .. } => Some(field.clone()),
+    }
+}
+
+/// A config from TOML text or a dict of tables, validated.
+fn config(py: Python<'_>, config: &Bound<'_, PyAny>) -> PyResult<Config> {
+    let text = match config.extract::<String>() {
+        Ok(text) => text,
+        Err(_) => {
+            let table: toml::Table = pythonize::depythonize(config)
+                .map_err(|e| config_error(py, format!("config is not valid: {e}"), None))?;
+            toml::to_string(&table).map_err(|e| config_error(py, format!("config is not valid: {e}"), None))?
+        }
+    };
+    Config::from_toml_str(&text).map_err(|e| {
+        let field = field_of(&e);
+        config_error(py, e.to_string(), field)
+    })
+}
+
+/// The one point of a config that must describe a single point.
+fn single_point(py: Python<'_>, cfg: &Config, what: &str) -> PyResult<propdp::core::Point> {
+    match cfg.sweep.points() {
+        [p] => Ok(*p),
+        ps => Err(config_error(
+            py,
+            format!(
+                "{what} takes one point; these arguments give {} (lists or ranges in {}) — use propdp.sweep",
+                ps.len(),
+                cfg.sweep
+                    .axes
+                    .iter()
+                    .filter(|a| a.values.len() > 1)
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            cfg.sweep
+                .axes
+                .iter()
+                .find(|a| a.values.len() > 1)
+                .map(|a| a.name.clone()),
+        )),
+    }
+}
+
+fn to_dict<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
+    pythonize::pythonize(py, value).map_err(|e| PropdpError::new_err(e.to_string()))
+}
+
+/// The theory record of a one-point config (what `propdp run` writes for it).
+#[pyfunction]
+fn solve<'py>(py: Python<'py>, config_: &Bound<'py, PyAny>, label: &str) -> PyResult<Bound<'py, PyAny>> {
+    let cfg = config(py, config_)?;
+    let point = single_point(py, &cfg, "solve")?;
+    let provenance = Manifest::new(label, &cfg.text, 1).provenance();
+    let solver = TheorySolver::new(cfg.raw.solver);
+    let sol = py
+        .detach(|| solver.solve(&point, None))
+        .map_err(|e| PropdpError::new_err(format!("theory at {:?}: {e}", point.params())))?;
+    let (record, _) = propdp::run::theory_record(&point, 0, sol, &provenance);
+    if let Some(path) = record.non_finite() {
+        return Err(PropdpError::new_err(format!("{path} is not a finite number")));
+    }
+    to_dict(py, &record)
+}
+
+/// The simulation record of a one-point config with a `[simulation]` table
+/// of one `d` (what `propdp run` writes for it, per-repetition values included).
+#[pyfunction]
+#[pyo3(signature = (config_, label, progress=None))]
+fn simulate<'py>(
+    py: Python<'py>,
+    config_: &Bound<'py, PyAny>,
+    label: &str,
+    progress: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let cfg = config(py, config_)?;
+    let point = single_point(py, &cfg, "simulate")?;
+    let Some(sim) = &cfg.raw.simulation else {
+        return Err(config_error(
+            py,
+            "missing `simulation`: simulate needs d and reps".into(),
+            Some("simulation".into()),
+        ));
+    };
+    let &[d] = sim.d.as_slice() else {
+        return Err(config_error(
+            py,
+            "`simulation.d`: simulate takes one d; use propdp.sweep for several".into(),
+            Some("simulation.d".into()),
+        ));
+    };
+    let settings = SimSettings {
+        grad_tol: sim.grad_tol,
+        ..SimSettings::new(d, sim.reps, sim.design, sim.prior, sim.seed)
+    };
+    let provenance = Manifest::new(label, &cfg.text, 1).provenance();
+    let record = bridge::blocking(py, progress, |p| {
+        p.begin("simulation repetitions", settings.reps as u64);
+        let s = simulate_with_progress(&point, &settings, 0, &|| p.advance(1))?;
+        p.end();
+        Ok(propdp::run::simulation_record(&point, 0, s, &settings, &provenance))
+    })?
+    .map_err(|e| to_py(py, e))?;
+    if let Some(path) = record.non_finite() {
+        return Err(PropdpError::new_err(format!("{path} is not a finite number")));
+    }
+    to_dict(py, &record)
+}
+
+fn existing(resume: bool, overwrite: bool) -> Existing {
+    match (resume, overwrite) {
+        (true, _) => Existing::Resume,
+        (false, true) => Existing::Overwrite,
+        _ => Existing::Refuse,
+    }
+}
+
+/// Run a config into `out` as `propdp run` does (results.jsonl, errors.jsonl,
+/// manifest.json, written incrementally); returns the summary.
+#[pyfunction]
+#[pyo3(signature = (config_, label, out, resume=false, overwrite=false, theory=true, simulation=true, progress=None))]
+#[allow(clippy::too_many_arguments)] // one per keyword of the Python call
+fn run<'py>(
+    py: Python<'py>,
+    config_: &Bound<'py, PyAny>,
+    label: &str,
+    out: PathBuf,
+    resume: bool,
+    overwrite: bool,
+    theory: bool,
+    simulation: bool,
+    progress: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = config(py, config_)?;
+    let sources = propdp::run::Sources { theory, simulation };
+    let existing = existing(resume, overwrite);
+    let s = bridge::blocking(py, progress, |p| {
+        propdp::run::run(&cfg, label, &out, existing, sources, p)
+    })?
+    .map_err(|e| to_py(py, e))?;
+    let d = PyDict::new(py);
+    d.set_item("results", s.results())?;
+    d.set_item("errors", s.dir.join("errors.jsonl"))?;
+    d.set_item("dir", s.dir)?;
+    d.set_item("written", s.written)?;
+    d.set_item("skipped", s.skipped)?;
+    d.set_item("failed", s.failed)?;
+    Ok(d)
+}
+
+/// Search the best hyperparameters per algorithm and budget, as `propdp tune`
+/// does, into `out` (tune.jsonl, non_private.json, figures); returns the directory.
+#[pyfunction]
+#[pyo3(signature = (text, label, out, resume=false, overwrite=false, progress=None))]
+fn tune(
+    py: Python<'_>,
+    text: &str,
+    label: &str,
+    out: PathBuf,
+    resume: bool,
+    overwrite: bool,
+    progress: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PathBuf> {
+    let existing = existing(resume, overwrite);
+    let outcome = bridge::blocking(py, progress, |p| propdp::tune::tune(text, label, &out, existing, p))?
+        .map_err(|e| to_py(py, e))?;
+    Ok(outcome.dir)
+}
+
+/// Draw the figures of a results file (PNG and SVG, as `propdp plot`);
+/// returns (files drawn, reason when none could be drawn).
+#[pyfunction]
+#[pyo3(signature = (results, out=None))]
+fn draw(py: Python<'_>, results: PathBuf, out: Option<PathBuf>) -> PyResult<(Vec<PathBuf>, Option<String>)> {
+    let drawn = py
+        .detach(|| propdp::figures::draw(&results, out))
+        .map_err(|e| to_py(py, e))?;
+    Ok((drawn.files, drawn.skipped))
+}
+
+/// The guarantee of a noise level in every notion, or the noise calibrated
+/// to `epsilon` (at `delta_priv`) or `rho` (what `propdp privacy` prints).
+#[pyfunction]
+#[pyo3(signature = (algorithm, model, huber_m, lambda_, steps, neighbouring, delta_priv, noise=None, epsilon=None, rho=None))]
+#[allow(clippy::too_many_arguments)] // one per keyword of the Python call
+fn privacy<'py>(
+    py: Python<'py>,
+    algorithm: &str,
+    model: &str,
+    huber_m: f64,
+    lambda_: f64,
+    steps: i64,
+    neighbouring: &str,
+    delta_priv: f64,
+    noise: Option<f64>,
+    epsilon: Option<f64>,
+    rho: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let bad = |field: &str, why: String| config_error(py, format!("`{field}` = {why}"), Some(field.into()));
+    let algorithm: AlgorithmKind = algorithm.parse().map_err(|e| bad("algorithm", e))?;
+    let model = match model.parse::<ModelKind>().map_err(|e| bad("model", e))? {
+        ModelKind::Huber => Model::Huber {
+            huber_m,
+            noise: NoiseLaw::Gaussian { sd: 1.0 },
+        },
+        ModelKind::Logistic => Model::Logistic,
+    };
+    let neighbouring: Neighbouring =
+        serde_json::from_value(serde_json::Value::String(neighbouring.into())).map_err(|_| {
+            bad(
+                "neighbouring",
+                format!("{neighbouring:?} is invalid: allowed \"replace_one\" | \"add_remove_one\""),
+            )
+        })?;
+    let steps = usize::try_from(steps).map_err(|_| bad("steps", format!("{steps} is invalid: allowed 1 ≤ T ≤ 1e9")))?;
+    let noise = match (noise, epsilon, rho) {
+        (Some(n), None, None) => NoiseLevel::Given(n),
+        (None, Some(e), None) => NoiseLevel::Epsilon(e),
+        (None, None, Some(r)) => NoiseLevel::Rho(r),
+        _ => {
+            return Err(config_error(
+                py,
+                "give exactly one of noise, epsilon (with delta_priv) or rho".into(),
+                Some("noise".into()),
+            ));
+        }
+    };
+    let q = Query {
+        algorithm,
+        model,
+        lambda: lambda_,
+        steps,
+        neighbouring,
+        delta_priv,
+        noise,
+    };
+    let r = propdp::privacy::assess(&q).map_err(|e| match e.downcast_ref::<propdp::privacy::Argument>() {
+        // the library shows command-line flags (`--huber-m`); Python names keywords
+        Some(a) => {
+            let key = if a.argument == "lambda" { "lambda_" } else { a.argument };
+            config_error(py, format!("{key}{}", a.text), Some(key.into()))
+        }
+        None => to_py(py, e),
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("algorithm", algorithm.name())?;
+    d.set_item("model", model.kind().name())?;
+    d.set_item("neighbouring", neighbouring.label())?;
+    d.set_item("noise", r.noise)?;
+    d.set_item("epsilon", r.epsilon)?;
+    d.set_item("delta_priv", delta_priv)?;
+    d.set_item("rho", r.rho)?;
+    d.set_item("mu", r.mu)?;
+    d.set_item("objective_bound", r.objective_bound)?;
+    d.set_item("rdp", r.rdp.clone())?;
+    d.set_item("text", r.text())?;
+    Ok(d)
+}
+
+/// What `propdp check` prints: the config's points and axes, validated.
+#[pyfunction]
+fn describe(py: Python<'_>, config_: &Bound<'_, PyAny>, label: &str) -> PyResult<String> {
+    let cfg = config(py, config_)?;
+    Ok(propdp::run::describe(label, &cfg))
+}
+
+/// The config as validated TOML text (a dict config rendered as the CLI would read it).
+#[pyfunction]
+fn config_text(py: Python<'_>, config_: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(config(py, config_)?.text)
+}
+
+/// The keys of `[problem]` and `[algorithm]`, to route flat keyword arguments.
+#[pyfunction]
+fn table_keys() -> Vec<(&'static str, Vec<&'static str>)> {
+    propdp::core::config::flat_keys().into()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", CRATE_VERSION)?;
+    m.add("GIT_COMMIT", GIT_COMMIT)?;
+    m.add("ConfigError", m.py().get_type::<PropdpConfigError>())?;
+    m.add("PropdpError", m.py().get_type::<PropdpError>())?;
+    m.add_function(wrap_pyfunction!(solve, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(tune, m)?)?;
+    m.add_function(wrap_pyfunction!(draw, m)?)?;
+    m.add_function(wrap_pyfunction!(privacy, m)?)?;
+    m.add_function(wrap_pyfunction!(describe, m)?)?;
+    m.add_function(wrap_pyfunction!(config_text, m)?)?;
+    m.add_function(wrap_pyfunction!(table_keys, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,260 @@
+"""The Python package against the command line (same records, field by
+field), its errors, Ctrl-C, the GIL, and progress."""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import propdp
+
+ROOT = Path(__file__).resolve().parents[3]
+
+HUBER = """
+[problem]
+model = "huber"
+delta = [0.5, 2.0]
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "student_t", dof = 4.0, scale = 0.5 }
+[algorithm]
+kind = "objective"
+lambda = 1.0
+sigma = [0.0, 1.0]
+[simulation]
+d = 60
+reps = 4
+seed = 5
+"""
+
+DPGD = """
+[problem]
+model = "logistic"
+delta = 2.0
+s2 = 1.0
+[algorithm]
+kind = "dpgd"
+lambda = 0.1
+sigma = 1.0
+eta = 1.0
+steps = 8
+[solver]
+dmft_points = 1024
+dmft_scrambles = 2
+[simulation]
+d = 80
+reps = 3
+seed = 2
+"""
+
+
+@pytest.fixture(scope="session")
+def cli():
+    exe = ROOT / "target" / "release" / "propdp"
+    if not exe.exists():
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "propdp-cli"], cwd=ROOT, check=True)
+    return exe
+
+
+def cli_records(cli, text, tmp_path):
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text(text)
+    subprocess.run([str(cli), "run", str(cfg), "--out", str(tmp_path / "cli")], check=True,
+                   capture_output=True)
+    return [json.loads(l) for l in (tmp_path / "cli" / "results.jsonl").read_text().splitlines()]
+
+
+def same(a, b, where=""):
+    """Field by field: numbers to 1e-12 relative (or absolute below 1), the rest exactly."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), f"{where}: keys {sorted(a)} vs {sorted(b)}"
+        for k in a:
+            same(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            same(x, y, f"{where}[{i}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        assert math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12), f"{where}: {a} vs {b}"
+    else:
+        assert a == b, f"{where}: {a!r} vs {b!r}"
+
+
+def test_version_is_the_crate_version():
+    cargo = (ROOT / "Cargo.toml").read_text()
+    version = cargo.split("[workspace.package]")[1].split('version = "')[1].split('"')[0]
+    assert propdp.__version__ == version
+
+
+@pytest.mark.parametrize("text", [HUBER, DPGD], ids=["huber_student_t", "dpgd"])
+def test_sweep_records_equal_the_cli_records(cli, tmp_path, text):
+    expected = cli_records(cli, text, tmp_path)
+    (tmp_path / "py.toml").write_text(text)
+    df = propdp.sweep(tmp_path / "py.toml", out=tmp_path / "py", progress=False)
+    got = [json.loads(l) for l in (tmp_path / "py" / "results.jsonl").read_text().splitlines()]
+    same(expected, got)
+    # and the DataFrame holds the same numbers: one row per record
+    assert len(df) == len(expected)
+    for row, r in zip(df.to_dict("records"), expected):
+        for m, v in r["metrics"].items():
+            assert math.isclose(row[m], v, rel_tol=1e-12, abs_tol=1e-12)
+        for p, v in r["params"].items():
+            assert row[p] == v
+    assert df.attrs["provenance"][0]["crate_version"] == propdp.__version__
+
+
+def test_solve_and_simulate_give_the_cli_record_of_a_one_point_config(cli, tmp_path):
+    text = HUBER.replace("delta = [0.5, 2.0]", "delta = 2.0").replace("sigma = [0.0, 1.0]", "sigma = 1.0")
+    theory, sim = cli_records(cli, text, tmp_path)
+    params = dict(delta=2.0, s2=1.0, huber_m=1.0, noise={"law": "student_t", "dof": 4.0, "scale": 0.5},
+                  lambda_=1.0, sigma=1.0)
+    r = propdp.solve("huber", "objective", **params)
+    s = propdp.simulate("huber", "objective", d=60, reps=4, seed=5, progress=False, **params)
+    for got, want in [(r.record, theory), (s.record, sim)]:
+        got, want = dict(got), dict(want)
+        # provenance hashes the config text, which differs (keywords vs file)
+        assert got.pop("provenance")["git_commit"] == want.pop("provenance")["git_commit"]
+        same(want, got)
+    assert s.per_rep["est_err2"].shape == (4,) and s.d == 60 and s.n == 30
+
+
+def test_dpgd_per_step_arrays_and_long_format():
+    r = propdp.solve("logistic", "dpgd", delta=2.0, s2=1.0, lambda_=0.1, sigma=1.0, eta=1.0, steps=8,
+                     solver={"dmft_points": 1024, "dmft_scrambles": 2})
+    assert isinstance(r.per_step["est_err2"], np.ndarray) and r.per_step["est_err2"].shape == (9,)
+    assert r.per_step["est_err2"][-1] == r["est_err2"]
+    df = propdp.sweep(DPGD, per_step=True, theory=True, simulation=False, progress=False)
+    assert list(df["step"]) == list(range(9))
+    assert np.allclose(df["est_err2"], r.per_step["est_err2"], rtol=1e-12)
+
+
+def test_kappa_is_delta():
+    a = propdp.solve("logistic", "objective", kappa=0.5, s2=1.0, lambda_=1.0, sigma=0.5)
+    b = propdp.solve("logistic", "objective", delta=0.5, s2=1.0, lambda_=1.0, sigma=0.5)
+    assert a.params == b.params and a.metrics == b.metrics
+
+
+@pytest.mark.parametrize(
+    "call, field",
+    [
+        (lambda: propdp.solve("logistic", "objective", delta=0.5, s2=1.0, lambda_=1.0, sigma=-1.0), "algorithm.sigma"),
+        (lambda: propdp.solve("logistic", "objective", delta=0.5, s2=0.0, lambda_=1.0, sigma=1.0), "problem.s2"),
+        (lambda: propdp.solve("logistic", "objective", delta=0.5, s2=1.0, lambda_=1.0, sigma=1.0, huber_m=1.0),
+         "problem.huber_m"),
+        (lambda: propdp.solve("logistic", "objective", delta=0.5, s2=1.0, lambda_=1.0, sigmaa=1.0), "sigmaa"),
+        (lambda: propdp.solve("logistic", "objective", delta=[0.5, 1.0], s2=1.0, lambda_=1.0, sigma=1.0), "delta"),
+        (lambda: propdp.solve("ridge", "objective", delta=0.5, s2=1.0, lambda_=1.0, sigma=1.0), "problem.model"),
+        (lambda: propdp.simulate("logistic", "objective", d=0, reps=2, delta=0.5, s2=1.0, lambda_=1.0, sigma=1.0),
+         "simulation.d"),
+        (lambda: propdp.sweep({"problem": {"model": "logistic", "delta": 0.5, "s2": 1.0},
+                               "algorithm": {"kind": "output", "lambda": 1.0, "tau": float("nan")}}), "algorithm.tau"),
+        (lambda: propdp.privacy("output", lambda_=0.0, noise=1.0), "lambda_"),
+        (lambda: propdp.privacy("dpgd", noise=1.0, delta_priv=2.0), "delta_priv"),
+        (lambda: propdp.privacy("dpgd", noise=1.0, steps=0), "steps"),
+        (lambda: propdp.privacy("objective", "huber", huber_m=-1.0, noise=1.0), "huber_m"),
+        (lambda: propdp.privacy("output", neighbouring="both", noise=1.0), "neighbouring"),
+        (lambda: propdp.calibrate("output", epsilon=float("inf")), "epsilon"),
+    ],
+)
+def test_bad_arguments_raise_value_error_naming_the_field(call, field):
+    with pytest.raises(ValueError) as e:
+        call()
+    assert isinstance(e.value, propdp.ConfigError)
+    assert e.value.field == field, str(e.value)
+    assert field.split(".")[-1].rstrip("_") in str(e.value)
+
+
+def test_a_point_without_solution_raises_propdp_error():
+    # unregularised logistic MLE beyond the Candès–Sur threshold: no solution
+    with pytest.raises(propdp.PropdpError) as e:
+        propdp.solve("logistic", "objective", delta=0.9, s2=25.0, lambda_=0.0, sigma=0.0)
+    assert "delta" in str(e.value) or "δ" in str(e.value)
+
+
+def test_calibration_round_trips_and_matches_the_gaussian_mechanism():
+    c = propdp.calibrate("dpgd", steps=100, epsilon=1.0, delta_priv=1e-6)
+    back = propdp.privacy("dpgd", steps=100, noise=c.noise, delta_priv=1e-6)
+    assert math.isclose(back.epsilon, 1.0, rel_tol=1e-9)
+    # replace-one, logistic (L = 1): μ = √T·2L/σ
+    assert math.isclose(back.mu, math.sqrt(100) * 2 / c.noise, rel_tol=1e-12)
+    assert math.isclose(back.rho, back.mu ** 2 / 2, rel_tol=1e-12)
+    assert "ε = 1.000000" in str(back)
+
+
+def long_sweep(tmp_path):
+    return {
+        "problem": {"model": "logistic", "delta": {"from": 0.2, "to": 2.0, "steps": 40}, "s2": 1.0},
+        "algorithm": {"kind": "objective", "lambda": 1.0, "sigma": 1.0},
+        "simulation": {"d": 500, "reps": 4, "seed": 1},
+    }
+
+
+def test_ctrl_c_stops_a_long_sweep_keeping_its_records_and_resume_finishes(tmp_path):
+    out = tmp_path / "run"
+    # the whole sweep takes ~8 s on 2 cores; Ctrl-C after 1 s
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            propdp.sweep(long_sweep(tmp_path), out=out, progress=False)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 5
+    kept = (out / "results.jsonl").read_text().splitlines()
+    assert 0 < len(kept) < 80
+    df = propdp.sweep(long_sweep(tmp_path), out=out, resume=True, progress=False)
+    assert len(df) == 80 and df[["source", "index"]].drop_duplicates().shape[0] == 80
+
+
+def test_the_gil_is_released_during_a_long_call():
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.001)
+
+    t = threading.Thread(target=count)
+    t.start()
+    time.sleep(0.05)
+    before = len(ticks)
+    start = time.monotonic()
+    propdp.solve("logistic", "dpgd", delta=2.0, s2=1.0, lambda_=0.1, sigma=1.0, eta=1.0, steps=30,
+                 solver={"dmft_points": 65536, "dmft_scrambles": 4})
+    elapsed = time.monotonic() - start
+    stop.set()
+    t.join()
+    during = len(ticks) - before
+    assert elapsed > 0.2, f"the solve took {elapsed:.3f} s: too short to tell"
+    # a thread holding the GIL for the whole solve would leave ~0 ticks
+    assert during > 0.3 * elapsed / 0.001 * 0.5, f"{during} ticks in {elapsed:.2f} s"
+
+
+def test_progress_reaches_the_callback(tmp_path):
+    events = []
+    propdp.sweep(long_sweep(tmp_path)["problem"] and {
+        "problem": {"model": "huber", "delta": [0.5, 1.0], "s2": 1.0, "huber_m": 1.0,
+                    "noise": {"law": "gaussian", "sd": 0.5}},
+        "algorithm": {"kind": "objective", "lambda": 1.0, "sigma": 1.0},
+        "simulation": {"d": 40, "reps": 3},
+    }, progress=lambda e, text, n: events.append((e, text, n)))
+    assert ("begin", "theory", 2) in events and ("begin", "simulation repetitions", 6) in events
+    assert sum(n for e, _, n in events if e == "advance") == 2 + 6
+
+
+def test_read_results_reads_a_cli_run(cli, tmp_path):
+    expected = cli_records(cli, HUBER, tmp_path)
+    df = propdp.read_results(tmp_path / "cli")
+    assert len(df) == len(expected) and set(df["source"]) == {"theory", "simulation"}
+    sim = df[df["source"] == "simulation"]
+    assert (sim["d"] == 60).all() and "est_err2_stderr" in sim
