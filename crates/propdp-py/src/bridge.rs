@@ -18,6 +18,8 @@ enum Event {
     Advance(u64),
     Message(String),
     End,
+    /// The worker returned (wakes the calling thread at once).
+    Finished,
 }
 
 /// The [`Progress`] the library sees: events go to the calling thread.
@@ -63,11 +65,16 @@ pub fn blocking<T: Send>(
     };
     let mut pending: Option<PyErr> = None;
     let result = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| work(&bridge));
+        let worker = scope.spawn(|| {
+            let r = work(&bridge);
+            let _ = bridge.events.send(Event::Finished);
+            r
+        });
         loop {
             let (event, back) = py.detach(move || wait(rx));
             rx = back;
             match event {
+                Ok(Event::Finished) | Err(RecvTimeoutError::Disconnected) => break,
                 Ok(e) => {
                     if pending.is_none()
                         && let Some(cb) = callback
@@ -76,19 +83,7 @@ pub fn blocking<T: Send>(
                         pending = Some(err);
                     }
                 }
-                Err(RecvTimeoutError::Timeout) if worker.is_finished() => {
-                    // drain what the worker sent last, then stop polling
-                    while let Ok(e) = rx.try_recv() {
-                        if pending.is_none()
-                            && let Some(cb) = callback
-                            && let Err(err) = forward(cb, e)
-                        {
-                            pending = Some(err);
-                        }
-                    }
-                    break;
-                }
-                Err(_) => {}
+                Err(RecvTimeoutError::Timeout) => {}
             }
             if pending.is_none()
                 && let Err(err) = py.check_signals()
@@ -123,6 +118,7 @@ fn forward(cb: &Bound<'_, PyAny>, event: Event) -> PyResult<()> {
         Event::Advance(n) => cb.call1(("advance", "", n)),
         Event::Message(text) => cb.call1(("message", text, 0u64)),
         Event::End => cb.call1(("end", "", 0u64)),
+        Event::Finished => return Ok(()),
     }
     .map(|_| ())
 }

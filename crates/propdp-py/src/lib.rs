@@ -16,16 +16,17 @@ use std::path::PathBuf;
 
 use propdp::Progress;
 use propdp::core::accountant::Neighbouring;
+use propdp::core::config::{RawAlgorithm, RawConfig, RawProblem};
 use propdp::core::{AlgorithmKind, Config, ConfigError, Model, ModelKind, NoiseLaw};
 use propdp::privacy::{NoiseLevel, Query};
-use propdp::provenance::{CRATE_VERSION, GIT_COMMIT, Manifest};
+use propdp::provenance::{CRATE_VERSION, GIT_COMMIT, provenance_of};
 use propdp::rundir::Existing;
 use propdp::sim::{SimSettings, simulate_with_progress};
 use propdp::theory::solve::TheorySolver;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict, PyFloat};
 
 create_exception!(
     _native,
@@ -76,10 +77,117 @@ fn config(py: Python<'_>, config: &Bound<'_, PyAny>) -> PyResult<Config> {
             toml::to_string(&table).map_err(|e| config_error(py, format!("config is not valid: {e}"), None))?
         }
     };
-    Config::from_toml_str(&text).map_err(|e| {
-        let field = field_of(&e);
-        config_error(py, e.to_string(), field)
-    })
+    Config::from_toml_str(&text).map_err(|e| config_err(py, e))
+}
+
+/// A config from keyword arguments: each of `params` goes to the table that
+/// takes it ([`propdp::core::config::flat_keys`]; `lambda_` is `lambda`),
+/// `solver` and `simulation` are whole tables. No TOML text is parsed (the
+/// text recorded for provenance is rendered from the tables), so a one-point
+/// solve costs little more than the solver.
+fn keyword_config(
+    py: Python<'_>,
+    model: &str,
+    algorithm: &str,
+    params: &Bound<'_, PyDict>,
+    solver: Option<&Bound<'_, PyAny>>,
+    simulation: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Config> {
+    let [(_, problem_keys), (_, algorithm_keys)] = propdp::core::config::flat_keys();
+    let mut problem = toml::Table::new();
+    let mut alg = toml::Table::new();
+    problem.insert("model".into(), model.into());
+    alg.insert("kind".into(), algorithm.into());
+    for (key, v) in params.iter() {
+        let key: String = key.extract()?;
+        let key = if key == "lambda_" { "lambda".to_string() } else { key };
+        let table = if key == "model" || key == "kind" {
+            None
+        } else if problem_keys.contains(&key.as_str()) {
+            Some(&mut problem)
+        } else if algorithm_keys.contains(&key.as_str()) {
+            Some(&mut alg)
+        } else {
+            None
+        };
+        let Some(table) = table else {
+            let allowed: Vec<&str> = problem_keys
+                .iter()
+                .chain(&algorithm_keys)
+                .filter(|k| !["model", "kind"].contains(k))
+                .copied()
+                .collect();
+            return Err(config_error(
+                py,
+                format!(
+                    "`{key}` is not a parameter here: allowed {} (lambda as lambda_)",
+                    allowed.join(", ")
+                ),
+                Some(key),
+            ));
+        };
+        table.insert(key.clone(), value(py, &v, &key)?);
+    }
+    let mut all = toml::Table::new();
+    let raw = RawConfig {
+        name: None,
+        description: None,
+        problem: RawProblem::from_table(problem.clone()).map_err(|e| config_err(py, e))?,
+        algorithm: RawAlgorithm::from_table(alg.clone()).map_err(|e| config_err(py, e))?,
+        solver: match solver {
+            Some(t) => table_of::<propdp::core::config::SolverOptions>(py, t, "solver", &mut all)?,
+            None => Default::default(),
+        },
+        simulation: match simulation {
+            Some(t) => Some(table_of(py, t, "simulation", &mut all)?),
+            None => None,
+        },
+        plot: Default::default(),
+    };
+    all.insert("problem".into(), problem.into());
+    all.insert("algorithm".into(), alg.into());
+    let text = toml::to_string(&all).map_err(|e| PropdpError::new_err(e.to_string()))?;
+    Config::from_raw(raw, text).map_err(|e| config_err(py, e))
+}
+
+/// A Python number, string or container as a TOML value (`field` names it in errors).
+fn value(py: Python<'_>, v: &Bound<'_, PyAny>, field: &str) -> PyResult<toml::Value> {
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(b.is_true().into());
+    }
+    if let Ok(x) = v.cast::<PyFloat>() {
+        return Ok(x.value().into());
+    }
+    if let Ok(i) = v.extract::<i64>() {
+        return Ok(i.into());
+    }
+    if let Ok(s) = v.extract::<String>() {
+        return Ok(s.into());
+    }
+    // numpy arrays and scalars: as Python lists and numbers
+    let v = if v.hasattr("tolist")? {
+        v.call_method0("tolist")?
+    } else {
+        v.clone()
+    };
+    pythonize::depythonize(&v).map_err(|e| config_error(py, format!("`{field}`: {e}"), Some(field.into())))
+}
+
+/// A whole table (`solver`, `simulation`) from a dict, read by serde, and kept for the text.
+fn table_of<T: serde::de::DeserializeOwned>(
+    py: Python<'_>,
+    t: &Bound<'_, PyAny>,
+    name: &str,
+    all: &mut toml::Table,
+) -> PyResult<T> {
+    let v = value(py, t, name)?;
+    all.insert(name.into(), v.clone());
+    T::deserialize(v).map_err(|e| config_error(py, format!("config is not valid: [{name}]: {e}"), Some(name.into())))
+}
+
+fn config_err(py: Python<'_>, e: ConfigError) -> PyErr {
+    let field = field_of(&e);
+    config_error(py, e.to_string(), field)
 }
 
 /// The one point of a config that must describe a single point.
@@ -112,12 +220,20 @@ fn to_dict<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bou
     pythonize::pythonize(py, value).map_err(|e| PropdpError::new_err(e.to_string()))
 }
 
-/// The theory record of a one-point config (what `propdp run` writes for it).
+/// The theory record of one point given by keyword arguments (what
+/// `propdp run` writes for the same config).
 #[pyfunction]
-fn solve<'py>(py: Python<'py>, config_: &Bound<'py, PyAny>, label: &str) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = config(py, config_)?;
+#[pyo3(signature = (model, algorithm, params, solver=None))]
+fn solve<'py>(
+    py: Python<'py>,
+    model: &str,
+    algorithm: &str,
+    params: &Bound<'py, PyDict>,
+    solver: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let cfg = keyword_config(py, model, algorithm, params, solver, None)?;
     let point = single_point(py, &cfg, "solve")?;
-    let provenance = Manifest::new(label, &cfg.text, 1).provenance();
+    let provenance = provenance_of(&cfg.text);
     let solver = TheorySolver::new(cfg.raw.solver);
     let sol = py
         .detach(|| solver.solve(&point, None))
@@ -129,24 +245,24 @@ fn solve<'py>(py: Python<'py>, config_: &Bound<'py, PyAny>, label: &str) -> PyRe
     to_dict(py, &record)
 }
 
-/// The simulation record of a one-point config with a `[simulation]` table
-/// of one `d` (what `propdp run` writes for it, per-repetition values included).
+/// The simulation record of one point given by keyword arguments and a
+/// `simulation` table of one `d` (what `propdp run` writes for it,
+/// per-repetition values included).
 #[pyfunction]
-#[pyo3(signature = (config_, label, progress=None))]
+#[pyo3(signature = (model, algorithm, params, simulation, solver=None, progress=None))]
 fn simulate<'py>(
     py: Python<'py>,
-    config_: &Bound<'py, PyAny>,
-    label: &str,
+    model: &str,
+    algorithm: &str,
+    params: &Bound<'py, PyDict>,
+    simulation: &Bound<'py, PyAny>,
+    solver: Option<&Bound<'py, PyAny>>,
     progress: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = config(py, config_)?;
+    let cfg = keyword_config(py, model, algorithm, params, solver, Some(simulation))?;
     let point = single_point(py, &cfg, "simulate")?;
     let Some(sim) = &cfg.raw.simulation else {
-        return Err(config_error(
-            py,
-            "missing `simulation`: simulate needs d and reps".into(),
-            Some("simulation".into()),
-        ));
+        unreachable!("the simulation table was given")
     };
     let &[d] = sim.d.as_slice() else {
         return Err(config_error(
@@ -159,7 +275,7 @@ fn simulate<'py>(
         grad_tol: sim.grad_tol,
         ..SimSettings::new(d, sim.reps, sim.design, sim.prior, sim.seed)
     };
-    let provenance = Manifest::new(label, &cfg.text, 1).provenance();
+    let provenance = provenance_of(&cfg.text);
     let record = bridge::blocking(py, progress, |p| {
         p.begin("simulation repetitions", settings.reps as u64);
         let s = simulate_with_progress(&point, &settings, 0, &|| p.advance(1))?;
@@ -336,12 +452,6 @@ fn config_text(py: Python<'_>, config_: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(config(py, config_)?.text)
 }
 
-/// The keys of `[problem]` and `[algorithm]`, to route flat keyword arguments.
-#[pyfunction]
-fn table_keys() -> Vec<(&'static str, Vec<&'static str>)> {
-    propdp::core::config::flat_keys().into()
-}
-
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", CRATE_VERSION)?;
@@ -356,6 +466,5 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(privacy, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(config_text, m)?)?;
-    m.add_function(wrap_pyfunction!(table_keys, m)?)?;
     Ok(())
 }

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import propdp
@@ -189,7 +188,7 @@ def test_calibration_round_trips_and_matches_the_gaussian_mechanism():
     assert "ε = 1.000000" in str(back)
 
 
-def long_sweep(tmp_path):
+def long_sweep():
     return {
         "problem": {"model": "logistic", "delta": {"from": 0.2, "to": 2.0, "steps": 40}, "s2": 1.0},
         "algorithm": {"kind": "objective", "lambda": 1.0, "sigma": 1.0},
@@ -205,13 +204,13 @@ def test_ctrl_c_stops_a_long_sweep_keeping_its_records_and_resume_finishes(tmp_p
     start = time.monotonic()
     try:
         with pytest.raises(KeyboardInterrupt):
-            propdp.sweep(long_sweep(tmp_path), out=out, progress=False)
+            propdp.sweep(long_sweep(), out=out, progress=False)
     finally:
         timer.cancel()
     assert time.monotonic() - start < 5
     kept = (out / "results.jsonl").read_text().splitlines()
     assert 0 < len(kept) < 80
-    df = propdp.sweep(long_sweep(tmp_path), out=out, resume=True, progress=False)
+    df = propdp.sweep(long_sweep(), out=out, resume=True, progress=False)
     assert len(df) == 80 and df[["source", "index"]].drop_duplicates().shape[0] == 80
 
 
@@ -242,7 +241,7 @@ def test_the_gil_is_released_during_a_long_call():
 
 def test_progress_reaches_the_callback(tmp_path):
     events = []
-    propdp.sweep(long_sweep(tmp_path)["problem"] and {
+    propdp.sweep({
         "problem": {"model": "huber", "delta": [0.5, 1.0], "s2": 1.0, "huber_m": 1.0,
                     "noise": {"law": "gaussian", "sd": 0.5}},
         "algorithm": {"kind": "objective", "lambda": 1.0, "sigma": 1.0},

@@ -30,6 +30,20 @@ impl NormalRule {
         NormalRule { nodes, weights }
     }
 
+    /// The rule with `n` nodes, computed once per process and shared: the
+    /// Golub–Welsch eigenproblem behind 96 nodes costs 1.5 ms, 100× a Huber
+    /// solve, and every solver built (one per Python call) needs it.
+    pub fn shared(n: usize) -> std::sync::Arc<NormalRule> {
+        use std::collections::BTreeMap;
+        use std::sync::{Arc, Mutex, OnceLock};
+        static RULES: OnceLock<Mutex<BTreeMap<usize, Arc<NormalRule>>>> = OnceLock::new();
+        let mut rules = RULES
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        rules.entry(n).or_insert_with(|| Arc::new(NormalRule::new(n))).clone()
+    }
+
     /// E f(Z).
     pub fn expect<F: FnMut(f64) -> f64>(&self, mut f: F) -> f64 {
         self.nodes.iter().zip(&self.weights).map(|(&z, &w)| w * f(z)).sum()

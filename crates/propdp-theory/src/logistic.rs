@@ -214,7 +214,7 @@ pub fn inner_nodes(c: f64, tau: f64, v: f64, out: &mut Vec<(f64, f64, f64)>) {
 /// Solver holding its quadrature rule; reuse it along a sweep.
 #[derive(Debug, Clone)]
 pub struct LogisticSolver {
-    rule: NormalRule,
+    rule: std::sync::Arc<NormalRule>,
     opts: LogisticOptions,
 }
 
@@ -241,7 +241,7 @@ impl LogisticSolver {
     /// ```
     pub fn new(opts: LogisticOptions) -> Self {
         LogisticSolver {
-            rule: NormalRule::new(opts.quad_nodes),
+            rule: NormalRule::shared(opts.quad_nodes),
             opts,
         }
     }

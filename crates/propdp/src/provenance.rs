@@ -67,8 +67,21 @@ pub const GIT_COMMIT: &str = env!("PROPDP_GIT_COMMIT");
 /// );
 /// ```
 pub fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(64);
+    for b in Sha256::digest(text.as_bytes()) {
+        hex.push(HEX[usize::from(b >> 4)] as char);
+        hex.push(HEX[usize::from(b & 15)] as char);
+    }
+    hex
+}
+
+/// The provenance of records computed from `config_text` by this build
+/// (what [`Manifest::provenance`] gives, without a manifest).
+pub fn provenance_of(config_text: &str) -> Provenance {
+    Provenance {
+        config_sha256: sha256_hex(config_text),
+        crate_version: CRATE_VERSION.to_string(),
+        git_commit: GIT_COMMIT.to_string(),
+    }
 }

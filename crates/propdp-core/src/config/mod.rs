@@ -126,6 +126,12 @@ impl Config {
     pub fn from_toml_str(text: &str) -> Result<Config, ConfigError> {
         let raw: RawConfig =
             toml::from_str(text).map_err(|e| tagged_table_error(text).unwrap_or(ConfigError::Parse(e.to_string())))?;
+        Config::from_raw(raw, text.to_string())
+    }
+
+    /// Validate parsed tables; `text` is the config as written (recorded and
+    /// hashed in provenance). [`Config::from_toml_str`] is this after parsing.
+    pub fn from_raw(raw: RawConfig, text: String) -> Result<Config, ConfigError> {
         raw.check()?;
         let sweep = Sweep::from_raw(&raw)?;
         if let Some(sim) = &raw.simulation {
@@ -134,11 +140,7 @@ impl Config {
         }
         raw.plot
             .check_keys(&sweep, raw.simulation.is_some(), &raw.problem, &raw.algorithm)?;
-        Ok(Config {
-            text: text.to_string(),
-            raw,
-            sweep,
-        })
+        Ok(Config { text, raw, sweep })
     }
 }
 

@@ -29,9 +29,9 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 import pandas as pd
 
 from . import _native
-from ._config import ConfigLike, config_error, flat, plain, resolve
-from ._progress import Callback, ProgressLike, callback
-from ._results import Result, frame, read_records, read_results
+from ._config import ConfigLike, config_error, plain, resolve
+from ._progress import ProgressLike, callback
+from ._results import Result, read_records, read_results
 
 __version__: str = _native.__version__
 #: The git commit the extension was built from (recorded in every result's provenance).
@@ -73,8 +73,7 @@ def solve(model: str, algorithm: str, *, solver: Optional[Mapping[str, Any]] = N
     :class:`PropdpError` when the solver does not converge or the point has
     no solution. The GIL is released while solving.
     """
-    cfg = flat(model, algorithm, params, solver=solver)
-    return Result.from_record(_native.solve(cfg, "python:solve"))
+    return Result.from_record(_native.solve(model, algorithm, params, solver))
 
 
 def simulate(
@@ -104,8 +103,7 @@ def simulate(
         simulation["prior"] = dict(prior)
     if grad_tol is not None:
         simulation["grad_tol"] = grad_tol
-    cfg = flat(model, algorithm, params, simulation=simulation)
-    return Result.from_record(_native.simulate(cfg, "python:simulate", callback(progress)))
+    return Result.from_record(_native.simulate(model, algorithm, params, simulation, None, callback(progress)))
 
 
 def check(config: ConfigLike) -> str:

@@ -1,0 +1,59 @@
+"""Type stubs of the Rust extension `propdp._native` (see `propdp` for the documented API)."""
+
+from os import PathLike
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+
+__version__: str
+GIT_COMMIT: str
+
+class ConfigError(ValueError):
+    """A config or argument is invalid; ``field`` names it (e.g. ``algorithm.sigma``)."""
+
+    field: Optional[str]
+
+class PropdpError(RuntimeError):
+    """A computation failed: no convergence, no solution, a file not written."""
+
+_Config = Union[str, Mapping[str, Any]]
+_Progress = Optional[Callable[[str, str, int], Any]]
+_Path = Union[str, "PathLike[str]"]
+
+def solve(
+    model: str, algorithm: str, params: Mapping[str, Any], solver: Optional[Mapping[str, Any]] = None
+) -> Dict[str, Any]: ...
+def simulate(
+    model: str,
+    algorithm: str,
+    params: Mapping[str, Any],
+    simulation: Mapping[str, Any],
+    solver: Optional[Mapping[str, Any]] = None,
+    progress: _Progress = None,
+) -> Dict[str, Any]: ...
+def run(
+    config_: _Config,
+    label: str,
+    out: _Path,
+    resume: bool = False,
+    overwrite: bool = False,
+    theory: bool = True,
+    simulation: bool = True,
+    progress: _Progress = None,
+) -> Dict[str, Any]: ...
+def tune(
+    text: str, label: str, out: _Path, resume: bool = False, overwrite: bool = False, progress: _Progress = None
+) -> str: ...
+def draw(results: _Path, out: Optional[_Path] = None) -> Tuple[List[str], Optional[str]]: ...
+def privacy(
+    algorithm: str,
+    model: str,
+    huber_m: float,
+    lambda_: float,
+    steps: int,
+    neighbouring: str,
+    delta_priv: float,
+    noise: Optional[float] = None,
+    epsilon: Optional[float] = None,
+    rho: Optional[float] = None,
+) -> Dict[str, Any]: ...
+def describe(config_: _Config, label: str) -> str: ...
+def config_text(config_: _Config) -> str: ...
