@@ -257,3 +257,32 @@ def test_read_results_reads_a_cli_run(cli, tmp_path):
     assert len(df) == len(expected) and set(df["source"]) == {"theory", "simulation"}
     sim = df[df["source"] == "simulation"]
     assert (sim["d"] == 60).all() and "est_err2_stderr" in sim
+
+
+TUNE = """
+[problem]
+model = "huber"
+delta = 0.5
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[tune]
+algorithms = ["objective", "output"]
+epsilon = [1.0, 4.0]
+delta_priv = 1e-6
+"""
+
+
+def test_tune_gives_one_row_per_cell_equal_to_the_cli_file(cli, tmp_path):
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(TUNE)
+    subprocess.run([str(cli), "tune", str(cfg), "--out", str(tmp_path / "cli")], check=True, capture_output=True)
+    df = propdp.tune(cfg, out=tmp_path / "py", progress=False)
+    assert len(df) == 4  # 2 budgets × 2 algorithms
+    cli_lines = [json.loads(l) for l in (tmp_path / "cli" / "tune.jsonl").read_text().splitlines()]
+    py_lines = [json.loads(l) for l in (tmp_path / "py" / "tune.jsonl").read_text().splitlines()]
+    same(cli_lines, py_lines)
+    # more privacy (smaller ε) never lowers the tuned error
+    for alg, g in df.groupby("algorithm"):
+        err = g.sort_values("epsilon")["value"]
+        assert err.is_monotonic_decreasing, (alg, list(err))
