@@ -8,7 +8,7 @@
 //! records the command line writes (as dicts), so results from Python and
 //! from the CLI are the same records. Long calls run on a worker thread with
 //! the GIL released, report progress to a callback and stop on Ctrl-C
-//! ([`bridge`]).
+//! (the `bridge` module).
 
 mod bridge;
 
