@@ -11,6 +11,9 @@
 //! - Dong, Roth, Su (2022), *Gaussian differential privacy*.
 //! - Canonne, Kamath, Steinke (2020), *The discrete Gaussian for differential privacy* (RDP → (ε, δ)).
 
+pub mod pld;
+pub mod rdp;
+
 use serde::{Deserialize, Serialize};
 
 use crate::loss::norm_cdf;

@@ -1,0 +1,24 @@
+//! ε of DP-SGD (Poisson-subsampled Gaussian, add/remove-one) by the PLD and
+//! RDP accountants, with the PLD's wall time — the propdp side of
+//! scripts/bench_dpsgd_accountant.py.
+//! Run: cargo run --release -p propdp-core --example dpsgd_epsilon -- Z Q T DELTA GRID
+use propdp_core::accountant::pld::{SubsampledGaussian, epsilon};
+use propdp_core::accountant::rdp;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [z, q, t, delta, grid] = args.as_slice() else {
+        eprintln!("usage: dpsgd_epsilon Z Q T DELTA GRID");
+        std::process::exit(2);
+    };
+    let num = |s: &String| s.parse::<f64>().expect("a number");
+    let (z, q, t, delta, grid) = (num(z), num(q), t.parse::<u64>().expect("T"), num(delta), num(grid));
+    let start = std::time::Instant::now();
+    let eps = epsilon(SubsampledGaussian { z, q }, t, delta, grid, 1e-15);
+    let seconds = start.elapsed().as_secs_f64();
+    match eps {
+        Some(e) => println!("pld_epsilon {e:.10} seconds {seconds:.4}"),
+        None => println!("pld_epsilon none seconds {seconds:.4}"),
+    }
+    println!("rdp_epsilon {:.10}", rdp::epsilon(z, q, t, delta));
+}
