@@ -17,8 +17,12 @@ fn main() {
     let eps = epsilon(SubsampledGaussian { z, q }, t, delta, grid, 1e-15);
     let seconds = start.elapsed().as_secs_f64();
     match eps {
-        Some(e) => println!("pld_epsilon {e:.10} seconds {seconds:.4}"),
-        None => println!("pld_epsilon none seconds {seconds:.4}"),
+        Ok(Some(e)) => println!("pld_epsilon {e:.10} seconds {seconds:.4}"),
+        Ok(None) => println!("pld_epsilon none seconds {seconds:.4}"),
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
     }
     println!("rdp_epsilon {:.10}", rdp::epsilon(z, q, t, delta));
 }

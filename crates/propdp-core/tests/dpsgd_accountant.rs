@@ -58,7 +58,7 @@ fn pld_epsilon_is_within_0_1_percent_of_dp_accounting_and_never_below_it() {
     for r in refs {
         let (m, t) = (SubsampledGaussian { z: r.z, q: r.q }, r.steps);
         let g = grid(r.epsilon);
-        let got = epsilon(m, t, r.delta, g, TAIL).unwrap();
+        let got = epsilon(m, t, r.delta, g, TAIL).unwrap().unwrap();
         let case = format!(
             "z = {}, q = {}, T = {t}, δ = {}: ε = {got}, dp-accounting {}",
             r.z, r.q, r.delta, r.epsilon
@@ -85,7 +85,7 @@ fn q_one_is_the_gaussian_mechanism() {
     for (z, t, delta) in [(0.8, 10u64, 1e-5), (2.0, 100, 1e-6), (5.0, 1000, 1e-8), (1.0, 1, 1e-3)] {
         let m = SubsampledGaussian { z, q: 1.0 };
         let exact = gdp_to_eps((t as f64).sqrt() / z, delta).unwrap();
-        let got = epsilon(m, t, delta, 1e-4, TAIL).unwrap();
+        let got = epsilon(m, t, delta, 1e-4, TAIL).unwrap().unwrap();
         assert!(
             (got / exact - 1.0).abs() < 1e-6,
             "z = {z}, T = {t}: ε = {got}, exact {exact}"
@@ -109,7 +109,7 @@ fn halving_the_grid_never_raises_epsilon_and_changes_it_little() {
         let m = SubsampledGaussian { z, q };
         let mut previous = f64::INFINITY;
         for g in [4e-3, 2e-3, 1e-3, 5e-4] {
-            let e = epsilon(m, t, delta, g, TAIL).unwrap();
+            let e = epsilon(m, t, delta, g, TAIL).unwrap().unwrap();
             assert!(
                 e <= previous * (1.0 + 1e-12),
                 "z = {z}, q = {q}, T = {t}: grid {g} raised ε {previous} → {e}"
@@ -143,4 +143,30 @@ fn rdp_is_an_upper_bound_of_the_pld_and_exact_at_q_one() {
     // q → 0 is no privacy loss; small q amplifies (ε_RDP(2) ≈ q²(e^{1/z²} − 1) for small q)
     let e2 = rdp::step_rdp(1.0, 1e-3, 2);
     assert!((e2 / (1e-6 * (1f64.exp() - 1.0)) - 1.0).abs() < 1e-2, "{e2}");
+}
+
+#[test]
+fn bad_arguments_are_refused_naming_the_field() {
+    let ok = SubsampledGaussian { z: 1.0, q: 0.01 };
+    let cases: [(SubsampledGaussian, u64, f64, &str); 7] = [
+        (SubsampledGaussian { z: 1.0, q: 0.0 }, 10, 1e-5, "sample_rate"),
+        (SubsampledGaussian { z: 1.0, q: 1.5 }, 10, 1e-5, "sample_rate"),
+        (SubsampledGaussian { z: f64::NAN, q: 0.1 }, 10, 1e-5, "noise_multiplier"),
+        (
+            SubsampledGaussian {
+                z: f64::INFINITY,
+                q: 0.1,
+            },
+            10,
+            1e-5,
+            "noise_multiplier",
+        ),
+        (ok, 0, 1e-5, "steps"),
+        (ok, 10, 0.0, "delta_priv"),
+        (ok, 10, 1.0, "delta_priv"),
+    ];
+    for (m, t, delta, field) in cases {
+        let e = epsilon(m, t, delta, 1e-3, TAIL).unwrap_err().to_string();
+        assert!(e.contains(field), "{m:?}, T = {t}, δ = {delta}: {e}");
+    }
 }

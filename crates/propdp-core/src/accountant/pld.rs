@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
 
+use crate::error::ConfigError;
 use crate::loss::norm_cdf;
 
 /// Which hockey-stick divergence of one step.
@@ -51,6 +52,26 @@ pub struct SubsampledGaussian {
 }
 
 impl SubsampledGaussian {
+    /// The mechanism of noise multiplier z = σ/C > 0 (finite) and rate
+    /// 0 < q ≤ 1, refused naming the field otherwise.
+    ///
+    /// ```
+    /// use propdp_core::accountant::pld::SubsampledGaussian;
+    /// assert!(SubsampledGaussian::new(1.0, 0.01).is_ok());
+    /// let e = SubsampledGaussian::new(1.0, 1.5).unwrap_err().to_string();
+    /// assert!(e.contains("sample_rate") && e.contains("0 < q ≤ 1"), "{e}");
+    /// assert!(SubsampledGaussian::new(f64::INFINITY, 0.5).unwrap_err().to_string().contains("noise_multiplier"));
+    /// ```
+    pub fn new(z: f64, q: f64) -> Result<Self, ConfigError> {
+        if !(z > 0.0 && z.is_finite()) {
+            return Err(ConfigError::range("noise_multiplier", z, "0 < z = σ/C < ∞"));
+        }
+        if !(q > 0.0 && q <= 1.0) {
+            return Err(ConfigError::range("sample_rate", q, "0 < q ≤ 1"));
+        }
+        Ok(SubsampledGaussian { z, q })
+    }
+
     /// The exact δ(ε) of one step in one direction.
     ///
     /// With u = (2x − 1)/(2z²), the loss of the remove direction is
@@ -395,19 +416,39 @@ const MARGIN: f64 = 10.0;
 /// ε at `delta` after T steps of the Poisson-subsampled Gaussian
 /// (add/remove-one, the worse direction), from PLDs on a grid of width
 /// `grid` with tails of mass `tail` treated pessimistically; `None` when no
-/// finite ε reaches `delta`. At q = 1 the T steps are exactly the Gaussian
+/// finite ε reaches `delta`; out-of-range arguments refused naming them
+/// (`noise_multiplier`, `sample_rate`, `steps`, `delta_priv`, `grid`). At q = 1 the T steps are exactly the Gaussian
 /// mechanism with μ = √T/z, whose curve is used instead of a grid. Losses
 /// more than 10 above the RDP bound on ε (an upper bound) go to +∞ while
 /// composing.
-pub fn epsilon(m: SubsampledGaussian, steps: u64, delta: f64, grid: f64, tail: f64) -> Option<f64> {
+pub fn epsilon(
+    m: SubsampledGaussian,
+    steps: u64,
+    delta: f64,
+    grid: f64,
+    tail: f64,
+) -> Result<Option<f64>, ConfigError> {
+    let m = SubsampledGaussian::new(m.z, m.q)?;
+    if steps == 0 {
+        return Err(ConfigError::range("steps", steps, "T ≥ 1"));
+    }
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(ConfigError::range("delta_priv", delta, "0 < δ < 1"));
+    }
+    if !(grid > 0.0 && grid <= 0.1) {
+        return Err(ConfigError::range("grid", grid, "0 < Δ ≤ 0.1"));
+    }
     if m.q >= 1.0 {
-        return super::gdp_to_eps((steps as f64).sqrt() / m.z, delta);
+        return Ok(super::gdp_to_eps((steps as f64).sqrt() / m.z, delta));
     }
     let ceiling = super::rdp::epsilon(m.z, m.q, steps, delta) + MARGIN;
     let mut worst: f64 = 0.0;
     for direction in [Direction::Remove, Direction::Add] {
         let composed = m.pld(direction, grid, tail).self_compose_below(steps, tail, ceiling);
-        worst = worst.max(composed.epsilon(delta)?);
+        match composed.epsilon(delta) {
+            Some(e) => worst = worst.max(e),
+            None => return Ok(None),
+        }
     }
-    Some(worst)
+    Ok(Some(worst))
 }
