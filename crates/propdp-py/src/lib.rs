@@ -93,7 +93,9 @@ fn keyword_config(
     solver: Option<&Bound<'_, PyAny>>,
     simulation: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Config> {
-    let [(_, problem_keys), (_, algorithm_keys)] = propdp::core::config::flat_keys();
+    // the key lists, built once (this is on the path of every solve)
+    static KEYS: std::sync::OnceLock<[(&str, Vec<&str>); 2]> = std::sync::OnceLock::new();
+    let [(_, problem_keys), (_, algorithm_keys)] = KEYS.get_or_init(propdp::core::config::flat_keys);
     let mut problem = toml::Table::new();
     let mut alg = toml::Table::new();
     problem.insert("model".into(), model.into());
@@ -113,7 +115,7 @@ fn keyword_config(
         let Some(table) = table else {
             let allowed: Vec<&str> = problem_keys
                 .iter()
-                .chain(&algorithm_keys)
+                .chain(algorithm_keys)
                 .filter(|k| !["model", "kind"].contains(k))
                 .copied()
                 .collect();
