@@ -52,25 +52,31 @@ pub enum ParamSpec {
 impl ParamSpec {
     /// The values this parameter takes, in order. `field` names it in errors.
     pub fn values(&self, field: &str) -> Result<Vec<f64>, ConfigError> {
+        self.values_named(|| field.to_string())
+    }
+
+    /// [`ParamSpec::values`] with the field's name built only for an error
+    /// (sweeps read every parameter of every config).
+    pub(crate) fn values_named(&self, field: impl Fn() -> String) -> Result<Vec<f64>, ConfigError> {
         let v = match self {
             ParamSpec::Scalar(x) => vec![*x],
             ParamSpec::List(xs) => {
                 if xs.is_empty() {
-                    return Err(ConfigError::range(field, "[]", "a non-empty list"));
+                    return Err(ConfigError::range(&field(), "[]", "a non-empty list"));
                 }
                 xs.clone()
             }
             &ParamSpec::Range { from, to, steps, scale } => {
                 if !(1..=MAX_VALUES).contains(&steps) {
                     return Err(ConfigError::range(
-                        &format!("{field}.steps"),
+                        &format!("{}.steps", field()),
                         steps,
                         "1 ≤ steps ≤ 1000000",
                     ));
                 }
                 if scale == Scale::Log && !(from > 0.0 && to > 0.0) {
                     return Err(ConfigError::range(
-                        field,
+                        &field(),
                         format!("from = {from}, to = {to}"),
                         "from > 0 and to > 0 with scale = \"log\"",
                     ));
@@ -100,7 +106,7 @@ impl ParamSpec {
             }
         };
         if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
-            return Err(ConfigError::range(field, bad, "a finite number"));
+            return Err(ConfigError::range(&field(), bad, "a finite number"));
         }
         Ok(v)
     }

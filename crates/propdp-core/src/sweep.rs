@@ -80,7 +80,7 @@ fn expand<'a>(named: impl Iterator<Item = (&'static str, &'a ParamSpec)>) -> Res
         .map(|(name, spec)| {
             Ok(Axis {
                 name: name.to_string(),
-                values: spec.values(&config_field(name))?,
+                values: spec.values_named(|| config_field(name))?,
             })
         })
         .collect()

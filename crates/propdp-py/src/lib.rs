@@ -11,6 +11,7 @@
 //! (the `bridge` module).
 
 mod bridge;
+mod record;
 
 use std::path::PathBuf;
 
@@ -26,7 +27,7 @@ use propdp::theory::solve::TheorySolver;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 create_exception!(
     _native,
@@ -74,7 +75,7 @@ fn config(py: Python<'_>, config: &Bound<'_, PyAny>) -> PyResult<Config> {
         Err(_) => {
             let table: toml::Table = pythonize::depythonize(config)
                 .map_err(|e| config_error(py, format!("config is not valid: {e}"), None))?;
-            toml::to_string(&table).map_err(|e| config_error(py, format!("config is not valid: {e}"), None))?
+            propdp::core::config::text::render(&table)
         }
     };
     Config::from_toml_str(&text).map_err(|e| config_err(py, e))
@@ -128,51 +129,77 @@ fn keyword_config(
                 Some(key),
             ));
         };
-        table.insert(key.clone(), value(py, &v, &key)?);
+        let v = value(py, &v, &key)?;
+        table.insert(key, v);
     }
     let mut all = toml::Table::new();
+    let solver = match solver {
+        Some(t) => table_of::<propdp::core::config::SolverOptions>(py, t, "solver", &mut all)?,
+        None => Default::default(),
+    };
+    let simulation = match simulation {
+        Some(t) => Some(table_of(py, t, "simulation", &mut all)?),
+        None => None,
+    };
+    // the text recorded for provenance, then the tables move into serde
+    all.insert("problem".into(), problem.into());
+    all.insert("algorithm".into(), alg.into());
+    let text = propdp::core::config::text::render(&all);
+    let mut table = |name: &str| match all.remove(name) {
+        Some(toml::Value::Table(t)) => t,
+        _ => unreachable!("[{name}] was inserted as a table above"),
+    };
     let raw = RawConfig {
         name: None,
         description: None,
-        problem: RawProblem::from_table(problem.clone()).map_err(|e| config_err(py, e))?,
-        algorithm: RawAlgorithm::from_table(alg.clone()).map_err(|e| config_err(py, e))?,
-        solver: match solver {
-            Some(t) => table_of::<propdp::core::config::SolverOptions>(py, t, "solver", &mut all)?,
-            None => Default::default(),
-        },
-        simulation: match simulation {
-            Some(t) => Some(table_of(py, t, "simulation", &mut all)?),
-            None => None,
-        },
+        problem: RawProblem::from_table(table("problem")).map_err(|e| config_err(py, e))?,
+        algorithm: RawAlgorithm::from_table(table("algorithm")).map_err(|e| config_err(py, e))?,
+        solver,
+        simulation,
         plot: Default::default(),
     };
-    all.insert("problem".into(), problem.into());
-    all.insert("algorithm".into(), alg.into());
-    let text = toml::to_string(&all).map_err(|e| PropdpError::new_err(e.to_string()))?;
     Config::from_raw(raw, text).map_err(|e| config_err(py, e))
 }
 
-/// A Python number, string or container as a TOML value (`field` names it in errors).
+/// A Python number, string or container as a TOML value (`field` names it in
+/// errors). Dispatches on the exact type (this is on the path of every
+/// solve); numpy arrays and scalars go through `tolist()`.
 fn value(py: Python<'_>, v: &Bound<'_, PyAny>, field: &str) -> PyResult<toml::Value> {
+    let refuse = |what: String| config_error(py, format!("`{field}`: {what}"), Some(field.into()));
     if let Ok(b) = v.cast::<PyBool>() {
-        return Ok(b.is_true().into());
-    }
-    if let Ok(x) = v.cast::<PyFloat>() {
-        return Ok(x.value().into());
-    }
-    if let Ok(i) = v.extract::<i64>() {
-        return Ok(i.into());
-    }
-    if let Ok(s) = v.extract::<String>() {
-        return Ok(s.into());
-    }
-    // numpy arrays and scalars: as Python lists and numbers
-    let v = if v.hasattr("tolist")? {
-        v.call_method0("tolist")?
+        Ok(b.is_true().into())
+    } else if let Ok(x) = v.cast::<PyFloat>() {
+        Ok(x.value().into())
+    } else if let Ok(i) = v.cast::<PyInt>() {
+        let i: i64 = i
+            .extract()
+            .map_err(|_| refuse(format!("{i} does not fit in 64 bits")))?;
+        Ok(i.into())
+    } else if let Ok(s) = v.cast::<PyString>() {
+        Ok(s.to_cow()?.into_owned().into())
+    } else if let Ok(d) = v.cast::<PyDict>() {
+        let mut table = toml::Table::new();
+        for (k, item) in d.iter() {
+            let Ok(k) = k.cast::<PyString>() else {
+                return Err(refuse(format!("keys must be strings, not {k}")));
+            };
+            let k = k.to_cow()?;
+            table.insert(k.to_string(), value(py, &item, &format!("{field}.{k}"))?);
+        }
+        Ok(table.into())
+    } else if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+        let items: PyResult<Vec<toml::Value>> = v.try_iter()?.map(|item| value(py, &item?, field)).collect();
+        Ok(items?.into())
+    } else if v.hasattr("tolist")? {
+        value(py, &v.call_method0("tolist")?, field)
+    } else if v.is_none() {
+        Err(refuse("None is not a value; leave the argument out instead".into()))
     } else {
-        v.clone()
-    };
-    pythonize::depythonize(&v).map_err(|e| config_error(py, format!("`{field}`: {e}"), Some(field.into())))
+        Err(refuse(format!(
+            "a {} is not a number, string, list or dict",
+            v.get_type().name()?
+        )))
+    }
 }
 
 /// A whole table (`solver`, `simulation`) from a dict, read by serde, and kept for the text.
@@ -218,21 +245,39 @@ fn single_point(py: Python<'_>, cfg: &Config, what: &str) -> PyResult<propdp::co
     }
 }
 
-fn to_dict<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
-    pythonize::pythonize(py, value).map_err(|e| PropdpError::new_err(e.to_string()))
-}
-
-/// The theory record of one point given by keyword arguments (what
-/// `propdp run` writes for the same config).
+/// The theory's prediction at one point, as `propdp.Result` (wrapping the
+/// record `propdp run` writes for the same config). `propdp.solve` is this
+/// function: it is called in loops, so it builds the Result itself rather
+/// than through a Python wrapper.
+///
+/// `params` are the config's `[problem]` and `[algorithm]` keys as keywords:
+/// `delta` (or `kappa`), `s2`, `huber_m`, `noise` (a dict, e.g.
+/// `{"law": "student_t", "dof": 3, "scale": 1}`), `lambda_`, `sigma` / `tau`,
+/// `eta`, `steps`, `loss_variant`, or a budget `epsilon` + `delta_priv`
+/// [+ `neighbouring`] or `rho` instead of the noise. `solver` is the
+/// `[solver]` table.
+///
+/// Returns a `Result` (DP-GD: `per_step` arrays, t = 0…T). Raises
+/// `ConfigError` naming the field for a bad value, and `PropdpError` when the
+/// solver does not converge or the point has no solution. The GIL is
+/// released while solving.
 #[pyfunction]
-#[pyo3(signature = (model, algorithm, params, solver=None))]
+#[pyo3(signature = (model, algorithm, *, solver=None, **params))]
 fn solve<'py>(
     py: Python<'py>,
     model: &str,
     algorithm: &str,
-    params: &Bound<'py, PyDict>,
     solver: Option<&Bound<'py, PyAny>>,
+    params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let empty;
+    let params = match params {
+        Some(p) => p,
+        None => {
+            empty = PyDict::new(py);
+            &empty
+        }
+    };
     let cfg = keyword_config(py, model, algorithm, params, solver, None)?;
     let point = single_point(py, &cfg, "solve")?;
     let provenance = provenance_of(&cfg.text);
@@ -244,7 +289,11 @@ fn solve<'py>(
     if let Some(path) = record.non_finite() {
         return Err(PropdpError::new_err(format!("{path} is not a finite number")));
     }
-    to_dict(py, &record)
+    static RESULT: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let result = RESULT.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        Ok(py.import("propdp._results")?.getattr("Result")?.unbind())
+    })?;
+    result.bind(py).call1((record::record_dict(py, &record)?,))
 }
 
 /// The simulation record of one point given by keyword arguments and a
@@ -288,7 +337,7 @@ fn simulate<'py>(
     if let Some(path) = record.non_finite() {
         return Err(PropdpError::new_err(format!("{path} is not a finite number")));
     }
-    to_dict(py, &record)
+    Ok(record::record_dict(py, &record)?.into_any())
 }
 
 fn existing(resume: bool, overwrite: bool) -> Existing {

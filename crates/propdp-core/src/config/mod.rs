@@ -28,6 +28,7 @@ pub mod problem;
 pub mod simulation;
 pub mod solver;
 mod table;
+pub mod text;
 pub mod tune;
 
 use serde::{Deserialize, Serialize};

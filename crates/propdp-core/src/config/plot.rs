@@ -44,6 +44,9 @@ impl PlotSpec {
         problem: &super::RawProblem,
         algorithm: &super::RawAlgorithm,
     ) -> Result<(), ConfigError> {
+        if self.x.is_none() && self.series.is_none() && self.metrics.is_none() {
+            return Ok(());
+        }
         let mut params: Vec<String> = sweep.axes.iter().map(|a| a.name.clone()).collect();
         if sweep.axes.iter().any(|a| a.name == "epsilon") {
             params.push("delta_priv".into());

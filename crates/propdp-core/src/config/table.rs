@@ -22,19 +22,19 @@ impl Kinds {
     /// Read a tagged table: the tag must name a kind, every key must be one
     /// the kind takes, every required key must be present; then serde builds `T`.
     pub(crate) fn read<T: DeserializeOwned>(&self, table: toml::Table) -> Result<T, ConfigError> {
+        // the messages are built on the error paths only (this runs for every config read)
         let field = |k: &str| format!("{}.{k}", self.table);
-        let names: Vec<String> = self.kinds.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+        let names = || {
+            let names: Vec<String> = self.kinds.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+            names.join(" | ")
+        };
         let kind = match table.get(self.tag) {
-            Some(toml::Value::String(s)) => s.clone(),
-            Some(other) => return Err(ConfigError::range(&field(self.tag), other, &names.join(" | "))),
-            None => return Err(ConfigError::missing(&field(self.tag), &names.join(" | "))),
+            Some(toml::Value::String(s)) => s.as_str(),
+            Some(other) => return Err(ConfigError::range(&field(self.tag), other, &names())),
+            None => return Err(ConfigError::missing(&field(self.tag), &names())),
         };
         let Some((_, keys)) = self.kinds.iter().find(|(n, _)| *n == kind) else {
-            return Err(ConfigError::range(
-                &field(self.tag),
-                format!("\"{kind}\""),
-                &names.join(" | "),
-            ));
+            return Err(ConfigError::range(&field(self.tag), format!("\"{kind}\""), &names()));
         };
         if let Some(k) = keys.iter().find(|k| !k.ends_with('?') && !table.contains_key(**k)) {
             return Err(ConfigError::missing(
@@ -42,14 +42,16 @@ impl Kinds {
                 &format!("required by {} = \"{kind}\"", self.tag),
             ));
         }
-        let bare = |k: &&str| k.trim_end_matches('?').to_string();
-        let takes = keys.iter().map(|k| field(&bare(k))).collect::<Vec<_>>().join(", ");
+        fn bare<'a>(k: &&'a str) -> &'a str {
+            k.trim_end_matches('?')
+        }
         for key in table.keys().filter(|k| *k != self.tag) {
-            if !keys.iter().map(bare).any(|k| k == *key) {
+            if !keys.iter().map(bare).any(|k| k == key) {
+                let takes = keys.iter().map(|k| field(bare(k))).collect::<Vec<_>>().join(", ");
                 let takers: Vec<String> = self
                     .kinds
                     .iter()
-                    .filter(|(_, ks)| ks.iter().map(bare).any(|k| k == *key))
+                    .filter(|(_, ks)| ks.iter().map(bare).any(|k| k == key))
                     .map(|(n, _)| format!("{} = \"{n}\"", self.tag))
                     .collect();
                 let why = if takers.is_empty() {

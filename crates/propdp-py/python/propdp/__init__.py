@@ -58,22 +58,7 @@ __all__ = [
 ]
 
 
-def solve(model: str, algorithm: str, *, solver: Optional[Mapping[str, Any]] = None, **params: Any) -> Result:
-    """The theory's prediction at one point.
-
-    ``params`` are the config's ``[problem]`` and ``[algorithm]`` keys as
-    keywords: ``delta`` (or ``kappa``), ``s2``, ``huber_m``, ``noise``
-    (a dict, e.g. ``{"law": "student_t", "dof": 3, "scale": 1}``),
-    ``lambda_``, ``sigma`` / ``tau``, ``eta``, ``steps``, ``loss_variant``,
-    or a budget ``epsilon`` + ``delta_priv`` [+ ``neighbouring``] or ``rho``
-    instead of the noise. ``solver`` is the ``[solver]`` table.
-
-    Returns a :class:`Result` (DP-GD: ``per_step`` arrays, t = 0…T).
-    Raises :class:`ConfigError` naming the field for a bad value, and
-    :class:`PropdpError` when the solver does not converge or the point has
-    no solution. The GIL is released while solving.
-    """
-    return Result.from_record(_native.solve(model, algorithm, params, solver))
+solve = _native.solve
 
 
 def simulate(
@@ -103,7 +88,7 @@ def simulate(
         simulation["prior"] = dict(prior)
     if grad_tol is not None:
         simulation["grad_tol"] = grad_tol
-    return Result.from_record(_native.simulate(model, algorithm, params, simulation, None, callback(progress)))
+    return Result(_native.simulate(model, algorithm, params, simulation, None, callback(progress)))
 
 
 def check(config: ConfigLike) -> str:

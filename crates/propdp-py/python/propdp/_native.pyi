@@ -3,6 +3,8 @@
 from os import PathLike
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
+from ._results import Result
+
 __version__: str
 GIT_COMMIT: str
 
@@ -18,9 +20,7 @@ _Config = Union[str, Mapping[str, Any]]
 _Progress = Optional[Callable[[str, str, int], Any]]
 _Path = Union[str, "PathLike[str]"]
 
-def solve(
-    model: str, algorithm: str, params: Mapping[str, Any], solver: Optional[Mapping[str, Any]] = None
-) -> Dict[str, Any]: ...
+def solve(model: str, algorithm: str, *, solver: Optional[Mapping[str, Any]] = None, **params: Any) -> Result: ...
 def simulate(
     model: str,
     algorithm: str,

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Union
 
 import numpy as np
 import pandas as pd
 
 
-@dataclass(repr=False)
+def _arrays(m: Optional[Dict[str, List[float]]]) -> Optional[Dict[str, np.ndarray]]:
+    return None if m is None else {k: np.asarray(v, dtype=float) for k, v in m.items()}
+
+
 class Result:
     """One record, exactly as ``propdp run`` writes it to results.jsonl.
 
@@ -21,54 +23,53 @@ class Result:
     (``per_step``, numpy arrays of length T + 1) and their standard errors;
     simulation records add ``stderr``, ``per_rep`` (numpy arrays), ``n``,
     ``d``, ``reps`` and ``seed``. ``record`` is the record as a dict.
+
+    A Result is a read-only view of its record: the attributes read the dict
+    (arrays are built on first access), so making one costs next to nothing
+    next to the solve.
     """
 
-    source: str
-    model: str
-    algorithm: str
-    params: Dict[str, float]
-    metrics: Dict[str, float]
-    converged: bool
-    iterations: int
-    residual: float
-    provenance: Dict[str, str]
-    per_step: Optional[Dict[str, np.ndarray]] = None
-    per_step_stderr: Optional[Dict[str, np.ndarray]] = None
-    privacy: Optional[Dict[str, Any]] = None
-    stderr: Optional[Dict[str, float]] = None
-    per_rep: Optional[Dict[str, np.ndarray]] = None
-    n: Optional[int] = None
-    d: Optional[int] = None
-    reps: Optional[int] = None
-    seed: Optional[int] = None
-    record: Dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("record", "_cache")
+
+    def __init__(self, record: Dict[str, Any]) -> None:
+        self.record = record
+        self._cache: Optional[Dict[str, Any]] = None
 
     @classmethod
     def from_record(cls, r: Dict[str, Any]) -> "Result":
         """The Result of a record dict (a line of results.jsonl)."""
-        arrays = lambda m: None if m is None else {k: np.asarray(v, dtype=float) for k, v in m.items()}  # noqa: E731
-        solver = r["solver"]
-        return cls(
-            source=r["source"],
-            model=r["model"],
-            algorithm=r["algorithm"],
-            params=r["params"],
-            metrics=r["metrics"],
-            converged=solver["converged"],
-            iterations=solver["iterations"],
-            residual=solver["residual"],
-            provenance=r["provenance"],
-            per_step=arrays(r.get("per_step")),
-            per_step_stderr=arrays(r.get("per_step_stderr")),
-            privacy=r.get("privacy"),
-            stderr=r.get("stderr"),
-            per_rep=arrays(r.get("per_rep")),
-            n=r.get("n"),
-            d=r.get("d"),
-            reps=r.get("reps"),
-            seed=r.get("seed"),
-            record=r,
-        )
+        return cls(r)
+
+    def _array_field(self, key: str) -> Optional[Dict[str, np.ndarray]]:
+        if self._cache is None:
+            self._cache = {}
+        if key not in self._cache:
+            self._cache[key] = _arrays(self.record.get(key))
+        return self._cache[key]
+
+    source = property(lambda self: self.record["source"], doc='"theory" or "simulation".')
+    model = property(lambda self: self.record["model"], doc="The model kind.")
+    algorithm = property(lambda self: self.record["algorithm"], doc="The algorithm kind.")
+    params = property(lambda self: self.record["params"], doc="The point's parameters.")
+    metrics = property(lambda self: self.record["metrics"], doc="Prediction or mean over repetitions.")
+    converged = property(lambda self: self.record["solver"]["converged"], doc="Whether the solver converged.")
+    iterations = property(lambda self: self.record["solver"]["iterations"], doc="The solver's iterations.")
+    residual = property(lambda self: self.record["solver"]["residual"], doc="The solver's final residual.")
+    provenance = property(lambda self: self.record["provenance"], doc="Config hash, crate version, git commit.")
+    per_step = property(lambda self: self._array_field("per_step"), doc="DP-GD: metric → array over t = 0…T.")
+    per_step_stderr = property(lambda self: self._array_field("per_step_stderr"), doc="DP-GD: their standard errors.")
+    privacy = property(lambda self: self.record.get("privacy"), doc="The privacy guarantee, for DP records.")
+    stderr = property(lambda self: self.record.get("stderr"), doc="Simulation: standard errors of the means.")
+    per_rep = property(lambda self: self._array_field("per_rep"), doc="Simulation: metric → per-repetition array.")
+    n = property(lambda self: self.record.get("n"), doc="Simulation: samples.")
+    d = property(lambda self: self.record.get("d"), doc="Simulation: features.")
+    reps = property(lambda self: self.record.get("reps"), doc="Simulation: repetitions.")
+    seed = property(lambda self: self.record.get("seed"), doc="Simulation: the config seed.")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Result) and self.record == other.record
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __getitem__(self, metric: str) -> float:
         return self.metrics[metric]
