@@ -113,7 +113,7 @@ enum Command {
 /// Arguments of `propdp privacy`.
 #[derive(Debug, Args)]
 struct PrivacyArgs {
-    /// objective | output | dpgd
+    /// objective | output | dpgd | dpsgd
     #[arg(long)]
     algorithm: AlgorithmKind,
     /// huber | logistic
@@ -125,12 +125,21 @@ struct PrivacyArgs {
     /// Ridge λ (objective and output perturbation).
     #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     lambda: f64,
-    /// The noise: σ (objective, DP-GD) or τ (output). Omit to calibrate it to --epsilon or --rho.
+    /// The noise: σ (objective, DP-GD, DP-SGD) or τ (output). Omit to calibrate it to --epsilon or --rho.
     #[arg(long, allow_hyphen_values = true)]
     noise: Option<f64>,
-    /// DP-GD steps T.
+    /// DP-GD and DP-SGD steps T.
     #[arg(long, default_value_t = 1)]
     steps: usize,
+    /// DP-SGD's Poisson sample rate q, 0 < q ≤ 1.
+    #[arg(long, allow_hyphen_values = true)]
+    sample_rate: Option<f64>,
+    /// DP-SGD's per-example clipping norm C (default: none; the loss's Lipschitz constant bounds the gradient).
+    #[arg(long, allow_hyphen_values = true)]
+    clip: Option<f64>,
+    /// Print the report as one JSON object (for scripts).
+    #[arg(long)]
+    json: bool,
     /// replace-one | add-remove-one
     #[arg(long, default_value = "replace-one", value_parser = parse_neighbouring)]
     neighbouring: Neighbouring,
@@ -162,11 +171,27 @@ impl PrivacyArgs {
             },
             ModelKind::Logistic => Model::Logistic,
         };
+        let dpsgd = self.algorithm == AlgorithmKind::Dpsgd;
+        for (flag, given) in [
+            ("--sample-rate", self.sample_rate.is_some()),
+            ("--clip", self.clip.is_some()),
+        ] {
+            if given && !dpsgd {
+                anyhow::bail!("{flag} applies to --algorithm dpsgd only");
+            }
+        }
+        let sample_rate = match self.sample_rate {
+            Some(q) => q,
+            None if dpsgd => anyhow::bail!("--sample-rate is required with --algorithm dpsgd: allowed 0 < q ≤ 1"),
+            None => 1.0,
+        };
         let query = |noise| Query {
             algorithm: self.algorithm,
             model,
             lambda: self.lambda,
             steps: self.steps,
+            sample_rate,
+            clip: self.clip,
             neighbouring: self.neighbouring,
             delta_priv: self.delta_priv,
             noise,
@@ -213,7 +238,11 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }),
         Command::Privacy(args) => args.query().and_then(|q| propdp::privacy::assess(&q)).map(|r| {
-            print!("{}", r.text());
+            if args.json {
+                println!("{}", r.json());
+            } else {
+                print!("{}", r.text());
+            }
             ExitCode::SUCCESS
         }),
         Command::Tune { job } => tune(&job),

@@ -76,10 +76,10 @@ pub fn describe(name: &str) -> Option<&'static str> {
 /// assert!(!offered(ModelKind::Huber, AlgorithmKind::Dpgd).contains(&"test_mse"));
 /// ```
 pub fn offered(model: crate::ModelKind, algorithm: crate::AlgorithmKind) -> &'static [&'static str] {
-    use crate::{AlgorithmKind, ModelKind};
+    use crate::ModelKind;
     match (model, algorithm) {
-        (ModelKind::Huber, AlgorithmKind::Dpgd) => &[EST_ERR2, NORM2, OVERLAP, TRAIN_LOSS],
-        (ModelKind::Logistic, AlgorithmKind::Dpgd) => &[EST_ERR2, NORM2, OVERLAP, TEST_CLASS_ERR, TRAIN_LOSS],
+        (ModelKind::Huber, a) if a.is_iterative() => &[EST_ERR2, NORM2, OVERLAP, TRAIN_LOSS],
+        (ModelKind::Logistic, a) if a.is_iterative() => &[EST_ERR2, NORM2, OVERLAP, TEST_CLASS_ERR, TRAIN_LOSS],
         (ModelKind::Huber, _) => &[
             BIAS_FACTOR,
             EST_ERR,

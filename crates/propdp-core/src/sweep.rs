@@ -176,6 +176,17 @@ fn point(
                 AlgorithmKind::Dpgd => MechanismKind::Dpgd {
                     steps: a.steps(v)?.expect("DP-GD has steps"),
                 },
+                AlgorithmKind::Dpsgd => {
+                    let steps = a.steps(v)?.expect("DP-SGD has steps");
+                    // validate q and C before the accountant reads them
+                    let probe = a.algorithm(v, 1.0)?;
+                    crate::problem::check_dpsgd_privacy(&model, &probe)?;
+                    MechanismKind::Dpsgd {
+                        steps,
+                        sample_rate: v["sample_rate"],
+                        clip: v.get("clip").copied(),
+                    }
+                }
             };
             calibrated_noise(&model, mkind, b)?
         }

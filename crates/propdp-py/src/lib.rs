@@ -414,7 +414,7 @@ fn draw(py: Python<'_>, results: PathBuf, out: Option<PathBuf>) -> PyResult<(Vec
 /// The guarantee of a noise level in every notion, or the noise calibrated
 /// to `epsilon` (at `delta_priv`) or `rho` (what `propdp privacy` prints).
 #[pyfunction]
-#[pyo3(signature = (algorithm, model, huber_m, lambda_, steps, neighbouring, delta_priv, noise=None, epsilon=None, rho=None))]
+#[pyo3(signature = (algorithm, model, huber_m, lambda_, steps, neighbouring, delta_priv, noise=None, epsilon=None, rho=None, sample_rate=None, clip=None))]
 #[allow(clippy::too_many_arguments)] // one per keyword of the Python call
 fn privacy<'py>(
     py: Python<'py>,
@@ -428,7 +428,9 @@ fn privacy<'py>(
     noise: Option<f64>,
     epsilon: Option<f64>,
     rho: Option<f64>,
-) -> PyResult<Bound<'py, PyDict>> {
+    sample_rate: Option<f64>,
+    clip: Option<f64>,
+) -> PyResult<Bound<'py, PyAny>> {
     let bad = |field: &str, why: String| config_error(py, format!("`{field}` = {why}"), Some(field.into()));
     let algorithm: AlgorithmKind = algorithm.parse().map_err(|e| bad("algorithm", e))?;
     let model = match model.parse::<ModelKind>().map_err(|e| bad("model", e))? {
@@ -458,11 +460,24 @@ fn privacy<'py>(
             ));
         }
     };
+    let dpsgd = algorithm == AlgorithmKind::Dpsgd;
+    for (field, given) in [("sample_rate", sample_rate.is_some()), ("clip", clip.is_some())] {
+        if given && !dpsgd {
+            return Err(bad(field, "given: it applies to algorithm=\"dpsgd\" only".into()));
+        }
+    }
+    let sample_rate = match sample_rate {
+        Some(q) => q,
+        None if dpsgd => return Err(bad("sample_rate", "missing: required for dpsgd, 0 < q ≤ 1".into())),
+        None => 1.0,
+    };
     let q = Query {
         algorithm,
         model,
         lambda: lambda_,
         steps,
+        sample_rate,
+        clip,
         neighbouring,
         delta_priv,
         noise,
@@ -475,19 +490,9 @@ fn privacy<'py>(
         }
         None => to_py(py, e),
     })?;
-    let d = PyDict::new(py);
-    d.set_item("algorithm", algorithm.name())?;
-    d.set_item("model", model.kind().name())?;
-    d.set_item("neighbouring", neighbouring.label())?;
-    d.set_item("noise", r.noise)?;
-    d.set_item("epsilon", r.epsilon)?;
-    d.set_item("delta_priv", delta_priv)?;
-    d.set_item("rho", r.rho)?;
-    d.set_item("mu", r.mu)?;
-    d.set_item("objective_bound", r.objective_bound)?;
-    d.set_item("rdp", r.rdp.clone())?;
-    d.set_item("text", r.text())?;
-    Ok(d)
+    let mut json = r.json();
+    json["text"] = r.text().into();
+    pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
 }
 
 /// What `propdp check` prints: the config's points and axes, validated.

@@ -1,9 +1,12 @@
 //! DP full-batch gradient descent (docs/theory.md §1, §3):
-//! θ₀ = 0, θ_{t+1} = θ_t − η(Xᵀℓ'(Xθ_t) + λθ_t + σ ξ_t), ξ_t ~ N(0, I_d) fresh.
+//! θ₀ = 0, θ_{t+1} = θ_t − η(Xᵀℓ'(Xθ_t) + λθ_t + σ ξ_t), ξ_t ~ N(0, I_d) fresh;
+//! and mini-batch DP-SGD (§3.2): a fresh Poisson batch B_t (each row with
+//! probability q) and per-example gradients clipped to norm C,
+//! θ_{t+1} = θ_t − η(Σ_{i∈B_t} clip_C(ℓ'ᵢ xᵢ) + λθ_t + σ ξ_t).
 
 use nalgebra::{DMatrix, DVector};
 use propdp_core::loss::Loss;
-use rand::Rng;
+use rand::{Rng, RngExt};
 use thiserror::Error;
 
 use crate::data::draw_gaussian_vector;
@@ -34,6 +37,10 @@ pub struct Descent {
     pub eta: f64,
     /// Number of steps T.
     pub steps: usize,
+    /// Poisson sample rate q (1: every row at every step, no draws).
+    pub sample_rate: f64,
+    /// Per-example clipping norm C (∞: none), applied to ‖ℓ'ᵢ xᵢ‖.
+    pub clip: f64,
 }
 
 impl Descent {
@@ -49,14 +56,25 @@ impl Descent {
     ) -> Result<DVector<f64>, GdError> {
         let (n, d) = x.shape();
         let mut theta = DVector::zeros(d);
+        let row_norms: Vec<f64> = if self.clip.is_finite() {
+            x.row_iter().map(|row| row.norm()).collect()
+        } else {
+            Vec::new()
+        };
+        let mut g = DVector::zeros(n);
         for t in 0..=self.steps {
             let r = x * &theta;
-            let mut g = DVector::zeros(n);
             let mut loss = 0.0;
             for i in 0..n {
                 let (l, d1, _) = self.loss.eval(labels[i], r[i]);
                 loss += l;
-                g[i] = d1;
+                // clip_C(ℓ'ᵢ xᵢ) = ℓ'ᵢ·min(1, C/(|ℓ'ᵢ|‖xᵢ‖)) xᵢ
+                let norm = if self.clip.is_finite() {
+                    d1.abs() * row_norms[i]
+                } else {
+                    0.0
+                };
+                g[i] = if norm > self.clip { d1 * self.clip / norm } else { d1 };
             }
             let norm2 = theta.norm_squared() / d as f64;
             if !norm2.is_finite() || norm2 > 1e12 {
@@ -65,6 +83,13 @@ impl Descent {
             observe(t, &theta, loss / n as f64);
             if t == self.steps {
                 break;
+            }
+            if self.sample_rate < 1.0 {
+                for gi in g.iter_mut() {
+                    if !rng.random_bool(self.sample_rate) {
+                        *gi = 0.0;
+                    }
+                }
             }
             let xi = draw_gaussian_vector(d, rng);
             let grad = x.tr_mul(&g) + self.lambda * &theta + self.sigma * xi;

@@ -230,14 +230,34 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         y: data::draw_labels(&point.model(), &(&test.x * &test.theta_star), &mut rng),
         ..test
     };
-    if let Algorithm::Dpgd {
-        lambda,
-        sigma,
-        eta,
-        steps,
-        loss_variant,
-    } = point.algorithm()
-    {
+    let iterative = match point.algorithm() {
+        Algorithm::Dpgd {
+            lambda,
+            sigma,
+            eta,
+            steps,
+            loss_variant,
+        } => Some((lambda, sigma, eta, steps, loss_variant, 1.0, f64::INFINITY)),
+        Algorithm::Dpsgd {
+            lambda,
+            sigma,
+            eta,
+            steps,
+            loss_variant,
+            sample_rate,
+            clip,
+        } => Some((
+            lambda,
+            sigma,
+            eta,
+            steps,
+            loss_variant,
+            sample_rate,
+            clip.unwrap_or(f64::INFINITY),
+        )),
+        Algorithm::Objective { .. } | Algorithm::Output { .. } => None,
+    };
+    if let Some((lambda, sigma, eta, steps, loss_variant, sample_rate, clip)) = iterative {
         let loss = Loss::for_dpgd(&point.model(), loss_variant);
         let labels = if loss.is_conditional() {
             &train.x * &train.theta_star
@@ -250,6 +270,8 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
             sigma,
             eta,
             steps,
+            sample_rate,
+            clip,
         };
         let mut per_step = Vec::with_capacity(steps + 1);
         descent
@@ -274,7 +296,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
     let (lambda, sigma, tau) = match point.algorithm() {
         Algorithm::Objective { lambda, sigma } => (lambda, sigma, 0.0),
         Algorithm::Output { lambda, tau } => (lambda, 0.0, tau),
-        Algorithm::Dpgd { .. } => unreachable!("handled above"),
+        Algorithm::Dpgd { .. } | Algorithm::Dpsgd { .. } => unreachable!("handled above"),
     };
     let obj = Objective {
         x: &train.x,

@@ -12,6 +12,8 @@ fn main() {
         for steps in [10, 25, 50, 100] {
             let p = DmftParams {
                 delta: 2.0,
+                sample_rate: 1.0,
+                clip: f64::INFINITY,
                 s2: 1.0,
                 lambda: 0.1,
                 sigma: 1.0,

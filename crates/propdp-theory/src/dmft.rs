@@ -1,5 +1,9 @@
 //! Dynamical mean-field theory (state evolution with memory) of DP
-//! full-batch gradient descent, exactly as in docs/theory.md §3.
+//! full-batch gradient descent, exactly as in docs/theory.md §3, and of
+//! mini-batch DP-SGD (§3.2): every sample path carries its own Poisson
+//! selections S_t ~ Bernoulli(q), and clipping acts on the scalar ℓ', so
+//! ĝ_t = S_t·clip(ℓ'(r_t), ±C), ĥ_t = S_t·ℓ''(r_t)·1{|ℓ'| < C} replace g_t, ℓ''_t
+//! in every kernel (q = 1 without clipping is DP-GD).
 //!
 //! Coordinate process: θ_{t+1} = (1−ηλ)θ_t − η[u_t + Σ_{s≤t} R_g(t,s)θ_s + M_g(t)Θ] + ησξ_t,
 //! solved in closed form through A_t and the response R_θ(t,s); sample process:
@@ -47,6 +51,10 @@ pub struct DmftParams {
     pub eta: f64,
     /// Number of steps T.
     pub steps: usize,
+    /// Poisson sample rate q (1: full batch).
+    pub sample_rate: f64,
+    /// Clipping threshold C of the scalar gradient factor (∞: none).
+    pub clip: f64,
     /// The descended loss (standard losses draw labels from the model).
     pub loss: Loss,
     /// Label noise sd for the standard Huber loss (y = ν + e, e ~ N(0, sd²)).
@@ -158,9 +166,10 @@ fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
     }
 }
 
-/// Standard normals (and one uniform) of one scramble: `z[j][i]`, j = 0..=T
-/// for (ν, w_1..w_T), and the label uniforms.
-fn draws(p: &DmftParams, seed: u32) -> (Vec<Vec<f64>>, Vec<f64>) {
+/// The draws of one scramble: standard normals `z[j][i]`, j = 0..=T, for
+/// (ν, w_1..w_T), then `extra` uniform coordinates `u[k][i]` (dimensions
+/// T + 1 + k): the label's, then for DP-SGD one per step for the selections.
+fn draws(p: &DmftParams, seed: u32, extra: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     let unit = Normal::standard();
     let uniform = |i: usize, dim: usize| {
         let (set, d) = ((dim / 256) as u32, (dim % 256) as u32);
@@ -170,7 +179,9 @@ fn draws(p: &DmftParams, seed: u32) -> (Vec<Vec<f64>>, Vec<f64>) {
     let z = (0..=p.steps)
         .map(|j| (0..p.points).map(|i| unit.inverse_cdf(uniform(i, j))).collect())
         .collect();
-    let u = (0..p.points).map(|i| uniform(i, p.steps + 1)).collect();
+    let u = (0..extra)
+        .map(|k| (0..p.points).map(|i| uniform(i, p.steps + 1 + k)).collect())
+        .collect();
     (z, u)
 }
 
@@ -181,7 +192,15 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
     let (tt, n, a) = (p.steps, p.points, 1.0 / p.delta);
     let nf = n as f64;
     let mean = |v: &[f64]| v.iter().sum::<f64>() / nf;
-    let (z, u) = draws(p, seed);
+    let subsampled = p.sample_rate < 1.0;
+    let (z, mut u) = draws(p, seed, if subsampled { 1 + tt } else { 1 });
+    // S_t of path i (steps 0..T−1; the last step's g is not used)
+    let selection: Vec<Vec<bool>> = u
+        .split_off(1)
+        .into_iter()
+        .map(|v| v.into_iter().map(|x| x < p.sample_rate).collect())
+        .collect();
+    let u = u.pop().expect("the label's uniforms");
     let nu: Vec<f64> = z[0].iter().map(|x| p.s2.sqrt() * x).collect();
     // label: y for standard losses, ν for conditional ones
     let label: Vec<f64> = match p.loss {
@@ -255,16 +274,24 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
         for i in 0..n {
             let (l, d1, d2) = p.loss.eval(label[i], r[i]);
             loss += l;
-            gt[i] = d1;
-            ht[i] = d2;
             let dnu = match p.loss {
                 Loss::ConditionalLogistic => {
                     let s = sigmoid(nu[i]);
                     -s * (1.0 - s)
                 }
-                _ => -d2, // Huber (y = ν + e) and conditional Huber: ∂_ν ℓ' = −ℓ''
+                // Huber (y = ν + e), conditional Huber, squared (y = ν + e): ∂_ν ℓ' = −ℓ''
+                _ => -d2,
             };
-            dt[i] = dnu - eta * d2 * memory[i];
+            // DP-SGD: the path's selection and the clip (§3.2); ĥ and ∂_ν vanish where clipped
+            let selected = !subsampled || t == tt || selection[t][i];
+            let (g_hat, h_hat, dnu_hat) = match (selected, d1.abs() < p.clip) {
+                (false, _) => (0.0, 0.0, 0.0),
+                (true, true) => (d1, d2, dnu),
+                (true, false) => (p.clip.copysign(d1), 0.0, 0.0),
+            };
+            gt[i] = g_hat;
+            ht[i] = h_hat;
+            dt[i] = dnu_hat - eta * h_hat * memory[i];
         }
         let m_t = p.s2 * amp[t];
         let c_tt = cth[t][t];

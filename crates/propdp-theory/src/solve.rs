@@ -160,15 +160,32 @@ impl TheorySolver {
     }
 
     fn dmft_params(&self, point: &Point, noise_sd: f64) -> DmftParams {
-        let Algorithm::Dpgd {
-            lambda,
-            sigma,
-            eta,
-            steps,
-            loss_variant,
-        } = point.algorithm()
-        else {
-            unreachable!("called for DP-GD points only")
+        let (lambda, sigma, eta, steps, loss_variant, sample_rate, clip) = match point.algorithm() {
+            Algorithm::Dpgd {
+                lambda,
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+            } => (lambda, sigma, eta, steps, loss_variant, 1.0, f64::INFINITY),
+            Algorithm::Dpsgd {
+                lambda,
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+                sample_rate,
+                clip,
+            } => (
+                lambda,
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+                sample_rate,
+                clip.unwrap_or(f64::INFINITY),
+            ),
+            _ => unreachable!("called for DP-GD and DP-SGD points only"),
         };
         DmftParams {
             delta: point.delta(),
@@ -177,6 +194,8 @@ impl TheorySolver {
             sigma,
             eta,
             steps,
+            sample_rate,
+            clip,
             loss: propdp_core::loss::Loss::for_dpgd(&point.model(), loss_variant),
             noise_sd,
             points: self.dmft.points,
@@ -314,9 +333,9 @@ impl TheorySolver {
         })
     }
 
-    /// DP-GD: the DMFT path; the point's summary is the last step.
+    /// DP-GD and DP-SGD: the DMFT path; the point's summary is the last step.
     fn solve_dpgd(&self, point: &Point) -> Result<Solution, TheoryError> {
-        let Algorithm::Dpgd { steps, .. } = point.algorithm() else {
+        let (Algorithm::Dpgd { steps, .. } | Algorithm::Dpsgd { steps, .. }) = point.algorithm() else {
             unreachable!("static points are solved by solve_static")
         };
         let noise_sd = match point.model() {
@@ -358,11 +377,11 @@ enum Static {
     Logistic(LogisticParams, LogisticState),
 }
 
-/// (λ, σ, τ) of a static point; `None` for DP-GD.
+/// (λ, σ, τ) of a static point; `None` for DP-GD and DP-SGD.
 fn static_noise(point: &Point) -> Option<(f64, f64, f64)> {
     match point.algorithm() {
         Algorithm::Objective { lambda, sigma } => Some((lambda, sigma, 0.0)),
         Algorithm::Output { lambda, tau } => Some((lambda, 0.0, tau)),
-        Algorithm::Dpgd { .. } => None,
+        Algorithm::Dpgd { .. } | Algorithm::Dpsgd { .. } => None,
     }
 }

@@ -14,6 +14,8 @@ type GivenNu = dyn Fn(f64) -> (f64, f64);
 fn params(loss: Loss, delta: f64, s2: f64, lambda: f64, sigma: f64, eta: f64, steps: usize) -> DmftParams {
     DmftParams {
         delta,
+        sample_rate: 1.0,
+        clip: f64::INFINITY,
         s2,
         lambda,
         sigma,

@@ -308,6 +308,15 @@ fn predicted_metrics_are_the_offered_ones() {
                     steps: 2,
                     loss_variant: LossVariant::Standard,
                 },
+                AlgorithmKind::Dpsgd => Algorithm::Dpsgd {
+                    lambda: 1.0,
+                    sigma: 0.5,
+                    eta: 0.1,
+                    steps: 2,
+                    loss_variant: LossVariant::Standard,
+                    sample_rate: 0.5,
+                    clip: Some(0.5),
+                },
             };
             let p = Point::new(0.5, 1.0, model, algorithm).unwrap();
             let metrics = solver.solve(&p, None).unwrap().metrics;

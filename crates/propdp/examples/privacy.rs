@@ -12,6 +12,8 @@ fn main() -> anyhow::Result<()> {
             model: Model::Logistic,
             lambda: 1.0,
             steps: 10,
+            sample_rate: 1.0,
+            clip: None,
             neighbouring: Neighbouring::ReplaceOne,
             delta_priv: 1e-6,
             noise: NoiseLevel::Epsilon(2.0),

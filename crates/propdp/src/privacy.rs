@@ -3,7 +3,9 @@
 //! `propdp privacy` prints.
 
 use anyhow::{Result, bail};
-use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring, ObjectiveBound, mu_dpgd, mu_output};
+use propdp_core::accountant::{
+    Mechanism, MechanismKind, Neighbouring, ObjectiveBound, dpsgd_rdp_epsilon, mu_dpgd, mu_output,
+};
 use propdp_core::{AlgorithmKind, Model};
 
 /// The noise to assess: given, or calibrated to a target.
@@ -62,8 +64,12 @@ pub struct Query {
     pub model: Model,
     /// Ridge λ (objective and output perturbation).
     pub lambda: f64,
-    /// DP-GD steps T.
+    /// DP-GD and DP-SGD steps T.
     pub steps: usize,
+    /// DP-SGD's Poisson sample rate q (1 for the other algorithms).
+    pub sample_rate: f64,
+    /// DP-SGD's clipping norm C (none: the loss's Lipschitz constant bounds the gradient).
+    pub clip: Option<f64>,
     /// The neighbouring relation.
     pub neighbouring: Neighbouring,
     /// δ of the (ε, δ) guarantee.
@@ -87,8 +93,10 @@ pub struct Report {
     pub objective_bound: Option<(f64, f64)>,
     /// Objective perturbation's RDP ε(α) at α = 2, 8, 32 (add/remove-one).
     pub rdp: Vec<(f64, f64)>,
-    /// ε at `delta_priv`; `None` when no finite ε reaches it.
+    /// ε at `delta_priv`; `None` when no finite ε reaches it (DP-SGD: the PLD accountant's).
     pub epsilon: Option<f64>,
+    /// DP-SGD: the RDP accountant's ε at `delta_priv` (looser; a cross-check).
+    pub rdp_epsilon: Option<f64>,
 }
 
 impl Query {
@@ -97,6 +105,11 @@ impl Query {
             AlgorithmKind::Objective => MechanismKind::Objective { lambda: self.lambda },
             AlgorithmKind::Output => MechanismKind::Output { lambda: self.lambda },
             AlgorithmKind::Dpgd => MechanismKind::Dpgd { steps: self.steps },
+            AlgorithmKind::Dpsgd => MechanismKind::Dpsgd {
+                steps: self.steps,
+                sample_rate: self.sample_rate,
+                clip: self.clip,
+            },
         };
         Mechanism::new(&self.model, kind, self.neighbouring)
     }
@@ -105,7 +118,8 @@ impl Query {
 /// Range checks of a query, naming the argument: the model's parameters
 /// (M > 0), 0 < δ < 1, λ > 0 and finite for objective and output
 /// perturbation (their sensitivity bounds need a ridge), 1 ≤ T ≤ 10⁹ for
-/// DP-GD, and a noise (or target) that is positive and finite.
+/// DP-GD and DP-SGD, 0 < q ≤ 1 and 0 < C < ∞ for DP-SGD (C required for a
+/// loss that is not Lipschitz), and a noise (or target) that is positive and finite.
 pub fn check(q: &Query) -> Result<()> {
     if let Err(e) = q.model.check() {
         return Err(Argument::new("huber_m", format!(": {e}")).into());
@@ -118,10 +132,24 @@ pub fn check(q: &Query) -> Result<()> {
         .into());
     }
     match q.algorithm {
-        AlgorithmKind::Dpgd if !(1..=1_000_000_000).contains(&q.steps) => {
+        AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd if !(1..=1_000_000_000).contains(&q.steps) => {
             return Err(Argument::new("steps", format!(" = {} is invalid: allowed 1 ≤ T ≤ 1e9", q.steps)).into());
         }
         AlgorithmKind::Dpgd => {}
+        AlgorithmKind::Dpsgd => {
+            if !(q.sample_rate > 0.0 && q.sample_rate <= 1.0) {
+                return Err(Argument::new(
+                    "sample_rate",
+                    format!(" = {:?} is invalid: allowed 0 < q ≤ 1", q.sample_rate),
+                )
+                .into());
+            }
+            if let Some(c) = q.clip
+                && !(c > 0.0 && c.is_finite())
+            {
+                return Err(Argument::new("clip", format!(" = {c:?} is invalid: allowed 0 < C < ∞")).into());
+            }
+        }
         _ => {
             if !(q.lambda > 0.0 && q.lambda.is_finite()) {
                 return Err(Argument::new(
@@ -179,7 +207,7 @@ fn unreachable(arg: &'static str, level: f64, mech: &Mechanism, zcdp: bool) -> a
 /// use propdp::privacy::{assess, NoiseLevel, Query};
 /// use propdp::core::{accountant::Neighbouring, AlgorithmKind, Model};
 /// let q = Query {
-///     algorithm: AlgorithmKind::Output, model: Model::Logistic, lambda: 1.0, steps: 1,
+///     algorithm: AlgorithmKind::Output, model: Model::Logistic, lambda: 1.0, steps: 1, sample_rate: 1.0, clip: None,
 ///     neighbouring: Neighbouring::ReplaceOne, delta_priv: 1e-6, noise: NoiseLevel::Epsilon(1.0),
 /// };
 /// let r = assess(&q).unwrap();
@@ -202,6 +230,12 @@ pub fn assess(q: &Query) -> Result<Report> {
     let (mu, objective_bound, rdp) = match q.algorithm {
         AlgorithmKind::Output => (Some(mu_output(l, 1.0, q.lambda, noise, q.neighbouring)), None, vec![]),
         AlgorithmKind::Dpgd => (Some(mu_dpgd(l, 1.0, q.steps, noise, q.neighbouring)), None, vec![]),
+        // q = 1 is the Gaussian mechanism with sensitivity min(C, L)
+        AlgorithmKind::Dpsgd => (
+            (q.sample_rate >= 1.0).then(|| mu_dpgd(dpsgd_sensitivity(q, l), 1.0, q.steps, noise, q.neighbouring)),
+            None,
+            vec![],
+        ),
         AlgorithmKind::Objective => {
             let b = ObjectiveBound::new(l, beta, 1.0, q.lambda, noise);
             let rdp = [2.0, 8.0, 32.0].iter().map(|&a| (a, b.rdp(a))).collect();
@@ -216,20 +250,38 @@ pub fn assess(q: &Query) -> Result<Report> {
         objective_bound,
         rdp,
         epsilon: mech.epsilon(noise, q.delta_priv),
+        rdp_epsilon: (q.algorithm == AlgorithmKind::Dpsgd)
+            .then(|| {
+                let z = noise / dpsgd_sensitivity(q, l);
+                dpsgd_rdp_epsilon(z, q.sample_rate, q.steps as u64, q.delta_priv, q.neighbouring)
+            })
+            .filter(|e| e.is_finite()),
     };
     report.check()?;
     Ok(report)
+}
+
+/// DP-SGD's per-example sensitivity min(C, L) (R = 1); an error naming
+/// `clip` when neither bounds it.
+fn dpsgd_sensitivity(q: &Query, lipschitz: f64) -> f64 {
+    q.clip.map_or(lipschitz, |c| c.min(lipschitz))
 }
 
 impl Report {
     /// Every number finite and consistent: noise > 0, μ > 0, ρ > 0, and
     /// ε = 0 only where the mechanism's δ(0) is already within δ_priv.
     fn check(&self) -> Result<()> {
-        let numbers = [Some(self.noise), self.mu, Some(self.rho), self.epsilon]
-            .into_iter()
-            .flatten()
-            .chain(self.objective_bound.iter().flat_map(|(c, a)| [*c, *a]))
-            .chain(self.rdp.iter().map(|r| r.1));
+        let numbers = [
+            Some(self.noise),
+            self.mu,
+            Some(self.rho),
+            self.epsilon,
+            self.rdp_epsilon,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(self.objective_bound.iter().flat_map(|(c, a)| [*c, *a]))
+        .chain(self.rdp.iter().map(|r| r.1));
         if let Some(x) = numbers.into_iter().find(|x| !x.is_finite()) {
             return Err(Argument::new(
                 self.query.noise.argument(),
@@ -255,6 +307,38 @@ impl Report {
         Ok(())
     }
 
+    /// The report as data (`propdp privacy --json`, the Python package):
+    /// every number of [`Report::text`] under a stable key, `null` where a
+    /// notion does not apply.
+    pub fn json(&self) -> serde_json::Value {
+        let q = &self.query;
+        let dpsgd = q.algorithm == AlgorithmKind::Dpsgd;
+        let (target, level) = match q.noise {
+            NoiseLevel::Given(_) => (None, None),
+            NoiseLevel::Epsilon(e) => (Some("epsilon"), Some(e)),
+            NoiseLevel::Rho(r) => (Some("rho"), Some(r)),
+        };
+        serde_json::json!({
+            "algorithm": q.algorithm.name(),
+            "model": q.model.kind().name(),
+            "neighbouring": q.neighbouring.label(),
+            "lambda": (!q.algorithm.is_iterative()).then_some(q.lambda),
+            "steps": q.algorithm.is_iterative().then_some(q.steps),
+            "sample_rate": dpsgd.then_some(q.sample_rate),
+            "clip": if dpsgd { q.clip } else { None },
+            "calibrated_to": target,
+            "target": level,
+            "noise": self.noise,
+            "delta_priv": q.delta_priv,
+            "epsilon": self.epsilon,
+            "rdp_epsilon": self.rdp_epsilon,
+            "rho": self.rho,
+            "mu": self.mu,
+            "objective_bound": self.objective_bound,
+            "rdp": self.rdp,
+        })
+    }
+
     /// The report as `propdp privacy` prints it.
     pub fn text(&self) -> String {
         let q = &self.query;
@@ -274,8 +358,14 @@ impl Report {
             propdp_core::ModelKind::Logistic => "Logistic",
         };
         let what = match q.algorithm {
-            AlgorithmKind::Dpgd => "DP-GD",
-            a => a.title(),
+            AlgorithmKind::Dpgd => "DP-GD".to_string(),
+            AlgorithmKind::Dpsgd => format!(
+                "DP-SGD (T = {}, q = {:?}, {})",
+                q.steps,
+                q.sample_rate,
+                q.clip.map_or("no clipping".to_string(), |c| format!("clip C = {c:?}"))
+            ),
+            a => a.title().to_string(),
         };
         s += &format!(
             "{what} of a {model} model, noise {:?}, {} neighbours:\n",
@@ -296,10 +386,24 @@ impl Report {
             let parts: Vec<String> = self.rdp.iter().map(|(a, e)| format!("ε({a}) = {}", num(*e))).collect();
             s += &format!("  RDP (add/remove-one): {}\n", parts.join(", "));
         }
-        s += &match self.epsilon {
-            Some(e) => format!("  (ε, δ)-DP: ε = {} at δ = {delta_priv}\n", num(e)),
-            None => format!("  (ε, δ)-DP: no finite ε reaches δ = {delta_priv}\n"),
+        if q.algorithm == AlgorithmKind::Dpsgd && self.mu.is_none() {
+            s += &format!(
+                "  zCDP: ρ = {} (subsampling gives zCDP no amplification)\n",
+                num(self.rho)
+            );
+        }
+        let accountant = if q.algorithm == AlgorithmKind::Dpsgd && q.sample_rate < 1.0 {
+            " (PLD, or RDP where tighter)"
+        } else {
+            ""
         };
+        s += &match self.epsilon {
+            Some(e) => format!("  (ε, δ)-DP{accountant}: ε = {} at δ = {delta_priv}\n", num(e)),
+            None => format!("  (ε, δ)-DP{accountant}: no finite ε reaches δ = {delta_priv}\n"),
+        };
+        if let Some(e) = self.rdp_epsilon {
+            s += &format!("  (ε, δ)-DP (RDP, looser): ε = {} at δ = {delta_priv}\n", num(e));
+        }
         s
     }
 }

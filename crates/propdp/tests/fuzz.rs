@@ -77,7 +77,7 @@ fn generated_configs_end_in_results_or_errors_with_finite_numbers() {
 fn generated_privacy_queries_give_finite_consistent_guarantees_or_name_the_argument() {
     use propdp::core::accountant::Neighbouring;
     use propdp::core::{AlgorithmKind, Model, NoiseLaw};
-    use propdp::privacy::{NoiseLevel, Query, assess};
+    use propdp::privacy::{NoiseLevel, Query};
     let algorithm = prop_oneof![
         Just(AlgorithmKind::Objective),
         Just(AlgorithmKind::Output),
@@ -107,44 +107,99 @@ fn generated_privacy_queries_give_finite_consistent_guarantees_or_name_the_argum
                 model,
                 lambda,
                 steps,
+                sample_rate: 1.0,
+                clip: None,
                 neighbouring,
                 delta_priv,
                 noise,
             };
-            let r = match assess(&q) {
-                Ok(r) => r,
-                Err(e) => {
-                    let msg = format!("{e:#}");
-                    prop_assert!(msg.starts_with("--") || msg.contains("--"), "{q:?}: {msg}");
-                    return Ok(());
-                }
-            };
-            let finite = [Some(r.noise), r.mu, Some(r.rho), r.epsilon]
-                .into_iter()
-                .flatten()
-                .all(f64::is_finite);
-            prop_assert!(finite, "{q:?}: {r:?}");
-            prop_assert!(
-                r.noise > 0.0 && r.rho > 0.0 && r.mu.is_none_or(|m| m > 0.0),
-                "{q:?}: {r:?}"
-            );
-            prop_assert!(r.epsilon.is_none_or(|e| e >= 0.0), "{q:?}: {r:?}");
-            if let (NoiseLevel::Epsilon(target), Some(eps)) = (noise, r.epsilon) {
-                prop_assert!(
-                    eps <= target * (1.0 + 1e-6) + 1e-9,
-                    "{q:?}: calibrated ε = {eps} over target {target}"
-                );
-            }
-            if let NoiseLevel::Rho(target) = noise {
-                prop_assert!(
-                    r.rho <= target * (1.0 + 1e-6),
-                    "{q:?}: calibrated ρ = {} over target {target}",
-                    r.rho
-                );
-            }
-            Ok(())
+            assess_consistent(&q)
         },
     );
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+/// `assess` either refuses naming an argument, or reports finite numbers
+/// with noise, ρ, μ > 0, ε ≥ 0, and a calibrated ε (ρ) within its target.
+fn assess_consistent(q: &propdp::privacy::Query) -> Result<(), TestCaseError> {
+    use propdp::privacy::{NoiseLevel, assess};
+    let r = match assess(q) {
+        Ok(r) => r,
+        Err(e) => {
+            let msg = format!("{e:#}");
+            prop_assert!(msg.starts_with("--") || msg.contains("--"), "{q:?}: {msg}");
+            return Ok(());
+        }
+    };
+    let finite = [Some(r.noise), r.mu, Some(r.rho), r.epsilon]
+        .into_iter()
+        .flatten()
+        .all(f64::is_finite);
+    prop_assert!(finite, "{q:?}: {r:?}");
+    prop_assert!(
+        r.noise > 0.0 && r.rho > 0.0 && r.mu.is_none_or(|m| m > 0.0),
+        "{q:?}: {r:?}"
+    );
+    prop_assert!(r.epsilon.is_none_or(|e| e >= 0.0), "{q:?}: {r:?}");
+    if let (NoiseLevel::Epsilon(target), Some(eps)) = (q.noise, r.epsilon) {
+        prop_assert!(
+            eps <= target * (1.0 + 1e-6) + 1e-9,
+            "{q:?}: calibrated ε = {eps} over target {target}"
+        );
+    }
+    if let NoiseLevel::Rho(target) = q.noise {
+        prop_assert!(
+            r.rho <= target * (1.0 + 1e-6),
+            "{q:?}: calibrated ρ = {} over target {target}",
+            r.rho
+        );
+    }
+    Ok(())
+}
+
+/// Generated DP-SGD queries (q from 1e-4 to 1, T to 10⁶, noise, clip and
+/// targets across scales, both relations), fewer than the closed-form
+/// mechanisms' (a PLD composition each): as above, and the RDP ε never below
+/// the reported ε.
+#[test]
+fn generated_dpsgd_privacy_queries_give_finite_consistent_guarantees_or_name_the_argument() {
+    use propdp::core::accountant::Neighbouring;
+    use propdp::core::{AlgorithmKind, Model};
+    use propdp::privacy::{NoiseLevel, Query, assess};
+    let relation = prop_oneof![Just(Neighbouring::ReplaceOne), Just(Neighbouring::AddRemoveOne)];
+    let noise = prop_oneof![
+        scale().prop_map(NoiseLevel::Given),
+        (0.3f64..30.0).prop_map(NoiseLevel::Given),
+        scale().prop_map(NoiseLevel::Epsilon),
+        (0.1f64..10.0).prop_map(NoiseLevel::Epsilon),
+        scale().prop_map(NoiseLevel::Rho)
+    ];
+    let sample_rate = prop_oneof![(-4i32..1).prop_map(|k| 10f64.powi(k)), scale()];
+    let clip = prop_oneof![Just(None), scale().prop_map(Some)];
+    let steps = prop_oneof![0usize..5, 1usize..2000, Just(1_000_000), Just(usize::MAX)];
+    let cases = (sample_rate, clip, steps, relation, noise);
+    let result = runner(40).run(&cases, |(sample_rate, clip, steps, neighbouring, noise)| {
+        let q = Query {
+            algorithm: AlgorithmKind::Dpsgd,
+            model: Model::Logistic,
+            lambda: 1.0,
+            steps,
+            sample_rate,
+            clip,
+            neighbouring,
+            delta_priv: 1e-5,
+            noise,
+        };
+        assess_consistent(&q)?;
+        if let Ok(r) = assess(&q)
+            && let (Some(e), Some(rdp)) = (r.epsilon, r.rdp_epsilon)
+        {
+            prop_assert!(e <= rdp * (1.0 + 1e-12), "{q:?}: ε = {e} above the RDP's {rdp}");
+        }
+        Ok(())
+    });
     if let Err(e) = result {
         panic!("{e}");
     }

@@ -317,7 +317,25 @@ pub enum MechanismKind {
         /// Number of steps T.
         steps: usize,
     },
+    /// Mini-batch DP-SGD: T steps of the Poisson-subsampled Gaussian
+    /// mechanism at rate q, per-example gradients clipped to C.
+    Dpsgd {
+        /// Number of steps T.
+        steps: usize,
+        /// Poisson sample rate q.
+        sample_rate: f64,
+        /// Clipping norm C (none: the loss's Lipschitz constant bounds the gradient).
+        clip: Option<f64>,
+    },
 }
+
+/// Grid width of the PLD accountant behind [`MechanismKind::Dpsgd`]: ε within
+/// about 1e-4 relative of the continuous curve at T = 10⁴ (`tests/dpsgd_accountant.rs`),
+/// always above it (pessimistic rounding).
+pub const DPSGD_GRID: f64 = 1e-3;
+
+/// Tail mass the PLD leaves out per step (counted into δ), at most.
+pub const DPSGD_TAIL: f64 = 1e-15;
 
 impl Mechanism {
     /// The mechanism of a model and algorithm kind.
@@ -364,6 +382,14 @@ impl Mechanism {
         match self.kind {
             MechanismKind::Output { lambda } => log_delta_gaussian(eps, mu_output(l, 1.0, lambda, noise, n)),
             MechanismKind::Dpgd { steps } => log_delta_gaussian(eps, mu_dpgd(l, 1.0, steps, noise, n)),
+            MechanismKind::Dpsgd {
+                steps,
+                sample_rate,
+                clip,
+            } => {
+                let sensitivity = clip.map_or(l, |c| c.min(l));
+                dpsgd_log_delta(eps, noise / sensitivity, sample_rate, steps, n)
+            }
             MechanismKind::Objective { lambda } => {
                 let b = ObjectiveBound::new(l, self.smoothness, 1.0, lambda, noise);
                 match n {
@@ -389,6 +415,15 @@ impl Mechanism {
     /// assert!((m.delta(1.0, tau) / 1e-6 - 1.0).abs() < 1e-9);
     /// ```
     pub fn calibrate(&self, eps: f64, delta: f64) -> Option<f64> {
+        if let MechanismKind::Dpsgd {
+            steps,
+            sample_rate,
+            clip,
+        } = self.kind
+        {
+            let sensitivity = clip.map_or(self.lipschitz, |c| c.min(self.lipschitz));
+            return calibrate_dpsgd(eps, delta, sample_rate, steps, self.neighbouring).map(|z| z * sensitivity);
+        }
         calibrate(|s| self.log_delta(eps, s), delta)
     }
 
@@ -400,6 +435,12 @@ impl Mechanism {
         match self.kind {
             MechanismKind::Output { lambda } => 0.5 * mu_output(l, 1.0, lambda, noise, n).powi(2),
             MechanismKind::Dpgd { steps } => 0.5 * mu_dpgd(l, 1.0, steps, noise, n).powi(2),
+            // subsampling gives no zCDP amplification: the subsampled Gaussian's
+            // RDP ε(α) ≤ α/(2z²) and ε(α)/α → 1/(2z²) as α → ∞, so ρ = T/(2z²)
+            // (×4 under replace-one, group privacy of size 2) — DP-GD's ρ with L → min(C, L)
+            MechanismKind::Dpsgd { steps, clip, .. } => {
+                0.5 * mu_dpgd(clip.map_or(l, |c| c.min(l)), 1.0, steps, noise, n).powi(2)
+            }
             MechanismKind::Objective { lambda } => {
                 let rho = ObjectiveBound::new(l, self.smoothness, 1.0, lambda, noise).zcdp();
                 match n {
@@ -430,6 +471,215 @@ impl Mechanism {
 
     /// The ε reached at `delta` by noise level `noise`.
     pub fn epsilon(&self, noise: f64, delta: f64) -> Option<f64> {
+        if let MechanismKind::Dpsgd {
+            steps,
+            sample_rate,
+            clip,
+        } = self.kind
+        {
+            // both accountants give upper bounds: the PLD's is the tighter,
+            // except where its FFT cannot resolve the δ group privacy asks
+            // for (replace-one at large ε), where the RDP's stands
+            let sensitivity = clip.map_or(self.lipschitz, |c| c.min(self.lipschitz));
+            let (z, n) = (noise / sensitivity, self.neighbouring);
+            let pld = dpsgd_epsilon(z, sample_rate, steps, delta, n);
+            let rdp = Some(dpsgd_rdp_epsilon(z, sample_rate, steps as u64, delta, n)).filter(|e| e.is_finite());
+            return match (pld, rdp) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
         eps_at(|e| self.log_delta(e, noise), delta)
+    }
+}
+
+/// log δ(ε) of T steps of DP-SGD at noise multiplier z = σ/C and rate q
+/// (docs/theory.md §4.1): at q = 1 the Gaussian mechanism, exact, with
+/// μ = √T·Δ/σ (Δ = C add/remove, 2C replace: DP-GD's curve); below, the PLD
+/// accountant ([`pld::delta`], add/remove-one, the worse direction) and
+/// replace-one by group privacy of size 2, (ε/2, δ) → (ε, (1 + e^{ε/2})δ)
+/// (a replaced row is not one Gaussian shift under Poisson sampling).
+/// 0 (δ = 1) without noise or with an unbounded gradient (z = 0).
+fn dpsgd_log_delta(eps: f64, z: f64, q: f64, steps: usize, n: Neighbouring) -> f64 {
+    if !(z > 0.0 && z.is_finite()) {
+        return if z == f64::INFINITY { f64::NEG_INFINITY } else { 0.0 };
+    }
+    if q >= 1.0 {
+        return log_delta_gaussian(eps, mu_dpgd(1.0, 1.0, steps, z, n));
+    }
+    let m = pld::SubsampledGaussian { z, q };
+    if !pld_fits(m, steps) {
+        return 0.0; // no PLD guarantee claimed (δ = 1); the RDP bound stands
+    }
+    let add_remove = |e: f64| {
+        let max_len = 4 * PLD_MAX_POINTS as usize;
+        match pld::composed(m, steps as u64, DPSGD_GRID, DPSGD_TAIL, e + pld::MARGIN, max_len) {
+            Some(plds) => plds.iter().map(|p| p.delta(e)).fold(0.0, f64::max).min(1.0).ln(),
+            None => 0.0, // too large to compose: no PLD guarantee claimed (δ = 1)
+        }
+    };
+    match n {
+        Neighbouring::AddRemoveOne => add_remove(eps),
+        Neighbouring::ReplaceOne => (eps / 2.0 + (-eps / 2.0).exp().ln_1p() + add_remove(eps / 2.0)).min(0.0),
+    }
+}
+
+/// Most grid points the DP-SGD PLD may span (one step, or the composition's
+/// reach): 2^20; beyond, the RDP bound stands alone (q = 0.5, z = 2,
+/// T = 10⁴ spans 7·10⁶ and its FFTs needed over 3.6 GB).
+const PLD_MAX_POINTS: f64 = 1_048_576.0;
+
+/// Most steps the DP-SGD PLD composes (beyond, the composition's support
+/// outgrows memory: T = 10⁷ at q = 0.001, z = 0.5 needed over 3 GB); the RDP
+/// bound stands alone there.
+const PLD_MAX_STEPS: usize = 1_000_000;
+
+/// Whether the PLD of T steps at (z, q) fits in [`PLD_MAX_POINTS`]: one
+/// step's support reaches about the loss at x = 1 + 8.5z, (1 + 17z)/(2z²)
+/// (tiny z: huge), the composition's bulk spans about 20 standard
+/// deviations, 20·√T·sd(one step's loss), and T·|log(1 − q)| (huge T).
+fn pld_fits(m: pld::SubsampledGaussian, steps: usize) -> bool {
+    if steps > PLD_MAX_STEPS {
+        return false;
+    }
+    let top = (1.0 + 17.0 * m.z) / (2.0 * m.z * m.z);
+    if top.is_nan() || top / DPSGD_GRID > PLD_MAX_POINTS {
+        return false;
+    }
+    let one = m.pld(pld::Direction::Remove, DPSGD_GRID, DPSGD_TAIL);
+    let loss = |i: usize| (one.offset + i as i64) as f64 * one.grid;
+    let mean: f64 = one.pmf.iter().enumerate().map(|(i, p)| p * loss(i)).sum();
+    let var: f64 = one
+        .pmf
+        .iter()
+        .enumerate()
+        .map(|(i, p)| p * (loss(i) - mean).powi(2))
+        .sum();
+    // the remove direction's loss is ≥ log(1 − q) per step, and its partial
+    // compositions keep everything up to T·|log(1 − q)| above the ceiling
+    let reach = steps as f64 * -(1.0 - m.q).ln();
+    20.0 * (steps as f64 * var).sqrt() / DPSGD_GRID <= PLD_MAX_POINTS && reach / DPSGD_GRID <= PLD_MAX_POINTS
+}
+
+/// ε at δ of T steps of DP-SGD (as [`dpsgd_log_delta`]), composing the PLDs
+/// once: add/remove-one reads ε off them; replace-one is the smallest e with
+/// ε_ar(δ/(1 + e^e)) ≤ e (bisection, the safe end), reported as 2e.
+fn dpsgd_epsilon(z: f64, q: f64, steps: usize, delta: f64, n: Neighbouring) -> Option<f64> {
+    if !(z > 0.0 && z.is_finite()) {
+        return (z == f64::INFINITY).then_some(0.0);
+    }
+    if q >= 1.0 {
+        return gdp_to_eps(mu_dpgd(1.0, 1.0, steps, z, n), delta);
+    }
+    let m = pld::SubsampledGaussian { z, q };
+    if !pld_fits(m, steps) {
+        return None;
+    }
+    // losses kept up to the RDP bound at the smallest δ used, plus a margin
+    let smallest = match n {
+        Neighbouring::AddRemoveOne => delta,
+        // the RDP's replace-one e bounds the PLD's from above, so δ/(1 + e^e) ≥ this
+        Neighbouring::ReplaceOne => delta / (1.0 + (dpsgd_rdp_epsilon(z, q, steps as u64, delta, n) / 2.0).exp()),
+    };
+    let ceiling = rdp::epsilon(z, q, steps as u64, smallest) + pld::MARGIN;
+    // the truncated tails (T·tail in all) stay far below the smallest δ read
+    let tail = DPSGD_TAIL.min(smallest * 1e-4 / steps as f64);
+    let plds = pld::composed(m, steps as u64, DPSGD_GRID, tail, ceiling, 4 * PLD_MAX_POINTS as usize)?;
+    let add_remove = |d: f64| -> Option<f64> {
+        plds.iter()
+            .map(|p| p.epsilon(d))
+            .try_fold(0.0f64, |worst, e| e.map(|e| worst.max(e)))
+    };
+    match n {
+        Neighbouring::AddRemoveOne => add_remove(delta),
+        Neighbouring::ReplaceOne => {
+            let holds = |e: f64| add_remove(delta / (1.0 + e.exp())).is_some_and(|x| x <= e);
+            let mut hi = (delta / smallest - 1.0).ln().max(1e-9);
+            while !holds(hi) {
+                hi *= 1.25;
+                if hi > ceiling {
+                    return None;
+                }
+            }
+            let mut lo = 0.0;
+            for _ in 0..100 {
+                let mid = 0.5 * (lo + hi);
+                if holds(mid) { hi = mid } else { lo = mid }
+            }
+            Some(2.0 * hi)
+        }
+    }
+}
+
+/// The smallest noise multiplier z meeting (ε, δ) for T steps of DP-SGD at
+/// rate q, to 1e-6 relative, on the safe side (δ(ε) ≤ target at the z
+/// returned). The RDP bound (closed form, looser) brackets it from above, so
+/// the PLD is never evaluated at the tiny z where its grid is huge.
+fn calibrate_dpsgd(eps: f64, delta: f64, q: f64, steps: usize, n: Neighbouring) -> Option<f64> {
+    if !(eps > 0.0 && eps.is_finite() && delta > 0.0 && delta < 1.0) {
+        return None;
+    }
+    let log_target = delta.ln();
+    let g = |z: f64| dpsgd_log_delta(eps, z, q, steps, n) - log_target;
+    // RDP: ε_RDP(z) decreasing in z; replace-one as (ε/2, δ/(1 + e^{ε/2})) add/remove
+    let (e_ar, d_ar) = match n {
+        Neighbouring::AddRemoveOne => (eps, delta),
+        Neighbouring::ReplaceOne => (eps / 2.0, delta / (1.0 + (eps / 2.0).exp())),
+    };
+    // NaN (the RDP sum overflowing at tiny q and z) counts as above
+    let rdp_above = |z: f64| rdp::epsilon(z, q, steps as u64, d_ar).partial_cmp(&e_ar) != Some(std::cmp::Ordering::Less);
+    // the RDP-calibrated z, to 1e-3 relative, by bisection in log z
+    let (mut lo, mut hi) = (1e-4f64, 1e8f64);
+    if rdp_above(hi) {
+        return None;
+    }
+    while hi / lo > 1.001 {
+        let mid = (lo * hi).sqrt();
+        if rdp_above(mid) { lo = mid } else { hi = mid }
+    }
+    if g(hi) > 0.0 {
+        // the PLD cannot resolve the δ asked for (replace-one at large ε):
+        // the RDP-calibrated z meets the target by the RDP bound
+        return Some(hi);
+    }
+    let mut lo = hi / 2.0;
+    while g(lo) <= 0.0 {
+        hi = lo;
+        lo /= 2.0;
+        if lo < 1e-12 {
+            return None;
+        }
+    }
+    while hi / lo > 1.0 + 1e-6 {
+        let mid = (lo * hi).sqrt();
+        if g(mid) <= 0.0 { hi = mid } else { lo = mid }
+    }
+    Some(hi)
+}
+
+/// The RDP accountant's ε at δ for T steps of DP-SGD at noise multiplier z
+/// and rate q ([`rdp::epsilon`], integer orders): looser than the PLD, a
+/// cross-check. Replace-one as for the PLD: at q = 1 the 2C shift (z/2),
+/// below by group privacy, the smallest e with ε_RDP(δ/(1 + e^e)) ≤ e, as 2e.
+pub fn dpsgd_rdp_epsilon(z: f64, q: f64, steps: u64, delta: f64, n: Neighbouring) -> f64 {
+    match n {
+        Neighbouring::AddRemoveOne => rdp::epsilon(z, q, steps, delta),
+        Neighbouring::ReplaceOne if q >= 1.0 => rdp::epsilon(z / 2.0, q, steps, delta),
+        Neighbouring::ReplaceOne => {
+            let holds = |e: f64| rdp::epsilon(z, q, steps, delta / (1.0 + e.exp())) <= e;
+            let mut hi = rdp::epsilon(z, q, steps, delta * 1e-6).max(1e-9);
+            while !holds(hi) {
+                hi *= 2.0;
+                if hi.is_nan() || hi >= 1e6 {
+                    return f64::INFINITY;
+                }
+            }
+            let mut lo = 0.0;
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                if holds(mid) { hi = mid } else { lo = mid }
+            }
+            2.0 * hi
+        }
     }
 }

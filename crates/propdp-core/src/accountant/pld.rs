@@ -268,7 +268,15 @@ impl Pld {
     /// losses) widens the support to hundreds in ε: 75 s for z = 0.5,
     /// q = 0.001, T = 10⁴ at grid 1e-4.
     pub fn self_compose_below(&self, t: u64, tail: f64, ceiling: f64) -> Pld {
+        self.self_compose_within(t, tail, ceiling, usize::MAX)
+            .expect("no length limit")
+    }
+
+    /// [`Pld::self_compose_below`], giving up (`None`) before any convolution
+    /// longer than `max_len` points (memory: 16 bytes per point per FFT buffer).
+    pub fn self_compose_within(&self, t: u64, tail: f64, ceiling: f64, max_len: usize) -> Option<Pld> {
         assert!(t >= 1, "T ≥ 1");
+        let fits = |a: &Pld, b: &Pld| a.pmf.len() + b.pmf.len() <= max_len;
         let drop = (-(self.offset as f64) * self.grid).max(0.0);
         let rise = ((self.offset + self.pmf.len() as i64 - 1) as f64 * self.grid).max(0.0);
         let limit = |k: u64| ceiling + (t - k) as f64 * drop;
@@ -284,6 +292,9 @@ impl Pld {
                 result = Some(match result {
                     None => (base.clone(), base_steps),
                     Some((r, k)) => {
+                        if !fits(&r, &base) {
+                            return None;
+                        }
                         let k = k + base_steps;
                         (r.compose(&base, tail).below(limit(k)).above(floor(k)), k)
                     }
@@ -293,13 +304,16 @@ impl Pld {
             if rest == 0 {
                 break;
             }
+            if !fits(&base, &base) {
+                return None;
+            }
             base_steps *= 2;
             base = base
                 .compose(&base, tail)
                 .below(limit(base_steps))
                 .above(floor(base_steps));
         }
-        result.expect("t ≥ 1").0
+        Some(result.expect("t ≥ 1").0)
     }
 
     /// The mass at losses below `floor` moved up to it.
@@ -410,8 +424,23 @@ pub fn delta(m: SubsampledGaussian, steps: u64, eps: f64, grid: f64, tail: f64) 
         .fold(0.0, f64::max)
 }
 
+/// The T-fold compositions of both directions (remove, add), losses above
+/// `ceiling` sent to +∞ (pessimistic); `None` when a convolution would
+/// exceed `max_len` points.
+pub fn composed(
+    m: SubsampledGaussian,
+    steps: u64,
+    grid: f64,
+    tail: f64,
+    ceiling: f64,
+    max_len: usize,
+) -> Option<[Pld; 2]> {
+    let one = |d: Direction| m.pld(d, grid, tail).self_compose_within(steps, tail, ceiling, max_len);
+    Some([one(Direction::Remove)?, one(Direction::Add)?])
+}
+
 /// How far above the ε of interest losses are kept ([`Pld::self_compose_below`]).
-const MARGIN: f64 = 10.0;
+pub const MARGIN: f64 = 10.0;
 
 /// ε at `delta` after T steps of the Poisson-subsampled Gaussian
 /// (add/remove-one, the worse direction), from PLDs on a grid of width

@@ -30,6 +30,18 @@ const ALGORITHM: Kinds = Kinds {
             "dpgd",
             with_budget!("lambda", "sigma?", "eta", "steps", "loss_variant?"),
         ),
+        (
+            "dpsgd",
+            with_budget!(
+                "lambda",
+                "sigma?",
+                "eta",
+                "steps",
+                "sample_rate",
+                "clip?",
+                "loss_variant?"
+            ),
+        ),
     ],
 };
 
@@ -77,6 +89,27 @@ pub enum RawAlgorithm {
         eta: ParamSpec,
         /// Number of steps T.
         steps: ParamSpec,
+        /// The loss descended (default "standard").
+        #[serde(default)]
+        loss_variant: LossVariant,
+        /// A budget instead of σ.
+        #[serde(flatten)]
+        budget: RawBudget,
+    },
+    /// Mini-batch DP-SGD.
+    Dpsgd {
+        /// Ridge λ.
+        lambda: ParamSpec,
+        /// Noise σ on the summed clipped gradient (or a budget).
+        sigma: Option<ParamSpec>,
+        /// Step size η.
+        eta: ParamSpec,
+        /// Number of steps T.
+        steps: ParamSpec,
+        /// Poisson sample rate q.
+        sample_rate: ParamSpec,
+        /// Per-example clipping norm C (absent: no clipping).
+        clip: Option<ParamSpec>,
         /// The loss descended (default "standard").
         #[serde(default)]
         loss_variant: LossVariant,
@@ -142,6 +175,7 @@ impl RawAlgorithm {
             RawAlgorithm::Objective { .. } => AlgorithmKind::Objective,
             RawAlgorithm::Output { .. } => AlgorithmKind::Output,
             RawAlgorithm::Dpgd { .. } => AlgorithmKind::Dpgd,
+            RawAlgorithm::Dpsgd { .. } => AlgorithmKind::Dpsgd,
         }
     }
 
@@ -150,6 +184,9 @@ impl RawAlgorithm {
         match self {
             RawAlgorithm::Objective { lambda, sigma, budget }
             | RawAlgorithm::Dpgd {
+                lambda, sigma, budget, ..
+            }
+            | RawAlgorithm::Dpsgd {
                 lambda, sigma, budget, ..
             } => (lambda, sigma.as_ref(), budget),
             RawAlgorithm::Output { lambda, tau, budget } => (lambda, tau.as_ref(), budget),
@@ -229,7 +266,7 @@ impl RawAlgorithm {
     }
 
     /// The swept parameters, by name, in sweep order (outermost first): λ,
-    /// the noise or budget level, then DP-GD's η and T.
+    /// the noise or budget level, then DP-GD's η and T (DP-SGD's also q and C).
     pub(crate) fn axes(&self) -> Result<Vec<(&'static str, &ParamSpec)>, ConfigError> {
         let (lambda, _, _) = self.parts();
         let mut v = vec![("lambda", lambda)];
@@ -238,16 +275,27 @@ impl RawAlgorithm {
             NoiseSource::Approx { epsilon, .. } => ("epsilon", epsilon),
             NoiseSource::Zcdp { rho, .. } => ("rho", rho),
         });
-        if let RawAlgorithm::Dpgd { eta, steps, .. } = self {
-            v.extend([("eta", eta), ("steps", steps)]);
+        match self {
+            RawAlgorithm::Dpgd { eta, steps, .. } => v.extend([("eta", eta), ("steps", steps)]),
+            RawAlgorithm::Dpsgd {
+                eta,
+                steps,
+                sample_rate,
+                clip,
+                ..
+            } => {
+                v.extend([("eta", eta), ("steps", steps), ("sample_rate", sample_rate)]);
+                v.extend(clip.as_ref().map(|c| ("clip", c)));
+            }
+            _ => {}
         }
         Ok(v)
     }
 
-    /// The number of steps T at one sweep point (DP-GD), checked to be an
-    /// integer in 1..=1000.
+    /// The number of steps T at one sweep point (DP-GD, DP-SGD), checked to
+    /// be an integer in 1..=1000.
     pub(crate) fn steps(&self, v: &BTreeMap<&str, f64>) -> Result<Option<usize>, ConfigError> {
-        if !matches!(self, RawAlgorithm::Dpgd { .. }) {
+        if !matches!(self, RawAlgorithm::Dpgd { .. } | RawAlgorithm::Dpsgd { .. }) {
             return Ok(None);
         }
         let steps = v["steps"];
@@ -273,6 +321,15 @@ impl RawAlgorithm {
                 eta: v["eta"],
                 steps: self.steps(v)?.expect("DP-GD has steps"),
                 loss_variant: *loss_variant,
+            },
+            RawAlgorithm::Dpsgd { loss_variant, .. } => Algorithm::Dpsgd {
+                lambda,
+                sigma: noise,
+                eta: v["eta"],
+                steps: self.steps(v)?.expect("DP-SGD has steps"),
+                loss_variant: *loss_variant,
+                sample_rate: v["sample_rate"],
+                clip: v.get("clip").copied(),
             },
         })
     }

@@ -55,7 +55,7 @@ impl PlotSpec {
             // the calibrated noise is recorded with every point
             params.push(algorithm.kind().noise_param().into());
         }
-        let dpgd = algorithm.kind() == crate::AlgorithmKind::Dpgd;
+        let dpgd = algorithm.kind().is_iterative();
         let mut xs = params.clone();
         if simulation {
             xs.push("d".into());

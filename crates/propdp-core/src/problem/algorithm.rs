@@ -15,13 +15,20 @@ pub enum AlgorithmKind {
     Output,
     /// DP full-batch gradient descent.
     Dpgd,
+    /// Mini-batch DP-SGD: Poisson-subsampled batches, per-example clipping.
+    Dpsgd,
 }
 
 impl AlgorithmKind {
     /// Every algorithm, in config-name order.
-    pub const ALL: [AlgorithmKind; 3] = [AlgorithmKind::Objective, AlgorithmKind::Output, AlgorithmKind::Dpgd];
+    pub const ALL: [AlgorithmKind; 4] = [
+        AlgorithmKind::Objective,
+        AlgorithmKind::Output,
+        AlgorithmKind::Dpgd,
+        AlgorithmKind::Dpsgd,
+    ];
 
-    /// Config name: `objective`, `output` or `dpgd`.
+    /// Config name: `objective`, `output`, `dpgd` or `dpsgd`.
     ///
     /// ```
     /// use propdp_core::AlgorithmKind;
@@ -34,7 +41,19 @@ impl AlgorithmKind {
             AlgorithmKind::Objective => "objective",
             AlgorithmKind::Output => "output",
             AlgorithmKind::Dpgd => "dpgd",
+            AlgorithmKind::Dpsgd => "dpsgd",
         }
+    }
+
+    /// Whether the algorithm runs T steps of noisy gradient descent (DP-GD,
+    /// DP-SGD): its records carry per-step metrics, its theory is the DMFT.
+    ///
+    /// ```
+    /// use propdp_core::AlgorithmKind;
+    /// assert!(AlgorithmKind::Dpsgd.is_iterative() && !AlgorithmKind::Output.is_iterative());
+    /// ```
+    pub fn is_iterative(self) -> bool {
+        matches!(self, AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd)
     }
 
     /// Name in prose: "objective perturbation", "output perturbation", "DP gradient descent".
@@ -43,6 +62,7 @@ impl AlgorithmKind {
             AlgorithmKind::Objective => "objective perturbation",
             AlgorithmKind::Output => "output perturbation",
             AlgorithmKind::Dpgd => "DP gradient descent",
+            AlgorithmKind::Dpsgd => "mini-batch DP-SGD",
         }
     }
 
@@ -57,7 +77,7 @@ impl AlgorithmKind {
     pub fn noise_param(self) -> &'static str {
         match self {
             AlgorithmKind::Output => "tau",
-            AlgorithmKind::Objective | AlgorithmKind::Dpgd => "sigma",
+            AlgorithmKind::Objective | AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => "sigma",
         }
     }
 
@@ -86,7 +106,7 @@ impl AlgorithmKind {
             AlgorithmKind::Output => {
                 "λ > 0 when τ > 0 or a budget is given (output perturbation's sensitivity is 2LR/λ)"
             }
-            AlgorithmKind::Dpgd => return Ok(()),
+            AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => return Ok(()),
         };
         Err(ConfigError::range("algorithm.lambda", lambda, allowed))
     }
@@ -104,7 +124,7 @@ impl std::str::FromStr for AlgorithmKind {
         AlgorithmKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown algorithm {s:?}: allowed \"objective\", \"output\", \"dpgd\""))
+            .ok_or_else(|| format!("unknown algorithm {s:?}: allowed \"objective\", \"output\", \"dpgd\", \"dpsgd\""))
     }
 }
 
@@ -157,6 +177,25 @@ pub enum Algorithm {
         /// Which loss is descended.
         loss_variant: LossVariant,
     },
+    /// Mini-batch DP-SGD (docs/theory.md §3.2): θ₀ = 0, at every step a
+    /// Poisson batch B_t (each sample with probability q),
+    /// θ_{t+1} = (1 − ηλ)θ_t − η Σ_{i∈B_t} clip_C(ℓ'ᵢ xᵢ) + ησ ξ_t.
+    Dpsgd {
+        /// Ridge strength λ.
+        lambda: f64,
+        /// Noise level σ on the summed clipped gradient.
+        sigma: f64,
+        /// Step size η.
+        eta: f64,
+        /// Number of steps T.
+        steps: usize,
+        /// Which loss is descended.
+        loss_variant: LossVariant,
+        /// Poisson sample rate q ∈ (0, 1].
+        sample_rate: f64,
+        /// Per-example clipping norm C (none: no clipping).
+        clip: Option<f64>,
+    },
 }
 
 /// Which loss DP-GD descends (docs/theory.md §3).
@@ -178,10 +217,11 @@ impl Algorithm {
             Algorithm::Objective { .. } => AlgorithmKind::Objective,
             Algorithm::Output { .. } => AlgorithmKind::Output,
             Algorithm::Dpgd { .. } => AlgorithmKind::Dpgd,
+            Algorithm::Dpsgd { .. } => AlgorithmKind::Dpsgd,
         }
     }
 
-    /// Config name: `objective`, `output` or `dpgd`.
+    /// Config name: `objective`, `output`, `dpgd` or `dpsgd`.
     pub fn name(&self) -> &'static str {
         self.kind().name()
     }
@@ -189,16 +229,19 @@ impl Algorithm {
     /// Ridge strength λ.
     pub fn lambda(&self) -> f64 {
         match *self {
-            Algorithm::Objective { lambda, .. } | Algorithm::Output { lambda, .. } | Algorithm::Dpgd { lambda, .. } => {
-                lambda
-            }
+            Algorithm::Objective { lambda, .. }
+            | Algorithm::Output { lambda, .. }
+            | Algorithm::Dpgd { lambda, .. }
+            | Algorithm::Dpsgd { lambda, .. } => lambda,
         }
     }
 
     /// The privacy noise: σ, or τ for output perturbation.
     pub fn noise(&self) -> f64 {
         match *self {
-            Algorithm::Objective { sigma, .. } | Algorithm::Dpgd { sigma, .. } => sigma,
+            Algorithm::Objective { sigma, .. } | Algorithm::Dpgd { sigma, .. } | Algorithm::Dpsgd { sigma, .. } => {
+                sigma
+            }
             Algorithm::Output { tau, .. } => tau,
         }
     }
@@ -220,6 +263,23 @@ impl Algorithm {
                 eta,
                 steps,
                 loss_variant,
+            },
+            Algorithm::Dpsgd {
+                lambda,
+                eta,
+                steps,
+                loss_variant,
+                sample_rate,
+                clip,
+                ..
+            } => Algorithm::Dpsgd {
+                lambda,
+                sigma: noise,
+                eta,
+                steps,
+                loss_variant,
+                sample_rate,
+                clip,
             },
         }
     }

@@ -12,6 +12,7 @@ mod point;
 pub use algorithm::{Algorithm, AlgorithmKind, LossVariant, is_noise_param, is_non_private};
 pub use budget::{Budget, Target};
 pub use model::{Design, Model, ModelKind, NoiseLaw, Prior};
+pub(crate) use point::check_dpsgd_privacy;
 pub use point::{MAX_STEPS, Point};
 
 use crate::error::ConfigError;
@@ -55,7 +56,7 @@ mod tests {
     #[test]
     fn the_noise_parameter_is_tau_for_output_only() {
         let names: Vec<&str> = AlgorithmKind::ALL.iter().map(|k| k.noise_param()).collect();
-        assert_eq!(names, ["sigma", "tau", "sigma"]);
+        assert_eq!(names, ["sigma", "tau", "sigma", "sigma"]);
         let a = Algorithm::Output { lambda: 1.0, tau: 0.3 };
         assert_eq!((a.noise(), a.with_noise(0.7).noise()), (0.3, 0.7));
     }
@@ -76,6 +77,7 @@ mod tests {
             (AlgorithmKind::Objective, true),
             (AlgorithmKind::Output, true),
             (AlgorithmKind::Dpgd, false),
+            (AlgorithmKind::Dpsgd, false),
         ] {
             assert!(
                 kind.check_lambda(0.0, false).is_ok(),

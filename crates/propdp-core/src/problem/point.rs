@@ -125,7 +125,8 @@ impl Point {
         let noise = self.algorithm.noise();
         kind.check_lambda(self.algorithm.lambda(), noise > 0.0)?;
         super::nonneg(&format!("algorithm.{}", kind.noise_param()), noise)?;
-        self.check_dpgd()
+        self.check_dpgd()?;
+        self.check_dpsgd()
     }
 
     /// Smoothness bound of F = Σℓ + (λ/2)‖θ‖² for Gaussian designs:
@@ -167,6 +168,67 @@ impl Point {
                 "1 ≤ steps ≤ 1000 (the DP-GD theory costs O(N·T²) time and O(N·T) memory: \
                  T = 200 takes 15 s and 0.2 GB at the default RQMC budget, T = 1000 about 15 min and 1 GB)",
             ));
+        }
+        if loss_variant == LossVariant::Conditional
+            && let Model::Huber { noise, .. } = self.model
+            && !matches!(noise, NoiseLaw::Gaussian { .. })
+        {
+            return Err(ConfigError::range(
+                "algorithm.loss_variant",
+                "\"conditional\"",
+                "\"standard\" unless noise.law = \"gaussian\" (the conditional Huber loss averages over Gaussian noise)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// DP-SGD checks (docs/theory.md §3.2): 0 < q ≤ 1, C > 0 and finite,
+    /// 1 ≤ steps ≤ [`MAX_STEPS`], η > 0, the conditional Huber loss only with
+    /// Gaussian noise, and a step size that does not diverge. A bounded
+    /// gradient (a Lipschitz loss, or any loss clipped) moves θ by at most
+    /// η(C·|B_t| + σ‖ξ‖) per step, so with |1 − ηλ| < 1 the iterates stay
+    /// bounded for every η: they may oscillate, never diverge, and only
+    /// ηλ ≥ 2 is refused. An unbounded gradient (the squared loss unclipped)
+    /// diverges in mean once η ≥ 2/L_q, L_q = q·β(1 + √δ)²/δ + λ (the mean
+    /// step's Hessian q·XᵀX + λ); that is refused too.
+    fn check_dpsgd(&self) -> Result<(), ConfigError> {
+        let Algorithm::Dpsgd {
+            lambda,
+            eta,
+            steps,
+            loss_variant,
+            sample_rate,
+            clip,
+            ..
+        } = self.algorithm
+        else {
+            return Ok(());
+        };
+        check_dpsgd_privacy_fields(sample_rate, clip)?;
+        positive("algorithm.eta", eta)?;
+        if !(1..=MAX_STEPS).contains(&steps) {
+            return Err(ConfigError::range("algorithm.steps", steps, "1 ≤ steps ≤ 1000"));
+        }
+        if eta * lambda >= 2.0 {
+            return Err(ConfigError::range(
+                "algorithm.eta",
+                eta,
+                &format!("η·λ < 2 (λ = {lambda:?}: the ridge's contraction 1 − ηλ must stay in (−1, 1])"),
+            ));
+        }
+        if clip.is_none() && self.model.lipschitz().is_infinite() {
+            let limit = 2.0 / (sample_rate * (smoothness(&self.model, self.delta, lambda) - lambda) + lambda);
+            if eta >= limit {
+                return Err(ConfigError::range(
+                    "algorithm.eta",
+                    eta,
+                    &format!(
+                        "η < 2/L_q = {limit:?} at δ = {:?}, q = {sample_rate:?} (the unclipped squared loss \
+                         diverges in mean above; clip it or lower η)",
+                        self.delta
+                    ),
+                ));
+            }
         }
         if loss_variant == LossVariant::Conditional
             && let Model::Huber { noise, .. } = self.model
@@ -229,8 +291,56 @@ pub(crate) fn smoothness(model: &Model, delta: f64, lambda: f64) -> f64 {
 /// An algorithm's parameters by config name.
 fn algorithm_params(a: &Algorithm) -> Vec<(&'static str, f64)> {
     let mut v = vec![("lambda", a.lambda()), (a.kind().noise_param(), a.noise())];
-    if let Algorithm::Dpgd { eta, steps, .. } = *a {
-        v.extend([("eta", eta), ("steps", steps as f64)]);
+    match *a {
+        Algorithm::Dpgd { eta, steps, .. } => v.extend([("eta", eta), ("steps", steps as f64)]),
+        Algorithm::Dpsgd {
+            eta,
+            steps,
+            sample_rate,
+            clip,
+            ..
+        } => {
+            v.extend([("eta", eta), ("steps", steps as f64), ("sample_rate", sample_rate)]);
+            v.extend(clip.map(|c| ("clip", c)));
+        }
+        _ => {}
     }
     v
+}
+
+/// DP-SGD's sample rate 0 < q ≤ 1 and clipping norm 0 < C < ∞, naming the field.
+fn check_dpsgd_privacy_fields(sample_rate: f64, clip: Option<f64>) -> Result<(), ConfigError> {
+    if !(sample_rate > 0.0 && sample_rate <= 1.0) {
+        return Err(ConfigError::range(
+            "algorithm.sample_rate",
+            sample_rate,
+            "0 < sample_rate ≤ 1",
+        ));
+    }
+    if let Some(c) = clip
+        && !(c > 0.0 && c.is_finite())
+    {
+        return Err(ConfigError::range("algorithm.clip", c, "0 < clip < ∞"));
+    }
+    Ok(())
+}
+
+/// What calibrating DP-SGD's noise to a budget needs: valid q and C, and a
+/// bounded per-example gradient (a Lipschitz loss, or `clip`).
+pub(crate) fn check_dpsgd_privacy(model: &Model, algorithm: &Algorithm) -> Result<(), ConfigError> {
+    let Algorithm::Dpsgd { sample_rate, clip, .. } = *algorithm else {
+        return Ok(());
+    };
+    check_dpsgd_privacy_fields(sample_rate, clip)?;
+    if clip.is_none() && model.lipschitz().is_infinite() {
+        return Err(ConfigError::missing(
+            "algorithm.clip",
+            &format!(
+                "a privacy budget with model = \"{}\" needs clip > 0: its gradient is unbounded, so without \
+                 clipping no noise bounds the privacy loss",
+                model.kind().name()
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -220,12 +220,16 @@ def plot(
 
 @dataclass
 class PrivacyReport:
-    """The guarantee of a noise level in every notion (what ``propdp privacy``
-    prints): ``noise`` (σ for objective perturbation and DP-GD, τ for output
-    perturbation; calibrated when a target was given), ``epsilon`` at
-    ``delta_priv`` (None when no finite ε reaches it), zCDP ``rho``, ``mu``
-    of μ-GDP (output perturbation, DP-GD), objective perturbation's loss
-    bound (c, A) and its RDP ε(α) at α = 2, 8, 32."""
+    """The guarantee of a noise level in every notion (what ``propdp privacy
+    --json`` prints): ``noise`` (σ for objective perturbation, DP-GD and
+    DP-SGD, τ for output perturbation; calibrated when a target was given —
+    ``calibrated_to`` names it, ``target`` is its level), ``epsilon`` at
+    ``delta_priv`` (None when no finite ε reaches it; DP-SGD: the PLD
+    accountant's, ``rdp_epsilon`` the looser RDP one), zCDP ``rho``, ``mu`` of
+    μ-GDP (output perturbation, DP-GD, DP-SGD at q = 1), objective
+    perturbation's loss bound (c, A) and its RDP ε(α) at α = 2, 8, 32, and
+    the mechanism's ``lambda``, ``steps``, ``sample_rate``, ``clip`` where
+    they apply."""
 
     algorithm: str
     model: str
@@ -238,6 +242,13 @@ class PrivacyReport:
     objective_bound: Optional[Tuple[float, float]]
     rdp: List[Tuple[float, float]]
     text: str
+    rdp_epsilon: Optional[float] = None
+    calibrated_to: Optional[str] = None
+    target: Optional[float] = None
+    lambda_: Optional[float] = None
+    steps: Optional[int] = None
+    sample_rate: Optional[float] = None
+    clip: Optional[float] = None
 
     def __str__(self) -> str:
         return self.text
@@ -255,16 +266,23 @@ def privacy(
     steps: int = 1,
     huber_m: float = 1.0,
     neighbouring: str = "replace_one",
+    sample_rate: Optional[float] = None,
+    clip: Optional[float] = None,
 ) -> PrivacyReport:
     """The privacy guarantee of ``noise`` for ``algorithm`` ("objective",
-    "output", "dpgd") — or, with ``epsilon`` (at ``delta_priv``) or ``rho``
-    instead, the smallest noise meeting it and its guarantee. Sensitivity
-    conventions (R = 1, ``neighbouring`` "replace_one" or "add_remove_one")
-    as in docs/theory.md §4. Raises :class:`ConfigError` naming the argument."""
+    "output", "dpgd", "dpsgd") — or, with ``epsilon`` (at ``delta_priv``) or
+    ``rho`` instead, the smallest noise meeting it and its guarantee.
+    Sensitivity conventions (R = 1, ``neighbouring`` "replace_one" or
+    "add_remove_one") as in docs/theory.md §4. DP-SGD takes ``steps``,
+    ``sample_rate`` q and optionally ``clip`` C (noise multiplier σ/min(C, L));
+    its ε is the PLD accountant's. Raises :class:`ConfigError` naming the argument."""
     d = _native.privacy(
         algorithm, model, float(huber_m), float(lambda_), int(steps), neighbouring, float(delta_priv),
-        _opt(noise), _opt(epsilon), _opt(rho),
+        _opt(noise), _opt(epsilon), _opt(rho), _opt(sample_rate), _opt(clip),
     )
+    d["lambda_"] = d.pop("lambda")
+    d["objective_bound"] = None if d["objective_bound"] is None else tuple(d["objective_bound"])
+    d["rdp"] = [tuple(r) for r in d["rdp"]]
     return PrivacyReport(**d)
 
 
@@ -279,6 +297,8 @@ def calibrate(
     steps: int = 1,
     huber_m: float = 1.0,
     neighbouring: str = "replace_one",
+    sample_rate: Optional[float] = None,
+    clip: Optional[float] = None,
 ) -> PrivacyReport:
     """The smallest noise meeting (``epsilon``, ``delta_priv``) or ``rho``
     (give one), with its guarantee in every notion (``report.noise``)."""
@@ -286,7 +306,7 @@ def calibrate(
         raise config_error("give exactly one target: epsilon (with delta_priv) or rho", "epsilon")
     return privacy(
         algorithm, model, epsilon=epsilon, rho=rho, delta_priv=delta_priv, lambda_=lambda_, steps=steps,
-        huber_m=huber_m, neighbouring=neighbouring,
+        huber_m=huber_m, neighbouring=neighbouring, sample_rate=sample_rate, clip=clip,
     )
 
 
