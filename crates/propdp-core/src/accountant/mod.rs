@@ -627,7 +627,8 @@ fn calibrate_dpsgd(eps: f64, delta: f64, q: f64, steps: usize, n: Neighbouring) 
         Neighbouring::ReplaceOne => (eps / 2.0, delta / (1.0 + (eps / 2.0).exp())),
     };
     // NaN (the RDP sum overflowing at tiny q and z) counts as above
-    let rdp_above = |z: f64| rdp::epsilon(z, q, steps as u64, d_ar).partial_cmp(&e_ar) != Some(std::cmp::Ordering::Less);
+    let rdp_above =
+        |z: f64| rdp::epsilon(z, q, steps as u64, d_ar).partial_cmp(&e_ar) != Some(std::cmp::Ordering::Less);
     // the RDP-calibrated z, to 1e-3 relative, by bisection in log z
     let (mut lo, mut hi) = (1e-4f64, 1e8f64);
     if rdp_above(hi) {
