@@ -116,7 +116,7 @@ struct PrivacyArgs {
     /// objective | output | dpgd | dpsgd
     #[arg(long)]
     algorithm: AlgorithmKind,
-    /// huber | logistic
+    /// huber | logistic | least_squares
     #[arg(long)]
     model: ModelKind,
     /// Huber threshold M (Lipschitz constant of the Huber loss).
@@ -170,6 +170,10 @@ impl PrivacyArgs {
                 noise: NoiseLaw::Gaussian { sd: 1.0 },
             },
             ModelKind::Logistic => Model::Logistic,
+            // the label noise does not enter the guarantee
+            ModelKind::LeastSquares => Model::LeastSquares {
+                noise: NoiseLaw::Gaussian { sd: 1.0 },
+            },
         };
         let dpsgd = self.algorithm == AlgorithmKind::Dpsgd;
         for (flag, given) in [

@@ -16,6 +16,8 @@ pub enum Loss {
     },
     /// log(1 + exp(−y r)).
     Logistic,
+    /// (y − r)²/2.
+    Squared,
     /// E_e ρ_M(ν + e − r), e ~ N(0, se²).
     ConditionalHuber {
         /// Threshold M.
@@ -33,6 +35,7 @@ impl Loss {
         match *model {
             Model::Huber { huber_m, .. } => Loss::Huber { m: huber_m },
             Model::Logistic => Loss::Logistic,
+            Model::LeastSquares { .. } => Loss::Squared,
         }
     }
 
@@ -40,7 +43,8 @@ impl Loss {
     pub fn for_dpgd(model: &Model, variant: crate::problem::LossVariant) -> Loss {
         use crate::problem::{LossVariant, NoiseLaw};
         match (variant, *model) {
-            (LossVariant::Standard, _) => Loss::of(model),
+            // the squared loss has no conditional variant (refused by Point::check)
+            (LossVariant::Standard, _) | (LossVariant::Conditional, Model::LeastSquares { .. }) => Loss::of(model),
             (LossVariant::Conditional, Model::Logistic) => Loss::ConditionalLogistic,
             (LossVariant::Conditional, Model::Huber { huber_m, noise }) => {
                 let NoiseLaw::Gaussian { sd } = noise else {
@@ -71,6 +75,10 @@ impl Loss {
                 } else {
                     (m * e.abs() - 0.5 * m * m, -m * e.signum(), 0.0)
                 }
+            }
+            Loss::Squared => {
+                let e = y - r;
+                (0.5 * e * e, -e, 1.0)
             }
             Loss::Logistic => {
                 let t = -y * r;

@@ -78,7 +78,9 @@ pub fn describe(name: &str) -> Option<&'static str> {
 pub fn offered(model: crate::ModelKind, algorithm: crate::AlgorithmKind) -> &'static [&'static str] {
     use crate::ModelKind;
     match (model, algorithm) {
-        (ModelKind::Huber, a) if a.is_iterative() => &[EST_ERR2, NORM2, OVERLAP, TRAIN_LOSS],
+        (ModelKind::Huber | ModelKind::LeastSquares, a) if a.is_iterative() => &[EST_ERR2, NORM2, OVERLAP, TRAIN_LOSS],
+        // objective and output perturbation refuse least squares (Point::check)
+        (ModelKind::LeastSquares, _) => &[],
         (ModelKind::Logistic, a) if a.is_iterative() => &[EST_ERR2, NORM2, OVERLAP, TEST_CLASS_ERR, TRAIN_LOSS],
         (ModelKind::Huber, _) => &[
             BIAS_FACTOR,

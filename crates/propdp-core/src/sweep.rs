@@ -133,7 +133,9 @@ fn odometer(
 /// Field path in the config file of a parameter name.
 fn config_field(name: &str) -> String {
     match name {
-        "lambda" | "sigma" | "tau" | "eta" | "steps" | "epsilon" | "rho" => format!("algorithm.{name}"),
+        "lambda" | "sigma" | "tau" | "eta" | "steps" | "sample_rate" | "clip" | "epsilon" | "rho" => {
+            format!("algorithm.{name}")
+        }
         _ => format!("problem.{name}"),
     }
 }
@@ -170,23 +172,19 @@ fn point(
         Some(b) => {
             model.check()?;
             kind.check_lambda(v["lambda"], true)?;
+            // validate the algorithm's fields before the accountant reads them
+            crate::problem::check_budget_applies(&model, &a.algorithm(v, 1.0)?)?;
             let mkind = match kind {
                 AlgorithmKind::Objective => MechanismKind::Objective { lambda: v["lambda"] },
                 AlgorithmKind::Output => MechanismKind::Output { lambda: v["lambda"] },
                 AlgorithmKind::Dpgd => MechanismKind::Dpgd {
                     steps: a.steps(v)?.expect("DP-GD has steps"),
                 },
-                AlgorithmKind::Dpsgd => {
-                    let steps = a.steps(v)?.expect("DP-SGD has steps");
-                    // validate q and C before the accountant reads them
-                    let probe = a.algorithm(v, 1.0)?;
-                    crate::problem::check_dpsgd_privacy(&model, &probe)?;
-                    MechanismKind::Dpsgd {
-                        steps,
-                        sample_rate: v["sample_rate"],
-                        clip: v.get("clip").copied(),
-                    }
-                }
+                AlgorithmKind::Dpsgd => MechanismKind::Dpsgd {
+                    steps: a.steps(v)?.expect("DP-SGD has steps"),
+                    sample_rate: v["sample_rate"],
+                    clip: v.get("clip").copied(),
+                },
             };
             calibrated_noise(&model, mkind, b)?
         }

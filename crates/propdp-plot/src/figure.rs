@@ -75,10 +75,10 @@ fn default_title(model: ModelKind, algorithm: AlgorithmKind) -> String {
 /// Default metrics per model.
 fn default_metrics(model: ModelKind, algorithm: AlgorithmKind) -> Vec<String> {
     let m: &[&str] = match (model, algorithm) {
-        (ModelKind::Logistic, AlgorithmKind::Dpgd) => {
+        (ModelKind::Logistic, a) if a.is_iterative() => {
             &[metrics::EST_ERR2, metrics::TRAIN_LOSS, metrics::TEST_CLASS_ERR]
         }
-        (_, AlgorithmKind::Dpgd) => &[metrics::EST_ERR2, metrics::OVERLAP, metrics::TRAIN_LOSS],
+        (_, a) if a.is_iterative() => &[metrics::EST_ERR2, metrics::OVERLAP, metrics::TRAIN_LOSS],
         (ModelKind::Huber, _) => &[metrics::EST_ERR2, metrics::TRAIN_RESID_TRUNC],
         _ => &[metrics::EST_ERR2, metrics::BIAS_FACTOR, metrics::TEST_CLASS_ERR],
     };

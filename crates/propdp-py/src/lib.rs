@@ -439,6 +439,10 @@ fn privacy<'py>(
             noise: NoiseLaw::Gaussian { sd: 1.0 },
         },
         ModelKind::Logistic => Model::Logistic,
+        // the label noise does not enter the guarantee
+        ModelKind::LeastSquares => Model::LeastSquares {
+            noise: NoiseLaw::Gaussian { sd: 1.0 },
+        },
     };
     let neighbouring: Neighbouring =
         serde_json::from_value(serde_json::Value::String(neighbouring.into())).map_err(|_| {

@@ -76,11 +76,11 @@ pub fn draw_noise<R: Rng>(law: &NoiseLaw, rng: &mut R) -> f64 {
     }
 }
 
-/// Responses for teacher fields ν = Xθ*: y = ν + ε (Huber) or y = ±1 with
-/// P(+1) = sigmoid(ν) (logistic).
+/// Responses for teacher fields ν = Xθ*: y = ν + ε (Huber, least squares)
+/// or y = ±1 with P(+1) = sigmoid(ν) (logistic).
 pub fn draw_labels<R: Rng>(model: &Model, nu: &DVector<f64>, rng: &mut R) -> DVector<f64> {
     DVector::from_fn(nu.len(), |i, _| match model {
-        Model::Huber { noise, .. } => nu[i] + draw_noise(noise, rng),
+        Model::Huber { noise, .. } | Model::LeastSquares { noise } => nu[i] + draw_noise(noise, rng),
         Model::Logistic => {
             let p = 1.0 / (1.0 + (-nu[i]).exp());
             if rng.random::<f64>() < p { 1.0 } else { -1.0 }

@@ -79,6 +79,9 @@ pub fn metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVector<f
             out.insert(metrics::TEST_LOGLOSS.into(), test_ll);
             out.insert(metrics::TRAIN_LOGLOSS.into(), train_ll);
         }
+        Model::LeastSquares { .. } => {
+            unreachable!("least squares is refused for objective and output perturbation by Point::check")
+        }
     }
     out
 }

@@ -175,3 +175,38 @@ fn full_batch_unclipped_dpsgd_is_dpgd() {
     let (x, y) = (simulate(&p, &s, 0).unwrap(), simulate(&gd, &s, 0).unwrap());
     assert_eq!(x.per_step, y.per_step);
 }
+
+fn least_squares() -> Model {
+    Model::LeastSquares {
+        noise: NoiseLaw::Gaussian { sd: 0.5 },
+    }
+}
+
+#[test]
+fn clipped_squared_loss_q_0_3() {
+    let p = dpsgd(least_squares(), 0.5, 0.1, 0.5, 1.5, 20, 0.3, Some(1.0));
+    let (bad, rms) = compare(&p, &p, 1000, 40, Design::Gaussian, 3);
+    assert!(bad.is_empty(), "rms z {rms:.2}: {bad:#?}");
+}
+
+/// Clipped at C, the squared loss's gradient factor is the Huber loss's with
+/// threshold M = C: the DMFT predicts the same iterates (est_err2, overlap,
+/// norm2 at every step); only the training loss, a different function, differs.
+#[test]
+fn clipped_squared_loss_descends_like_huber_with_threshold_c() {
+    let ls = dpsgd(least_squares(), 0.5, 0.1, 0.5, 1.0, 12, 0.3, Some(0.8));
+    let huber = Model::Huber {
+        huber_m: 0.8,
+        noise: NoiseLaw::Gaussian { sd: 0.5 },
+    };
+    let hb = dpsgd(huber, 0.5, 0.1, 0.5, 1.0, 12, 0.3, None);
+    let solver = TheorySolver::new(SolverOptions::default());
+    let (a, b) = (solver.solve(&ls, None).unwrap(), solver.solve(&hb, None).unwrap());
+    let (a, b) = (a.per_step.unwrap(), b.per_step.unwrap());
+    for name in ["est_err2", "overlap", "norm2"] {
+        for (x, y) in a.mean[name].iter().zip(&b.mean[name]) {
+            assert!((x - y).abs() <= 1e-12 * x.abs().max(1.0), "{name}: {x} vs {y}");
+        }
+    }
+    assert_ne!(a.mean["train_loss"], b.mean["train_loss"]);
+}

@@ -57,7 +57,7 @@ pub struct DmftParams {
     pub clip: f64,
     /// The descended loss (standard losses draw labels from the model).
     pub loss: Loss,
-    /// Label noise sd for the standard Huber loss (y = ν + e, e ~ N(0, sd²)).
+    /// Label noise sd for the standard Huber and squared losses (y = ν + e, e ~ N(0, sd²)).
     pub noise_sd: f64,
     /// Sample points per scramble (≤ 2^16).
     pub points: usize,
@@ -204,7 +204,7 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
     let nu: Vec<f64> = z[0].iter().map(|x| p.s2.sqrt() * x).collect();
     // label: y for standard losses, ν for conditional ones
     let label: Vec<f64> = match p.loss {
-        Loss::Huber { .. } => {
+        Loss::Huber { .. } | Loss::Squared => {
             let unit = Normal::standard();
             (0..n).map(|i| nu[i] + p.noise_sd * unit.inverse_cdf(u[i])).collect()
         }

@@ -244,6 +244,9 @@ impl TheorySolver {
                 let (st, report) = self.logistic.solve(&p, warm)?;
                 (Static::Logistic(p, st), report)
             }
+            Model::LeastSquares { .. } => {
+                unreachable!("least squares is refused for objective and output perturbation by Point::check")
+            }
         })
     }
 
@@ -342,10 +345,13 @@ impl TheorySolver {
             Model::Huber {
                 noise: propdp_core::NoiseLaw::Gaussian { sd },
                 ..
+            }
+            | Model::LeastSquares {
+                noise: propdp_core::NoiseLaw::Gaussian { sd },
             } => sd,
-            Model::Huber { .. } => {
+            Model::Huber { .. } | Model::LeastSquares { .. } => {
                 return Err(DmftError::Invalid {
-                    what: "the DMFT draws Huber labels with Gaussian noise only".into(),
+                    what: "the DMFT draws regression labels with Gaussian noise only".into(),
                     params: Box::new(self.dmft_params(point, 0.0)),
                 }
                 .into());

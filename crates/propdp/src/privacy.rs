@@ -124,6 +124,16 @@ pub fn check(q: &Query) -> Result<()> {
     if let Err(e) = q.model.check() {
         return Err(Argument::new("huber_m", format!(": {e}")).into());
     }
+    if q.model.lipschitz().is_infinite() && !(q.algorithm == AlgorithmKind::Dpsgd && q.clip.is_some()) {
+        return Err(Argument::new(
+            "model",
+            format!(
+                " = {}: its loss is not Lipschitz, so only DP-SGD with clipping is private (--algorithm dpsgd --clip C)",
+                q.model.name()
+            ),
+        )
+        .into());
+    }
     if !(q.delta_priv > 0.0 && q.delta_priv < 1.0) {
         return Err(Argument::new(
             "delta_priv",
@@ -356,6 +366,7 @@ impl Report {
         let model = match q.model.kind() {
             propdp_core::ModelKind::Huber => "Huber",
             propdp_core::ModelKind::Logistic => "Logistic",
+            propdp_core::ModelKind::LeastSquares => "least-squares",
         };
         let what = match q.algorithm {
             AlgorithmKind::Dpgd => "DP-GD".to_string(),

@@ -16,6 +16,7 @@ const PROBLEM: Kinds = Kinds {
     kinds: &[
         ("huber", &["delta", "s2", "huber_m", "noise"]),
         ("logistic", &["delta", "s2"]),
+        ("least_squares", &["delta", "s2", "noise"]),
     ],
 };
 
@@ -60,6 +61,16 @@ pub enum RawProblem {
         delta: ParamSpec,
         /// Prior energy s² = E(Θ²).
         s2: ParamSpec,
+    },
+    /// Least-squares regression (DP-GD and DP-SGD only).
+    LeastSquares {
+        /// δ = d/n.
+        delta: ParamSpec,
+        /// Prior energy s² = E(Θ²).
+        s2: ParamSpec,
+        /// Law of the label noise.
+        #[serde(deserialize_with = "noise")]
+        noise: RawNoise,
     },
 }
 
@@ -183,20 +194,23 @@ impl RawProblem {
         match self {
             RawProblem::Huber { .. } => ModelKind::Huber,
             RawProblem::Logistic { .. } => ModelKind::Logistic,
+            RawProblem::LeastSquares { .. } => ModelKind::LeastSquares,
         }
     }
 
     /// δ, swept innermost.
     pub fn delta(&self) -> &ParamSpec {
         match self {
-            RawProblem::Huber { delta, .. } | RawProblem::Logistic { delta, .. } => delta,
+            RawProblem::Huber { delta, .. }
+            | RawProblem::Logistic { delta, .. }
+            | RawProblem::LeastSquares { delta, .. } => delta,
         }
     }
 
-    /// The Huber noise law, if any.
+    /// The label noise law (Huber, least squares), if any.
     pub fn noise(&self) -> Option<&RawNoise> {
         match self {
-            RawProblem::Huber { noise, .. } => Some(noise),
+            RawProblem::Huber { noise, .. } | RawProblem::LeastSquares { noise, .. } => Some(noise),
             RawProblem::Logistic { .. } => None,
         }
     }
@@ -210,6 +224,11 @@ impl RawProblem {
                 v
             }
             RawProblem::Logistic { s2, .. } => vec![("s2", s2)],
+            RawProblem::LeastSquares { s2, noise, .. } => {
+                let mut v = vec![("s2", s2)];
+                v.extend(noise.axes());
+                v
+            }
         }
     }
 
@@ -221,6 +240,7 @@ impl RawProblem {
                 noise: noise.law(v),
             },
             RawProblem::Logistic { .. } => Model::Logistic,
+            RawProblem::LeastSquares { noise, .. } => Model::LeastSquares { noise: noise.law(v) },
         }
     }
 }

@@ -185,6 +185,21 @@ impl TuneConfig {
                 "a non-empty list of \"objective\", \"output\" and \"dpgd\"",
             ));
         }
+        if t.algorithms.contains(&AlgorithmKind::Dpsgd) {
+            return Err(ConfigError::range(
+                "tune.algorithms",
+                "\"dpsgd\"",
+                "\"objective\", \"output\" and \"dpgd\" (tuning DP-SGD's sample rate is not implemented yet)",
+            ));
+        }
+        if cfg.problem.kind() == crate::ModelKind::LeastSquares {
+            return Err(ConfigError::range(
+                "problem.model",
+                "\"least_squares\"",
+                "\"huber\" or \"logistic\": tune compares algorithms at privacy budgets, and the squared loss is \
+                 private only through DP-SGD's clipping, which tune does not search yet",
+            ));
+        }
         let dpgd = t.algorithms.contains(&AlgorithmKind::Dpgd);
         for (field, given) in [("steps", t.steps.is_some()), ("eta_fraction", t.eta_fraction.is_some())] {
             if given && !dpgd {

@@ -12,7 +12,7 @@ mod point;
 pub use algorithm::{Algorithm, AlgorithmKind, LossVariant, is_noise_param, is_non_private};
 pub use budget::{Budget, Target};
 pub use model::{Design, Model, ModelKind, NoiseLaw, Prior};
-pub(crate) use point::check_dpsgd_privacy;
+pub(crate) use point::check_budget_applies;
 pub use point::{MAX_STEPS, Point};
 
 use crate::error::ConfigError;

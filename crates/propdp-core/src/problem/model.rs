@@ -134,13 +134,15 @@ pub enum ModelKind {
     Huber,
     /// Logistic regression.
     Logistic,
+    /// Least-squares linear regression (DP-GD and DP-SGD only).
+    LeastSquares,
 }
 
 impl ModelKind {
     /// Every model, in config-name order.
-    pub const ALL: [ModelKind; 2] = [ModelKind::Huber, ModelKind::Logistic];
+    pub const ALL: [ModelKind; 3] = [ModelKind::Huber, ModelKind::Logistic, ModelKind::LeastSquares];
 
-    /// Config name: `huber` or `logistic`.
+    /// Config name: `huber`, `logistic` or `least_squares`.
     ///
     /// ```
     /// use propdp_core::ModelKind;
@@ -151,6 +153,7 @@ impl ModelKind {
         match self {
             ModelKind::Huber => "huber",
             ModelKind::Logistic => "logistic",
+            ModelKind::LeastSquares => "least_squares",
         }
     }
 
@@ -159,14 +162,15 @@ impl ModelKind {
         match self {
             ModelKind::Huber => "Huber robust regression",
             ModelKind::Logistic => "Logistic regression",
+            ModelKind::LeastSquares => "Least-squares regression",
         }
     }
 
     /// β, the bound 0 ≤ f'' ≤ β of the per-sample loss in the fitted field
-    /// (Huber: 1; logistic: sigmoid' ≤ 1/4).
+    /// (Huber, least squares: 1; logistic: sigmoid' ≤ 1/4).
     pub fn curvature(self) -> f64 {
         match self {
-            ModelKind::Huber => 1.0,
+            ModelKind::Huber | ModelKind::LeastSquares => 1.0,
             ModelKind::Logistic => 0.25,
         }
     }
@@ -184,7 +188,7 @@ impl std::str::FromStr for ModelKind {
         ModelKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown model {s:?}: allowed \"huber\", \"logistic\""))
+            .ok_or_else(|| format!("unknown model {s:?}: allowed \"huber\", \"logistic\", \"least_squares\""))
     }
 }
 
@@ -201,6 +205,12 @@ pub enum Model {
     },
     /// P(y = +1 | x) = sigmoid(xᵀθ*), loss log(1 + exp(−y xᵀθ)).
     Logistic,
+    /// y = xᵀθ* + ε, loss (y − xᵀθ)²/2. Its gradient is unbounded (not
+    /// Lipschitz), so it is private only through DP-SGD's clipping.
+    LeastSquares {
+        /// The law of ε.
+        noise: NoiseLaw,
+    },
 }
 
 impl Model {
@@ -209,17 +219,18 @@ impl Model {
         match self {
             Model::Huber { .. } => ModelKind::Huber,
             Model::Logistic => ModelKind::Logistic,
+            Model::LeastSquares { .. } => ModelKind::LeastSquares,
         }
     }
 
-    /// Config name: `huber` or `logistic`.
+    /// Config name: `huber`, `logistic` or `least_squares`.
     pub fn name(&self) -> &'static str {
         self.kind().name()
     }
 
     /// L, the bound |f'| ≤ L of the per-sample loss in the fitted field: the
-    /// Huber threshold M, or 1 for the logistic loss. With ‖x‖ ≤ R the
-    /// per-sample gradient has norm ≤ LR.
+    /// Huber threshold M, 1 for the logistic loss, ∞ for least squares. With
+    /// ‖x‖ ≤ R the per-sample gradient has norm ≤ LR.
     ///
     /// ```
     /// use propdp_core::{Model, NoiseLaw};
@@ -231,6 +242,7 @@ impl Model {
         match *self {
             Model::Huber { huber_m, .. } => huber_m,
             Model::Logistic => 1.0,
+            Model::LeastSquares { .. } => f64::INFINITY,
         }
     }
 
@@ -241,10 +253,13 @@ impl Model {
 
     /// Range checks of the model's parameters, naming the field.
     pub fn check(&self) -> Result<(), ConfigError> {
-        if let Model::Huber { huber_m, noise } = self {
-            positive("problem.huber_m", *huber_m)?;
-            noise.check()?;
+        match self {
+            Model::Huber { huber_m, noise } => {
+                positive("problem.huber_m", *huber_m)?;
+                noise.check()
+            }
+            Model::LeastSquares { noise } => noise.check(),
+            Model::Logistic => Ok(()),
         }
-        Ok(())
     }
 }

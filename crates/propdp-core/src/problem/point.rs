@@ -122,6 +122,28 @@ impl Point {
         positive("problem.s2", self.s2)?;
         self.model.check()?;
         let kind = self.algorithm.kind();
+        if let Model::LeastSquares { .. } = self.model
+            && !kind.is_iterative()
+        {
+            return Err(ConfigError::range(
+                "algorithm.kind",
+                format!("\"{}\"", kind.name()),
+                "\"dpgd\" or \"dpsgd\" with model = \"least_squares\" (the squared loss is not Lipschitz: \
+                 objective and output perturbation have no finite sensitivity for it)",
+            ));
+        }
+        if let (
+            Model::LeastSquares { .. },
+            Algorithm::Dpgd { loss_variant, .. } | Algorithm::Dpsgd { loss_variant, .. },
+        ) = (self.model, self.algorithm)
+            && loss_variant == LossVariant::Conditional
+        {
+            return Err(ConfigError::range(
+                "algorithm.loss_variant",
+                "\"conditional\"",
+                "\"standard\" with model = \"least_squares\" (no conditional variant of the squared loss)",
+            ));
+        }
         let noise = self.algorithm.noise();
         kind.check_lambda(self.algorithm.lambda(), noise > 0.0)?;
         super::nonneg(&format!("algorithm.{}", kind.noise_param()), noise)?;
@@ -258,11 +280,16 @@ impl Point {
         }
         m.insert("delta".into(), self.delta);
         m.insert("s2".into(), self.s2);
-        if let Model::Huber { huber_m, noise } = self.model {
-            m.insert("huber_m".into(), huber_m);
-            for (k, v) in noise.params() {
-                m.insert(k.into(), v);
+        let noise = match self.model {
+            Model::Huber { huber_m, noise } => {
+                m.insert("huber_m".into(), huber_m);
+                Some(noise)
             }
+            Model::LeastSquares { noise } => Some(noise),
+            Model::Logistic => None,
+        };
+        for (k, v) in noise.iter().flat_map(|n| n.params()) {
+            m.insert(k.into(), v);
         }
         m.extend(
             algorithm_params(&self.algorithm)
@@ -325,10 +352,21 @@ fn check_dpsgd_privacy_fields(sample_rate: f64, clip: Option<f64>) -> Result<(),
     Ok(())
 }
 
-/// What calibrating DP-SGD's noise to a budget needs: valid q and C, and a
-/// bounded per-example gradient (a Lipschitz loss, or `clip`).
-pub(crate) fn check_dpsgd_privacy(model: &Model, algorithm: &Algorithm) -> Result<(), ConfigError> {
+/// What calibrating the noise to a budget needs: a bounded per-example
+/// gradient (a Lipschitz loss, or DP-SGD's `clip`), and for DP-SGD valid q and C.
+pub(crate) fn check_budget_applies(model: &Model, algorithm: &Algorithm) -> Result<(), ConfigError> {
     let Algorithm::Dpsgd { sample_rate, clip, .. } = *algorithm else {
+        if model.lipschitz().is_infinite() {
+            return Err(ConfigError::range(
+                "algorithm.kind",
+                format!("\"{}\"", algorithm.name()),
+                &format!(
+                    "\"dpsgd\" with clip for a privacy budget with model = \"{}\": its gradient is unbounded, \
+                     so only clipping bounds the privacy loss",
+                    model.kind().name()
+                ),
+            ));
+        }
         return Ok(());
     };
     check_dpsgd_privacy_fields(sample_rate, clip)?;
