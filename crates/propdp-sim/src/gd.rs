@@ -1,6 +1,6 @@
 //! DP full-batch gradient descent (docs/theory.md §1, §3):
 //! θ₀ = 0, θ_{t+1} = θ_t − η(Xᵀℓ'(Xθ_t) + λθ_t + σ ξ_t), ξ_t ~ N(0, I_d) fresh;
-//! and mini-batch DP-SGD (§3.2): a fresh Poisson batch B_t (each row with
+//! and mini-batch DP-SGD (§3.1): a fresh Poisson batch B_t (each row with
 //! probability q) and per-example gradients clipped to norm C,
 //! θ_{t+1} = θ_t − η(Σ_{i∈B_t} clip_C(ℓ'ᵢ xᵢ) + λθ_t + σ ξ_t).
 

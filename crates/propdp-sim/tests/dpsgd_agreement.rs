@@ -1,5 +1,5 @@
 //! DMFT of mini-batch DP-SGD (Poisson selections per sample path, scalar
-//! clipping; docs/theory.md §3.2) against simulated DP-SGD (fresh Poisson
+//! clipping; docs/theory.md §3.1) against simulated DP-SGD (fresh Poisson
 //! batches, per-example clipping by ‖ℓ'ᵢxᵢ‖), at every step and for every
 //! metric, by the docs/theory.md §5 rule with the combined standard error of
 //! the simulation (repetitions) and the theory (RQMC scrambles).

@@ -1,6 +1,6 @@
 //! Dynamical mean-field theory (state evolution with memory) of DP
 //! full-batch gradient descent, exactly as in docs/theory.md §3, and of
-//! mini-batch DP-SGD (§3.2): every sample path carries its own Poisson
+//! mini-batch DP-SGD (§3.1): every sample path carries its own Poisson
 //! selections S_t ~ Bernoulli(q), and clipping acts on the scalar ℓ', so
 //! ĝ_t = S_t·clip(ℓ'(r_t), ±C), ĥ_t = S_t·ℓ''(r_t)·1{|ℓ'| < C} replace g_t, ℓ''_t
 //! in every kernel (q = 1 without clipping is DP-GD).
@@ -282,7 +282,7 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
                 // Huber (y = ν + e), conditional Huber, squared (y = ν + e): ∂_ν ℓ' = −ℓ''
                 _ => -d2,
             };
-            // DP-SGD: the path's selection and the clip (§3.2); ĥ and ∂_ν vanish where clipped
+            // DP-SGD: the path's selection and the clip (§3.1); ĥ and ∂_ν vanish where clipped
             let selected = !subsampled || t == tt || selection[t][i];
             let (g_hat, h_hat, dnu_hat) = match (selected, d1.abs() < p.clip) {
                 (false, _) => (0.0, 0.0, 0.0),

@@ -177,7 +177,7 @@ pub enum Algorithm {
         /// Which loss is descended.
         loss_variant: LossVariant,
     },
-    /// Mini-batch DP-SGD (docs/theory.md §3.2): θ₀ = 0, at every step a
+    /// Mini-batch DP-SGD (docs/theory.md §3.1): θ₀ = 0, at every step a
     /// Poisson batch B_t (each sample with probability q),
     /// θ_{t+1} = (1 − ηλ)θ_t − η Σ_{i∈B_t} clip_C(ℓ'ᵢ xᵢ) + ησ ξ_t.
     Dpsgd {

@@ -204,7 +204,7 @@ impl Point {
         Ok(())
     }
 
-    /// DP-SGD checks (docs/theory.md §3.2): 0 < q ≤ 1, C > 0 and finite,
+    /// DP-SGD checks (docs/theory.md §3.1): 0 < q ≤ 1, C > 0 and finite,
     /// 1 ≤ steps ≤ [`MAX_STEPS`], η > 0, the conditional Huber loss only with
     /// Gaussian noise, and a step size that does not diverge. A bounded
     /// gradient (a Lipschitz loss, or any loss clipped) moves θ by at most
