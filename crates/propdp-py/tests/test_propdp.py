@@ -161,6 +161,15 @@ def test_kappa_is_delta():
         (lambda: propdp.privacy("objective", "huber", huber_m=-1.0, noise=1.0), "huber_m"),
         (lambda: propdp.privacy("output", neighbouring="both", noise=1.0), "neighbouring"),
         (lambda: propdp.calibrate("output", epsilon=float("inf")), "epsilon"),
+        (lambda: propdp.privacy("dpsgd", noise=1.0, steps=10, sample_rate=1.5), "sample_rate"),
+        (lambda: propdp.privacy("dpsgd", noise=1.0, steps=10), "sample_rate"),
+        (lambda: propdp.privacy("dpgd", noise=1.0, steps=10, clip=1.0), "clip"),
+        (lambda: propdp.privacy("dpsgd", noise=1.0, steps=10, sample_rate=0.1, clip=0.0), "clip"),
+        (lambda: propdp.privacy("dpsgd", "least_squares", noise=1.0, steps=10, sample_rate=0.1), "model"),
+        (lambda: propdp.solve("logistic", "dpsgd", delta=1.0, s2=1.0, lambda_=0.5, sigma=1.0, eta=1.0, steps=5,
+                              sample_rate=0.0), "algorithm.sample_rate"),
+        (lambda: propdp.solve("logistic", "dpgd", delta=1.0, s2=1.0, lambda_=0.5, sigma=1.0, eta=1.0, steps=5,
+                              clip=1.0), "algorithm.clip"),
     ],
 )
 def test_bad_arguments_raise_value_error_naming_the_field(call, field):
@@ -186,6 +195,33 @@ def test_calibration_round_trips_and_matches_the_gaussian_mechanism():
     assert math.isclose(back.mu, math.sqrt(100) * 2 / c.noise, rel_tol=1e-12)
     assert math.isclose(back.rho, back.mu ** 2 / 2, rel_tol=1e-12)
     assert "ε = 1.000000" in str(back)
+
+
+def test_dpsgd_privacy_equals_the_cli_json(cli):
+    args = dict(noise=0.6, sample_rate=0.004, steps=10000, delta_priv=1e-5, neighbouring="add_remove_one")
+    r = propdp.privacy("dpsgd", **args)
+    out = subprocess.run(
+        [cli, "privacy", "--algorithm", "dpsgd", "--model", "logistic", "--noise", "0.6", "--sample-rate", "0.004",
+         "--steps", "10000", "--delta-priv", "1e-5", "--neighbouring", "add-remove-one", "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    want = json.loads(out.stdout)
+    assert r.epsilon == want["epsilon"] and r.rdp_epsilon == want["rdp_epsilon"] and r.rho == want["rho"]
+    assert (r.sample_rate, r.steps, r.clip, r.mu) == (0.004, 10000, None, None)
+    # the PLD ε is tighter than the RDP's, both near dp-accounting's 8.494 (fine grid)
+    assert 8.494 < r.epsilon < 8.50 < r.rdp_epsilon
+    # calibration round-trips (replace-one, clipped)
+    c = propdp.calibrate("dpsgd", epsilon=1.0, delta_priv=1e-5, sample_rate=0.01, steps=1000, clip=1.0)
+    assert c.calibrated_to == "epsilon" and c.epsilon <= 1.0 and math.isclose(c.epsilon, 1.0, rel_tol=1e-4)
+
+
+def test_dpsgd_solve_at_q_1_is_dpgd():
+    common = dict(delta=1.0, s2=1.0, lambda_=0.5, sigma=1.0, eta=0.5, steps=6, solver={"dmft_points": 2048})
+    a = propdp.solve("logistic", "dpsgd", sample_rate=1.0, **common)
+    b = propdp.solve("logistic", "dpgd", **common)
+    assert a.algorithm == "dpsgd" and a.params["sample_rate"] == 1.0
+    for m in ("est_err2", "overlap", "norm2"):
+        assert np.array_equal(a.per_step[m], b.per_step[m])
 
 
 def long_sweep():
