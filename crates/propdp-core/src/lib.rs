@@ -24,4 +24,6 @@ pub mod validation;
 
 pub use config::Config;
 pub use error::ConfigError;
-pub use problem::{Algorithm, AlgorithmKind, Design, LossVariant, Model, ModelKind, NoiseLaw, Point, Prior};
+pub use problem::{
+    Algorithm, AlgorithmKind, Design, GradientSteps, LossVariant, Model, ModelKind, NoiseLaw, Point, Prior,
+};

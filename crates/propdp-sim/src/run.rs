@@ -230,34 +230,16 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         y: data::draw_labels(&point.model(), &(&test.x * &test.theta_star), &mut rng),
         ..test
     };
-    let iterative = match point.algorithm() {
-        Algorithm::Dpgd {
-            lambda,
-            sigma,
-            eta,
-            steps,
-            loss_variant,
-        } => Some((lambda, sigma, eta, steps, loss_variant, 1.0, f64::INFINITY)),
-        Algorithm::Dpsgd {
-            lambda,
-            sigma,
-            eta,
-            steps,
-            loss_variant,
-            sample_rate,
-            clip,
-        } => Some((
-            lambda,
-            sigma,
-            eta,
-            steps,
-            loss_variant,
-            sample_rate,
-            clip.unwrap_or(f64::INFINITY),
-        )),
-        Algorithm::Objective { .. } | Algorithm::Output { .. } => None,
-    };
-    if let Some((lambda, sigma, eta, steps, loss_variant, sample_rate, clip)) = iterative {
+    if let Some(propdp_core::GradientSteps {
+        lambda,
+        sigma,
+        eta,
+        steps,
+        loss_variant,
+        sample_rate,
+        clip,
+    }) = point.algorithm().gradient_steps()
+    {
         let loss = Loss::for_dpgd(&point.model(), loss_variant);
         let labels = if loss.is_conditional() {
             &train.x * &train.theta_star

@@ -160,33 +160,18 @@ impl TheorySolver {
     }
 
     fn dmft_params(&self, point: &Point, noise_sd: f64) -> DmftParams {
-        let (lambda, sigma, eta, steps, loss_variant, sample_rate, clip) = match point.algorithm() {
-            Algorithm::Dpgd {
-                lambda,
-                sigma,
-                eta,
-                steps,
-                loss_variant,
-            } => (lambda, sigma, eta, steps, loss_variant, 1.0, f64::INFINITY),
-            Algorithm::Dpsgd {
-                lambda,
-                sigma,
-                eta,
-                steps,
-                loss_variant,
-                sample_rate,
-                clip,
-            } => (
-                lambda,
-                sigma,
-                eta,
-                steps,
-                loss_variant,
-                sample_rate,
-                clip.unwrap_or(f64::INFINITY),
-            ),
-            _ => unreachable!("called for DP-GD and DP-SGD points only"),
-        };
+        let propdp_core::GradientSteps {
+            lambda,
+            sigma,
+            eta,
+            steps,
+            loss_variant,
+            sample_rate,
+            clip,
+        } = point
+            .algorithm()
+            .gradient_steps()
+            .expect("called for DP-GD and DP-SGD points only");
         DmftParams {
             delta: point.delta(),
             s2: point.s2(),

@@ -210,7 +210,74 @@ pub enum LossVariant {
     Conditional,
 }
 
+/// The hyperparameters of a gradient method (DP-GD: q = 1, C = ∞), in the
+/// form the DMFT and the simulation take.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GradientSteps {
+    /// Ridge λ.
+    pub lambda: f64,
+    /// Noise σ.
+    pub sigma: f64,
+    /// Step size η.
+    pub eta: f64,
+    /// Number of steps T.
+    pub steps: usize,
+    /// Which loss is descended.
+    pub loss_variant: LossVariant,
+    /// Poisson sample rate q (1 for DP-GD).
+    pub sample_rate: f64,
+    /// Clipping threshold C (∞: none).
+    pub clip: f64,
+}
+
 impl Algorithm {
+    /// DP-GD's and DP-SGD's hyperparameters; `None` for the static algorithms.
+    ///
+    /// ```
+    /// use propdp_core::{Algorithm, LossVariant};
+    /// let gd = Algorithm::Dpgd { lambda: 1.0, sigma: 0.5, eta: 0.1, steps: 3, loss_variant: LossVariant::Standard };
+    /// let g = gd.gradient_steps().unwrap();
+    /// assert_eq!((g.sample_rate, g.clip), (1.0, f64::INFINITY));
+    /// assert!(Algorithm::Output { lambda: 1.0, tau: 1.0 }.gradient_steps().is_none());
+    /// ```
+    pub fn gradient_steps(&self) -> Option<GradientSteps> {
+        match *self {
+            Algorithm::Dpgd {
+                lambda,
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+            } => Some(GradientSteps {
+                lambda,
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+                sample_rate: 1.0,
+                clip: f64::INFINITY,
+            }),
+            Algorithm::Dpsgd {
+                lambda,
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+                sample_rate,
+                clip,
+            } => Some(GradientSteps {
+                lambda,
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+                sample_rate,
+                clip: clip.unwrap_or(f64::INFINITY),
+            }),
+            Algorithm::Objective { .. } | Algorithm::Output { .. } => None,
+        }
+    }
+
     /// The algorithm's family.
     pub fn kind(&self) -> AlgorithmKind {
         match self {
