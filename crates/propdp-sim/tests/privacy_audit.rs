@@ -1,4 +1,5 @@
-//! Empirical privacy audits of output and objective perturbation (issue 6).
+//! Empirical privacy audits of output and objective perturbation (issue 6)
+//! and of one DP-SGD step.
 //!
 //! Method: a small logistic-regression dataset D and a replace-one neighbour
 //! D' (row 0's label flipped; rows are Rademacher so ‖xᵢ‖ = 1 = R exactly).
@@ -19,6 +20,11 @@
 //! ε_lb = 0.038 at the calibrated σ and 2.25 at σ/20 (1e5 releases per side,
 //! one Newton fit each) — its accountant (privacy-loss bound c + A|Z| and
 //! group privacy for replace-one) is far from tight on this pair.
+//!
+//! DP-SGD: one step of the simulated algorithm (Poisson batch at q = 0.5,
+//! clipping at C = 0.25, noise calibrated by the PLD accountant to (1, 1e-5)
+//! under add/remove-one) on D and on D' = D plus a canary row whose clipped
+//! gradient is C·u (so the realised shift equals the sensitivity); S = uᵀθ₁.
 
 use nalgebra::{DMatrix, DVector};
 use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
@@ -166,4 +172,75 @@ fn objective_perturbation_audit_stays_below_the_accountant_and_flags_too_little_
         "empirical ε lower bound {eps_lb} exceeds the accountant's {EPS}"
     );
     assert!(weak > EPS, "the audit misses a mechanism with σ/20 (ε_lb = {weak})");
+}
+
+/// θ₁ of one DP-SGD step from θ₀ = 0 (the simulated algorithm) for `m`
+/// releases on D (`with_canary` false) or D', projected on the canary's
+/// direction u.
+fn dpsgd_releases(x: &DMatrix<f64>, y: &DVector<f64>, u: &DVector<f64>, sigma: f64, m: usize, seed: u64) -> Vec<f64> {
+    use propdp_sim::gd::Descent;
+    let descent = Descent {
+        loss: Loss::Logistic,
+        lambda: 0.0,
+        sigma,
+        eta: 1.0,
+        steps: 1,
+        sample_rate: 0.5,
+        clip: 0.25,
+    };
+    (0..m as u64)
+        .into_par_iter()
+        .map(|r| {
+            let theta = descent
+                .run(x, y, &mut stream(seed, &[r]), |_, _, _| {})
+                .expect("one step of a bounded gradient");
+            u.dot(&theta)
+        })
+        .collect()
+}
+
+#[test]
+fn dpsgd_step_audit_stays_below_the_accountant_and_flags_too_little_noise() {
+    let (n, d) = (8, 20);
+    let data = draw_dataset(
+        &Model::Logistic,
+        n,
+        d,
+        1.0,
+        Design::Rademacher,
+        Prior::Gaussian,
+        &mut stream(99, &[1]),
+    );
+    // the canary: a unit row u with label −1; at θ = 0 its gradient is
+    // ℓ'(0; −1)·u = u/2, clipped to C·u — it pushes θ₁ by −ηC·u when selected
+    let u = DVector::from_fn(d, |i, _| if i % 2 == 0 { 1.0 } else { -1.0 }) / (d as f64).sqrt();
+    let x1 = DMatrix::from_fn(n + 1, d, |i, j| if i < n { data.x[(i, j)] } else { u[j] });
+    let y1 = DVector::from_fn(n + 1, |i, _| if i < n { data.y[i] } else { -1.0 });
+    let mech = Mechanism::new(
+        &Model::Logistic,
+        MechanismKind::Dpsgd {
+            steps: 1,
+            sample_rate: 0.5,
+            clip: Some(0.25),
+        },
+        Neighbouring::AddRemoveOne,
+    );
+    let sigma = mech.calibrate(EPS, DELTA).expect("reachable budget");
+    let m = 400_000;
+    // S on D' is shifted by −C when the canary is selected: test S < t, i.e. −S > t
+    let audit = |sigma: f64| {
+        let neg = |v: Vec<f64>| v.into_iter().map(|s| -s).collect::<Vec<_>>();
+        eps_lower_bound(
+            neg(dpsgd_releases(&data.x, &data.y, &u, sigma, m, 11)),
+            neg(dpsgd_releases(&x1, &y1, &u, sigma, m, 12)),
+        )
+    };
+    let (eps_lb, weak) = (audit(sigma), audit(sigma / 4.0));
+    eprintln!("dpsgd step: σ = {sigma:.4}: ε_lb = {eps_lb:.4}; σ/4: ε_lb = {weak:.4} (ε = {EPS})");
+    assert!(
+        eps_lb <= EPS,
+        "empirical ε lower bound {eps_lb} exceeds the accountant's {EPS}"
+    );
+    assert!(eps_lb > 0.0, "the audit detected nothing (ε_lb = {eps_lb})");
+    assert!(weak > EPS, "the audit misses a mechanism with σ/4 (ε_lb = {weak})");
 }
