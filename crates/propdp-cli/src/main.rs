@@ -229,6 +229,7 @@ fn main() -> ExitCode {
         ),
         Command::Validate { config, out } => validate(&config, out),
         Command::Check { config } => load(&config).map(|cfg| {
+            warn_step_sizes(&cfg);
             print!("{}", propdp::run::describe(&config.display().to_string(), &cfg));
             ExitCode::SUCCESS
         }),
@@ -261,8 +262,28 @@ fn main() -> ExitCode {
 }
 
 /// `propdp run`.
+/// Warn (stderr) about accepted DP-SGD step sizes that may oscillate, the
+/// first three distinct ones and how many points have one.
+fn warn_step_sizes(cfg: &propdp::core::Config) {
+    let warnings: Vec<String> = cfg
+        .sweep
+        .points()
+        .iter()
+        .filter_map(|p| p.step_size_warning())
+        .collect();
+    let mut distinct = warnings.clone();
+    distinct.dedup();
+    for w in distinct.iter().take(3) {
+        eprintln!("warning: {w}");
+    }
+    if warnings.len() > 3 {
+        eprintln!("warning: {} points have a step size that may oscillate", warnings.len());
+    }
+}
+
 fn run(job: &Job, sources: Sources) -> Result<ExitCode> {
     let cfg = load(&job.config)?;
+    warn_step_sizes(&cfg);
     let s = propdp::run::run(&cfg, &job.label(), &job.dir(), job.existing(), sources, &Bar::default())?;
     println!(
         "{}: {} records written, {} already done, {} failed → {}",

@@ -427,3 +427,28 @@ fn a_successful_single_point_run_exits_zero() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success() && !out.contains("FAIL"), "{out}{}", stderr(&o));
 }
+
+/// A DP-SGD step size past the mean step's stability limit is accepted (the
+/// gradient is bounded) with a warning that the iterates may oscillate.
+#[test]
+fn a_large_dpsgd_step_is_accepted_with_an_oscillation_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("osc.toml");
+    std::fs::write(
+        &cfg,
+        "[problem]\nmodel = \"logistic\"\ndelta = 1.0\ns2 = 1.0\n[algorithm]\nkind = \"dpsgd\"\nlambda = 0.05\n\
+         sigma = 1.0\neta = [0.5, 30.0]\nsteps = 3\nsample_rate = 0.2\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_propdp"))
+        .args(["check", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("algorithm.eta = 30.0") && err.contains("oscillate"),
+        "{err}"
+    );
+    assert!(!err.contains("algorithm.eta = 0.5"), "{err}");
+}

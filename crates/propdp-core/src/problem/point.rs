@@ -265,6 +265,40 @@ impl Point {
         Ok(())
     }
 
+    /// A warning for a DP-SGD step size that is accepted (the gradient is
+    /// bounded, so the iterates cannot diverge) but large enough that they
+    /// may oscillate: η ≥ 2/L_q, the mean step's stability limit
+    /// ([`Point::check_dpsgd`]). `None` otherwise.
+    ///
+    /// ```
+    /// use propdp_core::{Algorithm, LossVariant, Model, Point};
+    /// let sgd = |eta| Algorithm::Dpsgd { lambda: 0.1, sigma: 1.0, eta, steps: 10,
+    ///     loss_variant: LossVariant::Standard, sample_rate: 0.5, clip: None };
+    /// let p = Point::new(1.0, 1.0, Model::Logistic, sgd(0.5)).unwrap();
+    /// assert!(p.step_size_warning().is_none());
+    /// let w = Point::new(1.0, 1.0, Model::Logistic, sgd(10.0)).unwrap().step_size_warning().unwrap();
+    /// assert!(w.contains("algorithm.eta") && w.contains("oscillate"), "{w}");
+    /// ```
+    pub fn step_size_warning(&self) -> Option<String> {
+        let Algorithm::Dpsgd {
+            lambda,
+            eta,
+            sample_rate,
+            ..
+        } = self.algorithm
+        else {
+            return None;
+        };
+        let limit = 2.0 / (sample_rate * (smoothness(&self.model, self.delta, lambda) - lambda) + lambda);
+        (eta >= limit).then(|| {
+            format!(
+                "algorithm.eta = {eta:?} ≥ 2/L_q = {limit:.4} at δ = {:?}, q = {sample_rate:?}: the gradient is \
+                 bounded, so the iterates stay bounded, but they may oscillate",
+                self.delta
+            )
+        })
+    }
+
     /// Every parameter of the point by its config name.
     pub fn params(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
