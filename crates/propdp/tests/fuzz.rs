@@ -205,8 +205,9 @@ fn generated_dpsgd_privacy_queries_give_finite_consistent_guarantees_or_name_the
     }
 }
 
-/// Generated DP-GD configs (DMFT with small RQMC budgets) and static configs
-/// with a small `[simulation]`: values across scales, any step size, noise
+/// Generated DP-GD and DP-SGD configs (DMFT with small RQMC budgets; Huber,
+/// logistic and least squares) and static configs with a small `[simulation]`:
+/// values across scales, any step size, noise
 /// law and design — every point in results with finite numbers (simulation
 /// records included) or in errors with a reason, never a panic.
 #[test]
@@ -224,9 +225,14 @@ fn generated_dpgd_and_simulation_configs_end_in_results_or_errors_with_finite_nu
             .prop_map(|(l, s, eta, t)| format!("kind = \"dpgd\"\nlambda = {l:e}\nsigma = {s:e}\neta = {eta:e}\nsteps = {t}")),
         1 => (moderate(), moderate()).prop_map(|(l, s)| format!("kind = \"objective\"\nlambda = {l:e}\nsigma = {s:e}")),
         1 => (moderate(), moderate()).prop_map(|(l, t)| format!("kind = \"output\"\nlambda = {l:e}\ntau = {t:e}")),
+        3 => (moderate(), moderate(), 0.001f64..50.0, 1usize..12, moderate(), prop::option::of(moderate()))
+            .prop_map(|(l, s, eta, t, q, c)| {
+                let clip = c.map_or(String::new(), |c| format!("\nclip = {c:e}"));
+                format!("kind = \"dpsgd\"\nlambda = {l:e}\nsigma = {s:e}\neta = {eta:e}\nsteps = {t}\nsample_rate = {q:e}{clip}")
+            }),
     ];
     let cases = (
-        any::<bool>(),
+        0u8..3,
         law,
         moderate(),
         moderate(),
@@ -235,11 +241,11 @@ fn generated_dpgd_and_simulation_configs_end_in_results_or_errors_with_finite_nu
         design,
         20usize..80,
     );
-    let result = runner(120).run(&cases, |(huber, law, delta, s2, algorithm, simulate, design, d)| {
-        let problem = if huber {
-            format!("model = \"huber\"\nhuber_m = 1.0\nnoise = {law}\n")
-        } else {
-            "model = \"logistic\"\n".to_string()
+    let result = runner(150).run(&cases, |(model, law, delta, s2, algorithm, simulate, design, d)| {
+        let problem = match model {
+            0 => format!("model = \"huber\"\nhuber_m = 1.0\nnoise = {law}\n"),
+            1 => format!("model = \"least_squares\"\nnoise = {law}\n"),
+            _ => "model = \"logistic\"\n".to_string(),
         };
         let simulation = if simulate {
             format!("[simulation]\nd = {d}\nreps = 3\ndesign = \"{design}\"\nseed = 7\n")
