@@ -268,7 +268,7 @@ impl Point {
     /// A warning for a DP-SGD step size that is accepted (the gradient is
     /// bounded, so the iterates cannot diverge) but large enough that they
     /// may oscillate: η ≥ 2/L_q, the mean step's stability limit
-    /// ([`Point::check_dpsgd`]). `None` otherwise.
+    /// (docs/theory.md §3.1). `None` otherwise.
     ///
     /// ```
     /// use propdp_core::{Algorithm, LossVariant, Model, Point};
