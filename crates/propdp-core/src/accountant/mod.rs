@@ -659,7 +659,7 @@ fn calibrate_dpsgd(eps: f64, delta: f64, q: f64, steps: usize, n: Neighbouring) 
 }
 
 /// The RDP accountant's ε at δ for T steps of DP-SGD at noise multiplier z
-/// and rate q ([`rdp::epsilon`], integer orders): looser than the PLD, a
+/// and rate q ([`rdp::epsilon`], integer and fractional orders): looser than the PLD, a
 /// cross-check. Replace-one as for the PLD: at q = 1 the 2C shift (z/2),
 /// below by group privacy, the smallest e with ε_RDP(δ/(1 + e^e)) ≤ e, as 2e.
 pub fn dpsgd_rdp_epsilon(z: f64, q: f64, steps: u64, delta: f64, n: Neighbouring) -> f64 {
