@@ -386,10 +386,7 @@ impl Mechanism {
                 steps,
                 sample_rate,
                 clip,
-            } => {
-                let sensitivity = clip.map_or(l, |c| c.min(l));
-                dpsgd_log_delta(eps, noise / sensitivity, sample_rate, steps, n)
-            }
+            } => dpsgd_log_delta(eps, noise / self.dpsgd_sensitivity(clip), sample_rate, steps, n),
             MechanismKind::Objective { lambda } => {
                 let b = ObjectiveBound::new(l, self.smoothness, 1.0, lambda, noise);
                 match n {
@@ -421,7 +418,7 @@ impl Mechanism {
             clip,
         } = self.kind
         {
-            let sensitivity = clip.map_or(self.lipschitz, |c| c.min(self.lipschitz));
+            let sensitivity = self.dpsgd_sensitivity(clip);
             return calibrate_dpsgd(eps, delta, sample_rate, steps, self.neighbouring).map(|z| z * sensitivity);
         }
         calibrate(|s| self.log_delta(eps, s), delta)
@@ -439,7 +436,7 @@ impl Mechanism {
             // RDP ε(α) ≤ α/(2z²) and ε(α)/α → 1/(2z²) as α → ∞, so ρ = T/(2z²)
             // (×4 under replace-one, group privacy of size 2) — DP-GD's ρ with L → min(C, L)
             MechanismKind::Dpsgd { steps, clip, .. } => {
-                0.5 * mu_dpgd(clip.map_or(l, |c| c.min(l)), 1.0, steps, noise, n).powi(2)
+                0.5 * mu_dpgd(self.dpsgd_sensitivity(clip), 1.0, steps, noise, n).powi(2)
             }
             MechanismKind::Objective { lambda } => {
                 let rho = ObjectiveBound::new(l, self.smoothness, 1.0, lambda, noise).zcdp();
@@ -469,6 +466,11 @@ impl Mechanism {
         calibrate(|s| self.rho(s).ln(), rho)
     }
 
+    /// DP-SGD's per-example sensitivity min(C, L) (R = 1); L alone without clipping.
+    fn dpsgd_sensitivity(&self, clip: Option<f64>) -> f64 {
+        clip.map_or(self.lipschitz, |c| c.min(self.lipschitz))
+    }
+
     /// The ε reached at `delta` by noise level `noise`.
     pub fn epsilon(&self, noise: f64, delta: f64) -> Option<f64> {
         if let MechanismKind::Dpsgd {
@@ -480,7 +482,7 @@ impl Mechanism {
             // both accountants give upper bounds: the PLD's is the tighter,
             // except where its FFT cannot resolve the δ group privacy asks
             // for (replace-one at large ε), where the RDP's stands
-            let sensitivity = clip.map_or(self.lipschitz, |c| c.min(self.lipschitz));
+            let sensitivity = self.dpsgd_sensitivity(clip);
             let (z, n) = (noise / sensitivity, self.neighbouring);
             let pld = dpsgd_epsilon(z, sample_rate, steps, delta, n);
             let rdp = Some(dpsgd_rdp_epsilon(z, sample_rate, steps as u64, delta, n)).filter(|e| e.is_finite());

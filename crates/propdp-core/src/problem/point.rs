@@ -191,17 +191,7 @@ impl Point {
                  T = 200 takes 15 s and 0.2 GB at the default RQMC budget, T = 1000 about 15 min and 1 GB)",
             ));
         }
-        if loss_variant == LossVariant::Conditional
-            && let Model::Huber { noise, .. } = self.model
-            && !matches!(noise, NoiseLaw::Gaussian { .. })
-        {
-            return Err(ConfigError::range(
-                "algorithm.loss_variant",
-                "\"conditional\"",
-                "\"standard\" unless noise.law = \"gaussian\" (the conditional Huber loss averages over Gaussian noise)",
-            ));
-        }
-        Ok(())
+        self.check_loss_variant(loss_variant)
     }
 
     /// DP-SGD checks (docs/theory.md §3.1): 0 < q ≤ 1, C > 0 and finite,
@@ -252,17 +242,7 @@ impl Point {
                 ));
             }
         }
-        if loss_variant == LossVariant::Conditional
-            && let Model::Huber { noise, .. } = self.model
-            && !matches!(noise, NoiseLaw::Gaussian { .. })
-        {
-            return Err(ConfigError::range(
-                "algorithm.loss_variant",
-                "\"conditional\"",
-                "\"standard\" unless noise.law = \"gaussian\" (the conditional Huber loss averages over Gaussian noise)",
-            ));
-        }
-        Ok(())
+        self.check_loss_variant(loss_variant)
     }
 
     /// A warning for a DP-SGD step size that is accepted (the gradient is
@@ -297,6 +277,21 @@ impl Point {
                 self.delta
             )
         })
+    }
+
+    /// The conditional Huber loss only with Gaussian noise (it averages over it).
+    fn check_loss_variant(&self, loss_variant: LossVariant) -> Result<(), ConfigError> {
+        if loss_variant == LossVariant::Conditional
+            && let Model::Huber { noise, .. } = self.model
+            && !matches!(noise, NoiseLaw::Gaussian { .. })
+        {
+            return Err(ConfigError::range(
+                "algorithm.loss_variant",
+                "\"conditional\"",
+                "\"standard\" unless noise.law = \"gaussian\" (the conditional Huber loss averages over Gaussian noise)",
+            ));
+        }
+        Ok(())
     }
 
     /// Every parameter of the point by its config name.
