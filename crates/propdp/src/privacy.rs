@@ -242,7 +242,8 @@ pub fn assess(q: &Query) -> Result<Report> {
         AlgorithmKind::Dpgd => (Some(mu_dpgd(l, 1.0, q.steps, noise, q.neighbouring)), None, vec![]),
         // q = 1 is the Gaussian mechanism with sensitivity min(C, L)
         AlgorithmKind::Dpsgd => (
-            (q.sample_rate >= 1.0).then(|| mu_dpgd(dpsgd_sensitivity(q, l), 1.0, q.steps, noise, q.neighbouring)),
+            (q.sample_rate >= 1.0)
+                .then(|| mu_dpgd(mech.dpsgd_sensitivity(q.clip), 1.0, q.steps, noise, q.neighbouring)),
             None,
             vec![],
         ),
@@ -262,19 +263,13 @@ pub fn assess(q: &Query) -> Result<Report> {
         epsilon: mech.epsilon(noise, q.delta_priv),
         rdp_epsilon: (q.algorithm == AlgorithmKind::Dpsgd)
             .then(|| {
-                let z = noise / dpsgd_sensitivity(q, l);
+                let z = noise / mech.dpsgd_sensitivity(q.clip);
                 dpsgd_rdp_epsilon(z, q.sample_rate, q.steps as u64, q.delta_priv, q.neighbouring)
             })
             .filter(|e| e.is_finite()),
     };
     report.check()?;
     Ok(report)
-}
-
-/// DP-SGD's per-example sensitivity min(C, L) (R = 1); an error naming
-/// `clip` when neither bounds it.
-fn dpsgd_sensitivity(q: &Query, lipschitz: f64) -> f64 {
-    q.clip.map_or(lipschitz, |c| c.min(lipschitz))
 }
 
 impl Report {

@@ -467,7 +467,7 @@ impl Mechanism {
     }
 
     /// DP-SGD's per-example sensitivity min(C, L) (R = 1); L alone without clipping.
-    fn dpsgd_sensitivity(&self, clip: Option<f64>) -> f64 {
+    pub fn dpsgd_sensitivity(&self, clip: Option<f64>) -> f64 {
         clip.map_or(self.lipschitz, |c| c.min(self.lipschitz))
     }
 
