@@ -614,36 +614,31 @@ fn dpsgd_epsilon(z: f64, q: f64, steps: usize, delta: f64, n: Neighbouring) -> O
 }
 
 /// The smallest noise multiplier z meeting (ε, δ) for T steps of DP-SGD at
-/// rate q, to 1e-6 relative, on the safe side (δ(ε) ≤ target at the z
-/// returned). The RDP bound (closed form, looser) brackets it from above, so
-/// the PLD is never evaluated at the tiny z where its grid is huge.
+/// rate q, to about 1e-9 relative, on the safe side (δ(ε) ≤ target is
+/// checked at the z returned).
+///
+/// Bracket: the full batch's z (q = 1, exact Gaussian) meets the target at
+/// every q — one step's pair at rate q is a mixture of the full pair and of
+/// (P, P), and by joint convexity its hockey-stick divergence is at most the
+/// full pair's, at every ε — so it bounds z from above; halving finds the
+/// lower end. Root: Brent in log z on log δ_PLD(ε; z) − log δ. Where the
+/// PLD cannot confirm the full batch's z (replace-one near q = 1, where the
+/// group-privacy bound is looser than the exact 2C shift; or a δ below the
+/// FFT's floor) the smaller of that z and the RDP-calibrated z is returned,
+/// both valid.
 fn calibrate_dpsgd(eps: f64, delta: f64, q: f64, steps: usize, n: Neighbouring) -> Option<f64> {
     if !(eps > 0.0 && eps.is_finite() && delta > 0.0 && delta < 1.0) {
         return None;
     }
+    let full = calibrate(|z| log_delta_gaussian(eps, mu_dpgd(1.0, 1.0, steps, z, n)), delta)?;
+    if q >= 1.0 {
+        return Some(full);
+    }
     let log_target = delta.ln();
     let g = |z: f64| dpsgd_log_delta(eps, z, q, steps, n) - log_target;
-    // RDP: ε_RDP(z) decreasing in z; replace-one as (ε/2, δ/(1 + e^{ε/2})) add/remove
-    let (e_ar, d_ar) = match n {
-        Neighbouring::AddRemoveOne => (eps, delta),
-        Neighbouring::ReplaceOne => (eps / 2.0, delta / (1.0 + (eps / 2.0).exp())),
-    };
-    // NaN (the RDP sum overflowing at tiny q and z) counts as above
-    let rdp_above =
-        |z: f64| rdp::epsilon(z, q, steps as u64, d_ar).partial_cmp(&e_ar) != Some(std::cmp::Ordering::Less);
-    // the RDP-calibrated z, to 1e-3 relative, by bisection in log z
-    let (mut lo, mut hi) = (1e-4f64, 1e8f64);
-    if rdp_above(hi) {
-        return None;
-    }
-    while hi / lo > 1.001 {
-        let mid = (lo * hi).sqrt();
-        if rdp_above(mid) { lo = mid } else { hi = mid }
-    }
+    let mut hi = full;
     if g(hi) > 0.0 {
-        // the PLD cannot resolve the δ asked for (replace-one at large ε):
-        // the RDP-calibrated z meets the target by the RDP bound
-        return Some(hi);
+        return Some(calibrate_dpsgd_rdp(eps, delta, q, steps, n).map_or(full, |z| z.min(full)));
     }
     let mut lo = hi / 2.0;
     while g(lo) <= 0.0 {
@@ -653,9 +648,38 @@ fn calibrate_dpsgd(eps: f64, delta: f64, q: f64, steps: usize, n: Neighbouring) 
             return None;
         }
     }
-    while hi / lo > 1.0 + 1e-6 {
+    // g is monotone only up to the grid's rounding, so the root is checked
+    // and nudged up until the PLD confirms it
+    let root = bisect_root(|x| g(x.exp()), lo.ln(), hi.ln()).map_or(hi, f64::exp);
+    let mut step = 1e-9 * root;
+    let mut z = root;
+    while g(z) > 0.0 {
+        z += step;
+        step *= 4.0;
+        if z >= hi {
+            return Some(hi);
+        }
+    }
+    Some(z)
+}
+
+/// The RDP-calibrated noise multiplier for (ε, δ) (replace-one as
+/// (ε/2, δ/(1 + e^{ε/2})) add/remove), to 1e-3 relative on the safe side,
+/// by bisection in log z over [1e-4, 1e8].
+fn calibrate_dpsgd_rdp(eps: f64, delta: f64, q: f64, steps: usize, n: Neighbouring) -> Option<f64> {
+    let (e_ar, d_ar) = match n {
+        Neighbouring::AddRemoveOne => (eps, delta),
+        Neighbouring::ReplaceOne => (eps / 2.0, delta / (1.0 + (eps / 2.0).exp())),
+    };
+    // NaN (the RDP sum overflowing at tiny q and z) counts as above
+    let above = |z: f64| rdp::epsilon(z, q, steps as u64, d_ar).partial_cmp(&e_ar) != Some(std::cmp::Ordering::Less);
+    let (mut lo, mut hi) = (1e-4f64, 1e8f64);
+    if above(hi) {
+        return None;
+    }
+    while hi / lo > 1.001 {
         let mid = (lo * hi).sqrt();
-        if g(mid) <= 0.0 { hi = mid } else { lo = mid }
+        if above(mid) { lo = mid } else { hi = mid }
     }
     Some(hi)
 }
@@ -669,8 +693,9 @@ pub fn dpsgd_rdp_epsilon(z: f64, q: f64, steps: u64, delta: f64, n: Neighbouring
         Neighbouring::AddRemoveOne => rdp::epsilon(z, q, steps, delta),
         Neighbouring::ReplaceOne if q >= 1.0 => rdp::epsilon(z / 2.0, q, steps, delta),
         Neighbouring::ReplaceOne => {
-            let holds = |e: f64| rdp::epsilon(z, q, steps, delta / (1.0 + e.exp())) <= e;
-            let mut hi = rdp::epsilon(z, q, steps, delta * 1e-6).max(1e-9);
+            let curve = rdp::Curve::new(z, q);
+            let holds = |e: f64| curve.epsilon(steps, delta / (1.0 + e.exp())) <= e;
+            let mut hi = curve.epsilon(steps, delta * 1e-6).max(1e-9);
             while !holds(hi) {
                 hi *= 2.0;
                 if hi.is_nan() || hi >= 1e6 {
