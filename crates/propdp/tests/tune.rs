@@ -267,3 +267,95 @@ fn tune_takes_zcdp_budgets_and_names_bad_budget_fields() {
         assert!(e.contains(needle), "{needle}: {e}");
     }
 }
+
+#[test]
+fn tune_dpsgd_searches_the_sample_rate_meets_the_budget_and_simulation_confirms() {
+    use propdp::core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    use propdp::core::config::SolverOptions;
+    use propdp::core::{Algorithm, LossVariant, Model, Point};
+    use propdp::theory::solve::TheorySolver;
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = r#"
+[problem]
+model = "logistic"
+delta = 0.5
+s2 = 1.0
+[tune]
+algorithms = ["dpgd", "dpsgd"]
+epsilon = [2.0]
+delta_priv = 1e-6
+steps = [2, 6]
+eta_fraction = [0.25, 0.9]
+sample_rate = [0.3, 1.0]
+[simulation]
+d = 100
+reps = 12
+seed = 5
+"#;
+    let out = tmp.path().join("out");
+    tune(cfg, &out, Existing::Refuse).unwrap();
+    let lines = tune_lines(&out);
+    assert_eq!(lines.len(), 2);
+    let get = |alg: &str| lines.iter().find(|l| l["algorithm"] == alg).unwrap();
+    let (gd, sgd) = (get("dpgd"), get("dpsgd"));
+    let f = |l: &serde_json::Value, k: &str| l[k].as_f64().unwrap();
+    assert!(gd.get("sample_rate").is_none(), "{gd}");
+    let q = f(sgd, "sample_rate");
+    assert!(q == 0.3 || q == 1.0, "{sgd}");
+    assert_eq!(sgd["simulation"]["agrees"], true, "{sgd}");
+    // the search over q includes q = 1 (DP-GD's space): never worse beyond the RQMC error
+    let se = f(gd, "stderr").hypot(f(sgd, "stderr"));
+    assert!(f(sgd, "value") <= f(gd, "value") + 3.0 * se, "{sgd} vs {gd}");
+    // the reported noise meets ε = 2 at δ = 1e-6 by the PLD accountant, and is not loose
+    let steps = sgd["steps"].as_u64().unwrap() as usize;
+    let kind = |q: f64| MechanismKind::Dpsgd {
+        steps,
+        sample_rate: q,
+        clip: None,
+    };
+    let mech = |q: f64| Mechanism::new(&Model::Logistic, kind(q), Neighbouring::ReplaceOne);
+    let eps = mech(q).epsilon(f(sgd, "noise"), 1e-6).unwrap();
+    assert!(eps <= 2.0 + 1e-9 && eps > 2.0 * (1.0 - 1e-4), "ε = {eps}");
+    // the other sample rate at the same (T, η·L_q/2, λ), recalibrated, does no better
+    let lambda = f(sgd, "lambda");
+    let l_full = 0.25 * (1.0 + 0.5f64.sqrt()).powi(2) / 0.5;
+    let fraction = f(sgd, "eta") * (q * l_full + lambda) / 2.0;
+    let other = if q == 1.0 { 0.3 } else { 1.0 };
+    let sigma = mech(other).calibrate(2.0, 1e-6).unwrap();
+    let alg = Algorithm::Dpsgd {
+        lambda,
+        sigma,
+        eta: fraction * 2.0 / (other * l_full + lambda),
+        steps,
+        loss_variant: LossVariant::Standard,
+        sample_rate: other,
+        clip: None,
+    };
+    let sol = TheorySolver::new(SolverOptions::default())
+        .solve(&Point::new(0.5, 1.0, Model::Logistic, alg).unwrap(), None)
+        .unwrap();
+    let se_other = sol.per_step.unwrap().stderr["est_err2"][steps];
+    assert!(
+        f(sgd, "value") <= sol.metrics["est_err2"] + 3.0 * f(sgd, "stderr").hypot(se_other),
+        "{sgd}: q = {other} gives {}",
+        sol.metrics["est_err2"]
+    );
+    // refusals name the field
+    for (text, needle) in [
+        (
+            cfg.replace("sample_rate = [0.3, 1.0]", "sample_rate = [0.0, 1.0]"),
+            "tune.sample_rate",
+        ),
+        (
+            cfg.replace("sample_rate = [0.3, 1.0]", "sample_rate = [1.5]"),
+            "tune.sample_rate",
+        ),
+        (cfg.replace("[\"dpgd\", \"dpsgd\"]", "[\"dpgd\"]"), "tune.sample_rate"),
+    ] {
+        let e = format!(
+            "{:#}",
+            tune(&text, &tmp.path().join("bad"), Existing::Refuse).unwrap_err()
+        );
+        assert!(e.contains(needle), "{needle}: {e}");
+    }
+}

@@ -22,6 +22,9 @@ use crate::sweep::Sweep;
 /// metric = "est_err2"          # minimised
 /// steps = [1, 2, 4, 8, 16, 32] # DP-GD: candidate T
 /// eta_fraction = [0.1, 0.25, 0.5, 0.9]  # DP-GD: candidate η, as fractions of 2/L
+/// # with "dpsgd" in algorithms: candidate sample rates (steps and
+/// # eta_fraction apply to it too, η as fractions of 2/L_q)
+/// # sample_rate = [0.05, 0.2, 1.0]
 ///
 /// [simulation]                 # optional: simulate every optimum at one d
 /// d = 200
@@ -69,11 +72,14 @@ pub struct TuneSpec {
     /// The metric minimised.
     #[serde(default = "default_metric")]
     pub metric: String,
-    /// DP-GD: candidate numbers of steps T (default 1, 2, 4, 8, 16, 32).
+    /// DP-GD and DP-SGD: candidate numbers of steps T (default 1, 2, 4, 8, 16, 32).
     pub steps: Option<ParamSpec>,
-    /// DP-GD: candidate step sizes η as fractions of the stability limit 2/L
-    /// (default 0.1, 0.25, 0.5, 0.9).
+    /// DP-GD and DP-SGD: candidate step sizes η as fractions of the mean
+    /// step's stability limit 2/L_q, L_q = q(L − λ) + λ (default 0.1, 0.25,
+    /// 0.5, 0.9).
     pub eta_fraction: Option<ParamSpec>,
+    /// DP-SGD: candidate sample rates q (default 0.05, 0.2, 1).
+    pub sample_rate: Option<ParamSpec>,
 }
 
 impl TuneSpec {
@@ -128,7 +134,19 @@ impl TuneSpec {
             .collect())
     }
 
-    /// DP-GD candidate step counts, validated (integers in 1..=1000).
+    /// DP-SGD candidate sample rates, validated (in (0, 1]).
+    pub fn sample_rates(&self) -> Result<Vec<f64>, ConfigError> {
+        let Some(spec) = &self.sample_rate else {
+            return Ok(vec![0.05, 0.2, 1.0]);
+        };
+        let v = spec.values("tune.sample_rate")?;
+        match v.iter().find(|q| !(**q > 0.0 && **q <= 1.0)) {
+            Some(&q) => Err(ConfigError::range("tune.sample_rate", q, "0 < q ≤ 1")),
+            None => Ok(v),
+        }
+    }
+
+    /// DP-GD and DP-SGD candidate step counts, validated (integers in 1..=1000).
     pub fn dpgd_steps(&self) -> Result<Vec<usize>, ConfigError> {
         let Some(spec) = &self.steps else {
             return Ok(vec![1, 2, 4, 8, 16, 32]);
@@ -145,7 +163,7 @@ impl TuneSpec {
             .collect()
     }
 
-    /// DP-GD candidate η/(2/L), validated (in (0, 1)).
+    /// DP-GD and DP-SGD candidate η/(2/L_q), validated (in (0, 1)).
     pub fn dpgd_eta_fractions(&self) -> Result<Vec<f64>, ConfigError> {
         let Some(spec) = &self.eta_fraction else {
             return Ok(vec![0.1, 0.25, 0.5, 0.9]);
@@ -182,14 +200,7 @@ impl TuneConfig {
             return Err(ConfigError::range(
                 "tune.algorithms",
                 "[]",
-                "a non-empty list of \"objective\", \"output\" and \"dpgd\"",
-            ));
-        }
-        if t.algorithms.contains(&AlgorithmKind::Dpsgd) {
-            return Err(ConfigError::range(
-                "tune.algorithms",
-                "\"dpsgd\"",
-                "\"objective\", \"output\" and \"dpgd\" (tuning DP-SGD's sample rate is not implemented yet)",
+                "a non-empty list of \"objective\", \"output\", \"dpgd\" and \"dpsgd\"",
             ));
         }
         if cfg.problem.kind() == crate::ModelKind::LeastSquares {
@@ -197,25 +208,36 @@ impl TuneConfig {
                 "problem.model",
                 "\"least_squares\"",
                 "\"huber\" or \"logistic\": tune compares algorithms at privacy budgets, and the squared loss is \
-                 private only through DP-SGD's clipping, which tune does not search yet",
+                 private only through DP-SGD's clipping, which tune does not search",
             ));
         }
         let dpgd = t.algorithms.contains(&AlgorithmKind::Dpgd);
-        for (field, given) in [("steps", t.steps.is_some()), ("eta_fraction", t.eta_fraction.is_some())] {
-            if given && !dpgd {
+        let dpsgd = t.algorithms.contains(&AlgorithmKind::Dpsgd);
+        for (field, given, applies, which) in [
+            ("steps", t.steps.is_some(), dpgd || dpsgd, "\"dpgd\" or \"dpsgd\""),
+            (
+                "eta_fraction",
+                t.eta_fraction.is_some(),
+                dpgd || dpsgd,
+                "\"dpgd\" or \"dpsgd\"",
+            ),
+            ("sample_rate", t.sample_rate.is_some(), dpsgd, "\"dpsgd\""),
+        ] {
+            if given && !applies {
                 return Err(ConfigError::not_applicable(
                     &format!("tune.{field}"),
-                    "only with \"dpgd\" in tune.algorithms",
+                    &format!("only with {which} in tune.algorithms"),
                 ));
             }
         }
         t.dpgd_steps()?;
         t.dpgd_eta_fractions()?;
-        if dpgd && cfg.problem.noise().is_some_and(|n| !n.is_gaussian()) {
+        t.sample_rates()?;
+        if (dpgd || dpsgd) && cfg.problem.noise().is_some_and(|n| !n.is_gaussian()) {
             return Err(ConfigError::range(
                 "tune.algorithms",
-                "\"dpgd\"",
-                "objective/output only: the DMFT of DP-GD on the Huber loss needs noise.law = \"gaussian\"",
+                if dpgd { "\"dpgd\"" } else { "\"dpsgd\"" },
+                "objective/output only: the DMFT of DP-GD and DP-SGD on the Huber loss needs noise.law = \"gaussian\"",
             ));
         }
         t.budgets()?;

@@ -26,12 +26,15 @@ pub struct Best {
     pub lambda: f64,
     /// σ (objective, DP-GD) or τ (output), calibrated to the budget.
     pub noise: f64,
-    /// DP-GD: the tuned step size η.
+    /// DP-GD, DP-SGD: the tuned step size η.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eta: Option<f64>,
-    /// DP-GD: the tuned number of steps T.
+    /// DP-GD, DP-SGD: the tuned number of steps T.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steps: Option<usize>,
+    /// DP-SGD: the tuned sample rate q.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sample_rate: Option<f64>,
     /// The metric minimised.
     pub metric: String,
     /// Its predicted value at the optimum.
@@ -39,8 +42,9 @@ pub struct Best {
     /// RQMC standard error of a DMFT prediction.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr: Option<f64>,
-    /// The optimum sits at the edge of the searched range (λ; for DP-GD also
-    /// the largest T, or η at a tenth of the smallest fraction).
+    /// The optimum sits at the edge of the searched range (λ; for DP-GD and
+    /// DP-SGD also the largest T, or η at a tenth of the smallest fraction;
+    /// for DP-SGD the smallest q).
     pub at_boundary: bool,
     /// With a `[simulation]` table: the simulated metric at the optimum.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -53,9 +57,15 @@ impl Best {
     /// The line of an optimum found for `budget`.
     pub fn new(opt: &Optimum, budget: Budget, metric: &str, provenance: &Provenance) -> Best {
         let algorithm = opt.point.algorithm();
-        let (eta, steps) = match algorithm {
-            Algorithm::Dpgd { eta, steps, .. } => (Some(eta), Some(steps)),
-            _ => (None, None),
+        let (eta, steps, sample_rate) = match algorithm {
+            Algorithm::Dpgd { eta, steps, .. } => (Some(eta), Some(steps), None),
+            Algorithm::Dpsgd {
+                eta,
+                steps,
+                sample_rate,
+                ..
+            } => (Some(eta), Some(steps), Some(sample_rate)),
+            _ => (None, None, None),
         };
         Best {
             algorithm: algorithm.kind(),
@@ -66,6 +76,7 @@ impl Best {
             noise: algorithm.noise(),
             eta,
             steps,
+            sample_rate,
             metric: metric.into(),
             value: opt.value,
             stderr: opt.stderr,
@@ -128,12 +139,13 @@ impl Best {
         std::iter::once(theory).chain(sim).collect()
     }
 
-    /// "value (λ=…, η=…, T=…)" with `*` at the edge of the searched range.
+    /// "value (λ=…, η=…, T=…, q=…)" with `*` at the edge of the searched range.
     pub fn describe(&self) -> String {
         let star = if self.at_boundary { "*" } else { "" };
         let lambda = sig3(self.lambda);
+        let q = self.sample_rate.map_or(String::new(), |q| format!(", q={}", sig3(q)));
         match (self.eta, self.steps) {
-            (Some(eta), Some(t)) => format!("{:.4} (λ={lambda}, η={}, T={t}{star})", self.value, sig3(eta)),
+            (Some(eta), Some(t)) => format!("{:.4} (λ={lambda}, η={}, T={t}{q}{star})", self.value, sig3(eta)),
             _ => format!("{:.4} (λ={lambda}{star})", self.value),
         }
     }

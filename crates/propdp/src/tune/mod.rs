@@ -2,10 +2,10 @@
 //! hyperparameters minimising the predicted metric once the noise is
 //! calibrated to the budget — chosen from theory, with no privacy spent on
 //! tuning. λ for objective and output perturbation ([`ridge`]); (T, η, λ) for
-//! DP-GD through its DMFT ([`dpgd`]).
+//! DP-GD and (q, T, η, λ) for DP-SGD through their DMFT ([`descent`]).
 
 mod best;
-pub mod dpgd;
+pub mod descent;
 mod report;
 pub mod ridge;
 
@@ -180,6 +180,8 @@ pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &
     let (param, neighbouring) = (first.target.param(), first.neighbouring);
     let steps = t.dpgd_steps()?;
     let fractions = t.dpgd_eta_fractions()?;
+    let sample_rates = t.sample_rates()?;
+    let calibrations = descent::Calibrations::default();
     let solver = TheorySolver::new(cfg.solver);
     if let Some(base) = points.first() {
         for &kind in &t.algorithms {
@@ -239,9 +241,27 @@ pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &
                     Some(b) => Some(b.clone()),
                     None => {
                         let opt = match kind {
-                            AlgorithmKind::Dpgd => {
-                                dpgd::DpgdSearch::new(cfg.solver, &solver, *base, budget, &t.metric, &steps, &fractions)
-                                    .optimise(t.lambda_min, t.lambda_max)
+                            AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => {
+                                let candidates = descent::Candidates {
+                                    kind,
+                                    sample_rates: if kind == AlgorithmKind::Dpgd {
+                                        &[1.0]
+                                    } else {
+                                        &sample_rates
+                                    },
+                                    steps: &steps,
+                                    fractions: &fractions,
+                                };
+                                descent::DescentSearch::new(
+                                    cfg.solver,
+                                    &solver,
+                                    *base,
+                                    budget,
+                                    &t.metric,
+                                    candidates,
+                                    &calibrations,
+                                )
+                                .optimise(t.lambda_min, t.lambda_max)
                             }
                             _ => ridge::RidgeSearch::new(&solver, *base, kind, Some(budget), &t.metric)
                                 .optimise(t.lambda_min, t.lambda_max),

@@ -190,7 +190,8 @@ pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, par
             text.join("  ")
         );
     }
-    out += "(* optimum at the edge of the searched range: λ = lambda_min/lambda_max; DP-GD: λ = lambda_max, \
-            T = max of tune.steps or η at a tenth of the smallest tune.eta_fraction)\n";
+    out += "(* optimum at the edge of the searched range: λ = lambda_min/lambda_max; DP-GD, DP-SGD: λ = lambda_max, \
+            T = max of tune.steps or η at a tenth of the smallest tune.eta_fraction; DP-SGD: q = min of \
+            tune.sample_rate)\n";
     out
 }
