@@ -515,7 +515,7 @@ fn dpsgd_log_delta(eps: f64, z: f64, q: f64, steps: usize, n: Neighbouring) -> f
     }
     let add_remove = |e: f64| {
         let max_len = 4 * PLD_MAX_POINTS as usize;
-        match pld::composed(m, steps as u64, DPSGD_GRID, DPSGD_TAIL, e + pld::MARGIN, max_len) {
+        match pld::composed(m, steps as u64, DPSGD_GRID, DPSGD_TAIL, max_len) {
             Some(plds) => plds.iter().map(|p| p.delta(e)).fold(0.0, f64::max).min(1.0).ln(),
             None => 0.0, // too large to compose: no PLD guarantee claimed (δ = 1)
         }
@@ -577,16 +577,15 @@ fn dpsgd_epsilon(z: f64, q: f64, steps: usize, delta: f64, n: Neighbouring) -> O
     if !pld_fits(m, steps) {
         return None;
     }
-    // losses kept up to the RDP bound at the smallest δ used, plus a margin
+    // the smallest δ read: replace-one reads δ/(1 + e^e) with e at most the
+    // RDP's replace-one e
     let smallest = match n {
         Neighbouring::AddRemoveOne => delta,
-        // the RDP's replace-one e bounds the PLD's from above, so δ/(1 + e^e) ≥ this
         Neighbouring::ReplaceOne => delta / (1.0 + (dpsgd_rdp_epsilon(z, q, steps as u64, delta, n) / 2.0).exp()),
     };
-    let ceiling = rdp::epsilon(z, q, steps as u64, smallest) + pld::MARGIN;
-    // the truncated tails (T·tail in all) stay far below the smallest δ read
-    let tail = DPSGD_TAIL.min(smallest * 1e-4 / steps as f64);
-    let plds = pld::composed(m, steps as u64, DPSGD_GRID, tail, ceiling, 4 * PLD_MAX_POINTS as usize)?;
+    // the tails beyond the window (counted into δ) stay far below it
+    let tail = DPSGD_TAIL.min(smallest * 1e-4);
+    let plds = pld::composed(m, steps as u64, DPSGD_GRID, tail, 4 * PLD_MAX_POINTS as usize)?;
     let add_remove = |d: f64| -> Option<f64> {
         plds.iter()
             .map(|p| p.epsilon(d))
@@ -599,7 +598,7 @@ fn dpsgd_epsilon(z: f64, q: f64, steps: usize, delta: f64, n: Neighbouring) -> O
             let mut hi = (delta / smallest - 1.0).ln().max(1e-9);
             while !holds(hi) {
                 hi *= 1.25;
-                if hi > ceiling {
+                if hi > 2.0 * (delta / smallest - 1.0).ln() + 1.0 {
                     return None;
                 }
             }

@@ -10,11 +10,14 @@
 //! interpolates between them along e^ε-linear pieces, which lies above the
 //! true (convex in e^ε) curve — a dominating pair, so every composed δ(ε),
 //! and every ε(δ), is an upper bound. Mass beyond the top grid point goes to
-//! +∞ (counted into δ whole). T-fold composition multiplies the PMFs by FFT
-//! (`rustfft`) in ⌈log₂T⌉ squarings; after each product the lower tail
-//! (mass ≤ τ) is moved up to the first kept point and the upper tail
-//! (mass ≤ τ) to +∞, both pessimistic. The directions are composed
-//! separately and the worse is reported.
+//! +∞ (counted into δ whole). T-fold composition ([`Pld::self_compose_fft`])
+//! raises the PMF's discrete Fourier transform to the power T on a window
+//! sized by Chernoff bounds computed from the discrete PMF itself; the bound
+//! on the mass above the window (which the circular convolution would alias
+//! to lower losses) is added to the mass at +∞, so the result stays an upper
+//! bound. The directions are composed separately and the worse is reported.
+//! FFT round-off (relative 1e-16 of the largest mass, amplified at most T
+//! times) is not bounded rigorously; negative values it leaves are set to 0.
 //!
 //! Written by hand because no Rust crate implements PLD accounting.
 //!
@@ -23,12 +26,13 @@
 //!   guarantees using FFT*, AISTATS.
 //! - Doroshenko, Ghazi, Kamath, Kumar, Manurangsi (2022), *Connect the dots:
 //!   tighter discrete approximations of privacy loss distributions*, PoPETs.
+//! - Gopi, Lee, Wutschitz (2021), *Numerical composition of differential
+//!   privacy*, NeurIPS (one FFT of the final length, window by tail bounds).
 //! - Google's dp-accounting (`PLDAccountant`), the reference the tests compare to.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use rustfft::num_complex::Complex;
-use rustfft::{Fft, FftPlanner};
+use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 
 use crate::error::ConfigError;
 use crate::loss::norm_cdf;
@@ -237,178 +241,143 @@ impl Pld {
         Some(0.0)
     }
 
-    /// The PLD of two independent mechanisms composed: the PMFs convolved by
-    /// FFT, the masses at +∞ combined, then the tails truncated (≤ `tail` each).
-    pub fn compose(&self, other: &Pld, tail: f64) -> Pld {
-        assert_eq!(self.grid, other.grid, "composing PLDs on different grids");
-        let pmf = convolve(&self.pmf, &other.pmf);
-        let finite_self: f64 = 1.0 - self.infinity;
-        let infinity = 1.0 - finite_self * (1.0 - other.infinity);
-        Pld {
-            grid: self.grid,
-            offset: self.offset + other.offset,
-            pmf,
-            infinity,
-        }
-        .truncated(tail)
-    }
-
-    /// The T-fold composition with itself, by repeated squaring.
+    /// The T-fold composition with itself ([`Pld::self_compose_fft`], no
+    /// length limit).
     pub fn self_compose(&self, t: u64, tail: f64) -> Pld {
-        self.self_compose_below(t, tail, f64::INFINITY)
+        self.self_compose_fft(t, tail, usize::MAX).expect("no length limit")
     }
 
-    /// The T-fold composition, keeping only losses that can end at or below
-    /// `ceiling`: a partial composition of k steps sends to +∞ the mass whose
-    /// loss exceeds `ceiling` + (T − k)·|lowest loss of one step| (the most the
-    /// remaining steps can lower it), and moves up to −(T − k)·(highest loss
-    /// of one step) − 1 the mass below it (it ends below 0 whatever follows). Pessimistic for every ε; exact enough
-    /// for ε ≤ ceiling − 10 (that mass moves δ by at most e^{−10} of itself).
-    /// Without it the upper tail of a small-z, small-q step (rare large
-    /// losses) widens the support to hundreds in ε: 75 s for z = 0.5,
-    /// q = 0.001, T = 10⁴ at grid 1e-4.
-    pub fn self_compose_below(&self, t: u64, tail: f64, ceiling: f64) -> Pld {
-        self.self_compose_within(t, tail, ceiling, usize::MAX)
-            .expect("no length limit")
-    }
-
-    /// [`Pld::self_compose_below`], giving up (`None`) before any convolution
-    /// longer than `max_len` points (memory: 16 bytes per point per FFT buffer).
-    pub fn self_compose_within(&self, t: u64, tail: f64, ceiling: f64, max_len: usize) -> Option<Pld> {
+    /// The T-fold composition by one FFT of the window that holds all but
+    /// `tail` of the composed mass on each side (Koskela et al.; Gopi et al.):
+    /// the one-step PMF folded onto Z_n, transformed, raised to the power T,
+    /// transformed back. The window [lo, lo + n) comes from Chernoff bounds
+    /// computed exactly from the discrete PMF: mass above a is at most
+    /// min_λ exp(T·log M(λ) − λa) and below b at most
+    /// min_λ exp(T·log M(−λ) + λb), M(λ) = Σ_k p_k e^{λkΔ} over the finite
+    /// part, λ ∈ {1/8, …, 32}. The circular convolution aliases mass from
+    /// below the window into it (a higher loss: pessimistic) and mass from
+    /// above into it (a lower loss: optimistic), so the bound on the mass
+    /// above the window is added to the mass at +∞. The mass at +∞ composes
+    /// to 1 − (1 − p_∞)^T. `None` when the window needs more than `max_len`
+    /// points. Against repeated squaring: two transforms of the final length
+    /// instead of 2⌈log₂T⌉ of growing ones.
+    pub fn self_compose_fft(&self, t: u64, tail: f64, max_len: usize) -> Option<Pld> {
         assert!(t >= 1, "T ≥ 1");
-        let fits = |a: &Pld, b: &Pld| a.pmf.len() + b.pmf.len() <= max_len;
-        let drop = (-(self.offset as f64) * self.grid).max(0.0);
-        let rise = ((self.offset + self.pmf.len() as i64 - 1) as f64 * self.grid).max(0.0);
-        let limit = |k: u64| ceiling + (t - k) as f64 * drop;
-        // mass below −(T − k)·(highest loss of one step) ends below 0 whatever
-        // follows, where it adds nothing to δ(ε ≥ 0): moved up to that floor
-        let floor = |k: u64| -((t - k) as f64) * rise - 1.0;
-        let mut base = self.clone();
-        let mut base_steps = 1u64;
-        let mut result: Option<(Pld, u64)> = None;
-        let mut rest = t;
-        loop {
-            if rest & 1 == 1 {
-                result = Some(match result {
-                    None => (base.clone(), base_steps),
-                    Some((r, k)) => {
-                        if !fits(&r, &base) {
-                            return None;
-                        }
-                        let k = k + base_steps;
-                        (r.compose(&base, tail).below(limit(k)).above(floor(k)), k)
-                    }
-                });
-            }
-            rest >>= 1;
-            if rest == 0 {
-                break;
-            }
-            if !fits(&base, &base) {
-                return None;
-            }
-            base_steps *= 2;
-            base = base
-                .compose(&base, tail)
-                .below(limit(base_steps))
-                .above(floor(base_steps));
+        if t == 1 {
+            return Some(self.clone());
         }
-        Some(result.expect("t ≥ 1").0)
-    }
-
-    /// The mass at losses below `floor` moved up to it.
-    fn above(mut self, floor: f64) -> Pld {
-        let cut = ((floor / self.grid).ceil() as i64 - self.offset).clamp(0, self.pmf.len() as i64 - 1) as usize;
-        if cut > 0 {
-            let moved: f64 = self.pmf[..cut].iter().sum();
-            self.pmf.drain(..cut);
-            self.pmf[0] += moved;
-            self.offset += cut as i64;
+        let (tf, grid) = (t as f64, self.grid);
+        // (log p_k, kΔ) of the finite part, and log M(λ) in log space (M(λ)
+        // can be astronomically large)
+        let points: Vec<(f64, f64)> = (self.pmf.iter().enumerate())
+            .filter(|&(_, &p)| p > 0.0)
+            .map(|(i, &p)| (p.ln(), (self.offset + i as i64) as f64 * grid))
+            .collect();
+        let log_mgf = |lambda: f64| -> f64 {
+            let m = points
+                .iter()
+                .map(|&(lp, l)| lp + lambda * l)
+                .fold(f64::NEG_INFINITY, f64::max);
+            m + points
+                .iter()
+                .map(|&(lp, l)| (lp + lambda * l - m).exp())
+                .sum::<f64>()
+                .ln()
+        };
+        const LAMBDAS: [f64; 9] = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
+        let up: Vec<f64> = LAMBDAS.iter().map(|&l| tf * log_mgf(l)).collect();
+        let down: Vec<f64> = LAMBDAS.iter().map(|&l| tf * log_mgf(-l)).collect();
+        let log_tail = tail.ln();
+        let top = LAMBDAS
+            .iter()
+            .zip(&up)
+            .map(|(l, u)| (u - log_tail) / l)
+            .fold(f64::INFINITY, f64::min);
+        let bottom = LAMBDAS
+            .iter()
+            .zip(&down)
+            .map(|(l, d)| (log_tail - d) / l)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let last = self.offset + self.pmf.len() as i64 - 1;
+        let (support_lo, support_hi) = (self.offset.checked_mul(t as i64)?, last.checked_mul(t as i64)?);
+        let lo = ((bottom / grid).floor() as i64).max(support_lo);
+        let hi = ((top / grid).ceil() as i64).min(support_hi);
+        let n = fft_length(usize::try_from(hi - lo + 1).ok()?);
+        if n > max_len || self.pmf.len() > max_len {
+            return None;
         }
-        self
-    }
-
-    /// The mass at losses above `limit` moved to +∞.
-    fn below(mut self, limit: f64) -> Pld {
-        if !limit.is_finite() {
-            return self;
+        // mass above the window's top: none if it holds the support's top
+        let window_top = lo + n as i64 - 1;
+        let above = if window_top >= support_hi {
+            0.0
+        } else {
+            let a = (window_top + 1) as f64 * grid;
+            LAMBDAS
+                .iter()
+                .zip(&up)
+                .map(|(l, u)| (u - l * a).exp())
+                .fold(1.0, f64::min)
+        };
+        let (fwd, inv) = plans(n);
+        let mut x = vec![0.0; n];
+        for (i, &p) in self.pmf.iter().enumerate() {
+            x[(self.offset + i as i64).rem_euclid(n as i64) as usize] += p;
         }
-        let keep = ((limit / self.grid).floor() as i64 - self.offset + 1).clamp(1, self.pmf.len() as i64) as usize;
-        let moved: f64 = self.pmf[keep..].iter().sum();
-        self.pmf.truncate(keep);
-        self.infinity += moved;
-        self
-    }
-
-    /// Negative FFT round-off set to 0; the lower tail of mass ≤ `tail` moved
-    /// up to the first kept point and the upper tail of mass ≤ `tail` to +∞.
-    fn truncated(mut self, tail: f64) -> Pld {
-        for p in &mut self.pmf {
-            if *p < 0.0 {
-                *p = 0.0;
-            }
+        let mut f = fwd.make_output_vec();
+        fwd.process(&mut x, &mut f).expect("buffer lengths from the plan");
+        let power = u32::try_from(t).ok()?;
+        for c in f.iter_mut() {
+            *c = c.powu(power);
         }
-        let (mut lo, mut low_mass) = (0, 0.0);
-        while lo + 1 < self.pmf.len() && low_mass + self.pmf[lo] <= tail {
-            low_mass += self.pmf[lo];
-            lo += 1;
+        // the DC and Nyquist bins of a real sequence are real
+        f[0].im = 0.0;
+        if let Some(last) = f.last_mut() {
+            last.im = 0.0;
         }
-        let (mut hi, mut high_mass) = (self.pmf.len(), 0.0);
-        while hi > lo + 1 && high_mass + self.pmf[hi - 1] <= tail {
-            high_mass += self.pmf[hi - 1];
-            hi -= 1;
-        }
-        let mut pmf = self.pmf[lo..hi].to_vec();
-        pmf[0] += low_mass;
-        Pld {
-            grid: self.grid,
-            offset: self.offset + lo as i64,
+        inv.process(&mut f, &mut x).expect("buffer lengths from the plan");
+        let pmf: Vec<f64> = (0..n)
+            .map(|j| (x[(lo + j as i64).rem_euclid(n as i64) as usize] / n as f64).max(0.0))
+            .collect();
+        let infinity = -(tf * (-self.infinity).ln_1p()).exp_m1() + above;
+        Some(Pld {
+            grid,
+            offset: lo,
             pmf,
-            infinity: self.infinity + high_mass,
-        }
+            infinity: infinity.min(1.0),
+        })
     }
 }
 
-/// FFT plans, built once per length and shared (building one computes its
-/// twiddle factors: a quarter of the time of a composition when rebuilt).
-fn plans(n: usize) -> (Arc<dyn Fft<f64>>, Arc<dyn Fft<f64>>) {
-    static PLANNER: OnceLock<Mutex<FftPlanner<f64>>> = OnceLock::new();
+/// Real-to-complex and complex-to-real FFT plans (`realfft`, half-length
+/// complex transforms), built once per length and shared (building one
+/// computes its twiddle factors).
+fn plans(n: usize) -> (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexToReal<f64>>) {
+    static PLANNER: OnceLock<Mutex<RealFftPlanner<f64>>> = OnceLock::new();
     let mut planner = PLANNER
-        .get_or_init(|| Mutex::new(FftPlanner::new()))
+        .get_or_init(|| Mutex::new(RealFftPlanner::new()))
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     (planner.plan_fft_forward(n), planner.plan_fft_inverse(n))
 }
 
-/// The linear convolution of two sequences by FFT (power-of-two length);
-/// one forward transform when they are the same sequence (squaring).
-/// (`realfft`'s real transforms measured slower here — 1.7–1.9 s against
-/// 0.9–1.1 s for T = 10⁴ at grid 1e-4 — not investigated further.)
-fn convolve(a: &[f64], b: &[f64]) -> Vec<f64> {
-    let len = a.len() + b.len() - 1;
-    let n = len.next_power_of_two();
-    let (fwd, inv) = plans(n);
-    let spectrum = |x: &[f64]| {
-        let mut f: Vec<Complex<f64>> = Vec::with_capacity(n);
-        f.extend(x.iter().map(|&v| Complex::new(v, 0.0)));
-        f.resize(n, Complex::new(0.0, 0.0));
-        fwd.process(&mut f);
-        f
-    };
-    let mut fa = spectrum(a);
-    if std::ptr::eq(a, b) {
-        for x in fa.iter_mut() {
-            *x = *x * *x;
+/// The smallest even length ≥ `width` of the form 2^a·3^b·5^c (fast FFT
+/// radices; up to 1.6× shorter than the next power of two).
+fn fft_length(width: usize) -> usize {
+    let mut best = width.max(2).next_power_of_two();
+    let mut a = 2usize; // an even factor
+    while a < best {
+        let mut b = a;
+        while b < best {
+            let mut c = b;
+            while c < width {
+                c *= 5;
+            }
+            best = best.min(c);
+            b *= 3;
         }
-    } else {
-        let fb = spectrum(b);
-        for (x, y) in fa.iter_mut().zip(&fb) {
-            *x *= y;
-        }
+        a *= 2;
     }
-    inv.process(&mut fa);
-    fa.truncate(len);
-    fa.iter().map(|c| c.re / n as f64).collect()
+    best
 }
 
 /// δ at `eps` after T steps of the Poisson-subsampled Gaussian (add/remove-one,
@@ -416,40 +385,23 @@ fn convolve(a: &[f64], b: &[f64]) -> Vec<f64> {
 pub fn delta(m: SubsampledGaussian, steps: u64, eps: f64, grid: f64, tail: f64) -> f64 {
     [Direction::Remove, Direction::Add]
         .iter()
-        .map(|&d| {
-            m.pld(d, grid, tail)
-                .self_compose_below(steps, tail, eps + MARGIN)
-                .delta(eps)
-        })
+        .map(|&d| m.pld(d, grid, tail).self_compose(steps, tail).delta(eps))
         .fold(0.0, f64::max)
 }
 
-/// The T-fold compositions of both directions (remove, add), losses above
-/// `ceiling` sent to +∞ (pessimistic); `None` when a convolution would
-/// exceed `max_len` points.
-pub fn composed(
-    m: SubsampledGaussian,
-    steps: u64,
-    grid: f64,
-    tail: f64,
-    ceiling: f64,
-    max_len: usize,
-) -> Option<[Pld; 2]> {
-    let one = |d: Direction| m.pld(d, grid, tail).self_compose_within(steps, tail, ceiling, max_len);
+/// The T-fold compositions of both directions (remove, add); `None` when
+/// one step or the composition's window would exceed `max_len` points.
+pub fn composed(m: SubsampledGaussian, steps: u64, grid: f64, tail: f64, max_len: usize) -> Option<[Pld; 2]> {
+    let one = |d: Direction| m.pld(d, grid, tail).self_compose_fft(steps, tail, max_len);
     Some([one(Direction::Remove)?, one(Direction::Add)?])
 }
-
-/// How far above the ε of interest losses are kept ([`Pld::self_compose_below`]).
-pub const MARGIN: f64 = 10.0;
 
 /// ε at `delta` after T steps of the Poisson-subsampled Gaussian
 /// (add/remove-one, the worse direction), from PLDs on a grid of width
 /// `grid` with tails of mass `tail` treated pessimistically; `None` when no
 /// finite ε reaches `delta`; out-of-range arguments refused naming them
 /// (`noise_multiplier`, `sample_rate`, `steps`, `delta_priv`, `grid`). At q = 1 the T steps are exactly the Gaussian
-/// mechanism with μ = √T/z, whose curve is used instead of a grid. Losses
-/// more than 10 above the RDP bound on ε (an upper bound) go to +∞ while
-/// composing.
+/// mechanism with μ = √T/z, whose curve is used instead of a grid.
 pub fn epsilon(
     m: SubsampledGaussian,
     steps: u64,
@@ -470,11 +422,9 @@ pub fn epsilon(
     if m.q >= 1.0 {
         return Ok(super::gdp_to_eps((steps as f64).sqrt() / m.z, delta));
     }
-    let ceiling = super::rdp::epsilon(m.z, m.q, steps, delta) + MARGIN;
     let mut worst: f64 = 0.0;
     for direction in [Direction::Remove, Direction::Add] {
-        let composed = m.pld(direction, grid, tail).self_compose_below(steps, tail, ceiling);
-        match composed.epsilon(delta) {
+        match m.pld(direction, grid, tail).self_compose(steps, tail).epsilon(delta) {
             Some(e) => worst = worst.max(e),
             None => return Ok(None),
         }
