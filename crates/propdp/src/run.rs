@@ -135,7 +135,9 @@ pub fn run(
     {
         pass.simulation(cfg, sim)?;
     }
-    Ok(pass.summary)
+    let summary = pass.summary;
+    out.sync()?;
+    Ok(summary)
 }
 
 /// One run's state while it computes.

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use propdp_core::record::{Record, Source};
@@ -86,8 +87,18 @@ pub struct RunDir {
     pub dir: PathBuf,
     results: File,
     errors: File,
+    /// When results.jsonl was last synced to disk (group commit).
+    synced: Instant,
     _lock: DirLock,
 }
+
+/// Longest time a written record waits for its `fsync` (group commit): every
+/// record is written to the file at once (a killed process loses nothing
+/// written), and synced with the records around it at most this long after;
+/// an OS crash or power loss can lose at most that much work, and a torn last
+/// line is dropped on `--resume` ([`read_lines`]). One `sync_data` per record
+/// cost 3.8 ms on ext4, 90× a Huber point.
+pub const SYNC_INTERVAL: Duration = Duration::from_millis(100);
 
 impl RunDir {
     /// The results file of a run directory.
@@ -179,6 +190,7 @@ impl RunDir {
             dir: dir.to_path_buf(),
             results: append(results)?,
             errors,
+            synced: Instant::now(),
             _lock: lock,
         };
         for e in &kept_errors {
@@ -187,17 +199,29 @@ impl RunDir {
         Ok((out, done))
     }
 
-    /// Append one record and flush it to disk. A record holding a number
-    /// that is not finite is refused ([`Record::non_finite`]): JSON would
-    /// write it as `null`.
+    /// Append one record: written to the file at once, synced to disk at
+    /// most [`SYNC_INTERVAL`] later (group commit) and when the run ends. A
+    /// record holding a number that is not finite is refused
+    /// ([`Record::non_finite`]): JSON would write it as `null`.
     pub fn write(&mut self, record: &Record) -> Result<()> {
         if let Some(path) = record.non_finite() {
             bail!("{path} is not a finite number: not written");
         }
         let path = Self::results_path(&self.dir);
         writeln!(self.results, "{}", serde_json::to_string(record)?)
-            .and_then(|()| self.results.sync_data())
             .with_context(|| format!("writing {}", path.display()))?;
+        if self.synced.elapsed() >= SYNC_INTERVAL {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Sync results.jsonl to disk (also done when the `RunDir` is dropped).
+    pub fn sync(&mut self) -> Result<()> {
+        self.results
+            .sync_data()
+            .with_context(|| format!("syncing {}", Self::results_path(&self.dir).display()))?;
+        self.synced = Instant::now();
         Ok(())
     }
 
@@ -208,6 +232,14 @@ impl RunDir {
             .and_then(|()| self.errors.flush())
             .with_context(|| format!("writing {}", path.display()))?;
         Ok(())
+    }
+}
+
+impl Drop for RunDir {
+    /// The last records synced however the run ends (an error here has no
+    /// one to report to; the records are written, only their sync failed).
+    fn drop(&mut self) {
+        let _ = self.results.sync_data();
     }
 }
 
