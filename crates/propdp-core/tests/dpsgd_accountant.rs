@@ -200,3 +200,44 @@ fn fractional_orders_match_quadrature_and_stay_below_dp_accounting() {
     }
     assert_eq!(n, 220);
 }
+
+/// A calibrated noise reads back, through the ε the accountant reports, to
+/// at most the target — including replace-one at large ε, where group
+/// privacy reads the PLD at δ/(1 + e^{ε/2}) near the FFT's floor (it read
+/// back 20.0007 for a target of 20 when the two used different tails), and
+/// a vanishing q, where the PLD stops fitting below some z (the readback
+/// once ran forever there) — and is tight where the PLD resolves it.
+#[test]
+fn calibrated_noise_reads_back_to_at_most_its_target() {
+    use propdp_core::Model;
+    use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    for (q, steps, eps, tight) in [
+        (0.001, 1000, 20.0, true),
+        (0.01, 1000, 20.0, true),
+        (0.05, 100, 1.0, true),
+        (0.5, 100, 30.0, true),
+        (0.004, 10_000, 8.0, true),
+        (1e-85, 402, 7.35, false),
+    ] {
+        for n in [Neighbouring::ReplaceOne, Neighbouring::AddRemoveOne] {
+            let kind = MechanismKind::Dpsgd {
+                steps,
+                sample_rate: q,
+                clip: None,
+            };
+            let m = Mechanism::new(&Model::Logistic, kind, n);
+            let sigma = m.calibrate(eps, 1e-6).unwrap();
+            let back = m.epsilon(sigma, 1e-6).unwrap();
+            assert!(
+                back <= eps * (1.0 + 1e-12),
+                "q = {q}, T = {steps}, {n:?}: ε {eps} → σ {sigma} → ε {back}"
+            );
+            if tight {
+                assert!(
+                    back >= eps * (1.0 - 2e-3),
+                    "q = {q}, T = {steps}, {n:?}: ε {eps} → σ {sigma} → ε {back}"
+                );
+            }
+        }
+    }
+}

@@ -577,15 +577,9 @@ fn dpsgd_epsilon(z: f64, q: f64, steps: usize, delta: f64, n: Neighbouring) -> O
     if !pld_fits(m, steps) {
         return None;
     }
-    // the smallest δ read: replace-one reads δ/(1 + e^e) with e at most the
-    // RDP's replace-one e
-    let smallest = match n {
-        Neighbouring::AddRemoveOne => delta,
-        Neighbouring::ReplaceOne => delta / (1.0 + (dpsgd_rdp_epsilon(z, q, steps as u64, delta, n) / 2.0).exp()),
-    };
-    // the tails beyond the window (counted into δ) stay far below it
-    let tail = DPSGD_TAIL.min(smallest * 1e-4);
-    let plds = pld::composed(m, steps as u64, DPSGD_GRID, tail, 4 * PLD_MAX_POINTS as usize)?;
+    // the same PLDs as `dpsgd_log_delta` (same tail), so that a noise
+    // calibrated there reads back to at most its target here
+    let plds = pld::composed(m, steps as u64, DPSGD_GRID, DPSGD_TAIL, 4 * PLD_MAX_POINTS as usize)?;
     let add_remove = |d: f64| -> Option<f64> {
         plds.iter()
             .map(|p| p.epsilon(d))
@@ -595,15 +589,19 @@ fn dpsgd_epsilon(z: f64, q: f64, steps: usize, delta: f64, n: Neighbouring) -> O
         Neighbouring::AddRemoveOne => add_remove(delta),
         Neighbouring::ReplaceOne => {
             let holds = |e: f64| add_remove(delta / (1.0 + e.exp())).is_some_and(|x| x <= e);
-            let mut hi = (delta / smallest - 1.0).ln().max(1e-9);
+            // holds is monotone in e, but at large e the PLD cannot resolve
+            // δ/(1 + e^e) (its FFT floor): so scan up from e = 1e-3 by
+            // factors 1.25 to the first e that holds, then bisect below it;
+            // past e = 500 (ε = 1000) no ε is claimed
+            let (mut lo, mut hi) = (0.0, 1e-3);
             while !holds(hi) {
+                lo = hi;
                 hi *= 1.25;
-                if hi > 2.0 * (delta / smallest - 1.0).ln() + 1.0 {
+                if hi > 500.0 {
                     return None;
                 }
             }
-            let mut lo = 0.0;
-            for _ in 0..100 {
+            for _ in 0..60 {
                 let mid = 0.5 * (lo + hi);
                 if holds(mid) { hi = mid } else { lo = mid }
             }
