@@ -236,6 +236,10 @@ pub struct SimRecord {
     pub reps: usize,
     /// The config seed the streams derive from.
     pub seed: u64,
+    /// The random generator and how its streams derive from the seed
+    /// (empty in records written before it was recorded).
+    #[serde(default)]
+    pub generator: String,
     /// The law of the rows.
     pub design: Design,
     /// Standard error of every metric's mean.

@@ -50,6 +50,7 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
             d,
             reps: 4,
             seed: 1,
+            generator: String::new(),
             design: Design::Gaussian,
             stderr: metrics.iter().map(|(k, v)| (k.clone(), 0.05 * v)).collect(),
             per_rep: BTreeMap::new(),

@@ -282,6 +282,7 @@ pub fn simulation_record(
             d: s.d,
             reps: s.reps,
             seed: settings.seed,
+            generator: propdp_sim::rng::GENERATOR.into(),
             design: settings.design,
             stderr: s.stderr,
             per_rep: s.per_rep,

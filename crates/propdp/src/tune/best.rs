@@ -130,6 +130,7 @@ impl Best {
                 d: c.d,
                 reps: c.reps,
                 seed: c.seed,
+                generator: propdp_sim::rng::GENERATOR.into(),
                 design,
                 stderr: [(self.metric.clone(), c.stderr)].into_iter().collect(),
                 per_rep: BTreeMap::new(),
