@@ -1,4 +1,4 @@
-//! One Newton fit of each estimator at (n, d) = (2000, 1000), single-threaded.
+//! One fit of each estimator at (n, d) = (2000, 1000) (L-BFGS), single-threaded.
 //! (Output perturbation's fit is the σ = 0 objective fit plus τb.)
 //! The (8000, 4000) size and the parallel speed-up are measured by
 //! `scripts/bench_sim.sh` (one fit there takes about a minute).
@@ -11,7 +11,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use propdp_core::loss::Loss;
 use propdp_core::{Design, Model, NoiseLaw, Prior};
 use propdp_sim::data::{draw_dataset, draw_gaussian_vector};
-use propdp_sim::newton::Objective;
+use propdp_sim::objective::Objective;
 use propdp_sim::rng::stream;
 
 fn bench(c: &mut Criterion) {

@@ -4,7 +4,7 @@
 //!
 //! One repetition: draw (X, θ*, y) and the privacy noise b from the RNG stream
 //! of (config seed, sweep point, d, repetition) ([`rng::stream`]), fit the
-//! estimator by Newton's method ([`newton`]), then evaluate every metric,
+//! estimator ([`objective`]: Newton's method or L-BFGS by size), then evaluate every metric,
 //! test metrics on a fresh sample ([`evaluate`]). Repetitions run in parallel
 //! with rayon; results do not depend on the number of threads.
 
@@ -13,7 +13,9 @@
 pub mod data;
 pub mod evaluate;
 pub mod gd;
+pub mod lbfgs;
 pub mod newton;
+pub mod objective;
 pub mod rng;
 pub mod run;
 

@@ -1,74 +1,15 @@
-//! Damped Newton's method for the perturbed GLM objective
-//! F(θ) = Σᵢ ℓ(yᵢ, xᵢᵀθ) + (λ/2)‖θ‖² + σ bᵀθ:
-//! gradient Xᵀℓ' + λθ + σb, Hessian Xᵀ diag(ℓ'') X + λI (nalgebra Cholesky),
-//! Armijo backtracking on F. Each step costs O(nd² + d³); at the sizes of the
-//! tests (d ≤ 1000) it converges in ~5–15 steps, where L-BFGS would need
-//! hundreds of O(nd) steps on these ill-conditioned (small λ) problems.
+//! Damped Newton's method for [`Objective`]: Hessian Xᵀ diag(ℓ'') X + λI
+//! (nalgebra Cholesky), Armijo backtracking on F. Each step costs
+//! O(nd² + d³); it converges in ~5–15 steps, also on ill-conditioned
+//! (small λ) problems where L-BFGS needs many.
 
 use nalgebra::{DMatrix, DVector};
-use thiserror::Error;
 
-use propdp_core::loss::Loss;
-
-/// The objective to minimise.
-pub struct Objective<'a> {
-    /// Rows (n × d).
-    pub x: &'a DMatrix<f64>,
-    /// Labels.
-    pub y: &'a DVector<f64>,
-    /// The per-sample loss.
-    pub loss: Loss,
-    /// Ridge λ.
-    pub lambda: f64,
-    /// Noise σ of the linear term.
-    pub sigma: f64,
-    /// The privacy noise vector b.
-    pub b: &'a DVector<f64>,
-}
-
-/// Convergence report of one fit.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FitReport {
-    /// Newton steps taken.
-    pub iterations: usize,
-    /// ‖∇F(θ̂)‖₂/√d at the returned point.
-    pub grad_norm: f64,
-}
-
-/// Why a fit failed.
-#[derive(Debug, Error, Clone, PartialEq)]
-pub enum FitError {
-    #[error("Newton did not reach ‖∇F‖/√d ≤ {tol:e} in {iterations} steps (final {grad_norm:e})")]
-    /// The gradient tolerance was not met within the step cap.
-    NotConverged {
-        /// Steps taken.
-        iterations: usize,
-        /// Final ‖∇F‖/√d.
-        grad_norm: f64,
-        /// The tolerance.
-        tol: f64,
-    },
-    #[error("Hessian not positive definite at step {iteration} (λ = 0 and too few active samples?)")]
-    /// The Hessian was not positive definite.
-    Singular {
-        /// The Newton step.
-        iteration: usize,
-    },
-}
+use crate::objective::{FitError, FitReport, Objective};
 
 impl Objective<'_> {
-    fn value(&self, theta: &DVector<f64>) -> f64 {
-        let r = self.x * theta;
-        let data: f64 = r
-            .iter()
-            .zip(self.y.iter())
-            .map(|(&ri, &yi)| self.loss.eval(yi, ri).0)
-            .sum();
-        data + 0.5 * self.lambda * theta.norm_squared() + self.sigma * self.b.dot(theta)
-    }
-
-    /// Minimise from θ = 0 until ‖∇F‖₂/√d ≤ `tol`.
-    pub fn minimize(&self, tol: f64, max_iter: usize) -> Result<(DVector<f64>, FitReport), FitError> {
+    /// Minimise from θ = 0 by damped Newton until ‖∇F‖₂/√d ≤ `tol`.
+    pub fn newton(&self, tol: f64, max_iter: usize) -> Result<(DVector<f64>, FitReport), FitError> {
         let (n, d) = self.x.shape();
         let sqrt_d = (d as f64).sqrt();
         let mut theta = DVector::zeros(d);

@@ -12,7 +12,7 @@ use thiserror::Error;
 use crate::data::{self, Dataset};
 use crate::evaluate;
 use crate::gd::Descent;
-use crate::newton::{FitError, Objective};
+use crate::objective::{FitError, Objective};
 use crate::rng::stream;
 use propdp_core::loss::Loss;
 use propdp_core::{Design, Prior};

@@ -31,7 +31,7 @@ use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
 use propdp_core::loss::Loss;
 use propdp_core::{Design, Model, Prior};
 use propdp_sim::data::{draw_dataset, draw_gaussian_vector};
-use propdp_sim::newton::Objective;
+use propdp_sim::objective::Objective;
 use propdp_sim::rng::stream;
 use rayon::prelude::*;
 

@@ -214,7 +214,7 @@ fn logistic_hard_region_and_its_response_match_simulation() {
 fn logistic_hard_region_response_at_zero_noise_matches_simulation() {
     use propdp_core::loss::Loss;
     use propdp_sim::data::{draw_dataset, draw_gaussian_vector};
-    use propdp_sim::{newton::Objective, rng::stream};
+    use propdp_sim::{objective::Objective, rng::stream};
     let p = Point::new(
         2.0,
         4.0,

@@ -1,0 +1,102 @@
+//! The perturbed GLM objective every simulated estimator minimises,
+//! F(θ) = Σᵢ ℓ(yᵢ, xᵢᵀθ) + (λ/2)‖θ‖² + σ bᵀθ, gradient Xᵀℓ' + λθ + σb, and
+//! the choice of solver ([`Objective::minimize`]): damped Newton
+//! ([`crate::newton`], O(nd² + d³) per step, a handful of steps) below
+//! [`LBFGS_MIN_D`] features, L-BFGS ([`crate::lbfgs`], O(nd) per iteration,
+//! tens to hundreds of iterations) from there, falling back to Newton if
+//! L-BFGS fails (ill-conditioned, small-λ problems). Both stop at
+//! ‖∇F‖₂/√d ≤ tol.
+
+use nalgebra::{DMatrix, DVector};
+use thiserror::Error;
+
+use propdp_core::loss::Loss;
+
+/// The objective to minimise.
+pub struct Objective<'a> {
+    /// Rows (n × d).
+    pub x: &'a DMatrix<f64>,
+    /// Labels.
+    pub y: &'a DVector<f64>,
+    /// The per-sample loss.
+    pub loss: Loss,
+    /// Ridge λ.
+    pub lambda: f64,
+    /// Noise σ of the linear term.
+    pub sigma: f64,
+    /// The privacy noise vector b.
+    pub b: &'a DVector<f64>,
+}
+
+/// Convergence report of one fit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FitReport {
+    /// Newton steps or L-BFGS iterations taken.
+    pub iterations: usize,
+    /// ‖∇F(θ̂)‖₂/√d at the returned point.
+    pub grad_norm: f64,
+}
+
+/// Why a fit failed.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum FitError {
+    #[error("the fit did not reach ‖∇F‖/√d ≤ {tol:e} in {iterations} steps (final {grad_norm:e})")]
+    /// The gradient tolerance was not met within the step cap.
+    NotConverged {
+        /// Steps taken.
+        iterations: usize,
+        /// Final ‖∇F‖/√d.
+        grad_norm: f64,
+        /// The tolerance.
+        tol: f64,
+    },
+    #[error("Hessian not positive definite at step {iteration} (λ = 0 and too few active samples?)")]
+    /// The Hessian was not positive definite.
+    Singular {
+        /// The Newton step.
+        iteration: usize,
+    },
+}
+
+/// Features from which [`Objective::minimize`] uses L-BFGS (measured:
+/// `cargo run --release -p propdp-sim --example fit_crossover`).
+pub const LBFGS_MIN_D: usize = 25;
+
+impl Objective<'_> {
+    pub(crate) fn value(&self, theta: &DVector<f64>) -> f64 {
+        let r = self.x * theta;
+        let data: f64 = r
+            .iter()
+            .zip(self.y.iter())
+            .map(|(&ri, &yi)| self.loss.eval(yi, ri).0)
+            .sum();
+        data + 0.5 * self.lambda * theta.norm_squared() + self.sigma * self.b.dot(theta)
+    }
+
+    /// F(θ) and ∇F(θ) in one pass over X (Xθ, then Xᵀℓ').
+    pub(crate) fn value_grad(&self, theta: &DVector<f64>) -> (f64, DVector<f64>) {
+        let r = self.x * theta;
+        let mut data = 0.0;
+        let g1 = DVector::from_iterator(
+            r.len(),
+            r.iter().zip(self.y.iter()).map(|(&ri, &yi)| {
+                let (l, d1, _) = self.loss.eval(yi, ri);
+                data += l;
+                d1
+            }),
+        );
+        let value = data + 0.5 * self.lambda * theta.norm_squared() + self.sigma * self.b.dot(theta);
+        let grad = self.x.tr_mul(&g1) + self.lambda * theta + self.sigma * self.b;
+        (value, grad)
+    }
+
+    /// Minimise from θ = 0 until ‖∇F‖₂/√d ≤ `tol`: Newton (at most
+    /// `max_iter` steps) below [`LBFGS_MIN_D`] features, else L-BFGS (at
+    /// most 50·`max_iter` iterations) and Newton if that fails.
+    pub fn minimize(&self, tol: f64, max_iter: usize) -> Result<(DVector<f64>, FitReport), FitError> {
+        if self.x.ncols() < LBFGS_MIN_D {
+            return self.newton(tol, max_iter);
+        }
+        self.lbfgs(tol, 50 * max_iter).or_else(|_| self.newton(tol, max_iter))
+    }
+}
