@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 
 use nalgebra::DVector;
 
-use crate::objective::{FitError, FitReport, Objective};
+use crate::objective::{FitError, FitReport, Objective, stopping_rule};
 
 /// Correction pairs kept.
 const MEMORY: usize = 10;
@@ -44,21 +44,8 @@ impl Objective<'_> {
         let mut pairs: VecDeque<(DVector<f64>, DVector<f64>, f64)> = VecDeque::with_capacity(MEMORY);
         for it in 0..=max_iter {
             let gn = g.norm() / sqrt_d;
-            if gn <= tol {
-                return Ok((
-                    theta,
-                    FitReport {
-                        iterations: it,
-                        grad_norm: gn,
-                    },
-                ));
-            }
-            if it == max_iter {
-                return Err(FitError::NotConverged {
-                    iterations: it,
-                    grad_norm: gn,
-                    tol,
-                });
+            if let Some(verdict) = stopping_rule(it, max_iter, gn, tol) {
+                return verdict.map(|report| (theta, report));
             }
             let mut p = self.direction(&g, &pairs);
             let mut slope = g.dot(&p);

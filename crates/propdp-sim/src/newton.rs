@@ -5,7 +5,7 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use crate::objective::{FitError, FitReport, Objective};
+use crate::objective::{FitError, FitReport, Objective, stopping_rule};
 
 impl Objective<'_> {
     /// Minimise from θ = 0 by damped Newton until ‖∇F‖₂/√d ≤ `tol`.
@@ -30,21 +30,8 @@ impl Objective<'_> {
             }
             let grad = self.x.tr_mul(&g1) + self.lambda * &theta + self.sigma * self.b;
             let gn = grad.norm() / sqrt_d;
-            if gn <= tol {
-                return Ok((
-                    theta,
-                    FitReport {
-                        iterations: it,
-                        grad_norm: gn,
-                    },
-                ));
-            }
-            if it == max_iter {
-                return Err(FitError::NotConverged {
-                    iterations: it,
-                    grad_norm: gn,
-                    tol,
-                });
+            if let Some(verdict) = stopping_rule(it, max_iter, gn, tol) {
+                return verdict.map(|report| (theta, report));
             }
             xs.copy_from(self.x);
             for (mut row, &wi) in xs.row_iter_mut().zip(w.iter()) {

@@ -58,6 +58,31 @@ pub enum FitError {
     },
 }
 
+/// The stopping rule of both solvers at iteration `it` with ‖∇F‖/√d =
+/// `grad_norm`: converged at ≤ `tol`, else out of iterations at `max_iter`,
+/// else go on (`None`).
+pub(crate) fn stopping_rule(
+    it: usize,
+    max_iter: usize,
+    grad_norm: f64,
+    tol: f64,
+) -> Option<Result<FitReport, FitError>> {
+    if grad_norm <= tol {
+        Some(Ok(FitReport {
+            iterations: it,
+            grad_norm,
+        }))
+    } else if it == max_iter {
+        Some(Err(FitError::NotConverged {
+            iterations: it,
+            grad_norm,
+            tol,
+        }))
+    } else {
+        None
+    }
+}
+
 /// Features from which [`Objective::minimize`] uses L-BFGS (measured:
 /// `cargo run --release -p propdp-sim --example fit_crossover`).
 pub const LBFGS_MIN_D: usize = 25;
