@@ -106,5 +106,15 @@ pub fn draw_dataset<R: Rng>(
 
 /// A standard normal vector (privacy noise b).
 pub fn draw_gaussian_vector<R: Rng>(d: usize, rng: &mut R) -> DVector<f64> {
-    DVector::from_fn(d, |_, _| normal(rng))
+    let mut v = DVector::zeros(d);
+    fill_gaussian(&mut v, rng);
+    v
+}
+
+/// Overwrite `v` with standard normal draws, in index order (the same
+/// draws as [`draw_gaussian_vector`] of its length).
+pub fn fill_gaussian<R: Rng>(v: &mut DVector<f64>, rng: &mut R) {
+    for x in v.iter_mut() {
+        *x = normal(rng);
+    }
 }

@@ -9,7 +9,7 @@ use propdp_core::loss::Loss;
 use rand::{Rng, RngExt};
 use thiserror::Error;
 
-use crate::data::draw_gaussian_vector;
+use crate::data::fill_gaussian;
 
 /// Why a DP-GD run failed.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -61,9 +61,11 @@ impl Descent {
         } else {
             Vec::new()
         };
-        let mut g = DVector::zeros(n);
+        // buffers reused at every step: the loop allocates nothing
+        let (mut g, mut r) = (DVector::zeros(n), DVector::zeros(n));
+        let (mut xi, mut grad) = (DVector::zeros(d), DVector::zeros(d));
         for t in 0..=self.steps {
-            let r = x * &theta;
+            r.gemv(1.0, x, &theta, 0.0);
             let mut loss = 0.0;
             for i in 0..n {
                 let (l, d1, _) = self.loss.eval(labels[i], r[i]);
@@ -91,9 +93,11 @@ impl Descent {
                     }
                 }
             }
-            let xi = draw_gaussian_vector(d, rng);
-            let grad = x.tr_mul(&g) + self.lambda * &theta + self.sigma * xi;
-            theta -= self.eta * grad;
+            fill_gaussian(&mut xi, rng);
+            grad.gemv_tr(1.0, x, &g, 0.0);
+            grad.axpy(self.lambda, &theta, 1.0);
+            grad.axpy(self.sigma, &xi, 1.0);
+            theta.axpy(-self.eta, &grad, 1.0);
         }
         Ok(theta)
     }
