@@ -62,7 +62,7 @@ impl Calibrations {
 pub struct Candidates<'a> {
     /// DP-GD or DP-SGD.
     pub kind: AlgorithmKind,
-    /// Sample rates q (DP-GD: [1]).
+    /// Sample rates q (DP-GD: only q = 1).
     pub sample_rates: &'a [f64],
     /// Numbers of steps T.
     pub steps: &'a [usize],
