@@ -72,6 +72,23 @@ enum Command {
         /// Run the simulation only.
         #[arg(long)]
         sim_only: bool,
+        /// Compute only shard K of N (0 ≤ K < N) of the config's units of
+        /// work, e.g. --shard $SLURM_ARRAY_TASK_ID/16; combine the shards'
+        /// directories with `propdp merge`.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<propdp::shard::Shard>,
+    },
+    /// Combine the directories of a sharded run (`propdp run --shard K/N`,
+    /// every K of the same config and N) into the results a single run
+    /// writes, and draw its figures; refuses missing, duplicated or
+    /// mismatched shards, and an output directory that holds results.
+    Merge {
+        /// The shards' output directories.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+        /// Output directory (new, or without results.jsonl).
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Run what is missing, then compare theory with simulation by the rule
     /// of docs/theory.md §5; writes DIR/validation.csv; non-zero exit on any failure.
@@ -220,13 +237,26 @@ fn main() -> ExitCode {
             job,
             theory_only,
             sim_only,
+            shard,
         } => run(
             &job,
             Sources {
                 theory: !sim_only,
                 simulation: !theory_only,
             },
+            shard,
         ),
+        Command::Merge { shards, out } => propdp::merge::merge(&out, &shards).map(|m| {
+            println!(
+                "merged {} shards: {} records, {} failed → {}",
+                shards.len(),
+                m.records,
+                m.failed,
+                out.join("results.jsonl").display()
+            );
+            let figures_ok = draw_figures(&out.join("results.jsonl"));
+            exit_code(figures_ok, m.failed, &out)
+        }),
         Command::Validate { config, out } => validate(&config, out),
         Command::Check { config } => load(&config).map(|cfg| {
             warn_step_sizes(&cfg);
@@ -281,10 +311,18 @@ fn warn_step_sizes(cfg: &propdp::core::Config) {
     }
 }
 
-fn run(job: &Job, sources: Sources) -> Result<ExitCode> {
+fn run(job: &Job, sources: Sources, shard: Option<propdp::shard::Shard>) -> Result<ExitCode> {
     let cfg = load(&job.config)?;
     warn_step_sizes(&cfg);
-    let s = propdp::run::run(&cfg, &job.label(), &job.dir(), job.existing(), sources, &Bar::default())?;
+    let s = propdp::run::run_shard(
+        &cfg,
+        &job.label(),
+        &job.dir(),
+        job.existing(),
+        sources,
+        shard,
+        &Bar::default(),
+    )?;
     println!(
         "{}: {} records written, {} already done, {} failed → {}",
         job.config.display(),

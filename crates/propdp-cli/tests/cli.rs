@@ -513,3 +513,111 @@ fn a_large_dpsgd_step_is_accepted_with_an_oscillation_warning() {
     );
     assert!(!err.contains("algorithm.eta = 0.5"), "{err}");
 }
+
+/// A config with theory and simulation run as 3 shards in separate
+/// processes and merged gives the single run's results.jsonl byte for byte;
+/// merge refuses a missing shard, a duplicated shard, another config and
+/// another N, naming the shard and writing nothing; a shard resumes only as
+/// the same shard.
+#[test]
+fn three_shards_merge_to_the_single_run_and_bad_sets_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = format!("{HUBER}\n[simulation]\nd = [30, 60]\nreps = 3\nseed = 9\n");
+    let cfg = write(tmp.path(), "s.toml", &text);
+    let dir = |name: &str| tmp.path().join(name).display().to_string();
+    assert!(propdp(&["run", &cfg, "--out", &dir("single")]).status.success());
+    // three processes at once
+    let children: Vec<_> = (0..3)
+        .map(|k| {
+            Command::new(env!("CARGO_BIN_EXE_propdp"))
+                .args([
+                    "run",
+                    &cfg,
+                    "--out",
+                    &dir(&format!("s{k}")),
+                    "--shard",
+                    &format!("{k}/3"),
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut counts = Vec::new();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        counts.push(
+            out.split(" records written")
+                .next()
+                .unwrap()
+                .rsplit(' ')
+                .next()
+                .unwrap()
+                .parse::<usize>()
+                .unwrap(),
+        );
+    }
+    // 36 theory points and 72 simulated (point, d), each in exactly one shard, balanced
+    assert_eq!(counts.iter().sum::<usize>(), 36 + 72, "{counts:?}");
+    assert!(counts.iter().all(|&c| c > 0), "{counts:?}");
+    let o = propdp(&["merge", &dir("s0"), &dir("s1"), &dir("s2"), "--out", &dir("merged")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        fs::read(tmp.path().join("single/results.jsonl")).unwrap(),
+        fs::read(tmp.path().join("merged/results.jsonl")).unwrap(),
+        "merged results differ from the single run's"
+    );
+    // refusals
+    let other = write(tmp.path(), "o.toml", &text.replace("seed = 9", "seed = 10"));
+    assert!(
+        propdp(&["run", &other, "--out", &dir("o1"), "--shard", "1/3"])
+            .status
+            .success()
+    );
+    assert!(
+        propdp(&["run", &cfg, "--out", &dir("n1"), "--shard", "1/2"])
+            .status
+            .success()
+    );
+    for (shards, needle) in [
+        (vec!["s0", "s1"], "shard 2/3 is missing"),
+        (vec!["s0", "s1", "s1", "s2"], "shard 1/3 is given twice"),
+        (vec!["s0", "o1", "s2"], "different config"),
+        (vec!["s0", "n1", "s2"], "2-way split"),
+        (vec!["single", "s1"], "not a shard"),
+    ] {
+        let mut args = vec!["merge".to_string()];
+        args.extend(shards.iter().map(|s| dir(s)));
+        args.extend(["--out".to_string(), dir("refused")]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = propdp(&args);
+        assert!(
+            !o.status.success() && stderr(&o).contains(needle),
+            "{needle}: {}",
+            stderr(&o)
+        );
+        assert!(!tmp.path().join("refused").exists(), "{needle}: something was written");
+    }
+    // the merged directory is not overwritten
+    let o = propdp(&["merge", &dir("s0"), &dir("s1"), &dir("s2"), "--out", &dir("merged")]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("already exists"),
+        "{}",
+        stderr(&o)
+    );
+    // a shard resumes only as itself
+    let o = propdp(&["run", &cfg, "--out", &dir("s0"), "--shard", "1/3", "--resume"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("holds shard 0/3"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        propdp(&["run", &cfg, "--out", &dir("s0"), "--shard", "0/3", "--resume"])
+            .status
+            .success()
+    );
+}

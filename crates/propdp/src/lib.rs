@@ -28,11 +28,13 @@
 #![warn(missing_docs)]
 
 pub mod figures;
+pub mod merge;
 pub mod privacy;
 pub mod progress;
 pub mod provenance;
 pub mod run;
 pub mod rundir;
+pub mod shard;
 pub mod tune;
 pub mod validate;
 

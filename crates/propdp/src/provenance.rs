@@ -21,6 +21,9 @@ pub struct Manifest {
     pub git_commit: String,
     /// Units of work of the run (sweep points; tune cells).
     pub points: usize,
+    /// The shard K/N this run computed (`propdp run --shard`); none for a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::Shard>,
 }
 
 impl Manifest {
@@ -39,6 +42,7 @@ impl Manifest {
             crate_version: CRATE_VERSION.to_string(),
             git_commit: GIT_COMMIT.to_string(),
             points,
+            shard: None,
         }
     }
 

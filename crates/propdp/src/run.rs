@@ -1,4 +1,5 @@
-//! Running a config: every point of its sweep solved (warm-started along δ)
+//! Running a config: every point of its sweep solved (warm-started from the
+//! previous point within blocks of [`WARM_BLOCK`])
 //! and, with a `[simulation]` table, simulated; each record appended to
 //! `results.jsonl` as it finishes, failures to `errors.jsonl` with the reason.
 
@@ -15,6 +16,7 @@ use propdp_theory::solve::{Solution, State, TheorySolver};
 use crate::progress::{Cancelled, Progress};
 use crate::provenance::Manifest;
 use crate::rundir::{Existing, Key, RunDir};
+use crate::shard::{Shard, Unit, WARM_BLOCK, owned};
 
 /// Which sources a run computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,15 +114,34 @@ pub fn run(
     sources: Sources,
     progress: &dyn Progress,
 ) -> Result<RunSummary> {
+    run_shard(cfg, label, dir, existing, sources, None, progress)
+}
+
+/// [`run`] restricted to shard K/N of the config's units of work
+/// ([`crate::shard`]); `None` runs them all. The manifest records the shard,
+/// and `--resume` continues only the same shard.
+pub fn run_shard(
+    cfg: &Config,
+    label: &str,
+    dir: &Path,
+    existing: Existing,
+    sources: Sources,
+    shard: Option<Shard>,
+    progress: &dyn Progress,
+) -> Result<RunSummary> {
     if sources.simulation && !sources.theory && cfg.raw.simulation.is_none() {
         bail!("--sim-only: {label} has no [simulation] table");
     }
-    let manifest = Manifest::new(label, &cfg.text, cfg.sweep.points().len());
+    let manifest = Manifest {
+        shard,
+        ..Manifest::new(label, &cfg.text, cfg.sweep.points().len())
+    };
     let (mut out, done) = RunDir::open(dir, &manifest, existing, sources)?;
     let mut pass = Pass {
         out: &mut out,
         done: &done,
         manifest: &manifest,
+        units: owned(cfg, shard),
         progress,
         summary: RunSummary {
             dir: dir.to_path_buf(),
@@ -145,11 +166,18 @@ struct Pass<'a> {
     out: &'a mut RunDir,
     done: &'a BTreeSet<Key>,
     manifest: &'a Manifest,
+    /// The units of work this run computes (all, or one shard's).
+    units: Vec<Unit>,
     progress: &'a dyn Progress,
     summary: RunSummary,
 }
 
 impl Pass<'_> {
+    /// Whether this run computes the record `key`.
+    fn owns(&self, key: &Key) -> bool {
+        self.units.iter().any(|u| u.holds(key))
+    }
+
     /// Write a finished record, or — when it failed or holds a number that is
     /// not finite — report it and write it to errors.jsonl. True when written.
     fn emit(&mut self, outcome: Result<Record, String>, entry: serde_json::Value, what: &str) -> Result<bool> {
@@ -183,12 +211,19 @@ impl Pass<'_> {
     fn theory(&mut self, cfg: &Config) -> Result<()> {
         let points = cfg.sweep.points();
         let solver = TheorySolver::new(cfg.raw.solver);
-        self.progress.begin("theory", points.len() as u64);
+        let mine: Vec<usize> = (0..points.len())
+            .filter(|&i| self.owns(&(Source::Theory, i, None)))
+            .collect();
+        self.progress.begin("theory", mine.len() as u64);
         let mut warm: Option<State> = None;
-        for (index, point) in points.iter().enumerate() {
+        for index in mine {
+            let point = &points[index];
             self.progress.advance(1);
             if self.progress.cancelled() {
                 return Err(Cancelled.into());
+            }
+            if index % WARM_BLOCK == 0 {
+                warm = None; // a block solves the same in every run and shard
             }
             if self.done.contains(&(Source::Theory, index, None)) {
                 self.summary.skipped += 1;
@@ -214,10 +249,16 @@ impl Pass<'_> {
 
     fn simulation(&mut self, cfg: &Config, sim: &SimulationConfig) -> Result<()> {
         let points = cfg.sweep.points();
-        self.progress
-            .begin("simulation repetitions", (points.len() * sim.d.len() * sim.reps) as u64);
+        let count = (0..points.len())
+            .flat_map(|i| sim.d.iter().map(move |&d| (i, d)))
+            .filter(|&(i, d)| self.owns(&(Source::Simulation, i, Some(d))))
+            .count();
+        self.progress.begin("simulation repetitions", (count * sim.reps) as u64);
         for (index, point) in points.iter().enumerate() {
             for &d in &sim.d {
+                if !self.owns(&(Source::Simulation, index, Some(d))) {
+                    continue;
+                }
                 if self.progress.cancelled() {
                     return Err(Cancelled.into());
                 }

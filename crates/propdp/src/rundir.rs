@@ -140,6 +140,16 @@ impl RunDir {
                 &fs::read_to_string(&manifest_path).with_context(|| format!("reading {}", manifest_path.display()))?,
             )
             .with_context(|| format!("parsing {}", manifest_path.display()))?;
+            if old.shard != manifest.shard {
+                let name =
+                    |s: Option<crate::shard::Shard>| s.map_or("the whole run".to_string(), |s| format!("shard {s}"));
+                bail!(
+                    "cannot resume: {} holds {}, not {}; use --overwrite or another --out",
+                    dir.display(),
+                    name(old.shard),
+                    name(manifest.shard)
+                );
+            }
             if old.config_sha256 != manifest.config_sha256 {
                 bail!(
                     "cannot resume: {} was produced by a different config (sha256 {} ≠ {}); use --overwrite or another --out",

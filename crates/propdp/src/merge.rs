@@ -1,0 +1,226 @@
+//! `propdp merge`: the shards of one sharded run (`propdp run --shard K/N`)
+//! combined into the results a single run writes — every record and failure
+//! of every unit exactly once, in the single run's order, copied byte for
+//! byte (re-serialising would re-round numbers).
+//!
+//! Refused, naming the shard, with nothing written: a shard directory
+//! without a manifest or not a shard, shards of different configs or of
+//! different N, a shard given twice, a missing shard, a unit computed by two
+//! shards or by none, and an output directory that already holds results.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use propdp_core::Config;
+use propdp_core::record::Source;
+
+use crate::provenance::Manifest;
+use crate::rundir::Key;
+use crate::shard::{Shard, assign, units};
+
+/// What a merge wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeSummary {
+    /// The output directory.
+    pub dir: PathBuf,
+    /// Records written.
+    pub records: usize,
+    /// Failures carried over (errors.jsonl).
+    pub failed: usize,
+}
+
+/// One shard directory, read.
+struct ShardDir {
+    path: PathBuf,
+    shard: Shard,
+    /// (key, line, is a failure) of every complete line of results.jsonl and errors.jsonl.
+    lines: Vec<(Key, String, bool)>,
+}
+
+/// The complete lines of a JSON-lines file (a torn last line — an
+/// interrupted write — is left out, and the file untouched), each with its key.
+fn keyed_lines(path: &Path) -> Result<Vec<(Key, String)>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let complete = text.rfind('\n').map_or("", |i| &text[..i]);
+    complete
+        .split('\n')
+        .filter(|l| !l.is_empty())
+        .enumerate()
+        .map(|(no, l)| {
+            let v: serde_json::Value =
+                serde_json::from_str(l).with_context(|| format!("{}:{}: not a JSON line", path.display(), no + 1))?;
+            let k = line_key(&v).with_context(|| format!("{}:{}: no source/index", path.display(), no + 1))?;
+            Ok((k, l.to_string()))
+        })
+        .collect()
+}
+
+fn read_shard(dir: &Path) -> Result<(Manifest, ShardDir)> {
+    let mpath = dir.join("manifest.json");
+    let manifest: Manifest =
+        serde_json::from_str(&std::fs::read_to_string(&mpath).with_context(|| format!("reading {}", mpath.display()))?)
+            .with_context(|| format!("parsing {}", mpath.display()))?;
+    let Some(shard) = manifest.shard else {
+        bail!(
+            "{} is not a shard (its manifest has no \"shard\"): run it with --shard K/N",
+            dir.display()
+        );
+    };
+    let mut lines: Vec<(Key, String, bool)> = keyed_lines(&dir.join("results.jsonl"))?
+        .into_iter()
+        .map(|(k, l)| (k, l, false))
+        .collect();
+    lines.extend(
+        keyed_lines(&dir.join("errors.jsonl"))?
+            .into_iter()
+            .map(|(k, l)| (k, l, true)),
+    );
+    Ok((
+        manifest,
+        ShardDir {
+            path: dir.to_path_buf(),
+            shard,
+            lines,
+        },
+    ))
+}
+
+/// The key (source, index, d) of a record or failure line.
+fn line_key(e: &serde_json::Value) -> Option<Key> {
+    let source = match e["source"].as_str()? {
+        "theory" => Source::Theory,
+        "simulation" => Source::Simulation,
+        _ => return None,
+    };
+    let d = e["d"].as_u64().map(|d| d as usize);
+    Some((source, e["index"].as_u64()? as usize, d))
+}
+
+/// Merge the shard directories `dirs` into `out` (results.jsonl,
+/// errors.jsonl, manifest.json; the caller draws the figures).
+pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
+    if dirs.is_empty() {
+        bail!("merge: no shard directories given");
+    }
+    let mut shards = Vec::new();
+    let mut first: Option<Manifest> = None;
+    for d in dirs {
+        let (m, s) = read_shard(d)?;
+        if let Some(f) = &first {
+            if m.config_sha256 != f.config_sha256 {
+                bail!(
+                    "{} (shard {}) was run from a different config (sha256 {} ≠ {} of {})",
+                    d.display(),
+                    s.shard,
+                    m.config_sha256,
+                    f.config_sha256,
+                    dirs[0].display()
+                );
+            }
+            let n0 = f.shard.map_or(0, |s| s.count);
+            if s.shard.count != n0 {
+                bail!(
+                    "{} is shard {} of a {}-way split, {} of a {n0}-way split",
+                    d.display(),
+                    s.shard,
+                    s.shard.count,
+                    dirs[0].display()
+                );
+            }
+        } else {
+            first = Some(m);
+        }
+        if let Some(other) = shards.iter().find(|o: &&ShardDir| o.shard == s.shard) {
+            bail!(
+                "shard {} is given twice: {} and {}",
+                s.shard,
+                other.path.display(),
+                d.display()
+            );
+        }
+        shards.push(s);
+    }
+    let manifest = first.expect("one shard at least");
+    let count = shards[0].shard.count;
+    if let Some(k) = (0..count).find(|k| !shards.iter().any(|s| s.shard.index == *k)) {
+        bail!("shard {k}/{count} is missing (given: {} of {count})", shards.len());
+    }
+    let cfg = Config::from_toml_str(&manifest.config_text).context("the shards' config")?;
+    let all = units(&cfg);
+    let owner = assign(&all, count);
+    // every key once, from the shard that owns its unit
+    let mut found: BTreeMap<Key, (String, bool)> = BTreeMap::new();
+    for s in &shards {
+        for (k, line, failure) in &s.lines {
+            let Some(u) = all.iter().position(|u| u.holds(k)) else {
+                bail!(
+                    "{} (shard {}) holds {k:?}, which is not a unit of this config",
+                    s.path.display(),
+                    s.shard
+                );
+            };
+            if owner[u] != s.shard.index {
+                bail!(
+                    "{} (shard {}) holds {k:?}, which shard {}/{count} owns",
+                    s.path.display(),
+                    s.shard,
+                    owner[u]
+                );
+            }
+            if found.insert(*k, (line.clone(), *failure)).is_some() {
+                bail!("{} (shard {}) holds {k:?} twice", s.path.display(), s.shard);
+            }
+        }
+    }
+    // the single run's order: theory by index, then simulation by (index, d as listed)
+    let points = cfg.sweep.points().len();
+    let mut expected: Vec<Key> = (0..points).map(|i| (Source::Theory, i, None)).collect();
+    if let Some(sim) = &cfg.raw.simulation {
+        expected.extend((0..points).flat_map(|i| sim.d.iter().map(move |&d| (Source::Simulation, i, Some(d)))));
+    }
+    if let Some(k) = expected.iter().find(|k| !found.contains_key(k)) {
+        let u = all.iter().position(|u| u.holds(k)).expect("expected keys are units");
+        bail!(
+            "{k:?} is in no shard (shard {}/{count} owns it: interrupted? finish it with --resume)",
+            owner[u]
+        );
+    }
+    let results = out.join("results.jsonl");
+    if results.exists() {
+        bail!(
+            "{} already exists: merge writes into a new directory",
+            results.display()
+        );
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let (mut lines, mut failures) = (String::new(), String::new());
+    let (mut records, mut failed) = (0, 0);
+    for k in &expected {
+        let (line, failure) = &found[k];
+        if *failure {
+            failures += line;
+            failures.push('\n');
+            failed += 1;
+        } else {
+            lines += line;
+            lines.push('\n');
+            records += 1;
+        }
+    }
+    let merged = Manifest {
+        shard: None,
+        ..manifest
+    };
+    std::fs::write(out.join("manifest.json"), serde_json::to_string_pretty(&merged)? + "\n")?;
+    std::fs::write(out.join("errors.jsonl"), failures)?;
+    std::fs::write(&results, lines).with_context(|| format!("writing {}", results.display()))?;
+    Ok(MergeSummary {
+        dir: out.to_path_buf(),
+        records,
+        failed,
+    })
+}
