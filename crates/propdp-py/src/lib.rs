@@ -349,9 +349,10 @@ fn existing(resume: bool, overwrite: bool) -> Existing {
 }
 
 /// Run a config into `out` as `propdp run` does (results.jsonl, errors.jsonl,
-/// manifest.json, written incrementally); returns the summary.
+/// manifest.json, written incrementally); returns the summary. `shard =
+/// (K, N)` runs shard K of N only (`propdp run --shard K/N`).
 #[pyfunction]
-#[pyo3(signature = (config_, label, out, resume=false, overwrite=false, theory=true, simulation=true, progress=None))]
+#[pyo3(signature = (config_, label, out, resume=false, overwrite=false, theory=true, simulation=true, progress=None, shard=None))]
 #[allow(clippy::too_many_arguments)] // one per keyword of the Python call
 fn run<'py>(
     py: Python<'py>,
@@ -363,12 +364,21 @@ fn run<'py>(
     theory: bool,
     simulation: bool,
     progress: Option<&Bound<'py, PyAny>>,
+    shard: Option<(usize, usize)>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let cfg = config(py, config_)?;
     let sources = propdp::run::Sources { theory, simulation };
     let existing = existing(resume, overwrite);
+    let shard = match shard {
+        Some((index, count)) => Some(
+            format!("{index}/{count}")
+                .parse::<propdp::shard::Shard>()
+                .map_err(|e| config_error(py, format!("shard: {e}"), None))?,
+        ),
+        None => None,
+    };
     let s = bridge::blocking(py, progress, |p| {
-        propdp::run::run(&cfg, label, &out, existing, sources, p)
+        propdp::run::run_shard(&cfg, label, &out, existing, sources, shard, p)
     })?
     .map_err(|e| to_py(py, e))?;
     let d = PyDict::new(py);
@@ -378,6 +388,22 @@ fn run<'py>(
     d.set_item("written", s.written)?;
     d.set_item("skipped", s.skipped)?;
     d.set_item("failed", s.failed)?;
+    Ok(d)
+}
+
+/// Merge the directories of a sharded run into `out`, as `propdp merge`
+/// does (without figures); returns the summary.
+#[pyfunction]
+fn merge<'py>(py: Python<'py>, out: PathBuf, shards: Vec<PathBuf>) -> PyResult<Bound<'py, PyDict>> {
+    let m = py
+        .detach(|| propdp::merge::merge(&out, &shards))
+        .map_err(|e| to_py(py, e))?;
+    let d = PyDict::new(py);
+    d.set_item("results", m.dir.join("results.jsonl"))?;
+    d.set_item("errors", m.dir.join("errors.jsonl"))?;
+    d.set_item("dir", m.dir)?;
+    d.set_item("records", m.records)?;
+    d.set_item("failed", m.failed)?;
     Ok(d)
 }
 
@@ -521,6 +547,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(solve, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(tune, m)?)?;
     m.add_function(wrap_pyfunction!(draw, m)?)?;
     m.add_function(wrap_pyfunction!(privacy, m)?)?;

@@ -38,7 +38,9 @@ def run(
     theory: bool = True,
     simulation: bool = True,
     progress: _Progress = None,
+    shard: Optional[Tuple[int, int]] = None,
 ) -> Dict[str, Any]: ...
+def merge(out: _Path, shards: List[_Path]) -> Dict[str, Any]: ...
 def tune(
     text: str, label: str, out: _Path, resume: bool = False, overwrite: bool = False, progress: _Progress = None
 ) -> str: ...
