@@ -17,7 +17,7 @@ use propdp_core::record::Source;
 
 use crate::provenance::Manifest;
 use crate::rundir::Key;
-use crate::shard::{Shard, assign, units};
+use crate::shard::{Shard, assign, owned_keys, units};
 
 /// What a merge wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,11 +152,17 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
     let cfg = Config::from_toml_str(&manifest.config_text).context("the shards' config")?;
     let all = units(&cfg);
     let owner = assign(&all, count);
+    // the unit of every record key
+    let unit_of: BTreeMap<Key, usize> = all
+        .iter()
+        .enumerate()
+        .flat_map(|(u, unit)| owned_keys(std::slice::from_ref(unit)).into_iter().map(move |k| (k, u)))
+        .collect();
     // every key once, from the shard that owns its unit
     let mut found: BTreeMap<Key, (String, bool)> = BTreeMap::new();
     for s in &shards {
         for (k, line, failure) in &s.lines {
-            let Some(u) = all.iter().position(|u| u.holds(k)) else {
+            let Some(&u) = unit_of.get(k) else {
                 bail!(
                     "{} (shard {}) holds {k:?}, which is not a unit of this config",
                     s.path.display(),
@@ -183,7 +189,7 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
         expected.extend((0..points).flat_map(|i| sim.d.iter().map(move |&d| (Source::Simulation, i, Some(d)))));
     }
     if let Some(k) = expected.iter().find(|k| !found.contains_key(k)) {
-        let u = all.iter().position(|u| u.holds(k)).expect("expected keys are units");
+        let u = unit_of[k];
         bail!(
             "{k:?} is in no shard (shard {}/{count} owns it: interrupted? finish it with --resume)",
             owner[u]

@@ -16,7 +16,7 @@ use propdp_theory::solve::{Solution, State, TheorySolver};
 use crate::progress::{Cancelled, Progress};
 use crate::provenance::Manifest;
 use crate::rundir::{Existing, Key, RunDir};
-use crate::shard::{Shard, Unit, WARM_BLOCK, owned};
+use crate::shard::{Shard, WARM_BLOCK, owned, owned_keys};
 
 /// Which sources a run computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,7 +141,7 @@ pub fn run_shard(
         out: &mut out,
         done: &done,
         manifest: &manifest,
-        units: owned(cfg, shard),
+        mine: shard.map(|_| owned_keys(&owned(cfg, shard))),
         progress,
         summary: RunSummary {
             dir: dir.to_path_buf(),
@@ -166,8 +166,8 @@ struct Pass<'a> {
     out: &'a mut RunDir,
     done: &'a BTreeSet<Key>,
     manifest: &'a Manifest,
-    /// The units of work this run computes (all, or one shard's).
-    units: Vec<Unit>,
+    /// The records a shard computes (`None`: all of them).
+    mine: Option<BTreeSet<Key>>,
     progress: &'a dyn Progress,
     summary: RunSummary,
 }
@@ -175,7 +175,7 @@ struct Pass<'a> {
 impl Pass<'_> {
     /// Whether this run computes the record `key`.
     fn owns(&self, key: &Key) -> bool {
-        self.units.iter().any(|u| u.holds(key))
+        self.mine.as_ref().is_none_or(|m| m.contains(key))
     }
 
     /// Write a finished record, or — when it failed or holds a number that is

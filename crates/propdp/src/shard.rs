@@ -71,13 +71,6 @@ pub struct Unit {
     pub cost: f64,
 }
 
-impl Unit {
-    /// Whether the record or failure `key` belongs to this unit.
-    pub fn holds(&self, key: &Key) -> bool {
-        key.0 == self.source && (self.first..self.first + self.len).contains(&key.1) && key.2 == self.d
-    }
-}
-
 /// Every unit of `cfg`, in the order a single run computes them.
 pub fn units(cfg: &Config) -> Vec<Unit> {
     let points = cfg.sweep.points();
@@ -136,7 +129,15 @@ pub fn assign(units: &[Unit], count: usize) -> Vec<usize> {
     owner
 }
 
-/// The keys (source, index, d) shard `shard` computes; all keys without a shard.
+/// The record keys (source, index, d) of `units`.
+pub fn owned_keys(units: &[Unit]) -> std::collections::BTreeSet<Key> {
+    units
+        .iter()
+        .flat_map(|u| (u.first..u.first + u.len).map(move |i| (u.source, i, u.d)))
+        .collect()
+}
+
+/// The units shard `shard` computes; all units without a shard.
 pub fn owned(cfg: &Config, shard: Option<Shard>) -> Vec<Unit> {
     let all = units(cfg);
     match shard {
