@@ -47,7 +47,7 @@ impl Objective<'_> {
             if let Some(verdict) = stopping_rule(it, max_iter, gn, tol) {
                 return verdict.map(|report| (theta, report));
             }
-            let mut p = self.direction(&g, &pairs);
+            let mut p = direction(&g, &pairs);
             let mut slope = g.dot(&p);
             if slope.is_nan() || slope >= 0.0 {
                 pairs.clear();
@@ -78,26 +78,6 @@ impl Objective<'_> {
             (f, g) = (f_t, g_t);
         }
         unreachable!("the loop returns at it == max_iter")
-    }
-
-    /// −H∇F by the two-loop recursion (H₀ = γI, γ = sᵀy/yᵀy of the last
-    /// pair; without pairs a unit-length steepest-descent step).
-    fn direction(&self, g: &DVector<f64>, pairs: &VecDeque<(DVector<f64>, DVector<f64>, f64)>) -> DVector<f64> {
-        let Some((s_last, y_last, _)) = pairs.back() else {
-            return -g / g.norm();
-        };
-        let mut q = g.clone();
-        let mut alpha = vec![0.0; pairs.len()];
-        for (i, (s, y, rho)) in pairs.iter().enumerate().rev() {
-            alpha[i] = rho * s.dot(&q);
-            q.axpy(-alpha[i], y, 1.0);
-        }
-        q *= s_last.dot(y_last) / y_last.norm_squared();
-        for (i, (s, y, rho)) in pairs.iter().enumerate() {
-            let beta = rho * y.dot(&q);
-            q.axpy(alpha[i] - beta, s, 1.0);
-        }
-        -q
     }
 
     /// A step t along `p` from θ (F = `f`, φ'(0) = `slope` < 0) meeting the
@@ -144,4 +124,24 @@ impl Objective<'_> {
         }
         None
     }
+}
+
+/// −H∇F by the two-loop recursion (H₀ = γI, γ = sᵀy/yᵀy of the last
+/// pair; without pairs a unit-length steepest-descent step).
+fn direction(g: &DVector<f64>, pairs: &VecDeque<(DVector<f64>, DVector<f64>, f64)>) -> DVector<f64> {
+    let Some((s_last, y_last, _)) = pairs.back() else {
+        return -g / g.norm();
+    };
+    let mut q = g.clone();
+    let mut alpha = vec![0.0; pairs.len()];
+    for (i, (s, y, rho)) in pairs.iter().enumerate().rev() {
+        alpha[i] = rho * s.dot(&q);
+        q.axpy(-alpha[i], y, 1.0);
+    }
+    q *= s_last.dot(y_last) / y_last.norm_squared();
+    for (i, (s, y, rho)) in pairs.iter().enumerate() {
+        let beta = rho * y.dot(&q);
+        q.axpy(alpha[i] - beta, s, 1.0);
+    }
+    -q
 }

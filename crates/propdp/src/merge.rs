@@ -121,7 +121,9 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
                     dirs[0].display()
                 );
             }
-            let n0 = f.shard.map_or(0, |s| s.count);
+            let n0 = shards
+                .first()
+                .map_or(s.shard.count, |first: &ShardDir| first.shard.count);
             if s.shard.count != n0 {
                 bail!(
                     "{} is shard {} of a {}-way split, {} of a {n0}-way split",
