@@ -621,3 +621,97 @@ fn three_shards_merge_to_the_single_run_and_bad_sets_are_refused() {
             .success()
     );
 }
+
+/// Simulated points costing more than a shard's share are split into
+/// blocks of repetitions; merge recomputes their statistics (per step too,
+/// for DP-GD) to the single run's records, byte for byte.
+#[test]
+fn repetition_blocks_of_three_shards_merge_to_the_single_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dpgd = r#"
+[problem]
+model = "logistic"
+delta = [0.5, 1.0]
+s2 = 1.0
+[algorithm]
+kind = "dpgd"
+lambda = 0.5
+sigma = 1.0
+eta = 0.5
+steps = 6
+[solver]
+dmft_points = 512
+dmft_scrambles = 2
+[simulation]
+d = [60]
+reps = 8
+seed = 3
+"#;
+    let huber = format!("{HUBER}\n[simulation]\nd = [80]\nreps = 6\nseed = 4\n").replace(
+        "delta = { from = 0.1, to = 3.0, steps = 12, scale = \"log\" }",
+        "delta = [0.5, 2.0]",
+    );
+    for (name, text) in [("g", dpgd.to_string()), ("h", huber)] {
+        let cfg = write(tmp.path(), &format!("{name}.toml"), &text);
+        let dir = |s: &str| tmp.path().join(format!("{name}-{s}")).display().to_string();
+        assert!(propdp(&["run", &cfg, "--out", &dir("single")]).status.success());
+        let children: Vec<_> = (0..3)
+            .map(|k| {
+                Command::new(env!("CARGO_BIN_EXE_propdp"))
+                    .args([
+                        "run",
+                        &cfg,
+                        "--out",
+                        &dir(&format!("s{k}")),
+                        "--shard",
+                        &format!("{k}/3"),
+                    ])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            assert!(o.status.success(), "{}", stderr(&o));
+        }
+        let blocks: usize = (0..3)
+            .map(|k| {
+                fs::read_to_string(format!("{}/results.jsonl", dir(&format!("s{k}"))))
+                    .unwrap()
+                    .matches("\"block\":")
+                    .count()
+            })
+            .sum();
+        assert!(
+            blocks >= 4,
+            "{name}: the simulated points were not split ({blocks} blocks)"
+        );
+        let o = propdp(&["merge", &dir("s0"), &dir("s1"), &dir("s2"), "--out", &dir("merged")]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(
+            fs::read_to_string(format!("{}/results.jsonl", dir("single"))).unwrap(),
+            fs::read_to_string(format!("{}/results.jsonl", dir("merged"))).unwrap(),
+            "{name}: merged results differ from the single run's"
+        );
+        // a block missing is named
+        let s = dir("s1");
+        let kept: String = fs::read_to_string(format!("{s}/results.jsonl"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.contains("\"block\":"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let had_blocks = kept.len() < fs::read_to_string(format!("{s}/results.jsonl")).unwrap().len();
+        if had_blocks {
+            fs::write(format!("{s}/results.jsonl"), kept).unwrap();
+            let o = propdp(&["merge", &dir("s0"), &s, &dir("s2"), "--out", &dir("partial")]);
+            assert!(
+                !o.status.success() && stderr(&o).contains("is in no shard (shard 1/3 owns it"),
+                "{}",
+                stderr(&o)
+            );
+        }
+    }
+}

@@ -246,6 +246,25 @@ pub struct SimRecord {
     pub stderr: Metrics,
     /// Every metric of every repetition.
     pub per_rep: BTreeMap<String, Vec<f64>>,
+    /// Sharded runs only: the record covers one block of the point's
+    /// repetitions, not all of them; `propdp merge` combines the blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<RepBlock>,
+}
+
+/// A block of a point's repetitions computed by one shard of a sharded run
+/// (`propdp run --shard K/N` splits a simulated point whose cost exceeds a
+/// shard's fair share). The record's statistics are over the block's
+/// `reps` repetitions `first..first + reps` only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepBlock {
+    /// The first repetition of the block.
+    pub first: usize,
+    /// DP-GD/DP-SGD: every metric at every step t = 0..=T of every
+    /// repetition of the block (name → [repetition][step]), which merging
+    /// needs to recompute the per-step statistics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_step_per_rep: Option<BTreeMap<String, Vec<Vec<f64>>>>,
 }
 
 /// A privacy guarantee (docs/theory.md §4).

@@ -20,4 +20,6 @@ pub mod rng;
 pub mod run;
 
 pub use propdp_core::{Design, Prior};
-pub use run::{SimError, SimSettings, SimSummary, simulate, simulate_with_progress};
+pub use run::{
+    Repetition, SimError, SimSettings, SimSummary, simulate, simulate_reps, simulate_with_progress, summarise,
+};

@@ -135,11 +135,16 @@ pub struct PerStep {
 }
 
 /// One repetition's output.
-struct Rep {
-    metrics: Metrics,
-    per_step: Option<Vec<Metrics>>,
-    grad_norm: f64,
-    iterations: usize,
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repetition {
+    /// Every metric of the fitted (or last-step) estimator.
+    pub metrics: Metrics,
+    /// DP-GD/DP-SGD: every metric at every step t = 0..=T.
+    pub per_step: Option<Vec<Metrics>>,
+    /// Final ‖∇F‖/√d of the fit (0 for DP-GD).
+    pub grad_norm: f64,
+    /// Fit iterations (DP-GD: T).
+    pub iterations: usize,
 }
 
 /// Mean and standard error of a sample.
@@ -168,18 +173,44 @@ pub fn simulate_with_progress(
     point_index: u64,
     on_rep: &(dyn Fn() + Sync),
 ) -> Result<SimSummary, SimError> {
+    let runs = simulate_reps(point, settings, point_index, 0..settings.reps, on_rep)?;
+    Ok(summarise(samples(settings.d, point.delta()), settings.d, &runs))
+}
+
+/// Repetitions `reps` (a sub-range of `0..settings.reps`, e.g. one shard's
+/// block) of `point`, in parallel, in repetition order; each draws from its
+/// own stream, so any split of the range gives the same repetitions.
+pub fn simulate_reps(
+    point: &Point,
+    settings: &SimSettings,
+    point_index: u64,
+    reps: std::ops::Range<usize>,
+    on_rep: &(dyn Fn() + Sync),
+) -> Result<Vec<Repetition>, SimError> {
     settings.check()?;
-    let (d, n) = (settings.d, samples(settings.d, point.delta()));
-    let runs: Vec<Rep> = (0..settings.reps as u64)
+    let n = samples(settings.d, point.delta());
+    (reps.start as u64..reps.end as u64)
         .into_par_iter()
         .map(|rep| {
             let r = one_rep(point, settings, n, point_index, rep);
             on_rep();
             r
         })
-        .collect::<Result<_, _>>()?;
+        .collect()
+}
+
+/// Mean and standard error of every metric (and, for DP-GD, at every step)
+/// over `runs` (at least 2) of n × d problems, the largest ‖∇F‖/√d and iteration count.
+///
+/// ```
+/// use propdp_sim::run::{summarise, Repetition};
+/// let rep = |v: f64| Repetition { metrics: [("est_err2".to_string(), v)].into(), per_step: None, grad_norm: v / 10.0, iterations: 3 };
+/// let s = summarise(20, 10, &[rep(1.0), rep(3.0)]);
+/// assert_eq!((s.mean["est_err2"], s.stderr["est_err2"], s.max_grad_norm), (2.0, 1.0, 0.3));
+/// ```
+pub fn summarise(n: usize, d: usize, runs: &[Repetition]) -> SimSummary {
     let mut per_rep: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for r in &runs {
+    for r in runs {
         for (k, v) in &r.metrics {
             per_rep.entry(k.clone()).or_default().push(*v);
         }
@@ -205,7 +236,7 @@ pub fn simulate_with_progress(
         }
         out
     });
-    Ok(SimSummary {
+    SimSummary {
         n,
         d,
         reps: runs.len(),
@@ -215,10 +246,10 @@ pub fn simulate_with_progress(
         per_step,
         max_grad_norm: runs.iter().map(|r| r.grad_norm).fold(0.0, f64::max),
         max_iterations: runs.iter().map(|r| r.iterations).max().unwrap_or(0),
-    })
+    }
 }
 
-fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64) -> Result<Rep, SimError> {
+fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64) -> Result<Repetition, SimError> {
     let mut rng = stream(s.seed, &[point_index, s.d as u64, rep]);
     let train = data::draw_dataset(&point.model(), n, s.d, point.s2(), s.design, s.prior, &mut rng);
     let test = Dataset {
@@ -267,7 +298,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
                 d: s.d,
                 source,
             })?;
-        return Ok(Rep {
+        return Ok(Repetition {
             metrics: per_step[steps].clone(),
             per_step: Some(per_step),
             grad_norm: 0.0,
@@ -297,7 +328,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
     })?;
     let theta = theta + tau * &b;
     let metrics = evaluate::metrics(&point.model(), &train, &test, &theta, &b);
-    Ok(Rep {
+    Ok(Repetition {
         metrics,
         per_step: None,
         grad_norm: report.grad_norm,

@@ -1,7 +1,9 @@
 //! `propdp merge`: the shards of one sharded run (`propdp run --shard K/N`)
 //! combined into the results a single run writes — every record and failure
-//! of every unit exactly once, in the single run's order, copied byte for
-//! byte (re-serialising would re-round numbers).
+//! of every unit exactly once, in the single run's order. Whole records are
+//! copied byte for byte; a simulated point split into blocks of repetitions
+//! is recomputed from its blocks' per-repetition values, in repetition order,
+//! by the summary a single run uses ([`propdp_sim::summarise`]).
 //!
 //! Refused, naming the shard, with nothing written: a shard directory
 //! without a manifest or not a shard, shards of different configs or of
@@ -13,11 +15,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use propdp_core::Config;
-use propdp_core::record::Source;
+use propdp_core::record::{Record, Source};
+use propdp_sim::{Repetition, summarise};
 
 use crate::provenance::Manifest;
+use crate::run::{sim_settings, simulation_record};
 use crate::rundir::Key;
-use crate::shard::{Shard, assign, owned_keys, units};
+use crate::shard::{Shard, Unit, assign, units};
 
 /// What a merge wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +93,7 @@ fn read_shard(dir: &Path) -> Result<(Manifest, ShardDir)> {
     ))
 }
 
-/// The key (source, index, d) of a record or failure line.
+/// The key (source, index, d, first repetition of a block) of a record or failure line.
 fn line_key(e: &serde_json::Value) -> Option<Key> {
     let source = match e["source"].as_str()? {
         "theory" => Source::Theory,
@@ -97,7 +101,59 @@ fn line_key(e: &serde_json::Value) -> Option<Key> {
         _ => return None,
     };
     let d = e["d"].as_u64().map(|d| d as usize);
-    Some((source, e["index"].as_u64()? as usize, d))
+    let first_rep = e["block"]["first"].as_u64().map(|r| r as usize);
+    Some((source, e["index"].as_u64()? as usize, d, first_rep))
+}
+
+/// The record of a simulated point from the lines of its repetition blocks
+/// (in repetition order): the single run's record, recomputed; or, when a
+/// block failed, that block's failure.
+fn combine(
+    cfg: &Config,
+    provenance: &propdp_core::record::Provenance,
+    blocks: &[(&Unit, &(String, bool))],
+) -> Result<(String, bool)> {
+    if let Some((_, failed)) = blocks.iter().find(|(_, (_, failure))| *failure) {
+        return Ok((*failed).clone());
+    }
+    let (index, d) = (blocks[0].0.first, blocks[0].0.d.expect("simulated"));
+    let mut runs = Vec::new();
+    let mut n = 0;
+    for (unit, (line, _)) in blocks {
+        let record: Record =
+            serde_json::from_str(line).with_context(|| format!("point {index}, d = {d}: not a record"))?;
+        let (start, end) = unit.reps.expect("a block");
+        let sim = record.simulation.as_ref().filter(|s| s.reps == end - start);
+        let Some((sim, block)) = sim.and_then(|s| Some((s, s.block.as_ref()?))) else {
+            bail!("point {index}, d = {d}: the block of repetitions {start}..{end} is malformed");
+        };
+        n = sim.n;
+        for j in 0..sim.reps {
+            let per_step = block.per_step_per_rep.as_ref().map(|m| {
+                let steps = m.values().next().map_or(0, |v| v[j].len());
+                (0..steps)
+                    .map(|t| m.iter().map(|(k, v)| (k.clone(), v[j][t])).collect())
+                    .collect()
+            });
+            runs.push(Repetition {
+                metrics: sim.per_rep.iter().map(|(k, v)| (k.clone(), v[j])).collect(),
+                per_step,
+                // the block's largest; the record keeps the largest over blocks
+                grad_norm: record.solver.residual,
+                iterations: record.solver.iterations,
+            });
+        }
+    }
+    let sim = cfg.raw.simulation.as_ref().expect("a simulated config");
+    let points = cfg.sweep.points();
+    let record = simulation_record(
+        &points[index],
+        index,
+        summarise(n, d, &runs),
+        &sim_settings(sim, d),
+        provenance,
+    );
+    Ok((serde_json::to_string(&record)?, false))
 }
 
 /// Merge the shard directories `dirs` into `out` (results.jsonl,
@@ -152,13 +208,13 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
         bail!("shard {k}/{count} is missing (given: {} of {count})", shards.len());
     }
     let cfg = Config::from_toml_str(&manifest.config_text).context("the shards' config")?;
-    let all = units(&cfg);
+    let all = units(&cfg, count);
     let owner = assign(&all, count);
     // the unit of every record key
     let unit_of: BTreeMap<Key, usize> = all
         .iter()
         .enumerate()
-        .flat_map(|(u, unit)| owned_keys(std::slice::from_ref(unit)).into_iter().map(move |k| (k, u)))
+        .flat_map(|(u, unit)| unit.keys().map(move |k| (k, u)))
         .collect();
     // every key once, from the shard that owns its unit
     let mut found: BTreeMap<Key, (String, bool)> = BTreeMap::new();
@@ -184,18 +240,33 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
             }
         }
     }
-    // the single run's order: theory by index, then simulation by (index, d as listed)
-    let points = cfg.sweep.points().len();
-    let mut expected: Vec<Key> = (0..points).map(|i| (Source::Theory, i, None)).collect();
-    if let Some(sim) = &cfg.raw.simulation {
-        expected.extend((0..points).flat_map(|i| sim.d.iter().map(move |&d| (Source::Simulation, i, Some(d)))));
-    }
-    if let Some(k) = expected.iter().find(|k| !found.contains_key(k)) {
-        let u = unit_of[k];
+    if let Some((k, u)) = unit_of.iter().find(|(k, _)| !found.contains_key(k)) {
         bail!(
             "{k:?} is in no shard (shard {}/{count} owns it: interrupted? finish it with --resume)",
-            owner[u]
+            owner[*u]
         );
+    }
+    // the single run's order (the units' order); blocks of one point combined
+    let merged = Manifest {
+        shard: None,
+        ..manifest
+    };
+    let mut ordered: Vec<(String, bool)> = Vec::new();
+    let mut u = 0;
+    while u < all.len() {
+        if all[u].reps.is_none() {
+            ordered.extend(all[u].keys().map(|k| found[&k].clone()));
+            u += 1;
+            continue;
+        }
+        let same = |v: &Unit| v.reps.is_some() && (v.first, v.d) == (all[u].first, all[u].d);
+        let end = u + all[u..].iter().take_while(|v| same(v)).count();
+        let blocks: Vec<(&Unit, &(String, bool))> = all[u..end]
+            .iter()
+            .map(|unit| (unit, &found[&unit.keys().next().expect("one key")]))
+            .collect();
+        ordered.push(combine(&cfg, &merged.provenance(), &blocks)?);
+        u = end;
     }
     let results = out.join("results.jsonl");
     if results.exists() {
@@ -207,8 +278,7 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let (mut lines, mut failures) = (String::new(), String::new());
     let (mut records, mut failed) = (0, 0);
-    for k in &expected {
-        let (line, failure) = &found[k];
+    for (line, failure) in &ordered {
         if *failure {
             failures += line;
             failures.push('\n');
@@ -219,10 +289,6 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
             records += 1;
         }
     }
-    let merged = Manifest {
-        shard: None,
-        ..manifest
-    };
     std::fs::write(out.join("manifest.json"), serde_json::to_string_pretty(&merged)? + "\n")?;
     std::fs::write(out.join("errors.jsonl"), failures)?;
     std::fs::write(&results, lines).with_context(|| format!("writing {}", results.display()))?;

@@ -3,20 +3,21 @@
 //! and, with a `[simulation]` table, simulated; each record appended to
 //! `results.jsonl` as it finishes, failures to `errors.jsonl` with the reason.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use propdp_core::config::SimulationConfig;
-use propdp_core::record::{Provenance, Record, SimRecord, SolverReport, Source};
+use propdp_core::record::{Provenance, Record, RepBlock, SimRecord, SolverReport, Source};
 use propdp_core::{Config, Point};
-use propdp_sim::{SimSettings, SimSummary, simulate_with_progress};
+use propdp_sim::run::samples;
+use propdp_sim::{Repetition, SimSettings, SimSummary, simulate_reps, summarise};
 use propdp_theory::solve::{Solution, State, TheorySolver};
 
 use crate::progress::{Cancelled, Progress};
 use crate::provenance::Manifest;
 use crate::rundir::{Existing, Key, RunDir};
-use crate::shard::{Shard, WARM_BLOCK, owned, owned_keys};
+use crate::shard::{Shard, Unit, WARM_BLOCK, owned};
 
 /// Which sources a run computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,7 +142,7 @@ pub fn run_shard(
         out: &mut out,
         done: &done,
         manifest: &manifest,
-        mine: shard.map(|_| owned_keys(&owned(cfg, shard))),
+        units: owned(cfg, shard),
         progress,
         summary: RunSummary {
             dir: dir.to_path_buf(),
@@ -166,18 +167,13 @@ struct Pass<'a> {
     out: &'a mut RunDir,
     done: &'a BTreeSet<Key>,
     manifest: &'a Manifest,
-    /// The records a shard computes (`None`: all of them).
-    mine: Option<BTreeSet<Key>>,
+    /// The units of work this run computes (a shard's, or all).
+    units: Vec<Unit>,
     progress: &'a dyn Progress,
     summary: RunSummary,
 }
 
 impl Pass<'_> {
-    /// Whether this run computes the record `key`.
-    fn owns(&self, key: &Key) -> bool {
-        self.mine.as_ref().is_none_or(|m| m.contains(key))
-    }
-
     /// Write a finished record, or — when it failed or holds a number that is
     /// not finite — report it and write it to errors.jsonl. True when written.
     fn emit(&mut self, outcome: Result<Record, String>, entry: serde_json::Value, what: &str) -> Result<bool> {
@@ -211,8 +207,11 @@ impl Pass<'_> {
     fn theory(&mut self, cfg: &Config) -> Result<()> {
         let points = cfg.sweep.points();
         let solver = TheorySolver::new(cfg.raw.solver);
-        let mine: Vec<usize> = (0..points.len())
-            .filter(|&i| self.owns(&(Source::Theory, i, None)))
+        let mine: Vec<usize> = self
+            .units
+            .iter()
+            .filter(|u| u.source == Source::Theory)
+            .flat_map(|u| u.first..u.first + u.len)
             .collect();
         self.progress.begin("theory", mine.len() as u64);
         let mut warm: Option<State> = None;
@@ -225,7 +224,7 @@ impl Pass<'_> {
             if index % WARM_BLOCK == 0 {
                 warm = None; // a block solves the same in every run and shard
             }
-            if self.done.contains(&(Source::Theory, index, None)) {
+            if self.done.contains(&(Source::Theory, index, None, None)) {
                 self.summary.skipped += 1;
                 warm = None;
                 continue;
@@ -249,40 +248,96 @@ impl Pass<'_> {
 
     fn simulation(&mut self, cfg: &Config, sim: &SimulationConfig) -> Result<()> {
         let points = cfg.sweep.points();
-        let count = (0..points.len())
-            .flat_map(|i| sim.d.iter().map(move |&d| (i, d)))
-            .filter(|&(i, d)| self.owns(&(Source::Simulation, i, Some(d))))
-            .count();
-        self.progress.begin("simulation repetitions", (count * sim.reps) as u64);
-        for (index, point) in points.iter().enumerate() {
-            for &d in &sim.d {
-                if !self.owns(&(Source::Simulation, index, Some(d))) {
-                    continue;
-                }
-                if self.progress.cancelled() {
-                    return Err(Cancelled.into());
-                }
-                if self.done.contains(&(Source::Simulation, index, Some(d))) {
-                    self.summary.skipped += 1;
-                    self.progress.advance(sim.reps as u64);
-                    continue;
-                }
-                let settings = SimSettings {
-                    grad_tol: sim.grad_tol,
-                    ..SimSettings::new(d, sim.reps, sim.design, sim.prior, sim.seed)
-                };
-                let (progress, provenance) = (self.progress, self.manifest.provenance());
-                let outcome =
-                    guarded(|| simulate_with_progress(point, &settings, index as u64, &|| progress.advance(1)))
-                        .map(|s| simulation_record(point, index, s, &settings, &provenance));
-                let entry =
-                    serde_json::json!({"source": "simulation", "index": index, "d": d, "params": point.params()});
-                self.emit(outcome, entry, &format!("simulation, point {index}, d = {d}"))?;
+        let mine: Vec<Unit> = self
+            .units
+            .iter()
+            .filter(|u| u.source == Source::Simulation)
+            .copied()
+            .collect();
+        let reps = |u: &Unit| u.reps.unwrap_or((0, sim.reps));
+        let count: usize = mine.iter().map(|u| reps(u).1 - reps(u).0).sum();
+        self.progress.begin("simulation repetitions", count as u64);
+        for unit in mine {
+            let (index, d, (start, end)) = (unit.first, unit.d.expect("a simulated unit has d"), reps(&unit));
+            let point = &points[index];
+            if self.progress.cancelled() {
+                return Err(Cancelled.into());
             }
+            if self
+                .done
+                .contains(&(Source::Simulation, index, Some(d), unit.reps.map(|r| r.0)))
+            {
+                self.summary.skipped += 1;
+                self.progress.advance((end - start) as u64);
+                continue;
+            }
+            let settings = sim_settings(sim, d);
+            let (progress, provenance) = (self.progress, self.manifest.provenance());
+            let outcome =
+                guarded(|| simulate_reps(point, &settings, index as u64, start..end, &|| progress.advance(1))).map(
+                    |runs| {
+                        let mut record = simulation_record(
+                            point,
+                            index,
+                            summarise(samples(d, point.delta()), d, &runs),
+                            &settings,
+                            &provenance,
+                        );
+                        if let (Some(s), Some(_)) = (record.simulation.as_mut(), unit.reps) {
+                            s.block = Some(RepBlock {
+                                first: start,
+                                per_step_per_rep: per_step_per_rep(&runs),
+                            });
+                        }
+                        record
+                    },
+                );
+            let mut entry =
+                serde_json::json!({"source": "simulation", "index": index, "d": d, "params": point.params()});
+            let mut what = format!("simulation, point {index}, d = {d}");
+            if unit.reps.is_some() {
+                entry["block"] = serde_json::json!({"first": start});
+                entry["reps"] = (end - start).into();
+                what += &format!(", repetitions {start}..{end}");
+            }
+            self.emit(outcome, entry, &what)?;
         }
         self.progress.end();
         Ok(())
     }
+}
+
+/// The simulation settings of a config's `[simulation]` table at `d`.
+pub fn sim_settings(sim: &SimulationConfig, d: usize) -> SimSettings {
+    SimSettings {
+        grad_tol: sim.grad_tol,
+        ..SimSettings::new(d, sim.reps, sim.design, sim.prior, sim.seed)
+    }
+}
+
+/// DP-GD/DP-SGD: every metric at every step of every repetition (name →
+/// [repetition][step]); `None` for fits.
+fn per_step_per_rep(runs: &[Repetition]) -> Option<BTreeMap<String, Vec<Vec<f64>>>> {
+    let first = runs.first()?.per_step.as_ref()?;
+    Some(
+        first[0]
+            .keys()
+            .map(|name| {
+                let steps = runs
+                    .iter()
+                    .map(|r| {
+                        r.per_step
+                            .as_ref()
+                            .expect("all reps are DP-GD")
+                            .iter()
+                            .map(|m| m[name])
+                            .collect()
+                    })
+                    .collect();
+                (name.clone(), steps)
+            })
+            .collect(),
+    )
 }
 
 /// The theory record of `point` (sweep position `index`) from its solution,
@@ -327,6 +382,7 @@ pub fn simulation_record(
             design: settings.design,
             stderr: s.stderr,
             per_rep: s.per_rep,
+            block: None,
         }),
         ..Record::new(Source::Simulation, point, index, provenance)
     }

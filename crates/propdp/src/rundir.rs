@@ -162,12 +162,13 @@ impl RunDir {
                 let k = key(&r);
                 if !done.insert(k) {
                     bail!(
-                        "{} holds the {} record of point {}{} twice (written by two runs at once?): \
+                        "{} holds the {} record of point {}{}{} twice (written by two runs at once?): \
                          use --overwrite or another --out",
                         results.display(),
                         k.0.name(),
                         k.1,
-                        k.2.map_or(String::new(), |d| format!(", d = {d}"))
+                        k.2.map_or(String::new(), |d| format!(", d = {d}")),
+                        k.3.map_or(String::new(), |r| format!(", repetitions from {r}"))
                     );
                 }
             }
@@ -253,12 +254,19 @@ impl Drop for RunDir {
     }
 }
 
-/// Identity of a record within a run: source, sweep index and (simulation) d.
-pub type Key = (Source, usize, Option<usize>);
+/// Identity of a record within a run: source, sweep index, (simulation) d
+/// and (a shard's block of repetitions) its first repetition.
+pub type Key = (Source, usize, Option<usize>, Option<usize>);
 
 /// The key of a record.
 pub fn key(r: &Record) -> Key {
-    (r.source, r.index, r.simulation.as_ref().map(|s| s.d))
+    let sim = r.simulation.as_ref();
+    (
+        r.source,
+        r.index,
+        sim.map(|s| s.d),
+        sim.and_then(|s| s.block.as_ref()).map(|b| b.first),
+    )
 }
 
 /// The lines of a JSON-lines file written incrementally. Every line is

@@ -1,11 +1,15 @@
 //! Deterministic sharding of a run for job arrays and clusters: the units of
 //! work of a config — blocks of [`WARM_BLOCK`] consecutive theory points (the
 //! theory warm-starts only within a block, so a block solves the same
-//! wherever it runs) and simulated (point, d) pairs — are split into N
-//! shards by estimated cost (longest first, each to the least loaded shard;
-//! ties by position), a partition that depends only on the config and N.
+//! wherever it runs), simulated (point, d) pairs, and, when one simulated
+//! point costs more than a fraction 1/([`BLOCKS_PER_SHARD`]·N) of the
+//! run, blocks of at least 2 of its repetitions — are split into N shards by
+//! estimated cost (longest first, each to the least loaded shard; ties by
+//! position), a partition that depends only on the config and N.
 //! `propdp run --shard K/N` computes shard K; [`crate::merge`] combines the
-//! shards into the records a single run writes.
+//! shards into the records a single run writes (the repetitions of a split
+//! point draw from their own streams, so its statistics are recomputed
+//! exactly).
 
 use std::str::FromStr;
 
@@ -19,6 +23,11 @@ use crate::rundir::Key;
 /// previous point only inside a block, in every run, so shards reproduce a
 /// single run exactly.
 pub const WARM_BLOCK: usize = 8;
+
+/// Units per shard a split aims at: a simulated point costing more than
+/// 1/(`BLOCKS_PER_SHARD`·N) of the run is split into repetition blocks of
+/// about that cost, so the longest-first assignment can balance the shards.
+pub const BLOCKS_PER_SHARD: usize = 4;
 
 /// Shard K of N (0 ≤ K < N).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -56,7 +65,8 @@ impl std::fmt::Display for Shard {
     }
 }
 
-/// A unit of work: theory points `first..first + len`, or one simulated (point, d).
+/// A unit of work: theory points `first..first + len`, or one simulated
+/// (point, d), whole or a block of its repetitions.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Unit {
     /// Theory (a block of points) or simulation (one point at one d).
@@ -67,12 +77,47 @@ pub struct Unit {
     pub len: usize,
     /// Simulation: the number of features.
     pub d: Option<usize>,
+    /// Simulation split into blocks: the repetitions `start..end` of this block.
+    pub reps: Option<(usize, usize)>,
     /// Estimated seconds on one core (only ratios matter).
     pub cost: f64,
 }
 
-/// Every unit of `cfg`, in the order a single run computes them.
-pub fn units(cfg: &Config) -> Vec<Unit> {
+impl Unit {
+    /// The record keys (source, index, d, first repetition of a block) the unit writes.
+    pub fn keys(&self) -> impl Iterator<Item = Key> + '_ {
+        (self.first..self.first + self.len).map(|i| (self.source, i, self.d, self.reps.map(|r| r.0)))
+    }
+}
+
+/// Every unit of `cfg` for a split into `count` shards, in the order a
+/// single run computes them; simulated points are split into repetition
+/// blocks only when `count` > 1.
+///
+/// ```
+/// use propdp::shard::units;
+/// let text = r#"
+/// [problem]
+/// model = "huber"
+/// delta = [0.5, 1.0]
+/// s2 = 1.0
+/// huber_m = 1.0
+/// noise = { law = "gaussian", sd = 0.5 }
+/// [algorithm]
+/// kind = "objective"
+/// lambda = 1.0
+/// sigma = 1.0
+/// [simulation]
+/// d = [400]
+/// reps = 20
+/// seed = 1
+/// "#;
+/// let cfg = propdp_core::Config::from_toml_str(text).unwrap();
+/// assert_eq!(units(&cfg, 1).len(), 1 + 2, "one theory block, two simulated points");
+/// let split = units(&cfg, 4);
+/// assert!(split.len() > 8, "the simulated points are split into repetition blocks");
+/// ```
+pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
     let points = cfg.sweep.points();
     let s = cfg.raw.solver;
     let theory_cost = |i: usize| match points[i].algorithm().gradient_steps() {
@@ -89,25 +134,51 @@ pub fn units(cfg: &Config) -> Vec<Unit> {
                 first,
                 len,
                 d: None,
+                reps: None,
                 cost: (first..first + len).map(theory_cost).sum(),
             }
         })
         .collect();
-    if let Some(sim) = &cfg.raw.simulation {
-        for (i, p) in points.iter().enumerate() {
-            for &d in &sim.d {
-                let n = (d as f64 / p.delta()).round();
-                // a fit: ~30 passes over X; DP-GD/DP-SGD: two per step
-                let passes = p.algorithm().gradient_steps().map_or(30.0, |g| 2.0 * g.steps as f64);
-                out.push(Unit {
-                    source: Source::Simulation,
-                    first: i,
-                    len: 1,
-                    d: Some(d),
-                    cost: 2e-9 * sim.reps as f64 * n * d as f64 * passes,
-                });
-            }
+    let Some(sim) = &cfg.raw.simulation else {
+        return out;
+    };
+    let mut simulated = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        for &d in &sim.d {
+            let n = (d as f64 / p.delta()).round();
+            // a fit: ~30 passes over X; DP-GD/DP-SGD: two per step
+            let passes = p.algorithm().gradient_steps().map_or(30.0, |g| 2.0 * g.steps as f64);
+            simulated.push(Unit {
+                source: Source::Simulation,
+                first: i,
+                len: 1,
+                d: Some(d),
+                reps: None,
+                cost: 2e-9 * sim.reps as f64 * n * d as f64 * passes,
+            });
         }
+    }
+    let total: f64 = out.iter().chain(&simulated).map(|u| u.cost).sum();
+    let target = total / (BLOCKS_PER_SHARD * count) as f64;
+    for u in simulated {
+        let blocks = if count > 1 {
+            ((u.cost / target).ceil() as usize).clamp(1, sim.reps / 2)
+        } else {
+            1
+        };
+        if blocks == 1 {
+            out.push(u);
+            continue;
+        }
+        let (r, b) = (sim.reps, blocks);
+        out.extend((0..b).map(|j| {
+            let (start, end) = (j * r / b, (j + 1) * r / b);
+            Unit {
+                reps: Some((start, end)),
+                cost: u.cost * (end - start) as f64 / r as f64,
+                ..u
+            }
+        }));
     }
     out
 }
@@ -129,20 +200,12 @@ pub fn assign(units: &[Unit], count: usize) -> Vec<usize> {
     owner
 }
 
-/// The record keys (source, index, d) of `units`.
-pub fn owned_keys(units: &[Unit]) -> std::collections::BTreeSet<Key> {
-    units
-        .iter()
-        .flat_map(|u| (u.first..u.first + u.len).map(move |i| (u.source, i, u.d)))
-        .collect()
-}
-
 /// The units shard `shard` computes; all units without a shard.
 pub fn owned(cfg: &Config, shard: Option<Shard>) -> Vec<Unit> {
-    let all = units(cfg);
     match shard {
-        None => all,
+        None => units(cfg, 1),
         Some(s) => {
+            let all = units(cfg, s.count);
             let owner = assign(&all, s.count);
             all.into_iter()
                 .zip(owner)
@@ -150,5 +213,76 @@ pub fn owned(cfg: &Config, shard: Option<Shard>) -> Vec<Unit> {
                 .map(|(u, _)| u)
                 .collect()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 16 points of a d = 4000, 100-repetition study with theory.
+    fn study() -> Config {
+        Config::from_toml_str(
+            r#"
+[problem]
+model = "huber"
+delta = { from = 0.25, to = 4.0, steps = 16, scale = "log" }
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[algorithm]
+kind = "objective"
+lambda = 1.0
+sigma = 1.0
+[simulation]
+d = [4000]
+reps = 100
+seed = 1
+"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn blocks_cover_every_repetition_once_and_balance_64_shards() {
+        let cfg = study();
+        assert!(
+            units(&cfg, 1).iter().all(|u| u.reps.is_none()),
+            "a single run is not split"
+        );
+        let all = units(&cfg, 64);
+        for i in 0..16 {
+            let mut blocks: Vec<(usize, usize)> = all
+                .iter()
+                .filter(|u| u.source == Source::Simulation && u.first == i)
+                .map(|u| u.reps.expect("split at N = 64"))
+                .collect();
+            blocks.sort();
+            assert_eq!(blocks[0].0, 0);
+            assert_eq!(blocks.last().unwrap().1, 100);
+            assert!(blocks.windows(2).all(|w| w[0].1 == w[1].0), "point {i}: {blocks:?}");
+            assert!(blocks.iter().all(|b| b.1 - b.0 >= 2), "point {i}: {blocks:?}");
+        }
+        let owner = assign(&all, 64);
+        let mut load = [0.0; 64];
+        for (u, k) in all.iter().zip(&owner) {
+            load[*k] += u.cost;
+        }
+        let (max, mean) = (
+            load.iter().cloned().fold(0.0, f64::max),
+            load.iter().sum::<f64>() / 64.0,
+        );
+        assert!(
+            max < 1.35 * mean,
+            "the most loaded of 64 shards has {max} against a mean of {mean}"
+        );
+        // without blocks, the 16 simulated points would load 16 of the 64 shards
+        let whole = units(&cfg, 1);
+        let mut whole_load = [0.0; 64];
+        for (u, k) in whole.iter().zip(assign(&whole, 64)) {
+            whole_load[k] += u.cost;
+        }
+        let whole_max = whole_load.iter().cloned().fold(0.0, f64::max);
+        assert!(whole_max > 3.0 * max, "blocks: {max}, whole points: {whole_max}");
     }
 }

@@ -134,6 +134,7 @@ impl Best {
                 design,
                 stderr: [(self.metric.clone(), c.stderr)].into_iter().collect(),
                 per_rep: BTreeMap::new(),
+                block: None,
             }),
             ..theory.clone()
         });
