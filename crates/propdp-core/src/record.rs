@@ -261,7 +261,7 @@ pub struct RepBlock {
     /// The first repetition of the block.
     pub first: usize,
     /// DP-GD/DP-SGD: every metric at every step t = 0..=T of every
-    /// repetition of the block (name → [repetition][step]), which merging
+    /// repetition of the block (name → `[repetition][step]`), which merging
     /// needs to recompute the per-step statistics.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_step_per_rep: Option<BTreeMap<String, Vec<Vec<f64>>>>,

@@ -316,7 +316,7 @@ pub fn sim_settings(sim: &SimulationConfig, d: usize) -> SimSettings {
 }
 
 /// DP-GD/DP-SGD: every metric at every step of every repetition (name →
-/// [repetition][step]); `None` for fits.
+/// `[repetition][step]`); `None` for fits.
 fn per_step_per_rep(runs: &[Repetition]) -> Option<BTreeMap<String, Vec<Vec<f64>>>> {
     let first = runs.first()?.per_step.as_ref()?;
     Some(
