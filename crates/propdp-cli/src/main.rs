@@ -78,10 +78,11 @@ enum Command {
         #[arg(long, value_name = "K/N")]
         shard: Option<propdp::shard::Shard>,
     },
-    /// Combine the directories of a sharded run (`propdp run --shard K/N`,
-    /// every K of the same config and N) into the results a single run
-    /// writes, and draw its figures; refuses missing, duplicated or
-    /// mismatched shards, and an output directory that holds results.
+    /// Combine the directories of a sharded run (`propdp run --shard K/N`
+    /// or `propdp tune --shard K/N`, every K of the same config and N) into
+    /// the results a single run writes, and draw its figures; refuses
+    /// missing, duplicated, unfinished or mismatched shards, and an output
+    /// directory that holds results.
     Merge {
         /// The shards' output directories.
         #[arg(required = true)]
@@ -119,6 +120,11 @@ enum Command {
     Tune {
         #[command(flatten)]
         job: Job,
+        /// Search only shard K of N (0 ≤ K < N) of the cells (problem point ×
+        /// budget × algorithm), e.g. --shard $SLURM_ARRAY_TASK_ID/16; combine
+        /// the shards' directories with `propdp merge`.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<propdp::shard::Shard>,
     },
     /// Validate a config and print its sweep without solving anything.
     Check {
@@ -246,6 +252,9 @@ fn main() -> ExitCode {
             },
             shard,
         ),
+        Command::Merge { shards, out } if shards[0].join("tune.jsonl").exists() => {
+            propdp::tune::merge(&out, &shards, &Bar::default()).map(|o| report_tune(&o))
+        }
         Command::Merge { shards, out } => propdp::merge::merge(&out, &shards).map(|m| {
             println!(
                 "merged {} shards: {} records, {} failed → {}",
@@ -280,7 +289,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }),
-        Command::Tune { job } => tune(&job),
+        Command::Tune { job, shard } => tune(&job, shard),
     };
     match result {
         Ok(code) => code,
@@ -405,10 +414,19 @@ fn validate(config: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
 }
 
 /// `propdp tune`.
-fn tune(job: &Job) -> Result<ExitCode> {
+fn tune(job: &Job, shard: Option<propdp::shard::Shard>) -> Result<ExitCode> {
     let text =
         std::fs::read_to_string(&job.config).map_err(|e| anyhow::anyhow!("reading {}: {e}", job.config.display()))?;
-    let o = propdp::tune::tune(&text, &job.label(), &job.dir(), job.existing(), &Bar::default())?;
+    let (label, dir, existing, bar) = (job.label(), job.dir(), job.existing(), Bar::default());
+    let o = match shard {
+        Some(s) => propdp::tune::tune_shard(&text, &label, &dir, existing, s, &bar)?,
+        None => propdp::tune::tune(&text, &label, &dir, existing, &bar)?,
+    };
+    Ok(report_tune(&o))
+}
+
+/// Print what a search found, where it wrote it and its figures.
+fn report_tune(o: &propdp::tune::TuneOutcome) -> ExitCode {
     print!("{}", o.table());
     println!("→ {}", o.file().display());
     let figures = o.dir.join("figures");
@@ -426,5 +444,5 @@ fn tune(job: &Job) -> Result<ExitCode> {
             figures.display()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
 }

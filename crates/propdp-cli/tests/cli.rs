@@ -715,3 +715,94 @@ seed = 3
         }
     }
 }
+
+/// `tune --shard K/N` searches a cost-balanced third of the cells; `merge`
+/// gives the single search's tune.jsonl byte for byte, the same table and
+/// the figures, and refuses an unfinished shard.
+#[test]
+fn tune_shards_merge_to_the_single_search() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = r#"
+[problem]
+model = "huber"
+delta = [0.5, 1.0]
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[tune]
+algorithms = ["objective", "output", "dpgd"]
+epsilon = [1.0, 4.0]
+delta_priv = 1e-6
+steps = [1, 2, 4]
+[solver]
+dmft_points = 256
+dmft_scrambles = 2
+[simulation]
+d = [40]
+reps = 4
+seed = 5
+"#;
+    let cfg = write(tmp.path(), "t.toml", text);
+    let dir = |name: &str| tmp.path().join(name).display().to_string();
+    let table = |o: &std::process::Output| {
+        let s = String::from_utf8_lossy(&o.stdout).to_string();
+        s.lines()
+            .filter(|l| !l.contains(tmp.path().to_str().unwrap()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let single = propdp(&["tune", &cfg, "--out", &dir("single")]);
+    assert!(single.status.success(), "{}", stderr(&single));
+    let mut lines = 0;
+    for k in 0..3 {
+        let o = propdp(&[
+            "tune",
+            &cfg,
+            "--out",
+            &dir(&format!("s{k}")),
+            "--shard",
+            &format!("{k}/3"),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let n = fs::read_to_string(format!("{}/tune.jsonl", dir(&format!("s{k}"))))
+            .unwrap()
+            .lines()
+            .count();
+        assert!(n > 0, "shard {k} searched nothing");
+        lines += n;
+    }
+    let all = fs::read_to_string(format!("{}/tune.jsonl", dir("single"))).unwrap();
+    assert_eq!(lines, all.lines().count(), "every optimum in exactly one shard");
+    // unfinished shard, then a shard resumed as another
+    fs::rename(
+        format!("{}/complete.json", dir("s1")),
+        format!("{}/complete.bak", dir("s1")),
+    )
+    .unwrap();
+    let o = propdp(&["merge", &dir("s0"), &dir("s1"), &dir("s2"), "--out", &dir("m")]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("(shard 1/3) has not finished"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!tmp.path().join("m").exists(), "a refused merge wrote something");
+    let o = propdp(&["tune", &cfg, "--out", &dir("s1"), "--shard", "2/3", "--resume"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("holds shard 1/3"),
+        "{}",
+        stderr(&o)
+    );
+    let o = propdp(&["tune", &cfg, "--out", &dir("s1"), "--shard", "1/3", "--resume"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let merged = propdp(&["merge", &dir("s0"), &dir("s1"), &dir("s2"), "--out", &dir("m")]);
+    assert!(merged.status.success(), "{}", stderr(&merged));
+    assert_eq!(all, fs::read_to_string(format!("{}/tune.jsonl", dir("m"))).unwrap());
+    assert_eq!(table(&single), table(&merged));
+    assert!(tmp.path().join("m/figures").read_dir().unwrap().count() > 0);
+    let o = propdp(&["merge", &dir("s0"), &dir("s2"), "--out", &dir("m2")]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("shard 1/3 is missing"),
+        "{}",
+        stderr(&o)
+    );
+}

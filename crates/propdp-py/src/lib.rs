@@ -70,15 +70,19 @@ fn field_of(e: &ConfigError) -> Option<String> {
 
 /// A config from TOML text or a dict of tables, validated.
 fn config(py: Python<'_>, config: &Bound<'_, PyAny>) -> PyResult<Config> {
-    let text = match config.extract::<String>() {
-        Ok(text) => text,
+    Config::from_toml_str(&rendered(py, config)?).map_err(|e| config_err(py, e))
+}
+
+/// A config's TOML text: the string itself, or a dict rendered as the CLI would read it.
+fn rendered(py: Python<'_>, config: &Bound<'_, PyAny>) -> PyResult<String> {
+    match config.extract::<String>() {
+        Ok(text) => Ok(text),
         Err(_) => {
             let table: toml::Table = pythonize::depythonize(config)
                 .map_err(|e| config_error(py, format!("config is not valid: {e}"), None))?;
-            propdp::core::config::text::render(&table)
+            Ok(propdp::core::config::text::render(&table))
         }
-    };
-    Config::from_toml_str(&text).map_err(|e| config_err(py, e))
+    }
 }
 
 /// A config from keyword arguments: each of `params` goes to the table that
@@ -369,14 +373,7 @@ fn run<'py>(
     let cfg = config(py, config_)?;
     let sources = propdp::run::Sources { theory, simulation };
     let existing = existing(resume, overwrite);
-    let shard = match shard {
-        Some((index, count)) => Some(
-            format!("{index}/{count}")
-                .parse::<propdp::shard::Shard>()
-                .map_err(|e| config_error(py, format!("shard: {e}"), None))?,
-        ),
-        None => None,
-    };
+    let shard = shard_of(py, shard)?;
     let s = bridge::blocking(py, progress, |p| {
         propdp::run::run_shard(&cfg, label, &out, existing, sources, shard, p)
     })?
@@ -391,14 +388,35 @@ fn run<'py>(
     Ok(d)
 }
 
+/// A `shard=(k, n)` argument as a shard, or a ConfigError naming it.
+fn shard_of(py: Python<'_>, shard: Option<(usize, usize)>) -> PyResult<Option<propdp::shard::Shard>> {
+    shard
+        .map(|(index, count)| {
+            format!("{index}/{count}")
+                .parse::<propdp::shard::Shard>()
+                .map_err(|e| config_error(py, format!("shard: {e}"), None))
+        })
+        .transpose()
+}
+
 /// Merge the directories of a sharded run into `out`, as `propdp merge`
-/// does (without figures); returns the summary.
+/// does (without figures); returns the summary. Shards of a search
+/// (`tune`, holding tune.jsonl) merge as `propdp merge` merges them, with
+/// figures; the summary then names the merged tune.jsonl.
 #[pyfunction]
 fn merge<'py>(py: Python<'py>, out: PathBuf, shards: Vec<PathBuf>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    if shards.first().is_some_and(|s| s.join("tune.jsonl").exists()) {
+        let o = py
+            .detach(|| propdp::tune::merge(&out, &shards, &propdp::Silent))
+            .map_err(|e| to_py(py, e))?;
+        d.set_item("tune", o.file())?;
+        d.set_item("dir", o.dir)?;
+        return Ok(d);
+    }
     let m = py
         .detach(|| propdp::merge::merge(&out, &shards))
         .map_err(|e| to_py(py, e))?;
-    let d = PyDict::new(py);
     d.set_item("results", m.dir.join("results.jsonl"))?;
     d.set_item("errors", m.dir.join("errors.jsonl"))?;
     d.set_item("dir", m.dir)?;
@@ -408,9 +426,11 @@ fn merge<'py>(py: Python<'py>, out: PathBuf, shards: Vec<PathBuf>) -> PyResult<B
 }
 
 /// Search the best hyperparameters per algorithm and budget, as `propdp tune`
-/// does, into `out` (tune.jsonl, non_private.json, figures); returns the directory.
+/// does, into `out` (tune.jsonl, non_private.json, figures); returns the
+/// directory. `shard=(k, n)` searches only shard k of n of the cells.
 #[pyfunction]
-#[pyo3(signature = (text, label, out, resume=false, overwrite=false, progress=None))]
+#[pyo3(signature = (text, label, out, resume=false, overwrite=false, progress=None, shard=None))]
+#[allow(clippy::too_many_arguments)]
 fn tune(
     py: Python<'_>,
     text: &str,
@@ -419,10 +439,15 @@ fn tune(
     resume: bool,
     overwrite: bool,
     progress: Option<&Bound<'_, PyAny>>,
+    shard: Option<(usize, usize)>,
 ) -> PyResult<PathBuf> {
     let existing = existing(resume, overwrite);
-    let outcome = bridge::blocking(py, progress, |p| propdp::tune::tune(text, label, &out, existing, p))?
-        .map_err(|e| to_py(py, e))?;
+    let shard = shard_of(py, shard)?;
+    let outcome = bridge::blocking(py, progress, |p| match shard {
+        Some(s) => propdp::tune::tune_shard(text, label, &out, existing, s, p),
+        None => propdp::tune::tune(text, label, &out, existing, p),
+    })?
+    .map_err(|e| to_py(py, e))?;
     Ok(outcome.dir)
 }
 
@@ -532,9 +557,15 @@ fn describe(py: Python<'_>, config_: &Bound<'_, PyAny>, label: &str) -> PyResult
     Ok(propdp::run::describe(label, &cfg))
 }
 
-/// The config as validated TOML text (a dict config rendered as the CLI would read it).
+/// The config as validated TOML text (a dict config rendered as the CLI
+/// would read it): a sweep, or a search when it has a `[tune]` table.
 #[pyfunction]
 fn config_text(py: Python<'_>, config_: &Bound<'_, PyAny>) -> PyResult<String> {
+    let text = rendered(py, config_)?;
+    if toml::from_str::<toml::Table>(&text).is_ok_and(|t| t.contains_key("tune")) {
+        propdp::core::config::TuneConfig::from_toml_str(&text).map_err(|e| config_err(py, e))?;
+        return Ok(text);
+    }
     Ok(config(py, config_)?.text)
 }
 

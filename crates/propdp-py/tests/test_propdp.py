@@ -328,7 +328,7 @@ def test_tune_gives_one_row_per_cell_equal_to_the_cli_file(cli, tmp_path):
 def test_dask_sweep_on_a_local_cluster_equals_the_single_process_sweep(tmp_path):
     """Three shards on a 2-worker LocalCluster (separate processes), merged:
     the same DataFrame as one in-process sweep, and the merged file equal to
-    a single run's byte for byte."""
+    a single run's byte for byte; the same for a tune search."""
     from dask.distributed import Client, LocalCluster
 
     import propdp.distributed
@@ -339,10 +339,23 @@ def test_dask_sweep_on_a_local_cluster_equals_the_single_process_sweep(tmp_path)
         "algorithm": {"kind": "objective", "lambda": 1.0, "sigma": [0.0, 1.0]},
         "simulation": {"d": [30, 60], "reps": 3, "seed": 5},
     }
+    search = {
+        "problem": {"model": "huber", "delta": [0.5, 1.0], "s2": 1.0, "huber_m": 1.0,
+                    "noise": {"law": "gaussian", "sd": 0.5}},
+        "tune": {"algorithms": ["objective", "output", "dpgd"], "epsilon": [1.0, 4.0], "delta_priv": 1e-6,
+                 "steps": [1, 2, 4]},
+        "solver": {"dmft_points": 256, "dmft_scrambles": 2},
+    }
     single = propdp.sweep(cfg, tmp_path / "single", progress=False)
+    single_tune = propdp.tune(search, tmp_path / "single_tune", progress=False)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         df = propdp.distributed.sweep(cfg, client, shards=3, out=tmp_path / "dask")
+        tuned = propdp.distributed.tune(search, client, shards=3, out=tmp_path / "dask_tune")
+    assert len(tuned) == len(single_tune) == 12
+    pd.testing.assert_frame_equal(tuned, single_tune)
+    assert (tmp_path / "dask_tune" / "merged" / "tune.jsonl").read_bytes() == \
+        (tmp_path / "single_tune" / "tune.jsonl").read_bytes()
     assert len(df.attrs["shards"]) == 3
     assert sum(s["written"] for s in df.attrs["shards"]) == len(single) == 20 + 40
     pd.testing.assert_frame_equal(df, single)

@@ -21,7 +21,7 @@ use propdp_sim::{Repetition, summarise};
 use crate::provenance::Manifest;
 use crate::run::{sim_settings, simulation_record};
 use crate::rundir::Key;
-use crate::shard::{Shard, Unit, assign, units};
+use crate::shard::{Shard, Unit, assign, costs, units};
 
 /// What a merge wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,7 +63,8 @@ fn keyed_lines(path: &Path) -> Result<Vec<(Key, String)>> {
         .collect()
 }
 
-fn read_shard(dir: &Path) -> Result<(Manifest, ShardDir)> {
+/// The manifest of a shard directory, and its shard.
+fn read_manifest(dir: &Path) -> Result<(Manifest, Shard)> {
     let mpath = dir.join("manifest.json");
     let manifest: Manifest =
         serde_json::from_str(&std::fs::read_to_string(&mpath).with_context(|| format!("reading {}", mpath.display()))?)
@@ -74,23 +75,48 @@ fn read_shard(dir: &Path) -> Result<(Manifest, ShardDir)> {
             dir.display()
         );
     };
-    let mut lines: Vec<(Key, String, bool)> = keyed_lines(&dir.join("results.jsonl"))?
-        .into_iter()
-        .map(|(k, l)| (k, l, false))
-        .collect();
-    lines.extend(
-        keyed_lines(&dir.join("errors.jsonl"))?
-            .into_iter()
-            .map(|(k, l)| (k, l, true)),
-    );
-    Ok((
-        manifest,
-        ShardDir {
-            path: dir.to_path_buf(),
-            shard,
-            lines,
-        },
-    ))
+    Ok((manifest, shard))
+}
+
+/// The manifests of a sharded run's directories, checked to be every shard
+/// K/N of one config and N exactly once; returns the first manifest and the
+/// shard of each directory.
+pub(crate) fn check_shards(dirs: &[PathBuf]) -> Result<(Manifest, Vec<Shard>)> {
+    let Some(first_dir) = dirs.first() else {
+        bail!("merge: no shard directories given");
+    };
+    let (first, s0) = read_manifest(first_dir)?;
+    let mut shards = vec![s0];
+    for d in &dirs[1..] {
+        let (m, s) = read_manifest(d)?;
+        if m.config_sha256 != first.config_sha256 {
+            bail!(
+                "{} (shard {s}) was run from a different config (sha256 {} ≠ {} of {})",
+                d.display(),
+                m.config_sha256,
+                first.config_sha256,
+                first_dir.display()
+            );
+        }
+        if s.count != s0.count {
+            bail!(
+                "{} is shard {s} of a {}-way split, {} of a {}-way split",
+                d.display(),
+                s.count,
+                first_dir.display(),
+                s0.count
+            );
+        }
+        if let Some(i) = shards.iter().position(|o| *o == s) {
+            bail!("shard {s} is given twice: {} and {}", dirs[i].display(), d.display());
+        }
+        shards.push(s);
+    }
+    let count = s0.count;
+    if let Some(k) = (0..count).find(|k| !shards.iter().any(|s| s.index == *k)) {
+        bail!("shard {k}/{count} is missing (given: {} of {count})", shards.len());
+    }
+    Ok((first, shards))
 }
 
 /// The key (source, index, d, first repetition of a block) of a record or failure line.
@@ -159,57 +185,28 @@ fn combine(
 /// Merge the shard directories `dirs` into `out` (results.jsonl,
 /// errors.jsonl, manifest.json; the caller draws the figures).
 pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
-    if dirs.is_empty() {
-        bail!("merge: no shard directories given");
-    }
+    let (manifest, shard_of) = check_shards(dirs)?;
     let mut shards = Vec::new();
-    let mut first: Option<Manifest> = None;
-    for d in dirs {
-        let (m, s) = read_shard(d)?;
-        if let Some(f) = &first {
-            if m.config_sha256 != f.config_sha256 {
-                bail!(
-                    "{} (shard {}) was run from a different config (sha256 {} ≠ {} of {})",
-                    d.display(),
-                    s.shard,
-                    m.config_sha256,
-                    f.config_sha256,
-                    dirs[0].display()
-                );
-            }
-            let n0 = shards
-                .first()
-                .map_or(s.shard.count, |first: &ShardDir| first.shard.count);
-            if s.shard.count != n0 {
-                bail!(
-                    "{} is shard {} of a {}-way split, {} of a {n0}-way split",
-                    d.display(),
-                    s.shard,
-                    s.shard.count,
-                    dirs[0].display()
-                );
-            }
-        } else {
-            first = Some(m);
-        }
-        if let Some(other) = shards.iter().find(|o: &&ShardDir| o.shard == s.shard) {
-            bail!(
-                "shard {} is given twice: {} and {}",
-                s.shard,
-                other.path.display(),
-                d.display()
-            );
-        }
-        shards.push(s);
+    for (dir, shard) in dirs.iter().zip(shard_of) {
+        let mut lines: Vec<(Key, String, bool)> = keyed_lines(&dir.join("results.jsonl"))?
+            .into_iter()
+            .map(|(k, l)| (k, l, false))
+            .collect();
+        lines.extend(
+            keyed_lines(&dir.join("errors.jsonl"))?
+                .into_iter()
+                .map(|(k, l)| (k, l, true)),
+        );
+        shards.push(ShardDir {
+            path: dir.clone(),
+            shard,
+            lines,
+        });
     }
-    let manifest = first.expect("one shard at least");
     let count = shards[0].shard.count;
-    if let Some(k) = (0..count).find(|k| !shards.iter().any(|s| s.shard.index == *k)) {
-        bail!("shard {k}/{count} is missing (given: {} of {count})", shards.len());
-    }
     let cfg = Config::from_toml_str(&manifest.config_text).context("the shards' config")?;
     let all = units(&cfg, count);
-    let owner = assign(&all, count);
+    let owner = assign(&costs(&all), count);
     // the unit of every record key
     let unit_of: BTreeMap<Key, usize> = all
         .iter()

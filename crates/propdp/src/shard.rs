@@ -183,21 +183,31 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
     out
 }
 
-/// The shard of every unit: longest first, each to the least loaded shard
-/// (the lowest K on ties); deterministic in the units and N.
-pub fn assign(units: &[Unit], count: usize) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..units.len()).collect();
-    order.sort_by(|&a, &b| units[b].cost.total_cmp(&units[a].cost).then(a.cmp(&b)));
+/// The shard of every unit of work, given their estimated costs: longest
+/// first, each to the least loaded shard (the lowest K on ties);
+/// deterministic in the costs and N.
+///
+/// ```
+/// assert_eq!(propdp::shard::assign(&[1.0, 5.0, 2.0, 2.0], 2), vec![1, 0, 1, 1]);
+/// ```
+pub fn assign(costs: &[f64], count: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    order.sort_by(|&a, &b| costs[b].total_cmp(&costs[a]).then(a.cmp(&b)));
     let mut load = vec![0.0f64; count];
-    let mut owner = vec![0; units.len()];
+    let mut owner = vec![0; costs.len()];
     for u in order {
         let k = (0..count)
             .min_by(|&a, &b| load[a].total_cmp(&load[b]).then(a.cmp(&b)))
             .expect("N ≥ 1");
         owner[u] = k;
-        load[k] += units[u].cost;
+        load[k] += costs[u];
     }
     owner
+}
+
+/// The estimated cost of every unit.
+pub fn costs(units: &[Unit]) -> Vec<f64> {
+    units.iter().map(|u| u.cost).collect()
 }
 
 /// The units shard `shard` computes; all units without a shard.
@@ -206,7 +216,7 @@ pub fn owned(cfg: &Config, shard: Option<Shard>) -> Vec<Unit> {
         None => units(cfg, 1),
         Some(s) => {
             let all = units(cfg, s.count);
-            let owner = assign(&all, s.count);
+            let owner = assign(&costs(&all), s.count);
             all.into_iter()
                 .zip(owner)
                 .filter(|(_, k)| *k == s.index)
@@ -263,7 +273,7 @@ seed = 1
             assert!(blocks.windows(2).all(|w| w[0].1 == w[1].0), "point {i}: {blocks:?}");
             assert!(blocks.iter().all(|b| b.1 - b.0 >= 2), "point {i}: {blocks:?}");
         }
-        let owner = assign(&all, 64);
+        let owner = assign(&costs(&all), 64);
         let mut load = [0.0; 64];
         for (u, k) in all.iter().zip(&owner) {
             load[*k] += u.cost;
@@ -279,7 +289,7 @@ seed = 1
         // without blocks, the 16 simulated points would load 16 of the 64 shards
         let whole = units(&cfg, 1);
         let mut whole_load = [0.0; 64];
-        for (u, k) in whole.iter().zip(assign(&whole, 64)) {
+        for (u, k) in whole.iter().zip(assign(&costs(&whole), 64)) {
             whole_load[k] += u.cost;
         }
         let whole_max = whole_load.iter().cloned().fold(0.0, f64::max);

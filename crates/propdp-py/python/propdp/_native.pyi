@@ -42,7 +42,13 @@ def run(
 ) -> Dict[str, Any]: ...
 def merge(out: _Path, shards: List[_Path]) -> Dict[str, Any]: ...
 def tune(
-    text: str, label: str, out: _Path, resume: bool = False, overwrite: bool = False, progress: _Progress = None
+    text: str,
+    label: str,
+    out: _Path,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: _Progress = None,
+    shard: Optional[Tuple[int, int]] = None,
 ) -> str: ...
 def draw(results: _Path, out: Optional[_Path] = None) -> Tuple[List[str], Optional[str]]: ...
 def privacy(

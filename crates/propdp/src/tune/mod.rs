@@ -9,12 +9,13 @@ pub mod descent;
 mod report;
 pub mod ridge;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use propdp_core::config::{PlotSpec, TuneConfig};
+use propdp_core::problem::Budget;
 use propdp_core::record::{Provenance, Record};
 use propdp_core::{AlgorithmKind, Point};
 use propdp_theory::solve::TheorySolver;
@@ -25,6 +26,7 @@ pub use best::{Best, NonPrivate, SimCheck};
 use crate::progress::Progress;
 use crate::provenance::Manifest;
 use crate::rundir::Existing;
+use crate::shard::Shard;
 
 /// The result of one search: the tuned, calibrated point and its predicted metric.
 #[derive(Debug, Clone, PartialEq)]
@@ -167,20 +169,133 @@ impl TuneOutcome {
     }
 }
 
+/// A parsed `[tune]` config and its cells, in search order (problem point,
+/// then budget, then algorithm).
+struct Plan {
+    cfg: TuneConfig,
+    points: Vec<Point>,
+    budgets: Vec<Budget>,
+    steps: Vec<usize>,
+    fractions: Vec<f64>,
+    sample_rates: Vec<f64>,
+    /// (problem point, budget, algorithm) of every cell.
+    cells: Vec<(usize, usize, AlgorithmKind)>,
+}
+
+impl Plan {
+    fn new(text: &str, label: &str) -> Result<Plan> {
+        let (cfg, points) = TuneConfig::from_toml_str(text).with_context(|| format!("in config {label}"))?;
+        let t = &cfg.tune;
+        let budgets = t.budgets()?;
+        if budgets.is_empty() {
+            anyhow::bail!("tune: no budgets");
+        }
+        let cells = (0..points.len())
+            .flat_map(|p| (0..budgets.len()).flat_map(move |b| t.algorithms.iter().map(move |&k| (p, b, k))))
+            .collect();
+        Ok(Plan {
+            steps: t.dpgd_steps()?,
+            fractions: t.dpgd_eta_fractions()?,
+            sample_rates: t.sample_rates()?,
+            cfg,
+            points,
+            budgets,
+            cells,
+        })
+    }
+
+    /// The key of cell `c`.
+    fn key(&self, c: usize) -> CellKey {
+        let (p, b, kind) = self.cells[c];
+        let base = &self.points[p];
+        (
+            facet(&base.problem_params()),
+            base.delta().to_bits(),
+            self.budgets[b].target.level().to_bits(),
+            kind,
+        )
+    }
+
+    /// Estimated cost of every cell's search (seconds on one core; only
+    /// ratios matter): a few dozen static solves for λ alone; for DP-GD and
+    /// DP-SGD a DMFT of cost ∝ paths·T² per candidate (q, T, η) at the coarse
+    /// budget; plus the simulated check of the optimum.
+    fn costs(&self) -> Vec<f64> {
+        let s = self.cfg.solver;
+        let paths = (s.dmft_points * s.dmft_scrambles) as f64;
+        let dmft: f64 =
+            self.steps.iter().map(|&t| 4e-9 * paths * (t * t) as f64).sum::<f64>() * self.fractions.len() as f64;
+        let t_max = self.steps.iter().copied().max().unwrap_or(1) as f64;
+        self.cells
+            .iter()
+            .map(|&(p, _, kind)| {
+                let descent = matches!(kind, AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd);
+                let search = match kind {
+                    AlgorithmKind::Dpgd => dmft,
+                    AlgorithmKind::Dpsgd => dmft * self.sample_rates.len() as f64,
+                    _ => 5e-3,
+                };
+                let check = self.cfg.simulation.as_ref().map_or(0.0, |sim| {
+                    let d = sim.d[0] as f64;
+                    let passes = if descent { 2.0 * t_max } else { 30.0 };
+                    2e-9 * sim.reps as f64 * (d / self.points[p].delta()) * d * passes
+                });
+                search + check
+            })
+            .collect()
+    }
+}
+
+/// Which cells a tune run searches.
+enum Scope {
+    /// Every cell.
+    All,
+    /// Shard K/N: only its cells (by [`crate::shard::assign`] over the cells' costs).
+    Shard(Shard),
+    /// None: assemble the merged optimums of a sharded search.
+    Assemble,
+}
+
+/// The file a tune shard writes when all of its cells are searched (a cell
+/// whose budget no hyperparameters reach writes no optimum, so a missing
+/// line alone does not tell an interrupted shard).
+const COMPLETE: &str = "complete.json";
+
 /// Tune every cell of a `[tune]` config (TOML `text`, named `label`) into
 /// `dir`: `tune.jsonl` (one optimum per line, written as found),
 /// `manifest.json`, `non_private.json` and the figures.
 pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &dyn Progress) -> Result<TuneOutcome> {
-    let (cfg, points) = TuneConfig::from_toml_str(text).with_context(|| format!("in config {label}"))?;
+    search(text, label, dir, existing, Scope::All, progress)
+}
+
+/// [`tune`] restricted to shard K/N of the cells (balanced by estimated
+/// cost; a partition depending only on the config and N): writes the shard's
+/// optimums and, when done, `complete.json`; no figures. `--resume`
+/// continues only the same shard; [`merge`] combines the shards.
+pub fn tune_shard(
+    text: &str,
+    label: &str,
+    dir: &Path,
+    existing: Existing,
+    shard: Shard,
+    progress: &dyn Progress,
+) -> Result<TuneOutcome> {
+    search(text, label, dir, existing, Scope::Shard(shard), progress)
+}
+
+fn search(
+    text: &str,
+    label: &str,
+    dir: &Path,
+    existing: Existing,
+    scope: Scope,
+    progress: &dyn Progress,
+) -> Result<TuneOutcome> {
+    let plan = Plan::new(text, label)?;
+    let (cfg, points, budgets) = (&plan.cfg, &plan.points, &plan.budgets);
     let t = &cfg.tune;
-    let budgets = t.budgets()?;
-    let Some(first) = budgets.first() else {
-        anyhow::bail!("tune: no budgets");
-    };
+    let first = budgets[0];
     let (param, neighbouring) = (first.target.param(), first.neighbouring);
-    let steps = t.dpgd_steps()?;
-    let fractions = t.dpgd_eta_fractions()?;
-    let sample_rates = t.sample_rates()?;
     let calibrations = descent::Calibrations::default();
     let solver = TheorySolver::new(cfg.solver);
     if let Some(base) = points.first() {
@@ -188,15 +303,33 @@ pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &
             check_metric(base, kind, &t.metric)?;
         }
     }
+    let shard = match scope {
+        Scope::Shard(s) => Some(s),
+        _ => None,
+    };
+    let mine: Option<BTreeSet<usize>> = shard.map(|s| {
+        let owner = crate::shard::assign(&plan.costs(), s.count);
+        (0..plan.cells.len()).filter(|&c| owner[c] == s.index).collect()
+    });
     let _lock = crate::rundir::DirLock::acquire(dir)?;
     let file = dir.join("tune.jsonl");
     // the config text beside its results, as for `propdp run`
-    let manifest = Manifest::new(label, text, points.len() * t.algorithms.len() * budgets.len());
+    let manifest = Manifest {
+        shard,
+        ..Manifest::new(label, text, plan.cells.len())
+    };
     let prov = manifest.provenance();
-    let done = open_output(&file, &prov, existing)?;
     let manifest_path = dir.join("manifest.json");
+    if existing == Existing::Resume {
+        check_same_shard(&manifest_path, shard)?;
+    }
+    let done = open_output(&file, &prov, existing)?;
     std::fs::write(&manifest_path, serde_json::to_string_pretty(&manifest)? + "\n")
         .with_context(|| format!("writing {}", manifest_path.display()))?;
+    let complete = dir.join(COMPLETE);
+    if complete.exists() {
+        std::fs::remove_file(&complete).with_context(|| format!("removing {}", complete.display()))?;
+    }
     let mut w = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -206,12 +339,21 @@ pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &
         .simulation
         .as_ref()
         .map_or(propdp_core::Design::Gaussian, |s| s.design);
-    progress.begin("tune", (points.len() * t.algorithms.len() * budgets.len()) as u64);
+    let searched = |c: usize| match &scope {
+        Scope::All => true,
+        Scope::Shard(_) => mine.as_ref().is_some_and(|m| m.contains(&c)),
+        Scope::Assemble => false,
+    };
+    let count = match &mine {
+        Some(m) => m.len(),
+        None => plan.cells.len(),
+    };
+    progress.begin("tune", count as u64);
     let mut cells: Vec<Cell> = Vec::new();
     let mut frontier: Vec<Record> = Vec::new();
     let levels: Vec<f64> = budgets.iter().map(|b| b.target.level()).collect();
     let mut references: Vec<NonPrivate> = Vec::new();
-    for base in &points {
+    for (p, base) in points.iter().enumerate() {
         let reference = ridge::RidgeSearch::new(&solver, *base, AlgorithmKind::Objective, None, &t.metric)
             .optimise(t.lambda_min, t.lambda_max)
             .map(|o| NonPrivate {
@@ -225,79 +367,77 @@ pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &
             frontier.extend(r.records(base.model().kind(), param, &levels));
             references.push(r);
         }
-        for &budget in &budgets {
-            let level = budget.target.level();
-            for &kind in &t.algorithms {
-                if progress.cancelled() {
-                    return Err(crate::progress::Cancelled.into());
-                }
-                let key = (
-                    facet(&base.problem_params()),
-                    base.delta().to_bits(),
-                    level.to_bits(),
-                    kind,
-                );
-                let best = match done.get(&key) {
-                    Some(b) => Some(b.clone()),
-                    None => {
-                        let opt = match kind {
-                            AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => {
-                                let candidates = descent::Candidates {
-                                    kind,
-                                    sample_rates: if kind == AlgorithmKind::Dpgd {
-                                        &[1.0]
-                                    } else {
-                                        &sample_rates
-                                    },
-                                    steps: &steps,
-                                    fractions: &fractions,
-                                };
-                                descent::DescentSearch::new(
-                                    cfg.solver,
-                                    &solver,
-                                    *base,
-                                    budget,
-                                    &t.metric,
-                                    candidates,
-                                    &calibrations,
-                                )
-                                .optimise(t.lambda_min, t.lambda_max)
-                            }
-                            _ => ridge::RidgeSearch::new(&solver, *base, kind, Some(budget), &t.metric)
-                                .optimise(t.lambda_min, t.lambda_max),
-                        };
-                        match opt {
-                            Some(o) => {
-                                let mut b = Best::new(&o, budget, &t.metric, &prov);
-                                if let Some(sim) = &cfg.simulation {
-                                    match simulate(&o, sim, &t.metric, cells.len() as u64) {
-                                        Ok(check) => b.simulation = Some(check),
-                                        Err(err) => progress.message(&format!(
-                                            "simulation of {kind} at δ = {}, {param} = {level}: {err}",
-                                            base.delta()
-                                        )),
-                                    }
-                                }
-                                writeln!(w, "{}", serde_json::to_string(&b)?)?;
-                                w.sync_data()?;
-                                Some(b)
-                            }
-                            None => None,
-                        }
-                    }
-                };
-                if let Some(b) = &best {
-                    frontier.extend(b.records(base.model().kind(), cells.len(), design));
-                }
-                cells.push(Cell {
-                    facet: key.0,
-                    delta: base.delta(),
-                    level,
-                    algorithm: kind,
-                    best,
-                });
-                progress.advance(1);
+        for c in (0..plan.cells.len()).filter(|&c| plan.cells[c].0 == p) {
+            let (_, b, kind) = plan.cells[c];
+            let (budget, key) = (budgets[b], plan.key(c));
+            if shard.is_some() && !searched(c) {
+                continue;
             }
+            if progress.cancelled() {
+                return Err(crate::progress::Cancelled.into());
+            }
+            let best = match done.get(&key) {
+                Some(b) => Some(b.clone()),
+                None if !searched(c) => None,
+                None => {
+                    let opt = match kind {
+                        AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => {
+                            let candidates = descent::Candidates {
+                                kind,
+                                sample_rates: if kind == AlgorithmKind::Dpgd {
+                                    &[1.0]
+                                } else {
+                                    &plan.sample_rates
+                                },
+                                steps: &plan.steps,
+                                fractions: &plan.fractions,
+                            };
+                            descent::DescentSearch::new(
+                                cfg.solver,
+                                &solver,
+                                *base,
+                                budget,
+                                &t.metric,
+                                candidates,
+                                &calibrations,
+                            )
+                            .optimise(t.lambda_min, t.lambda_max)
+                        }
+                        _ => ridge::RidgeSearch::new(&solver, *base, kind, Some(budget), &t.metric)
+                            .optimise(t.lambda_min, t.lambda_max),
+                    };
+                    match opt {
+                        Some(o) => {
+                            let mut b = Best::new(&o, budget, &t.metric, &prov);
+                            if let Some(sim) = &cfg.simulation {
+                                match simulate(&o, sim, &t.metric, c as u64) {
+                                    Ok(check) => b.simulation = Some(check),
+                                    Err(err) => progress.message(&format!(
+                                        "simulation of {kind} at δ = {}, {param} = {}: {err}",
+                                        base.delta(),
+                                        budget.target.level()
+                                    )),
+                                }
+                            }
+                            writeln!(w, "{}", serde_json::to_string(&b)?)?;
+                            w.sync_data()?;
+                            Some(b)
+                        }
+                        None => None,
+                    }
+                }
+            };
+            if let Some(b) = &best {
+                frontier.extend(b.records(base.model().kind(), c, design));
+            }
+            cells.push(Cell {
+                facet: key.0,
+                delta: base.delta(),
+                level: budget.target.level(),
+                algorithm: kind,
+                best,
+            });
+            progress.advance(1);
         }
     }
     progress.end();
@@ -306,27 +446,36 @@ pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &
         .with_context(|| format!("writing {}", reference_file.display()))?;
     let figures_dir = dir.join("figures");
     let mut figures = Vec::new();
-    if budgets.len() > 1 && !frontier.is_empty() {
-        // a log y axis when the best errors span more than a decade (small δ, large ε)
-        let values = frontier.iter().filter_map(|r| r.metrics.get(&t.metric).copied());
-        let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
-        let spec = PlotSpec {
-            x: Some(param.into()),
-            metrics: Some(vec![t.metric.clone()]),
-            series: Some("algorithm".into()),
-            x_log: Some(true),
-            y_log: lo > 0.0 && hi > 10.0 * lo,
-            title: Some(format!("Best {}, hyperparameters tuned", t.metric)),
-        };
-        figures.extend(propdp_plot::plot_records(&frontier, &spec, &figures_dir)?);
+    if shard.is_some() {
+        // a shard's cells are a scattered subset: its figures come with the merge
+        std::fs::write(
+            &complete,
+            serde_json::json!({ "cells": cells.len() }).to_string() + "\n",
+        )
+        .with_context(|| format!("writing {}", complete.display()))?;
+    } else {
+        if budgets.len() > 1 && !frontier.is_empty() {
+            // a log y axis when the best errors span more than a decade (small δ, large ε)
+            let values = frontier.iter().filter_map(|r| r.metrics.get(&t.metric).copied());
+            let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+            let spec = PlotSpec {
+                x: Some(param.into()),
+                metrics: Some(vec![t.metric.clone()]),
+                series: Some("algorithm".into()),
+                x_log: Some(true),
+                y_log: lo > 0.0 && hi > 10.0 * lo,
+                title: Some(format!("Best {}, hyperparameters tuned", t.metric)),
+            };
+            figures.extend(propdp_plot::plot_records(&frontier, &spec, &figures_dir)?);
+        }
+        figures.extend(report::draw_winner_maps(
+            &cells,
+            &t.algorithms,
+            &t.metric,
+            (param, first.target, neighbouring),
+            &figures_dir,
+        )?);
     }
-    figures.extend(report::draw_winner_maps(
-        &cells,
-        &t.algorithms,
-        &t.metric,
-        (param, first.target, neighbouring),
-        &figures_dir,
-    )?);
     Ok(TuneOutcome {
         dir: dir.to_path_buf(),
         cells,
@@ -336,6 +485,84 @@ pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &
         algorithms: t.algorithms.clone(),
         figures,
     })
+}
+
+/// Refuses to resume, in `dir`, a search of another shard (or a whole
+/// search as a shard, or the reverse).
+fn check_same_shard(manifest_path: &Path, shard: Option<Shard>) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(manifest_path) else {
+        return Ok(());
+    };
+    let old: Manifest = serde_json::from_str(&text).with_context(|| format!("parsing {}", manifest_path.display()))?;
+    if old.shard != shard {
+        let name = |s: Option<Shard>| s.map_or("the whole search".to_string(), |s| format!("shard {s}"));
+        anyhow::bail!(
+            "cannot resume: {} holds {}, not {}; use --overwrite or another --out",
+            manifest_path.parent().unwrap_or(Path::new(".")).display(),
+            name(old.shard),
+            name(shard)
+        );
+    }
+    Ok(())
+}
+
+/// Merge the directories of a sharded search (`propdp tune --shard K/N`,
+/// every K of one config and N, each complete) into `out`: the optimums of
+/// every cell in search order (lines copied byte for byte: the single
+/// search's tune.jsonl), then the non-private references, table and figures
+/// as a single search draws them. Refused, naming the shard, with nothing
+/// written: what [`crate::merge::merge`] refuses, an unfinished shard, and
+/// an optimum of a cell another shard owns.
+pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> Result<TuneOutcome> {
+    let (manifest, shards) = crate::merge::check_shards(dirs)?;
+    let plan = Plan::new(&manifest.config_text, &manifest.config_path)?;
+    let count = shards[0].count;
+    let owner = crate::shard::assign(&plan.costs(), count);
+    let cell_of: BTreeMap<CellKey, usize> = (0..plan.cells.len()).map(|c| (plan.key(c), c)).collect();
+    let mut lines: BTreeMap<usize, String> = BTreeMap::new();
+    for (dir, shard) in dirs.iter().zip(&shards) {
+        if !dir.join(COMPLETE).exists() {
+            anyhow::bail!(
+                "{} (shard {shard}) has not finished (no {COMPLETE}): finish it with propdp tune --shard {shard} --resume",
+                dir.display()
+            );
+        }
+        let file = dir.join("tune.jsonl");
+        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+        for (no, line) in text.lines().enumerate() {
+            let best: Best =
+                serde_json::from_str(line).with_context(|| format!("{}:{}: not an optimum", file.display(), no + 1))?;
+            let Some(&c) = cell_of.get(&best.key()) else {
+                anyhow::bail!("{}:{}: not a cell of this config", file.display(), no + 1);
+            };
+            if owner[c] != shard.index {
+                anyhow::bail!(
+                    "{}:{} (shard {shard}) holds a cell that shard {}/{count} owns",
+                    file.display(),
+                    no + 1,
+                    owner[c]
+                );
+            }
+            if lines.insert(c, line.to_string()).is_some() {
+                anyhow::bail!("{} (shard {shard}) holds cell {c} twice", file.display());
+            }
+        }
+    }
+    let file = out.join("tune.jsonl");
+    if file.exists() {
+        anyhow::bail!("{} already exists: merge writes into a new directory", file.display());
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let merged: String = lines.values().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, merged).with_context(|| format!("writing {}", file.display()))?;
+    search(
+        &manifest.config_text,
+        &manifest.config_path,
+        out,
+        Existing::Resume,
+        Scope::Assemble,
+        progress,
+    )
 }
 
 /// Fails, naming `tune.metric` and the metrics on offer, when the theory of
