@@ -1,7 +1,7 @@
 //! Deterministic sharding of a run for job arrays and clusters: the units of
 //! work of a config — blocks of [`WARM_BLOCK`] consecutive theory points (the
 //! theory warm-starts only within a block, so a block solves the same
-//! wherever it runs), simulated (point, d) pairs, and, when one simulated
+//! wherever it runs; DMFT points, never warm-started, are units alone), simulated (point, d) pairs, and, when one simulated
 //! point costs more than a fraction 1/([`BLOCKS_PER_SHARD`]·N) of the
 //! run, blocks of at least 2 of its repetitions — are split into N shards by
 //! estimated cost (longest first, each to the least loaded shard; ties by
@@ -125,10 +125,16 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
         Some(g) => 4e-9 * (s.dmft_points * s.dmft_scrambles) as f64 * (g.steps * g.steps) as f64,
         None => 1e-4,
     };
+    // the DMFT starts from θ₀ = 0 at every point (no warm start): one point per unit
+    let block = if points.iter().any(|p| p.algorithm().gradient_steps().is_some()) {
+        1
+    } else {
+        WARM_BLOCK
+    };
     let mut out: Vec<Unit> = (0..points.len())
-        .step_by(WARM_BLOCK)
+        .step_by(block)
         .map(|first| {
-            let len = WARM_BLOCK.min(points.len() - first);
+            let len = block.min(points.len() - first);
             Unit {
                 source: Source::Theory,
                 first,
