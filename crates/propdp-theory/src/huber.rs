@@ -28,7 +28,7 @@ use propdp_core::metrics::{self, Metrics};
 use propdp_core::record::SolverReport;
 use thiserror::Error;
 
-use crate::noise::truncated_moments;
+use crate::noise::{truncated_moments, truncated_probability};
 use crate::root::brent;
 
 /// Parameters of one Huber point (objective perturbation with σ; σ = 0 is
@@ -98,7 +98,7 @@ impl HuberParams {
     /// V(α²) from (H2), then P and β² at that V.
     fn eval(&self, alpha2: f64) -> Result<Eval, HuberError> {
         let (d, l, m) = (self.delta, self.lambda, self.huber_m);
-        let h2 = |v: f64| v / (1.0 + v) * truncated_moments(&self.noise, alpha2, m * (1.0 + v)).0 - d * (1.0 - l * v);
+        let h2 = |v: f64| v / (1.0 + v) * truncated_probability(&self.noise, alpha2, m * (1.0 + v)) - d * (1.0 - l * v);
         let hi = if l > 0.0 {
             1.0 / l
         } else {
