@@ -340,7 +340,9 @@ fn run(job: &Job, sources: Sources, shard: Option<propdp::shard::Shard>) -> Resu
         s.failed,
         s.results().display()
     );
-    let figures_ok = draw_figures(&s.results());
+    // a shard holds a scattered subset of the points (and blocks of
+    // repetitions): its figures come with `propdp merge`
+    let figures_ok = shard.is_some() || draw_figures(&s.results());
     Ok(exit_code(figures_ok, s.failed, &s.dir))
 }
 
