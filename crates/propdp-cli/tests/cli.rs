@@ -647,6 +647,7 @@ d = [60]
 reps = 8
 seed = 3
 "#;
+    let mut resumed = 0;
     let huber = format!("{HUBER}\n[simulation]\nd = [80]\nreps = 6\nseed = 4\n").replace(
         "delta = { from = 0.1, to = 3.0, steps = 12, scale = \"log\" }",
         "delta = [0.5, 2.0]",
@@ -712,8 +713,20 @@ seed = 3
                 "{}",
                 stderr(&o)
             );
+            // --resume recomputes exactly the missing blocks
+            let o = propdp(&["run", &cfg, "--out", &s, "--shard", "1/3", "--resume"]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let o = propdp(&["merge", &dir("s0"), &s, &dir("s2"), "--out", &dir("resumed")]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            assert_eq!(
+                fs::read_to_string(format!("{}/results.jsonl", dir("single"))).unwrap(),
+                fs::read_to_string(format!("{}/results.jsonl", dir("resumed"))).unwrap(),
+                "{name}: merged after resume"
+            );
+            resumed += 1;
         }
     }
+    assert!(resumed > 0, "shard 1/3 held no block in either config");
 }
 
 /// `tune --shard K/N` searches a cost-balanced third of the cells; `merge`
