@@ -8,6 +8,10 @@ pub use propdp_core::loss::{norm_cdf as cdf, norm_pdf as pdf};
 /// For Z ~ N(0, w): (P(|Z| ≤ c), E[Z² 1{|Z| ≤ c}]).
 ///
 /// With k = c/√w: P = 1 − erfc(k/√2), E[Z²1{|Z|≤c}] = w (P − 2kφ(k)).
+/// For k < 1/2 the difference P − 2kφ(k) ≈ √(2/π)k³/3 cancels, and w
+/// multiplies its round-off (a heavy-tailed mixture reaches w ~ 1e30), so
+/// E[Z²1{|Z|≤c}] = c²√(2/π)·k·Σₙ₌₁ (−1)ⁿ⁺¹ 2n k²⁽ⁿ⁻¹⁾ / ((2n+1) 2ⁿ n!) there
+/// (the Taylor series of erf(k/√2) − 2kφ(k), divided by k²).
 pub fn central_truncated_moments(w: f64, c: f64) -> (f64, f64) {
     if w <= 0.0 {
         return (1.0, 0.0);
@@ -16,6 +20,22 @@ pub fn central_truncated_moments(w: f64, c: f64) -> (f64, f64) {
         return (0.0, 0.0);
     }
     let k = c / w.sqrt();
+    if k < 0.5 {
+        let q = k * k;
+        // f = (−1)ⁿ⁺¹/(2ⁿ n!), qn = qⁿ⁻¹
+        let (mut f, mut qn, mut sum) = (0.5, 1.0, 0.0);
+        for n in 1..40 {
+            let term = f * qn * (2 * n) as f64 / (2 * n + 1) as f64;
+            sum += term;
+            if term.abs() <= 1e-17 * sum.abs() {
+                break;
+            }
+            f *= -1.0 / (2.0 * (n + 1) as f64);
+            qn *= q;
+        }
+        let p = libm::erf(k * FRAC_1_SQRT_2);
+        return (p, c * c * std::f64::consts::FRAC_2_SQRT_PI * FRAC_1_SQRT_2 * k * sum);
+    }
     let p = 1.0 - libm::erfc(k * FRAC_1_SQRT_2);
     (p, (w * (p - 2.0 * k * pdf(k))).max(0.0))
 }
@@ -41,7 +61,15 @@ mod tests {
     /// Closed forms against plain midpoint integration of the density.
     #[test]
     fn truncated_moments_match_direct_integration() {
-        for &(w, c) in &[(1.0, 0.5), (2.5, 3.0), (0.04, 0.1), (9.0, 0.3)] {
+        for &(w, c) in &[
+            (1.0, 0.5),
+            (2.5, 3.0),
+            (0.04, 0.1),
+            (9.0, 0.3),
+            (4.0, 0.99),
+            (4.0, 1.01),
+            (1e4, 2.0),
+        ] {
             let (p, t2) = central_truncated_moments(w, c);
             let s = w.sqrt();
             let n = 200_000;
@@ -55,6 +83,26 @@ mod tests {
             }
             assert!((p - ip).abs() < 1e-9, "P: {p} vs {ip}");
             assert!((t2 - it).abs() < 1e-9 * w.max(1.0), "T2: {t2} vs {it}");
+        }
+    }
+
+    /// For k = c/√w → 0, E[Z²1{|Z|≤c}] → 2c³/(3√(2πw)) with relative
+    /// accuracy, however large w (the series branch; the closed form there
+    /// would be round-off times w).
+    #[test]
+    fn truncated_second_moment_is_accurate_at_huge_variance() {
+        for &(w, c) in &[(1e6, 0.05), (1e20, 1.0), (1e31, 0.05)] {
+            let (p, t2) = central_truncated_moments(w, c);
+            let k: f64 = c / f64::sqrt(w);
+            let lead = 2.0 * c * c * c / (3.0 * (2.0 * std::f64::consts::PI * w).sqrt());
+            assert!(
+                (t2 / lead - 1.0).abs() < 2.0 * k * k + 1e-14,
+                "w={w} c={c}: {t2} vs {lead}"
+            );
+            assert!(
+                (p / (2.0 * k * pdf(0.0)) - 1.0).abs() < k * k + 1e-14,
+                "w={w} c={c}: P {p}"
+            );
         }
     }
 

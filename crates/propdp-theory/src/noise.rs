@@ -9,15 +9,110 @@
 //!   variance mixture of normals);
 //! - `student_t(ν, scale)`: S² = scale²·ν/(2U), U ~ Gamma(ν/2, 1).
 //!
-//! The last two integrals are done by the `quadrature` crate's adaptive
-//! double-exponential rule on W = t/(1−t), t ∈ (0, 1), which copes with the
-//! Gamma density's endpoint singularity (ν < 2).
+//! The last two are Gamma laws in disguise (W ~ Gamma(1), U ~ Gamma(ν/2)),
+//! integrated by one fixed rule per law ([`MixingRule`], built once per
+//! thread and law and shared by every point of a sweep): the trapezoid rule
+//! in x = ln U, where the integrands — smooth sigmoids of ln S² around
+//! S² ≈ c² and S² ≈ v — decay like e^{kx} on the left and e^{−eˣ} on the
+//! right. The integrand is analytic in the strip |Im x| < π/2, so the error
+//! falls like e^{−π²/h}; with h = 0.2 both moments are within 1e-12 of
+//! 40-digit references (tests/mixture_moments.rs: ν ∈ {1, 2.5, 3, 10},
+//! Laplace; v ∈ [1e-4, 5], c ∈ [0.05, 200]) and the rule has 51 (ν = 10) to
+//! 389 (ν = 1) nodes, 141 for ν = 3 and 203 for Laplace.
+//!
+//! # References
+//! - Trefethen, Weideman (2014), "The exponentially convergent trapezoidal
+//!   rule", SIAM Review 56(3), §5 (rules on the real line, strip width).
+
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use propdp_core::NoiseLaw;
 
-/// Absolute accuracy asked of the adaptive quadrature (integrands are
-/// probabilities or second moments scaled to O(1)).
-const QUAD_TOL: f64 = 1e-13;
+/// Step of the trapezoid rule in x = ln U.
+const STEP: f64 = 0.2;
+/// Mass of the mixing law left out by the rule's truncation.
+const TAIL: f64 = 1e-16;
+
+/// A fixed rule for a mixing law: E f(S² + v) ≈ Σⱼ ωⱼ f(S²ⱼ + v).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MixingRule {
+    /// The nodes S²ⱼ.
+    pub variance: Vec<f64>,
+    /// Their weights ωⱼ (summing to 1 − O(TAIL)).
+    pub weight: Vec<f64>,
+}
+
+impl MixingRule {
+    /// The rule of a scale-mixture law with a continuous mixing law
+    /// (Laplace, Student-t); `None` for the point masses.
+    ///
+    /// ```
+    /// use propdp_core::NoiseLaw;
+    /// use propdp_theory::noise::MixingRule;
+    /// let r = MixingRule::of(&NoiseLaw::StudentT { dof: 3.0, scale: 0.5 }).unwrap();
+    /// assert!((r.weight.iter().sum::<f64>() - 1.0).abs() < 1e-13);
+    /// // S² = scale²·(ν/2)/U with U ~ Gamma(ν/2): E[1/S²] = 1/scale² = 4
+    /// let m: f64 = r.variance.iter().zip(&r.weight).map(|(s, w)| w / s).sum();
+    /// assert!((m - 4.0).abs() < 1e-12);
+    /// ```
+    pub fn of(law: &NoiseLaw) -> Option<MixingRule> {
+        match *law {
+            NoiseLaw::Gaussian { .. } | NoiseLaw::Contaminated { .. } => None,
+            // S² = 2b²·W, W ~ Exp(1) = Gamma(1)
+            NoiseLaw::Laplace { scale } => Some(Self::gamma(1.0, |u| 2.0 * scale * scale * u)),
+            // S² = scale²·(ν/2)/U, U ~ Gamma(ν/2)
+            NoiseLaw::StudentT { dof, scale } => Some(Self::gamma(0.5 * dof, |u| scale * scale * 0.5 * dof / u)),
+        }
+    }
+
+    /// Trapezoid rule in x = ln U for U ~ Gamma(k), S² = `variance(U)`: the
+    /// law of x has density exp(kx − eˣ)/Γ(k); x runs from where the left
+    /// tail e^{kx}/Γ(k + 1) falls below [`TAIL`] to eˣ = 40 (e^{−40} ≈ 4e-18).
+    fn gamma(k: f64, variance: impl Fn(f64) -> f64) -> MixingRule {
+        let log_norm = libm::lgamma(k);
+        let lo = (TAIL.ln() + libm::lgamma(k + 1.0)) / k;
+        let hi = 40f64.ln();
+        let count = ((hi - lo) / STEP).ceil() as usize + 1;
+        let (variance, weight) = (0..count)
+            .map(|j| {
+                let x = hi - j as f64 * STEP;
+                (variance(x.exp()), STEP * (k * x - x.exp() - log_norm).exp())
+            })
+            .unzip();
+        MixingRule { variance, weight }
+    }
+
+    /// Σⱼ ωⱼ f(S²ⱼ + v).
+    pub fn expect(&self, v: f64, f: impl Fn(f64) -> f64) -> f64 {
+        self.variance
+            .iter()
+            .zip(&self.weight)
+            .map(|(s2, w)| w * f(s2 + v))
+            .sum()
+    }
+}
+
+thread_local! {
+    /// The rules built on this thread, by law (a sweep has one or a few).
+    static RULES: RefCell<Vec<(NoiseLaw, Rc<MixingRule>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The rule of `law`, built on first use on this thread.
+fn rule(law: &NoiseLaw) -> Option<Rc<MixingRule>> {
+    RULES.with(|rules| {
+        let mut rules = rules.borrow_mut();
+        if let Some((_, r)) = rules.iter().find(|(l, _)| l == law) {
+            return Some(r.clone());
+        }
+        let r = Rc::new(MixingRule::of(law)?);
+        if rules.len() >= 16 {
+            rules.clear(); // a sweep over the noise law itself: keep the cache small
+        }
+        rules.push((*law, r.clone()));
+        Some(r)
+    })
+}
 
 /// E over the mixing law of f(S² + v): the expectation of f evaluated at the
 /// total variance of z = ε + √v·G.
@@ -25,41 +120,10 @@ pub fn expect_over_variance<F: Fn(f64) -> f64>(law: &NoiseLaw, v: f64, f: F) -> 
     match *law {
         NoiseLaw::Gaussian { sd } => f(sd * sd + v),
         NoiseLaw::Contaminated { sd, p, outlier_sd } => (1.0 - p) * f(sd * sd + v) + p * f(outlier_sd * outlier_sd + v),
-        NoiseLaw::Laplace { scale } => {
-            let b2 = 2.0 * scale * scale;
-            half_line(|w| (-w).exp() * f(b2 * w + v))
-        }
-        NoiseLaw::StudentT { dof, scale } => {
-            let k = 0.5 * dof;
-            let log_norm = libm::lgamma(k);
-            let s2 = scale * scale * dof * 0.5;
-            half_line(|u| {
-                if u <= 0.0 {
-                    return 0.0;
-                }
-                let dens = ((k - 1.0) * u.ln() - u - log_norm).exp();
-                dens * f(s2 / u + v)
-            })
+        NoiseLaw::Laplace { .. } | NoiseLaw::StudentT { .. } => {
+            rule(law).expect("a continuous mixing law").expect(v, f)
         }
     }
-}
-
-/// ∫₀^∞ g(w) dw via w = t/(1−t).
-fn half_line<G: Fn(f64) -> f64>(g: G) -> f64 {
-    quadrature::integrate(
-        |t: f64| {
-            if t >= 1.0 {
-                return 0.0;
-            }
-            let one_minus = 1.0 - t;
-            let val = g(t / one_minus) / (one_minus * one_minus);
-            if val.is_finite() { val } else { 0.0 }
-        },
-        0.0,
-        1.0,
-        QUAD_TOL,
-    )
-    .integral
 }
 
 /// P(|z| ≤ c) for z = ε + √v·G: the first of [`truncated_moments`] alone,
