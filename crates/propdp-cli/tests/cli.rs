@@ -514,6 +514,36 @@ fn a_large_dpsgd_step_is_accepted_with_an_oscillation_warning() {
     assert!(!err.contains("algorithm.eta = 0.5"), "{err}");
 }
 
+/// `propdp run CONFIG --shard K/3 --out dir("sK")` for K = 0, 1, 2 as three
+/// processes at once; their outputs, each asserted successful.
+fn three_shards(cfg: &str, dir: &dyn Fn(&str) -> String) -> Vec<std::process::Output> {
+    let children: Vec<_> = (0..3)
+        .map(|k| {
+            Command::new(env!("CARGO_BIN_EXE_propdp"))
+                .args([
+                    "run",
+                    cfg,
+                    "--out",
+                    &dir(&format!("s{k}")),
+                    "--shard",
+                    &format!("{k}/3"),
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| {
+            let o = c.wait_with_output().unwrap();
+            assert!(o.status.success(), "{}", stderr(&o));
+            o
+        })
+        .collect()
+}
+
 /// A config with theory and simulation run as 3 shards in separate
 /// processes and merged gives the single run's results.jsonl byte for byte;
 /// merge refuses a missing shard, a duplicated shard, another config and
@@ -526,28 +556,8 @@ fn three_shards_merge_to_the_single_run_and_bad_sets_are_refused() {
     let cfg = write(tmp.path(), "s.toml", &text);
     let dir = |name: &str| tmp.path().join(name).display().to_string();
     assert!(propdp(&["run", &cfg, "--out", &dir("single")]).status.success());
-    // three processes at once
-    let children: Vec<_> = (0..3)
-        .map(|k| {
-            Command::new(env!("CARGO_BIN_EXE_propdp"))
-                .args([
-                    "run",
-                    &cfg,
-                    "--out",
-                    &dir(&format!("s{k}")),
-                    "--shard",
-                    &format!("{k}/3"),
-                ])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
     let mut counts = Vec::new();
-    for c in children {
-        let o = c.wait_with_output().unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
+    for o in three_shards(&cfg, &dir) {
         let out = String::from_utf8_lossy(&o.stdout).to_string();
         counts.push(
             out.split(" records written")
@@ -656,27 +666,7 @@ seed = 3
         let cfg = write(tmp.path(), &format!("{name}.toml"), &text);
         let dir = |s: &str| tmp.path().join(format!("{name}-{s}")).display().to_string();
         assert!(propdp(&["run", &cfg, "--out", &dir("single")]).status.success());
-        let children: Vec<_> = (0..3)
-            .map(|k| {
-                Command::new(env!("CARGO_BIN_EXE_propdp"))
-                    .args([
-                        "run",
-                        &cfg,
-                        "--out",
-                        &dir(&format!("s{k}")),
-                        "--shard",
-                        &format!("{k}/3"),
-                    ])
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        for c in children {
-            let o = c.wait_with_output().unwrap();
-            assert!(o.status.success(), "{}", stderr(&o));
-        }
+        three_shards(&cfg, &dir);
         let blocks: usize = (0..3)
             .map(|k| {
                 fs::read_to_string(format!("{}/results.jsonl", dir(&format!("s{k}"))))
