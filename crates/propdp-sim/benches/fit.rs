@@ -34,7 +34,7 @@ fn bench(c: &mut Criterion) {
         let b = draw_gaussian_vector(d, &mut rng);
         for (alg, sigma) in [("objective", 1.0), ("output", 0.0)] {
             let obj = Objective {
-                x: &data.x,
+                xt: &data.xt,
                 y: &data.y,
                 loss: Loss::of(&model),
                 lambda: 1.0,

@@ -22,7 +22,7 @@ fn main() {
         let data = draw_dataset(&model, n, d, 1.0, Design::Gaussian, Prior::Gaussian, &mut rng);
         let b = draw_gaussian_vector(d, &mut rng);
         let obj = Objective {
-            x: &data.x,
+            xt: &data.xt,
             y: &data.y,
             loss: Loss::of(&model),
             lambda: 1.0,

@@ -46,7 +46,7 @@ fn main() {
         let data = draw_dataset(&model, n, d, s2, Design::Gaussian, Prior::Gaussian, &mut rng);
         let b = draw_gaussian_vector(d, &mut rng);
         let obj = Objective {
-            x: &data.x,
+            xt: &data.xt,
             y: &data.y,
             loss: Loss::of(&model),
             lambda,

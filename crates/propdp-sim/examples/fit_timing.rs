@@ -48,16 +48,12 @@ fn main() {
             f.write_all(&v.to_le_bytes()).expect("write");
         }
     };
-    write(
-        "x.bin",
-        &mut (0..n)
-            .flat_map(|i| (0..d).map(move |j| (i, j)))
-            .map(|(i, j)| data.x[(i, j)]),
-    );
+    // row-major n×d: exactly the storage of Xᵀ (d × n, column-major)
+    write("x.bin", &mut data.xt.iter().copied());
     write("y.bin", &mut data.y.iter().copied());
     let b = nalgebra::DVector::zeros(d);
     let obj = Objective {
-        x: &data.x,
+        xt: &data.xt,
         y: &data.y,
         loss: Loss::of(&model),
         lambda: 1.0,

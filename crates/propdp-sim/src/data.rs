@@ -8,8 +8,9 @@ use rand_distr::{Distribution, Exp1, StandardNormal, StudentT};
 /// One training set.
 #[derive(Debug, Clone)]
 pub struct Dataset {
-    /// Rows xᵢ (n × d).
-    pub x: DMatrix<f64>,
+    /// The design stored row by row: Xᵀ (d × n), column i is the row xᵢ, so
+    /// a pass over the rows reads memory in order (see [`draw_design`]).
+    pub xt: DMatrix<f64>,
     /// Labels yᵢ.
     pub y: DVector<f64>,
     /// The ground truth θ*.
@@ -20,22 +21,46 @@ fn normal<R: Rng>(rng: &mut R) -> f64 {
     rng.sample(StandardNormal)
 }
 
-/// An n×d design matrix.
+/// An n×d design matrix X, returned row by row as Xᵀ (d × n). Entries are
+/// drawn in X's column order (x₁₁, x₂₁, …, xₙ₁, x₁₂, …), tile by tile, so
+/// the draws, and thus every dataset of a seed, do not depend on the layout.
 pub fn draw_design<R: Rng>(n: usize, d: usize, design: Design, rng: &mut R) -> DMatrix<f64> {
     let sd = 1.0 / (d as f64).sqrt();
-    let mut x = match design {
-        Design::Rademacher => DMatrix::from_fn(n, d, |_, _| if rng.random::<bool>() { sd } else { -sd }),
-        Design::Gaussian | Design::GaussianProjected => DMatrix::from_fn(n, d, |_, _| sd * normal(rng)),
+    let mut draw = || match design {
+        Design::Rademacher => {
+            if rng.random::<bool>() {
+                sd
+            } else {
+                -sd
+            }
+        }
+        Design::Gaussian | Design::GaussianProjected => sd * normal(rng),
     };
+    // TILE columns of X drawn into a buffer, then written into the rows
+    const TILE: usize = 32;
+    let mut xt = vec![0.0; n * d];
+    let mut tile = vec![0.0; TILE * n];
+    for j0 in (0..d).step_by(TILE) {
+        let width = TILE.min(d - j0);
+        for v in tile[..width * n].iter_mut() {
+            *v = draw();
+        }
+        for (i, row) in xt.chunks_exact_mut(d).enumerate() {
+            for (jj, x) in row[j0..j0 + width].iter_mut().enumerate() {
+                *x = tile[jj * n + i];
+            }
+        }
+    }
+    let mut xt = DMatrix::from_vec(d, n, xt);
     if design == Design::GaussianProjected {
-        for mut row in x.row_iter_mut() {
+        for mut row in xt.column_iter_mut() {
             let norm = row.norm();
             if norm > 1.0 {
                 row /= norm;
             }
         }
     }
-    x
+    xt
 }
 
 /// θ* with d coordinates from `prior` scaled to E(Θ²) = s².
@@ -99,9 +124,9 @@ pub fn draw_dataset<R: Rng>(
     rng: &mut R,
 ) -> Dataset {
     let theta_star = draw_theta(d, s2, prior, rng);
-    let x = draw_design(n, d, design, rng);
-    let y = draw_labels(model, &(&x * &theta_star), rng);
-    Dataset { x, y, theta_star }
+    let xt = draw_design(n, d, design, rng);
+    let y = draw_labels(model, &xt.tr_mul(&theta_star), rng);
+    Dataset { xt, y, theta_star }
 }
 
 /// A standard normal vector (privacy noise b).
@@ -116,5 +141,51 @@ pub fn draw_gaussian_vector<R: Rng>(d: usize, rng: &mut R) -> DVector<f64> {
 pub fn fill_gaussian<R: Rng>(v: &mut DVector<f64>, rng: &mut R) {
     for x in v.iter_mut() {
         *x = normal(rng);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::stream;
+
+    /// The row-by-row design holds the draws of X filled column by column
+    /// (nalgebra's `from_fn` order), for every design and sizes that are and
+    /// are not multiples of the tile: exactly, and for the projected design up
+    /// to the rounding of the row norms (summed in another order).
+    #[test]
+    fn design_draws_do_not_depend_on_the_layout() {
+        for design in [Design::Gaussian, Design::Rademacher, Design::GaussianProjected] {
+            for (n, d) in [(7, 5), (40, 33), (3, 70)] {
+                let xt = draw_design(n, d, design, &mut stream(5, &[n as u64, d as u64]));
+                let rng = &mut stream(5, &[n as u64, d as u64]);
+                let sd = 1.0 / (d as f64).sqrt();
+                let mut x = DMatrix::from_fn(n, d, |_, _| match design {
+                    Design::Rademacher => {
+                        if rng.random::<bool>() {
+                            sd
+                        } else {
+                            -sd
+                        }
+                    }
+                    _ => sd * normal(rng),
+                });
+                if design == Design::GaussianProjected {
+                    for mut row in x.row_iter_mut() {
+                        let norm = row.norm();
+                        if norm > 1.0 {
+                            row /= norm;
+                        }
+                    }
+                }
+                let gap = (&xt - x.transpose()).amax();
+                let allowed = if design == Design::GaussianProjected {
+                    1e-15
+                } else {
+                    0.0
+                };
+                assert!(gap <= allowed, "{design:?} n={n} d={d}: entries differ by {gap}");
+            }
+        }
     }
 }

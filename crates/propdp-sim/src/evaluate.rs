@@ -25,7 +25,7 @@ pub fn dpgd_metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVec
     out.insert(metrics::NORM2.into(), theta.norm_squared() / d);
     out.insert(metrics::TRAIN_LOSS.into(), train_loss);
     if let Model::Logistic = model {
-        let fit = &test.x * theta;
+        let fit = test.xt.tr_mul(theta);
         out.insert(metrics::TEST_CLASS_ERR.into(), class_error(&test.y, &fit));
     }
     out
@@ -44,8 +44,8 @@ pub fn metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVector<f
     out.insert(metrics::NORM2.into(), theta.norm_squared() / d);
     out.insert(metrics::BIAS_FACTOR.into(), theta.dot(star) / star.norm_squared());
     out.insert(metrics::NOISE_CORR.into(), theta.dot(b) / d);
-    let fit_train = &train.x * theta;
-    let fit_test = &test.x * theta;
+    let fit_train = train.xt.tr_mul(theta);
+    let fit_test = test.xt.tr_mul(theta);
     let mean = |v: &mut dyn Iterator<Item = f64>, n: usize| v.sum::<f64>() / n as f64;
     let (n, nt) = (train.y.len(), test.y.len());
     match *model {

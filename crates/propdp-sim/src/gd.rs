@@ -46,18 +46,19 @@ pub struct Descent {
 impl Descent {
     /// Run the descent; `observe(t, θ_t, train_loss_t)` is called for
     /// t = 0..=steps, where train_loss_t = (1/n) Σ ℓ(labelᵢ, (Xθ_t)ᵢ).
-    /// `labels` are yᵢ for standard losses and νᵢ = xᵢᵀθ* for conditional ones.
+    /// `xt` is the design row by row (Xᵀ, d × n: column i is xᵢ); `labels`
+    /// are yᵢ for standard losses and νᵢ = xᵢᵀθ* for conditional ones.
     pub fn run<R: Rng, F: FnMut(usize, &DVector<f64>, f64)>(
         &self,
-        x: &DMatrix<f64>,
+        xt: &DMatrix<f64>,
         labels: &DVector<f64>,
         rng: &mut R,
         mut observe: F,
     ) -> Result<DVector<f64>, GdError> {
-        let (n, d) = x.shape();
+        let (d, n) = xt.shape();
         let mut theta = DVector::zeros(d);
         let row_norms: Vec<f64> = if self.clip.is_finite() {
-            x.row_iter().map(|row| row.norm()).collect()
+            xt.column_iter().map(|row| row.norm()).collect()
         } else {
             Vec::new()
         };
@@ -65,7 +66,7 @@ impl Descent {
         let (mut g, mut r) = (DVector::zeros(n), DVector::zeros(n));
         let (mut xi, mut grad) = (DVector::zeros(d), DVector::zeros(d));
         for t in 0..=self.steps {
-            r.gemv(1.0, x, &theta, 0.0);
+            r.gemv_tr(1.0, xt, &theta, 0.0);
             let mut loss = 0.0;
             for i in 0..n {
                 let (l, d1, _) = self.loss.eval(labels[i], r[i]);
@@ -94,7 +95,7 @@ impl Descent {
                 }
             }
             fill_gaussian(&mut xi, rng);
-            grad.gemv_tr(1.0, x, &g, 0.0);
+            grad.gemv(1.0, xt, &g, 0.0);
             grad.axpy(self.lambda, &theta, 1.0);
             grad.axpy(self.sigma, &xi, 1.0);
             theta.axpy(-self.eta, &grad, 1.0);

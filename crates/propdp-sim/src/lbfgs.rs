@@ -1,5 +1,5 @@
 //! L-BFGS for [`Objective`], with a line search on the directional
-//! derivative. One iteration costs O(nd) — Xθ and Xᵀℓ' in one pass — against
+//! derivative. One iteration costs O(nd) — xᵢᵀθ and ℓ'ᵢxᵢ in one pass over the rows — against
 //! Newton's O(nd² + d³) per step.
 //!
 //! Written by hand rather than with argmin's `LBFGS`: its line searches
@@ -37,7 +37,7 @@ impl Objective<'_> {
     /// Minimise from θ = 0 by L-BFGS until ‖∇F‖₂/√d ≤ `tol`, in at most
     /// `max_iter` iterations.
     pub fn lbfgs(&self, tol: f64, max_iter: usize) -> Result<(DVector<f64>, FitReport), FitError> {
-        let d = self.x.ncols();
+        let d = self.xt.nrows();
         let sqrt_d = (d as f64).sqrt();
         let mut theta = DVector::zeros(d);
         let (mut f, mut g) = self.value_grad(&theta);

@@ -253,12 +253,12 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
     let mut rng = stream(s.seed, &[point_index, s.d as u64, rep]);
     let train = data::draw_dataset(&point.model(), n, s.d, point.s2(), s.design, s.prior, &mut rng);
     let test = Dataset {
-        x: data::draw_design(2 * n, s.d, s.design, &mut rng),
+        xt: data::draw_design(2 * n, s.d, s.design, &mut rng),
         y: DVector::zeros(0),
         theta_star: train.theta_star.clone(),
     };
     let test = Dataset {
-        y: data::draw_labels(&point.model(), &(&test.x * &test.theta_star), &mut rng),
+        y: data::draw_labels(&point.model(), &test.xt.tr_mul(&test.theta_star), &mut rng),
         ..test
     };
     if let Some(propdp_core::GradientSteps {
@@ -273,7 +273,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
     {
         let loss = Loss::for_dpgd(&point.model(), loss_variant);
         let labels = if loss.is_conditional() {
-            &train.x * &train.theta_star
+            train.xt.tr_mul(&train.theta_star)
         } else {
             train.y.clone()
         };
@@ -288,7 +288,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         };
         let mut per_step = Vec::with_capacity(steps + 1);
         descent
-            .run(&train.x, &labels, &mut rng, |_, theta, train_loss| {
+            .run(&train.xt, &labels, &mut rng, |_, theta, train_loss| {
                 per_step.push(evaluate::dpgd_metrics(&point.model(), &train, &test, theta, train_loss));
             })
             .map_err(|source| SimError::Descent {
@@ -312,7 +312,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         Algorithm::Dpgd { .. } | Algorithm::Dpsgd { .. } => unreachable!("handled above"),
     };
     let obj = Objective {
-        x: &train.x,
+        xt: &train.xt,
         y: &train.y,
         loss: Loss::of(&point.model()),
         lambda,

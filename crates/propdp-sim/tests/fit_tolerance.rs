@@ -14,8 +14,8 @@ use propdp_sim::rng::stream;
 /// ∇F(θ) = Σᵢ ℓ'(yᵢ, xᵢᵀθ) xᵢ + λθ + σb, one row at a time.
 fn gradient(obj: &Objective, theta: &DVector<f64>) -> DVector<f64> {
     let mut g = obj.lambda * theta + obj.sigma * obj.b;
-    for i in 0..obj.x.nrows() {
-        let row = obj.x.row(i);
+    for i in 0..obj.xt.ncols() {
+        let row = obj.xt.column(i);
         let r: f64 = (0..theta.len()).map(|j| row[j] * theta[j]).sum();
         let d1 = obj.loss.eval(obj.y[i], r).1;
         for j in 0..theta.len() {
@@ -50,7 +50,7 @@ fn fits_reach_the_stated_gradient_tolerance() {
                 let data = draw_dataset(&model, n, d, s2, design, Prior::Gaussian, &mut rng);
                 let b = draw_gaussian_vector(d, &mut rng);
                 let obj = Objective {
-                    x: &data.x,
+                    xt: &data.xt,
                     y: &data.y,
                     loss: Loss::of(&model),
                     lambda,

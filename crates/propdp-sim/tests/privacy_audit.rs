@@ -41,7 +41,7 @@ const LAMBDA: f64 = 1.0;
 
 /// A dataset and its replace-one neighbour.
 struct Pair {
-    x: DMatrix<f64>,
+    xt: DMatrix<f64>,
     y: [DVector<f64>; 2],
 }
 
@@ -59,7 +59,7 @@ impl Pair {
         let mut y2 = data.y.clone();
         y2[0] = -y2[0];
         Pair {
-            x: data.x,
+            xt: data.xt,
             y: [data.y, y2],
         }
     }
@@ -67,7 +67,7 @@ impl Pair {
     /// argmin Σ logistic + (λ/2)‖θ‖² + σ bᵀθ on side 0 (D) or 1 (D').
     fn fit(&self, side: usize, sigma: f64, b: &DVector<f64>) -> DVector<f64> {
         Objective {
-            x: &self.x,
+            xt: &self.xt,
             y: &self.y[side],
             loss: Loss::Logistic,
             lambda: LAMBDA,
@@ -89,7 +89,7 @@ enum Release {
 
 /// S = uᵀθ̃ for `m` releases on `side`.
 fn releases(pair: &Pair, side: usize, mech: Release, u: &DVector<f64>, m: usize) -> Vec<f64> {
-    let d = pair.x.ncols();
+    let d = pair.xt.nrows();
     let zero = DVector::zeros(d);
     let base = pair.fit(side, 0.0, &zero);
     (0..m as u64)
@@ -125,7 +125,7 @@ fn eps_lower_bound(mut s0: Vec<f64>, mut s1: Vec<f64>) -> f64 {
 
 /// ε_lb of `mech` on `pair` from `m` releases per side.
 fn audit(pair: &Pair, mech: Release, m: usize) -> f64 {
-    let zero = DVector::zeros(pair.x.ncols());
+    let zero = DVector::zeros(pair.xt.nrows());
     let u = pair.fit(1, 0.0, &zero) - pair.fit(0, 0.0, &zero);
     let u = &u / u.norm();
     eps_lower_bound(releases(pair, 0, mech, &u, m), releases(pair, 1, mech, &u, m))
@@ -177,7 +177,7 @@ fn objective_perturbation_audit_stays_below_the_accountant_and_flags_too_little_
 /// θ₁ of one DP-SGD step from θ₀ = 0 (the simulated algorithm) for `m`
 /// releases on D (`with_canary` false) or D', projected on the canary's
 /// direction u.
-fn dpsgd_releases(x: &DMatrix<f64>, y: &DVector<f64>, u: &DVector<f64>, sigma: f64, m: usize, seed: u64) -> Vec<f64> {
+fn dpsgd_releases(xt: &DMatrix<f64>, y: &DVector<f64>, u: &DVector<f64>, sigma: f64, m: usize, seed: u64) -> Vec<f64> {
     use propdp_sim::gd::Descent;
     let descent = Descent {
         loss: Loss::Logistic,
@@ -192,7 +192,7 @@ fn dpsgd_releases(x: &DMatrix<f64>, y: &DVector<f64>, u: &DVector<f64>, sigma: f
         .into_par_iter()
         .map(|r| {
             let theta = descent
-                .run(x, y, &mut stream(seed, &[r]), |_, _, _| {})
+                .run(xt, y, &mut stream(seed, &[r]), |_, _, _| {})
                 .expect("one step of a bounded gradient");
             u.dot(&theta)
         })
@@ -214,7 +214,7 @@ fn dpsgd_step_audit_stays_below_the_accountant_and_flags_too_little_noise() {
     // the canary: a unit row u with label −1; at θ = 0 its gradient is
     // ℓ'(0; −1)·u = u/2, clipped to C·u — it pushes θ₁ by −ηC·u when selected
     let u = DVector::from_fn(d, |i, _| if i % 2 == 0 { 1.0 } else { -1.0 }) / (d as f64).sqrt();
-    let x1 = DMatrix::from_fn(n + 1, d, |i, j| if i < n { data.x[(i, j)] } else { u[j] });
+    let x1 = DMatrix::from_fn(d, n + 1, |j, i| if i < n { data.xt[(j, i)] } else { u[j] });
     let y1 = DVector::from_fn(n + 1, |i, _| if i < n { data.y[i] } else { -1.0 });
     let mech = Mechanism::new(
         &Model::Logistic,
@@ -231,7 +231,7 @@ fn dpsgd_step_audit_stays_below_the_accountant_and_flags_too_little_noise() {
     let audit = |sigma: f64| {
         let neg = |v: Vec<f64>| v.into_iter().map(|s| -s).collect::<Vec<_>>();
         eps_lower_bound(
-            neg(dpsgd_releases(&data.x, &data.y, &u, sigma, m, 11)),
+            neg(dpsgd_releases(&data.xt, &data.y, &u, sigma, m, 11)),
             neg(dpsgd_releases(&x1, &y1, &u, sigma, m, 12)),
         )
     };

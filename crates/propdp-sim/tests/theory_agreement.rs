@@ -245,7 +245,7 @@ fn logistic_hard_region_response_at_zero_noise_matches_simulation() {
             let b = draw_gaussian_vector(D, &mut rng);
             let fit = |sigma| {
                 Objective {
-                    x: &data.x,
+                    xt: &data.xt,
                     y: &data.y,
                     loss: Loss::Logistic,
                     lambda: 1e-3,
