@@ -104,10 +104,30 @@ impl Objective<'_> {
     /// large fit.
     pub(crate) fn value_grad(&self, theta: &DVector<f64>) -> (f64, DVector<f64>) {
         let th = theta.as_slice();
+        let d = th.len().max(1);
         let mut grad = DVector::zeros(th.len());
         let g = grad.as_mut_slice();
         let mut data = 0.0;
-        for (row, &yi) in self.xt.as_slice().chunks_exact(th.len().max(1)).zip(self.y.iter()) {
+        // four rows at a time: θ and the gradient are loaded once per four rows
+        let xs = self.xt.as_slice();
+        let ys = self.y.as_slice();
+        let quads = xs.len() / (4 * d);
+        for (block, y4) in xs.chunks_exact(4 * d).zip(ys.chunks_exact(4)) {
+            let (r0, rest) = block.split_at(d);
+            let (r1, rest) = rest.split_at(d);
+            let (r2, r3) = rest.split_at(d);
+            let z = dot4([r0, r1, r2, r3], th);
+            let mut a = [0.0; 4];
+            for k in 0..4 {
+                let (l, d1, _) = self.loss.eval(y4[k], z[k]);
+                data += l;
+                a[k] = d1;
+            }
+            for ((((gj, x0), x1), x2), x3) in g.iter_mut().zip(r0).zip(r1).zip(r2).zip(r3) {
+                *gj += a[0] * x0 + a[1] * x1 + a[2] * x2 + a[3] * x3;
+            }
+        }
+        for (row, &yi) in xs[quads * 4 * d..].chunks_exact(d).zip(&ys[quads * 4..]) {
             let (l, d1, _) = self.loss.eval(yi, dot(row, th));
             data += l;
             for (gj, &xj) in g.iter_mut().zip(row) {
@@ -140,4 +160,25 @@ fn dot(x: &[f64], y: &[f64]) -> f64 {
         }
     }
     acc.iter().sum::<f64>() + tail
+}
+
+/// (rᵢᵀy) for four rows at once, each with four running sums.
+fn dot4(rows: [&[f64]; 4], y: &[f64]) -> [f64; 4] {
+    let mut acc = [[0.0; 4]; 4];
+    let n4 = y.len() / 4 * 4;
+    for j in (0..n4).step_by(4) {
+        let yj = &y[j..j + 4];
+        for (k, r) in rows.iter().enumerate() {
+            let rj = &r[j..j + 4];
+            for l in 0..4 {
+                acc[k][l] += rj[l] * yj[l];
+            }
+        }
+    }
+    let mut out = [0.0; 4];
+    for (k, r) in rows.iter().enumerate() {
+        let tail: f64 = r[n4..].iter().zip(&y[n4..]).map(|(a, b)| a * b).sum();
+        out[k] = (acc[k][0] + acc[k][1]) + (acc[k][2] + acc[k][3]) + tail;
+    }
+    out
 }
