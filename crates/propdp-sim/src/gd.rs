@@ -10,6 +10,7 @@ use rand::{Rng, RngExt};
 use thiserror::Error;
 
 use crate::data::fill_gaussian;
+use crate::rows::dot;
 
 /// Why a DP-GD run failed.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -63,39 +64,46 @@ impl Descent {
             Vec::new()
         };
         // buffers reused at every step: the loop allocates nothing
-        let (mut g, mut r) = (DVector::zeros(n), DVector::zeros(n));
+        let mut selected = vec![true; n];
         let (mut xi, mut grad) = (DVector::zeros(d), DVector::zeros(d));
         for t in 0..=self.steps {
-            r.gemv_tr(1.0, xt, &theta, 0.0);
+            let last = t == self.steps;
+            // the batch of this step (drawn before the pass; nothing else draws between)
+            if !last && self.sample_rate < 1.0 {
+                for s in selected.iter_mut() {
+                    *s = rng.random_bool(self.sample_rate);
+                }
+            }
+            // one pass over the rows: xᵢᵀθ, the loss, and clip_C(ℓ'ᵢ xᵢ) into the gradient,
+            // where clip_C(ℓ'ᵢ xᵢ) = ℓ'ᵢ·min(1, C/(|ℓ'ᵢ|‖xᵢ‖)) xᵢ
+            grad.fill(0.0);
+            let (th, g) = (theta.as_slice(), grad.as_mut_slice());
             let mut loss = 0.0;
-            for i in 0..n {
-                let (l, d1, _) = self.loss.eval(labels[i], r[i]);
+            for (i, row) in xt.as_slice().chunks_exact(d.max(1)).enumerate() {
+                let (l, d1, _) = self.loss.eval(labels[i], dot(row, th));
                 loss += l;
-                // clip_C(ℓ'ᵢ xᵢ) = ℓ'ᵢ·min(1, C/(|ℓ'ᵢ|‖xᵢ‖)) xᵢ
+                if last || !selected[i] {
+                    continue;
+                }
                 let norm = if self.clip.is_finite() {
                     d1.abs() * row_norms[i]
                 } else {
                     0.0
                 };
-                g[i] = if norm > self.clip { d1 * self.clip / norm } else { d1 };
+                let gi = if norm > self.clip { d1 * self.clip / norm } else { d1 };
+                for (gj, &xj) in g.iter_mut().zip(row) {
+                    *gj += gi * xj;
+                }
             }
             let norm2 = theta.norm_squared() / d as f64;
             if !norm2.is_finite() || norm2 > 1e12 {
                 return Err(GdError::Diverged { step: t, norm2 });
             }
             observe(t, &theta, loss / n as f64);
-            if t == self.steps {
+            if last {
                 break;
             }
-            if self.sample_rate < 1.0 {
-                for gi in g.iter_mut() {
-                    if !rng.random_bool(self.sample_rate) {
-                        *gi = 0.0;
-                    }
-                }
-            }
             fill_gaussian(&mut xi, rng);
-            grad.gemv(1.0, xt, &g, 0.0);
             grad.axpy(self.lambda, &theta, 1.0);
             grad.axpy(self.sigma, &xi, 1.0);
             theta.axpy(-self.eta, &grad, 1.0);

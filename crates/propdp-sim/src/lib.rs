@@ -17,6 +17,7 @@ pub mod lbfgs;
 pub mod newton;
 pub mod objective;
 pub mod rng;
+mod rows;
 pub mod run;
 
 pub use propdp_core::{Design, Prior};
