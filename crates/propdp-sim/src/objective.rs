@@ -100,10 +100,10 @@ impl Objective<'_> {
         data + 0.5 * self.lambda * theta.norm_squared() + self.sigma * self.b.dot(theta)
     }
 
-    /// F(θ) and ∇F(θ) in one pass over the rows: xᵢᵀθ, then ℓ'ᵢ xᵢ added to
-    /// the gradient while the row is in cache — X is read from memory once
-    /// per evaluation, not twice (Xθ, then Xᵀℓ'), which is what bounds a
-    /// large fit.
+    /// F(θ) and ∇F(θ) in one pass over the rows, four at a time: xᵢᵀθ, then
+    /// ℓ'ᵢ xᵢ added to the gradient while the rows are in cache — X is read
+    /// from memory once per evaluation, not twice (Xθ, then Xᵀℓ'), which is
+    /// what bounds a large fit, and θ and the gradient once per four rows.
     pub(crate) fn value_grad(&self, theta: &DVector<f64>) -> (f64, DVector<f64>) {
         let th = theta.as_slice();
         let d = th.len().max(1);
