@@ -82,15 +82,6 @@ impl MixingRule {
             .unzip();
         MixingRule { variance, weight }
     }
-
-    /// Σⱼ ωⱼ f(S²ⱼ + v).
-    pub fn expect(&self, v: f64, f: impl Fn(f64) -> f64) -> f64 {
-        self.variance
-            .iter()
-            .zip(&self.weight)
-            .map(|(s2, w)| w * f(s2 + v))
-            .sum()
-    }
 }
 
 thread_local! {
@@ -114,53 +105,48 @@ fn rule(law: &NoiseLaw) -> Option<Rc<MixingRule>> {
     })
 }
 
+/// Call `f(S², weight)` for every variance of the mixing law: one point
+/// mass (Gaussian), two (contaminated), or the nodes of its [`MixingRule`].
+fn each_variance(law: &NoiseLaw, mut f: impl FnMut(f64, f64)) {
+    match *law {
+        NoiseLaw::Gaussian { sd } => f(sd * sd, 1.0),
+        NoiseLaw::Contaminated { sd, p, outlier_sd } => {
+            f(sd * sd, 1.0 - p);
+            f(outlier_sd * outlier_sd, p);
+        }
+        NoiseLaw::Laplace { .. } | NoiseLaw::StudentT { .. } => {
+            let rule = rule(law).expect("a continuous mixing law");
+            for (s2, w) in rule.variance.iter().zip(&rule.weight) {
+                f(*s2, *w);
+            }
+        }
+    }
+}
+
 /// E over the mixing law of f(S² + v): the expectation of f evaluated at the
 /// total variance of z = ε + √v·G.
 pub fn expect_over_variance<F: Fn(f64) -> f64>(law: &NoiseLaw, v: f64, f: F) -> f64 {
-    match *law {
-        NoiseLaw::Gaussian { sd } => f(sd * sd + v),
-        NoiseLaw::Contaminated { sd, p, outlier_sd } => (1.0 - p) * f(sd * sd + v) + p * f(outlier_sd * outlier_sd + v),
-        NoiseLaw::Laplace { .. } | NoiseLaw::StudentT { .. } => {
-            rule(law).expect("a continuous mixing law").expect(v, f)
-        }
-    }
+    let mut acc = 0.0;
+    each_variance(law, |s2, w| acc += w * f(s2 + v));
+    acc
 }
 
-/// P(|z| ≤ c) for z = ε + √v·G: the first of [`truncated_moments`] alone,
-/// at half the cost for the scale mixtures (one quadrature, not two).
+/// P(|z| ≤ c) for z = ε + √v·G: the first of [`truncated_moments`] alone
+/// (the root search of (H2) needs only it).
 pub fn truncated_probability(law: &NoiseLaw, v: f64, c: f64) -> f64 {
-    match law {
-        NoiseLaw::Gaussian { .. } | NoiseLaw::Contaminated { .. } => truncated_moments(law, v, c).0,
-        _ => expect_over_variance(law, v, |w| crate::gaussian::central_truncated_moments(w, c).0),
-    }
+    expect_over_variance(law, v, |w| crate::gaussian::central_truncated_moments(w, c).0)
 }
 
-/// (P(|z| ≤ c), E[z² 1{|z| ≤ c}]) for z = ε + √v·G.
+/// (P(|z| ≤ c), E[z² 1{|z| ≤ c}]) for z = ε + √v·G, in one pass over the
+/// mixing law.
 pub fn truncated_moments(law: &NoiseLaw, v: f64, c: f64) -> (f64, f64) {
-    match law {
-        NoiseLaw::Gaussian { .. } | NoiseLaw::Contaminated { .. } => {
-            // point masses: one pass gives both moments
-            let mut acc = (0.0, 0.0);
-            let add = |w: f64, weight: f64, acc: &mut (f64, f64)| {
-                let (p, t) = crate::gaussian::central_truncated_moments(w, c);
-                acc.0 += weight * p;
-                acc.1 += weight * t;
-            };
-            match *law {
-                NoiseLaw::Gaussian { sd } => add(sd * sd + v, 1.0, &mut acc),
-                NoiseLaw::Contaminated { sd, p, outlier_sd } => {
-                    add(sd * sd + v, 1.0 - p, &mut acc);
-                    add(outlier_sd * outlier_sd + v, p, &mut acc);
-                }
-                _ => unreachable!(),
-            }
-            acc
-        }
-        _ => (
-            expect_over_variance(law, v, |w| crate::gaussian::central_truncated_moments(w, c).0),
-            expect_over_variance(law, v, |w| crate::gaussian::central_truncated_moments(w, c).1),
-        ),
-    }
+    let mut acc = (0.0, 0.0);
+    each_variance(law, |s2, w| {
+        let (p, t) = crate::gaussian::central_truncated_moments(s2 + v, c);
+        acc.0 += w * p;
+        acc.1 += w * t;
+    });
+    acc
 }
 
 #[cfg(test)]
