@@ -22,7 +22,7 @@ use propdp::core::{AlgorithmKind, Config, ConfigError, Model, ModelKind, NoiseLa
 use propdp::privacy::{NoiseLevel, Query};
 use propdp::provenance::{CRATE_VERSION, GIT_COMMIT, provenance_of};
 use propdp::rundir::Existing;
-use propdp::sim::{SimSettings, simulate_with_progress};
+use propdp::sim::simulate_with_progress;
 use propdp::theory::solve::TheorySolver;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -326,10 +326,7 @@ fn simulate<'py>(
             Some("simulation.d".into()),
         ));
     };
-    let settings = SimSettings {
-        grad_tol: sim.grad_tol,
-        ..SimSettings::new(d, sim.reps, sim.design, sim.prior, sim.seed)
-    };
+    let settings = propdp::run::sim_settings(sim, d);
     let provenance = provenance_of(&cfg.text);
     let record = bridge::blocking(py, progress, |p| {
         p.begin("simulation repetitions", settings.reps as u64);
