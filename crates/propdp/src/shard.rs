@@ -122,7 +122,7 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
     let s = cfg.raw.solver;
     let theory_cost = |i: usize| match points[i].algorithm().gradient_steps() {
         // the DMFT: RQMC paths × T² memory terms
-        Some(g) => 4e-9 * (s.dmft_points * s.dmft_scrambles) as f64 * (g.steps * g.steps) as f64,
+        Some(g) => dmft_cost(&s, g.steps),
         None => 1e-4,
     };
     // the DMFT starts from θ₀ = 0 at every point (no warm start): one point per unit
@@ -151,16 +151,14 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
     let mut simulated = Vec::new();
     for (i, p) in points.iter().enumerate() {
         for &d in &sim.d {
-            let n = (d as f64 / p.delta()).round();
-            // a fit: ~30 passes over X; DP-GD/DP-SGD: two per step
-            let passes = p.algorithm().gradient_steps().map_or(30.0, |g| 2.0 * g.steps as f64);
+            let steps = p.algorithm().gradient_steps().map(|g| g.steps);
             simulated.push(Unit {
                 source: Source::Simulation,
                 first: i,
                 len: 1,
                 d: Some(d),
                 reps: None,
-                cost: 2e-9 * sim.reps as f64 * n * d as f64 * passes,
+                cost: simulation_cost(sim.reps, d, p.delta(), steps),
             });
         }
     }
@@ -187,6 +185,20 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
         }));
     }
     out
+}
+
+/// Estimated seconds of a DMFT point with `steps` steps on one core: RQMC
+/// paths × T² memory terms (measured scale; only ratios matter).
+pub(crate) fn dmft_cost(solver: &propdp_core::config::SolverOptions, steps: usize) -> f64 {
+    4e-9 * (solver.dmft_points * solver.dmft_scrambles) as f64 * (steps * steps) as f64
+}
+
+/// Estimated seconds of `reps` simulated repetitions at d features and
+/// aspect ratio δ (n = d/δ): a fit makes ~30 passes over X, DP-GD/DP-SGD
+/// with `steps` steps two per step.
+pub(crate) fn simulation_cost(reps: usize, d: usize, delta: f64, steps: Option<usize>) -> f64 {
+    let passes = steps.map_or(30.0, |t| 2.0 * t as f64);
+    2e-9 * reps as f64 * (d as f64 / delta).round() * d as f64 * passes
 }
 
 /// The shard of every unit of work, given their estimated costs: longest

@@ -221,11 +221,13 @@ impl Plan {
     /// DP-SGD a DMFT of cost ∝ paths·T² per candidate (q, T, η) at the coarse
     /// budget; plus the simulated check of the optimum.
     fn costs(&self) -> Vec<f64> {
-        let s = self.cfg.solver;
-        let paths = (s.dmft_points * s.dmft_scrambles) as f64;
-        let dmft: f64 =
-            self.steps.iter().map(|&t| 4e-9 * paths * (t * t) as f64).sum::<f64>() * self.fractions.len() as f64;
-        let t_max = self.steps.iter().copied().max().unwrap_or(1) as f64;
+        let dmft: f64 = self
+            .steps
+            .iter()
+            .map(|&t| crate::shard::dmft_cost(&self.cfg.solver, t))
+            .sum::<f64>()
+            * self.fractions.len() as f64;
+        let t_max = self.steps.iter().copied().max().unwrap_or(1);
         self.cells
             .iter()
             .map(|&(p, _, kind)| {
@@ -236,9 +238,8 @@ impl Plan {
                     _ => 5e-3,
                 };
                 let check = self.cfg.simulation.as_ref().map_or(0.0, |sim| {
-                    let d = sim.d[0] as f64;
-                    let passes = if descent { 2.0 * t_max } else { 30.0 };
-                    2e-9 * sim.reps as f64 * (d / self.points[p].delta()) * d * passes
+                    let steps = descent.then_some(t_max);
+                    crate::shard::simulation_cost(sim.reps, sim.d[0], self.points[p].delta(), steps)
                 });
                 search + check
             })
