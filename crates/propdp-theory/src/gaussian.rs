@@ -40,6 +40,23 @@ pub fn central_truncated_moments(w: f64, c: f64) -> (f64, f64) {
     (p, (w * (p - 2.0 * k * pdf(k))).max(0.0))
 }
 
+/// The derivatives of [`central_truncated_moments`] (P, T) for Z ~ N(0, w):
+/// (∂P/∂c, ∂P/∂w, ∂T/∂w); ∂T/∂c = c²·∂P/∂c needs no separate value.
+///
+/// With k = c/√w: ∂P/∂c = 2φ(k)/√w, ∂P/∂w = −kφ(k)/w and, from
+/// T = w·F(k) with F(k) = P − 2kφ(k) and F′(k) = 2k²φ(k),
+/// ∂T/∂w = T/w − k³φ(k) (no cancellation: T/w ≈ 0.27k³ and k³φ(k) ≈ 0.40k³
+/// for small k). `t` is the T of [`central_truncated_moments`] at (w, c).
+pub fn central_truncated_derivatives(w: f64, c: f64, t: f64) -> (f64, f64, f64) {
+    if w <= 0.0 || !w.is_finite() {
+        return (0.0, 0.0, 0.0);
+    }
+    let s = w.sqrt();
+    let k = c / s;
+    let phi = pdf(k);
+    (2.0 * phi / s, -k * phi / w, t / w - k * k * k * phi)
+}
+
 /// E[clip(μ + τG, −M, M)²] for G ~ N(0, 1), τ ≥ 0.
 pub fn clipped_square_mean(mu: f64, tau: f64, m: f64) -> f64 {
     if tau == 0.0 {
@@ -103,6 +120,27 @@ mod tests {
                 (p / (2.0 * k * pdf(0.0)) - 1.0).abs() < k * k + 1e-14,
                 "w={w} c={c}: P {p}"
             );
+        }
+    }
+
+    /// The derivatives against central differences of the moments.
+    #[test]
+    fn derivatives_match_central_differences() {
+        for &(w, c) in &[(1.0, 0.5), (2.5, 3.0), (0.04, 0.1), (9.0, 0.3), (1e4, 2.0), (0.3, 0.2)] {
+            let (_, t) = central_truncated_moments(w, c);
+            let (p_c, p_w, t_w) = central_truncated_derivatives(w, c, t);
+            let (hc, hw) = (1e-5 * c, 1e-5 * w);
+            let diff = |dw: f64, dc: f64| {
+                let (a, b) = (central_truncated_moments(w + dw, c + dc), central_truncated_moments(w - dw, c - dc));
+                let h = if dw != 0.0 { 2.0 * dw } else { 2.0 * dc };
+                ((a.0 - b.0) / h, (a.1 - b.1) / h)
+            };
+            let ((fp_c, ft_c), (fp_w, ft_w)) = (diff(0.0, hc), diff(hw, 0.0));
+            let close = |x: f64, y: f64| (x - y).abs() <= 1e-7 * y.abs().max(1e-12);
+            assert!(close(p_c, fp_c), "∂P/∂c at w={w} c={c}: {p_c} vs {fp_c}");
+            assert!(close(c * c * p_c, ft_c), "∂T/∂c at w={w} c={c}: {} vs {ft_c}", c * c * p_c);
+            assert!(close(p_w, fp_w), "∂P/∂w at w={w} c={c}: {p_w} vs {fp_w}");
+            assert!(close(t_w, ft_w), "∂T/∂w at w={w} c={c}: {t_w} vs {ft_w}");
         }
     }
 

@@ -149,6 +149,44 @@ pub fn truncated_moments(law: &NoiseLaw, v: f64, c: f64) -> (f64, f64) {
     acc
 }
 
+/// [`truncated_moments`] with their first derivatives in c and v, for a
+/// Newton step on a system in (v, c): one pass over the mixing law.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TruncatedJet {
+    /// P(|z| ≤ c).
+    pub p: f64,
+    /// E[z² 1{|z| ≤ c}].
+    pub t2: f64,
+    /// ∂P/∂c (and ∂t2/∂c = c²·∂P/∂c).
+    pub dp_dc: f64,
+    /// ∂P/∂v.
+    pub dp_dv: f64,
+    /// ∂t2/∂v.
+    pub dt2_dv: f64,
+}
+
+/// [`TruncatedJet`] of z = ε + √v·G at c: the mixture of
+/// [`crate::gaussian::central_truncated_derivatives`] (∂/∂v = ∂/∂w at w = S² + v).
+pub fn truncated_jet(law: &NoiseLaw, v: f64, c: f64) -> TruncatedJet {
+    let mut j = TruncatedJet {
+        p: 0.0,
+        t2: 0.0,
+        dp_dc: 0.0,
+        dp_dv: 0.0,
+        dt2_dv: 0.0,
+    };
+    each_variance(law, |s2, w| {
+        let (p, t) = crate::gaussian::central_truncated_moments(s2 + v, c);
+        let (p_c, p_w, t_w) = crate::gaussian::central_truncated_derivatives(s2 + v, c, t);
+        j.p += w * p;
+        j.t2 += w * t;
+        j.dp_dc += w * p_c;
+        j.dp_dv += w * p_w;
+        j.dt2_dv += w * t_w;
+    });
+    j
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
