@@ -131,14 +131,21 @@ mod tests {
             let (p_c, p_w, t_w) = central_truncated_derivatives(w, c, t);
             let (hc, hw) = (1e-5 * c, 1e-5 * w);
             let diff = |dw: f64, dc: f64| {
-                let (a, b) = (central_truncated_moments(w + dw, c + dc), central_truncated_moments(w - dw, c - dc));
+                let (a, b) = (
+                    central_truncated_moments(w + dw, c + dc),
+                    central_truncated_moments(w - dw, c - dc),
+                );
                 let h = if dw != 0.0 { 2.0 * dw } else { 2.0 * dc };
                 ((a.0 - b.0) / h, (a.1 - b.1) / h)
             };
             let ((fp_c, ft_c), (fp_w, ft_w)) = (diff(0.0, hc), diff(hw, 0.0));
             let close = |x: f64, y: f64| (x - y).abs() <= 1e-7 * y.abs().max(1e-12);
             assert!(close(p_c, fp_c), "∂P/∂c at w={w} c={c}: {p_c} vs {fp_c}");
-            assert!(close(c * c * p_c, ft_c), "∂T/∂c at w={w} c={c}: {} vs {ft_c}", c * c * p_c);
+            assert!(
+                close(c * c * p_c, ft_c),
+                "∂T/∂c at w={w} c={c}: {} vs {ft_c}",
+                c * c * p_c
+            );
             assert!(close(p_w, fp_w), "∂P/∂w at w={w} c={c}: {p_w} vs {fp_w}");
             assert!(close(t_w, ft_w), "∂T/∂w at w={w} c={c}: {t_w} vs {ft_w}");
         }

@@ -36,9 +36,21 @@ fn truncated_moments_match_40_digit_references() {
         // relative 1e-6, plus the round-off of a difference quotient (values to ~1e-14)
         let close = |x: f64, y: f64, roundoff: f64| (x - y).abs() <= 1e-6 * y.abs() + roundoff;
         let what = format!("{law:?} v={v} c={c}");
-        assert!(close(jet.dp_dv, (pv1 - pv0) / (2.0 * hv), 1e-14 / hv), "∂P/∂v {what}: {}", jet.dp_dv);
-        assert!(close(jet.dt2_dv, (tv1 - tv0) / (2.0 * hv), 1e-14 * t.max(1.0) / hv), "∂T/∂v {what}: {}", jet.dt2_dv);
-        assert!(close(jet.dp_dc, (pc1 - pc0) / (2.0 * hc), 1e-14 / hc), "∂P/∂c {what}: {}", jet.dp_dc);
+        assert!(
+            close(jet.dp_dv, (pv1 - pv0) / (2.0 * hv), 1e-14 / hv),
+            "∂P/∂v {what}: {}",
+            jet.dp_dv
+        );
+        assert!(
+            close(jet.dt2_dv, (tv1 - tv0) / (2.0 * hv), 1e-14 * t.max(1.0) / hv),
+            "∂T/∂v {what}: {}",
+            jet.dt2_dv
+        );
+        assert!(
+            close(jet.dp_dc, (pc1 - pc0) / (2.0 * hc), 1e-14 / hc),
+            "∂P/∂c {what}: {}",
+            jet.dp_dc
+        );
         assert!(
             (t - t_ref).abs() < 1e-12 * t_ref.abs().max(1e-3),
             "{law:?} v={v} c={c}: E[z²1(|z|≤c)] {t} vs {t_ref}"
