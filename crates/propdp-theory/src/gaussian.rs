@@ -1,17 +1,93 @@
-//! Standard normal functions (from `libm`'s erfc) and closed-form Gaussian
+//! Standard normal functions (from `libm`'s erfc and Taylor series) and closed-form Gaussian
 //! moments used by the solvers.
 
 use std::f64::consts::FRAC_1_SQRT_2;
 
 pub use propdp_core::loss::{norm_cdf as cdf, norm_pdf as pdf};
 
+/// Terms of the Taylor series below: (q/2)ⁿ/n! < 1e-19 for q = k² < 1/4.
+const SERIES_TERMS: usize = 12;
+
+/// Taylor coefficients in q = k², n = 0..12, of
+/// - `Erf`: erf(k/√2)/(√(2/π)·k) = Σ (−1)ⁿqⁿ/(2ⁿ n!(2n+1));
+/// - `TruncatedSecond`: (erf(k/√2) − 2kφ(k))/(√(2/π)·k³) =
+///   Σₙ₌₁ (−1)ⁿ⁺¹2n qⁿ⁻¹/((2n+1)2ⁿn!) (stored at n − 1);
+/// - `Exp`: e^{−q/2} = Σ (−1)ⁿqⁿ/(2ⁿn!).
+#[derive(Clone, Copy, PartialEq)]
+enum Series {
+    Erf,
+    TruncatedSecond,
+    Exp,
+}
+
+const fn series(which: Series) -> [f64; SERIES_TERMS] {
+    let mut out = [0.0; SERIES_TERMS];
+    // f = (−1)ⁿ/(2ⁿ n!)
+    let (mut f, mut n) = (1.0, 0);
+    while n <= SERIES_TERMS {
+        let odd = (2 * n + 1) as f64;
+        match which {
+            Series::Erf if n < SERIES_TERMS => out[n] = f / odd,
+            Series::TruncatedSecond if n >= 1 => out[n - 1] = -f * (2 * n) as f64 / odd,
+            Series::Exp if n < SERIES_TERMS => out[n] = f,
+            _ => {}
+        }
+        f *= -0.5 / (n + 1) as f64;
+        n += 1;
+    }
+    out
+}
+
+const ERF_SERIES: [f64; SERIES_TERMS] = series(Series::Erf);
+const TRUNCATED_SECOND_SERIES: [f64; SERIES_TERMS] = series(Series::TruncatedSecond);
+const EXP_SERIES: [f64; SERIES_TERMS] = series(Series::Exp);
+
+/// The three series' first `N` terms at q by Horner's rule (interleaved: three
+/// independent chains).
+fn series_sums<const N: usize>(q: f64) -> (f64, f64, f64) {
+    let (mut a, mut b, mut e) = (0.0, 0.0, 0.0);
+    for n in (0..N).rev() {
+        a = a * q + ERF_SERIES[n];
+        b = b * q + TRUNCATED_SECOND_SERIES[n];
+        e = e * q + EXP_SERIES[n];
+    }
+    (a, b, e)
+}
+
+/// (P, T, 1/√w, k, φ(k)) for Z ~ N(0, w), 0 < w < ∞: the closed forms of
+/// [`central_truncated_moments`] and the pieces its derivatives need.
+fn truncated_core(w: f64, c: f64) -> (f64, f64, f64, f64, f64) {
+    const INV_SQRT_2PI: f64 = 0.5 * std::f64::consts::FRAC_2_SQRT_PI * FRAC_1_SQRT_2;
+    let inv_s = 1.0 / w.sqrt();
+    let k = c * inv_s;
+    let q = k * k;
+    if k < 0.5 {
+        // terms with (q/2)ⁿ/n! < 1e-19 at the end of each range
+        let (a, b, e) = if q < 1e-4 {
+            series_sums::<4>(q)
+        } else if q < 0.01 {
+            series_sums::<7>(q)
+        } else {
+            series_sums::<SERIES_TERMS>(q)
+        };
+        let lead = 2.0 * INV_SQRT_2PI * k;
+        return (lead * a, c * c * lead * b, inv_s, k, INV_SQRT_2PI * e);
+    }
+    let phi = INV_SQRT_2PI * (-0.5 * q).exp();
+    let p = 1.0 - libm::erfc(k * FRAC_1_SQRT_2);
+    (p, (w * (p - 2.0 * k * phi)).max(0.0), inv_s, k, phi)
+}
+
 /// For Z ~ N(0, w): (P(|Z| ≤ c), E[Z² 1{|Z| ≤ c}]).
 ///
 /// With k = c/√w: P = 1 − erfc(k/√2), E[Z²1{|Z|≤c}] = w (P − 2kφ(k)).
 /// For k < 1/2 the difference P − 2kφ(k) ≈ √(2/π)k³/3 cancels, and w
 /// multiplies its round-off (a heavy-tailed mixture reaches w ~ 1e30), so
-/// E[Z²1{|Z|≤c}] = c²√(2/π)·k·Σₙ₌₁ (−1)ⁿ⁺¹ 2n k²⁽ⁿ⁻¹⁾ / ((2n+1) 2ⁿ n!) there
-/// (the Taylor series of erf(k/√2) − 2kφ(k), divided by k²).
+/// there both come from Taylor series in q = k² (12 terms; 7 for q < 1/100,
+/// 4 for q < 1e-4):
+/// P = √(2/π)·k·Σₙ₌₀ (−1)ⁿqⁿ/(2ⁿn!(2n+1)) and
+/// E[Z²1{|Z|≤c}] = c²√(2/π)·k·Σₙ₌₁ (−1)ⁿ⁺¹ 2n qⁿ⁻¹ / ((2n+1) 2ⁿ n!)
+/// (the series of erf(k/√2) − 2kφ(k), divided by k²).
 pub fn central_truncated_moments(w: f64, c: f64) -> (f64, f64) {
     if w <= 0.0 {
         return (1.0, 0.0);
@@ -19,42 +95,28 @@ pub fn central_truncated_moments(w: f64, c: f64) -> (f64, f64) {
     if !w.is_finite() {
         return (0.0, 0.0);
     }
-    let k = c / w.sqrt();
-    if k < 0.5 {
-        let q = k * k;
-        // f = (−1)ⁿ⁺¹/(2ⁿ n!), qn = qⁿ⁻¹
-        let (mut f, mut qn, mut sum) = (0.5, 1.0, 0.0);
-        for n in 1..40 {
-            let term = f * qn * (2 * n) as f64 / (2 * n + 1) as f64;
-            sum += term;
-            if term.abs() <= 1e-17 * sum.abs() {
-                break;
-            }
-            f *= -1.0 / (2.0 * (n + 1) as f64);
-            qn *= q;
-        }
-        let p = libm::erf(k * FRAC_1_SQRT_2);
-        return (p, c * c * std::f64::consts::FRAC_2_SQRT_PI * FRAC_1_SQRT_2 * k * sum);
-    }
-    let p = 1.0 - libm::erfc(k * FRAC_1_SQRT_2);
-    (p, (w * (p - 2.0 * k * pdf(k))).max(0.0))
+    let (p, t, ..) = truncated_core(w, c);
+    (p, t)
 }
 
-/// The derivatives of [`central_truncated_moments`] (P, T) for Z ~ N(0, w):
-/// (∂P/∂c, ∂P/∂w, ∂T/∂w); ∂T/∂c = c²·∂P/∂c needs no separate value.
+/// [`central_truncated_moments`] (P, T) and their derivatives for
+/// Z ~ N(0, w): (P, T, ∂P/∂c, ∂P/∂w, ∂T/∂w); ∂T/∂c = c²·∂P/∂c needs no
+/// separate value.
 ///
 /// With k = c/√w: ∂P/∂c = 2φ(k)/√w, ∂P/∂w = −kφ(k)/w and, from
 /// T = w·F(k) with F(k) = P − 2kφ(k) and F′(k) = 2k²φ(k),
 /// ∂T/∂w = T/w − k³φ(k) (no cancellation: T/w ≈ 0.27k³ and k³φ(k) ≈ 0.40k³
-/// for small k). `t` is the T of [`central_truncated_moments`] at (w, c).
-pub fn central_truncated_derivatives(w: f64, c: f64, t: f64) -> (f64, f64, f64) {
-    if w <= 0.0 || !w.is_finite() {
-        return (0.0, 0.0, 0.0);
+/// for small k).
+pub fn central_truncated_jet(w: f64, c: f64) -> (f64, f64, f64, f64, f64) {
+    if w <= 0.0 {
+        return (1.0, 0.0, 0.0, 0.0, 1.0);
     }
-    let s = w.sqrt();
-    let k = c / s;
-    let phi = pdf(k);
-    (2.0 * phi / s, -k * phi / w, t / w - k * k * k * phi)
+    if !w.is_finite() {
+        return (0.0, 0.0, 0.0, 0.0, 0.0);
+    }
+    let (p, t, inv_s, k, phi) = truncated_core(w, c);
+    let inv_w = inv_s * inv_s;
+    (p, t, 2.0 * phi * inv_s, -k * phi * inv_w, t * inv_w - k * k * k * phi)
 }
 
 /// E[clip(μ + τG, −M, M)²] for G ~ N(0, 1), τ ≥ 0.
@@ -123,12 +185,28 @@ mod tests {
         }
     }
 
+    /// The Taylor branch (k < 1/2) against libm's erf and, where the closed
+    /// form loses at most a few digits (k ≥ 0.2), against w(P − 2kφ(k)).
+    #[test]
+    fn series_branch_matches_closed_forms() {
+        for i in 1..500 {
+            let k = i as f64 / 1000.0;
+            let (p, t) = central_truncated_moments(1.0, k);
+            let erf = libm::erf(k * FRAC_1_SQRT_2);
+            assert!((p - erf).abs() <= 4e-16 * erf, "k={k}: {p} vs {erf}");
+            if k >= 0.2 {
+                let closed = erf - 2.0 * k * pdf(k);
+                assert!((t - closed).abs() <= 1e-12 * closed, "k={k}: {t} vs {closed}");
+            }
+        }
+    }
+
     /// The derivatives against central differences of the moments.
     #[test]
     fn derivatives_match_central_differences() {
         for &(w, c) in &[(1.0, 0.5), (2.5, 3.0), (0.04, 0.1), (9.0, 0.3), (1e4, 2.0), (0.3, 0.2)] {
-            let (_, t) = central_truncated_moments(w, c);
-            let (p_c, p_w, t_w) = central_truncated_derivatives(w, c, t);
+            let (p, t, p_c, p_w, t_w) = central_truncated_jet(w, c);
+            assert_eq!((p, t), central_truncated_moments(w, c));
             let (hc, hw) = (1e-5 * c, 1e-5 * w);
             let diff = |dw: f64, dc: f64| {
                 let (a, b) = (

@@ -74,6 +74,8 @@ pub struct HuberState {
     pub alpha2: f64,
     /// Response V.
     pub v: f64,
+    /// β² = E[clip(z/(1+V), −M, M)²] at the solution (train_resid_trunc).
+    pub beta2: f64,
 }
 
 /// Failures of the Huber solver; every variant carries the parameters.
@@ -138,17 +140,9 @@ impl HuberParams {
         Ok(Eval { v, p, beta2 })
     }
 
-    /// P and β² at a given (α², V), without solving (H2) for V.
-    fn at(&self, alpha2: f64, v: f64) -> Eval {
-        let m = self.huber_m;
-        let (p, t2) = truncated_moments(&self.noise, alpha2, m * (1.0 + v));
-        let beta2 = t2 / ((1.0 + v) * (1.0 + v)) + m * m * (1.0 - p);
-        Eval { v, p, beta2 }
-    }
-
     /// The residuals (R₁, R₂) at (α², V) and their Jacobian in (ln α², ln V)
     /// (module docs).
-    fn newton_system(&self, alpha2: f64, v: f64) -> ([f64; 2], [[f64; 2]; 2]) {
+    fn newton_system(&self, alpha2: f64, v: f64) -> ([f64; 2], [[f64; 2]; 2], Eval) {
         let (d, l, m) = (self.delta, self.lambda, self.huber_m);
         let u = 1.0 + v;
         let j = truncated_jet(&self.noise, alpha2, m * u);
@@ -168,11 +162,12 @@ impl HuberParams {
                 ratio * (1.0 + v * m * j.dp_dc / j.p - v / u + l * v / b),
             ],
         ];
-        (r, jac)
+        (r, jac, Eval { v, p: j.p, beta2 })
     }
 
-    /// The cold start: V from (H2) with P = 1 (the ridge response), α² = s².
-    fn cold_start(&self) -> HuberState {
+    /// The cold start (α², V): V from (H2) with P = 1 (the ridge response),
+    /// α² = s².
+    fn cold_start(&self) -> (f64, f64) {
         let (d, l) = (self.delta, self.lambda);
         // V/(1+V) = δ(1 − λV) ⇔ δλV² + (1 − δ + δλ)V − δ = 0
         let b = 1.0 - d + d * l;
@@ -181,35 +176,28 @@ impl HuberParams {
         } else {
             d / (1.0 - d)
         };
-        HuberState {
-            alpha2: self.s2.max(1e-3),
-            v,
-        }
+        (self.s2.max(1e-3), v)
     }
 
     /// Damped Newton on (H1)–(H2) from `start` until max |Rᵢ| ≤ 1e-3·`tol`
     /// (or, at the round-off floor, ≤ `tol`); `None` when it stalls above
     /// that or leaves the domain (the caller then falls back to the
     /// bracketed solver).
-    fn newton(&self, start: HuberState, tol: f64) -> Option<(HuberState, usize)> {
+    fn newton(&self, (alpha2, v): (f64, f64), tol: f64) -> Option<(f64, Eval, usize)> {
         let norm = |r: &[f64; 2]| r[0].abs().max(r[1].abs());
-        let (mut x, mut y) = (start.alpha2.ln(), start.v.ln());
+        let (mut x, mut y) = (alpha2.ln(), v.ln());
         let v_max = if self.lambda > 0.0 {
             1.0 / self.lambda
         } else {
             f64::INFINITY
         };
-        let (mut r, mut jac) = self.newton_system(start.alpha2, start.v);
+        let (mut r, mut jac, mut e) = self.newton_system(alpha2, v);
         for iteration in 0..NEWTON_MAX_ITER {
             if !(norm(&r).is_finite() && jac.iter().flatten().all(|j| j.is_finite())) {
                 return None;
             }
-            let here = HuberState {
-                alpha2: x.exp(),
-                v: y.exp(),
-            };
             if norm(&r) <= 1e-3 * tol {
-                return Some((here, iteration));
+                return Some((x.exp(), e, iteration));
             }
             let det = jac[0][0] * jac[1][1] - jac[0][1] * jac[1][0];
             let mut step = [
@@ -229,16 +217,16 @@ impl HuberParams {
             loop {
                 let (nx, ny) = (x + t * step[0], y + t * step[1]);
                 if ny.exp() < v_max {
-                    let (nr, njac) = self.newton_system(nx.exp(), ny.exp());
+                    let (nr, njac, ne) = self.newton_system(nx.exp(), ny.exp());
                     if norm(&nr) < norm(&r) {
-                        (x, y, r, jac) = (nx, ny, nr, njac);
+                        (x, y, r, jac, e) = (nx, ny, nr, njac, ne);
                         break;
                     }
                 }
                 t *= 0.5;
                 // the step is below round-off of (ln α², ln V) or keeps failing
                 if t < 1e-6 || t * size <= 1e-15 * (1.0 + x.abs().max(y.abs())) {
-                    return (norm(&r) <= tol).then_some((here, iteration));
+                    return (norm(&r) <= tol).then_some((x.exp(), e, iteration));
                 }
             }
         }
@@ -293,10 +281,15 @@ pub fn solve(
     }
     let start = warm
         .filter(|w| w.alpha2 > 0.0 && w.v > 0.0 && w.v * p.lambda < 1.0)
-        .unwrap_or_else(|| p.cold_start());
-    if let Some((st, iterations)) = p.newton(start, opts.tol) {
-        let residual = p.residual(st.alpha2, &p.at(st.alpha2, st.v));
+        .map_or_else(|| p.cold_start(), |w| (w.alpha2, w.v));
+    if let Some((alpha2, e, iterations)) = p.newton(start, opts.tol) {
+        let residual = p.residual(alpha2, &e);
         if residual <= opts.tol {
+            let st = HuberState {
+                alpha2,
+                v: e.v,
+                beta2: e.beta2,
+            };
             let report = SolverReport {
                 converged: true,
                 iterations,
@@ -321,7 +314,11 @@ fn solve_bracketed(
         let e = p.eval(0.0)?;
         let residual = p.residual(0.0, &e);
         return Ok((
-            HuberState { alpha2: 0.0, v: e.v },
+            HuberState {
+                alpha2: 0.0,
+                v: e.v,
+                beta2: e.beta2,
+            },
             SolverReport {
                 converged: true,
                 iterations: 0,
@@ -351,7 +348,14 @@ fn solve_bracketed(
             residual,
         });
     }
-    Ok((HuberState { alpha2, v: e.v }, report))
+    Ok((
+        HuberState {
+            alpha2,
+            v: e.v,
+            beta2: e.beta2,
+        },
+        report,
+    ))
 }
 
 /// A bracket [lo, hi] with gap(lo) < 0 ≤ gap(hi) around the smallest root.
@@ -395,7 +399,6 @@ fn bracket(
 pub fn metrics(p: &HuberParams, st: &HuberState, tau: f64) -> Metrics {
     let bias = 1.0 - p.lambda * st.v;
     let overlap = p.s2 * bias;
-    let e = p.at(st.alpha2, st.v);
     let est_err2 = st.alpha2 + tau * tau;
     let mut out = Metrics::new();
     out.insert(metrics::EST_ERR2.into(), est_err2);
@@ -410,7 +413,7 @@ pub fn metrics(p: &HuberParams, st: &HuberState, tau: f64) -> Metrics {
     let trunc = if tau > 0.0 {
         output_train_resid_trunc(p, st, tau)
     } else {
-        e.beta2
+        st.beta2
     };
     out.insert(metrics::TRAIN_RESID_TRUNC.into(), trunc);
     if let Some(var) = p.noise.variance() {
@@ -499,21 +502,21 @@ mod tests {
                                 sigma,
                             };
                             let (reference, _) = solve_bracketed(&p, &opts, None).unwrap();
-                            let (cold, n) = p
+                            let (alpha2, cold, n) = p
                                 .newton(p.cold_start(), opts.tol)
                                 .unwrap_or_else(|| panic!("Newton stalled at {p:?}"));
                             let close = |a: f64, b: f64| (a - b).abs() <= 1e-10 * b;
                             assert!(
-                                close(cold.alpha2, reference.alpha2) && close(cold.v, reference.v),
-                                "{p:?}: Newton {cold:?} vs bracketed {reference:?}"
+                                close(alpha2, reference.alpha2)
+                                    && close(cold.v, reference.v)
+                                    && close(cold.beta2, reference.beta2),
+                                "{p:?}: Newton {alpha2}, V = {} vs bracketed {reference:?}",
+                                cold.v
                             );
                             // warm from a point 20% off, as along a sweep
-                            let near = HuberState {
-                                alpha2: reference.alpha2 * 1.2,
-                                v: reference.v * 0.9,
-                            };
-                            let (warm, _) = p.newton(near, opts.tol).expect("warm Newton");
-                            assert!(close(warm.alpha2, reference.alpha2), "{p:?} warm: {warm:?}");
+                            let near = (reference.alpha2 * 1.2, reference.v * 0.9);
+                            let (warm, ..) = p.newton(near, opts.tol).expect("warm Newton");
+                            assert!(close(warm, reference.alpha2), "{p:?} warm: {warm}");
                             points += 1;
                             steps += n;
                         }

@@ -166,7 +166,7 @@ pub struct TruncatedJet {
 }
 
 /// [`TruncatedJet`] of z = ε + √v·G at c: the mixture of
-/// [`crate::gaussian::central_truncated_derivatives`] (∂/∂v = ∂/∂w at w = S² + v).
+/// [`crate::gaussian::central_truncated_jet`] (∂/∂v = ∂/∂w at w = S² + v).
 pub fn truncated_jet(law: &NoiseLaw, v: f64, c: f64) -> TruncatedJet {
     let mut j = TruncatedJet {
         p: 0.0,
@@ -176,8 +176,7 @@ pub fn truncated_jet(law: &NoiseLaw, v: f64, c: f64) -> TruncatedJet {
         dt2_dv: 0.0,
     };
     each_variance(law, |s2, w| {
-        let (p, t) = crate::gaussian::central_truncated_moments(s2 + v, c);
-        let (p_c, p_w, t_w) = crate::gaussian::central_truncated_derivatives(s2 + v, c, t);
+        let (p, t, p_c, p_w, t_w) = crate::gaussian::central_truncated_jet(s2 + v, c);
         j.p += w * p;
         j.t2 += w * t;
         j.dp_dc += w * p_c;
