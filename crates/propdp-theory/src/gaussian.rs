@@ -56,6 +56,7 @@ fn series_sums<const N: usize>(q: f64) -> (f64, f64, f64) {
 
 /// (P, T, 1/√w, k, φ(k)) for Z ~ N(0, w), 0 < w < ∞: the closed forms of
 /// [`central_truncated_moments`] and the pieces its derivatives need.
+#[inline(always)]
 fn truncated_core(w: f64, c: f64) -> (f64, f64, f64, f64, f64) {
     const INV_SQRT_2PI: f64 = 0.5 * std::f64::consts::FRAC_2_SQRT_PI * FRAC_1_SQRT_2;
     let inv_s = 1.0 / w.sqrt();
