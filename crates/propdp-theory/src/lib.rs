@@ -5,6 +5,8 @@
 #![warn(missing_docs)]
 
 pub mod dmft;
+#[rustfmt::skip]
+mod erfcx_table;
 pub mod gauss_hermite;
 pub mod gaussian;
 pub mod huber;
