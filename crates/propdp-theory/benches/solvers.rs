@@ -1,6 +1,6 @@
 //! Time per solved point and per 30×5 δ×σ sweep (warm-started along δ, as
-//! `propdp run` does), for Huber with Gaussian and Student-t noise and for
-//! logistic regression. Single-threaded.
+//! `propdp run` does), for Huber with Gaussian, Student-t (ν = 3), Laplace
+//! and Cauchy (ν = 1) noise and for logistic regression. Single-threaded.
 //!
 //! Run: cargo bench -p propdp-theory --bench solvers
 
@@ -11,7 +11,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use propdp_core::{Algorithm, Model, NoiseLaw, Point, config::SolverOptions};
 use propdp_theory::solve::{State, TheorySolver};
 
-fn models() -> [(&'static str, Model); 3] {
+fn models() -> [(&'static str, Model); 5] {
     [
         (
             "huber_gaussian",
@@ -25,6 +25,20 @@ fn models() -> [(&'static str, Model); 3] {
             Model::Huber {
                 huber_m: 1.0,
                 noise: NoiseLaw::StudentT { dof: 3.0, scale: 0.5 },
+            },
+        ),
+        (
+            "huber_laplace",
+            Model::Huber {
+                huber_m: 1.0,
+                noise: NoiseLaw::Laplace { scale: 0.5 },
+            },
+        ),
+        (
+            "huber_cauchy",
+            Model::Huber {
+                huber_m: 1.0,
+                noise: NoiseLaw::StudentT { dof: 1.0, scale: 0.5 },
             },
         ),
         ("logistic", Model::Logistic),
