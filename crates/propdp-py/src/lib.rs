@@ -396,6 +396,22 @@ fn shard_of(py: Python<'_>, shard: Option<(usize, usize)>) -> PyResult<Option<pr
         .transpose()
 }
 
+/// The records of a results.jsonl file this version wrote, as the dicts
+/// `json.loads` gives for its lines (parsed by serde, built by
+/// `record::record_dict`: about twice as fast as `json.loads` per line).
+#[pyfunction]
+fn records<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyList>> {
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| PropdpError::new_err(format!("cannot read {}: {e}", path.display())))?;
+    let out = PyList::empty(py);
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let r: propdp::core::record::Record = serde_json::from_str(line)
+            .map_err(|e| PropdpError::new_err(format!("{} line {}: {e}", path.display(), i + 1)))?;
+        out.append(record::record_dict(py, &r)?)?;
+    }
+    Ok(out)
+}
+
 /// Merge the directories of a sharded run into `out`, as `propdp merge`
 /// does (without figures); returns the summary. Shards of a search
 /// (`tune`, holding tune.jsonl) merge as `propdp merge` merges them, with
@@ -575,6 +591,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(solve, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(records, m)?)?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(tune, m)?)?;
     m.add_function(wrap_pyfunction!(draw, m)?)?;

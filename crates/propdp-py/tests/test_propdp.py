@@ -101,6 +101,8 @@ def test_sweep_records_equal_the_cli_records(cli, tmp_path, text):
     df = propdp.sweep(tmp_path / "py.toml", out=tmp_path / "py", progress=False)
     got = [json.loads(l) for l in (tmp_path / "py" / "results.jsonl").read_text().splitlines()]
     same(expected, got)
+    # the native reader sweep uses gives exactly json.loads' dicts
+    assert propdp._native.records(tmp_path / "py" / "results.jsonl") == got
     # and the DataFrame holds the same numbers: one row per record
     assert len(df) == len(expected)
     for row, r in zip(df.to_dict("records"), expected):

@@ -32,6 +32,7 @@ from . import _native
 from ._config import ConfigLike, config_error, plain, resolve
 from ._progress import ProgressLike, callback
 from ._results import Result, read_records, read_results
+from ._results import frame as _frame
 
 __version__: str = _native.__version__
 #: The git commit the extension was built from (recorded in every result's provenance).
@@ -126,7 +127,7 @@ def sweep(
     with tempfile.TemporaryDirectory(prefix="propdp-") as tmp:
         target = Path(out) if out is not None else Path(tmp) / "run"
         summary = _native.run(cfg, label, target, resume, overwrite, theory, simulation, callback(progress))
-        df = read_results(summary["results"], per_step=per_step)
+        df = _frame(_native.records(summary["results"]), per_step=per_step)
         errors = _errors(Path(summary["errors"]))
     df.attrs["errors"] = errors
     if out is not None:
