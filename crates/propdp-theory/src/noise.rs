@@ -41,6 +41,40 @@ pub struct MixingRule {
     pub variance: Vec<f64>,
     /// Their weights ωⱼ (summing to 1 − O(TAIL)).
     pub weight: Vec<f64>,
+    /// How the far end of the rule may be cut short per call.
+    pub tail: Tail,
+}
+
+/// The far end of a [`MixingRule`] (its last nodes, where the weights
+/// vanish), as suffix sums over nodes i ≥ j (one more entry, 0, at the end)
+/// that let [`truncated_jet`] stop early when the rest cannot matter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tail {
+    /// S² → 0 along the rule (Laplace): from node j on, the rest is one
+    /// variance 0 of weight `mass[j]` = Σ ωᵢ to within the first-order term,
+    /// which `second[j]` = Σ ωᵢS²ᵢ bounds.
+    ToZero {
+        /// Σᵢ≥ⱼ ωᵢ.
+        mass: Vec<f64>,
+        /// Σᵢ≥ⱼ ωᵢS²ᵢ.
+        second: Vec<f64>,
+    },
+    /// S² → ∞ along the rule (Student-t): every truncated moment and
+    /// derivative of a node falls like 1/S or faster, and `inverse_sd[j]` =
+    /// Σ ωᵢ/Sᵢ bounds the rest.
+    ToInfinity {
+        /// Σᵢ≥ⱼ ωᵢ/Sᵢ.
+        inverse_sd: Vec<f64>,
+    },
+}
+
+/// Suffix sums Σᵢ≥ⱼ f(S²ᵢ)ωᵢ, j = 0..=n.
+fn suffix_sums(variance: &[f64], weight: &[f64], f: impl Fn(f64) -> f64) -> Vec<f64> {
+    let mut out = vec![0.0; variance.len() + 1];
+    for i in (0..variance.len()).rev() {
+        out[i] = out[i + 1] + weight[i] * f(variance[i]);
+    }
+    out
 }
 
 impl MixingRule {
@@ -60,27 +94,39 @@ impl MixingRule {
         match *law {
             NoiseLaw::Gaussian { .. } | NoiseLaw::Contaminated { .. } => None,
             // S² = 2b²·W, W ~ Exp(1) = Gamma(1)
-            NoiseLaw::Laplace { scale } => Some(Self::gamma(1.0, |u| 2.0 * scale * scale * u)),
+            NoiseLaw::Laplace { scale } => {
+                let (variance, weight) = Self::gamma(1.0, |u| 2.0 * scale * scale * u);
+                let tail = Tail::ToZero {
+                    mass: suffix_sums(&variance, &weight, |_| 1.0),
+                    second: suffix_sums(&variance, &weight, |s2| s2),
+                };
+                Some(MixingRule { variance, weight, tail })
+            }
             // S² = scale²·(ν/2)/U, U ~ Gamma(ν/2)
-            NoiseLaw::StudentT { dof, scale } => Some(Self::gamma(0.5 * dof, |u| scale * scale * 0.5 * dof / u)),
+            NoiseLaw::StudentT { dof, scale } => {
+                let (variance, weight) = Self::gamma(0.5 * dof, |u| scale * scale * 0.5 * dof / u);
+                let tail = Tail::ToInfinity {
+                    inverse_sd: suffix_sums(&variance, &weight, |s2| 1.0 / s2.sqrt()),
+                };
+                Some(MixingRule { variance, weight, tail })
+            }
         }
     }
 
     /// Trapezoid rule in x = ln U for U ~ Gamma(k), S² = `variance(U)`: the
     /// law of x has density exp(kx − eˣ)/Γ(k); x runs from where the left
     /// tail e^{kx}/Γ(k + 1) falls below [`TAIL`] to eˣ = 40 (e^{−40} ≈ 4e-18).
-    fn gamma(k: f64, variance: impl Fn(f64) -> f64) -> MixingRule {
+    fn gamma(k: f64, variance: impl Fn(f64) -> f64) -> (Vec<f64>, Vec<f64>) {
         let log_norm = libm::lgamma(k);
         let lo = (TAIL.ln() + libm::lgamma(k + 1.0)) / k;
         let hi = 40f64.ln();
         let count = ((hi - lo) / STEP).ceil() as usize + 1;
-        let (variance, weight) = (0..count)
+        (0..count)
             .map(|j| {
                 let x = hi - j as f64 * STEP;
                 (variance(x.exp()), STEP * (k * x - x.exp() - log_norm).exp())
             })
-            .unzip();
-        MixingRule { variance, weight }
+            .unzip()
     }
 }
 
@@ -131,27 +177,20 @@ pub fn expect_over_variance<F: Fn(f64) -> f64>(law: &NoiseLaw, v: f64, f: F) -> 
     acc
 }
 
-/// P(|z| ≤ c) for z = ε + √v·G: the first of [`truncated_moments`] alone
-/// (the root search of (H2) needs only it).
+/// P(|z| ≤ c) for z = ε + √v·G (of [`truncated_jet`]).
 pub fn truncated_probability(law: &NoiseLaw, v: f64, c: f64) -> f64 {
-    expect_over_variance(law, v, |w| crate::gaussian::central_truncated_moments(w, c).0)
+    truncated_jet(law, v, c).p
 }
 
-/// (P(|z| ≤ c), E[z² 1{|z| ≤ c}]) for z = ε + √v·G, in one pass over the
-/// mixing law.
+/// (P(|z| ≤ c), E[z² 1{|z| ≤ c}]) for z = ε + √v·G (of [`truncated_jet`]).
 pub fn truncated_moments(law: &NoiseLaw, v: f64, c: f64) -> (f64, f64) {
-    let mut acc = (0.0, 0.0);
-    each_variance(law, |s2, w| {
-        let (p, t) = crate::gaussian::central_truncated_moments(s2 + v, c);
-        acc.0 += w * p;
-        acc.1 += w * t;
-    });
-    acc
+    let j = truncated_jet(law, v, c);
+    (j.p, j.t2)
 }
 
 /// [`truncated_moments`] with their first derivatives in c and v, for a
 /// Newton step on a system in (v, c): one pass over the mixing law.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct TruncatedJet {
     /// P(|z| ≤ c).
     pub p: f64,
@@ -165,25 +204,105 @@ pub struct TruncatedJet {
     pub dt2_dv: f64,
 }
 
+/// Below this fraction of a running sum, the rest of a rule is left out.
+const NEGLIGIBLE: f64 = 1e-17;
+
+/// A [`TruncatedJet`] being summed over the variances of the law.
+#[derive(Default)]
+struct JetSum {
+    jet: TruncatedJet,
+    /// Σ ω|∂t2/∂w| (∂t2/∂w changes sign).
+    abs_dt2_dv: f64,
+}
+
+impl JetSum {
+    /// Add the Gaussian of variance w with weight ω.
+    fn add(&mut self, w: f64, weight: f64, c: f64) {
+        self.add_values(crate::gaussian::central_truncated_jet(w, c), weight);
+    }
+
+    /// Add the values (P, T, ∂P/∂c, ∂P/∂w, ∂T/∂w) of one Gaussian with weight ω.
+    fn add_values(&mut self, (p, t, p_c, p_w, t_w): (f64, f64, f64, f64, f64), weight: f64) {
+        self.jet.p += weight * p;
+        self.jet.t2 += weight * t;
+        self.jet.dp_dc += weight * p_c;
+        self.jet.dp_dv += weight * p_w;
+        self.jet.dt2_dv += weight * t_w;
+        self.abs_dt2_dv += weight * t_w.abs();
+    }
+
+    /// Whether variances of total variance ≥ `w_min` and Σ ω/S = `rest` add
+    /// less than [`NEGLIGIBLE`] of every sum so far. Per Gaussian of variance
+    /// w (k = c/√w): P ≤ √(2/π)k ≤ 0.8c/√w, T ≤ c²P, ∂P/∂c = 2φ(k)/√w ≤ 0.8/√w,
+    /// |∂P/∂w| = kφ(k)/w ≤ 0.4c/w^{3/2}, |∂T/∂w| ≤ T/w + k³φ(k) ≤ 1.2c³/w^{3/2},
+    /// and 1/√w ≤ 1/S.
+    fn covers(&self, rest: f64, w_min: f64, c: f64) -> bool {
+        let j = &self.jet;
+        let c3 = c * c * c;
+        0.8 * c * rest <= NEGLIGIBLE * j.p
+            && 0.8 * c3 * rest <= NEGLIGIBLE * j.t2
+            && 0.8 * rest <= NEGLIGIBLE * j.dp_dc
+            && 0.4 * c * rest / w_min <= NEGLIGIBLE * j.dp_dv.abs()
+            && 1.2 * c3 * rest / w_min <= NEGLIGIBLE * self.abs_dt2_dv
+    }
+
+    /// Whether the rest of a Laplace rule (S² → 0, Σ ωS² = `second`) may be
+    /// lumped at S² = 0: each of the five values g of a Gaussian of variance
+    /// w ∈ [v, v + S²] has |∂g/∂w| ≤ (3 + k²)|g(v)|/v (k = c/√v; e.g.
+    /// ∂P/∂w = −kφ(k)/w against P ≥ 2kφ(k)), so the lump is off by at most
+    /// (3 + c²/v)·`second`/v·|g(v)|, kept below [`NEGLIGIBLE`] of every sum.
+    fn lumps(&self, second: f64, v: f64, c: f64, at_v: (f64, f64, f64, f64, f64)) -> bool {
+        let j = &self.jet;
+        let r = (3.0 + c * c / v) * second / v;
+        r * at_v.0 <= NEGLIGIBLE * j.p
+            && r * at_v.1 <= NEGLIGIBLE * j.t2
+            && r * at_v.2 <= NEGLIGIBLE * j.dp_dc
+            && r * at_v.3.abs() <= NEGLIGIBLE * j.dp_dv.abs()
+            && r * at_v.4.abs() <= NEGLIGIBLE * self.abs_dt2_dv
+    }
+}
+
 /// [`TruncatedJet`] of z = ε + √v·G at c: the mixture of
 /// [`crate::gaussian::central_truncated_jet`] (∂/∂v = ∂/∂w at w = S² + v).
+///
+/// A [`MixingRule`] is cut short where its [`Tail`] cannot matter: a
+/// Student-t rule once Σ ω/S over the rest bounds every moment and
+/// derivative below 1e-17 of its running sum ([`JetSum::covers`]; about 40%
+/// of the 389 nodes for ν = 1, at c ≈ 1); a Laplace rule once the rest,
+/// whose S² → 0, is one variance v of weight `mass[j]` to within 1e-17 of
+/// every running sum ([`JetSum::lumps`]; about 40% of its 203 nodes at
+/// v ≈ 0.5, c ≈ 1.5).
 pub fn truncated_jet(law: &NoiseLaw, v: f64, c: f64) -> TruncatedJet {
-    let mut j = TruncatedJet {
-        p: 0.0,
-        t2: 0.0,
-        dp_dc: 0.0,
-        dp_dv: 0.0,
-        dt2_dv: 0.0,
+    let mut sum = JetSum::default();
+    let rule = match law {
+        NoiseLaw::Laplace { .. } | NoiseLaw::StudentT { .. } => rule(law).expect("a continuous mixing law"),
+        NoiseLaw::Gaussian { .. } | NoiseLaw::Contaminated { .. } => {
+            each_variance(law, |s2, w| sum.add(s2 + v, w, c));
+            return sum.jet;
+        }
     };
-    each_variance(law, |s2, w| {
-        let (p, t, p_c, p_w, t_w) = crate::gaussian::central_truncated_jet(s2 + v, c);
-        j.p += w * p;
-        j.t2 += w * t;
-        j.dp_dc += w * p_c;
-        j.dp_dv += w * p_w;
-        j.dt2_dv += w * t_w;
-    });
-    j
+    let nodes = rule.variance.iter().zip(&rule.weight).enumerate();
+    match &rule.tail {
+        Tail::ToZero { mass, second } => {
+            let at_v = crate::gaussian::central_truncated_jet(v, c);
+            for (i, (s2, w)) in nodes {
+                if v > 0.0 && i > 0 && sum.lumps(second[i], v, c, at_v) {
+                    sum.add_values(at_v, mass[i]);
+                    break;
+                }
+                sum.add(s2 + v, *w, c);
+            }
+        }
+        Tail::ToInfinity { inverse_sd } => {
+            for (i, (s2, w)) in nodes {
+                sum.add(s2 + v, *w, c);
+                if sum.covers(inverse_sd[i + 1], s2 + v, c) {
+                    break;
+                }
+            }
+        }
+    }
+    sum.jet
 }
 
 #[cfg(test)]
@@ -202,6 +321,43 @@ mod tests {
                 (ln_c - 0.5 * (dof + 1.0) * (1.0 + x * x / dof).ln()).exp() / scale
             }
             _ => unreachable!(),
+        }
+    }
+
+    /// Cutting a rule's tail short changes no moment or derivative by more
+    /// than 1e-14 of the sum over every node, over v ∈ [1e-6, 50] and
+    /// c ∈ [1e-3, 1e4].
+    #[test]
+    fn tail_cut_matches_the_whole_rule() {
+        let laws = [
+            NoiseLaw::Laplace { scale: 0.7 },
+            NoiseLaw::Laplace { scale: 0.01 },
+            NoiseLaw::StudentT { dof: 1.0, scale: 1.0 },
+            NoiseLaw::StudentT { dof: 3.0, scale: 0.5 },
+            NoiseLaw::StudentT { dof: 10.0, scale: 2.0 },
+        ];
+        for law in &laws {
+            for v in [1e-6, 1e-3, 0.05, 0.5, 5.0, 50.0] {
+                for c in [1e-3, 0.05, 0.3, 1.0, 3.0, 20.0, 200.0, 1e4] {
+                    let mut whole = JetSum::default();
+                    each_variance(law, |s2, w| whole.add(s2 + v, w, c));
+                    let (cut, all) = (truncated_jet(law, v, c), whole.jet);
+                    // (cut, whole rule, scale); ∂T/∂w changes sign: scale Σ ω|∂T/∂w|
+                    let values = [
+                        ("P", cut.p, all.p, all.p),
+                        ("T", cut.t2, all.t2, all.t2),
+                        ("∂P/∂c", cut.dp_dc, all.dp_dc, all.dp_dc),
+                        ("∂P/∂v", cut.dp_dv, all.dp_dv, all.dp_dv.abs()),
+                        ("∂T/∂v", cut.dt2_dv, all.dt2_dv, whole.abs_dt2_dv),
+                    ];
+                    for (name, a, b, scale) in values {
+                        assert!(
+                            (a - b).abs() <= 1e-14 * scale,
+                            "{law:?} v={v} c={c} {name}: {a:e} vs {b:e}"
+                        );
+                    }
+                }
+            }
         }
     }
 
