@@ -18,7 +18,8 @@
 //! falls like e^{−π²/h}; with h = 0.2 both moments are within 1e-12 of
 //! 40-digit references (tests/mixture_moments.rs: ν ∈ {1, 2.5, 3, 10},
 //! Laplace; v ∈ [1e-4, 5], c ∈ [0.05, 200]) and the rule has 51 (ν = 10) to
-//! 389 (ν = 1) nodes, 141 for ν = 3 and 203 for Laplace.
+//! 389 (ν = 1) nodes, 141 for ν = 3 and 203 for Laplace. [`truncated_jet`]
+//! cuts a rule's far end short per call where it cannot matter ([`Tail`]).
 //!
 //! # References
 //! - Trefethen, Weideman (2014), "The exponentially convergent trapezoidal
