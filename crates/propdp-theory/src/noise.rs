@@ -268,10 +268,10 @@ impl JetSum {
 ///
 /// A [`MixingRule`] is cut short where its [`Tail`] cannot matter: a
 /// Student-t rule once Σ ω/S over the rest bounds every moment and
-/// derivative below 1e-17 of its running sum ([`JetSum::covers`]; about 40%
+/// derivative below 1e-17 of its running sum (`JetSum::covers`; about 40%
 /// of the 389 nodes for ν = 1, at c ≈ 1); a Laplace rule once the rest,
 /// whose S² → 0, is one variance v of weight `mass[j]` to within 1e-17 of
-/// every running sum ([`JetSum::lumps`]; about 40% of its 203 nodes at
+/// every running sum (`JetSum::lumps`; about 40% of its 203 nodes at
 /// v ≈ 0.5, c ≈ 1.5).
 pub fn truncated_jet(law: &NoiseLaw, v: f64, c: f64) -> TruncatedJet {
     let mut sum = JetSum::default();
