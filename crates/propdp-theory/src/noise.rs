@@ -248,18 +248,23 @@ impl JetSum {
     }
 
     /// Whether the rest of a Laplace rule (S² → 0, Σ ωS² = `second`) may be
-    /// lumped at S² = 0: each of the five values g of a Gaussian of variance
-    /// w ∈ [v, v + S²] has |∂g/∂w| ≤ (3 + k²)|g(v)|/v (k = c/√v; e.g.
-    /// ∂P/∂w = −kφ(k)/w against P ≥ 2kφ(k)), so the lump is off by at most
-    /// (3 + c²/v)·`second`/v·|g(v)|, kept below [`NEGLIGIBLE`] of every sum.
+    /// lumped at S² = 0 (variance v). With k = c/√w and g one of the five
+    /// values of a Gaussian of variance w ≥ v, |∂g/∂w| ≤ (3 + k²)·m(g)/w
+    /// where m(g) = |g| for P (∂P/∂w = −kφ(k)/w and P ≥ 2kφ(k)), T, ∂P/∂c
+    /// and ∂P/∂w, and m = T/w + k³φ(k) ≥ |∂T/∂w| for ∂T/∂w (whose own
+    /// derivative is (1 − k²)k³φ(k)/(2w)). So the lump is off by at most
+    /// (3 + c²/v)·`second`/v·m(g(v)), kept below [`NEGLIGIBLE`] of every sum.
     fn lumps(&self, second: f64, v: f64, c: f64, at_v: (f64, f64, f64, f64, f64)) -> bool {
         let j = &self.jet;
         let r = (3.0 + c * c / v) * second / v;
+        // φ(k) from ∂P/∂c = 2φ(k)/√v
+        let (k, phi) = (c / v.sqrt(), 0.5 * at_v.2 * v.sqrt());
+        let m_dt2_dv = at_v.1 / v + k * k * k * phi;
         r * at_v.0 <= NEGLIGIBLE * j.p
             && r * at_v.1 <= NEGLIGIBLE * j.t2
             && r * at_v.2 <= NEGLIGIBLE * j.dp_dc
             && r * at_v.3.abs() <= NEGLIGIBLE * j.dp_dv.abs()
-            && r * at_v.4.abs() <= NEGLIGIBLE * self.abs_dt2_dv
+            && r * m_dt2_dv <= NEGLIGIBLE * self.abs_dt2_dv
     }
 }
 
