@@ -156,7 +156,8 @@ impl HuberParams {
         let psi = v * v * (lead + beta2 / d);
         let dpsi_da = v * v * dbeta2_da / d;
         let dpsi_dv = 2.0 * v * (lead + beta2 / d) + v * v * dbeta2_dv / d;
-        let (b, ratio) = (1.0 - l * v, v * j.p / (u * d * (1.0 - l * v)));
+        let b = 1.0 - l * v;
+        let ratio = v * j.p / (u * d * b);
         let r = [1.0 - psi / alpha2, ratio - 1.0];
         let jac = [
             [psi / alpha2 - dpsi_da, -v * dpsi_dv / alpha2],
