@@ -11,8 +11,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 use propdp::core::accountant::Neighbouring;
-use propdp::core::{AlgorithmKind, Model, ModelKind, NoiseLaw};
-use propdp::privacy::{NoiseLevel, Query};
+use propdp::core::{AlgorithmKind, ModelKind};
+use propdp::privacy::{Query, QueryArgs};
 use propdp::run::{Sources, default_dir, load};
 use propdp::rundir::Existing;
 
@@ -133,7 +133,7 @@ enum Command {
     },
 }
 
-/// Arguments of `propdp privacy`.
+/// Arguments of `propdp privacy` (defaults and checks: `propdp::privacy::QueryArgs`).
 #[derive(Debug, Args)]
 struct PrivacyArgs {
     /// objective | output | dpgd | dpsgd
@@ -142,19 +142,19 @@ struct PrivacyArgs {
     /// huber | logistic | least_squares
     #[arg(long)]
     model: ModelKind,
-    /// Huber threshold M (Lipschitz constant of the Huber loss).
-    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
-    huber_m: f64,
-    /// Ridge λ (objective and output perturbation).
-    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
-    lambda: f64,
+    /// Huber threshold M, the Huber loss's Lipschitz constant [model huber only; default 1].
+    #[arg(long, allow_hyphen_values = true)]
+    huber_m: Option<f64>,
+    /// Ridge λ [objective and output perturbation only; default 1].
+    #[arg(long, allow_hyphen_values = true)]
+    lambda: Option<f64>,
     /// The noise: σ (objective, DP-GD, DP-SGD) or τ (output). Omit to calibrate it to --epsilon or --rho.
     #[arg(long, allow_hyphen_values = true)]
     noise: Option<f64>,
-    /// DP-GD and DP-SGD steps T.
-    #[arg(long, default_value_t = 1)]
-    steps: usize,
-    /// DP-SGD's Poisson sample rate q, 0 < q ≤ 1.
+    /// Steps T [DP-GD and DP-SGD only; default 1].
+    #[arg(long)]
+    steps: Option<u64>,
+    /// DP-SGD's Poisson sample rate q, 0 < q ≤ 1 [DP-SGD only, required there].
     #[arg(long, allow_hyphen_values = true)]
     sample_rate: Option<f64>,
     /// DP-SGD's per-example clipping norm C (default: none; the loss's Lipschitz constant bounds the gradient).
@@ -163,76 +163,44 @@ struct PrivacyArgs {
     /// Print the report as one JSON object (for scripts).
     #[arg(long)]
     json: bool,
-    /// replace-one | add-remove-one
+    /// replace-one | add-remove-one (or replace_one | add_remove_one)
     #[arg(long, default_value = "replace-one", value_parser = parse_neighbouring)]
     neighbouring: Neighbouring,
     /// Target ε (with --delta-priv) for calibration.
     #[arg(long, allow_hyphen_values = true)]
     epsilon: Option<f64>,
-    /// δ of the (ε, δ) guarantee.
-    #[arg(long, default_value_t = 1e-6, allow_hyphen_values = true)]
-    delta_priv: f64,
+    /// δ of the (ε, δ) guarantee [default 1e-6].
+    #[arg(long, allow_hyphen_values = true)]
+    delta_priv: Option<f64>,
     /// Target zCDP ρ for calibration (instead of --epsilon).
-    #[arg(long, conflicts_with = "epsilon", allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true)]
     rho: Option<f64>,
 }
 
 fn parse_neighbouring(s: &str) -> Result<Neighbouring, String> {
     match s {
-        "replace-one" => Ok(Neighbouring::ReplaceOne),
-        "add-remove-one" => Ok(Neighbouring::AddRemoveOne),
+        "replace-one" | "replace_one" => Ok(Neighbouring::ReplaceOne),
+        "add-remove-one" | "add_remove_one" => Ok(Neighbouring::AddRemoveOne),
         _ => Err(format!("{s:?}: allowed replace-one, add-remove-one")),
     }
 }
 
 impl PrivacyArgs {
     fn query(&self) -> Result<Query> {
-        let model = match self.model {
-            ModelKind::Huber => Model::Huber {
-                huber_m: self.huber_m,
-                noise: NoiseLaw::Gaussian { sd: 1.0 },
-            },
-            ModelKind::Logistic => Model::Logistic,
-            // the label noise does not enter the guarantee
-            ModelKind::LeastSquares => Model::LeastSquares {
-                noise: NoiseLaw::Gaussian { sd: 1.0 },
-            },
-        };
-        let dpsgd = self.algorithm == AlgorithmKind::Dpsgd;
-        for (flag, given) in [
-            ("--sample-rate", self.sample_rate.is_some()),
-            ("--clip", self.clip.is_some()),
-        ] {
-            if given && !dpsgd {
-                anyhow::bail!("{flag} applies to --algorithm dpsgd only");
-            }
-        }
-        let sample_rate = match self.sample_rate {
-            Some(q) => q,
-            None if dpsgd => anyhow::bail!("--sample-rate is required with --algorithm dpsgd: allowed 0 < q ≤ 1"),
-            None => 1.0,
-        };
-        let query = |noise| Query {
-            algorithm: self.algorithm,
-            model,
+        let args = QueryArgs {
+            huber_m: self.huber_m,
             lambda: self.lambda,
             steps: self.steps,
-            sample_rate,
+            sample_rate: self.sample_rate,
             clip: self.clip,
             neighbouring: self.neighbouring,
             delta_priv: self.delta_priv,
-            noise,
+            noise: self.noise,
+            epsilon: self.epsilon,
+            rho: self.rho,
+            ..QueryArgs::new(self.algorithm, self.model)
         };
-        match (self.noise, self.epsilon, self.rho) {
-            (Some(n), _, _) => Ok(query(NoiseLevel::Given(n))),
-            (None, None, Some(rho)) => Ok(query(NoiseLevel::Rho(rho))),
-            (None, Some(eps), _) => Ok(query(NoiseLevel::Epsilon(eps))),
-            _ => {
-                // name a bad mechanism argument first, then the missing noise
-                propdp::privacy::check(&query(NoiseLevel::Given(1.0)))?;
-                anyhow::bail!("give --noise, or --epsilon (> 0) or --rho (> 0) to calibrate the noise")
-            }
-        }
+        Ok(args.query()?)
     }
 }
 

@@ -339,17 +339,19 @@ fn validate_compares_theory_and_simulation() {
 
 #[test]
 fn privacy_calibration_round_trips_and_rejects_bad_input() {
-    for alg in ["output", "objective", "dpgd"] {
+    for (alg, knob, value) in [
+        ("output", "--lambda", "0.5"),
+        ("objective", "--lambda", "0.5"),
+        ("dpgd", "--steps", "50"),
+    ] {
         let o = propdp(&[
             "privacy",
             "--algorithm",
             alg,
             "--model",
             "logistic",
-            "--lambda",
-            "0.5",
-            "--steps",
-            "50",
+            knob,
+            value,
             "--epsilon",
             "2",
             "--delta-priv",

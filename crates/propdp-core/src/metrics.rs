@@ -67,6 +67,41 @@ pub fn describe(name: &str) -> Option<&'static str> {
     })
 }
 
+/// The metrics where lower is better — errors and losses — which `propdp
+/// tune` may minimise.
+pub const MINIMISED: [&str; 8] = [
+    EST_ERR2,
+    EST_ERR,
+    TEST_MSE,
+    TEST_CLASS_ERR,
+    TEST_LOGLOSS,
+    TRAIN_RESID_TRUNC,
+    TRAIN_LOGLOSS,
+    TRAIN_LOSS,
+];
+
+/// The allowed range of a metric's value, when `value` is outside it
+/// (squared errors, norms and losses are ≥ 0, a classification error is in
+/// [0, 1]); `None` when it is inside or the metric has no range.
+///
+/// ```
+/// use propdp_core::metrics::out_of_range;
+/// assert_eq!(out_of_range("est_err2", -5.0), Some("[0, ∞)"));
+/// assert_eq!(out_of_range("test_class_err", 0.3), None);
+/// assert_eq!(out_of_range("overlap", -5.0), None);
+/// ```
+pub fn out_of_range(name: &str, value: f64) -> Option<&'static str> {
+    match name {
+        EST_ERR2 | EST_ERR | NORM2 | TRAIN_RESID_TRUNC | TEST_MSE | TEST_LOGLOSS | TRAIN_LOGLOSS | TRAIN_LOSS
+            if value.is_nan() || value < 0.0 =>
+        {
+            Some("[0, ∞)")
+        }
+        TEST_CLASS_ERR if !(0.0..=1.0).contains(&value) => Some("[0, 1]"),
+        _ => None,
+    }
+}
+
 /// The metrics the theory predicts (and the simulation measures) for a model
 /// and algorithm: what `[plot] metrics` and `tune.metric` may name.
 ///

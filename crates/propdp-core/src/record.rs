@@ -170,6 +170,132 @@ impl Record {
             })
     }
 
+    /// The identity of the record within its run ([`RecordKey`]).
+    pub fn key(&self) -> RecordKey {
+        let sim = self.simulation.as_ref();
+        RecordKey {
+            source: self.source,
+            index: self.index,
+            d: sim.map(|s| s.d),
+            first_rep: sim.and_then(|s| s.block.as_ref()).map(|b| b.first),
+        }
+    }
+
+    /// Whether a record read back from a file (an earlier run, a shard) is
+    /// one this run could have written in place of `expected`: the same
+    /// point, model, algorithm, parameters, privacy and config (SHA-256);
+    /// a converged solver; every number finite; every metric the theory
+    /// offers present and within its range ([`crate::metrics::out_of_range`]);
+    /// for a prediction, est_err2 = s² − 2·overlap + norm2; per-step curves
+    /// of T + 1 values; for a simulation the same n, d, repetitions, seed,
+    /// generator, design and block, and per-repetition values of every metric.
+    /// `expected` is [`Record::new`] of the point, with the
+    /// [`SimRecord`] a simulation would carry (its statistics are not compared).
+    /// The error names the field.
+    ///
+    /// ```
+    /// # use propdp_core::{record::*, Point, Model, Algorithm};
+    /// let p = Point::new(0.5, 1.0, Model::Logistic, Algorithm::Objective { lambda: 1.0, sigma: 1.0 }).unwrap();
+    /// let prov = Provenance { config_sha256: "a".into(), crate_version: String::new(), git_commit: String::new() };
+    /// let expected = Record::new(Source::Theory, &p, 0, &prov);
+    /// let mut r = expected.clone();
+    /// r.solver = SolverReport { converged: true, iterations: 3, residual: 1e-12 };
+    /// for m in propdp_core::metrics::offered(r.model, r.algorithm) { r.metrics.insert(m.to_string(), 0.25); }
+    /// r.metrics.insert("est_err".into(), 0.5);
+    /// r.metrics.insert("est_err2".into(), 0.25); // = s² − 2·0.25 + 0.25 … with s² = 1: 0.75
+    /// assert!(r.conforms(&expected).unwrap_err().contains("est_err2"));
+    /// r.metrics.insert("est_err2".into(), 0.75);
+    /// r.metrics.insert("est_err".into(), 0.75f64.sqrt());
+    /// assert_eq!(r.conforms(&expected), Ok(()));
+    /// r.metrics.insert("norm2".into(), -5.0);
+    /// assert!(r.conforms(&expected).unwrap_err().contains("metrics.norm2"));
+    /// ```
+    pub fn conforms(&self, expected: &Record) -> Result<(), String> {
+        let differs =
+            |field: &str, got: String, want: String| Err(format!("{field} is {got}, but this run's {field} is {want}"));
+        if (self.source, self.index) != (expected.source, expected.index) {
+            return differs(
+                "source/index",
+                format!("{}/{}", self.source.name(), self.index),
+                format!("{}/{}", expected.source.name(), expected.index),
+            );
+        }
+        if self.model != expected.model {
+            return differs("model", format!("{:?}", self.model), format!("{:?}", expected.model));
+        }
+        if self.algorithm != expected.algorithm {
+            return differs("algorithm", self.algorithm.to_string(), expected.algorithm.to_string());
+        }
+        if self.params != expected.params {
+            return differs("params", format!("{:?}", self.params), format!("{:?}", expected.params));
+        }
+        if self.privacy != expected.privacy {
+            return differs(
+                "privacy",
+                format!("{:?}", self.privacy),
+                format!("{:?}", expected.privacy),
+            );
+        }
+        if self.provenance.config_sha256 != expected.provenance.config_sha256 {
+            return differs(
+                "provenance.config_sha256",
+                self.provenance.config_sha256.clone(),
+                expected.provenance.config_sha256.clone(),
+            );
+        }
+        if self.non_private_reference {
+            return Err("non_private_reference is true: a tune reference, not a run's record".into());
+        }
+        if !self.solver.converged {
+            return Err("solver.converged is false: propdp writes converged records only".into());
+        }
+        if let Some(path) = self.non_finite() {
+            return Err(format!("{path} is not a finite number"));
+        }
+        for name in crate::metrics::offered(self.model, self.algorithm) {
+            if !self.metrics.contains_key(*name) {
+                return Err(format!("metrics.{name} is missing"));
+            }
+        }
+        for (name, &v) in &self.metrics {
+            if let Some(range) = crate::metrics::out_of_range(name, v) {
+                return Err(format!("metrics.{name} = {v:?} is outside its range {range}"));
+            }
+        }
+        if self.source == Source::Theory
+            && let (Some(&e), Some(&o), Some(&n), Some(&s2)) = (
+                self.metrics.get(crate::metrics::EST_ERR2),
+                self.metrics.get(crate::metrics::OVERLAP),
+                self.metrics.get(crate::metrics::NORM2),
+                self.params.get("s2"),
+            )
+            && (e - (s2 - 2.0 * o + n)).abs() > 1e-8 * (s2 + n + e.abs())
+        {
+            return Err(format!(
+                "metrics.est_err2 = {e:?} breaks est_err2 = s² − 2·overlap + norm2 = {:?}",
+                s2 - 2.0 * o + n
+            ));
+        }
+        let steps = self.params.get("steps").map(|&t| t as usize + 1);
+        for (field, curves) in [("per_step", &self.per_step), ("per_step_stderr", &self.per_step_stderr)] {
+            match (curves, steps) {
+                (Some(_), None) => return Err(format!("{field} is given for an algorithm without steps")),
+                (Some(c), Some(len)) => {
+                    if let Some((name, v)) = c.iter().find(|(_, v)| v.len() != len) {
+                        return Err(format!("{field}.{name} has {} values, not T + 1 = {len}", v.len()));
+                    }
+                }
+                (None, _) => {}
+            }
+        }
+        match (&self.simulation, &expected.simulation) {
+            (None, None) => Ok(()),
+            (Some(s), Some(want)) => s.conforms(want, &self.metrics),
+            (Some(_), None) => Err("simulation fields are given in a theory record".into()),
+            (None, Some(_)) => Err("simulation fields (n, d, reps, …) are missing".into()),
+        }
+    }
+
     /// Whether the record describes a non-private estimator: the tune
     /// reference, or a noise (σ or τ) of 0 without a budget.
     pub fn is_non_private(&self) -> bool {
@@ -252,6 +378,118 @@ pub struct SimRecord {
     pub block: Option<RepBlock>,
 }
 
+impl SimRecord {
+    /// [`Record::conforms`] for the simulation part: the settings equal
+    /// `want`'s, and standard errors (≥ 0) and per-repetition values (one
+    /// per repetition) of exactly the record's `metrics`.
+    fn conforms(&self, want: &SimRecord, metrics: &Metrics) -> Result<(), String> {
+        let settings = |s: &SimRecord| {
+            format!(
+                "n = {}, d = {}, reps = {}, seed = {}, generator = {:?}, design = {:?}, block first = {:?}",
+                s.n,
+                s.d,
+                s.reps,
+                s.seed,
+                s.generator,
+                s.design,
+                s.block.as_ref().map(|b| b.first)
+            )
+        };
+        if settings(self) != settings(want) {
+            return Err(format!(
+                "the simulation settings ({}) are not this run's ({})",
+                settings(self),
+                settings(want)
+            ));
+        }
+        if !self.stderr.keys().eq(metrics.keys()) || !self.per_rep.keys().eq(metrics.keys()) {
+            return Err("stderr and per_rep do not name the record's metrics".into());
+        }
+        if let Some((name, _)) = self.stderr.iter().find(|(_, v)| **v < 0.0) {
+            return Err(format!("stderr.{name} is negative"));
+        }
+        if let Some((name, v)) = self.per_rep.iter().find(|(_, v)| v.len() != self.reps) {
+            return Err(format!(
+                "per_rep.{name} has {} values for {} repetitions",
+                v.len(),
+                self.reps
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Identity of a record (or of a failure) within a run: source, sweep
+/// index, (simulation) d and (a shard's block of repetitions) its first
+/// repetition. A run writes each key once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RecordKey {
+    /// Prediction or simulation.
+    pub source: Source,
+    /// Position of the point in the sweep.
+    pub index: usize,
+    /// Simulation: the number of features.
+    pub d: Option<usize>,
+    /// A block of repetitions: its first repetition.
+    pub first_rep: Option<usize>,
+}
+
+impl std::fmt::Display for RecordKey {
+    /// "the simulation record of point 3, d = 400, repetitions from 10".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the {} record of point {}", self.source.name(), self.index)?;
+        if let Some(d) = self.d {
+            write!(f, ", d = {d}")?;
+        }
+        if let Some(r) = self.first_rep {
+            write!(f, ", repetitions from {r}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A point (or block of repetitions) that failed: one line of `errors.jsonl`.
+/// Fields in alphabetical order, as the line is written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// A block of repetitions: its first repetition (`{"first": r}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<BlockStart>,
+    /// Simulation: the number of features.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d: Option<usize>,
+    /// Why it failed.
+    pub error: String,
+    /// Position of the point in the sweep.
+    pub index: usize,
+    /// Every parameter of the point by config name.
+    pub params: BTreeMap<String, f64>,
+    /// A block of repetitions: how many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reps: Option<usize>,
+    /// Prediction or simulation.
+    pub source: Source,
+}
+
+/// The first repetition of a failed block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockStart {
+    /// The first repetition.
+    pub first: usize,
+}
+
+impl Failure {
+    /// The identity of the failed unit within its run ([`RecordKey`]).
+    pub fn key(&self) -> RecordKey {
+        RecordKey {
+            source: self.source,
+            index: self.index,
+            d: self.d,
+            first_rep: self.block.map(|b| b.first),
+        }
+    }
+}
+
 /// A block of a point's repetitions computed by one shard of a sharded run
 /// (`propdp run --shard K/N` splits a simulated point whose cost exceeds a
 /// shard's fair share). The record's statistics are over the block's
@@ -290,7 +528,8 @@ pub struct Privacy {
 
 impl Privacy {
     /// The guarantee of a point: the budget its noise was calibrated to, or
-    /// for DP-GD with σ > 0 its μ-GDP: per-step replace-one sensitivity
+    /// for DP-GD with σ > 0 on a Lipschitz loss its μ-GDP (none for least
+    /// squares, whose gradient is unbounded): per-step replace-one sensitivity
     /// Δ = 2LR (R = 1, L = [`crate::Model::lipschitz`]), μ = √T·Δ/σ
     /// (Gaussian composition, exact). `None` otherwise.
     pub fn of(point: &Point) -> Option<Privacy> {
@@ -319,7 +558,8 @@ impl Privacy {
             return None;
         };
         let relation = Neighbouring::ReplaceOne;
-        (sigma > 0.0).then(|| Privacy {
+        // an unbounded gradient (least squares) has no finite guarantee
+        (sigma > 0.0 && point.model().lipschitz().is_finite()).then(|| Privacy {
             mu: Some(crate::accountant::mu_dpgd(
                 point.model().lipschitz(),
                 1.0,

@@ -18,8 +18,8 @@ use std::path::PathBuf;
 use propdp::Progress;
 use propdp::core::accountant::Neighbouring;
 use propdp::core::config::{RawAlgorithm, RawConfig, RawProblem};
-use propdp::core::{AlgorithmKind, Config, ConfigError, Model, ModelKind, NoiseLaw};
-use propdp::privacy::{NoiseLevel, Query};
+use propdp::core::{AlgorithmKind, Config, ConfigError, ModelKind};
+use propdp::privacy::{Argument, QueryArgs};
 use propdp::provenance::{CRATE_VERSION, GIT_COMMIT, provenance_of};
 use propdp::rundir::Existing;
 use propdp::sim::simulate_with_progress;
@@ -478,89 +478,128 @@ fn draw(py: Python<'_>, results: PathBuf, out: Option<PathBuf>) -> PyResult<(Vec
 /// The guarantee of a noise level in every notion, or the noise calibrated
 /// to `epsilon` (at `delta_priv`) or `rho` (what `propdp privacy` prints).
 #[pyfunction]
-#[pyo3(signature = (algorithm, model, huber_m, lambda_, steps, neighbouring, delta_priv, noise=None, epsilon=None, rho=None, sample_rate=None, clip=None))]
+#[pyo3(signature = (algorithm, model, *, huber_m=None, lambda_=None, steps=None, neighbouring=None, delta_priv=None, noise=None, epsilon=None, rho=None, sample_rate=None, clip=None))]
 #[allow(clippy::too_many_arguments)] // one per keyword of the Python call
 fn privacy<'py>(
     py: Python<'py>,
-    algorithm: &str,
-    model: &str,
-    huber_m: f64,
-    lambda_: f64,
-    steps: i64,
-    neighbouring: &str,
-    delta_priv: f64,
-    noise: Option<f64>,
-    epsilon: Option<f64>,
-    rho: Option<f64>,
-    sample_rate: Option<f64>,
-    clip: Option<f64>,
+    algorithm: &Bound<'py, PyAny>,
+    model: &Bound<'py, PyAny>,
+    huber_m: Option<&Bound<'py, PyAny>>,
+    lambda_: Option<&Bound<'py, PyAny>>,
+    steps: Option<&Bound<'py, PyAny>>,
+    neighbouring: Option<&Bound<'py, PyAny>>,
+    delta_priv: Option<&Bound<'py, PyAny>>,
+    noise: Option<&Bound<'py, PyAny>>,
+    epsilon: Option<&Bound<'py, PyAny>>,
+    rho: Option<&Bound<'py, PyAny>>,
+    sample_rate: Option<&Bound<'py, PyAny>>,
+    clip: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let bad = |field: &str, why: String| config_error(py, format!("`{field}` = {why}"), Some(field.into()));
-    let algorithm: AlgorithmKind = algorithm.parse().map_err(|e| bad("algorithm", e))?;
-    let model = match model.parse::<ModelKind>().map_err(|e| bad("model", e))? {
-        ModelKind::Huber => Model::Huber {
-            huber_m,
-            noise: NoiseLaw::Gaussian { sd: 1.0 },
+    let bad = |field: &str, why: String| config_error(py, format!("{field}{why}"), Some(field.into()));
+    let name = |v: &Bound<'py, PyAny>, field: &str, allowed: &str| -> PyResult<String> {
+        v.extract::<String>()
+            .map_err(|_| bad(field, format!(" = {v} is invalid: allowed {allowed}")))
+    };
+    let algorithm: AlgorithmKind = name(algorithm, "algorithm", "\"objective\", \"output\", \"dpgd\", \"dpsgd\"")?
+        .parse()
+        .map_err(|e| bad("algorithm", format!(": {e}")))?;
+    let model: ModelKind = name(model, "model", "\"huber\", \"logistic\", \"least_squares\"")?
+        .parse()
+        .map_err(|e| bad("model", format!(": {e}")))?;
+    let neighbouring = match neighbouring.filter(|v| !v.is_none()) {
+        None => Neighbouring::ReplaceOne,
+        Some(v) => match name(v, "neighbouring", "\"replace_one\", \"add_remove_one\"")?.as_str() {
+            "replace_one" | "replace-one" => Neighbouring::ReplaceOne,
+            "add_remove_one" | "add-remove-one" => Neighbouring::AddRemoveOne,
+            other => {
+                return Err(bad(
+                    "neighbouring",
+                    format!(" = {other:?} is invalid: allowed \"replace_one\", \"add_remove_one\""),
+                ));
+            }
         },
-        ModelKind::Logistic => Model::Logistic,
-        // the label noise does not enter the guarantee
-        ModelKind::LeastSquares => Model::LeastSquares {
-            noise: NoiseLaw::Gaussian { sd: 1.0 },
-        },
     };
-    let neighbouring: Neighbouring =
-        serde_json::from_value(serde_json::Value::String(neighbouring.into())).map_err(|_| {
-            bad(
-                "neighbouring",
-                format!("{neighbouring:?} is invalid: allowed \"replace_one\" | \"add_remove_one\""),
-            )
-        })?;
-    let steps = usize::try_from(steps).map_err(|_| bad("steps", format!("{steps} is invalid: allowed 1 ≤ T ≤ 1e9")))?;
-    let noise = match (noise, epsilon, rho) {
-        (Some(n), None, None) => NoiseLevel::Given(n),
-        (None, Some(e), None) => NoiseLevel::Epsilon(e),
-        (None, None, Some(r)) => NoiseLevel::Rho(r),
-        _ => {
-            return Err(config_error(
-                py,
-                "give exactly one of noise, epsilon (with delta_priv) or rho".into(),
-                Some("noise".into()),
-            ));
-        }
-    };
-    let dpsgd = algorithm == AlgorithmKind::Dpsgd;
-    for (field, given) in [("sample_rate", sample_rate.is_some()), ("clip", clip.is_some())] {
-        if given && !dpsgd {
-            return Err(bad(field, "given: it applies to algorithm=\"dpsgd\" only".into()));
-        }
-    }
-    let sample_rate = match sample_rate {
-        Some(q) => q,
-        None if dpsgd => return Err(bad("sample_rate", "missing: required for dpsgd, 0 < q ≤ 1".into())),
-        None => 1.0,
-    };
-    let q = Query {
-        algorithm,
-        model,
-        lambda: lambda_,
-        steps,
-        sample_rate,
-        clip,
+    let args = QueryArgs {
+        huber_m: number(py, huber_m, "huber_m")?,
+        lambda: number(py, lambda_, "lambda_")?,
+        steps: integer(py, steps, "steps")?,
+        sample_rate: number(py, sample_rate, "sample_rate")?,
+        clip: number(py, clip, "clip")?,
         neighbouring,
-        delta_priv,
-        noise,
+        delta_priv: number(py, delta_priv, "delta_priv")?,
+        noise: number(py, noise, "noise")?,
+        epsilon: number(py, epsilon, "epsilon")?,
+        rho: number(py, rho, "rho")?,
+        ..QueryArgs::new(algorithm, model)
     };
-    let r = propdp::privacy::assess(&q).map_err(|e| match e.downcast_ref::<propdp::privacy::Argument>() {
-        // the library shows command-line flags (`--huber-m`); Python names keywords
-        Some(a) => {
-            let key = if a.argument == "lambda" { "lambda_" } else { a.argument };
-            config_error(py, format!("{key}{}", a.text), Some(key.into()))
-        }
-        None => to_py(py, e),
-    })?;
+    let keyword = |a: Argument| config_error(py, a.keyword(), Some(propdp::privacy::python_keyword(a.argument)));
+    let q = args.query().map_err(keyword)?;
+    let r = py
+        .detach(|| propdp::privacy::assess(&q))
+        .map_err(|e| match e.downcast::<Argument>() {
+            Ok(a) => keyword(a),
+            Err(e) => to_py(py, e),
+        })?;
     let mut json = r.json();
     json["text"] = r.text().into();
     pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
+}
+
+/// A number argument (`None`: not given): a Python int or float, or a numpy
+/// scalar; a bool, a string or an int beyond f64 is refused naming `field`.
+fn number(py: Python<'_>, v: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<f64>> {
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let refuse = |why: String| config_error(py, format!("{field} = {why}"), Some(field.into()));
+    if v.is_instance_of::<PyBool>() {
+        return Err(refuse(format!("{v} is a bool: allowed a number")));
+    }
+    if let Ok(x) = v.cast::<PyFloat>() {
+        return Ok(Some(x.value()));
+    }
+    if let Ok(i) = v.cast::<PyInt>() {
+        let x: f64 = i.extract()?;
+        if !x.is_finite() {
+            return Err(refuse(format!("{i} is too large for a 64-bit float")));
+        }
+        return Ok(Some(x));
+    }
+    if v.hasattr("dtype")? && v.hasattr("item")? {
+        return number(py, Some(&v.call_method0("item")?), field);
+    }
+    Err(refuse(format!(
+        "{} (a {}) is invalid: allowed a number",
+        v.repr()?,
+        v.get_type().name()?
+    )))
+}
+
+/// An integer argument (`None`: not given): a Python int or a numpy
+/// integer; a bool, a float (even 29.0 or 0.29/0.01 = 28.999…, never
+/// rounded) or a negative or huge int is refused naming `field`.
+fn integer(py: Python<'_>, v: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<u64>> {
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let refuse = |why: String| config_error(py, format!("{field} = {why}"), Some(field.into()));
+    if v.is_instance_of::<PyBool>() {
+        return Err(refuse(format!("{v} is a bool: allowed an integer")));
+    }
+    if let Ok(i) = v.cast::<PyInt>() {
+        return i
+            .extract::<u64>()
+            .map(Some)
+            .map_err(|_| refuse(format!("{i} is invalid: allowed an integer 1 ≤ T ≤ 1e9")));
+    }
+    if v.hasattr("dtype")? && v.hasattr("item")? {
+        return integer(py, Some(&v.call_method0("item")?), field);
+    }
+    Err(refuse(format!(
+        "{} (a {}) is invalid: allowed an integer (a float is never rounded: pass round(x) or int(x))",
+        v.repr()?,
+        v.get_type().name()?
+    )))
 }
 
 /// What `propdp check` prints: the config's points and axes, validated.

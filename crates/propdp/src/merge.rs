@@ -5,22 +5,27 @@
 //! is recomputed from its blocks' per-repetition values, in repetition order,
 //! by the summary a single run uses ([`propdp_sim::summarise`]).
 //!
-//! Refused, naming the shard, with nothing written: a shard directory
-//! without a manifest or not a shard, shards of different configs or of
-//! different N, a shard given twice, a missing shard, a unit computed by two
-//! shards or by none, and an output directory that already holds results.
+//! Every line is checked as a resumed run checks its own
+//! ([`Record::conforms`]: a unit of this config, its parameters, converged,
+//! finite). Refused, naming the shard (and file and line), with nothing
+//! written: a shard directory without a manifest or not a shard, shards of
+//! different configs or of different N, a shard given twice, a missing
+//! shard, a unit computed by two shards or by none, a line that is not a
+//! record this config's run writes, and an output directory that already
+//! holds results or files propdp did not write. The output directory is
+//! locked while merging and its files appear whole ([`RunDir::publish`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use propdp_core::Config;
-use propdp_core::record::{Record, Source};
+use propdp_core::record::{Failure, Record, RecordKey};
 use propdp_sim::{Repetition, summarise};
 
 use crate::provenance::Manifest;
-use crate::run::{sim_settings, simulation_record};
-use crate::rundir::Key;
+use crate::run::{expected, sim_settings, simulation_record};
+use crate::rundir::{RUN, RunDir};
 use crate::shard::{Shard, Unit, assign, costs, units};
 
 /// What a merge wrote.
@@ -39,12 +44,13 @@ struct ShardDir {
     path: PathBuf,
     shard: Shard,
     /// (key, line, is a failure) of every complete line of results.jsonl and errors.jsonl.
-    lines: Vec<(Key, String, bool)>,
+    lines: Vec<(RecordKey, String, bool)>,
 }
 
 /// The complete lines of a JSON-lines file (a torn last line — an
-/// interrupted write — is left out, and the file untouched), each with its key.
-fn keyed_lines(path: &Path) -> Result<Vec<(Key, String)>> {
+/// interrupted write — is left out, and the file untouched), each parsed by
+/// `key`, which checks the line and returns its key (or the field at fault).
+fn keyed_lines(path: &Path, key: &dyn Fn(&str) -> Result<RecordKey, String>) -> Result<Vec<(RecordKey, String)>> {
     if !path.exists() {
         return Ok(Vec::new());
     }
@@ -52,23 +58,22 @@ fn keyed_lines(path: &Path) -> Result<Vec<(Key, String)>> {
     let complete = text.rfind('\n').map_or("", |i| &text[..i]);
     complete
         .split('\n')
-        .filter(|l| !l.is_empty())
         .enumerate()
-        .map(|(no, l)| {
-            let v: serde_json::Value =
-                serde_json::from_str(l).with_context(|| format!("{}:{}: not a JSON line", path.display(), no + 1))?;
-            let k = line_key(&v).with_context(|| format!("{}:{}: no source/index", path.display(), no + 1))?;
-            Ok((k, l.to_string()))
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(no, l)| match key(l) {
+            Ok(k) => Ok((k, l.to_string())),
+            Err(why) => bail!(
+                "{}:{}: {why}; not a line this config's run writes (edited or damaged?)",
+                path.display(),
+                no + 1
+            ),
         })
         .collect()
 }
 
 /// The manifest of a shard directory, and its shard.
 fn read_manifest(dir: &Path) -> Result<(Manifest, Shard)> {
-    let mpath = dir.join("manifest.json");
-    let manifest: Manifest =
-        serde_json::from_str(&std::fs::read_to_string(&mpath).with_context(|| format!("reading {}", mpath.display()))?)
-            .with_context(|| format!("parsing {}", mpath.display()))?;
+    let manifest = crate::rundir::read_manifest(dir)?;
     let Some(shard) = manifest.shard else {
         bail!(
             "{} is not a shard (its manifest has no \"shard\"): run it with --shard K/N",
@@ -117,18 +122,6 @@ pub(crate) fn check_shards(dirs: &[PathBuf]) -> Result<(Manifest, Vec<Shard>)> {
         bail!("shard {k}/{count} is missing (given: {} of {count})", shards.len());
     }
     Ok((first, shards))
-}
-
-/// The key (source, index, d, first repetition of a block) of a record or failure line.
-fn line_key(e: &serde_json::Value) -> Option<Key> {
-    let source = match e["source"].as_str()? {
-        "theory" => Source::Theory,
-        "simulation" => Source::Simulation,
-        _ => return None,
-    };
-    let d = e["d"].as_u64().map(|d| d as usize);
-    let first_rep = e["block"]["first"].as_u64().map(|r| r as usize);
-    Some((source, e["index"].as_u64()? as usize, d, first_rep))
 }
 
 /// The record of a simulated point from the lines of its repetition blocks
@@ -186,14 +179,44 @@ fn combine(
 /// errors.jsonl, manifest.json; the caller draws the figures).
 pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
     let (manifest, shard_of) = check_shards(dirs)?;
+    let count = shard_of[0].count;
+    let cfg = Config::from_toml_str(&manifest.config_text).context("the shards' config")?;
+    let all = units(&cfg, count);
+    let owner = assign(&costs(&all), count);
+    // the unit of every record key
+    let unit_of: BTreeMap<RecordKey, usize> = all
+        .iter()
+        .enumerate()
+        .flat_map(|(u, unit)| unit.keys().map(move |k| (k, u)))
+        .collect();
+    let provenance = manifest.provenance();
+    let points = cfg.sweep.points();
+    let record_key = |line: &str| -> Result<RecordKey, String> {
+        let r: Record = serde_json::from_str(line).map_err(|e| format!("not a record ({e})"))?;
+        let u = *unit_of
+            .get(&r.key())
+            .ok_or_else(|| format!("{} is not a unit of this config", r.key()))?;
+        r.conforms(&expected(&cfg, &all[u], r.index, &provenance))?;
+        Ok(r.key())
+    };
+    let failure_key = |line: &str| -> Result<RecordKey, String> {
+        let f: Failure = serde_json::from_str(line).map_err(|e| format!("not a failure ({e})"))?;
+        if !unit_of.contains_key(&f.key()) {
+            return Err(format!("{} is not a unit of this config", f.key()));
+        }
+        if f.params != points[f.index].params() {
+            return Err(format!("params are not those of point {}", f.index));
+        }
+        Ok(f.key())
+    };
     let mut shards = Vec::new();
     for (dir, shard) in dirs.iter().zip(shard_of) {
-        let mut lines: Vec<(Key, String, bool)> = keyed_lines(&dir.join("results.jsonl"))?
+        let mut lines: Vec<(RecordKey, String, bool)> = keyed_lines(&dir.join("results.jsonl"), &record_key)?
             .into_iter()
             .map(|(k, l)| (k, l, false))
             .collect();
         lines.extend(
-            keyed_lines(&dir.join("errors.jsonl"))?
+            keyed_lines(&dir.join("errors.jsonl"), &failure_key)?
                 .into_iter()
                 .map(|(k, l)| (k, l, true)),
         );
@@ -203,43 +226,33 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
             lines,
         });
     }
-    let count = shards[0].shard.count;
-    let cfg = Config::from_toml_str(&manifest.config_text).context("the shards' config")?;
-    let all = units(&cfg, count);
-    let owner = assign(&costs(&all), count);
-    // the unit of every record key
-    let unit_of: BTreeMap<Key, usize> = all
-        .iter()
-        .enumerate()
-        .flat_map(|(u, unit)| unit.keys().map(move |k| (k, u)))
-        .collect();
     // every key once, from the shard that owns its unit
-    let mut found: BTreeMap<Key, (String, bool)> = BTreeMap::new();
+    let mut found: BTreeMap<RecordKey, (String, bool)> = BTreeMap::new();
     for s in &shards {
         for (k, line, failure) in &s.lines {
             let Some(&u) = unit_of.get(k) else {
                 bail!(
-                    "{} (shard {}) holds {k:?}, which is not a unit of this config",
+                    "{} (shard {}) holds {k}, which is not a unit of this config",
                     s.path.display(),
                     s.shard
                 );
             };
             if owner[u] != s.shard.index {
                 bail!(
-                    "{} (shard {}) holds {k:?}, which shard {}/{count} owns",
+                    "{} (shard {}) holds {k}, which shard {}/{count} owns",
                     s.path.display(),
                     s.shard,
                     owner[u]
                 );
             }
             if found.insert(*k, (line.clone(), *failure)).is_some() {
-                bail!("{} (shard {}) holds {k:?} twice", s.path.display(), s.shard);
+                bail!("{} (shard {}) holds {k} twice", s.path.display(), s.shard);
             }
         }
     }
     if let Some((k, u)) = unit_of.iter().find(|(k, _)| !found.contains_key(k)) {
         bail!(
-            "{k:?} is in no shard (shard {}/{count} owns it: interrupted? finish it with --resume)",
+            "{k} is in no shard (shard {}/{count} owns it: interrupted? finish it with --resume)",
             owner[*u]
         );
     }
@@ -265,14 +278,7 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
         ordered.push(combine(&cfg, &merged.provenance(), &blocks)?);
         u = end;
     }
-    let results = out.join("results.jsonl");
-    if results.exists() {
-        bail!(
-            "{} already exists: merge writes into a new directory",
-            results.display()
-        );
-    }
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let mut dir = RunDir::create(out, RUN)?;
     let (mut lines, mut failures) = (String::new(), String::new());
     let (mut records, mut failed) = (0, 0);
     for (line, failure) in &ordered {
@@ -286,9 +292,7 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
             records += 1;
         }
     }
-    std::fs::write(out.join("manifest.json"), serde_json::to_string_pretty(&merged)? + "\n")?;
-    std::fs::write(out.join("errors.jsonl"), failures)?;
-    std::fs::write(&results, lines).with_context(|| format!("writing {}", results.display()))?;
+    dir.publish(&lines, &failures, &merged)?;
     Ok(MergeSummary {
         dir: out.to_path_buf(),
         records,

@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use propdp_core::accountant::{
     Mechanism, MechanismKind, Neighbouring, ObjectiveBound, dpsgd_rdp_epsilon, mu_dpgd, mu_output,
 };
-use propdp_core::{AlgorithmKind, Model};
+use propdp_core::{AlgorithmKind, Model, ModelKind, NoiseLaw};
 
 /// The noise to assess: given, or calibrated to a target.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,30 +30,219 @@ impl NoiseLevel {
     }
 }
 
-/// A refused query, naming its argument: `argument` is the key (`huber_m`,
-/// `delta_priv`), shown as the command line's flag (`--huber-m`); `text`
-/// follows it (`" = 2 is invalid: allowed 0 < δ < 1"`).
+/// A refused query, naming its argument (and another it conflicts with):
+/// `argument` is the key (`huber_m`, `delta_priv`), shown as the command
+/// line's flag (`--huber-m`, [`Argument`]'s `Display`) or the Python keyword
+/// ([`Argument::keyword`]); `text` follows it (`" = 2 is invalid: allowed
+/// 0 < δ < 1"`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Argument {
     /// The argument's key, snake_case.
     pub argument: &'static str,
+    /// A second argument the first conflicts with.
+    pub also: Option<&'static str>,
     /// What is wrong, to follow the argument's name.
     pub text: String,
 }
 
 impl Argument {
     fn new(argument: &'static str, text: String) -> Self {
-        Argument { argument, text }
+        Argument {
+            argument,
+            also: None,
+            text,
+        }
     }
+
+    fn both(argument: &'static str, also: &'static str, text: String) -> Self {
+        Argument {
+            argument,
+            also: Some(also),
+            text,
+        }
+    }
+
+    /// The message with the arguments spelled as `spell` spells a key.
+    fn render(&self, spell: impl Fn(&str) -> String) -> String {
+        match self.also {
+            Some(also) => format!("{} and {}{}", spell(self.argument), spell(also), self.text),
+            None => format!("{}{}", spell(self.argument), self.text),
+        }
+    }
+
+    /// The message with Python's keyword spellings (`lambda_`, `huber_m`).
+    pub fn keyword(&self) -> String {
+        self.render(python_keyword)
+    }
+}
+
+/// A query key as Python spells its keyword (`lambda` is `lambda_`).
+pub fn python_keyword(key: &str) -> String {
+    if key == "lambda" { "lambda_".into() } else { key.into() }
 }
 
 impl std::fmt::Display for Argument {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "--{}{}", self.argument.replace('_', "-"), self.text)
+        f.write_str(&self.render(|k| format!("--{}", k.replace('_', "-"))))
     }
 }
 
 impl std::error::Error for Argument {}
+
+/// The arguments of a privacy query as a front end receives them — the
+/// command line's flags, Python's keywords — before defaults and checks:
+/// [`QueryArgs::query`] is the one place that turns them into a [`Query`],
+/// so both front ends accept and refuse the same things.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryArgs {
+    /// The algorithm.
+    pub algorithm: AlgorithmKind,
+    /// The model.
+    pub model: ModelKind,
+    /// Huber threshold M (model huber only; default 1).
+    pub huber_m: Option<f64>,
+    /// Ridge λ (objective and output perturbation only; default 1).
+    pub lambda: Option<f64>,
+    /// Steps T (DP-GD and DP-SGD only; default 1).
+    pub steps: Option<u64>,
+    /// Poisson sample rate q (DP-SGD only, required there).
+    pub sample_rate: Option<f64>,
+    /// Clipping norm C (DP-SGD only).
+    pub clip: Option<f64>,
+    /// The neighbouring relation.
+    pub neighbouring: Neighbouring,
+    /// δ of the (ε, δ) guarantee (default 1e-6).
+    pub delta_priv: Option<f64>,
+    /// A noise to assess …
+    pub noise: Option<f64>,
+    /// … or an ε to calibrate it to …
+    pub epsilon: Option<f64>,
+    /// … or a zCDP ρ.
+    pub rho: Option<f64>,
+}
+
+impl QueryArgs {
+    /// No argument given but the algorithm and model.
+    pub fn new(algorithm: AlgorithmKind, model: ModelKind) -> QueryArgs {
+        QueryArgs {
+            algorithm,
+            model,
+            huber_m: None,
+            lambda: None,
+            steps: None,
+            sample_rate: None,
+            clip: None,
+            neighbouring: Neighbouring::ReplaceOne,
+            delta_priv: None,
+            noise: None,
+            epsilon: None,
+            rho: None,
+        }
+    }
+
+    /// The query, or the first argument at fault: one that does not apply
+    /// to the algorithm or model (it would be silently ignored), a missing
+    /// sample rate for DP-SGD, two of noise/epsilon/rho, then the range
+    /// checks of [`check`].
+    ///
+    /// ```
+    /// use propdp::privacy::QueryArgs;
+    /// use propdp::core::{AlgorithmKind, ModelKind};
+    /// let mut a = QueryArgs::new(AlgorithmKind::Dpsgd, ModelKind::Logistic);
+    /// a.sample_rate = Some(0.01);
+    /// a.noise = Some(1.0);
+    /// a.epsilon = Some(1.0);
+    /// assert_eq!(a.query().unwrap_err().to_string(), "--noise and --epsilon are both given: give one (a noise to assess, or a target to calibrate it to)");
+    /// a.epsilon = None;
+    /// a.lambda = Some(0.5);
+    /// assert!(a.query().unwrap_err().to_string().starts_with("--lambda does not apply"));
+    /// ```
+    pub fn query(&self) -> Result<Query, Argument> {
+        let (kind, dpsgd) = (self.algorithm, self.algorithm == AlgorithmKind::Dpsgd);
+        let not_for = |what: &str| format!(" does not apply to {what}: leave it out");
+        let alg = format!("--algorithm {}", kind.name());
+        for (key, given, applies, what) in [
+            (
+                "huber_m",
+                self.huber_m.is_some(),
+                self.model == ModelKind::Huber,
+                format!("model {}", self.model.name()),
+            ),
+            (
+                "lambda",
+                self.lambda.is_some(),
+                !kind.is_iterative(),
+                format!("{alg} (its guarantee does not depend on λ)"),
+            ),
+            ("steps", self.steps.is_some(), kind.is_iterative(), alg.clone()),
+            ("sample_rate", self.sample_rate.is_some(), dpsgd, alg.clone()),
+            ("clip", self.clip.is_some(), dpsgd, alg.clone()),
+        ] {
+            if given && !applies {
+                return Err(Argument::new(key, not_for(&what)));
+            }
+        }
+        let targets: Vec<&'static str> = [("noise", self.noise), ("epsilon", self.epsilon), ("rho", self.rho)]
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|_| k))
+            .collect();
+        if let [a, b, ..] = targets[..] {
+            return Err(Argument::both(
+                a,
+                b,
+                " are both given: give one (a noise to assess, or a target to calibrate it to)".into(),
+            ));
+        }
+        let sample_rate = match self.sample_rate {
+            Some(q) => q,
+            None if dpsgd => {
+                return Err(Argument::new(
+                    "sample_rate",
+                    " is required with algorithm dpsgd: allowed 0 < q ≤ 1".into(),
+                ));
+            }
+            None => 1.0,
+        };
+        let steps = self.steps.unwrap_or(1);
+        let model = match self.model {
+            ModelKind::Huber => Model::Huber {
+                huber_m: self.huber_m.unwrap_or(1.0),
+                noise: NoiseLaw::Gaussian { sd: 1.0 },
+            },
+            ModelKind::Logistic => Model::Logistic,
+            // the label noise does not enter the guarantee
+            ModelKind::LeastSquares => Model::LeastSquares {
+                noise: NoiseLaw::Gaussian { sd: 1.0 },
+            },
+        };
+        let query = |noise| Query {
+            algorithm: kind,
+            model,
+            lambda: self.lambda.unwrap_or(1.0),
+            steps: usize::try_from(steps).unwrap_or(usize::MAX),
+            sample_rate,
+            clip: self.clip,
+            neighbouring: self.neighbouring,
+            delta_priv: self.delta_priv.unwrap_or(1e-6),
+            noise,
+        };
+        let q = match (self.noise, self.epsilon, self.rho) {
+            (Some(n), _, _) => query(NoiseLevel::Given(n)),
+            (_, Some(e), _) => query(NoiseLevel::Epsilon(e)),
+            (_, _, Some(r)) => query(NoiseLevel::Rho(r)),
+            (None, None, None) => {
+                // name a bad mechanism argument first, then the missing noise
+                check(&query(NoiseLevel::Given(1.0)))?;
+                return Err(Argument::new(
+                    "noise",
+                    " is missing: give a noise to assess, or epsilon (> 0) or rho (> 0) to calibrate it".into(),
+                ));
+            }
+        };
+        check(&q)?;
+        Ok(q)
+    }
+}
 
 /// A mechanism and its noise.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -120,9 +309,9 @@ impl Query {
 /// perturbation (their sensitivity bounds need a ridge), 1 ≤ T ≤ 10⁹ for
 /// DP-GD and DP-SGD, 0 < q ≤ 1 and 0 < C < ∞ for DP-SGD (C required for a
 /// loss that is not Lipschitz), and a noise (or target) that is positive and finite.
-pub fn check(q: &Query) -> Result<()> {
+pub fn check(q: &Query) -> Result<(), Argument> {
     if let Err(e) = q.model.check() {
-        return Err(Argument::new("huber_m", format!(": {e}")).into());
+        return Err(Argument::new("huber_m", format!(": {e}")));
     }
     if q.model.lipschitz().is_infinite() && !(q.algorithm == AlgorithmKind::Dpsgd && q.clip.is_some()) {
         return Err(Argument::new(
@@ -131,19 +320,20 @@ pub fn check(q: &Query) -> Result<()> {
                 " = {}: its loss is not Lipschitz, so only DP-SGD with clipping is private (--algorithm dpsgd --clip C)",
                 q.model.name()
             ),
-        )
-        .into());
+        ));
     }
     if !(q.delta_priv > 0.0 && q.delta_priv < 1.0) {
         return Err(Argument::new(
             "delta_priv",
             format!(" = {:?} is invalid: allowed 0 < δ < 1", q.delta_priv),
-        )
-        .into());
+        ));
     }
     match q.algorithm {
         AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd if !(1..=1_000_000_000).contains(&q.steps) => {
-            return Err(Argument::new("steps", format!(" = {} is invalid: allowed 1 ≤ T ≤ 1e9", q.steps)).into());
+            return Err(Argument::new(
+                "steps",
+                format!(" = {} is invalid: allowed 1 ≤ T ≤ 1e9", q.steps),
+            ));
         }
         AlgorithmKind::Dpgd => {}
         AlgorithmKind::Dpsgd => {
@@ -151,13 +341,12 @@ pub fn check(q: &Query) -> Result<()> {
                 return Err(Argument::new(
                     "sample_rate",
                     format!(" = {:?} is invalid: allowed 0 < q ≤ 1", q.sample_rate),
-                )
-                .into());
+                ));
             }
             if let Some(c) = q.clip
                 && !(c > 0.0 && c.is_finite())
             {
-                return Err(Argument::new("clip", format!(" = {c:?} is invalid: allowed 0 < C < ∞")).into());
+                return Err(Argument::new("clip", format!(" = {c:?} is invalid: allowed 0 < C < ∞")));
             }
         }
         _ => {
@@ -168,8 +357,7 @@ pub fn check(q: &Query) -> Result<()> {
                         " = {:?} is invalid: allowed 0 < λ < ∞ (the sensitivity bounds need a ridge)",
                         q.lambda
                     ),
-                )
-                .into());
+                ));
             }
         }
     }
@@ -180,16 +368,22 @@ pub fn check(q: &Query) -> Result<()> {
         return Err(Argument::new(
             q.noise.argument(),
             format!(" = {x:?} is invalid: allowed > 0 and finite"),
-        )
-        .into());
+        ));
     }
     Ok(())
 }
 
 /// Why no noise was calibrated to a target: below objective perturbation's
-/// floor, or so loose that any noise in the calibrated range meets it.
-fn unreachable(arg: &'static str, level: f64, mech: &Mechanism, zcdp: bool) -> anyhow::Error {
+/// floor, too strict for the largest noise of the calibrated range, or so
+/// loose that its smallest noise meets it.
+fn unreachable(arg: &'static str, level: f64, q: &Query, mech: &Mechanism, zcdp: bool) -> Argument {
     let floor = mech.floor(zcdp);
+    let largest = 40f64.exp();
+    let strict = if zcdp {
+        mech.rho(largest) > level
+    } else {
+        !mech.meets(largest, level, q.delta_priv)
+    };
     if level <= floor {
         Argument::new(
             arg,
@@ -198,16 +392,23 @@ fn unreachable(arg: &'static str, level: f64, mech: &Mechanism, zcdp: bool) -> a
                  (log(1 + βR²/λ) per neighbour) whatever the noise; raise λ or the target"
             ),
         )
-        .into()
+    } else if strict {
+        Argument::new(
+            arg,
+            format!(
+                " = {level:?} is too strict: even the largest noise of the calibrated range, e^40 ≈ 2.4e17, \
+                 does not meet it (at δ = {:?}); no noise is calibrated",
+                q.delta_priv
+            ),
+        )
     } else {
         Argument::new(
             arg,
             format!(
-                " = {level:?}: no noise level in [e^-200, e^40] is the smallest to meet it \
-                 (the target is so loose that any noise does, or none does); no noise is calibrated"
+                " = {level:?} is so loose that every noise down to e^-200 meets it: no smallest noise \
+                 exists to calibrate"
             ),
         )
-        .into()
     }
 }
 
@@ -231,10 +432,10 @@ pub fn assess(q: &Query) -> Result<Report> {
         NoiseLevel::Given(n) => n,
         NoiseLevel::Rho(rho) => mech
             .calibrate_rho(rho)
-            .ok_or_else(|| unreachable("rho", rho, &mech, true))?,
+            .ok_or_else(|| unreachable("rho", rho, q, &mech, true))?,
         NoiseLevel::Epsilon(eps) => mech
             .calibrate(eps, q.delta_priv)
-            .ok_or_else(|| unreachable("epsilon", eps, &mech, false))?,
+            .ok_or_else(|| unreachable("epsilon", eps, q, &mech, false))?,
     };
     let (l, beta) = (mech.lipschitz, mech.smoothness);
     let (mu, objective_bound, rdp) = match q.algorithm {
@@ -287,6 +488,23 @@ impl Report {
         .flatten()
         .chain(self.objective_bound.iter().flat_map(|(c, a)| [*c, *a]))
         .chain(self.rdp.iter().map(|r| r.1));
+        let q = &self.query;
+        let underflow = !(self.noise > 0.0 && self.rho > 0.0 && self.mu.is_none_or(|m| m > 0.0));
+        if let (AlgorithmKind::Dpsgd, Some(c)) = (q.algorithm, q.clip)
+            && (underflow || numbers.clone().any(|x| !x.is_finite()))
+        {
+            // the guarantee depends on σ/min(C, L): name both
+            return Err(Argument::both(
+                q.noise.argument(),
+                "clip",
+                format!(
+                    ": the noise multiplier σ/min(C, L) = {:?}/{c:?} is beyond the range of the accountant \
+                     (ρ = {:?}, μ = {:?}): no guarantee can be stated",
+                    self.noise, self.rho, self.mu
+                ),
+            )
+            .into());
+        }
         if let Some(x) = numbers.into_iter().find(|x| !x.is_finite()) {
             return Err(Argument::new(
                 self.query.noise.argument(),
@@ -296,7 +514,7 @@ impl Report {
             )
             .into());
         }
-        if !(self.noise > 0.0 && self.rho > 0.0 && self.mu.is_none_or(|m| m > 0.0)) {
+        if underflow {
             return Err(Argument::new(
                 self.query.noise.argument(),
                 format!(

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use propdp_core::config::SimulationConfig;
-use propdp_core::record::{Provenance, Record, RepBlock, SimRecord, SolverReport, Source};
+use propdp_core::record::{Failure, Provenance, Record, RecordKey, RepBlock, SimRecord, SolverReport, Source};
 use propdp_core::{Config, Point};
 use propdp_sim::run::samples;
 use propdp_sim::{Repetition, SimSettings, SimSummary, simulate_reps, summarise};
@@ -16,7 +16,7 @@ use propdp_theory::solve::{Solution, State, TheorySolver};
 
 use crate::progress::{Cancelled, Progress};
 use crate::provenance::Manifest;
-use crate::rundir::{Existing, Key, RunDir};
+use crate::rundir::{Existing, RUN, RunDir};
 use crate::shard::{Shard, Unit, WARM_BLOCK, owned};
 
 /// Which sources a run computes.
@@ -137,12 +137,27 @@ pub fn run_shard(
         shard,
         ..Manifest::new(label, &cfg.text, cfg.sweep.points().len())
     };
-    let (mut out, done) = RunDir::open(dir, &manifest, existing, sources)?;
+    let units = owned(cfg, shard);
+    let provenance = manifest.provenance();
+    let unit_of: BTreeMap<RecordKey, &Unit> = units.iter().flat_map(|u| u.keys().map(move |k| (k, u))).collect();
+    let check = |r: &Record| match unit_of.get(&r.key()) {
+        Some(unit) => r.conforms(&expected(cfg, unit, r.index, &provenance)),
+        None => Err(format!("{} is not a unit of this run", r.key())),
+    };
+    let (mut out, earlier) = RunDir::open(dir, RUN, &manifest, existing, &check)?;
+    let done: BTreeSet<RecordKey> = earlier.records.iter().map(Record::key).collect();
+    // failures of a source this run does not retry stay reported
+    for f in earlier.failures.iter().filter(|f| match f.source {
+        Source::Theory => !sources.theory,
+        Source::Simulation => !sources.simulation,
+    }) {
+        out.write_failure(f)?;
+    }
     let mut pass = Pass {
         out: &mut out,
         done: &done,
         manifest: &manifest,
-        units: owned(cfg, shard),
+        units,
         progress,
         summary: RunSummary {
             dir: dir.to_path_buf(),
@@ -165,7 +180,7 @@ pub fn run_shard(
 /// One run's state while it computes.
 struct Pass<'a> {
     out: &'a mut RunDir,
-    done: &'a BTreeSet<Key>,
+    done: &'a BTreeSet<RecordKey>,
     manifest: &'a Manifest,
     /// The units of work this run computes (a shard's, or all).
     units: Vec<Unit>,
@@ -176,32 +191,24 @@ struct Pass<'a> {
 impl Pass<'_> {
     /// Write a finished record, or — when it failed or holds a number that is
     /// not finite — report it and write it to errors.jsonl. True when written.
-    fn emit(&mut self, outcome: Result<Record, String>, entry: serde_json::Value, what: &str) -> Result<bool> {
+    fn emit(&mut self, outcome: Result<Record, String>, failure: Failure, what: &str) -> Result<bool> {
         let checked = outcome.and_then(|r| match r.non_finite() {
             Some(path) => Err(format!("{path} is not a finite number; the point is not written")),
             None => Ok(r),
         });
         match checked {
             Ok(record) => {
-                self.out.write(&record)?;
+                self.out.append(&record)?;
                 self.summary.written += 1;
                 Ok(true)
             }
-            Err(e) => {
-                self.fail(entry, what, &e)?;
+            Err(error) => {
+                self.progress.message(&format!("{what}: {error}"));
+                self.out.write_failure(&Failure { error, ..failure })?;
+                self.summary.failed += 1;
                 Ok(false)
             }
         }
-    }
-
-    /// Report a failed point and write it to errors.jsonl (`entry` plus the
-    /// error message); the sweep goes on.
-    fn fail(&mut self, mut entry: serde_json::Value, what: &str, error: &dyn std::fmt::Display) -> Result<()> {
-        self.progress.message(&format!("{what}: {error}"));
-        entry["error"] = error.to_string().into();
-        self.out.write_error(&entry)?;
-        self.summary.failed += 1;
-        Ok(())
     }
 
     fn theory(&mut self, cfg: &Config) -> Result<()> {
@@ -224,12 +231,18 @@ impl Pass<'_> {
             if index % WARM_BLOCK == 0 {
                 warm = None; // a block solves the same in every run and shard
             }
-            if self.done.contains(&(Source::Theory, index, None, None)) {
+            let key = RecordKey {
+                source: Source::Theory,
+                index,
+                d: None,
+                first_rep: None,
+            };
+            if self.done.contains(&key) {
                 self.summary.skipped += 1;
                 warm = None;
                 continue;
             }
-            let entry = serde_json::json!({"source": "theory", "index": index, "params": point.params()});
+            let entry = failure(key, point, None);
             let provenance = self.manifest.provenance();
             let outcome =
                 guarded(|| solver.solve(point, warm)).map(|sol| theory_record(point, index, sol, &provenance));
@@ -263,10 +276,13 @@ impl Pass<'_> {
             if self.progress.cancelled() {
                 return Err(Cancelled.into());
             }
-            if self
-                .done
-                .contains(&(Source::Simulation, index, Some(d), unit.reps.map(|r| r.0)))
-            {
+            let key = RecordKey {
+                source: Source::Simulation,
+                index,
+                d: Some(d),
+                first_rep: unit.reps.map(|r| r.0),
+            };
+            if self.done.contains(&key) {
                 self.summary.skipped += 1;
                 self.progress.advance((end - start) as u64);
                 continue;
@@ -292,12 +308,9 @@ impl Pass<'_> {
                         record
                     },
                 );
-            let mut entry =
-                serde_json::json!({"source": "simulation", "index": index, "d": d, "params": point.params()});
+            let entry = failure(key, point, unit.reps.map(|_| end - start));
             let mut what = format!("simulation, point {index}, d = {d}");
             if unit.reps.is_some() {
-                entry["block"] = serde_json::json!({"first": start});
-                entry["reps"] = (end - start).into();
                 what += &format!(", repetitions {start}..{end}");
             }
             self.emit(outcome, entry, &what)?;
@@ -305,6 +318,46 @@ impl Pass<'_> {
         self.progress.end();
         Ok(())
     }
+}
+
+/// The failure line of the unit `key` of `point` (its error filled in when
+/// it fails); `reps`: a block's repetitions.
+fn failure(key: RecordKey, point: &Point, reps: Option<usize>) -> Failure {
+    Failure {
+        block: key.first_rep.map(|first| propdp_core::record::BlockStart { first }),
+        d: key.d,
+        error: String::new(),
+        index: key.index,
+        params: point.params(),
+        reps,
+        source: key.source,
+    }
+}
+
+/// The record a run of `cfg` writes for sweep point `index` of `unit`, but
+/// for its numbers: what a record read back (on resume, from a shard) must
+/// [`Record::conforms`] to.
+pub(crate) fn expected(cfg: &Config, unit: &Unit, index: usize, provenance: &Provenance) -> Record {
+    let point = &cfg.sweep.points()[index];
+    let mut record = Record::new(unit.source, point, index, provenance);
+    if let (Some(sim), Some(d)) = (&cfg.raw.simulation, unit.d) {
+        let settings = sim_settings(sim, d);
+        record.simulation = Some(SimRecord {
+            n: samples(d, point.delta()),
+            d,
+            reps: unit.reps.map_or(sim.reps, |(start, end)| end - start),
+            seed: settings.seed,
+            generator: propdp_sim::rng::GENERATOR.into(),
+            design: settings.design,
+            stderr: Default::default(),
+            per_rep: Default::default(),
+            block: unit.reps.map(|(first, _)| RepBlock {
+                first,
+                per_step_per_rep: None,
+            }),
+        });
+    }
+    record
 }
 
 /// The simulation settings of a config's `[simulation]` table at `d`.

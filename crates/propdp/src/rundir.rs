@@ -1,6 +1,27 @@
-//! The run directory: `manifest.json` (config text, hash, versions),
-//! `results.jsonl` (one record per finished point, appended and flushed as
-//! computed) and `errors.jsonl` (points that failed, with the reason).
+//! The run directory — the one type through which `run`, `tune` and `merge`
+//! open, lock, resume and write their output: `manifest.json` (config text,
+//! hash, versions, shard), one records file (JSON lines: `results.jsonl` of a
+//! run, `tune.jsonl` of a search) appended record by record with group
+//! commit, the run's other files ([`Layout`]) and `figures/`.
+//!
+//! What it guarantees:
+//! - **Only its own files.** A directory is propdp's when its
+//!   `manifest.json` parses as a propdp [`Manifest`]. Any file of the layout
+//!   (or `figures/index.json`) found in a directory that is not propdp's, or
+//!   a `manifest.json` that is not propdp's, is refused before anything is
+//!   written; starting over removes the layout's files and the figures
+//!   listed in `figures/index.json`, nothing else.
+//! - **One writer.** An OS lock on `.propdp.lock` ([`DirLock`]) for as long
+//!   as the [`RunDir`] lives.
+//! - **Resume re-validates.** Every record kept from an earlier run passes
+//!   the caller's check (the same as a fresh record's: in the sweep, of this
+//!   config, converged, finite) and appears once, or the resume is refused
+//!   naming the file, line and field; only a torn last line (an interrupted
+//!   write) is dropped ([`read_lines`]).
+//! - **Whole files appear whole.** `manifest.json` and the other files are
+//!   written to a temporary name and renamed ([`RunDir::write_file`]);
+//!   [`RunDir::publish`] (merge) writes nothing under a final name unless
+//!   every file was written.
 
 use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
@@ -9,7 +30,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use propdp_core::record::{Record, Source};
+use propdp_core::record::Failure;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::provenance::Manifest;
 
@@ -36,6 +59,13 @@ pub struct DirLock {
 impl DirLock {
     /// Lock `dir` (created if missing), or fail naming the directory.
     pub fn acquire(dir: &Path) -> Result<DirLock> {
+        if dir.symlink_metadata().is_ok() && dir.metadata().is_err() {
+            let target = fs::read_link(dir).map(|t| t.display().to_string()).unwrap_or_default();
+            bail!(
+                "{} is a symbolic link to {target:?}, which does not exist: create the target or use another --out",
+                dir.display()
+            );
+        }
         fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let path = dir.join(".propdp.lock");
         let file = OpenOptions::new()
@@ -56,38 +86,103 @@ impl DirLock {
     }
 }
 
-/// The files propdp writes into a run directory (figures are listed in
-/// `figures/index.json`); nothing else there is ever removed.
-const OWN_FILES: [&str; 3] = ["results.jsonl", "errors.jsonl", "validation.csv"];
-
-/// Whether `dir` holds a run of propdp (its manifest.json parses as one).
-fn owned(dir: &Path) -> bool {
-    fs::read_to_string(dir.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Manifest>(&t).ok())
-        .is_some()
+/// The files of one kind of run directory (besides `manifest.json`, the
+/// lock and `figures/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// The records file (JSON lines, appended).
+    pub records: &'static str,
+    /// The failures file (JSON lines of [`Failure`]), if the run has one.
+    pub errors: Option<&'static str>,
+    /// Other files the run writes whole.
+    pub others: &'static [&'static str],
 }
 
-/// Remove what an earlier run wrote in `dir`: its results, errors,
-/// validation table and the figures listed in figures/index.json.
-fn clear(dir: &Path) -> Result<()> {
-    for name in OWN_FILES {
-        let f = dir.join(name);
-        if f.exists() {
-            fs::remove_file(&f).with_context(|| format!("removing {}", f.display()))?;
-        }
+/// `propdp run` (and `merge` of its shards, `validate`).
+pub const RUN: Layout = Layout {
+    records: "results.jsonl",
+    errors: Some("errors.jsonl"),
+    others: &["validation.csv"],
+};
+
+/// `propdp tune` (and `merge` of its shards).
+pub const TUNE: Layout = Layout {
+    records: "tune.jsonl",
+    errors: None,
+    others: &["non_private.json", "complete.json"],
+};
+
+impl Layout {
+    /// Every file of the layout, records first.
+    fn files(&self) -> impl Iterator<Item = &'static str> {
+        std::iter::once(self.records)
+            .chain(self.errors)
+            .chain(self.others.iter().copied())
     }
-    crate::figures::remove_listed(&dir.join("figures"))
 }
 
-/// An open run directory, locked for the run.
+/// A line of a records file: serialisable, with a key naming it within the run.
+pub trait Line: Serialize + DeserializeOwned {
+    /// The line's identity within the run (one line per key).
+    type Key: Ord + Clone + std::fmt::Debug;
+    /// The key of this line.
+    fn key(&self) -> Self::Key;
+}
+
+impl Line for propdp_core::record::Record {
+    type Key = propdp_core::record::RecordKey;
+    fn key(&self) -> Self::Key {
+        propdp_core::record::Record::key(self)
+    }
+}
+
+/// Whether `dir` is propdp's: its manifest.json parses as a propdp manifest
+/// (`Ok(false)`: there is none; an error: there is one propdp did not write).
+fn owned(dir: &Path) -> Result<bool> {
+    let path = dir.join("manifest.json");
+    let text = match fs::read(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    match serde_json::from_slice::<Manifest>(&text) {
+        Ok(_) => Ok(true),
+        Err(e) => bail!(
+            "{} is not a propdp manifest ({e}): propdp leaves the directory as it is; use another --out",
+            path.display()
+        ),
+    }
+}
+
+/// The manifest of a propdp directory, or an error naming the file and
+/// what is wrong with it.
+pub fn read_manifest(dir: &Path) -> Result<Manifest> {
+    let path = dir.join("manifest.json");
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            bail!(
+                "{} is missing: {} is not a propdp run directory",
+                path.display(),
+                dir.display()
+            )
+        }
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    serde_json::from_str(&text).with_context(|| format!("{} is not a propdp manifest (corrupted?)", path.display()))
+}
+
+/// A run directory open for writing, locked for as long as it lives.
 #[derive(Debug)]
 pub struct RunDir {
     /// The directory.
     pub dir: PathBuf,
-    results: File,
-    errors: File,
-    /// When results.jsonl was last synced to disk (group commit).
+    layout: Layout,
+    /// The records file, appended; `None` for a directory opened by
+    /// [`RunDir::create`] (written whole by [`RunDir::publish`]).
+    records: Option<File>,
+    errors: Option<File>,
+    /// When the records file was last synced to disk (group commit).
     synced: Instant,
     _lock: DirLock,
 }
@@ -100,149 +195,215 @@ pub struct RunDir {
 /// cost 3.8 ms on ext4, 90× a Huber point.
 pub const SYNC_INTERVAL: Duration = Duration::from_millis(100);
 
+/// What [`RunDir::open`] found of an earlier run.
+#[derive(Debug)]
+pub struct Earlier<T> {
+    /// Its records, each checked, in file order (empty unless resuming).
+    pub records: Vec<T>,
+    /// Its failures (empty unless resuming); `errors.jsonl` starts afresh,
+    /// so the caller writes back those it does not retry.
+    pub failures: Vec<Failure>,
+}
+
 impl RunDir {
     /// The results file of a run directory.
     pub fn results_path(dir: &Path) -> PathBuf {
-        dir.join("results.jsonl")
+        dir.join(RUN.records)
     }
 
-    /// Open and lock `dir` for a run of `manifest` computing `sources`.
-    /// Returns the keys of the records already finished (non-empty only with
-    /// [`Existing::Resume`]). Refuses a directory whose results.jsonl or
-    /// errors.jsonl propdp did not write (no propdp manifest.json beside them).
-    pub fn open(
+    /// Lock `dir` and refuse it if it holds a manifest propdp did not write,
+    /// or — without a propdp manifest — a file of any run's layout (the
+    /// first propdp run there would claim it); write nothing yet.
+    fn lock(dir: &Path) -> Result<DirLock> {
+        let lock = DirLock::acquire(dir)?;
+        if !owned(dir)? {
+            let figures_index = Path::new("figures").join(crate::figures::INDEX);
+            let found = RUN
+                .files()
+                .chain(TUNE.files())
+                .map(PathBuf::from)
+                .chain(std::iter::once(figures_index))
+                .map(|f| dir.join(f))
+                .find(|f| f.symlink_metadata().is_ok());
+            if let Some(f) = found {
+                bail!(
+                    "{} was not written by propdp (no propdp manifest.json beside it): nothing is touched; \
+                     use another --out",
+                    f.display()
+                );
+            }
+        }
+        Ok(lock)
+    }
+
+    /// Open and lock `dir` for a run of `manifest` writing `layout`. With
+    /// [`Existing::Resume`] the earlier records are read, each passed to
+    /// `check` (an error is the field at fault) and refused if their key
+    /// repeats; the earlier run must be of the same config and shard. With
+    /// [`Existing::Overwrite`] the layout's files and listed figures are
+    /// removed; with [`Existing::Refuse`] an existing records file is refused.
+    /// Writes `manifest.json`.
+    pub fn open<T: Line>(
         dir: &Path,
+        layout: Layout,
         manifest: &Manifest,
         existing: Existing,
-        sources: crate::run::Sources,
-    ) -> Result<(RunDir, BTreeSet<Key>)> {
-        let lock = DirLock::acquire(dir)?;
-        let results = Self::results_path(dir);
-        let errors_path = dir.join("errors.jsonl");
-        let manifest_path = dir.join("manifest.json");
-        let foreign = OWN_FILES.iter().map(|n| dir.join(n)).find(|f| f.exists());
-        if let Some(f) = foreign.filter(|_| !owned(dir)) {
-            bail!(
-                "{} was not written by propdp (no propdp manifest.json beside it): nothing is removed; use another --out",
-                f.display()
-            );
-        }
-        let mut done = BTreeSet::new();
-        let mut kept_errors = Vec::new();
-        if results.exists() && existing == Existing::Refuse {
-            bail!(
+        check: &dyn Fn(&T) -> Result<(), String>,
+    ) -> Result<(RunDir, Earlier<T>)> {
+        let lock = Self::lock(dir)?;
+        let records_path = dir.join(layout.records);
+        let mut earlier = Earlier {
+            records: Vec::new(),
+            failures: Vec::new(),
+        };
+        let exists = records_path.exists();
+        match existing {
+            Existing::Refuse if exists => bail!(
                 "{} already exists: pass --resume to finish that run or --overwrite to start over",
-                results.display()
-            );
-        }
-        if existing == Existing::Resume && results.exists() {
-            let old: Manifest = serde_json::from_str(
-                &fs::read_to_string(&manifest_path).with_context(|| format!("reading {}", manifest_path.display()))?,
-            )
-            .with_context(|| format!("parsing {}", manifest_path.display()))?;
-            if old.shard != manifest.shard {
-                let name =
-                    |s: Option<crate::shard::Shard>| s.map_or("the whole run".to_string(), |s| format!("shard {s}"));
-                bail!(
-                    "cannot resume: {} holds {}, not {}; use --overwrite or another --out",
-                    dir.display(),
-                    name(old.shard),
-                    name(manifest.shard)
-                );
-            }
-            if old.config_sha256 != manifest.config_sha256 {
-                bail!(
-                    "cannot resume: {} was produced by a different config (sha256 {} ≠ {}); use --overwrite or another --out",
-                    dir.display(),
-                    old.config_sha256,
-                    manifest.config_sha256
-                );
-            }
-            for r in read_lines::<Record>(&results)? {
-                let k = key(&r);
-                if !done.insert(k) {
-                    bail!(
-                        "{} holds the {} record of point {}{}{} twice (written by two runs at once?): \
-                         use --overwrite or another --out",
-                        results.display(),
-                        k.0.name(),
-                        k.1,
-                        k.2.map_or(String::new(), |d| format!(", d = {d}")),
-                        k.3.map_or(String::new(), |r| format!(", repetitions from {r}"))
-                    );
+                records_path.display()
+            ),
+            Existing::Resume if exists => {
+                let old = read_manifest(dir).context("cannot resume")?;
+                check_same_run(dir, &old, manifest)?;
+                earlier.records = read_checked(&records_path, check)?;
+                if let Some(errors) = layout.errors.map(|e| dir.join(e)).filter(|p| p.exists()) {
+                    earlier.failures = read_lines(&errors)?;
                 }
             }
-            // failures of a source this run does not retry stay reported
-            if errors_path.exists() {
-                kept_errors = read_lines::<serde_json::Value>(&errors_path)?
-                    .into_iter()
-                    .filter(|e| match e["source"].as_str() {
-                        Some("theory") => !sources.theory,
-                        Some("simulation") => !sources.simulation,
-                        _ => false,
-                    })
-                    .collect();
-            }
-        } else {
-            clear(dir)?;
+            _ => clear(dir, layout)?,
         }
-        fs::write(&manifest_path, serde_json::to_string_pretty(manifest)? + "\n")
-            .with_context(|| format!("writing {}", manifest_path.display()))?;
-        let append = |p: PathBuf| {
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&p)
-                .with_context(|| format!("opening {}", p.display()))
+        write_atomic(
+            &dir.join("manifest.json"),
+            &(serde_json::to_string_pretty(manifest)? + "\n"),
+        )?;
+        let records = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&records_path)
+            .with_context(|| format!("opening {}", records_path.display()))?;
+        let errors = match layout.errors {
+            Some(name) => {
+                let p = dir.join(name);
+                Some(File::create(&p).with_context(|| format!("creating {}", p.display()))?)
+            }
+            None => None,
         };
-        // errors of an earlier attempt are retried, so start that file afresh
-        let errors = File::create(&errors_path).with_context(|| format!("creating {}", errors_path.display()))?;
-        let mut out = RunDir {
+        let out = RunDir {
             dir: dir.to_path_buf(),
-            results: append(results)?,
+            layout,
+            records: Some(records),
             errors,
             synced: Instant::now(),
             _lock: lock,
         };
-        for e in &kept_errors {
-            out.write_error(e)?;
-        }
-        Ok((out, done))
+        Ok((out, earlier))
     }
 
-    /// Append one record: written to the file at once, synced to disk at
-    /// most [`SYNC_INTERVAL`] later (group commit) and when the run ends. A
-    /// record holding a number that is not finite is refused
-    /// ([`Record::non_finite`]): JSON would write it as `null`.
-    pub fn write(&mut self, record: &Record) -> Result<()> {
-        if let Some(path) = record.non_finite() {
-            bail!("{path} is not a finite number: not written");
+    /// Lock a new output directory (`merge`): refused if it holds a records
+    /// file of `layout` (merge writes into a new directory) or files propdp
+    /// did not write. Nothing is written until [`RunDir::publish`].
+    pub fn create(dir: &Path, layout: Layout) -> Result<RunDir> {
+        let lock = Self::lock(dir)?;
+        let records = dir.join(layout.records);
+        if records.symlink_metadata().is_ok() {
+            bail!(
+                "{} already exists: merge writes into a new directory",
+                records.display()
+            );
         }
-        let path = Self::results_path(&self.dir);
-        writeln!(self.results, "{}", serde_json::to_string(record)?)
-            .with_context(|| format!("writing {}", path.display()))?;
+        Ok(RunDir {
+            dir: dir.to_path_buf(),
+            layout,
+            records: None,
+            errors: None,
+            synced: Instant::now(),
+            _lock: lock,
+        })
+    }
+
+    /// Write the records file, the failures file (if the layout has one)
+    /// and then `manifest.json` of a directory from [`RunDir::create`], each
+    /// whole: all are written to temporary names first and renamed only when
+    /// every one is written, so a failure (a full disk) leaves none of them
+    /// and the merge can be retried.
+    pub fn publish(&mut self, records: &str, failures: &str, manifest: &Manifest) -> Result<()> {
+        let manifest_text = serde_json::to_string_pretty(manifest)? + "\n";
+        let mut files = vec![(self.layout.records, records)];
+        if let Some(e) = self.layout.errors {
+            files.push((e, failures));
+        }
+        files.push(("manifest.json", &manifest_text));
+        let mut written = Vec::new();
+        let result = files.iter().try_for_each(|(name, text)| {
+            let tmp = temporary(&self.dir.join(name));
+            written.push(tmp.clone());
+            write_synced(&tmp, text)
+        });
+        if let Err(e) = result {
+            for tmp in &written {
+                let _ = fs::remove_file(tmp);
+            }
+            return Err(e);
+        }
+        for ((name, _), tmp) in files.iter().zip(&written) {
+            let path = self.dir.join(name);
+            fs::rename(tmp, &path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Append one line to the records file: written at once, synced to disk
+    /// at most [`SYNC_INTERVAL`] later (group commit) and when the run ends.
+    pub fn append<T: Serialize>(&mut self, line: &T) -> Result<()> {
+        let path = self.dir.join(self.layout.records);
+        let file = self.records.as_mut().expect("a RunDir from open appends");
+        writeln!(file, "{}", serde_json::to_string(line)?).with_context(|| format!("writing {}", path.display()))?;
         if self.synced.elapsed() >= SYNC_INTERVAL {
             self.sync()?;
         }
         Ok(())
     }
 
-    /// Sync results.jsonl to disk (also done when the `RunDir` is dropped).
+    /// Sync the records file to disk (also done when the `RunDir` is dropped).
     pub fn sync(&mut self) -> Result<()> {
-        self.results
-            .sync_data()
-            .with_context(|| format!("syncing {}", Self::results_path(&self.dir).display()))?;
+        if let Some(f) = &self.records {
+            f.sync_data()
+                .with_context(|| format!("syncing {}", self.dir.join(self.layout.records).display()))?;
+        }
         self.synced = Instant::now();
         Ok(())
     }
 
-    /// Append one failure.
-    pub fn write_error(&mut self, value: &serde_json::Value) -> Result<()> {
-        let path = self.dir.join("errors.jsonl");
-        writeln!(self.errors, "{value}")
-            .and_then(|()| self.errors.flush())
+    /// Append one failure to the failures file.
+    pub fn write_failure(&mut self, failure: &Failure) -> Result<()> {
+        let name = self.layout.errors.expect("a layout with failures");
+        let path = self.dir.join(name);
+        let file = self.errors.as_mut().expect("opened with the layout");
+        writeln!(file, "{}", serde_json::to_string(failure)?)
+            .and_then(|()| file.flush())
             .with_context(|| format!("writing {}", path.display()))?;
         Ok(())
+    }
+
+    /// Write one of the layout's other files whole (temporary name, then
+    /// rename).
+    pub fn write_file(&self, name: &str, text: &str) -> Result<PathBuf> {
+        assert!(self.layout.others.contains(&name), "{name} is not a file of the layout");
+        let path = self.dir.join(name);
+        write_atomic(&path, text)?;
+        Ok(path)
+    }
+
+    /// Remove one of the layout's other files, if there.
+    pub fn remove_file(&self, name: &str) -> Result<()> {
+        assert!(self.layout.others.contains(&name), "{name} is not a file of the layout");
+        let path = self.dir.join(name);
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("removing {}", path.display()))
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -250,23 +411,98 @@ impl Drop for RunDir {
     /// The last records synced however the run ends (an error here has no
     /// one to report to; the records are written, only their sync failed).
     fn drop(&mut self) {
-        let _ = self.results.sync_data();
+        if let Some(f) = &self.records {
+            let _ = f.sync_data();
+        }
     }
 }
 
-/// Identity of a record within a run: source, sweep index, (simulation) d
-/// and (a shard's block of repetitions) its first repetition.
-pub type Key = (Source, usize, Option<usize>, Option<usize>);
+/// Refuses to resume, in `dir`, a run of another config or another shard
+/// (or a whole run as a shard, or the reverse).
+fn check_same_run(dir: &Path, old: &Manifest, new: &Manifest) -> Result<()> {
+    if old.shard != new.shard {
+        let name = |s: Option<crate::shard::Shard>| s.map_or("the whole run".to_string(), |s| format!("shard {s}"));
+        bail!(
+            "cannot resume: {} holds {}, not {}; use --overwrite or another --out",
+            dir.display(),
+            name(old.shard),
+            name(new.shard)
+        );
+    }
+    if old.config_sha256 != new.config_sha256 {
+        bail!(
+            "cannot resume: {} was produced by a different config (sha256 {} ≠ {}); use --overwrite or another --out",
+            dir.display(),
+            old.config_sha256,
+            new.config_sha256
+        );
+    }
+    Ok(())
+}
 
-/// The key of a record.
-pub fn key(r: &Record) -> Key {
-    let sim = r.simulation.as_ref();
-    (
-        r.source,
-        r.index,
-        sim.map(|s| s.d),
-        sim.and_then(|s| s.block.as_ref()).map(|b| b.first),
-    )
+/// Remove what an earlier run wrote in `dir`: the layout's files and the
+/// figures listed in figures/index.json.
+fn clear(dir: &Path, layout: Layout) -> Result<()> {
+    for name in layout.files() {
+        let f = dir.join(name);
+        if f.symlink_metadata().is_ok() {
+            fs::remove_file(&f).with_context(|| format!("removing {}", f.display()))?;
+        }
+    }
+    crate::figures::remove_listed(&dir.join("figures"))
+}
+
+/// The records of `path`, each passed to `check`, each key once; an error
+/// names the file, the line and the field.
+fn read_checked<T: Line>(path: &Path, check: &dyn Fn(&T) -> Result<(), String>) -> Result<Vec<T>> {
+    let records: Vec<T> = read_lines(path)?;
+    let mut seen = BTreeSet::new();
+    for (no, r) in records.iter().enumerate() {
+        if let Err(why) = check(r) {
+            bail!(
+                "{}:{}: {why}; this record is not one this run writes (edited or damaged?): \
+                 use --overwrite or another --out",
+                path.display(),
+                no + 1
+            );
+        }
+        if !seen.insert(r.key()) {
+            bail!(
+                "{}:{}: {:?} is written twice (by two runs at once, or edited?): use --overwrite or another --out",
+                path.display(),
+                no + 1,
+                r.key()
+            );
+        }
+    }
+    Ok(records)
+}
+
+/// A temporary name beside `path` (hidden, same directory: renamed atomically).
+fn temporary(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().to_string());
+    path.with_file_name(format!(".{name}.propdp-tmp"))
+}
+
+/// Write `text` to `path` and sync it, naming the file on failure.
+fn write_synced(path: &Path, text: &str) -> Result<()> {
+    let mut f = File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    f.write_all(text.as_bytes())
+        .and_then(|()| f.sync_data())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// Write `text` to `path` whole: to a temporary name beside it, then
+/// renamed; on failure the temporary file is removed and `path` is as it was.
+pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let tmp = temporary(path);
+    if let Err(e) = write_synced(&tmp, text) {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
 /// The lines of a JSON-lines file written incrementally. Every line is
@@ -275,7 +511,7 @@ pub fn key(r: &Record) -> Key {
 /// appending continues cleanly. Any other unreadable line (another format, a
 /// corrupted file, a complete line that is not a record) is an error, and
 /// the file is left as it is.
-pub fn read_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+pub fn read_lines<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let (complete, torn) = match bytes.iter().rposition(|b| *b == b'\n') {
         Some(i) => (&bytes[..=i], &bytes[i + 1..]),

@@ -17,7 +17,7 @@ use anyhow::{Result, bail};
 use propdp_core::Config;
 use propdp_core::record::Source;
 
-use crate::rundir::Key;
+use propdp_core::record::RecordKey;
 
 /// Theory points per warm-start block: the solver warm-starts from the
 /// previous point only inside a block, in every run, so shards reproduce a
@@ -29,8 +29,9 @@ pub const WARM_BLOCK: usize = 8;
 /// about that cost, so the longest-first assignment can balance the shards.
 pub const BLOCKS_PER_SHARD: usize = 4;
 
-/// Shard K of N (0 ≤ K < N).
+/// Shard K of N (0 ≤ K < N ≤ [`MAX_SHARDS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "ShardFields")]
 pub struct Shard {
     /// K, from 0.
     pub index: usize,
@@ -38,23 +39,57 @@ pub struct Shard {
     pub count: usize,
 }
 
+/// Most shards a run or search can be split into: far more than any
+/// cluster runs at once, and few enough that assigning the units stays fast.
+pub const MAX_SHARDS: usize = 1_000_000;
+
+/// A shard as stored in a manifest, before its range is checked.
+#[derive(serde::Deserialize)]
+struct ShardFields {
+    index: usize,
+    count: usize,
+}
+
+impl TryFrom<ShardFields> for Shard {
+    type Error = String;
+    fn try_from(f: ShardFields) -> Result<Shard, String> {
+        Shard::new(f.index, f.count)
+    }
+}
+
+impl Shard {
+    /// Shard `index` of `count`, or an error naming `--shard` and the range.
+    pub fn new(index: usize, count: usize) -> Result<Shard, String> {
+        if count == 0 || count > MAX_SHARDS {
+            return Err(format!(
+                "--shard {index}/{count}: N must be 1 ≤ N ≤ {MAX_SHARDS} (units of work are split across at most that many jobs)"
+            ));
+        }
+        if index >= count {
+            return Err(format!("--shard {index}/{count}: K must be 0 ≤ K < N"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
 impl FromStr for Shard {
     type Err = anyhow::Error;
 
-    /// "K/N" with 0 ≤ K < N.
+    /// "K/N" with 0 ≤ K < N ≤ [`MAX_SHARDS`].
     ///
     /// ```
     /// use propdp::shard::Shard;
     /// assert_eq!("1/3".parse::<Shard>().unwrap(), Shard { index: 1, count: 3 });
     /// assert!("3/3".parse::<Shard>().is_err());
+    /// assert!("0/18446744073709551615".parse::<Shard>().unwrap_err().to_string().contains("--shard"));
     /// ```
     fn from_str(s: &str) -> Result<Shard> {
         let parsed = s
             .split_once('/')
             .and_then(|(k, n)| Some((k.trim().parse::<usize>().ok()?, n.trim().parse::<usize>().ok()?)));
         match parsed {
-            Some((index, count)) if index < count => Ok(Shard { index, count }),
-            _ => bail!("--shard {s:?}: expected K/N with 0 ≤ K < N, e.g. 0/4"),
+            Some((index, count)) => Shard::new(index, count).map_err(anyhow::Error::msg),
+            None => bail!("--shard {s:?}: expected K/N with 0 ≤ K < N ≤ {MAX_SHARDS}, e.g. 0/4"),
         }
     }
 }
@@ -85,8 +120,13 @@ pub struct Unit {
 
 impl Unit {
     /// The record keys (source, index, d, first repetition of a block) the unit writes.
-    pub fn keys(&self) -> impl Iterator<Item = Key> + '_ {
-        (self.first..self.first + self.len).map(|i| (self.source, i, self.d, self.reps.map(|r| r.0)))
+    pub fn keys(&self) -> impl Iterator<Item = RecordKey> + '_ {
+        (self.first..self.first + self.len).map(|index| RecordKey {
+            source: self.source,
+            index,
+            d: self.d,
+            first_rep: self.reps.map(|r| r.0),
+        })
     }
 }
 
@@ -209,16 +249,32 @@ pub(crate) fn simulation_cost(reps: usize, d: usize, delta: f64, steps: Option<u
 /// assert_eq!(propdp::shard::assign(&[1.0, 5.0, 2.0, 2.0], 2), vec![1, 0, 1, 1]);
 /// ```
 pub fn assign(costs: &[f64], count: usize) -> Vec<usize> {
+    use std::cmp::Reverse;
+    /// A shard's load, ordered by load then index (a min-heap through `Reverse`).
+    #[derive(PartialEq)]
+    struct Load(f64, usize);
+    impl Eq for Load {}
+    impl PartialOrd for Load {
+        fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl Ord for Load {
+        fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+            self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+        }
+    }
     let mut order: Vec<usize> = (0..costs.len()).collect();
     order.sort_by(|&a, &b| costs[b].total_cmp(&costs[a]).then(a.cmp(&b)));
-    let mut load = vec![0.0f64; count];
+    // shards beyond the number of units stay empty: an empty shard of lower
+    // index is always among the least loaded
+    let used = count.min(costs.len()).max(1);
+    let mut heap: std::collections::BinaryHeap<Reverse<Load>> = (0..used).map(|k| Reverse(Load(0.0, k))).collect();
     let mut owner = vec![0; costs.len()];
     for u in order {
-        let k = (0..count)
-            .min_by(|&a, &b| load[a].total_cmp(&load[b]).then(a.cmp(&b)))
-            .expect("N ≥ 1");
+        let Reverse(Load(load, k)) = heap.pop().expect("N ≥ 1");
         owner[u] = k;
-        load[k] += costs[u];
+        heap.push(Reverse(Load(load + costs[u], k)));
     }
     owner
 }

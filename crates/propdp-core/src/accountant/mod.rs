@@ -402,7 +402,11 @@ impl Mechanism {
         }
     }
 
-    /// The smallest noise meeting (ε, δ).
+    /// The smallest noise meeting (ε, δ), as [`Mechanism::epsilon`] reads it
+    /// back: the accountant's calibration, raised (by factors of 1.1 up to
+    /// 10³, then bisection to 1e-12 relative) if its ε read back exceeds the target.
+    /// `None` when no noise in the accountant's range meets it
+    /// ([`Mechanism::meets`] tells whether the target is too strict or too loose).
     ///
     /// ```
     /// use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
@@ -412,16 +416,46 @@ impl Mechanism {
     /// assert!((m.delta(1.0, tau) / 1e-6 - 1.0).abs() < 1e-9);
     /// ```
     pub fn calibrate(&self, eps: f64, delta: f64) -> Option<f64> {
-        if let MechanismKind::Dpsgd {
+        let first = if let MechanismKind::Dpsgd {
             steps,
             sample_rate,
             clip,
         } = self.kind
         {
             let sensitivity = self.dpsgd_sensitivity(clip);
-            return calibrate_dpsgd(eps, delta, sample_rate, steps, self.neighbouring).map(|z| z * sensitivity);
+            calibrate_dpsgd(eps, delta, sample_rate, steps, self.neighbouring).map(|z| z * sensitivity)
+        } else {
+            calibrate(|s| self.log_delta(eps, s), delta)
+        }?;
+        if self.meets(first, eps, delta) {
+            return Some(first);
         }
-        calibrate(|s| self.log_delta(eps, s), delta)
+        let mut hi = first;
+        loop {
+            hi *= 1.1;
+            // the accountants agree to far better than 10³: beyond, refuse
+            if !hi.is_finite() || hi > 1e3 * first {
+                return None;
+            }
+            if self.meets(hi, eps, delta) {
+                break;
+            }
+        }
+        let mut lo = hi / 1.1;
+        while hi / lo > 1.0 + 1e-12 {
+            let mid = (lo * hi).sqrt();
+            if self.meets(mid, eps, delta) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Some(hi)
+    }
+
+    /// Whether `noise` meets (ε, δ) as [`Mechanism::epsilon`] reports it.
+    pub fn meets(&self, noise: f64, eps: f64, delta: f64) -> bool {
+        self.epsilon(noise, delta).is_some_and(|e| e <= eps)
     }
 
     /// zCDP ρ at noise level `noise` (R = 1): μ²/2 for output perturbation and
@@ -482,14 +516,18 @@ impl Mechanism {
             // both accountants give upper bounds: the PLD's is the tighter,
             // except where its FFT cannot resolve the δ group privacy asks
             // for (replace-one at large ε), where the RDP's stands
+            // and subsampling never costs privacy: the full batch's exact
+            // Gaussian ε bounds every q (where the subsampled accountants
+            // run out of range, e.g. at δ = 1e-300 or T = 10⁹)
             let sensitivity = self.dpsgd_sensitivity(clip);
             let (z, n) = (noise / sensitivity, self.neighbouring);
             let pld = dpsgd_epsilon(z, sample_rate, steps, delta, n);
             let rdp = Some(dpsgd_rdp_epsilon(z, sample_rate, steps as u64, delta, n)).filter(|e| e.is_finite());
-            return match (pld, rdp) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let full = eps_at(
+                |e| log_delta_gaussian(e, mu_dpgd(sensitivity, 1.0, steps, noise, n)),
+                delta,
+            );
+            return [pld, rdp, full].into_iter().flatten().reduce(f64::min);
         }
         eps_at(|e| self.log_delta(e, noise), delta)
     }

@@ -66,7 +66,18 @@ impl Kinds {
                 return Err(ConfigError::not_applicable(&field(key), &why));
             }
         }
-        T::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::Parse(format!("[{}]: {e}", self.table)))
+        T::deserialize(toml::Value::Table(table.clone())).map_err(|e| {
+            let message = e.to_string();
+            match culprit(&table, self.tag, &message) {
+                Some((key, value)) => {
+                    let expected = message
+                        .split_once("expected ")
+                        .map_or("a value of its type", |(_, x)| x);
+                    ConfigError::range(&field(&key), value, expected.trim_end())
+                }
+                None => ConfigError::Parse(format!("[{}]: {message}", self.table)),
+            }
+        })
     }
 
     /// The tag and every key any kind takes, each once, in order.
@@ -89,4 +100,38 @@ impl Kinds {
         let table = toml::Table::deserialize(d)?;
         self.read(table).map_err(serde::de::Error::custom)
     }
+}
+
+/// The key (dotted, within a nested table) whose value serde's `message`
+/// refuses, and that value as TOML, when exactly one value of the table
+/// reads as the "invalid type" the message quotes (`string "abc"`,
+/// `boolean `true``, `floating point `5.5``, `integer `5``): serde's errors
+/// on a table name no key.
+fn culprit(table: &toml::Table, tag: &str, message: &str) -> Option<(String, String)> {
+    fn quoted(v: &toml::Value) -> Vec<String> {
+        match v {
+            toml::Value::String(s) => vec![format!("string {s:?}")],
+            toml::Value::Boolean(b) => vec![format!("boolean `{b}`")],
+            toml::Value::Float(x) => vec![format!("floating point `{x}`"), format!("floating point `{x:?}`")],
+            toml::Value::Integer(i) => vec![format!("integer `{i}`")],
+            _ => Vec::new(),
+        }
+    }
+    fn walk(prefix: &str, t: &toml::Table, tag: &str, message: &str, hits: &mut Vec<(String, String)>) {
+        for (k, v) in t.iter().filter(|(k, _)| !(prefix.is_empty() && *k == tag)) {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            if let toml::Value::Table(inner) = v {
+                walk(&key, inner, tag, message, hits);
+            } else if quoted(v).iter().any(|q| message.contains(q.as_str())) {
+                hits.push((key, v.to_string()));
+            }
+        }
+    }
+    let mut hits = Vec::new();
+    walk("", table, tag, message, &mut hits);
+    (hits.len() == 1).then(|| hits.remove(0))
 }

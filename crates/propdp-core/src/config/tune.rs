@@ -203,6 +203,22 @@ impl TuneConfig {
                 "a non-empty list of \"objective\", \"output\", \"dpgd\" and \"dpsgd\"",
             ));
         }
+        if let Some((i, a)) = t
+            .algorithms
+            .iter()
+            .enumerate()
+            .find(|(i, a)| t.algorithms[..*i].contains(a))
+        {
+            return Err(ConfigError::range(
+                "tune.algorithms",
+                format!(
+                    "{:?} (\"{a}\" again at position {})",
+                    t.algorithms.iter().map(|a| a.name()).collect::<Vec<_>>(),
+                    i + 1
+                ),
+                "each algorithm once",
+            ));
+        }
         if cfg.problem.kind() == crate::ModelKind::LeastSquares {
             return Err(ConfigError::range(
                 "problem.model",
@@ -248,11 +264,15 @@ impl TuneConfig {
                 "0 < lambda_min < lambda_max < ∞",
             ));
         }
-        if crate::metrics::describe(&t.metric).is_none() {
+        if !crate::metrics::MINIMISED.contains(&t.metric.as_str()) {
             return Err(ConfigError::range(
                 "tune.metric",
                 &t.metric,
-                "a metric name of docs/theory.md §1",
+                &format!(
+                    "an error or loss tune can minimise: {} (overlap, bias_factor, norm2 and noise_corr have no \
+                     \"lower is better\")",
+                    crate::metrics::MINIMISED.join(", ")
+                ),
             ));
         }
         cfg.solver.check()?;

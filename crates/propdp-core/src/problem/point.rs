@@ -144,6 +144,21 @@ impl Point {
                 "\"standard\" with model = \"least_squares\" (no conditional variant of the squared loss)",
             ));
         }
+        if kind.is_iterative()
+            && let Model::Huber { noise, .. } | Model::LeastSquares { noise } = self.model
+            && !matches!(noise, NoiseLaw::Gaussian { .. })
+        {
+            return Err(ConfigError::range(
+                "problem.noise",
+                format!("law = \"{}\"", noise.name()),
+                &format!(
+                    "law = \"gaussian\" with algorithm.kind = \"{}\" (the DMFT of DP-GD and DP-SGD draws Gaussian \
+                     label noise; Student-t, Laplace and contaminated noise are covered by objective and output \
+                     perturbation)",
+                    kind.name()
+                ),
+            ));
+        }
         let noise = self.algorithm.noise();
         kind.check_lambda(self.algorithm.lambda(), noise > 0.0)?;
         super::nonneg(&format!("algorithm.{}", kind.noise_param()), noise)?;

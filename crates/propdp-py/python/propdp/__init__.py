@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 import pandas as pd
 
 from . import _native
-from ._config import ConfigLike, config_error, plain, resolve
+from ._config import ConfigLike, config_error, resolve
 from ._progress import ProgressLike, callback
 from ._results import Result, read_records, read_results
 from ._results import frame as _frame
@@ -309,7 +309,3 @@ def calibrate(
         algorithm, model, epsilon=epsilon, rho=rho, delta_priv=delta_priv, lambda_=lambda_, steps=steps,
         huber_m=huber_m, neighbouring=neighbouring, sample_rate=sample_rate, clip=clip,
     )
-
-
-def _opt(x: Optional[float]) -> Optional[float]:
-    return None if x is None else float(plain(x))

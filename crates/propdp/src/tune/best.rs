@@ -86,11 +86,76 @@ impl Best {
         }
     }
 
-    /// The cell this optimum belongs to.
+    /// Whether a line read back (resume, merge) is one this search could
+    /// have written for the cell of `base`, `budget` and `metric` under the
+    /// config of `provenance`: the same problem parameters, budget, metric
+    /// and config; finite hyperparameters and prediction, the metric within
+    /// its range. The error names the field.
+    pub(super) fn conforms(
+        &self,
+        base: &propdp_core::Point,
+        budget: Budget,
+        metric: &str,
+        provenance: &Provenance,
+    ) -> Result<(), String> {
+        if self.params != base.problem_params() {
+            return Err(format!(
+                "params {:?} are not the cell's {:?}",
+                self.params,
+                base.problem_params()
+            ));
+        }
+        if (self.budget, self.neighbouring) != (budget.target, budget.neighbouring) {
+            return Err(format!(
+                "the budget {:?} is not the cell's {:?}",
+                self.budget, budget.target
+            ));
+        }
+        if self.metric != metric {
+            return Err(format!("metric is {:?}, but tune.metric is {metric:?}", self.metric));
+        }
+        if self.provenance.config_sha256 != provenance.config_sha256 {
+            return Err(format!(
+                "provenance.config_sha256 is {}, not this config's {}",
+                self.provenance.config_sha256, provenance.config_sha256
+            ));
+        }
+        let numbers = [
+            ("lambda", Some(self.lambda)),
+            ("noise", Some(self.noise)),
+            ("eta", self.eta),
+            ("sample_rate", self.sample_rate),
+            ("value", Some(self.value)),
+            ("stderr", self.stderr),
+            ("simulation.mean", self.simulation.as_ref().map(|s| s.mean)),
+            ("simulation.stderr", self.simulation.as_ref().map(|s| s.stderr)),
+        ];
+        if let Some((name, v)) = numbers
+            .iter()
+            .find(|(_, v)| v.is_some_and(|x| !x.is_finite() || x < 0.0))
+        {
+            return Err(format!("{name} = {v:?} is not a finite number ≥ 0"));
+        }
+        if let Some(range) = propdp_core::metrics::out_of_range(metric, self.value) {
+            return Err(format!(
+                "value = {:?} is outside the range of {metric}, {range}",
+                self.value
+            ));
+        }
+        let iterative = self.algorithm.is_iterative();
+        if iterative != (self.eta.is_some() && self.steps.is_some())
+            || (self.algorithm == AlgorithmKind::Dpsgd) != self.sample_rate.is_some()
+        {
+            return Err(format!("eta, steps and sample_rate do not fit {}", self.algorithm));
+        }
+        Ok(())
+    }
+
+    /// The cell this optimum belongs to (a line without δ belongs to none).
     pub(super) fn key(&self) -> CellKey {
         (
             facet(&self.params),
-            self.params["delta"].to_bits(),
+            self.params.get("delta").copied().unwrap_or(f64::NAN).to_bits(),
             self.budget.level().to_bits(),
             self.algorithm,
         )
@@ -182,6 +247,13 @@ pub struct SimCheck {
     pub stderr: f64,
     /// Whether |theory − simulation| passes the docs/theory.md §5 rule.
     pub agrees: bool,
+}
+
+impl crate::rundir::Line for Best {
+    type Key = CellKey;
+    fn key(&self) -> CellKey {
+        Best::key(self)
+    }
 }
 
 /// Simulate a tuned point and compare with its prediction.

@@ -10,7 +10,6 @@ mod report;
 pub mod ridge;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -25,7 +24,7 @@ pub use best::{Best, NonPrivate, SimCheck};
 
 use crate::progress::Progress;
 use crate::provenance::Manifest;
-use crate::rundir::Existing;
+use crate::rundir::{Existing, RunDir, TUNE};
 use crate::shard::Shard;
 
 /// The result of one search: the tuned, calibrated point and its predicted metric.
@@ -100,36 +99,6 @@ fn facet(problem_params: &BTreeMap<String, f64>) -> String {
         .join(", ")
 }
 
-/// The optimums of an earlier run to keep: none unless resuming; refuses to
-/// replace an existing tune.jsonl unless told to, and to resume one written
-/// for another config.
-fn open_output(file: &Path, prov: &Provenance, existing: Existing) -> Result<BTreeMap<CellKey, Best>> {
-    if !file.exists() {
-        return Ok(BTreeMap::new());
-    }
-    match existing {
-        Existing::Refuse => anyhow::bail!(
-            "{} already exists: pass --resume to finish that search or --overwrite to start over",
-            file.display()
-        ),
-        Existing::Overwrite => {
-            std::fs::remove_file(file).with_context(|| format!("removing {}", file.display()))?;
-            return Ok(BTreeMap::new());
-        }
-        Existing::Resume => {}
-    }
-    let old: Vec<Best> = crate::rundir::read_lines(file)?;
-    if let Some(b) = old.iter().find(|b| b.provenance.config_sha256 != prov.config_sha256) {
-        anyhow::bail!(
-            "cannot resume: {} was produced by a different config (sha256 {} ≠ {}); use --overwrite or another --out",
-            file.display(),
-            b.provenance.config_sha256,
-            prov.config_sha256
-        );
-    }
-    Ok(old.into_iter().map(|b| (b.key(), b)).collect())
-}
-
 /// What a tune search found.
 #[derive(Debug)]
 pub struct TuneOutcome {
@@ -154,13 +123,7 @@ impl TuneOutcome {
     /// each algorithm with its hyperparameters, the winner, its margin and
     /// the price of privacy.
     pub fn table(&self) -> String {
-        report::table(
-            &self.cells,
-            &self.references,
-            &self.metric,
-            self.param,
-            self.algorithms.len(),
-        )
+        report::table(&self.cells, &self.references, &self.metric, self.param)
     }
 
     /// The optimums file.
@@ -172,6 +135,8 @@ impl TuneOutcome {
 /// A parsed `[tune]` config and its cells, in search order (problem point,
 /// then budget, then algorithm).
 struct Plan {
+    /// The config text.
+    text: String,
     cfg: TuneConfig,
     points: Vec<Point>,
     budgets: Vec<Budget>,
@@ -194,6 +159,7 @@ impl Plan {
             .flat_map(|p| (0..budgets.len()).flat_map(move |b| t.algorithms.iter().map(move |&k| (p, b, k))))
             .collect();
         Ok(Plan {
+            text: text.to_string(),
             steps: t.dpgd_steps()?,
             fractions: t.dpgd_eta_fractions()?,
             sample_rates: t.sample_rates()?,
@@ -201,6 +167,40 @@ impl Plan {
             points,
             budgets,
             cells,
+        })
+    }
+
+    /// The cell of every key.
+    fn cell_of(&self) -> BTreeMap<CellKey, usize> {
+        (0..self.cells.len()).map(|c| (self.key(c), c)).collect()
+    }
+
+    /// Whether an optimum read back (resume, merge) is one this search could
+    /// have written: a cell of the plan (of `mine`, when given) and
+    /// [`Best::conforms`] to it. Its cell, or the field at fault.
+    fn check(
+        &self,
+        b: &Best,
+        cell_of: &BTreeMap<CellKey, usize>,
+        mine: Option<&BTreeSet<usize>>,
+        provenance: &Provenance,
+    ) -> Result<usize, String> {
+        let Some(&c) = cell_of.get(&b.key()) else {
+            return Err("not a cell of this config (δ, budget, problem parameters or algorithm differ)".into());
+        };
+        if mine.is_some_and(|m| !m.contains(&c)) {
+            return Err(format!("cell {c} belongs to another shard"));
+        }
+        let (p, budget, _) = self.cells[c];
+        b.conforms(&self.points[p], self.budgets[budget], &self.cfg.tune.metric, provenance)?;
+        Ok(c)
+    }
+
+    /// The cells of shard `shard` (every cell without one).
+    fn mine(&self, shard: Option<Shard>) -> Option<BTreeSet<usize>> {
+        shard.map(|s| {
+            let owner = crate::shard::assign(&self.costs(), s.count);
+            (0..self.cells.len()).filter(|&c| owner[c] == s.index).collect()
         })
     }
 
@@ -257,16 +257,29 @@ enum Scope {
     Assemble,
 }
 
-/// The file a tune shard writes when all of its cells are searched (a cell
-/// whose budget no hyperparameters reach writes no optimum, so a missing
-/// line alone does not tell an interrupted shard).
+/// The file a tune shard writes when all of its cells are searched: how
+/// many, and which reached no optimum (a cell whose budget no
+/// hyperparameters reach writes no line, so the list tells an unreachable
+/// cell from a missing line).
 const COMPLETE: &str = "complete.json";
+
+/// What a finished shard records in [`COMPLETE`].
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Complete {
+    /// Cells searched.
+    cells: usize,
+    /// The cells (by position in the search order) with no optimum.
+    #[serde(default)]
+    unreachable: Vec<usize>,
+}
 
 /// Tune every cell of a `[tune]` config (TOML `text`, named `label`) into
 /// `dir`: `tune.jsonl` (one optimum per line, written as found),
 /// `manifest.json`, `non_private.json` and the figures.
 pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &dyn Progress) -> Result<TuneOutcome> {
-    search(text, label, dir, existing, Scope::All, progress)
+    let plan = Plan::new(text, label)?;
+    let (mut out, done) = open(&plan, text, label, dir, existing, None)?;
+    search(&plan, &mut out, done, Scope::All, progress)
 }
 
 /// [`tune`] restricted to shard K/N of the cells (balanced by estimated
@@ -281,18 +294,38 @@ pub fn tune_shard(
     shard: Shard,
     progress: &dyn Progress,
 ) -> Result<TuneOutcome> {
-    search(text, label, dir, existing, Scope::Shard(shard), progress)
+    let plan = Plan::new(text, label)?;
+    let (mut out, done) = open(&plan, text, label, dir, existing, Some(shard))?;
+    search(&plan, &mut out, done, Scope::Shard(shard), progress)
 }
 
-fn search(
+/// Open `dir` for a search of `plan` (of `shard`): the optimums of an
+/// earlier search kept when resuming, each checked ([`Plan::check`]).
+fn open(
+    plan: &Plan,
     text: &str,
     label: &str,
     dir: &Path,
     existing: Existing,
+    shard: Option<Shard>,
+) -> Result<(RunDir, BTreeMap<CellKey, Best>)> {
+    let manifest = Manifest {
+        shard,
+        ..Manifest::new(label, text, plan.cells.len())
+    };
+    let (prov, cell_of, mine) = (manifest.provenance(), plan.cell_of(), plan.mine(shard));
+    let check = |b: &Best| plan.check(b, &cell_of, mine.as_ref(), &prov).map(|_| ());
+    let (out, earlier) = RunDir::open(dir, TUNE, &manifest, existing, &check)?;
+    Ok((out, earlier.records.into_iter().map(|b| (b.key(), b)).collect()))
+}
+
+fn search(
+    plan: &Plan,
+    out: &mut RunDir,
+    done: BTreeMap<CellKey, Best>,
     scope: Scope,
     progress: &dyn Progress,
 ) -> Result<TuneOutcome> {
-    let plan = Plan::new(text, label)?;
     let (cfg, points, budgets) = (&plan.cfg, &plan.points, &plan.budgets);
     let t = &cfg.tune;
     let first = budgets[0];
@@ -308,34 +341,11 @@ fn search(
         Scope::Shard(s) => Some(s),
         _ => None,
     };
-    let mine: Option<BTreeSet<usize>> = shard.map(|s| {
-        let owner = crate::shard::assign(&plan.costs(), s.count);
-        (0..plan.cells.len()).filter(|&c| owner[c] == s.index).collect()
-    });
-    let _lock = crate::rundir::DirLock::acquire(dir)?;
-    let file = dir.join("tune.jsonl");
-    // the config text beside its results, as for `propdp run`
-    let manifest = Manifest {
-        shard,
-        ..Manifest::new(label, text, plan.cells.len())
-    };
-    let prov = manifest.provenance();
-    let manifest_path = dir.join("manifest.json");
-    if existing == Existing::Resume {
-        check_same_shard(&manifest_path, shard)?;
+    let mine = plan.mine(shard);
+    let prov = crate::provenance::provenance_of(&plan.text);
+    if shard.is_some() {
+        out.remove_file(COMPLETE)?;
     }
-    let done = open_output(&file, &prov, existing)?;
-    std::fs::write(&manifest_path, serde_json::to_string_pretty(&manifest)? + "\n")
-        .with_context(|| format!("writing {}", manifest_path.display()))?;
-    let complete = dir.join(COMPLETE);
-    if complete.exists() {
-        std::fs::remove_file(&complete).with_context(|| format!("removing {}", complete.display()))?;
-    }
-    let mut w = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&file)
-        .with_context(|| format!("opening {}", file.display()))?;
     let design = cfg
         .simulation
         .as_ref()
@@ -354,6 +364,7 @@ fn search(
     let mut frontier: Vec<Record> = Vec::new();
     let levels: Vec<f64> = budgets.iter().map(|b| b.target.level()).collect();
     let mut references: Vec<NonPrivate> = Vec::new();
+    let mut unreachable = Vec::new();
     for (p, base) in points.iter().enumerate() {
         let reference = ridge::RidgeSearch::new(&solver, *base, AlgorithmKind::Objective, None, &t.metric)
             .optimise(t.lambda_min, t.lambda_max)
@@ -420,16 +431,16 @@ fn search(
                                     )),
                                 }
                             }
-                            writeln!(w, "{}", serde_json::to_string(&b)?)?;
-                            w.sync_data()?;
+                            out.append(&b)?;
                             Some(b)
                         }
                         None => None,
                     }
                 }
             };
-            if let Some(b) = &best {
-                frontier.extend(b.records(base.model().kind(), c, design));
+            match &best {
+                Some(b) => frontier.extend(b.records(base.model().kind(), c, design)),
+                None => unreachable.push(c),
             }
             cells.push(Cell {
                 facet: key.0,
@@ -442,43 +453,44 @@ fn search(
         }
     }
     progress.end();
-    let reference_file = dir.join("non_private.json");
-    std::fs::write(&reference_file, serde_json::to_string_pretty(&references)? + "\n")
-        .with_context(|| format!("writing {}", reference_file.display()))?;
-    let figures_dir = dir.join("figures");
+    out.write_file("non_private.json", &(serde_json::to_string_pretty(&references)? + "\n"))?;
     let mut figures = Vec::new();
     if shard.is_some() {
         // a shard's cells are a scattered subset: its figures come with the merge
-        std::fs::write(
-            &complete,
-            serde_json::json!({ "cells": cells.len() }).to_string() + "\n",
-        )
-        .with_context(|| format!("writing {}", complete.display()))?;
+        let complete = Complete {
+            cells: cells.len(),
+            unreachable,
+        };
+        out.write_file(COMPLETE, &(serde_json::to_string(&complete)? + "\n"))?;
     } else {
-        if budgets.len() > 1 && !frontier.is_empty() {
-            // a log y axis when the best errors span more than a decade (small δ, large ε)
-            let values = frontier.iter().filter_map(|r| r.metrics.get(&t.metric).copied());
-            let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
-            let spec = PlotSpec {
-                x: Some(param.into()),
-                metrics: Some(vec![t.metric.clone()]),
-                series: Some("algorithm".into()),
-                x_log: Some(true),
-                y_log: lo > 0.0 && hi > 10.0 * lo,
-                title: Some(format!("Best {}, hyperparameters tuned", t.metric)),
-            };
-            figures.extend(propdp_plot::plot_records(&frontier, &spec, &figures_dir)?);
-        }
-        figures.extend(report::draw_winner_maps(
-            &cells,
-            &t.algorithms,
-            &t.metric,
-            (param, first.target, neighbouring),
-            &figures_dir,
-        )?);
+        figures = crate::figures::place(&out.dir.join("figures"), |aside| {
+            let mut files = Vec::new();
+            if budgets.len() > 1 && !frontier.is_empty() {
+                // a log y axis when the best errors span more than a decade (small δ, large ε)
+                let values = frontier.iter().filter_map(|r| r.metrics.get(&t.metric).copied());
+                let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+                let spec = PlotSpec {
+                    x: Some(param.into()),
+                    metrics: Some(vec![t.metric.clone()]),
+                    series: Some("algorithm".into()),
+                    x_log: Some(true),
+                    y_log: lo > 0.0 && hi > 10.0 * lo,
+                    title: Some(format!("Best {}, hyperparameters tuned", t.metric)),
+                };
+                files.extend(propdp_plot::plot_records(&frontier, &spec, aside)?);
+            }
+            files.extend(report::draw_winner_maps(
+                &cells,
+                &t.algorithms,
+                &t.metric,
+                (param, first.target, neighbouring),
+                aside,
+            )?);
+            Ok(files)
+        })?;
     }
     Ok(TuneOutcome {
-        dir: dir.to_path_buf(),
+        dir: out.dir.clone(),
         cells,
         references,
         metric: t.metric.clone(),
@@ -486,25 +498,6 @@ fn search(
         algorithms: t.algorithms.clone(),
         figures,
     })
-}
-
-/// Refuses to resume, in `dir`, a search of another shard (or a whole
-/// search as a shard, or the reverse).
-fn check_same_shard(manifest_path: &Path, shard: Option<Shard>) -> Result<()> {
-    let Ok(text) = std::fs::read_to_string(manifest_path) else {
-        return Ok(());
-    };
-    let old: Manifest = serde_json::from_str(&text).with_context(|| format!("parsing {}", manifest_path.display()))?;
-    if old.shard != shard {
-        let name = |s: Option<Shard>| s.map_or("the whole search".to_string(), |s| format!("shard {s}"));
-        anyhow::bail!(
-            "cannot resume: {} holds {}, not {}; use --overwrite or another --out",
-            manifest_path.parent().unwrap_or(Path::new(".")).display(),
-            name(old.shard),
-            name(shard)
-        );
-    }
-    Ok(())
 }
 
 /// Merge the directories of a sharded search (`propdp tune --shard K/N`,
@@ -517,53 +510,69 @@ fn check_same_shard(manifest_path: &Path, shard: Option<Shard>) -> Result<()> {
 pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> Result<TuneOutcome> {
     let (manifest, shards) = crate::merge::check_shards(dirs)?;
     let plan = Plan::new(&manifest.config_text, &manifest.config_path)?;
-    let count = shards[0].count;
-    let owner = crate::shard::assign(&plan.costs(), count);
-    let cell_of: BTreeMap<CellKey, usize> = (0..plan.cells.len()).map(|c| (plan.key(c), c)).collect();
+    let prov = manifest.provenance();
+    let cell_of = plan.cell_of();
     let mut lines: BTreeMap<usize, String> = BTreeMap::new();
-    for (dir, shard) in dirs.iter().zip(&shards) {
-        if !dir.join(COMPLETE).exists() {
-            anyhow::bail!(
+    let mut done: BTreeMap<CellKey, Best> = BTreeMap::new();
+    for (dir, &shard) in dirs.iter().zip(&shards) {
+        let complete_path = dir.join(COMPLETE);
+        let complete: Complete = match std::fs::read_to_string(&complete_path) {
+            Ok(text) => serde_json::from_str(&text)
+                .with_context(|| format!("{} is not propdp's record of a finished shard", complete_path.display()))?,
+            Err(_) => anyhow::bail!(
                 "{} (shard {shard}) has not finished (no {COMPLETE}): finish it with propdp tune --shard {shard} --resume",
                 dir.display()
-            );
-        }
+            ),
+        };
+        let mine = plan.mine(Some(shard)).unwrap_or_default();
         let file = dir.join("tune.jsonl");
         let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+        let mut found = BTreeSet::new();
         for (no, line) in text.lines().enumerate() {
-            let best: Best =
-                serde_json::from_str(line).with_context(|| format!("{}:{}: not an optimum", file.display(), no + 1))?;
-            let Some(&c) = cell_of.get(&best.key()) else {
-                anyhow::bail!("{}:{}: not a cell of this config", file.display(), no + 1);
-            };
-            if owner[c] != shard.index {
-                anyhow::bail!(
-                    "{}:{} (shard {shard}) holds a cell that shard {}/{count} owns",
-                    file.display(),
-                    no + 1,
-                    owner[c]
-                );
-            }
+            let at = || format!("{}:{} (shard {shard})", file.display(), no + 1);
+            let best: Best = serde_json::from_str(line).with_context(|| format!("{}: not an optimum", at()))?;
+            let c = plan
+                .check(&best, &cell_of, Some(&mine), &prov)
+                .map_err(|why| anyhow::anyhow!("{}: {why}", at()))?;
             if lines.insert(c, line.to_string()).is_some() {
-                anyhow::bail!("{} (shard {shard}) holds cell {c} twice", file.display());
+                anyhow::bail!("{}: cell {c} is written twice", at());
             }
+            found.insert(c);
+            done.insert(best.key(), best);
+        }
+        let unreachable: BTreeSet<usize> = complete.unreachable.iter().copied().collect();
+        if let Some(c) = mine.iter().find(|c| found.contains(c) == unreachable.contains(c)) {
+            let (p, b, kind) = plan.cells[*c];
+            let state = if found.contains(c) {
+                "both in tune.jsonl and listed unreachable".to_string()
+            } else {
+                format!("missing from tune.jsonl and not listed unreachable in {COMPLETE}")
+            };
+            anyhow::bail!(
+                "{} (shard {shard}): the {kind} cell at δ = {}, {} = {} is {state} (edited or damaged?): \
+                 search the shard again with --overwrite",
+                dir.display(),
+                plan.points[p].delta(),
+                plan.budgets[b].target.param(),
+                plan.budgets[b].target.level(),
+            );
+        }
+        if complete.cells != mine.len() || unreachable.iter().any(|c| !mine.contains(c)) {
+            anyhow::bail!(
+                "{} does not describe shard {shard}'s {} cells (edited or damaged?)",
+                complete_path.display(),
+                mine.len()
+            );
         }
     }
-    let file = out.join("tune.jsonl");
-    if file.exists() {
-        anyhow::bail!("{} already exists: merge writes into a new directory", file.display());
-    }
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let mut dir = RunDir::create(out, TUNE)?;
     let merged: String = lines.values().map(|l| format!("{l}\n")).collect();
-    std::fs::write(&file, merged).with_context(|| format!("writing {}", file.display()))?;
-    search(
-        &manifest.config_text,
-        &manifest.config_path,
-        out,
-        Existing::Resume,
-        Scope::Assemble,
-        progress,
-    )
+    let whole = Manifest {
+        shard: None,
+        ..manifest
+    };
+    dir.publish(&merged, "", &whole)?;
+    search(&plan, &mut dir, done, Scope::Assemble, progress)
 }
 
 /// Fails, naming `tune.metric` and the metrics on offer, when the theory of

@@ -128,7 +128,7 @@ fn winner_maps(cells: &[&Cell]) -> Vec<(String, Vec<propdp_plot::winner_map::Win
     maps.into_iter().collect()
 }
 
-pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, param: &str, n_alg: usize) -> String {
+pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, param: &str) -> String {
     let mut out = format!(
         "{:>7} {:>7}  best {metric} per algorithm (tuned hyperparameters)  winner (margin)  price (winner/non-private)\n",
         "δ",
@@ -139,7 +139,12 @@ pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, par
     let mut facet: Option<&str> = None;
     let mut delta: Option<u64> = None;
     let mut reference_value: Option<f64> = None;
-    for group in cells.chunks(n_alg) {
+    // the cells of one (facet, δ, budget), consecutive in search order (a
+    // shard holds only some of them)
+    let same = |a: &Cell, b: &Cell| {
+        (&a.facet, a.delta.to_bits(), a.level.to_bits()) == (&b.facet, b.delta.to_bits(), b.level.to_bits())
+    };
+    for group in cells.chunk_by(same) {
         let c0 = &group[0];
         if facet != Some(c0.facet.as_str()) {
             facet = Some(c0.facet.as_str());
