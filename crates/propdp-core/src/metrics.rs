@@ -67,6 +67,21 @@ pub fn describe(name: &str) -> Option<&'static str> {
     })
 }
 
+/// Mean and standard error (sample sd with k − 1, over √k) of the
+/// per-repetition values of a metric: the statistics of a simulation record.
+///
+/// ```
+/// let (mean, se) = propdp_core::metrics::mean_stderr(&[1.0, 2.0, 3.0]);
+/// assert_eq!(mean, 2.0);
+/// assert!((se - (1.0f64 / 3.0).sqrt()).abs() < 1e-15);
+/// ```
+pub fn mean_stderr(values: &[f64]) -> (f64, f64) {
+    let k = values.len() as f64;
+    let mu = values.iter().sum::<f64>() / k;
+    let var = values.iter().map(|v| (v - mu).powi(2)).sum::<f64>() / (k - 1.0);
+    (mu, (var / k).sqrt())
+}
+
 /// The metrics where lower is better — errors and losses — which `propdp
 /// tune` may minimise.
 pub const MINIMISED: [&str; 8] = [

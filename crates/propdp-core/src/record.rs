@@ -415,6 +415,17 @@ impl SimRecord {
                 self.reps
             ));
         }
+        for (name, values) in &self.per_rep {
+            let (mean, se) = crate::metrics::mean_stderr(values);
+            let scale = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let off = |a: f64, b: f64| (a - b).abs().is_nan() || (a - b).abs() > 1e-12 * scale;
+            if off(metrics[name], mean) || off(self.stderr[name], se) {
+                return Err(format!(
+                    "metrics.{name} = {:?} ± {:?} are not the mean and standard error {mean:?} ± {se:?} of per_rep.{name}",
+                    metrics[name], self.stderr[name]
+                ));
+            }
+        }
         Ok(())
     }
 }

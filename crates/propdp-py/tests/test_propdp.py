@@ -330,7 +330,9 @@ def test_tune_gives_one_row_per_cell_equal_to_the_cli_file(cli, tmp_path):
 def test_dask_sweep_on_a_local_cluster_equals_the_single_process_sweep(tmp_path):
     """Three shards on a 2-worker LocalCluster (separate processes), merged:
     the same DataFrame as one in-process sweep, and the merged file equal to
-    a single run's byte for byte; the same for a tune search."""
+    a single run's byte for byte; the same for a tune search. Needs the
+    `distributed` extra (dask[distributed]); skipped, saying so, without it."""
+    pytest.importorskip("dask.distributed", reason="needs the distributed extra: pip install 'propdp[distributed]'")
     from dask.distributed import Client, LocalCluster
 
     import propdp.distributed
@@ -363,3 +365,170 @@ def test_dask_sweep_on_a_local_cluster_equals_the_single_process_sweep(tmp_path)
     pd.testing.assert_frame_equal(df, single)
     assert (tmp_path / "dask" / "merged" / "results.jsonl").read_bytes() == \
         (tmp_path / "single" / "results.jsonl").read_bytes()
+
+
+# --- issue "Hardening, round two": Python arguments, by item ---------------
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [0.29 / 0.01, 5.5, 29.0, True, "5", 2**64, -3],
+)
+def test_item3_privacy_steps_must_be_an_integer_never_rounded(steps):
+    for call in (
+        lambda: propdp.privacy("dpsgd", noise=0.8, sample_rate=0.01, steps=steps),
+        lambda: propdp.calibrate("dpsgd", epsilon=1.0, sample_rate=0.01, steps=steps),
+    ):
+        with pytest.raises(propdp.ConfigError) as e:
+            call()
+        assert e.value.field == "steps", str(e.value)
+
+
+def test_item3_integer_steps_of_any_integer_type_are_accepted():
+    np = pytest.importorskip("numpy")
+    a = propdp.privacy("dpsgd", noise=0.8, sample_rate=0.01, steps=29)
+    b = propdp.privacy("dpsgd", noise=0.8, sample_rate=0.01, steps=np.int64(29))
+    assert a.epsilon == b.epsilon and a.steps == 29
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(sigma="abc"), "algorithm.sigma"),
+        (dict(sigma=True), "algorithm.sigma"),
+        (dict(delta=True), "problem.delta"),
+        (dict(s2="1"), "problem.s2"),
+        (dict(noise="gaussian"), "problem.noise"),
+    ],
+)
+def test_item11_solve_names_the_argument_of_a_wrong_type(kwargs, field):
+    args = dict(delta=0.5, s2=1.0, noise={"law": "gaussian", "sd": 0.5}, huber_m=1.0, lambda_=1.0, sigma=1.0)
+    args.update(kwargs)
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.solve("huber", "objective", **args)
+    assert e.value.field == field, str(e.value)
+
+
+def test_item11_dpsgd_steps_and_clip_of_a_wrong_type_are_named():
+    base = dict(delta=1.0, s2=1.0, lambda_=0.5, sigma=1.0, eta=0.5, steps=5, sample_rate=0.5, clip=1.0)
+    for key, bad in [("steps", "5"), ("clip", True)]:
+        with pytest.raises(propdp.ConfigError) as e:
+            propdp.solve("logistic", "dpsgd", **dict(base, **{key: bad}))
+        assert e.value.field == f"algorithm.{key}", str(e.value)
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(noise="abc"), "noise"),
+        (dict(noise=10**400), "noise"),
+        (dict(noise=1.0, steps=2**64), "steps"),
+        (dict(noise=1.0, epsilon=1.0), "noise"),
+        (dict(noise=1.0, lambda_=2.0), "lambda_"),
+        (dict(noise=1.0, huber_m=2.0), "huber_m"),
+        (dict(noise=float("nan")), "noise"),
+    ],
+)
+def test_item11_privacy_names_the_argument(kwargs, field):
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.privacy("dpgd", "logistic", **kwargs)
+    assert e.value.field == field, str(e.value)
+
+
+def test_item11_privacy_takes_none_as_the_default():
+    assert propdp.privacy("dpgd", noise=1.0, delta_priv=None).delta_priv == 1e-6
+
+
+def _results_file(tmp_path, lines):
+    run = propdp.sweep(
+        {"problem": {"model": "logistic", "delta": [0.5, 1.0], "s2": 1.0},
+         "algorithm": {"kind": "objective", "lambda": 1.0, "sigma": 1.0}},
+        tmp_path / "run", progress=False)
+    assert len(run) == 2
+    path = tmp_path / "run" / "results.jsonl"
+    original = path.read_text().splitlines()
+    path.write_text(lines(original))
+    return path
+
+
+def test_item11_read_results_skips_a_torn_last_line_with_a_warning(tmp_path):
+    path = _results_file(tmp_path, lambda ls: ls[0] + "\n" + ls[1][: len(ls[1]) // 2])
+    with pytest.warns(UserWarning, match="torn last line"):
+        df = propdp.read_results(path)
+    assert len(df) == 1
+
+
+@pytest.mark.parametrize(
+    "damage, words",
+    [
+        (lambda ls: "\n".join([ls[0], ls[0], ls[1]]) + "\n", "twice"),
+        (lambda ls: "\n".join([ls[0].replace('"est_err2":', '"est_err2":NaN,"x":'), ls[1]]) + "\n", ":1"),
+        (lambda ls: "\n".join(["{}", ls[1]]) + "\n", ":1"),
+    ],
+)
+def test_item11_read_results_refuses_damaged_files_naming_the_line(tmp_path, damage, words):
+    path = _results_file(tmp_path, damage)
+    with pytest.raises(propdp.PropdpError) as e:
+        propdp.read_results(path)
+    assert "results.jsonl" in str(e.value) and words in str(e.value), str(e.value)
+
+
+def test_item13_python_refusals_speak_python(tmp_path):
+    cfg = {"problem": {"model": "logistic", "delta": 0.5, "s2": 1.0},
+           "algorithm": {"kind": "objective", "lambda": 1.0, "sigma": 1.0}}
+    propdp.sweep(cfg, tmp_path / "r", progress=False)
+    with pytest.raises(propdp.PropdpError) as e:
+        propdp.sweep(cfg, tmp_path / "r", progress=False)
+    assert "resume=True" in str(e.value) and "--resume" not in str(e.value)
+    with pytest.raises(propdp.ConfigError):
+        propdp.sweep(cfg, tmp_path / "r", resume=True, overwrite=True, progress=False)
+    with pytest.raises(propdp.ConfigError):
+        propdp.sweep(cfg, tmp_path / "s", theory=False, simulation=False, progress=False)
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.sweep("", progress=False)
+    assert "empty" in str(e.value)
+
+
+def _odd_values():
+    np = pytest.importorskip("numpy")
+    return ["abc", True, None, float("nan"), float("inf"), -float("inf"), 10**400, -10**30, 2**64,
+            np.float32(0.5), np.int64(3), np.bool_(True), [1.0], {"x": 1}]
+
+
+@pytest.mark.parametrize("key", ["noise", "epsilon", "rho", "delta_priv", "steps", "sample_rate", "clip",
+                                 "lambda_", "huber_m"])
+def test_privacy_arguments_of_any_type_give_a_report_or_name_the_argument(key):
+    """Generated argument types (str, bool, None, NaN, ±inf, huge ints, numpy
+    scalars, containers) for every numeric keyword: a report, or a
+    ConfigError naming that keyword — never a bare TypeError/OverflowError."""
+    for value in _odd_values():
+        if key in ("lambda_", "huber_m"):
+            args = dict(algorithm="objective", model="huber", noise=1.0)
+        elif key in ("noise", "epsilon", "rho"):
+            args = dict(algorithm="dpsgd", model="logistic", sample_rate=0.1, steps=10)
+        else:
+            args = dict(algorithm="dpsgd", model="logistic", sample_rate=0.1, steps=10, noise=1.0)
+        args[key] = value
+        try:
+            r = propdp.privacy(args.pop("algorithm"), args.pop("model"), **args)
+        except propdp.ConfigError as e:
+            allowed = {key} | ({"noise"} if value is None else set())
+            assert e.field in allowed, f"{key}={value!r}: field {e.field}: {e}"
+            continue
+        assert math.isfinite(r.noise) and r.noise > 0, f"{key}={value!r}: {r}"
+
+
+@pytest.mark.parametrize("key", ["delta", "s2", "huber_m", "lambda_", "sigma"])
+def test_solve_arguments_of_any_type_give_a_result_or_name_the_argument(key):
+    for value in _odd_values():
+        args = dict(delta=0.5, s2=1.0, huber_m=1.0, noise={"law": "gaussian", "sd": 0.5}, lambda_=1.0, sigma=1.0)
+        args[key] = value
+        try:
+            r = propdp.solve("huber", "objective", **args)
+        except propdp.ConfigError as e:
+            # the key, or a key inside it (`problem.delta.x` for delta={"x": 1})
+            assert e.field is not None and key.rstrip("_") in e.field.split("."), f"{key}={value!r}: {e.field}: {e}"
+            continue
+        except propdp.PropdpError:
+            continue  # a valid point without a solution (e.g. a huge s²): a computation error, named as such
+        assert r.converged and all(math.isfinite(v) for v in r.metrics.values()), f"{key}={value!r}"

@@ -148,13 +148,6 @@ pub struct Repetition {
 }
 
 /// Mean and standard error of a sample.
-fn mean_se(vs: &[f64]) -> (f64, f64) {
-    let k = vs.len() as f64;
-    let mu = vs.iter().sum::<f64>() / k;
-    let var = vs.iter().map(|v| (v - mu).powi(2)).sum::<f64>() / (k - 1.0);
-    (mu, (var / k).sqrt())
-}
-
 /// Number of samples for dimension d at aspect ratio δ = d/n.
 pub fn samples(d: usize, delta: f64) -> usize {
     ((d as f64 / delta).round() as usize).max(1)
@@ -217,7 +210,7 @@ pub fn summarise(n: usize, d: usize, runs: &[Repetition]) -> SimSummary {
     }
     let (mut mean, mut stderr) = (Metrics::new(), Metrics::new());
     for (k, vs) in &per_rep {
-        let (mu, se) = mean_se(vs);
+        let (mu, se) = propdp_core::metrics::mean_stderr(vs);
         mean.insert(k.clone(), mu);
         stderr.insert(k.clone(), se);
     }
@@ -229,7 +222,7 @@ pub fn summarise(n: usize, d: usize, runs: &[Repetition]) -> SimSummary {
                     .iter()
                     .map(|r| r.per_step.as_ref().expect("all reps are DP-GD")[t][name])
                     .collect();
-                let (mu, se) = mean_se(&vs);
+                let (mu, se) = propdp_core::metrics::mean_stderr(&vs);
                 out.mean.entry(name.clone()).or_default().push(mu);
                 out.stderr.entry(name.clone()).or_default().push(se);
             }

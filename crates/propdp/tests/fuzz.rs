@@ -218,7 +218,11 @@ fn generated_dpgd_and_simulation_configs_end_in_results_or_errors_with_finite_nu
         moderate().prop_map(|s| format!("{{ law = \"laplace\", scale = {s:e} }}")),
         (moderate(), 0.5f64..20.0)
             .prop_map(|(s, dof)| format!("{{ law = \"student_t\", dof = {dof}, scale = {s:e} }}")),
+        (moderate(), 0.0f64..1.0, moderate())
+            .prop_map(|(sd, p, o)| format!("{{ law = \"contaminated\", sd = {sd:e}, p = {p}, outlier_sd = {o:e} }}")),
     ];
+    // s² across scales now and then: unscaled regression targets (issue "Hardening, round two" item 1)
+    let s2 = prop_oneof![3 => moderate(), 1 => (0i32..13).prop_map(|k| 10f64.powi(k))];
     let design = prop_oneof![Just("gaussian"), Just("rademacher"), Just("gaussian_projected")];
     let algorithm = prop_oneof![
         3 => (moderate(), moderate(), 0.001f64..1.0, 1usize..12)
@@ -235,7 +239,7 @@ fn generated_dpgd_and_simulation_configs_end_in_results_or_errors_with_finite_nu
         0u8..3,
         law,
         moderate(),
-        moderate(),
+        s2,
         algorithm,
         any::<bool>(),
         design,
@@ -266,6 +270,263 @@ fn generated_dpgd_and_simulation_configs_end_in_results_or_errors_with_finite_nu
         for r in &records {
             prop_assert!(r.non_finite().is_none() && r.solver.converged, "{text}: {r:?}");
         }
+        // every record written passes the checks a resume applies to it
+        // (Record::conforms: this config's point, converged, finite, in range, identities)
+        let again = run(&cfg, "fuzz", &dir, Existing::Resume, Sources::default(), &Silent)
+            .map_err(|e| TestCaseError::fail(format!("{text}: a written record fails its own checks: {e:#}")))?;
+        prop_assert_eq!(again.skipped, records.len(), "{}", text);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+/// Generated shard specifications (K/N with K, N across 0…u64::MAX, and
+/// malformed text): a refusal naming `--shard`, or a shard whose run
+/// finishes (most shards of a large N own nothing) — never a panic, an
+/// abort or a hang.
+#[test]
+fn generated_shard_specifications_are_refused_naming_the_flag_or_run() {
+    use propdp::run::run_shard;
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = Config::from_toml_str(
+        "[problem]\nmodel = \"logistic\"\ndelta = [0.5, 1.0, 2.0]\ns2 = 1.0\n[algorithm]\nkind = \"objective\"\n\
+         lambda = 1.0\nsigma = 1.0\n[simulation]\nd = [30]\nreps = 4\nseed = 1\n",
+    )
+    .unwrap();
+    let number = prop_oneof![
+        0u64..5,
+        0u64..2_000_000,
+        Just(u64::MAX),
+        Just(10_000_000_000),
+        any::<u64>()
+    ];
+    let spec = prop_oneof![
+        4 => (number.clone(), number).prop_map(|(k, n)| format!("{k}/{n}")),
+        1 => "[0-9/ -]{0,12}",
+    ];
+    let result = runner(60).run(&spec, |spec| {
+        match spec.parse::<propdp::shard::Shard>() {
+            Err(e) => prop_assert!(e.to_string().contains("--shard"), "{spec}: {e}"),
+            Ok(shard) => {
+                prop_assert!(shard.index < shard.count && shard.count <= propdp::shard::MAX_SHARDS);
+                let dir = tmp.path().join("s");
+                run_shard(
+                    &cfg,
+                    "f",
+                    &dir,
+                    Existing::Overwrite,
+                    Sources::default(),
+                    Some(shard),
+                    &Silent,
+                )
+                .map_err(|e| TestCaseError::fail(format!("{spec}: {e:#}")))?;
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+/// Every file under `dir` with its bytes (the lock file aside).
+fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(snapshot(&p));
+        } else if p.file_name().unwrap() != ".propdp.lock" {
+            out.push((p.clone(), std::fs::read(&p).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Generated output directories holding files propdp did not write (any of
+/// the names it writes, with any content, with or without a manifest of
+/// someone else's), then `run` or `tune` with every `Existing` mode:
+/// either a refusal, or — where none of its names is taken — a run; in
+/// both cases every file that was there is byte for byte as it was.
+#[test]
+fn generated_foreign_files_in_output_directories_are_never_touched() {
+    let names = [
+        "manifest.json",
+        "results.jsonl",
+        "errors.jsonl",
+        "validation.csv",
+        "tune.jsonl",
+        "non_private.json",
+        "complete.json",
+        "figures/index.json",
+        "figures/logistic_by_sigma.png",
+        "notes.md",
+    ];
+    let content = prop_oneof![
+        Just(String::new()),
+        Just("[]".to_string()),
+        Just("{}".to_string()),
+        ".{0,40}"
+    ];
+    let files = prop::collection::vec((0..names.len(), content), 1..4);
+    let cases = (files, 0u8..3, any::<bool>());
+    let run_cfg = Config::from_toml_str(
+        "[problem]\nmodel = \"logistic\"\ndelta = 0.5\ns2 = 1.0\n[algorithm]\nkind = \"objective\"\n\
+         lambda = 1.0\nsigma = [0.0, 1.0]\n",
+    )
+    .unwrap();
+    let tune_text = "[problem]\nmodel = \"logistic\"\ndelta = 0.5\ns2 = 1.0\n[tune]\nalgorithms = [\"output\"]\n\
+                     epsilon = [1.0]\ndelta_priv = 1e-6\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let case = std::sync::atomic::AtomicUsize::new(0);
+    let result = runner(60).run(&cases, |(files, mode, tune)| {
+        let n = case.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = tmp.path().join(format!("case{n}"));
+        std::fs::create_dir_all(dir.join("figures")).unwrap();
+        for (i, text) in &files {
+            std::fs::write(dir.join(names[*i]), text).unwrap();
+        }
+        let before = snapshot(&dir);
+        let existing = [Existing::Refuse, Existing::Resume, Existing::Overwrite][mode as usize];
+        let outcome = if tune {
+            propdp::tune::tune(tune_text, "t", &dir, existing, &Silent).map(|_| ())
+        } else {
+            run(&run_cfg, "r", &dir, existing, Sources::default(), &Silent)
+                .and_then(|s| propdp::figures::draw(&s.results(), None).map(|_| ()))
+        };
+        let after: std::collections::BTreeMap<_, _> = snapshot(&dir).into_iter().collect();
+        for (path, bytes) in &before {
+            prop_assert_eq!(
+                after.get(path),
+                Some(bytes),
+                "{:?} changed ({:?}, {:?})",
+                path,
+                files,
+                outcome.err()
+            );
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+/// Generated hand edits of a finished run's records (a field of a line set
+/// to another JSON value, a line duplicated or removed): `--resume` either
+/// refuses naming the file and line, or keeps records that all pass the
+/// checks of fresh ones and fills in what is missing — never a panic, never
+/// an edited number kept.
+#[test]
+fn generated_hand_edited_records_are_refused_or_recomputed() {
+    let cfg = Config::from_toml_str(
+        "[problem]\nmodel = \"huber\"\ndelta = [0.5, 1.0]\ns2 = 1.0\nhuber_m = 1.0\n\
+         noise = { law = \"gaussian\", sd = 0.5 }\n[algorithm]\nkind = \"objective\"\nlambda = 1.0\n\
+         sigma = [0.0, 1.0]\n[simulation]\nd = [30]\nreps = 3\nseed = 2\n",
+    )
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    run(&cfg, "h", &dir, Existing::Refuse, Sources::default(), &Silent).unwrap();
+    let results = dir.join("results.jsonl");
+    let original = std::fs::read_to_string(&results).unwrap();
+    let lines: Vec<String> = original.lines().map(String::from).collect();
+    let paths = [
+        "/index",
+        "/source",
+        "/model",
+        "/algorithm",
+        "/params/delta",
+        "/params/sigma",
+        "/metrics/est_err2",
+        "/metrics/norm2",
+        "/metrics/overlap",
+        "/solver/converged",
+        "/solver/residual",
+        "/provenance/config_sha256",
+        "/stderr/est_err2",
+        "/per_rep/norm2/0",
+        "/d",
+        "/n",
+        "/reps",
+        "/seed",
+        "/generator",
+    ];
+    let value = prop_oneof![
+        Just(serde_json::json!(null)),
+        Just(serde_json::json!(-5.0)),
+        Just(serde_json::json!(1e300)),
+        Just(serde_json::json!(0)),
+        Just(serde_json::json!(99)),
+        Just(serde_json::json!(false)),
+        Just(serde_json::json!("x")),
+        Just(serde_json::json!({})),
+    ];
+    let edit = prop_oneof![
+        6 => (0..lines.len(), 0..paths.len(), value).prop_map(|(l, p, v)| (l, Some((p, v)), 0u8)),
+        1 => (0..lines.len()).prop_map(|l| (l, None, 1u8)),
+        1 => (0..lines.len()).prop_map(|l| (l, None, 2u8)),
+    ];
+    let result = runner(80).run(&edit, |(at, change, how)| {
+        let mut edited = lines.clone();
+        match (change, how) {
+            (Some((p, v)), _) => {
+                let mut record: serde_json::Value = serde_json::from_str(&edited[at]).unwrap();
+                if let Some(slot) = record.pointer_mut(paths[p]) {
+                    *slot = v;
+                }
+                edited[at] = record.to_string();
+            }
+            (None, 1) => edited.insert(at, lines[at].clone()),
+            _ => {
+                edited.remove(at);
+            }
+        }
+        let text: String = edited.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&results, &text).unwrap();
+        match run(&cfg, "h", &dir, Existing::Resume, Sources::default(), &Silent) {
+            Err(e) => {
+                let msg = format!("{e:#}");
+                prop_assert!(msg.contains("results.jsonl:"), "{msg}");
+                prop_assert_eq!(
+                    std::fs::read_to_string(&results).unwrap(),
+                    text,
+                    "a refused file is left as it is"
+                );
+            }
+            Ok(_) => {
+                // the original records, each once; the edited line's point is
+                // recomputed (theory cold rather than warm-started: the same to
+                // the solver's tolerance), every other line kept as it was
+                let by_key = |text: &str| -> std::collections::BTreeMap<_, (String, Record)> {
+                    text.lines()
+                        .map(|l| {
+                            let r: Record = serde_json::from_str(l).unwrap();
+                            let canonical = serde_json::from_str::<serde_json::Value>(l).unwrap().to_string();
+                            (r.key(), (canonical, r))
+                        })
+                        .collect()
+                };
+                let (got, want) = (by_key(&std::fs::read_to_string(&results).unwrap()), by_key(&original));
+                prop_assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
+                let edited_key = serde_json::from_str::<Record>(&lines[at]).unwrap().key();
+                for (k, (line, r)) in &got {
+                    let (want_line, w) = &want[k];
+                    if line == want_line {
+                        continue;
+                    }
+                    prop_assert_eq!(*k, edited_key, "line {} edited, but {} changed", at + 1, k);
+                    for (m, v) in &w.metrics {
+                        let close = (r.metrics[m] - v).abs() <= 1e-9 * v.abs().max(1.0);
+                        prop_assert!(close, "{}: {} recomputed as {} (was {})", k, m, r.metrics[m], v);
+                    }
+                }
+            }
+        }
+        std::fs::write(&results, &original).unwrap();
         Ok(())
     });
     if let Err(e) = result {

@@ -223,7 +223,8 @@ fn eps_at<F: Fn(f64) -> f64>(log_delta_of: F, delta: f64) -> Option<f64> {
     let mut hi = 1.0;
     while g(hi) > 0.0 {
         hi *= 2.0;
-        if hi > 1e5 {
+        // ε of 10¹⁵ is no privacy, but a finite statement (T = 10⁹ steps at σ = 1: ε ≈ 2·10⁹)
+        if hi > 1e15 {
             return None;
         }
     }

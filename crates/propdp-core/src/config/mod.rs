@@ -136,8 +136,10 @@ impl Config {
         raw.check()?;
         let sweep = Sweep::from_raw(&raw)?;
         if let Some(sim) = &raw.simulation {
-            let smallest = sweep.points().iter().map(|p| p.delta()).fold(f64::INFINITY, f64::min);
+            let deltas = sweep.points().iter().map(|p| p.delta());
+            let (smallest, largest) = deltas.fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
             sim.check_memory(smallest)?;
+            sim.check_samples(largest)?;
         }
         raw.plot
             .check_keys(&sweep, raw.simulation.is_some(), &raw.problem, &raw.algorithm)?;

@@ -82,6 +82,21 @@ impl SimulationConfig {
         Ok(())
     }
 
+    /// Refuses a simulation with fewer than 2 samples at the largest δ
+    /// (n = round(d/δ) < 2: the data would not have the δ asked for).
+    pub fn check_samples(&self, largest_delta: f64) -> Result<(), ConfigError> {
+        match self.d.iter().find(|&&d| (d as f64 / largest_delta).round() < 2.0) {
+            Some(&d) => Err(ConfigError::range(
+                "simulation.d",
+                d,
+                &format!(
+                    "d ≥ 2δ: at δ = {largest_delta:?} d = {d} gives n = round(d/δ) < 2 samples, not the δ asked for"
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// Refuses, before any work, a simulation whose memory at the smallest δ
     /// (the most samples, n = d/δ) exceeds 80% of this machine's memory,
     /// with the estimate in the message ([`memory_estimate`]).

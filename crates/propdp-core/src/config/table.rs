@@ -105,8 +105,9 @@ impl Kinds {
 /// The key (dotted, within a nested table) whose value serde's `message`
 /// refuses, and that value as TOML, when exactly one value of the table
 /// reads as the "invalid type" the message quotes (`string "abc"`,
-/// `boolean `true``, `floating point `5.5``, `integer `5``): serde's errors
-/// on a table name no key.
+/// `boolean `true``, `floating point `5.5``, `integer `5``), is the
+/// "unknown field" it names, or is a table without the "missing field" it
+/// names: serde's errors on a table name no key.
 fn culprit(table: &toml::Table, tag: &str, message: &str) -> Option<(String, String)> {
     fn quoted(v: &toml::Value) -> Vec<String> {
         match v {
@@ -124,9 +125,17 @@ fn culprit(table: &toml::Table, tag: &str, message: &str) -> Option<(String, Str
             } else {
                 format!("{prefix}.{k}")
             };
+            let unknown = !prefix.is_empty() && message.contains(&format!("unknown field `{k}`"));
             if let toml::Value::Table(inner) = v {
+                let missing = message
+                    .split_once("missing field `")
+                    .and_then(|(_, rest)| rest.split_once('`'))
+                    .is_some_and(|(field, _)| !inner.contains_key(field));
+                if missing {
+                    hits.push((key.clone(), v.to_string()));
+                }
                 walk(&key, inner, tag, message, hits);
-            } else if quoted(v).iter().any(|q| message.contains(q.as_str())) {
+            } else if unknown || quoted(v).iter().any(|q| message.contains(q.as_str())) {
                 hits.push((key, v.to_string()));
             }
         }

@@ -123,6 +123,10 @@ def sweep(
     ``df.attrs["errors"]``. Ctrl-C stops between points (the records written
     so far stay in ``out``) and raises ``KeyboardInterrupt``.
     """
+    if resume and overwrite:
+        raise config_error("resume=True and overwrite=True contradict each other: give one", "resume")
+    if not theory and not simulation:
+        raise config_error("theory=False and simulation=False leave nothing to compute", "theory")
     cfg, label = resolve(config)
     with tempfile.TemporaryDirectory(prefix="propdp-") as tmp:
         target = Path(out) if out is not None else Path(tmp) / "run"
@@ -158,6 +162,8 @@ def tune(
     per (problem point, budget, algorithm) cell, nested fields flattened with
     dots (``best.lambda``…). With ``out`` the files (tune.jsonl,
     non_private.json, frontier and winner-map figures) are kept there."""
+    if resume and overwrite:
+        raise config_error("resume=True and overwrite=True contradict each other: give one", "resume")
     cfg, label = resolve(config)
     text = _native.config_text(cfg) if isinstance(cfg, dict) else cfg
     with tempfile.TemporaryDirectory(prefix="propdp-") as tmp:
@@ -262,24 +268,30 @@ def privacy(
     noise: Optional[float] = None,
     epsilon: Optional[float] = None,
     rho: Optional[float] = None,
-    delta_priv: float = 1e-6,
-    lambda_: float = 1.0,
-    steps: int = 1,
-    huber_m: float = 1.0,
+    delta_priv: Optional[float] = None,
+    lambda_: Optional[float] = None,
+    steps: Optional[int] = None,
+    huber_m: Optional[float] = None,
     neighbouring: str = "replace_one",
     sample_rate: Optional[float] = None,
     clip: Optional[float] = None,
 ) -> PrivacyReport:
     """The privacy guarantee of ``noise`` for ``algorithm`` ("objective",
-    "output", "dpgd", "dpsgd") — or, with ``epsilon`` (at ``delta_priv``) or
-    ``rho`` instead, the smallest noise meeting it and its guarantee.
-    Sensitivity conventions (R = 1, ``neighbouring`` "replace_one" or
-    "add_remove_one") as in docs/theory.md §4. DP-SGD takes ``steps``,
-    ``sample_rate`` q and optionally ``clip`` C (noise multiplier σ/min(C, L));
-    its ε is the PLD accountant's. Raises :class:`ConfigError` naming the argument."""
+    "output", "dpgd", "dpsgd") — or, with ``epsilon`` (at ``delta_priv``,
+    default 1e-6) or ``rho`` instead, the smallest noise meeting it and its
+    guarantee. Sensitivity conventions (R = 1, ``neighbouring``
+    "replace_one" or "add_remove_one") as in docs/theory.md §4. ``lambda_``
+    (default 1) applies to objective and output perturbation, ``steps``
+    (an integer, default 1) to DP-GD and DP-SGD, ``huber_m`` (default 1) to
+    the Huber model; DP-SGD takes ``sample_rate`` q and optionally ``clip``
+    C (noise multiplier σ/min(C, L)); its ε is the PLD accountant's. An
+    argument that does not apply, a float ``steps`` or two of
+    noise/epsilon/rho raise :class:`ConfigError` naming the argument — the
+    same rules as the ``propdp privacy`` command (one query builder in the
+    library)."""
     d = _native.privacy(
-        algorithm, model, float(huber_m), float(lambda_), int(steps), neighbouring, float(delta_priv),
-        _opt(noise), _opt(epsilon), _opt(rho), _opt(sample_rate), _opt(clip),
+        algorithm, model, huber_m=huber_m, lambda_=lambda_, steps=steps, neighbouring=neighbouring,
+        delta_priv=delta_priv, noise=noise, epsilon=epsilon, rho=rho, sample_rate=sample_rate, clip=clip,
     )
     d["lambda_"] = d.pop("lambda")
     d["objective_bound"] = None if d["objective_bound"] is None else tuple(d["objective_bound"])
@@ -293,16 +305,17 @@ def calibrate(
     *,
     epsilon: Optional[float] = None,
     rho: Optional[float] = None,
-    delta_priv: float = 1e-6,
-    lambda_: float = 1.0,
-    steps: int = 1,
-    huber_m: float = 1.0,
+    delta_priv: Optional[float] = None,
+    lambda_: Optional[float] = None,
+    steps: Optional[int] = None,
+    huber_m: Optional[float] = None,
     neighbouring: str = "replace_one",
     sample_rate: Optional[float] = None,
     clip: Optional[float] = None,
 ) -> PrivacyReport:
     """The smallest noise meeting (``epsilon``, ``delta_priv``) or ``rho``
-    (give one), with its guarantee in every notion (``report.noise``)."""
+    (give one), with its guarantee in every notion (``report.noise``); the
+    arguments as for :func:`privacy`."""
     if (epsilon is None) == (rho is None):
         raise config_error("give exactly one target: epsilon (with delta_priv) or rho", "epsilon")
     return privacy(

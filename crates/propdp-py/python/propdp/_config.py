@@ -42,6 +42,8 @@ def resolve(config: ConfigLike) -> Tuple[Union[str, Dict[str, Any]], str]:
     ``PathLike``), TOML text, or a dict of tables."""
     if isinstance(config, Mapping):
         return plain(config), "python"
+    if isinstance(config, str) and not config.strip():
+        raise config_error("config is empty: give a path to a TOML file, TOML text or a dict of tables", None)
     if isinstance(config, os.PathLike) or (isinstance(config, str) and "\n" not in config and "=" not in config):
         path = Path(config)
         if not path.is_file():

@@ -146,5 +146,14 @@ def frame(records: Iterable[Dict[str, Any]], per_step: bool = False) -> pd.DataF
 
 def read_results(path: Union[str, "os.PathLike[str]"], per_step: bool = False) -> pd.DataFrame:
     """The results.jsonl written by ``propdp run`` (or :func:`propdp.sweep`)
-    as a tidy DataFrame (see :func:`frame`); a run directory may be given."""
-    return frame(read_records(path), per_step=per_step)
+    as a tidy DataFrame (see :func:`frame`); a run directory may be given.
+    Every line is read as a record (a torn last line, left by a killed run,
+    is skipped with a warning); a damaged line, a number that is not finite
+    or a record given twice raises :class:`propdp.PropdpError` naming the
+    file and the line."""
+    from . import _native
+
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        path = os.path.join(path, "results.jsonl")
+    return frame(_native.records(path), per_step=per_step)
