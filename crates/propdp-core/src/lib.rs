@@ -17,13 +17,15 @@ pub mod error;
 pub mod loss;
 pub mod metrics;
 pub mod param;
+pub mod parameters;
 pub mod problem;
 pub mod record;
 pub mod sweep;
+pub mod validated;
 pub mod validation;
 
-pub use config::Config;
 pub use error::ConfigError;
 pub use problem::{
     Algorithm, AlgorithmKind, Design, GradientSteps, LossVariant, Model, ModelKind, NoiseLaw, Point, Prior,
 };
+pub use validated::Config;

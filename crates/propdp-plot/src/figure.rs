@@ -212,7 +212,7 @@ fn grouped(records: &[Record], spec: &PlotSpec, look: &Look) -> Result<Vec<Figur
             .collect();
         let facet_text: Vec<String> = key
             .iter()
-            .map(|(k, bits)| format!("{} = {}", crate::render::symbol(k), f64::from_bits(*bits)))
+            .map(|(k, bits)| format!("{} = {}", propdp_core::parameters::symbol(k), f64::from_bits(*bits)))
             .collect();
         let panels = metric_names
             .iter()

@@ -42,35 +42,7 @@ pub(crate) fn register_fonts() {
     });
 }
 
-/// Display name of a parameter.
-pub fn symbol(param: &str) -> String {
-    match param {
-        "delta" => "δ".into(),
-        "sigma" => "σ".into(),
-        "tau" => "τ".into(),
-        "lambda" => "λ".into(),
-        "s2" => "s²".into(),
-        "huber_m" => "M".into(),
-        "eta" => "η".into(),
-        "epsilon" => "ε".into(),
-        "rho" => "ρ".into(),
-        other => other.into(),
-    }
-}
-
-pub(crate) fn axis_label(param: &str) -> String {
-    match param {
-        "delta" => "δ = d/n".into(),
-        "sigma" => "σ (objective-perturbation noise)".into(),
-        "tau" => "τ (output-perturbation noise)".into(),
-        "lambda" => "λ (ridge)".into(),
-        "epsilon" => "ε (privacy budget)".into(),
-        "rho" => "ρ (zCDP budget)".into(),
-        "d" => "d (features; n = d/δ)".into(),
-        "t" => "t (gradient step)".into(),
-        other => symbol(other),
-    }
-}
+pub(crate) use propdp_core::parameters::{axis_label, symbol};
 
 fn metric_label(m: &str) -> String {
     metrics::describe(m).map_or(m.to_string(), |d| format!("{m} = {d}"))

@@ -104,7 +104,7 @@ pub(crate) fn place(out: &Path, draw_into: impl FnOnce(&Path) -> Result<Vec<Path
     names.extend(new);
     names.sort();
     names.dedup();
-    crate::rundir::write_atomic(&out.join(INDEX), &(serde_json::to_string_pretty(&names)? + "\n"))?;
+    crate::file::write_atomic(&out.join(INDEX), &(serde_json::to_string_pretty(&names)? + "\n"))?;
     Ok(placed)
 }
 

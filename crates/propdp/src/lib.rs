@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod figures;
+pub mod file;
 pub mod merge;
 pub mod privacy;
 pub mod progress;

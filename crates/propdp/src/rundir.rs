@@ -34,6 +34,7 @@ use propdp_core::record::Failure;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::file::{temporary, write_atomic, write_synced};
 use crate::provenance::Manifest;
 
 /// What to do with the results of an earlier run in the directory.
@@ -476,33 +477,6 @@ fn read_checked<T: Line>(path: &Path, check: &dyn Fn(&T) -> Result<(), String>) 
         }
     }
     Ok(records)
-}
-
-/// A temporary name beside `path` (hidden, same directory: renamed atomically).
-fn temporary(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().to_string());
-    path.with_file_name(format!(".{name}.propdp-tmp"))
-}
-
-/// Write `text` to `path` and sync it, naming the file on failure.
-fn write_synced(path: &Path, text: &str) -> Result<()> {
-    let mut f = File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    f.write_all(text.as_bytes())
-        .and_then(|()| f.sync_data())
-        .with_context(|| format!("writing {}", path.display()))
-}
-
-/// Write `text` to `path` whole: to a temporary name beside it, then
-/// renamed; on failure the temporary file is removed and `path` is as it was.
-pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let tmp = temporary(path);
-    if let Err(e) = write_synced(&tmp, text) {
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
-    }
-    fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
 /// The lines of a JSON-lines file written incrementally. Every line is

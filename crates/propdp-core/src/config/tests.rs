@@ -2,6 +2,7 @@
 //! the sweep built from them.
 
 use super::*;
+use crate::Config;
 use crate::problem::{Algorithm, NoiseLaw};
 
 const HUBER: &str = r#"

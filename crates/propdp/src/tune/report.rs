@@ -132,7 +132,7 @@ pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, par
     let mut out = format!(
         "{:>7} {:>7}  best {metric} per algorithm (tuned hyperparameters)  winner (margin)  price (winner/non-private)\n",
         "δ",
-        propdp_plot::render::symbol(param)
+        propdp_core::parameters::symbol(param)
     );
     let all: Vec<&Cell> = cells.iter().collect();
     let w = winners(&all);
