@@ -12,6 +12,13 @@
 //! C_g(t,s) = a E[g_t g_s], R_g(t,s) = a E[ℓ''(r_t) ∂r_t/∂w_s] (reverse mode),
 //! M_g(t) = a ∂_ν E[g_t | ν, w] (pathwise for the Huber and conditional losses,
 //! score function 1{y=+1} − sigmoid(ν) for the standard logistic loss).
+//! A_t needs only the drift D_t = Σ_k R_g(t,k)A_k + M_g(t) = a E[ν g_t]/s² (Stein's
+//! lemma over (ν, w)): with ν = s z₀ it is (a/s)·E[z₀(ĝ_t − β c_t)], c_t the ĝ_t of
+//! baseline paths at ν = 0 (independent of z₀), β = κ²/(s² + κ²), κ² = 1 + sd²
+//! (docs/theory.md §3.1). The pathwise D̂_t and ĥ_t live on windows |ℓ'| < C of
+//! width ~C/s in ν, which at s² ≫ 1 hold a handful of paths or none; the Stein
+//! quotient uses every path. Below s² = 1e-10·κ², where s·z₀ is lost in the
+//! rounding of the paths, D_t is summed from the pathwise (score) M_g and R_g.
 //! The solve is causal (forward in t), O(N T³/6) work and O(N T) memory.
 //!
 //! Expectations over samples use randomized quasi-Monte Carlo: Owen-scrambled
@@ -185,6 +192,13 @@ fn draws(p: &DmftParams, seed: u32, extra: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64
     (z, u)
 }
 
+/// The overlap's drift D_t = Σ_k R_g(t,k)A_k + M_g(t) is the Stein quotient
+/// (a/s)·E[z₀(ĝ_t − βc_t)] from s² ≥ STEIN_MIN_S2·κ², κ² = 1 + sd² (sd the label
+/// noise); below, s·z₀ is lost in the rounding of paths of scale κ (relative
+/// errors 2e-3 at s² = 1e-28) and D_t is summed from the pathwise (score) M_g
+/// and R_g, whose windows ν no longer narrows (docs/theory.md §3.1).
+const STEIN_MIN_S2: f64 = 1e-10;
+
 // The kernels are indexed exactly as in docs/theory.md §3 (R_θ(t,s), C_g(s,s'), …);
 // index loops keep the code one-to-one with the equations.
 #[allow(clippy::needless_range_loop)]
@@ -193,6 +207,9 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
     let nf = n as f64;
     let mean = |v: &[f64]| v.iter().sum::<f64>() / nf;
     let subsampled = p.sample_rate < 1.0;
+    // κ² = 1 + sd²: the scale of the labels' and paths' randomness besides ν
+    let kappa2 = 1.0 + p.noise_sd * p.noise_sd;
+    let stein = p.s2 >= STEIN_MIN_S2 * kappa2;
     let (z, mut u) = draws(p, seed, if subsampled { 1 + tt } else { 1 });
     // S_t of path i (steps 0..T−1; the last step's g is not used)
     let selection: Vec<Vec<bool>> = u
@@ -201,32 +218,45 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
         .map(|v| v.into_iter().map(|x| x < p.sample_rate).collect())
         .collect();
     let u = u.pop().expect("the label's uniforms");
-    let nu: Vec<f64> = z[0].iter().map(|x| p.s2.sqrt() * x).collect();
-    // label: y for standard losses, ν for conditional ones
-    let label: Vec<f64> = match p.loss {
+    let prior_sd = p.s2.sqrt();
+    let nu: Vec<f64> = z[0].iter().map(|x| prior_sd * x).collect();
+    // label: y for standard losses, ν for conditional ones; for the Stein drift
+    // also the labels of the baseline paths at ν = 0 (y⁰ = e; ±1 for the standard logistic)
+    let unit = Normal::standard();
+    let (label, baselines): (Vec<f64>, Vec<Vec<f64>>) = match p.loss {
         Loss::Huber { .. } | Loss::Squared => {
-            let unit = Normal::standard();
-            (0..n).map(|i| nu[i] + p.noise_sd * unit.inverse_cdf(u[i])).collect()
+            let e: Vec<f64> = u.iter().map(|&x| p.noise_sd * unit.inverse_cdf(x)).collect();
+            ((0..n).map(|i| nu[i] + e[i]).collect(), vec![e])
         }
-        Loss::Logistic => (0..n).map(|i| if u[i] < sigmoid(nu[i]) { 1.0 } else { -1.0 }).collect(),
-        Loss::ConditionalHuber { .. } | Loss::ConditionalLogistic => nu.clone(),
+        Loss::Logistic => (
+            (0..n).map(|i| if u[i] < sigmoid(nu[i]) { 1.0 } else { -1.0 }).collect(),
+            vec![vec![1.0; n], vec![-1.0; n]],
+        ),
+        Loss::ConditionalHuber { .. } | Loss::ConditionalLogistic => (nu.clone(), vec![vec![0.0; n]]),
     };
+    let baselines = if stein { baselines } else { Vec::new() };
     let sq = |k: usize| vec![vec![0.0; k]; k];
     let (mut rth, mut cth, mut rg, mut cg) = (sq(tt + 1), sq(tt + 1), sq(tt + 1), sq(tt + 1));
-    let (mut amp, mut mg) = (vec![0.0; tt + 1], vec![0.0; tt + 1]);
+    let mut amp = vec![0.0; tt + 1];
     // Cholesky rows of Cov(ν, w_1..w_T); row 0 is ν
     let mut chol = sq(tt + 1);
-    chol[0][0] = p.s2.sqrt();
-    // per-sample paths over t: g_t = ℓ'(r_t), ℓ''(r_t), and the pathwise ∂_ν g_t
+    chol[0][0] = prior_sd;
+    // per-sample paths over t: ĝ_t, ĥ_t, and either the pathwise ∂_ν ĝ_t (D̂_t)
+    // or the baseline paths' ĝ⁰_t
     let mut g: Vec<Vec<f64>> = Vec::with_capacity(tt + 1);
     let mut h: Vec<Vec<f64>> = Vec::with_capacity(tt + 1);
-    let mut dv: Vec<Vec<f64>> = Vec::with_capacity(tt + 1);
+    let mut dv: Vec<Vec<f64>> = Vec::with_capacity(if stein { 0 } else { tt + 1 });
+    let mut g0: Vec<Vec<Vec<f64>>> = vec![Vec::with_capacity(tt); baselines.len()];
     let mut out = Vec::with_capacity(tt + 1);
     let eta = p.eta;
+    // DP-SGD: the path's selection at step t (the last step's g is not used), and the clip
+    let selected = |t: usize, i: usize| !subsampled || t == tt || selection[t][i];
+    let clip = |d1: f64| if d1.abs() < p.clip { d1 } else { p.clip.copysign(d1) };
     for t in 0..=tt {
-        // 1. w_t (w_0 = 0) by extending the Cholesky factor
-        let w: Vec<f64> = if t == 0 {
-            vec![0.0; n]
+        // 1. w_t (w_0 = 0) by extending the Cholesky factor, as w⁰_t + L(t,0)z₀:
+        //    w⁰_t, the part independent of ν, drives the baseline paths
+        let (w0, w): (Vec<f64>, Vec<f64>) = if t == 0 {
+            (vec![0.0; n], vec![0.0; n])
         } else {
             let cov = |j: usize| if j == 0 { p.s2 * amp[t] } else { cth[t][j] };
             for j in 0..t {
@@ -255,43 +285,47 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
             } else {
                 0.0
             };
-            let mut w = vec![0.0; n];
-            for j in 0..=t {
-                axpy(&mut w, chol[t][j], &z[j]);
+            let mut w0 = vec![0.0; n];
+            for j in 1..=t {
+                axpy(&mut w0, chol[t][j], &z[j]);
             }
-            w
+            let mut w = w0.clone();
+            axpy(&mut w, chol[t][0], &z[0]);
+            (w0, w)
         };
-        // 2. r_t with the Onsager term, loss and derivatives, pathwise ν-derivative
-        // r_t = w_t − η Σ_{s<t} R_θ(t,s) g_s, and the memory part of D_t
+        // 2. r_t = w_t − η Σ_{s<t} R_θ(t,s) ĝ_s (the Onsager term), the loss, ĝ_t, ĥ_t,
+        //    and for the pathwise drift D̂_t = S_t·∂_νℓ'·1{|ℓ'| < C} − η ĥ_t·memory,
+        //    memory = Σ_{s<t} R_θ(t,s) D̂_s
         let mut r = w;
-        let mut memory = vec![0.0; n];
         for s in 0..t {
             axpy(&mut r, -eta * rth[t][s], &g[s]);
+        }
+        let mut memory = vec![0.0; if stein { 0 } else { n }];
+        for s in 0..dv.len() {
             axpy(&mut memory, rth[t][s], &dv[s]);
         }
-        let (mut gt, mut ht, mut dt) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let (mut gt, mut ht, mut dt) = (vec![0.0; n], vec![0.0; n], vec![0.0; memory.len()]);
         let mut loss = 0.0;
         for i in 0..n {
             let (l, d1, d2) = p.loss.eval(label[i], r[i]);
             loss += l;
-            let dnu = match p.loss {
-                Loss::ConditionalLogistic => {
-                    let s = sigmoid(nu[i]);
-                    -s * (1.0 - s)
-                }
-                // Huber (y = ν + e), conditional Huber, squared (y = ν + e): ∂_ν ℓ' = −ℓ''
-                _ => -d2,
-            };
             // DP-SGD: the path's selection and the clip (§3.1); ĥ and ∂_ν vanish where clipped
-            let selected = !subsampled || t == tt || selection[t][i];
-            let (g_hat, h_hat, dnu_hat) = match (selected, d1.abs() < p.clip) {
-                (false, _) => (0.0, 0.0, 0.0),
-                (true, true) => (d1, d2, dnu),
-                (true, false) => (p.clip.copysign(d1), 0.0, 0.0),
-            };
-            gt[i] = g_hat;
-            ht[i] = h_hat;
-            dt[i] = dnu_hat - eta * h_hat * memory[i];
+            if selected(t, i) && d1.abs() < p.clip {
+                (gt[i], ht[i]) = (d1, d2);
+                if !stein {
+                    let dnu = match p.loss {
+                        Loss::ConditionalLogistic => {
+                            let s = sigmoid(nu[i]);
+                            -s * (1.0 - s)
+                        }
+                        // Huber (y = ν + e), conditional Huber, squared (y = ν + e): ∂_ν ℓ' = −ℓ''
+                        _ => -d2,
+                    };
+                    dt[i] = dnu - eta * d2 * memory[i];
+                }
+            } else if selected(t, i) {
+                gt[i] = clip(d1);
+            }
         }
         let m_t = p.s2 * amp[t];
         let c_tt = cth[t][t];
@@ -316,9 +350,29 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
         out.push(mt);
         g.push(gt);
         h.push(ht);
-        dv.push(dt);
+        if !stein {
+            dv.push(dt);
+        }
         if t == tt {
             break;
+        }
+        // the baseline paths at ν = 0: r⁰_t = w⁰_t − η Σ_{s<t} R_θ(t,s) ĝ⁰_s
+        for (g0b, y0) in g0.iter_mut().zip(&baselines) {
+            let mut r0 = w0.clone();
+            for s in 0..t {
+                axpy(&mut r0, -eta * rth[t][s], &g0b[s]);
+            }
+            g0b.push(
+                (0..n)
+                    .map(|i| {
+                        if selected(t, i) {
+                            clip(p.loss.eval(y0[i], r0[i]).1)
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect(),
+            );
         }
         // 3. responses R_g(t, s) = a E[ℓ''_t b_s] by reverse mode: b_t = 1,
         //    b_k = −η ℓ''_k Σ_{j=k+1}^{t} R_θ(j,k) b_j, for LANES samples at a
@@ -351,15 +405,38 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
         for s in 0..=t {
             rg[t][s] = a * acc[s] / nf;
         }
-        // 4. M_g(t) and C_g(t, ·)
-        mg[t] = match p.loss {
-            Loss::Logistic => {
-                a * (0..n)
-                    .map(|i| g[t][i] * (f64::from(u8::from(label[i] > 0.0)) - sigmoid(nu[i])))
-                    .sum::<f64>()
-                    / nf
-            }
-            _ => a * mean(&dv[t]),
+        // 4. the drift D_t and C_g(t, ·)
+        let drift = if stein {
+            // (a/s)·E[z₀(ĝ_t − βc_t)]: z₀c_t has mean zero, c_t = ĝ⁰_t, for the
+            // standard logistic ½(ĝ⁺ + ĝ⁻) + (1{y = +1} − σ(ν))(ĝ⁺ − ĝ⁻) (its mean
+            // given z₀ and the rest is ½(ĝ⁺ + ĝ⁻)); β = κ²/(s² + κ²), fixed, so unbiased
+            let x: Vec<f64> = (0..n).map(|i| z[0][i] * g[t][i]).collect();
+            let c: Vec<f64> = (0..n)
+                .map(|i| {
+                    z[0][i]
+                        * match p.loss {
+                            Loss::Logistic => {
+                                let (plus, minus) = (g0[0][t][i], g0[1][t][i]);
+                                let score = f64::from(u8::from(label[i] > 0.0)) - sigmoid(nu[i]);
+                                0.5 * (plus + minus) + score * (plus - minus)
+                            }
+                            _ => g0[0][t][i],
+                        }
+                })
+                .collect();
+            a * (mean(&x) - kappa2 / (p.s2 + kappa2) * mean(&c)) / prior_sd
+        } else {
+            // M_g(t) pathwise, by the score 1{y = +1} − σ(ν) for the standard logistic
+            let mg = match p.loss {
+                Loss::Logistic => {
+                    a * (0..n)
+                        .map(|i| g[t][i] * (f64::from(u8::from(label[i] > 0.0)) - sigmoid(nu[i])))
+                        .sum::<f64>()
+                        / nf
+                }
+                _ => a * mean(&dv[t]),
+            };
+            (0..=t).map(|k| rg[t][k] * amp[k]).sum::<f64>() + mg
         };
         for s in 0..=t {
             let c = a * (0..n).map(|i| g[t][i] * g[s][i]).sum::<f64>() / nf;
@@ -373,8 +450,7 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
             let mem: f64 = (s + 1..=t).map(|k| rg[t][k] * rth[k][s]).sum();
             rth[t + 1][s] = decay * rth[t][s] - eta * mem;
         }
-        let mem: f64 = (0..=t).map(|k| rg[t][k] * amp[k]).sum();
-        amp[t + 1] = decay * amp[t] - eta * mem - eta * mg[t];
+        amp[t + 1] = decay * amp[t] - eta * drift;
         // v_{s'} = Σ_s R_θ(t+1, s) C_g(s, s')
         let v: Vec<f64> = (0..=t)
             .map(|s2| (0..=t).map(|s| rth[t + 1][s] * cg[s][s2]).sum())
