@@ -290,9 +290,19 @@ fn solve<'py>(
     let point = single_point(py, &cfg, "solve")?;
     let provenance = provenance_of(&cfg.text);
     let solver = TheorySolver::new(cfg.raw.solver);
-    let sol = py
-        .detach(|| solver.solve(&point, None))
-        .map_err(|e| PropdpError::new_err(format!("theory at {:?}: {e}", point.params())))?;
+    let failed =
+        |e: propdp::theory::solve::TheoryError| PropdpError::new_err(format!("theory at {:?}: {e}", point.params()));
+    let sol = if point.algorithm().gradient_steps().is_some() {
+        // a DMFT solve can take minutes: on a worker thread, so that Ctrl-C
+        // stops it within a step (KeyboardInterrupt)
+        bridge::blocking(py, None, |b| {
+            Ok(solver.solve_cancellable(&point, None, &|| b.cancelled()))
+        })?
+        .map_err(|e| to_py(py, e))?
+        .map_err(failed)?
+    } else {
+        py.detach(|| solver.solve(&point, None)).map_err(failed)?
+    };
     let (record, _) = propdp::run::theory_record(&point, 0, sol, &provenance);
     if let Some(path) = record.non_finite() {
         return Err(PropdpError::new_err(format!("{path} is not a finite number")));

@@ -532,3 +532,23 @@ def test_solve_arguments_of_any_type_give_a_result_or_name_the_argument(key):
         except propdp.PropdpError:
             continue  # a valid point without a solution (e.g. a huge s²): a computation error, named as such
         assert r.converged and all(math.isfinite(v) for v in r.metrics.values()), f"{key}={value!r}"
+
+
+def test_item9_ctrl_c_stops_a_long_dmft_solve():
+    """SIGINT half a second into a DP-SGD solve of T = 400 steps (over a
+    minute of work): KeyboardInterrupt within a few steps, not at the end."""
+    import os
+    import signal
+    import threading
+    import time
+
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            propdp.solve("logistic", "dpsgd", delta=1.0, s2=1.0, lambda_=0.5, sigma=1.0, eta=0.5, steps=400,
+                         sample_rate=0.2)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 30, "the solve ran on after Ctrl-C"

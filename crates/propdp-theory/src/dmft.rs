@@ -97,6 +97,14 @@ pub enum DmftError {
         /// The parameters.
         params: Box<DmftParams>,
     },
+    #[error("dmft: cancelled at step {step} of {steps} (interrupted)")]
+    /// The caller asked the solve to stop ([`solve_cancellable`]).
+    Cancelled {
+        /// The step reached.
+        step: usize,
+        /// T.
+        steps: usize,
+    },
     #[error("dmft: {what} for {params:?}")]
     /// The parameters are outside what the state evolution covers.
     Invalid {
@@ -129,6 +137,13 @@ impl DmftPath {
 
 /// Solve the DMFT on `p.scrambles` independent scrambles (in parallel).
 pub fn solve(p: &DmftParams) -> Result<DmftPath, DmftError> {
+    solve_cancellable(p, &|| false)
+}
+
+/// [`solve`], stopping with [`DmftError::Cancelled`] at the first step at
+/// which `cancelled` returns true (checked once per step of every scramble:
+/// a long solve — T in the hundreds takes minutes — stops within a step).
+pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<DmftPath, DmftError> {
     if p.points == 0 || p.points > 1 << 16 {
         return Err(DmftError::Invalid {
             what: format!("points = {} (allowed 1..=65536 per scramble)", p.points),
@@ -143,7 +158,7 @@ pub fn solve(p: &DmftParams) -> Result<DmftPath, DmftError> {
     }
     let runs: Vec<Vec<Metrics>> = (0..p.scrambles as u32)
         .into_par_iter()
-        .map(|k| solve_scramble(p, p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k)))
+        .map(|k| solve_scramble(p, p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k), cancelled))
         .collect::<Result<_, _>>()?;
     let k = runs.len() as f64;
     let mut mean: BTreeMap<String, Vec<f64>> = BTreeMap::new();
@@ -202,7 +217,7 @@ const STEIN_MIN_S2: f64 = 1e-10;
 // The kernels are indexed exactly as in docs/theory.md §3 (R_θ(t,s), C_g(s,s'), …);
 // index loops keep the code one-to-one with the equations.
 #[allow(clippy::needless_range_loop)]
-fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> {
+fn solve_scramble(p: &DmftParams, seed: u32, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Vec<Metrics>, DmftError> {
     let (tt, n, a) = (p.steps, p.points, 1.0 / p.delta);
     let nf = n as f64;
     let mean = |v: &[f64]| v.iter().sum::<f64>() / nf;
@@ -253,6 +268,9 @@ fn solve_scramble(p: &DmftParams, seed: u32) -> Result<Vec<Metrics>, DmftError> 
     let selected = |t: usize, i: usize| !subsampled || t == tt || selection[t][i];
     let clip = |d1: f64| if d1.abs() < p.clip { d1 } else { p.clip.copysign(d1) };
     for t in 0..=tt {
+        if cancelled() {
+            return Err(DmftError::Cancelled { step: t, steps: tt });
+        }
         // 1. w_t (w_0 = 0) by extending the Cholesky factor, as w⁰_t + L(t,0)z₀:
         //    w⁰_t, the part independent of ν, drives the baseline paths
         let (w0, w): (Vec<f64>, Vec<f64>) = if t == 0 {

@@ -266,7 +266,20 @@ impl TheorySolver {
     /// model. A solution is returned only when every metric is finite and
     /// consistent ([`check_solution`]).
     pub fn solve(&self, point: &Point, warm: Option<State>) -> Result<Solution, TheoryError> {
-        let sol = self.solve_unchecked(point, warm)?;
+        self.solve_cancellable(point, warm, &|| false)
+    }
+
+    /// [`TheorySolver::solve`], stopping a DP-GD/DP-SGD solve (the long
+    /// ones: minutes at T in the hundreds) at the first DMFT step at which
+    /// `cancelled` returns true, with [`dmft::DmftError::Cancelled`]. The
+    /// static solvers take milliseconds and are not interrupted.
+    pub fn solve_cancellable(
+        &self,
+        point: &Point,
+        warm: Option<State>,
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Solution, TheoryError> {
+        let sol = self.solve_unchecked(point, warm, cancelled)?;
         check_solution(point, &sol.metrics)?;
         if let Some(path) = &sol.per_step {
             for (k, v) in path.mean.iter().chain(&path.stderr) {
@@ -282,7 +295,12 @@ impl TheorySolver {
         Ok(sol)
     }
 
-    fn solve_unchecked(&self, point: &Point, warm: Option<State>) -> Result<Solution, TheoryError> {
+    fn solve_unchecked(
+        &self,
+        point: &Point,
+        warm: Option<State>,
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Solution, TheoryError> {
         if let (Model::Logistic, Algorithm::Output { lambda, tau }) = (point.model(), point.algorithm())
             && tau > crate::logistic::MAX_NOISE_RATIO
         {
@@ -302,7 +320,7 @@ impl TheorySolver {
             .into());
         }
         let Some((lambda, sigma, tau)) = static_noise(point) else {
-            return self.solve_dpgd(point);
+            return self.solve_dpgd(point, cancelled);
         };
         let (st, report) = self.solve_static(point, warm, lambda, sigma)?;
         Ok(match st {
@@ -322,7 +340,7 @@ impl TheorySolver {
     }
 
     /// DP-GD and DP-SGD: the DMFT path; the point's summary is the last step.
-    fn solve_dpgd(&self, point: &Point) -> Result<Solution, TheoryError> {
+    fn solve_dpgd(&self, point: &Point, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Solution, TheoryError> {
         let (Algorithm::Dpgd { steps, .. } | Algorithm::Dpsgd { steps, .. }) = point.algorithm() else {
             unreachable!("static points are solved by solve_static")
         };
@@ -343,7 +361,7 @@ impl TheorySolver {
             }
             Model::Logistic => 0.0,
         };
-        let path = dmft::solve(&self.dmft_params(point, noise_sd))?;
+        let path = dmft::solve_cancellable(&self.dmft_params(point, noise_sd), cancelled)?;
         let residual = path
             .stderr
             .values()

@@ -244,8 +244,12 @@ impl Pass<'_> {
             }
             let entry = failure(key, point, None);
             let provenance = self.manifest.provenance();
-            let outcome =
-                guarded(|| solver.solve(point, warm)).map(|sol| theory_record(point, index, sol, &provenance));
+            let progress = self.progress;
+            let outcome = guarded(|| solver.solve_cancellable(point, warm, &|| progress.cancelled()))
+                .map(|sol| theory_record(point, index, sol, &provenance));
+            if progress.cancelled() {
+                return Err(Cancelled.into());
+            }
             let what = format!("theory, point {index}");
             warm = match outcome {
                 Ok((record, state)) => self.emit(Ok(record), entry, &what)?.then_some(state),

@@ -413,3 +413,47 @@ fn item13_corrupt_manifests_and_dangling_links_are_named() {
         assert!(e.contains("symbolic link") && e.contains("nowhere"), "{e}");
     }
 }
+
+/// A progress that asks to stop from its `after`-th question on, counting them.
+struct StopAfter {
+    after: usize,
+    asked: std::sync::atomic::AtomicUsize,
+}
+
+impl propdp::Progress for StopAfter {
+    fn begin(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+    fn message(&self, _: &str) {}
+    fn end(&self) {}
+    fn cancelled(&self) -> bool {
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 >= self.after
+    }
+}
+
+#[test]
+fn item9_a_long_dmft_solve_stops_within_a_step_when_cancelled() {
+    // T = 400 at the default RQMC budget: over a minute of work uncancelled
+    let cfg = Config::from_toml_str(
+        "[problem]\nmodel = \"logistic\"\ndelta = 1.0\ns2 = 1.0\n[algorithm]\nkind = \"dpsgd\"\nlambda = 0.5\n\
+         sigma = 1.0\neta = 0.5\nsteps = 400\nsample_rate = 0.2\n",
+    )
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let stop = StopAfter {
+        after: 3,
+        asked: Default::default(),
+    };
+    let e = run(&cfg, "c", tmp.path(), Existing::Refuse, Sources::default(), &stop).unwrap_err();
+    assert!(e.downcast_ref::<propdp::Cancelled>().is_some(), "{e:#}");
+    let asked = stop.asked.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        asked < 20,
+        "asked {asked} times: the solve ran on after being cancelled"
+    );
+    assert_eq!(
+        fs::read_to_string(tmp.path().join("errors.jsonl")).unwrap(),
+        "",
+        "a cancelled point is no failure"
+    );
+    assert_eq!(fs::read_to_string(tmp.path().join("results.jsonl")).unwrap(), "");
+}
