@@ -15,13 +15,15 @@ use crate::rows::dot;
 /// Why a DP-GD run failed.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum GdError {
-    #[error("DP-GD diverged at step {step} (‖θ‖²/d = {norm2:e}); lower η")]
+    #[error("the descent (DP-GD/DP-SGD) diverged at step {step} (‖θ‖²/d = {norm2:e}); {advice}")]
     /// The iterates grew without bound (‖θ‖²/d non-finite or huge).
     Diverged {
         /// The step at which it was seen.
         step: usize,
         /// ‖θ_t‖²/d there.
         norm2: f64,
+        /// What to change: σ when the privacy noise alone moves θ that far, η otherwise.
+        advice: String,
     },
 }
 
@@ -97,7 +99,17 @@ impl Descent {
             }
             let norm2 = theta.norm_squared() / d as f64;
             if !norm2.is_finite() || norm2 > 1e12 {
-                return Err(GdError::Diverged { step: t, norm2 });
+                // the noise alone adds (ησ)² per coordinate and step to ‖θ‖²/d
+                let noise = (t + 1) as f64 * (self.eta * self.sigma).powi(2);
+                let advice = if !(noise < 1e10) {
+                    format!(
+                        "the privacy noise alone moves θ by ησ = {:e} per coordinate and step: lower σ",
+                        self.eta * self.sigma
+                    )
+                } else {
+                    "lower η".to_string()
+                };
+                return Err(GdError::Diverged { step: t, norm2, advice });
             }
             observe(t, &theta, loss / n as f64);
             if last {

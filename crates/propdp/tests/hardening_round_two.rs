@@ -457,3 +457,91 @@ fn item9_a_long_dmft_solve_stops_within_a_step_when_cancelled() {
     );
     assert_eq!(fs::read_to_string(tmp.path().join("results.jsonl")).unwrap(), "");
 }
+
+#[test]
+fn item2_least_squares_under_dpgd_runs_and_other_label_noise_is_refused_at_check() {
+    let ls = "[problem]\nmodel = \"least_squares\"\ndelta = 0.5\ns2 = 1.0\nnoise = { law = \"gaussian\", sd = 0.5 }\n\
+              [algorithm]\nkind = \"dpgd\"\nlambda = 0.1\nsigma = 0.5\neta = 0.3\nsteps = 5\n\
+              [solver]\ndmft_points = 1024\n[simulation]\nd = 200\nreps = 4\nseed = 1\n";
+    let cfg = Config::from_toml_str(ls).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let s = run(&cfg, "ls", tmp.path(), Existing::Refuse, Sources::default(), &Silent).unwrap();
+    assert_eq!(
+        (s.written, s.failed),
+        (2, 0),
+        "{}",
+        fs::read_to_string(tmp.path().join("errors.jsonl")).unwrap()
+    );
+    let records = propdp::core::record::Record::read_file(&s.results()).unwrap();
+    // the squared loss's gradient is unbounded: no guarantee is claimed
+    assert!(records.iter().all(|r| r.privacy.is_none()));
+    for (model, law) in [
+        ("least_squares", "{ law = \"student_t\", dof = 3, scale = 0.5 }"),
+        (
+            "least_squares",
+            "{ law = \"contaminated\", sd = 0.5, p = 0.1, outlier_sd = 5.0 }",
+        ),
+        ("huber", "{ law = \"laplace\", scale = 0.5 }"),
+    ] {
+        for kind in ["kind = \"dpgd\"", "kind = \"dpsgd\"\nsample_rate = 0.2\nclip = 1.0"] {
+            let huber = if model == "huber" { "huber_m = 1.0\n" } else { "" };
+            let text = format!(
+                "[problem]\nmodel = \"{model}\"\n{huber}delta = 0.5\ns2 = 1.0\nnoise = {law}\n[algorithm]\n{kind}\n\
+                 lambda = 0.1\nsigma = 0.5\neta = 0.3\nsteps = 5\n"
+            );
+            let e = Config::from_toml_str(&text).unwrap_err().to_string();
+            assert!(e.contains("problem.noise"), "{model}, {law}, {kind}: {e}");
+        }
+    }
+}
+
+#[test]
+fn item12_a_descent_blown_up_by_its_noise_is_told_to_lower_sigma() {
+    let text = "[problem]\nmodel = \"logistic\"\ndelta = 1.0\ns2 = 1.0\n[algorithm]\nkind = \"dpsgd\"\nlambda = 0.5\n\
+                sigma = 1e300\neta = 0.5\nsteps = 3\nsample_rate = 0.5\n[simulation]\nd = 50\nreps = 2\nseed = 1\n";
+    let cfg = Config::from_toml_str(text).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let s = run(
+        &cfg,
+        "s",
+        tmp.path(),
+        Existing::Refuse,
+        Sources {
+            theory: false,
+            simulation: true,
+        },
+        &Silent,
+    )
+    .unwrap();
+    assert_eq!(s.failed, 1);
+    let errors = fs::read_to_string(tmp.path().join("errors.jsonl")).unwrap();
+    assert!(errors.contains("lower σ") && !errors.contains("lower η"), "{errors}");
+}
+
+#[test]
+fn item13_refusals_name_the_field() {
+    let base = "[problem]\nmodel = \"logistic\"\ndelta = DELTA\ns2 = 1.0\n[algorithm]\nkind = \"objective\"\n\
+                lambda = 1.0\nsigma = 1.0\n";
+    // fewer than 2 samples: refused, not run at another δ
+    let e = Config::from_toml_str(&(base.replace("DELTA", "1e6") + "[simulation]\nd = 50\nreps = 2\nseed = 1\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("simulation.d") && e.contains("n = round(d/δ) < 2"), "{e}");
+    // a range with a negative count names the range's key, not the table
+    let e = Config::from_toml_str(&base.replace("DELTA", "{ from = 0.1, to = 1.0, steps = -1 }"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("problem.delta.steps"), "{e}");
+    // tune minimises: a metric where higher is better is refused
+    let tune = "[problem]\nmodel = \"logistic\"\ndelta = 0.5\ns2 = 1.0\n[tune]\nalgorithms = [\"output\"]\n\
+                epsilon = [1.0]\ndelta_priv = 1e-6\nmetric = \"overlap\"\n";
+    let e = propdp::tune::tune(
+        tune,
+        "t",
+        &tempfile::tempdir().unwrap().path().join("t"),
+        Existing::Refuse,
+        &Silent,
+    )
+    .unwrap_err();
+    assert!(format!("{e:#}").contains("tune.metric"), "{e:#}");
+}
