@@ -101,7 +101,7 @@ impl Descent {
             if !norm2.is_finite() || norm2 > 1e12 {
                 // the noise alone adds (ησ)² per coordinate and step to ‖θ‖²/d
                 let noise = (t + 1) as f64 * (self.eta * self.sigma).powi(2);
-                let advice = if !(noise < 1e10) {
+                let advice = if noise.is_nan() || noise >= 1e10 {
                     format!(
                         "the privacy noise alone moves θ by ησ = {:e} per coordinate and step: lower σ",
                         self.eta * self.sigma

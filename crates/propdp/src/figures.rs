@@ -42,7 +42,8 @@ pub(crate) const INDEX: &str = "index.json";
 /// Draw the figures of a results file into `out` (default: figures/ beside
 /// it). Results that make no figure (nothing varies, axes too wide) are not
 /// an error: [`Drawn::skipped`] says why. Nothing propdp did not write is
-/// replaced ([`place`]).
+/// replaced (figures are drawn aside and moved in only when none would
+/// replace a file not listed in `index.json`).
 pub fn draw(results: &Path, out: Option<PathBuf>) -> Result<Drawn> {
     let spec = spec_for(results)?;
     let out = out.unwrap_or_else(|| results.with_file_name("figures"));
