@@ -19,8 +19,8 @@ pub enum State {
     Huber(HuberState),
     /// A logistic solution.
     Logistic(LogisticState),
-    /// DP-GD: the DMFT is solved forward from θ₀ = 0; nothing to warm-start.
-    Dpgd,
+    /// DP-GD and DP-SGD: the DMFT is solved forward from θ₀ = 0; nothing to warm-start.
+    Dmft,
 }
 
 /// A converged prediction.
@@ -320,7 +320,7 @@ impl TheorySolver {
             .into());
         }
         let Some((lambda, sigma, tau)) = static_noise(point) else {
-            return self.solve_dpgd(point, cancelled);
+            return self.solve_dmft(point, cancelled);
         };
         let (st, report) = self.solve_static(point, warm, lambda, sigma)?;
         Ok(match st {
@@ -340,7 +340,7 @@ impl TheorySolver {
     }
 
     /// DP-GD and DP-SGD: the DMFT path; the point's summary is the last step.
-    fn solve_dpgd(&self, point: &Point, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Solution, TheoryError> {
+    fn solve_dmft(&self, point: &Point, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Solution, TheoryError> {
         let (Algorithm::Dpgd { steps, .. } | Algorithm::Dpsgd { steps, .. }) = point.algorithm() else {
             unreachable!("static points are solved by solve_static")
         };
@@ -374,7 +374,7 @@ impl TheorySolver {
                 iterations: steps,
                 residual,
             },
-            state: State::Dpgd,
+            state: State::Dmft,
             per_step: Some(path),
         })
     }

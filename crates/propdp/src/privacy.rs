@@ -437,7 +437,7 @@ pub fn assess(q: &Query) -> Result<Report> {
             .calibrate(eps, q.delta_priv)
             .ok_or_else(|| unreachable("epsilon", eps, q, &mech, false))?,
     };
-    let (l, beta) = (mech.lipschitz, mech.smoothness);
+    let (l, beta) = (mech.lipschitz, mech.curvature);
     let (mu, objective_bound, rdp) = match q.algorithm {
         AlgorithmKind::Output => (Some(mu_output(l, 1.0, q.lambda, noise, q.neighbouring)), None, vec![]),
         AlgorithmKind::Dpgd => (Some(mu_dpgd(l, 1.0, q.steps, noise, q.neighbouring)), None, vec![]),

@@ -213,7 +213,7 @@ pub fn gdp_to_eps(mu: f64, delta: f64) -> Option<f64> {
 
 /// The smallest ε ≥ 0 with δ(ε) ≤ `delta`, for a decreasing log δ(ε); `None`
 /// beyond ε = 1e5. The root is taken of log δ(ε) − log δ, which is O(1)
-/// where δ(ε) − δ would be as small as δ itself (see [`bisect_root`]).
+/// where δ(ε) − δ would be as small as δ itself (see [`brent_root`]).
 fn eps_at<F: Fn(f64) -> f64>(log_delta_of: F, delta: f64) -> Option<f64> {
     let log_target = delta.ln();
     let g = |e: f64| log_delta_of(e).max(LOG_FLOOR) - log_target;
@@ -228,7 +228,7 @@ fn eps_at<F: Fn(f64) -> f64>(log_delta_of: F, delta: f64) -> Option<f64> {
             return None;
         }
     }
-    bisect_root(g, 0.0, hi)
+    brent_root(g, 0.0, hi)
 }
 
 /// log δ values below this are clamped so root finding sees finite numbers
@@ -240,11 +240,11 @@ const LOG_FLOOR: f64 = -1e5;
 /// `roots` tests signs by the product f(a)·f(s), which underflows to 0 for
 /// values near 1e-161 and sends the bracket the wrong way (ε = 0.100001 was
 /// reported for δ = 1e-161, ε = 0.1); callers pass log-space differences.
-pub(crate) fn bisect_root<F: Fn(f64) -> f64>(f: F, lo: f64, hi: f64) -> Option<f64> {
+pub(crate) fn brent_root<F: Fn(f64) -> f64>(f: F, lo: f64, hi: f64) -> Option<f64> {
     roots::find_root_brent(lo, hi, &f, &mut Relative).ok()
 }
 
-/// Convergence of [`bisect_root`]: an absolute x tolerance cannot be met by
+/// Convergence of [`brent_root`]: an absolute x tolerance cannot be met by
 /// roots far from 0 (at ε ≈ 1e4 the spacing of doubles is 2e-12), so the
 /// bracket is asked to shrink to 4 ulp of its end points; and no absolute
 /// |f| is small enough to stop on (at δ = 1e-75 every δ(ε) − δ is below
@@ -284,7 +284,7 @@ pub fn calibrate<F: Fn(f64) -> f64>(log_delta_of: F, target_delta: f64) -> Optio
             return None;
         }
     }
-    bisect_root(g, lo, hi).map(f64::exp)
+    brent_root(g, lo, hi).map(f64::exp)
 }
 
 /// A mechanism whose noise can be calibrated, with its loss constants.
@@ -295,12 +295,13 @@ pub struct Mechanism {
     /// |f'| ≤ L ([`crate::Model::lipschitz`]).
     pub lipschitz: f64,
     /// 0 ≤ f'' ≤ β ([`crate::Model::curvature`]).
-    pub smoothness: f64,
+    pub curvature: f64,
     /// The relation the guarantee holds for.
     pub neighbouring: Neighbouring,
 }
 
-/// The three algorithms of docs/theory.md §4, with what their guarantees depend on.
+/// The four algorithms of docs/theory.md §4 (objective and output perturbation,
+/// DP-GD, DP-SGD), with what their guarantees depend on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MechanismKind {
     /// Objective perturbation with ridge λ.
@@ -344,7 +345,7 @@ impl Mechanism {
         Mechanism {
             kind,
             lipschitz: model.lipschitz(),
-            smoothness: model.curvature(),
+            curvature: model.curvature(),
             neighbouring,
         }
     }
@@ -363,7 +364,7 @@ impl Mechanism {
         let MechanismKind::Objective { lambda } = self.kind else {
             return 0.0;
         };
-        let c0 = (self.smoothness / lambda).ln_1p();
+        let c0 = (self.curvature / lambda).ln_1p();
         match (zcdp, self.neighbouring) {
             (false, Neighbouring::ReplaceOne) => 2.0 * c0,
             (true, Neighbouring::ReplaceOne) => 4.0 * c0,
@@ -389,7 +390,7 @@ impl Mechanism {
                 clip,
             } => dpsgd_log_delta(eps, noise / self.dpsgd_sensitivity(clip), sample_rate, steps, n),
             MechanismKind::Objective { lambda } => {
-                let b = ObjectiveBound::new(l, self.smoothness, 1.0, lambda, noise);
+                let b = ObjectiveBound::new(l, self.curvature, 1.0, lambda, noise);
                 match n {
                     Neighbouring::AddRemoveOne => b.log_delta(eps),
                     // group privacy of size 2: (ε/2, δ) add/remove → (ε, (1 + e^{ε/2})δ);
@@ -474,7 +475,7 @@ impl Mechanism {
                 0.5 * mu_dpgd(self.dpsgd_sensitivity(clip), 1.0, steps, noise, n).powi(2)
             }
             MechanismKind::Objective { lambda } => {
-                let rho = ObjectiveBound::new(l, self.smoothness, 1.0, lambda, noise).zcdp();
+                let rho = ObjectiveBound::new(l, self.curvature, 1.0, lambda, noise).zcdp();
                 match n {
                     Neighbouring::AddRemoveOne => rho,
                     Neighbouring::ReplaceOne => 4.0 * rho,
@@ -686,7 +687,7 @@ fn calibrate_dpsgd(eps: f64, delta: f64, q: f64, steps: usize, n: Neighbouring) 
     }
     // g is monotone only up to the grid's rounding, so the root is checked
     // and nudged up until the PLD confirms it
-    let root = bisect_root(|x| g(x.exp()), lo.ln(), hi.ln()).map_or(hi, f64::exp);
+    let root = brent_root(|x| g(x.exp()), lo.ln(), hi.ln()).map_or(hi, f64::exp);
     let mut step = 1e-9 * root;
     let mut z = root;
     while g(z) > 0.0 {

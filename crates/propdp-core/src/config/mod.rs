@@ -5,14 +5,14 @@
 //!
 //! ```toml
 //! [problem]
-//! model = "huber"                  # "huber" | "logistic"
+//! model = "huber"                  # "huber" | "logistic" | "least_squares" (dpgd/dpsgd)
 //! delta = { from = 0.1, to = 3.0, steps = 30, scale = "log" }
 //! s2 = 1.0                         # prior energy E(Θ²)
 //! huber_m = 1.0                    # huber only
-//! noise = { law = "gaussian", sd = 0.5 }   # huber only
+//! noise = { law = "gaussian", sd = 0.5 }   # huber and least_squares
 //!
 //! [algorithm]
-//! kind = "objective"               # "objective" | "output" | "dpgd"
+//! kind = "objective"               # "objective" | "output" | "dpgd" | "dpsgd"
 //! lambda = 1.0
 //! sigma = [0.0, 0.5, 2.0]          # "tau" for output perturbation
 //!
