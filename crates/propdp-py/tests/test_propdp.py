@@ -552,3 +552,11 @@ def test_item9_ctrl_c_stops_a_long_dmft_solve():
     finally:
         timer.cancel()
     assert time.monotonic() - start < 30, "the solve ran on after Ctrl-C"
+
+
+def test_item13_the_largest_seed_toml_takes_python_takes_too():
+    args = dict(d=40, reps=2, delta=0.5, s2=1.0, lambda_=1.0, sigma=1.0, progress=False)
+    assert propdp.simulate("logistic", "objective", seed=2**63 - 1, **args).seed == 2**63 - 1
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.simulate("logistic", "objective", seed=2**64 - 1, **args)
+    assert e.value.field is not None and "seed" in e.value.field, str(e.value)

@@ -545,3 +545,15 @@ fn item13_refusals_name_the_field() {
     .unwrap_err();
     assert!(format!("{e:#}").contains("tune.metric"), "{e:#}");
 }
+
+#[test]
+fn item13_a_seed_means_the_same_from_toml_and_python() {
+    // Python's keyword configs hold i64: TOML now refuses what Python cannot give
+    let text = "[problem]\nmodel = \"logistic\"\ndelta = 0.5\ns2 = 1.0\n[algorithm]\nkind = \"objective\"\nlambda = 1.0\n\
+                sigma = 1.0\n[simulation]\nd = 50\nreps = 2\nseed = SEED\n";
+    let e = Config::from_toml_str(&text.replace("SEED", "18446744073709551615"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("simulation.seed") && e.contains("2^63"), "{e}");
+    assert!(Config::from_toml_str(&text.replace("SEED", "9223372036854775807")).is_ok());
+}

@@ -62,8 +62,13 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<usize>, D::
 }
 
 impl SimulationConfig {
-    /// Range checks, naming the field.
+    /// Range checks, naming the field. The seed is at most 2⁶³ − 1: the
+    /// integers TOML tables and Python's keyword configs both hold, so a
+    /// config means the same from a file and from Python.
     pub fn check(&self) -> Result<(), ConfigError> {
+        if i64::try_from(self.seed).is_err() {
+            return Err(ConfigError::range("simulation.seed", self.seed, "0 ≤ seed ≤ 2^63 − 1"));
+        }
         if self.d.is_empty() {
             return Err(ConfigError::range("simulation.d", "[]", "a non-empty list"));
         }
