@@ -8,8 +8,8 @@ mod bar;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
+use propdp::Result;
 use propdp::core::accountant::Neighbouring;
 use propdp::core::{AlgorithmKind, ModelKind};
 use propdp::privacy::{Query, QueryArgs};
@@ -242,7 +242,7 @@ fn main() -> ExitCode {
         }),
         Command::Plot { results, out } => propdp::figures::draw(&results, out).and_then(|drawn| {
             if let Some(why) = drawn.skipped {
-                anyhow::bail!("{why}");
+                return Err(anyhow::anyhow!("{why}").into());
             }
             for f in drawn.files {
                 println!("wrote {}", f.display());

@@ -38,6 +38,17 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
+    /// The field at fault, as a path in the config (`algorithm.sigma`); none
+    /// for a parse error whose key the parser could not name.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            ConfigError::Parse(_) => None,
+            ConfigError::OutOfRange { field, .. }
+            | ConfigError::Missing { field, .. }
+            | ConfigError::NotApplicable { field, .. } => Some(field),
+        }
+    }
+
     /// `field` = `value` is outside `allowed`.
     pub(crate) fn range(field: &str, value: impl std::fmt::Display, allowed: &str) -> Self {
         ConfigError::OutOfRange {

@@ -56,8 +56,8 @@ const POLL: Duration = Duration::from_millis(50);
 pub fn blocking<T: Send>(
     py: Python<'_>,
     callback: Option<&Bound<'_, PyAny>>,
-    work: impl FnOnce(&Bridge) -> anyhow::Result<T> + Send,
-) -> PyResult<anyhow::Result<T>> {
+    work: impl FnOnce(&Bridge) -> propdp::Result<T> + Send,
+) -> PyResult<propdp::Result<T>> {
     let (tx, mut rx) = channel();
     let bridge = Bridge {
         events: tx,

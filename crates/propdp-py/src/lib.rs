@@ -15,7 +15,6 @@ mod record;
 
 use std::path::PathBuf;
 
-use propdp::Progress;
 use propdp::core::accountant::Neighbouring;
 use propdp::core::config::{RawAlgorithm, RawConfig, RawProblem};
 use propdp::core::{AlgorithmKind, Config, ConfigError, ModelKind};
@@ -24,8 +23,9 @@ use propdp::provenance::{CRATE_VERSION, GIT_COMMIT, provenance_of};
 use propdp::rundir::Existing;
 use propdp::sim::simulate_with_progress;
 use propdp::theory::solve::TheorySolver;
+use propdp::{ErrorKind, Progress};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -42,18 +42,30 @@ create_exception!(
     "A computation failed: a solver did not converge, a point has no solution, a file could not be written."
 );
 
-/// The Python exception of a library error: a [`ConfigError`] anywhere in
-/// the chain becomes `ConfigError` (a `ValueError`) with its field.
-fn to_py(py: Python<'_>, e: anyhow::Error) -> PyErr {
+/// The Python exception of a library error: a config error becomes
+/// `ConfigError` (a `ValueError`) with its field, a privacy argument's the
+/// same with the argument spelled as Python's keyword, a cancelled run
+/// `KeyboardInterrupt`, anything else `PropdpError`.
+fn to_py(py: Python<'_>, e: propdp::Error) -> PyErr {
     // the library's advice names the command line's flags; Python's keywords here
     let message = format!("{e:#}")
         .replace("--resume", "resume=True")
         .replace("--overwrite", "overwrite=True")
         .replace("another --out", "another out directory");
-    match e.chain().find_map(|c| c.downcast_ref::<ConfigError>()) {
-        Some(c) => config_error(py, message, field_of(c)),
-        None => PropdpError::new_err(message),
+    match e.kind() {
+        ErrorKind::Config => config_error(py, message, e.field().map(str::to_string)),
+        ErrorKind::Argument => match e.argument() {
+            Some(a) => argument_error(py, a),
+            None => config_error(py, message, e.field().map(str::to_string)),
+        },
+        ErrorKind::Cancelled => PyKeyboardInterrupt::new_err(message),
+        ErrorKind::Io | ErrorKind::Directory | ErrorKind::Compute => PropdpError::new_err(message),
     }
+}
+
+/// A privacy query's argument error, with the argument as Python spells it.
+fn argument_error(py: Python<'_>, a: &Argument) -> PyErr {
+    config_error(py, a.keyword(), Some(propdp::privacy::python_keyword(a.argument)))
 }
 
 fn config_error(py: Python<'_>, message: String, field: Option<String>) -> PyErr {
@@ -61,15 +73,6 @@ fn config_error(py: Python<'_>, message: String, field: Option<String>) -> PyErr
     // the field as an attribute; setting it cannot fail on a fresh exception
     let _ = err.value(py).setattr("field", field);
     err
-}
-
-fn field_of(e: &ConfigError) -> Option<String> {
-    match e {
-        ConfigError::Parse(_) => None,
-        ConfigError::OutOfRange { field, .. }
-        | ConfigError::Missing { field, .. }
-        | ConfigError::NotApplicable { field, .. } => Some(field.clone()),
-    }
 }
 
 /// A config from TOML text or a dict of tables, validated.
@@ -223,7 +226,7 @@ fn table_of<T: serde::de::DeserializeOwned>(
 }
 
 fn config_err(py: Python<'_>, e: ConfigError) -> PyErr {
-    let field = field_of(&e);
+    let field = e.field().map(str::to_string);
     config_error(py, e.to_string(), field)
 }
 
@@ -344,7 +347,7 @@ fn simulate<'py>(
     let provenance = provenance_of(&cfg.text);
     let record = bridge::blocking(py, progress, |p| {
         p.begin("simulation repetitions", settings.reps as u64);
-        let s = simulate_with_progress(&point, &settings, 0, &|| p.advance(1))?;
+        let s = simulate_with_progress(&point, &settings, 0, &|| p.advance(1)).map_err(anyhow::Error::from)?;
         p.end();
         Ok(propdp::run::simulation_record(&point, 0, s, &settings, &provenance))
     })?
@@ -575,14 +578,8 @@ fn privacy<'py>(
         rho: number(py, rho, "rho")?,
         ..QueryArgs::new(algorithm, model)
     };
-    let keyword = |a: Argument| config_error(py, a.keyword(), Some(propdp::privacy::python_keyword(a.argument)));
-    let q = args.query().map_err(keyword)?;
-    let r = py
-        .detach(|| propdp::privacy::assess(&q))
-        .map_err(|e| match e.downcast::<Argument>() {
-            Ok(a) => keyword(a),
-            Err(e) => to_py(py, e),
-        })?;
+    let q = args.query().map_err(|a| argument_error(py, &a))?;
+    let r = py.detach(|| propdp::privacy::assess(&q)).map_err(|e| to_py(py, e))?;
     let mut json = r.json();
     json["text"] = r.text().into();
     pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))

@@ -44,7 +44,7 @@ pub(crate) const INDEX: &str = "index.json";
 /// an error: [`Drawn::skipped`] says why. Nothing propdp did not write is
 /// replaced (figures are drawn aside and moved in only when none would
 /// replace a file not listed in `index.json`).
-pub fn draw(results: &Path, out: Option<PathBuf>) -> Result<Drawn> {
+pub fn draw(results: &Path, out: Option<PathBuf>) -> crate::Result<Drawn> {
     let spec = spec_for(results)?;
     let out = out.unwrap_or_else(|| results.with_file_name("figures"));
     let mut skipped = None;
@@ -127,7 +127,7 @@ fn listed(dir: &Path) -> Result<Vec<String>> {
 
 /// Remove the figure files propdp listed in `dir`/index.json, and the index;
 /// any other file in `dir` is left alone.
-pub fn remove_listed(dir: &Path) -> Result<()> {
+pub fn remove_listed(dir: &Path) -> crate::Result<()> {
     for name in listed(dir)? {
         // names only: never a path out of the directory
         if name.contains('/') || name.contains('\\') || name.starts_with('.') {

@@ -9,6 +9,10 @@
 //! | the guarantee of a noise level, or the noise of a budget | [`privacy::assess`] | `propdp privacy` |
 //! | figures of a results file | [`figures::draw`] | `propdp plot` |
 //!
+//! Each returns [`Error`]: its [`ErrorKind`] (config, privacy argument, io,
+//! run directory, cancelled, computation) and, for a config or argument,
+//! the field at fault.
+//!
 //! One point at a time, use the engine crates directly, re-exported here:
 //! [`core`] (problem description, configs, accountant), [`theory`] (the
 //! fixed-point and DMFT solvers), [`sim`] (Monte Carlo of the real
@@ -27,6 +31,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod error;
 pub mod figures;
 pub mod file;
 pub mod merge;
@@ -39,6 +44,7 @@ pub mod shard;
 pub mod tune;
 pub mod validate;
 
+pub use error::{Error, ErrorKind, Result};
 pub use progress::{Cancelled, Progress, Silent};
 pub use propdp_core as core;
 pub use propdp_plot as plot;

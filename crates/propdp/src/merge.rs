@@ -18,7 +18,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
+
+use crate::rundir::{Refused, refuse};
 use propdp_core::Config;
 use propdp_core::record::{Failure, Record, RecordKey};
 use propdp_sim::{Repetition, summarise};
@@ -62,7 +64,7 @@ fn keyed_lines(path: &Path, key: &dyn Fn(&str) -> Result<RecordKey, String>) -> 
         .filter(|(_, l)| !l.is_empty())
         .map(|(no, l)| match key(l) {
             Ok(k) => Ok((k, l.to_string())),
-            Err(why) => bail!(
+            Err(why) => refuse!(
                 "{}:{}: {why}; not a line this config's run writes (edited or damaged?)",
                 path.display(),
                 no + 1
@@ -75,7 +77,7 @@ fn keyed_lines(path: &Path, key: &dyn Fn(&str) -> Result<RecordKey, String>) -> 
 fn read_manifest(dir: &Path) -> Result<(Manifest, Shard)> {
     let manifest = crate::rundir::read_manifest(dir)?;
     let Some(shard) = manifest.shard else {
-        bail!(
+        refuse!(
             "{} is not a shard (its manifest has no \"shard\"): run it with --shard K/N",
             dir.display()
         );
@@ -88,14 +90,14 @@ fn read_manifest(dir: &Path) -> Result<(Manifest, Shard)> {
 /// shard of each directory.
 pub(crate) fn check_shards(dirs: &[PathBuf]) -> Result<(Manifest, Vec<Shard>)> {
     let Some(first_dir) = dirs.first() else {
-        bail!("merge: no shard directories given");
+        refuse!("merge: no shard directories given");
     };
     let (first, s0) = read_manifest(first_dir)?;
     let mut shards = vec![s0];
     for d in &dirs[1..] {
         let (m, s) = read_manifest(d)?;
         if m.config_sha256 != first.config_sha256 {
-            bail!(
+            refuse!(
                 "{} (shard {s}) was run from a different config (sha256 {} ≠ {} of {})",
                 d.display(),
                 m.config_sha256,
@@ -104,7 +106,7 @@ pub(crate) fn check_shards(dirs: &[PathBuf]) -> Result<(Manifest, Vec<Shard>)> {
             );
         }
         if s.count != s0.count {
-            bail!(
+            refuse!(
                 "{} is shard {s} of a {}-way split, {} of a {}-way split",
                 d.display(),
                 s.count,
@@ -113,13 +115,13 @@ pub(crate) fn check_shards(dirs: &[PathBuf]) -> Result<(Manifest, Vec<Shard>)> {
             );
         }
         if let Some(i) = shards.iter().position(|o| *o == s) {
-            bail!("shard {s} is given twice: {} and {}", dirs[i].display(), d.display());
+            refuse!("shard {s} is given twice: {} and {}", dirs[i].display(), d.display());
         }
         shards.push(s);
     }
     let count = s0.count;
     if let Some(k) = (0..count).find(|k| !shards.iter().any(|s| s.index == *k)) {
-        bail!("shard {k}/{count} is missing (given: {} of {count})", shards.len());
+        refuse!("shard {k}/{count} is missing (given: {} of {count})", shards.len());
     }
     Ok((first, shards))
 }
@@ -144,7 +146,7 @@ fn combine(
         let (start, end) = unit.reps.expect("a block");
         let sim = record.simulation.as_ref().filter(|s| s.reps == end - start);
         let Some((sim, block)) = sim.and_then(|s| Some((s, s.block.as_ref()?))) else {
-            bail!("point {index}, d = {d}: the block of repetitions {start}..{end} is malformed");
+            refuse!("point {index}, d = {d}: the block of repetitions {start}..{end} is malformed");
         };
         n = sim.n;
         for j in 0..sim.reps {
@@ -177,7 +179,7 @@ fn combine(
 
 /// Merge the shard directories `dirs` into `out` (results.jsonl,
 /// errors.jsonl, manifest.json; the caller draws the figures).
-pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
+pub fn merge(out: &Path, dirs: &[PathBuf]) -> crate::Result<MergeSummary> {
     let (manifest, shard_of) = check_shards(dirs)?;
     let count = shard_of[0].count;
     let cfg = Config::from_toml_str(&manifest.config_text).context("the shards' config")?;
@@ -231,14 +233,14 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
     for s in &shards {
         for (k, line, failure) in &s.lines {
             let Some(&u) = unit_of.get(k) else {
-                bail!(
+                refuse!(
                     "{} (shard {}) holds {k}, which is not a unit of this config",
                     s.path.display(),
                     s.shard
                 );
             };
             if owner[u] != s.shard.index {
-                bail!(
+                refuse!(
                     "{} (shard {}) holds {k}, which shard {}/{count} owns",
                     s.path.display(),
                     s.shard,
@@ -246,12 +248,12 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> Result<MergeSummary> {
                 );
             }
             if found.insert(*k, (line.clone(), *failure)).is_some() {
-                bail!("{} (shard {}) holds {k} twice", s.path.display(), s.shard);
+                refuse!("{} (shard {}) holds {k} twice", s.path.display(), s.shard);
             }
         }
     }
     if let Some((k, u)) = unit_of.iter().find(|(k, _)| !found.contains_key(k)) {
-        bail!(
+        refuse!(
             "{k} is in no shard (shard {}/{count} owns it: interrupted? finish it with --resume)",
             owner[*u]
         );

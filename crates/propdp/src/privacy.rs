@@ -425,7 +425,7 @@ fn unreachable(arg: &'static str, level: f64, q: &Query, mech: &Mechanism, zcdp:
 /// assert!((r.epsilon.unwrap() - 1.0).abs() < 1e-9);
 /// assert!((r.mu.unwrap() - 2.0 / r.noise).abs() < 1e-12); // μ = 2LR/(λτ)
 /// ```
-pub fn assess(q: &Query) -> Result<Report> {
+pub fn assess(q: &Query) -> crate::Result<Report> {
     check(q)?;
     let mech = q.mechanism();
     let noise = match q.noise {

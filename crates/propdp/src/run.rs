@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use propdp_core::config::SimulationConfig;
 use propdp_core::record::{Failure, Provenance, Record, RecordKey, RepBlock, SimRecord, SolverReport, Source};
 use propdp_core::{Config, Point};
@@ -38,9 +38,9 @@ impl Default for Sources {
 }
 
 /// Read and validate a config file.
-pub fn load(path: &Path) -> Result<Config> {
+pub fn load(path: &Path) -> crate::Result<Config> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading config {}", path.display()))?;
-    Config::from_toml_str(&text).with_context(|| format!("in config {}", path.display()))
+    Ok(Config::from_toml_str(&text).with_context(|| format!("in config {}", path.display()))?)
 }
 
 /// The default run directory of a config file: `results/<config stem>/`.
@@ -114,7 +114,7 @@ pub fn run(
     existing: Existing,
     sources: Sources,
     progress: &dyn Progress,
-) -> Result<RunSummary> {
+) -> crate::Result<RunSummary> {
     run_shard(cfg, label, dir, existing, sources, None, progress)
 }
 
@@ -129,9 +129,13 @@ pub fn run_shard(
     sources: Sources,
     shard: Option<Shard>,
     progress: &dyn Progress,
-) -> Result<RunSummary> {
+) -> crate::Result<RunSummary> {
     if sources.simulation && !sources.theory && cfg.raw.simulation.is_none() {
-        bail!("--sim-only: {label} has no [simulation] table");
+        return Err(anyhow::Error::new(propdp_core::ConfigError::Missing {
+            field: "simulation".into(),
+            why: format!("--sim-only: {label} has no [simulation] table"),
+        })
+        .into());
     }
     let manifest = Manifest {
         shard,

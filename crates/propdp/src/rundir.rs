@@ -29,13 +29,36 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use propdp_core::record::Failure;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::file::{temporary, write_atomic, write_synced};
 use crate::provenance::Manifest;
+
+/// A run directory that cannot be used as asked — in use, not propdp's,
+/// written by another config or shard, holding a record this run would not
+/// write, or existing when neither resume nor overwrite was asked — with
+/// what to do instead. Nothing was touched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused(pub String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// Refuse a run directory: return [`Refused`] with the formatted message.
+macro_rules! refuse {
+    ($($arg:tt)*) => {
+        return Err(Refused(format!($($arg)*)).into())
+    };
+}
+pub(crate) use refuse;
 
 /// What to do with the results of an earlier run in the directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -62,7 +85,7 @@ impl DirLock {
     pub fn acquire(dir: &Path) -> Result<DirLock> {
         if dir.symlink_metadata().is_ok() && dir.metadata().is_err() {
             let target = fs::read_link(dir).map(|t| t.display().to_string()).unwrap_or_default();
-            bail!(
+            refuse!(
                 "{} is a symbolic link to {target:?}, which does not exist: create the target or use another --out",
                 dir.display()
             );
@@ -77,7 +100,7 @@ impl DirLock {
             .with_context(|| format!("opening {}", path.display()))?;
         match file.try_lock() {
             Ok(()) => Ok(DirLock { _file: file }),
-            Err(fs::TryLockError::WouldBlock) => bail!(
+            Err(fs::TryLockError::WouldBlock) => refuse!(
                 "{} is in use by another propdp run (lock {}): wait for it to finish or use another --out",
                 dir.display(),
                 path.display()
@@ -148,7 +171,7 @@ fn owned(dir: &Path) -> Result<bool> {
     };
     match serde_json::from_slice::<Manifest>(&text) {
         Ok(_) => Ok(true),
-        Err(e) => bail!(
+        Err(e) => refuse!(
             "{} is not a propdp manifest ({e}): propdp leaves the directory as it is; use another --out",
             path.display()
         ),
@@ -162,7 +185,7 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
     let text = match fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            bail!(
+            refuse!(
                 "{} is missing: {} is not a propdp run directory",
                 path.display(),
                 dir.display()
@@ -227,7 +250,7 @@ impl RunDir {
                 .map(|f| dir.join(f))
                 .find(|f| f.symlink_metadata().is_ok());
             if let Some(f) = found {
-                bail!(
+                refuse!(
                     "{} was not written by propdp (no propdp manifest.json beside it): nothing is touched; \
                      use another --out",
                     f.display()
@@ -259,7 +282,7 @@ impl RunDir {
         };
         let exists = records_path.exists();
         match existing {
-            Existing::Refuse if exists => bail!(
+            Existing::Refuse if exists => refuse!(
                 "{} already exists: pass --resume to finish that run or --overwrite to start over",
                 records_path.display()
             ),
@@ -307,7 +330,7 @@ impl RunDir {
         let lock = Self::lock(dir)?;
         let records = dir.join(layout.records);
         if records.symlink_metadata().is_ok() {
-            bail!(
+            refuse!(
                 "{} already exists: merge writes into a new directory",
                 records.display()
             );
@@ -423,7 +446,7 @@ impl Drop for RunDir {
 fn check_same_run(dir: &Path, old: &Manifest, new: &Manifest) -> Result<()> {
     if old.shard != new.shard {
         let name = |s: Option<crate::shard::Shard>| s.map_or("the whole run".to_string(), |s| format!("shard {s}"));
-        bail!(
+        refuse!(
             "cannot resume: {} holds {}, not {}; use --overwrite or another --out",
             dir.display(),
             name(old.shard),
@@ -431,7 +454,7 @@ fn check_same_run(dir: &Path, old: &Manifest, new: &Manifest) -> Result<()> {
         );
     }
     if old.config_sha256 != new.config_sha256 {
-        bail!(
+        refuse!(
             "cannot resume: {} was produced by a different config (sha256 {} ≠ {}); use --overwrite or another --out",
             dir.display(),
             old.config_sha256,
@@ -450,7 +473,7 @@ fn clear(dir: &Path, layout: Layout) -> Result<()> {
             fs::remove_file(&f).with_context(|| format!("removing {}", f.display()))?;
         }
     }
-    crate::figures::remove_listed(&dir.join("figures"))
+    Ok(crate::figures::remove_listed(&dir.join("figures"))?)
 }
 
 /// The records of `path`, each passed to `check`, each key once; an error
@@ -460,7 +483,7 @@ fn read_checked<T: Line>(path: &Path, check: &dyn Fn(&T) -> Result<(), String>) 
     let mut seen = BTreeSet::new();
     for (no, r) in records.iter().enumerate() {
         if let Err(why) = check(r) {
-            bail!(
+            refuse!(
                 "{}:{}: {why}; this record is not one this run writes (edited or damaged?): \
                  use --overwrite or another --out",
                 path.display(),
@@ -468,7 +491,7 @@ fn read_checked<T: Line>(path: &Path, check: &dyn Fn(&T) -> Result<(), String>) 
             );
         }
         if !seen.insert(r.key()) {
-            bail!(
+            refuse!(
                 "{}:{}: {:?} is written twice (by two runs at once, or edited?): use --overwrite or another --out",
                 path.display(),
                 no + 1,
@@ -499,7 +522,7 @@ pub fn read_lines<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     {
         match serde_json::from_slice::<T>(line) {
             Ok(r) => out.push(r),
-            Err(e) => bail!(
+            Err(e) => refuse!(
                 "{}:{}: a complete line that is not a record of this version ({e}); \
                  use --overwrite or another --out",
                 path.display(),

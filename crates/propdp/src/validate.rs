@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use propdp_core::Config;
 use propdp_core::record::{Record, Source};
 use propdp_core::validation::{agrees, allowed_gap};
@@ -62,9 +62,13 @@ impl Validation {
 
 /// Compute what is missing in `dir` (resuming a run there), then compare
 /// every simulated metric with its prediction; writes `dir/validation.csv`.
-pub fn validate(cfg: &Config, label: &str, dir: &Path, progress: &dyn Progress) -> Result<Validation> {
+pub fn validate(cfg: &Config, label: &str, dir: &Path, progress: &dyn Progress) -> crate::Result<Validation> {
     if cfg.raw.simulation.is_none() {
-        bail!("{label} has no [simulation] table: nothing to validate against");
+        return Err(anyhow::Error::new(propdp_core::ConfigError::Missing {
+            field: "simulation".into(),
+            why: format!("{label} has no [simulation] table: nothing to validate against"),
+        })
+        .into());
     }
     let existing = if RunDir::results_path(dir).exists() {
         Existing::Resume
@@ -72,10 +76,10 @@ pub fn validate(cfg: &Config, label: &str, dir: &Path, progress: &dyn Progress) 
         Existing::Refuse
     };
     let summary = run(cfg, label, dir, existing, Sources::default(), progress)?;
-    let records = Record::read_file(&summary.results())?;
+    let records = Record::read_file(&summary.results()).map_err(anyhow::Error::from)?;
     let rows = compare(cfg, &records);
     if rows.is_empty() {
-        bail!("no theory/simulation pairs to compare in {}", dir.display());
+        return Err(anyhow::anyhow!("no theory/simulation pairs to compare in {}", dir.display()).into());
     }
     write_csv(&dir.join("validation.csv"), &rows)?;
     Ok(Validation { run: summary, rows })

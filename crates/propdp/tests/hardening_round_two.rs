@@ -48,7 +48,7 @@ fn cfg() -> Config {
     Config::from_toml_str(RUN).unwrap()
 }
 
-fn run_into(dir: &Path, existing: Existing) -> anyhow::Result<RunSummary> {
+fn run_into(dir: &Path, existing: Existing) -> propdp::Result<RunSummary> {
     run(&cfg(), "r.toml", dir, existing, Sources::default(), &Silent)
 }
 
@@ -65,7 +65,7 @@ fn shard_into(dir: &Path, shard: Shard) {
     .unwrap();
 }
 
-fn tune_into(dir: &Path, existing: Existing) -> anyhow::Result<propdp::tune::TuneOutcome> {
+fn tune_into(dir: &Path, existing: Existing) -> propdp::Result<propdp::tune::TuneOutcome> {
     propdp::tune::tune(TUNE, "t.toml", dir, existing, &Silent)
 }
 
@@ -444,7 +444,7 @@ fn item9_a_long_dmft_solve_stops_within_a_step_when_cancelled() {
         asked: Default::default(),
     };
     let e = run(&cfg, "c", tmp.path(), Existing::Refuse, Sources::default(), &stop).unwrap_err();
-    assert!(e.downcast_ref::<propdp::Cancelled>().is_some(), "{e:#}");
+    assert_eq!(e.kind(), propdp::ErrorKind::Cancelled, "{e:#}");
     let asked = stop.asked.load(std::sync::atomic::Ordering::Relaxed);
     assert!(
         asked < 20,

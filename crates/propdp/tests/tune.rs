@@ -9,7 +9,7 @@ use propdp::Silent;
 use propdp::rundir::Existing;
 use propdp::tune::TuneOutcome;
 
-fn tune(text: &str, out: &Path, existing: Existing) -> anyhow::Result<TuneOutcome> {
+fn tune(text: &str, out: &Path, existing: Existing) -> propdp::Result<TuneOutcome> {
     propdp::tune::tune(text, "t.toml", out, existing, &Silent)
 }
 

@@ -276,10 +276,16 @@ struct Complete {
 /// Tune every cell of a `[tune]` config (TOML `text`, named `label`) into
 /// `dir`: `tune.jsonl` (one optimum per line, written as found),
 /// `manifest.json`, `non_private.json` and the figures.
-pub fn tune(text: &str, label: &str, dir: &Path, existing: Existing, progress: &dyn Progress) -> Result<TuneOutcome> {
+pub fn tune(
+    text: &str,
+    label: &str,
+    dir: &Path,
+    existing: Existing,
+    progress: &dyn Progress,
+) -> crate::Result<TuneOutcome> {
     let plan = Plan::new(text, label)?;
     let (mut out, done) = open(&plan, text, label, dir, existing, None)?;
-    search(&plan, &mut out, done, Scope::All, progress)
+    Ok(search(&plan, &mut out, done, Scope::All, progress)?)
 }
 
 /// [`tune`] restricted to shard K/N of the cells (balanced by estimated
@@ -293,10 +299,10 @@ pub fn tune_shard(
     existing: Existing,
     shard: Shard,
     progress: &dyn Progress,
-) -> Result<TuneOutcome> {
+) -> crate::Result<TuneOutcome> {
     let plan = Plan::new(text, label)?;
     let (mut out, done) = open(&plan, text, label, dir, existing, Some(shard))?;
-    search(&plan, &mut out, done, Scope::Shard(shard), progress)
+    Ok(search(&plan, &mut out, done, Scope::Shard(shard), progress)?)
 }
 
 /// Open `dir` for a search of `plan` (of `shard`): the optimums of an
@@ -507,7 +513,7 @@ fn search(
 /// as a single search draws them. Refused, naming the shard, with nothing
 /// written: what [`crate::merge::merge`] refuses, an unfinished shard, and
 /// an optimum of a cell another shard owns.
-pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> Result<TuneOutcome> {
+pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> crate::Result<TuneOutcome> {
     let (manifest, shards) = crate::merge::check_shards(dirs)?;
     let plan = Plan::new(&manifest.config_text, &manifest.config_path)?;
     let prov = manifest.provenance();
@@ -519,10 +525,10 @@ pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> Result<Tu
         let complete: Complete = match std::fs::read_to_string(&complete_path) {
             Ok(text) => serde_json::from_str(&text)
                 .with_context(|| format!("{} is not propdp's record of a finished shard", complete_path.display()))?,
-            Err(_) => anyhow::bail!(
+            Err(_) => return Err(anyhow::anyhow!(
                 "{} (shard {shard}) has not finished (no {COMPLETE}): finish it with propdp tune --shard {shard} --resume",
                 dir.display()
-            ),
+            ).into()),
         };
         let mine = plan.mine(Some(shard)).unwrap_or_default();
         let file = dir.join("tune.jsonl");
@@ -535,7 +541,7 @@ pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> Result<Tu
                 .check(&best, &cell_of, Some(&mine), &prov)
                 .map_err(|why| anyhow::anyhow!("{}: {why}", at()))?;
             if lines.insert(c, line.to_string()).is_some() {
-                anyhow::bail!("{}: cell {c} is written twice", at());
+                return Err(anyhow::anyhow!("{}: cell {c} is written twice", at()).into());
             }
             found.insert(c);
             done.insert(best.key(), best);
@@ -548,21 +554,23 @@ pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> Result<Tu
             } else {
                 format!("missing from tune.jsonl and not listed unreachable in {COMPLETE}")
             };
-            anyhow::bail!(
+            return Err(anyhow::anyhow!(
                 "{} (shard {shard}): the {kind} cell at δ = {}, {} = {} is {state} (edited or damaged?): \
                  search the shard again with --overwrite",
                 dir.display(),
                 plan.points[p].delta(),
                 plan.budgets[b].target.param(),
                 plan.budgets[b].target.level(),
-            );
+            )
+            .into());
         }
         if complete.cells != mine.len() || unreachable.iter().any(|c| !mine.contains(c)) {
-            anyhow::bail!(
+            return Err(anyhow::anyhow!(
                 "{} does not describe shard {shard}'s {} cells (edited or damaged?)",
                 complete_path.display(),
                 mine.len()
-            );
+            )
+            .into());
         }
     }
     let mut dir = RunDir::create(out, TUNE)?;
@@ -572,7 +580,7 @@ pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> Result<Tu
         ..manifest
     };
     dir.publish(&merged, "", &whole)?;
-    search(&plan, &mut dir, done, Scope::Assemble, progress)
+    Ok(search(&plan, &mut dir, done, Scope::Assemble, progress)?)
 }
 
 /// Fails, naming `tune.metric` and the metrics on offer, when the theory of

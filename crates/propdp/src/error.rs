@@ -1,0 +1,145 @@
+//! The library's one error: every capability of [`crate`] (run, validate,
+//! tune, merge, privacy, figures) returns [`Error`], whose [`ErrorKind`]
+//! says what went wrong and, for a bad config or argument, which field —
+//! so the command line and the Python package report it without
+//! inspecting its cause (OpenDP's and argmin's single error is the model).
+//!
+//! Inside the library, work is written with `anyhow` and its context
+//! messages; the kind is read once, here, from the first typed cause in
+//! the chain.
+
+use crate::privacy::Argument;
+use crate::progress::Cancelled;
+use crate::rundir::Refused;
+use propdp_core::ConfigError;
+use propdp_core::record::ReadError;
+
+/// What went wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A config value, file or key is invalid; [`Error::field`] names it.
+    Config,
+    /// A privacy query's argument is invalid or unreachable; [`Error::field`]
+    /// names it and [`Error::argument`] gives it for re-rendering.
+    Argument,
+    /// Reading or writing a file failed.
+    Io,
+    /// A run directory (or the shards given to merge) cannot be used as
+    /// asked ([`crate::rundir::Refused`]): the message says what to do.
+    Directory,
+    /// The caller asked the work to stop ([`crate::Progress::cancelled`]);
+    /// what was written is kept.
+    Cancelled,
+    /// A computation could not deliver (no convergence, no solution, a
+    /// damaged record): the message has the parameter values.
+    Compute,
+}
+
+/// A library error: its kind, the field at fault (config and argument
+/// errors) and the chain of messages.
+///
+/// ```
+/// use propdp::{Error, ErrorKind};
+/// let e = propdp::run::load(std::path::Path::new("no/such/config.toml")).unwrap_err();
+/// assert_eq!(e.kind(), ErrorKind::Io);
+/// assert!(e.to_string().contains("no/such/config.toml"), "{e}");
+/// ```
+#[derive(Debug)]
+pub struct Error {
+    kind: ErrorKind,
+    field: Option<String>,
+    inner: anyhow::Error,
+}
+
+impl Error {
+    /// What went wrong.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The config field (`algorithm.sigma`) or query argument (`epsilon`)
+    /// at fault, for [`ErrorKind::Config`] and [`ErrorKind::Argument`].
+    pub fn field(&self) -> Option<&str> {
+        self.field.as_deref()
+    }
+
+    /// The privacy query's argument at fault, for a front end that spells
+    /// arguments its own way ([`Argument::keyword`] for Python).
+    pub fn argument(&self) -> Option<&Argument> {
+        self.inner.chain().find_map(|c| c.downcast_ref::<Argument>())
+    }
+
+    /// The messages from the outermost context to the root cause.
+    pub fn messages(&self) -> impl Iterator<Item = String> + '_ {
+        self.inner.chain().map(|c| c.to_string())
+    }
+}
+
+impl From<anyhow::Error> for Error {
+    fn from(inner: anyhow::Error) -> Self {
+        let (kind, field) = classify(&inner);
+        Error { kind, field, inner }
+    }
+}
+
+impl From<Refused> for Error {
+    fn from(r: Refused) -> Self {
+        anyhow::Error::new(r).into()
+    }
+}
+
+impl From<Argument> for Error {
+    fn from(a: Argument) -> Self {
+        anyhow::Error::new(a).into()
+    }
+}
+
+/// The kind and field of the first typed cause in the chain.
+fn classify(e: &anyhow::Error) -> (ErrorKind, Option<String>) {
+    for cause in e.chain() {
+        if let Some(c) = cause.downcast_ref::<ConfigError>() {
+            return (ErrorKind::Config, c.field().map(str::to_string));
+        }
+        if let Some(a) = cause.downcast_ref::<Argument>() {
+            return (ErrorKind::Argument, Some(a.argument.to_string()));
+        }
+        if cause.is::<Refused>() {
+            return (ErrorKind::Directory, None);
+        }
+        if cause.is::<Cancelled>() || is_cancelled(cause) {
+            return (ErrorKind::Cancelled, None);
+        }
+        if cause.is::<std::io::Error>() || matches!(cause.downcast_ref(), Some(ReadError::Io { .. })) {
+            return (ErrorKind::Io, None);
+        }
+    }
+    (ErrorKind::Compute, None)
+}
+
+/// A DMFT solve stopped by the caller.
+fn is_cancelled(cause: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        cause.downcast_ref::<propdp_theory::dmft::DmftError>(),
+        Some(propdp_theory::dmft::DmftError::Cancelled { .. })
+    )
+}
+
+impl std::fmt::Display for Error {
+    /// The outermost message; `{:#}` gives the whole chain joined by ": ".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if f.alternate() {
+            write!(f, "{:#}", self.inner)
+        } else {
+            write!(f, "{}", self.inner)
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner.chain().nth(1)
+    }
+}
+
+/// A library result.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,122 @@
+//! The library's one error: every capability returns `propdp::Error`, and
+//! its kind and field are what a front end needs (the CLI prints them, the
+//! Python package maps them to its exceptions).
+
+use std::fs;
+
+use propdp::core::{AlgorithmKind, Config, ModelKind};
+use propdp::privacy::QueryArgs;
+use propdp::run::{Sources, load, run};
+use propdp::rundir::Existing;
+use propdp::{ErrorKind, Silent};
+
+const THEORY: &str = r#"
+[problem]
+model = "huber"
+delta = 0.5
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[algorithm]
+kind = "objective"
+lambda = 1.0
+sigma = 1.0
+"#;
+
+#[test]
+fn a_bad_config_value_is_a_config_error_naming_its_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("c.toml");
+    fs::write(&path, THEORY.replace("sigma = 1.0", "sigma = -1.0")).unwrap();
+    let e = load(&path).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Config, "{e:#}");
+    assert_eq!(e.field(), Some("algorithm.sigma"), "{e:#}");
+    assert!(format!("{e:#}").contains("c.toml"), "{e:#}");
+}
+
+#[test]
+fn a_missing_config_file_is_an_io_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let e = load(&tmp.path().join("absent.toml")).unwrap_err();
+    assert_eq!((e.kind(), e.field()), (ErrorKind::Io, None), "{e:#}");
+}
+
+#[test]
+fn a_run_into_an_existing_run_without_resume_is_a_directory_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = Config::from_toml_str(THEORY).unwrap();
+    let go = |existing| run(&cfg, "c.toml", tmp.path(), existing, Sources::default(), &Silent);
+    go(Existing::Refuse).unwrap();
+    let e = go(Existing::Refuse).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Directory, "{e:#}");
+    assert!(e.to_string().contains("--resume"), "{e}");
+    // a foreign manifest.json: refused, untouched
+    let foreign = tempfile::tempdir().unwrap();
+    fs::write(foreign.path().join("manifest.json"), "{\"mine\": true}").unwrap();
+    let e = run(
+        &cfg,
+        "c.toml",
+        foreign.path(),
+        Existing::Overwrite,
+        Sources::default(),
+        &Silent,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Directory, "{e:#}");
+    assert_eq!(
+        fs::read_to_string(foreign.path().join("manifest.json")).unwrap(),
+        "{\"mine\": true}"
+    );
+}
+
+#[test]
+fn validating_a_config_without_simulation_names_the_missing_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = Config::from_toml_str(THEORY).unwrap();
+    let e = propdp::validate::validate(&cfg, "c.toml", tmp.path(), &Silent).unwrap_err();
+    assert_eq!((e.kind(), e.field()), (ErrorKind::Config, Some("simulation")), "{e:#}");
+    let sim_only = Sources {
+        theory: false,
+        simulation: true,
+    };
+    let e = run(&cfg, "c.toml", tmp.path(), Existing::Overwrite, sim_only, &Silent).unwrap_err();
+    assert_eq!((e.kind(), e.field()), (ErrorKind::Config, Some("simulation")), "{e:#}");
+}
+
+#[test]
+fn an_unreachable_budget_is_an_argument_error_naming_the_argument() {
+    let q = QueryArgs {
+        lambda: Some(1e-3),
+        epsilon: Some(1e-3),
+        ..QueryArgs::new(AlgorithmKind::Objective, ModelKind::Logistic)
+    }
+    .query()
+    .unwrap();
+    let e = propdp::privacy::assess(&q).unwrap_err();
+    assert_eq!((e.kind(), e.field()), (ErrorKind::Argument, Some("epsilon")), "{e:#}");
+    let a = e.argument().expect("the argument");
+    assert!(
+        a.to_string().contains("--epsilon") && a.keyword().contains("epsilon ="),
+        "{a} / {}",
+        a.keyword()
+    );
+}
+
+#[test]
+fn noise_and_epsilon_together_are_refused_naming_both_in_each_front_end_spelling() {
+    let a = QueryArgs {
+        noise: Some(1.0),
+        epsilon: Some(1.0),
+        ..QueryArgs::new(AlgorithmKind::Dpgd, ModelKind::Huber)
+    }
+    .query()
+    .unwrap_err();
+    let e = propdp::Error::from(a);
+    assert_eq!(e.kind(), ErrorKind::Argument);
+    let (cli, py) = (e.to_string(), e.argument().unwrap().keyword());
+    assert!(cli.contains("--noise") && cli.contains("--epsilon"), "{cli}");
+    assert!(
+        py.contains("noise") && py.contains("epsilon") && !py.contains("--"),
+        "{py}"
+    );
+}
