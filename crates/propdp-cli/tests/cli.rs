@@ -188,7 +188,7 @@ fn invalid_configs_name_the_field_value_and_range() {
         (HUBER.replace("s2 = 1.0", "s2 = 1.0\nbogus = 3"), vec!["bogus"]),
         (
             HUBER.replace("sigma = [0.0, 0.5, 2.0]", "sigma = [0.0, -0.5]"),
-            vec!["algorithm.sigma", "-0.5", "≥ 0"],
+            vec!["algorithm.sigma", "-0.5", "0 ≤ sigma < ∞"],
         ),
         (
             HUBER.replace("lambda = 1.0", "lambda = 0.0"),
@@ -200,7 +200,7 @@ fn invalid_configs_name_the_field_value_and_range() {
         ),
         (
             HUBER.replace("huber_m = 1.0", "huber_m = 0.0"),
-            vec!["problem.huber_m", "> 0"],
+            vec!["problem.huber_m", "0 < huber_m < ∞"],
         ),
         (HUBER.replace("sd = 0.5", "scale = 0.5"), vec!["problem.noise.sd"]),
         (

@@ -2,9 +2,11 @@
 //! TOML table it lives in, its symbol and its axis label — the one home
 //! figures, tables and messages read them from (as [`crate::metrics`] is
 //! for metrics).
-//!
-//! The table is being filled in: ranges, and the algorithms that take each
-//! parameter, still live in `problem/` and `config/`.
+//! Each row also holds the parameter's allowed values ([`Domain`], checked
+//! by [`check`] wherever the parameter is read: configs, tune, the
+//! accountant) and the algorithms that take it.
+
+use crate::error::ConfigError;
 
 /// One parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +20,57 @@ pub struct Parameter {
     pub symbol: &'static str,
     /// Its axis label in figures.
     pub label: &'static str,
+    /// The values it may take.
+    pub domain: Domain,
+    /// The algorithms (`kind`) that take it; empty: every algorithm.
+    pub algorithms: &'static [&'static str],
+}
+
+/// The values a parameter may take, in words and as a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Domain {
+    /// One of named choices (checked by the config's schema).
+    Choice,
+    /// A finite number > 0.
+    Positive,
+    /// A finite number ≥ 0.
+    NonNegative,
+    /// A rate 0 < q ≤ 1.
+    Rate,
+    /// A probability 0 < p < 1.
+    Probability,
+    /// An integer 1 ≤ T ≤ [`crate::problem::MAX_STEPS`].
+    Steps,
+    /// A whole number ≥ 0 (a dimension or a step index).
+    Count,
+}
+
+impl Domain {
+    /// The allowed values in words (`0 < sample_rate ≤ 1`).
+    pub fn allowed(self, name: &str) -> String {
+        match self {
+            Domain::Choice => format!("one of {name}'s choices"),
+            Domain::Positive => format!("0 < {name} < ∞"),
+            Domain::NonNegative => format!("0 ≤ {name} < ∞"),
+            Domain::Rate => format!("0 < {name} ≤ 1"),
+            Domain::Probability => format!("0 < {name} < 1"),
+            Domain::Steps => format!("an integer, 1 ≤ {name} ≤ {}", crate::problem::MAX_STEPS),
+            Domain::Count => format!("an integer, 0 ≤ {name}"),
+        }
+    }
+
+    /// Whether `x` is allowed (a choice is not a number: never).
+    pub fn contains(self, x: f64) -> bool {
+        match self {
+            Domain::Choice => false,
+            Domain::Positive => x > 0.0 && x.is_finite(),
+            Domain::NonNegative => x >= 0.0 && x.is_finite(),
+            Domain::Rate => x > 0.0 && x <= 1.0,
+            Domain::Probability => x > 0.0 && x < 1.0,
+            Domain::Steps => x >= 1.0 && x.fract() == 0.0 && x <= crate::problem::MAX_STEPS as f64,
+            Domain::Count => x >= 0.0 && x.fract() == 0.0 && x.is_finite(),
+        }
+    }
 }
 
 /// Every key of `[problem]` and `[algorithm]`, and the simulation's `d`
@@ -29,132 +82,211 @@ pub const PARAMETERS: [Parameter; 21] = [
         table: "problem",
         symbol: "model",
         label: "model",
+        domain: Domain::Choice,
+        algorithms: &[],
     },
     Parameter {
         name: "delta",
         table: "problem",
         symbol: "δ",
         label: "δ = d/n",
+        domain: Domain::Positive,
+        algorithms: &[],
     },
     Parameter {
         name: "kappa",
         table: "problem",
         symbol: "κ",
         label: "κ = d/n (another name of δ)",
+        domain: Domain::Positive,
+        algorithms: &[],
     },
     Parameter {
         name: "s2",
         table: "problem",
         symbol: "s²",
         label: "s²",
+        domain: Domain::Positive,
+        algorithms: &[],
     },
     Parameter {
         name: "huber_m",
         table: "problem",
         symbol: "M",
         label: "M",
+        domain: Domain::Positive,
+        algorithms: &[],
     },
     Parameter {
         name: "noise",
         table: "problem",
         symbol: "noise",
         label: "noise",
+        domain: Domain::Choice,
+        algorithms: &[],
     },
     Parameter {
         name: "kind",
         table: "algorithm",
         symbol: "kind",
         label: "kind",
+        domain: Domain::Choice,
+        algorithms: &[],
     },
     Parameter {
         name: "lambda",
         table: "algorithm",
         symbol: "λ",
         label: "λ (ridge)",
+        domain: Domain::NonNegative,
+        algorithms: &[],
     },
     Parameter {
         name: "sigma",
         table: "algorithm",
         symbol: "σ",
         label: "σ (objective-perturbation noise)",
+        domain: Domain::NonNegative,
+        algorithms: &["objective", "dpgd", "dpsgd"],
     },
     Parameter {
         name: "tau",
         table: "algorithm",
         symbol: "τ",
         label: "τ (output-perturbation noise)",
+        domain: Domain::NonNegative,
+        algorithms: &["output"],
     },
     Parameter {
         name: "eta",
         table: "algorithm",
         symbol: "η",
         label: "η",
+        domain: Domain::Positive,
+        algorithms: &["dpgd", "dpsgd"],
     },
     Parameter {
         name: "steps",
         table: "algorithm",
         symbol: "steps",
         label: "steps",
+        domain: Domain::Steps,
+        algorithms: &["dpgd", "dpsgd"],
     },
     Parameter {
         name: "loss_variant",
         table: "algorithm",
         symbol: "loss_variant",
         label: "loss_variant",
+        domain: Domain::Choice,
+        algorithms: &["dpgd", "dpsgd"],
     },
     Parameter {
         name: "sample_rate",
         table: "algorithm",
         symbol: "sample_rate",
         label: "sample_rate",
+        domain: Domain::Rate,
+        algorithms: &["dpsgd"],
     },
     Parameter {
         name: "clip",
         table: "algorithm",
         symbol: "clip",
         label: "clip",
+        domain: Domain::Positive,
+        algorithms: &["dpsgd"],
     },
     Parameter {
         name: "epsilon",
         table: "algorithm",
         symbol: "ε",
         label: "ε (privacy budget)",
+        domain: Domain::Positive,
+        algorithms: &[],
     },
     Parameter {
         name: "delta_priv",
         table: "algorithm",
         symbol: "delta_priv",
         label: "delta_priv",
+        domain: Domain::Probability,
+        algorithms: &[],
     },
     Parameter {
         name: "rho",
         table: "algorithm",
         symbol: "ρ",
         label: "ρ (zCDP budget)",
+        domain: Domain::Positive,
+        algorithms: &[],
     },
     Parameter {
         name: "neighbouring",
         table: "algorithm",
         symbol: "neighbouring",
         label: "neighbouring",
+        domain: Domain::Choice,
+        algorithms: &[],
     },
     Parameter {
         name: "d",
         table: "simulation",
         symbol: "d",
         label: "d (features; n = d/δ)",
+        domain: Domain::Count,
+        algorithms: &[],
     },
     Parameter {
         name: "t",
         table: "-",
         symbol: "t",
         label: "t (gradient step)",
+        domain: Domain::Count,
+        algorithms: &["dpgd", "dpsgd"],
     },
 ];
 
 /// The parameter named `name`, if the table has it.
 pub fn parameter(name: &str) -> Option<&'static Parameter> {
     PARAMETERS.iter().find(|p| p.name == name)
+}
+
+/// `value` of parameter `name` at `field` (its path: `algorithm.sample_rate`,
+/// `tune.sample_rate`, `sample_rate`), or the error naming `field` and the
+/// table's allowed range.
+///
+/// ```
+/// use propdp_core::parameters::check;
+/// assert!(check("sample_rate", "tune.sample_rate", 0.5).is_ok());
+/// let e = check("sample_rate", "tune.sample_rate", 1.5).unwrap_err().to_string();
+/// assert!(e.contains("tune.sample_rate") && e.contains("0 < sample_rate ≤ 1"), "{e}");
+/// ```
+///
+/// # Panics
+/// If `name` has no row: a bug (a test holds the table and its users together).
+pub fn check(name: &str, field: &str, value: f64) -> Result<(), ConfigError> {
+    let p = parameter(name).unwrap_or_else(|| panic!("{name} has no row in PARAMETERS"));
+    if p.domain.contains(value) {
+        Ok(())
+    } else {
+        Err(ConfigError::range(field, value, &p.domain.allowed(name)))
+    }
+}
+
+/// A parameter's keyword in Python (`lambda` is a keyword of the language:
+/// `lambda_`).
+///
+/// ```
+/// assert_eq!(propdp_core::parameters::python_keyword("lambda"), "lambda_");
+/// assert_eq!(propdp_core::parameters::python_keyword("sigma"), "sigma");
+/// ```
+pub fn python_keyword(name: &str) -> String {
+    if name == "lambda" {
+        "lambda_".into()
+    } else {
+        name.into()
+    }
 }
 
 /// The symbol of a parameter (its name when the table has none).
@@ -196,6 +328,16 @@ mod tests {
                 row.table,
                 row.name
             );
+        }
+        // the kinds each [algorithm] key applies to are the row's
+        let every: Vec<&str> = crate::AlgorithmKind::ALL.iter().map(|k| k.name()).collect();
+        for row in PARAMETERS.iter().filter(|r| r.table == "algorithm" && r.name != "kind") {
+            let want = if row.algorithms.is_empty() {
+                every.clone()
+            } else {
+                row.algorithms.to_vec()
+            };
+            assert_eq!(crate::config::algorithm::kinds_taking(row.name), want, "{}", row.name);
         }
         let mut names: Vec<&str> = PARAMETERS.iter().map(|p| p.name).collect();
         names.sort_unstable();

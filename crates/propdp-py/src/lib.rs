@@ -17,6 +17,7 @@ use std::path::PathBuf;
 
 use propdp::core::accountant::Neighbouring;
 use propdp::core::config::{RawAlgorithm, RawConfig, RawProblem};
+use propdp::core::parameters;
 use propdp::core::{AlgorithmKind, Config, ConfigError, ModelKind};
 use propdp::privacy::{Argument, QueryArgs};
 use propdp::provenance::{CRATE_VERSION, GIT_COMMIT, provenance_of};
@@ -75,6 +76,27 @@ fn config_error(py: Python<'_>, message: String, field: Option<String>) -> PyErr
     err
 }
 
+/// The parameters' table ([`parameters::PARAMETERS`]): one dict per
+/// parameter with its name, Python keyword, TOML table, symbol, axis label,
+/// allowed values in words and the algorithms that take it (empty: all).
+#[pyfunction]
+#[pyo3(name = "parameters")]
+fn parameters_table(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let rows = PyList::empty(py);
+    for p in &parameters::PARAMETERS {
+        let d = PyDict::new(py);
+        d.set_item("name", p.name)?;
+        d.set_item("keyword", parameters::python_keyword(p.name))?;
+        d.set_item("table", p.table)?;
+        d.set_item("symbol", p.symbol)?;
+        d.set_item("label", p.label)?;
+        d.set_item("allowed", p.domain.allowed(p.name))?;
+        d.set_item("algorithms", p.algorithms.to_vec())?;
+        rows.append(d)?;
+    }
+    Ok(rows)
+}
+
 /// A config from TOML text or a dict of tables, validated.
 fn config(py: Python<'_>, config: &Bound<'_, PyAny>) -> PyResult<Config> {
     Config::from_toml_str(&rendered(py, config)?).map_err(|e| config_err(py, e))
@@ -114,7 +136,11 @@ fn keyword_config(
     alg.insert("kind".into(), algorithm.into());
     for (key, v) in params.iter() {
         let key: String = key.extract()?;
-        let key = if key == "lambda_" { "lambda".to_string() } else { key };
+        // a keyword is a parameter's name, or its Python spelling (lambda_)
+        let key = parameters::PARAMETERS
+            .iter()
+            .find(|p| parameters::python_keyword(p.name) == key)
+            .map_or(key, |p| p.name.to_string());
         let table = if key == "model" || key == "kind" {
             None
         } else if problem_keys.contains(&key.as_str()) {
@@ -125,18 +151,15 @@ fn keyword_config(
             None
         };
         let Some(table) = table else {
-            let allowed: Vec<&str> = problem_keys
+            let allowed: Vec<String> = problem_keys
                 .iter()
                 .chain(algorithm_keys)
                 .filter(|k| !["model", "kind"].contains(k))
-                .copied()
+                .map(|k| parameters::python_keyword(k))
                 .collect();
             return Err(config_error(
                 py,
-                format!(
-                    "`{key}` is not a parameter here: allowed {} (lambda as lambda_)",
-                    allowed.join(", ")
-                ),
+                format!("`{key}` is not a parameter here: allowed {}", allowed.join(", ")),
                 Some(key),
             ));
         };
@@ -666,6 +689,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("GIT_COMMIT", GIT_COMMIT)?;
     m.add("ConfigError", m.py().get_type::<PropdpConfigError>())?;
     m.add("PropdpError", m.py().get_type::<PropdpError>())?;
+    m.add_function(wrap_pyfunction!(parameters_table, m)?)?;
     m.add_function(wrap_pyfunction!(solve, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

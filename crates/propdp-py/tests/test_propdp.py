@@ -560,3 +560,37 @@ def test_item13_the_largest_seed_toml_takes_python_takes_too():
     with pytest.raises(propdp.ConfigError) as e:
         propdp.simulate("logistic", "objective", seed=2**64 - 1, **args)
     assert e.value.field is not None and "seed" in e.value.field, str(e.value)
+
+
+def test_every_keyword_and_axis_label_comes_from_the_parameters_table():
+    import inspect
+
+    rows = {p["keyword"]: p for p in propdp.parameters()}
+    assert rows["lambda_"]["name"] == "lambda" and rows["sample_rate"]["allowed"] == "0 < sample_rate ≤ 1"
+    assert rows["sample_rate"]["algorithms"] == ["dpsgd"]
+    # privacy/calibrate: every keyword is a parameter's, but the two that name
+    # the query (algorithm, model) and the noise it assesses (σ or τ)
+    for f in (propdp.privacy, propdp.calibrate):
+        for name in inspect.signature(f).parameters:
+            if name not in ("algorithm", "model", "noise"):
+                assert name in rows, f"{f.__name__}({name}=) is not in propdp.parameters()"
+    # solve: the keywords it takes are the table's [problem]/[algorithm] rows
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.solve("huber", "objective", no_such_key=1.0)
+    allowed = str(e.value).split("allowed ")[1].split(", ")
+    table = sorted(k for k, p in rows.items() if p["table"] in ("problem", "algorithm") and k not in ("model", "kind"))
+    assert sorted(allowed) == table
+    # plot: axis label and legend symbol from the table
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    df = propdp.sweep(
+        {
+            "problem": {"model": "huber", "delta": [0.5, 1.0], "s2": 1.0, "huber_m": 1.0,
+                        "noise": {"law": "gaussian", "sd": 0.5}},
+            "algorithm": {"kind": "objective", "lambda": 1.0, "sigma": [0.0, 1.0]},
+        },
+        progress=False,
+    )
+    ax = propdp.plot(df, "est_err2", x="delta", series="sigma")
+    assert ax.get_xlabel() == rows["delta"]["label"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["σ = 0", "σ = 1"]

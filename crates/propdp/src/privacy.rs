@@ -6,6 +6,7 @@ use anyhow::{Result, bail};
 use propdp_core::accountant::{
     Mechanism, MechanismKind, Neighbouring, ObjectiveBound, dpsgd_rdp_epsilon, mu_dpgd, mu_output,
 };
+use propdp_core::parameters;
 use propdp_core::{AlgorithmKind, Model, ModelKind, NoiseLaw};
 
 /// The noise to assess: given, or calibrated to a target.
@@ -76,10 +77,7 @@ impl Argument {
     }
 }
 
-/// A query key as Python spells its keyword (`lambda` is `lambda_`).
-pub fn python_keyword(key: &str) -> String {
-    if key == "lambda" { "lambda_".into() } else { key.into() }
-}
+pub use propdp_core::parameters::python_keyword;
 
 impl std::fmt::Display for Argument {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -198,7 +196,13 @@ impl QueryArgs {
             None if dpsgd => {
                 return Err(Argument::new(
                     "sample_rate",
-                    " is required with algorithm dpsgd: allowed 0 < q ≤ 1".into(),
+                    format!(
+                        " is required with algorithm dpsgd: allowed {}",
+                        parameters::parameter("sample_rate")
+                            .expect("a parameter")
+                            .domain
+                            .allowed("sample_rate")
+                    ),
                 ));
             }
             None => 1.0,
@@ -304,6 +308,20 @@ impl Query {
     }
 }
 
+/// `value` of argument `name` in its parameter's domain
+/// ([`propdp_core::parameters`]), or the error naming the argument.
+fn in_domain(name: &'static str, value: f64) -> Result<(), Argument> {
+    let domain = parameters::parameter(name).expect("a parameter").domain;
+    if domain.contains(value) {
+        Ok(())
+    } else {
+        Err(Argument::new(
+            name,
+            format!(" = {value:?} is invalid: allowed {}", domain.allowed(name)),
+        ))
+    }
+}
+
 /// Range checks of a query, naming the argument: the model's parameters
 /// (M > 0), 0 < δ < 1, λ > 0 and finite for objective and output
 /// perturbation (their sensitivity bounds need a ridge), 1 ≤ T ≤ 10⁹ for
@@ -322,12 +340,7 @@ pub fn check(q: &Query) -> Result<(), Argument> {
             ),
         ));
     }
-    if !(q.delta_priv > 0.0 && q.delta_priv < 1.0) {
-        return Err(Argument::new(
-            "delta_priv",
-            format!(" = {:?} is invalid: allowed 0 < δ < 1", q.delta_priv),
-        ));
-    }
+    in_domain("delta_priv", q.delta_priv)?;
     match q.algorithm {
         AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd if !(1..=1_000_000_000).contains(&q.steps) => {
             return Err(Argument::new(
@@ -337,16 +350,9 @@ pub fn check(q: &Query) -> Result<(), Argument> {
         }
         AlgorithmKind::Dpgd => {}
         AlgorithmKind::Dpsgd => {
-            if !(q.sample_rate > 0.0 && q.sample_rate <= 1.0) {
-                return Err(Argument::new(
-                    "sample_rate",
-                    format!(" = {:?} is invalid: allowed 0 < q ≤ 1", q.sample_rate),
-                ));
-            }
-            if let Some(c) = q.clip
-                && !(c > 0.0 && c.is_finite())
-            {
-                return Err(Argument::new("clip", format!(" = {c:?} is invalid: allowed 0 < C < ∞")));
+            in_domain("sample_rate", q.sample_rate)?;
+            if let Some(c) = q.clip {
+                in_domain("clip", c)?;
             }
         }
         _ => {

@@ -63,16 +63,14 @@ impl SubsampledGaussian {
     /// use propdp_core::accountant::pld::SubsampledGaussian;
     /// assert!(SubsampledGaussian::new(1.0, 0.01).is_ok());
     /// let e = SubsampledGaussian::new(1.0, 1.5).unwrap_err().to_string();
-    /// assert!(e.contains("sample_rate") && e.contains("0 < q ≤ 1"), "{e}");
+    /// assert!(e.contains("sample_rate") && e.contains("0 < sample_rate ≤ 1"), "{e}");
     /// assert!(SubsampledGaussian::new(f64::INFINITY, 0.5).unwrap_err().to_string().contains("noise_multiplier"));
     /// ```
     pub fn new(z: f64, q: f64) -> Result<Self, ConfigError> {
         if !(z > 0.0 && z.is_finite()) {
             return Err(ConfigError::range("noise_multiplier", z, "0 < z = σ/C < ∞"));
         }
-        if !(q > 0.0 && q <= 1.0) {
-            return Err(ConfigError::range("sample_rate", q, "0 < q ≤ 1"));
-        }
+        crate::parameters::check("sample_rate", "sample_rate", q)?;
         Ok(SubsampledGaussian { z, q })
     }
 

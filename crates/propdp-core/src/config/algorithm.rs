@@ -50,6 +50,17 @@ pub(crate) fn keys() -> Vec<&'static str> {
     ALGORITHM.all_keys()
 }
 
+/// The kinds whose `[algorithm]` table takes `key`.
+#[cfg(test)]
+pub(crate) fn kinds_taking(key: &str) -> Vec<&'static str> {
+    ALGORITHM
+        .kinds
+        .iter()
+        .filter(|(_, keys)| keys.iter().any(|k| k.trim_end_matches('?') == key))
+        .map(|(kind, _)| *kind)
+        .collect()
+}
+
 /// `serde(deserialize_with)` of the `[algorithm]` table.
 pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawAlgorithm, D::Error> {
     ALGORITHM.deserialize(d)
@@ -293,19 +304,13 @@ impl RawAlgorithm {
     }
 
     /// The number of steps T at one sweep point (DP-GD, DP-SGD), checked to
-    /// be an integer in 1..=1000.
+    /// be in its table's range ([`crate::parameters`]).
     pub(crate) fn steps(&self, v: &BTreeMap<&str, f64>) -> Result<Option<usize>, ConfigError> {
         if !matches!(self, RawAlgorithm::Dpgd { .. } | RawAlgorithm::Dpsgd { .. }) {
             return Ok(None);
         }
         let steps = v["steps"];
-        if !(steps >= 1.0 && steps.fract() == 0.0 && steps <= crate::problem::MAX_STEPS as f64) {
-            return Err(ConfigError::range(
-                "algorithm.steps",
-                steps,
-                "an integer, 1 ≤ steps ≤ 1000",
-            ));
-        }
+        crate::parameters::check("steps", "algorithm.steps", steps)?;
         Ok(Some(steps as usize))
     }
 

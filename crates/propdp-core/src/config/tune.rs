@@ -88,19 +88,18 @@ impl TuneSpec {
     pub fn budgets(&self) -> Result<Vec<crate::problem::Budget>, ConfigError> {
         use crate::problem::{Budget, Target};
         let neighbouring = self.neighbouring.unwrap_or(crate::accountant::Neighbouring::ReplaceOne);
-        let positive = |field: &str, spec: &ParamSpec| -> Result<Vec<f64>, ConfigError> {
-            let v = spec.values(field)?;
-            match v.iter().find(|x| !(**x > 0.0 && x.is_finite())) {
-                Some(&x) => Err(ConfigError::range(field, x, "> 0 and finite")),
-                None => Ok(v),
+        let values = |name: &str, spec: &ParamSpec| -> Result<Vec<f64>, ConfigError> {
+            let field = format!("tune.{name}");
+            let v = spec.values(&field)?;
+            for &x in &v {
+                crate::parameters::check(name, &field, x)?;
             }
+            Ok(v)
         };
         let targets: Vec<Target> = match (&self.epsilon, self.delta_priv, &self.rho) {
             (Some(e), Some(delta_priv), None) => {
-                if !(delta_priv > 0.0 && delta_priv < 1.0) {
-                    return Err(ConfigError::range("tune.delta_priv", delta_priv, "0 < delta_priv < 1"));
-                }
-                positive("tune.epsilon", e)?
+                crate::parameters::check("delta_priv", "tune.delta_priv", delta_priv)?;
+                values("epsilon", e)?
                     .into_iter()
                     .map(|epsilon| Target::Approx { epsilon, delta_priv })
                     .collect()
@@ -111,10 +110,7 @@ impl TuneSpec {
                     "the δ of the (ε, δ) budgets, 0 < δ < 1",
                 ));
             }
-            (None, None, Some(r)) => positive("tune.rho", r)?
-                .into_iter()
-                .map(|rho| Target::Zcdp { rho })
-                .collect(),
+            (None, None, Some(r)) => values("rho", r)?.into_iter().map(|rho| Target::Zcdp { rho }).collect(),
             (None, Some(_), Some(_)) | (Some(_), _, Some(_)) => {
                 return Err(ConfigError::not_applicable(
                     "tune.rho",
@@ -140,10 +136,10 @@ impl TuneSpec {
             return Ok(vec![0.05, 0.2, 1.0]);
         };
         let v = spec.values("tune.sample_rate")?;
-        match v.iter().find(|q| !(**q > 0.0 && **q <= 1.0)) {
-            Some(&q) => Err(ConfigError::range("tune.sample_rate", q, "0 < q ≤ 1")),
-            None => Ok(v),
+        for &q in &v {
+            crate::parameters::check("sample_rate", "tune.sample_rate", q)?;
         }
+        Ok(v)
     }
 
     /// DP-GD and DP-SGD candidate step counts, validated (integers in 1..=1000).

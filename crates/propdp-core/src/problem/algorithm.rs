@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::nonneg;
 use crate::error::ConfigError;
 
 /// The family of an algorithm, by its config name.
@@ -95,7 +94,7 @@ impl AlgorithmKind {
     /// assert!(AlgorithmKind::Dpgd.check_lambda(0.0, true).is_ok());
     /// ```
     pub fn check_lambda(self, lambda: f64, private: bool) -> Result<(), ConfigError> {
-        nonneg("algorithm.lambda", lambda)?;
+        crate::parameters::check("lambda", "algorithm.lambda", lambda)?;
         if lambda > 0.0 || !private {
             return Ok(());
         }

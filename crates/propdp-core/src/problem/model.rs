@@ -255,7 +255,7 @@ impl Model {
     pub fn check(&self) -> Result<(), ConfigError> {
         match self {
             Model::Huber { huber_m, noise } => {
-                positive("problem.huber_m", *huber_m)?;
+                crate::parameters::check("huber_m", "problem.huber_m", *huber_m)?;
                 noise.check()
             }
             Model::LeastSquares { noise } => noise.check(),

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Algorithm, Budget, LossVariant, Model, NoiseLaw, Target, positive};
+use super::{Algorithm, Budget, LossVariant, Model, NoiseLaw, Target};
 use crate::error::ConfigError;
+use crate::parameters;
 
 /// Most DP-GD steps: the state evolution's cost grows like N·T² in time and
 /// N·T in memory, so T beyond this does not finish on one machine.
@@ -118,8 +119,8 @@ impl Point {
 
     /// Range checks of every field, naming the field, the value and the allowed range.
     fn check(&self) -> Result<(), ConfigError> {
-        positive("problem.delta", self.delta)?;
-        positive("problem.s2", self.s2)?;
+        parameters::check("delta", "problem.delta", self.delta)?;
+        parameters::check("s2", "problem.s2", self.s2)?;
         self.model.check()?;
         let kind = self.algorithm.kind();
         if let Model::LeastSquares { .. } = self.model
@@ -161,7 +162,7 @@ impl Point {
         }
         let noise = self.algorithm.noise();
         kind.check_lambda(self.algorithm.lambda(), noise > 0.0)?;
-        super::nonneg(&format!("algorithm.{}", kind.noise_param()), noise)?;
+        parameters::check(kind.noise_param(), &format!("algorithm.{}", kind.noise_param()), noise)?;
         self.check_dpgd()?;
         self.check_dpsgd()
     }
@@ -186,7 +187,7 @@ impl Point {
         else {
             return Ok(());
         };
-        positive("algorithm.eta", eta)?;
+        parameters::check("eta", "algorithm.eta", eta)?;
         let limit = 2.0 / self.smoothness();
         if eta >= limit {
             return Err(ConfigError::range(
@@ -198,14 +199,7 @@ impl Point {
                 ),
             ));
         }
-        if !(1..=MAX_STEPS).contains(&steps) {
-            return Err(ConfigError::range(
-                "algorithm.steps",
-                steps,
-                "1 ≤ steps ≤ 1000 (the DP-GD theory costs O(N·T²) time and O(N·T) memory: \
-                 T = 200 takes 15 s and 0.2 GB at the default RQMC budget, T = 1000 about 15 min and 1 GB)",
-            ));
-        }
+        parameters::check("steps", "algorithm.steps", steps as f64)?;
         self.check_loss_variant(loss_variant)
     }
 
@@ -232,10 +226,8 @@ impl Point {
             return Ok(());
         };
         check_dpsgd_privacy_fields(sample_rate, clip)?;
-        positive("algorithm.eta", eta)?;
-        if !(1..=MAX_STEPS).contains(&steps) {
-            return Err(ConfigError::range("algorithm.steps", steps, "1 ≤ steps ≤ 1000"));
-        }
+        parameters::check("eta", "algorithm.eta", eta)?;
+        parameters::check("steps", "algorithm.steps", steps as f64)?;
         if eta * lambda >= 2.0 {
             return Err(ConfigError::range(
                 "algorithm.eta",
@@ -381,19 +373,8 @@ fn algorithm_params(a: &Algorithm) -> Vec<(&'static str, f64)> {
 
 /// DP-SGD's sample rate 0 < q ≤ 1 and clipping norm 0 < C < ∞, naming the field.
 fn check_dpsgd_privacy_fields(sample_rate: f64, clip: Option<f64>) -> Result<(), ConfigError> {
-    if !(sample_rate > 0.0 && sample_rate <= 1.0) {
-        return Err(ConfigError::range(
-            "algorithm.sample_rate",
-            sample_rate,
-            "0 < sample_rate ≤ 1",
-        ));
-    }
-    if let Some(c) = clip
-        && !(c > 0.0 && c.is_finite())
-    {
-        return Err(ConfigError::range("algorithm.clip", c, "0 < clip < ∞"));
-    }
-    Ok(())
+    parameters::check("sample_rate", "algorithm.sample_rate", sample_rate)?;
+    clip.map_or(Ok(()), |c| parameters::check("clip", "algorithm.clip", c))
 }
 
 /// What calibrating the noise to a budget needs: a bounded per-example

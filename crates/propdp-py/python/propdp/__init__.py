@@ -48,6 +48,7 @@ __all__ = [
     "check",
     "privacy",
     "calibrate",
+    "parameters",
     "tune",
     "figures",
     "plot",
@@ -60,6 +61,16 @@ __all__ = [
 
 
 solve = _native.solve
+
+
+def parameters() -> List[Dict[str, Any]]:
+    """The parameters' table, one dict per parameter: ``name`` (the config
+    key), ``keyword`` (as :func:`solve`, :func:`simulate` and
+    :func:`privacy` take it: ``lambda_`` for ``lambda``), ``table`` (its TOML
+    table), ``symbol``, ``label`` (the figures' axis label), ``allowed``
+    (its range in words) and ``algorithms`` (the kinds that take it; empty:
+    all)."""
+    return _native.parameters()
 
 
 def simulate(
@@ -206,10 +217,12 @@ def plot(
 
     if ax is None:
         _, ax = plt.subplots()
+    rows = {p["name"]: p for p in parameters()}
     groups = [(None, df)] if series is None else list(df.groupby(series))
     for i, (value, g) in enumerate(groups):
         color = f"C{i}"
-        label = None if value is None else f"{series} = {value:g}"
+        symbol = rows[series]["symbol"] if series in rows else series
+        label = None if value is None else f"{symbol} = {value:g}"
         theory = g[g["source"] == "theory"].sort_values(x)
         if len(theory):
             ax.plot(theory[x], theory[metric], color=color, label=label)
@@ -218,7 +231,7 @@ def plot(
         if len(sim):
             err = 2 * sim[f"{metric}_stderr"] if f"{metric}_stderr" in sim else None
             ax.errorbar(sim[x], sim[metric], yerr=err, fmt="o", color=color, ms=4, capsize=2, label=label)
-    ax.set_xlabel(x)
+    ax.set_xlabel(rows[x]["label"] if x in rows else x)
     ax.set_ylabel(metric)
     if series is not None:
         ax.legend()

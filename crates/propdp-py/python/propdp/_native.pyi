@@ -20,6 +20,7 @@ _Config = Union[str, Mapping[str, Any]]
 _Progress = Optional[Callable[[str, str, int], Any]]
 _Path = Union[str, "PathLike[str]"]
 
+def parameters() -> List[Dict[str, Any]]: ...
 def solve(model: str, algorithm: str, *, solver: Optional[Mapping[str, Any]] = None, **params: Any) -> Result: ...
 def simulate(
     model: str,
