@@ -19,15 +19,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-
-use crate::rundir::{Refused, refuse};
 use propdp_core::Config;
-use propdp_core::record::{Failure, Record, RecordKey};
+use propdp_core::record::{Failure, Provenance, Record, RecordKey};
 use propdp_sim::{Repetition, summarise};
 
 use crate::provenance::Manifest;
 use crate::run::{expected, sim_settings, simulation_record};
-use crate::rundir::{RUN, RunDir};
+use crate::rundir::{RUN, Refused, RunDir, refuse};
 use crate::shard::{Shard, Unit, assign, costs, units};
 
 /// What a merge wrote.
@@ -191,14 +189,52 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> crate::Result<MergeSummary> {
         .enumerate()
         .flat_map(|(u, unit)| unit.keys().map(move |k| (k, u)))
         .collect();
-    let provenance = manifest.provenance();
+    let shards = read_shards(&cfg, &all, &unit_of, &manifest.provenance(), dirs, shard_of)?;
+    let found = owned_lines(&shards, &unit_of, &owner, count)?;
+    let merged = Manifest {
+        shard: None,
+        ..manifest
+    };
+    let ordered = in_run_order(&cfg, &all, &found, &merged.provenance())?;
+    let mut dir = RunDir::create(out, RUN)?;
+    let (mut lines, mut failures) = (String::new(), String::new());
+    let (mut records, mut failed) = (0, 0);
+    for (line, failure) in &ordered {
+        if *failure {
+            failures += line;
+            failures.push('\n');
+            failed += 1;
+        } else {
+            lines += line;
+            lines.push('\n');
+            records += 1;
+        }
+    }
+    dir.publish(&lines, &failures, &merged)?;
+    Ok(MergeSummary {
+        dir: out.to_path_buf(),
+        records,
+        failed,
+    })
+}
+
+/// Every shard's lines (records and failures), each checked to be one its
+/// config writes ([`Record::conforms`]) and keyed.
+fn read_shards(
+    cfg: &Config,
+    all: &[Unit],
+    unit_of: &BTreeMap<RecordKey, usize>,
+    provenance: &Provenance,
+    dirs: &[PathBuf],
+    shard_of: Vec<Shard>,
+) -> Result<Vec<ShardDir>> {
     let points = cfg.sweep.points();
     let record_key = |line: &str| -> Result<RecordKey, String> {
         let r: Record = serde_json::from_str(line).map_err(|e| format!("not a record ({e})"))?;
         let u = *unit_of
             .get(&r.key())
             .ok_or_else(|| format!("{} is not a unit of this config", r.key()))?;
-        r.conforms(&expected(&cfg, &all[u], r.index, &provenance))?;
+        r.conforms(&expected(cfg, &all[u], r.index, provenance))?;
         Ok(r.key())
     };
     let failure_key = |line: &str| -> Result<RecordKey, String> {
@@ -228,9 +264,18 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> crate::Result<MergeSummary> {
             lines,
         });
     }
-    // every key once, from the shard that owns its unit
+    Ok(shards)
+}
+
+/// Every key once, from the shard that owns its unit: (line, is a failure).
+fn owned_lines(
+    shards: &[ShardDir],
+    unit_of: &BTreeMap<RecordKey, usize>,
+    owner: &[usize],
+    count: usize,
+) -> Result<BTreeMap<RecordKey, (String, bool)>> {
     let mut found: BTreeMap<RecordKey, (String, bool)> = BTreeMap::new();
-    for s in &shards {
+    for s in shards {
         for (k, line, failure) in &s.lines {
             let Some(&u) = unit_of.get(k) else {
                 refuse!(
@@ -258,11 +303,17 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> crate::Result<MergeSummary> {
             owner[*u]
         );
     }
-    // the single run's order (the units' order); blocks of one point combined
-    let merged = Manifest {
-        shard: None,
-        ..manifest
-    };
+    Ok(found)
+}
+
+/// The lines in the single run's order (the units' order), the blocks of
+/// repetitions of one point combined into one record.
+fn in_run_order(
+    cfg: &Config,
+    all: &[Unit],
+    found: &BTreeMap<RecordKey, (String, bool)>,
+    provenance: &Provenance,
+) -> Result<Vec<(String, bool)>> {
     let mut ordered: Vec<(String, bool)> = Vec::new();
     let mut u = 0;
     while u < all.len() {
@@ -277,27 +328,8 @@ pub fn merge(out: &Path, dirs: &[PathBuf]) -> crate::Result<MergeSummary> {
             .iter()
             .map(|unit| (unit, &found[&unit.keys().next().expect("one key")]))
             .collect();
-        ordered.push(combine(&cfg, &merged.provenance(), &blocks)?);
+        ordered.push(combine(cfg, provenance, &blocks)?);
         u = end;
     }
-    let mut dir = RunDir::create(out, RUN)?;
-    let (mut lines, mut failures) = (String::new(), String::new());
-    let (mut records, mut failed) = (0, 0);
-    for (line, failure) in &ordered {
-        if *failure {
-            failures += line;
-            failures.push('\n');
-            failed += 1;
-        } else {
-            lines += line;
-            lines.push('\n');
-            records += 1;
-        }
-    }
-    dir.publish(&lines, &failures, &merged)?;
-    Ok(MergeSummary {
-        dir: out.to_path_buf(),
-        records,
-        failed,
-    })
+    Ok(ordered)
 }

@@ -335,7 +335,7 @@ fn search(
     let (cfg, points, budgets) = (&plan.cfg, &plan.points, &plan.budgets);
     let t = &cfg.tune;
     let first = budgets[0];
-    let (param, neighbouring) = (first.target.param(), first.neighbouring);
+    let param = first.target.param();
     let calibrations = descent::Calibrations::default();
     let solver = TheorySolver::new(cfg.solver);
     if let Some(base) = points.first() {
@@ -398,50 +398,11 @@ fn search(
                 Some(b) => Some(b.clone()),
                 None if !searched(c) => None,
                 None => {
-                    let opt = match kind {
-                        AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => {
-                            let candidates = descent::Candidates {
-                                kind,
-                                sample_rates: if kind == AlgorithmKind::Dpgd {
-                                    &[1.0]
-                                } else {
-                                    &plan.sample_rates
-                                },
-                                steps: &plan.steps,
-                                fractions: &plan.fractions,
-                            };
-                            descent::DescentSearch::new(
-                                cfg.solver,
-                                &solver,
-                                *base,
-                                budget,
-                                &t.metric,
-                                candidates,
-                                &calibrations,
-                            )
-                            .optimise(t.lambda_min, t.lambda_max)
-                        }
-                        _ => ridge::RidgeSearch::new(&solver, *base, kind, Some(budget), &t.metric)
-                            .optimise(t.lambda_min, t.lambda_max),
-                    };
-                    match opt {
-                        Some(o) => {
-                            let mut b = Best::new(&o, budget, &t.metric, &prov);
-                            if let Some(sim) = &cfg.simulation {
-                                match simulate(&o, sim, &t.metric, c as u64) {
-                                    Ok(check) => b.simulation = Some(check),
-                                    Err(err) => progress.message(&format!(
-                                        "simulation of {kind} at δ = {}, {param} = {}: {err}",
-                                        base.delta(),
-                                        budget.target.level()
-                                    )),
-                                }
-                            }
-                            out.append(&b)?;
-                            Some(b)
-                        }
-                        None => None,
+                    let b = optimise_cell(plan, &solver, &calibrations, c, &prov, progress);
+                    if let Some(b) = &b {
+                        out.append(b)?;
                     }
+                    b
                 }
             };
             match &best {
@@ -469,31 +430,7 @@ fn search(
         };
         out.write_file(COMPLETE, &(serde_json::to_string(&complete)? + "\n"))?;
     } else {
-        figures = crate::figures::place(&out.dir.join("figures"), |aside| {
-            let mut files = Vec::new();
-            if budgets.len() > 1 && !frontier.is_empty() {
-                // a log y axis when the best errors span more than a decade (small δ, large ε)
-                let values = frontier.iter().filter_map(|r| r.metrics.get(&t.metric).copied());
-                let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
-                let spec = PlotSpec {
-                    x: Some(param.into()),
-                    metrics: Some(vec![t.metric.clone()]),
-                    series: Some("algorithm".into()),
-                    x_log: Some(true),
-                    y_log: lo > 0.0 && hi > 10.0 * lo,
-                    title: Some(format!("Best {}, hyperparameters tuned", t.metric)),
-                };
-                files.extend(propdp_plot::plot_records(&frontier, &spec, aside)?);
-            }
-            files.extend(report::draw_winner_maps(
-                &cells,
-                &t.algorithms,
-                &t.metric,
-                (param, first.target, neighbouring),
-                aside,
-            )?);
-            Ok(files)
-        })?;
+        figures = draw(plan, out, &frontier, &cells)?;
     }
     Ok(TuneOutcome {
         dir: out.dir.clone(),
@@ -503,6 +440,87 @@ fn search(
         param,
         algorithms: t.algorithms.clone(),
         figures,
+    })
+}
+
+/// Search cell `c` of `plan` (DP-GD and DP-SGD by descent over their
+/// candidates, the others over λ), and check its optimum by simulation
+/// when the config asks (a failed simulation is reported, the optimum
+/// kept); `None` when no searched configuration reaches the budget.
+fn optimise_cell(
+    plan: &Plan,
+    solver: &TheorySolver,
+    calibrations: &descent::Calibrations,
+    c: usize,
+    prov: &Provenance,
+    progress: &dyn Progress,
+) -> Option<Best> {
+    let (cfg, t) = (&plan.cfg, &plan.cfg.tune);
+    let (p, b, kind) = plan.cells[c];
+    let (base, budget) = (&plan.points[p], plan.budgets[b]);
+    let opt = match kind {
+        AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => {
+            let candidates = descent::Candidates {
+                kind,
+                sample_rates: if kind == AlgorithmKind::Dpgd {
+                    &[1.0]
+                } else {
+                    &plan.sample_rates
+                },
+                steps: &plan.steps,
+                fractions: &plan.fractions,
+            };
+            descent::DescentSearch::new(cfg.solver, solver, *base, budget, &t.metric, candidates, calibrations)
+                .optimise(t.lambda_min, t.lambda_max)
+        }
+        _ => ridge::RidgeSearch::new(solver, *base, kind, Some(budget), &t.metric).optimise(t.lambda_min, t.lambda_max),
+    }?;
+    let mut best = Best::new(&opt, budget, &t.metric, prov);
+    if let Some(sim) = &cfg.simulation {
+        match simulate(&opt, sim, &t.metric, c as u64) {
+            Ok(check) => best.simulation = Some(check),
+            Err(err) => progress.message(&format!(
+                "simulation of {kind} at δ = {}, {} = {}: {err}",
+                base.delta(),
+                budget.target.param(),
+                budget.target.level()
+            )),
+        }
+    }
+    Some(best)
+}
+
+/// A whole search's figures, placed in `out`'s figures/: the frontier (best
+/// metric against the budget, one curve per algorithm) when there are
+/// several budgets, and the winner maps.
+fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell]) -> Result<Vec<PathBuf>> {
+    let t = &plan.cfg.tune;
+    let first = plan.budgets[0];
+    let param = first.target.param();
+    crate::figures::place(&out.dir.join("figures"), |aside| {
+        let mut files = Vec::new();
+        if plan.budgets.len() > 1 && !frontier.is_empty() {
+            // a log y axis when the best errors span more than a decade (small δ, large ε)
+            let values = frontier.iter().filter_map(|r| r.metrics.get(&t.metric).copied());
+            let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+            let spec = PlotSpec {
+                x: Some(param.into()),
+                metrics: Some(vec![t.metric.clone()]),
+                series: Some("algorithm".into()),
+                x_log: Some(true),
+                y_log: lo > 0.0 && hi > 10.0 * lo,
+                title: Some(format!("Best {}, hyperparameters tuned", t.metric)),
+            };
+            files.extend(propdp_plot::plot_records(frontier, &spec, aside)?);
+        }
+        files.extend(report::draw_winner_maps(
+            cells,
+            &t.algorithms,
+            &t.metric,
+            (param, first.target, first.neighbouring),
+            aside,
+        )?);
+        Ok(files)
     })
 }
 
