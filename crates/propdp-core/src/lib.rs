@@ -20,6 +20,7 @@ pub mod param;
 pub mod parameters;
 pub mod problem;
 pub mod record;
+pub mod spectrum;
 pub mod sweep;
 pub mod validated;
 pub mod validation;

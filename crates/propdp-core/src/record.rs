@@ -12,7 +12,7 @@ use crate::metrics::Metrics;
 use crate::problem::{AlgorithmKind, Design, ModelKind, Point, Target};
 
 /// Convergence report of a solver.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct SolverReport {
     /// Whether the solver met its tolerance (records are only written when it did).
     pub converged: bool,
@@ -20,6 +20,24 @@ pub struct SolverReport {
     pub iterations: usize,
     /// Final residual (fixed point), largest RQMC standard error (DMFT) or largest ‖∇F‖/√d (simulation).
     pub residual: f64,
+    /// How DP-GD/DP-SGD dynamics were predicted (absent for the static
+    /// solvers and simulations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<DynamicsMethod>,
+    /// The method's own approximation error, relative, beside the RQMC
+    /// standard error (absent when the method has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approx_error: Option<f64>,
+}
+
+/// The method that predicted a DP-GD/DP-SGD trajectory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DynamicsMethod {
+    /// The state evolution with its full memory, by RQMC (docs/theory.md §3).
+    Dmft,
+    /// Unclipped least squares, exactly, as a spectral integral (§3.2).
+    Spectral,
 }
 
 /// Where a result came from and with what code.
@@ -110,6 +128,7 @@ impl Record {
                 converged: false,
                 iterations: 0,
                 residual: f64::NAN,
+                ..Default::default()
             },
             provenance: provenance.clone(),
             per_step: None,
@@ -130,7 +149,7 @@ impl Record {
     /// let prov = Provenance { config_sha256: String::new(), crate_version: String::new(), git_commit: String::new() };
     /// let mut r = Record::new(Source::Theory, &p, 0, &prov);
     /// assert_eq!(r.non_finite().as_deref(), Some("solver.residual"), "no solver has filled it in");
-    /// r.solver = SolverReport { converged: true, iterations: 3, residual: 1e-12 };
+    /// r.solver = SolverReport { converged: true, iterations: 3, residual: 1e-12, ..Default::default() };
     /// r.metrics.insert("est_err2".into(), 0.5);
     /// assert_eq!(r.non_finite(), None);
     /// r.metrics.insert("norm2".into(), f64::INFINITY);
@@ -199,7 +218,7 @@ impl Record {
     /// let prov = Provenance { config_sha256: "a".into(), crate_version: String::new(), git_commit: String::new() };
     /// let expected = Record::new(Source::Theory, &p, 0, &prov);
     /// let mut r = expected.clone();
-    /// r.solver = SolverReport { converged: true, iterations: 3, residual: 1e-12 };
+    /// r.solver = SolverReport { converged: true, iterations: 3, residual: 1e-12, ..Default::default() };
     /// for m in propdp_core::metrics::offered(r.model, r.algorithm) { r.metrics.insert(m.to_string(), 0.25); }
     /// r.metrics.insert("est_err".into(), 0.5);
     /// r.metrics.insert("est_err2".into(), 0.25); // = s² − 2·0.25 + 0.25 … with s² = 1: 0.75

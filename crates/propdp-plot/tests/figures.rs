@@ -36,6 +36,7 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
             converged: true,
             iterations: 3,
             residual: 1e-12,
+            ..Default::default()
         },
         provenance: Provenance {
             config_sha256: "0".repeat(64),

@@ -318,6 +318,7 @@ pub fn solve(
                 converged: true,
                 iterations,
                 residual,
+                ..Default::default()
             };
             return Ok((st, report));
         }
@@ -347,6 +348,7 @@ fn solve_bracketed(
                 converged: true,
                 iterations: 0,
                 residual,
+                ..Default::default()
             },
         ));
     }
@@ -364,6 +366,7 @@ fn solve_bracketed(
         converged: residual <= opts.tol,
         iterations: scans + iters,
         residual,
+        ..Default::default()
     };
     if !report.converged {
         return Err(HuberError::NotConverged {

@@ -10,6 +10,7 @@ mod erfcx_table;
 pub mod gauss_hermite;
 pub mod gaussian;
 pub mod huber;
+pub mod least_squares;
 pub mod logistic;
 pub mod noise;
 pub mod panels;

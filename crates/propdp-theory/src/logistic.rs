@@ -465,6 +465,7 @@ impl LogisticSolver {
                 converged: true,
                 iterations: total,
                 residual,
+                ..Default::default()
             },
         ))
     }
@@ -506,6 +507,7 @@ impl LogisticSolver {
                         converged: true,
                         iterations: it,
                         residual: norm,
+                        ..Default::default()
                     },
                 ));
             }

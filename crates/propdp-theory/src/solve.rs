@@ -4,7 +4,7 @@
 
 use propdp_core::config::{DmftOptions, FixedPointOptions, SolverOptions};
 use propdp_core::metrics::Metrics;
-use propdp_core::record::SolverReport;
+use propdp_core::record::{DynamicsMethod, SolverReport};
 use propdp_core::{Algorithm, Model, Point};
 use thiserror::Error;
 
@@ -48,6 +48,9 @@ pub enum TheoryError {
     #[error(transparent)]
     /// The DP-GD state evolution failed.
     Dmft(#[from] DmftError),
+    #[error(transparent)]
+    /// The exact least-squares trajectory does not exist (divergence).
+    LeastSquares(#[from] crate::least_squares::LeastSquaresError),
     /// A solver returned a metric that is not a finite number (an overflow,
     /// e.g. σ² or τ² beyond the range of f64): never written as a result.
     #[error("{metric} = {value:e} is not finite at {params}: the point is beyond the range of f64 arithmetic")]
@@ -361,6 +364,12 @@ impl TheorySolver {
             }
             Model::Logistic => 0.0,
         };
+        let spectral = matches!(point.model(), Model::LeastSquares { .. })
+            && point.algorithm().gradient_steps().is_some_and(|g| g.clip.is_infinite())
+            && self.dmft.method == propdp_core::config::DmftMethod::Auto;
+        if spectral {
+            return self.solve_least_squares(point, noise_sd);
+        }
         let path = dmft::solve_cancellable(&self.dmft_params(point, noise_sd), cancelled)?;
         let residual = path
             .stderr
@@ -373,9 +382,41 @@ impl TheorySolver {
                 converged: true,
                 iterations: steps,
                 residual,
+                method: Some(DynamicsMethod::Dmft),
+                approx_error: None,
             },
             state: State::Dmft,
             per_step: Some(path),
+        })
+    }
+
+    /// Unclipped least squares: the exact trajectory ([`crate::least_squares`]).
+    fn solve_least_squares(&self, point: &Point, noise_sd: f64) -> Result<Solution, TheoryError> {
+        let g = point
+            .algorithm()
+            .gradient_steps()
+            .expect("DP-GD and DP-SGD points only");
+        let r = crate::least_squares::solve(&crate::least_squares::LeastSquaresParams {
+            delta: point.delta(),
+            s2: point.s2(),
+            noise_sd,
+            lambda: g.lambda,
+            sigma: g.sigma,
+            eta: g.eta,
+            sample_rate: g.sample_rate,
+            steps: g.steps,
+        })?;
+        Ok(Solution {
+            metrics: r.path.last(),
+            report: SolverReport {
+                converged: true,
+                iterations: g.steps,
+                residual: 0.0,
+                method: Some(DynamicsMethod::Spectral),
+                approx_error: Some(r.approx_error),
+            },
+            state: State::Dmft,
+            per_step: Some(r.path),
         })
     }
 }

@@ -433,6 +433,7 @@ pub fn simulation_record(
             converged: true,
             iterations: s.max_iterations,
             residual: s.max_grad_norm,
+            ..Default::default()
         },
         simulation: Some(SimRecord {
             n: s.n,

@@ -37,7 +37,7 @@ pub use algorithm::{NoiseSource, RawAlgorithm, RawBudget};
 pub use plot::PlotSpec;
 pub use problem::{RawNoise, RawProblem};
 pub use simulation::{SimulationConfig, check_simulation};
-pub use solver::{DmftOptions, FixedPointOptions, LogisticOptions, SolverOptions};
+pub use solver::{DmftMethod, DmftOptions, FixedPointOptions, LogisticOptions, SolverOptions};
 pub use tune::{TuneConfig, TuneSpec};
 
 use crate::error::ConfigError;

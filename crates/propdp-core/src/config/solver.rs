@@ -22,6 +22,23 @@ pub struct SolverOptions {
     /// Wall-clock budget of one point's iterative solve, in seconds: past it
     /// the point is a typed error, not a wait.
     pub time_limit: f64,
+    /// How DP-GD/DP-SGD trajectories are predicted: `auto` (unclipped least
+    /// squares exactly as a spectral integral, the rest by the DMFT) or
+    /// `exact` (the DMFT with its full memory for every model, O(N·T³): the
+    /// reference).
+    pub dmft: DmftMethod,
+}
+
+/// `solver.dmft`: the method of DP-GD/DP-SGD predictions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DmftMethod {
+    /// The exact method each model has: the spectral solution for unclipped
+    /// least squares, the full-memory DMFT otherwise.
+    #[default]
+    Auto,
+    /// The full-memory DMFT for every model.
+    Exact,
 }
 
 impl Default for SolverOptions {
@@ -33,6 +50,7 @@ impl Default for SolverOptions {
             dmft_points: 1 << 14,
             dmft_scrambles: 4,
             time_limit: 60.0,
+            dmft: DmftMethod::Auto,
         }
     }
 }
@@ -57,13 +75,15 @@ pub struct LogisticOptions {
     pub time_limit: f64,
 }
 
-/// What the DP-GD state evolution uses: its RQMC budget.
+/// What the DP-GD state evolution uses: its RQMC budget and method.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DmftOptions {
     /// Scrambled Sobol points per scramble.
     pub points: usize,
     /// Independent scrambles (their spread is the standard error).
     pub scrambles: usize,
+    /// The method.
+    pub method: DmftMethod,
 }
 
 impl SolverOptions {
@@ -136,6 +156,7 @@ impl SolverOptions {
         DmftOptions {
             points: self.dmft_points,
             scrambles: self.dmft_scrambles,
+            method: self.dmft,
         }
     }
 }

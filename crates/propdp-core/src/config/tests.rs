@@ -163,3 +163,40 @@ fn kappa_is_another_name_of_delta_and_not_both() {
     let e = err(&HUBER.replace("delta = [0.5, 2.0]", "delta = 0.5\nkappa = 0.5"));
     assert!(e.contains("problem.kappa") && e.contains("delta"), "{e}");
 }
+
+const LEAST_SQUARES: &str = r#"
+[problem]
+model = "least_squares"
+delta = 0.5
+s2 = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[algorithm]
+kind = "dpsgd"
+lambda = 0.05
+sigma = 0.3
+eta = 2.0
+steps = 10000
+sample_rate = 0.01
+"#;
+
+#[test]
+fn horizons_beyond_the_dmft_are_served_for_unclipped_least_squares_only() {
+    assert!(Config::from_toml_str(LEAST_SQUARES).is_ok());
+    let e = err(&LEAST_SQUARES.replace("steps = 10000", "steps = 100001"));
+    assert!(e.contains("algorithm.steps") && e.contains("100000"), "{e}");
+    let e = err(&LEAST_SQUARES.replace("sample_rate = 0.01", "sample_rate = 0.01\nclip = 1.0"));
+    assert!(
+        e.contains("algorithm.steps") && e.contains("1 ≤ steps ≤ 1000 for this model"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_step_whose_second_moments_diverge_is_refused_with_the_largest_stable_step() {
+    // η = 9.235 < 2/L_q = 18.5, but the batch's sampling noise has gain G = 2.7
+    let e = err(&LEAST_SQUARES.replace("eta = 2.0", "eta = 9.235"));
+    assert!(
+        e.contains("algorithm.eta") && e.contains("η < 4.589") && e.contains("G = 2.68"),
+        "{e}"
+    );
+}

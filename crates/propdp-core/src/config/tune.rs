@@ -142,7 +142,8 @@ impl TuneSpec {
         Ok(v)
     }
 
-    /// DP-GD and DP-SGD candidate step counts, validated (integers in 1..=1000).
+    /// DP-GD and DP-SGD candidate step counts, validated (integers up to
+    /// [`crate::problem::DMFT_MAX_STEPS`]).
     pub fn dpgd_steps(&self) -> Result<Vec<usize>, ConfigError> {
         let Some(spec) = &self.steps else {
             return Ok(vec![1, 2, 4, 8, 16, 32]);
@@ -150,10 +151,11 @@ impl TuneSpec {
         spec.values("tune.steps")?
             .into_iter()
             .map(|t| {
-                if (1.0..=1000.0).contains(&t) && t.fract() == 0.0 {
+                let most = crate::problem::DMFT_MAX_STEPS;
+                if (1.0..=most as f64).contains(&t) && t.fract() == 0.0 {
                     Ok(t as usize)
                 } else {
-                    Err(ConfigError::range("tune.steps", t, "integers 1 ≤ T ≤ 1000"))
+                    Err(ConfigError::range("tune.steps", t, &format!("integers 1 ≤ T ≤ {most}")))
                 }
             })
             .collect()

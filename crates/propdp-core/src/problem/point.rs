@@ -9,9 +9,13 @@ use super::{Algorithm, Budget, LossVariant, Model, NoiseLaw, Target};
 use crate::error::ConfigError;
 use crate::parameters;
 
-/// Most DP-GD steps: the state evolution's cost grows like N·T² in time and
-/// N·T in memory, so T beyond this does not finish on one machine.
-pub const MAX_STEPS: usize = 1000;
+/// Most DP-GD/DP-SGD steps of a config: what the exact least-squares
+/// solution serves (its cost grows like T·K, K ≤ T + 1 quadrature nodes).
+pub const MAX_STEPS: usize = 100_000;
+
+/// Most steps the full-memory state evolution serves: its cost grows like
+/// N·T³ in time and N·T in memory (T = 1000: about half an hour).
+pub const DMFT_MAX_STEPS: usize = 1000;
 
 /// One problem instance: aspect ratio δ = d/n, prior energy s² = E(Θ²),
 /// model and algorithm (and the budget its noise was calibrated to, if any).
@@ -174,6 +178,23 @@ impl Point {
         smoothness(&self.model, self.delta, self.algorithm.lambda())
     }
 
+    /// T ≤ [`DMFT_MAX_STEPS`] unless the point has the exact least-squares
+    /// solution (unclipped least squares), which serves T ≤ [`MAX_STEPS`].
+    fn check_horizon(&self, steps: usize, clip: Option<f64>) -> Result<(), ConfigError> {
+        let spectral = matches!(self.model, Model::LeastSquares { .. }) && clip.is_none();
+        if steps > DMFT_MAX_STEPS && !spectral {
+            return Err(ConfigError::range(
+                "algorithm.steps",
+                steps,
+                &format!(
+                    "1 ≤ steps ≤ {DMFT_MAX_STEPS} for this model (the state evolution costs O(N·T³): T = 1000 \
+                     takes about half an hour); unclipped least squares is solved exactly up to {MAX_STEPS}"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// DP-GD checks: η > 0 and below the divergence threshold 2/L of
     /// noiseless gradient descent, 1 ≤ steps ≤ [`MAX_STEPS`], and the conditional
     /// Huber loss only with Gaussian noise.
@@ -200,6 +221,7 @@ impl Point {
             ));
         }
         parameters::check("steps", "algorithm.steps", steps as f64)?;
+        self.check_horizon(steps, None)?;
         self.check_loss_variant(loss_variant)
     }
 
@@ -211,7 +233,9 @@ impl Point {
     /// bounded for every η: they may oscillate, never diverge, and only
     /// ηλ ≥ 2 is refused. An unbounded gradient (the squared loss unclipped)
     /// diverges in mean once η ≥ 2/L_q, L_q = q·β(1 + √δ)²/δ + λ (the mean
-    /// step's Hessian q·XᵀX + λ); that is refused too.
+    /// step's Hessian q·XᵀX + λ), and in second moment once the batch's
+    /// sampling-noise gain G ≥ 1 ([`crate::spectrum::MarchenkoPastur::sgd_noise_gain`]);
+    /// both are refused.
     fn check_dpsgd(&self) -> Result<(), ConfigError> {
         let Algorithm::Dpsgd {
             lambda,
@@ -228,6 +252,7 @@ impl Point {
         check_dpsgd_privacy_fields(sample_rate, clip)?;
         parameters::check("eta", "algorithm.eta", eta)?;
         parameters::check("steps", "algorithm.steps", steps as f64)?;
+        self.check_horizon(steps, clip)?;
         if eta * lambda >= 2.0 {
             return Err(ConfigError::range(
                 "algorithm.eta",
@@ -244,6 +269,22 @@ impl Point {
                     &format!(
                         "η < 2/L_q = {limit:?} at δ = {:?}, q = {sample_rate:?} (the unclipped squared loss \
                          diverges in mean above; clip it or lower η)",
+                        self.delta
+                    ),
+                ));
+            }
+            // the batch's sampling noise feeds the loss back into the variance
+            let mp = crate::spectrum::MarchenkoPastur::new(self.delta)?;
+            let gain = mp.sgd_noise_gain(lambda, eta, sample_rate);
+            if gain >= 1.0 {
+                return Err(ConfigError::range(
+                    "algorithm.eta",
+                    eta,
+                    &format!(
+                        "η < {:?} at δ = {:?}, λ = {lambda:?}, q = {sample_rate:?}: the unclipped squared loss's \
+                         second moments diverge above (the batch's sampling-noise gain G = {gain:.4} ≥ 1, \
+                         docs/theory.md §3.2); clip it or lower η",
+                        mp.sgd_max_step(lambda, sample_rate, 1.0),
                         self.delta
                     ),
                 ));
@@ -348,7 +389,9 @@ impl Point {
 
 /// The smoothness bound of [`Point::smoothness`] for a model, δ and λ.
 pub(crate) fn smoothness(model: &Model, delta: f64, lambda: f64) -> f64 {
-    model.curvature() * (1.0 + delta.sqrt()).powi(2) / delta + lambda
+    // the largest eigenvalue of XᵀX: the Marchenko–Pastur law's right edge
+    let edge = (1.0 + delta.sqrt()).powi(2) / delta;
+    model.curvature() * edge + lambda
 }
 
 /// An algorithm's parameters by config name.

@@ -179,6 +179,7 @@ impl Best {
                 converged: true,
                 iterations: 0,
                 residual: self.stderr.unwrap_or(0.0),
+                ..Default::default()
             },
             provenance: self.provenance.clone(),
             per_step: None,
@@ -316,6 +317,7 @@ impl NonPrivate {
                     converged: true,
                     iterations: 0,
                     residual: 0.0,
+                    ..Default::default()
                 },
                 provenance: self.provenance.clone(),
                 per_step: None,

@@ -1,0 +1,322 @@
+//! Unclipped least-squares DP-GD and Poisson-subsampled DP-SGD, exactly:
+//! the error trajectory as an integral over the spectrum of XᵀX, with no
+//! Monte Carlo (docs/theory.md §3.2).
+//!
+//! With ℓ = (y − r)²/2 the step θ_{t+1} = (1 − ηλ)θ_t − ηXᵀD_S(Xθ_t − y) + ησξ_t
+//! (D_S the diagonal of Bernoulli(q) selections) is linear in θ. Its mean
+//! given (X, θ*, e) follows the expected step, and per eigenvalue x of XᵀX
+//! the mean path is g_t(x)·(xθ̃* + √x ẽ) with
+//!
+//!   g_{t+1} = ρg_t + ηq,  ρ(x) = 1 − ηλ − ηqx,  p_t = x·g_t;
+//!
+//! the zero-mean rest has variance v_t(x) per eigen-direction,
+//!
+//!   v_{t+1} = ρ²v_t + η²σ² + η²q(1 − q)·w̄_t·x,   w̄_t = ‖Xθ_t − y‖²/n = 2·train_loss_t,
+//!
+//! where replacing Σᵢ wᵢu²ᵢₖ (the selections' noise, wᵢ the i-th squared
+//! residual) by w̄ is exact as d → ∞ (the diagonals of functions of XXᵀ
+//! concentrate uniformly in i) and O(1/d) at finite d. Then
+//!
+//!   overlap = s²∫p dμ,  norm2 = ∫[s²p² + sd²x g² + v] dμ,
+//!   est_err2 = ∫[s²(p − 1)² + sd²x g² + v] dμ,
+//!   train_loss = (δ/2)∫[(p − 1)²(s²x + sd²) + x v] dμ + sd²(1 − δ)/2.
+//!
+//! At step t every integrand is a polynomial of degree ≤ 2t + 1 in x, so
+//! the quadrature of [`MarchenkoPastur::rule`] with K = T + 1 nodes gives the
+//! whole trajectory to rounding; fewer nodes are used when K and 2K agree to
+//! [`TOLERANCE`], and that difference is reported as the approximation error.
+//! Cost O(T·K), memory O(K).
+//!
+//! # References
+//! - C. Paquette, K. Lee, F. Pedregosa, E. Paquette, "SGD in the large:
+//!   average-case analysis, asymptotics, and stepsize criticality", COLT 2021.
+//! - C. Paquette, E. Paquette, B. Adlam, J. Pennington, "Homogenization of
+//!   SGD in high-dimensions: exact dynamics and generalization properties",
+//!   arXiv:2205.07069 (2022).
+
+use std::collections::BTreeMap;
+
+use propdp_core::metrics;
+use propdp_core::spectrum::MarchenkoPastur;
+use thiserror::Error;
+
+use crate::dmft::DmftPath;
+
+/// The relative agreement of K and 2K nodes at which fewer than T + 1 nodes
+/// are accepted.
+pub const TOLERANCE: f64 = 1e-12;
+
+/// The nodes a solve starts from (or T + 1, when fewer).
+const FIRST_NODES: usize = 64;
+
+/// One unclipped least-squares DP-GD / DP-SGD point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LeastSquaresParams {
+    /// δ = d/n.
+    pub delta: f64,
+    /// Prior energy s².
+    pub s2: f64,
+    /// Label noise sd (y = ν + e, e ~ N(0, sd²)).
+    pub noise_sd: f64,
+    /// Ridge λ.
+    pub lambda: f64,
+    /// Gradient noise σ.
+    pub sigma: f64,
+    /// Step size η.
+    pub eta: f64,
+    /// Poisson sample rate q (1: full batch).
+    pub sample_rate: f64,
+    /// Number of steps T.
+    pub steps: usize,
+}
+
+/// Failures of the exact least-squares solution.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum LeastSquaresError {
+    /// The second moments diverge (ηL_q ≥ 2 or the sampling-noise gain
+    /// G ≥ 1): the point has no finite trajectory to predict.
+    #[error(
+        "least squares: second moments diverge (sampling-noise gain G = {gain:.4}, η·L_q/2 = {ratio:.4}; \
+         both must be < 1) for {params:?}"
+    )]
+    Diverges {
+        /// G.
+        gain: f64,
+        /// ηL_q/2.
+        ratio: f64,
+        /// The parameters.
+        params: LeastSquaresParams,
+    },
+}
+
+/// The exact trajectory and how it was computed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeastSquaresPath {
+    /// Every metric at t = 0..=T (standard errors zero: no sampling).
+    pub path: DmftPath,
+    /// Quadrature nodes used.
+    pub nodes: usize,
+    /// Largest relative change of any value from K/2 to K nodes (0 when
+    /// K = T + 1, where the quadrature is exact).
+    pub approx_error: f64,
+}
+
+/// Solve `p` (see the module docs).
+///
+/// ```
+/// use propdp_theory::least_squares::{solve, LeastSquaresParams};
+/// let p = LeastSquaresParams { delta: 0.5, s2: 1.0, noise_sd: 0.5, lambda: 0.1, sigma: 0.5,
+///     eta: 0.3, sample_rate: 0.2, steps: 1 };
+/// let r = solve(&p).unwrap();
+/// // one step by hand: θ₁ = ηqXᵀy + ησξ, so overlap = ηq·s²·E[x] = 0.3·0.2/δ
+/// assert!((r.path.mean["overlap"][1] - 0.12).abs() < 1e-14);
+/// assert_eq!(r.approx_error, 0.0);
+/// ```
+pub fn solve(p: &LeastSquaresParams) -> Result<LeastSquaresPath, LeastSquaresError> {
+    let mp = MarchenkoPastur::new(p.delta).expect("a validated δ");
+    let gain = mp.sgd_noise_gain(p.lambda, p.eta, p.sample_rate);
+    let ratio = p.eta * (p.sample_rate * mp.edges().1 + p.lambda) / 2.0;
+    if !(gain < 1.0 && ratio < 1.0) {
+        return Err(LeastSquaresError::Diverges {
+            gain,
+            ratio,
+            params: *p,
+        });
+    }
+    let exact = p.steps + 1;
+    let mut k = FIRST_NODES.min(exact);
+    let mut path = trajectory(p, &mp, k);
+    let mut approx_error = 0.0;
+    while k < exact {
+        let finer = (2 * k).min(exact);
+        let next = trajectory(p, &mp, finer);
+        approx_error = if finer == exact {
+            0.0
+        } else {
+            largest_change(&path, &next)
+        };
+        let done = finer == exact || approx_error <= TOLERANCE;
+        (path, k) = (next, finer);
+        if done {
+            break;
+        }
+    }
+    let stderr = path
+        .iter()
+        .map(|(name, v)| (name.clone(), vec![0.0; v.len()]))
+        .collect();
+    Ok(LeastSquaresPath {
+        path: DmftPath { mean: path, stderr },
+        nodes: k,
+        approx_error,
+    })
+}
+
+/// The trajectory with the `k`-node rule.
+fn trajectory(p: &LeastSquaresParams, mp: &MarchenkoPastur, k: usize) -> BTreeMap<String, Vec<f64>> {
+    let (x, w) = mp.rule(k);
+    let (eta, q, sd2) = (p.eta, p.sample_rate, p.noise_sd * p.noise_sd);
+    let rho: Vec<f64> = x.iter().map(|x| 1.0 - eta * p.lambda - eta * q * x).collect();
+    let (mut g, mut v) = (vec![0.0; k + 1], vec![0.0; k + 1]);
+    let names = [metrics::EST_ERR2, metrics::OVERLAP, metrics::NORM2, metrics::TRAIN_LOSS];
+    let mut out: Vec<Vec<f64>> = vec![Vec::with_capacity(p.steps + 1); names.len()];
+    for t in 0..=p.steps {
+        let (mut overlap, mut norm2, mut err2, mut loss) = (0.0, 0.0, 0.0, 0.0);
+        for j in 0..=k {
+            let pj = x[j] * g[j];
+            let fluct = sd2 * x[j] * g[j] * g[j] + v[j];
+            overlap += w[j] * pj;
+            norm2 += w[j] * (p.s2 * pj * pj + fluct);
+            err2 += w[j] * (p.s2 * (pj - 1.0).powi(2) + fluct);
+            loss += w[j] * ((pj - 1.0).powi(2) * (p.s2 * x[j] + sd2) + x[j] * v[j]);
+        }
+        let loss = p.delta / 2.0 * loss + sd2 * (1.0 - p.delta) / 2.0;
+        for (o, m) in out.iter_mut().zip([err2, p.s2 * overlap, norm2, loss]) {
+            o.push(m);
+        }
+        if t == p.steps {
+            break;
+        }
+        let feed = eta * eta * q * (1.0 - q) * 2.0 * loss;
+        for j in 0..=k {
+            v[j] = rho[j] * rho[j] * v[j] + eta * eta * p.sigma * p.sigma + feed * x[j];
+            g[j] = rho[j] * g[j] + eta * q;
+        }
+    }
+    names.iter().map(|n| n.to_string()).zip(out).collect()
+}
+
+/// The largest change of any value between two trajectories, relative to
+/// the largest magnitude of its metric.
+fn largest_change(a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>) -> f64 {
+    a.iter()
+        .map(|(name, va)| {
+            let vb = &b[name];
+            let scale = vb.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(f64::MIN_POSITIVE);
+            va.iter().zip(vb).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+        })
+        .fold(0.0, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(sample_rate: f64, steps: usize) -> LeastSquaresParams {
+        LeastSquaresParams {
+            delta: 0.5,
+            s2: 1.0,
+            noise_sd: 0.5,
+            lambda: 0.1,
+            sigma: 0.5,
+            eta: 0.3,
+            sample_rate,
+            steps,
+        }
+    }
+
+    #[test]
+    fn full_batch_gd_is_the_closed_form_spectral_integral() {
+        // q = 1: p_t = x(1 − ρᵗ)/(x + λ), v_t = η²σ²(1 − ρ^{2t})/(1 − ρ²), integrated
+        // against the density by a different rule (midpoints in the angle, 20000 nodes)
+        for (delta, lambda) in [(0.5, 0.1), (2.0, 0.1), (3.0, 0.0)] {
+            let p = LeastSquaresParams {
+                delta,
+                lambda,
+                sample_rate: 1.0,
+                steps: 30,
+                ..point(1.0, 30)
+            };
+            let r = solve(&p).unwrap();
+            let mp = MarchenkoPastur::new(delta).unwrap();
+            let (lo, hi) = mp.edges();
+            let m = 20_000;
+            let t = p.steps as i32;
+            let (mut err2, mut mass) = (0.0, 0.0);
+            for i in 0..m {
+                let phi = (i as f64 + 0.5) * std::f64::consts::PI / m as f64;
+                let x = 0.5 * (lo + hi) + 0.5 * (hi - lo) * phi.cos();
+                // dλ = (hi − lo)/2 sin φ dφ; density √((hi−x)(x−lo))/(2πx)
+                let dens = ((hi - x) * (x - lo)).max(0.0).sqrt() / (2.0 * std::f64::consts::PI * x);
+                let wt = dens * 0.5 * (hi - lo) * phi.sin() * std::f64::consts::PI / m as f64;
+                let rho = 1.0 - p.eta * (lambda + x);
+                let pt = x * (1.0 - rho.powi(t)) / (x + lambda);
+                let g = pt / x;
+                let v = p.eta * p.eta * p.sigma * p.sigma * (1.0 - rho.powi(2 * t)) / (1.0 - rho * rho);
+                err2 += wt * (p.s2 * (pt - 1.0).powi(2) + 0.25 * x * g * g + v);
+                mass += wt;
+            }
+            // the atom at 0 (δ > 1): p = 0, g = ηt (λ = 0) or (1 − ρ^t)/λ, x g² = 0
+            let atom = 1.0 - mass;
+            let rho0 = 1.0 - p.eta * lambda;
+            let v0 = if lambda > 0.0 {
+                p.eta * p.eta * p.sigma * p.sigma * (1.0 - rho0.powi(2 * t)) / (1.0 - rho0 * rho0)
+            } else {
+                p.eta * p.eta * p.sigma * p.sigma * t as f64
+            };
+            err2 += atom * (p.s2 + v0);
+            let got = r.path.mean["est_err2"][p.steps];
+            assert!((got - err2).abs() < 1e-6 * err2, "δ = {delta}: {got} vs {err2}");
+        }
+    }
+
+    #[test]
+    fn the_helper_s_reference_values_at_t_20() {
+        // from an independent numpy implementation of the recursion, itself checked
+        // against simulation and the DMFT (docs/theory.md §3.2)
+        let r = solve(&point(0.2, 20)).unwrap();
+        let m = &r.path.mean;
+        for (name, want) in [
+            ("est_err2", 0.367464297912),
+            ("overlap", 0.657118234501),
+            ("norm2", 0.681700766914),
+            ("train_loss", 0.159563957906),
+        ] {
+            assert!((m[name][20] - want).abs() < 1e-11, "{name}: {} vs {want}", m[name][20]);
+        }
+        // t = 1 by hand: 0.8419, 0.12, 0.0819, 0.4894
+        for (name, want) in [
+            ("est_err2", 0.8419),
+            ("overlap", 0.12),
+            ("norm2", 0.0819),
+            ("train_loss", 0.4894),
+        ] {
+            assert!((m[name][1] - want).abs() < 1e-12, "{name}: {} vs {want}", m[name][1]);
+        }
+    }
+
+    #[test]
+    fn long_horizons_use_few_nodes_and_agree_with_the_exact_rule() {
+        let p = LeastSquaresParams {
+            lambda: 0.05,
+            sigma: 0.3,
+            eta: 2.2947,
+            sample_rate: 0.01,
+            ..point(0.01, 2000)
+        };
+        let r = solve(&p).unwrap();
+        assert!(
+            r.nodes < 2001 && r.approx_error <= TOLERANCE,
+            "{} nodes, {}",
+            r.nodes,
+            r.approx_error
+        );
+        let mp = MarchenkoPastur::new(p.delta).unwrap();
+        let exact = trajectory(&p, &mp, p.steps + 1);
+        assert!(largest_change(&r.path.mean, &exact) < 1e-11);
+    }
+
+    #[test]
+    fn a_divergent_step_is_refused_with_its_gain() {
+        let p = LeastSquaresParams {
+            lambda: 0.05,
+            eta: 9.235,
+            sample_rate: 0.01,
+            ..point(0.01, 10)
+        };
+        match solve(&p) {
+            Err(LeastSquaresError::Diverges { gain, ratio, .. }) => assert!(gain > 2.0 && ratio < 1.0),
+            other => panic!("{other:?}"),
+        }
+    }
+}
