@@ -16,6 +16,9 @@ for name in huber_objective logistic_objective huber_output finite_size dpgd dps
   # each of these configs draws exactly one figure
   cp results/figures/"$name"/figures/*.png "docs/figures/$name.png"
 done
+# least squares over 2000 steps (exact theory, simulation at d = 1000; ~1.5 minutes)
+"$bin" run configs/dpsgd_least_squares_long.toml --out results/dpsgd_least_squares_long --overwrite
+cp results/dpsgd_least_squares_long/figures/least_squares_dpsgd.png docs/figures/dpsgd_least_squares_long.png
 # privacy–utility frontier: tuned hyperparameters per algorithm, every optimum simulated
 for model in huber logistic; do
   echo "== tune_$model"

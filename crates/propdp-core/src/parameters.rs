@@ -168,8 +168,8 @@ pub const PARAMETERS: [Parameter; 21] = [
     Parameter {
         name: "steps",
         table: "algorithm",
-        symbol: "steps",
-        label: "steps",
+        symbol: "T",
+        label: "T (steps)",
         domain: Domain::Steps,
         algorithms: &["dpgd", "dpsgd"],
     },
@@ -184,16 +184,16 @@ pub const PARAMETERS: [Parameter; 21] = [
     Parameter {
         name: "sample_rate",
         table: "algorithm",
-        symbol: "sample_rate",
-        label: "sample_rate",
+        symbol: "q",
+        label: "q (Poisson sample rate)",
         domain: Domain::Rate,
         algorithms: &["dpsgd"],
     },
     Parameter {
         name: "clip",
         table: "algorithm",
-        symbol: "clip",
-        label: "clip",
+        symbol: "C",
+        label: "C (clipping norm)",
         domain: Domain::Positive,
         algorithms: &["dpsgd"],
     },
@@ -289,11 +289,12 @@ pub fn python_keyword(name: &str) -> String {
     }
 }
 
-/// The symbol of a parameter (its name when the table has none).
+/// The symbol of a parameter (the name itself when the table has no such parameter).
 ///
 /// ```
 /// assert_eq!(propdp_core::parameters::symbol("delta"), "δ");
-/// assert_eq!(propdp_core::parameters::symbol("clip"), "clip");
+/// assert_eq!(propdp_core::parameters::symbol("clip"), "C");
+/// assert_eq!(propdp_core::parameters::symbol("no_such"), "no_such");
 /// ```
 pub fn symbol(name: &str) -> String {
     parameter(name).map_or_else(|| name.to_string(), |p| p.symbol.to_string())

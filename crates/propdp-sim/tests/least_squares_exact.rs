@@ -57,7 +57,14 @@ fn against_simulation(point: &Point, d: usize, reps: usize) -> (Vec<String>, f64
             }
         }
     }
-    (bad, (z2 / k).sqrt())
+    let rms = (z2 / k).sqrt();
+    eprintln!(
+        "δ = {}, q = {:?}, T = {:?}: rms z {rms:.2}",
+        point.delta(),
+        point.params()["sample_rate"],
+        point.params()["steps"]
+    );
+    (bad, rms)
 }
 
 fn checkpoint(t: usize, steps: usize) -> bool {
@@ -116,6 +123,7 @@ fn the_full_memory_dmft_converges_to_the_exact_path() {
             }
         }
         let rms = (z2 / k).sqrt();
+        eprintln!("DMFT at q = {q}: rms z {rms:.2}, max |z| {worst:.2}");
         assert!(rms < 2.0 && worst < 5.0, "q = {q}: rms z {rms:.2}, max |z| {worst:.2}");
     }
 }
