@@ -8,6 +8,14 @@
 
 use crate::error::ConfigError;
 
+/// Most DP-GD/DP-SGD steps of a config: what the exact least-squares
+/// solution serves (its cost grows like T·K, K ≤ T + 1 quadrature nodes).
+pub const MAX_STEPS: usize = 100_000;
+
+/// Most steps the full-memory state evolution serves: its cost grows like
+/// N·T³ in time and N·T in memory (T = 1000: about half an hour).
+pub const DMFT_MAX_STEPS: usize = 1000;
+
 /// One parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Parameter {
@@ -39,7 +47,7 @@ pub enum Domain {
     Rate,
     /// A probability 0 < p < 1.
     Probability,
-    /// An integer 1 ≤ T ≤ [`crate::problem::MAX_STEPS`].
+    /// An integer 1 ≤ T ≤ [`MAX_STEPS`].
     Steps,
     /// A whole number ≥ 0 (a dimension or a step index).
     Count,
@@ -54,7 +62,7 @@ impl Domain {
             Domain::NonNegative => format!("0 ≤ {name} < ∞"),
             Domain::Rate => format!("0 < {name} ≤ 1"),
             Domain::Probability => format!("0 < {name} < 1"),
-            Domain::Steps => format!("an integer, 1 ≤ {name} ≤ {}", crate::problem::MAX_STEPS),
+            Domain::Steps => format!("an integer, 1 ≤ {name} ≤ {}", MAX_STEPS),
             Domain::Count => format!("an integer, 0 ≤ {name}"),
         }
     }
@@ -67,7 +75,7 @@ impl Domain {
             Domain::NonNegative => x >= 0.0 && x.is_finite(),
             Domain::Rate => x > 0.0 && x <= 1.0,
             Domain::Probability => x > 0.0 && x < 1.0,
-            Domain::Steps => x >= 1.0 && x.fract() == 0.0 && x <= crate::problem::MAX_STEPS as f64,
+            Domain::Steps => x >= 1.0 && x.fract() == 0.0 && x <= MAX_STEPS as f64,
             Domain::Count => x >= 0.0 && x.fract() == 0.0 && x.is_finite(),
         }
     }

@@ -8,9 +8,7 @@
 //! messages; the kind is read once, here, from the first typed cause in
 //! the chain.
 
-use crate::privacy::Argument;
 use crate::progress::Cancelled;
-use crate::rundir::Refused;
 use propdp_core::ConfigError;
 use propdp_core::record::ReadError;
 
@@ -25,7 +23,7 @@ pub enum ErrorKind {
     /// Reading or writing a file failed.
     Io,
     /// A run directory (or the shards given to merge) cannot be used as
-    /// asked ([`crate::rundir::Refused`]): the message says what to do.
+    /// asked ([`Refused`]): the message says what to do.
     Directory,
     /// The caller asked the work to stop ([`crate::Progress::cancelled`]);
     /// what was written is kept.
@@ -140,6 +138,75 @@ impl std::error::Error for Error {
         self.inner.chain().nth(1)
     }
 }
+
+/// A refused query, naming its argument (and another it conflicts with):
+/// `argument` is the key (`huber_m`, `delta_priv`), shown as the command
+/// line's flag (`--huber-m`, [`Argument`]'s `Display`) or the Python keyword
+/// ([`Argument::keyword`]); `text` follows it (`" = 2 is invalid: allowed
+/// 0 < δ < 1"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Argument {
+    /// The argument's key, snake_case.
+    pub argument: &'static str,
+    /// A second argument the first conflicts with.
+    pub also: Option<&'static str>,
+    /// What is wrong, to follow the argument's name.
+    pub text: String,
+}
+
+impl Argument {
+    pub(crate) fn new(argument: &'static str, text: String) -> Self {
+        Argument {
+            argument,
+            also: None,
+            text,
+        }
+    }
+
+    pub(crate) fn both(argument: &'static str, also: &'static str, text: String) -> Self {
+        Argument {
+            argument,
+            also: Some(also),
+            text,
+        }
+    }
+
+    /// The message with the arguments spelled as `spell` spells a key.
+    fn render(&self, spell: impl Fn(&str) -> String) -> String {
+        match self.also {
+            Some(also) => format!("{} and {}{}", spell(self.argument), spell(also), self.text),
+            None => format!("{}{}", spell(self.argument), self.text),
+        }
+    }
+
+    /// The message with Python's keyword spellings (`lambda_`, `huber_m`).
+    pub fn keyword(&self) -> String {
+        self.render(propdp_core::parameters::python_keyword)
+    }
+}
+
+impl std::fmt::Display for Argument {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.render(|k| format!("--{}", k.replace('_', "-"))))
+    }
+}
+
+impl std::error::Error for Argument {}
+
+/// A run directory that cannot be used as asked — in use, not propdp's,
+/// written by another config or shard, holding a record this run would not
+/// write, or existing when neither resume nor overwrite was asked — with
+/// what to do instead. Nothing was touched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused(pub String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
 
 /// A library result.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

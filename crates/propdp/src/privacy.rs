@@ -31,61 +31,8 @@ impl NoiseLevel {
     }
 }
 
-/// A refused query, naming its argument (and another it conflicts with):
-/// `argument` is the key (`huber_m`, `delta_priv`), shown as the command
-/// line's flag (`--huber-m`, [`Argument`]'s `Display`) or the Python keyword
-/// ([`Argument::keyword`]); `text` follows it (`" = 2 is invalid: allowed
-/// 0 < δ < 1"`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Argument {
-    /// The argument's key, snake_case.
-    pub argument: &'static str,
-    /// A second argument the first conflicts with.
-    pub also: Option<&'static str>,
-    /// What is wrong, to follow the argument's name.
-    pub text: String,
-}
-
-impl Argument {
-    fn new(argument: &'static str, text: String) -> Self {
-        Argument {
-            argument,
-            also: None,
-            text,
-        }
-    }
-
-    fn both(argument: &'static str, also: &'static str, text: String) -> Self {
-        Argument {
-            argument,
-            also: Some(also),
-            text,
-        }
-    }
-
-    /// The message with the arguments spelled as `spell` spells a key.
-    fn render(&self, spell: impl Fn(&str) -> String) -> String {
-        match self.also {
-            Some(also) => format!("{} and {}{}", spell(self.argument), spell(also), self.text),
-            None => format!("{}{}", spell(self.argument), self.text),
-        }
-    }
-
-    /// The message with Python's keyword spellings (`lambda_`, `huber_m`).
-    pub fn keyword(&self) -> String {
-        self.render(python_keyword)
-    }
-}
-
+pub use crate::error::Argument;
 pub use propdp_core::parameters::python_keyword;
-
-impl std::fmt::Display for Argument {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.render(|k| format!("--{}", k.replace('_', "-"))))
-    }
-}
-
-impl std::error::Error for Argument {}
 
 /// The arguments of a privacy query as a front end receives them — the
 /// command line's flags, Python's keywords — before defaults and checks:

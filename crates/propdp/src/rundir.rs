@@ -37,20 +37,7 @@ use serde::de::DeserializeOwned;
 use crate::file::{temporary, write_atomic, write_synced};
 use crate::provenance::Manifest;
 
-/// A run directory that cannot be used as asked — in use, not propdp's,
-/// written by another config or shard, holding a record this run would not
-/// write, or existing when neither resume nor overwrite was asked — with
-/// what to do instead. Nothing was touched.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused(pub String);
-
-impl std::fmt::Display for Refused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Refused {}
+pub use crate::error::Refused;
 
 /// Refuse a run directory: return [`Refused`] with the formatted message.
 macro_rules! refuse {

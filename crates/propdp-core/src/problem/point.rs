@@ -9,13 +9,7 @@ use super::{Algorithm, Budget, LossVariant, Model, NoiseLaw, Target};
 use crate::error::ConfigError;
 use crate::parameters;
 
-/// Most DP-GD/DP-SGD steps of a config: what the exact least-squares
-/// solution serves (its cost grows like T·K, K ≤ T + 1 quadrature nodes).
-pub const MAX_STEPS: usize = 100_000;
-
-/// Most steps the full-memory state evolution serves: its cost grows like
-/// N·T³ in time and N·T in memory (T = 1000: about half an hour).
-pub const DMFT_MAX_STEPS: usize = 1000;
+pub use crate::parameters::{DMFT_MAX_STEPS, MAX_STEPS};
 
 /// One problem instance: aspect ratio δ = d/n, prior energy s² = E(Θ²),
 /// model and algorithm (and the budget its noise was calibrated to, if any).
