@@ -40,6 +40,22 @@ pub enum DynamicsMethod {
     Spectral,
 }
 
+impl DynamicsMethod {
+    /// The name records use.
+    ///
+    /// ```
+    /// use propdp_core::record::DynamicsMethod;
+    /// assert_eq!(serde_json::to_string(&DynamicsMethod::Spectral).unwrap(), "\"spectral\"");
+    /// assert_eq!(DynamicsMethod::Spectral.name(), "spectral");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            DynamicsMethod::Dmft => "dmft",
+            DynamicsMethod::Spectral => "spectral",
+        }
+    }
+}
+
 /// Where a result came from and with what code.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {

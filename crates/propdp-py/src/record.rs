@@ -24,6 +24,12 @@ pub(crate) fn record_dict<'py>(py: Python<'py>, r: &Record) -> PyResult<Bound<'p
     solver.set_item(intern!(py, "converged"), r.solver.converged)?;
     solver.set_item(intern!(py, "iterations"), r.solver.iterations)?;
     solver.set_item(intern!(py, "residual"), r.solver.residual)?;
+    if let Some(m) = r.solver.method {
+        solver.set_item(intern!(py, "method"), m.name())?;
+    }
+    if let Some(e) = r.solver.approx_error {
+        solver.set_item(intern!(py, "approx_error"), e)?;
+    }
     d.set_item(intern!(py, "solver"), solver)?;
     let provenance = PyDict::new(py);
     provenance.set_item(intern!(py, "config_sha256"), &r.provenance.config_sha256)?;
