@@ -16,6 +16,12 @@
 
 use crate::error::ConfigError;
 
+/// λ₊ = (1 + √δ)²/δ: the largest eigenvalue of XᵀX in the limit, the
+/// bound of every smoothness constant ([`crate::Point::smoothness`]).
+pub fn right_edge(delta: f64) -> f64 {
+    (1.0 + delta.sqrt()).powi(2) / delta
+}
+
 /// The limiting spectral law of XᵀX at aspect ratio δ.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MarchenkoPastur {
@@ -39,7 +45,7 @@ impl MarchenkoPastur {
     /// The support's edges (λ₋, λ₊) of the continuous part.
     pub fn edges(&self) -> (f64, f64) {
         let r = self.delta.sqrt();
-        ((1.0 - r).powi(2) / self.delta, (1.0 + r).powi(2) / self.delta)
+        ((1.0 - r).powi(2) / self.delta, right_edge(self.delta))
     }
 
     /// The Stieltjes transform m(z) = ∫ dμ(λ)/(λ − z) at a real z outside

@@ -384,8 +384,7 @@ impl Point {
 /// The smoothness bound of [`Point::smoothness`] for a model, δ and λ.
 pub(crate) fn smoothness(model: &Model, delta: f64, lambda: f64) -> f64 {
     // the largest eigenvalue of XᵀX: the Marchenko–Pastur law's right edge
-    let edge = (1.0 + delta.sqrt()).powi(2) / delta;
-    model.curvature() * edge + lambda
+    model.curvature() * crate::spectrum::right_edge(delta) + lambda
 }
 
 /// An algorithm's parameters by config name.
