@@ -160,11 +160,17 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
         .into_par_iter()
         .map(|k| solve_scramble(p, p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k), cancelled))
         .collect::<Result<_, _>>()?;
+    Ok(aggregate(runs, p.steps))
+}
+
+/// The mean over independent replicates of per-step metrics (t = 0..=steps)
+/// and its standard error from their spread.
+pub(crate) fn aggregate(runs: Vec<Vec<Metrics>>, steps: usize) -> DmftPath {
     let k = runs.len() as f64;
     let mut mean: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut stderr: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for name in runs[0][0].keys() {
-        for t in 0..=p.steps {
+        for t in 0..=steps {
             let vs: Vec<f64> = runs.iter().map(|r| r[t][name]).collect();
             let mu = vs.iter().sum::<f64>() / k;
             let var = vs.iter().map(|v| (v - mu).powi(2)).sum::<f64>() / (k - 1.0);
@@ -172,7 +178,7 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
             stderr.entry(name.clone()).or_default().push((var / k).sqrt());
         }
     }
-    Ok(DmftPath { mean, stderr })
+    DmftPath { mean, stderr }
 }
 
 /// Relative size below which a Cholesky pivot of Cov(ν, w) counts as zero.
@@ -188,16 +194,21 @@ fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
     }
 }
 
+/// Coordinate `dim` of point `i` of an Owen-scrambled Sobol sequence
+/// (`sobol_burley`: 256 dimensions per sequence; dimension 256·j + d is
+/// dimension d of the sequence scrambled with a seed derived from j, padded
+/// RQMC), at the centre of its f32 cell: never 0 or 1.
+pub(crate) fn rqmc_uniform(i: usize, dim: usize, seed: u32) -> f64 {
+    let (set, d) = ((dim / 256) as u32, (dim % 256) as u32);
+    f64::from(sobol_burley::sample(i as u32, d, seed ^ set.wrapping_mul(0x85EB_CA6B))) + 2f64.powi(-25)
+}
+
 /// The draws of one scramble: standard normals `z[j][i]`, j = 0..=T, for
 /// (ν, w_1..w_T), then `extra` uniform coordinates `u[k][i]` (dimensions
 /// T + 1 + k): the label's, then for DP-SGD one per step for the selections.
 fn draws(p: &DmftParams, seed: u32, extra: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     let unit = Normal::standard();
-    let uniform = |i: usize, dim: usize| {
-        let (set, d) = ((dim / 256) as u32, (dim % 256) as u32);
-        // centre of the f32 cell: never 0 or 1
-        f64::from(sobol_burley::sample(i as u32, d, seed ^ set.wrapping_mul(0x85EB_CA6B))) + 2f64.powi(-25)
-    };
+    let uniform = |i: usize, dim: usize| rqmc_uniform(i, dim, seed);
     let z = (0..=p.steps)
         .map(|j| (0..p.points).map(|i| unit.inverse_cdf(uniform(i, j))).collect())
         .collect();
@@ -212,7 +223,7 @@ fn draws(p: &DmftParams, seed: u32, extra: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64
 /// noise); below, s·z₀ is lost in the rounding of paths of scale κ (relative
 /// errors 2e-3 at s² = 1e-28) and D_t is summed from the pathwise (score) M_g
 /// and R_g, whose windows ν no longer narrows (docs/theory.md §3.1).
-const STEIN_MIN_S2: f64 = 1e-10;
+pub(crate) const STEIN_MIN_S2: f64 = 1e-10;
 
 // The kernels are indexed exactly as in docs/theory.md §3 (R_θ(t,s), C_g(s,s'), …);
 // index loops keep the code one-to-one with the equations.

@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod dmft;
+mod dyadic;
 #[rustfmt::skip]
 mod erfcx_table;
 pub mod gauss_hermite;
@@ -12,6 +13,7 @@ pub mod gaussian;
 pub mod huber;
 pub mod least_squares;
 pub mod logistic;
+pub mod long_horizon;
 pub mod noise;
 pub mod panels;
 pub mod root;

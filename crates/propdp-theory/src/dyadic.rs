@@ -1,0 +1,258 @@
+//! Block histories on a dyadic partition of the past: a sequence
+//! x_0, x_1, … with one value per lane (a sample path, or a virtual path of
+//! the response) kept as its last `window` values individually and, before
+//! them, as sums X_B = Σ_{s∈B} x_s over the blocks B of a hierarchical dyadic
+//! partition of [0, t − window). An interval I = [k·2ʲ, (k+1)·2ʲ) is usable
+//! at time t when it is complete, |I| ≤ α·(t − end(I)) (blocks grow with
+//! their age) and |I| ≤ max(1, β·start(I)) (the initial transient stays
+//! resolved); every element is represented by its coarsest usable ancestor.
+//! Usability only grows with t, so blocks only merge: a step is "the oldest
+//! windowed element joins the partition, some adjacent blocks merge", and the
+//! sums follow by additions. About log(t)/log(1+α) + log(t)/log(1+β) blocks
+//! cover [0, t).
+//!
+//! The long-horizon state evolution (docs/theory.md §3.3) keeps every memory
+//! it needs this way: the far field of R_g's rows multiplies block sums, and
+//! the conditional generator of ũ conditions on block sums.
+//!
+//! # References
+//! - Hackbusch (2015), *Hierarchical Matrices: Algorithms and Analysis*
+//!   (admissible blocks growing with their distance from the diagonal).
+
+/// A half-open interval [start, end) of steps.
+pub(crate) type Block = (usize, usize);
+
+/// The usability rule of the blocks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Dyadic {
+    /// Age criterion |I| ≤ α·(t − end(I)).
+    pub alpha: f64,
+    /// Transient criterion |I| ≤ max(1, β·start(I)).
+    pub beta: f64,
+}
+
+impl Dyadic {
+    fn usable(&self, level: u32, k: usize, hi: usize, now: usize) -> bool {
+        let size = 1usize << level;
+        let (start, end) = (k * size, (k + 1) * size);
+        end <= hi
+            && (level == 0
+                || (size as f64 <= self.alpha * (now - end) as f64
+                    && size as f64 <= (self.beta * start as f64).max(1.0)))
+    }
+
+    /// The blocks covering [0, hi) at time `now` ≥ hi, in order.
+    pub(crate) fn blocks(&self, hi: usize, now: usize) -> Vec<Block> {
+        let mut out = Vec::new();
+        let mut s = 0;
+        while s < hi {
+            let mut level = 0;
+            while s % (1 << (level + 1)) == 0 && self.usable(level + 1, s >> (level + 1), hi, now) {
+                level += 1;
+            }
+            out.push((s, s + (1 << level)));
+            s += 1 << level;
+        }
+        out
+    }
+}
+
+/// For every new block: the old blocks it unites and whether the leaving element joins it.
+pub(crate) type MergePlan = Vec<(Vec<usize>, bool)>;
+
+/// One step of a partition: the index of the pushed value and, once the
+/// window is full, the element leaving it and how the old blocks (and that
+/// element) make the new ones.
+#[derive(Debug, Clone)]
+pub(crate) struct Advance {
+    /// The index of the value being pushed.
+    pub index: usize,
+    /// The leaving element's index, and for every new block the old blocks
+    /// it unites and whether the leaving element joins it.
+    pub merge: Option<(usize, MergePlan)>,
+}
+
+impl Advance {
+    /// The merge as a 0/1 matrix, rows the new blocks, columns the old blocks
+    /// then the leaving element (for deterministic bookkeeping of sums).
+    pub(crate) fn matrix(&self, old: usize) -> Option<Vec<Vec<f64>>> {
+        self.merge.as_ref().map(|(_, plan)| {
+            plan.iter()
+                .map(|(srcs, leaving)| {
+                    let mut row = vec![0.0; old + 1];
+                    for &j in srcs {
+                        row[j] = 1.0;
+                    }
+                    if *leaving {
+                        row[old] = 1.0;
+                    }
+                    row
+                })
+                .collect()
+        })
+    }
+}
+
+/// The partition shared by the tracks of one family (they are pushed together).
+#[derive(Debug, Clone)]
+pub(crate) struct Partition {
+    window: usize,
+    rule: Dyadic,
+    count: usize,
+    blocks: Vec<Block>,
+}
+
+impl Partition {
+    pub(crate) fn new(window: usize, rule: Dyadic) -> Self {
+        assert!(window >= 1, "a block history keeps at least the newest value");
+        Partition {
+            window,
+            rule,
+            count: 0,
+            blocks: Vec::new(),
+        }
+    }
+
+    /// The blocks covering [0, count − window).
+    pub(crate) fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    /// The ring slot of a value still in the window.
+    pub(crate) fn slot(&self, index: usize) -> usize {
+        debug_assert!(index < self.count && index + self.window >= self.count);
+        index % self.window
+    }
+
+    /// Start pushing the next value: returns how the tracks must move.
+    pub(crate) fn advance(&mut self) -> Advance {
+        let index = self.count;
+        self.count += 1;
+        let merge = (index >= self.window).then(|| {
+            let leaving = index - self.window;
+            let new = self.rule.blocks(leaving + 1, self.count);
+            let mut old = self.blocks.iter().enumerate().peekable();
+            let plan = new
+                .iter()
+                .map(|&(start, end)| {
+                    let mut srcs = Vec::new();
+                    while let Some((j, _)) = old.next_if(|(_, b)| b.1 <= end) {
+                        srcs.push(j);
+                    }
+                    (srcs, start <= leaving && leaving < end)
+                })
+                .collect();
+            self.blocks = new;
+            (leaving, plan)
+        });
+        Advance { index, merge }
+    }
+}
+
+/// One quantity's block history over a number of lanes.
+#[derive(Debug, Clone)]
+pub(crate) struct Track {
+    lanes: usize,
+    ring: Vec<Vec<f64>>,
+    sums: Vec<Vec<f64>>,
+}
+
+impl Track {
+    pub(crate) fn new(lanes: usize, window: usize) -> Self {
+        Track {
+            lanes,
+            ring: vec![vec![0.0; lanes]; window],
+            sums: Vec::new(),
+        }
+    }
+
+    /// Push the values of `step.index` (after the merge of the leaving element).
+    pub(crate) fn push(&mut self, part: &Partition, step: &Advance, values: &[f64]) {
+        debug_assert_eq!(values.len(), self.lanes);
+        if let Some((leaving, plan)) = &step.merge {
+            let from = leaving % part.window;
+            let mut next: Vec<Vec<f64>> = Vec::with_capacity(plan.len());
+            let mut old: Vec<Option<Vec<f64>>> = std::mem::take(&mut self.sums).into_iter().map(Some).collect();
+            for (srcs, joins) in plan {
+                let mut sum = match srcs.first() {
+                    Some(&j) => old[j].take().expect("every old block joins one new block"),
+                    None => vec![0.0; self.lanes],
+                };
+                for &j in srcs.iter().skip(1) {
+                    let x = old[j].take().expect("every old block joins one new block");
+                    sum.iter_mut().zip(&x).for_each(|(s, x)| *s += x);
+                }
+                if *joins {
+                    sum.iter_mut().zip(&self.ring[from]).for_each(|(s, x)| *s += x);
+                }
+                next.push(sum);
+            }
+            self.sums = next;
+        }
+        self.ring[step.index % part.window].copy_from_slice(values);
+    }
+
+    /// The values of a step still in the window.
+    pub(crate) fn value(&self, part: &Partition, index: usize) -> &[f64] {
+        &self.ring[part.slot(index)]
+    }
+
+    /// The lanes' sums over block `b` of the partition.
+    pub(crate) fn sum(&self, b: usize) -> &[f64] {
+        &self.sums[b]
+    }
+
+    /// Zero one lane's whole history (a virtual path reborn).
+    pub(crate) fn reset_lane(&mut self, lane: usize) {
+        for v in self.ring.iter_mut().chain(self.sums.iter_mut()) {
+            v[lane] = 0.0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RULE: Dyadic = Dyadic { alpha: 0.5, beta: 0.5 };
+
+    #[test]
+    fn blocks_cover_the_past_and_only_merge() {
+        let mut prev: Vec<Block> = Vec::new();
+        for t in 1..3000 {
+            let b = RULE.blocks(t, t + 3);
+            assert_eq!(b.first().map(|x| x.0), Some(0));
+            assert!(b.windows(2).all(|w| w[0].1 == w[1].0));
+            assert_eq!(b.last().unwrap().1, t);
+            // every old block lies inside one new block
+            for &(s, e) in &prev {
+                assert!(b.iter().any(|&(s2, e2)| s2 <= s && e <= e2), "t = {t}: ({s},{e}) split");
+            }
+            prev = b;
+        }
+        // few blocks: about log(t)/log(1 + α) + log(t)/log(1 + β)
+        let bound = 2.0 * 3000f64.ln() / 1.5f64.ln() + 8.0;
+        assert!((prev.len() as f64) < bound, "{} blocks at t = 3000", prev.len());
+    }
+
+    #[test]
+    fn tracks_hold_the_window_and_exact_block_sums() {
+        let window = 4;
+        let mut part = Partition::new(window, RULE);
+        let mut track = Track::new(2, window);
+        let x = |t: usize| [t as f64 + 1.0, (t * t) as f64];
+        for t in 0..500 {
+            let step = part.advance();
+            track.push(&part, &step, &x(t));
+            for s in t.saturating_sub(window - 1)..=t {
+                assert_eq!(track.value(&part, s), &x(s));
+            }
+            let blocks = part.blocks();
+            assert_eq!(blocks.last().map_or(0, |b| b.1), (t + 1).saturating_sub(window));
+            for (j, &(s, e)) in blocks.iter().enumerate() {
+                let want: [f64; 2] = (s..e).fold([0.0, 0.0], |a, k| [a[0] + x(k)[0], a[1] + x(k)[1]]);
+                assert_eq!(track.sum(j), &want, "t = {t}, block ({s},{e})");
+            }
+        }
+    }
+}

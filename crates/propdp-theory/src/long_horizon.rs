@@ -1,0 +1,708 @@
+//! Long-horizon state evolution of DP-GD and DP-SGD (docs/theory.md §3.3):
+//! the DMFT of [`crate::dmft`] with work linear in T and memory independent
+//! of T, for every loss, clipped or not, at any sample rate q ∈ (0, 1].
+//!
+//! Every sample path carries its own copy of the coordinate process as its
+//! field, and the Onsager memory obeys the same recursion (identity (R1):
+//! O_t = Σ_{s<t} R_θ(t,s)x_s satisfies O_{t+1} = (1−ηλ)O_t − η Σ_{k≤t} R_g(t,k)O_k + x_t):
+//!
+//!   w_t = A_tν + θ̃_t,   θ̃_{t+1} = (1−ηλ)θ̃_t − η[ũ_t + Σ_k R_g(t,k)θ̃_k] + ησξ̃_t,
+//!   r_t = w_t − ηO_t,   O_{t+1} = (1−ηλ)O_t − η Σ_k R_g(t,k)O_k + ĝ_t,
+//!
+//! with ũ ~ GP(0, C_g) and ξ̃ white, so (ν, w) has exactly the law of the
+//! full-memory solver's Gaussian fields and no T×T covariance or Cholesky
+//! factor is formed. The memories Σ_k R_g(t,k)X_k keep NEAR exact lags and
+//! act with R_g's block sums on the block sums of a [`crate::dyadic`]
+//! partition of the older past (its blocks grow with their age). ũ_t is drawn
+//! by exact Gaussian conditioning, under the estimated C_g, on its last
+//! GEN_WINDOW values and its block sums. R_g(t,·) comes from the reverse-mode
+//! pass over each path's own events (steps with ĥ ≠ 0) in the last W steps,
+//! with R_θ(j,k) from virtual paths (the recursion driven by unit impulses);
+//! lags ≥ W are dropped, and W is doubled (the solve restarted) until the
+//! estimated effect of the dropped tail on the metrics is below
+//! [`TRUNCATION_TOL`]. Selections are Rao–Blackwellised in each kernel row
+//! (ĝ_t → q·clip(ℓ'_t) in C_g(t,·), ĥ_t → q·ℓ''_t1{|ℓ'_t| < C} as the
+//! terminal weight of R_g(t,·), and in the Stein drift). The metrics come from
+//! the covariance of the generated linear state (θ̃ and ũ windows and blocks),
+//! propagated exactly: norm2 = s²A_t² + Var(θ̃_t); the training loss is the
+//! path mean. Expectations are plain Monte Carlo (ChaCha8 streams per
+//! replicate); the prediction is the mean over independent replicates with
+//! their spread as standard error.
+//!
+//! # References
+//! - Celentano, Cheng, Montanari (2021), *The high-dimensional asymptotics of
+//!   first order methods with random data*.
+//! - Mignacco, Krzakala, Urbani, Zdeborová (2020), *Dynamical mean-field theory
+//!   for stochastic gradient descent in Gaussian mixture classification*.
+//! - Rasmussen, Williams (2006), *Gaussian Processes for Machine Learning*, §2.2
+//!   (Gaussian conditioning).
+
+use std::collections::{HashMap, VecDeque};
+
+use nalgebra::{DMatrix, DVector};
+use propdp_core::loss::{Loss, sigmoid};
+use propdp_core::metrics::{self, Metrics};
+use rayon::prelude::*;
+use statrs::distribution::{ContinuousCDF, Normal};
+
+use crate::dmft::{DmftError, DmftParams, DmftPath, STEIN_MIN_S2, aggregate, rqmc_uniform};
+use crate::dyadic::{Block, Dyadic, Partition, Track};
+
+/// Exact lags of R_g's rows in the memories; older lags act on block sums.
+pub const NEAR: usize = 10;
+/// Values of ũ (and ĝ) the generator conditions on individually.
+pub const GEN_WINDOW: usize = 10;
+/// Blocks of the memories' far field (α = ¼: R_g varies little within a block).
+const MEMORY_RULE: Dyadic = Dyadic { alpha: 0.25, beta: 0.5 };
+/// Blocks of the generator's features.
+const GEN_RULE: Dyadic = Dyadic { alpha: 0.5, beta: 0.5 };
+/// Largest estimated effect on a metric of R_g's dropped lags that a solve accepts.
+pub const TRUNCATION_TOL: f64 = 1e-4;
+/// Largest response window W (its R_θ triangle is W² doubles).
+pub const MAX_WINDOW: usize = 8192;
+
+/// A long-horizon prediction: the per-step path and its approximation error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LongHorizonPath {
+    /// Means and standard errors over replicates, t = 0..=T.
+    pub path: DmftPath,
+    /// Largest estimated effect of the truncated response memory on a metric.
+    pub approx_error: f64,
+    /// The response window W the solve settled on.
+    pub window: usize,
+}
+
+/// Solve on `p.scrambles` independent replicates of `p.points` paths each.
+pub fn solve(p: &DmftParams) -> Result<LongHorizonPath, DmftError> {
+    solve_cancellable(p, &|| false)
+}
+
+/// [`solve`], stopping with [`DmftError::Cancelled`] when `cancelled` returns true
+/// (checked every step).
+pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<LongHorizonPath, DmftError> {
+    let invalid = |what: String| DmftError::Invalid {
+        what,
+        params: Box::new(*p),
+    };
+    if p.points == 0 {
+        return Err(invalid("points = 0".into()));
+    }
+    if p.scrambles < 2 {
+        return Err(invalid("scrambles < 2 (a standard error needs two)".into()));
+    }
+    if p.s2 < STEIN_MIN_S2 * (1.0 + p.noise_sd * p.noise_sd) {
+        return Err(invalid(format!(
+            "s2 = {:e} below {STEIN_MIN_S2:e}·(1 + sd²): the long-horizon solver needs the Stein drift; use dmft = \"exact\"",
+            p.s2
+        )));
+    }
+    let mut window = (p.steps + 1).min(16.max((4.0 / p.sample_rate).ceil() as usize));
+    loop {
+        let runs: Vec<Result<Run, Stop>> = (0..p.scrambles as u32)
+            .into_par_iter()
+            .map(|k| replicate(p, p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k), window, cancelled))
+            .collect();
+        if runs.iter().any(|r| matches!(r, Err(Stop::Window))) {
+            if window > p.steps {
+                unreachable!("a window over the whole horizon truncates nothing");
+            }
+            window = (2 * window).min(p.steps + 1);
+            if window > MAX_WINDOW {
+                return Err(invalid(format!(
+                    "the response memory exceeds the largest window W = {MAX_WINDOW} steps at the accuracy \
+                     {TRUNCATION_TOL:e} (raise lambda or lower steps)"
+                )));
+            }
+            continue;
+        }
+        let runs: Vec<Run> = runs
+            .into_iter()
+            .map(|r| {
+                r.map_err(|e| match e {
+                    Stop::Failed(e) => e,
+                    Stop::Window => unreachable!("handled above"),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let approx_error = runs.iter().map(|r| r.approx_error).fold(0.0, f64::max);
+        return Ok(LongHorizonPath {
+            path: aggregate(runs.into_iter().map(|r| r.metrics).collect(), p.steps),
+            approx_error,
+            window,
+        });
+    }
+}
+
+/// One replicate's metrics and truncation estimate.
+struct Run {
+    metrics: Vec<Metrics>,
+    approx_error: f64,
+}
+
+/// Why a replicate stopped.
+enum Stop {
+    /// The response window is too short for the accuracy: double it.
+    Window,
+    Failed(DmftError),
+}
+
+impl From<DmftError> for Stop {
+    fn from(e: DmftError) -> Self {
+        Stop::Failed(e)
+    }
+}
+
+/// y += a·x.
+fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+/// Σ_{l ≤ NEAR} near[l]·X_{t−l} + Σ_B far[B]·X_B of a track, into `out`.
+fn memory(track: &Track, part: &Partition, t: usize, near: &[f64], far: &[f64], out: &mut [f64]) {
+    out.fill(0.0);
+    for (l, &c) in near.iter().enumerate() {
+        if c != 0.0 {
+            axpy(out, c, track.value(part, t - l));
+        }
+    }
+    for (b, &c) in far.iter().enumerate() {
+        if c != 0.0 {
+            axpy(out, c, track.sum(b));
+        }
+    }
+}
+
+/// x ← (1−ηλ)x − η·mem + drive, one recursion (R1) step.
+fn recursion(x: &mut [f64], decay: f64, eta: f64, mem: &[f64], drive: Option<&[f64]>) {
+    match drive {
+        Some(d) => {
+            for ((xi, m), di) in x.iter_mut().zip(mem).zip(d) {
+                *xi = decay * *xi - eta * m + di;
+            }
+        }
+        None => {
+            for (xi, m) in x.iter_mut().zip(mem) {
+                *xi = decay * *xi - eta * m;
+            }
+        }
+    }
+}
+
+/// sup ℓ'' of a loss (bounds |ĥ| in the truncation estimate).
+fn curvature_bound(loss: Loss) -> f64 {
+    match loss {
+        Loss::Logistic | Loss::ConditionalLogistic => 0.25,
+        Loss::Huber { .. } | Loss::ConditionalHuber { .. } | Loss::Squared => 1.0,
+    }
+}
+
+/// An entry of the generated linear Gaussian state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Slot {
+    Theta(usize),
+    ThetaBlock(Block),
+    U(usize),
+    UBlock(Block),
+}
+
+/// The covariance of the generated linear state (θ̃ and ũ windows and block
+/// sums): every step replaces it by linear combinations of its entries plus
+/// independent innovations, and the covariance follows exactly.
+struct StateCovariance {
+    slots: Vec<Slot>,
+    cov: Vec<f64>,
+}
+
+/// A new entry: its terms over the current entries and the variance of its innovation.
+type Row = (Slot, Vec<(Slot, f64)>, f64);
+
+impl StateCovariance {
+    fn new() -> Self {
+        StateCovariance {
+            slots: vec![Slot::Theta(0)],
+            cov: vec![0.0],
+        }
+    }
+
+    fn var(&self, s: Slot) -> f64 {
+        let i = self.slots.iter().position(|&x| x == s).expect("a tracked entry");
+        self.cov[i * self.slots.len() + i]
+    }
+
+    fn map(&mut self, rows: Vec<Row>) {
+        let (d, e) = (self.slots.len(), rows.len());
+        let pos: HashMap<Slot, usize> = self.slots.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+        let terms: Vec<Vec<(usize, f64)>> = rows
+            .iter()
+            .map(|(_, ts, _)| ts.iter().map(|(s, c)| (pos[s], *c)).collect())
+            .collect();
+        let mut half = vec![0.0; e * d];
+        for (i, ts) in terms.iter().enumerate() {
+            for &(a, c) in ts {
+                axpy(&mut half[i * d..(i + 1) * d], c, &self.cov[a * d..(a + 1) * d]);
+            }
+        }
+        let mut cov = vec![0.0; e * e];
+        for i in 0..e {
+            for (j, ts) in terms.iter().enumerate().skip(i) {
+                let v: f64 = ts.iter().map(|&(b, c)| c * half[i * d + b]).sum();
+                cov[i * e + j] = v;
+                cov[j * e + i] = v;
+            }
+            cov[i * e + i] += rows[i].2;
+        }
+        self.slots = rows.into_iter().map(|r| r.0).collect();
+        self.cov = cov;
+    }
+
+    /// The current entries, kept, plus `extra`.
+    fn extend(&mut self, extra: Row) {
+        let mut rows: Vec<Row> = self.slots.iter().map(|&s| (s, vec![(s, 1.0)], 0.0)).collect();
+        rows.push(extra);
+        self.map(rows);
+    }
+
+    /// Re-lay the state out as `windows` (kept entries) and `blocks` (sums of
+    /// the current entries they contain), for θ̃ and ũ.
+    fn relayout(&mut self, theta: (&[usize], &[Block]), u: (&[usize], &[Block])) {
+        let inside = |s: &Slot, theta_kind: bool, (b0, b1): Block| match (*s, theta_kind) {
+            (Slot::Theta(k), true) | (Slot::U(k), false) => b0 <= k && k < b1,
+            (Slot::ThetaBlock((s0, s1)), true) | (Slot::UBlock((s0, s1)), false) => b0 <= s0 && s1 <= b1,
+            _ => false,
+        };
+        let mut rows: Vec<Row> = Vec::new();
+        for (theta_kind, (window, blocks)) in [(true, theta), (false, u)] {
+            for &b in blocks {
+                let terms = self
+                    .slots
+                    .iter()
+                    .filter(|s| inside(s, theta_kind, b))
+                    .map(|&s| (s, 1.0))
+                    .collect();
+                rows.push((
+                    if theta_kind {
+                        Slot::ThetaBlock(b)
+                    } else {
+                        Slot::UBlock(b)
+                    },
+                    terms,
+                    0.0,
+                ));
+            }
+            for &k in window {
+                let s = if theta_kind { Slot::Theta(k) } else { Slot::U(k) };
+                rows.push((s, vec![(s, 1.0)], 0.0));
+            }
+        }
+        self.map(rows);
+    }
+}
+
+/// The target covariance of the generator's features (Cov(U_B, U_B'),
+/// Cov(ũ_j, U_B) and the C_g band of the windowed values), kept through the merges.
+struct GeneratorCovariance {
+    blocks: Vec<Vec<f64>>,
+    window: VecDeque<(Vec<f64>, Vec<f64>)>,
+}
+
+impl GeneratorCovariance {
+    /// C_g(j, j') of two windowed values (j, j' positions in the window).
+    fn band(&self, j: usize, jp: usize) -> f64 {
+        let (hi, lo) = if j >= jp { (j, jp) } else { (jp, j) };
+        self.window[hi].1[hi - lo]
+    }
+
+    /// The merge of the oldest windowed value into the blocks.
+    fn merge(&mut self, m: &[Vec<f64>]) {
+        let (cbw_e, cgb_e) = self.window.pop_front().expect("a full window");
+        let k = self.blocks.len();
+        let ext = |i: usize, j: usize| match (i < k, j < k) {
+            (true, true) => self.blocks[i][j],
+            (true, false) => cbw_e[i],
+            (false, true) => cbw_e[j],
+            (false, false) => cgb_e[0],
+        };
+        let kn = m.len();
+        let mut next = vec![vec![0.0; kn]; kn];
+        for (a, ra) in m.iter().enumerate() {
+            for (b, rb) in m.iter().enumerate().skip(a) {
+                let mut v = 0.0;
+                for (i, &x) in ra.iter().enumerate().filter(|(_, x)| **x != 0.0) {
+                    for (j, &y) in rb.iter().enumerate().filter(|(_, y)| **y != 0.0) {
+                        v += x * y * ext(i, j);
+                    }
+                }
+                next[a][b] = v;
+                next[b][a] = v;
+            }
+        }
+        self.blocks = next;
+        // the remaining windowed values j: Cov(ũ_j, ·) over the new blocks, C_g(j, e) at lag j − e
+        for (lag, (cbw, cgb)) in self.window.iter_mut().enumerate().map(|(i, x)| (i + 1, x)) {
+            let ext: Vec<f64> = cbw.iter().copied().chain([cgb[lag]]).collect();
+            *cbw = m.iter().map(|r| r.iter().zip(&ext).map(|(x, y)| x * y).sum()).collect();
+        }
+    }
+}
+
+// The kernels are indexed as in docs/theory.md §3 (R_θ(t,s), C_g(t,s), …).
+#[allow(clippy::needless_range_loop, clippy::too_many_lines)]
+fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Run, Stop> {
+    let (tt, n, a, eta, q) = (p.steps, p.points, 1.0 / p.delta, p.eta, p.sample_rate);
+    let nf = n as f64;
+    let decay = 1.0 - eta * p.lambda;
+    let kappa2 = 1.0 + p.noise_sd * p.noise_sd;
+    let prior_sd = p.s2.sqrt();
+    // dimensions: 0 ν, 1 the label, then per step t: 2 + 3t ũ's innovation, 3 + 3t ξ̃, 4 + 3t the selection
+    let unit = Normal::standard();
+    let uniform = |i: usize, dim: usize| rqmc_uniform(i, dim, seed);
+    let normals = |dim: usize| -> Vec<f64> { (0..n).map(|i| unit.inverse_cdf(uniform(i, dim))).collect() };
+    let z0 = normals(0);
+    let nu: Vec<f64> = z0.iter().map(|x| prior_sd * x).collect();
+    let (label, baselines): (Vec<f64>, Vec<Vec<f64>>) = match p.loss {
+        Loss::Huber { .. } | Loss::Squared => {
+            let e: Vec<f64> = normals(1).into_iter().map(|x| p.noise_sd * x).collect();
+            ((0..n).map(|i| nu[i] + e[i]).collect(), vec![e])
+        }
+        Loss::Logistic => (
+            (0..n)
+                .map(|i| if uniform(i, 1) < sigmoid(nu[i]) { 1.0 } else { -1.0 })
+                .collect(),
+            vec![vec![1.0; n], vec![-1.0; n]],
+        ),
+        Loss::ConditionalHuber { .. } | Loss::ConditionalLogistic => (nu.clone(), vec![vec![0.0; n]]),
+    };
+    let score: Vec<f64> = (0..n)
+        .map(|i| f64::from(u8::from(label[i] > 0.0)) - sigmoid(nu[i]))
+        .collect();
+    let nb = baselines.len();
+    let w = window;
+    // the memory family: θ̃, O, the baselines' O⁰ and the virtual paths V (lane s % W: R_θ(·, s))
+    let mut mem = Partition::new(NEAR + 1, MEMORY_RULE);
+    let mut theta = Track::new(n, NEAR + 1);
+    let mut onsager = Track::new(n, NEAR + 1);
+    let mut onsager0: Vec<Track> = (0..nb).map(|_| Track::new(n, NEAR + 1)).collect();
+    let mut virt = Track::new(w, NEAR + 1);
+    let (mut th, mut on, mut on0, mut vv) = (vec![0.0; n], vec![0.0; n], vec![vec![0.0; n]; nb], vec![0.0; w]);
+    {
+        let step = mem.advance();
+        theta.push(&mem, &step, &th);
+        onsager.push(&mem, &step, &on);
+        onsager0.iter_mut().for_each(|o| o.push(&mem, &step, &vec![0.0; n]));
+        virt.push(&mem, &step, &vv);
+    }
+    // R_θ(s + l, s) at rth[(s % W)·W + l − 1], l = 1..=W
+    let mut rth = vec![0.0; w * w];
+    // the generator family: ĝ and ũ
+    let mut generator = Partition::new(GEN_WINDOW, GEN_RULE);
+    let mut gtrack = Track::new(n, GEN_WINDOW);
+    let mut utrack = Track::new(n, GEN_WINDOW);
+    let mut target = GeneratorCovariance {
+        blocks: Vec::new(),
+        window: VecDeque::new(),
+    };
+    let mut state = StateCovariance::new();
+    // each path's recent events (steps with ĥ ≠ 0) for the reverse mode: a ring of capacity E
+    let cap = w.min((q * w as f64 + 10.0 * (q * w as f64).sqrt() + 10.0).ceil() as usize);
+    let mut ev_step = vec![0usize; n * cap];
+    let mut ev_h = vec![0.0; n * cap];
+    let mut ev_len = vec![0usize; n];
+    let mut ev_next = vec![0usize; n];
+    let h_max = curvature_bound(p.loss);
+    let mut amp = 0.0;
+    let mut out = Vec::with_capacity(tt + 1);
+    let mut approx_error: f64 = 0.0;
+    let clip = |d1: f64| if d1.abs() < p.clip { d1 } else { p.clip.copysign(d1) };
+    let (mut r, mut c, mut hh, mut g, mut h) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut c0 = vec![vec![0.0; n]; nb];
+    let mut scratch = vec![0.0; n];
+    let mut later: Vec<(usize, f64)> = Vec::with_capacity(cap + 1);
+    for t in 0..=tt {
+        if cancelled() {
+            return Err(DmftError::Cancelled { step: t, steps: tt }.into());
+        }
+        // 1. the paths: r_t, the loss, c_t = clip(ℓ'), ℓ''·1{|ℓ'| < C}, the selections
+        let selection: Vec<bool> = if q < 1.0 && t < tt {
+            (0..n).map(|i| uniform(i, 4 + 3 * t) < q).collect()
+        } else {
+            vec![true; n]
+        };
+        let mut loss = 0.0;
+        for i in 0..n {
+            r[i] = amp * nu[i] + th[i] - eta * on[i];
+            let (l, d1, d2) = p.loss.eval(label[i], r[i]);
+            loss += l;
+            c[i] = clip(d1);
+            hh[i] = if d1.abs() < p.clip { d2 } else { 0.0 };
+            (g[i], h[i]) = if selection[i] { (c[i], hh[i]) } else { (0.0, 0.0) };
+            for b in 0..nb {
+                c0[b][i] = clip(p.loss.eval(baselines[b][i], th[i] - eta * on0[b][i]).1);
+            }
+        }
+        let m_t = p.s2 * amp;
+        let c_tt = p.s2 * amp * amp + state.var(Slot::Theta(t));
+        if !c_tt.is_finite() || c_tt > 1e12 {
+            return Err(DmftError::Diverged {
+                step: t,
+                norm2: c_tt,
+                params: Box::new(*p),
+            }
+            .into());
+        }
+        let mut mt = Metrics::new();
+        mt.insert(metrics::EST_ERR2.into(), c_tt - 2.0 * m_t + p.s2);
+        mt.insert(metrics::OVERLAP.into(), m_t);
+        mt.insert(metrics::NORM2.into(), c_tt);
+        mt.insert(metrics::TRAIN_LOSS.into(), loss / nf);
+        if matches!(p.loss, Loss::Logistic | Loss::ConditionalLogistic) {
+            mt.insert(
+                metrics::TEST_CLASS_ERR.into(),
+                crate::logistic::test_class_error(p.s2, m_t, c_tt),
+            );
+        }
+        out.push(mt);
+        if t == tt {
+            break;
+        }
+        // 2. C_g(t, ·), Rao–Blackwellised: a·q·E[c_t ĝ_s] (s < t), a·q·E[c_t²]
+        let blocks_u = generator.blocks().len();
+        let nw = t.min(GEN_WINDOW);
+        let dot = |x: &[f64]| a * q * c.iter().zip(x).map(|(u, v)| u * v).sum::<f64>() / nf;
+        let row_blocks: Vec<f64> = (0..blocks_u).map(|b| dot(gtrack.sum(b))).collect();
+        // C_g(t, t − l), l = 0..=nw
+        let cgb: Vec<f64> = (0..=nw)
+            .map(|l| {
+                if l == 0 {
+                    dot(&c)
+                } else {
+                    dot(gtrack.value(&generator, t - l))
+                }
+            })
+            .collect();
+        // 3. ũ_t by Gaussian conditioning on (U_B, ũ_{t−nw..t−1}) under the target covariance
+        let dim = blocks_u + nw;
+        let u_t: Vec<f64>;
+        let mut terms: Vec<(Slot, f64)> = Vec::with_capacity(dim);
+        let sd2;
+        if dim == 0 {
+            sd2 = cgb[0];
+            u_t = normals(2 + 3 * t)
+                .into_iter()
+                .map(|x| sd2.max(0.0).sqrt() * x)
+                .collect();
+        } else {
+            let sff = DMatrix::from_fn(dim, dim, |i, j| match (i < blocks_u, j < blocks_u) {
+                (true, true) => target.blocks[i][j],
+                (true, false) => target.window[j - blocks_u].0[i],
+                (false, true) => target.window[i - blocks_u].0[j],
+                (false, false) => target.band(i - blocks_u, j - blocks_u),
+            });
+            // the windowed value at position j is ũ_{t − nw + j}, lag nw − j
+            let sft = DVector::from_fn(dim, |i, _| {
+                if i < blocks_u {
+                    row_blocks[i]
+                } else {
+                    cgb[nw - (i - blocks_u)]
+                }
+            });
+            let ridge = 1e-12 * sff.trace().max(1e-300) / dim as f64;
+            let chol = [1.0, 1e3, 1e6]
+                .iter()
+                .find_map(|k| (sff.clone() + DMatrix::identity(dim, dim) * (ridge * k)).cholesky())
+                .ok_or_else(|| DmftError::NotPositiveDefinite {
+                    step: t,
+                    pivot: f64::NAN,
+                    params: Box::new(*p),
+                })?;
+            let beta = chol.solve(&sft);
+            sd2 = (cgb[0] - beta.dot(&sft)).max(0.0);
+            let mut u = normals(2 + 3 * t);
+            u.iter_mut().for_each(|x| *x *= sd2.sqrt());
+            for (i, &bi) in beta.iter().enumerate() {
+                if i < blocks_u {
+                    axpy(&mut u, bi, utrack.sum(i));
+                    terms.push((Slot::UBlock(generator.blocks()[i]), bi));
+                } else {
+                    let j = t - nw + (i - blocks_u);
+                    axpy(&mut u, bi, utrack.value(&generator, j));
+                    terms.push((Slot::U(j), bi));
+                }
+            }
+            u_t = u;
+        }
+        state.extend((Slot::U(t), terms, sd2));
+        target.window.push_back((row_blocks, {
+            let mut v = cgb.clone();
+            v.resize(GEN_WINDOW + 1, 0.0);
+            v
+        }));
+        let step_u = generator.advance();
+        if let Some(m) = step_u.matrix(blocks_u) {
+            target.merge(&m);
+        }
+        gtrack.push(&generator, &step_u, &g);
+        utrack.push(&generator, &step_u, &u_t);
+        // 4. R_g(t, t − l), l < W: reverse mode over each path's events, terminal weight q·ℓ''_t·1{|ℓ'| < C}
+        let mut acc = vec![0.0; w.min(t + 1)];
+        for i in 0..n {
+            let wt = q * hh[i];
+            if wt != 0.0 {
+                acc[0] += wt;
+                later.clear();
+                later.push((t, 1.0));
+                let len = ev_len[i];
+                for e in 0..len {
+                    let slot = (ev_next[i] + cap - 1 - e) % cap;
+                    let k = ev_step[i * cap + slot];
+                    if k + w <= t {
+                        break;
+                    }
+                    let row = &rth[(k % w) * w..(k % w + 1) * w];
+                    let s: f64 = later.iter().map(|&(j, bj)| row[j - k - 1] * bj).sum();
+                    let bk = -eta * ev_h[i * cap + slot] * s;
+                    acc[t - k] += wt * bk;
+                    later.push((k, bk));
+                }
+            }
+            if h[i] != 0.0 {
+                let slot = ev_next[i];
+                ev_step[i * cap + slot] = t;
+                ev_h[i * cap + slot] = h[i];
+                ev_next[i] = (slot + 1) % cap;
+                ev_len[i] = (ev_len[i] + 1).min(cap);
+            }
+        }
+        let rg: Vec<f64> = acc.iter().map(|x| a * x / nf).collect();
+        // 5. the drift (Stein, Rao–Blackwellised): D_t = (a·q/s)·E[z₀(c_t − βc⁰_t)]
+        let beta_s = kappa2 / (p.s2 + kappa2);
+        let drift = {
+            let x: f64 = (0..n)
+                .map(|i| {
+                    let base = match p.loss {
+                        Loss::Logistic => {
+                            let (plus, minus) = (c0[0][i], c0[1][i]);
+                            0.5 * (plus + minus) + score[i] * (plus - minus)
+                        }
+                        _ => c0[0][i],
+                    };
+                    z0[i] * (c[i] - beta_s * base)
+                })
+                .sum();
+            a * q * x / nf / prior_sd
+        };
+        // 6. the memories' kernel: exact lags ≤ NEAR, block sums of R_g over older blocks
+        let near: Vec<f64> = rg.iter().take(NEAR + 1).copied().collect();
+        let far: Vec<f64> = mem
+            .blocks()
+            .iter()
+            .map(|&(b0, b1)| {
+                let s: f64 = (b0.max((t + 1).saturating_sub(rg.len()))..b1).map(|k| rg[t - k]).sum();
+                s / (b1 - b0) as f64
+            })
+            .collect();
+        // the truncation estimate (once lags ≥ W exist)
+        if t >= w {
+            let e = truncation_estimate(&rth, &rg, w, t, eta, a, q, h_max) * c_tt.sqrt();
+            if e > TRUNCATION_TOL {
+                return Err(Stop::Window);
+            }
+            approx_error = approx_error.max(e);
+        }
+        // 7. the recursions
+        memory(&theta, &mem, t, &near, &far, &mut scratch);
+        let xi = normals(3 + 3 * t);
+        for i in 0..n {
+            th[i] = decay * th[i] - eta * (u_t[i] + scratch[i]) + eta * p.sigma * xi[i];
+        }
+        memory(&onsager, &mem, t, &near, &far, &mut scratch);
+        recursion(&mut on, decay, eta, &scratch, Some(&g));
+        for b in 0..nb {
+            memory(&onsager0[b], &mem, t, &near, &far, &mut scratch);
+            // the baselines' own selected gradients ĝ⁰_t = S_t·c⁰_t drive their Onsager memory
+            c0[b]
+                .iter_mut()
+                .zip(&selection)
+                .for_each(|(x, &s)| *x = if s { *x } else { 0.0 });
+            recursion(&mut on0[b], decay, eta, &scratch, Some(&c0[b]));
+        }
+        virt.reset_lane(t % w);
+        vv[t % w] = 0.0;
+        let mut vmem = vec![0.0; w];
+        memory(&virt, &mem, t, &near, &far, &mut vmem);
+        recursion(&mut vv, decay, eta, &vmem, None);
+        vv[t % w] += 1.0;
+        for l in 1..=w.min(t + 1) {
+            let s = t + 1 - l;
+            rth[(s % w) * w + l - 1] = vv[s % w];
+        }
+        amp = decay * amp - eta * drift;
+        // the state's covariance: θ̃_{t+1}, then the windows and blocks of step t + 1
+        let mut terms: Vec<(Slot, f64)> = vec![(Slot::Theta(t), decay), (Slot::U(t), -eta)];
+        for (l, &cl) in near.iter().enumerate() {
+            terms.push((Slot::Theta(t - l), -eta * cl));
+        }
+        for (&b, &cb) in mem.blocks().iter().zip(&far) {
+            terms.push((Slot::ThetaBlock(b), -eta * cb));
+        }
+        let mut merged: Vec<(Slot, f64)> = Vec::with_capacity(terms.len());
+        for (s, x) in terms {
+            match merged.iter_mut().find(|(s2, _)| *s2 == s) {
+                Some(e) => e.1 += x,
+                None => merged.push((s, x)),
+            }
+        }
+        state.extend((Slot::Theta(t + 1), merged, (eta * p.sigma).powi(2)));
+        let step = mem.advance();
+        theta.push(&mem, &step, &th);
+        onsager.push(&mem, &step, &on);
+        for (track, x) in onsager0.iter_mut().zip(&on0) {
+            track.push(&mem, &step, x);
+        }
+        virt.push(&mem, &step, &vv);
+        let theta_window: Vec<usize> = ((t + 1).saturating_sub(NEAR)..=t + 1).collect();
+        let u_window: Vec<usize> = ((t + 1).saturating_sub(GEN_WINDOW)..=t).collect();
+        state.relayout((&theta_window, mem.blocks()), (&u_window, generator.blocks()));
+    }
+    Ok(Run {
+        metrics: out,
+        approx_error,
+    })
+}
+
+/// Estimated effect on a metric, per unit of the field scale √C_θ(t,t), of
+/// dropping R_g(t, k) for k ≤ t − W: the dropped mass of R_g's row, its
+/// geometric continuation from the last two quarters of the window (from the
+/// row itself, or at first order |R_g(t,k)| ≈ η·a·q²·sup ℓ''²·|R_θ(t,k)| when
+/// that is smaller — at small q the row's entries are mostly noise), times
+/// 2η and the relaxation time Σ_l |R_θ(t, t−l)|.
+#[allow(clippy::too_many_arguments)]
+fn truncation_estimate(rth: &[f64], rg: &[f64], w: usize, t: usize, eta: f64, a: f64, q: f64, h_max: f64) -> f64 {
+    let r = |l: usize| rth[((t - l) % w) * w + l - 1].abs();
+    let quarter = (w / 4).max(1);
+    let tail = |last: f64, prev: f64, sum_last: f64| {
+        let ratio = last / prev;
+        if prev > 0.0 && ratio < 1.0 {
+            sum_last * ratio / (1.0 - ratio)
+        } else if last == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    };
+    let max_r = |lo: usize, hi: usize| (lo..hi).map(r).fold(0.0, f64::max);
+    let tail_theta = tail(
+        max_r(w - quarter + 1, w + 1),
+        max_r(w - 2 * quarter + 1, w - quarter + 1),
+        (w - quarter + 1..=w).map(r).sum(),
+    );
+    let abs_sum = |lo: usize, hi: usize| rg[lo..hi].iter().map(|x| x.abs()).sum::<f64>();
+    let (s_prev, s_last) = (abs_sum(w - 2 * quarter, w - quarter), abs_sum(w - quarter, w));
+    let tail_g = tail(s_last, s_prev, s_last).min(eta * a * q * q * h_max * h_max * tail_theta);
+    if tail_g == 0.0 {
+        return 0.0;
+    }
+    let relaxation: f64 = (1..=w).map(r).sum::<f64>() + tail_theta;
+    2.0 * eta * tail_g * relaxation
+}
