@@ -38,6 +38,9 @@ pub enum DynamicsMethod {
     Dmft,
     /// Unclipped least squares, exactly, as a spectral integral (§3.2).
     Spectral,
+    /// The long-horizon state evolution (§3.3): linear in T, with an
+    /// estimated truncation error.
+    LongHorizon,
 }
 
 impl DynamicsMethod {
@@ -52,6 +55,7 @@ impl DynamicsMethod {
         match self {
             DynamicsMethod::Dmft => "dmft",
             DynamicsMethod::Spectral => "spectral",
+            DynamicsMethod::LongHorizon => "long_horizon",
         }
     }
 }

@@ -203,6 +203,13 @@ pub(crate) fn rqmc_uniform(i: usize, dim: usize, seed: u32) -> f64 {
     f64::from(sobol_burley::sample(i as u32, d, seed ^ set.wrapping_mul(0x85EB_CA6B))) + 2f64.powi(-25)
 }
 
+/// Coordinates 4g..4g + 3 of point `i` of the same padded sequence as
+/// [`rqmc_uniform`] (group g of four dimensions, computed together).
+pub(crate) fn rqmc_uniform4(i: usize, group: usize, seed: u32) -> [f64; 4] {
+    let (set, g) = ((group / 64) as u32, (group % 64) as u32);
+    sobol_burley::sample_4d(i as u32, g, seed ^ set.wrapping_mul(0x85EB_CA6B)).map(|x| f64::from(x) + 2f64.powi(-25))
+}
+
 /// The draws of one scramble: standard normals `z[j][i]`, j = 0..=T, for
 /// (ν, w_1..w_T), then `extra` uniform coordinates `u[k][i]` (dimensions
 /// T + 1 + k): the label's, then for DP-SGD one per step for the selections.

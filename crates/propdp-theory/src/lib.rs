@@ -16,5 +16,6 @@ pub mod logistic;
 pub mod long_horizon;
 pub mod noise;
 pub mod panels;
+mod reverse_mode;
 pub mod root;
 pub mod solve;

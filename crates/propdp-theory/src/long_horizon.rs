@@ -45,8 +45,9 @@ use propdp_core::metrics::{self, Metrics};
 use rayon::prelude::*;
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use crate::dmft::{DmftError, DmftParams, DmftPath, STEIN_MIN_S2, aggregate, rqmc_uniform};
+use crate::dmft::{DmftError, DmftParams, DmftPath, STEIN_MIN_S2, aggregate, rqmc_uniform4};
 use crate::dyadic::{Block, Dyadic, Partition, Track};
+use crate::reverse_mode::Events;
 
 /// Exact lags of R_g's rows in the memories; older lags act on block sums.
 pub const NEAR: usize = 10;
@@ -57,7 +58,7 @@ const MEMORY_RULE: Dyadic = Dyadic { alpha: 0.25, beta: 0.5 };
 /// Blocks of the generator's features.
 const GEN_RULE: Dyadic = Dyadic { alpha: 0.5, beta: 0.5 };
 /// Largest estimated effect on a metric of R_g's dropped lags that a solve accepts.
-pub const TRUNCATION_TOL: f64 = 1e-4;
+pub const TRUNCATION_TOL: f64 = 1e-3;
 /// Largest response window W (its R_θ triangle is W² doubles).
 pub const MAX_WINDOW: usize = 8192;
 
@@ -96,17 +97,22 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
             p.s2
         )));
     }
-    let mut window = (p.steps + 1).min(16.max((4.0 / p.sample_rate).ceil() as usize));
+    let mut window = (p.steps + 1).min(16.max((2.0 / p.sample_rate).ceil() as usize));
     loop {
         let runs: Vec<Result<Run, Stop>> = (0..p.scrambles as u32)
             .into_par_iter()
             .map(|k| replicate(p, p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k), window, cancelled))
             .collect();
-        if runs.iter().any(|r| matches!(r, Err(Stop::Window))) {
-            if window > p.steps {
-                unreachable!("a window over the whole horizon truncates nothing");
-            }
-            window = (2 * window).min(p.steps + 1);
+        let wanted = runs
+            .iter()
+            .filter_map(|r| match r {
+                Err(Stop::Window(w)) => Some(*w),
+                _ => None,
+            })
+            .max();
+        if let Some(wanted) = wanted {
+            assert!(window <= p.steps, "a window over the whole horizon truncates nothing");
+            window = wanted.min(p.steps + 1);
             if window > MAX_WINDOW {
                 return Err(invalid(format!(
                     "the response memory exceeds the largest window W = {MAX_WINDOW} steps at the accuracy \
@@ -120,7 +126,7 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
             .map(|r| {
                 r.map_err(|e| match e {
                     Stop::Failed(e) => e,
-                    Stop::Window => unreachable!("handled above"),
+                    Stop::Window(_) => unreachable!("handled above"),
                 })
             })
             .collect::<Result<_, _>>()?;
@@ -141,8 +147,9 @@ struct Run {
 
 /// Why a replicate stopped.
 enum Stop {
-    /// The response window is too short for the accuracy: double it.
-    Window,
+    /// The response window is too short for the accuracy: the window the
+    /// estimate's decay suggests.
+    Window(usize),
     Failed(DmftError),
 }
 
@@ -188,6 +195,26 @@ fn recursion(x: &mut [f64], decay: f64, eta: f64, mem: &[f64], drive: Option<&[f
             }
         }
     }
+}
+
+/// β = Σ_FF⁻¹Σ_Ft of the Gaussian conditioning, by Cholesky with a relative
+/// ridge of 1e-12; when the estimated Σ_FF is not positive definite (its
+/// entries come from different kernel rows, so it need not be a Gram matrix),
+/// by the pseudo-inverse over its eigenvalues above 1e-10 of the largest.
+fn conditional_weights(sff: DMatrix<f64>, sft: &DVector<f64>) -> DVector<f64> {
+    let dim = sff.nrows();
+    let ridge = 1e-12 * sff.trace().max(1e-300) / dim as f64;
+    if let Some(chol) = (sff.clone() + DMatrix::identity(dim, dim) * ridge).cholesky() {
+        return chol.solve(sft);
+    }
+    let eig = sff.symmetric_eigen();
+    let top = eig.eigenvalues.max();
+    let coords = eig.eigenvectors.transpose() * sft;
+    let scaled = DVector::from_fn(dim, |i, _| {
+        let l = eig.eigenvalues[i];
+        if l > 1e-10 * top { coords[i] / l } else { 0.0 }
+    });
+    eig.eigenvectors * scaled
 }
 
 /// sup ℓ'' of a loss (bounds |ĥ| in the truncation estimate).
@@ -357,18 +384,21 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
     let prior_sd = p.s2.sqrt();
     // dimensions: 0 ν, 1 the label, then per step t: 2 + 3t ũ's innovation, 3 + 3t ξ̃, 4 + 3t the selection
     let unit = Normal::standard();
-    let uniform = |i: usize, dim: usize| rqmc_uniform(i, dim, seed);
-    let normals = |dim: usize| -> Vec<f64> { (0..n).map(|i| unit.inverse_cdf(uniform(i, dim))).collect() };
-    let z0 = normals(0);
+    // RQMC dimensions in groups of four: group 0 (ν, the label), group t + 1
+    // (ũ_t's innovation, ξ̃_t, S_t) for every step
+    let draws = |group: usize| -> Vec<[f64; 4]> { (0..n).map(|i| rqmc_uniform4(i, group, seed)).collect() };
+    let normal = |x: f64| unit.inverse_cdf(x);
+    let first = draws(0);
+    let z0: Vec<f64> = first.iter().map(|x| normal(x[0])).collect();
     let nu: Vec<f64> = z0.iter().map(|x| prior_sd * x).collect();
     let (label, baselines): (Vec<f64>, Vec<Vec<f64>>) = match p.loss {
         Loss::Huber { .. } | Loss::Squared => {
-            let e: Vec<f64> = normals(1).into_iter().map(|x| p.noise_sd * x).collect();
+            let e: Vec<f64> = first.iter().map(|x| p.noise_sd * normal(x[1])).collect();
             ((0..n).map(|i| nu[i] + e[i]).collect(), vec![e])
         }
         Loss::Logistic => (
             (0..n)
-                .map(|i| if uniform(i, 1) < sigmoid(nu[i]) { 1.0 } else { -1.0 })
+                .map(|i| if first[i][1] < sigmoid(nu[i]) { 1.0 } else { -1.0 })
                 .collect(),
             vec![vec![1.0; n], vec![-1.0; n]],
         ),
@@ -405,11 +435,7 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
     };
     let mut state = StateCovariance::new();
     // each path's recent events (steps with ĥ ≠ 0) for the reverse mode: a ring of capacity E
-    let cap = w.min((q * w as f64 + 10.0 * (q * w as f64).sqrt() + 10.0).ceil() as usize);
-    let mut ev_step = vec![0usize; n * cap];
-    let mut ev_h = vec![0.0; n * cap];
-    let mut ev_len = vec![0usize; n];
-    let mut ev_next = vec![0usize; n];
+    let mut events = Events::new(n, w, q);
     let h_max = curvature_bound(p.loss);
     let mut amp = 0.0;
     let mut out = Vec::with_capacity(tt + 1);
@@ -418,14 +444,14 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
     let (mut r, mut c, mut hh, mut g, mut h) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let mut c0 = vec![vec![0.0; n]; nb];
     let mut scratch = vec![0.0; n];
-    let mut later: Vec<(usize, f64)> = Vec::with_capacity(cap + 1);
     for t in 0..=tt {
         if cancelled() {
             return Err(DmftError::Cancelled { step: t, steps: tt }.into());
         }
+        let step_draws = if t < tt { draws(t + 1) } else { Vec::new() };
         // 1. the paths: r_t, the loss, c_t = clip(ℓ'), ℓ''·1{|ℓ'| < C}, the selections
         let selection: Vec<bool> = if q < 1.0 && t < tt {
-            (0..n).map(|i| uniform(i, 4 + 3 * t) < q).collect()
+            step_draws.iter().map(|x| x[2] < q).collect()
         } else {
             vec![true; n]
         };
@@ -488,8 +514,9 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
         let sd2;
         if dim == 0 {
             sd2 = cgb[0];
-            u_t = normals(2 + 3 * t)
-                .into_iter()
+            u_t = step_draws
+                .iter()
+                .map(|x| normal(x[0]))
                 .map(|x| sd2.max(0.0).sqrt() * x)
                 .collect();
         } else {
@@ -507,18 +534,9 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
                     cgb[nw - (i - blocks_u)]
                 }
             });
-            let ridge = 1e-12 * sff.trace().max(1e-300) / dim as f64;
-            let chol = [1.0, 1e3, 1e6]
-                .iter()
-                .find_map(|k| (sff.clone() + DMatrix::identity(dim, dim) * (ridge * k)).cholesky())
-                .ok_or_else(|| DmftError::NotPositiveDefinite {
-                    step: t,
-                    pivot: f64::NAN,
-                    params: Box::new(*p),
-                })?;
-            let beta = chol.solve(&sft);
+            let beta = conditional_weights(sff, &sft);
             sd2 = (cgb[0] - beta.dot(&sft)).max(0.0);
-            let mut u = normals(2 + 3 * t);
+            let mut u: Vec<f64> = step_draws.iter().map(|x| normal(x[0])).collect();
             u.iter_mut().for_each(|x| *x *= sd2.sqrt());
             for (i, &bi) in beta.iter().enumerate() {
                 if i < blocks_u {
@@ -544,36 +562,11 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
         }
         gtrack.push(&generator, &step_u, &g);
         utrack.push(&generator, &step_u, &u_t);
-        // 4. R_g(t, t − l), l < W: reverse mode over each path's events, terminal weight q·ℓ''_t·1{|ℓ'| < C}
+        // 4. R_g(t, t − m), m < W: reverse mode, terminal weight q·ℓ''_t·1{|ℓ'| < C} (Rao–Blackwellised)
+        let omega: Vec<f64> = hh.iter().map(|x| q * x).collect();
         let mut acc = vec![0.0; w.min(t + 1)];
-        for i in 0..n {
-            let wt = q * hh[i];
-            if wt != 0.0 {
-                acc[0] += wt;
-                later.clear();
-                later.push((t, 1.0));
-                let len = ev_len[i];
-                for e in 0..len {
-                    let slot = (ev_next[i] + cap - 1 - e) % cap;
-                    let k = ev_step[i * cap + slot];
-                    if k + w <= t {
-                        break;
-                    }
-                    let row = &rth[(k % w) * w..(k % w + 1) * w];
-                    let s: f64 = later.iter().map(|&(j, bj)| row[j - k - 1] * bj).sum();
-                    let bk = -eta * ev_h[i * cap + slot] * s;
-                    acc[t - k] += wt * bk;
-                    later.push((k, bk));
-                }
-            }
-            if h[i] != 0.0 {
-                let slot = ev_next[i];
-                ev_step[i * cap + slot] = t;
-                ev_h[i * cap + slot] = h[i];
-                ev_next[i] = (slot + 1) % cap;
-                ev_len[i] = (ev_len[i] + 1).min(cap);
-            }
-        }
+        events.adjoints(t, w, &rth, eta, &omega, &mut acc);
+        events.record(t, w, &h);
         let rg: Vec<f64> = acc.iter().map(|x| a * x / nf).collect();
         // 5. the drift (Stein, Rao–Blackwellised): D_t = (a·q/s)·E[z₀(c_t − βc⁰_t)]
         let beta_s = kappa2 / (p.s2 + kappa2);
@@ -604,15 +597,23 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
             .collect();
         // the truncation estimate (once lags ≥ W exist)
         if t >= w {
-            let e = truncation_estimate(&rth, &rg, w, t, eta, a, q, h_max) * c_tt.sqrt();
+            let (e, decay_rate) = truncation_estimate(&rth, &rg, w, t, eta, a, q, h_max);
+            let e = e * c_tt.sqrt();
             if e > TRUNCATION_TOL {
-                return Err(Stop::Window);
+                // the estimate falls like exp(−γ·W): the window that meets the tolerance, plus a quarter
+                let more = (e / TRUNCATION_TOL).ln() / decay_rate.max(1e-300);
+                let suggested = if more.is_finite() {
+                    w + w / 4 + more.ceil() as usize
+                } else {
+                    2 * w
+                };
+                return Err(Stop::Window(suggested.min(MAX_WINDOW + 1)));
             }
             approx_error = approx_error.max(e);
         }
         // 7. the recursions
         memory(&theta, &mem, t, &near, &far, &mut scratch);
-        let xi = normals(3 + 3 * t);
+        let xi: Vec<f64> = step_draws.iter().map(|x| normal(x[1])).collect();
         for i in 0..n {
             th[i] = decay * th[i] - eta * (u_t[i] + scratch[i]) + eta * p.sigma * xi[i];
         }
@@ -676,9 +677,19 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
 /// geometric continuation from the last two quarters of the window (from the
 /// row itself, or at first order |R_g(t,k)| ≈ η·a·q²·sup ℓ''²·|R_θ(t,k)| when
 /// that is smaller — at small q the row's entries are mostly noise), times
-/// 2η and the relaxation time Σ_l |R_θ(t, t−l)|.
+/// 2η and the relaxation time Σ_l |R_θ(t, t−l)|; with R_θ's decay rate per
+/// lag at the window's end.
 #[allow(clippy::too_many_arguments)]
-fn truncation_estimate(rth: &[f64], rg: &[f64], w: usize, t: usize, eta: f64, a: f64, q: f64, h_max: f64) -> f64 {
+fn truncation_estimate(
+    rth: &[f64],
+    rg: &[f64],
+    w: usize,
+    t: usize,
+    eta: f64,
+    a: f64,
+    q: f64,
+    h_max: f64,
+) -> (f64, f64) {
     let r = |l: usize| rth[((t - l) % w) * w + l - 1].abs();
     let quarter = (w / 4).max(1);
     let tail = |last: f64, prev: f64, sum_last: f64| {
@@ -692,17 +703,23 @@ fn truncation_estimate(rth: &[f64], rg: &[f64], w: usize, t: usize, eta: f64, a:
         }
     };
     let max_r = |lo: usize, hi: usize| (lo..hi).map(r).fold(0.0, f64::max);
-    let tail_theta = tail(
+    let (last, prev) = (
         max_r(w - quarter + 1, w + 1),
         max_r(w - 2 * quarter + 1, w - quarter + 1),
-        (w - quarter + 1..=w).map(r).sum(),
     );
+    let tail_theta = tail(last, prev, (w - quarter + 1..=w).map(r).sum());
+    // R_θ's decay per lag, γ = ln(prev/last)/quarter (0: no decay seen)
+    let rate = if last > 0.0 && prev > last {
+        (prev / last).ln() / quarter as f64
+    } else {
+        0.0
+    };
     let abs_sum = |lo: usize, hi: usize| rg[lo..hi].iter().map(|x| x.abs()).sum::<f64>();
     let (s_prev, s_last) = (abs_sum(w - 2 * quarter, w - quarter), abs_sum(w - quarter, w));
     let tail_g = tail(s_last, s_prev, s_last).min(eta * a * q * q * h_max * h_max * tail_theta);
     if tail_g == 0.0 {
-        return 0.0;
+        return (0.0, rate);
     }
     let relaxation: f64 = (1..=w).map(r).sum::<f64>() + tail_theta;
-    2.0 * eta * tail_g * relaxation
+    (2.0 * eta * tail_g * relaxation, rate)
 }

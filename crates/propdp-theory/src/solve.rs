@@ -2,8 +2,11 @@
 //! handle output perturbation (solve at σ = 0, then shift by τ, docs/theory.md §2.3)
 //! and carry warm starts along a sweep.
 
-use propdp_core::config::{DmftOptions, FixedPointOptions, SolverOptions};
+use propdp_core::config::{
+    DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LONG_HORIZON_POINTS, SolverOptions,
+};
 use propdp_core::metrics::Metrics;
+use propdp_core::problem::DMFT_MAX_STEPS;
 use propdp_core::record::{DynamicsMethod, SolverReport};
 use propdp_core::{Algorithm, Model, Point};
 use thiserror::Error;
@@ -11,6 +14,7 @@ use thiserror::Error;
 use crate::dmft::{self, DmftError, DmftParams, DmftPath};
 use crate::huber::{self, HuberError, HuberParams, HuberState};
 use crate::logistic::{LogisticError, LogisticParams, LogisticSolver, LogisticState};
+use crate::long_horizon;
 
 /// Solver state of either model, used to warm-start the next point.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -162,7 +166,7 @@ impl TheorySolver {
         }
     }
 
-    fn dmft_params(&self, point: &Point, noise_sd: f64) -> DmftParams {
+    fn dmft_params(&self, point: &Point, noise_sd: f64, default_points: usize) -> DmftParams {
         let propdp_core::GradientSteps {
             lambda,
             sigma,
@@ -186,7 +190,7 @@ impl TheorySolver {
             clip,
             loss: propdp_core::loss::Loss::for_dpgd(&point.model(), loss_variant),
             noise_sd,
-            points: self.dmft.points,
+            points: self.dmft.points.unwrap_or(default_points),
             scrambles: self.dmft.scrambles,
             seed: 1,
         }
@@ -358,30 +362,54 @@ impl TheorySolver {
             Model::Huber { .. } | Model::LeastSquares { .. } => {
                 return Err(DmftError::Invalid {
                     what: "the DMFT draws regression labels with Gaussian noise only".into(),
-                    params: Box::new(self.dmft_params(point, 0.0)),
+                    params: Box::new(self.dmft_params(point, 0.0, DMFT_POINTS)),
                 }
                 .into());
             }
             Model::Logistic => 0.0,
         };
+        let method = self.dmft.method;
         let spectral = matches!(point.model(), Model::LeastSquares { .. })
             && point.algorithm().gradient_steps().is_some_and(|g| g.clip.is_infinite())
-            && self.dmft.method == propdp_core::config::DmftMethod::Auto;
+            && method == DmftMethod::Auto;
         if spectral {
             return self.solve_least_squares(point, noise_sd);
         }
-        let path = dmft::solve_cancellable(&self.dmft_params(point, noise_sd), cancelled)?;
-        let residual = path
-            .stderr
-            .values()
-            .filter_map(|v| v.last())
-            .fold(0.0, |a: f64, &b| a.max(b));
+        let long = method == DmftMethod::LongHorizon || (method == DmftMethod::Auto && steps > LONG_HORIZON_FROM);
+        if long {
+            let r =
+                long_horizon::solve_cancellable(&self.dmft_params(point, noise_sd, LONG_HORIZON_POINTS), cancelled)?;
+            return Ok(Solution {
+                metrics: r.path.last(),
+                report: SolverReport {
+                    converged: true,
+                    iterations: steps,
+                    residual: last_stderr(&r.path),
+                    method: Some(DynamicsMethod::LongHorizon),
+                    approx_error: Some(r.approx_error),
+                },
+                state: State::Dmft,
+                per_step: Some(r.path),
+            });
+        }
+        let params = self.dmft_params(point, noise_sd, DMFT_POINTS);
+        if steps > DMFT_MAX_STEPS {
+            return Err(DmftError::Invalid {
+                what: format!(
+                    "solver.dmft = \"exact\" serves steps ≤ {DMFT_MAX_STEPS} (O(N·T³): T = 1000 takes about half an \
+                     hour); use dmft = \"auto\" or \"long_horizon\" for steps = {steps}"
+                ),
+                params: Box::new(params),
+            }
+            .into());
+        }
+        let path = dmft::solve_cancellable(&params, cancelled)?;
         Ok(Solution {
             metrics: path.last(),
             report: SolverReport {
                 converged: true,
                 iterations: steps,
-                residual,
+                residual: last_stderr(&path),
                 method: Some(DynamicsMethod::Dmft),
                 approx_error: None,
             },
@@ -419,6 +447,14 @@ impl TheorySolver {
             per_step: Some(r.path),
         })
     }
+}
+
+/// The largest standard error of any metric at the last step.
+fn last_stderr(path: &dmft::DmftPath) -> f64 {
+    path.stderr
+        .values()
+        .filter_map(|v| v.last())
+        .fold(0.0, |a: f64, &b| a.max(b))
 }
 
 /// A solved static point: the model's parameters and its state.

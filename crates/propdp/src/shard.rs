@@ -228,9 +228,18 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
 }
 
 /// Estimated seconds of a DMFT point with `steps` steps on one core: RQMC
-/// paths × T² memory terms (measured scale; only ratios matter).
+/// paths × T² memory terms for the full-memory solver, paths × T (about
+/// 0.7 µs per path-step) for the long-horizon one (measured scale; only
+/// ratios matter).
 pub(crate) fn dmft_cost(solver: &propdp_core::config::SolverOptions, steps: usize) -> f64 {
-    4e-9 * (solver.dmft_points * solver.dmft_scrambles) as f64 * (steps * steps) as f64
+    use propdp_core::config::{DMFT_POINTS, DmftMethod, LONG_HORIZON_FROM, LONG_HORIZON_POINTS};
+    let long = solver.dmft == DmftMethod::LongHorizon || (solver.dmft == DmftMethod::Auto && steps > LONG_HORIZON_FROM);
+    let paths = |default: usize| (solver.dmft_points.unwrap_or(default) * solver.dmft_scrambles) as f64;
+    if long {
+        7e-7 * paths(LONG_HORIZON_POINTS) * steps as f64
+    } else {
+        4e-9 * paths(DMFT_POINTS) * (steps * steps) as f64
+    }
 }
 
 /// Estimated seconds of `reps` simulated repetitions at d features and

@@ -37,7 +37,10 @@ pub use algorithm::{NoiseSource, RawAlgorithm, RawBudget};
 pub use plot::PlotSpec;
 pub use problem::{RawNoise, RawProblem};
 pub use simulation::{SimulationConfig, check_simulation};
-pub use solver::{DmftMethod, DmftOptions, FixedPointOptions, LogisticOptions, SolverOptions};
+pub use solver::{
+    DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LONG_HORIZON_POINTS, LogisticOptions,
+    SolverOptions,
+};
 pub use tune::{TuneConfig, TuneSpec};
 
 use crate::error::ConfigError;

@@ -15,30 +15,46 @@ pub struct SolverOptions {
     pub max_iter: usize,
     /// Gauss–Hermite nodes over the teacher field ν (logistic).
     pub quad_nodes: usize,
-    /// DP-GD theory: RQMC sample points per scramble (≤ 65536).
-    pub dmft_points: usize,
+    /// DP-GD theory: RQMC sample points per scramble (≤ 65536); when absent
+    /// [`DMFT_POINTS`] for the full-memory state evolution and
+    /// [`LONG_HORIZON_POINTS`] for the long-horizon one.
+    pub dmft_points: Option<usize>,
     /// DP-GD theory: independent scrambles (≥ 2; their spread is the stderr).
     pub dmft_scrambles: usize,
     /// Wall-clock budget of one point's iterative solve, in seconds: past it
     /// the point is a typed error, not a wait.
     pub time_limit: f64,
     /// How DP-GD/DP-SGD trajectories are predicted: `auto` (unclipped least
-    /// squares exactly as a spectral integral, the rest by the DMFT) or
-    /// `exact` (the DMFT with its full memory for every model, O(N·T³): the
-    /// reference).
+    /// squares exactly as a spectral integral, the rest by the full-memory
+    /// DMFT up to [`LONG_HORIZON_FROM`] steps and the long-horizon state
+    /// evolution beyond), `exact` (the DMFT with its full memory for every
+    /// model, O(N·T³), T ≤ 1000: the reference) or `long_horizon` (the
+    /// long-horizon state evolution for every model).
     pub dmft: DmftMethod,
 }
+
+/// Default RQMC points per scramble of the full-memory state evolution.
+pub const DMFT_POINTS: usize = 1 << 14;
+/// Default RQMC points per replicate of the long-horizon state evolution
+/// (its per-step cost is linear in them; at 4 × 4096 its standard errors are
+/// below a d = 1000, 40-repetition simulation's, docs/theory.md §3.3).
+pub const LONG_HORIZON_POINTS: usize = 1 << 12;
+/// Horizons above which `dmft = "auto"` uses the long-horizon state evolution.
+pub const LONG_HORIZON_FROM: usize = 100;
 
 /// `solver.dmft`: the method of DP-GD/DP-SGD predictions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DmftMethod {
-    /// The exact method each model has: the spectral solution for unclipped
-    /// least squares, the full-memory DMFT otherwise.
+    /// The spectral solution for unclipped least squares; otherwise the
+    /// full-memory DMFT up to [`LONG_HORIZON_FROM`] steps, the long-horizon
+    /// state evolution beyond.
     #[default]
     Auto,
-    /// The full-memory DMFT for every model.
+    /// The full-memory DMFT for every model (T ≤ 1000).
     Exact,
+    /// The long-horizon state evolution for every model.
+    LongHorizon,
 }
 
 impl Default for SolverOptions {
@@ -47,7 +63,7 @@ impl Default for SolverOptions {
             tol: 1e-10,
             max_iter: 500,
             quad_nodes: 96,
-            dmft_points: 1 << 14,
+            dmft_points: None,
             dmft_scrambles: 4,
             time_limit: 60.0,
             dmft: DmftMethod::Auto,
@@ -78,8 +94,8 @@ pub struct LogisticOptions {
 /// What the DP-GD state evolution uses: its RQMC budget and method.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DmftOptions {
-    /// Scrambled Sobol points per scramble.
-    pub points: usize,
+    /// Scrambled Sobol points per scramble (absent: the method's default).
+    pub points: Option<usize>,
     /// Independent scrambles (their spread is the standard error).
     pub scrambles: usize,
     /// The method.
@@ -102,10 +118,12 @@ impl SolverOptions {
                 "8 ≤ quad_nodes ≤ 256",
             ));
         }
-        if !(256..=65_536).contains(&self.dmft_points) {
+        if let Some(points) = self.dmft_points
+            && !(256..=65_536).contains(&points)
+        {
             return Err(ConfigError::range(
                 "solver.dmft_points",
-                self.dmft_points,
+                points,
                 "256 ≤ dmft_points ≤ 65536",
             ));
         }
@@ -133,7 +151,7 @@ impl SolverOptions {
     /// let o = SolverOptions { tol: 1e-8, ..SolverOptions::default() };
     /// assert_eq!(o.fixed_point().tol, 1e-8);
     /// assert_eq!(o.logistic().quad_nodes, 96);
-    /// assert_eq!(o.dmft().points, 16384);
+    /// assert_eq!(o.dmft().points, None);
     /// ```
     pub fn fixed_point(&self) -> FixedPointOptions {
         FixedPointOptions {

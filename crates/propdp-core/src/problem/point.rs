@@ -172,23 +172,6 @@ impl Point {
         smoothness(&self.model, self.delta, self.algorithm.lambda())
     }
 
-    /// T ≤ [`DMFT_MAX_STEPS`] unless the point has the exact least-squares
-    /// solution (unclipped least squares), which serves T ≤ [`MAX_STEPS`].
-    fn check_horizon(&self, steps: usize, clip: Option<f64>) -> Result<(), ConfigError> {
-        let spectral = matches!(self.model, Model::LeastSquares { .. }) && clip.is_none();
-        if steps > DMFT_MAX_STEPS && !spectral {
-            return Err(ConfigError::range(
-                "algorithm.steps",
-                steps,
-                &format!(
-                    "1 ≤ steps ≤ {DMFT_MAX_STEPS} for this model (the state evolution costs O(N·T³): T = 1000 \
-                     takes about half an hour); unclipped least squares is solved exactly up to {MAX_STEPS}"
-                ),
-            ));
-        }
-        Ok(())
-    }
-
     /// DP-GD checks: η > 0 and below the divergence threshold 2/L of
     /// noiseless gradient descent, 1 ≤ steps ≤ [`MAX_STEPS`], and the conditional
     /// Huber loss only with Gaussian noise.
@@ -215,7 +198,6 @@ impl Point {
             ));
         }
         parameters::check("steps", "algorithm.steps", steps as f64)?;
-        self.check_horizon(steps, None)?;
         self.check_loss_variant(loss_variant)
     }
 
@@ -246,7 +228,6 @@ impl Point {
         check_dpsgd_privacy_fields(sample_rate, clip)?;
         parameters::check("eta", "algorithm.eta", eta)?;
         parameters::check("steps", "algorithm.steps", steps as f64)?;
-        self.check_horizon(steps, clip)?;
         if eta * lambda >= 2.0 {
             return Err(ConfigError::range(
                 "algorithm.eta",

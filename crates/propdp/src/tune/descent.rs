@@ -97,7 +97,7 @@ impl<'a> DescentSearch<'a> {
         calibrations: &'a Calibrations,
     ) -> Self {
         let coarse = TheorySolver::new(SolverOptions {
-            dmft_points: COARSE_POINTS.min(opts.dmft_points),
+            dmft_points: Some(opts.dmft_points.map_or(COARSE_POINTS, |p| COARSE_POINTS.min(p))),
             dmft_scrambles: COARSE_SCRAMBLES,
             ..opts
         });

@@ -1,0 +1,146 @@
+//! The long-horizon state evolution (docs/theory.md §3.3) against the
+//! full-memory DMFT at T = 200, and against the exact least-squares
+//! trajectory at T = 10⁴: every metric at every step as z-scores combining
+//! both solvers' standard errors (they share no random numbers: rms z ≤ 2
+//! over all steps, |z| ≤ 4 at the checkpoints), and its reported truncation
+//! error within the tolerance it promises.
+
+use propdp_core::loss::Loss;
+use propdp_theory::dmft::{self, DmftParams, DmftPath};
+use propdp_theory::least_squares::{self, LeastSquaresParams};
+use propdp_theory::long_horizon::{self, TRUNCATION_TOL};
+
+/// Huber DP-GD (δ = 1, s² = 1, M = 1, label noise 0.5, λ = 0.5, σ = 1, η = 0.4).
+fn huber() -> DmftParams {
+    DmftParams {
+        delta: 1.0,
+        s2: 1.0,
+        lambda: 0.5,
+        sigma: 1.0,
+        eta: 0.4,
+        steps: 200,
+        sample_rate: 1.0,
+        clip: f64::INFINITY,
+        loss: Loss::Huber { m: 1.0 },
+        noise_sd: 0.5,
+        points: 1024,
+        scrambles: 32,
+        seed: 3,
+    }
+}
+
+/// Checkpoints 1, 2, 5, 10, 20, 50, … up to T, and T.
+fn checkpoints(steps: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = (0..)
+        .map(|k| [1, 2, 5][k % 3] * 10usize.pow(k as u32 / 3))
+        .take_while(|&t| t < steps)
+        .collect();
+    out.push(steps);
+    out
+}
+
+/// The rms z-score of `a` against `b` over every metric and step t ≥ 1, and
+/// the largest |z| at the checkpoints (the largest printed with its metric
+/// and step). Over thousands of steps the per-step standard errors, each
+/// estimated from a few replicates, have heavy tails, so the maximum is
+/// taken where a user reads the path, as the simulation tests do.
+fn z_scores(a: &DmftPath, b: &DmftPath) -> (f64, f64) {
+    let (mut sum, mut max, mut count) = (0.0, 0.0f64, 0.0);
+    let mut worst = String::new();
+    for (name, va) in &a.mean {
+        let (vb, sa, sb) = (&b.mean[name], &a.stderr[name], &b.stderr[name]);
+        let steps = va.len() - 1;
+        let marks = checkpoints(steps);
+        for t in 1..=steps {
+            let z = (va[t] - vb[t]) / (sa[t].powi(2) + sb[t].powi(2)).sqrt().max(1e-12);
+            sum += z * z;
+            count += 1.0;
+            if marks.contains(&t) && z.abs() > max {
+                max = z.abs();
+                worst = format!("{name} at t = {t}: {} ± {} vs {} ± {}", va[t], sa[t], vb[t], sb[t]);
+            }
+        }
+    }
+    println!("largest |z| at a checkpoint {max:.2}: {worst}");
+    ((sum / count).sqrt(), max)
+}
+
+fn agrees_with_the_full_memory_solver(p: DmftParams) {
+    let long = long_horizon::solve(&p).expect("long-horizon solve");
+    let exact = dmft::solve(&DmftParams { points: 2048, ..p }).expect("full-memory solve");
+    let (rms, max) = z_scores(&long.path, &exact);
+    assert!(
+        rms <= 2.0 && max <= 4.0,
+        "{p:?}: rms z {rms:.2}, max |z| {max:.2} (window {})",
+        long.window
+    );
+    assert!(long.approx_error <= TRUNCATION_TOL, "{}", long.approx_error);
+}
+
+#[test]
+fn huber_dpgd_agrees_with_the_full_memory_solver_at_t_200() {
+    agrees_with_the_full_memory_solver(huber());
+}
+
+#[test]
+fn clipped_logistic_dpsgd_agrees_with_the_full_memory_solver_at_t_200() {
+    agrees_with_the_full_memory_solver(DmftParams {
+        delta: 0.5,
+        lambda: 0.1,
+        sigma: 0.5,
+        eta: 1.0,
+        sample_rate: 0.5,
+        clip: 0.5,
+        loss: Loss::Logistic,
+        noise_sd: 0.0,
+        ..huber()
+    });
+}
+
+#[test]
+fn huber_dpsgd_at_a_small_rate_agrees_with_the_full_memory_solver_at_t_200() {
+    // memory ~1/q = 50 steps: the far field acts through the block sums
+    agrees_with_the_full_memory_solver(DmftParams {
+        eta: 1.0,
+        lambda: 0.01,
+        sigma: 0.2,
+        sample_rate: 0.02,
+        clip: 1.0,
+        ..huber()
+    });
+}
+
+#[test]
+fn least_squares_dpsgd_at_t_10000_agrees_with_the_exact_trajectory() {
+    // unclipped least squares forced through the long-horizon solver
+    let p = DmftParams {
+        delta: 0.5,
+        s2: 1.0,
+        lambda: 0.05,
+        sigma: 0.1,
+        eta: 0.5,
+        steps: 10_000,
+        sample_rate: 0.01,
+        clip: f64::INFINITY,
+        loss: Loss::Squared,
+        noise_sd: 0.5,
+        points: 1024,
+        scrambles: 8,
+        seed: 5,
+    };
+    let long = long_horizon::solve(&p).expect("long-horizon solve");
+    let exact = least_squares::solve(&LeastSquaresParams {
+        delta: p.delta,
+        s2: p.s2,
+        noise_sd: p.noise_sd,
+        lambda: p.lambda,
+        sigma: p.sigma,
+        eta: p.eta,
+        sample_rate: p.sample_rate,
+        steps: p.steps,
+    })
+    .expect("exact trajectory");
+    let (rms, max) = z_scores(&long.path, &exact.path);
+    assert!(rms <= 2.0 && max <= 4.0, "rms z {rms:.2}, max |z| {max:.2}");
+    assert!(long.approx_error <= TRUNCATION_TOL, "{}", long.approx_error);
+}
