@@ -20,9 +20,8 @@
 //! with R_θ(j,k) from virtual paths (the recursion driven by unit impulses);
 //! lags ≥ W are dropped, and W is doubled (the solve restarted) until the
 //! estimated effect of the dropped tail on the metrics is below
-//! [`TRUNCATION_TOL`]. Selections are Rao–Blackwellised in each kernel row
-//! (ĝ_t → q·clip(ℓ'_t) in C_g(t,·), ĥ_t → q·ℓ''_t1{|ℓ'_t| < C} as the
-//! terminal weight of R_g(t,·), and in the Stein drift). The metrics come from
+//! [`TRUNCATION_TOL`]. Selections are Rao–Blackwellised in C_g's rows
+//! (ĝ_t → q·clip(ℓ'_t) in C_g(t,·)) and in the Stein drift. The metrics come from
 //! the covariance of the generated linear state (θ̃ and ũ windows and blocks),
 //! propagated exactly: norm2 = s²A_t² + Var(θ̃_t); the training loss is the
 //! path mean. Expectations are plain Monte Carlo (ChaCha8 streams per
@@ -423,8 +422,6 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
         onsager0.iter_mut().for_each(|o| o.push(&mem, &step, &vec![0.0; n]));
         virt.push(&mem, &step, &vv);
     }
-    // R_θ(s + l, s) at rth[(s % W)·W + l − 1], l = 1..=W
-    let mut rth = vec![0.0; w * w];
     // the generator family: ĝ and ũ
     let mut generator = Partition::new(GEN_WINDOW, GEN_RULE);
     let mut gtrack = Track::new(n, GEN_WINDOW);
@@ -562,11 +559,11 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
         }
         gtrack.push(&generator, &step_u, &g);
         utrack.push(&generator, &step_u, &u_t);
-        // 4. R_g(t, t − m), m < W: reverse mode, terminal weight q·ℓ''_t·1{|ℓ'| < C} (Rao–Blackwellised)
-        let omega: Vec<f64> = hh.iter().map(|x| q * x).collect();
+        // 4. R_g(t, t − m), m < W: reverse mode from the selected paths (terminal weight ĥ_t;
+        //    Rao–Blackwellising it costs every path a pass and did not lower the metrics' spread)
         let mut acc = vec![0.0; w.min(t + 1)];
-        events.adjoints(t, w, &rth, eta, &omega, &mut acc);
-        events.record(t, w, &h);
+        events.adjoints(t, w, &vv, eta, &h, &mut acc);
+        events.record(t, w, &h, &vv);
         let rg: Vec<f64> = acc.iter().map(|x| a * x / nf).collect();
         // 5. the drift (Stein, Rao–Blackwellised): D_t = (a·q/s)·E[z₀(c_t − βc⁰_t)]
         let beta_s = kappa2 / (p.s2 + kappa2);
@@ -597,7 +594,7 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
             .collect();
         // the truncation estimate (once lags ≥ W exist)
         if t >= w {
-            let (e, decay_rate) = truncation_estimate(&rth, &rg, w, t, eta, a, q, h_max);
+            let (e, decay_rate) = truncation_estimate(&vv, &rg, w, t, eta, a, q, h_max);
             let e = e * c_tt.sqrt();
             if e > TRUNCATION_TOL {
                 // the estimate falls like exp(−γ·W): the window that meets the tolerance, plus a quarter
@@ -634,10 +631,7 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
         memory(&virt, &mem, t, &near, &far, &mut vmem);
         recursion(&mut vv, decay, eta, &vmem, None);
         vv[t % w] += 1.0;
-        for l in 1..=w.min(t + 1) {
-            let s = t + 1 - l;
-            rth[(s % w) * w + l - 1] = vv[s % w];
-        }
+        events.store_row(t + 1, w, &vv);
         amp = decay * amp - eta * drift;
         // the state's covariance: θ̃_{t+1}, then the windows and blocks of step t + 1
         let mut terms: Vec<(Slot, f64)> = vec![(Slot::Theta(t), decay), (Slot::U(t), -eta)];
@@ -681,7 +675,7 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
 /// lag at the window's end.
 #[allow(clippy::too_many_arguments)]
 fn truncation_estimate(
-    rth: &[f64],
+    now: &[f64],
     rg: &[f64],
     w: usize,
     t: usize,
@@ -690,7 +684,7 @@ fn truncation_estimate(
     q: f64,
     h_max: f64,
 ) -> (f64, f64) {
-    let r = |l: usize| rth[((t - l) % w) * w + l - 1].abs();
+    let r = |l: usize| now[(t - l) % w].abs();
     let quarter = (w / 4).max(1);
     let tail = |last: f64, prev: f64, sum_last: f64| {
         let ratio = last / prev;

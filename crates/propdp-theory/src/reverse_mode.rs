@@ -4,10 +4,13 @@
 //! R_g(t,k) = a·E[ω_t b_k] where ω_t is the terminal weight (ĥ_t, or its
 //! Rao–Blackwellised q·ℓ''_t·1{|ℓ'_t| < C}). Only steps with ĥ_k ≠ 0 (the
 //! path's events: selected and unclipped) carry a non-zero adjoint, so at
-//! small q each path's pass costs (its events in the window)², a handful;
-//! at q near 1 every step is an event and the pass runs densely over the
-//! window, LANES paths at a time with their adjoints side by side (the inner
-//! loop vectorises over the lanes).
+//! small q each path's pass costs (its events in the window)², a handful,
+//! with R_θ between its own events kept beside them (copied from the current
+//! row R_θ(t,·) when an event is recorded: the pass reads only the path's own
+//! memory and that row, never the W×W triangle); at q near 1 every step is an
+//! event and the pass runs densely over the window, LANES paths at a time
+//! with their adjoints side by side (the inner loop vectorises over the
+//! lanes).
 //!
 //! # References
 //! - Griewank, Walther (2008), *Evaluating Derivatives*, 2nd ed., ch. 3
@@ -21,13 +24,17 @@ const DENSE_EVENTS: f64 = 16.0;
 
 /// Each path's recent events.
 pub(crate) enum Events {
-    /// ĥ of every path at the last W steps: h[(k mod W)·N + i].
-    Dense { h: Vec<f64> },
-    /// A ring of each path's last `cap` events (step, ĥ).
+    /// ĥ of every path at the last W steps, h[(k mod W)·N + i], and the
+    /// response triangle R_θ(k + l, k) at rth[(k mod W)·W + l − 1], l = 1..=W.
+    Dense { h: Vec<f64>, rth: Vec<f64> },
+    /// A ring of each path's last `cap` events (step, ĥ), and for every
+    /// pair of them R_θ(later, earlier) at pair[(i·cap + earlier)·cap + later]
+    /// (an earlier event's responses side by side, as the pass reads them).
     Sparse {
         cap: usize,
         step: Vec<usize>,
         h: Vec<f64>,
+        pair: Vec<f64>,
         len: Vec<usize>,
         next: Vec<usize>,
     },
@@ -35,27 +42,42 @@ pub(crate) enum Events {
 
 impl Events {
     /// Storage for `n` paths, window `w`, sample rate `q`: a ring holding the
-    /// window's events with overwhelming probability (mean + 10 sd + 10).
+    /// window's events with overwhelming probability (mean + 6 sd + 8; an
+    /// older event beyond it is dropped, as if outside the window).
     pub(crate) fn new(n: usize, w: usize, q: f64) -> Self {
         let mean = q * w as f64;
         if mean >= DENSE_EVENTS {
-            Events::Dense { h: vec![0.0; w * n] }
+            Events::Dense {
+                h: vec![0.0; w * n],
+                rth: vec![0.0; w * w],
+            }
         } else {
-            let cap = w.min((mean + 10.0 * mean.sqrt() + 10.0).ceil() as usize);
+            let cap = w.min((mean + 6.0 * mean.sqrt() + 8.0).ceil() as usize);
             Events::Sparse {
                 cap,
                 step: vec![0; n * cap],
                 h: vec![0.0; n * cap],
+                pair: vec![0.0; n * cap * cap],
                 len: vec![0; n],
                 next: vec![0; n],
             }
         }
     }
 
-    /// Record ĥ_t of every path (zero: no event).
-    pub(crate) fn record(&mut self, t: usize, w: usize, hs: &[f64]) {
+    /// Keep the row R_θ(t, ·) (`now[s mod W]` = R_θ(t, s)) for the dense pass.
+    pub(crate) fn store_row(&mut self, t: usize, w: usize, now: &[f64]) {
+        if let Events::Dense { rth, .. } = self {
+            for l in 1..=w.min(t) {
+                let s = t - l;
+                rth[(s % w) * w + l - 1] = now[s % w];
+            }
+        }
+    }
+
+    /// Record ĥ_t of every path (zero: no event); `now[s mod W]` = R_θ(t, s).
+    pub(crate) fn record(&mut self, t: usize, w: usize, hs: &[f64], now: &[f64]) {
         match self {
-            Events::Dense { h } => {
+            Events::Dense { h, .. } => {
                 let n = hs.len();
                 h[(t % w) * n..(t % w + 1) * n].copy_from_slice(hs);
             }
@@ -63,29 +85,40 @@ impl Events {
                 cap,
                 step,
                 h,
+                pair,
                 len,
                 next,
             } => {
+                let cap = *cap;
                 for (i, &x) in hs.iter().enumerate().filter(|(_, x)| **x != 0.0) {
                     let slot = next[i];
-                    step[i * *cap + slot] = t;
-                    h[i * *cap + slot] = x;
-                    next[i] = (slot + 1) % *cap;
-                    len[i] = (len[i] + 1).min(*cap);
+                    // R_θ(t, k) for the path's events k still in the window
+                    for e in 0..len[i].min(cap - 1) {
+                        let old = (slot + cap - 1 - e) % cap;
+                        let k = step[i * cap + old];
+                        if k + w <= t {
+                            break;
+                        }
+                        pair[(i * cap + old) * cap + slot] = now[k % w];
+                    }
+                    step[i * cap + slot] = t;
+                    h[i * cap + slot] = x;
+                    next[i] = (slot + 1) % cap;
+                    len[i] = (len[i] + 1).min(cap);
                 }
             }
         }
     }
 
     /// Σ_paths ω_t·b_{t−m}, m < min(W, t + 1), into `acc` (zeroed here);
-    /// `rth[(k mod W)·W + l − 1]` = R_θ(k + l, k).
-    #[allow(clippy::needless_range_loop)]
-    pub(crate) fn adjoints(&self, t: usize, w: usize, rth: &[f64], eta: f64, omega: &[f64], acc: &mut [f64]) {
+    /// `now[s mod W]` = R_θ(t, s).
+    #[allow(clippy::needless_range_loop, clippy::too_many_arguments)]
+    pub(crate) fn adjoints(&self, t: usize, w: usize, now: &[f64], eta: f64, omega: &[f64], acc: &mut [f64]) {
         let n = omega.len();
         let span = w.min(t + 1);
         acc[..span].fill(0.0);
         match self {
-            Events::Dense { h } => {
+            Events::Dense { h, rth } => {
                 let mut adj = vec![[0.0; LANES]; span];
                 for i0 in (0..n).step_by(LANES) {
                     let lanes = LANES.min(n - i0);
@@ -120,26 +153,27 @@ impl Events {
                 cap,
                 step,
                 h,
+                pair,
                 len,
                 next,
             } => {
                 let cap = *cap;
-                let mut later: Vec<(usize, f64)> = Vec::with_capacity(cap + 1);
+                // the later events' (slot, adjoint); the terminal's weight enters through R_θ(t, k)
+                let mut later: Vec<(usize, f64)> = Vec::with_capacity(cap);
                 for (i, &wt) in omega.iter().enumerate().filter(|(_, x)| **x != 0.0) {
                     acc[0] += wt;
                     later.clear();
-                    later.push((t, 1.0));
                     for e in 0..len[i] {
                         let slot = (next[i] + cap - 1 - e) % cap;
                         let k = step[i * cap + slot];
                         if k + w <= t {
                             break;
                         }
-                        let row = &rth[(k % w) * w..(k % w + 1) * w];
-                        let s: f64 = later.iter().map(|&(j, bj)| row[j - k - 1] * bj).sum();
+                        let row = &pair[(i * cap + slot) * cap..(i * cap + slot + 1) * cap];
+                        let s: f64 = now[k % w] + later.iter().map(|&(j, bj)| row[j] * bj).sum::<f64>();
                         let bk = -eta * h[i * cap + slot] * s;
                         acc[t - k] += wt * bk;
-                        later.push((k, bk));
+                        later.push((slot, bk));
                     }
                 }
             }

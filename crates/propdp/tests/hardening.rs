@@ -346,8 +346,8 @@ fn d8_d9_d10_d14_sizes_and_tolerances_are_refused_before_any_work() {
         (
             QUICK
                 .replace("\"objective\"", "\"dpgd\"")
-                .replace("sigma = [0.0, 1.0]", "sigma = 1.0\neta = 0.01\nsteps = 10000"),
-            &["algorithm.steps", "1000"],
+                .replace("sigma = [0.0, 1.0]", "sigma = 1.0\neta = 0.01\nsteps = 100001"),
+            &["algorithm.steps", "100000"],
         ),
     ];
     for (text, needles) in cases {
