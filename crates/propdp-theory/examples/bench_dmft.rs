@@ -1,11 +1,15 @@
-//! Wall-clock of the DMFT of DP-GD (standard logistic, δ = 2, σ = 1) for
-//! T ∈ {10, 25, 50, 100} at N = 2^16 and 2^18 sample points in total
-//! (4 scrambles in parallel on the machine's cores).
+//! Wall-clock of the state evolution of DP-GD (standard logistic, δ = 2,
+//! σ = 1): the full-memory DMFT (`dmft::solve`, O(N·T³)) against the
+//! long-horizon solver (`long_horizon::solve`, O(N·T), docs/theory.md §3.3),
+//! measured in the same run, for T ∈ {10, 25, 50, 100} at N = 2^16 and 2^18
+//! sample points in total (4 scrambles or replicates in parallel on the
+//! machine's cores).
 //! Run: cargo run --release -p propdp-theory --example bench_dmft
 use std::time::Instant;
 
 use propdp_core::loss::Loss;
-use propdp_theory::dmft::{DmftParams, solve};
+use propdp_theory::dmft::{self, DmftParams, DmftPath};
+use propdp_theory::long_horizon;
 
 fn main() {
     for total in [1usize << 16, 1 << 18] {
@@ -25,15 +29,20 @@ fn main() {
                 scrambles: 4,
                 seed: 1,
             };
+            let show = |name: &str, seconds: f64, path: &DmftPath| {
+                println!(
+                    "N = 2^{}, T = {steps:>3}, {name:12}: {seconds:7.2} s  (est_err2 = {:.5} ± {:.1e})",
+                    total.trailing_zeros(),
+                    path.mean["est_err2"][steps],
+                    path.stderr["est_err2"][steps]
+                );
+            };
             let t = Instant::now();
-            let path = solve(&p).unwrap();
-            let se = path.stderr["est_err2"][steps];
-            println!(
-                "N = 2^{}, T = {steps:>3}: {:7.2} s  (est_err2 = {:.5} ± {se:.1e})",
-                total.trailing_zeros(),
-                t.elapsed().as_secs_f64(),
-                path.mean["est_err2"][steps]
-            );
+            let path = dmft::solve(&p).unwrap();
+            show("full memory", t.elapsed().as_secs_f64(), &path);
+            let t = Instant::now();
+            let long = long_horizon::solve(&p).unwrap();
+            show("long horizon", t.elapsed().as_secs_f64(), &long.path);
         }
     }
 }

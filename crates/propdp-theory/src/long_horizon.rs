@@ -12,21 +12,22 @@
 //! with ũ ~ GP(0, C_g) and ξ̃ white, so (ν, w) has exactly the law of the
 //! full-memory solver's Gaussian fields and no T×T covariance or Cholesky
 //! factor is formed. The memories Σ_k R_g(t,k)X_k keep NEAR exact lags and
-//! act with R_g's block sums on the block sums of a [`crate::dyadic`]
+//! act with R_g's block sums on the block sums of a dyadic
 //! partition of the older past (its blocks grow with their age). ũ_t is drawn
 //! by exact Gaussian conditioning, under the estimated C_g, on its last
 //! GEN_WINDOW values and its block sums. R_g(t,·) comes from the reverse-mode
 //! pass over each path's own events (steps with ĥ ≠ 0) in the last W steps,
 //! with R_θ(j,k) from virtual paths (the recursion driven by unit impulses);
-//! lags ≥ W are dropped, and W is doubled (the solve restarted) until the
-//! estimated effect of the dropped tail on the metrics is below
-//! [`TRUNCATION_TOL`]. Selections are Rao–Blackwellised in C_g's rows
+//! lags ≥ W are dropped, and W is widened (the solve restarted, with the
+//! window the estimate's decay asks for) until the estimated effect of the
+//! dropped tail on the metrics is below [`TRUNCATION_TOL`]. Selections are Rao–Blackwellised in C_g's rows
 //! (ĝ_t → q·clip(ℓ'_t) in C_g(t,·)) and in the Stein drift. The metrics come from
 //! the covariance of the generated linear state (θ̃ and ũ windows and blocks),
 //! propagated exactly: norm2 = s²A_t² + Var(θ̃_t); the training loss is the
-//! path mean. Expectations are plain Monte Carlo (ChaCha8 streams per
-//! replicate); the prediction is the mean over independent replicates with
-//! their spread as standard error.
+//! path mean. Expectations use padded RQMC as the full-memory solver does
+//! (plain Monte Carlo biased the metrics at O(1/N) through the kernels'
+//! feedback, docs/theory.md §3.3); the prediction is the mean over
+//! independent replicates with their spread as standard error.
 //!
 //! # References
 //! - Celentano, Cheng, Montanari (2021), *The high-dimensional asymptotics of
