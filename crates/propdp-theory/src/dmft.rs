@@ -181,6 +181,36 @@ pub(crate) fn aggregate(runs: Vec<Vec<Metrics>>, steps: usize) -> DmftPath {
     DmftPath { mean, stderr }
 }
 
+/// The metrics at step t from the overlap m_t = s²A_t, C_θ(t,t) and the
+/// training loss, or [`DmftError::Diverged`] when C_θ(t,t) blew up.
+pub(crate) fn step_metrics(
+    p: &DmftParams,
+    t: usize,
+    m_t: f64,
+    c_tt: f64,
+    train_loss: f64,
+) -> Result<Metrics, DmftError> {
+    if !c_tt.is_finite() || c_tt > 1e12 {
+        return Err(DmftError::Diverged {
+            step: t,
+            norm2: c_tt,
+            params: Box::new(*p),
+        });
+    }
+    let mut mt = Metrics::new();
+    mt.insert(metrics::EST_ERR2.into(), c_tt - 2.0 * m_t + p.s2);
+    mt.insert(metrics::OVERLAP.into(), m_t);
+    mt.insert(metrics::NORM2.into(), c_tt);
+    mt.insert(metrics::TRAIN_LOSS.into(), train_loss);
+    if matches!(p.loss, Loss::Logistic | Loss::ConditionalLogistic) {
+        mt.insert(
+            metrics::TEST_CLASS_ERR.into(),
+            crate::logistic::test_class_error(p.s2, m_t, c_tt),
+        );
+    }
+    Ok(mt)
+}
+
 /// Relative size below which a Cholesky pivot of Cov(ν, w) counts as zero.
 const PIVOT_TOL: f64 = 1e-6;
 
@@ -363,26 +393,7 @@ fn solve_scramble(p: &DmftParams, seed: u32, cancelled: &(dyn Fn() -> bool + Syn
                 gt[i] = clip(d1);
             }
         }
-        let m_t = p.s2 * amp[t];
-        let c_tt = cth[t][t];
-        if !c_tt.is_finite() || c_tt > 1e12 {
-            return Err(DmftError::Diverged {
-                step: t,
-                norm2: c_tt,
-                params: Box::new(*p),
-            });
-        }
-        let mut mt = Metrics::new();
-        mt.insert(metrics::EST_ERR2.into(), c_tt - 2.0 * m_t + p.s2);
-        mt.insert(metrics::OVERLAP.into(), m_t);
-        mt.insert(metrics::NORM2.into(), c_tt);
-        mt.insert(metrics::TRAIN_LOSS.into(), loss / nf);
-        if matches!(p.loss, Loss::Logistic | Loss::ConditionalLogistic) {
-            mt.insert(
-                metrics::TEST_CLASS_ERR.into(),
-                crate::logistic::test_class_error(p.s2, m_t, c_tt),
-            );
-        }
+        let mt = step_metrics(p, t, p.s2 * amp[t], cth[t][t], loss / nf)?;
         out.push(mt);
         g.push(gt);
         h.push(ht);

@@ -41,11 +41,11 @@ use std::collections::{HashMap, VecDeque};
 
 use nalgebra::{DMatrix, DVector};
 use propdp_core::loss::{Loss, sigmoid};
-use propdp_core::metrics::{self, Metrics};
+use propdp_core::metrics::Metrics;
 use rayon::prelude::*;
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use crate::dmft::{DmftError, DmftParams, DmftPath, STEIN_MIN_S2, aggregate, rqmc_uniform4};
+use crate::dmft::{DmftError, DmftParams, DmftPath, STEIN_MIN_S2, aggregate, rqmc_uniform4, step_metrics};
 use crate::dyadic::{Block, Dyadic, Partition, Track};
 use crate::reverse_mode::Events;
 
@@ -465,27 +465,8 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
                 c0[b][i] = clip(p.loss.eval(baselines[b][i], th[i] - eta * on0[b][i]).1);
             }
         }
-        let m_t = p.s2 * amp;
         let c_tt = p.s2 * amp * amp + state.var(Slot::Theta(t));
-        if !c_tt.is_finite() || c_tt > 1e12 {
-            return Err(DmftError::Diverged {
-                step: t,
-                norm2: c_tt,
-                params: Box::new(*p),
-            }
-            .into());
-        }
-        let mut mt = Metrics::new();
-        mt.insert(metrics::EST_ERR2.into(), c_tt - 2.0 * m_t + p.s2);
-        mt.insert(metrics::OVERLAP.into(), m_t);
-        mt.insert(metrics::NORM2.into(), c_tt);
-        mt.insert(metrics::TRAIN_LOSS.into(), loss / nf);
-        if matches!(p.loss, Loss::Logistic | Loss::ConditionalLogistic) {
-            mt.insert(
-                metrics::TEST_CLASS_ERR.into(),
-                crate::logistic::test_class_error(p.s2, m_t, c_tt),
-            );
-        }
+        let mt = step_metrics(p, t, p.s2 * amp, c_tt, loss / nf)?;
         out.push(mt);
         if t == tt {
             break;
