@@ -40,6 +40,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use nalgebra::{DMatrix, DVector};
+use propdp_core::config::simulation::machine_memory;
 use propdp_core::loss::{Loss, sigmoid};
 use propdp_core::metrics::Metrics;
 use rayon::prelude::*;
@@ -47,7 +48,7 @@ use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::dmft::{DmftError, DmftParams, DmftPath, STEIN_MIN_S2, aggregate, rqmc_uniform4, step_metrics};
 use crate::dyadic::{Block, Dyadic, Partition, Track};
-use crate::reverse_mode::Events;
+use crate::reverse_mode::{self, Events};
 
 /// Exact lags of R_g's rows in the memories; older lags act on block sums.
 pub const NEAR: usize = 10;
@@ -99,6 +100,16 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
     }
     let mut window = (p.steps + 1).min(16.max((2.0 / p.sample_rate).ceil() as usize));
     loop {
+        let (need, total) = (memory_estimate(p, window), machine_memory());
+        if need > 0.8 * total {
+            return Err(invalid(format!(
+                "memory estimate {:.1} GB (response window W = {window}, {} paths per replicate) above 80% of this \
+                 machine's {:.1} GB: lower solver.dmft_points",
+                need / 1e9,
+                p.points,
+                total / 1e9
+            )));
+        }
         let runs: Vec<Result<Run, Stop>> = (0..p.scrambles as u32)
             .into_par_iter()
             .map(|k| replicate(p, p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k), window, cancelled))
@@ -137,6 +148,19 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
             window,
         });
     }
+}
+
+/// Bytes a solve holds at once at response window `w`: per replicate running
+/// in parallel, the per-path histories (θ̃, O and the baselines' O⁰ over the
+/// memory blocks, ĝ and ũ over the generator's, up to 64 blocks each), the
+/// virtual paths and the events.
+fn memory_estimate(p: &DmftParams, w: usize) -> f64 {
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let parallel = p.scrambles.min(threads) as f64;
+    let n = p.points as f64;
+    let histories = 4.0 * n * (NEAR + 1 + 64) as f64 + 2.0 * n * (GEN_WINDOW + 64) as f64 + 16.0 * n;
+    let virtual_paths = w as f64 * (NEAR + 1 + 64) as f64;
+    parallel * (8.0 * (histories + virtual_paths) + reverse_mode::bytes(p.points, w, p.sample_rate))
 }
 
 /// One replicate's metrics and truncation estimate.
@@ -698,4 +722,37 @@ fn truncation_estimate(
     }
     let relaxation: f64 = (1..=w).map(r).sum::<f64>() + tail_theta;
     (2.0 * eta * tail_g * relaxation, rate)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(points: usize, sample_rate: f64) -> DmftParams {
+        DmftParams {
+            delta: 1.0,
+            s2: 1.0,
+            lambda: 0.01,
+            sigma: 1.0,
+            eta: 0.5,
+            steps: 20_000,
+            sample_rate,
+            clip: 1.0,
+            loss: Loss::Huber { m: 1.0 },
+            noise_sd: 0.5,
+            points,
+            scrambles: 4,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn the_memory_estimate_counts_the_dense_history_and_the_sparse_pairs() {
+        // dense at q = 1: ĥ over the window for every path, 8·W·N bytes per replicate
+        let dense = memory_estimate(&params(65_536, 1.0), MAX_WINDOW);
+        assert!(dense > 8.0 * (MAX_WINDOW * 65_536) as f64, "{dense:e}");
+        // sparse at q = 0.002, W = 4000: 8 events expected, the pair table cap² per path
+        let sparse = memory_estimate(&params(4096, 0.002), 4000);
+        assert!(sparse < 1e9 && sparse > 8.0 * 4096.0 * 30.0 * 30.0, "{sparse:e}");
+    }
 }

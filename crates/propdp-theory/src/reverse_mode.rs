@@ -40,10 +40,28 @@ pub(crate) enum Events {
     },
 }
 
+/// The sparse ring's capacity: the window's events with overwhelming
+/// probability (mean + 6 sd + 8; an older event beyond it is dropped, as if
+/// outside the window).
+fn capacity(w: usize, q: f64) -> usize {
+    let mean = q * w as f64;
+    w.min((mean + 6.0 * mean.sqrt() + 8.0).ceil() as usize)
+}
+
+/// Bytes the events of `n` paths take at window `w` and sample rate `q`.
+pub(crate) fn bytes(n: usize, w: usize, q: f64) -> f64 {
+    let (n, wf) = (n as f64, w as f64);
+    8.0 * if q * wf >= DENSE_EVENTS {
+        wf * n + wf * wf
+    } else {
+        let cap = capacity(w, q) as f64;
+        n * cap * (cap + 2.0) + 2.0 * n
+    }
+}
+
 impl Events {
-    /// Storage for `n` paths, window `w`, sample rate `q`: a ring holding the
-    /// window's events with overwhelming probability (mean + 6 sd + 8; an
-    /// older event beyond it is dropped, as if outside the window).
+    /// Storage for `n` paths, window `w`, sample rate `q` (dense from
+    /// DENSE_EVENTS expected events per window).
     pub(crate) fn new(n: usize, w: usize, q: f64) -> Self {
         let mean = q * w as f64;
         if mean >= DENSE_EVENTS {
@@ -52,7 +70,7 @@ impl Events {
                 rth: vec![0.0; w * w],
             }
         } else {
-            let cap = w.min((mean + 6.0 * mean.sqrt() + 8.0).ceil() as usize);
+            let cap = capacity(w, q);
             Events::Sparse {
                 cap,
                 step: vec![0; n * cap],
