@@ -17,7 +17,7 @@ impl Progress for Bar {
         let bar = ProgressBar::new(total);
         bar.set_style(
             ProgressStyle::with_template(&format!(
-                "{{spinner}} {stage} [{{bar:40}}] {{pos}}/{{len}} ({{eta}} left)"
+                "{{spinner}} {stage} [{{bar:40}}] {{pos}}/{{len}} ({{eta}} left) {{msg}}"
             ))
             .expect("valid template")
             .progress_chars("=> "),
@@ -35,6 +35,12 @@ impl Progress for Bar {
         match self.bar.lock().expect("bar lock").as_ref() {
             Some(b) => b.suspend(|| eprintln!("{text}")),
             None => eprintln!("{text}"),
+        }
+    }
+
+    fn detail(&self, text: &str) {
+        if let Some(b) = self.bar.lock().expect("bar lock").as_ref() {
+            b.set_message(text.to_string());
         }
     }
 

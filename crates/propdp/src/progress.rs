@@ -11,6 +11,10 @@ pub trait Progress: Sync {
     fn advance(&self, n: u64);
     /// A message for the user, e.g. a point that failed (the work goes on).
     fn message(&self, text: &str);
+    /// What the current unit is doing, shown beside the stage's progress and
+    /// replaced by the next (e.g. how far a long DP-SGD point's state
+    /// evolution has come); nothing by default.
+    fn detail(&self, _text: &str) {}
     /// The current stage is over.
     fn end(&self);
     /// True when the caller asks the work to stop (e.g. Ctrl-C in Python):

@@ -15,6 +15,9 @@ use propdp_sim::{Repetition, SimSettings, SimSummary, simulate_reps, summarise};
 use propdp_theory::solve::{Solution, State, TheorySolver};
 
 use crate::progress::{Cancelled, Progress};
+
+/// Points with more steps than this report their progress step by step.
+const LONG_POINT_STEPS: usize = 100;
 use crate::provenance::Manifest;
 use crate::rundir::{Existing, RUN, RunDir};
 use crate::shard::{Shard, Unit, WARM_BLOCK, owned};
@@ -218,6 +221,7 @@ impl Pass<'_> {
     fn theory(&mut self, cfg: &Config) -> Result<()> {
         let points = cfg.sweep.points();
         let solver = TheorySolver::new(cfg.raw.solver);
+        let cfg_scrambles = cfg.raw.solver.dmft_scrambles;
         let mine: Vec<usize> = self
             .units
             .iter()
@@ -249,8 +253,23 @@ impl Pass<'_> {
             let entry = failure(key, point, None);
             let provenance = self.manifest.provenance();
             let progress = self.progress;
-            let outcome = guarded(|| solver.solve_cancellable(point, warm, &|| progress.cancelled()))
+            // the state evolution asks once per step and replicate: report every 1% of a long point
+            let steps = point.algorithm().gradient_steps().map_or(0, |g| g.steps);
+            let asked = std::sync::atomic::AtomicUsize::new(0);
+            let per_percent = (steps * cfg_scrambles / 100).max(1);
+            let check = || {
+                let n = asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                if steps > LONG_POINT_STEPS && n.is_multiple_of(per_percent) {
+                    let done = (100 * n / (steps * cfg_scrambles)).min(100);
+                    progress.detail(&format!("point {index}: {done}% of its {steps} steps"));
+                }
+                progress.cancelled()
+            };
+            let outcome = guarded(|| solver.solve_cancellable(point, warm, &check))
                 .map(|sol| theory_record(point, index, sol, &provenance));
+            if steps > LONG_POINT_STEPS {
+                progress.detail("");
+            }
             if progress.cancelled() {
                 return Err(Cancelled.into());
             }
