@@ -28,6 +28,10 @@ pub struct SolverReport {
     /// standard error (absent when the method has none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approx_error: Option<f64>,
+    /// The long-horizon solver's response window W: the lags of R_g it
+    /// keeps (absent for the other methods).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<usize>,
 }
 
 /// The method that predicted a DP-GD/DP-SGD trajectory.

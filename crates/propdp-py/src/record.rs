@@ -30,6 +30,9 @@ pub(crate) fn record_dict<'py>(py: Python<'py>, r: &Record) -> PyResult<Bound<'p
     if let Some(e) = r.solver.approx_error {
         solver.set_item(intern!(py, "approx_error"), e)?;
     }
+    if let Some(w) = r.solver.window {
+        solver.set_item(intern!(py, "window"), w)?;
+    }
     d.set_item(intern!(py, "solver"), solver)?;
     let provenance = PyDict::new(py);
     provenance.set_item(intern!(py, "config_sha256"), &r.provenance.config_sha256)?;
