@@ -115,10 +115,16 @@ pub struct Record {
     pub solver: SolverReport,
     /// What produced the record.
     pub provenance: Provenance,
-    /// DP-GD: every metric at every step t = 0..=T (theory: prediction;
-    /// simulation: mean over repetitions). `metrics` holds the last step.
+    /// DP-GD: every metric at every step t = 0..=T, or at the steps
+    /// `per_step_at` lists (theory: prediction; simulation: mean over
+    /// repetitions). `metrics` holds the last step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_step: Option<BTreeMap<String, Vec<f64>>>,
+    /// The steps the per-step arrays hold, increasing and ending at T
+    /// (absent: every step 0..=T). A simulation beyond
+    /// 1000 steps evaluates its metrics on a grid of steps only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_step_at: Option<Vec<usize>>,
     /// DP-GD: standard error of every per-step value (theory: RQMC spread
     /// over independent scrambles; simulation: over repetitions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -156,6 +162,7 @@ impl Record {
             },
             provenance: provenance.clone(),
             per_step: None,
+            per_step_at: None,
             per_step_stderr: None,
             privacy: Privacy::of(point),
             simulation: None,
@@ -230,7 +237,8 @@ impl Record {
     /// a converged solver; every number finite; every metric the theory
     /// offers present and within its range ([`crate::metrics::out_of_range`]);
     /// for a prediction, est_err2 = s² − 2·overlap + norm2; per-step curves
-    /// of T + 1 values; for a simulation the same n, d, repetitions, seed,
+    /// of T + 1 values (or one per step `per_step_at` lists, increasing up to
+    /// T); for a simulation the same n, d, repetitions, seed,
     /// generator, design and block, and per-repetition values of every metric.
     /// `expected` is [`Record::new`] of the point, with the
     /// [`SimRecord`] a simulation would carry (its statistics are not compared).
@@ -319,13 +327,23 @@ impl Record {
                 s2 - 2.0 * o + n
             ));
         }
-        let steps = self.params.get("steps").map(|&t| t as usize + 1);
+        let steps = self.params.get("steps").map(|&t| t as usize);
+        let len = match (&self.per_step_at, steps) {
+            (Some(_), None) => return Err("per_step_at is given for an algorithm without steps".into()),
+            (Some(at), Some(t)) => {
+                if at.windows(2).any(|w| w[0] >= w[1]) || at.last() != Some(&t) {
+                    return Err(format!("per_step_at is not increasing up to T = {t}"));
+                }
+                Some((at.len(), "the length of per_step_at"))
+            }
+            (None, t) => t.map(|t| (t + 1, "T + 1")),
+        };
         for (field, curves) in [("per_step", &self.per_step), ("per_step_stderr", &self.per_step_stderr)] {
-            match (curves, steps) {
+            match (curves, len) {
                 (Some(_), None) => return Err(format!("{field} is given for an algorithm without steps")),
-                (Some(c), Some(len)) => {
+                (Some(c), Some((len, what))) => {
                     if let Some((name, v)) = c.iter().find(|(_, v)| v.len() != len) {
-                        return Err(format!("{field}.{name} has {} values, not T + 1 = {len}", v.len()));
+                        return Err(format!("{field}.{name} has {} values, not {what} = {len}", v.len()));
                     }
                 }
                 (None, _) => {}

@@ -191,7 +191,10 @@ fn grouped(records: &[Record], spec: &PlotSpec, look: &Look) -> Result<Vec<Figur
     let metric_names = spec.metrics.clone().unwrap_or_else(|| look.metrics.clone());
     let x_log = spec.x_log.unwrap_or_else(|| {
         if x == "t" {
-            return false;
+            // a long run's transient and its tail on one axis
+            return records
+                .iter()
+                .any(|r| r.params.get("steps").is_some_and(|&t| t >= LOG_TIME_FROM));
         }
         let xs: Vec<f64> = records.iter().filter_map(|r| x_value(r, &x)).collect();
         let (lo, hi) = xs
@@ -303,6 +306,9 @@ fn x_value(r: &Record, x: &str) -> Option<f64> {
 /// at the largest d with that d.
 type SeriesData = (Vec<(f64, f64)>, BTreeMap<u64, (usize, SimPoint)>);
 
+/// Runs of at least this many steps are drawn against a log time axis by default.
+const LOG_TIME_FROM: f64 = 1000.0;
+
 fn panel(group: &[&Record], metric: &str, x: &str, series: Option<&str>) -> Panel {
     let mut by_series: BTreeMap<Option<u64>, SeriesData> = BTreeMap::new();
     if x == "t" {
@@ -311,19 +317,21 @@ fn panel(group: &[&Record], metric: &str, x: &str, series: Option<&str>) -> Pane
             let Some(path) = r.per_step.as_ref().and_then(|p| p.get(metric)) else {
                 continue;
             };
+            // the step of each value: `per_step_at`, or every step
+            let step = |i: usize| r.per_step_at.as_ref().map_or(i, |at| at[i]) as f64;
             let entry = by_series.entry(series.map(|s| r.params[s].to_bits())).or_default();
             match &r.simulation {
-                None => entry.0.extend(path.iter().enumerate().map(|(t, &v)| (t as f64, v))),
+                None => entry.0.extend(path.iter().enumerate().map(|(i, &v)| (step(i), v))),
                 Some(sim) => {
                     let se = r.per_step_stderr.as_ref().and_then(|p| p.get(metric));
-                    for (t, &v) in path.iter().enumerate() {
-                        let stderr = se.map_or(0.0, |s| s[t]);
+                    for (i, &v) in path.iter().enumerate() {
+                        let stderr = se.map_or(0.0, |s| s[i]);
                         let p = SimPoint {
-                            x: t as f64,
+                            x: step(i),
                             mean: v,
                             stderr,
                         };
-                        let slot = entry.1.entry((t as f64).to_bits()).or_insert((sim.d, p));
+                        let slot = entry.1.entry(step(i).to_bits()).or_insert((sim.d, p));
                         if sim.d >= slot.0 {
                             *slot = (sim.d, p);
                         }

@@ -343,11 +343,13 @@ fn draw_panel<DB: DrawingBackend>(
         for (i, c) in panel.curves.iter().enumerate() {
             let col = color(c, i);
             let keep = |y: f64| !fig.y_log || y > 0.0;
+            let keep_x = |x: f64| !fig.x_log || x > 0.0;
             chart.draw_series(LineSeries::new(
-                c.theory.iter().copied().filter(|p| keep(p.1)),
+                c.theory.iter().copied().filter(|p| keep_x(p.0) && keep(p.1)),
                 col.stroke_width(2),
             ))?;
-            chart.draw_series(c.sim.iter().filter(|p| keep(p.mean - 2.0 * p.stderr)).map(|p| {
+            let sim = || c.sim.iter().filter(|p| keep_x(p.x));
+            chart.draw_series(sim().filter(|p| keep(p.mean - 2.0 * p.stderr)).map(|p| {
                 ErrorBar::new_vertical(
                     p.x,
                     p.mean - 2.0 * p.stderr,
@@ -358,8 +360,7 @@ fn draw_panel<DB: DrawingBackend>(
                 )
             }))?;
             chart.draw_series(
-                c.sim
-                    .iter()
+                sim()
                     .filter(|p| keep(p.mean))
                     .map(|p| Circle::new((p.x, p.mean), 4, col.filled())),
             )?;

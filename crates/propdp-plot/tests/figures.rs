@@ -44,6 +44,7 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
             git_commit: "x".into(),
         },
         per_step: None,
+        per_step_at: None,
         per_step_stderr: None,
         privacy: None,
         simulation: sim_d.map(|d| SimRecord {

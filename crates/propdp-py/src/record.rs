@@ -39,6 +39,9 @@ pub(crate) fn record_dict<'py>(py: Python<'py>, r: &Record) -> PyResult<Bound<'p
     provenance.set_item(intern!(py, "crate_version"), &r.provenance.crate_version)?;
     provenance.set_item(intern!(py, "git_commit"), &r.provenance.git_commit)?;
     d.set_item(intern!(py, "provenance"), provenance)?;
+    if let Some(at) = &r.per_step_at {
+        d.set_item(intern!(py, "per_step_at"), at)?;
+    }
     if let Some(per_step) = &r.per_step {
         d.set_item(intern!(py, "per_step"), per_step)?;
     }

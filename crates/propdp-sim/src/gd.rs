@@ -3,6 +3,11 @@
 //! and mini-batch DP-SGD (§3.1): a fresh Poisson batch B_t (each row with
 //! probability q) and per-example gradients clipped to norm C,
 //! θ_{t+1} = θ_t − η(Σ_{i∈B_t} clip_C(ℓ'ᵢ xᵢ) + λθ_t + σ ξ_t).
+//!
+//! A step touches only its batch's rows; the metrics (the training loss is a
+//! pass over every row) are evaluated at every step up to
+//! [`EVERY_STEP_UP_TO`] steps and on the grid [`evaluation_steps`] beyond, so
+//! a run at T = 10⁴ and q = 0.01 costs about q·n·d per step.
 
 use nalgebra::{DMatrix, DVector};
 use propdp_core::loss::Loss;
@@ -27,6 +32,46 @@ pub enum GdError {
     },
 }
 
+/// Longest run whose metrics are evaluated at every step.
+pub const EVERY_STEP_UP_TO: usize = 1000;
+
+/// The steps at which a run of `steps` steps evaluates its metrics: `None`
+/// (every step) up to [`EVERY_STEP_UP_TO`]; beyond, every step t ≤ 50, the
+/// decades' 1-2-5 steps, a geometric grid of ratio 1.1, every ⌈T/50⌉-th
+/// step and T — 150–200 steps, dense enough for a log or a linear time
+/// axis.
+///
+/// ```
+/// use propdp_sim::gd::evaluation_steps;
+/// assert_eq!(evaluation_steps(1000), None);
+/// let at = evaluation_steps(10_000).unwrap();
+/// assert!(at.contains(&5000) && at.contains(&2000) && *at.last().unwrap() == 10_000);
+/// assert!(at.len() < 400 && at.windows(2).all(|w| w[0] < w[1]));
+/// ```
+pub fn evaluation_steps(steps: usize) -> Option<Vec<usize>> {
+    if steps <= EVERY_STEP_UP_TO {
+        return None;
+    }
+    let mut at: Vec<usize> = (0..=50).collect();
+    let mut decade = 1;
+    while decade <= steps {
+        at.extend([decade, 2 * decade, 5 * decade]);
+        decade *= 10;
+    }
+    let mut x = 50.0_f64;
+    while x < steps as f64 {
+        at.push(x.round() as usize);
+        x *= 1.1;
+    }
+    let stride = steps.div_ceil(50);
+    at.extend((0..=steps).step_by(stride));
+    at.push(steps);
+    at.retain(|&t| t <= steps);
+    at.sort_unstable();
+    at.dedup();
+    Some(at)
+}
+
 /// The descent's settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Descent {
@@ -47,8 +92,9 @@ pub struct Descent {
 }
 
 impl Descent {
-    /// Run the descent; `observe(t, θ_t, train_loss_t)` is called for
-    /// t = 0..=steps, where train_loss_t = (1/n) Σ ℓ(labelᵢ, (Xθ_t)ᵢ).
+    /// Run the descent; `observe(t, θ_t, train_loss_t)` is called for the
+    /// steps of [`evaluation_steps`] (every t = 0..=steps up to
+    /// [`EVERY_STEP_UP_TO`]), where train_loss_t = (1/n) Σ ℓ(labelᵢ, (Xθ_t)ᵢ).
     /// `xt` is the design row by row (Xᵀ, d × n: column i is xᵢ); `labels`
     /// are yᵢ for standard losses and νᵢ = xᵢᵀθ* for conditional ones.
     pub fn run<R: Rng, F: FnMut(usize, &DVector<f64>, f64)>(
@@ -68,8 +114,12 @@ impl Descent {
         // buffers reused at every step: the loop allocates nothing
         let mut selected = vec![true; n];
         let (mut xi, mut grad) = (DVector::zeros(d), DVector::zeros(d));
+        let at = evaluation_steps(self.steps);
+        let mut next_at = 0;
         for t in 0..=self.steps {
             let last = t == self.steps;
+            let evaluated = at.as_ref().is_none_or(|at| at.get(next_at) == Some(&t));
+            next_at += usize::from(evaluated);
             // the batch of this step (drawn before the pass; nothing else draws between)
             if !last && self.sample_rate < 1.0 {
                 for s in selected.iter_mut() {
@@ -82,6 +132,9 @@ impl Descent {
             let (th, g) = (theta.as_slice(), grad.as_mut_slice());
             let mut loss = 0.0;
             for (i, row) in xt.as_slice().chunks_exact(d.max(1)).enumerate() {
+                if !evaluated && !selected[i] {
+                    continue;
+                }
                 let (l, d1, _) = self.loss.eval(labels[i], dot(row, th));
                 loss += l;
                 if last || !selected[i] {
@@ -111,7 +164,9 @@ impl Descent {
                 };
                 return Err(GdError::Diverged { step: t, norm2, advice });
             }
-            observe(t, &theta, loss / n as f64);
+            if evaluated {
+                observe(t, &theta, loss / n as f64);
+            }
             if last {
                 break;
             }

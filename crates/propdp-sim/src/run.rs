@@ -116,7 +116,8 @@ pub struct SimSummary {
     pub stderr: Metrics,
     /// Every metric of every repetition.
     pub per_rep: BTreeMap<String, Vec<f64>>,
-    /// DP-GD: mean and standard error of every metric at every step t = 0..=T.
+    /// DP-GD: mean and standard error of every metric at every evaluated
+    /// step ([`crate::gd::evaluation_steps`]).
     pub per_step: Option<PerStep>,
     /// Largest final ‖∇F‖/√d over repetitions (0 for DP-GD, which runs a
     /// fixed number of steps).
@@ -125,7 +126,7 @@ pub struct SimSummary {
     pub max_iterations: usize,
 }
 
-/// Per-step summaries: metric name → values at t = 0..=T.
+/// Per-step summaries: metric name → values at the evaluated steps.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PerStep {
     /// Mean over repetitions of every metric at every step.
@@ -139,7 +140,8 @@ pub struct PerStep {
 pub struct Repetition {
     /// Every metric of the fitted (or last-step) estimator.
     pub metrics: Metrics,
-    /// DP-GD/DP-SGD: every metric at every step t = 0..=T.
+    /// DP-GD/DP-SGD: every metric at every evaluated step
+    /// ([`crate::gd::evaluation_steps`]).
     pub per_step: Option<Vec<Metrics>>,
     /// Final ‖∇F‖/√d of the fit (0 for DP-GD).
     pub grad_norm: f64,
@@ -292,7 +294,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
                 source,
             })?;
         return Ok(Repetition {
-            metrics: per_step[steps].clone(),
+            metrics: per_step.last().expect("the last step is evaluated").clone(),
             per_step: Some(per_step),
             grad_norm: 0.0,
             iterations: steps,

@@ -444,9 +444,14 @@ pub fn simulation_record(
     provenance: &Provenance,
 ) -> Record {
     let (per_step, per_step_stderr) = s.per_step.map(|p| (p.mean, p.stderr)).unzip();
+    let per_step_at = per_step
+        .as_ref()
+        .and(point.algorithm().gradient_steps())
+        .and_then(|g| propdp_sim::gd::evaluation_steps(g.steps));
     Record {
         metrics: s.mean,
         per_step,
+        per_step_at,
         per_step_stderr,
         solver: SolverReport {
             converged: true,

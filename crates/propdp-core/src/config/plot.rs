@@ -11,7 +11,7 @@ use crate::error::ConfigError;
 /// x = "delta"                           # parameter on the x axis
 /// metrics = ["est_err2", "train_resid_trunc"]   # one panel each
 /// series = "sigma"                      # one curve per value
-/// x_log = true                          # default: log when x spans ≥ 20×
+/// x_log = true                          # default: log when x spans ≥ 20× (x = "t": when T ≥ 1000)
 /// y_log = false
 /// title = "DP Huber regression"
 /// ```

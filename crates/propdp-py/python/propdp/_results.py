@@ -20,7 +20,8 @@ class Result:
 
     ``metrics`` holds the prediction (theory) or the mean over repetitions
     (simulation); DP-GD records add every metric at every step
-    (``per_step``, numpy arrays of length T + 1) and their standard errors;
+    (``per_step``, numpy arrays of length T + 1, or over the steps
+    ``per_step_at`` lists) and their standard errors;
     simulation records add ``stderr``, ``per_rep`` (numpy arrays), ``n``,
     ``d``, ``reps`` and ``seed``. ``record`` is the record as a dict.
 
@@ -56,7 +57,14 @@ class Result:
     iterations = property(lambda self: self.record["solver"]["iterations"], doc="The solver's iterations.")
     residual = property(lambda self: self.record["solver"]["residual"], doc="The solver's final residual.")
     provenance = property(lambda self: self.record["provenance"], doc="Config hash, crate version, git commit.")
-    per_step = property(lambda self: self._array_field("per_step"), doc="DP-GD: metric → array over t = 0…T.")
+    per_step = property(
+        lambda self: self._array_field("per_step"),
+        doc="DP-GD: metric → array over t = 0…T, or over the steps ``per_step_at``.",
+    )
+    per_step_at = property(
+        lambda self: None if "per_step_at" not in self.record else np.asarray(self.record["per_step_at"]),
+        doc="The steps of the per-step arrays when not every step (a simulation beyond 1000 steps).",
+    )
     per_step_stderr = property(lambda self: self._array_field("per_step_stderr"), doc="DP-GD: their standard errors.")
     privacy = property(lambda self: self.record.get("privacy"), doc="The privacy guarantee, for DP records.")
     stderr = property(lambda self: self.record.get("stderr"), doc="Simulation: standard errors of the means.")
@@ -102,7 +110,8 @@ def frame(records: Iterable[Dict[str, Any]], per_step: bool = False) -> pd.DataF
     for simulations, d) with a column per parameter and per metric, the
     simulation's standard errors as ``<metric>_stderr``, and the solver's
     ``converged``/``iterations``/``residual``. With ``per_step``, one row per
-    record and step (column ``step``) for DP-GD records, metrics by step.
+    record and step (column ``step``; ``per_step_at`` where a simulation
+    evaluated only some steps) for DP-GD records, metrics by step.
     ``df.attrs["provenance"]`` holds the records' provenance."""
     rows: List[Dict[str, Any]] = []
     provenance: List[Dict[str, str]] = []
@@ -129,10 +138,12 @@ def frame(records: Iterable[Dict[str, Any]], per_step: bool = False) -> pd.DataF
         if per_step and r.get("per_step"):
             steps = r["per_step"]
             errors = r.get("per_step_stderr") or {}
-            for t in range(len(next(iter(steps.values())))):
+            count = len(next(iter(steps.values())))
+            at = r.get("per_step_at") or range(count)
+            for i, t in enumerate(at):
                 row = dict(base, step=t)
-                row.update({m: v[t] for m, v in steps.items()})
-                row.update({f"{m}_stderr": v[t] for m, v in errors.items()})
+                row.update({m: v[i] for m, v in steps.items()})
+                row.update({f"{m}_stderr": v[i] for m, v in errors.items()})
                 rows.append(row)
             continue
         row = dict(base)
