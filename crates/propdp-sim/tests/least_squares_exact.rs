@@ -1,12 +1,13 @@
 //! The exact least-squares trajectory (docs/theory.md §3.2: a spectral
 //! integral, no Monte Carlo) against simulated DP-GD/DP-SGD of the real
 //! algorithm at long horizons, and against the full-memory DMFT (RQMC) at a
-//! short one: every step, every metric.
+//! short one: every evaluated step, every metric.
 
 use propdp_core::config::{DmftMethod, SolverOptions};
 use propdp_core::record::DynamicsMethod;
 use propdp_core::validation::agrees;
 use propdp_core::{Algorithm, Design, LossVariant, Model, NoiseLaw, Point, Prior};
+use propdp_sim::gd::evaluation_steps;
 use propdp_sim::{SimSettings, simulate};
 use propdp_theory::solve::TheorySolver;
 
@@ -31,7 +32,7 @@ fn least_squares(delta: f64, lambda: f64, sigma: f64, eta: f64, steps: usize, q:
 }
 
 /// (disagreements by the §5 rule at the checkpoints t = 1, 2, 5, 10, 20, …
-/// and T, rms z over every step t ≥ 1 and metric) of the exact path against
+/// and T, rms z over every evaluated step t ≥ 1 and metric) of the exact path against
 /// a simulation at dimension `d`. (The rule at each of thousands of
 /// correlated steps would fail by chance: max |z| reaches 4–5.5 over 8000
 /// values at rms z 1.)
@@ -46,10 +47,14 @@ fn against_simulation(point: &Point, d: usize, reps: usize) -> (Vec<String>, f64
     )
     .expect("runs");
     let sim = sim.per_step.expect("a path");
+    // the simulation's evaluated steps (every step up to 1000)
+    let steps = point.params()["steps"] as usize;
+    let at = evaluation_steps(steps).unwrap_or_else(|| (0..=steps).collect());
     let (mut bad, mut z2, mut k) = (Vec::new(), 0.0, 0.0);
     for (name, tv) in &theory.mean {
-        for (t, &th) in tv.iter().enumerate().skip(1) {
-            let (m, se) = (sim.mean[name][t], sim.stderr[name][t]);
+        for (i, &t) in at.iter().enumerate().skip(1) {
+            let th = tv[t];
+            let (m, se) = (sim.mean[name][i], sim.stderr[name][i]);
             z2 += ((th - m) / se).powi(2);
             k += 1.0;
             if checkpoint(t, tv.len() - 1) && !agrees(th, m, se, d) {
