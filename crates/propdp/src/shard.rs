@@ -162,7 +162,7 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
     let s = cfg.raw.solver;
     let theory_cost = |i: usize| match points[i].algorithm().gradient_steps() {
         // the DMFT: RQMC paths × T² memory terms
-        Some(g) => dmft_cost(&s, g.steps),
+        Some(g) => dmft_cost(&s, g.steps, g.sample_rate),
         None => 1e-4,
     };
     // the DMFT starts from θ₀ = 0 at every point (no warm start): one point per unit
@@ -191,7 +191,7 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
     let mut simulated = Vec::new();
     for (i, p) in points.iter().enumerate() {
         for &d in &sim.d {
-            let steps = p.algorithm().gradient_steps().map(|g| g.steps);
+            let steps = p.algorithm().gradient_steps().map(|g| (g.steps, g.sample_rate));
             simulated.push(Unit {
                 source: Source::Simulation,
                 first: i,
@@ -227,26 +227,33 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
     out
 }
 
-/// Estimated seconds of a DMFT point with `steps` steps on one core: RQMC
-/// paths × T² memory terms for the full-memory solver, paths × T (about
-/// 0.7 µs per path-step) for the long-horizon one (measured scale; only
-/// ratios matter).
-pub(crate) fn dmft_cost(solver: &propdp_core::config::SolverOptions, steps: usize) -> f64 {
+/// Estimated seconds of a DMFT point with `steps` steps at sample rate `q`
+/// on one core: 1e-8 s × RQMC paths × T² for the full-memory solver (T = 100
+/// at the default budget: ~6.5 s), 3.5e-7 s × (1 + 4q) × paths × T for the
+/// long-horizon one (T = 1000 at 16384 paths: ~6 s at q = 0.01; at q = 1 the
+/// dense reverse pass makes it 10–55 s with the response window) — measured
+/// on this machine's kind (docs/theory.md §3.3), within a factor of 2–3.
+pub(crate) fn dmft_cost(solver: &propdp_core::config::SolverOptions, steps: usize, q: f64) -> f64 {
     use propdp_core::config::{DMFT_POINTS, DmftMethod, LONG_HORIZON_FROM, LONG_HORIZON_POINTS};
     let long = solver.dmft == DmftMethod::LongHorizon || (solver.dmft == DmftMethod::Auto && steps > LONG_HORIZON_FROM);
     let paths = |default: usize| (solver.dmft_points.unwrap_or(default) * solver.dmft_scrambles) as f64;
     if long {
-        7e-7 * paths(LONG_HORIZON_POINTS) * steps as f64
+        3.5e-7 * (1.0 + 4.0 * q) * paths(LONG_HORIZON_POINTS) * steps as f64
     } else {
-        4e-9 * paths(DMFT_POINTS) * (steps * steps) as f64
+        1e-8 * paths(DMFT_POINTS) * (steps * steps) as f64
     }
 }
 
 /// Estimated seconds of `reps` simulated repetitions at d features and
 /// aspect ratio δ (n = d/δ): a fit makes ~30 passes over X, DP-GD/DP-SGD
-/// with `steps` steps two per step.
-pub(crate) fn simulation_cost(reps: usize, d: usize, delta: f64, steps: Option<usize>) -> f64 {
-    let passes = steps.map_or(30.0, |t| 2.0 * t as f64);
+/// with `steps` = (T, q) two per step — or, beyond 1000 steps, q per step
+/// and two per evaluated step ([`propdp_sim::gd::evaluation_steps`]).
+pub(crate) fn simulation_cost(reps: usize, d: usize, delta: f64, steps: Option<(usize, f64)>) -> f64 {
+    let passes = steps.map_or(30.0, |(t, q)| match propdp_sim::gd::evaluation_steps(t) {
+        None => 2.0 * t as f64,
+        // a thinned run: its batches, and a full pass at each evaluated step
+        Some(at) => q * t as f64 + 2.0 * at.len() as f64,
+    });
     2e-9 * reps as f64 * (d as f64 / delta).round() * d as f64 * passes
 }
 

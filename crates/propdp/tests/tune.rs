@@ -351,6 +351,22 @@ seed = 5
             "tune.sample_rate",
         ),
         (cfg.replace("[\"dpgd\", \"dpsgd\"]", "[\"dpgd\"]"), "tune.sample_rate"),
+        // epochs and steps both; a clip candidate ≤ 0; epochs beyond the step cap at the smallest q
+        (
+            cfg.replace("steps = [2, 6]", "steps = [2, 6]\nepochs = [1]"),
+            "tune.epochs",
+        ),
+        (
+            cfg.replace("steps = [2, 6]", "steps = [2, 6]\nclip = [0.5, 0.0]"),
+            "tune.clip",
+        ),
+        (cfg.replace("steps = [2, 6]", "epochs = [40000]"), "tune.epochs"),
+        // a grid estimated beyond the limit, with the estimate
+        (
+            cfg.replace("steps = [2, 6]", "epochs = [1, 2, 5, 10, 20]\nmax_hours = 0.5")
+                .replace("sample_rate = [0.3, 1.0]", "sample_rate = [0.002, 0.01, 0.1, 1.0]"),
+            "this search is estimated at",
+        ),
     ] {
         let e = format!(
             "{:#}",

@@ -143,7 +143,10 @@ delta_priv = 1e-6
     assert_eq!(points.len(), 4);
     assert_eq!(points[1].delta(), 1.0);
     assert_eq!(points[2].s2(), 4.0);
-    assert_eq!(cfg.tune.dpgd_steps().unwrap(), [1, 2, 4, 8, 16, 32]);
+    assert_eq!(
+        cfg.tune.horizons().unwrap(),
+        tune::Horizons::Steps(vec![1, 2, 4, 8, 16, 32])
+    );
     let e = TuneConfig::from_toml_str(
         &text
             .replace("\"dpgd\"", "\"output\"")

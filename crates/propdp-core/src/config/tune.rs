@@ -24,7 +24,10 @@ use crate::sweep::Sweep;
 /// eta_fraction = [0.1, 0.25, 0.5, 0.9]  # DP-GD: candidate η, as fractions of 2/L
 /// # with "dpsgd" in algorithms: candidate sample rates (steps and
 /// # eta_fraction apply to it too, η as fractions of 2/L_q)
-/// # sample_rate = [0.05, 0.2, 1.0]
+/// # sample_rate = [0.002, 0.01, 0.05, 0.2, 1.0]
+/// # epochs = [1, 2, 5, 10]     # instead of steps: T = epochs/q at each q
+/// # clip = [0.1, 0.5]          # DP-SGD: candidate clipping norms C
+/// # max_hours = 1.0            # refuse a search estimated to take longer
 ///
 /// [simulation]                 # optional: simulate every optimum at one d
 /// d = 200
@@ -80,7 +83,51 @@ pub struct TuneSpec {
     pub eta_fraction: Option<ParamSpec>,
     /// DP-SGD: candidate sample rates q (default 0.05, 0.2, 1).
     pub sample_rate: Option<ParamSpec>,
+    /// DP-GD and DP-SGD: candidate numbers of epochs E instead of `steps`:
+    /// at sample rate q a run takes T = max(1, round(E/q)) steps.
+    pub epochs: Option<ParamSpec>,
+    /// DP-SGD: candidate per-example clipping norms C > 0 (default: none —
+    /// the loss's Lipschitz constant L bounds the gradient); the noise is
+    /// calibrated to the sensitivity min(C, L).
+    pub clip: Option<ParamSpec>,
+    /// Refuse a search whose estimated time exceeds this many hours
+    /// (default 1).
+    pub max_hours: Option<f64>,
 }
+
+/// The candidate horizons of DP-GD and DP-SGD: numbers of steps, or of
+/// epochs (T = E/q at sample rate q).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Horizons {
+    /// `tune.steps`: the same T at every q.
+    Steps(Vec<usize>),
+    /// `tune.epochs`: T = max(1, round(E/q)).
+    Epochs(Vec<f64>),
+}
+
+impl Horizons {
+    /// The candidate numbers of steps at sample rate `q`, increasing and
+    /// without repeats.
+    ///
+    /// ```
+    /// use propdp_core::config::tune::Horizons;
+    /// assert_eq!(Horizons::Epochs(vec![1.0, 2.5]).at(0.01), vec![100, 250]);
+    /// assert_eq!(Horizons::Epochs(vec![0.5, 1.0]).at(1.0), vec![1]);
+    /// assert_eq!(Horizons::Steps(vec![8, 2]).at(0.2), vec![2, 8]);
+    /// ```
+    pub fn at(&self, q: f64) -> Vec<usize> {
+        let mut t: Vec<usize> = match self {
+            Horizons::Steps(t) => t.clone(),
+            Horizons::Epochs(e) => e.iter().map(|e| ((e / q).round() as usize).max(1)).collect(),
+        };
+        t.sort_unstable();
+        t.dedup();
+        t
+    }
+}
+
+/// Default limit of a search's estimated time.
+pub const DEFAULT_MAX_HOURS: f64 = 1.0;
 
 impl TuneSpec {
     /// The budgets to tune for, validated: ε (> 0) with `delta_priv`
@@ -142,23 +189,65 @@ impl TuneSpec {
         Ok(v)
     }
 
-    /// DP-GD and DP-SGD candidate step counts, validated (integers up to
-    /// [`crate::problem::DMFT_MAX_STEPS`]).
-    pub fn dpgd_steps(&self) -> Result<Vec<usize>, ConfigError> {
-        let Some(spec) = &self.steps else {
-            return Ok(vec![1, 2, 4, 8, 16, 32]);
-        };
-        spec.values("tune.steps")?
-            .into_iter()
-            .map(|t| {
-                let most = crate::problem::DMFT_MAX_STEPS;
-                if (1.0..=most as f64).contains(&t) && t.fract() == 0.0 {
-                    Ok(t as usize)
-                } else {
-                    Err(ConfigError::range("tune.steps", t, &format!("integers 1 ≤ T ≤ {most}")))
+    /// DP-GD and DP-SGD candidate horizons, validated: `steps` (integers
+    /// 1 ≤ T ≤ [`crate::problem::MAX_STEPS`]) or `epochs` (E > 0 with
+    /// E/q ≤ MAX_STEPS at the smallest sample rate), not both; default
+    /// steps 1, 2, 4, 8, 16, 32.
+    pub fn horizons(&self) -> Result<Horizons, ConfigError> {
+        let most = crate::problem::MAX_STEPS;
+        match (&self.steps, &self.epochs) {
+            (Some(_), Some(_)) => Err(ConfigError::not_applicable(
+                "tune.epochs",
+                "give either tune.steps or tune.epochs (T = epochs/q), not both",
+            )),
+            (None, None) => Ok(Horizons::Steps(vec![1, 2, 4, 8, 16, 32])),
+            (Some(spec), None) => spec
+                .values("tune.steps")?
+                .into_iter()
+                .map(|t| {
+                    if (1.0..=most as f64).contains(&t) && t.fract() == 0.0 {
+                        Ok(t as usize)
+                    } else {
+                        Err(ConfigError::range("tune.steps", t, &format!("integers 1 ≤ T ≤ {most}")))
+                    }
+                })
+                .collect::<Result<_, _>>()
+                .map(Horizons::Steps),
+            (None, Some(spec)) => {
+                let q_min = self.sample_rates()?.into_iter().fold(1.0, f64::min);
+                let epochs = spec.values("tune.epochs")?;
+                match epochs.iter().find(|&&e| !(e > 0.0 && e / q_min <= most as f64)) {
+                    Some(&e) => Err(ConfigError::range(
+                        "tune.epochs",
+                        e,
+                        &format!("0 < epochs ≤ {most}·q (T = epochs/q ≤ {most} steps at q = {q_min})"),
+                    )),
+                    None => Ok(Horizons::Epochs(epochs)),
                 }
-            })
-            .collect()
+            }
+        }
+    }
+
+    /// DP-SGD candidate clipping norms, validated (C > 0); `[None]` (no
+    /// clipping) by default.
+    pub fn clips(&self) -> Result<Vec<Option<f64>>, ConfigError> {
+        let Some(spec) = &self.clip else {
+            return Ok(vec![None]);
+        };
+        let v = spec.values("tune.clip")?;
+        match v.iter().find(|c| !(**c > 0.0 && c.is_finite())) {
+            Some(&c) => Err(ConfigError::range("tune.clip", c, "clipping norms 0 < C < ∞")),
+            None => Ok(v.into_iter().map(Some).collect()),
+        }
+    }
+
+    /// The limit of the search's estimated time, validated (hours > 0).
+    pub fn max_hours(&self) -> Result<f64, ConfigError> {
+        match self.max_hours {
+            None => Ok(DEFAULT_MAX_HOURS),
+            Some(h) if h > 0.0 && h.is_finite() => Ok(h),
+            Some(h) => Err(ConfigError::range("tune.max_hours", h, "0 < hours < ∞")),
+        }
     }
 
     /// DP-GD and DP-SGD candidate η/(2/L_q), validated (in (0, 1)).
@@ -236,6 +325,8 @@ impl TuneConfig {
                 "\"dpgd\" or \"dpsgd\"",
             ),
             ("sample_rate", t.sample_rate.is_some(), dpsgd, "\"dpsgd\""),
+            ("epochs", t.epochs.is_some(), dpgd || dpsgd, "\"dpgd\" or \"dpsgd\""),
+            ("clip", t.clip.is_some(), dpsgd, "\"dpsgd\""),
         ] {
             if given && !applies {
                 return Err(ConfigError::not_applicable(
@@ -244,9 +335,11 @@ impl TuneConfig {
                 ));
             }
         }
-        t.dpgd_steps()?;
+        t.horizons()?;
         t.dpgd_eta_fractions()?;
         t.sample_rates()?;
+        t.clips()?;
+        t.max_hours()?;
         if (dpgd || dpsgd) && cfg.problem.noise().is_some_and(|n| !n.is_gaussian()) {
             return Err(ConfigError::range(
                 "tune.algorithms",

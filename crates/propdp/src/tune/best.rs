@@ -35,6 +35,9 @@ pub struct Best {
     /// DP-SGD: the tuned sample rate q.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sample_rate: Option<f64>,
+    /// DP-SGD: the tuned clipping norm C (absent: not clipped).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub clip: Option<f64>,
     /// The metric minimised.
     pub metric: String,
     /// Its predicted value at the optimum.
@@ -44,7 +47,7 @@ pub struct Best {
     pub stderr: Option<f64>,
     /// The optimum sits at the edge of the searched range (λ; for DP-GD and
     /// DP-SGD also the largest T, or η at a tenth of the smallest fraction;
-    /// for DP-SGD the smallest q).
+    /// for DP-SGD the smallest q, or the smallest or largest of several C).
     pub at_boundary: bool,
     /// With a `[simulation]` table: the simulated metric at the optimum.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -57,15 +60,16 @@ impl Best {
     /// The line of an optimum found for `budget`.
     pub fn new(opt: &Optimum, budget: Budget, metric: &str, provenance: &Provenance) -> Best {
         let algorithm = opt.point.algorithm();
-        let (eta, steps, sample_rate) = match algorithm {
-            Algorithm::Dpgd { eta, steps, .. } => (Some(eta), Some(steps), None),
+        let (eta, steps, sample_rate, clip) = match algorithm {
+            Algorithm::Dpgd { eta, steps, .. } => (Some(eta), Some(steps), None, None),
             Algorithm::Dpsgd {
                 eta,
                 steps,
                 sample_rate,
+                clip,
                 ..
-            } => (Some(eta), Some(steps), Some(sample_rate)),
-            _ => (None, None, None),
+            } => (Some(eta), Some(steps), Some(sample_rate), clip),
+            _ => (None, None, None, None),
         };
         Best {
             algorithm: algorithm.kind(),
@@ -77,6 +81,7 @@ impl Best {
             eta,
             steps,
             sample_rate,
+            clip,
             metric: metric.into(),
             value: opt.value,
             stderr: opt.stderr,
@@ -125,6 +130,7 @@ impl Best {
             ("noise", Some(self.noise)),
             ("eta", self.eta),
             ("sample_rate", self.sample_rate),
+            ("clip", self.clip),
             ("value", Some(self.value)),
             ("stderr", self.stderr),
             ("simulation.mean", self.simulation.as_ref().map(|s| s.mean)),
@@ -212,7 +218,8 @@ impl Best {
     pub fn describe(&self) -> String {
         let star = if self.at_boundary { "*" } else { "" };
         let lambda = sig3(self.lambda);
-        let q = self.sample_rate.map_or(String::new(), |q| format!(", q={}", sig3(q)));
+        let q = self.sample_rate.map_or(String::new(), |q| format!(", q={}", sig3(q)))
+            + &self.clip.map_or(String::new(), |c| format!(", C={}", sig3(c)));
         match (self.eta, self.steps) {
             (Some(eta), Some(t)) => format!("{:.4} (λ={lambda}, η={}, T={t}{q}{star})", self.value, sig3(eta)),
             _ => format!("{:.4} (λ={lambda}{star})", self.value),

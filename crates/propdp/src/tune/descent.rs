@@ -1,12 +1,13 @@
-//! DP-GD and DP-SGD search over (q, T, η, λ). For each sample rate q and
-//! number of steps T the noise is calibrated to the budget — DP-GD (q = 1)
-//! by the μ-GDP of T Gaussian steps (σ = √T·Δ/μ, μ from (ε, δ) or
-//! ρ = μ²/2), DP-SGD by the PLD accountant of the Poisson-subsampled Gaussian
-//! (or its zCDP, which has no amplification) — η is a fraction of the mean
-//! step's stability limit 2/L_q, L_q = q(L − λ) + λ, and the DMFT predicts
-//! the metric at step T.
+//! DP-GD and DP-SGD search over (q, T, η, C, λ). For each sample rate q,
+//! number of steps T (given, or epochs/q) and clipping norm C the noise is
+//! calibrated to the budget — DP-GD (q = 1) by the μ-GDP of T Gaussian steps
+//! (σ = √T·Δ/μ, μ from (ε, δ) or ρ = μ²/2), DP-SGD by the PLD accountant of
+//! the Poisson-subsampled Gaussian (or its zCDP, which has no amplification)
+//! with sensitivity min(C, L) — η is a fraction of the mean step's stability
+//! limit 2/L_q, L_q = q(L − λ) + λ, and the DMFT predicts the metric at
+//! step T (the long-horizon state evolution beyond 100 steps).
 //!
-//! 1. Grid q × T × η/(2/L_q) × λ ∈ {0} ∪ 6 log-spaced values, at a coarse
+//! 1. Grid q × T × η/(2/L_q) × C × λ ∈ {0} ∪ 6 log-spaced values, at a coarse
 //!    RQMC budget (2 scrambles × 4096 points). The scrambles are fixed, so
 //!    the prediction is a smooth deterministic function of the
 //!    hyperparameters and the grid ranks candidates consistently.
@@ -16,15 +17,17 @@
 //!    the config's `[solver]` RQMC budget; the best mean wins and its RQMC
 //!    standard error is reported.
 //!
-//! DP-SGD's clipping norm is not searched: the per-example gradient is
-//! bounded by the loss's Lipschitz constant L, which is the sensitivity used
-//! (clipping at C < L would lower the noise by C/L and bias the gradient).
+//! Without `tune.clip` candidates DP-SGD is not clipped: the per-example
+//! gradient is bounded by the loss's Lipschitz constant L, which is the
+//! sensitivity used; clipping at C < L lowers the noise by C/L and biases
+//! the gradient, which the DMFT of the clipped recursion predicts.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
 use propdp_core::accountant::{Mechanism, MechanismKind};
 use propdp_core::config::SolverOptions;
+use propdp_core::config::tune::Horizons;
 use propdp_core::problem::Budget;
 use propdp_core::{Algorithm, AlgorithmKind, LossVariant, Point};
 use propdp_theory::solve::TheorySolver;
@@ -64,10 +67,76 @@ pub struct Candidates<'a> {
     pub kind: AlgorithmKind,
     /// Sample rates q (DP-GD: only q = 1).
     pub sample_rates: &'a [f64],
-    /// Numbers of steps T.
-    pub steps: &'a [usize],
+    /// Numbers of steps T, or epochs.
+    pub horizons: &'a Horizons,
     /// η as fractions of 2/L_q.
     pub fractions: &'a [f64],
+    /// Clipping norms (None: not clipped; DP-GD: only None).
+    pub clips: &'a [Option<f64>],
+}
+
+impl Candidates<'_> {
+    /// Every grid candidate: q × T(q) × η fraction × C × λ.
+    fn grid(&self, lambdas: &[f64]) -> Vec<Knobs> {
+        let mut grid = Vec::new();
+        for &q in self.sample_rates {
+            for steps in self.horizons.at(q) {
+                for &fraction in self.fractions {
+                    for &clip in self.clips {
+                        for &lambda in lambdas {
+                            grid.push(Knobs {
+                                q,
+                                steps,
+                                fraction,
+                                clip,
+                                lambda,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        grid
+    }
+
+    /// Estimated seconds on one core of a search with final solver options
+    /// `opts` and λ in [lo, hi]: the grid at the coarse budget, the two Brent
+    /// searches (about 15 solves each) and three finalists at the full
+    /// budget, each at the grid's dearest point ([`crate::shard::dmft_cost`]).
+    pub fn cost(&self, opts: SolverOptions, lo: f64, hi: f64) -> f64 {
+        let coarse = coarse_options(opts);
+        let grid = self.grid(&lambda_grid(lo, hi));
+        let cost = |o: &SolverOptions, k: &Knobs| crate::shard::dmft_cost(o, k.steps, k.q);
+        let dearest = grid.iter().map(|k| cost(&opts, k)).fold(0.0, f64::max);
+        let dearest_coarse = grid.iter().map(|k| cost(&coarse, k)).fold(0.0, f64::max);
+        grid.iter().map(|k| cost(&coarse, k)).sum::<f64>() + 30.0 * dearest_coarse + 3.0 * dearest
+    }
+}
+
+/// The λ grid: 0 and LAMBDA_GRID log-spaced values in [lo, hi].
+fn lambda_grid(lo: f64, hi: f64) -> Vec<f64> {
+    std::iter::once(0.0)
+        .chain((0..LAMBDA_GRID).map(|i| (lo.ln() + (hi / lo).ln() * i as f64 / (LAMBDA_GRID - 1) as f64).exp()))
+        .collect()
+}
+
+/// The grid stage's solver options: the coarse RQMC budget.
+fn coarse_options(opts: SolverOptions) -> SolverOptions {
+    SolverOptions {
+        dmft_points: Some(opts.dmft_points.map_or(COARSE_POINTS, |p| COARSE_POINTS.min(p))),
+        dmft_scrambles: COARSE_SCRAMBLES,
+        ..opts
+    }
+}
+
+/// Hyperparameters of one DP-GD/DP-SGD candidate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Knobs {
+    q: f64,
+    steps: usize,
+    fraction: f64,
+    clip: Option<f64>,
+    lambda: f64,
 }
 
 /// The (q, T, η, λ) search of DP-GD or DP-SGD at one problem point and budget.
@@ -81,9 +150,6 @@ pub struct DescentSearch<'a> {
     calibrations: &'a Calibrations,
 }
 
-/// A grid candidate: (value, q, T, η fraction, λ).
-type Candidate = (f64, f64, usize, f64, f64);
-
 impl<'a> DescentSearch<'a> {
     /// A search at `base` for `budget`, minimising `metric` over the
     /// `candidates` (`opts` sets the final RQMC budget, `fine` solves at it).
@@ -96,13 +162,8 @@ impl<'a> DescentSearch<'a> {
         candidates: Candidates<'a>,
         calibrations: &'a Calibrations,
     ) -> Self {
-        let coarse = TheorySolver::new(SolverOptions {
-            dmft_points: Some(opts.dmft_points.map_or(COARSE_POINTS, |p| COARSE_POINTS.min(p))),
-            dmft_scrambles: COARSE_SCRAMBLES,
-            ..opts
-        });
         DescentSearch {
-            coarse,
+            coarse: TheorySolver::new(coarse_options(opts)),
             fine,
             base,
             budget,
@@ -114,42 +175,45 @@ impl<'a> DescentSearch<'a> {
 
     /// The calibrated point (standard loss), or None when no noise meets
     /// the budget.
-    pub fn point(&self, q: f64, steps: usize, fraction: f64, lambda: f64) -> Option<Point> {
+    fn point(&self, k: Knobs) -> Option<Point> {
         let dpgd = self.candidates.kind == AlgorithmKind::Dpgd;
         let mechanism = if dpgd {
-            MechanismKind::Dpgd { steps }
+            MechanismKind::Dpgd { steps: k.steps }
         } else {
             MechanismKind::Dpsgd {
-                steps,
-                sample_rate: q,
-                clip: None,
+                steps: k.steps,
+                sample_rate: k.q,
+                clip: k.clip,
             }
         };
         let sigma = self.calibrations.noise(&self.budget, &self.base, mechanism)?;
         let at_lambda = self
             .base
-            .with_algorithm(Algorithm::Objective { lambda, sigma: 0.0 })
+            .with_algorithm(Algorithm::Objective {
+                lambda: k.lambda,
+                sigma: 0.0,
+            })
             .ok()?;
-        let l_q = q * (at_lambda.smoothness() - lambda) + lambda;
-        let eta = fraction * 2.0 / l_q;
+        let l_q = k.q * (at_lambda.smoothness() - k.lambda) + k.lambda;
+        let eta = k.fraction * 2.0 / l_q;
         let loss_variant = LossVariant::Standard;
         let algorithm = if dpgd {
             Algorithm::Dpgd {
-                lambda,
+                lambda: k.lambda,
                 sigma,
                 eta,
-                steps,
+                steps: k.steps,
                 loss_variant,
             }
         } else {
             Algorithm::Dpsgd {
-                lambda,
+                lambda: k.lambda,
                 sigma,
                 eta,
-                steps,
+                steps: k.steps,
                 loss_variant,
-                sample_rate: q,
-                clip: None,
+                sample_rate: k.q,
+                clip: k.clip,
             }
         };
         self.base.with_algorithm(algorithm).ok()
@@ -163,69 +227,64 @@ impl<'a> DescentSearch<'a> {
         value.is_finite().then_some((value, se))
     }
 
-    fn coarse_value(&self, q: f64, steps: usize, fraction: f64, lambda: f64) -> Option<f64> {
-        self.eval(&self.coarse, &self.point(q, steps, fraction, lambda)?)
-            .map(|v| v.0)
+    fn coarse_value(&self, k: Knobs) -> Option<f64> {
+        self.eval(&self.coarse, &self.point(k)?).map(|v| v.0)
     }
 
-    /// The best (q, T, η, λ) with λ ∈ {0} ∪ [lo, hi].
+    /// The best (q, T, η, C, λ) with λ ∈ {0} ∪ [lo, hi].
     pub fn optimise(&self, lo: f64, hi: f64) -> Option<Optimum> {
-        let lambdas: Vec<f64> = std::iter::once(0.0)
-            .chain((0..LAMBDA_GRID).map(|i| (lo.ln() + (hi / lo).ln() * i as f64 / (LAMBDA_GRID - 1) as f64).exp()))
-            .collect();
+        let lambdas = lambda_grid(lo, hi);
         let c = self.candidates;
-        let mut grid: Vec<Candidate> = Vec::new();
-        for &q in c.sample_rates {
-            for &t in c.steps {
-                for &f in c.fractions {
-                    for &l in &lambdas {
-                        if let Some(v) = self.coarse_value(q, t, f, l) {
-                            grid.push((v, q, t, f, l));
-                        }
-                    }
-                }
-            }
-        }
+        let mut grid: Vec<(f64, Knobs)> = c
+            .grid(&lambdas)
+            .into_iter()
+            .filter_map(|k| Some((self.coarse_value(k)?, k)))
+            .collect();
         grid.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let &(mut best, q, t, mut f, mut l) = grid.first()?;
+        let &(mut best, mut k) = grid.first()?;
         // refine λ, then η, by Brent's method in log scale between the grid
         // neighbours (λ down to lambda_min/10; η down to a tenth of the
         // smallest fraction, up to 0.99 of the stability limit)
-        if l > 0.0 {
-            let i = lambdas.iter().position(|&x| x == l).expect("grid λ");
+        if k.lambda > 0.0 {
+            let i = lambdas.iter().position(|&x| x == k.lambda).expect("grid λ");
             let a = lambdas[i - 1].max(lo / 10.0).ln();
             let b = lambdas.get(i + 1).copied().unwrap_or(hi).ln();
-            let g = super::minimise(|g| self.coarse_value(q, t, f, g.exp()).unwrap_or(f64::INFINITY), a, b);
-            if let Some(v) = self.coarse_value(q, t, f, g.exp()).filter(|&v| v <= best) {
-                (best, l) = (v, g.exp());
+            let at = |g: f64| Knobs { lambda: g.exp(), ..k };
+            let g = super::minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b);
+            if let Some(v) = self.coarse_value(at(g)).filter(|&v| v <= best) {
+                (best, k) = (v, at(g));
             }
         }
         let mut fr = c.fractions.to_vec();
         fr.sort_by(f64::total_cmp);
         let min_f = fr[0] / 10.0;
-        let i = fr.iter().position(|&x| x == f).expect("grid η");
+        let i = fr.iter().position(|&x| x == k.fraction).expect("grid η");
         let a = if i == 0 { min_f } else { fr[i - 1] }.ln();
         let b = fr.get(i + 1).copied().unwrap_or(0.99).ln();
-        let g = super::minimise(|g| self.coarse_value(q, t, g.exp(), l).unwrap_or(f64::INFINITY), a, b);
-        if self.coarse_value(q, t, g.exp(), l).is_some_and(|v| v <= best) {
-            f = g.exp();
+        let at = |g: f64| Knobs { fraction: g.exp(), ..k };
+        let g = super::minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b);
+        if self.coarse_value(at(g)).is_some_and(|v| v <= best) {
+            k = at(g);
         }
-        let finalists = std::iter::once((q, t, f, l)).chain(grid.iter().skip(1).take(2).map(|c| (c.1, c.2, c.3, c.4)));
-        let max_t = c.steps.iter().copied().max().unwrap_or(1);
+        let finalists = std::iter::once(k).chain(grid.iter().skip(1).take(2).map(|c| c.1));
         let min_q = c.sample_rates.iter().copied().fold(1.0, f64::min);
         let sgd = c.kind == AlgorithmKind::Dpsgd && c.sample_rates.len() > 1;
+        let min_clip = c.clips.iter().flatten().copied().fold(f64::INFINITY, f64::min);
+        let max_clip = c.clips.iter().flatten().copied().fold(0.0, f64::max);
         finalists
-            .filter_map(|(q, t, f, l)| {
-                let p = self.point(q, t, f, l)?;
+            .filter_map(|k| {
+                let p = self.point(k)?;
                 let (value, se) = self.eval(self.fine, &p)?;
+                let longest = c.horizons.at(k.q).last().copied().unwrap_or(1);
                 Some(Optimum {
                     point: p,
                     value,
                     stderr: Some(se),
-                    at_boundary: t == max_t
-                        || f <= min_f * (1.0 + 1e-3)
-                        || l >= hi * (1.0 - 1e-9)
-                        || (sgd && q == min_q),
+                    at_boundary: k.steps == longest
+                        || k.fraction <= min_f * (1.0 + 1e-3)
+                        || k.lambda >= hi * (1.0 - 1e-9)
+                        || (sgd && k.q == min_q)
+                        || (c.clips.len() > 1 && (k.clip == Some(min_clip) || k.clip == Some(max_clip))),
                 })
             })
             .min_by(|a, b| a.value.total_cmp(&b.value))

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use propdp_core::config::tune::Horizons;
 use propdp_core::config::{PlotSpec, TuneConfig};
 use propdp_core::problem::Budget;
 use propdp_core::record::{Provenance, Record};
@@ -140,9 +141,10 @@ struct Plan {
     cfg: TuneConfig,
     points: Vec<Point>,
     budgets: Vec<Budget>,
-    steps: Vec<usize>,
+    horizons: Horizons,
     fractions: Vec<f64>,
     sample_rates: Vec<f64>,
+    clips: Vec<Option<f64>>,
     /// (problem point, budget, algorithm) of every cell.
     cells: Vec<(usize, usize, AlgorithmKind)>,
 }
@@ -160,14 +162,52 @@ impl Plan {
             .collect();
         Ok(Plan {
             text: text.to_string(),
-            steps: t.dpgd_steps()?,
+            horizons: t.horizons()?,
             fractions: t.dpgd_eta_fractions()?,
             sample_rates: t.sample_rates()?,
+            clips: t.clips()?,
             cfg,
             points,
             budgets,
             cells,
         })
+    }
+
+    /// The DP-GD or DP-SGD candidates of the search.
+    fn candidates(&self, kind: AlgorithmKind) -> descent::Candidates<'_> {
+        let dpgd = kind == AlgorithmKind::Dpgd;
+        descent::Candidates {
+            kind,
+            sample_rates: if dpgd { &[1.0] } else { &self.sample_rates },
+            horizons: &self.horizons,
+            fractions: &self.fractions,
+            clips: if dpgd { &[None] } else { &self.clips },
+        }
+    }
+
+    /// Refuse a search (of `shard`'s cells) whose estimated time on this
+    /// machine's cores exceeds `tune.max_hours`, with the estimate.
+    fn check_cost(&self, shard: Option<Shard>) -> Result<()> {
+        let costs = self.costs();
+        let seconds: f64 = match self.mine(shard) {
+            Some(mine) => mine.iter().map(|&c| costs[c]).sum(),
+            None => costs.iter().sum(),
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as f64;
+        let hours = seconds / cores / 3600.0;
+        let limit = self.cfg.tune.max_hours()?;
+        if hours > limit {
+            return Err(propdp_core::error::ConfigError::OutOfRange {
+                field: "tune.max_hours".into(),
+                value: format!("{limit} (this search is estimated at {hours:.2} h on {cores} cores)"),
+                allowed: "at least the estimate: raise it, or use fewer candidates (tune.sample_rate, tune.epochs or \
+                          tune.steps, tune.eta_fraction, tune.clip), a smaller solver.dmft_points, or shards \
+                          (tune --shard K/N)"
+                    .into(),
+            }
+            .into());
+        }
+        Ok(())
     }
 
     /// The cell of every key.
@@ -216,29 +256,30 @@ impl Plan {
         )
     }
 
-    /// Estimated cost of every cell's search (seconds on one core; only
-    /// ratios matter): a few dozen static solves for λ alone; for DP-GD and
-    /// DP-SGD a DMFT of cost ∝ paths·T² per candidate (q, T, η) at the coarse
-    /// budget; plus the simulated check of the optimum.
+    /// Estimated cost of every cell's search (seconds on one core): a few
+    /// dozen static solves for λ alone; for DP-GD and DP-SGD the DMFT
+    /// solves of the search ([`descent::Candidates::cost`]); plus the
+    /// simulated check of the optimum (at the longest horizon searched).
     fn costs(&self) -> Vec<f64> {
-        let dmft: f64 = self
-            .steps
-            .iter()
-            .map(|&t| crate::shard::dmft_cost(&self.cfg.solver, t))
-            .sum::<f64>()
-            * self.fractions.len() as f64;
-        let t_max = self.steps.iter().copied().max().unwrap_or(1);
+        let t = &self.cfg.tune;
         self.cells
             .iter()
             .map(|&(p, _, kind)| {
                 let descent = matches!(kind, AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd);
-                let search = match kind {
-                    AlgorithmKind::Dpgd => dmft,
-                    AlgorithmKind::Dpsgd => dmft * self.sample_rates.len() as f64,
-                    _ => 5e-3,
+                let search = if descent {
+                    self.candidates(kind).cost(self.cfg.solver, t.lambda_min, t.lambda_max)
+                } else {
+                    5e-3
                 };
                 let check = self.cfg.simulation.as_ref().map_or(0.0, |sim| {
-                    let steps = descent.then_some(t_max);
+                    // the dearest horizon any sample rate may win with
+                    let longest = self
+                        .candidates(kind)
+                        .sample_rates
+                        .iter()
+                        .filter_map(|&q| Some((*self.horizons.at(q).last()?, q)))
+                        .max_by(|a, b| (a.0 as f64 * a.1).total_cmp(&(b.0 as f64 * b.1)));
+                    let steps = if descent { longest } else { None };
                     crate::shard::simulation_cost(sim.reps, sim.d[0], self.points[p].delta(), steps)
                 });
                 search + check
@@ -284,6 +325,7 @@ pub fn tune(
     progress: &dyn Progress,
 ) -> crate::Result<TuneOutcome> {
     let plan = Plan::new(text, label)?;
+    plan.check_cost(None)?;
     let (mut out, done) = open(&plan, text, label, dir, existing, None)?;
     Ok(search(&plan, &mut out, done, Scope::All, progress)?)
 }
@@ -301,6 +343,7 @@ pub fn tune_shard(
     progress: &dyn Progress,
 ) -> crate::Result<TuneOutcome> {
     let plan = Plan::new(text, label)?;
+    plan.check_cost(Some(shard))?;
     let (mut out, done) = open(&plan, text, label, dir, existing, Some(shard))?;
     Ok(search(&plan, &mut out, done, Scope::Shard(shard), progress)?)
 }
@@ -459,20 +502,16 @@ fn optimise_cell(
     let (p, b, kind) = plan.cells[c];
     let (base, budget) = (&plan.points[p], plan.budgets[b]);
     let opt = match kind {
-        AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => {
-            let candidates = descent::Candidates {
-                kind,
-                sample_rates: if kind == AlgorithmKind::Dpgd {
-                    &[1.0]
-                } else {
-                    &plan.sample_rates
-                },
-                steps: &plan.steps,
-                fractions: &plan.fractions,
-            };
-            descent::DescentSearch::new(cfg.solver, solver, *base, budget, &t.metric, candidates, calibrations)
-                .optimise(t.lambda_min, t.lambda_max)
-        }
+        AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => descent::DescentSearch::new(
+            cfg.solver,
+            solver,
+            *base,
+            budget,
+            &t.metric,
+            plan.candidates(kind),
+            calibrations,
+        )
+        .optimise(t.lambda_min, t.lambda_max),
         _ => ridge::RidgeSearch::new(solver, *base, kind, Some(budget), &t.metric).optimise(t.lambda_min, t.lambda_max),
     }?;
     let mut best = Best::new(&opt, budget, &t.metric, prov);

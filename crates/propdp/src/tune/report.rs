@@ -196,7 +196,7 @@ pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, par
         );
     }
     out += "(* optimum at the edge of the searched range: λ = lambda_min/lambda_max; DP-GD, DP-SGD: λ = lambda_max, \
-            T = max of tune.steps or η at a tenth of the smallest tune.eta_fraction; DP-SGD: q = min of \
-            tune.sample_rate)\n";
+            T = max of tune.steps (or of tune.epochs at that q) or η at a tenth of the smallest tune.eta_fraction; \
+            DP-SGD: q = min of tune.sample_rate, or C = min or max of tune.clip)\n";
     out
 }
