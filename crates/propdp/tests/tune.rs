@@ -306,6 +306,12 @@ seed = 5
     // the search over q includes q = 1 (DP-GD's space): never worse beyond the RQMC error
     let se = f(gd, "stderr").hypot(f(sgd, "stderr"));
     assert!(f(sgd, "value") <= f(gd, "value") + 3.0 * se, "{sgd} vs {gd}");
+    // the best at each searched q: the optimum's own q holds the optimum, the other is no better
+    let rates = sgd["per_sample_rate"].as_array().expect("per-rate bests");
+    assert_eq!(rates.len(), 2, "{sgd}");
+    let own = rates.iter().find(|r| f(r, "sample_rate") == q).unwrap();
+    assert_eq!(f(own, "value"), f(sgd, "value"));
+    assert!(rates.iter().all(|r| f(r, "value") >= f(sgd, "value")), "{sgd}");
     // the reported noise meets ε = 2 at δ = 1e-6 by the PLD accountant, and is not loose
     let steps = sgd["steps"].as_u64().unwrap() as usize;
     let kind = |q: f64| MechanismKind::Dpsgd {
@@ -363,7 +369,7 @@ seed = 5
         (cfg.replace("steps = [2, 6]", "epochs = [40000]"), "tune.epochs"),
         // a grid estimated beyond the limit, with the estimate
         (
-            cfg.replace("steps = [2, 6]", "epochs = [1, 2, 5, 10, 20]\nmax_hours = 0.5")
+            cfg.replace("steps = [2, 6]", "epochs = [1, 2, 5, 10, 20]\nmax_hours = 0.001")
                 .replace("sample_rate = [0.3, 1.0]", "sample_rate = [0.002, 0.01, 0.1, 1.0]"),
             "this search is estimated at",
         ),

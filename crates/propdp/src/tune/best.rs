@@ -49,6 +49,15 @@ pub struct Best {
     /// DP-SGD also the largest T, or η at a tenth of the smallest fraction;
     /// for DP-SGD the smallest q, or the smallest or largest of several C).
     pub at_boundary: bool,
+    /// Other searched configurations whose prediction (re-solved at the
+    /// full budget) is within 2 combined standard errors of the optimum: a
+    /// flat optimum.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub runners_up: Vec<Variant>,
+    /// DP-SGD with several candidate sample rates: the best configuration
+    /// found at each q (error against the batch rate at equal privacy).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub per_sample_rate: Vec<Variant>,
     /// With a `[simulation]` table: the simulated metric at the optimum.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub simulation: Option<SimCheck>,
@@ -56,9 +65,35 @@ pub struct Best {
     pub provenance: Provenance,
 }
 
-impl Best {
-    /// The line of an optimum found for `budget`.
-    pub fn new(opt: &Optimum, budget: Budget, metric: &str, provenance: &Provenance) -> Best {
+/// A searched configuration beside the optimum: its hyperparameters, its
+/// calibrated noise and its prediction at the full budget.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Variant {
+    /// λ.
+    pub lambda: f64,
+    /// The calibrated noise.
+    pub noise: f64,
+    /// η.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub eta: Option<f64>,
+    /// T.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub steps: Option<usize>,
+    /// q.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sample_rate: Option<f64>,
+    /// C.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub clip: Option<f64>,
+    /// The predicted metric.
+    pub value: f64,
+    /// Its RQMC standard error.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stderr: Option<f64>,
+}
+
+impl Variant {
+    fn of(opt: &Optimum) -> Variant {
         let algorithm = opt.point.algorithm();
         let (eta, steps, sample_rate, clip) = match algorithm {
             Algorithm::Dpgd { eta, steps, .. } => (Some(eta), Some(steps), None, None),
@@ -71,6 +106,30 @@ impl Best {
             } => (Some(eta), Some(steps), Some(sample_rate), clip),
             _ => (None, None, None, None),
         };
+        Variant {
+            lambda: algorithm.lambda(),
+            noise: algorithm.noise(),
+            eta,
+            steps,
+            sample_rate,
+            clip,
+            value: opt.value,
+            stderr: opt.stderr,
+        }
+    }
+}
+
+impl Best {
+    /// The line of an optimum found for `budget`.
+    pub fn new(opt: &Optimum, budget: Budget, metric: &str, provenance: &Provenance) -> Best {
+        let algorithm = opt.point.algorithm();
+        let Variant {
+            eta,
+            steps,
+            sample_rate,
+            clip,
+            ..
+        } = Variant::of(opt);
         Best {
             algorithm: algorithm.kind(),
             params: opt.point.problem_params(),
@@ -82,6 +141,8 @@ impl Best {
             steps,
             sample_rate,
             clip,
+            runners_up: opt.runners_up.iter().map(Variant::of).collect(),
+            per_sample_rate: opt.per_sample_rate.iter().map(Variant::of).collect(),
             metric: metric.into(),
             value: opt.value,
             stderr: opt.stderr,
@@ -124,6 +185,14 @@ impl Best {
                 "provenance.config_sha256 is {}, not this config's {}",
                 self.provenance.config_sha256, provenance.config_sha256
             ));
+        }
+        if let Some(v) = self.runners_up.iter().chain(&self.per_sample_rate).find(|v| {
+            [v.lambda, v.noise, v.value]
+                .iter()
+                .chain(&v.stderr)
+                .any(|x| !x.is_finite() || *x < 0.0)
+        }) {
+            return Err(format!("a runner-up or per-rate best is not finite and ≥ 0: {v:?}"));
         }
         let numbers = [
             ("lambda", Some(self.lambda)),
@@ -212,6 +281,23 @@ impl Best {
             ..theory.clone()
         });
         std::iter::once(theory).chain(sim).collect()
+    }
+
+    /// Records of the best prediction at each searched sample rate (x =
+    /// `sample_rate`, with the budget's level), for the figure of the error
+    /// against the batch rate at equal privacy.
+    pub(super) fn rate_records(&self, model: ModelKind, index: usize) -> Vec<Record> {
+        let base = self.records(model, index, propdp_core::Design::Gaussian).swap_remove(0);
+        self.per_sample_rate
+            .iter()
+            .filter_map(|v| {
+                let mut r = base.clone();
+                r.params.insert("sample_rate".into(), v.sample_rate?);
+                r.metrics.insert(self.metric.clone(), v.value);
+                r.solver.residual = v.stderr.unwrap_or(0.0);
+                Some(r)
+            })
+            .collect()
     }
 
     /// "value (λ=…, η=…, T=…, q=…)" with `*` at the edge of the searched range.

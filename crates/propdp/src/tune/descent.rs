@@ -266,27 +266,50 @@ impl<'a> DescentSearch<'a> {
         if self.coarse_value(at(g)).is_some_and(|v| v <= best) {
             k = at(g);
         }
-        let finalists = std::iter::once(k).chain(grid.iter().skip(1).take(2).map(|c| c.1));
         let min_q = c.sample_rates.iter().copied().fold(1.0, f64::min);
         let sgd = c.kind == AlgorithmKind::Dpsgd && c.sample_rates.len() > 1;
         let min_clip = c.clips.iter().flatten().copied().fold(f64::INFINITY, f64::min);
         let max_clip = c.clips.iter().flatten().copied().fold(0.0, f64::max);
-        finalists
-            .filter_map(|k| {
-                let p = self.point(k)?;
-                let (value, se) = self.eval(self.fine, &p)?;
-                let longest = c.horizons.at(k.q).last().copied().unwrap_or(1);
-                Some(Optimum {
-                    point: p,
-                    value,
-                    stderr: Some(se),
-                    at_boundary: k.steps == longest
-                        || k.fraction <= min_f * (1.0 + 1e-3)
-                        || k.lambda >= hi * (1.0 - 1e-9)
-                        || (sgd && k.q == min_q)
-                        || (c.clips.len() > 1 && (k.clip == Some(min_clip) || k.clip == Some(max_clip))),
-                })
-            })
-            .min_by(|a, b| a.value.total_cmp(&b.value))
+        // a candidate re-solved at the full budget
+        let solve = |k: Knobs| -> Option<(Knobs, Optimum)> {
+            let p = self.point(k)?;
+            let (value, se) = self.eval(self.fine, &p)?;
+            let longest = c.horizons.at(k.q).last().copied().unwrap_or(1);
+            let at_boundary = k.steps == longest
+                || k.fraction <= min_f * (1.0 + 1e-3)
+                || k.lambda >= hi * (1.0 - 1e-9)
+                || (sgd && k.q == min_q)
+                || (c.clips.len() > 1 && (k.clip == Some(min_clip) || k.clip == Some(max_clip)));
+            Some((k, Optimum::new(p, value, Some(se), at_boundary)))
+        };
+        let by_value = |a: &(Knobs, Optimum), b: &(Knobs, Optimum)| a.1.value.total_cmp(&b.1.value);
+        let mut finalists: Vec<(Knobs, Optimum)> = std::iter::once(k)
+            .chain(grid.iter().skip(1).take(2).map(|c| c.1))
+            .filter_map(solve)
+            .collect();
+        finalists.sort_by(by_value);
+        // per sample rate: the best of the finalists and the grid's best at that q
+        let mut per_rate = Vec::new();
+        if sgd {
+            for &q in c.sample_rates {
+                let grid_best = grid.iter().find(|g| g.1.q == q).map(|g| g.1);
+                let known = finalists.iter().find(|f| Some(f.0) == grid_best).cloned();
+                let at_q = finalists
+                    .iter()
+                    .filter(|f| f.0.q == q)
+                    .cloned()
+                    .chain(known.or_else(|| grid_best.and_then(solve)))
+                    .min_by(by_value);
+                per_rate.extend(at_q.map(|f| f.1));
+            }
+        }
+        let mut finalists = finalists.into_iter().map(|f| f.1);
+        let mut best = finalists.next()?;
+        let se = best.stderr.unwrap_or(0.0);
+        best.runners_up = finalists
+            .filter(|o| o.value - best.value <= 2.0 * se.hypot(o.stderr.unwrap_or(0.0)))
+            .collect();
+        best.per_sample_rate = per_rate;
+        Some(best)
     }
 }

@@ -39,6 +39,27 @@ pub struct Optimum {
     pub stderr: Option<f64>,
     /// The optimum sits at the edge of the searched range.
     pub at_boundary: bool,
+    /// Other searched configurations re-solved at the full budget whose
+    /// prediction is within the error bars (2 combined standard errors).
+    pub runners_up: Vec<Optimum>,
+    /// DP-SGD with several sample rates: the best configuration found at
+    /// each q, re-solved at the full budget (the error against the batch
+    /// rate at equal privacy).
+    pub per_sample_rate: Vec<Optimum>,
+}
+
+impl Optimum {
+    /// An optimum with no runners-up or per-rate bests.
+    pub fn new(point: Point, value: f64, stderr: Option<f64>, at_boundary: bool) -> Self {
+        Optimum {
+            point,
+            value,
+            stderr,
+            at_boundary,
+            runners_up: Vec::new(),
+            per_sample_rate: Vec::new(),
+        }
+    }
 }
 
 /// A value standing for +∞ (the budget is out of reach, or the theory has
@@ -551,6 +572,25 @@ fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell]) -> Resul
                 title: Some(format!("Best {}, hyperparameters tuned", t.metric)),
             };
             files.extend(propdp_plot::plot_records(frontier, &spec, aside)?);
+        }
+        // DP-SGD: the best error against the batch rate, one curve per budget
+        let model = plan.points[0].model().kind();
+        let rates: Vec<Record> = cells
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| Some(c.best.as_ref()?.rate_records(model, i)))
+            .flatten()
+            .collect();
+        if !rates.is_empty() {
+            let spec = PlotSpec {
+                x: Some("sample_rate".into()),
+                metrics: Some(vec![t.metric.clone()]),
+                series: Some(param.into()),
+                x_log: Some(true),
+                y_log: false,
+                title: Some(format!("Best DP-SGD {} vs q at equal privacy", t.metric)),
+            };
+            files.extend(propdp_plot::plot_records(&rates, &spec, aside)?);
         }
         files.extend(report::draw_winner_maps(
             cells,

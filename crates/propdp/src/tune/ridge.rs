@@ -96,11 +96,6 @@ impl<'a> RidgeSearch<'a> {
             Some(v) if v <= best => (g, v),
             _ => (grid[i], best),
         };
-        Some(Optimum {
-            point: self.point(g.exp())?,
-            value,
-            stderr: None,
-            at_boundary: i == 0 || i == k - 1,
-        })
+        Some(Optimum::new(self.point(g.exp())?, value, None, i == 0 || i == k - 1))
     }
 }
