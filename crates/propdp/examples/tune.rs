@@ -24,7 +24,7 @@ fn main() -> anyhow::Result<()> {
         let b = cell.best.as_ref().expect("filtered");
         println!(
             "δ = {}, ε = {}: {} best at λ = {:.3} → {:.4}",
-            cell.delta, cell.level, cell.algorithm, b.lambda, b.value
+            cell.delta, cell.level, cell.algorithm, b.tuned.lambda, b.tuned.value
         );
     }
     Ok(())

@@ -224,7 +224,7 @@ fn item5_a_shards_table_prints_each_cell_in_its_own_row() {
             let best = c.best.as_ref().unwrap();
             let row = table
                 .lines()
-                .find(|l| l.contains(&format!("{} {:.4} (λ=", c.algorithm, best.value)))
+                .find(|l| l.contains(&format!("{} {:.4} (λ=", c.algorithm, best.tuned.value)))
                 .unwrap_or_else(|| panic!("no row for {c:?} in\n{table}"));
             let cols: Vec<&str> = row.split_whitespace().collect();
             assert_eq!(

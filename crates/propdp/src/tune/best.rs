@@ -22,29 +22,11 @@ pub struct Best {
     pub budget: Target,
     /// The budget's neighbouring relation.
     pub neighbouring: Neighbouring,
-    /// The tuned λ.
-    pub lambda: f64,
-    /// σ (objective, DP-GD) or τ (output), calibrated to the budget.
-    pub noise: f64,
-    /// DP-GD, DP-SGD: the tuned step size η.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub eta: Option<f64>,
-    /// DP-GD, DP-SGD: the tuned number of steps T.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub steps: Option<usize>,
-    /// DP-SGD: the tuned sample rate q.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub sample_rate: Option<f64>,
-    /// DP-SGD: the tuned clipping norm C (absent: not clipped).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub clip: Option<f64>,
+    /// The tuned hyperparameters, the calibrated noise and the prediction.
+    #[serde(flatten)]
+    pub tuned: Variant,
     /// The metric minimised.
     pub metric: String,
-    /// Its predicted value at the optimum.
-    pub value: f64,
-    /// RQMC standard error of a DMFT prediction.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stderr: Option<f64>,
     /// The optimum sits at the edge of the searched range (λ; for DP-GD and
     /// DP-SGD also the largest T, or η at a tenth of the smallest fraction;
     /// for DP-SGD the smallest q, or the smallest or largest of several C).
@@ -65,29 +47,29 @@ pub struct Best {
     pub provenance: Provenance,
 }
 
-/// A searched configuration beside the optimum: its hyperparameters, its
-/// calibrated noise and its prediction at the full budget.
+/// A searched configuration: its hyperparameters, its calibrated noise and
+/// its prediction at the full budget.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Variant {
     /// λ.
     pub lambda: f64,
-    /// The calibrated noise.
+    /// σ (objective, DP-GD, DP-SGD) or τ (output), calibrated to the budget.
     pub noise: f64,
-    /// η.
+    /// DP-GD, DP-SGD: the step size η.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub eta: Option<f64>,
-    /// T.
+    /// DP-GD, DP-SGD: the number of steps T.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub steps: Option<usize>,
-    /// q.
+    /// DP-SGD: the sample rate q.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sample_rate: Option<f64>,
-    /// C.
+    /// DP-SGD: the clipping norm C (absent: not clipped).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub clip: Option<f64>,
     /// The predicted metric.
     pub value: f64,
-    /// Its RQMC standard error.
+    /// RQMC standard error of a DMFT prediction.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub stderr: Option<f64>,
 }
@@ -122,30 +104,15 @@ impl Variant {
 impl Best {
     /// The line of an optimum found for `budget`.
     pub fn new(opt: &Optimum, budget: Budget, metric: &str, provenance: &Provenance) -> Best {
-        let algorithm = opt.point.algorithm();
-        let Variant {
-            eta,
-            steps,
-            sample_rate,
-            clip,
-            ..
-        } = Variant::of(opt);
         Best {
-            algorithm: algorithm.kind(),
+            algorithm: opt.point.algorithm().kind(),
             params: opt.point.problem_params(),
             budget: budget.target,
             neighbouring: budget.neighbouring,
-            lambda: algorithm.lambda(),
-            noise: algorithm.noise(),
-            eta,
-            steps,
-            sample_rate,
-            clip,
+            tuned: Variant::of(opt),
             runners_up: opt.runners_up.iter().map(Variant::of).collect(),
             per_sample_rate: opt.per_sample_rate.iter().map(Variant::of).collect(),
             metric: metric.into(),
-            value: opt.value,
-            stderr: opt.stderr,
             at_boundary: opt.at_boundary,
             simulation: None,
             provenance: provenance.clone(),
@@ -195,13 +162,13 @@ impl Best {
             return Err(format!("a runner-up or per-rate best is not finite and ≥ 0: {v:?}"));
         }
         let numbers = [
-            ("lambda", Some(self.lambda)),
-            ("noise", Some(self.noise)),
-            ("eta", self.eta),
-            ("sample_rate", self.sample_rate),
-            ("clip", self.clip),
-            ("value", Some(self.value)),
-            ("stderr", self.stderr),
+            ("lambda", Some(self.tuned.lambda)),
+            ("noise", Some(self.tuned.noise)),
+            ("eta", self.tuned.eta),
+            ("sample_rate", self.tuned.sample_rate),
+            ("clip", self.tuned.clip),
+            ("value", Some(self.tuned.value)),
+            ("stderr", self.tuned.stderr),
             ("simulation.mean", self.simulation.as_ref().map(|s| s.mean)),
             ("simulation.stderr", self.simulation.as_ref().map(|s| s.stderr)),
         ];
@@ -211,15 +178,15 @@ impl Best {
         {
             return Err(format!("{name} = {v:?} is not a finite number ≥ 0"));
         }
-        if let Some(range) = propdp_core::metrics::out_of_range(metric, self.value) {
+        if let Some(range) = propdp_core::metrics::out_of_range(metric, self.tuned.value) {
             return Err(format!(
                 "value = {:?} is outside the range of {metric}, {range}",
-                self.value
+                self.tuned.value
             ));
         }
         let iterative = self.algorithm.is_iterative();
-        if iterative != (self.eta.is_some() && self.steps.is_some())
-            || (self.algorithm == AlgorithmKind::Dpsgd) != self.sample_rate.is_some()
+        if iterative != (self.tuned.eta.is_some() && self.tuned.steps.is_some())
+            || (self.algorithm == AlgorithmKind::Dpsgd) != self.tuned.sample_rate.is_some()
         {
             return Err(format!("eta, steps and sample_rate do not fit {}", self.algorithm));
         }
@@ -249,11 +216,11 @@ impl Best {
                 .map(|(k, v)| (k.clone(), *v))
                 .chain([(self.budget.param().to_string(), self.budget.level())])
                 .collect(),
-            metrics: [(self.metric.clone(), self.value)].into_iter().collect(),
+            metrics: [(self.metric.clone(), self.tuned.value)].into_iter().collect(),
             solver: SolverReport {
                 converged: true,
                 iterations: 0,
-                residual: self.stderr.unwrap_or(0.0),
+                residual: self.tuned.stderr.unwrap_or(0.0),
                 ..Default::default()
             },
             provenance: self.provenance.clone(),
@@ -303,12 +270,15 @@ impl Best {
     /// "value (λ=…, η=…, T=…, q=…)" with `*` at the edge of the searched range.
     pub fn describe(&self) -> String {
         let star = if self.at_boundary { "*" } else { "" };
-        let lambda = sig3(self.lambda);
-        let q = self.sample_rate.map_or(String::new(), |q| format!(", q={}", sig3(q)))
-            + &self.clip.map_or(String::new(), |c| format!(", C={}", sig3(c)));
-        match (self.eta, self.steps) {
-            (Some(eta), Some(t)) => format!("{:.4} (λ={lambda}, η={}, T={t}{q}{star})", self.value, sig3(eta)),
-            _ => format!("{:.4} (λ={lambda}{star})", self.value),
+        let lambda = sig3(self.tuned.lambda);
+        let q = self
+            .tuned
+            .sample_rate
+            .map_or(String::new(), |q| format!(", q={}", sig3(q)))
+            + &self.tuned.clip.map_or(String::new(), |c| format!(", C={}", sig3(c)));
+        match (self.tuned.eta, self.tuned.steps) {
+            (Some(eta), Some(t)) => format!("{:.4} (λ={lambda}, η={}, T={t}{q}{star})", self.tuned.value, sig3(eta)),
+            _ => format!("{:.4} (λ={lambda}{star})", self.tuned.value),
         }
     }
 }

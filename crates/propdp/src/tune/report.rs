@@ -87,7 +87,7 @@ fn winners<'a>(cells: &[&'a Cell]) -> BTreeMap<(String, u64, u64), Verdict<'a>> 
             .or_default()
             .push(c);
     }
-    let se = |c: &Cell| c.best.as_ref().and_then(|b| b.stderr).unwrap_or(0.0);
+    let se = |c: &Cell| c.best.as_ref().and_then(|b| b.tuned.stderr).unwrap_or(0.0);
     groups
         .into_iter()
         .map(|(k, group)| {
@@ -107,7 +107,7 @@ fn winners<'a>(cells: &[&'a Cell]) -> BTreeMap<(String, u64, u64), Verdict<'a>> 
 }
 
 fn value(c: &Cell) -> f64 {
-    c.best.as_ref().map_or(f64::INFINITY, |b| b.value)
+    c.best.as_ref().map_or(f64::INFINITY, |b| b.tuned.value)
 }
 
 fn winner_maps(cells: &[&Cell]) -> Vec<(String, Vec<propdp_plot::winner_map::WinnerCell>)> {
@@ -184,7 +184,7 @@ pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, par
         };
         // the price of privacy: the winner's metric over the non-private one
         let price = match (v.winner.and_then(|x| x.best.as_ref()), reference_value) {
-            (Some(b), Some(r)) if r > 0.0 => format!("  price ×{:.2}", b.value / r),
+            (Some(b), Some(r)) if r > 0.0 => format!("  price ×{:.2}", b.tuned.value / r),
             _ => String::new(),
         };
         let _ = writeln!(
