@@ -381,3 +381,119 @@ seed = 5
         assert!(e.contains(needle), "{needle}: {e}");
     }
 }
+
+#[test]
+fn tune_dpsgd_by_epochs_with_clipping_at_a_long_horizon_meets_the_budget_and_simulation_confirms() {
+    use propdp::core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    use propdp::core::config::SolverOptions;
+    use propdp::core::{Algorithm, LossVariant, Model, Point};
+    use propdp::theory::solve::TheorySolver;
+    let tmp = tempfile::tempdir().unwrap();
+    // q = 0.02 for 1 or 3 epochs: T = 50 or 150 (the long-horizon solver beyond 100)
+    let cfg = r#"
+[problem]
+model = "logistic"
+delta = 0.5
+s2 = 1.0
+[tune]
+algorithms = ["dpsgd"]
+epsilon = [2.0]
+delta_priv = 1e-6
+epochs = [1, 3]
+eta_fraction = [0.25, 0.9]
+sample_rate = [0.02, 1.0]
+clip = [0.5]
+lambda_min = 0.01
+lambda_max = 1.0
+[simulation]
+d = 200
+reps = 16
+seed = 11
+"#;
+    let out = tmp.path().join("out");
+    tune(cfg, &out, Existing::Refuse).unwrap();
+    let lines = tune_lines(&out);
+    assert_eq!(lines.len(), 1);
+    let best = &lines[0];
+    let f = |l: &serde_json::Value, k: &str| l[k].as_f64().unwrap();
+    let (q, steps) = (f(best, "sample_rate"), best["steps"].as_u64().unwrap() as usize);
+    let epochs = steps as f64 * q;
+    assert!((epochs - 1.0).abs() < 1e-9 || (epochs - 3.0).abs() < 1e-9, "{best}");
+    assert_eq!(f(best, "clip"), 0.5);
+    assert_eq!(best["simulation"]["agrees"], true, "{best}");
+    // σ reads back to ε ≤ 2 at sensitivity min(C, L) = C
+    let mech = |q: f64, steps: usize| {
+        let kind = MechanismKind::Dpsgd {
+            steps,
+            sample_rate: q,
+            clip: Some(0.5),
+        };
+        Mechanism::new(&Model::Logistic, kind, Neighbouring::ReplaceOne)
+    };
+    let eps = mech(q, steps).epsilon(f(best, "noise"), 1e-6).unwrap();
+    assert!(eps <= 2.0 + 1e-9 && eps > 2.0 * (1.0 - 1e-4), "ε = {eps}");
+    // the best at the other sample rate, recalibrated and re-solved here, is no better beyond the error bars
+    let rates = best["per_sample_rate"].as_array().unwrap();
+    assert_eq!(rates.len(), 2, "{best}");
+    let other = rates.iter().find(|r| f(r, "sample_rate") != q).unwrap();
+    let (q2, t2) = (f(other, "sample_rate"), other["steps"].as_u64().unwrap() as usize);
+    let alg = Algorithm::Dpsgd {
+        lambda: f(other, "lambda"),
+        sigma: mech(q2, t2).calibrate(2.0, 1e-6).unwrap(),
+        eta: f(other, "eta"),
+        steps: t2,
+        loss_variant: LossVariant::Standard,
+        sample_rate: q2,
+        clip: Some(0.5),
+    };
+    let sol = TheorySolver::new(SolverOptions::default())
+        .solve(&Point::new(0.5, 1.0, Model::Logistic, alg).unwrap(), None)
+        .unwrap();
+    let se_other = *sol.per_step.unwrap().stderr["est_err2"].last().unwrap();
+    assert!(
+        f(best, "value") <= sol.metrics["est_err2"] + 3.0 * f(best, "stderr").hypot(se_other),
+        "{best}: q = {q2} gives {}",
+        sol.metrics["est_err2"]
+    );
+}
+
+#[test]
+fn a_staged_search_finds_the_optimum_of_the_whole_grid_within_its_error_bars() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = |search: &str| {
+        format!(
+            r#"
+[problem]
+model = "huber"
+delta = 0.5
+s2 = 1.0
+huber_m = 1.0
+noise = {{ law = "gaussian", sd = 0.5 }}
+[tune]
+algorithms = ["dpsgd"]
+epsilon = [1.0, 8.0]
+delta_priv = 1e-6
+steps = [2, 4, 8]
+eta_fraction = [0.1, 0.25, 0.5, 0.9]
+sample_rate = [0.1, 0.3, 1.0]
+search = "{search}"
+"#
+        )
+    };
+    let value = |search: &str| {
+        let out = tmp.path().join(search);
+        tune(&cfg(search), &out, Existing::Refuse).unwrap();
+        tune_lines(&out)
+    };
+    let (grid, staged) = (value("grid"), value("staged"));
+    for (g, s) in grid.iter().zip(&staged) {
+        let f = |l: &serde_json::Value, k: &str| l[k].as_f64().unwrap();
+        let se = f(g, "stderr").hypot(f(s, "stderr"));
+        assert!(f(s, "value") <= f(g, "value") + 3.0 * se, "staged {s}\nvs grid {g}");
+    }
+    let e = format!(
+        "{:#}",
+        tune(&cfg("sometimes"), &tmp.path().join("bad"), Existing::Refuse).unwrap_err()
+    );
+    assert!(e.contains("search"), "{e}");
+}

@@ -28,6 +28,7 @@ use crate::sweep::Sweep;
 /// # epochs = [1, 2, 5, 10]     # instead of steps: T = epochs/q at each q
 /// # clip = [0.1, 0.5]          # DP-SGD: candidate clipping norms C
 /// # max_hours = 1.0            # refuse a search estimated to take longer
+/// # search = "auto"            # "grid" (every candidate) or "staged"; auto: staged beyond 300
 ///
 /// [simulation]                 # optional: simulate every optimum at one d
 /// d = 200
@@ -93,7 +94,27 @@ pub struct TuneSpec {
     /// Refuse a search whose estimated time exceeds this many hours
     /// (default 1).
     pub max_hours: Option<f64>,
+    /// How DP-GD and DP-SGD candidates are searched (default "auto").
+    #[serde(default)]
+    pub search: SearchKind,
 }
+
+/// How the DP-GD and DP-SGD candidates are searched at the coarse budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchKind {
+    /// The whole grid up to [`STAGED_FROM`] candidates, staged beyond.
+    #[default]
+    Auto,
+    /// Every candidate of the grid.
+    Grid,
+    /// In two stages: every (q, T, C) at λ ∈ {0, the grid's middle λ} and
+    /// every η, then the whole η × λ grid of the three best (q, T, C).
+    Staged,
+}
+
+/// Grids of more candidates are searched in stages under `search = "auto"`.
+pub const STAGED_FROM: usize = 300;
 
 /// The candidate horizons of DP-GD and DP-SGD: numbers of steps, or of
 /// epochs (T = E/q at sample rate q).

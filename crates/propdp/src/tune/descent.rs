@@ -10,12 +10,18 @@
 //! 1. Grid q × T × η/(2/L_q) × C × λ ∈ {0} ∪ 6 log-spaced values, at a coarse
 //!    RQMC budget (2 scrambles × 4096 points). The scrambles are fixed, so
 //!    the prediction is a smooth deterministic function of the
-//!    hyperparameters and the grid ranks candidates consistently.
+//!    hyperparameters and the grid ranks candidates consistently. A grid of
+//!    more than 300 candidates (`tune.search = "auto"`; "grid" or "staged"
+//!    to choose) is searched in two stages: every (q, T, C) and η at λ = 0
+//!    and the grid's middle λ, then the rest of the η × λ grid of the three
+//!    best (q, T, C) — a third to a tenth of the solves at long horizons.
 //! 2. Brent searches (argmin) in log λ, then in log η, around the best grid
 //!    point (same budget); η may go down to a tenth of the smallest fraction.
-//! 3. The refined optimum and the next two grid candidates are re-solved at
-//!    the config's `[solver]` RQMC budget; the best mean wins and its RQMC
-//!    standard error is reported.
+//! 3. The refined optimum, the next two grid candidates and (DP-SGD) the
+//!    grid's best at each sample rate are re-solved at the config's
+//!    `[solver]` RQMC budget; the best mean wins and its RQMC standard error
+//!    is reported, with the best at each q and the others within the error
+//!    bars (runners-up).
 //!
 //! Without `tune.clip` candidates DP-SGD is not clipped: the per-example
 //! gradient is bounded by the loss's Lipschitz constant L, which is the
@@ -27,7 +33,7 @@ use std::collections::HashMap;
 
 use propdp_core::accountant::{Mechanism, MechanismKind};
 use propdp_core::config::SolverOptions;
-use propdp_core::config::tune::Horizons;
+use propdp_core::config::tune::{Horizons, STAGED_FROM, SearchKind};
 use propdp_core::problem::Budget;
 use propdp_core::{Algorithm, AlgorithmKind, LossVariant, Point};
 use propdp_theory::solve::TheorySolver;
@@ -39,6 +45,8 @@ const COARSE_POINTS: usize = 4096;
 const COARSE_SCRAMBLES: usize = 2;
 /// Non-zero λ values on the grid.
 const LAMBDA_GRID: usize = 6;
+/// (q, T, C) whose whole η × λ grid a staged search solves.
+const STAGE_TWO: usize = 3;
 
 /// Calibrated noises, shared by every search of a tune run: the noise
 /// depends only on the budget and the mechanism (q, T, sensitivity), not on
@@ -73,9 +81,38 @@ pub struct Candidates<'a> {
     pub fractions: &'a [f64],
     /// Clipping norms (None: not clipped; DP-GD: only None).
     pub clips: &'a [Option<f64>],
+    /// The whole grid, or in stages.
+    pub search: SearchKind,
 }
 
 impl Candidates<'_> {
+    /// Whether a grid of `n` candidates is searched in stages.
+    fn staged(&self, n: usize) -> bool {
+        match self.search {
+            SearchKind::Auto => n > STAGED_FROM,
+            SearchKind::Grid => false,
+            SearchKind::Staged => true,
+        }
+    }
+
+    /// The first stage: every (q, T, C) and η at λ = 0 and the grid's middle λ.
+    fn stage_one(&self, lambdas: &[f64]) -> Vec<Knobs> {
+        let mid = lambdas[lambdas.len() / 2];
+        self.grid(lambdas)
+            .into_iter()
+            .filter(|k| k.lambda == 0.0 || k.lambda == mid)
+            .collect()
+    }
+
+    /// The second stage: the rest of the η × λ grid of the (q, T, C) of `leaders`.
+    fn stage_two(&self, lambdas: &[f64], leaders: &[Knobs]) -> Vec<Knobs> {
+        let first = self.stage_one(lambdas);
+        self.grid(lambdas)
+            .into_iter()
+            .filter(|k| leaders.iter().any(|l| l.same_run(k)) && !first.contains(k))
+            .collect()
+    }
+
     /// Every grid candidate: q × T(q) × η fraction × C × λ.
     fn grid(&self, lambdas: &[f64]) -> Vec<Knobs> {
         let mut grid = Vec::new();
@@ -100,16 +137,27 @@ impl Candidates<'_> {
     }
 
     /// Estimated seconds on one core of a search with final solver options
-    /// `opts` and λ in [lo, hi]: the grid at the coarse budget, the two Brent
-    /// searches (about 15 solves each) and three finalists at the full
-    /// budget, each at the grid's dearest point ([`crate::shard::dmft_cost`]).
+    /// `opts` and λ in [lo, hi]: the grid (or its stages) at the coarse budget, the two Brent
+    /// searches (about 15 solves each) and the finalists (three, and the best
+    /// at each q) at the full budget, each at the grid's dearest point
+    /// (the shards' cost model).
     pub fn cost(&self, opts: SolverOptions, lo: f64, hi: f64) -> f64 {
         let coarse = coarse_options(opts);
         let grid = self.grid(&lambda_grid(lo, hi));
         let cost = |o: &SolverOptions, k: &Knobs| crate::shard::dmft_cost(o, k.steps, k.q);
         let dearest = grid.iter().map(|k| cost(&opts, k)).fold(0.0, f64::max);
         let dearest_coarse = grid.iter().map(|k| cost(&coarse, k)).fold(0.0, f64::max);
-        grid.iter().map(|k| cost(&coarse, k)).sum::<f64>() + 30.0 * dearest_coarse + 3.0 * dearest
+        let finals = 3 + self.sample_rates.len();
+        let ranked: f64 = if self.staged(grid.len()) {
+            // stage two at the dearest (q, T, C)
+            let lambdas = lambda_grid(lo, hi);
+            let per_run = self.fractions.len() * (lambdas.len() - 2);
+            self.stage_one(&lambdas).iter().map(|k| cost(&coarse, k)).sum::<f64>()
+                + (STAGE_TWO * per_run) as f64 * dearest_coarse
+        } else {
+            grid.iter().map(|k| cost(&coarse, k)).sum()
+        };
+        ranked + 30.0 * dearest_coarse + finals as f64 * dearest
     }
 }
 
@@ -137,6 +185,13 @@ struct Knobs {
     fraction: f64,
     clip: Option<f64>,
     lambda: f64,
+}
+
+impl Knobs {
+    /// The same (q, T, C): the same calibrated noise.
+    fn same_run(&self, other: &Knobs) -> bool {
+        (self.q, self.steps, self.clip) == (other.q, other.steps, other.clip)
+    }
 }
 
 /// The (q, T, η, λ) search of DP-GD or DP-SGD at one problem point and budget.
@@ -235,11 +290,22 @@ impl<'a> DescentSearch<'a> {
     pub fn optimise(&self, lo: f64, hi: f64) -> Option<Optimum> {
         let lambdas = lambda_grid(lo, hi);
         let c = self.candidates;
-        let mut grid: Vec<(f64, Knobs)> = c
-            .grid(&lambdas)
-            .into_iter()
-            .filter_map(|k| Some((self.coarse_value(k)?, k)))
-            .collect();
+        let value = |k: Knobs| Some((self.coarse_value(k)?, k));
+        let all = c.grid(&lambdas);
+        let mut grid: Vec<(f64, Knobs)> = if c.staged(all.len()) {
+            let mut first: Vec<(f64, Knobs)> = c.stage_one(&lambdas).into_iter().filter_map(value).collect();
+            first.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut leaders: Vec<Knobs> = Vec::new();
+            for (_, k) in &first {
+                if leaders.len() < STAGE_TWO && !leaders.iter().any(|l| l.same_run(k)) {
+                    leaders.push(*k);
+                }
+            }
+            first.extend(c.stage_two(&lambdas, &leaders).into_iter().filter_map(value));
+            first
+        } else {
+            all.into_iter().filter_map(value).collect()
+        };
         grid.sort_by(|a, b| a.0.total_cmp(&b.0));
         let &(mut best, mut k) = grid.first()?;
         // refine λ, then η, by Brent's method in log scale between the grid
@@ -282,31 +348,36 @@ impl<'a> DescentSearch<'a> {
                 || (c.clips.len() > 1 && (k.clip == Some(min_clip) || k.clip == Some(max_clip)));
             Some((k, Optimum::new(p, value, Some(se), at_boundary)))
         };
-        let by_value = |a: &(Knobs, Optimum), b: &(Knobs, Optimum)| a.1.value.total_cmp(&b.1.value);
-        let mut finalists: Vec<(Knobs, Optimum)> = std::iter::once(k)
+        // re-solved at the full budget: the refined optimum, the next two grid
+        // candidates and, with several sample rates, the grid's best at each q
+        let mut solved: Vec<Knobs> = std::iter::once(k)
             .chain(grid.iter().skip(1).take(2).map(|c| c.1))
-            .filter_map(solve)
             .collect();
-        finalists.sort_by(by_value);
-        // per sample rate: the best of the finalists and the grid's best at that q
-        let mut per_rate = Vec::new();
         if sgd {
             for &q in c.sample_rates {
-                let grid_best = grid.iter().find(|g| g.1.q == q).map(|g| g.1);
-                let known = finalists.iter().find(|f| Some(f.0) == grid_best).cloned();
-                let at_q = finalists
-                    .iter()
-                    .filter(|f| f.0.q == q)
-                    .cloned()
-                    .chain(known.or_else(|| grid_best.and_then(solve)))
-                    .min_by(by_value);
-                per_rate.extend(at_q.map(|f| f.1));
+                if let Some(g) = grid.iter().find(|g| g.1.q == q)
+                    && !solved.contains(&g.1)
+                {
+                    solved.push(g.1);
+                }
             }
         }
-        let mut finalists = finalists.into_iter().map(|f| f.1);
-        let mut best = finalists.next()?;
+        let mut solved: Vec<(Knobs, Optimum)> = solved.into_iter().filter_map(solve).collect();
+        solved.sort_by(|a, b| a.1.value.total_cmp(&b.1.value));
+        // per sample rate: the best re-solved at that q
+        let per_rate: Vec<Optimum> = if sgd {
+            c.sample_rates
+                .iter()
+                .filter_map(|&q| solved.iter().find(|s| s.0.q == q).map(|s| s.1.clone()))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // the best re-solved wins; the others within the error bars are runners-up
+        let mut solved = solved.into_iter().map(|s| s.1);
+        let mut best = solved.next()?;
         let se = best.stderr.unwrap_or(0.0);
-        best.runners_up = finalists
+        best.runners_up = solved
             .filter(|o| o.value - best.value <= 2.0 * se.hypot(o.stderr.unwrap_or(0.0)))
             .collect();
         best.per_sample_rate = per_rate;

@@ -203,6 +203,7 @@ impl Plan {
             horizons: &self.horizons,
             fractions: &self.fractions,
             clips: if dpgd { &[None] } else { &self.clips },
+            search: self.cfg.tune.search,
         }
     }
 
