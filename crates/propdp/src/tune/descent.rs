@@ -8,7 +8,8 @@
 //! step T (the long-horizon state evolution beyond 100 steps).
 //!
 //! 1. Grid q × T × η/(2/L_q) × C × λ ∈ {0} ∪ 6 log-spaced values, at a coarse
-//!    RQMC budget (2 scrambles × 4096 points). The scrambles are fixed, so
+//!    RQMC budget (2 scrambles × 4096 points; × 1024 beyond 100 steps, where
+//!    the long-horizon solver's cost is linear in paths × T). The scrambles are fixed, so
 //!    the prediction is a smooth deterministic function of the
 //!    hyperparameters and the grid ranks candidates consistently. A grid of
 //!    more than 300 candidates (`tune.search = "auto"`; "grid" or "staged"
@@ -32,8 +33,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use propdp_core::accountant::{Mechanism, MechanismKind};
-use propdp_core::config::SolverOptions;
 use propdp_core::config::tune::{Horizons, STAGED_FROM, SearchKind};
+use propdp_core::config::{LONG_HORIZON_FROM, SolverOptions};
 use propdp_core::problem::Budget;
 use propdp_core::{Algorithm, AlgorithmKind, LossVariant, Point};
 use propdp_theory::solve::TheorySolver;
@@ -42,6 +43,9 @@ use super::Optimum;
 
 /// RQMC budget of the grid stage.
 const COARSE_POINTS: usize = 4096;
+/// Points per scramble of the grid stage beyond LONG_HORIZON_FROM steps (the
+/// long-horizon solver's cost is linear in paths × T).
+const COARSE_LONG_POINTS: usize = 1024;
 const COARSE_SCRAMBLES: usize = 2;
 /// Non-zero λ values on the grid.
 const LAMBDA_GRID: usize = 6;
@@ -142,20 +146,19 @@ impl Candidates<'_> {
     /// at each q) at the full budget, each at the grid's dearest point
     /// (the shards' cost model).
     pub fn cost(&self, opts: SolverOptions, lo: f64, hi: f64) -> f64 {
-        let coarse = coarse_options(opts);
         let grid = self.grid(&lambda_grid(lo, hi));
         let cost = |o: &SolverOptions, k: &Knobs| crate::shard::dmft_cost(o, k.steps, k.q);
+        let coarse = |k: &Knobs| cost(&coarse_options(opts, k.steps), k);
         let dearest = grid.iter().map(|k| cost(&opts, k)).fold(0.0, f64::max);
-        let dearest_coarse = grid.iter().map(|k| cost(&coarse, k)).fold(0.0, f64::max);
+        let dearest_coarse = grid.iter().map(coarse).fold(0.0, f64::max);
         let finals = 3 + self.sample_rates.len();
         let ranked: f64 = if self.staged(grid.len()) {
             // stage two at the dearest (q, T, C)
             let lambdas = lambda_grid(lo, hi);
             let per_run = self.fractions.len() * (lambdas.len() - 2);
-            self.stage_one(&lambdas).iter().map(|k| cost(&coarse, k)).sum::<f64>()
-                + (STAGE_TWO * per_run) as f64 * dearest_coarse
+            self.stage_one(&lambdas).iter().map(coarse).sum::<f64>() + (STAGE_TWO * per_run) as f64 * dearest_coarse
         } else {
-            grid.iter().map(|k| cost(&coarse, k)).sum()
+            grid.iter().map(coarse).sum()
         };
         ranked + 30.0 * dearest_coarse + finals as f64 * dearest
     }
@@ -168,10 +171,15 @@ fn lambda_grid(lo: f64, hi: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The grid stage's solver options: the coarse RQMC budget.
-fn coarse_options(opts: SolverOptions) -> SolverOptions {
+/// The grid stage's solver options at `steps` steps: the coarse RQMC budget.
+fn coarse_options(opts: SolverOptions, steps: usize) -> SolverOptions {
+    let most = if steps > LONG_HORIZON_FROM {
+        COARSE_LONG_POINTS
+    } else {
+        COARSE_POINTS
+    };
     SolverOptions {
-        dmft_points: Some(opts.dmft_points.map_or(COARSE_POINTS, |p| COARSE_POINTS.min(p))),
+        dmft_points: Some(opts.dmft_points.map_or(most, |p| most.min(p))),
         dmft_scrambles: COARSE_SCRAMBLES,
         ..opts
     }
@@ -196,7 +204,8 @@ impl Knobs {
 
 /// The (q, T, η, λ) search of DP-GD or DP-SGD at one problem point and budget.
 pub struct DescentSearch<'a> {
-    coarse: TheorySolver,
+    /// The grid stage's solvers: up to LONG_HORIZON_FROM steps, and beyond.
+    coarse: [TheorySolver; 2],
     fine: &'a TheorySolver,
     base: Point,
     budget: Budget,
@@ -218,7 +227,10 @@ impl<'a> DescentSearch<'a> {
         calibrations: &'a Calibrations,
     ) -> Self {
         DescentSearch {
-            coarse: TheorySolver::new(coarse_options(opts)),
+            coarse: [
+                TheorySolver::new(coarse_options(opts, 1)),
+                TheorySolver::new(coarse_options(opts, LONG_HORIZON_FROM + 1)),
+            ],
             fine,
             base,
             budget,
@@ -283,7 +295,8 @@ impl<'a> DescentSearch<'a> {
     }
 
     fn coarse_value(&self, k: Knobs) -> Option<f64> {
-        self.eval(&self.coarse, &self.point(k)?).map(|v| v.0)
+        let solver = &self.coarse[usize::from(k.steps > LONG_HORIZON_FROM)];
+        self.eval(solver, &self.point(k)?).map(|v| v.0)
     }
 
     /// The best (q, T, η, C, λ) with λ ∈ {0} ∪ [lo, hi].
