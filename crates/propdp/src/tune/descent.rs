@@ -19,7 +19,8 @@
 //! 2. Brent searches (argmin) in log λ, then in log η, around the best grid
 //!    point (same budget); η may go down to a tenth of the smallest fraction.
 //! 3. The refined optimum, the next two grid candidates and (DP-SGD) the
-//!    grid's best at each sample rate are re-solved at the config's
+//!    grid's best at each other sample rate, refined by the same Brent
+//!    searches, are re-solved at the config's
 //!    `[solver]` RQMC budget; the best mean wins and its RQMC standard error
 //!    is reported, with the best at each q and the others within the error
 //!    bars (runners-up).
@@ -141,9 +142,10 @@ impl Candidates<'_> {
     }
 
     /// Estimated seconds on one core of a search with final solver options
-    /// `opts` and λ in [lo, hi]: the grid (or its stages) at the coarse budget, the two Brent
-    /// searches (about 15 solves each) and the finalists (three, and the best
-    /// at each q) at the full budget, each at the grid's dearest point
+    /// `opts` and λ in [lo, hi]: the grid (or its stages) at the coarse
+    /// budget, the two Brent searches (about 15 solves each) of the winner and
+    /// of each other q's best, and the finalists (three, and the best at each
+    /// q) at the full budget, each at the grid's dearest point
     /// (the shards' cost model).
     pub fn cost(&self, opts: SolverOptions, lo: f64, hi: f64) -> f64 {
         let grid = self.grid(&lambda_grid(lo, hi));
@@ -160,7 +162,13 @@ impl Candidates<'_> {
         } else {
             grid.iter().map(coarse).sum()
         };
-        ranked + 30.0 * dearest_coarse + finals as f64 * dearest
+        // the Brent searches: the winner's and, with several q, each other q's best
+        let refined = if self.sample_rates.len() > 1 {
+            self.sample_rates.len()
+        } else {
+            1
+        };
+        ranked + 30.0 * refined as f64 * dearest_coarse + finals as f64 * dearest
     }
 }
 
@@ -299,6 +307,32 @@ impl<'a> DescentSearch<'a> {
         self.eval(solver, &self.point(k)?).map(|v| v.0)
     }
 
+    /// Refine grid candidate `k` (coarse value `best`) in λ, then η, by
+    /// Brent's method in log scale between its grid neighbours (λ down to
+    /// lambda_min/10; η down to a tenth of the smallest fraction, up to 0.99
+    /// of the stability limit), keeping q, T and C.
+    fn refine(&self, mut best: f64, mut k: Knobs, lambdas: &[f64], fractions: &[f64], lo: f64, hi: f64) -> Knobs {
+        if k.lambda > 0.0 {
+            let i = lambdas.iter().position(|&x| x == k.lambda).expect("grid λ");
+            let a = lambdas[i - 1].max(lo / 10.0).ln();
+            let b = lambdas.get(i + 1).copied().unwrap_or(hi).ln();
+            let at = |g: f64| Knobs { lambda: g.exp(), ..k };
+            let g = super::minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b);
+            if let Some(v) = self.coarse_value(at(g)).filter(|&v| v <= best) {
+                (best, k) = (v, at(g));
+            }
+        }
+        let i = fractions.iter().position(|&x| x == k.fraction).expect("grid η");
+        let a = if i == 0 { fractions[0] / 10.0 } else { fractions[i - 1] }.ln();
+        let b = fractions.get(i + 1).copied().unwrap_or(0.99).ln();
+        let at = |g: f64| Knobs { fraction: g.exp(), ..k };
+        let g = super::minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b);
+        if self.coarse_value(at(g)).is_some_and(|v| v <= best) {
+            k = at(g);
+        }
+        k
+    }
+
     /// The best (q, T, η, C, λ) with λ ∈ {0} ∪ [lo, hi].
     pub fn optimise(&self, lo: f64, hi: f64) -> Option<Optimum> {
         let lambdas = lambda_grid(lo, hi);
@@ -320,31 +354,11 @@ impl<'a> DescentSearch<'a> {
             all.into_iter().filter_map(value).collect()
         };
         grid.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let &(mut best, mut k) = grid.first()?;
-        // refine λ, then η, by Brent's method in log scale between the grid
-        // neighbours (λ down to lambda_min/10; η down to a tenth of the
-        // smallest fraction, up to 0.99 of the stability limit)
-        if k.lambda > 0.0 {
-            let i = lambdas.iter().position(|&x| x == k.lambda).expect("grid λ");
-            let a = lambdas[i - 1].max(lo / 10.0).ln();
-            let b = lambdas.get(i + 1).copied().unwrap_or(hi).ln();
-            let at = |g: f64| Knobs { lambda: g.exp(), ..k };
-            let g = super::minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b);
-            if let Some(v) = self.coarse_value(at(g)).filter(|&v| v <= best) {
-                (best, k) = (v, at(g));
-            }
-        }
+        let &(best, k) = grid.first()?;
         let mut fr = c.fractions.to_vec();
         fr.sort_by(f64::total_cmp);
         let min_f = fr[0] / 10.0;
-        let i = fr.iter().position(|&x| x == k.fraction).expect("grid η");
-        let a = if i == 0 { min_f } else { fr[i - 1] }.ln();
-        let b = fr.get(i + 1).copied().unwrap_or(0.99).ln();
-        let at = |g: f64| Knobs { fraction: g.exp(), ..k };
-        let g = super::minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b);
-        if self.coarse_value(at(g)).is_some_and(|v| v <= best) {
-            k = at(g);
-        }
+        let k = self.refine(best, k, &lambdas, &fr, lo, hi);
         let min_q = c.sample_rates.iter().copied().fold(1.0, f64::min);
         let sgd = c.kind == AlgorithmKind::Dpsgd && c.sample_rates.len() > 1;
         let min_clip = c.clips.iter().flatten().copied().fold(f64::INFINITY, f64::min);
@@ -362,16 +376,15 @@ impl<'a> DescentSearch<'a> {
             Some((k, Optimum::new(p, value, Some(se), at_boundary)))
         };
         // re-solved at the full budget: the refined optimum, the next two grid
-        // candidates and, with several sample rates, the grid's best at each q
+        // candidates and, with several sample rates, the grid's best at each
+        // other q, refined in the same way
         let mut solved: Vec<Knobs> = std::iter::once(k)
             .chain(grid.iter().skip(1).take(2).map(|c| c.1))
             .collect();
         if sgd {
-            for &q in c.sample_rates {
-                if let Some(g) = grid.iter().find(|g| g.1.q == q)
-                    && !solved.contains(&g.1)
-                {
-                    solved.push(g.1);
+            for &q in c.sample_rates.iter().filter(|&&q| q != k.q) {
+                if let Some(&(v, g)) = grid.iter().find(|g| g.1.q == q) {
+                    solved.push(self.refine(v, g, &lambdas, &fr, lo, hi));
                 }
             }
         }
