@@ -60,6 +60,16 @@ impl Loss {
         matches!(self, Loss::ConditionalHuber { .. } | Loss::ConditionalLogistic)
     }
 
+    /// ∂ℓ/∂r alone (the second entry of [`Loss::eval`], without the loss's
+    /// logarithm where it has one).
+    pub fn slope(&self, y: f64, r: f64) -> f64 {
+        match *self {
+            Loss::ConditionalLogistic => sigmoid(r) - sigmoid(y),
+            Loss::Logistic => -y * sigmoid(-y * r),
+            _ => self.eval(y, r).1,
+        }
+    }
+
     /// (ℓ, ∂ℓ/∂r, ∂²ℓ/∂r²) at label (or teacher field) `y` and fit `r`.
     pub fn eval(&self, y: f64, r: f64) -> (f64, f64, f64) {
         match *self {
@@ -164,6 +174,28 @@ mod tests {
                 (d1 - fd1).abs() < 1e-7 && (d2 - fd2).abs() < 1e-6,
                 "{d1} {fd1} {d2} {fd2}"
             );
+        }
+    }
+
+    #[test]
+    fn the_slope_alone_is_the_slope_of_eval() {
+        let losses = [
+            Loss::Logistic,
+            Loss::ConditionalLogistic,
+            Loss::Huber { m: 1.0 },
+            Loss::ConditionalHuber { m: 0.7, se: 0.5 },
+            Loss::Squared,
+        ];
+        for loss in losses {
+            for y in [-1.0, 1.0, 0.3, -2.5] {
+                for r in [-40.0, -3.0, -0.2, 0.0, 0.7, 5.0, 40.0] {
+                    assert_eq!(
+                        loss.slope(y, r).to_bits(),
+                        loss.eval(y, r).1.to_bits(),
+                        "{loss:?} {y} {r}"
+                    );
+                }
+            }
         }
     }
 }

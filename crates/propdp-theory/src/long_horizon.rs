@@ -486,7 +486,7 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
             hh[i] = if d1.abs() < p.clip { d2 } else { 0.0 };
             (g[i], h[i]) = if selection[i] { (c[i], hh[i]) } else { (0.0, 0.0) };
             for b in 0..nb {
-                c0[b][i] = clip(p.loss.eval(baselines[b][i], th[i] - eta * on0[b][i]).1);
+                c0[b][i] = clip(p.loss.slope(baselines[b][i], th[i] - eta * on0[b][i]));
             }
         }
         let c_tt = p.s2 * amp * amp + state.var(Slot::Theta(t));
