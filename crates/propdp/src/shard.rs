@@ -229,16 +229,17 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
 
 /// Estimated seconds of a DMFT point with `steps` steps at sample rate `q`
 /// on one core: 1e-8 s × RQMC paths × T² for the full-memory solver (T = 100
-/// at the default budget: ~6.5 s), 3.5e-7 s × (1 + 4q) × paths × T for the
-/// long-horizon one (T = 1000 at 16384 paths: ~6 s at q = 0.01; at q = 1 the
-/// dense reverse pass makes it 10–55 s with the response window) — measured
-/// on this machine's kind (docs/theory.md §3.3), within a factor of 2–3.
+/// at the default budget: ~6.5 s), 2.5e-7 s × (1 + 1.5q) × paths × T for the
+/// long-horizon one (T = 1000 at 16384 paths: ~4 s at q = 0.01, ~10 s at
+/// q = 1 where the dense reverse pass runs; measured 2.2–2.3e-7 at q ≤ 0.01,
+/// 3.5e-7 (Huber) and 6.3e-7 (logistic, W = 252) at q = 1) — measured on this
+/// machine's kind (docs/theory.md §3.3), within a factor of 2.
 pub(crate) fn dmft_cost(solver: &propdp_core::config::SolverOptions, steps: usize, q: f64) -> f64 {
     use propdp_core::config::{DMFT_POINTS, DmftMethod, LONG_HORIZON_FROM, LONG_HORIZON_POINTS};
     let long = solver.dmft == DmftMethod::LongHorizon || (solver.dmft == DmftMethod::Auto && steps > LONG_HORIZON_FROM);
     let paths = |default: usize| (solver.dmft_points.unwrap_or(default) * solver.dmft_scrambles) as f64;
     if long {
-        3.5e-7 * (1.0 + 4.0 * q) * paths(LONG_HORIZON_POINTS) * steps as f64
+        2.5e-7 * (1.0 + 1.5 * q) * paths(LONG_HORIZON_POINTS) * steps as f64
     } else {
         1e-8 * paths(DMFT_POINTS) * (steps * steps) as f64
     }

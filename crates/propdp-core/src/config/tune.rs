@@ -23,7 +23,7 @@ use crate::sweep::Sweep;
 /// steps = [1, 2, 4, 8, 16, 32] # DP-GD: candidate T
 /// eta_fraction = [0.1, 0.25, 0.5, 0.9]  # DP-GD: candidate η, as fractions of 2/L
 /// # with "dpsgd" in algorithms: candidate sample rates (steps and
-/// # eta_fraction apply to it too, η as fractions of 2/L_q)
+/// # eta_fraction apply to it too, η as fractions of the batch step limit 2/L_B(q))
 /// # sample_rate = [0.002, 0.01, 0.05, 0.2, 1.0]
 /// # epochs = [1, 2, 5, 10]     # instead of steps: T = epochs/q at each q
 /// # clip = [0.1, 0.5]          # DP-SGD: candidate clipping norms C
@@ -78,9 +78,9 @@ pub struct TuneSpec {
     pub metric: String,
     /// DP-GD and DP-SGD: candidate numbers of steps T (default 1, 2, 4, 8, 16, 32).
     pub steps: Option<ParamSpec>,
-    /// DP-GD and DP-SGD: candidate step sizes η as fractions of the mean
-    /// step's stability limit 2/L_q, L_q = q(L − λ) + λ (default 0.1, 0.25,
-    /// 0.5, 0.9).
+    /// DP-GD and DP-SGD: candidate step sizes η as fractions of a typical
+    /// batch's step limit 2/L_B(q), L_B(q) = β(1 + √(q/δ))² + λ (DP-GD:
+    /// 2/L; default 0.1, 0.25, 0.5, 0.9).
     pub eta_fraction: Option<ParamSpec>,
     /// DP-SGD: candidate sample rates q (default 0.05, 0.2, 1).
     pub sample_rate: Option<ParamSpec>,
@@ -271,7 +271,7 @@ impl TuneSpec {
         }
     }
 
-    /// DP-GD and DP-SGD candidate η/(2/L_q), validated (in (0, 1)).
+    /// DP-GD and DP-SGD candidate η/(2/L_B(q)), validated (in (0, 1)).
     pub fn dpgd_eta_fractions(&self) -> Result<Vec<f64>, ConfigError> {
         let Some(spec) = &self.eta_fraction else {
             return Ok(vec![0.1, 0.25, 0.5, 0.9]);

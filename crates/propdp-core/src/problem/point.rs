@@ -172,6 +172,22 @@ impl Point {
         smoothness(&self.model, self.delta, self.algorithm.lambda())
     }
 
+    /// Smoothness of DP-SGD's mean step at sample rate q: L_q = q(L − λ) + λ
+    /// (the expected batch gradient is q times the data term's).
+    pub fn mean_step_smoothness(&self, sample_rate: f64) -> f64 {
+        mean_step_smoothness(&self.model, self.delta, self.algorithm.lambda(), sample_rate)
+    }
+
+    /// Smoothness of a typical Poisson batch's step at sample rate q:
+    /// L_B(q) = β·λ_max(X_BᵀX_B) + λ, the batch's q·n rows at aspect ratio
+    /// δ/q, so λ_max → (1 + √(q/δ))² (L_B(1) = L; L_B(q) → β + λ as q → 0,
+    /// one row of norm ≈ 1). L_q ≤ L_B(q): at small q a step's own
+    /// curvature, not the mean step's, limits η (docs/dpsgd.md).
+    pub fn batch_smoothness(&self, sample_rate: f64) -> f64 {
+        let lambda = self.algorithm.lambda();
+        self.model.curvature() * crate::spectrum::right_edge(self.delta / sample_rate) + lambda
+    }
+
     /// DP-GD checks: η > 0 and below the divergence threshold 2/L of
     /// noiseless gradient descent, 1 ≤ steps ≤ [`MAX_STEPS`], and the conditional
     /// Huber loss only with Gaussian noise.
@@ -236,7 +252,7 @@ impl Point {
             ));
         }
         if clip.is_none() && self.model.lipschitz().is_infinite() {
-            let limit = 2.0 / (sample_rate * (smoothness(&self.model, self.delta, lambda) - lambda) + lambda);
+            let limit = 2.0 / mean_step_smoothness(&self.model, self.delta, lambda, sample_rate);
             if eta >= limit {
                 return Err(ConfigError::range(
                     "algorithm.eta",
@@ -366,6 +382,11 @@ impl Point {
 pub(crate) fn smoothness(model: &Model, delta: f64, lambda: f64) -> f64 {
     // the largest eigenvalue of XᵀX: the Marchenko–Pastur law's right edge
     model.curvature() * crate::spectrum::right_edge(delta) + lambda
+}
+
+/// L_q = q(L − λ) + λ ([`Point::mean_step_smoothness`]).
+fn mean_step_smoothness(model: &Model, delta: f64, lambda: f64, sample_rate: f64) -> f64 {
+    sample_rate * (smoothness(model, delta, lambda) - lambda) + lambda
 }
 
 /// An algorithm's parameters by config name.

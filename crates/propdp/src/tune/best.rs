@@ -267,6 +267,33 @@ impl Best {
             .collect()
     }
 
+    /// The full batch against the best subsampled run at this budget: the
+    /// best at q = 1 (labelled DP-GD: full-batch DP-SGD is DP-GD with
+    /// per-example clipping) and the best at q < 1 (DP-SGD); none unless both
+    /// were searched.
+    pub(super) fn batch_records(&self, model: ModelKind, index: usize) -> Vec<Record> {
+        let full = self.per_sample_rate.iter().find(|v| v.sample_rate == Some(1.0));
+        let sub = self
+            .per_sample_rate
+            .iter()
+            .filter(|v| v.sample_rate.is_some_and(|q| q < 1.0))
+            .min_by(|a, b| a.value.total_cmp(&b.value));
+        let (Some(full), Some(sub)) = (full, sub) else {
+            return Vec::new();
+        };
+        let base = self.records(model, index, propdp_core::Design::Gaussian).swap_remove(0);
+        [(AlgorithmKind::Dpgd, full), (AlgorithmKind::Dpsgd, sub)]
+            .into_iter()
+            .map(|(algorithm, v)| {
+                let mut r = base.clone();
+                r.algorithm = algorithm;
+                r.metrics.insert(self.metric.clone(), v.value);
+                r.solver.residual = v.stderr.unwrap_or(0.0);
+                r
+            })
+            .collect()
+    }
+
     /// "value (λ=…, η=…, T=…, q=…)" with `*` at the edge of the searched range.
     pub fn describe(&self) -> String {
         let star = if self.at_boundary { "*" } else { "" };

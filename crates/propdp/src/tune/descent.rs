@@ -3,9 +3,12 @@
 //! calibrated to the budget — DP-GD (q = 1) by the μ-GDP of T Gaussian steps
 //! (σ = √T·Δ/μ, μ from (ε, δ) or ρ = μ²/2), DP-SGD by the PLD accountant of
 //! the Poisson-subsampled Gaussian (or its zCDP, which has no amplification)
-//! with sensitivity min(C, L) — η is a fraction of the mean step's stability
-//! limit 2/L_q, L_q = q(L − λ) + λ, and the DMFT predicts the metric at
-//! step T (the long-horizon state evolution beyond 100 steps).
+//! with sensitivity min(C, L) — η is a fraction of a typical batch's step
+//! limit 2/L_B(q) ([`Point::batch_smoothness`]: 2/L at q = 1, about 2/(β + λ)
+//! at small q, where the mean step's limit 2/L_q, L_q = q(L − λ) + λ, is
+//! 1/q times larger and its fractions miss the optimum: docs/dpsgd.md), and
+//! the DMFT predicts the metric at step T (the long-horizon state evolution
+//! beyond 100 steps).
 //!
 //! 1. Grid q × T × η/(2/L_q) × C × λ ∈ {0} ∪ 6 log-spaced values, at a coarse
 //!    RQMC budget (2 scrambles × 4096 points; × 1024 beyond 100 steps, where
@@ -17,7 +20,8 @@
 //!    and the grid's middle λ, then the rest of the η × λ grid of the three
 //!    best (q, T, C) — a third to a tenth of the solves at long horizons.
 //! 2. Brent searches (argmin) in log λ, then in log η, around the best grid
-//!    point (same budget); η may go down to a tenth of the smallest fraction.
+//!    point (same budget); η may go down to a tenth of the smallest fraction
+//!    and up to 0.99 of the mean step's limit 2/L_q.
 //! 3. The refined optimum, the next two grid candidates and (DP-SGD) the
 //!    grid's best at each other sample rate, refined by the same Brent
 //!    searches, are re-solved at the config's
@@ -50,6 +54,9 @@ const COARSE_LONG_POINTS: usize = 1024;
 const COARSE_SCRAMBLES: usize = 2;
 /// Non-zero λ values on the grid.
 const LAMBDA_GRID: usize = 6;
+/// Accuracy of the Brent searches in log λ and log η (1%: the finalists'
+/// RQMC error is larger than what a finer η or λ would gain).
+const BRENT_TOL: f64 = 0.01;
 /// (q, T, C) whose whole η × λ grid a staged search solves.
 const STAGE_TWO: usize = 3;
 
@@ -82,7 +89,7 @@ pub struct Candidates<'a> {
     pub sample_rates: &'a [f64],
     /// Numbers of steps T, or epochs.
     pub horizons: &'a Horizons,
-    /// η as fractions of 2/L_q.
+    /// η as fractions of the batch step limit 2/L_B(q).
     pub fractions: &'a [f64],
     /// Clipping norms (None: not clipped; DP-GD: only None).
     pub clips: &'a [Option<f64>],
@@ -142,33 +149,39 @@ impl Candidates<'_> {
     }
 
     /// Estimated seconds on one core of a search with final solver options
-    /// `opts` and λ in [lo, hi]: the grid (or its stages) at the coarse
-    /// budget, the two Brent searches (about 15 solves each) of the winner and
-    /// of each other q's best, and the finalists (three, and the best at each
-    /// q) at the full budget, each at the grid's dearest point
-    /// (the shards' cost model).
+    /// `opts` and λ in [lo, hi]: the grid (or its stages, the second at the
+    /// grid's dearest (q, T, C)) at the coarse budget, the two Brent searches
+    /// (about 10 solves each) of the winner and of each other q's best, and
+    /// the finalists (three, and the best at each q) at the full budget, the
+    /// Brent searches and finalists of a q at its dearest T (the shards'
+    /// cost model).
     pub fn cost(&self, opts: SolverOptions, lo: f64, hi: f64) -> f64 {
         let grid = self.grid(&lambda_grid(lo, hi));
         let cost = |o: &SolverOptions, k: &Knobs| crate::shard::dmft_cost(o, k.steps, k.q);
         let coarse = |k: &Knobs| cost(&coarse_options(opts, k.steps), k);
-        let dearest = grid.iter().map(|k| cost(&opts, k)).fold(0.0, f64::max);
-        let dearest_coarse = grid.iter().map(coarse).fold(0.0, f64::max);
-        let finals = 3 + self.sample_rates.len();
+        let dearest_at = |f: &dyn Fn(&Knobs) -> f64, q: Option<f64>| {
+            grid.iter()
+                .filter(|k| q.is_none_or(|q| k.q == q))
+                .map(f)
+                .fold(0.0, f64::max)
+        };
+        let fine = |k: &Knobs| cost(&opts, k);
         let ranked: f64 = if self.staged(grid.len()) {
-            // stage two at the dearest (q, T, C)
             let lambdas = lambda_grid(lo, hi);
             let per_run = self.fractions.len() * (lambdas.len() - 2);
-            self.stage_one(&lambdas).iter().map(coarse).sum::<f64>() + (STAGE_TWO * per_run) as f64 * dearest_coarse
+            self.stage_one(&lambdas).iter().map(coarse).sum::<f64>()
+                + (STAGE_TWO * per_run) as f64 * dearest_at(&coarse, None)
         } else {
             grid.iter().map(coarse).sum()
         };
-        // the Brent searches: the winner's and, with several q, each other q's best
-        let refined = if self.sample_rates.len() > 1 {
-            self.sample_rates.len()
-        } else {
-            1
-        };
-        ranked + 30.0 * refined as f64 * dearest_coarse + finals as f64 * dearest
+        // per q: its Brent searches (the winner's q, and with several q each
+        // other q's best) and its finalist; three more finalists at the dearest
+        let per_rate: f64 = self
+            .sample_rates
+            .iter()
+            .map(|&q| 20.0 * dearest_at(&coarse, Some(q)) + dearest_at(&fine, Some(q)))
+            .sum();
+        ranked + per_rate + 3.0 * dearest_at(&fine, None)
     }
 }
 
@@ -269,8 +282,7 @@ impl<'a> DescentSearch<'a> {
                 sigma: 0.0,
             })
             .ok()?;
-        let l_q = k.q * (at_lambda.smoothness() - k.lambda) + k.lambda;
-        let eta = k.fraction * 2.0 / l_q;
+        let eta = k.fraction * 2.0 / at_lambda.batch_smoothness(k.q);
         let loss_variant = LossVariant::Standard;
         let algorithm = if dpgd {
             Algorithm::Dpgd {
@@ -294,6 +306,17 @@ impl<'a> DescentSearch<'a> {
         self.base.with_algorithm(algorithm).ok()
     }
 
+    /// The mean step's limit 2/L_q over the batch step's 2/L_B(q) (1 at q = 1).
+    fn limit_ratio(&self, k: Knobs) -> f64 {
+        let lambda = Algorithm::Objective {
+            lambda: k.lambda,
+            sigma: 0.0,
+        };
+        self.base
+            .with_algorithm(lambda)
+            .map_or(1.0, |p| p.batch_smoothness(k.q) / p.mean_step_smoothness(k.q))
+    }
+
     /// (mean, RQMC stderr) of the metric at the last step.
     fn eval(&self, solver: &TheorySolver, p: &Point) -> Option<(f64, f64)> {
         let sol = solver.solve(p, None).ok()?;
@@ -310,23 +333,27 @@ impl<'a> DescentSearch<'a> {
     /// Refine grid candidate `k` (coarse value `best`) in λ, then η, by
     /// Brent's method in log scale between its grid neighbours (λ down to
     /// lambda_min/10; η down to a tenth of the smallest fraction, up to 0.99
-    /// of the stability limit), keeping q, T and C.
+    /// of the mean step's limit 2/L_q), keeping q, T and C.
     fn refine(&self, mut best: f64, mut k: Knobs, lambdas: &[f64], fractions: &[f64], lo: f64, hi: f64) -> Knobs {
         if k.lambda > 0.0 {
             let i = lambdas.iter().position(|&x| x == k.lambda).expect("grid λ");
             let a = lambdas[i - 1].max(lo / 10.0).ln();
             let b = lambdas.get(i + 1).copied().unwrap_or(hi).ln();
             let at = |g: f64| Knobs { lambda: g.exp(), ..k };
-            let g = super::minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b);
+            let g = super::minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b, BRENT_TOL);
             if let Some(v) = self.coarse_value(at(g)).filter(|&v| v <= best) {
                 (best, k) = (v, at(g));
             }
         }
         let i = fractions.iter().position(|&x| x == k.fraction).expect("grid η");
         let a = if i == 0 { fractions[0] / 10.0 } else { fractions[i - 1] }.ln();
-        let b = fractions.get(i + 1).copied().unwrap_or(0.99).ln();
+        let b = fractions
+            .get(i + 1)
+            .copied()
+            .unwrap_or_else(|| 0.99 * self.limit_ratio(k))
+            .ln();
         let at = |g: f64| Knobs { fraction: g.exp(), ..k };
-        let g = super::minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b);
+        let g = super::minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b, BRENT_TOL);
         if self.coarse_value(at(g)).is_some_and(|v| v <= best) {
             k = at(g);
         }

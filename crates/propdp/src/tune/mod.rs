@@ -79,11 +79,11 @@ impl<F: Fn(f64) -> f64> argmin::core::CostFunction for Cost<F> {
 }
 
 /// A minimiser of `f` on [a, b] by Brent's method (argmin's `BrentOpt`,
-/// parabolic interpolation with golden-section safeguard) to an accuracy of
-/// about 3e-5 in x (the searches run in log λ and log η). `f` may return +∞
-/// where the budget cannot be met.
-fn minimise<F: Fn(f64) -> f64>(f: F, a: f64, b: f64) -> f64 {
-    let solver = argmin::solver::brent::BrentOpt::new(a, b).set_tolerance(f64::EPSILON.sqrt(), 1e-5);
+/// parabolic interpolation with golden-section safeguard) to an absolute
+/// accuracy of about `tol` in x (the searches run in log λ and log η). `f`
+/// may return +∞ where the budget cannot be met.
+fn minimise<F: Fn(f64) -> f64>(f: F, a: f64, b: f64, tol: f64) -> f64 {
+    let solver = argmin::solver::brent::BrentOpt::new(a, b).set_tolerance(f64::EPSILON.sqrt(), tol);
     match argmin::core::Executor::new(Cost(f), solver)
         .configure(|state| state.max_iters(200))
         .run()
@@ -592,6 +592,32 @@ fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell]) -> Resul
                 title: Some(format!("Best DP-SGD {} vs q at equal privacy", t.metric)),
             };
             files.extend(propdp_plot::plot_records(&rates, &spec, aside)?);
+        }
+        // DP-SGD: the frontier of the full batch against the best subsampled run
+        let batches: Vec<Record> = cells
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| Some(c.best.as_ref()?.batch_records(model, i)))
+            .flatten()
+            .collect();
+        if plan.budgets.len() > 1 && !batches.is_empty() {
+            let spec = PlotSpec {
+                x: Some(param.into()),
+                metrics: Some(vec![t.metric.clone()]),
+                series: Some("algorithm".into()),
+                x_log: Some(true),
+                y_log: false,
+                title: Some(format!("Best {}: full batch (dpgd) vs best q < 1 (dpsgd)", t.metric)),
+            };
+            // drawn aside under the frontier's name, then renamed
+            let dir = aside.join("batches");
+            for f in propdp_plot::plot_records(&batches, &spec, &dir)? {
+                let name = f.file_name().expect("a drawn file").to_string_lossy();
+                let to = aside.join(name.replacen("_by_algorithm", "_full_batch_vs_subsampled", 1));
+                std::fs::rename(&f, &to).with_context(|| format!("moving {}", f.display()))?;
+                files.push(to);
+            }
+            std::fs::remove_dir(&dir).with_context(|| format!("removing {}", dir.display()))?;
         }
         files.extend(report::draw_winner_maps(
             cells,

@@ -91,7 +91,7 @@ impl<'a> RidgeSearch<'a> {
             .filter_map(|(i, v)| v.map(|v| (i, v)))
             .min_by(|a, b| a.1.total_cmp(&b.1))?;
         let f = |g: f64| self.eval(g.exp()).unwrap_or(f64::INFINITY);
-        let g = super::minimise(f, grid[i.saturating_sub(1)], grid[(i + 1).min(k - 1)]);
+        let g = super::minimise(f, grid[i.saturating_sub(1)], grid[(i + 1).min(k - 1)], 1e-5);
         let (g, value) = match self.eval(g.exp()) {
             Some(v) if v <= best => (g, v),
             _ => (grid[i], best),
