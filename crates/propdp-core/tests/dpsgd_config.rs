@@ -128,3 +128,30 @@ fn step_size_rule_refuses_only_divergence() {
     // clipped, the same η is bounded
     assert!(Config::from_toml_str(&format!("{ls}eta = 1.2\nclip = 1.0\n")).is_ok());
 }
+
+#[test]
+fn a_batch_step_limit_lies_between_one_row_and_the_full_batch() {
+    use propdp_core::{NoiseLaw, Point};
+    let at = |model: Model, lambda: f64| {
+        let alg = Algorithm::Objective { lambda, sigma: 0.0 };
+        Point::new(0.5, 1.0, model, alg).unwrap()
+    };
+    let huber = Model::Huber {
+        huber_m: 1.0,
+        noise: NoiseLaw::Gaussian { sd: 0.5 },
+    };
+    for (model, beta) in [(Model::Logistic, 0.25), (huber, 1.0)] {
+        let p = at(model, 0.1);
+        // q = 1: the full batch, L = β(1 + √δ)²/δ + λ
+        assert!((p.batch_smoothness(1.0) - p.smoothness()).abs() < 1e-12);
+        assert!((p.smoothness() - (beta * (1.0 + 0.5f64.sqrt()).powi(2) / 0.5 + 0.1)).abs() < 1e-12);
+        // small q: one row of norm ≈ 1, L_B → β + λ, while the mean step's L_q → λ
+        assert!((p.batch_smoothness(1e-9) - (beta + 0.1)).abs() < 1e-3 * beta);
+        for q in [1e-3, 0.01, 0.1, 0.5] {
+            let (lb, lq) = (p.batch_smoothness(q), p.mean_step_smoothness(q));
+            assert!(lq < lb && lb < p.smoothness(), "q = {q}: L_q = {lq}, L_B = {lb}");
+            // the batch's q·n rows at aspect ratio δ/q: β(1 + √(q/δ))² + λ
+            assert!((lb - (beta * (1.0 + (q / 0.5f64).sqrt()).powi(2) + 0.1)).abs() < 1e-12);
+        }
+    }
+}

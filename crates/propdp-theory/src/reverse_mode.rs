@@ -7,8 +7,9 @@
 //! small q each path's pass costs (its events in the window)², a handful,
 //! with R_θ between its own events kept beside them (copied from the current
 //! row R_θ(t,·) when an event is recorded: the pass reads only the path's own
-//! memory and that row, never the W×W triangle); at q near 1 every step is an
-//! event and the pass runs densely over the window, LANES paths at a time
+//! memory and that row, never the W×W triangle); when a path has many events
+//! in the window (q near 1; the choice by estimated cost, `dense`) the pass
+//! runs densely over the window, LANES paths at a time
 //! with their adjoints side by side (the inner loop vectorises over the
 //! lanes). The dense sum over j keeps the lags j − k ≤ NEAR_LAGS and the
 //! steps t − j < NEAR_TERMINAL exactly and, in between, acts with R_θ(·, k)'s
@@ -87,23 +88,49 @@ fn capacity(w: usize, q: f64) -> usize {
     w.min((mean + 6.0 * mean.sqrt() + 8.0).ceil() as usize)
 }
 
+/// The sparse ring's largest capacity (its pair table is N·cap² doubles).
+const SPARSE_MAX_CAP: usize = 128;
+
+/// Whether the dense pass is used for `n` paths at window `w` and sample
+/// rate `q`: from DENSE_EVENTS expected events per window, when its cost per
+/// step — the lag terms (about 5 ns each, rebuilt every step) and the pass
+/// over the lane groups with an event (about 4 ns per term) — is below the
+/// sparse pass's (about 2 ns per pair of a selected path's events), or
+/// when the sparse ring would exceed SPARSE_MAX_CAP. At q = 0.01 with a
+/// window over the whole horizon (no ridge) the sparse pass is ~30× cheaper.
+fn dense(n: usize, w: usize, q: f64) -> bool {
+    let mean = q * w as f64;
+    if mean < DENSE_EVENTS {
+        return false;
+    }
+    if capacity(w, q) > SPARSE_MAX_CAP {
+        return true;
+    }
+    let lag_blocks = 2.0 * (w as f64 / NEAR_LAGS as f64).ln().max(0.0) / (1.0 + LAG_ALPHA).ln();
+    let terms = w as f64 * ((NEAR_LAGS + NEAR_TERMINAL) as f64 + lag_blocks);
+    let (_, prefix) = far_split(n);
+    let groups = prefix as f64 / LANES as f64 * (1.0 - (1.0 - q).powi(LANES as i32));
+    let dense_ns = terms * (5.0 + 4.0 * groups);
+    let sparse_ns = 2.0 * q * n as f64 * (mean * mean / 2.0 + mean);
+    dense_ns < sparse_ns
+}
+
 /// Bytes the events of `n` paths take at window `w` and sample rate `q`.
 pub(crate) fn bytes(n: usize, w: usize, q: f64) -> f64 {
-    let (n, wf) = (n as f64, w as f64);
-    8.0 * if q * wf >= DENSE_EVENTS {
-        wf * n + 2.0 * wf * wf
+    let (nf, wf) = (n as f64, w as f64);
+    8.0 * if dense(n, w, q) {
+        wf * nf + 2.0 * wf * wf
     } else {
         let cap = capacity(w, q) as f64;
-        n * cap * (cap + 2.0) + 2.0 * n
+        nf * cap * (cap + 2.0) + 2.0 * nf
     }
 }
 
 impl Events {
-    /// Storage for `n` paths, window `w`, sample rate `q` (dense from
-    /// DENSE_EVENTS expected events per window).
+    /// Storage for `n` paths, window `w`, sample rate `q` (dense or sparse
+    /// as [`dense`] chooses).
     pub(crate) fn new(n: usize, w: usize, q: f64) -> Self {
-        let mean = q * w as f64;
-        if mean >= DENSE_EVENTS {
+        if dense(n, w, q) {
             Events::Dense {
                 h: vec![0.0; w * n],
                 rth: vec![0.0; w * w],

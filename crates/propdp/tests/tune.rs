@@ -322,16 +322,17 @@ seed = 5
     let mech = |q: f64| Mechanism::new(&Model::Logistic, kind(q), Neighbouring::ReplaceOne);
     let eps = mech(q).epsilon(f(sgd, "noise"), 1e-6).unwrap();
     assert!(eps <= 2.0 + 1e-9 && eps > 2.0 * (1.0 - 1e-4), "ε = {eps}");
-    // the other sample rate at the same (T, η·L_q/2, λ), recalibrated, does no better
+    // the other sample rate at the same (T, η·L_B(q)/2, λ), recalibrated, does no better
+    // (L_B(q) = β(1 + √(q/δ))² + λ, a typical batch's curvature, β = 1/4)
     let lambda = f(sgd, "lambda");
-    let l_full = 0.25 * (1.0 + 0.5f64.sqrt()).powi(2) / 0.5;
-    let fraction = f(sgd, "eta") * (q * l_full + lambda) / 2.0;
+    let l_batch = |q: f64| 0.25 * (1.0 + (q / 0.5).sqrt()).powi(2) + lambda;
+    let fraction = f(sgd, "eta") * l_batch(q) / 2.0;
     let other = if q == 1.0 { 0.3 } else { 1.0 };
     let sigma = mech(other).calibrate(2.0, 1e-6).unwrap();
     let alg = Algorithm::Dpsgd {
         lambda,
         sigma,
-        eta: fraction * 2.0 / (other * l_full + lambda),
+        eta: fraction * 2.0 / l_batch(other),
         steps,
         loss_variant: LossVariant::Standard,
         sample_rate: other,
