@@ -301,11 +301,32 @@ impl StateCovariance {
         self.cov = cov;
     }
 
-    /// The current entries, kept, plus `extra`.
-    fn extend(&mut self, extra: Row) {
-        let mut rows: Vec<Row> = self.slots.iter().map(|&s| (s, vec![(s, 1.0)], 0.0)).collect();
-        rows.push(extra);
-        self.map(rows);
+    /// The current entries, kept, plus `extra`: only the new row and column
+    /// are computed (the same operations in the same order as [`Self::map`]
+    /// with identity rows, so the same bits).
+    fn extend(&mut self, (slot, terms, innovation): Row) {
+        let d = self.slots.len();
+        let pos = |s: &Slot| self.slots.iter().position(|x| x == s).expect("a tracked entry");
+        let terms: Vec<(usize, f64)> = terms.iter().map(|(s, c)| (pos(s), *c)).collect();
+        // Cov(new, kept j) = Σ c·Cov(b, j); Var(new) = Σ c·(Σ c'·Cov(a, b)) + innovation
+        let col: Vec<f64> = (0..d)
+            .map(|j| terms.iter().map(|&(b, c)| c * self.cov[j * d + b]).sum())
+            .collect();
+        let mut half = vec![0.0; d];
+        for &(a, c) in &terms {
+            axpy(&mut half, c, &self.cov[a * d..(a + 1) * d]);
+        }
+        let var = terms.iter().map(|&(b, c)| c * half[b]).sum::<f64>() + innovation;
+        let e = d + 1;
+        let mut cov = vec![0.0; e * e];
+        for i in 0..d {
+            cov[i * e..i * e + d].copy_from_slice(&self.cov[i * d..(i + 1) * d]);
+            cov[i * e + d] = col[i];
+            cov[d * e + i] = col[i];
+        }
+        cov[d * e + d] = var;
+        self.slots.push(slot);
+        self.cov = cov;
     }
 
     /// Re-lay the state out as `windows` (kept entries) and `blocks` (sums of
@@ -459,6 +480,7 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
     let (mut r, mut c, mut hh, mut g, mut h) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let mut c0 = vec![vec![0.0; n]; nb];
     let mut scratch = vec![0.0; n];
+    let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
     for t in 0..=tt {
         if cancelled() {
             return Err(DmftError::Cancelled { step: t, steps: tt }.into());
@@ -560,8 +582,8 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
         utrack.push(&generator, &step_u, &u_t);
         // 4. R_g(t, t − m), m < W: reverse mode from the selected paths (terminal weight ĥ_t;
         //    Rao–Blackwellising it costs every path a pass and did not lower the metrics' spread)
-        let mut acc = vec![0.0; w.min(t + 1)];
-        events.adjoints(t, w, &vv, eta, &h, &mut acc);
+        let acc = &mut acc_buf[..w.min(t + 1)];
+        events.adjoints(t, w, &vv, eta, &h, acc);
         events.record(t, w, &h, &vv);
         let rg: Vec<f64> = acc.iter().map(|x| a * x / nf).collect();
         // 5. the drift (Stein, Rao–Blackwellised): D_t = (a·q/s)·E[z₀(c_t − βc⁰_t)]
@@ -596,12 +618,13 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
             let (e, decay_rate) = truncation_estimate(&vv, &rg, w, t, eta, a, q, h_max);
             let e = e * c_tt.sqrt();
             if e > TRUNCATION_TOL {
-                // the estimate falls like exp(−γ·W): the window that meets the tolerance, plus a quarter
-                let more = (e / TRUNCATION_TOL).ln() / decay_rate.max(1e-300);
-                let suggested = if more.is_finite() {
+                // the estimate falls like exp(−γ·W): the window that meets the tolerance, plus a
+                // quarter; no decay seen (γ = 0: no ridge, R_θ does not forget): the whole horizon
+                let more = (e / TRUNCATION_TOL).ln() / decay_rate;
+                let suggested = if decay_rate > 0.0 && more < tt as f64 {
                     w + w / 4 + more.ceil() as usize
                 } else {
-                    2 * w
+                    tt + 1
                 };
                 return Err(Stop::Window(suggested));
             }
@@ -626,7 +649,6 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
         }
         virt.reset_lane(t % w);
         vv[t % w] = 0.0;
-        let mut vmem = vec![0.0; w];
         memory(&virt, &mem, t, &near, &far, &mut vmem);
         recursion(&mut vv, decay, eta, &vmem, None);
         vv[t % w] += 1.0;
