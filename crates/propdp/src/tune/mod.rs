@@ -607,7 +607,7 @@ fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell]) -> Resul
                 series: Some("algorithm".into()),
                 x_log: Some(true),
                 y_log: false,
-                title: Some(format!("Best {}: full batch (dpgd) vs best q < 1 (dpsgd)", t.metric)),
+                title: Some("Full batch (dpgd) vs best q < 1 (dpsgd)".into()),
             };
             // drawn aside under the frontier's name, then renamed
             let dir = aside.join("batches");
