@@ -184,8 +184,7 @@ impl Point {
     /// one row of norm ≈ 1). L_q ≤ L_B(q): at small q a step's own
     /// curvature, not the mean step's, limits η (docs/dpsgd.md).
     pub fn batch_smoothness(&self, sample_rate: f64) -> f64 {
-        let lambda = self.algorithm.lambda();
-        self.model.curvature() * crate::spectrum::right_edge(self.delta / sample_rate) + lambda
+        smoothness(&self.model, self.delta / sample_rate, self.algorithm.lambda())
     }
 
     /// DP-GD checks: η > 0 and below the divergence threshold 2/L of

@@ -10,7 +10,7 @@
 //! the DMFT predicts the metric at step T (the long-horizon state evolution
 //! beyond 100 steps).
 //!
-//! 1. Grid q × T × η/(2/L_q) × C × λ ∈ {0} ∪ 6 log-spaced values, at a coarse
+//! 1. Grid q × T × η/(2/L_B(q)) × C × λ ∈ {0} ∪ 6 log-spaced values, at a coarse
 //!    RQMC budget (2 scrambles × 4096 points; × 1024 beyond 100 steps, where
 //!    the long-horizon solver's cost is linear in paths × T). The scrambles are fixed, so
 //!    the prediction is a smooth deterministic function of the
