@@ -326,9 +326,9 @@ fn validate_compares_theory_and_simulation() {
     let o = propdp(&["validate", &cfg, "--out", out.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{stdout}\n{}", stderr(&o));
-    assert!(stdout.contains("18 of 18 comparisons pass"), "{stdout}");
+    assert!(stdout.contains("20 of 20 comparisons pass"), "{stdout}");
     let csv = fs::read_to_string(out.join("validation.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 19);
+    assert_eq!(csv.lines().count(), 21);
     // a config without [simulation] cannot be validated, nor simulated
     let plain = write(tmp.path(), "h.toml", HUBER);
     assert!(stderr(&propdp(&["validate", &plain])).contains("[simulation]"));

@@ -13,6 +13,7 @@
 
 pub mod accountant;
 pub mod config;
+pub mod covariance;
 pub mod error;
 pub mod loss;
 pub mod metrics;

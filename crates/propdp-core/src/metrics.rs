@@ -4,6 +4,9 @@ use std::collections::BTreeMap;
 
 /// ‖θ̂ − θ*‖²/d.
 pub const EST_ERR2: &str = "est_err2";
+/// (θ̂ − θ*)ᵀΣ(θ̂ − θ*)/d: the error in prediction space (= est_err2 for
+/// isotropic features; docs/theory.md §2.4).
+pub const PRED_ERR2: &str = "pred_err2";
 /// √est_err2.
 pub const EST_ERR: &str = "est_err";
 /// θ̂ᵀθ*/d.
@@ -53,6 +56,7 @@ pub fn describe(name: &str) -> Option<&'static str> {
     Some(match name {
         EST_ERR2 => "‖θ̂−θ*‖²/d",
         EST_ERR => "‖θ̂−θ*‖/√d",
+        PRED_ERR2 => "(θ̂−θ*)ᵀΣ(θ̂−θ*)/d",
         OVERLAP => "θ̂ᵀθ*/d",
         NORM2 => "‖θ̂‖²/d",
         BIAS_FACTOR => "θ̂ᵀθ*/‖θ*‖²",
@@ -84,8 +88,9 @@ pub fn mean_stderr(values: &[f64]) -> (f64, f64) {
 
 /// The metrics where lower is better — errors and losses — which `propdp
 /// tune` may minimise.
-pub const MINIMISED: [&str; 8] = [
+pub const MINIMISED: [&str; 9] = [
     EST_ERR2,
+    PRED_ERR2,
     EST_ERR,
     TEST_MSE,
     TEST_CLASS_ERR,
@@ -107,7 +112,8 @@ pub const MINIMISED: [&str; 8] = [
 /// ```
 pub fn out_of_range(name: &str, value: f64) -> Option<&'static str> {
     match name {
-        EST_ERR2 | EST_ERR | NORM2 | TRAIN_RESID_TRUNC | TEST_MSE | TEST_LOGLOSS | TRAIN_LOGLOSS | TRAIN_LOSS
+        EST_ERR2 | PRED_ERR2 | EST_ERR | NORM2 | TRAIN_RESID_TRUNC | TEST_MSE | TEST_LOGLOSS | TRAIN_LOGLOSS
+        | TRAIN_LOSS
             if value.is_nan() || value < 0.0 =>
         {
             Some("[0, ∞)")
@@ -139,6 +145,7 @@ pub fn offered(model: crate::ModelKind, algorithm: crate::AlgorithmKind) -> &'st
             NOISE_CORR,
             NORM2,
             OVERLAP,
+            PRED_ERR2,
             TEST_MSE,
             TRAIN_RESID_TRUNC,
         ],
@@ -149,6 +156,7 @@ pub fn offered(model: crate::ModelKind, algorithm: crate::AlgorithmKind) -> &'st
             NOISE_CORR,
             NORM2,
             OVERLAP,
+            PRED_ERR2,
             TEST_CLASS_ERR,
             TEST_LOGLOSS,
             TRAIN_LOGLOSS,

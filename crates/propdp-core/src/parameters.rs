@@ -84,7 +84,7 @@ impl Domain {
 /// Every key of `[problem]` and `[algorithm]`, and the simulation's `d`
 /// and the gradient step `t` as axes (a test checks the tables' keys are
 /// all here). Symbols are the keys' names where figures have used them so.
-pub const PARAMETERS: [Parameter; 21] = [
+pub const PARAMETERS: [Parameter; 22] = [
     Parameter {
         name: "model",
         table: "problem",
@@ -130,6 +130,14 @@ pub const PARAMETERS: [Parameter; 21] = [
         table: "problem",
         symbol: "noise",
         label: "noise",
+        domain: Domain::Choice,
+        algorithms: &[],
+    },
+    Parameter {
+        name: "covariance",
+        table: "problem",
+        symbol: "Σ",
+        label: "feature covariance Σ",
         domain: Domain::Choice,
         algorithms: &[],
     },

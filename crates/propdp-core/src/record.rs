@@ -73,6 +73,9 @@ pub struct Provenance {
     pub crate_version: String,
     /// Git commit of the build.
     pub git_commit: String,
+    /// SHA-256 of the `problem.covariance` file the run read (docs/theory.md §2.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covariance_sha256: Option<String>,
 }
 
 /// Whether a record is a prediction or a Monte Carlo estimate.
@@ -177,7 +180,7 @@ impl Record {
     /// ```
     /// # use propdp_core::{record::*, Point, Model, Algorithm};
     /// let p = Point::new(0.5, 1.0, Model::Logistic, Algorithm::Objective { lambda: 1.0, sigma: 1.0 }).unwrap();
-    /// let prov = Provenance { config_sha256: String::new(), crate_version: String::new(), git_commit: String::new() };
+    /// let prov = Provenance { config_sha256: String::new(), crate_version: String::new(), git_commit: String::new(), covariance_sha256: None };
     /// let mut r = Record::new(Source::Theory, &p, 0, &prov);
     /// assert_eq!(r.non_finite().as_deref(), Some("solver.residual"), "no solver has filled it in");
     /// r.solver = SolverReport { converged: true, iterations: 3, residual: 1e-12, ..Default::default() };
@@ -247,7 +250,7 @@ impl Record {
     /// ```
     /// # use propdp_core::{record::*, Point, Model, Algorithm};
     /// let p = Point::new(0.5, 1.0, Model::Logistic, Algorithm::Objective { lambda: 1.0, sigma: 1.0 }).unwrap();
-    /// let prov = Provenance { config_sha256: "a".into(), crate_version: String::new(), git_commit: String::new() };
+    /// let prov = Provenance { config_sha256: "a".into(), crate_version: String::new(), git_commit: String::new(), covariance_sha256: None };
     /// let expected = Record::new(Source::Theory, &p, 0, &prov);
     /// let mut r = expected.clone();
     /// r.solver = SolverReport { converged: true, iterations: 3, residual: 1e-12, ..Default::default() };

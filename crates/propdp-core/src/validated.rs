@@ -2,7 +2,10 @@
 //! [`crate::config`]) → checks naming the field → its [`Sweep`] of
 //! validated points. Kept apart from the schema, which the sweep reads.
 
+use std::path::Path;
+
 use crate::config::{RawAlgorithm, RawConfig, RawProblem};
+use crate::covariance::Covariance;
 use crate::error::ConfigError;
 use crate::sweep::Sweep;
 
@@ -15,6 +18,9 @@ pub struct Config {
     pub raw: RawConfig,
     /// Every point, validated.
     pub sweep: Sweep,
+    /// The feature covariance, validated and normalised; `None` is the
+    /// isotropic problem (docs/theory.md §2.4).
+    pub covariance: Option<Covariance>,
 }
 
 impl Config {
@@ -37,15 +43,31 @@ impl Config {
     /// assert!(err.contains("algorithm.sigma") && err.contains("-1"));
     /// ```
     pub fn from_toml_str(text: &str) -> Result<Config, ConfigError> {
+        Config::from_toml_str_in(text, None)
+    }
+
+    /// [`Config::from_toml_str`] for a config read from a file in `dir`: a
+    /// relative `problem.covariance.file` is taken relative to `dir` (to the
+    /// current directory when `None`).
+    pub fn from_toml_str_in(text: &str, dir: Option<&Path>) -> Result<Config, ConfigError> {
         let raw: RawConfig =
             toml::from_str(text).map_err(|e| tagged_table_error(text).unwrap_or(ConfigError::Parse(e.to_string())))?;
-        Config::from_raw(raw, text.to_string())
+        Config::from_raw_in(raw, text.to_string(), dir)
     }
 
     /// Validate parsed tables; `text` is the config as written (recorded and
     /// hashed in provenance). [`Config::from_toml_str`] is this after parsing.
     pub fn from_raw(raw: RawConfig, text: String) -> Result<Config, ConfigError> {
+        Config::from_raw_in(raw, text, None)
+    }
+
+    /// [`Config::from_raw`] with relative covariance files in `dir`.
+    pub fn from_raw_in(raw: RawConfig, text: String, dir: Option<&Path>) -> Result<Config, ConfigError> {
         raw.check()?;
+        let covariance = match raw.problem.covariance() {
+            Some(c) => c.resolve(dir)?,
+            None => None,
+        };
         let sweep = Sweep::from_raw(&raw)?;
         if let Some(sim) = &raw.simulation {
             let deltas = sweep.points().iter().map(|p| p.delta());
@@ -55,7 +77,12 @@ impl Config {
         }
         raw.plot
             .check_keys(&sweep, raw.simulation.is_some(), &raw.problem, &raw.algorithm)?;
-        Ok(Config { text, raw, sweep })
+        Ok(Config {
+            text,
+            raw,
+            sweep,
+            covariance,
+        })
     }
 }
 

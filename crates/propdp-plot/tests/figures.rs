@@ -40,6 +40,7 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
         },
         provenance: Provenance {
             config_sha256: "0".repeat(64),
+            covariance_sha256: None,
             crate_version: "0".into(),
             git_commit: "x".into(),
         },

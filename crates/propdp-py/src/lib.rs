@@ -20,7 +20,7 @@ use propdp::core::config::{RawAlgorithm, RawConfig, RawProblem};
 use propdp::core::parameters;
 use propdp::core::{AlgorithmKind, Config, ConfigError, ModelKind};
 use propdp::privacy::{Argument, QueryArgs};
-use propdp::provenance::{CRATE_VERSION, GIT_COMMIT, provenance_of};
+use propdp::provenance::{CRATE_VERSION, GIT_COMMIT, provenance_of_config};
 use propdp::rundir::Existing;
 use propdp::sim::simulate_with_progress;
 use propdp::theory::solve::TheorySolver;
@@ -314,8 +314,8 @@ fn solve<'py>(
     };
     let cfg = keyword_config(py, model, algorithm, params, solver, None)?;
     let point = single_point(py, &cfg, "solve")?;
-    let provenance = provenance_of(&cfg.text);
-    let solver = TheorySolver::new(cfg.raw.solver);
+    let provenance = provenance_of_config(&cfg);
+    let solver = TheorySolver::new(cfg.raw.solver).with_covariance(cfg.covariance.clone());
     let failed =
         |e: propdp::theory::solve::TheoryError| PropdpError::new_err(format!("theory at {:?}: {e}", point.params()));
     let sol = if point.algorithm().gradient_steps().is_some() {
@@ -366,8 +366,8 @@ fn simulate<'py>(
             Some("simulation.d".into()),
         ));
     };
-    let settings = propdp::run::sim_settings(sim, d);
-    let provenance = provenance_of(&cfg.text);
+    let settings = propdp::run::sim_settings(sim, d, cfg.covariance.as_ref());
+    let provenance = provenance_of_config(&cfg);
     let record = bridge::blocking(py, progress, |p| {
         p.begin("simulation repetitions", settings.reps as u64);
         let s = simulate_with_progress(&point, &settings, 0, &|| p.advance(1)).map_err(anyhow::Error::from)?;

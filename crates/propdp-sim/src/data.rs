@@ -1,6 +1,7 @@
 //! Synthetic data of docs/theory.md §1: designs, priors, noise laws and labels.
 
 use nalgebra::{DMatrix, DVector};
+use propdp_core::covariance::Covariance;
 use propdp_core::{Design, Model, NoiseLaw, Prior};
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Exp1, StandardNormal, StudentT};
@@ -25,6 +26,59 @@ fn normal<R: Rng>(rng: &mut R) -> f64 {
 /// drawn in X's column order (x₁₁, x₂₁, …, xₙ₁, x₁₂, …), tile by tile, so
 /// the draws, and thus every dataset of a seed, do not depend on the layout.
 pub fn draw_design<R: Rng>(n: usize, d: usize, design: Design, rng: &mut R) -> DMatrix<f64> {
+    draw_design_in(n, d, design, None, rng)
+}
+
+/// The coordinates of Σ's eigenbasis at dimension d (docs/theory.md §2.4):
+/// atom by atom, [`Covariance::counts`] coordinates each, with the atom's
+/// feature standard deviation √ω and teacher scale √e.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Coordinates {
+    /// √ω of every coordinate.
+    pub feature_sd: Vec<f64>,
+    /// √e of every coordinate.
+    pub teacher_sd: Vec<f64>,
+}
+
+impl Coordinates {
+    /// The coordinates of `cov` at dimension `d`.
+    ///
+    /// ```
+    /// use propdp_core::covariance::Covariance;
+    /// let c = Covariance::from_columns(&[4.0, 1.0], &[0.5, 0.5], &[1.0, 1.0], "c").unwrap().unwrap();
+    /// let k = propdp_sim::data::Coordinates::new(&c, 4);
+    /// assert_eq!(k.feature_sd, vec![1.6f64.sqrt(), 1.6f64.sqrt(), 0.4f64.sqrt(), 0.4f64.sqrt()]);
+    /// ```
+    pub fn new(cov: &Covariance, d: usize) -> Coordinates {
+        let (mut feature_sd, mut teacher_sd) = (Vec::with_capacity(d), Vec::with_capacity(d));
+        for (a, k) in cov.atoms().iter().zip(cov.counts(d)) {
+            feature_sd.extend(std::iter::repeat_n(a.eigenvalue.sqrt(), k));
+            teacher_sd.extend(std::iter::repeat_n(a.teacher.sqrt(), k));
+        }
+        Coordinates { feature_sd, teacher_sd }
+    }
+
+    /// (θ̂ − θ*)ᵀΣ(θ̂ − θ*)/d for an error vector θ̂ − θ*.
+    pub fn pred_err2(&self, err: &DVector<f64>) -> f64 {
+        let d = err.len() as f64;
+        err.iter()
+            .zip(&self.feature_sd)
+            .map(|(e, s)| (e * s).powi(2))
+            .sum::<f64>()
+            / d
+    }
+}
+
+/// [`draw_design`] with features of covariance Σ in its eigenbasis:
+/// coordinate j of every row scaled by √ω_j before a projection (the same
+/// draws as the isotropic design, so `None` is [`draw_design`] exactly).
+pub fn draw_design_in<R: Rng>(
+    n: usize,
+    d: usize,
+    design: Design,
+    coords: Option<&Coordinates>,
+    rng: &mut R,
+) -> DMatrix<f64> {
     let sd = 1.0 / (d as f64).sqrt();
     let mut draw = || match design {
         Design::Rademacher => {
@@ -52,6 +106,11 @@ pub fn draw_design<R: Rng>(n: usize, d: usize, design: Design, rng: &mut R) -> D
         }
     }
     let mut xt = DMatrix::from_vec(d, n, xt);
+    if let Some(c) = coords {
+        for mut row in xt.column_iter_mut() {
+            row.iter_mut().zip(&c.feature_sd).for_each(|(x, s)| *x *= s);
+        }
+    }
     if design == Design::GaussianProjected {
         for mut row in xt.column_iter_mut() {
             let norm = row.norm();
@@ -123,8 +182,28 @@ pub fn draw_dataset<R: Rng>(
     prior: Prior,
     rng: &mut R,
 ) -> Dataset {
-    let theta_star = draw_theta(d, s2, prior, rng);
-    let xt = draw_design(n, d, design, rng);
+    draw_dataset_in(model, n, d, s2, design, prior, None, rng)
+}
+
+/// [`draw_dataset`] with features of covariance Σ and a teacher of energy
+/// s²·e_j in coordinate j of its eigenbasis (`None`: isotropic, the same
+/// draws as [`draw_dataset`]).
+#[allow(clippy::too_many_arguments)]
+pub fn draw_dataset_in<R: Rng>(
+    model: &Model,
+    n: usize,
+    d: usize,
+    s2: f64,
+    design: Design,
+    prior: Prior,
+    coords: Option<&Coordinates>,
+    rng: &mut R,
+) -> Dataset {
+    let mut theta_star = draw_theta(d, s2, prior, rng);
+    if let Some(c) = coords {
+        theta_star.iter_mut().zip(&c.teacher_sd).for_each(|(t, s)| *t *= s);
+    }
+    let xt = draw_design_in(n, d, design, coords, rng);
     let y = draw_labels(model, &xt.tr_mul(&theta_star), rng);
     Dataset { xt, y, theta_star }
 }

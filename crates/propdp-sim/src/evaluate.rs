@@ -5,7 +5,7 @@ use nalgebra::DVector;
 use propdp_core::Model;
 use propdp_core::metrics::{self, Metrics};
 
-use crate::data::Dataset;
+use crate::data::{Coordinates, Dataset};
 use propdp_core::loss::softplus;
 
 /// Fraction of sign errors ([`metrics::sign_error`]: a tie counts ½).
@@ -15,12 +15,24 @@ fn class_error(y: &DVector<f64>, fit: &DVector<f64>) -> f64 {
 }
 
 /// DP-GD metrics at one step (docs/theory.md §3 observables): est_err2, overlap,
-/// norm2, train_loss and, for logistic models, test_class_err.
-pub fn dpgd_metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVector<f64>, train_loss: f64) -> Metrics {
+/// norm2, train_loss, for logistic models test_class_err, and with a
+/// covariance pred_err2.
+pub fn dpgd_metrics(
+    model: &Model,
+    train: &Dataset,
+    test: &Dataset,
+    theta: &DVector<f64>,
+    train_loss: f64,
+    coords: Option<&Coordinates>,
+) -> Metrics {
     let d = theta.len() as f64;
     let star = &train.theta_star;
     let mut out = Metrics::new();
-    out.insert(metrics::EST_ERR2.into(), (theta - star).norm_squared() / d);
+    let err = theta - star;
+    out.insert(metrics::EST_ERR2.into(), err.norm_squared() / d);
+    if let Some(c) = coords {
+        out.insert(metrics::PRED_ERR2.into(), c.pred_err2(&err));
+    }
     out.insert(metrics::OVERLAP.into(), theta.dot(star) / d);
     out.insert(metrics::NORM2.into(), theta.norm_squared() / d);
     out.insert(metrics::TRAIN_LOSS.into(), train_loss);
@@ -31,14 +43,24 @@ pub fn dpgd_metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVec
     out
 }
 
-/// Every metric the model defines, by its name (docs/theory.md §1).
-pub fn metrics(model: &Model, train: &Dataset, test: &Dataset, theta: &DVector<f64>, b: &DVector<f64>) -> Metrics {
+/// Every metric the model defines, by its name (docs/theory.md §1); the
+/// prediction error pred_err2 in Σ's metric (`None`: isotropic, = est_err2).
+pub fn metrics(
+    model: &Model,
+    train: &Dataset,
+    test: &Dataset,
+    theta: &DVector<f64>,
+    b: &DVector<f64>,
+    coords: Option<&Coordinates>,
+) -> Metrics {
     let d = theta.len() as f64;
     let star = &train.theta_star;
-    let err2 = (theta - star).norm_squared() / d;
+    let err = theta - star;
+    let err2 = err.norm_squared() / d;
     let overlap = theta.dot(star) / d;
     let mut out = Metrics::new();
     out.insert(metrics::EST_ERR2.into(), err2);
+    out.insert(metrics::PRED_ERR2.into(), coords.map_or(err2, |c| c.pred_err2(&err)));
     out.insert(metrics::EST_ERR.into(), err2.sqrt());
     out.insert(metrics::OVERLAP.into(), overlap);
     out.insert(metrics::NORM2.into(), theta.norm_squared() / d);

@@ -14,11 +14,12 @@ use crate::evaluate;
 use crate::gd::Descent;
 use crate::objective::{FitError, Objective};
 use crate::rng::stream;
+use propdp_core::covariance::Covariance;
 use propdp_core::loss::Loss;
 use propdp_core::{Design, Prior};
 
 /// Simulation settings of a run.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SimSettings {
     /// Number of features; n = round(d/δ).
     pub d: usize,
@@ -34,6 +35,8 @@ pub struct SimSettings {
     pub grad_tol: f64,
     /// Newton step cap.
     pub max_iter: usize,
+    /// The feature covariance (docs/theory.md §2.4); isotropic when `None`.
+    pub covariance: Option<Covariance>,
 }
 
 impl SimSettings {
@@ -54,7 +57,13 @@ impl SimSettings {
             seed,
             grad_tol: 1e-9,
             max_iter: 100,
+            covariance: None,
         }
+    }
+
+    /// The same settings with features of covariance `covariance`.
+    pub fn with_covariance(self, covariance: Option<Covariance>) -> Self {
+        SimSettings { covariance, ..self }
     }
 
     /// Range checks, naming the field (as in the config's `[simulation]` table).
@@ -246,9 +255,11 @@ pub fn summarise(n: usize, d: usize, runs: &[Repetition]) -> SimSummary {
 
 fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64) -> Result<Repetition, SimError> {
     let mut rng = stream(s.seed, &[point_index, s.d as u64, rep]);
-    let train = data::draw_dataset(&point.model(), n, s.d, point.s2(), s.design, s.prior, &mut rng);
+    let coords = s.covariance.as_ref().map(|c| data::Coordinates::new(c, s.d));
+    let coords = coords.as_ref();
+    let train = data::draw_dataset_in(&point.model(), n, s.d, point.s2(), s.design, s.prior, coords, &mut rng);
     let test = Dataset {
-        xt: data::draw_design(2 * n, s.d, s.design, &mut rng),
+        xt: data::draw_design_in(2 * n, s.d, s.design, coords, &mut rng),
         y: DVector::zeros(0),
         theta_star: train.theta_star.clone(),
     };
@@ -284,7 +295,14 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         let mut per_step = Vec::with_capacity(steps + 1);
         descent
             .run(&train.xt, &labels, &mut rng, |_, theta, train_loss| {
-                per_step.push(evaluate::dpgd_metrics(&point.model(), &train, &test, theta, train_loss));
+                per_step.push(evaluate::dpgd_metrics(
+                    &point.model(),
+                    &train,
+                    &test,
+                    theta,
+                    train_loss,
+                    coords,
+                ));
             })
             .map_err(|source| SimError::Descent {
                 point: point_index,
@@ -322,7 +340,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         source,
     })?;
     let theta = theta + tau * &b;
-    let metrics = evaluate::metrics(&point.model(), &train, &test, &theta, &b);
+    let metrics = evaluate::metrics(&point.model(), &train, &test, &theta, &b, coords);
     Ok(Repetition {
         metrics,
         per_step: None,

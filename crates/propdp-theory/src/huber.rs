@@ -430,6 +430,8 @@ pub fn metrics(p: &HuberParams, st: &HuberState, tau: f64) -> Metrics {
     let mut out = Metrics::new();
     out.insert(metrics::EST_ERR2.into(), est_err2);
     out.insert(metrics::EST_ERR.into(), est_err2.sqrt());
+    // isotropic features: the prediction error is the parameter error
+    out.insert(metrics::PRED_ERR2.into(), est_err2);
     out.insert(metrics::OVERLAP.into(), overlap);
     out.insert(metrics::BIAS_FACTOR.into(), bias);
     out.insert(metrics::NORM2.into(), est_err2 + 2.0 * overlap - p.s2);
@@ -454,7 +456,7 @@ pub fn metrics(p: &HuberParams, st: &HuberState, tau: f64) -> Metrics {
 /// train_resid_trunc = E_z E_G[clip(prox(z) + τG, ±M)²]. The inner mean is
 /// closed form; the outer one is split at the kinks of prox (|z| = M(1+V))
 /// and integrated adaptively over each z-variance of the noise mixture.
-fn output_train_resid_trunc(p: &HuberParams, st: &HuberState, tau: f64) -> f64 {
+pub(crate) fn output_train_resid_trunc(p: &HuberParams, st: &HuberState, tau: f64) -> f64 {
     let (m, v) = (p.huber_m, st.v);
     let c = m * (1.0 + v);
     let prox = |z: f64| {

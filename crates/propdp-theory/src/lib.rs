@@ -19,3 +19,4 @@ pub mod panels;
 mod reverse_mode;
 pub mod root;
 pub mod solve;
+pub mod spectral;

@@ -46,6 +46,8 @@ use crate::gauss_hermite::NormalRule;
 use crate::gaussian::cdf;
 use crate::panels::{WINDOW, for_each_panel, legendre16, normal_expect};
 use crate::root::brent;
+use crate::spectral::Regulariser;
+use propdp_core::covariance::Covariance;
 pub use propdp_core::loss::{sigmoid, softplus};
 
 /// Parameters of one logistic point (σ = 0: non-private ridge logistic).
@@ -216,6 +218,8 @@ pub fn inner_nodes(c: f64, tau: f64, v: f64, out: &mut Vec<(f64, f64, f64)>) {
 pub struct LogisticSolver {
     rule: std::sync::Arc<NormalRule>,
     opts: LogisticOptions,
+    /// The feature covariance (docs/theory.md §2.4); isotropic when `None`.
+    covariance: Option<Covariance>,
 }
 
 type X = Vector3<f64>;
@@ -243,6 +247,22 @@ impl LogisticSolver {
         LogisticSolver {
             rule: NormalRule::shared(opts.quad_nodes),
             opts,
+            covariance: None,
+        }
+    }
+
+    /// The same solver for features of covariance `covariance` (none:
+    /// isotropic). The state is then in prediction space: m = θ*ᵀΣθ̂/d,
+    /// q = θ̂ᵀΣθ̂/d ([`crate::spectral`]).
+    pub fn with_covariance(self, covariance: Option<Covariance>) -> Self {
+        LogisticSolver { covariance, ..self }
+    }
+
+    /// The variance ρ of the teacher field xᵀθ*: s², or s²⟨ωe⟩ with a covariance.
+    fn field(&self, p: &LogisticParams) -> f64 {
+        match &self.covariance {
+            Some(c) => p.s2 * c.teacher_field(),
+            None => p.s2,
         }
     }
 
@@ -251,7 +271,7 @@ impl LogisticSolver {
     /// by the chain rule through the prox: ∂p/∂ω = −k, ∂p/∂V = −sigmoid(p)·k
     /// with k = 1/(1 + Vρ''(p)).
     fn hats(&self, p: &LogisticParams, b: f64, tp: f64, v: f64, jac: bool) -> ([f64; 3], [[f64; 3]; 3]) {
-        let s = p.s2.sqrt();
+        let s = self.field(p).sqrt();
         let r = &self.rule;
         let mut h = [0.0; 3];
         let mut j = [[0.0; 3]; 3];
@@ -298,6 +318,9 @@ impl LogisticSolver {
 
     /// F in solver coordinates x = (m/s, ln τ_⊥², ln V), with its Jacobian dF/dx.
     fn map_x(&self, p: &LogisticParams, x: &X, jac: bool) -> (X, Matrix3<f64>) {
+        if let Some(cov) = &self.covariance {
+            return self.map_x_spectral(p, cov, x, jac);
+        }
         let s = p.s2.sqrt();
         let (b, tp, v) = (x[0] / s, (0.5 * x[1]).exp(), x[2].exp());
         let ([mh, qh, vh], jh) = self.hats(p, b, tp, v, jac);
@@ -324,21 +347,50 @@ impl LogisticSolver {
         (fx, d_out * jh * d_in)
     }
 
+    /// [`Self::map_x`] with a covariance: the channel at ρ = s²⟨ωe⟩ and the
+    /// regulariser side over the atoms ([`crate::spectral::Regulariser`]),
+    /// in the coordinates x = (m/√ρ, ln(q − m²/ρ), ln V) of prediction space.
+    fn map_x_spectral(&self, p: &LogisticParams, cov: &Covariance, x: &X, jac: bool) -> (X, Matrix3<f64>) {
+        let reg = Regulariser::new(cov, p.s2, p.lambda, p.sigma);
+        let rho = reg.rho();
+        let r = rho.sqrt();
+        let (b, tp, v) = (x[0] / r, (0.5 * x[1]).exp(), x[2].exp());
+        let ([mh, qh, vh], jh) = self.hats(p, b, tp, v, jac);
+        let o = reg.overlaps(mh, qh, vh);
+        let perp = o.q - o.m * o.m / rho;
+        let fx = X::new(o.m / r, perp.ln(), o.v.ln());
+        if !jac {
+            return (fx, Matrix3::zeros());
+        }
+        let d_in = Matrix3::from_diagonal(&X::new(1.0 / r, 0.5 * tp, v));
+        let jh = Matrix3::from_fn(|r, c| jh[r][c]);
+        let jr = reg.jacobian(mh, qh, vh);
+        // rows x'0 = m/√ρ, x'1 = ln(q − m²/ρ), x'2 = ln V; columns m̂, q̂, V̂
+        let d_out = Matrix3::from_fn(|row, c| match row {
+            0 => jr[0][c] / r,
+            1 => (jr[1][c] - 2.0 * o.m / rho * jr[0][c]) / perp,
+            _ => jr[2][c] / o.v,
+        });
+        (fx, d_out * jh * d_in)
+    }
+
     /// The map F: state → denoiser(channel(state)).
     fn map(&self, p: &LogisticParams, st: &LogisticState) -> LogisticState {
-        Self::from_x(p, &self.map_x(p, &Self::to_x(p, st), false).0)
+        self.state_at(p, &self.map_x(p, &self.to_x(p, st), false).0)
     }
 
-    fn to_x(p: &LogisticParams, st: &LogisticState) -> X {
-        let tp2 = st.q - st.m * st.m / p.s2;
-        X::new(st.m / p.s2.sqrt(), tp2.max(1e-300).ln(), st.v.ln())
+    fn to_x(&self, p: &LogisticParams, st: &LogisticState) -> X {
+        let rho = self.field(p);
+        let tp2 = st.q - st.m * st.m / rho;
+        X::new(st.m / rho.sqrt(), tp2.max(1e-300).ln(), st.v.ln())
     }
 
-    fn from_x(p: &LogisticParams, x: &X) -> LogisticState {
-        let m = x[0] * p.s2.sqrt();
+    fn state_at(&self, p: &LogisticParams, x: &X) -> LogisticState {
+        let rho = self.field(p);
+        let m = x[0] * rho.sqrt();
         LogisticState {
             m,
-            q: x[1].exp() + m * m / p.s2,
+            q: x[1].exp() + m * m / rho,
             v: x[2].exp(),
         }
     }
@@ -373,7 +425,7 @@ impl LogisticSolver {
             });
         }
         if p.lambda == 0.0 {
-            let h = self.mle_threshold(p.s2);
+            let h = self.mle_threshold(self.field(p));
             if p.delta >= h {
                 return Err(LogisticError::NoSolution {
                     params: *p,
@@ -406,15 +458,15 @@ impl LogisticSolver {
     fn cold_start(&self, p: &LogisticParams) -> LogisticState {
         let v0 = 1.0 / (p.lambda + 0.25 / p.delta);
         let mut st = LogisticState {
-            m: 0.3 * p.s2,
-            q: 0.39 * p.s2 + p.sigma * p.sigma * v0 * v0,
+            m: 0.3 * self.field(p),
+            q: 0.39 * self.field(p) + p.sigma * p.sigma * v0 * v0,
             v: v0,
         };
-        let mut x = Self::to_x(p, &st);
+        let mut x = self.to_x(p, &st);
         for _ in 0..4 {
-            let f = Self::to_x(p, &self.map(p, &st));
+            let f = self.to_x(p, &self.map(p, &st));
             x = 0.5 * x + 0.5 * f;
-            st = Self::from_x(p, &x);
+            st = self.state_at(p, &x);
         }
         st
     }
@@ -457,7 +509,7 @@ impl LogisticSolver {
             total += rep.iterations;
         }
         let residual = self
-            .resid(p, &Self::to_x(p, &st), false)
+            .resid(p, &self.to_x(p, &st), false)
             .map_or(f64::INFINITY, |r| r.0.amax());
         Ok((
             st,
@@ -487,7 +539,7 @@ impl LogisticSolver {
         deadline: Instant,
     ) -> Result<(LogisticState, SolverReport), LogisticError> {
         let tol = self.opts.fixed_point.tol;
-        let mut x = Self::to_x(p, &start);
+        let mut x = self.to_x(p, &start);
         let fail = |iterations, residual| LogisticError::NotConverged {
             params: *p,
             iterations,
@@ -500,7 +552,7 @@ impl LogisticSolver {
             }
             let norm = r.amax();
             if norm <= tol {
-                let st = Self::from_x(p, &x);
+                let st = self.state_at(p, &x);
                 return Ok((
                     st,
                     SolverReport {
@@ -588,12 +640,14 @@ impl LogisticSolver {
     /// Metrics of docs/theory.md §1 at a solution; `tau` > 0 gives output
     /// perturbation (state must be the σ = 0 solution).
     pub fn metrics(&self, p: &LogisticParams, st: &LogisticState, tau: f64) -> Metrics {
-        let s = p.s2.sqrt();
-        let b = st.m / p.s2;
+        let rho = self.field(p);
+        let s = rho.sqrt();
+        let b = st.m / rho;
+        // the output noise τb adds τ²⟨ω⟩ = τ² to the fitted field's variance
         let q_out = st.q + tau * tau;
-        let tp_test = (q_out - st.m * st.m / p.s2).max(0.0).sqrt();
-        let tp = (st.q - st.m * st.m / p.s2).max(0.0).sqrt();
-        let est_err2 = q_out - 2.0 * st.m + p.s2;
+        let tp_test = (q_out - st.m * st.m / rho).max(0.0).sqrt();
+        let tp = (st.q - st.m * st.m / rho).max(0.0).sqrt();
+        let pred_err2 = q_out - 2.0 * st.m + rho;
         // fresh test point: ω = bν + τ_test ξ; by symmetry 2E[sigmoid(ν)·(y = +1 term)]
         let step = if b != 0.0 {
             (2.0 * tp_test / b.abs()).clamp(1e-3, 1.0)
@@ -623,15 +677,26 @@ impl LogisticSolver {
                 let inner: f64 = nodes.iter().map(|&(pp, _, w)| w * softplus_mean(pp, tau)).sum();
                 sigmoid(nu) * inner
             });
+        // parameter space: the same in isotropic features; over the atoms otherwise
+        let (m0, q0, noise_corr) = match &self.covariance {
+            None => (st.m, st.q, -p.sigma * st.v),
+            Some(cov) => {
+                let ([mh, qh, vh], _) = self.hats(p, b, tp, st.v, false);
+                let o = Regulariser::new(cov, p.s2, p.lambda, p.sigma).overlaps(mh, qh, vh);
+                (o.m0, o.q0, -p.sigma * o.inv)
+            }
+        };
+        let est_err2 = q0 + tau * tau - 2.0 * m0 + p.s2;
         let mut out = Metrics::new();
         out.insert(metrics::EST_ERR2.into(), est_err2);
         out.insert(metrics::EST_ERR.into(), est_err2.max(0.0).sqrt());
-        out.insert(metrics::OVERLAP.into(), st.m);
-        out.insert(metrics::NORM2.into(), q_out);
-        out.insert(metrics::BIAS_FACTOR.into(), b);
+        out.insert(metrics::PRED_ERR2.into(), pred_err2);
+        out.insert(metrics::OVERLAP.into(), m0);
+        out.insert(metrics::NORM2.into(), q0 + tau * tau);
+        out.insert(metrics::BIAS_FACTOR.into(), m0 / p.s2);
         out.insert(
             metrics::NOISE_CORR.into(),
-            if tau > 0.0 { tau } else { 0.0 - p.sigma * st.v },
+            if tau > 0.0 { tau } else { 0.0 + noise_corr },
         );
         out.insert(metrics::TEST_CLASS_ERR.into(), test_class_err);
         out.insert(metrics::TEST_LOGLOSS.into(), test_logloss);

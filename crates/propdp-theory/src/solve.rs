@@ -5,6 +5,7 @@
 use propdp_core::config::{
     DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LONG_HORIZON_POINTS, SolverOptions,
 };
+use propdp_core::covariance::Covariance;
 use propdp_core::metrics::Metrics;
 use propdp_core::problem::DMFT_MAX_STEPS;
 use propdp_core::record::{DynamicsMethod, SolverReport};
@@ -63,6 +64,14 @@ pub enum TheoryError {
         metric: String,
         /// Its value.
         value: f64,
+        /// The point's parameters, "k=v, …".
+        params: String,
+    },
+    /// The point's algorithm has no theory with a feature covariance yet.
+    #[error("{what} (at {params})")]
+    Covariance {
+        /// What is missing.
+        what: String,
         /// The point's parameters, "k=v, …".
         params: String,
     },
@@ -136,6 +145,7 @@ pub struct TheorySolver {
     huber: FixedPointOptions,
     logistic: LogisticSolver,
     dmft: DmftOptions,
+    covariance: Option<Covariance>,
 }
 
 impl Default for TheorySolver {
@@ -163,6 +173,19 @@ impl TheorySolver {
             huber: opts.fixed_point(),
             logistic: LogisticSolver::new(opts.logistic()),
             dmft: opts.dmft(),
+            covariance: None,
+        }
+    }
+
+    /// The same solver for features of covariance `covariance` (none:
+    /// isotropic; docs/theory.md §2.4). Objective and output perturbation
+    /// only: DP-GD and DP-SGD points are then refused
+    /// ([`TheoryError::Covariance`]).
+    pub fn with_covariance(self, covariance: Option<Covariance>) -> Self {
+        TheorySolver {
+            logistic: self.logistic.with_covariance(covariance.clone()),
+            covariance,
+            ..self
         }
     }
 
@@ -219,7 +242,10 @@ impl TheorySolver {
                     Some(State::Huber(h)) => Some(h),
                     _ => None,
                 };
-                let (st, report) = huber::solve(&p, &self.huber, warm)?;
+                let (st, report) = match &self.covariance {
+                    Some(cov) => crate::spectral::solve_huber(&p, cov, &self.huber)?,
+                    None => huber::solve(&p, &self.huber, warm)?,
+                };
                 (Static::Huber(p, st), report)
             }
             Model::Logistic => {
@@ -246,7 +272,7 @@ impl TheorySolver {
     /// overlap, norm2, bias_factor), without the quadratures of the others —
     /// for searches that call the solver many times.
     pub fn solve_light(&self, point: &Point, warm: Option<State>) -> Result<(Metrics, State), TheoryError> {
-        let Some((lambda, sigma, tau)) = static_noise(point) else {
+        let Some((lambda, sigma, tau)) = static_noise(point).filter(|_| self.covariance.is_none()) else {
             let sol = self.solve(point, warm)?;
             return Ok((sol.metrics, sol.state));
         };
@@ -327,12 +353,26 @@ impl TheorySolver {
             .into());
         }
         let Some((lambda, sigma, tau)) = static_noise(point) else {
+            if self.covariance.is_some() {
+                return Err(TheoryError::Covariance {
+                    what: format!(
+                        "the state evolution of {} with a feature covariance is not derived yet \
+                         (docs/theory.md §2.4): predictions with problem.covariance are for objective \
+                         and output perturbation; simulate DP-GD/DP-SGD with --sim-only",
+                        point.algorithm().kind()
+                    ),
+                    params: describe(point),
+                });
+            }
             return self.solve_dmft(point, cancelled);
         };
         let (st, report) = self.solve_static(point, warm, lambda, sigma)?;
         Ok(match st {
             Static::Huber(p, st) => Solution {
-                metrics: huber::metrics(&p, &st, tau),
+                metrics: match &self.covariance {
+                    Some(cov) => crate::spectral::huber_metrics(&p, cov, &st, tau),
+                    None => huber::metrics(&p, &st, tau),
+                },
                 report,
                 state: State::Huber(st),
                 per_step: None,

@@ -169,7 +169,7 @@ fn combine(
         &points[index],
         index,
         summarise(n, d, &runs),
-        &sim_settings(sim, d),
+        &sim_settings(sim, d, cfg.covariance.as_ref()),
         provenance,
     );
     Ok((serde_json::to_string(&record)?, false))

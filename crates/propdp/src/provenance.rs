@@ -21,6 +21,9 @@ pub struct Manifest {
     pub git_commit: String,
     /// Units of work of the run (sweep points; tune cells).
     pub points: usize,
+    /// SHA-256 of the `problem.covariance` file the run read, hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covariance_sha256: Option<String>,
     /// The shard K/N this run computed (`propdp run --shard`); none for a whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::shard::Shard>,
@@ -42,7 +45,17 @@ impl Manifest {
             crate_version: CRATE_VERSION.to_string(),
             git_commit: GIT_COMMIT.to_string(),
             points,
+            covariance_sha256: None,
             shard: None,
+        }
+    }
+
+    /// The manifest of a validated config run by this build: with its
+    /// covariance file's SHA-256, when it read one.
+    pub fn of(config_path: &str, cfg: &propdp_core::Config, points: usize) -> Manifest {
+        Manifest {
+            covariance_sha256: cfg.covariance.as_ref().and_then(|c| c.sha256()).map(String::from),
+            ..Manifest::new(config_path, &cfg.text, points)
         }
     }
 
@@ -52,6 +65,7 @@ impl Manifest {
             config_sha256: self.config_sha256.clone(),
             crate_version: self.crate_version.clone(),
             git_commit: self.git_commit.clone(),
+            covariance_sha256: self.covariance_sha256.clone(),
         }
     }
 }
@@ -80,6 +94,16 @@ pub fn sha256_hex(text: &str) -> String {
     hex
 }
 
+/// The provenance of records computed from a validated config by this
+/// build, with its covariance file's SHA-256 (what [`Manifest::of`]'s
+/// provenance is, without a manifest).
+pub fn provenance_of_config(cfg: &propdp_core::Config) -> Provenance {
+    Provenance {
+        covariance_sha256: cfg.covariance.as_ref().and_then(|c| c.sha256()).map(String::from),
+        ..provenance_of(&cfg.text)
+    }
+}
+
 /// The provenance of records computed from `config_text` by this build
 /// (what [`Manifest::provenance`] gives, without a manifest).
 pub fn provenance_of(config_text: &str) -> Provenance {
@@ -87,5 +111,6 @@ pub fn provenance_of(config_text: &str) -> Provenance {
         config_sha256: sha256_hex(config_text),
         crate_version: CRATE_VERSION.to_string(),
         git_commit: GIT_COMMIT.to_string(),
+        covariance_sha256: None,
     }
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use propdp_core::config::SimulationConfig;
+use propdp_core::covariance::Covariance;
 use propdp_core::record::{Failure, Provenance, Record, RecordKey, RepBlock, SimRecord, SolverReport, Source};
 use propdp_core::{Config, Point};
 use propdp_sim::run::samples;
@@ -43,7 +44,7 @@ impl Default for Sources {
 /// Read and validate a config file.
 pub fn load(path: &Path) -> crate::Result<Config> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading config {}", path.display()))?;
-    Ok(Config::from_toml_str(&text).with_context(|| format!("in config {}", path.display()))?)
+    Ok(Config::from_toml_str_in(&text, path.parent()).with_context(|| format!("in config {}", path.display()))?)
 }
 
 /// The default run directory of a config file: `results/<config stem>/`.
@@ -142,7 +143,7 @@ pub fn run_shard(
     }
     let manifest = Manifest {
         shard,
-        ..Manifest::new(label, &cfg.text, cfg.sweep.points().len())
+        ..Manifest::of(label, cfg, cfg.sweep.points().len())
     };
     let units = owned(cfg, shard);
     let provenance = manifest.provenance();
@@ -220,7 +221,7 @@ impl Pass<'_> {
 
     fn theory(&mut self, cfg: &Config) -> Result<()> {
         let points = cfg.sweep.points();
-        let solver = TheorySolver::new(cfg.raw.solver);
+        let solver = TheorySolver::new(cfg.raw.solver).with_covariance(cfg.covariance.clone());
         let cfg_scrambles = cfg.raw.solver.dmft_scrambles;
         let mine: Vec<usize> = self
             .units
@@ -314,7 +315,7 @@ impl Pass<'_> {
                 self.progress.advance((end - start) as u64);
                 continue;
             }
-            let settings = sim_settings(sim, d);
+            let settings = sim_settings(sim, d, cfg.covariance.as_ref());
             let (progress, provenance) = (self.progress, self.manifest.provenance());
             let outcome =
                 guarded(|| simulate_reps(point, &settings, index as u64, start..end, &|| progress.advance(1))).map(
@@ -368,7 +369,7 @@ pub(crate) fn expected(cfg: &Config, unit: &Unit, index: usize, provenance: &Pro
     let point = &cfg.sweep.points()[index];
     let mut record = Record::new(unit.source, point, index, provenance);
     if let (Some(sim), Some(d)) = (&cfg.raw.simulation, unit.d) {
-        let settings = sim_settings(sim, d);
+        let settings = sim_settings(sim, d, cfg.covariance.as_ref());
         record.simulation = Some(SimRecord {
             n: samples(d, point.delta()),
             d,
@@ -387,12 +388,14 @@ pub(crate) fn expected(cfg: &Config, unit: &Unit, index: usize, provenance: &Pro
     record
 }
 
-/// The simulation settings of a config's `[simulation]` table at `d`.
-pub fn sim_settings(sim: &SimulationConfig, d: usize) -> SimSettings {
+/// The simulation settings of a config's `[simulation]` table at `d`, for
+/// features of covariance `covariance` (none: isotropic).
+pub fn sim_settings(sim: &SimulationConfig, d: usize, covariance: Option<&Covariance>) -> SimSettings {
     SimSettings {
         grad_tol: sim.grad_tol,
         ..SimSettings::new(d, sim.reps, sim.design, sim.prior, sim.seed)
     }
+    .with_covariance(covariance.cloned())
 }
 
 /// DP-GD/DP-SGD: every metric at every step of every repetition (name →

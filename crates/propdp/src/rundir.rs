@@ -440,6 +440,14 @@ fn check_same_run(dir: &Path, old: &Manifest, new: &Manifest) -> Result<()> {
             name(new.shard)
         );
     }
+    if old.covariance_sha256 != new.covariance_sha256 {
+        refuse!(
+            "cannot resume: {} was produced from another covariance file (sha256 {:?} ≠ {:?}); use --overwrite or another --out",
+            dir.display(),
+            old.covariance_sha256,
+            new.covariance_sha256
+        );
+    }
     if old.config_sha256 != new.config_sha256 {
         refuse!(
             "cannot resume: {} was produced by a different config (sha256 {} ≠ {}); use --overwrite or another --out",

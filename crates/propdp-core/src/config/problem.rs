@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::table::Kinds;
+use crate::covariance::RawCovariance;
 use crate::param::ParamSpec;
 use crate::problem::{Model, ModelKind, NoiseLaw};
 
@@ -14,9 +15,9 @@ const PROBLEM: Kinds = Kinds {
     table: "problem",
     tag: "model",
     kinds: &[
-        ("huber", &["delta", "s2", "huber_m", "noise"]),
-        ("logistic", &["delta", "s2"]),
-        ("least_squares", &["delta", "s2", "noise"]),
+        ("huber", &["delta", "s2", "huber_m", "noise", "covariance?"]),
+        ("logistic", &["delta", "s2", "covariance?"]),
+        ("least_squares", &["delta", "s2", "noise", "covariance?"]),
     ],
 };
 
@@ -54,6 +55,9 @@ pub enum RawProblem {
         /// Law of the label noise.
         #[serde(deserialize_with = "noise")]
         noise: RawNoise,
+        /// The feature covariance (docs/theory.md §2.4); isotropic when absent.
+        #[serde(default, deserialize_with = "covariance", skip_serializing_if = "Option::is_none")]
+        covariance: Option<RawCovariance>,
     },
     /// Logistic regression.
     Logistic {
@@ -61,6 +65,9 @@ pub enum RawProblem {
         delta: ParamSpec,
         /// Prior energy s² = E(Θ²).
         s2: ParamSpec,
+        /// The feature covariance (docs/theory.md §2.4); isotropic when absent.
+        #[serde(default, deserialize_with = "covariance", skip_serializing_if = "Option::is_none")]
+        covariance: Option<RawCovariance>,
     },
     /// Least-squares regression (DP-GD and DP-SGD only).
     LeastSquares {
@@ -71,11 +78,21 @@ pub enum RawProblem {
         /// Law of the label noise.
         #[serde(deserialize_with = "noise")]
         noise: RawNoise,
+        /// The feature covariance (docs/theory.md §2.4); isotropic when absent.
+        #[serde(default, deserialize_with = "covariance", skip_serializing_if = "Option::is_none")]
+        covariance: Option<RawCovariance>,
     },
 }
 
 fn noise<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawNoise, D::Error> {
     NOISE.deserialize(d)
+}
+
+fn covariance<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RawCovariance>, D::Error> {
+    let value = toml::Value::deserialize(d)?;
+    RawCovariance::from_value(&value)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
 }
 
 /// `serde(deserialize_with)` of the `[problem]` table.
@@ -204,6 +221,15 @@ impl RawProblem {
             RawProblem::Huber { delta, .. }
             | RawProblem::Logistic { delta, .. }
             | RawProblem::LeastSquares { delta, .. } => delta,
+        }
+    }
+
+    /// The feature covariance as written (none: isotropic).
+    pub fn covariance(&self) -> Option<&RawCovariance> {
+        match self {
+            RawProblem::Huber { covariance, .. }
+            | RawProblem::Logistic { covariance, .. }
+            | RawProblem::LeastSquares { covariance, .. } => covariance.as_ref(),
         }
     }
 

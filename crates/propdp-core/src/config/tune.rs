@@ -304,6 +304,13 @@ impl TuneConfig {
     pub fn from_toml_str(text: &str) -> Result<(TuneConfig, Vec<crate::Point>), ConfigError> {
         let cfg: TuneConfig = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
         let t = &cfg.tune;
+        if cfg.problem.covariance().is_some() {
+            return Err(ConfigError::not_applicable(
+                "problem.covariance",
+                "propdp tune searches isotropic features only for now; predict a tuned point with a \
+                 covariance by `propdp run`",
+            ));
+        }
         if t.algorithms.is_empty() {
             return Err(ConfigError::range(
                 "tune.algorithms",

@@ -355,7 +355,7 @@ pub(super) fn simulate(
     metric: &str,
     index: u64,
 ) -> Result<SimCheck> {
-    let settings = crate::run::sim_settings(sim, sim.d[0]);
+    let settings = crate::run::sim_settings(sim, sim.d[0], None);
     let s = propdp_sim::simulate(&opt.point, &settings, index)?;
     let (mean, se) = (s.mean[metric], s.stderr[metric]);
     let se_total = (se * se + opt.stderr.unwrap_or(0.0).powi(2)).sqrt();
