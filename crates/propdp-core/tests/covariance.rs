@@ -1,0 +1,158 @@
+//! `[problem] covariance`: a spectrum file relative to the config, inline
+//! atoms and the built-in family, normalised; every bad input refused with
+//! the field (and the file's line) named.
+
+use propdp_core::Config;
+use propdp_core::config::TuneConfig;
+
+const BASE: &str = r#"
+[problem]
+model = "huber"
+delta = 0.5
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+COV
+[algorithm]
+kind = "objective"
+lambda = 1.0
+sigma = 0.5
+"#;
+
+fn config(cov: &str) -> String {
+    BASE.replace("COV", &format!("covariance = {cov}"))
+}
+
+fn err(cov: &str) -> String {
+    Config::from_toml_str(&config(cov)).unwrap_err().to_string()
+}
+
+/// A fresh directory under the system's temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("propdp-covariance-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_spectrum_file_is_read_relative_to_the_config_and_hashed() {
+    let dir = scratch("file");
+    let csv = "# a comment\nteacher,eigenvalue,weight\n2.0, 4.0, 1\n0.0,1.0,3\n\n";
+    std::fs::write(dir.join("spectrum.csv"), csv).unwrap();
+    let cfg = Config::from_toml_str_in(&config("{ file = \"spectrum.csv\" }"), Some(&dir)).unwrap();
+    let cov = cfg.covariance.expect("two distinct atoms");
+    let a = cov.atoms();
+    // weights 1/4, 3/4; eigenvalues over Σwω = 7/4; teacher over Σwe = 1/2
+    assert_eq!((a[0].weight, a[1].weight), (0.25, 0.75));
+    assert!((a[0].eigenvalue - 16.0 / 7.0).abs() < 1e-15 && (a[1].eigenvalue - 4.0 / 7.0).abs() < 1e-15);
+    assert_eq!((a[0].teacher, a[1].teacher), (4.0, 0.0));
+    assert_eq!(cov.scale(), 1.75);
+    assert_eq!(cov.sha256().map(str::len), Some(64));
+    // not found relative to another directory: the field and the path are named
+    let e = Config::from_toml_str_in(&config("{ file = \"spectrum.csv\" }"), Some(&scratch("elsewhere")))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("problem.covariance.file") && e.contains("spectrum.csv"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bad_spectrum_file_names_its_line() {
+    let dir = scratch("bad");
+    for (text, want) in [
+        ("eigenvalue,weight\n1,1\n", "line 1"),
+        ("eigenvalue,weight,teacher,extra\n1,1,1,1\n", "line 1"),
+        ("eigenvalue,weight,teacher\n1,1,1\n2,x,1\n", "line 3"),
+        ("eigenvalue,weight,teacher\n1,1,1\n2,1\n", "line 3"),
+        ("", "empty"),
+        ("eigenvalue,weight,teacher\n1,1,1\n0,1,1\n", "eigenvalue[1]"),
+    ] {
+        std::fs::write(dir.join("s.csv"), text).unwrap();
+        let e = Config::from_toml_str_in(&config("{ file = \"s.csv\" }"), Some(&dir))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("problem.covariance") && e.contains(want), "{text:?}: {e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn inline_atoms_and_families_are_checked_naming_the_field() {
+    let ok = Config::from_toml_str(&config("{ eigenvalue = [2, 1], weight = [1, 1], teacher = [1, 1] }")).unwrap();
+    assert_eq!(ok.covariance.unwrap().atoms().len(), 2);
+    let fam = "{ family = \"power_law\", condition = 50.0, atoms = 30, teacher = \"anti_aligned\" }";
+    assert_eq!(
+        Config::from_toml_str(&config(fam))
+            .unwrap()
+            .covariance
+            .unwrap()
+            .atoms()
+            .len(),
+        30
+    );
+    for (cov, field) in [
+        (
+            "{ eigenvalue = [2, 1], weight = [1, -1], teacher = [1, 1] }",
+            "problem.covariance.weight[1]",
+        ),
+        (
+            "{ eigenvalue = [2, 1], weight = [1], teacher = [1, 1] }",
+            "problem.covariance.weight",
+        ),
+        (
+            "{ eigenvalue = [2, 1], weight = [1, 1], teacher = [0, 0] }",
+            "problem.covariance.teacher",
+        ),
+        (
+            "{ eigenvalue = [2, 1], weight = [0, 0], teacher = [1, 1] }",
+            "problem.covariance.weight",
+        ),
+        ("{ eigenvalue = [2, 1], weight = [1, 1] }", "problem.covariance.teacher"),
+        (
+            "{ eigenvalue = [2, \"a\"], weight = [1, 1], teacher = [1, 1] }",
+            "problem.covariance.eigenvalue",
+        ),
+        (
+            "{ family = \"power_law\", condition = 0.5 }",
+            "problem.covariance.condition",
+        ),
+        ("{ family = \"power_law\" }", "problem.covariance.condition"),
+        (
+            "{ family = \"power_law\", condition = 10.0, atoms = 0 }",
+            "problem.covariance.atoms",
+        ),
+        (
+            "{ family = \"power_law\", condition = 10.0, teacher = \"up\" }",
+            "problem.covariance.teacher",
+        ),
+        (
+            "{ family = \"marchenko\", condition = 10.0 }",
+            "problem.covariance.family",
+        ),
+        ("{ file = \"a.csv\", atoms = 3 }", "problem.covariance.atoms"),
+        ("3.0", "problem.covariance"),
+    ] {
+        let e = err(cov);
+        assert!(e.contains(field), "{cov}: {e}");
+    }
+}
+
+#[test]
+fn tune_refuses_a_covariance_it_would_ignore() {
+    let text = r#"
+[problem]
+model = "logistic"
+delta = 0.5
+s2 = 1.0
+covariance = { family = "power_law", condition = 10.0 }
+[tune]
+algorithms = ["objective"]
+epsilon = 1.0
+delta_priv = 1e-6
+"#;
+    let e = TuneConfig::from_toml_str(text).unwrap_err().to_string();
+    assert!(e.contains("problem.covariance"), "{e}");
+}
