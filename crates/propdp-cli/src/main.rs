@@ -126,6 +126,23 @@ enum Command {
         #[arg(long, value_name = "K/N")]
         shard: Option<propdp::shard::Shard>,
     },
+    /// The covariance spectrum of a data set (a CSV with a header row) as a
+    /// `problem.covariance` file: eigenvalues of the centred columns'
+    /// covariance, constant columns dropped; teacher energies from the
+    /// regression labels if named (docs/covariance.md).
+    Spectrum {
+        /// The data: a CSV file with a header row of column names.
+        data: PathBuf,
+        /// The column holding regression labels (excluded from the features).
+        #[arg(long)]
+        label: Option<String>,
+        /// Divide every column by its standard deviation after centring.
+        #[arg(long)]
+        standardize: bool,
+        /// Write the spectrum here (a new file) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Validate a config and print its sweep without solving anything.
     Check {
         /// The TOML config.
@@ -258,6 +275,22 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }),
         Command::Tune { job, shard } => tune(&job, shard),
+        Command::Spectrum {
+            data,
+            label,
+            standardize,
+            out,
+        } => propdp::data_spectrum::from_csv(&data, label.as_deref(), standardize).and_then(|s| {
+            let text = s.to_csv(&data.display().to_string());
+            match out {
+                Some(out) => {
+                    propdp::data_spectrum::write_new(&out, &text)?;
+                    eprintln!("wrote {} ({} atoms)", out.display(), s.eigenvalues.len());
+                }
+                None => print!("{text}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }),
     };
     match result {
         Ok(code) => code,

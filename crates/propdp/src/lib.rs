@@ -8,6 +8,7 @@
 //! | the best hyperparameters per algorithm and budget | [`tune::tune`] | `propdp tune` |
 //! | the guarantee of a noise level, or the noise of a budget | [`privacy::assess`] | `propdp privacy` |
 //! | figures of a results file | [`figures::draw`] | `propdp plot` |
+//! | the covariance spectrum of a data set | [`data_spectrum::spectrum`] | `propdp spectrum` |
 //!
 //! Each returns [`Error`]: its [`ErrorKind`] (config, privacy argument, io,
 //! run directory, cancelled, computation) and, for a config or argument,
@@ -31,6 +32,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod data_spectrum;
 pub mod error;
 pub mod figures;
 pub mod file;
