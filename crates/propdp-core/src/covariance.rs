@@ -269,7 +269,7 @@ impl RawCovariance {
 }
 
 /// SHA-256 of bytes, hex.
-fn sha256_hex(bytes: &[u8]) -> String {
+pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -76,6 +76,9 @@ pub struct Provenance {
     /// SHA-256 of the `problem.covariance` file the run read (docs/theory.md §2.4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub covariance_sha256: Option<String>,
+    /// SHA-256 of the `[simulation] data` file whose rows were the features.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_sha256: Option<String>,
 }
 
 /// Whether a record is a prediction or a Monte Carlo estimate.
@@ -180,7 +183,7 @@ impl Record {
     /// ```
     /// # use propdp_core::{record::*, Point, Model, Algorithm};
     /// let p = Point::new(0.5, 1.0, Model::Logistic, Algorithm::Objective { lambda: 1.0, sigma: 1.0 }).unwrap();
-    /// let prov = Provenance { config_sha256: String::new(), crate_version: String::new(), git_commit: String::new(), covariance_sha256: None };
+    /// let prov = Provenance { config_sha256: String::new(), crate_version: String::new(), git_commit: String::new(), covariance_sha256: None, data_sha256: None };
     /// let mut r = Record::new(Source::Theory, &p, 0, &prov);
     /// assert_eq!(r.non_finite().as_deref(), Some("solver.residual"), "no solver has filled it in");
     /// r.solver = SolverReport { converged: true, iterations: 3, residual: 1e-12, ..Default::default() };
@@ -250,7 +253,7 @@ impl Record {
     /// ```
     /// # use propdp_core::{record::*, Point, Model, Algorithm};
     /// let p = Point::new(0.5, 1.0, Model::Logistic, Algorithm::Objective { lambda: 1.0, sigma: 1.0 }).unwrap();
-    /// let prov = Provenance { config_sha256: "a".into(), crate_version: String::new(), git_commit: String::new(), covariance_sha256: None };
+    /// let prov = Provenance { config_sha256: "a".into(), crate_version: String::new(), git_commit: String::new(), covariance_sha256: None, data_sha256: None };
     /// let expected = Record::new(Source::Theory, &p, 0, &prov);
     /// let mut r = expected.clone();
     /// r.solver = SolverReport { converged: true, iterations: 3, residual: 1e-12, ..Default::default() };
@@ -430,8 +433,12 @@ pub struct SimRecord {
     /// (empty in records written before it was recorded).
     #[serde(default)]
     pub generator: String,
-    /// The law of the rows.
+    /// The law of the rows (drawn rows only).
     pub design: Design,
+    /// Real rows: the `[simulation] data` file they came from (then
+    /// `design` does not apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
     /// Standard error of every metric's mean.
     pub stderr: Metrics,
     /// Every metric of every repetition.
@@ -449,13 +456,14 @@ impl SimRecord {
     fn conforms(&self, want: &SimRecord, metrics: &Metrics) -> Result<(), String> {
         let settings = |s: &SimRecord| {
             format!(
-                "n = {}, d = {}, reps = {}, seed = {}, generator = {:?}, design = {:?}, block first = {:?}",
+                "n = {}, d = {}, reps = {}, seed = {}, generator = {:?}, design = {:?}, data = {:?}, block first = {:?}",
                 s.n,
                 s.d,
                 s.reps,
                 s.seed,
                 s.generator,
                 s.design,
+                s.data,
                 s.block.as_ref().map(|b| b.first)
             )
         };

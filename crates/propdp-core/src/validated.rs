@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use crate::config::simulation::DataFile;
 use crate::config::{RawAlgorithm, RawConfig, RawProblem};
 use crate::covariance::Covariance;
 use crate::error::ConfigError;
@@ -21,6 +22,8 @@ pub struct Config {
     /// The feature covariance, validated and normalised; `None` is the
     /// isotropic problem (docs/theory.md §2.4).
     pub covariance: Option<Covariance>,
+    /// The `[simulation] data` file, read.
+    pub data: Option<DataFile>,
 }
 
 impl Config {
@@ -63,10 +66,35 @@ impl Config {
 
     /// [`Config::from_raw`] with relative covariance files in `dir`.
     pub fn from_raw_in(raw: RawConfig, text: String, dir: Option<&Path>) -> Result<Config, ConfigError> {
+        Config::build(raw, text, Some(dir))
+    }
+
+    /// The config of a run already made (a manifest's text): its tables and
+    /// sweep, validated, without reading the files it names
+    /// (`problem.covariance.file`, `simulation.data.file`, which may not be
+    /// where they were): `covariance` and `data` are `None`. For what needs
+    /// the sweep only — figures, merging shards.
+    pub fn from_recorded(text: &str) -> Result<Config, ConfigError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        Config::build(raw, text.to_string(), None)
+    }
+
+    /// Validate; resolve the files relative to `files` (`Some(None)`: the
+    /// current directory; `None`: do not read them).
+    fn build(raw: RawConfig, text: String, files: Option<Option<&Path>>) -> Result<Config, ConfigError> {
         raw.check()?;
-        let covariance = match raw.problem.covariance() {
-            Some(c) => c.resolve(dir)?,
-            None => None,
+        let (covariance, data) = match files {
+            None => (None, None),
+            Some(dir) => (
+                match raw.problem.covariance() {
+                    Some(c) => c.resolve(dir)?,
+                    None => None,
+                },
+                match raw.simulation.as_ref().and_then(|s| s.data.as_ref()) {
+                    Some(d) => Some(d.resolve(dir)?),
+                    None => None,
+                },
+            ),
         };
         let sweep = Sweep::from_raw(&raw)?;
         if let Some(sim) = &raw.simulation {
@@ -82,6 +110,7 @@ impl Config {
             raw,
             sweep,
             covariance,
+            data,
         })
     }
 }

@@ -41,6 +41,7 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
         provenance: Provenance {
             config_sha256: "0".repeat(64),
             covariance_sha256: None,
+            data_sha256: None,
             crate_version: "0".into(),
             git_commit: "x".into(),
         },
@@ -55,6 +56,7 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
             seed: 1,
             generator: String::new(),
             design: Design::Gaussian,
+            data: None,
             stderr: metrics.iter().map(|(k, v)| (k.clone(), 0.05 * v)).collect(),
             per_rep: BTreeMap::new(),
             block: None,

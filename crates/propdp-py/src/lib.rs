@@ -366,7 +366,8 @@ fn simulate<'py>(
             Some("simulation.d".into()),
         ));
     };
-    let settings = propdp::run::sim_settings(sim, d, cfg.covariance.as_ref());
+    let settings = propdp::run::sim_settings(sim, d, cfg.covariance.as_ref())
+        .with_real(propdp::run::real_data(&cfg).map_err(|e| to_py(py, e))?);
     let provenance = provenance_of_config(&cfg);
     let record = bridge::blocking(py, progress, |p| {
         p.begin("simulation repetitions", settings.reps as u64);

@@ -16,6 +16,7 @@ pub mod gd;
 pub mod lbfgs;
 pub mod newton;
 pub mod objective;
+pub mod real;
 pub mod rng;
 mod rows;
 pub mod run;

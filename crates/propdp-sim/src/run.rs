@@ -13,6 +13,7 @@ use crate::data::{self, Dataset};
 use crate::evaluate;
 use crate::gd::Descent;
 use crate::objective::{FitError, Objective};
+use crate::real::RealData;
 use crate::rng::stream;
 use propdp_core::covariance::Covariance;
 use propdp_core::loss::Loss;
@@ -37,6 +38,9 @@ pub struct SimSettings {
     pub max_iter: usize,
     /// The feature covariance (docs/theory.md §2.4); isotropic when `None`.
     pub covariance: Option<Covariance>,
+    /// Real rows as the features (then `covariance` only gives the
+    /// teacher's energies, and `design` is not used).
+    pub real: Option<std::sync::Arc<RealData>>,
 }
 
 impl SimSettings {
@@ -58,7 +62,13 @@ impl SimSettings {
             grad_tol: 1e-9,
             max_iter: 100,
             covariance: None,
+            real: None,
         }
+    }
+
+    /// The same settings drawing the features from real rows.
+    pub fn with_real(self, real: Option<std::sync::Arc<RealData>>) -> Self {
+        SimSettings { real, ..self }
     }
 
     /// The same settings with features of covariance `covariance`.
@@ -255,14 +265,43 @@ pub fn summarise(n: usize, d: usize, runs: &[Repetition]) -> SimSummary {
 
 fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64) -> Result<Repetition, SimError> {
     let mut rng = stream(s.seed, &[point_index, s.d as u64, rep]);
-    let coords = s.covariance.as_ref().map(|c| data::Coordinates::new(c, s.d));
-    let coords = coords.as_ref();
-    let train = data::draw_dataset_in(&point.model(), n, s.d, point.s2(), s.design, s.prior, coords, &mut rng);
-    let test = Dataset {
-        xt: data::draw_design_in(2 * n, s.d, s.design, coords, &mut rng),
-        y: DVector::zeros(0),
-        theta_star: train.theta_star.clone(),
+    let (train, test, coords) = match &s.real {
+        Some(real) => {
+            let (xt, test_xt) = real.split(n, &mut rng);
+            let mut theta_star = data::draw_theta(s.d, point.s2(), s.prior, &mut rng);
+            theta_star
+                .iter_mut()
+                .zip(&real.coords.teacher_sd)
+                .for_each(|(t, e)| *t *= e);
+            let y = data::draw_labels(&point.model(), &xt.tr_mul(&theta_star), &mut rng);
+            let test = Dataset {
+                xt: test_xt,
+                y: DVector::zeros(0),
+                theta_star: theta_star.clone(),
+            };
+            (Dataset { xt, y, theta_star }, test, Some(real.coords.clone()))
+        }
+        None => {
+            let coords = s.covariance.as_ref().map(|c| data::Coordinates::new(c, s.d));
+            let train = data::draw_dataset_in(
+                &point.model(),
+                n,
+                s.d,
+                point.s2(),
+                s.design,
+                s.prior,
+                coords.as_ref(),
+                &mut rng,
+            );
+            let test = Dataset {
+                xt: data::draw_design_in(2 * n, s.d, s.design, coords.as_ref(), &mut rng),
+                y: DVector::zeros(0),
+                theta_star: train.theta_star.clone(),
+            };
+            (train, test, coords)
+        }
     };
+    let coords = coords.as_ref();
     let test = Dataset {
         y: data::draw_labels(&point.model(), &test.xt.tr_mul(&test.theta_star), &mut rng),
         ..test

@@ -18,7 +18,8 @@
 //! θ*ₖ = cₖ√(λ̄k), so s² = λ̄k·mean(debiased cₖ²). Without labels the
 //! teacher is spread (e = 1).
 
-use nalgebra::{DMatrix, DVector, SymmetricEigen};
+use nalgebra::{DMatrix, DVector};
+use propdp_sim::real::{Centred, parse_csv};
 
 use anyhow::Context;
 
@@ -78,58 +79,8 @@ pub fn spectrum(
     y: Option<&DVector<f64>>,
     standardize: bool,
 ) -> crate::Result<DataSpectrum> {
-    let (n, p) = x.shape();
-    if n < 2 {
-        return Err(invalid("data", format!("{n} rows: a spectrum needs at least 2")));
-    }
-    if let Some((i, j)) = (0..n)
-        .flat_map(|i| (0..p).map(move |j| (i, j)))
-        .find(|&(i, j)| !x[(i, j)].is_finite())
-    {
-        return Err(invalid(
-            "data",
-            format!(
-                "row {} column {:?} is {}: every value must be a finite number",
-                i + 1,
-                names[j],
-                x[(i, j)]
-            ),
-        ));
-    }
-    let mut keep = Vec::new();
-    let mut constant = Vec::new();
-    let mut cols: Vec<DVector<f64>> = Vec::new();
-    for (j, name) in names.iter().enumerate().take(p) {
-        let c = x.column(j);
-        let mean = c.mean();
-        let mut centred = c.map(|v| v - mean);
-        let sd = (centred.norm_squared() / n as f64).sqrt();
-        if sd <= 1e-12 * mean.abs().max(1e-300) || sd == 0.0 {
-            constant.push(name.clone());
-            continue;
-        }
-        if standardize {
-            centred /= sd;
-        }
-        keep.push(j);
-        cols.push(centred);
-    }
-    if cols.is_empty() {
-        return Err(invalid("data", "every column is constant".into()));
-    }
-    let xc = DMatrix::from_columns(&cols);
-    let s = xc.tr_mul(&xc) / n as f64;
-    let eig = SymmetricEigen::new(s);
-    let mut order: Vec<usize> = (0..eig.eigenvalues.len()).collect();
-    order.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
-    let top = eig.eigenvalues[order[0]];
-    let kept: Vec<usize> = order
-        .iter()
-        .copied()
-        .filter(|&k| eig.eigenvalues[k] > 1e-12 * top)
-        .collect();
-    let eigenvalues: Vec<f64> = kept.iter().map(|&k| eig.eigenvalues[k]).collect();
-    let k = kept.len();
+    let c = Centred::new(x, names, standardize).map_err(|e| invalid("data", e))?;
+    let (n, k) = (c.rows, c.eigenvalues.len());
     let (teacher, labels) = match y {
         None => (vec![1.0; k], None),
         Some(y) => {
@@ -144,22 +95,19 @@ pub fn spectrum(
             }
             let ym = y.mean();
             let yc = y.map(|v| v - ym);
-            let xty = xc.tr_mul(&yc) / n as f64;
-            let c: Vec<f64> = kept
-                .iter()
-                .map(|&i| eig.eigenvectors.column(i).dot(&xty) / eig.eigenvalues[i])
-                .collect();
-            let explained: f64 = c.iter().zip(&eigenvalues).map(|(c, l)| l * c * c).sum::<f64>() * n as f64;
+            // scores' covariance with y, over λ: the coefficients in the eigenbasis
+            let xty = c.vectors.tr_mul(&c.xc.tr_mul(&yc)) / n as f64;
+            let coef: Vec<f64> = xty.iter().zip(&c.eigenvalues).map(|(v, l)| v / l).collect();
+            let explained: f64 = coef.iter().zip(&c.eigenvalues).map(|(c, l)| l * c * c).sum::<f64>() * n as f64;
             let total = yc.norm_squared();
-            let rss = (total - explained).max(0.0);
-            let noise2 = rss / (n - k - 1) as f64;
-            let debiased: Vec<f64> = c
+            let noise2 = (total - explained).max(0.0) / (n - k - 1) as f64;
+            let debiased: Vec<f64> = coef
                 .iter()
-                .zip(&eigenvalues)
+                .zip(&c.eigenvalues)
                 .map(|(c, l)| (c * c - noise2 / (n as f64 * l)).max(0.0))
                 .collect();
-            let mean_l = eigenvalues.iter().sum::<f64>() / k as f64;
-            let s2 = mean_l * k as f64 * debiased.iter().sum::<f64>() / k as f64;
+            // s² = λ̄·k·mean(c²) = Σλ·mean(c²)
+            let s2 = c.eigenvalues.iter().sum::<f64>() * debiased.iter().sum::<f64>() / k as f64;
             if s2 <= 0.0 {
                 return Err(invalid(
                     "label",
@@ -176,10 +124,10 @@ pub fn spectrum(
     };
     Ok(DataSpectrum {
         rows: n,
-        columns: p,
-        constant,
-        null_directions: keep.len() - k,
-        eigenvalues,
+        columns: c.columns,
+        constant: c.constant,
+        null_directions: c.null_directions,
+        eigenvalues: c.eigenvalues,
         teacher,
         standardized: standardize,
         labels,
@@ -228,46 +176,7 @@ impl DataSpectrum {
 /// A numeric CSV with a header row: the column names and the n × p matrix.
 pub fn read_csv(path: &std::path::Path) -> crate::Result<(Vec<String>, DMatrix<f64>)> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-    let Some((_, header)) = lines.next() else {
-        return Err(invalid("data", format!("{} is empty", path.display())));
-    };
-    let names: Vec<String> = header
-        .split(',')
-        .map(|s| s.trim().trim_matches('"').to_string())
-        .collect();
-    let mut values = Vec::new();
-    let mut rows = 0;
-    for (i, line) in lines {
-        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
-        if cells.len() != names.len() {
-            return Err(invalid(
-                "DATA",
-                format!(
-                    "{} line {}: {} values for {} columns",
-                    path.display(),
-                    i + 1,
-                    cells.len(),
-                    names.len()
-                ),
-            ));
-        }
-        for (j, c) in cells.iter().enumerate() {
-            values.push(c.parse::<f64>().map_err(|_| {
-                invalid(
-                    "data",
-                    format!(
-                        "{} line {} column {:?}: {c:?} is not a number",
-                        path.display(),
-                        i + 1,
-                        names[j]
-                    ),
-                )
-            })?);
-        }
-        rows += 1;
-    }
-    Ok((names.clone(), DMatrix::from_row_slice(rows, names.len(), &values)))
+    parse_csv(&text).map_err(|e| invalid("data", format!("{}: {e}", path.display())))
 }
 
 /// The spectrum of a CSV data file (`propdp spectrum DATA`): the column

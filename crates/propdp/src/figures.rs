@@ -21,7 +21,7 @@ fn spec_for(results: &Path) -> Result<PlotSpec> {
         &std::fs::read_to_string(&manifest).with_context(|| format!("reading {}", manifest.display()))?,
     )
     .with_context(|| format!("parsing {}", manifest.display()))?;
-    let cfg = Config::from_toml_str(&m.config_text).with_context(|| format!("config in {}", manifest.display()))?;
+    let cfg = Config::from_recorded(&m.config_text).with_context(|| format!("config in {}", manifest.display()))?;
     Ok(cfg.raw.plot)
 }
 

@@ -180,7 +180,7 @@ fn combine(
 pub fn merge(out: &Path, dirs: &[PathBuf]) -> crate::Result<MergeSummary> {
     let (manifest, shard_of) = check_shards(dirs)?;
     let count = shard_of[0].count;
-    let cfg = Config::from_toml_str(&manifest.config_text).context("the shards' config")?;
+    let cfg = Config::from_recorded(&manifest.config_text).context("the shards' config")?;
     let all = units(&cfg, count);
     let owner = assign(&costs(&all), count);
     // the unit of every record key

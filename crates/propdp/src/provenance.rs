@@ -24,6 +24,9 @@ pub struct Manifest {
     /// SHA-256 of the `problem.covariance` file the run read, hex.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub covariance_sha256: Option<String>,
+    /// SHA-256 of the `[simulation] data` file the run read, hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_sha256: Option<String>,
     /// The shard K/N this run computed (`propdp run --shard`); none for a whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::shard::Shard>,
@@ -46,6 +49,7 @@ impl Manifest {
             git_commit: GIT_COMMIT.to_string(),
             points,
             covariance_sha256: None,
+            data_sha256: None,
             shard: None,
         }
     }
@@ -55,6 +59,7 @@ impl Manifest {
     pub fn of(config_path: &str, cfg: &propdp_core::Config, points: usize) -> Manifest {
         Manifest {
             covariance_sha256: cfg.covariance.as_ref().and_then(|c| c.sha256()).map(String::from),
+            data_sha256: cfg.data.as_ref().map(|d| d.sha256.clone()),
             ..Manifest::new(config_path, &cfg.text, points)
         }
     }
@@ -66,6 +71,7 @@ impl Manifest {
             crate_version: self.crate_version.clone(),
             git_commit: self.git_commit.clone(),
             covariance_sha256: self.covariance_sha256.clone(),
+            data_sha256: self.data_sha256.clone(),
         }
     }
 }
@@ -100,6 +106,7 @@ pub fn sha256_hex(text: &str) -> String {
 pub fn provenance_of_config(cfg: &propdp_core::Config) -> Provenance {
     Provenance {
         covariance_sha256: cfg.covariance.as_ref().and_then(|c| c.sha256()).map(String::from),
+        data_sha256: cfg.data.as_ref().map(|d| d.sha256.clone()),
         ..provenance_of(&cfg.text)
     }
 }
@@ -112,5 +119,6 @@ pub fn provenance_of(config_text: &str) -> Provenance {
         crate_version: CRATE_VERSION.to_string(),
         git_commit: GIT_COMMIT.to_string(),
         covariance_sha256: None,
+        data_sha256: None,
     }
 }

@@ -11,9 +11,11 @@ use propdp_core::config::SimulationConfig;
 use propdp_core::covariance::Covariance;
 use propdp_core::record::{Failure, Provenance, Record, RecordKey, RepBlock, SimRecord, SolverReport, Source};
 use propdp_core::{Config, Point};
+use propdp_sim::real::RealData;
 use propdp_sim::run::samples;
 use propdp_sim::{Repetition, SimSettings, SimSummary, simulate_reps, summarise};
 use propdp_theory::solve::{Solution, State, TheorySolver};
+use std::sync::Arc;
 
 use crate::progress::{Cancelled, Progress};
 
@@ -297,6 +299,7 @@ impl Pass<'_> {
             .collect();
         let reps = |u: &Unit| u.reps.unwrap_or((0, sim.reps));
         let count: usize = mine.iter().map(|u| reps(u).1 - reps(u).0).sum();
+        let real = load_real(cfg)?;
         self.progress.begin("simulation repetitions", count as u64);
         for unit in mine {
             let (index, d, (start, end)) = (unit.first, unit.d.expect("a simulated unit has d"), reps(&unit));
@@ -315,7 +318,7 @@ impl Pass<'_> {
                 self.progress.advance((end - start) as u64);
                 continue;
             }
-            let settings = sim_settings(sim, d, cfg.covariance.as_ref());
+            let settings = sim_settings(sim, d, cfg.covariance.as_ref()).with_real(real.clone());
             let (progress, provenance) = (self.progress, self.manifest.provenance());
             let outcome =
                 guarded(|| simulate_reps(point, &settings, index as u64, start..end, &|| progress.advance(1))).map(
@@ -377,6 +380,7 @@ pub(crate) fn expected(cfg: &Config, unit: &Unit, index: usize, provenance: &Pro
             seed: settings.seed,
             generator: propdp_sim::rng::GENERATOR.into(),
             design: settings.design,
+            data: cfg.data.as_ref().map(|d| d.path.display().to_string()),
             stderr: Default::default(),
             per_rep: Default::default(),
             block: unit.reps.map(|(first, _)| RepBlock {
@@ -396,6 +400,75 @@ pub fn sim_settings(sim: &SimulationConfig, d: usize, covariance: Option<&Covari
         ..SimSettings::new(d, sim.reps, sim.design, sim.prior, sim.seed)
     }
     .with_covariance(covariance.cloned())
+}
+
+/// The real rows of a config's `[simulation] data` (none without it), with
+/// its covariance's teacher energies; refused, naming the field, when the
+/// data cannot serve the config: `simulation.d` other than the data's
+/// number of directions, or a δ needing as many rows as the data has.
+pub fn real_data(cfg: &Config) -> crate::Result<Option<Arc<RealData>>> {
+    Ok(load_real(cfg)?)
+}
+
+/// [`real_data`], its config errors at the root of the chain.
+fn load_real(cfg: &Config) -> Result<Option<Arc<RealData>>> {
+    let (Some(file), Some(sim)) = (&cfg.data, &cfg.raw.simulation) else {
+        return Ok(None);
+    };
+    let bad = |field: &str, value: String, allowed: String| {
+        anyhow::Error::new(propdp_core::ConfigError::OutOfRange {
+            field: field.into(),
+            value,
+            allowed,
+        })
+    };
+    let label = file.path.display().to_string();
+    let (names, x) = propdp_sim::real::parse_csv(&file.text).map_err(|e| {
+        bad(
+            "simulation.data.file",
+            label.clone(),
+            format!("a numeric CSV with a header ({e})"),
+        )
+    })?;
+    if let Some(c) = file.drop.iter().find(|c| !names.contains(c)) {
+        return Err(bad(
+            "simulation.data.drop",
+            format!("{c:?}"),
+            format!("a column of {label}: {}", names.join(", ")),
+        ));
+    }
+    let keep: Vec<usize> = (0..names.len()).filter(|&j| !file.drop.contains(&names[j])).collect();
+    let x = x.select_columns(&keep);
+    let names: Vec<String> = keep.iter().map(|&j| names[j].clone()).collect();
+    let centred = propdp_sim::real::Centred::new(&x, &names, file.standardize).map_err(|e| {
+        bad(
+            "simulation.data.file",
+            label.clone(),
+            format!("a data set with varying columns ({e})"),
+        )
+    })?;
+    let rows = propdp_sim::real::RealRows::new(&centred);
+    let (d, total) = (rows.d(), rows.rows());
+    if sim.d != [d] {
+        return Err(bad(
+            "simulation.d",
+            format!("{:?}", sim.d),
+            format!("[{d}]: the number of directions of {label} (its columns, less constant and collinear ones)"),
+        ));
+    }
+    if let Some(p) = cfg.sweep.points().iter().find(|p| samples(d, p.delta()) >= total) {
+        return Err(bad(
+            "problem.delta",
+            p.delta().to_string(),
+            format!(
+                "δ > d/N = {d}/{total}: n = round(d/δ) = {} training rows must leave test rows of the {total} in {label}",
+                samples(d, p.delta())
+            ),
+        ));
+    }
+    let real = RealData::new(rows, cfg.covariance.as_ref())
+        .map_err(|e| bad("problem.covariance", "the spectrum given".into(), e))?;
+    Ok(Some(Arc::new(RealData { source: label, ..real })))
 }
 
 /// DP-GD/DP-SGD: every metric at every step of every repetition (name →
@@ -469,6 +542,7 @@ pub fn simulation_record(
             seed: settings.seed,
             generator: propdp_sim::rng::GENERATOR.into(),
             design: settings.design,
+            data: settings.real.as_ref().map(|r| r.source.clone()),
             stderr: s.stderr,
             per_rep: s.per_rep,
             block: None,

@@ -440,6 +440,14 @@ fn check_same_run(dir: &Path, old: &Manifest, new: &Manifest) -> Result<()> {
             name(new.shard)
         );
     }
+    if old.data_sha256 != new.data_sha256 {
+        refuse!(
+            "cannot resume: {} was produced from another data file (sha256 {:?} ≠ {:?}); use --overwrite or another --out",
+            dir.display(),
+            old.data_sha256,
+            new.data_sha256
+        );
+    }
     if old.covariance_sha256 != new.covariance_sha256 {
         refuse!(
             "cannot resume: {} was produced from another covariance file (sha256 {:?} ≠ {:?}); use --overwrite or another --out",

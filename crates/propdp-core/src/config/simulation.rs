@@ -36,6 +36,68 @@ pub struct SimulationConfig {
     /// Newton stops at ‖∇F‖₂/√d ≤ grad_tol.
     #[serde(default = "default_grad_tol")]
     pub grad_tol: f64,
+    /// Real rows instead of drawn ones: the features of every repetition
+    /// are rows of this data set (docs/covariance.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<DataSpec>,
+}
+
+/// `[simulation] data`: a CSV data set whose rows are the features.
+///
+/// ```toml
+/// data = { file = "digits.csv", drop = ["label"], standardize = false }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataSpec {
+    /// A CSV with a header row, relative to the config's directory.
+    pub file: String,
+    /// Columns that are not features (e.g. labels).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop: Vec<String>,
+    /// Divide every column by its standard deviation after centring.
+    #[serde(default)]
+    pub standardize: bool,
+}
+
+/// A resolved `[simulation] data` file: its path, content and SHA-256.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataFile {
+    /// The path read.
+    pub path: std::path::PathBuf,
+    /// The file's text.
+    pub text: String,
+    /// Its SHA-256, hex.
+    pub sha256: String,
+    /// The columns that are not features.
+    pub drop: Vec<String>,
+    /// Standardise the columns.
+    pub standardize: bool,
+}
+
+impl DataSpec {
+    /// Read the file (relative to `dir`, or the current directory), naming
+    /// `simulation.data.file` when it cannot be.
+    pub fn resolve(&self, dir: Option<&std::path::Path>) -> Result<DataFile, ConfigError> {
+        let path = match dir {
+            Some(dir) if std::path::Path::new(&self.file).is_relative() => dir.join(&self.file),
+            _ => std::path::PathBuf::from(&self.file),
+        };
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            ConfigError::range(
+                "simulation.data.file",
+                format!("{:?}", self.file),
+                &format!("a readable CSV text file ({}: {e})", path.display()),
+            )
+        })?;
+        Ok(DataFile {
+            sha256: crate::covariance::sha256_hex(text.as_bytes()),
+            path,
+            text,
+            drop: self.drop.clone(),
+            standardize: self.standardize,
+        })
+    }
 }
 
 fn default_design() -> Design {

@@ -311,6 +311,12 @@ impl TuneConfig {
                  covariance by `propdp run`",
             ));
         }
+        if cfg.simulation.as_ref().is_some_and(|s| s.data.is_some()) {
+            return Err(ConfigError::not_applicable(
+                "simulation.data",
+                "propdp tune simulates its optima on drawn rows only for now",
+            ));
+        }
         if t.algorithms.is_empty() {
             return Err(ConfigError::range(
                 "tune.algorithms",

@@ -241,6 +241,7 @@ impl Best {
                 seed: c.seed,
                 generator: propdp_sim::rng::GENERATOR.into(),
                 design,
+                data: None,
                 stderr: [(self.metric.clone(), c.stderr)].into_iter().collect(),
                 per_rep: BTreeMap::new(),
                 block: None,

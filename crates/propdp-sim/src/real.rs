@@ -1,0 +1,249 @@
+//! Real rows: a user's data matrix as the features of a simulation
+//! (`[simulation] data`, docs/covariance.md), and its spectrum.
+//!
+//! The columns are centred (and, if asked, standardised), constant columns
+//! dropped, and the rows rotated into the eigenbasis of the sample
+//! covariance S = X_cᵀX_c/N, directions without variance (λ ≤ 1e-12·λ_max)
+//! dropped. Every estimator propdp simulates is rotation equivariant (an
+//! isotropic ridge, isotropic privacy noise), so the rotation changes no
+//! metric; it makes the teacher's energies per eigen-direction and the
+//! prediction error (θ̂ − θ*)ᵀΣ(θ̂ − θ*)/d direct. The coordinates are then
+//! divided by √(Σλ) so that the mean ‖xᵢ‖² over the data set is 1, the scale
+//! of `problem.covariance` (whose eigenvalues ω = λ/λ̄ this data set gives).
+
+use nalgebra::{DMatrix, SymmetricEigen};
+use propdp_core::covariance::Covariance;
+use rand::{Rng, RngExt};
+
+use crate::data::Coordinates;
+
+/// A data set centred and decomposed: what `propdp spectrum` reports and
+/// what a real-row simulation draws from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Centred {
+    /// Rows N.
+    pub rows: usize,
+    /// Columns given (labels excluded).
+    pub columns: usize,
+    /// The constant columns dropped, by name.
+    pub constant: Vec<String>,
+    /// Directions dropped for carrying no variance.
+    pub null_directions: usize,
+    /// Eigenvalues of the sample covariance, largest first (the kept ones).
+    pub eigenvalues: Vec<f64>,
+    /// The centred (standardised) columns, N × p′.
+    pub xc: DMatrix<f64>,
+    /// The eigenvectors of the kept directions, p′ × k, in eigenvalue order.
+    pub vectors: DMatrix<f64>,
+}
+
+impl Centred {
+    /// Centre (and standardise) the columns of `x` (N × p, named `names`),
+    /// drop constant ones, and decompose the sample covariance. An error
+    /// (text) for fewer than 2 rows, a non-finite value or no varying column.
+    ///
+    /// ```
+    /// use nalgebra::DMatrix;
+    /// let x = DMatrix::from_row_slice(4, 3, &[2.0, 1.0, 7.0, -2.0, 1.0, 7.0, 2.0, -1.0, 7.0, -2.0, -1.0, 7.0]);
+    /// let names = ["a".to_string(), "b".to_string(), "c".to_string()];
+    /// let c = propdp_sim::real::Centred::new(&x, &names, false).unwrap();
+    /// assert_eq!((c.eigenvalues.clone(), c.constant.clone()), (vec![4.0, 1.0], vec!["c".to_string()]));
+    /// ```
+    pub fn new(x: &DMatrix<f64>, names: &[String], standardize: bool) -> Result<Centred, String> {
+        let (n, p) = x.shape();
+        if n < 2 {
+            return Err(format!("{n} rows: at least 2 are needed"));
+        }
+        if let Some((i, j)) = (0..n)
+            .flat_map(|i| (0..p).map(move |j| (i, j)))
+            .find(|&(i, j)| !x[(i, j)].is_finite())
+        {
+            return Err(format!(
+                "row {} column {:?} is {}: every value must be a finite number",
+                i + 1,
+                names[j],
+                x[(i, j)]
+            ));
+        }
+        let mut constant = Vec::new();
+        let mut cols = Vec::new();
+        for (j, name) in names.iter().enumerate().take(p) {
+            let c = x.column(j);
+            let mean = c.mean();
+            let mut centred = c.map(|v| v - mean);
+            let sd = (centred.norm_squared() / n as f64).sqrt();
+            if sd == 0.0 || sd <= 1e-12 * mean.abs() {
+                constant.push(name.clone());
+                continue;
+            }
+            if standardize {
+                centred /= sd;
+            }
+            cols.push(centred);
+        }
+        if cols.is_empty() {
+            return Err("every column is constant".into());
+        }
+        let xc = DMatrix::from_columns(&cols);
+        let eig = SymmetricEigen::new(xc.tr_mul(&xc) / n as f64);
+        let mut order: Vec<usize> = (0..eig.eigenvalues.len()).collect();
+        order.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
+        let top = eig.eigenvalues[order[0]];
+        let kept: Vec<usize> = order
+            .into_iter()
+            .filter(|&k| eig.eigenvalues[k] > 1e-12 * top)
+            .collect();
+        let vectors = DMatrix::from_columns(&kept.iter().map(|&k| eig.eigenvectors.column(k)).collect::<Vec<_>>());
+        Ok(Centred {
+            rows: n,
+            columns: p,
+            constant,
+            null_directions: cols.len() - kept.len(),
+            eigenvalues: kept.iter().map(|&k| eig.eigenvalues[k]).collect(),
+            xc,
+            vectors,
+        })
+    }
+}
+
+/// The rows of a data set in propdp's scale, ready to be drawn from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RealRows {
+    /// The rows as columns (d × N): eigen-coordinates over √(Σλ).
+    pub xt: DMatrix<f64>,
+    /// ω_k = λ_k/λ̄ of every coordinate.
+    pub omega: Vec<f64>,
+}
+
+impl RealRows {
+    /// The rows of a centred data set (module docs).
+    pub fn new(c: &Centred) -> RealRows {
+        let total: f64 = c.eigenvalues.iter().sum();
+        let k = c.eigenvalues.len() as f64;
+        let xt = (&c.xc * &c.vectors).transpose() / total.sqrt();
+        RealRows {
+            xt,
+            omega: c.eigenvalues.iter().map(|l| l * k / total).collect(),
+        }
+    }
+
+    /// Features d.
+    pub fn d(&self) -> usize {
+        self.xt.nrows()
+    }
+
+    /// Rows N.
+    pub fn rows(&self) -> usize {
+        self.xt.ncols()
+    }
+}
+
+/// Real rows with the teacher's scale per coordinate: what a repetition
+/// draws its training and test rows from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RealData {
+    /// The rows.
+    pub rows: RealRows,
+    /// √ω (for pred_err2) and √e (the teacher) of every coordinate.
+    pub coords: Coordinates,
+    /// Where the rows came from (the data file), for records.
+    pub source: String,
+}
+
+impl RealData {
+    /// The rows with a teacher spread evenly (no covariance) or with the
+    /// energies of `covariance`, whose atoms must be this data set's
+    /// eigen-directions in order (a spectrum file `propdp spectrum` wrote
+    /// of it): an error (text) otherwise.
+    pub fn new(rows: RealRows, covariance: Option<&Covariance>) -> Result<RealData, String> {
+        let d = rows.d();
+        let teacher_sd = match covariance {
+            None => vec![1.0; d],
+            Some(c) => {
+                let atoms = c.atoms();
+                if atoms.len() != d {
+                    return Err(format!(
+                        "problem.covariance has {} atoms, the data {d} eigen-directions: the teacher's energies \
+                         must be given per direction of this data set (write them with `propdp spectrum`)",
+                        atoms.len()
+                    ));
+                }
+                if let Some((k, a)) = atoms
+                    .iter()
+                    .enumerate()
+                    .find(|(k, a)| (a.eigenvalue / rows.omega[*k] - 1.0).abs() > 1e-6)
+                {
+                    return Err(format!(
+                        "problem.covariance atom {k} has eigenvalue {:e}, the data's direction {k} {:e} \
+                         (both over their mean): the spectrum is not this data set's",
+                        a.eigenvalue, rows.omega[k]
+                    ));
+                }
+                atoms.iter().map(|a| a.teacher.sqrt()).collect()
+            }
+        };
+        let coords = Coordinates {
+            feature_sd: rows.omega.iter().map(|w| w.sqrt()).collect(),
+            teacher_sd,
+        };
+        Ok(RealData {
+            rows,
+            coords,
+            source: String::new(),
+        })
+    }
+
+    /// The training rows (d × n) and test rows (d × m, m = min(2n, N − n))
+    /// of one repetition: a uniformly random choice without replacement.
+    pub fn split<R: Rng>(&self, n: usize, rng: &mut R) -> (DMatrix<f64>, DMatrix<f64>) {
+        let total = self.rows.rows();
+        let m = (2 * n).min(total - n);
+        let mut index: Vec<usize> = (0..total).collect();
+        for i in 0..n + m {
+            let j = rng.random_range(i..total);
+            index.swap(i, j);
+        }
+        let pick =
+            |ix: &[usize]| DMatrix::from_columns(&ix.iter().map(|&i| self.rows.xt.column(i)).collect::<Vec<_>>());
+        (pick(&index[..n]), pick(&index[n..n + m]))
+    }
+}
+
+/// A numeric CSV text with a header row: the column names and the N × p
+/// matrix; an error (text) naming the line and column.
+///
+/// ```
+/// let (names, x) = propdp_sim::real::parse_csv("a,b\n1,2\n3,4\n").unwrap();
+/// assert_eq!((names.len(), x[(1, 0)]), (2, 3.0));
+/// assert!(propdp_sim::real::parse_csv("a,b\n1,x\n").unwrap_err().contains("line 2"));
+/// ```
+pub fn parse_csv(text: &str) -> Result<(Vec<String>, DMatrix<f64>), String> {
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let Some((_, header)) = lines.next() else {
+        return Err("the file is empty".into());
+    };
+    let names: Vec<String> = header
+        .split(',')
+        .map(|s| s.trim().trim_matches('"').to_string())
+        .collect();
+    let (mut values, mut rows) = (Vec::new(), 0);
+    for (i, line) in lines {
+        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        if cells.len() != names.len() {
+            return Err(format!(
+                "line {}: {} values for {} columns",
+                i + 1,
+                cells.len(),
+                names.len()
+            ));
+        }
+        for (j, c) in cells.iter().enumerate() {
+            values.push(
+                c.parse::<f64>()
+                    .map_err(|_| format!("line {} column {:?}: {c:?} is not a number", i + 1, names[j]))?,
+            );
+        }
+        rows += 1;
+    }
+    Ok((names.clone(), DMatrix::from_row_slice(rows, names.len(), &values)))
+}

@@ -1,0 +1,154 @@
+//! `[simulation] data`: simulations on the rows of a data set — the records
+//! name the data and its hash, a covariance from `propdp spectrum` of the
+//! same data gives the teacher's energies, and every way the data cannot
+//! serve the config is refused before any work, naming the field.
+
+use std::path::Path;
+
+use propdp::Silent;
+use propdp::core::Config;
+use propdp::core::record::{Record, Source};
+use propdp::data_spectrum;
+use propdp::run::{Sources, run};
+use propdp::rundir::Existing;
+
+/// 300 rows: 8 columns of standard deviations 3, 2, 1, 1, 0.5, 0.5, 0.3,
+/// 0.2 (a fixed pseudo-random sequence), a constant column and a label.
+fn write_data(dir: &Path) {
+    let mut state: u64 = 12345;
+    let mut uniform = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let sd = [3.0, 2.0, 1.0, 1.0, 0.5, 0.5, 0.3, 0.2];
+    let mut text = String::from("a,b,c,d,e,f,g,h,const,y\n");
+    for _ in 0..300 {
+        let row: Vec<f64> = sd.iter().map(|s| s * 3.4 * uniform()).collect();
+        let y: f64 = row.iter().sum::<f64>() + uniform();
+        let cells: Vec<String> = row.iter().map(|v| v.to_string()).collect();
+        text += &format!("{},7,{y}\n", cells.join(","));
+    }
+    std::fs::write(dir.join("data.csv"), text).unwrap();
+}
+
+fn config(dir: &Path, text: &str) -> Result<Config, String> {
+    std::fs::write(dir.join("c.toml"), text).unwrap();
+    propdp::run::load(&dir.join("c.toml")).map_err(|e| format!("{e:#}"))
+}
+
+const BASE: &str = r#"
+[problem]
+model = "huber"
+delta = [0.5, 1.0]
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+COV
+[algorithm]
+kind = "objective"
+lambda = 0.5
+sigma = 1.0
+[simulation]
+d = 8
+reps = 4
+seed = 3
+data = { file = "data.csv", drop = ["y"] }
+"#;
+
+#[test]
+fn a_simulation_on_real_rows_records_its_data_and_uses_the_spectrum_teacher() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_data(tmp.path());
+    let s = data_spectrum::from_csv(&tmp.path().join("data.csv"), Some("y"), false).unwrap();
+    assert_eq!(
+        (s.eigenvalues.len(), s.constant.clone()),
+        (8, vec!["const".to_string()])
+    );
+    data_spectrum::write_new(&tmp.path().join("spectrum.csv"), &s.to_csv("data.csv")).unwrap();
+    let cfg = config(
+        tmp.path(),
+        &BASE.replace("COV", "covariance = { file = \"spectrum.csv\" }"),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    run(&cfg, "c", &out, Existing::Refuse, Sources::default(), &Silent).unwrap();
+    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let records: Vec<Record> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let sims: Vec<&Record> = records.iter().filter(|r| r.source == Source::Simulation).collect();
+    assert_eq!(sims.len(), 2);
+    for r in &sims {
+        let sim = r.simulation.as_ref().unwrap();
+        assert!(
+            sim.data.as_deref().is_some_and(|d| d.ends_with("data.csv")),
+            "{:?}",
+            sim.data
+        );
+        assert_eq!((sim.d, sim.n), (8, (8.0 / r.params["delta"]).round() as usize));
+        assert_eq!(r.provenance.data_sha256.as_ref().map(String::len), Some(64));
+        assert!(r.metrics["pred_err2"] > 0.0 && r.metrics["pred_err2"] < r.metrics["est_err2"]);
+    }
+    // the same run again: the same numbers (streams of (seed, point, d, repetition))
+    let again = tmp.path().join("again");
+    run(&cfg, "c", &again, Existing::Refuse, Sources::default(), &Silent).unwrap();
+    assert_eq!(std::fs::read_to_string(again.join("results.jsonl")).unwrap(), text);
+    // a changed data file: resume refuses
+    std::fs::write(
+        tmp.path().join("data.csv"),
+        std::fs::read_to_string(tmp.path().join("data.csv")).unwrap() + "1,2,3,4,5,6,7,8,7,1\n",
+    )
+    .unwrap();
+    let cfg = config(
+        tmp.path(),
+        &BASE.replace("COV", "covariance = { file = \"spectrum.csv\" }"),
+    )
+    .unwrap();
+    let e = run(&cfg, "c", &out, Existing::Resume, Sources::default(), &Silent).unwrap_err();
+    assert!(e.to_string().contains("another data file"), "{e}");
+}
+
+#[test]
+fn data_that_cannot_serve_the_config_is_refused_naming_the_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_data(tmp.path());
+    let refused = |text: String, field: &str| {
+        let e = match config(tmp.path(), &text) {
+            Err(e) => e,
+            Ok(cfg) => {
+                let e = run(
+                    &cfg,
+                    "c",
+                    &tmp.path().join("o"),
+                    Existing::Overwrite,
+                    Sources::default(),
+                    &Silent,
+                )
+                .unwrap_err();
+                assert_eq!(e.field(), Some(field), "{e:#}");
+                format!("{e:#}")
+            }
+        };
+        assert!(e.contains(field), "{field}: {e}");
+    };
+    let base = BASE.replace("COV", "");
+    refused(base.replace("d = 8", "d = 9"), "simulation.d");
+    refused(
+        base.replace("delta = [0.5, 1.0]", "delta = [0.02, 1.0]"),
+        "problem.delta",
+    );
+    refused(base.replace("drop = [\"y\"]", "drop = [\"z\"]"), "simulation.data.drop");
+    refused(base.replace("data.csv", "missing.csv"), "simulation.data.file");
+    // a spectrum that is not this data set's
+    refused(
+        BASE.replace(
+            "COV",
+            "covariance = { family = \"power_law\", condition = 10.0, atoms = 8 }",
+        ),
+        "problem.covariance",
+    );
+    refused(
+        BASE.replace("COV", "covariance = { family = \"power_law\", condition = 10.0 }"),
+        "problem.covariance",
+    );
+}
