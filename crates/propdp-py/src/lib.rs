@@ -97,9 +97,13 @@ fn parameters_table(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(rows)
 }
 
-/// A config from TOML text or a dict of tables, validated.
-fn config(py: Python<'_>, config: &Bound<'_, PyAny>) -> PyResult<Config> {
-    Config::from_toml_str(&rendered(py, config)?).map_err(|e| config_err(py, e))
+/// A config from TOML text or a dict of tables, validated; `label` is the
+/// file it was read from, if any (its directory holds the files it names,
+/// as for the command line), else files are relative to the current directory.
+fn config(py: Python<'_>, config: &Bound<'_, PyAny>, label: &str) -> PyResult<Config> {
+    let file = std::path::Path::new(label);
+    let dir = file.is_file().then(|| file.parent()).flatten();
+    Config::from_toml_str_in(&rendered(py, config)?, dir).map_err(|e| config_err(py, e))
 }
 
 /// A config's TOML text: the string itself, or a dict rendered as the CLI would read it.
@@ -408,7 +412,7 @@ fn run<'py>(
     progress: Option<&Bound<'py, PyAny>>,
     shard: Option<(usize, usize)>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = config(py, config_)?;
+    let cfg = config(py, config_, label)?;
     let sources = propdp::run::Sources { theory, simulation };
     let existing = existing(resume, overwrite);
     let shard = shard_of(py, shard)?;
@@ -665,10 +669,52 @@ fn integer(py: Python<'_>, v: Option<&Bound<'_, PyAny>>, field: &str) -> PyResul
     )))
 }
 
+/// The spectrum of a data matrix `x` (rows × columns, named `names`) and,
+/// if given, regression labels `y`, as `propdp spectrum` computes it: a dict
+/// of the columns `eigenvalue`, `weight`, `teacher` and the facts behind
+/// them (`rows`, `columns`, `constant`, `null_directions`, and with labels
+/// `s2`, `noise_sd`, `r2`).
+#[pyfunction]
+#[pyo3(signature = (x, names, y=None, standardize=false))]
+fn spectrum<'py>(
+    py: Python<'py>,
+    x: Vec<Vec<f64>>,
+    names: Vec<String>,
+    y: Option<Vec<f64>>,
+    standardize: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let p = names.len();
+    if let Some((i, r)) = x.iter().enumerate().find(|(_, r)| r.len() != p) {
+        return Err(config_error(
+            py,
+            format!("`X`: row {i} has {} values for {p} columns", r.len()),
+            Some("X".into()),
+        ));
+    }
+    let s = py
+        .detach(|| propdp::data_spectrum::of_rows(&x, &names, y.as_deref(), standardize))
+        .map_err(|e| to_py(py, e))?;
+    let d = PyDict::new(py);
+    let k = s.eigenvalues.len();
+    d.set_item("eigenvalue", s.eigenvalues.clone())?;
+    d.set_item("weight", vec![1.0 / k as f64; k])?;
+    d.set_item("teacher", s.teacher.clone())?;
+    d.set_item("rows", s.rows)?;
+    d.set_item("columns", s.columns)?;
+    d.set_item("constant", s.constant.clone())?;
+    d.set_item("null_directions", s.null_directions)?;
+    if let Some(f) = s.labels {
+        d.set_item("s2", f.s2)?;
+        d.set_item("noise_sd", f.noise_sd)?;
+        d.set_item("r2", f.r2)?;
+    }
+    Ok(d)
+}
+
 /// What `propdp check` prints: the config's points and axes, validated.
 #[pyfunction]
 fn describe(py: Python<'_>, config_: &Bound<'_, PyAny>, label: &str) -> PyResult<String> {
-    let cfg = config(py, config_)?;
+    let cfg = config(py, config_, label)?;
     Ok(propdp::run::describe(label, &cfg))
 }
 
@@ -681,7 +727,7 @@ fn config_text(py: Python<'_>, config_: &Bound<'_, PyAny>) -> PyResult<String> {
         propdp::core::config::TuneConfig::from_toml_str(&text).map_err(|e| config_err(py, e))?;
         return Ok(text);
     }
-    Ok(config(py, config_)?.text)
+    Ok(config(py, config_, "")?.text)
 }
 
 #[pymodule]
@@ -701,5 +747,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(privacy, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(config_text, m)?)?;
+    m.add_function(wrap_pyfunction!(spectrum, m)?)?;
     Ok(())
 }

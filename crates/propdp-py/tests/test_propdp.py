@@ -595,3 +595,54 @@ def test_every_keyword_and_axis_label_comes_from_the_parameters_table():
     ax = propdp.plot(df, "est_err2", x="delta", series="sigma")
     assert ax.get_xlabel() == rows["delta"]["label"]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["σ = 0", "σ = 1"]
+
+
+def _known_data(n=3000):
+    """30 independent columns of standard deviations 2, 1 and ½, labels
+    y = xᵀθ + 0.3·ε."""
+    rng = np.random.default_rng(3)
+    sd = np.repeat([2.0, 1.0, 0.5], 10)
+    X = rng.standard_normal((n, 30)) * sd
+    theta = rng.standard_normal(30)
+    y = X @ theta + 0.3 * rng.standard_normal(n)
+    return X, y, theta
+
+
+def test_spectrum_recovers_a_known_covariance_as_the_cli_does(cli, tmp_path):
+    X, y, theta = _known_data()
+    df = propdp.spectrum(pd.DataFrame(X, columns=[f"c{j}" for j in range(30)]), y)
+    assert list(df.columns) == ["eigenvalue", "weight", "teacher"] and len(df) == 30
+    want = np.repeat([4.0, 1.0, 0.25], 10)
+    assert np.all(np.abs(df["eigenvalue"].to_numpy() / want - 1) < 0.15)
+    assert abs(df.attrs["noise_sd"] / 0.3 - 1) < 0.05
+    assert abs(df.attrs["s2"] / (1.75 * np.sum(theta**2)) - 1) < 0.1
+    # the command line on the same data: the same numbers
+    data = tmp_path / "data.csv"
+    pd.DataFrame(np.column_stack([X, y]), columns=[f"c{j}" for j in range(30)] + ["y"]).to_csv(data, index=False)
+    out = subprocess.run([str(cli), "spectrum", str(data), "--label", "y"], capture_output=True, text=True, check=True)
+    rows = [l for l in out.stdout.splitlines() if l and not l.startswith("#")][1:]
+    cli_eig = np.array([float(r.split(",")[0]) for r in rows])
+    assert np.allclose(cli_eig, df["eigenvalue"].to_numpy(), rtol=1e-12)
+
+
+def test_a_spectrum_is_a_covariance_for_solve_simulate_and_sweep(tmp_path):
+    X, y, _ = _known_data(2000)
+    df = propdp.spectrum(X, y)
+    point = dict(delta=0.5, s2=1.0, huber_m=1.0, noise={"law": "gaussian", "sd": 0.5}, lambda_=0.5, sigma=1.0)
+    iso = propdp.solve("huber", "objective", **point)
+    cov = propdp.solve("huber", "objective", covariance=df, **point)
+    inline = propdp.solve("huber", "objective", covariance={k: list(df[k]) for k in df.columns}, **point)
+    assert cov.metrics == inline.metrics
+    assert cov.metrics["pred_err2"] < cov.metrics["est_err2"] and iso.metrics["pred_err2"] == iso.metrics["est_err2"]
+    sim = propdp.simulate("huber", "objective", d=60, reps=2, covariance=df, progress=False, **point)
+    assert sim.metrics["pred_err2"] < sim.metrics["est_err2"]
+    # a config file names its spectrum file relative to its own directory
+    df.to_csv(tmp_path / "spectrum.csv", index=False)
+    (tmp_path / "c.toml").write_text(
+        HUBER.replace('s2 = 1.0', 's2 = 1.0\ncovariance = { file = "spectrum.csv" }').replace("d = 60", "d = 30")
+    )
+    res = propdp.sweep(tmp_path / "c.toml", progress=False)
+    assert len(res) == 8 and (res["pred_err2"] < res["est_err2"]).all()
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.solve("huber", "objective", covariance={"eigenvalue": [1, 2], "weight": [1, -1], "teacher": [1, 1]}, **point)
+    assert e.value.field == "problem.covariance.weight[1]"

@@ -202,6 +202,19 @@ pub fn from_csv(path: &std::path::Path, label: Option<&str>, standardize: bool) 
     spectrum(&x.remove_column(j), &features, Some(&y), standardize)
 }
 
+/// [`spectrum`] of rows given as vectors of `names.len()` values each (and
+/// labels `y`, one per row), for callers without nalgebra (Python).
+pub fn of_rows(
+    rows: &[Vec<f64>],
+    names: &[String],
+    y: Option<&[f64]>,
+    standardize: bool,
+) -> crate::Result<DataSpectrum> {
+    let x = DMatrix::from_fn(rows.len(), names.len(), |i, j| rows[i][j]);
+    let y = y.map(DVector::from_column_slice);
+    spectrum(&x, names, y.as_ref(), standardize)
+}
+
 /// Write a spectrum file to `out`, which must not exist (propdp never
 /// replaces a file it did not write).
 pub fn write_new(out: &std::path::Path, text: &str) -> crate::Result<()> {

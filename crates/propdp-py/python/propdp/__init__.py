@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 import pandas as pd
 
 from . import _native
-from ._config import ConfigLike, config_error, resolve
+from ._config import ConfigLike, config_error, plain, resolve
 from ._progress import ProgressLike, callback
 from ._results import Result, read_records, read_results
 from ._results import frame as _frame
@@ -43,6 +43,7 @@ PropdpError = _native.PropdpError
 __all__ = [
     "solve",
     "simulate",
+    "spectrum",
     "sweep",
     "read_results",
     "check",
@@ -60,7 +61,41 @@ __all__ = [
 ]
 
 
-solve = _native.solve
+def solve(model: str, algorithm: str, *, solver: Optional[Mapping[str, Any]] = None, **params: Any) -> Result:
+    return _native.solve(model, algorithm, solver=solver, **plain(params))
+
+
+solve.__doc__ = _native.solve.__doc__
+
+
+def spectrum(X: Any, y: Any = None, *, standardize: bool = False) -> pd.DataFrame:
+    """The covariance spectrum of a data matrix ``X`` (rows × columns: a
+    DataFrame, a numpy array or nested lists), as ``propdp spectrum``
+    computes it: columns centred (``standardize=True``: also divided by
+    their standard deviation), constant columns dropped, one row per
+    eigenvalue of the sample covariance with weight 1/k and the teacher's
+    relative energy — from the least-squares fit of regression labels ``y``
+    (debiased), or spread without them.
+
+    Returns a DataFrame with columns ``eigenvalue``, ``weight``, ``teacher``,
+    accepted as ``covariance=`` by :func:`solve`, :func:`simulate` and in a
+    :func:`sweep` config (or written with ``to_csv(path, index=False)`` as a
+    ``covariance = { file = ... }``). ``df.attrs`` holds ``rows``,
+    ``columns``, ``constant`` (the dropped columns), ``null_directions``, and
+    with labels ``s2``, ``noise_sd`` (the config values in propdp's scale)
+    and ``r2``. See docs/covariance.md.
+    """
+    if hasattr(X, "columns"):
+        names = [str(c) for c in X.columns]
+        rows = X.to_numpy(dtype=float).tolist()
+    else:
+        rows = [[float(v) for v in row] for row in plain(X)]
+        names = [f"x{j}" for j in range(len(rows[0]) if rows else 0)]
+    labels = None if y is None else [float(v) for v in plain(y)]
+    out = _native.spectrum(rows, names, labels, standardize)
+    df = pd.DataFrame({k: out.pop(k) for k in ("eigenvalue", "weight", "teacher")})
+    df.attrs.update(out)
+    return df
 
 
 def parameters() -> List[Dict[str, Any]]:
@@ -100,7 +135,7 @@ def simulate(
         simulation["prior"] = dict(prior)
     if grad_tol is not None:
         simulation["grad_tol"] = grad_tol
-    return Result(_native.simulate(model, algorithm, params, simulation, None, callback(progress)))
+    return Result(_native.simulate(model, algorithm, plain(params), simulation, None, callback(progress)))
 
 
 def check(config: ConfigLike) -> str:

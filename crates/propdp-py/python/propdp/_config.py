@@ -30,6 +30,9 @@ def plain(value: Any) -> Any:
         return value
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
+    if hasattr(value, "columns") and hasattr(value, "to_dict"):
+        # a DataFrame, e.g. a spectrum from propdp.spectrum: its columns as lists
+        return {str(c): plain(value[c].tolist()) for c in value.columns}
     if hasattr(value, "tolist"):
         return value.tolist()
     if isinstance(value, (list, tuple)):

@@ -41,6 +41,9 @@ def run(
     progress: _Progress = None,
     shard: Optional[Tuple[int, int]] = None,
 ) -> Dict[str, Any]: ...
+def spectrum(
+    x: List[List[float]], names: List[str], y: Optional[List[float]] = None, standardize: bool = False
+) -> Dict[str, Any]: ...
 def merge(out: _Path, shards: List[_Path]) -> Dict[str, Any]: ...
 def tune(
     text: str,
