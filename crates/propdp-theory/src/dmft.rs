@@ -37,6 +37,7 @@
 
 use std::collections::BTreeMap;
 
+use propdp_core::covariance::{Atom, Covariance};
 use propdp_core::loss::{Loss, sigmoid};
 use propdp_core::metrics::{self, Metrics};
 use rayon::prelude::*;
@@ -144,6 +145,34 @@ pub fn solve(p: &DmftParams) -> Result<DmftPath, DmftError> {
 /// which `cancelled` returns true (checked once per step of every scramble:
 /// a long solve — T in the hundreds takes minutes — stops within a step).
 pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<DmftPath, DmftError> {
+    solve_spectral(p, None, cancelled)
+}
+
+/// [`solve_cancellable`] for features of covariance `cov` (docs/theory.md
+/// §3.4): one linear coordinate mode per atom, the sample process fed their
+/// mixtures. `None` is the isotropic solve, bit for bit.
+pub fn solve_spectral(
+    p: &DmftParams,
+    cov: Option<&Covariance>,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<DmftPath, DmftError> {
+    if let Some(c) = cov {
+        // the atoms' responses R^k: K·(T+1)² numbers
+        let bytes = 8.0 * c.atoms().len() as f64 * ((p.steps + 1) as f64).powi(2);
+        if bytes > SPECTRAL_MAX_BYTES {
+            return Err(DmftError::Invalid {
+                what: format!(
+                    "a spectrum of {} atoms over {} steps needs {:.1} GB for the atoms' responses \
+                     (more than {:.0} GB): use fewer atoms (bin the spectrum) or fewer steps",
+                    c.atoms().len(),
+                    p.steps,
+                    bytes / 1e9,
+                    SPECTRAL_MAX_BYTES / 1e9
+                ),
+                params: Box::new(*p),
+            });
+        }
+    }
     if p.points == 0 || p.points > 1 << 16 {
         return Err(DmftError::Invalid {
             what: format!("points = {} (allowed 1..=65536 per scramble)", p.points),
@@ -158,7 +187,7 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
     }
     let runs: Vec<Vec<Metrics>> = (0..p.scrambles as u32)
         .into_par_iter()
-        .map(|k| solve_scramble(p, p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k), cancelled))
+        .map(|k| solve_scramble(p, cov, p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k), cancelled))
         .collect::<Result<_, _>>()?;
     Ok(aggregate(runs, p.steps))
 }
@@ -209,6 +238,127 @@ pub(crate) fn step_metrics(
         );
     }
     Ok(mt)
+}
+
+/// The most memory the atoms' responses of a spectral solve may take.
+const SPECTRAL_MAX_BYTES: f64 = 2e9;
+
+/// [`step_metrics`] with a covariance: the test error from the prediction
+/// space (ρ, m_t, C_w(t,t)), and the parameter-space overlap m₀ and norm q₀.
+#[allow(clippy::too_many_arguments)]
+fn spectral_metrics(
+    p: &DmftParams,
+    t: usize,
+    rho: f64,
+    m_t: f64,
+    c_tt: f64,
+    m0: f64,
+    q0: f64,
+    train_loss: f64,
+) -> Result<Metrics, DmftError> {
+    let mut mt = step_metrics(&DmftParams { s2: rho, ..*p }, t, m_t, c_tt, train_loss)?;
+    if !q0.is_finite() || q0 > 1e12 {
+        return Err(DmftError::Diverged {
+            step: t,
+            norm2: q0,
+            params: Box::new(*p),
+        });
+    }
+    mt.insert(metrics::PRED_ERR2.into(), c_tt - 2.0 * m_t + rho);
+    mt.insert(metrics::EST_ERR2.into(), q0 - 2.0 * m0 + p.s2);
+    mt.insert(metrics::OVERLAP.into(), m0);
+    mt.insert(metrics::NORM2.into(), q0);
+    Ok(mt)
+}
+
+/// The coordinate side with a spectrum: per atom k its response R^k(t, s)
+/// and amplitude A^k_t (θ^k_t = A^k_tΘ^k + Σ_s R^k(t,s)(−η√ω_k u_s + ησξ_s)).
+struct Modes<'a> {
+    atoms: &'a [Atom],
+    r: Vec<Vec<Vec<f64>>>,
+    amp: Vec<Vec<f64>>,
+    /// Σ_k w_k C^k(t,t) and Σ_k w_k s²e_k A^k_t: ‖θ_t‖²/d and θ_tᵀθ*/d.
+    q0: Vec<f64>,
+    m0: Vec<f64>,
+}
+
+impl<'a> Modes<'a> {
+    fn new(atoms: &'a [Atom], steps: usize) -> Self {
+        let k = atoms.len();
+        Modes {
+            atoms,
+            r: vec![vec![vec![0.0; steps + 1]; steps + 1]; k],
+            amp: vec![vec![0.0; steps + 1]; k],
+            q0: vec![0.0; steps + 1],
+            m0: vec![0.0; steps + 1],
+        }
+    }
+
+    /// Step t → t + 1 of every mode, given R_g(t, ·), M_g(t) and C_g up to
+    /// t; writes the mixtures R_w(t+1, ·) = Σ w ω R^k, C_w(t+1, ·) =
+    /// Σ w ω C^k into `rw`, `cw` and m_{t+1}/ρ into `amp_w`.
+    #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+    fn advance(
+        &mut self,
+        p: &DmftParams,
+        t: usize,
+        rg: &[Vec<f64>],
+        mg: f64,
+        cg: &[Vec<f64>],
+        rho: f64,
+        rw: &mut [Vec<f64>],
+        cw: &mut [Vec<f64>],
+        amp_w: &mut [f64],
+    ) {
+        let (eta, decay) = (p.eta, 1.0 - p.eta * p.lambda);
+        let (s2, sig2) = (p.s2, p.sigma * p.sigma);
+        for s in 0..=t {
+            rw[t + 1][s] = 0.0;
+        }
+        for tp in 0..=t + 1 {
+            cw[t + 1][tp] = 0.0;
+        }
+        let (mut m_w, mut m0, mut q0) = (0.0, 0.0, 0.0);
+        for (k, a) in self.atoms.iter().enumerate() {
+            let (om, w, e) = (a.eigenvalue, a.weight, a.teacher);
+            let (rk, ak) = (&mut self.r[k], &mut self.amp[k]);
+            rk[t + 1][t] = 1.0;
+            for s in 0..t {
+                let mem: f64 = (s + 1..=t).map(|j| rg[t][j] * rk[j][s]).sum();
+                rk[t + 1][s] = decay * rk[t][s] - eta * om * mem;
+            }
+            let drift: f64 = (0..=t).map(|j| rg[t][j] * ak[j]).sum::<f64>() + mg;
+            ak[t + 1] = decay * ak[t] - eta * om * drift;
+            for s in 0..=t {
+                rw[t + 1][s] += w * om * rk[t + 1][s];
+            }
+            m_w += w * om * s2 * e * ak[t + 1];
+            m0 += w * s2 * e * ak[t + 1];
+            // C^k(t+1, t') = s²e A^k A^k + η²ω R^k C_g R^kᵀ + η²σ² R^k R^kᵀ
+            let v: Vec<f64> = (0..=t)
+                .map(|s2i| (0..=t).map(|s| rk[t + 1][s] * cg[s][s2i]).sum())
+                .collect();
+            for tp in 0..=t + 1 {
+                let noise: f64 = if tp == 0 {
+                    0.0
+                } else {
+                    (0..=t.min(tp - 1)).map(|s| rk[t + 1][s] * rk[tp][s]).sum()
+                };
+                let signal: f64 = (0..tp).map(|s| v[s] * rk[tp][s]).sum();
+                let c = s2 * e * ak[t + 1] * ak[tp] + eta * eta * om * signal + eta * eta * sig2 * noise;
+                cw[t + 1][tp] += w * om * c;
+                if tp == t + 1 {
+                    q0 += w * c;
+                }
+            }
+        }
+        for tp in 0..=t {
+            cw[tp][t + 1] = cw[t + 1][tp];
+        }
+        amp_w[t + 1] = m_w / rho;
+        self.m0[t + 1] = m0;
+        self.q0[t + 1] = q0;
+    }
 }
 
 /// Relative size below which a Cholesky pivot of Cov(ν, w) counts as zero.
@@ -265,14 +415,22 @@ pub(crate) const STEIN_MIN_S2: f64 = 1e-10;
 // The kernels are indexed exactly as in docs/theory.md §3 (R_θ(t,s), C_g(s,s'), …);
 // index loops keep the code one-to-one with the equations.
 #[allow(clippy::needless_range_loop)]
-fn solve_scramble(p: &DmftParams, seed: u32, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Vec<Metrics>, DmftError> {
+fn solve_scramble(
+    p: &DmftParams,
+    cov: Option<&Covariance>,
+    seed: u32,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<Vec<Metrics>, DmftError> {
     let (tt, n, a) = (p.steps, p.points, 1.0 / p.delta);
+    // the variance ρ of the teacher field (s² isotropic) and the atoms' modes
+    let rho = cov.map_or(p.s2, |c| p.s2 * c.teacher_field());
+    let mut modes = cov.map(|c| Modes::new(c.atoms(), tt));
     let nf = n as f64;
     let mean = |v: &[f64]| v.iter().sum::<f64>() / nf;
     let subsampled = p.sample_rate < 1.0;
     // κ² = 1 + sd²: the scale of the labels' and paths' randomness besides ν
     let kappa2 = 1.0 + p.noise_sd * p.noise_sd;
-    let stein = p.s2 >= STEIN_MIN_S2 * kappa2;
+    let stein = rho >= STEIN_MIN_S2 * kappa2;
     let (z, mut u) = draws(p, seed, if subsampled { 1 + tt } else { 1 });
     // S_t of path i (steps 0..T−1; the last step's g is not used)
     let selection: Vec<Vec<bool>> = u
@@ -281,7 +439,7 @@ fn solve_scramble(p: &DmftParams, seed: u32, cancelled: &(dyn Fn() -> bool + Syn
         .map(|v| v.into_iter().map(|x| x < p.sample_rate).collect())
         .collect();
     let u = u.pop().expect("the label's uniforms");
-    let prior_sd = p.s2.sqrt();
+    let prior_sd = rho.sqrt();
     let nu: Vec<f64> = z[0].iter().map(|x| prior_sd * x).collect();
     // label: y for standard losses, ν for conditional ones; for the Stein drift
     // also the labels of the baseline paths at ν = 0 (y⁰ = e; ±1 for the standard logistic)
@@ -324,7 +482,7 @@ fn solve_scramble(p: &DmftParams, seed: u32, cancelled: &(dyn Fn() -> bool + Syn
         let (w0, w): (Vec<f64>, Vec<f64>) = if t == 0 {
             (vec![0.0; n], vec![0.0; n])
         } else {
-            let cov = |j: usize| if j == 0 { p.s2 * amp[t] } else { cth[t][j] };
+            let cov = |j: usize| if j == 0 { rho * amp[t] } else { cth[t][j] };
             for j in 0..t {
                 let dot: f64 = (0..j).map(|i| chol[t][i] * chol[j][i]).sum();
                 chol[t][j] = if chol[j][j] > 0.0 {
@@ -393,7 +551,10 @@ fn solve_scramble(p: &DmftParams, seed: u32, cancelled: &(dyn Fn() -> bool + Syn
                 gt[i] = clip(d1);
             }
         }
-        let mt = step_metrics(p, t, p.s2 * amp[t], cth[t][t], loss / nf)?;
+        let mt = match &modes {
+            None => step_metrics(p, t, p.s2 * amp[t], cth[t][t], loss / nf)?,
+            Some(md) => spectral_metrics(p, t, rho, rho * amp[t], cth[t][t], md.m0[t], md.q0[t], loss / nf)?,
+        };
         out.push(mt);
         g.push(gt);
         h.push(ht);
@@ -471,7 +632,7 @@ fn solve_scramble(p: &DmftParams, seed: u32, cancelled: &(dyn Fn() -> bool + Syn
                         }
                 })
                 .collect();
-            a * (mean(&x) - kappa2 / (p.s2 + kappa2) * mean(&c)) / prior_sd
+            a * (mean(&x) - kappa2 / (rho + kappa2) * mean(&c)) / prior_sd
         } else {
             // M_g(t) pathwise, by the score 1{y = +1} − σ(ν) for the standard logistic
             let mg = match p.loss {
@@ -490,7 +651,13 @@ fn solve_scramble(p: &DmftParams, seed: u32, cancelled: &(dyn Fn() -> bool + Syn
             cg[t][s] = c;
             cg[s][t] = c;
         }
-        // 5. coordinate update: R_θ(t+1, ·), A_{t+1}, C_θ(t+1, ·)
+        // 5. coordinate update: R_θ(t+1, ·), A_{t+1}, C_θ(t+1, ·); with a
+        //    spectrum, per atom, M_g(t) = D_t − Σ_k R_g(t,k)·m_k/ρ (Stein)
+        if let Some(md) = modes.as_mut() {
+            let mg = drift - (0..=t).map(|k| rg[t][k] * amp[k]).sum::<f64>();
+            md.advance(p, t, &rg, mg, &cg, rho, &mut rth, &mut cth, &mut amp);
+            continue;
+        }
         let decay = 1.0 - eta * p.lambda;
         rth[t + 1][t] = 1.0;
         for s in 0..t {
@@ -514,4 +681,53 @@ fn solve_scramble(p: &DmftParams, seed: u32, cancelled: &(dyn Fn() -> bool + Syn
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two atoms of eigenvalue 1 with teacher energies 3/2 and 1/2 are the
+    /// isotropic problem (the sample side sees only Σwω·(·) and Σwωe = 1)
+    /// through the spectral modes: the same path to rounding, on the same
+    /// scrambles, for a Stein-drift and a clipped DP-SGD solve.
+    #[test]
+    fn a_split_teacher_over_equal_eigenvalues_is_the_isotropic_state_evolution() {
+        let cov = Covariance::from_columns(&[1.0, 1.0], &[0.5, 0.5], &[1.5, 0.5], "c")
+            .unwrap()
+            .unwrap();
+        let base = DmftParams {
+            delta: 0.5,
+            s2: 1.0,
+            lambda: 0.1,
+            sigma: 1.0,
+            eta: 0.5,
+            steps: 12,
+            sample_rate: 1.0,
+            clip: f64::INFINITY,
+            loss: Loss::Logistic,
+            noise_sd: 0.0,
+            points: 1024,
+            scrambles: 2,
+            seed: 3,
+        };
+        let sgd = DmftParams {
+            loss: Loss::Huber { m: 1.0 },
+            noise_sd: 0.5,
+            sample_rate: 0.3,
+            clip: 0.5,
+            ..base
+        };
+        for p in [base, sgd] {
+            let iso = solve(&p).unwrap();
+            let spec = solve_spectral(&p, Some(&cov), &|| false).unwrap();
+            for (k, v) in &iso.mean {
+                for (t, (a, b)) in v.iter().zip(&spec.mean[k]).enumerate() {
+                    assert!((a - b).abs() <= 1e-9 * (1.0 + a.abs()), "{k} at t = {t}: {a} vs {b}");
+                }
+            }
+            let last = spec.last();
+            assert!((last["pred_err2"] - last["est_err2"]).abs() <= 1e-9 * last["est_err2"]);
+        }
+    }
 }

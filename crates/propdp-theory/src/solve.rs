@@ -67,7 +67,7 @@ pub enum TheoryError {
         /// The point's parameters, "k=v, …".
         params: String,
     },
-    /// The point's algorithm has no theory with a feature covariance yet.
+    /// The point's solver does not take a feature covariance (yet).
     #[error("{what} (at {params})")]
     Covariance {
         /// What is missing.
@@ -178,9 +178,9 @@ impl TheorySolver {
     }
 
     /// The same solver for features of covariance `covariance` (none:
-    /// isotropic; docs/theory.md §2.4). Objective and output perturbation
-    /// only: DP-GD and DP-SGD points are then refused
-    /// ([`TheoryError::Covariance`]).
+    /// isotropic; docs/theory.md §2.4, §3.4). DP-GD and DP-SGD take the
+    /// full-memory state evolution then (steps ≤ 1000); the long-horizon
+    /// solver refuses a spectrum ([`TheoryError::Covariance`]).
     pub fn with_covariance(self, covariance: Option<Covariance>) -> Self {
         TheorySolver {
             logistic: self.logistic.with_covariance(covariance.clone()),
@@ -353,17 +353,6 @@ impl TheorySolver {
             .into());
         }
         let Some((lambda, sigma, tau)) = static_noise(point) else {
-            if self.covariance.is_some() {
-                return Err(TheoryError::Covariance {
-                    what: format!(
-                        "the state evolution of {} with a feature covariance is not derived yet \
-                         (docs/theory.md §2.4): predictions with problem.covariance are for objective \
-                         and output perturbation; simulate DP-GD/DP-SGD with --sim-only",
-                        point.algorithm().kind()
-                    ),
-                    params: describe(point),
-                });
-            }
             return self.solve_dmft(point, cancelled);
         };
         let (st, report) = self.solve_static(point, warm, lambda, sigma)?;
@@ -409,6 +398,33 @@ impl TheorySolver {
             Model::Logistic => 0.0,
         };
         let method = self.dmft.method;
+        if let Some(cov) = &self.covariance {
+            // the full-memory state evolution with one mode per atom (docs/theory.md §3.4)
+            if method == DmftMethod::LongHorizon || steps > DMFT_MAX_STEPS {
+                return Err(TheoryError::Covariance {
+                    what: format!(
+                        "with a feature covariance the state evolution is the full-memory one (steps ≤ \
+                         {DMFT_MAX_STEPS}, solver.dmft = \"auto\" or \"exact\"); the long-horizon solver does not \
+                         take a spectrum yet"
+                    ),
+                    params: describe(point),
+                });
+            }
+            let params = self.dmft_params(point, noise_sd, DMFT_POINTS);
+            let path = dmft::solve_spectral(&params, Some(cov), cancelled)?;
+            return Ok(Solution {
+                metrics: path.last(),
+                report: SolverReport {
+                    converged: true,
+                    iterations: steps,
+                    residual: last_stderr(&path),
+                    method: Some(DynamicsMethod::Dmft),
+                    ..Default::default()
+                },
+                state: State::Dmft,
+                per_step: Some(path),
+            });
+        }
         let spectral = matches!(point.model(), Model::LeastSquares { .. })
             && point.algorithm().gradient_steps().is_some_and(|g| g.clip.is_infinite())
             && method == DmftMethod::Auto;
