@@ -9,7 +9,7 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install -q --upgrade pip
-"$venv/bin/pip" install -q "maturin>=1.9.4,<2" pytest numpy pandas "dask[distributed]"
+"$venv/bin/pip" install -q "maturin>=1.9.4,<2" pytest numpy scipy pandas "dask[distributed]"
 cargo build --release -q -p propdp-cli
 "$venv/bin/pip" install -q --force-reinstall --no-deps ./crates/propdp-py
 "$venv/bin/python" -c "import propdp; print('propdp', propdp.__version__, propdp.GIT_COMMIT)"

@@ -6,6 +6,7 @@ import math
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -646,3 +647,16 @@ def test_a_spectrum_is_a_covariance_for_solve_simulate_and_sweep(tmp_path):
     with pytest.raises(propdp.ConfigError) as e:
         propdp.solve("huber", "objective", covariance={"eigenvalue": [1, 2], "weight": [1, -1], "teacher": [1, 1]}, **point)
     assert e.value.field == "problem.covariance.weight[1]"
+
+
+def test_the_covariance_theory_agrees_with_the_gaussian_covariate_model(cli):
+    """scripts/gcm_reference.py: the ridge state evolution of the Gaussian
+    covariate model (Loureiro et al. 2021, as in IdePHICS/GCMProject) and the
+    deterministic equivalent of ridge, written independently, against the
+    CLI's prediction on 12 spectra × δ × λ points (relative 1e-6)."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gcm_reference.py"), "--propdp", str(cli)],
+        capture_output=True, text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().endswith("OK")

@@ -148,6 +148,9 @@ pub struct RealData {
     pub coords: Coordinates,
     /// Where the rows came from (the data file), for records.
     pub source: String,
+    /// The data's own regression labels, centred (none: labels are drawn
+    /// from a synthetic teacher per repetition).
+    pub labels: Option<Vec<f64>>,
 }
 
 impl RealData {
@@ -190,12 +193,13 @@ impl RealData {
             rows,
             coords,
             source: String::new(),
+            labels: None,
         })
     }
 
-    /// The training rows (d × n) and test rows (d × m, m = min(2n, N − n))
-    /// of one repetition: a uniformly random choice without replacement.
-    pub fn split<R: Rng>(&self, n: usize, rng: &mut R) -> (DMatrix<f64>, DMatrix<f64>) {
+    /// The indices of the training rows (n) and test rows (m = min(2n,
+    /// N − n)) of one repetition: a uniformly random choice without replacement.
+    pub fn split<R: Rng>(&self, n: usize, rng: &mut R) -> (Vec<usize>, Vec<usize>) {
         let total = self.rows.rows();
         let m = (2 * n).min(total - n);
         let mut index: Vec<usize> = (0..total).collect();
@@ -203,9 +207,14 @@ impl RealData {
             let j = rng.random_range(i..total);
             index.swap(i, j);
         }
-        let pick =
-            |ix: &[usize]| DMatrix::from_columns(&ix.iter().map(|&i| self.rows.xt.column(i)).collect::<Vec<_>>());
-        (pick(&index[..n]), pick(&index[n..n + m]))
+        index.truncate(n + m);
+        let test = index.split_off(n);
+        (index, test)
+    }
+
+    /// The rows `index` as columns (d × |index|).
+    pub fn rows_at(&self, index: &[usize]) -> DMatrix<f64> {
+        DMatrix::from_columns(&index.iter().map(|&i| self.rows.xt.column(i)).collect::<Vec<_>>())
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use nalgebra::DVector;
-use propdp_core::metrics::Metrics;
+use propdp_core::metrics::{BIAS_FACTOR, EST_ERR, EST_ERR2, Metrics, OVERLAP, PRED_ERR2};
 use propdp_core::{Algorithm, Point};
 use rayon::prelude::*;
 use thiserror::Error;
@@ -267,16 +267,28 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
     let mut rng = stream(s.seed, &[point_index, s.d as u64, rep]);
     let (train, test, coords) = match &s.real {
         Some(real) => {
-            let (xt, test_xt) = real.split(n, &mut rng);
-            let mut theta_star = data::draw_theta(s.d, point.s2(), s.prior, &mut rng);
-            theta_star
-                .iter_mut()
-                .zip(&real.coords.teacher_sd)
-                .for_each(|(t, e)| *t *= e);
-            let y = data::draw_labels(&point.model(), &xt.tr_mul(&theta_star), &mut rng);
+            let (train_ix, test_ix) = real.split(n, &mut rng);
+            let (xt, test_xt) = (real.rows_at(&train_ix), real.rows_at(&test_ix));
+            let (theta_star, y, test_y) = match &real.labels {
+                // the data's own labels: no θ* (its parameter metrics are left out below)
+                Some(labels) => (
+                    DVector::zeros(s.d),
+                    DVector::from_iterator(n, train_ix.iter().map(|&i| labels[i])),
+                    DVector::from_iterator(test_ix.len(), test_ix.iter().map(|&i| labels[i])),
+                ),
+                None => {
+                    let mut theta_star = data::draw_theta(s.d, point.s2(), s.prior, &mut rng);
+                    theta_star
+                        .iter_mut()
+                        .zip(&real.coords.teacher_sd)
+                        .for_each(|(t, e)| *t *= e);
+                    let y = data::draw_labels(&point.model(), &xt.tr_mul(&theta_star), &mut rng);
+                    (theta_star, y, DVector::zeros(0))
+                }
+            };
             let test = Dataset {
                 xt: test_xt,
-                y: DVector::zeros(0),
+                y: test_y,
                 theta_star: theta_star.clone(),
             };
             (Dataset { xt, y, theta_star }, test, Some(real.coords.clone()))
@@ -302,9 +314,24 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         }
     };
     let coords = coords.as_ref();
-    let test = Dataset {
-        y: data::draw_labels(&point.model(), &test.xt.tr_mul(&test.theta_star), &mut rng),
-        ..test
+    // synthetic labels of the test rows (real ones came with them)
+    let test = if test.y.is_empty() {
+        Dataset {
+            y: data::draw_labels(&point.model(), &test.xt.tr_mul(&test.theta_star), &mut rng),
+            ..test
+        }
+    } else {
+        test
+    };
+    // the data's own labels have no ground truth θ*: no metric that needs one
+    let own_labels = s.real.as_ref().is_some_and(|r| r.labels.is_some());
+    let keep = |mut m: Metrics| {
+        if own_labels {
+            for k in [EST_ERR2, EST_ERR, PRED_ERR2, OVERLAP, BIAS_FACTOR] {
+                m.remove(k);
+            }
+        }
+        m
     };
     if let Some(propdp_core::GradientSteps {
         lambda,
@@ -334,14 +361,14 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         let mut per_step = Vec::with_capacity(steps + 1);
         descent
             .run(&train.xt, &labels, &mut rng, |_, theta, train_loss| {
-                per_step.push(evaluate::dpgd_metrics(
+                per_step.push(keep(evaluate::dpgd_metrics(
                     &point.model(),
                     &train,
                     &test,
                     theta,
                     train_loss,
                     coords,
-                ));
+                )));
             })
             .map_err(|source| SimError::Descent {
                 point: point_index,
@@ -379,7 +406,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         source,
     })?;
     let theta = theta + tau * &b;
-    let metrics = evaluate::metrics(&point.model(), &train, &test, &theta, &b, coords);
+    let metrics = keep(evaluate::metrics(&point.model(), &train, &test, &theta, &b, coords));
     Ok(Repetition {
         metrics,
         per_step: None,

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use propdp_core::config::SimulationConfig;
 use propdp_core::covariance::Covariance;
 use propdp_core::record::{Failure, Provenance, Record, RecordKey, RepBlock, SimRecord, SolverReport, Source};
-use propdp_core::{Config, Point};
+use propdp_core::{Config, Model, Point};
 use propdp_sim::real::RealData;
 use propdp_sim::run::samples;
 use propdp_sim::{Repetition, SimSettings, SimSummary, simulate_reps, summarise};
@@ -437,7 +437,46 @@ fn load_real(cfg: &Config) -> Result<Option<Arc<RealData>>> {
             format!("a column of {label}: {}", names.join(", ")),
         ));
     }
-    let keep: Vec<usize> = (0..names.len()).filter(|&j| !file.drop.contains(&names[j])).collect();
+    let own = match &file.labels {
+        None => None,
+        Some(col) => {
+            let Some(j) = names.iter().position(|n| n == col) else {
+                return Err(bad(
+                    "simulation.data.labels",
+                    format!("{col:?}"),
+                    format!("a column of {label}: {}", names.join(", ")),
+                ));
+            };
+            let regression = cfg.sweep.points().iter().all(|p| {
+                matches!(p.model(), Model::Huber { .. } | Model::LeastSquares { .. })
+                    && p.algorithm()
+                        .gradient_steps()
+                        .is_none_or(|g| g.loss_variant == propdp_core::LossVariant::Standard)
+            });
+            if !regression {
+                return Err(bad(
+                    "simulation.data.labels",
+                    format!("{col:?}"),
+                    "regression models (huber, least_squares) with their standard loss: the data's labels \
+                     are fitted as y = xᵀθ + ε"
+                        .into(),
+                ));
+            }
+            let y = x.column(j);
+            if let Some(v) = y.iter().find(|v| !v.is_finite()) {
+                return Err(bad(
+                    "simulation.data.labels",
+                    format!("{col:?}"),
+                    format!("a column of finite numbers (it holds {v})"),
+                ));
+            }
+            let mean = y.mean();
+            Some((j, y.iter().map(|v| v - mean).collect::<Vec<f64>>()))
+        }
+    };
+    let keep: Vec<usize> = (0..names.len())
+        .filter(|&j| !file.drop.contains(&names[j]) && own.as_ref().is_none_or(|(l, _)| *l != j))
+        .collect();
     let x = x.select_columns(&keep);
     let names: Vec<String> = keep.iter().map(|&j| names[j].clone()).collect();
     let centred = propdp_sim::real::Centred::new(&x, &names, file.standardize).map_err(|e| {
@@ -468,7 +507,11 @@ fn load_real(cfg: &Config) -> Result<Option<Arc<RealData>>> {
     }
     let real = RealData::new(rows, cfg.covariance.as_ref())
         .map_err(|e| bad("problem.covariance", "the spectrum given".into(), e))?;
-    Ok(Some(Arc::new(RealData { source: label, ..real })))
+    Ok(Some(Arc::new(RealData {
+        source: label,
+        labels: own.map(|(_, y)| y),
+        ..real
+    })))
 }
 
 /// DP-GD/DP-SGD: every metric at every step of every repetition (name →

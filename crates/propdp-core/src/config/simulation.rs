@@ -46,6 +46,7 @@ pub struct SimulationConfig {
 ///
 /// ```toml
 /// data = { file = "digits.csv", drop = ["label"], standardize = false }
+/// data = { file = "housing.csv", labels = "price" }   # the data's own regression labels
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -58,6 +59,10 @@ pub struct DataSpec {
     /// Divide every column by its standard deviation after centring.
     #[serde(default)]
     pub standardize: bool,
+    /// A column of regression labels to fit instead of labels drawn from a
+    /// synthetic teacher (Huber and least squares; not a feature).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<String>,
 }
 
 /// A resolved `[simulation] data` file: its path, content and SHA-256.
@@ -73,6 +78,8 @@ pub struct DataFile {
     pub drop: Vec<String>,
     /// Standardise the columns.
     pub standardize: bool,
+    /// The column of regression labels, if the data's own labels are fitted.
+    pub labels: Option<String>,
 }
 
 impl DataSpec {
@@ -96,6 +103,7 @@ impl DataSpec {
             text,
             drop: self.drop.clone(),
             standardize: self.standardize,
+            labels: self.labels.clone(),
         })
     }
 }
