@@ -23,7 +23,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits
 
 ROOT = Path(__file__).resolve().parent.parent
 PROPDP = ROOT / "target" / "release" / "propdp"
@@ -83,6 +83,63 @@ def config(model, algorithm, deltas, covariance, simulation):
     )
 
 
+# the data's own regression labels: (name, loader, target, standardize, deltas)
+LABELLED = [
+    ("digits_value", load_digits, lambda b: b.target.astype(float), False, [0.1, 0.25, 0.5]),
+    ("diabetes", load_diabetes, lambda b: b.target, False, [0.05, 0.1]),
+]
+
+
+def own_labels(a):
+    """Theory with the spectrum, s² and noise `propdp spectrum --label` finds,
+    against simulations fitting the data's own labels on its rows."""
+    for name, loader, target, standardize, deltas in LABELLED:
+        bunch = loader()
+        x, y = bunch.data, target(bunch)
+        data = OUT / f"{name}.csv"
+        cols = [f"c{i}" for i in range(x.shape[1])] + ["y"]
+        np.savetxt(data, np.column_stack([x, y]), delimiter=",", header=",".join(cols), comments="")
+        spec = OUT / f"{name}_labels.csv"
+        if spec.exists():
+            spec.unlink()
+        run(["spectrum", str(data), "--label", "y", "--out", str(spec)] + (["--standardize"] if standardize else []))
+        comment = next(l for l in spec.read_text().splitlines() if "R² =" in l)
+        s2 = float(comment.split("s2 = ")[1].split(",")[0])
+        sd = float(comment.split("sd = ")[1].split(" ")[0])
+        r2 = float(comment.split("R² = ")[1].split(")")[0])
+        d = sum(1 for l in spec.read_text().splitlines() if l and not l.startswith("#")) - 1
+        print(f"\n### {name}: the data's own labels (d = {d}, R² of the linear fit {r2:.3f}, s² = {s2:.4g}, noise sd = {sd:.4g})\n")
+        print("| loss | algorithm | δ | metric | theory (Σ) | real rows, real labels | theory (isotropic) | real vs theory |")
+        print("|---|---|---|---|---|---|---|---|")
+        for loss, m in [("least squares (M = 10³)", 1000.0), ("Huber M = 1", 1.0)]:
+            for algorithm, alg in [("objective", 'kind = "objective"\nlambda = 0.5\nsigma = [0.0, 3.0]'), ("output", 'kind = "output"\nlambda = 0.5\ntau = 0.5')]:
+                problem = f'[problem]\nmodel = "huber"\ndelta = {deltas}\ns2 = {s2}\nhuber_m = {m}\nnoise = {{ law = "gaussian", sd = {sd} }}\n'
+                sim = f'[simulation]\nd = {d}\nreps = {a.reps}\nseed = 3\ndata = {{ file = "{data.name}", labels = "y"{", standardize = true" if standardize else ""} }}\n'
+                tag = f"{name}_{m:g}_{algorithm}"
+                got = {}
+                for kind, text in {
+                    "real": problem + f'covariance = {{ file = "{spec.name}" }}\n[algorithm]\n{alg}\n' + sim,
+                    "iso": problem + f"[algorithm]\n{alg}\n",
+                }.items():
+                    cfg = OUT / f"{tag}_{kind}.toml"
+                    cfg.write_text(text)
+                    run(["run", str(cfg), "--out", str(OUT / f"{tag}_{kind}"), "--overwrite"])
+                    got[kind] = records(OUT / f"{tag}_{kind}")
+                for (src, index), th in sorted(got["real"].items()):
+                    if src != "theory":
+                        continue
+                    sim_r = got["real"][("simulation", index)]
+                    p = th["params"]
+                    noise = f"σ = {p['sigma']:g}" if "sigma" in p else f"τ = {p['tau']:g}"
+                    for metric in ["test_mse", "train_resid_trunc"]:
+                        t, sv, se = th["metrics"][metric], sim_r["metrics"][metric], sim_r["stderr"][metric]
+                        iso = got["iso"][("theory", index)]["metrics"][metric]
+                        print(
+                            f"| {loss} | {algorithm} {noise} | {p['delta']:g} | {metric} | {t:.4g} | {sv:.4g} ± {se:.2g} | "
+                            f"{iso:.4g} | {100 * (sv - t) / t:+.1f}% |"
+                        )
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=100)
@@ -130,6 +187,7 @@ def main():
                                 f"| {model} | {teacher} | {algorithm} {noise} | {p['delta']:g} | {m} | {t:.4g} | "
                                 f"{s:.4g} ± {se:.2g} | {g:.4g} ± {gse:.2g} | {iso['metrics'][m]:.4g} | {100 * (s - t) / t:+.1f}% |"
                             )
+    own_labels(a)
 
 
 if __name__ == "__main__":
