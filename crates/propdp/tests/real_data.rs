@@ -108,6 +108,27 @@ fn a_simulation_on_real_rows_records_its_data_and_uses_the_spectrum_teacher() {
     assert!(e.to_string().contains("another data file"), "{e}");
 }
 
+/// `labels = "y"`: the data's own labels are fitted; the records hold no
+/// metric that needs a ground truth.
+#[test]
+fn the_datas_own_labels_leave_out_the_metrics_of_a_ground_truth() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_data(tmp.path());
+    let text = BASE.replace("COV", "").replace("drop = [\"y\"]", "labels = \"y\"");
+    let cfg = config(tmp.path(), &text).unwrap();
+    let out = tmp.path().join("out");
+    run(&cfg, "c", &out, Existing::Refuse, Sources::default(), &Silent).unwrap();
+    let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    for r in text.lines().map(|l| serde_json::from_str::<Record>(l).unwrap()) {
+        if r.source == Source::Simulation {
+            let keys: Vec<&str> = r.metrics.keys().map(String::as_str).collect();
+            assert_eq!(keys, ["noise_corr", "norm2", "test_mse", "train_resid_trunc"]);
+            // y = Σ columns + uniform noise, Var y ≈ 15: the private fit explains most of it
+            assert!(r.metrics["test_mse"] < 4.0, "{:?}", r.metrics);
+        }
+    }
+}
+
 #[test]
 fn data_that_cannot_serve_the_config_is_refused_naming_the_field() {
     let tmp = tempfile::tempdir().unwrap();
@@ -139,6 +160,17 @@ fn data_that_cannot_serve_the_config_is_refused_naming_the_field() {
     );
     refused(base.replace("drop = [\"y\"]", "drop = [\"z\"]"), "simulation.data.drop");
     refused(base.replace("data.csv", "missing.csv"), "simulation.data.file");
+    refused(
+        BASE.replace("COV", "").replace("drop = [\"y\"]", "labels = \"z\""),
+        "simulation.data.labels",
+    );
+    let logistic = BASE
+        .replace("model = \"huber\"", "model = \"logistic\"")
+        .replace("huber_m = 1.0\n", "")
+        .replace("noise = { law = \"gaussian\", sd = 0.5 }\n", "")
+        .replace("COV", "")
+        .replace("drop = [\"y\"]", "labels = \"y\"");
+    refused(logistic, "simulation.data.labels");
     // a spectrum that is not this data set's
     refused(
         BASE.replace(
