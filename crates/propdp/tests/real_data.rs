@@ -123,8 +123,8 @@ fn the_datas_own_labels_leave_out_the_metrics_of_a_ground_truth() {
         if r.source == Source::Simulation {
             let keys: Vec<&str> = r.metrics.keys().map(String::as_str).collect();
             assert_eq!(keys, ["noise_corr", "norm2", "test_mse", "train_resid_trunc"]);
-            // y = Σ columns + uniform noise, Var y ≈ 15: the private fit explains most of it
-            assert!(r.metrics["test_mse"] < 4.0, "{:?}", r.metrics);
+            // y = Σ columns + uniform noise, Var y ≈ 15: the fit beats the mean (n = 8 or 16 rows)
+            assert!(r.metrics["test_mse"] < 15.0, "{:?}", r.metrics);
         }
     }
 }
