@@ -498,6 +498,51 @@ impl Covariance {
         self.sha256.as_deref()
     }
 
+    /// λ₊, the largest eigenvalue of XᵀX in the limit at aspect ratio δ for
+    /// rows Σ^{1/2}z/√d: the right edge of the generalised Marchenko–Pastur
+    /// law over δ (Bai & Silverstein 2010, §6.2), the minimum over
+    /// m ∈ (−1/ω_max, 0) of x(m) = −1/m + δ⟨ω/(1 + ωm)⟩ (convex there; its
+    /// derivative's root found by bisection). One atom: (1 + √δ)²/δ.
+    ///
+    /// ```
+    /// use propdp_core::covariance::Covariance;
+    /// let c = Covariance::from_columns(&[2.0, 2.0 + 1e-9], &[0.5, 0.5], &[1.0, 1.0], "c").unwrap().unwrap();
+    /// // (nearly) one atom of eigenvalue 1 after normalisation: the Marchenko–Pastur edge
+    /// let mp = (1.0 + 0.5f64.sqrt()).powi(2) / 0.5;
+    /// assert!((c.right_edge(0.5) / mp - 1.0).abs() < 1e-8);
+    /// ```
+    pub fn right_edge(&self, delta: f64) -> f64 {
+        let top = self.atoms.iter().map(|a| a.eigenvalue).fold(0.0, f64::max);
+        let slope = |m: f64| {
+            1.0 / (m * m)
+                - delta
+                    * self
+                        .atoms
+                        .iter()
+                        .map(|a| a.weight * a.eigenvalue * a.eigenvalue / (1.0 + a.eigenvalue * m).powi(2))
+                        .sum::<f64>()
+        };
+        // x'(m) increases from −∞ (at −1/ω_max) to +∞ (at 0⁻)
+        let (mut lo, mut hi) = (-1.0 / top, 0.0);
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if slope(mid) < 0.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let m = 0.5 * (lo + hi);
+        let x = -1.0 / m
+            + delta
+                * self
+                    .atoms
+                    .iter()
+                    .map(|a| a.weight * a.eigenvalue / (1.0 + a.eigenvalue * m))
+                    .sum::<f64>();
+        x / delta
+    }
+
     /// The number of coordinates of each atom at dimension d: w_k·d rounded
     /// by largest remainders (so they sum to d), in atom order.
     ///

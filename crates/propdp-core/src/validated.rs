@@ -97,6 +97,9 @@ impl Config {
             ),
         };
         let sweep = Sweep::from_raw(&raw)?;
+        if let Some(cov) = &covariance {
+            check_step_sizes(&sweep, cov)?;
+        }
         if let Some(sim) = &raw.simulation {
             let deltas = sweep.points().iter().map(|p| p.delta());
             let (smallest, largest) = deltas.fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
@@ -113,6 +116,30 @@ impl Config {
             data,
         })
     }
+}
+
+/// DP-GD with a covariance: η below 2/L_Σ, L_Σ = β·λ₊(Σ, δ) + λ with the
+/// generalised Marchenko–Pastur edge ([`Covariance::right_edge`]), as the
+/// isotropic check of [`crate::Point`] (which also applies) does at Σ = I.
+fn check_step_sizes(sweep: &Sweep, cov: &Covariance) -> Result<(), ConfigError> {
+    for p in sweep.points() {
+        if let crate::Algorithm::Dpgd { eta, lambda, .. } = p.algorithm() {
+            let limit = 2.0 / (p.model().curvature() * cov.right_edge(p.delta()) + lambda);
+            if eta >= limit {
+                return Err(ConfigError::range(
+                    "algorithm.eta",
+                    eta,
+                    &format!(
+                        "η < 2/L_Σ = {limit:?} at δ = {:?}: the largest eigenvalue of XᵀX with this \
+                         covariance is {:.4}, and noiseless gradient descent diverges above",
+                        p.delta(),
+                        cov.right_edge(p.delta())
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The typed error of a `[problem]` or `[algorithm]` table that serde

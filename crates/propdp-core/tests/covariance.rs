@@ -156,3 +156,17 @@ delta_priv = 1e-6
     let e = TuneConfig::from_toml_str(text).unwrap_err().to_string();
     assert!(e.contains("problem.covariance"), "{e}");
 }
+
+#[test]
+fn dpgd_steps_are_checked_against_the_covariance_edge() {
+    let dpgd = |eta: f64| {
+        config("{ family = \"power_law\", condition = 100.0 }").replace(
+            "kind = \"objective\"\nlambda = 1.0\nsigma = 0.5",
+            &format!("kind = \"dpgd\"\nlambda = 0.1\nsigma = 0.5\neta = {eta}\nsteps = 10"),
+        )
+    };
+    // isotropic 2/L at δ = 0.5 is 0.34; with this Σ the edge is about 8× higher
+    assert!(Config::from_toml_str(&dpgd(0.02)).is_ok());
+    let e = Config::from_toml_str(&dpgd(0.2)).unwrap_err().to_string();
+    assert!(e.contains("algorithm.eta") && e.contains("L_Σ"), "{e}");
+}
