@@ -46,7 +46,13 @@ fn huber_with_a_power_law_covariance_matches_simulation() {
         huber_m: 1.0,
         noise: NoiseLaw::Gaussian { sd: 0.5 },
     };
-    let points: Vec<Point> = [
+    for_teachers(&points(huber, 1.0), 5);
+}
+
+/// The static points of the tests: objective perturbation at δ = 0.5 (σ = 0)
+/// and δ = 2 (σ = 1), λ = 0.1; output perturbation at δ = 1, λ = 0.3, τ = 0.5.
+fn points(model: Model, s2: f64) -> Vec<Point> {
+    [
         (
             0.5,
             Algorithm::Objective {
@@ -64,40 +70,21 @@ fn huber_with_a_power_law_covariance_matches_simulation() {
         (1.0, Algorithm::Output { lambda: 0.3, tau: 0.5 }),
     ]
     .into_iter()
-    .map(|(delta, a)| Point::new(delta, 1.0, huber, a).unwrap())
-    .collect();
-    for (teacher, seed) in [(TeacherShape::Aligned, 5), (TeacherShape::AntiAligned, 6)] {
-        let bad = check(&points, &power_law(teacher), seed);
+    .map(|(delta, a)| Point::new(delta, s2, model, a).unwrap())
+    .collect()
+}
+
+/// [`check`] with the teacher aligned (seed) and anti-aligned (seed + 1).
+fn for_teachers(points: &[Point], seed: u64) {
+    for (teacher, seed) in [(TeacherShape::Aligned, seed), (TeacherShape::AntiAligned, seed + 1)] {
+        let bad = check(points, &power_law(teacher), seed);
         assert!(bad.is_empty(), "{teacher:?}:\n{}", bad.join("\n"));
     }
 }
 
 #[test]
 fn logistic_with_a_power_law_covariance_matches_simulation() {
-    let points: Vec<Point> = [
-        (
-            0.5,
-            Algorithm::Objective {
-                lambda: 0.1,
-                sigma: 0.0,
-            },
-        ),
-        (
-            2.0,
-            Algorithm::Objective {
-                lambda: 0.1,
-                sigma: 1.0,
-            },
-        ),
-        (1.0, Algorithm::Output { lambda: 0.3, tau: 0.5 }),
-    ]
-    .into_iter()
-    .map(|(delta, a)| Point::new(delta, 4.0, Model::Logistic, a).unwrap())
-    .collect();
-    for (teacher, seed) in [(TeacherShape::Aligned, 7), (TeacherShape::AntiAligned, 8)] {
-        let bad = check(&points, &power_law(teacher), seed);
-        assert!(bad.is_empty(), "{teacher:?}:\n{}", bad.join("\n"));
-    }
+    for_teachers(&points(Model::Logistic, 4.0), 7);
 }
 
 /// A config whose covariance is one atom (of any scale) is the isotropic

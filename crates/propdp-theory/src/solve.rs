@@ -398,40 +398,27 @@ impl TheorySolver {
             Model::Logistic => 0.0,
         };
         let method = self.dmft.method;
-        if let Some(cov) = &self.covariance {
-            // the full-memory state evolution with one mode per atom (docs/theory.md §3.4)
-            if method == DmftMethod::LongHorizon || steps > DMFT_MAX_STEPS {
-                return Err(TheoryError::Covariance {
-                    what: format!(
-                        "with a feature covariance the state evolution is the full-memory one (steps ≤ \
-                         {DMFT_MAX_STEPS}, solver.dmft = \"auto\" or \"exact\"); the long-horizon solver does not \
-                         take a spectrum yet"
-                    ),
-                    params: describe(point),
-                });
-            }
-            let params = self.dmft_params(point, noise_sd, DMFT_POINTS);
-            let path = dmft::solve_spectral(&params, Some(cov), cancelled)?;
-            return Ok(Solution {
-                metrics: path.last(),
-                report: SolverReport {
-                    converged: true,
-                    iterations: steps,
-                    residual: last_stderr(&path),
-                    method: Some(DynamicsMethod::Dmft),
-                    ..Default::default()
-                },
-                state: State::Dmft,
-                per_step: Some(path),
+        let cov = self.covariance.as_ref();
+        // with a spectrum: the full-memory state evolution, one mode per atom (docs/theory.md §3.4)
+        if cov.is_some() && (method == DmftMethod::LongHorizon || steps > DMFT_MAX_STEPS) {
+            return Err(TheoryError::Covariance {
+                what: format!(
+                    "with a feature covariance the state evolution is the full-memory one (steps ≤ \
+                     {DMFT_MAX_STEPS}, solver.dmft = \"auto\" or \"exact\"); the long-horizon solver does not \
+                     take a spectrum yet"
+                ),
+                params: describe(point),
             });
         }
-        let spectral = matches!(point.model(), Model::LeastSquares { .. })
+        let spectral = cov.is_none()
+            && matches!(point.model(), Model::LeastSquares { .. })
             && point.algorithm().gradient_steps().is_some_and(|g| g.clip.is_infinite())
             && method == DmftMethod::Auto;
         if spectral {
             return self.solve_least_squares(point, noise_sd);
         }
-        let long = method == DmftMethod::LongHorizon || (method == DmftMethod::Auto && steps > LONG_HORIZON_FROM);
+        let long = cov.is_none()
+            && (method == DmftMethod::LongHorizon || (method == DmftMethod::Auto && steps > LONG_HORIZON_FROM));
         if long {
             let r =
                 long_horizon::solve_cancellable(&self.dmft_params(point, noise_sd, LONG_HORIZON_POINTS), cancelled)?;
@@ -460,7 +447,7 @@ impl TheorySolver {
             }
             .into());
         }
-        let path = dmft::solve_cancellable(&params, cancelled)?;
+        let path = dmft::solve_spectral(&params, cov, cancelled)?;
         Ok(Solution {
             metrics: path.last(),
             report: SolverReport {
