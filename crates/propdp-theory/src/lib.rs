@@ -14,6 +14,7 @@ pub mod huber;
 pub mod least_squares;
 pub mod logistic;
 pub mod long_horizon;
+mod modes;
 pub mod noise;
 pub mod panels;
 mod reverse_mode;
