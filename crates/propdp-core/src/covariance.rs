@@ -116,6 +116,10 @@ pub enum RawCovariance {
     },
 }
 
+/// How far the weights (fractions of the coordinates) may sum from 1; they
+/// are then divided by their sum.
+pub const WEIGHT_TOL: f64 = 1e-6;
+
 /// Default number of atoms of a built-in family.
 pub const FAMILY_ATOMS: usize = 100;
 
@@ -334,17 +338,18 @@ fn read_csv(text: &str, path: &Path) -> Result<Columns, ConfigError> {
 impl Covariance {
     /// Validate and normalise atoms given as columns (`field` names them in
     /// errors): eigenvalues > 0, weights and teacher energies ≥ 0, all
-    /// finite, Σ w > 0 and Σ w e > 0. `Ok(None)` when every atom with weight
+    /// finite, Σ w = 1 within [`WEIGHT_TOL`] and Σ w e > 0. `Ok(None)` when every atom with weight
     /// has the same eigenvalue and teacher energy: that is the isotropic problem.
     ///
     /// ```
     /// use propdp_core::covariance::Covariance;
-    /// let c = Covariance::from_columns(&[4.0, 1.0], &[1.0, 3.0], &[2.0, 0.0], "c").unwrap().unwrap();
+    /// let c = Covariance::from_columns(&[4.0, 1.0], &[0.25, 0.75], &[2.0, 0.0], "c").unwrap().unwrap();
+    /// assert!(Covariance::from_columns(&[4.0, 1.0], &[1.0, 3.0], &[2.0, 0.0], "c").unwrap_err().to_string().contains("c.weight"));
     /// // weights 1/4, 3/4; eigenvalues over Σwω = 7/4; teacher over Σwe = 1/2
     /// assert_eq!(c.atoms()[0].weight, 0.25);
     /// assert!((c.atoms()[0].eigenvalue - 16.0 / 7.0).abs() < 1e-15 && c.atoms()[0].teacher == 4.0);
     /// assert!(Covariance::from_columns(&[2.0], &[1.0], &[3.0], "c").unwrap().is_none());
-    /// assert!(Covariance::from_columns(&[1.0, -1.0], &[1.0, 1.0], &[1.0, 1.0], "c").unwrap_err().to_string().contains("c.eigenvalue"));
+    /// assert!(Covariance::from_columns(&[1.0, -1.0], &[0.5, 0.5], &[1.0, 1.0], "c").unwrap_err().to_string().contains("c.eigenvalue"));
     /// ```
     pub fn from_columns(
         eigenvalue: &[f64],
@@ -380,11 +385,11 @@ impl Covariance {
         check("weight", weight, "≥ 0 and finite", |x| x >= 0.0)?;
         check("teacher", teacher, "≥ 0 and finite", |x| x >= 0.0)?;
         let sw: f64 = weight.iter().sum();
-        if !(sw > 0.0 && sw.is_finite()) {
+        if !((sw - 1.0).abs() <= WEIGHT_TOL) {
             return Err(ConfigError::range(
                 &format!("{field}.weight"),
-                sw,
-                "a finite positive sum",
+                format!("{k} weights summing to {sw}"),
+                &format!("fractions of the coordinates, summing to 1 (within {WEIGHT_TOL:e})"),
             ));
         }
         let mut atoms: Vec<Atom> = (0..k)
@@ -473,7 +478,7 @@ impl Covariance {
         let c = condition.powf(1.0 / exponent) - 1.0;
         let x = |k: usize| if atoms == 1 { 0.0 } else { k as f64 / (atoms - 1) as f64 };
         let omega: Vec<f64> = (0..atoms).map(|k| (1.0 + c * x(k)).powf(-exponent)).collect();
-        let weight = vec![1.0; atoms];
+        let weight = vec![1.0 / atoms as f64; atoms];
         let energy: Vec<f64> = omega.iter().map(|&w| teacher.energy(w)).collect();
         Covariance::from_columns(&omega, &weight, &energy, FIELD)
     }
@@ -548,7 +553,7 @@ impl Covariance {
     ///
     /// ```
     /// use propdp_core::covariance::Covariance;
-    /// let c = Covariance::from_columns(&[1.0, 2.0, 3.0], &[1.0, 1.0, 1.0], &[1.0; 3], "c").unwrap().unwrap();
+    /// let c = Covariance::from_columns(&[1.0, 2.0, 3.0], &[1.0 / 3.0; 3], &[1.0; 3], "c").unwrap().unwrap();
     /// assert_eq!(c.counts(10), vec![4, 3, 3]);
     /// ```
     pub fn counts(&self, d: usize) -> Vec<usize> {

@@ -37,7 +37,7 @@ fn scratch(name: &str) -> std::path::PathBuf {
 #[test]
 fn a_spectrum_file_is_read_relative_to_the_config_and_hashed() {
     let dir = scratch("file");
-    let csv = "# a comment\nteacher,eigenvalue,weight\n2.0, 4.0, 1\n0.0,1.0,3\n\n";
+    let csv = "# a comment\nteacher,eigenvalue,weight\n2.0, 4.0, 0.25\n0.0,1.0,0.75\n\n";
     std::fs::write(dir.join("spectrum.csv"), csv).unwrap();
     let cfg = Config::from_toml_str_in(&config("{ file = \"spectrum.csv\" }"), Some(&dir)).unwrap();
     let cov = cfg.covariance.expect("two distinct atoms");
@@ -65,10 +65,11 @@ fn a_bad_spectrum_file_names_its_line() {
     for (text, want) in [
         ("eigenvalue,weight\n1,1\n", "line 1"),
         ("eigenvalue,weight,teacher,extra\n1,1,1,1\n", "line 1"),
-        ("eigenvalue,weight,teacher\n1,1,1\n2,x,1\n", "line 3"),
-        ("eigenvalue,weight,teacher\n1,1,1\n2,1\n", "line 3"),
+        ("eigenvalue,weight,teacher\n1,0.5,1\n2,x,1\n", "line 3"),
+        ("eigenvalue,weight,teacher\n1,0.5,1\n2,0.5\n", "line 3"),
         ("", "empty"),
-        ("eigenvalue,weight,teacher\n1,1,1\n0,1,1\n", "eigenvalue[1]"),
+        ("eigenvalue,weight,teacher\n1,0.5,1\n0,0.5,1\n", "eigenvalue[1]"),
+        ("eigenvalue,weight,teacher\n1,0.5,1\n2,0.6,1\n", "summing to 1"),
     ] {
         std::fs::write(dir.join("s.csv"), text).unwrap();
         let e = Config::from_toml_str_in(&config("{ file = \"s.csv\" }"), Some(&dir))
@@ -81,7 +82,10 @@ fn a_bad_spectrum_file_names_its_line() {
 
 #[test]
 fn inline_atoms_and_families_are_checked_naming_the_field() {
-    let ok = Config::from_toml_str(&config("{ eigenvalue = [2, 1], weight = [1, 1], teacher = [1, 1] }")).unwrap();
+    let ok = Config::from_toml_str(&config(
+        "{ eigenvalue = [2, 1], weight = [0.5, 0.5], teacher = [1, 1] }",
+    ))
+    .unwrap();
     assert_eq!(ok.covariance.unwrap().atoms().len(), 2);
     let fam = "{ family = \"power_law\", condition = 50.0, atoms = 30, teacher = \"anti_aligned\" }";
     assert_eq!(
@@ -103,16 +107,23 @@ fn inline_atoms_and_families_are_checked_naming_the_field() {
             "problem.covariance.weight",
         ),
         (
-            "{ eigenvalue = [2, 1], weight = [1, 1], teacher = [0, 0] }",
+            "{ eigenvalue = [2, 1], weight = [0.5, 0.5], teacher = [0, 0] }",
             "problem.covariance.teacher",
         ),
         (
             "{ eigenvalue = [2, 1], weight = [0, 0], teacher = [1, 1] }",
             "problem.covariance.weight",
         ),
-        ("{ eigenvalue = [2, 1], weight = [1, 1] }", "problem.covariance.teacher"),
         (
-            "{ eigenvalue = [2, \"a\"], weight = [1, 1], teacher = [1, 1] }",
+            "{ eigenvalue = [2, 1], weight = [0.5, 0.5] }",
+            "problem.covariance.teacher",
+        ),
+        (
+            "{ eigenvalue = [2, 1], weight = [1, 1], teacher = [1, 1] }",
+            "problem.covariance.weight",
+        ),
+        (
+            "{ eigenvalue = [2, \"a\"], weight = [0.5, 0.5], teacher = [1, 1] }",
             "problem.covariance.eigenvalue",
         ),
         (

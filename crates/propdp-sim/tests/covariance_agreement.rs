@@ -107,7 +107,7 @@ seed = 4
 "#;
     let atom = base.replace(
         "s2 = 2.0",
-        "s2 = 2.0\ncovariance = { eigenvalue = [3.0], weight = [0.7], teacher = [5.0] }",
+        "s2 = 2.0\ncovariance = { eigenvalue = [3.0], weight = [1.0], teacher = [5.0] }",
     );
     let (iso, one) = (
         Config::from_toml_str(base).unwrap(),
