@@ -385,7 +385,7 @@ impl Covariance {
         check("weight", weight, "≥ 0 and finite", |x| x >= 0.0)?;
         check("teacher", teacher, "≥ 0 and finite", |x| x >= 0.0)?;
         let sw: f64 = weight.iter().sum();
-        if !((sw - 1.0).abs() <= WEIGHT_TOL) {
+        if !sw.is_finite() || (sw - 1.0).abs() > WEIGHT_TOL {
             return Err(ConfigError::range(
                 &format!("{field}.weight"),
                 format!("{k} weights summing to {sw}"),

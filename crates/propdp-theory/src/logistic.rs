@@ -228,6 +228,17 @@ type X = Vector3<f64>;
 /// 3 s at 1e4 on one core), and beyond it the noise dominates every metric.
 pub const MAX_NOISE_RATIO: f64 = 1e4;
 
+/// Largest variance ρ of the teacher field whose expectations use the
+/// Gauss–Hermite rule: the integrands vary on the scale of sigmoid(ν), 1/√ρ
+/// in standard units, which 96 Gauss–Hermite nodes resolve to ~1e-11 at
+/// ρ = 4 but only to 4e-4 at ρ = 24 (found against an independent
+/// integration, scripts/gcm_reference.py); beyond, composite Gauss–Legendre.
+const HERMITE_MAX_FIELD: f64 = 4.0;
+
+/// Most panels of [`LogisticSolver::teacher_rule`] (ρ up to 3.6e4 gets its
+/// full resolution; the solver's time limit bounds the rest).
+const TEACHER_PANELS: f64 = 1024.0;
+
 /// Tensor nodes whose weight (times the sigmoid factor) is below this are
 /// skipped: their total contribution is below 1e-15 of any integrand here.
 const PRUNE: f64 = 1e-18;
@@ -258,6 +269,35 @@ impl LogisticSolver {
         LogisticSolver { covariance, ..self }
     }
 
+    /// Nodes (z, weight) of E f(Z), Z ~ N(0, 1), for integrands of the
+    /// teacher field ν = √ρ·Z: the Gauss–Hermite rule up to ρ =
+    /// [`HERMITE_MAX_FIELD`]; beyond, 16-node Gauss–Legendre panels of width
+    /// 2/√ρ in z over |z| ≤ 8.5, at most [`TEACHER_PANELS`] (sigmoid(ν) is analytic within π of the real
+    /// axis in ν: a panel of half-width 1 in ν converges like 6.4^{−32}).
+    fn teacher_rule(&self, rho: f64) -> Vec<(f64, f64)> {
+        if rho <= HERMITE_MAX_FIELD {
+            return self
+                .rule
+                .nodes
+                .iter()
+                .copied()
+                .zip(self.rule.weights.iter().copied())
+                .collect();
+        }
+        let mut out = Vec::new();
+        let norm = 1.0 / (2.0 * std::f64::consts::PI).sqrt();
+        // at most TEACHER_PANELS panels: at extreme ρ (1e6 and beyond) wider ones
+        let width = (2.0 / rho.sqrt()).max(2.0 * WINDOW / TEACHER_PANELS);
+        for_each_panel(-WINDOW, WINDOW, &[0.0], width, |lo, hi| {
+            let (mid, half) = (0.5 * (lo + hi), 0.5 * (hi - lo));
+            for &(x, w) in legendre16() {
+                let z = mid + half * x;
+                out.push((z, half * w * norm * (-0.5 * z * z).exp()));
+            }
+        });
+        out
+    }
+
     /// The variance ρ of the teacher field xᵀθ*: s², or s²⟨ωe⟩ with a covariance.
     fn field(&self, p: &LogisticParams) -> f64 {
         match &self.covariance {
@@ -272,11 +312,11 @@ impl LogisticSolver {
     /// with k = 1/(1 + Vρ''(p)).
     fn hats(&self, p: &LogisticParams, b: f64, tp: f64, v: f64, jac: bool) -> ([f64; 3], [[f64; 3]; 3]) {
         let s = self.field(p).sqrt();
-        let r = &self.rule;
+        let teacher = self.teacher_rule(s * s);
         let mut h = [0.0; 3];
         let mut j = [[0.0; 3]; 3];
         let mut nodes = Vec::new();
-        for (&z1, &w1) in r.nodes.iter().zip(&r.weights) {
+        for &(z1, w1) in teacher.iter() {
             let nu = s * z1;
             let sn = sigmoid(nu);
             let dsn = sn * (1.0 - sn);
@@ -609,8 +649,10 @@ impl LogisticSolver {
         let s = s2.sqrt();
         // E[(Z−a)₊²] derivative in a: −2E[(Z−a)₊] = −2(φ(a) − aΦ(−a)); y·ν has
         // law: ν w.p. sigmoid(ν), −ν otherwise.
+        let teacher = self.teacher_rule(s2);
+        let expect = |f: &dyn Fn(f64) -> f64| teacher.iter().map(|&(z, w)| w * f(z)).sum::<f64>();
         let obj = |t: f64| {
-            self.rule.expect(|z| {
+            expect(&|z| {
                 let nu = s * z;
                 let sn = sigmoid(nu);
                 let f = |a: f64| (1.0 + a * a) * cdf(-a) - a * crate::gaussian::pdf(a);
@@ -618,7 +660,7 @@ impl LogisticSolver {
             })
         };
         let dobj = |t: f64| {
-            self.rule.expect(|z| {
+            expect(&|z| {
                 let nu = s * z;
                 let sn = sigmoid(nu);
                 let g = |a: f64| -2.0 * (crate::gaussian::pdf(a) - a * cdf(-a));
@@ -663,15 +705,17 @@ impl LogisticSolver {
                 };
                 sigmoid(nu) * prob_neg
             });
+        let teacher = self.teacher_rule(rho);
+        let expect = |f: &mut dyn FnMut(f64) -> f64| teacher.iter().map(|&(z, w)| w * f(z)).sum::<f64>();
         let test_logloss = 2.0
-            * self.rule.expect(|z| {
+            * expect(&mut |z| {
                 let nu = s * z;
                 sigmoid(nu) * softplus_mean(-b * nu, tp_test)
             });
         // training margin is −p₊ (+ τ xᵢᵀb for output perturbation): loss ρ(p₊ − τG)
         let mut nodes = Vec::new();
         let train_logloss = 2.0
-            * self.rule.expect(|z| {
+            * expect(&mut |z| {
                 let nu = s * z;
                 inner_nodes(-b * nu, tp, st.v, &mut nodes);
                 let inner: f64 = nodes.iter().map(|&(pp, _, w)| w * softplus_mean(pp, tau)).sum();
