@@ -15,6 +15,7 @@ Writes configs and results under target/validate_covariance/ (about 3 minutes).
 import argparse
 import json
 import math
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -88,6 +89,8 @@ def main():
         tag = f"{model}_{teacher}_{alg}"
         cfg = OUT / f"{tag}.toml"
         cfg.write_text(config(model, teacher, alg, body, deltas, a.reps))
+        # a fresh directory: records of an earlier build are not reused
+        shutil.rmtree(OUT / tag, ignore_errors=True)
         out = subprocess.run([str(PROPDP), "validate", str(cfg), "--out", str(OUT / tag)],
                              capture_output=True, text=True)
         rule = next((l for l in out.stdout.splitlines() if "comparisons pass" in l), out.stderr.strip())

@@ -131,7 +131,8 @@ enum Command {
     /// covariance, constant columns dropped; teacher energies from the
     /// regression labels if named (docs/covariance.md).
     Spectrum {
-        /// The data: a CSV file with a header row of column names.
+        /// The data: a CSV file with a header row of column names, or a 2-D
+        /// float64 .npy array (columns x0, x1, …).
         data: PathBuf,
         /// The column holding regression labels (excluded from the features).
         #[arg(long)]
@@ -280,7 +281,7 @@ fn main() -> ExitCode {
             label,
             standardize,
             out,
-        } => propdp::data_spectrum::from_csv(&data, label.as_deref(), standardize).and_then(|s| {
+        } => propdp::data_spectrum::from_file(&data, label.as_deref(), standardize).and_then(|s| {
             let text = s.to_csv(&data.display().to_string());
             match out {
                 Some(out) => {

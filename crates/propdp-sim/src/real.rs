@@ -218,6 +218,38 @@ impl RealData {
     }
 }
 
+/// A data file's columns (names) and N × p matrix: a NumPy `.npy` file
+/// (by its extension; a 2-D float64 array, columns named x0, x1, …) or a
+/// numeric CSV text with a header row ([`parse_csv`]); an error (text)
+/// naming the line, column or what the array is.
+pub fn parse_data(bytes: &[u8], path: &std::path::Path) -> Result<(Vec<String>, DMatrix<f64>), String> {
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
+        return parse_npy(bytes);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| "a CSV text file (UTF-8) or a .npy file".to_string())?;
+    parse_csv(text)
+}
+
+/// A `.npy` file's 2-D float64 array (C or Fortran order), columns named x0, x1, ….
+pub fn parse_npy(bytes: &[u8]) -> Result<(Vec<String>, DMatrix<f64>), String> {
+    let npy = npyz::NpyFile::new(bytes).map_err(|e| format!("not a .npy file ({e})"))?;
+    let shape = npy.shape().to_vec();
+    let &[rows, cols] = shape.as_slice() else {
+        return Err(format!("a 2-D array (rows × columns), not one of shape {shape:?}"));
+    };
+    let (rows, cols) = (rows as usize, cols as usize);
+    let fortran = matches!(npy.order(), npyz::Order::Fortran);
+    let data: Vec<f64> = npy
+        .into_vec::<f64>()
+        .map_err(|e| format!("an array of float64 values ({e}): save X.astype(float)"))?;
+    let m = if fortran {
+        DMatrix::from_column_slice(rows, cols, &data)
+    } else {
+        DMatrix::from_row_slice(rows, cols, &data)
+    };
+    Ok(((0..cols).map(|j| format!("x{j}")).collect(), m))
+}
+
 /// A numeric CSV text with a header row: the column names and the N × p
 /// matrix; an error (text) naming the line and column.
 ///

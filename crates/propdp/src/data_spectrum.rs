@@ -19,7 +19,7 @@
 //! teacher is spread (e = 1).
 
 use nalgebra::{DMatrix, DVector};
-use propdp_sim::real::{Centred, parse_csv};
+use propdp_sim::real::{Centred, parse_data};
 
 use anyhow::Context;
 
@@ -173,16 +173,17 @@ impl DataSpectrum {
     }
 }
 
-/// A numeric CSV with a header row: the column names and the n × p matrix.
-pub fn read_csv(path: &std::path::Path) -> crate::Result<(Vec<String>, DMatrix<f64>)> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    parse_csv(&text).map_err(|e| invalid("data", format!("{}: {e}", path.display())))
+/// A data file — a numeric CSV with a header row, or a 2-D float64 `.npy`
+/// array (columns x0, x1, …) —: the column names and the n × p matrix.
+pub fn read_data(path: &std::path::Path) -> crate::Result<(Vec<String>, DMatrix<f64>)> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    parse_data(&bytes, path).map_err(|e| invalid("data", format!("{}: {e}", path.display())))
 }
 
-/// The spectrum of a CSV data file (`propdp spectrum DATA`): the column
+/// The spectrum of a data file (CSV or `.npy`; `propdp spectrum DATA`): the column
 /// `label`, if named, is the regression label; every other column a feature.
-pub fn from_csv(path: &std::path::Path, label: Option<&str>, standardize: bool) -> crate::Result<DataSpectrum> {
-    let (names, x) = read_csv(path)?;
+pub fn from_file(path: &std::path::Path, label: Option<&str>, standardize: bool) -> crate::Result<DataSpectrum> {
+    let (names, x) = read_data(path)?;
     let Some(label) = label else {
         return spectrum(&x, &names, None, standardize);
     };

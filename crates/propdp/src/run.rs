@@ -423,11 +423,11 @@ fn load_real(cfg: &Config) -> Result<Option<Arc<RealData>>> {
         })
     };
     let label = file.path.display().to_string();
-    let (names, x) = propdp_sim::real::parse_csv(&file.text).map_err(|e| {
+    let (names, x) = propdp_sim::real::parse_data(&file.bytes, &file.path).map_err(|e| {
         bad(
             "simulation.data.file",
             label.clone(),
-            format!("a numeric CSV with a header ({e})"),
+            format!("a numeric CSV with a header or a 2-D .npy array ({e})"),
         )
     })?;
     if let Some(c) = file.drop.iter().find(|c| !names.contains(c)) {

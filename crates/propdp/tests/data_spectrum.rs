@@ -4,7 +4,7 @@
 
 use nalgebra::{DMatrix, DVector};
 use propdp::core::Config;
-use propdp::data_spectrum::{from_csv, spectrum};
+use propdp::data_spectrum::{from_file, spectrum};
 use propdp::sim::data::draw_gaussian_vector;
 use propdp::sim::rng::stream;
 
@@ -58,19 +58,85 @@ fn constant_columns_are_dropped_and_bad_input_is_refused() {
     let dir = std::env::temp_dir().join(format!("propdp-data-spectrum-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("a.csv"), "a,b,c,y\n1,5,2,1\n2,5,1,0\n3,5,5,1\n4,5,0,3\n").unwrap();
-    let s = from_csv(&dir.join("a.csv"), None, true).unwrap();
+    let s = from_file(&dir.join("a.csv"), None, true).unwrap();
     assert_eq!((s.constant.clone(), s.columns), (vec!["b".to_string()], 4));
     // three rows for two directions: the label noise is not identifiable
     std::fs::write(dir.join("c.csv"), "a,b,c,y\n1,5,2,1\n2,5,1,0\n3,5,5,1\n").unwrap();
-    let e = from_csv(&dir.join("c.csv"), Some("y"), false).unwrap_err();
+    let e = from_file(&dir.join("c.csv"), Some("y"), false).unwrap_err();
     assert!(
         e.to_string().contains("--label") && e.to_string().contains("identifiable"),
         "{e}"
     );
-    let e = from_csv(&dir.join("a.csv"), Some("z"), false).unwrap_err();
+    let e = from_file(&dir.join("a.csv"), Some("z"), false).unwrap_err();
     assert_eq!(e.field(), Some("label"));
     std::fs::write(dir.join("b.csv"), "a,b\n1,2\n3,x\n").unwrap();
-    let e = from_csv(&dir.join("b.csv"), None, false).unwrap_err().to_string();
+    let e = from_file(&dir.join("b.csv"), None, false).unwrap_err().to_string();
     assert!(e.contains("line 3") && e.contains("\"b\""), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A `.npy` file of `descr` ("<f8", "<i8") and `shape` holding `data` (as
+/// little-endian 8-byte values), C or Fortran order: the NumPy format 1.0.
+fn npy(descr: &str, fortran: bool, shape: &[usize], data: &[[u8; 8]]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape = if dims.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
+    };
+    let mut header = format!(
+        "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
+        if fortran { "True" } else { "False" }
+    );
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    data.iter().for_each(|v| out.extend_from_slice(v));
+    out
+}
+
+#[test]
+fn a_npy_array_gives_the_spectrum_of_the_same_csv() {
+    let dir = std::env::temp_dir().join(format!("propdp-data-spectrum-npy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (x, _, _) = data(200);
+    let mut csv = (0..30).map(|j| format!("x{j}")).collect::<Vec<_>>().join(",") + "\n";
+    for i in 0..200 {
+        csv += &(0..30)
+            .map(|j| format!("{:?}", x[(i, j)]))
+            .collect::<Vec<_>>()
+            .join(",");
+        csv += "\n";
+    }
+    std::fs::write(dir.join("x.csv"), csv).unwrap();
+    let rows: Vec<[u8; 8]> = (0..200)
+        .flat_map(|i| (0..30).map(move |j| (i, j)))
+        .map(|(i, j)| x[(i, j)].to_le_bytes())
+        .collect();
+    let cols: Vec<[u8; 8]> = (0..30)
+        .flat_map(|j| (0..200).map(move |i| (i, j)))
+        .map(|(i, j)| x[(i, j)].to_le_bytes())
+        .collect();
+    std::fs::write(dir.join("c.npy"), npy("<f8", false, &[200, 30], &rows)).unwrap();
+    std::fs::write(dir.join("f.npy"), npy("<f8", true, &[200, 30], &cols)).unwrap();
+    let want = from_file(&dir.join("x.csv"), None, false).unwrap();
+    for f in ["c.npy", "f.npy"] {
+        assert_eq!(
+            from_file(&dir.join(f), None, false).unwrap().eigenvalues,
+            want.eigenvalues,
+            "{f}"
+        );
+    }
+    let ints: Vec<[u8; 8]> = (0..6).map(|v: i64| v.to_le_bytes()).collect();
+    std::fs::write(dir.join("i.npy"), npy("<i8", false, &[3, 2], &ints)).unwrap();
+    std::fs::write(dir.join("v.npy"), npy("<f8", false, &[6], &ints)).unwrap();
+    for (f, want) in [("i.npy", "float64"), ("v.npy", "2-D")] {
+        let e = from_file(&dir.join(f), None, false).unwrap_err();
+        assert!(e.field() == Some("data") && e.to_string().contains(want), "{f}: {e}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

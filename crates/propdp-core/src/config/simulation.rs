@@ -51,7 +51,8 @@ pub struct SimulationConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DataSpec {
-    /// A CSV with a header row, relative to the config's directory.
+    /// A CSV with a header row or a `.npy` 2-D float64 array (columns x0,
+    /// x1, …), relative to the config's directory.
     pub file: String,
     /// Columns that are not features (e.g. labels).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -70,8 +71,8 @@ pub struct DataSpec {
 pub struct DataFile {
     /// The path read.
     pub path: std::path::PathBuf,
-    /// The file's text.
-    pub text: String,
+    /// The file's bytes (a CSV text or a `.npy` array).
+    pub bytes: Vec<u8>,
     /// Its SHA-256, hex.
     pub sha256: String,
     /// The columns that are not features.
@@ -90,17 +91,17 @@ impl DataSpec {
             Some(dir) if std::path::Path::new(&self.file).is_relative() => dir.join(&self.file),
             _ => std::path::PathBuf::from(&self.file),
         };
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let bytes = std::fs::read(&path).map_err(|e| {
             ConfigError::range(
                 "simulation.data.file",
                 format!("{:?}", self.file),
-                &format!("a readable CSV text file ({}: {e})", path.display()),
+                &format!("a readable CSV or .npy file ({}: {e})", path.display()),
             )
         })?;
         Ok(DataFile {
-            sha256: crate::covariance::sha256_hex(text.as_bytes()),
+            sha256: crate::covariance::sha256_hex(&bytes),
             path,
-            text,
+            bytes,
             drop: self.drop.clone(),
             standardize: self.standardize,
             labels: self.labels.clone(),
