@@ -660,3 +660,17 @@ def test_the_covariance_theory_agrees_with_the_gaussian_covariate_model(cli):
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.strip().endswith("OK")
+
+
+def test_simulate_on_the_rows_of_a_data_set(tmp_path, monkeypatch):
+    X, y, _ = _known_data(600)
+    pd.DataFrame(np.column_stack([X, y]), columns=[f"c{j}" for j in range(30)] + ["y"]).to_csv(tmp_path / "d.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    point = dict(delta=0.5, s2=1.0, huber_m=1.0, noise={"law": "gaussian", "sd": 0.5}, lambda_=0.5, sigma=1.0)
+    r = propdp.simulate("huber", "objective", d=30, reps=3, data={"file": "d.csv", "drop": ["y"]}, progress=False, **point)
+    assert r["pred_err2"] < r["est_err2"]
+    own = propdp.simulate("huber", "objective", d=30, reps=3, data={"file": "d.csv", "labels": "y"}, progress=False, **point)
+    assert "est_err2" not in own.metrics and own["test_mse"] > 0
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.simulate("huber", "objective", d=29, reps=3, data={"file": "d.csv", "drop": ["y"]}, progress=False, **point)
+    assert e.value.field == "simulation.d"

@@ -74,10 +74,28 @@ pub fn describe(label: &str, cfg: &Config) -> String {
             );
         }
     }
-    if let Some(sim) = &cfg.raw.simulation {
+    if let Some(c) = &cfg.covariance {
+        let (lo, hi) = c.atoms().iter().fold((f64::INFINITY, 0.0f64), |(a, b), x| {
+            (a.min(x.eigenvalue), b.max(x.eigenvalue))
+        });
         s += &format!(
-            "  simulation         d = {:?}, {} repetitions, {:?} design, seed {}\n",
-            sim.d, sim.reps, sim.design, sim.seed
+            "  covariance         {} atoms, eigenvalues {lo:.4}–{hi:.4} (mean 1; given with mean {:.4}), \
+             teacher field ρ = {:.4}·s²{}\n",
+            c.atoms().len(),
+            c.scale(),
+            c.teacher_field(),
+            c.sha256()
+                .map_or(String::new(), |h| format!(", file sha256 {}…", &h[..12]))
+        );
+    }
+    if let Some(sim) = &cfg.raw.simulation {
+        let rows = match &cfg.data {
+            Some(d) => format!("rows of {}", d.path.display()),
+            None => format!("{:?} design", sim.design),
+        };
+        s += &format!(
+            "  simulation         d = {:?}, {} repetitions, {rows}, seed {}\n",
+            sim.d, sim.reps, sim.seed
         );
     }
     s

@@ -118,6 +118,7 @@ def simulate(
     prior: Optional[Mapping[str, Any]] = None,
     seed: int = 0,
     grad_tol: Optional[float] = None,
+    data: Optional[Mapping[str, Any]] = None,
     progress: ProgressLike = True,
     **params: Any,
 ) -> Result:
@@ -127,14 +128,20 @@ def simulate(
 
     ``params`` as in :func:`solve`; ``design`` is "gaussian", "rademacher" or
     "gaussian_projected", ``prior`` e.g. ``{"law": "sparse", "p": 0.1}``.
-    Returns a :class:`Result` with the mean (``metrics``), ``stderr`` and
-    ``per_rep`` values. Ctrl-C stops after the current repetitions.
+    ``data`` simulates on the rows of a data set instead, as the
+    ``[simulation] data`` table: ``{"file": "x.csv", "drop": [...],
+    "standardize": False, "labels": "y"}`` (docs/covariance.md; ``d`` must be
+    its number of directions). Returns a :class:`Result` with the mean
+    (``metrics``), ``stderr`` and ``per_rep`` values. Ctrl-C stops after the
+    current repetitions.
     """
     simulation: Dict[str, Any] = {"d": d, "reps": reps, "design": design, "seed": seed}
     if prior is not None:
         simulation["prior"] = dict(prior)
     if grad_tol is not None:
         simulation["grad_tol"] = grad_tol
+    if data is not None:
+        simulation["data"] = plain(dict(data))
     return Result(_native.simulate(model, algorithm, plain(params), simulation, None, callback(progress)))
 
 
