@@ -306,12 +306,7 @@ fn main() -> ExitCode {
 /// Warn (stderr) about accepted DP-SGD step sizes that may oscillate, the
 /// first three distinct ones and how many points have one.
 fn warn_step_sizes(cfg: &propdp::core::Config) {
-    let warnings: Vec<String> = cfg
-        .sweep
-        .points()
-        .iter()
-        .filter_map(|p| p.step_size_warning())
-        .collect();
+    let warnings = cfg.step_size_warnings();
     let mut distinct = warnings.clone();
     distinct.dedup();
     for w in distinct.iter().take(3) {

@@ -118,6 +118,48 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The step-size warnings of the sweep's DP-SGD points
+    /// ([`crate::Point::step_size_warning`]), with a covariance against its
+    /// mean step's smoothness L_{q,Σ} = q·β·λ₊(Σ, δ) + λ
+    /// ([`Covariance::right_edge`]).
+    pub fn step_size_warnings(&self) -> Vec<String> {
+        let Some(cov) = &self.covariance else {
+            return self
+                .sweep
+                .points()
+                .iter()
+                .filter_map(|p| p.step_size_warning())
+                .collect();
+        };
+        self.sweep
+            .points()
+            .iter()
+            .filter_map(|p| {
+                let crate::Algorithm::Dpsgd {
+                    lambda,
+                    eta,
+                    sample_rate,
+                    ..
+                } = p.algorithm()
+                else {
+                    return None;
+                };
+                let limit = 2.0 / (sample_rate * p.model().curvature() * cov.right_edge(p.delta()) + lambda);
+                (eta >= limit).then(|| {
+                    format!(
+                        "algorithm.eta = {eta:?} ≥ 2/L_q = {limit:.4} at δ = {:?}, q = {sample_rate:?} with this \
+                         covariance (largest eigenvalue of XᵀX {:.4}): the gradient is bounded, so the iterates \
+                         stay bounded, but they may oscillate",
+                        p.delta(),
+                        cov.right_edge(p.delta())
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
 /// DP-GD with a covariance: η below 2/L_Σ, L_Σ = β·λ₊(Σ, δ) + λ with the
 /// generalised Marchenko–Pastur edge ([`Covariance::right_edge`]), as the
 /// isotropic check of [`crate::Point`] (which also applies) does at Σ = I.

@@ -181,3 +181,27 @@ fn dpgd_steps_are_checked_against_the_covariance_edge() {
     let e = Config::from_toml_str(&dpgd(0.2)).unwrap_err().to_string();
     assert!(e.contains("algorithm.eta") && e.contains("L_Σ"), "{e}");
 }
+
+#[test]
+fn dpsgd_step_size_warnings_use_the_covariance_edge() {
+    let dpsgd = |cov: &str| {
+        BASE.replace("COV", cov).replace(
+            "kind = \"objective\"\nlambda = 1.0\nsigma = 0.5",
+            "kind = \"dpsgd\"\nlambda = 0.1\nsigma = 0.5\neta = 0.5\nsteps = 10\nsample_rate = 0.2\nclip = 1.0",
+        )
+    };
+    // isotropic: 2/L_q = 2/(0.2·5.83 + 0.1) = 1.58 > η = 0.5; with the power law λ₊ ≈ 40: 0.24 < η
+    assert!(
+        Config::from_toml_str(&dpsgd(""))
+            .unwrap()
+            .step_size_warnings()
+            .is_empty()
+    );
+    let w = Config::from_toml_str(&dpsgd("covariance = { family = \"power_law\", condition = 100.0 }"))
+        .unwrap()
+        .step_size_warnings();
+    assert!(
+        w.len() == 1 && w[0].contains("covariance") && w[0].contains("oscillate"),
+        "{w:?}"
+    );
+}
