@@ -136,16 +136,10 @@ impl Config {
             .points()
             .iter()
             .filter_map(|p| {
-                let crate::Algorithm::Dpsgd {
-                    lambda,
-                    eta,
-                    sample_rate,
-                    ..
-                } = p.algorithm()
-                else {
+                let crate::Algorithm::Dpsgd { eta, sample_rate, .. } = p.algorithm() else {
                     return None;
                 };
-                let limit = 2.0 / (sample_rate * p.model().curvature() * cov.right_edge(p.delta()) + lambda);
+                let limit = 2.0 / mean_step_smoothness(p, cov, sample_rate);
                 (eta >= limit).then(|| {
                     format!(
                         "algorithm.eta = {eta:?} ≥ 2/L_q = {limit:.4} at δ = {:?}, q = {sample_rate:?} with this \
@@ -160,13 +154,20 @@ impl Config {
     }
 }
 
+/// L_{q,Σ} = q·β·λ₊(Σ, δ) + λ: the smoothness of the mean step at sample
+/// rate q (q = 1: full batch) with features of covariance Σ, λ₊ the right
+/// edge of XᵀX's spectrum ([`Covariance::right_edge`]).
+fn mean_step_smoothness(p: &crate::Point, cov: &Covariance, q: f64) -> f64 {
+    q * p.model().curvature() * cov.right_edge(p.delta()) + p.algorithm().lambda()
+}
+
 /// DP-GD with a covariance: η below 2/L_Σ, L_Σ = β·λ₊(Σ, δ) + λ with the
 /// generalised Marchenko–Pastur edge ([`Covariance::right_edge`]), as the
 /// isotropic check of [`crate::Point`] (which also applies) does at Σ = I.
 fn check_step_sizes(sweep: &Sweep, cov: &Covariance) -> Result<(), ConfigError> {
     for p in sweep.points() {
-        if let crate::Algorithm::Dpgd { eta, lambda, .. } = p.algorithm() {
-            let limit = 2.0 / (p.model().curvature() * cov.right_edge(p.delta()) + lambda);
+        if let crate::Algorithm::Dpgd { eta, .. } = p.algorithm() {
+            let limit = 2.0 / mean_step_smoothness(p, cov, 1.0);
             if eta >= limit {
                 return Err(ConfigError::range(
                     "algorithm.eta",
