@@ -138,9 +138,16 @@ impl HuberParams {
             hi
         };
         let (v, _) = brent(0.0, hi, h2, 1e-15, 200).ok_or_else(|| self.no_solution("(H2) root not bracketed"))?;
-        let (p, t2) = truncated_moments(&self.noise, alpha2, m * (1.0 + v));
-        let beta2 = t2 / ((1.0 + v) * (1.0 + v)) + m * m * (1.0 - p);
+        let (p, beta2) = self.loss_side(alpha2, v);
         Ok(Eval { v, p, beta2 })
+    }
+
+    /// The loss side at (α², V), z = ε + αG: P = P(|z| ≤ M(1 + V)) and
+    /// β² = E[clip(z/(1 + V), ±M)²] = E[z²1{|z| ≤ c}]/(1 + V)² + M²(1 − P).
+    pub(crate) fn loss_side(&self, alpha2: f64, v: f64) -> (f64, f64) {
+        let m = self.huber_m;
+        let (p, t2) = truncated_moments(&self.noise, alpha2, m * (1.0 + v));
+        (p, t2 / ((1.0 + v) * (1.0 + v)) + m * m * (1.0 - p))
     }
 
     /// The residuals (R₁, R₂) at (α², V) and their Jacobian in (ln α², ln V)

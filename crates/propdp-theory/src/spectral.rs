@@ -36,7 +36,7 @@ use propdp_core::metrics::{self, Metrics};
 use propdp_core::record::SolverReport;
 
 use crate::huber::{HuberError, HuberParams, HuberState};
-use crate::noise::truncated_moments;
+use crate::noise::truncated_probability;
 use crate::root::brent;
 
 /// The regulariser side of one point over a spectrum.
@@ -143,19 +143,10 @@ impl<'a> Regulariser<'a> {
     }
 }
 
-/// The loss side of Huber at (α_p², V): (P, β²).
-fn huber_loss_side(p: &HuberParams, alpha2: f64, v: f64) -> (f64, f64) {
-    let (prob, t2) = truncated_moments(&p.noise, alpha2, p.huber_m * (1.0 + v));
-    (
-        prob,
-        t2 / ((1.0 + v) * (1.0 + v)) + p.huber_m * p.huber_m * (1.0 - prob),
-    )
-}
-
 /// The regulariser-side overlaps of a Huber solution (its conjugates
 /// V̂ = m̂ = P/(δ(1 + V)), q̂ = β²/δ).
 pub fn huber_overlaps(p: &HuberParams, cov: &Covariance, st: &HuberState) -> Overlaps {
-    let (prob, beta2) = huber_loss_side(p, st.alpha2, st.v);
+    let (prob, beta2) = p.loss_side(st.alpha2, st.v);
     let vh = prob / (p.delta * (1.0 + st.v));
     Regulariser::new(cov, p.s2, p.lambda, p.sigma).overlaps(vh, beta2 / p.delta, vh)
 }
@@ -163,7 +154,7 @@ pub fn huber_overlaps(p: &HuberParams, cov: &Covariance, st: &HuberState) -> Ove
 /// V at a given α_p²: the root of V − ⟨ω/(λ + ωP/(δ(1 + V)))⟩.
 fn huber_response(p: &HuberParams, reg: &Regulariser, alpha2: f64) -> Result<f64, HuberError> {
     let h = |v: f64| {
-        let (prob, _) = truncated_moments(&p.noise, alpha2, p.huber_m * (1.0 + v));
+        let prob = truncated_probability(&p.noise, alpha2, p.huber_m * (1.0 + v));
         v - reg.response(prob / (p.delta * (1.0 + v)))
     };
     let no = |why: &str| HuberError::NoSolution {
@@ -193,7 +184,7 @@ fn huber_response(p: &HuberParams, reg: &Regulariser, alpha2: f64) -> Result<f64
 /// α_p² − Ψ(α_p²) and V at α_p².
 fn huber_gap(p: &HuberParams, reg: &Regulariser, rho: f64, alpha2: f64) -> Result<(f64, f64), HuberError> {
     let v = huber_response(p, reg, alpha2)?;
-    let (prob, beta2) = huber_loss_side(p, alpha2, v);
+    let (prob, beta2) = p.loss_side(alpha2, v);
     let vh = prob / (p.delta * (1.0 + v));
     let o = reg.overlaps(vh, beta2 / p.delta, vh);
     Ok((alpha2 - (o.q - 2.0 * o.m + rho), v))
@@ -256,7 +247,7 @@ pub fn solve_huber(
         (a, scans + it)
     };
     let (g, v) = gap(alpha2)?;
-    let (prob, beta2) = huber_loss_side(p, alpha2, v);
+    let (prob, beta2) = p.loss_side(alpha2, v);
     // relative residuals of both equations
     let r1 = g.abs() / alpha2.max(1e-12);
     let r2 = (v - reg.response(prob / (p.delta * (1.0 + v)))).abs() / v;
