@@ -70,6 +70,15 @@ impl Loss {
         }
     }
 
+    /// ℓ alone (the first entry of [`Loss::eval`], without the derivatives'
+    /// sigmoid where the loss has one).
+    pub fn value(&self, y: f64, r: f64) -> f64 {
+        match *self {
+            Loss::Logistic => softplus(-y * r),
+            _ => self.eval(y, r).0,
+        }
+    }
+
     /// (ℓ, ∂ℓ/∂r, ∂²ℓ/∂r²) at label (or teacher field) `y` and fit `r`.
     pub fn eval(&self, y: f64, r: f64) -> (f64, f64, f64) {
         match *self {
@@ -178,7 +187,7 @@ mod tests {
     }
 
     #[test]
-    fn the_slope_alone_is_the_slope_of_eval() {
+    fn the_slope_and_the_value_alone_are_those_of_eval() {
         let losses = [
             Loss::Logistic,
             Loss::ConditionalLogistic,
@@ -192,6 +201,11 @@ mod tests {
                     assert_eq!(
                         loss.slope(y, r).to_bits(),
                         loss.eval(y, r).1.to_bits(),
+                        "{loss:?} {y} {r}"
+                    );
+                    assert_eq!(
+                        loss.value(y, r).to_bits(),
+                        loss.eval(y, r).0.to_bits(),
                         "{loss:?} {y} {r}"
                     );
                 }

@@ -21,3 +21,4 @@ mod reverse_mode;
 pub mod root;
 pub mod solve;
 pub mod spectral;
+mod train_loss;

@@ -37,7 +37,8 @@ pub struct SolverOptions {
 pub const DMFT_POINTS: usize = 1 << 14;
 /// Default RQMC points per replicate of the long-horizon state evolution
 /// (its per-step cost is linear in them; at 4 × 4096 its standard errors are
-/// below a d = 1000, 40-repetition simulation's, docs/theory.md §3.3).
+/// a median 0.01–0.41 of a d = 1000, 40-repetition simulation's over every
+/// metric, docs/theory.md §3.3).
 pub const LONG_HORIZON_POINTS: usize = 1 << 12;
 /// Horizons above which `dmft = "auto"` uses the long-horizon state evolution.
 pub const LONG_HORIZON_FROM: usize = 100;
