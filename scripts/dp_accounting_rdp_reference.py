@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reference RDP values of one step of the Poisson-subsampled Gaussian at
 fractional and integer orders, from two independent computations, for
-crates/propdp-core/tests/dpsgd_accountant.rs:
+crates/propdp-accountant/tests/dpsgd_accountant.rs:
 
 - `quadrature`: 40-digit mpmath quadrature (cut at the integrand's peaks) of
   A_α = E_{x~N(0,z²)}[(1 − q + q e^{(2x−1)/(2z²)})^α], rdp = log(A_α)/(α − 1);
@@ -10,7 +10,7 @@ crates/propdp-core/tests/dpsgd_accountant.rs:
   orders below ~4 it is above the quadrature by up to 2× (conservative).
 
     pip install dp-accounting==0.6.0 mpmath
-    python scripts/dp_accounting_rdp_reference.py > crates/propdp-core/tests/data/rdp_reference.csv
+    python scripts/dp_accounting_rdp_reference.py > crates/propdp-accountant/tests/data/rdp_reference.csv
 """
 import itertools
 import logging

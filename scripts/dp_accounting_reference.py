@@ -2,7 +2,7 @@
 """Reference ε of DP-SGD (Poisson-subsampled Gaussian, add/remove-one, T-fold
 composition) from Google's dp-accounting PLD accountant — an independent
 implementation — for propdp's accountant tests. Writes
-crates/propdp-core/tests/data/dp_accounting_eps.csv.
+crates/propdp-accountant/tests/data/dp_accounting_eps.csv.
 
     pip install dp-accounting==0.6.0   # the version used
     python scripts/dp_accounting_reference.py
@@ -21,7 +21,7 @@ import dp_accounting
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 
-OUT = Path(__file__).resolve().parents[1] / "crates/propdp-core/tests/data/dp_accounting_eps.csv"
+OUT = Path(__file__).resolve().parents[1] / "crates/propdp-accountant/tests/data/dp_accounting_eps.csv"
 
 CASES = [
     # (z, q, T, δ): q from 0.001 to 1, T from 1 to 1e5, z from 0.5 to 10

@@ -11,7 +11,6 @@
 
 #![warn(missing_docs)]
 
-pub mod accountant;
 pub mod config;
 pub mod covariance;
 pub mod error;
@@ -25,6 +24,11 @@ pub mod spectrum;
 pub mod sweep;
 pub mod validated;
 pub mod validation;
+
+/// The privacy accountant, its own crate ([`propdp_accountant`]): it takes
+/// sensitivities and noise as numbers; [`Model::mechanism`] supplies a
+/// model's.
+pub use propdp_accountant as accountant;
 
 pub use error::ConfigError;
 pub use problem::{

@@ -108,10 +108,7 @@ impl Loss {
     }
 }
 
-/// Φ(x), the standard normal CDF.
-pub fn norm_cdf(x: f64) -> f64 {
-    0.5 * libm::erfc(-x * std::f64::consts::FRAC_1_SQRT_2)
-}
+pub use propdp_accountant::norm_cdf;
 
 /// φ(x), the standard normal density.
 pub fn norm_pdf(x: f64) -> f64 {

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::accountant::{Mechanism, MechanismKind};
+use crate::accountant::MechanismKind;
 use crate::config::{NoiseSource, RawAlgorithm, RawConfig, RawProblem};
 use crate::error::ConfigError;
 use crate::param::ParamSpec;
@@ -206,7 +206,7 @@ fn calibrated_noise(model: &Model, kind: MechanismKind, budget: Budget) -> Resul
     if !(level > 0.0 && level.is_finite()) {
         return Err(ConfigError::range(field, level, "> 0 and finite"));
     }
-    let mech = Mechanism::new(model, kind, budget.neighbouring);
+    let mech = model.mechanism(kind, budget.neighbouring);
     let floor = mech.floor(zcdp);
     if let MechanismKind::Objective { lambda } = kind
         && level <= floor

@@ -140,7 +140,7 @@ delta_priv = 1e-5
         let Target::Approx { epsilon, delta_priv } = b.target else {
             panic!("an (ε, δ) budget")
         };
-        let mech = Mechanism::new(&p.model(), MechanismKind::Objective { lambda }, b.neighbouring);
+        let mech = p.model().mechanism(MechanismKind::Objective { lambda }, b.neighbouring);
         let d = mech.delta(epsilon, sigma);
         assert!((d / delta_priv - 1.0).abs() < 1e-9, "{p:?}: δ = {d}");
         assert_eq!(p.params()["epsilon"], epsilon);
@@ -195,7 +195,7 @@ fn objective_zcdp_bounds_every_renyi_order_and_rho_calibration_round_trips() {
                 MechanismKind::Output { lambda: 0.3 },
                 MechanismKind::Dpgd { steps: 25 },
             ] {
-                let m = Mechanism::new(model, kind, relation);
+                let m = model.mechanism(kind, relation);
                 for rho in [0.5, 2.0, 8.0] {
                     let noise = m.calibrate_rho(rho).expect("reachable");
                     assert!((m.rho(noise) / rho - 1.0).abs() < 1e-9, "{m:?} ρ={rho}");
@@ -204,7 +204,7 @@ fn objective_zcdp_bounds_every_renyi_order_and_rho_calibration_round_trips() {
                 }
             }
             // objective perturbation: ρ ≤ floor is out of reach
-            let m = Mechanism::new(model, MechanismKind::Objective { lambda: 0.01 }, relation);
+            let m = model.mechanism(MechanismKind::Objective { lambda: 0.01 }, relation);
             let floor = m.rho(1e12);
             assert!(m.calibrate_rho(0.99 * floor).is_none());
         }

@@ -27,7 +27,7 @@
 //! gradient is C·u (so the realised shift equals the sensitivity); S = uᵀθ₁.
 
 use nalgebra::{DMatrix, DVector};
-use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
+use propdp_core::accountant::{MechanismKind, Neighbouring};
 use propdp_core::loss::Loss;
 use propdp_core::{Design, Model, Prior};
 use propdp_sim::data::{draw_dataset, draw_gaussian_vector};
@@ -132,7 +132,8 @@ fn audit(pair: &Pair, mech: Release, m: usize) -> f64 {
 }
 
 fn calibrated(kind: MechanismKind) -> f64 {
-    Mechanism::new(&Model::Logistic, kind, Neighbouring::ReplaceOne)
+    Model::Logistic
+        .mechanism(kind, Neighbouring::ReplaceOne)
         .calibrate(EPS, DELTA)
         .expect("reachable budget")
 }
@@ -216,8 +217,7 @@ fn dpsgd_step_audit_stays_below_the_accountant_and_flags_too_little_noise() {
     let u = DVector::from_fn(d, |i, _| if i % 2 == 0 { 1.0 } else { -1.0 }) / (d as f64).sqrt();
     let x1 = DMatrix::from_fn(d, n + 1, |j, i| if i < n { data.xt[(j, i)] } else { u[j] });
     let y1 = DVector::from_fn(n + 1, |i, _| if i < n { data.y[i] } else { -1.0 });
-    let mech = Mechanism::new(
-        &Model::Logistic,
+    let mech = Model::Logistic.mechanism(
         MechanismKind::Dpsgd {
             steps: 1,
             sample_rate: 0.5,

@@ -251,7 +251,7 @@ impl Query {
                 clip: self.clip,
             },
         };
-        Mechanism::new(&self.model, kind, self.neighbouring)
+        self.model.mechanism(kind, self.neighbouring)
     }
 }
 

@@ -41,7 +41,7 @@ fn tune_lines(out: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn tune_finds_a_local_optimum_of_the_predicted_error() {
-    use propdp::core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    use propdp::core::accountant::{MechanismKind, Neighbouring};
     use propdp::core::config::SolverOptions;
     use propdp::core::{Algorithm, Model, NoiseLaw, Point};
     use propdp::theory::solve::TheorySolver;
@@ -70,7 +70,7 @@ fn tune_finds_a_local_optimum_of_the_predicted_error() {
             } else {
                 MechanismKind::Output { lambda: other }
             };
-            let Some(noise) = Mechanism::new(&model, kind, Neighbouring::ReplaceOne).calibrate(eps, 1e-6) else {
+            let Some(noise) = model.mechanism(kind, Neighbouring::ReplaceOne).calibrate(eps, 1e-6) else {
                 continue;
             };
             let alg = if objective {
@@ -93,7 +93,7 @@ fn tune_finds_a_local_optimum_of_the_predicted_error() {
 
 #[test]
 fn tune_dpgd_beats_its_neighbours_and_simulation_confirms_every_optimum() {
-    use propdp::core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    use propdp::core::accountant::{MechanismKind, Neighbouring};
     use propdp::core::config::SolverOptions;
     use propdp::core::{Algorithm, LossVariant, Model, Point};
     use propdp::theory::solve::TheorySolver;
@@ -127,11 +127,7 @@ seed = 5
     }
     let solver = TheorySolver::new(SolverOptions::default());
     let solve = |steps: usize, fraction: f64, lambda: f64, eps: f64| -> Option<(f64, f64)> {
-        let mech = Mechanism::new(
-            &Model::Logistic,
-            MechanismKind::Dpgd { steps },
-            Neighbouring::ReplaceOne,
-        );
+        let mech = Model::Logistic.mechanism(MechanismKind::Dpgd { steps }, Neighbouring::ReplaceOne);
         let sigma = mech.calibrate(eps, 1e-6).unwrap();
         let l = 0.25 * (1.0 + 0.5f64.sqrt()).powi(2) / 0.5 + lambda;
         let alg = Algorithm::Dpgd {
@@ -216,7 +212,7 @@ fn tune_rejects_a_metric_the_theory_does_not_predict() {
 
 #[test]
 fn tune_takes_zcdp_budgets_and_names_bad_budget_fields() {
-    use propdp::core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    use propdp::core::accountant::{MechanismKind, Neighbouring};
     use propdp::core::{Model, NoiseLaw};
     let tmp = tempfile::tempdir().unwrap();
     let base = huber_tune_config("[0.5]", "[1.0]").replace("[\"objective\", \"output\"]", "[\"output\", \"dpgd\"]");
@@ -245,7 +241,7 @@ fn tune_takes_zcdp_budgets_and_names_bad_budget_fields() {
             _ => MechanismKind::Output { lambda },
         };
         // the reported noise meets ρ exactly
-        let got = Mechanism::new(&model, kind, Neighbouring::ReplaceOne).rho(noise);
+        let got = model.mechanism(kind, Neighbouring::ReplaceOne).rho(noise);
         assert!((got / rho - 1.0).abs() < 1e-9, "{l}: ρ = {got}");
     }
     for (text, needle) in [
@@ -270,7 +266,7 @@ fn tune_takes_zcdp_budgets_and_names_bad_budget_fields() {
 
 #[test]
 fn tune_dpsgd_searches_the_sample_rate_meets_the_budget_and_simulation_confirms() {
-    use propdp::core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    use propdp::core::accountant::{MechanismKind, Neighbouring};
     use propdp::core::config::SolverOptions;
     use propdp::core::{Algorithm, LossVariant, Model, Point};
     use propdp::theory::solve::TheorySolver;
@@ -319,7 +315,7 @@ seed = 5
         sample_rate: q,
         clip: None,
     };
-    let mech = |q: f64| Mechanism::new(&Model::Logistic, kind(q), Neighbouring::ReplaceOne);
+    let mech = |q: f64| Model::Logistic.mechanism(kind(q), Neighbouring::ReplaceOne);
     let eps = mech(q).epsilon(f(sgd, "noise"), 1e-6).unwrap();
     assert!(eps <= 2.0 + 1e-9 && eps > 2.0 * (1.0 - 1e-4), "ε = {eps}");
     // the other sample rate at the same (T, η·L_B(q)/2, λ), recalibrated, does no better
@@ -385,7 +381,7 @@ seed = 5
 
 #[test]
 fn tune_dpsgd_by_epochs_with_clipping_at_a_long_horizon_meets_the_budget_and_simulation_confirms() {
-    use propdp::core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    use propdp::core::accountant::{MechanismKind, Neighbouring};
     use propdp::core::config::SolverOptions;
     use propdp::core::{Algorithm, LossVariant, Model, Point};
     use propdp::theory::solve::TheorySolver;
@@ -429,7 +425,7 @@ seed = 11
             sample_rate: q,
             clip: Some(0.5),
         };
-        Mechanism::new(&Model::Logistic, kind, Neighbouring::ReplaceOne)
+        Model::Logistic.mechanism(kind, Neighbouring::ReplaceOne)
     };
     let eps = mech(q, steps).epsilon(f(best, "noise"), 1e-6).unwrap();
     assert!(eps <= 2.0 + 1e-9 && eps > 2.0 * (1.0 - 1e-4), "ε = {eps}");

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::accountant::{Mechanism, MechanismKind, Neighbouring};
+use crate::accountant::{MechanismKind, Neighbouring};
 use crate::problem::Model;
 
 /// A privacy budget the point's noise was calibrated to.
@@ -64,7 +64,7 @@ impl Budget {
     /// assert!((sigma / 40f64.sqrt() - 1.0).abs() < 1e-9);
     /// ```
     pub fn calibrate(&self, model: &Model, kind: MechanismKind) -> Option<f64> {
-        let mech = Mechanism::new(model, kind, self.neighbouring);
+        let mech = model.mechanism(kind, self.neighbouring);
         match self.target {
             Target::Approx { epsilon, delta_priv } => mech.calibrate(epsilon, delta_priv),
             Target::Zcdp { rho } => mech.calibrate_rho(rho),

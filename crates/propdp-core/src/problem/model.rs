@@ -251,6 +251,23 @@ impl Model {
         self.kind().curvature()
     }
 
+    /// The accountant's mechanism of `kind` for this model's loss constants
+    /// (L, β) under `neighbouring`.
+    ///
+    /// ```
+    /// use propdp_core::Model;
+    /// use propdp_core::accountant::{MechanismKind, Neighbouring};
+    /// let m = Model::Logistic.mechanism(MechanismKind::Dpgd { steps: 10 }, Neighbouring::ReplaceOne);
+    /// assert_eq!((m.lipschitz, m.curvature), (1.0, 0.25));
+    /// ```
+    pub fn mechanism(
+        &self,
+        kind: crate::accountant::MechanismKind,
+        neighbouring: crate::accountant::Neighbouring,
+    ) -> crate::accountant::Mechanism {
+        crate::accountant::Mechanism::new(kind, self.lipschitz(), self.curvature(), neighbouring)
+    }
+
     /// Range checks of the model's parameters, naming the field.
     pub fn check(&self) -> Result<(), ConfigError> {
         match self {

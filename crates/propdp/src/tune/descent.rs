@@ -37,7 +37,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use propdp_core::accountant::{Mechanism, MechanismKind};
+use propdp_core::accountant::MechanismKind;
 use propdp_core::config::tune::{Horizons, STAGED_FROM, SearchKind};
 use propdp_core::config::{LONG_HORIZON_FROM, SolverOptions};
 use propdp_core::problem::Budget;
@@ -70,7 +70,7 @@ impl Calibrations {
     /// The noise meeting `budget` for `kind` with `point`'s model.
     fn noise(&self, budget: &Budget, point: &Point, kind: MechanismKind) -> Option<f64> {
         let model = point.model();
-        let key = format!("{budget:?} {:?}", Mechanism::new(&model, kind, budget.neighbouring));
+        let key = format!("{budget:?} {:?}", model.mechanism(kind, budget.neighbouring));
         if let Some(&v) = self.0.borrow().get(&key) {
             return v;
         }

@@ -1,9 +1,9 @@
 //! ε of DP-SGD (Poisson-subsampled Gaussian, add/remove-one) by the PLD and
 //! RDP accountants, with the PLD's wall time — the propdp side of
 //! scripts/bench_dpsgd_accountant.py.
-//! Run: cargo run --release -p propdp-core --example dpsgd_epsilon -- Z Q T DELTA GRID
-use propdp_core::accountant::pld::{SubsampledGaussian, epsilon};
-use propdp_core::accountant::rdp;
+//! Run: cargo run --release -p propdp-accountant --example dpsgd_epsilon -- Z Q T DELTA GRID
+use propdp_accountant::pld::{SubsampledGaussian, epsilon};
+use propdp_accountant::rdp;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -34,8 +34,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 
-use crate::error::ConfigError;
-use crate::loss::norm_cdf;
+use crate::{AccountantError, norm_cdf};
 
 /// Which hockey-stick divergence of one step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,17 +59,19 @@ impl SubsampledGaussian {
     /// 0 < q ≤ 1, refused naming the field otherwise.
     ///
     /// ```
-    /// use propdp_core::accountant::pld::SubsampledGaussian;
+    /// use propdp_accountant::pld::SubsampledGaussian;
     /// assert!(SubsampledGaussian::new(1.0, 0.01).is_ok());
     /// let e = SubsampledGaussian::new(1.0, 1.5).unwrap_err().to_string();
     /// assert!(e.contains("sample_rate") && e.contains("0 < sample_rate ≤ 1"), "{e}");
     /// assert!(SubsampledGaussian::new(f64::INFINITY, 0.5).unwrap_err().to_string().contains("noise_multiplier"));
     /// ```
-    pub fn new(z: f64, q: f64) -> Result<Self, ConfigError> {
+    pub fn new(z: f64, q: f64) -> Result<Self, AccountantError> {
         if !(z > 0.0 && z.is_finite()) {
-            return Err(ConfigError::range("noise_multiplier", z, "0 < z = σ/C < ∞"));
+            return Err(AccountantError::range("noise_multiplier", z, "0 < z = σ/C < ∞"));
         }
-        crate::parameters::check("sample_rate", "sample_rate", q)?;
+        if !(q > 0.0 && q <= 1.0) {
+            return Err(AccountantError::range("sample_rate", q, "0 < sample_rate ≤ 1"));
+        }
         Ok(SubsampledGaussian { z, q })
     }
 
@@ -82,8 +83,8 @@ impl SubsampledGaussian {
     /// is −L(x) at x ~ μ₀, and δ = μ₀(x < x*) − e^ε μ₁(x < x*) with −L(x*) = ε.
     ///
     /// ```
-    /// use propdp_core::accountant::pld::{Direction, SubsampledGaussian};
-    /// use propdp_core::accountant::delta_gaussian;
+    /// use propdp_accountant::pld::{Direction, SubsampledGaussian};
+    /// use propdp_accountant::delta_gaussian;
     /// // q = 1 is the Gaussian mechanism with μ = 1/z, in both directions
     /// let m = SubsampledGaussian { z: 0.8, q: 1.0 };
     /// for d in [Direction::Remove, Direction::Add] {
@@ -406,16 +407,16 @@ pub fn epsilon(
     delta: f64,
     grid: f64,
     tail: f64,
-) -> Result<Option<f64>, ConfigError> {
+) -> Result<Option<f64>, AccountantError> {
     let m = SubsampledGaussian::new(m.z, m.q)?;
     if steps == 0 {
-        return Err(ConfigError::range("steps", steps, "T ≥ 1"));
+        return Err(AccountantError::range("steps", steps, "T ≥ 1"));
     }
     if !(delta > 0.0 && delta < 1.0) {
-        return Err(ConfigError::range("delta_priv", delta, "0 < δ < 1"));
+        return Err(AccountantError::range("delta_priv", delta, "0 < δ < 1"));
     }
     if !(grid > 0.0 && grid <= 0.1) {
-        return Err(ConfigError::range("grid", grid, "0 < Δ ≤ 0.1"));
+        return Err(AccountantError::range("grid", grid, "0 < Δ ≤ 0.1"));
     }
     if m.q >= 1.0 {
         return Ok(super::gdp_to_eps((steps as f64).sqrt() / m.z, delta));

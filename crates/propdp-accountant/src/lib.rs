@@ -1,4 +1,4 @@
-//! Privacy accounting of docs/theory.md §4: the Gaussian-mechanism curve, the
+//! propdp's privacy accountant (docs/theory.md §4): the Gaussian-mechanism curve, the
 //! guarantees of output perturbation, DP-GD and objective perturbation under
 //! both neighbouring relations, conversions, and calibration of the noise to
 //! a target (ε, δ) by root finding (`roots`).
@@ -11,12 +11,24 @@
 //! - Dong, Roth, Su (2022), *Gaussian differential privacy*.
 //! - Canonne, Kamath, Steinke (2020), *The discrete Gaussian for differential privacy* (RDP → (ε, δ)).
 
+#![warn(missing_docs)]
+
+mod error;
 pub mod pld;
 pub mod rdp;
 
+pub use error::AccountantError;
+
 use serde::{Deserialize, Serialize};
 
-use crate::loss::norm_cdf;
+/// Φ(x), the standard normal CDF.
+///
+/// ```
+/// assert!((propdp_accountant::norm_cdf(0.0) - 0.5).abs() < 1e-16);
+/// ```
+pub fn norm_cdf(x: f64) -> f64 {
+    0.5 * libm::erfc(-x * std::f64::consts::FRAC_1_SQRT_2)
+}
 
 /// Neighbouring relation of the guarantee.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,7 +71,7 @@ pub fn log_norm_cdf(x: f64) -> f64 {
 /// μ-GDP mechanism (Balle & Wang 2018); `exp` of [`log_delta_gaussian`].
 ///
 /// ```
-/// use propdp_core::accountant::delta_gaussian;
+/// use propdp_accountant::delta_gaussian;
 /// // μ = 1, ε = 1: Φ(−0.5) − e Φ(−1.5)
 /// assert!((delta_gaussian(1.0, 1.0) - 0.126936).abs() < 1e-6);
 /// ```
@@ -74,7 +86,7 @@ pub fn delta_gaussian(eps: f64, mu: f64) -> f64 {
 /// 1 part in 7000).
 ///
 /// ```
-/// use propdp_core::accountant::log_delta_gaussian;
+/// use propdp_accountant::log_delta_gaussian;
 /// // far below f64: δ_G(ε = 40, μ = 1) ≈ Φ(−39.5)
 /// assert!(log_delta_gaussian(40.0, 1.0) < -700.0);
 /// assert!(log_delta_gaussian(40.0, 1.0).is_finite());
@@ -292,9 +304,9 @@ pub fn calibrate<F: Fn(f64) -> f64>(log_delta_of: F, target_delta: f64) -> Optio
 pub struct Mechanism {
     /// The algorithm and what its guarantee depends on.
     pub kind: MechanismKind,
-    /// |f'| ≤ L ([`crate::Model::lipschitz`]).
+    /// |f'| ≤ L (Huber: M; logistic: 1).
     pub lipschitz: f64,
-    /// 0 ≤ f'' ≤ β ([`crate::Model::curvature`]).
+    /// 0 ≤ f'' ≤ β (Huber: 1; logistic: 1/4).
     pub curvature: f64,
     /// The relation the guarantee holds for.
     pub neighbouring: Neighbouring,
@@ -340,12 +352,13 @@ pub const DPSGD_GRID: f64 = 1e-3;
 pub const DPSGD_TAIL: f64 = 1e-15;
 
 impl Mechanism {
-    /// The mechanism of a model and algorithm kind.
-    pub fn new(model: &crate::Model, kind: MechanismKind, neighbouring: Neighbouring) -> Self {
+    /// The mechanism of `kind` for a loss with |f'| ≤ `lipschitz` and
+    /// 0 ≤ f'' ≤ `curvature` (rows ‖x‖ ≤ 1), under `neighbouring`.
+    pub fn new(kind: MechanismKind, lipschitz: f64, curvature: f64, neighbouring: Neighbouring) -> Self {
         Mechanism {
             kind,
-            lipschitz: model.lipschitz(),
-            curvature: model.curvature(),
+            lipschitz,
+            curvature,
             neighbouring,
         }
     }
@@ -355,9 +368,8 @@ impl Mechanism {
     /// (×2 in ε and ×4 in ρ under replace-one); 0 for the Gaussian mechanisms.
     ///
     /// ```
-    /// use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
-    /// use propdp_core::Model;
-    /// let m = Mechanism::new(&Model::Logistic, MechanismKind::Objective { lambda: 0.25 }, Neighbouring::ReplaceOne);
+    /// use propdp_accountant::{Mechanism, MechanismKind, Neighbouring};
+    /// let m = Mechanism::new(MechanismKind::Objective { lambda: 0.25 }, 1.0, 0.25, Neighbouring::ReplaceOne);
     /// assert!((m.floor(false) - 2.0 * 2f64.ln()).abs() < 1e-15);
     /// ```
     pub fn floor(&self, zcdp: bool) -> f64 {
@@ -411,9 +423,8 @@ impl Mechanism {
     /// ([`Mechanism::meets`] tells whether the target is too strict or too loose).
     ///
     /// ```
-    /// use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
-    /// use propdp_core::Model;
-    /// let m = Mechanism::new(&Model::Logistic, MechanismKind::Output { lambda: 1.0 }, Neighbouring::ReplaceOne);
+    /// use propdp_accountant::{Mechanism, MechanismKind, Neighbouring};
+    /// let m = Mechanism::new(MechanismKind::Output { lambda: 1.0 }, 1.0, 0.25, Neighbouring::ReplaceOne);
     /// let tau = m.calibrate(1.0, 1e-6).unwrap();
     /// assert!((m.delta(1.0, tau) / 1e-6 - 1.0).abs() < 1e-9);
     /// ```
@@ -488,9 +499,8 @@ impl Mechanism {
     /// (objective perturbation keeps ρ ≥ log(1 + βR²/λ), ×4 under replace-one).
     ///
     /// ```
-    /// use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
-    /// use propdp_core::Model;
-    /// let m = Mechanism::new(&Model::Logistic, MechanismKind::Dpgd { steps: 10 }, Neighbouring::ReplaceOne);
+    /// use propdp_accountant::{Mechanism, MechanismKind, Neighbouring};
+    /// let m = Mechanism::new(MechanismKind::Dpgd { steps: 10 }, 1.0, 0.25, Neighbouring::ReplaceOne);
     /// let sigma = m.calibrate_rho(0.5).unwrap();
     /// // μ = √T·2LR/σ and ρ = μ²/2 give σ = √(T·4/(2ρ)) = √40
     /// assert!((sigma / 40f64.sqrt() - 1.0).abs() < 1e-9);

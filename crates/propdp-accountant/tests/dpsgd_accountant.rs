@@ -3,9 +3,9 @@
 //! from scripts/dp_accounting_reference.py), q = 1 against the exact Gaussian
 //! mechanism, pessimism under grid refinement, and RDP as an upper bound.
 
-use propdp_core::accountant::gdp_to_eps;
-use propdp_core::accountant::pld::{SubsampledGaussian, delta as pld_delta, epsilon};
-use propdp_core::accountant::rdp;
+use propdp_accountant::gdp_to_eps;
+use propdp_accountant::pld::{SubsampledGaussian, delta as pld_delta, epsilon};
+use propdp_accountant::rdp;
 
 const TAIL: f64 = 1e-15;
 
@@ -81,7 +81,7 @@ fn pld_epsilon_is_within_0_1_percent_of_dp_accounting_and_never_below_it() {
 
 #[test]
 fn q_one_is_the_gaussian_mechanism() {
-    use propdp_core::accountant::pld::Direction;
+    use propdp_accountant::pld::Direction;
     for (z, t, delta) in [(0.8, 10u64, 1e-5), (2.0, 100, 1e-6), (5.0, 1000, 1e-8), (1.0, 1, 1e-3)] {
         let m = SubsampledGaussian { z, q: 1.0 };
         let exact = gdp_to_eps((t as f64).sqrt() / z, delta).unwrap();
@@ -178,7 +178,7 @@ fn bad_arguments_are_refused_naming_the_field() {
 /// absent where its series gives up).
 #[test]
 fn fractional_orders_match_quadrature_and_stay_below_dp_accounting() {
-    use propdp_core::accountant::rdp::step_rdp_real;
+    use propdp_accountant::rdp::step_rdp_real;
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/rdp_reference.csv")).unwrap();
     let mut n = 0;
     for line in text.lines().skip(1) {
@@ -209,8 +209,7 @@ fn fractional_orders_match_quadrature_and_stay_below_dp_accounting() {
 /// once ran forever there) — and is tight where the PLD resolves it.
 #[test]
 fn calibrated_noise_reads_back_to_at_most_its_target() {
-    use propdp_core::Model;
-    use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
+    use propdp_accountant::{Mechanism, MechanismKind, Neighbouring};
     for (q, steps, eps, tight) in [
         (0.001, 1000, 20.0, true),
         (0.01, 1000, 20.0, true),
@@ -225,7 +224,7 @@ fn calibrated_noise_reads_back_to_at_most_its_target() {
                 sample_rate: q,
                 clip: None,
             };
-            let m = Mechanism::new(&Model::Logistic, kind, n);
+            let m = Mechanism::new(kind, 1.0, 0.25, n); // the logistic loss: L = 1, β = 1/4
             let sigma = m.calibrate(eps, 1e-6).unwrap();
             let back = m.epsilon(sigma, 1e-6).unwrap();
             assert!(

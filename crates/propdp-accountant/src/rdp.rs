@@ -22,7 +22,7 @@
 //! - Mironov, Talwar, Zhang (2019), *Rényi differential privacy of the sampled Gaussian mechanism*.
 //! - Canonne, Kamath, Steinke (2020), *The discrete Gaussian for differential privacy*.
 
-use super::log_norm_cdf;
+use crate::log_norm_cdf;
 
 /// Largest order tried by [`epsilon`].
 pub const MAX_ORDER: u32 = 1024;
@@ -42,7 +42,7 @@ fn ln_factorials() -> &'static [f64] {
 /// ε_RDP(α) of one step, integer α ≥ 2 (q = 1: the Gaussian mechanism's α/(2z²)).
 ///
 /// ```
-/// use propdp_core::accountant::rdp::step_rdp;
+/// use propdp_accountant::rdp::step_rdp;
 /// assert!((step_rdp(1.5, 1.0, 8) - 8.0 / (2.0 * 2.25)).abs() < 1e-12);
 /// ```
 pub fn step_rdp(z: f64, q: f64, alpha: u32) -> f64 {
@@ -69,7 +69,7 @@ pub fn step_rdp(z: f64, q: f64, alpha: u32) -> f64 {
 /// module docs (q = 1: α/(2z²)). At integer α it equals [`step_rdp`].
 ///
 /// ```
-/// use propdp_core::accountant::rdp::{step_rdp, step_rdp_real};
+/// use propdp_accountant::rdp::{step_rdp, step_rdp_real};
 /// let (z, q) = (1.1, 0.01);
 /// assert!((step_rdp_real(z, q, 5.0) / step_rdp(z, q, 5) - 1.0).abs() < 1e-10);
 /// // between its integer neighbours (ε_RDP(α) is non-decreasing in α)
@@ -170,7 +170,7 @@ pub fn epsilon(z: f64, q: f64, steps: u64, delta: f64) -> f64 {
 /// dozens of times.
 ///
 /// ```
-/// use propdp_core::accountant::rdp::{epsilon, Curve};
+/// use propdp_accountant::rdp::{epsilon, Curve};
 /// let curve = Curve::new(1.1, 0.01);
 /// assert_eq!(curve.epsilon(1000, 1e-5), epsilon(1.1, 0.01, 1000, 1e-5));
 /// assert!(curve.epsilon(1000, 1e-6) > curve.epsilon(1000, 1e-5));
