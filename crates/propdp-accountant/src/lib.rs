@@ -13,6 +13,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bracket;
 mod error;
 pub mod pld;
 pub mod rdp;
@@ -515,6 +516,75 @@ impl Mechanism {
     /// DP-SGD's per-example sensitivity min(C, L) (R = 1); L alone without clipping.
     pub fn dpsgd_sensitivity(&self, clip: Option<f64>) -> f64 {
         clip.map_or(self.lipschitz, |c| c.min(self.lipschitz))
+    }
+
+    /// A certified [lower, upper] ε at `delta` for noise level `noise`
+    /// ([`bracket`]): for DP-SGD below the full batch the PLD bracket, its
+    /// upper end replaced by the RDP or the full batch's bound where those
+    /// are smaller (both valid; the lower end then no higher than the
+    /// upper); for the closed-form curves (output and objective perturbation,
+    /// DP-GD, the full batch) [ε, ε] with ε as [`Mechanism::epsilon`]
+    /// reports it. `None` when no finite ε is reached.
+    ///
+    /// ```
+    /// use propdp_accountant::{Mechanism, MechanismKind, Neighbouring};
+    /// use propdp_accountant::bracket::BracketSettings;
+    /// let kind = MechanismKind::Dpsgd { steps: 1000, sample_rate: 0.01, clip: Some(1.0) };
+    /// let m = Mechanism::new(kind, 1.0, 0.25, Neighbouring::AddRemoveOne);
+    /// let b = m.epsilon_bracket(1.0, 1e-5, BracketSettings::default()).unwrap();
+    /// assert!(b.lower <= b.upper && b.upper - b.lower <= 1e-3 * b.upper);
+    /// ```
+    pub fn epsilon_bracket(
+        &self,
+        noise: f64,
+        delta: f64,
+        settings: bracket::BracketSettings,
+    ) -> Option<bracket::EpsilonBracket> {
+        let closed = |e: f64| bracket::EpsilonBracket {
+            lower: e,
+            upper: e,
+            grid: 0.0,
+            reached: true,
+        };
+        let MechanismKind::Dpsgd {
+            steps,
+            sample_rate,
+            clip,
+        } = self.kind
+        else {
+            return self.epsilon(noise, delta).map(closed);
+        };
+        let sensitivity = self.dpsgd_sensitivity(clip);
+        let (z, n) = (noise / sensitivity, self.neighbouring);
+        if sample_rate >= 1.0 || !(z > 0.0 && z.is_finite()) {
+            return self.epsilon(noise, delta).map(closed);
+        }
+        let pld = bracket::dpsgd_epsilon_bracket(z, sample_rate, steps as u64, delta, n, settings)
+            .ok()
+            .flatten();
+        let rdp = Some(dpsgd_rdp_epsilon(z, sample_rate, steps as u64, delta, n)).filter(|e| e.is_finite());
+        let full = eps_at(
+            |e| log_delta_gaussian(e, mu_dpgd(sensitivity, 1.0, steps, noise, n)),
+            delta,
+        );
+        let upper = [pld.map(|b| b.upper), rdp, full]
+            .into_iter()
+            .flatten()
+            .reduce(f64::min)?;
+        Some(match pld {
+            Some(b) => bracket::EpsilonBracket {
+                lower: b.lower.min(upper),
+                upper,
+                ..b
+            },
+            // no PLD bracket: the other bounds give an upper end only
+            None => bracket::EpsilonBracket {
+                lower: 0.0,
+                upper,
+                grid: 0.0,
+                reached: false,
+            },
+        })
     }
 
     /// The ε reached at `delta` by noise level `noise`.

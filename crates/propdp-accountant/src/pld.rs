@@ -118,6 +118,25 @@ impl SubsampledGaussian {
         }
     }
 
+    /// The grid points k_lo..k_lo + n of one step's PLD: the top is the first
+    /// point where δ ≤ `tail` (the rest goes to +∞ in the pessimistic PLD),
+    /// the bottom the remove direction's least loss log(1 − q), or a point
+    /// below which lies mass Φ(−8.5) ≈ 1e-17.
+    fn support(&self, direction: Direction, grid: f64, tail: f64) -> (i64, usize) {
+        let mut k_hi = 1i64;
+        while self.delta(direction, k_hi as f64 * grid) > tail {
+            k_hi *= 2;
+        }
+        let z = self.z;
+        let lower = match direction {
+            Direction::Remove if self.q < 1.0 => (1.0 - self.q).ln(),
+            Direction::Remove => self.loss(1.0 - 8.5 * z),
+            Direction::Add => -self.loss(8.5 * z),
+        };
+        let k_lo = (lower / grid).floor() as i64 - 1;
+        (k_lo, (k_hi - k_lo + 1) as usize)
+    }
+
     /// The remove direction's loss L(x) = log(1 − q + q e^u), u = (2x − 1)/(2z²),
     /// without overflow.
     fn loss(&self, x: f64) -> f64 {
@@ -133,23 +152,10 @@ impl SubsampledGaussian {
     /// The connect-the-dots PLD of one step in `direction` on the grid of
     /// width `grid`, with tails of mass below `tail` left out pessimistically.
     pub fn pld(&self, direction: Direction, grid: f64, tail: f64) -> Pld {
-        let d = |e: f64| self.delta(direction, e);
-        // top: the first grid point where δ ≤ tail (the rest goes to +∞)
-        let mut k_hi = 1i64;
-        while d(k_hi as f64 * grid) > tail {
-            k_hi *= 2;
-        }
-        // bottom: the remove direction's loss is bounded below by log(1 − q);
-        // otherwise a point below which lies mass Φ(−8.5) ≈ 1e-17 (moved up to it)
-        let z = self.z;
-        let lower = match direction {
-            Direction::Remove if self.q < 1.0 => (1.0 - self.q).ln(),
-            Direction::Remove => self.loss(1.0 - 8.5 * z),
-            Direction::Add => -self.loss(8.5 * z),
-        };
-        let k_lo = (lower / grid).floor() as i64 - 1;
-        let n = (k_hi - k_lo + 1) as usize;
-        let deltas: Vec<f64> = (0..n).map(|i| d((k_lo + i as i64) as f64 * grid)).collect();
+        let (k_lo, n) = self.support(direction, grid, tail);
+        let deltas: Vec<f64> = (0..n)
+            .map(|i| self.delta(direction, (k_lo + i as i64) as f64 * grid))
+            .collect();
         Pld::connect_the_dots(k_lo, grid, &deltas)
     }
 }
@@ -261,9 +267,25 @@ impl Pld {
     /// points. Against repeated squaring: two transforms of the final length
     /// instead of 2⌈log₂T⌉ of growing ones.
     pub fn self_compose_fft(&self, t: u64, tail: f64, max_len: usize) -> Option<Pld> {
+        let c = self.compose(t, tail, max_len)?;
+        let mut pld = c.pld;
+        pld.infinity = (pld.infinity + c.above).min(1.0);
+        Some(pld)
+    }
+
+    /// The T-fold composition by FFT ([`Pld::self_compose_fft`]) with what
+    /// it leaves out kept apart: the composed mass at +∞ alone in the PLD,
+    /// the Chernoff bounds on the mass above and below the window, and a
+    /// bound on the FFT's round-off ([`Composed::roundoff`]).
+    pub fn compose(&self, t: u64, tail: f64, max_len: usize) -> Option<Composed> {
         assert!(t >= 1, "T ≥ 1");
         if t == 1 {
-            return Some(self.clone());
+            return Some(Composed {
+                pld: self.clone(),
+                above: 0.0,
+                below: 0.0,
+                roundoff: 0.0,
+            });
         }
         let (tf, grid) = (t as f64, self.grid);
         // (log p_k, kΔ) of the finite part, and log M(λ) in log space (M(λ)
@@ -317,11 +339,23 @@ impl Pld {
                 .map(|(l, u)| (u - l * a).exp())
                 .fold(1.0, f64::min)
         };
+        // mass below the window's bottom: none if it holds the support's bottom
+        let below = if lo <= support_lo {
+            0.0
+        } else {
+            let b = (lo - 1) as f64 * grid;
+            LAMBDAS
+                .iter()
+                .zip(&down)
+                .map(|(l, d)| (d + l * b).exp())
+                .fold(1.0, f64::min)
+        };
         let (fwd, inv) = plans(n);
         let mut x = vec![0.0; n];
         for (i, &p) in self.pmf.iter().enumerate() {
             x[(self.offset + i as i64).rem_euclid(n as i64) as usize] += p;
         }
+        let roundoff = roundoff_bound(n, t, x.iter().map(|v| v * v).sum::<f64>().sqrt());
         let mut f = fwd.make_output_vec();
         fwd.process(&mut x, &mut f).expect("buffer lengths from the plan");
         let power = u32::try_from(t).ok()?;
@@ -337,14 +371,98 @@ impl Pld {
         let pmf: Vec<f64> = (0..n)
             .map(|j| (x[(lo + j as i64).rem_euclid(n as i64) as usize] / n as f64).max(0.0))
             .collect();
-        let infinity = -(tf * (-self.infinity).ln_1p()).exp_m1() + above;
-        Some(Pld {
-            grid,
-            offset: lo,
-            pmf,
-            infinity: infinity.min(1.0),
+        let infinity = -(tf * (-self.infinity).ln_1p()).exp_m1();
+        Some(Composed {
+            pld: Pld {
+                grid,
+                offset: lo,
+                pmf,
+                infinity,
+            },
+            above,
+            below,
+            roundoff,
         })
     }
+
+    /// δ(ε) of the finite part alone, and how many grid points lie above ε
+    /// (the terms a round-off bound must cover).
+    pub(crate) fn finite_delta(&self, eps: f64) -> (f64, usize) {
+        let first = ((eps / self.grid).floor() as i64 + 1 - self.offset).max(0) as usize;
+        let mut s = 0.0;
+        for (i, &p) in self.pmf.iter().enumerate().skip(first) {
+            let l = (self.offset + i as i64) as f64 * self.grid;
+            if l > eps {
+                s += p * -(eps - l).exp_m1();
+            }
+        }
+        (s, self.pmf.len().saturating_sub(first))
+    }
+}
+
+/// A T-fold composition and what the FFT left out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Composed {
+    /// The composed PLD on its window; `infinity` is the composed mass at +∞ only.
+    pub pld: Pld,
+    /// Chernoff bound on the composed mass above the window (aliased to
+    /// lower losses: optimistic).
+    pub above: f64,
+    /// Chernoff bound on the composed mass below the window (aliased to
+    /// higher losses: pessimistic).
+    pub below: f64,
+    /// Bound on the ℓ₂ norm of the FFT's round-off error over the window's
+    /// masses ([`roundoff_bound`]).
+    pub roundoff: f64,
+}
+
+impl Composed {
+    /// An upper bound on the composition's δ(ε): the discrete curve (its
+    /// k-term sum within 4(k + 1)u relative), the mass above the window
+    /// counted at +∞, and the round-off over the k grid points above ε
+    /// (‖e‖₁ ≤ √k‖e‖₂ there; the weights are ≤ 1).
+    pub fn delta_upper(&self, eps: f64) -> f64 {
+        let (d, k) = self.pld.finite_delta(eps);
+        let summed = d * (1.0 + 4.0 * (k as f64 + 1.0) * U);
+        (summed + self.pld.infinity + self.above + self.roundoff * (k as f64).sqrt()).min(1.0)
+    }
+
+    /// A lower bound on the composition's δ(ε): the discrete curve less the
+    /// mass aliased from below the window and the round-off.
+    pub fn delta_lower(&self, eps: f64) -> f64 {
+        let (d, k) = self.pld.finite_delta(eps);
+        let summed = d * (1.0 - 4.0 * (k as f64 + 1.0) * U);
+        (summed + self.pld.infinity - self.below - self.roundoff * (k as f64).sqrt()).max(0.0)
+    }
+}
+
+/// Unit round-off of f64.
+const U: f64 = f64::EPSILON / 2.0;
+
+/// A bound on ‖ĉ − c‖₂ for the circular T-fold convolution c of a PMF p of
+/// ℓ₂ norm `p_norm` computed by forward FFT, power and inverse FFT of length
+/// n (Higham 2002, Thm 24.2: an FFT of s stages errs by at most
+/// κ = sη/(1 − sη) relative in ℓ₂, η = μ + γ₄(√2 + μ) ≤ 10u with twiddles
+/// accurate to μ ≤ u; s counts ⌈log₂ n⌉ + 2 stages, which covers realfft's
+/// mixed radices 2, 3, 5 and its real-input pre/post-processing pass):
+///
+/// - forward: ‖f̂ − f‖₂ ≤ κ√n‖p‖₂ =: E₁, with |f_j| ≤ 1 (p sums to ≤ 1);
+/// - power: |f̂ᵀ − fᵀ| ≤ T g|f̂ − f|, g = (1 + E₁)^{T−1}, plus binary
+///   powering's 2⌈log₂T⌉ complex products, each within 3u relative:
+///   E_f ≤ T g E₁ + 6u⌈log₂T⌉ g (√n‖p‖₂ + E₁);
+/// - inverse, scaled by 1/n: ‖ĉ − c‖₂ ≤ (1 + κ)E_f/√n + κ g‖p‖₂ + u‖p‖₂
+///   (‖c‖₂ ≤ ‖p‖₂ by Young's inequality).
+pub fn roundoff_bound(n: usize, t: u64, p_norm: f64) -> f64 {
+    let stages = (n as f64).log2().ceil() + 2.0;
+    let eta = 10.0 * U;
+    let kappa = stages * eta / (1.0 - stages * eta);
+    let root_n = (n as f64).sqrt();
+    let e1 = kappa * root_n * p_norm;
+    let tf = t as f64;
+    let g = ((tf - 1.0) * e1.ln_1p()).exp();
+    let powering = 6.0 * U * (tf.log2().ceil() + 1.0) * g * (root_n * p_norm + e1);
+    let e_f = tf * g * e1 + powering;
+    (1.0 + kappa) * e_f / root_n + kappa * g * p_norm + U * p_norm
 }
 
 /// Real-to-complex and complex-to-real FFT plans (`realfft`, half-length

@@ -4,7 +4,8 @@
 
 use anyhow::{Result, bail};
 use propdp_core::accountant::{
-    Mechanism, MechanismKind, Neighbouring, ObjectiveBound, dpsgd_rdp_epsilon, mu_dpgd, mu_output,
+    Mechanism, MechanismKind, Neighbouring, ObjectiveBound, bracket::BracketSettings, dpsgd_rdp_epsilon, mu_dpgd,
+    mu_output,
 };
 use propdp_core::parameters;
 use propdp_core::{AlgorithmKind, Model, ModelKind, NoiseLaw};
@@ -233,8 +234,16 @@ pub struct Report {
     pub objective_bound: Option<(f64, f64)>,
     /// Objective perturbation's RDP ε(α) at α = 2, 8, 32 (add/remove-one).
     pub rdp: Vec<(f64, f64)>,
-    /// ε at `delta_priv`; `None` when no finite ε reaches it (DP-SGD: the PLD accountant's).
+    /// ε at `delta_priv`, a certified upper bound; `None` when no finite ε
+    /// reaches it (DP-SGD: the upper end of the PLD bracket, or the RDP or
+    /// full-batch bound where smaller).
     pub epsilon: Option<f64>,
+    /// A certified lower bound on ε at `delta_priv` (= `epsilon` for the
+    /// closed-form curves; DP-SGD: the lower end of the PLD bracket).
+    pub epsilon_lower: Option<f64>,
+    /// DP-SGD: the grid width of the PLD bracket and whether it reached the
+    /// requested relative width (0.1%).
+    pub bracket: Option<(f64, bool)>,
     /// DP-SGD: the RDP accountant's ε at `delta_priv` (looser; a cross-check).
     pub rdp_epsilon: Option<f64>,
 }
@@ -407,6 +416,34 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
             (None, Some((b.c(), b.a)), rdp)
         }
     };
+    // the certified ε; a calibrated noise is raised until the bracket's
+    // upper end, not only the calibration's accountant, meets the target
+    // (ε falls about as 1/noise, so by the ratio of the overshoot, at least 0.05%)
+    let settings = BracketSettings::default();
+    let mut noise = noise;
+    let mut eps = mech.epsilon_bracket(noise, q.delta_priv, settings);
+    if let NoiseLevel::Epsilon(target) = q.noise {
+        let mut tries = 0;
+        while let Some(b) = eps.filter(|b| b.upper > target) {
+            tries += 1;
+            if tries > 20 {
+                return Err(Argument::new(
+                    "epsilon",
+                    format!(
+                        " = {target:?}: the certified ε stays above it after 20 raises of the noise (now {noise:?}, \
+                         ε ≤ {:?})",
+                        b.upper
+                    ),
+                )
+                .into());
+            }
+            noise *= (b.upper / target).max(1.0005);
+            eps = mech.epsilon_bracket(noise, q.delta_priv, settings);
+        }
+    }
+    let dpsgd_grid = (q.algorithm == AlgorithmKind::Dpsgd && q.sample_rate < 1.0)
+        .then(|| eps.map(|b| (b.grid, b.reached)))
+        .flatten();
     let report = Report {
         query: *q,
         noise,
@@ -414,7 +451,9 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
         rho: mech.rho(noise),
         objective_bound,
         rdp,
-        epsilon: mech.epsilon(noise, q.delta_priv),
+        epsilon: eps.map(|b| b.upper),
+        epsilon_lower: eps.map(|b| b.lower),
+        bracket: dpsgd_grid,
         rdp_epsilon: (q.algorithm == AlgorithmKind::Dpsgd)
             .then(|| {
                 let z = noise / mech.dpsgd_sensitivity(q.clip);
@@ -507,6 +546,9 @@ impl Report {
             "noise": self.noise,
             "delta_priv": q.delta_priv,
             "epsilon": self.epsilon,
+            "epsilon_lower": self.epsilon_lower,
+            "bracket_grid": self.bracket.map(|b| b.0),
+            "bracket_reached": self.bracket.map(|b| b.1),
             "rdp_epsilon": self.rdp_epsilon,
             "rho": self.rho,
             "mu": self.mu,
@@ -578,6 +620,19 @@ impl Report {
             Some(e) => format!("  (ε, δ)-DP{accountant}: ε = {} at δ = {delta_priv}\n", num(e)),
             None => format!("  (ε, δ)-DP{accountant}: no finite ε reaches δ = {delta_priv}\n"),
         };
+        if let (Some(lo), Some(hi), Some((grid, reached))) = (self.epsilon_lower, self.epsilon, self.bracket) {
+            s += &format!(
+                "  certified bracket: {} ≤ ε ≤ {} (width {:.2}%, grid {grid:.1e}{})\n",
+                num(lo),
+                num(hi),
+                100.0 * (hi - lo) / hi,
+                if reached {
+                    ""
+                } else {
+                    "; the 0.1% width was not reached within the memory limit"
+                }
+            );
+        }
         if let Some(e) = self.rdp_epsilon {
             s += &format!("  (ε, δ)-DP (RDP, looser): ε = {} at δ = {delta_priv}\n", num(e));
         }

@@ -286,8 +286,11 @@ class PrivacyReport:
     --json`` prints): ``noise`` (σ for objective perturbation, DP-GD and
     DP-SGD, τ for output perturbation; calibrated when a target was given —
     ``calibrated_to`` names it, ``target`` is its level), ``epsilon`` at
-    ``delta_priv`` (None when no finite ε reaches it; DP-SGD: the PLD
-    accountant's, ``rdp_epsilon`` the looser RDP one), zCDP ``rho``, ``mu`` of
+    ``delta_priv`` (None when no finite ε reaches it; a certified upper
+    bound, ``epsilon_lower`` a certified lower one — DP-SGD: the PLD
+    bracket, refined on a grid of width ``bracket_grid`` until 0.1% wide,
+    ``bracket_reached`` saying whether it was; ``rdp_epsilon`` the looser
+    RDP bound), zCDP ``rho``, ``mu`` of
     μ-GDP (output perturbation, DP-GD, DP-SGD at q = 1), objective
     perturbation's loss bound (c, A) and its RDP ε(α) at α = 2, 8, 32, and
     the mechanism's ``lambda``, ``steps``, ``sample_rate``, ``clip`` where
@@ -305,6 +308,9 @@ class PrivacyReport:
     rdp: List[Tuple[float, float]]
     text: str
     rdp_epsilon: Optional[float] = None
+    epsilon_lower: Optional[float] = None
+    bracket_grid: Optional[float] = None
+    bracket_reached: Optional[bool] = None
     calibrated_to: Optional[str] = None
     target: Optional[float] = None
     lambda_: Optional[float] = None

@@ -1,0 +1,414 @@
+//! A certified two-sided ε for T steps of Poisson-subsampled DP-SGD
+//! (docs/privacy.md, "Certified brackets"): every ε comes as
+//! [lower, upper], and the grid is refined until the bracket is narrow.
+//!
+//! For each direction of the privacy loss (remove, add) the pessimistic
+//! (connect-the-dots) PLD of one step ([`SubsampledGaussian::pld`]) is
+//! composed T times by FFT on a grid of width Δ.
+//!
+//! *Upper end.* The connect-the-dots PLD dominates the true pair, so its
+//! δ(ε) is an upper bound once the mass above the FFT window (counted at
+//! +∞) and the FFT's round-off are added:
+//! δ⁺(ε) = δ̃(ε) + P(∞) + m_above + √k·‖e‖₂, k the grid points above ε and
+//! ‖e‖₂ the bound of [`crate::pld::roundoff_bound`].
+//!
+//! *Lower end, by coupling.* Connect-the-dots is a randomised rounding of
+//! the true loss Y to the two grid points around it that preserves
+//! E[e^{−Y'} | Y] = e^{−Y} (the split of each interval's P-mass that keeps
+//! its Q-mass). So D = Y' − Y lies in an interval of length Δ given Y, with
+//! 0 ≤ E[D | Y] ≤ Δ²/8 (Jensen; Hoeffding's lemma), and over T independent
+//! steps Hoeffding's inequality gives P(ΣY' > ΣY + η + TΔ²/8) ≤
+//! exp(−2η²/(TΔ²)) =: β. Where ΣY ≥ ΣY' − η', η' = η + TΔ²/8, the hockey
+//! stick (1 − e^{ε−ΣY})₊ ≥ (1 − e^{ε+η'−ΣY'})₊, hence
+//!
+//!   δ(ε) ≥ δ_{Y'}(ε + η') − β − T·τ,
+//!
+//! τ the per-step chance of a rounding farther than Δ (to +∞ above the top
+//! grid point, up from below the bottom one: at most the one-step tail
+//! 10⁻¹⁵ plus 10⁻¹⁶). δ_{Y'} is bounded below by the composed curve less
+//! the mass aliased from below the window and the round-off. η is chosen
+//! among β ∈ δ·{10⁻¹, 10⁻², 10⁻³}, whichever gives the larger lower end. The
+//! width of the bracket is therefore about 2Δ√(T log(1/β)/2): it shrinks
+//! like Δ√T, where simply rounding every loss down would lose TΔ.
+//!
+//! The true δ(ε) = max over directions lies between the two curves, so
+//! ε(δ) lies in [ε⁻, ε⁺], ε^± the smallest ε where the curve is ≤ δ
+//! (bisection to 1e-12 relative, each end rounded outwards). Starting at
+//! Δ = 2·10⁻³, Δ shrinks (to the width's prediction, at least halving) until
+//! (ε⁺ − ε⁻) ≤ w·ε⁺ (default w = 10⁻³) or the window would exceed the point
+//! limit; the bracket reached is returned either way, `reached` saying which.
+//!
+//! Replace-one is bounded by group privacy of size 2 on the add/remove
+//! curves, (ε/2, δ/(1 + e^{ε/2})) (a replaced row is not one Gaussian shift
+//! under Poisson sampling); the bracket is then the bracket of that bound.
+//!
+//! # References
+//! - Doroshenko, Ghazi, Kamath, Kumar, Manurangsi (2022), *Connect the dots:
+//!   tighter discrete approximations of privacy loss distributions*, PoPETs.
+//! - Hoeffding (1963), *Probability inequalities for sums of bounded random
+//!   variables*, JASA.
+//! - Gopi, Lee, Wutschitz (2021), *Numerical composition of differential
+//!   privacy*, NeurIPS (an ε with lower and upper bounds from a coupling of
+//!   the discretised and the true privacy loss).
+//! - Higham (2002), *Accuracy and Stability of Numerical Algorithms*, §24.1
+//!   (the FFT's error).
+
+use crate::pld::{Composed, Direction, SubsampledGaussian};
+use crate::{AccountantError, Neighbouring, gdp_to_eps};
+
+/// What the bracket is asked for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BracketSettings {
+    /// Largest accepted (upper − lower)/upper; > 0.
+    pub relative_width: f64,
+    /// Most points an FFT window may hold (memory: about 40 bytes each).
+    pub max_points: usize,
+}
+
+impl Default for BracketSettings {
+    /// Width 0.1%, windows up to 2²² points (~170 MB at once).
+    fn default() -> Self {
+        BracketSettings {
+            relative_width: 1e-3,
+            max_points: 1 << 22,
+        }
+    }
+}
+
+/// A certified ε: the true ε (of the stated accounting) is in [lower, upper].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EpsilonBracket {
+    /// A lower bound on ε.
+    pub lower: f64,
+    /// An upper bound on ε: the guarantee to state.
+    pub upper: f64,
+    /// The grid width Δ of the last refinement (0: closed form).
+    pub grid: f64,
+    /// Whether (upper − lower) ≤ relative_width·upper was reached (if not,
+    /// the point limit stopped the refinement).
+    pub reached: bool,
+}
+
+/// Tail mass each one-step PLD leaves out (pessimistically at +∞).
+const TAIL: f64 = 1e-15;
+/// The first grid width tried.
+const FIRST_GRID: f64 = 2e-3;
+/// Relative precision of the bisection on ε.
+const BISECTION: f64 = 1e-12;
+
+/// The certified ε at `delta` of `steps` steps of DP-SGD at noise
+/// multiplier z and Poisson rate q under `neighbouring`; arguments out of
+/// range are refused naming them. `Ok(None)` when no finite ε is reached
+/// even by the upper bound's discretisation at the finest grid (δ below
+/// what the composition resolves).
+///
+/// ```
+/// use propdp_accountant::bracket::{BracketSettings, dpsgd_epsilon_bracket};
+/// use propdp_accountant::Neighbouring;
+/// let b = dpsgd_epsilon_bracket(1.0, 0.01, 1000, 1e-5, Neighbouring::AddRemoveOne, BracketSettings::default())
+///     .unwrap()
+///     .unwrap();
+/// assert!(b.lower <= b.upper && b.upper - b.lower <= 1e-3 * b.upper && b.reached);
+/// ```
+pub fn dpsgd_epsilon_bracket(
+    z: f64,
+    q: f64,
+    steps: u64,
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+) -> Result<Option<EpsilonBracket>, AccountantError> {
+    let m = SubsampledGaussian::new(z, q)?;
+    if steps == 0 {
+        return Err(AccountantError::range("steps", steps, "steps ≥ 1"));
+    }
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(AccountantError::range("delta", delta, "0 < delta < 1"));
+    }
+    if !(settings.relative_width > 0.0 && settings.relative_width.is_finite()) {
+        return Err(AccountantError::range(
+            "relative_width",
+            settings.relative_width,
+            "0 < relative_width < ∞",
+        ));
+    }
+    if q >= 1.0 {
+        // T steps of the full batch are one Gaussian mechanism, μ = √T·Δ/σ
+        // (Δ = C add/remove, 2C replace): the closed form, no grid
+        let shift = match neighbouring {
+            Neighbouring::AddRemoveOne => 1.0,
+            Neighbouring::ReplaceOne => 2.0,
+        };
+        return Ok(
+            gdp_to_eps((steps as f64).sqrt() * shift / z, delta).map(|e| EpsilonBracket {
+                lower: e,
+                upper: e,
+                grid: 0.0,
+                reached: true,
+            }),
+        );
+    }
+    let mut grid = FIRST_GRID;
+    let mut last: Option<EpsilonBracket> = None;
+    loop {
+        let Some(curves) = Curves::new(m, steps, grid, settings.max_points) else {
+            // too many points: back off towards the last grid that fitted
+            match last {
+                Some(b) if grid < 0.8 * b.grid => {
+                    grid = (grid * b.grid).sqrt();
+                    continue;
+                }
+                _ => return Ok(last.map(|b| EpsilonBracket { reached: false, ..b })),
+            }
+        };
+        let Some(bracket) = curves.epsilon(delta, neighbouring) else {
+            // the upper curve does not reach δ at this grid: a finer one may
+            return match last {
+                Some(b) => Ok(Some(EpsilonBracket { reached: false, ..b })),
+                None if grid > 1e-5 => {
+                    grid /= 2.0;
+                    continue;
+                }
+                None => Ok(None),
+            };
+        };
+        let bracket = EpsilonBracket {
+            grid,
+            reached: bracket.1 - bracket.0 <= settings.relative_width * bracket.1,
+            lower: bracket.0,
+            upper: bracket.1,
+        };
+        // a finer grid can only tighten either end; keep the tighter of each
+        let bracket = match last {
+            Some(b) => EpsilonBracket {
+                lower: bracket.lower.max(b.lower),
+                upper: bracket.upper.min(b.upper),
+                ..bracket
+            },
+            None => bracket,
+        };
+        let width = bracket.upper - bracket.lower;
+        let target = settings.relative_width * bracket.upper;
+        if width <= target {
+            return Ok(Some(EpsilonBracket {
+                reached: true,
+                ..bracket
+            }));
+        }
+        last = Some(bracket);
+        // the width is about proportional to Δ: aim at 80% of the target, at
+        // least halving, but no finer than the window's point limit allows
+        // (its length is about proportional to 1/Δ)
+        let finest = grid * curves.points() as f64 / settings.max_points as f64 * 1.25;
+        let next = (grid * (0.8 * target / width).clamp(0.05, 0.5)).max(finest);
+        if next > 0.9 * grid {
+            return Ok(last.map(|b| EpsilonBracket { reached: false, ..b }));
+        }
+        grid = next;
+    }
+}
+
+/// The pessimistic compositions of one grid (remove, add).
+struct Curves {
+    composed: [Composed; 2],
+    steps: u64,
+    grid: f64,
+}
+
+impl Curves {
+    fn new(m: SubsampledGaussian, steps: u64, grid: f64, max_points: usize) -> Option<Curves> {
+        let one = |d: Direction| m.pld(d, grid, TAIL).compose(steps, TAIL, max_points);
+        Some(Curves {
+            composed: [one(Direction::Remove)?, one(Direction::Add)?],
+            steps,
+            grid,
+        })
+    }
+
+    /// The longest composed window.
+    fn points(&self) -> usize {
+        self.composed.iter().map(|c| c.pld.pmf.len()).max().unwrap_or(0)
+    }
+
+    /// The upper bound δ⁺(ε).
+    fn delta_upper(&self, eps: f64) -> f64 {
+        self.composed.iter().map(|c| c.delta_upper(eps)).fold(0.0, f64::max)
+    }
+
+    /// The lower bound δ(ε) ≥ δ_{Y'}(ε + η') − β − T·τ at the β given.
+    fn delta_lower(&self, eps: f64, beta: f64) -> f64 {
+        let (t, grid) = (self.steps as f64, self.grid);
+        let eta = grid * (t * (1.0 / beta).ln() / 2.0).sqrt() + t * grid * grid / 8.0;
+        let far = t * (TAIL + 1e-16);
+        let composed = self
+            .composed
+            .iter()
+            .map(|c| c.delta_lower(eps + eta))
+            .fold(0.0, f64::max);
+        (composed - beta - far).max(0.0)
+    }
+
+    /// [ε⁻, ε⁺] at δ (add/remove-one); `None` when the upper curve never
+    /// reaches δ.
+    fn add_remove(&self, delta: f64) -> Option<(f64, f64)> {
+        let upper = smallest_eps(|e| self.delta_upper(e), delta)?.1;
+        Some((self.lower_end(delta).min(upper), upper))
+    }
+
+    /// ε⁻ at δ: the largest over the β tried (each a valid lower bound).
+    fn lower_end(&self, delta: f64) -> f64 {
+        [1e-1, 1e-2, 1e-3]
+            .iter()
+            .map(|f| smallest_eps(|e| self.delta_lower(e, f * delta), delta).map_or(0.0, |b| b.0))
+            .fold(0.0, f64::max)
+    }
+
+    /// [ε⁻, ε⁺] under the relation (replace-one: group privacy of size 2).
+    fn epsilon(&self, delta: f64, neighbouring: Neighbouring) -> Option<(f64, f64)> {
+        match neighbouring {
+            Neighbouring::AddRemoveOne => self.add_remove(delta),
+            Neighbouring::ReplaceOne => {
+                // the smallest e with ε_ar(δ/(1 + e^e)) ≤ e, for each end's curve
+                let upper =
+                    fixed_point(|e| smallest_eps(|x| self.delta_upper(x), delta / (1.0 + e.exp())).map(|b| b.1))?.1;
+                // every iterate from below is ≤ the lower curve's fixed point: a safe lower end
+                let lower = fixed_point(|e| Some(self.lower_end(delta / (1.0 + e.exp())))).map_or(0.0, |b| b.0);
+                Some((2.0 * lower.min(upper), 2.0 * upper))
+            }
+        }
+    }
+}
+
+/// The smallest fixed point e = h(e) of a non-decreasing h ≥ 0, by the
+/// iteration e ← h(e) from 0 (monotone from below: every iterate is at most
+/// the smallest fixed point), to 1e-12 relative: (the last iterate, the
+/// first e with h(e) ≤ e found by stepping up from it) — the end to state
+/// for a lower and for an upper bound. `None` when h is undefined or the
+/// iteration passes 500.
+fn fixed_point<H: Fn(f64) -> Option<f64>>(h: H) -> Option<(f64, f64)> {
+    let mut e = 0.0;
+    for _ in 0..10_000 {
+        let next = h(e)?;
+        if next > 500.0 {
+            return None;
+        }
+        if next <= e * (1.0 + 1e-12) {
+            // e is within 1e-12 of the fixed point from below; h(e) ≤ e·(1 + 1e-12)
+            let mut x = e.max(next);
+            let mut step = 1e-12 * x.max(1e-300);
+            while h(x)? > x {
+                x += step;
+                step *= 2.0;
+            }
+            return Some((e, x));
+        }
+        e = next;
+    }
+    None
+}
+
+/// For a non-increasing δ(ε): (a, b) with δ(a) > target ≥ δ(b), b − a ≤
+/// 1e-12·b (a = b = 0 when δ(0) ≤ target): the smallest ε with δ(ε) ≤
+/// target lies in (a, b]. `None` when δ stays above the target up to ε = 10⁶.
+fn smallest_eps<F: Fn(f64) -> f64>(delta_of: F, target: f64) -> Option<(f64, f64)> {
+    if delta_of(0.0) <= target {
+        return Some((0.0, 0.0));
+    }
+    let (mut lo, mut hi) = (0.0, 1.0);
+    while delta_of(hi) > target {
+        lo = hi;
+        hi *= 2.0;
+        if hi > 1e6 {
+            return None;
+        }
+    }
+    // regula falsi (Illinois) on log δ − log target, which is close to
+    // linear in ε; bisection where a value is not finite or the step stalls
+    let g = |e: f64| delta_of(e).ln() - target.ln();
+    let (mut g_lo, mut g_hi) = (g(lo), g(hi));
+    let mut side = 0i8;
+    while hi - lo > BISECTION * hi {
+        let secant = lo + (hi - lo) * g_lo / (g_lo - g_hi);
+        let width = hi - lo;
+        let mid = if secant.is_finite() && secant > lo + 1e-3 * width && secant < hi - 1e-3 * width {
+            secant
+        } else {
+            0.5 * (lo + hi)
+        };
+        let gm = g(mid);
+        if gm > 0.0 {
+            lo = mid;
+            g_lo = gm;
+            if side == -1 {
+                g_hi *= 0.5;
+            }
+            side = -1;
+        } else {
+            hi = mid;
+            g_hi = gm;
+            if side == 1 {
+                g_lo *= 0.5;
+            }
+            side = 1;
+        }
+    }
+    Some((lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// At q = 1 the PLD machinery (forced, not the closed-form shortcut)
+    /// brackets the exact Gaussian ε: a test of the certificate itself.
+    #[test]
+    fn the_pld_bracket_contains_the_exact_gaussian_epsilon_at_q_1() {
+        for (z, steps, delta) in [(1.0, 100u64, 1e-5), (3.0, 1000, 1e-8), (0.8, 10, 1e-3)] {
+            let m = SubsampledGaussian { z, q: 1.0 };
+            let exact = gdp_to_eps((steps as f64).sqrt() / z, delta).unwrap();
+            for grid in [4e-3, 1e-3] {
+                let curves = Curves::new(m, steps, grid, 1 << 22).unwrap();
+                let (lo, hi) = curves.add_remove(delta).unwrap();
+                assert!(
+                    lo <= exact && exact <= hi,
+                    "z {z} T {steps} δ {delta} grid {grid}: [{lo}, {hi}] ∌ {exact}"
+                );
+                assert!(hi - lo < 0.05 * exact, "[{lo}, {hi}] too wide around {exact}");
+            }
+        }
+    }
+
+    /// The lower curve is below the upper one at every ε, and the round-off
+    /// bound is far below the δ the tests ask for.
+    #[test]
+    fn the_lower_curve_stays_below_the_upper_one() {
+        let m = SubsampledGaussian { z: 0.8, q: 0.02 };
+        let curves = Curves::new(m, 2000, 2e-3, 1 << 22).unwrap();
+        for i in 0..60 {
+            let e = 0.1 * i as f64;
+            assert!(curves.delta_lower(e, 1e-9) <= curves.delta_upper(e), "ε = {e}");
+        }
+        for c in &curves.composed {
+            assert!(c.roundoff < 1e-11, "round-off bound {:e}", c.roundoff);
+        }
+    }
+
+    #[test]
+    fn bad_arguments_are_refused_by_name() {
+        let s = BracketSettings::default();
+        let err = |r: Result<Option<EpsilonBracket>, AccountantError>| r.unwrap_err().argument().to_string();
+        let n = Neighbouring::AddRemoveOne;
+        assert_eq!(err(dpsgd_epsilon_bracket(1.0, 1.5, 10, 1e-5, n, s)), "sample_rate");
+        assert_eq!(err(dpsgd_epsilon_bracket(0.0, 0.5, 10, 1e-5, n, s)), "noise_multiplier");
+        assert_eq!(err(dpsgd_epsilon_bracket(1.0, 0.5, 0, 1e-5, n, s)), "steps");
+        assert_eq!(err(dpsgd_epsilon_bracket(1.0, 0.5, 10, 1.0, n, s)), "delta");
+        let zero = BracketSettings {
+            relative_width: 0.0,
+            ..s
+        };
+        assert_eq!(
+            err(dpsgd_epsilon_bracket(1.0, 0.5, 10, 1e-5, n, zero)),
+            "relative_width"
+        );
+    }
+}
