@@ -53,7 +53,7 @@
 //! - Higham (2002), *Accuracy and Stability of Numerical Algorithms*, §24.1
 //!   (the FFT's error).
 
-use crate::pld::{Composed, Direction, SubsampledGaussian};
+use crate::pld::{Composed, Direction, Pld, SubsampledGaussian, compose_all};
 use crate::{AccountantError, Neighbouring, gdp_to_eps};
 
 /// What the bracket is asked for.
@@ -96,6 +96,74 @@ const FIRST_GRID: f64 = 2e-3;
 /// Relative precision of the bisection on ε.
 const BISECTION: f64 = 1e-12;
 
+/// One segment of a training run: `steps` steps of the Poisson-subsampled
+/// Gaussian at noise multiplier z = σ/C and rate q (a run that changes its
+/// noise or batch rate, or trains more epochs later, is several).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Segment {
+    /// z = σ/C, the noise over the sensitivity.
+    pub noise_multiplier: f64,
+    /// Poisson rate q ∈ (0, 1].
+    pub sample_rate: f64,
+    /// Number of steps, ≥ 1.
+    pub steps: u64,
+}
+
+impl Segment {
+    /// Range checks, naming the argument with the segment's `prefix`
+    /// (`segment[2].sample_rate`; no prefix: the bare name).
+    fn check(&self, prefix: &str) -> Result<(), AccountantError> {
+        let name = |n: &str| format!("{prefix}{n}");
+        let (z, q) = (self.noise_multiplier, self.sample_rate);
+        if !(z > 0.0 && z.is_finite()) {
+            return Err(AccountantError::range(
+                &name("noise_multiplier"),
+                z,
+                "0 < noise_multiplier < ∞",
+            ));
+        }
+        if !(q > 0.0 && q <= 1.0) {
+            return Err(AccountantError::range(&name("sample_rate"), q, "0 < sample_rate ≤ 1"));
+        }
+        if self.steps == 0 {
+            return Err(AccountantError::range(&name("steps"), self.steps, "steps ≥ 1"));
+        }
+        Ok(())
+    }
+}
+
+/// The certified ε at `delta` of a schedule of DP-SGD segments, composed
+/// in one FFT per direction (docs/theory.md §4, "Certified bracket"); as
+/// [`dpsgd_epsilon_bracket`] otherwise. Arguments out of range are refused
+/// naming the segment (`segment[1].sample_rate`).
+///
+/// ```
+/// use propdp_accountant::bracket::{BracketSettings, Segment, schedule_epsilon_bracket};
+/// use propdp_accountant::Neighbouring;
+/// let run = [
+///     Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 500 },
+///     Segment { noise_multiplier: 1.5, sample_rate: 0.02, steps: 500 },
+/// ];
+/// let b = schedule_epsilon_bracket(&run, 1e-5, Neighbouring::AddRemoveOne, BracketSettings::default())
+///     .unwrap()
+///     .unwrap();
+/// assert!(b.lower <= b.upper && b.reached);
+/// ```
+pub fn schedule_epsilon_bracket(
+    segments: &[Segment],
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+) -> Result<Option<EpsilonBracket>, AccountantError> {
+    if segments.is_empty() {
+        return Err(AccountantError::range("segment", 0, "at least one segment"));
+    }
+    for (i, s) in segments.iter().enumerate() {
+        s.check(&format!("segment[{i}]."))?;
+    }
+    bracket_of(segments, delta, neighbouring, settings)
+}
+
 /// The certified ε at `delta` of `steps` steps of DP-SGD at noise
 /// multiplier z and Poisson rate q under `neighbouring`; arguments out of
 /// range are refused naming them. `Ok(None)` when no finite ε is reached
@@ -118,10 +186,22 @@ pub fn dpsgd_epsilon_bracket(
     neighbouring: Neighbouring,
     settings: BracketSettings,
 ) -> Result<Option<EpsilonBracket>, AccountantError> {
-    let m = SubsampledGaussian::new(z, q)?;
-    if steps == 0 {
-        return Err(AccountantError::range("steps", steps, "steps ≥ 1"));
-    }
+    let segment = Segment {
+        noise_multiplier: z,
+        sample_rate: q,
+        steps,
+    };
+    segment.check("")?;
+    bracket_of(&[segment], delta, neighbouring, settings)
+}
+
+/// [`schedule_epsilon_bracket`] of checked segments.
+fn bracket_of(
+    segments: &[Segment],
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+) -> Result<Option<EpsilonBracket>, AccountantError> {
     if !(delta > 0.0 && delta < 1.0) {
         return Err(AccountantError::range("delta", delta, "0 < delta < 1"));
     }
@@ -132,26 +212,28 @@ pub fn dpsgd_epsilon_bracket(
             "0 < relative_width < ∞",
         ));
     }
-    if q >= 1.0 {
-        // T steps of the full batch are one Gaussian mechanism, μ = √T·Δ/σ
+    if segments.iter().all(|s| s.sample_rate >= 1.0) {
+        // full-batch steps are one Gaussian mechanism, μ² = Σ T_i(Δ/σ_i)²
         // (Δ = C add/remove, 2C replace): the closed form, no grid
         let shift = match neighbouring {
             Neighbouring::AddRemoveOne => 1.0,
             Neighbouring::ReplaceOne => 2.0,
         };
-        return Ok(
-            gdp_to_eps((steps as f64).sqrt() * shift / z, delta).map(|e| EpsilonBracket {
-                lower: e,
-                upper: e,
-                grid: 0.0,
-                reached: true,
-            }),
-        );
+        let mu2: f64 = segments
+            .iter()
+            .map(|s| s.steps as f64 * (shift / s.noise_multiplier).powi(2))
+            .sum();
+        return Ok(gdp_to_eps(mu2.sqrt(), delta).map(|e| EpsilonBracket {
+            lower: e,
+            upper: e,
+            grid: 0.0,
+            reached: true,
+        }));
     }
     let mut grid = FIRST_GRID;
     let mut last: Option<EpsilonBracket> = None;
     loop {
-        let Some(curves) = Curves::new(m, steps, grid, settings.max_points) else {
+        let Some(curves) = Curves::new(segments, grid, settings.max_points) else {
             // too many points: back off towards the last grid that fitted
             match last {
                 Some(b) if grid < 0.8 * b.grid => {
@@ -208,7 +290,7 @@ pub fn dpsgd_epsilon_bracket(
     }
 }
 
-/// The pessimistic compositions of one grid (remove, add).
+/// The pessimistic compositions of one grid (remove, add), all segments in one.
 struct Curves {
     composed: [Composed; 2],
     steps: u64,
@@ -216,11 +298,24 @@ struct Curves {
 }
 
 impl Curves {
-    fn new(m: SubsampledGaussian, steps: u64, grid: f64, max_points: usize) -> Option<Curves> {
-        let one = |d: Direction| m.pld(d, grid, TAIL).compose(steps, TAIL, max_points);
+    fn new(segments: &[Segment], grid: f64, max_points: usize) -> Option<Curves> {
+        let one = |d: Direction| {
+            let plds: Vec<Pld> = segments
+                .iter()
+                .map(|s| {
+                    let m = SubsampledGaussian {
+                        z: s.noise_multiplier,
+                        q: s.sample_rate,
+                    };
+                    m.pld(d, grid, TAIL)
+                })
+                .collect();
+            let parts: Vec<(&Pld, u64)> = plds.iter().zip(segments).map(|(p, s)| (p, s.steps)).collect();
+            compose_all(&parts, TAIL, max_points)
+        };
         Some(Curves {
             composed: [one(Direction::Remove)?, one(Direction::Add)?],
-            steps,
+            steps: segments.iter().map(|s| s.steps).sum(),
             grid,
         })
     }
@@ -364,10 +459,14 @@ mod tests {
     #[test]
     fn the_pld_bracket_contains_the_exact_gaussian_epsilon_at_q_1() {
         for (z, steps, delta) in [(1.0, 100u64, 1e-5), (3.0, 1000, 1e-8), (0.8, 10, 1e-3)] {
-            let m = SubsampledGaussian { z, q: 1.0 };
+            let run = [Segment {
+                noise_multiplier: z,
+                sample_rate: 1.0,
+                steps,
+            }];
             let exact = gdp_to_eps((steps as f64).sqrt() / z, delta).unwrap();
             for grid in [4e-3, 1e-3] {
-                let curves = Curves::new(m, steps, grid, 1 << 22).unwrap();
+                let curves = Curves::new(&run, grid, 1 << 22).unwrap();
                 let (lo, hi) = curves.add_remove(delta).unwrap();
                 assert!(
                     lo <= exact && exact <= hi,
@@ -382,8 +481,12 @@ mod tests {
     /// bound is far below the δ the tests ask for.
     #[test]
     fn the_lower_curve_stays_below_the_upper_one() {
-        let m = SubsampledGaussian { z: 0.8, q: 0.02 };
-        let curves = Curves::new(m, 2000, 2e-3, 1 << 22).unwrap();
+        let run = [Segment {
+            noise_multiplier: 0.8,
+            sample_rate: 0.02,
+            steps: 2000,
+        }];
+        let curves = Curves::new(&run, 2e-3, 1 << 22).unwrap();
         for i in 0..60 {
             let e = 0.1 * i as f64;
             assert!(curves.delta_lower(e, 1e-9) <= curves.delta_upper(e), "ε = {e}");
@@ -391,6 +494,44 @@ mod tests {
         for c in &curves.composed {
             assert!(c.roundoff < 1e-11, "round-off bound {:e}", c.roundoff);
         }
+    }
+
+    /// A schedule of two equal segments is the run of their total steps;
+    /// a mixed one lies between the runs at either noise throughout.
+    #[test]
+    fn schedules_compose_like_the_runs_they_split() {
+        let s = BracketSettings::default();
+        let n = Neighbouring::AddRemoveOne;
+        let seg = |z: f64, steps: u64| Segment {
+            noise_multiplier: z,
+            sample_rate: 0.02,
+            steps,
+        };
+        let whole = dpsgd_epsilon_bracket(1.0, 0.02, 1000, 1e-5, n, s).unwrap().unwrap();
+        let split = schedule_epsilon_bracket(&[seg(1.0, 300), seg(1.0, 700)], 1e-5, n, s)
+            .unwrap()
+            .unwrap();
+        assert!(
+            split.lower <= whole.upper && whole.lower <= split.upper,
+            "{split:?} vs {whole:?}"
+        );
+        let mixed = schedule_epsilon_bracket(&[seg(1.0, 500), seg(2.0, 500)], 1e-5, n, s)
+            .unwrap()
+            .unwrap();
+        let loud = dpsgd_epsilon_bracket(2.0, 0.02, 1000, 1e-5, n, s).unwrap().unwrap();
+        assert!(
+            loud.upper < mixed.lower && mixed.upper < whole.lower,
+            "{loud:?} {mixed:?} {whole:?}"
+        );
+        // full-batch segments: the Gaussian mechanism with μ² = Σ T_i/z_i²
+        let full = |z: f64, steps: u64| Segment {
+            sample_rate: 1.0,
+            ..seg(z, steps)
+        };
+        let g = schedule_epsilon_bracket(&[full(1.0, 4), full(2.0, 16)], 1e-5, n, s)
+            .unwrap()
+            .unwrap();
+        assert_eq!(g.lower, gdp_to_eps((4.0f64 + 16.0 / 4.0).sqrt(), 1e-5).unwrap());
     }
 
     #[test]
@@ -410,5 +551,22 @@ mod tests {
             err(dpsgd_epsilon_bracket(1.0, 0.5, 10, 1e-5, n, zero)),
             "relative_width"
         );
+        let bad = [
+            Segment {
+                noise_multiplier: 1.0,
+                sample_rate: 0.1,
+                steps: 5,
+            },
+            Segment {
+                noise_multiplier: 1.0,
+                sample_rate: 0.0,
+                steps: 5,
+            },
+        ];
+        assert_eq!(
+            err(schedule_epsilon_bracket(&bad, 1e-5, n, s)),
+            "segment[1].sample_rate"
+        );
+        assert_eq!(err(schedule_epsilon_bracket(&[], 1e-5, n, s)), "segment");
     }
 }

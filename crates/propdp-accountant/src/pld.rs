@@ -274,115 +274,9 @@ impl Pld {
     }
 
     /// The T-fold composition by FFT ([`Pld::self_compose_fft`]) with what
-    /// it leaves out kept apart: the composed mass at +∞ alone in the PLD,
-    /// the Chernoff bounds on the mass above and below the window, and a
-    /// bound on the FFT's round-off ([`Composed::roundoff`]).
+    /// it leaves out kept apart ([`compose_all`] of one part).
     pub fn compose(&self, t: u64, tail: f64, max_len: usize) -> Option<Composed> {
-        assert!(t >= 1, "T ≥ 1");
-        if t == 1 {
-            return Some(Composed {
-                pld: self.clone(),
-                above: 0.0,
-                below: 0.0,
-                roundoff: 0.0,
-            });
-        }
-        let (tf, grid) = (t as f64, self.grid);
-        // (log p_k, kΔ) of the finite part, and log M(λ) in log space (M(λ)
-        // can be astronomically large)
-        let points: Vec<(f64, f64)> = (self.pmf.iter().enumerate())
-            .filter(|&(_, &p)| p > 0.0)
-            .map(|(i, &p)| (p.ln(), (self.offset + i as i64) as f64 * grid))
-            .collect();
-        let log_mgf = |lambda: f64| -> f64 {
-            let m = points
-                .iter()
-                .map(|&(lp, l)| lp + lambda * l)
-                .fold(f64::NEG_INFINITY, f64::max);
-            m + points
-                .iter()
-                .map(|&(lp, l)| (lp + lambda * l - m).exp())
-                .sum::<f64>()
-                .ln()
-        };
-        const LAMBDAS: [f64; 9] = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
-        let up: Vec<f64> = LAMBDAS.iter().map(|&l| tf * log_mgf(l)).collect();
-        let down: Vec<f64> = LAMBDAS.iter().map(|&l| tf * log_mgf(-l)).collect();
-        let log_tail = tail.ln();
-        let top = LAMBDAS
-            .iter()
-            .zip(&up)
-            .map(|(l, u)| (u - log_tail) / l)
-            .fold(f64::INFINITY, f64::min);
-        let bottom = LAMBDAS
-            .iter()
-            .zip(&down)
-            .map(|(l, d)| (log_tail - d) / l)
-            .fold(f64::NEG_INFINITY, f64::max);
-        let last = self.offset + self.pmf.len() as i64 - 1;
-        let (support_lo, support_hi) = (self.offset.checked_mul(t as i64)?, last.checked_mul(t as i64)?);
-        let lo = ((bottom / grid).floor() as i64).max(support_lo);
-        let hi = ((top / grid).ceil() as i64).min(support_hi);
-        let n = fft_length(usize::try_from(hi - lo + 1).ok()?);
-        if n > max_len || self.pmf.len() > max_len {
-            return None;
-        }
-        // mass above the window's top: none if it holds the support's top
-        let window_top = lo + n as i64 - 1;
-        let above = if window_top >= support_hi {
-            0.0
-        } else {
-            let a = (window_top + 1) as f64 * grid;
-            LAMBDAS
-                .iter()
-                .zip(&up)
-                .map(|(l, u)| (u - l * a).exp())
-                .fold(1.0, f64::min)
-        };
-        // mass below the window's bottom: none if it holds the support's bottom
-        let below = if lo <= support_lo {
-            0.0
-        } else {
-            let b = (lo - 1) as f64 * grid;
-            LAMBDAS
-                .iter()
-                .zip(&down)
-                .map(|(l, d)| (d + l * b).exp())
-                .fold(1.0, f64::min)
-        };
-        let (fwd, inv) = plans(n);
-        let mut x = vec![0.0; n];
-        for (i, &p) in self.pmf.iter().enumerate() {
-            x[(self.offset + i as i64).rem_euclid(n as i64) as usize] += p;
-        }
-        let roundoff = roundoff_bound(n, t, x.iter().map(|v| v * v).sum::<f64>().sqrt());
-        let mut f = fwd.make_output_vec();
-        fwd.process(&mut x, &mut f).expect("buffer lengths from the plan");
-        let power = u32::try_from(t).ok()?;
-        for c in f.iter_mut() {
-            *c = c.powu(power);
-        }
-        // the DC and Nyquist bins of a real sequence are real
-        f[0].im = 0.0;
-        if let Some(last) = f.last_mut() {
-            last.im = 0.0;
-        }
-        inv.process(&mut f, &mut x).expect("buffer lengths from the plan");
-        let pmf: Vec<f64> = (0..n)
-            .map(|j| (x[(lo + j as i64).rem_euclid(n as i64) as usize] / n as f64).max(0.0))
-            .collect();
-        let infinity = -(tf * (-self.infinity).ln_1p()).exp_m1();
-        Some(Composed {
-            pld: Pld {
-                grid,
-                offset: lo,
-                pmf,
-                infinity,
-            },
-            above,
-            below,
-            roundoff,
-        })
+        compose_all(&[(self, t)], tail, max_len)
     }
 
     /// δ(ε) of the finite part alone, and how many grid points lie above ε
@@ -398,6 +292,139 @@ impl Pld {
         }
         (s, self.pmf.len().saturating_sub(first))
     }
+}
+
+/// The composition of `parts` — T_i steps of each PLD, all on one grid —
+/// by FFT, with what it leaves out kept apart: the composed mass at +∞
+/// alone in the PLD, the Chernoff bounds on the mass above and below the
+/// window, and a bound on the FFT's round-off ([`Composed::roundoff`]).
+/// The window comes from the Chernoff bounds of the sum,
+/// log M(λ) = Σ_i T_i log M_i(λ) ([`Pld::self_compose_fft`]); each part's
+/// folded PMF is transformed once, raised to its T_i and multiplied in. The
+/// mass at +∞ composes to 1 − Π(1 − p_∞,i)^{T_i}. `None` when the window
+/// needs more than `max_len` points (or a step count overflows).
+pub fn compose_all(parts: &[(&Pld, u64)], tail: f64, max_len: usize) -> Option<Composed> {
+    assert!(
+        !parts.is_empty() && parts.iter().all(|p| p.1 >= 1),
+        "T ≥ 1 steps of at least one part"
+    );
+    let grid = parts[0].0.grid;
+    assert!(parts.iter().all(|p| p.0.grid == grid), "one grid for every part");
+    if let [(one, 1)] = parts {
+        return Some(Composed {
+            pld: (*one).clone(),
+            above: 0.0,
+            below: 0.0,
+            roundoff: 0.0,
+        });
+    }
+    // (log p_k, kΔ) of each finite part, and log M(λ) in log space (M(λ)
+    // can be astronomically large)
+    let log_mgf = |pld: &Pld, lambda: f64| -> f64 {
+        let points = (pld.pmf.iter().enumerate())
+            .filter(|&(_, &p)| p > 0.0)
+            .map(|(i, &p)| (p.ln(), (pld.offset + i as i64) as f64 * grid));
+        let m = points
+            .clone()
+            .map(|(lp, l)| lp + lambda * l)
+            .fold(f64::NEG_INFINITY, f64::max);
+        m + points.map(|(lp, l)| (lp + lambda * l - m).exp()).sum::<f64>().ln()
+    };
+    const LAMBDAS: [f64; 9] = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
+    let total = |lambda: f64| -> f64 { parts.iter().map(|&(p, t)| t as f64 * log_mgf(p, lambda)).sum() };
+    let up: Vec<f64> = LAMBDAS.iter().map(|&l| total(l)).collect();
+    let down: Vec<f64> = LAMBDAS.iter().map(|&l| total(-l)).collect();
+    let log_tail = tail.ln();
+    let top = LAMBDAS
+        .iter()
+        .zip(&up)
+        .map(|(l, u)| (u - log_tail) / l)
+        .fold(f64::INFINITY, f64::min);
+    let bottom = LAMBDAS
+        .iter()
+        .zip(&down)
+        .map(|(l, d)| (log_tail - d) / l)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let (mut support_lo, mut support_hi) = (0i64, 0i64);
+    for &(p, t) in parts {
+        let t = i64::try_from(t).ok()?;
+        let last = p.offset + p.pmf.len() as i64 - 1;
+        support_lo = support_lo.checked_add(p.offset.checked_mul(t)?)?;
+        support_hi = support_hi.checked_add(last.checked_mul(t)?)?;
+    }
+    let lo = ((bottom / grid).floor() as i64).max(support_lo);
+    let hi = ((top / grid).ceil() as i64).min(support_hi);
+    let n = fft_length(usize::try_from(hi - lo + 1).ok()?);
+    if n > max_len || parts.iter().any(|p| p.0.pmf.len() > max_len) {
+        return None;
+    }
+    // mass above the window's top: none if it holds the support's top
+    let window_top = lo + n as i64 - 1;
+    let above = if window_top >= support_hi {
+        0.0
+    } else {
+        let a = (window_top + 1) as f64 * grid;
+        LAMBDAS
+            .iter()
+            .zip(&up)
+            .map(|(l, u)| (u - l * a).exp())
+            .fold(1.0, f64::min)
+    };
+    // mass below the window's bottom: none if it holds the support's bottom
+    let below = if lo <= support_lo {
+        0.0
+    } else {
+        let b = (lo - 1) as f64 * grid;
+        LAMBDAS
+            .iter()
+            .zip(&down)
+            .map(|(l, d)| (d + l * b).exp())
+            .fold(1.0, f64::min)
+    };
+    let (fwd, inv) = plans(n);
+    let mut x = vec![0.0; n];
+    let mut acc: Option<Vec<realfft::num_complex::Complex<f64>>> = None;
+    let mut norms = Vec::with_capacity(parts.len());
+    for &(p, t) in parts {
+        x.iter_mut().for_each(|v| *v = 0.0);
+        for (i, &m) in p.pmf.iter().enumerate() {
+            x[(p.offset + i as i64).rem_euclid(n as i64) as usize] += m;
+        }
+        norms.push((t, x.iter().map(|v| v * v).sum::<f64>().sqrt()));
+        let mut f = fwd.make_output_vec();
+        fwd.process(&mut x, &mut f).expect("buffer lengths from the plan");
+        let power = u32::try_from(t).ok()?;
+        f.iter_mut().for_each(|c| *c = c.powu(power));
+        acc = Some(match acc {
+            None => f,
+            Some(mut a) => {
+                a.iter_mut().zip(&f).for_each(|(a, b)| *a *= b);
+                a
+            }
+        });
+    }
+    let mut f = acc.expect("at least one part");
+    // the DC and Nyquist bins of a real sequence are real
+    f[0].im = 0.0;
+    if let Some(last) = f.last_mut() {
+        last.im = 0.0;
+    }
+    inv.process(&mut f, &mut x).expect("buffer lengths from the plan");
+    let pmf: Vec<f64> = (0..n)
+        .map(|j| (x[(lo + j as i64).rem_euclid(n as i64) as usize] / n as f64).max(0.0))
+        .collect();
+    let log_finite: f64 = parts.iter().map(|&(p, t)| t as f64 * (-p.infinity).ln_1p()).sum();
+    Some(Composed {
+        pld: Pld {
+            grid,
+            offset: lo,
+            pmf,
+            infinity: -log_finite.exp_m1(),
+        },
+        above,
+        below,
+        roundoff: roundoff_bound(n, &norms),
+    })
 }
 
 /// A T-fold composition and what the FFT left out.
@@ -439,30 +466,45 @@ impl Composed {
 /// Unit round-off of f64.
 const U: f64 = f64::EPSILON / 2.0;
 
-/// A bound on ‖ĉ − c‖₂ for the circular T-fold convolution c of a PMF p of
-/// ℓ₂ norm `p_norm` computed by forward FFT, power and inverse FFT of length
-/// n (Higham 2002, Thm 24.2: an FFT of s stages errs by at most
-/// κ = sη/(1 − sη) relative in ℓ₂, η = μ + γ₄(√2 + μ) ≤ 10u with twiddles
-/// accurate to μ ≤ u; s counts ⌈log₂ n⌉ + 2 stages, which covers realfft's
-/// mixed radices 2, 3, 5 and its real-input pre/post-processing pass):
+/// A bound on ‖ĉ − c‖₂ for the circular convolution c of T_i-fold powers
+/// of PMFs p_i (`parts`: (T_i, ‖p_i‖₂)) computed by forward FFTs, powers,
+/// their product and one inverse FFT of length n (Higham 2002, Thm 24.2: an
+/// FFT of s stages errs by at most κ = sη/(1 − sη) relative in ℓ₂,
+/// η = μ + γ₄(√2 + μ) ≤ 10u with twiddles accurate to μ ≤ u; s counts
+/// ⌈log₂ n⌉ + 2 stages, which covers realfft's mixed radices 2, 3, 5 and
+/// its real-input pre/post-processing pass):
 ///
-/// - forward: ‖f̂ − f‖₂ ≤ κ√n‖p‖₂ =: E₁, with |f_j| ≤ 1 (p sums to ≤ 1);
-/// - power: |f̂ᵀ − fᵀ| ≤ T g|f̂ − f|, g = (1 + E₁)^{T−1}, plus binary
-///   powering's 2⌈log₂T⌉ complex products, each within 3u relative:
-///   E_f ≤ T g E₁ + 6u⌈log₂T⌉ g (√n‖p‖₂ + E₁);
+/// - forward: ‖f̂_i − f_i‖₂ ≤ κ√n‖p_i‖₂ =: E_i, with |f_i| ≤ 1 (each p_i sums to ≤ 1);
+/// - power: |f̂ᵀ − fᵀ| ≤ T g|f̂ − f|, g = Π(1 + E_i)^{T_i}, plus binary
+///   powering's 2⌈log₂T_i⌉ complex products, each within 3u relative:
+///   E_f,i ≤ T_i g E_i + 6u(⌈log₂T_i⌉ + 1) g(√n‖p_i‖₂ + E_i);
+/// - product: |Πa_i − Πb_i| ≤ g Σ|a_i − b_i| plus 3u per product, and
+///   Σ_j |Π_i f_ij|² ≤ n‖p_1‖₂² (one factor's Parseval, the others ≤ 1);
 /// - inverse, scaled by 1/n: ‖ĉ − c‖₂ ≤ (1 + κ)E_f/√n + κ g‖p‖₂ + u‖p‖₂
-///   (‖c‖₂ ≤ ‖p‖₂ by Young's inequality).
-pub fn roundoff_bound(n: usize, t: u64, p_norm: f64) -> f64 {
+///   (‖c‖₂ ≤ min ‖p_i‖₂ by Young's inequality).
+pub fn roundoff_bound(n: usize, parts: &[(u64, f64)]) -> f64 {
     let stages = (n as f64).log2().ceil() + 2.0;
     let eta = 10.0 * U;
     let kappa = stages * eta / (1.0 - stages * eta);
     let root_n = (n as f64).sqrt();
-    let e1 = kappa * root_n * p_norm;
-    let tf = t as f64;
-    let g = ((tf - 1.0) * e1.ln_1p()).exp();
-    let powering = 6.0 * U * (tf.log2().ceil() + 1.0) * g * (root_n * p_norm + e1);
-    let e_f = tf * g * e1 + powering;
-    (1.0 + kappa) * e_f / root_n + kappa * g * p_norm + U * p_norm
+    let e: Vec<f64> = parts.iter().map(|&(_, p)| kappa * root_n * p).collect();
+    let g = parts
+        .iter()
+        .zip(&e)
+        .map(|(&(t, _), e)| (t as f64 * e.ln_1p()).exp())
+        .product::<f64>();
+    let p_min = parts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let p_max = parts.iter().map(|p| p.1).fold(0.0, f64::max);
+    let e_f: f64 = parts
+        .iter()
+        .zip(&e)
+        .map(|(&(t, p), e)| {
+            let tf = t as f64;
+            tf * g * e + 6.0 * U * (tf.log2().ceil() + 1.0) * g * (root_n * p + e)
+        })
+        .sum::<f64>()
+        + 3.0 * U * (parts.len() as f64 - 1.0) * g * root_n * p_max;
+    (1.0 + kappa) * e_f / root_n + kappa * g * p_min + U * p_min
 }
 
 /// Real-to-complex and complex-to-real FFT plans (`realfft`, half-length

@@ -193,6 +193,35 @@ struct PrivacyArgs {
     /// Target zCDP ρ for calibration (instead of --epsilon).
     #[arg(long, allow_hyphen_values = true)]
     rho: Option<f64>,
+    /// A DP-SGD schedule: a TOML file of [[segment]] tables with noise, sample_rate, steps and optional clip
+    /// (instead of --noise/--sample-rate/--steps/--clip; its certified ε at --delta-priv).
+    #[arg(long, conflicts_with_all = ["noise", "epsilon", "rho", "steps", "sample_rate", "clip", "lambda"])]
+    schedule: Option<PathBuf>,
+}
+
+/// `propdp privacy --schedule FILE`: the certified ε of a DP-SGD schedule.
+fn privacy_schedule(args: &PrivacyArgs) -> Result<ExitCode> {
+    let path = args.schedule.as_deref().expect("called with a schedule");
+    if args.algorithm != AlgorithmKind::Dpsgd {
+        return Err(anyhow::anyhow!(
+            "--schedule is a DP-SGD schedule: give --algorithm dpsgd (not {})",
+            args.algorithm.name()
+        )
+        .into());
+    }
+    let mut q = QueryArgs::new(args.algorithm, args.model);
+    q.huber_m = args.huber_m;
+    // the model's loss constants, checked as for any query (a placeholder rate and noise)
+    q.sample_rate = Some(1.0);
+    q.noise = Some(1.0);
+    let model = q.query()?.model;
+    let report = propdp::schedule::assess_file(path, &model, args.neighbouring, args.delta_priv.unwrap_or(1e-6))?;
+    if args.json {
+        println!("{}", report.json());
+    } else {
+        print!("{}", report.text());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn parse_neighbouring(s: &str) -> Result<Neighbouring, String> {
@@ -267,6 +296,7 @@ fn main() -> ExitCode {
             }
             Ok(ExitCode::SUCCESS)
         }),
+        Command::Privacy(args) if args.schedule.is_some() => privacy_schedule(&args),
         Command::Privacy(args) => args.query().and_then(|q| propdp::privacy::assess(&q)).map(|r| {
             if args.json {
                 println!("{}", r.json());

@@ -811,3 +811,77 @@ seed = 5
         stderr(&o)
     );
 }
+
+#[test]
+fn privacy_of_a_schedule_file_is_certified_and_bad_files_name_the_key() {
+    let schedule = |file: &str, extra: &[&str]| {
+        let head = [
+            "privacy",
+            "--algorithm",
+            "dpsgd",
+            "--model",
+            "logistic",
+            "--schedule",
+            file,
+        ];
+        propdp(&[&head[..], extra].concat())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(
+        dir.path(),
+        "run.toml",
+        "[[segment]]\nnoise = 1.0\nsample_rate = 0.02\nsteps = 300\nclip = 1.0\n\n\
+         [[segment]]\nnoise = 2.0\nsample_rate = 0.02\nsteps = 200\nclip = 1.0\n",
+    );
+    let o = schedule(
+        &good,
+        &["--delta-priv", "1e-5", "--neighbouring", "add-remove-one", "--json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (lo, hi) = (j["epsilon_lower"].as_f64().unwrap(), j["epsilon"].as_f64().unwrap());
+    assert!(lo <= hi && hi - lo <= 1e-3 * hi && j["bracket_reached"] == true, "{j}");
+    assert_eq!(j["segments"].as_array().unwrap().len(), 2);
+    // the same schedule through the accountant directly
+    use propdp::core::accountant::Neighbouring;
+    use propdp::core::accountant::bracket::{BracketSettings, Segment, schedule_epsilon_bracket};
+    let seg = |z: f64, steps: u64| Segment {
+        noise_multiplier: z,
+        sample_rate: 0.02,
+        steps,
+    };
+    let b = schedule_epsilon_bracket(
+        &[seg(1.0, 300), seg(2.0, 200)],
+        1e-5,
+        Neighbouring::AddRemoveOne,
+        BracketSettings::default(),
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!((b.lower, b.upper), (lo, hi));
+    for (text, key) in [
+        ("[[segment]]\nsample_rate = 0.02\nsteps = 3\n", "noise"),
+        (
+            "[[segment]]\nnoise = 1.0\nsample_rate = 1.5\nsteps = 3\nclip = 1.0\n",
+            "segment[0].sample_rate",
+        ),
+        (
+            "[[segment]]\nnoise = 1.0\nsample_rate = 0.5\nsteps = -3\nclip = 1.0\n",
+            "segment[0].steps",
+        ),
+        (
+            "[[segment]]\nnoise = 1.0\nsample_rate = 0.5\nsteps = 3\nbatch = 4\n",
+            "batch",
+        ),
+    ] {
+        let f = write(dir.path(), "bad.toml", text);
+        let o = schedule(&f, &[]);
+        let e = stderr(&o);
+        assert!(
+            !o.status.success() && e.contains(key) && e.contains("bad.toml"),
+            "{text}: {e}"
+        );
+    }
+    let o = schedule(&good, &["--noise", "1"]);
+    assert!(!o.status.success() && stderr(&o).contains("--noise"), "{}", stderr(&o));
+}

@@ -613,6 +613,72 @@ fn privacy<'py>(
     pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
 }
 
+/// The certified ε bracket of a DP-SGD schedule of (noise_multiplier,
+/// sample_rate, steps) segments at `delta` (`propdp.accounting`): a dict
+/// with epsilon (upper), epsilon_lower, bracket_grid, bracket_reached.
+/// Arguments out of range raise ConfigError naming them
+/// (`segment[1].sample_rate`; a single segment: `sample_rate`).
+#[pyfunction]
+#[pyo3(signature = (segments, delta, neighbouring))]
+fn accounting<'py>(
+    py: Python<'py>,
+    segments: Vec<(f64, f64, i64)>,
+    delta: f64,
+    neighbouring: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    use propdp::core::accountant::bracket::{
+        BracketSettings, Segment, dpsgd_epsilon_bracket, schedule_epsilon_bracket,
+    };
+    let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
+    let relation = match neighbouring {
+        "replace_one" | "replace-one" => Neighbouring::ReplaceOne,
+        "add_remove_one" | "add-remove-one" => Neighbouring::AddRemoveOne,
+        other => {
+            return Err(bad(
+                "neighbouring".into(),
+                format!(" = {other:?} is invalid: allowed \"add_remove_one\", \"replace_one\""),
+            ));
+        }
+    };
+    let mut plan = Vec::with_capacity(segments.len());
+    for (i, &(z, q, t)) in segments.iter().enumerate() {
+        let field = if segments.len() == 1 {
+            "steps".to_string()
+        } else {
+            format!("segment[{i}].steps")
+        };
+        let steps = u64::try_from(t)
+            .ok()
+            .filter(|&t| t >= 1)
+            .ok_or_else(|| bad(field, format!(" = {t} is invalid: allowed steps ≥ 1")))?;
+        plan.push(Segment {
+            noise_multiplier: z,
+            sample_rate: q,
+            steps,
+        });
+    }
+    let settings = BracketSettings::default();
+    let result = py.detach(|| match plan.as_slice() {
+        [one] => dpsgd_epsilon_bracket(
+            one.noise_multiplier,
+            one.sample_rate,
+            one.steps,
+            delta,
+            relation,
+            settings,
+        ),
+        _ => schedule_epsilon_bracket(&plan, delta, relation, settings),
+    });
+    let bracket = result.map_err(|e| bad(e.argument().to_string(), format!(": {e}")))?;
+    let json = serde_json::json!({
+        "epsilon": bracket.map(|b| b.upper),
+        "epsilon_lower": bracket.map(|b| b.lower),
+        "bracket_grid": bracket.map(|b| b.grid),
+        "bracket_reached": bracket.map(|b| b.reached),
+    });
+    pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
+}
+
 /// A number argument (`None`: not given): a Python int or float, or a numpy
 /// scalar; a bool, a string or an int beyond f64 is refused naming `field`.
 fn number(py: Python<'_>, v: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<f64>> {
@@ -745,6 +811,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tune, m)?)?;
     m.add_function(wrap_pyfunction!(draw, m)?)?;
     m.add_function(wrap_pyfunction!(privacy, m)?)?;
+    m.add_function(wrap_pyfunction!(accounting, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(config_text, m)?)?;
     m.add_function(wrap_pyfunction!(spectrum, m)?)?;

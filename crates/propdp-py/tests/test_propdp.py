@@ -681,3 +681,39 @@ def test_simulate_on_the_rows_of_a_data_set(tmp_path, monkeypatch):
     with pytest.raises(propdp.ConfigError) as e:
         propdp.simulate("huber", "objective", d=29, reps=3, data={"file": "d.csv", "drop": ["y"]}, progress=False, **point)
     assert e.value.field == "simulation.d"
+
+
+def test_the_accounting_module_certifies_dp_sgd_and_has_opacus_shape():
+    from propdp import accounting
+
+    b = accounting.epsilon(noise_multiplier=0.6, sample_rate=0.004, steps=10_000, delta=1e-5)
+    # dp-accounting's pessimistic ε 8.49431 (fine grid) and prv_accountant's [8.49323, 8.49534]
+    assert b.epsilon_lower <= 8.49431 <= b.epsilon and b.bracket_reached
+    assert b.epsilon_lower <= 8.49534 and 8.49323 <= b.epsilon
+    acc = accounting.Accountant()
+    for _ in range(300):
+        acc.step(noise_multiplier=1.0, sample_rate=0.02)
+    for _ in range(200):
+        acc.step(noise_multiplier=2.0, sample_rate=0.02)
+    assert acc.history == [(1.0, 0.02, 300), (2.0, 0.02, 200)] and len(acc) == 500
+    whole = acc.get_epsilon_bracket(delta=1e-5)
+    same = accounting.schedule_epsilon([(1.0, 0.02, 300), (2.0, 0.02, 200)], delta=1e-5)
+    assert whole == same and acc.get_epsilon(1e-5) == whole.epsilon
+    # the quieter run bounds the mixed one from below, the louder from above
+    quiet = accounting.epsilon(2.0, 0.02, 500, 1e-5)
+    loud = accounting.epsilon(1.0, 0.02, 500, 1e-5)
+    assert quiet.epsilon < whole.epsilon_lower and whole.epsilon < loud.epsilon_lower
+    # a saved history extends
+    later = accounting.Accountant(history=acc.history)
+    later.step(noise_multiplier=2.0, sample_rate=0.02)
+    assert later.history[-1] == (2.0, 0.02, 201)
+    # bad input names the argument
+    with pytest.raises(propdp.ConfigError) as e:
+        accounting.epsilon(1.0, 1.5, 10, 1e-5)
+    assert e.value.field == "sample_rate"
+    with pytest.raises(propdp.ConfigError) as e:
+        accounting.schedule_epsilon([(1.0, 0.1, 5), (1.0, 0.1, -3)], 1e-5)
+    assert e.value.field == "segment[1].steps"
+    with pytest.raises(propdp.ConfigError) as e:
+        accounting.epsilon(1.0, 0.1, 10.5, 1e-5)
+    assert e.value.field == "steps"

@@ -1,0 +1,220 @@
+//! DP-SGD training schedules (`propdp privacy --schedule FILE`, Python's
+//! `propdp.accounting`): a run whose noise, batch rate or clipping changes
+//! between segments, or that trains more epochs later, accounted as one
+//! composition with a certified [lower, upper] ε (docs/theory.md §4,
+//! "Certified bracket"; docs/privacy.md, "Schedules").
+//!
+//! A schedule file is TOML, one `[[segment]]` table per segment:
+//!
+//! ```toml
+//! [[segment]]
+//! noise = 1.0          # σ, the Gaussian noise's standard deviation
+//! sample_rate = 0.01   # Poisson rate q, 0 < q ≤ 1
+//! steps = 2000         # T ≥ 1
+//! clip = 1.0           # optional: C (the noise multiplier is σ/min(C, L))
+//! ```
+//!
+//! Unknown keys, a missing key, a negative or fractional step count and a
+//! rate outside (0, 1] are refused naming the segment and key
+//! (`segment[1].sample_rate`) and the file.
+
+use std::path::Path;
+
+use anyhow::Context;
+use propdp_core::ConfigError;
+use propdp_core::Model;
+use propdp_core::accountant::Neighbouring;
+use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket, Segment, schedule_epsilon_bracket};
+use serde::Deserialize;
+
+use crate::Result;
+
+/// One segment as written: the noise σ, the rate q, T steps and an
+/// optional clipping norm C.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleSegment {
+    /// σ, the Gaussian noise's standard deviation.
+    pub noise: f64,
+    /// Poisson rate q ∈ (0, 1].
+    pub sample_rate: f64,
+    /// T ≥ 1 steps.
+    pub steps: i64,
+    /// Clipping norm C (none: the loss's Lipschitz constant bounds the gradient).
+    pub clip: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScheduleFile {
+    segment: Vec<ScheduleSegment>,
+}
+
+/// The segments of a schedule file, or the error naming the file and the
+/// key at fault.
+pub fn read(path: &Path) -> Result<Vec<ScheduleSegment>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading the schedule {}", path.display()))?;
+    let file: ScheduleFile = toml::from_str(&text)
+        .map_err(|e| ConfigError::Parse(e.to_string()))
+        .with_context(|| format!("the schedule {}", path.display()))?;
+    Ok(file.segment)
+}
+
+/// A schedule's guarantee: the segments' noise multipliers and the
+/// certified ε.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScheduleReport {
+    /// The segments as given.
+    pub segments: Vec<ScheduleSegment>,
+    /// Each segment's noise multiplier σ/min(C, L).
+    pub noise_multipliers: Vec<f64>,
+    /// The neighbouring relation.
+    pub neighbouring: Neighbouring,
+    /// δ of the guarantee.
+    pub delta_priv: f64,
+    /// The certified bracket; `None` when no finite ε reaches δ.
+    pub epsilon: Option<EpsilonBracket>,
+}
+
+/// The certified ε at `delta_priv` of `segments` for `model`'s loss (its
+/// Lipschitz constant L bounds an unclipped gradient) under `neighbouring`.
+///
+/// ```
+/// use propdp::schedule::{assess, ScheduleSegment};
+/// use propdp::core::{accountant::Neighbouring, Model};
+/// let run = [
+///     ScheduleSegment { noise: 1.0, sample_rate: 0.01, steps: 1000, clip: Some(1.0) },
+///     ScheduleSegment { noise: 2.0, sample_rate: 0.02, steps: 500, clip: Some(1.0) },
+/// ];
+/// let r = assess(&run, &Model::Logistic, Neighbouring::AddRemoveOne, 1e-5).unwrap();
+/// let b = r.epsilon.unwrap();
+/// assert!(b.lower <= b.upper && b.reached);
+/// ```
+pub fn assess(
+    segments: &[ScheduleSegment],
+    model: &Model,
+    neighbouring: Neighbouring,
+    delta_priv: f64,
+) -> Result<ScheduleReport> {
+    Ok(certify(segments, model, neighbouring, delta_priv)?)
+}
+
+/// [`read`] and [`assess`] a schedule file, its errors naming the file.
+pub fn assess_file(path: &Path, model: &Model, neighbouring: Neighbouring, delta_priv: f64) -> Result<ScheduleReport> {
+    let segments = read(path)?;
+    Ok(certify(&segments, model, neighbouring, delta_priv)
+        .with_context(|| format!("the schedule {}", path.display()))?)
+}
+
+fn certify(
+    segments: &[ScheduleSegment],
+    model: &Model,
+    neighbouring: Neighbouring,
+    delta_priv: f64,
+) -> anyhow::Result<ScheduleReport> {
+    let range = |field: String, value: String, allowed: &str| ConfigError::OutOfRange {
+        field,
+        value,
+        allowed: allowed.to_string(),
+    };
+    if segments.is_empty() {
+        return Err(range("segment".into(), "none".into(), "at least one [[segment]]").into());
+    }
+    let mut plan = Vec::with_capacity(segments.len());
+    for (i, s) in segments.iter().enumerate() {
+        let field = |k: &str| format!("segment[{i}].{k}");
+        if s.steps < 1 {
+            return Err(range(field("steps"), s.steps.to_string(), "steps ≥ 1").into());
+        }
+        if let Some(c) = s.clip
+            && !(c > 0.0 && c.is_finite())
+        {
+            return Err(range(field("clip"), format!("{c:?}"), "0 < clip < ∞").into());
+        }
+        let sensitivity = s.clip.map_or(model.lipschitz(), |c| c.min(model.lipschitz()));
+        if !sensitivity.is_finite() {
+            return Err(range(
+                field("clip"),
+                "none".into(),
+                "a clipping norm: this model's gradient is unbounded (L = ∞)",
+            )
+            .into());
+        }
+        plan.push(Segment {
+            noise_multiplier: s.noise / sensitivity,
+            sample_rate: s.sample_rate,
+            steps: s.steps as u64,
+        });
+    }
+    let epsilon =
+        schedule_epsilon_bracket(&plan, delta_priv, neighbouring, BracketSettings::default()).map_err(|e| {
+            // the accountant names segment[i].noise_multiplier: the file's key is `noise`
+            let field = e.argument().replace("noise_multiplier", "noise");
+            match e {
+                propdp_core::accountant::AccountantError::OutOfRange { value, allowed, .. } => {
+                    range(field, value, &allowed.replace("noise_multiplier", "noise/min(clip, L)"))
+                }
+            }
+        })?;
+    Ok(ScheduleReport {
+        segments: segments.to_vec(),
+        noise_multipliers: plan.iter().map(|s| s.noise_multiplier).collect(),
+        neighbouring,
+        delta_priv,
+        epsilon,
+    })
+}
+
+impl ScheduleReport {
+    /// The report as `propdp privacy --schedule` prints it.
+    pub fn text(&self) -> String {
+        let steps: i64 = self.segments.iter().map(|s| s.steps).sum();
+        let mut s = format!(
+            "DP-SGD schedule of {} segments ({steps} steps), {} neighbours:\n",
+            self.segments.len(),
+            self.neighbouring.label()
+        );
+        for (i, (seg, z)) in self.segments.iter().zip(&self.noise_multipliers).enumerate() {
+            s += &format!(
+                "  segment {i}: σ = {:?}, q = {:?}, T = {}, {} → noise multiplier {z:.6}\n",
+                seg.noise,
+                seg.sample_rate,
+                seg.steps,
+                seg.clip.map_or("no clipping".to_string(), |c| format!("C = {c:?}"))
+            );
+        }
+        s += &match self.epsilon {
+            Some(b) => format!(
+                "  (ε, δ)-DP: ε = {:.6} at δ = {:?}\n  certified bracket: {:.6} ≤ ε ≤ {:.6} (width {:.2}%{})\n",
+                b.upper,
+                self.delta_priv,
+                b.lower,
+                b.upper,
+                100.0 * (b.upper - b.lower) / b.upper,
+                if b.reached {
+                    ""
+                } else {
+                    "; the 0.1% width was not reached within the memory limit"
+                }
+            ),
+            None => format!("  (ε, δ)-DP: no finite ε reaches δ = {:?}\n", self.delta_priv),
+        };
+        s
+    }
+
+    /// The report as data (`--json`, Python).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "algorithm": "dpsgd",
+            "neighbouring": self.neighbouring.label(),
+            "delta_priv": self.delta_priv,
+            "segments": self.segments.iter().zip(&self.noise_multipliers).map(|(s, z)| serde_json::json!({
+                "noise": s.noise, "sample_rate": s.sample_rate, "steps": s.steps, "clip": s.clip, "noise_multiplier": z,
+            })).collect::<Vec<_>>(),
+            "epsilon": self.epsilon.map(|b| b.upper),
+            "epsilon_lower": self.epsilon.map(|b| b.lower),
+            "bracket_grid": self.epsilon.map(|b| b.grid),
+            "bracket_reached": self.epsilon.map(|b| b.reached),
+        })
+    }
+}
