@@ -40,7 +40,7 @@ def best_of(f, grid, rounds=3):
 
 
 def main():
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "propdp-core", "--example", "dpsgd_epsilon"], cwd=ROOT,
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "propdp-accountant", "--example", "dpsgd_epsilon"], cwd=ROOT,
                    check=True)
     exact, _ = dp_accounting_eps(1e-5)
     print(f"reference ε (dp-accounting, grid 1e-5) = {exact:.8f}")
