@@ -10,7 +10,10 @@
 //! δ(ε) is an upper bound once the mass above the FFT window (counted at
 //! +∞) and the FFT's round-off are added:
 //! δ⁺(ε) = δ̃(ε) + P(∞) + m_above + √k·‖e‖₂, k the grid points above ε and
-//! ‖e‖₂ the bound of [`crate::pld::roundoff_bound`].
+//! ‖e‖₂ the bound of [`crate::pld::roundoff_bound`]. From the second grid
+//! on the FFT runs on exponentially tilted PMFs at the saddle point of the
+//! last grid's ε ([`crate::pld::compose_tilted`]), so that this round-off is
+//! relative to the mass near ε rather than to the largest mass.
 //!
 //! *Lower end, by coupling.* Connect-the-dots is a randomised rounding of
 //! the true loss Y to the two grid points around it that preserves
@@ -53,7 +56,7 @@
 //! - Higham (2002), *Accuracy and Stability of Numerical Algorithms*, §24.1
 //!   (the FFT's error).
 
-use crate::pld::{Composed, Direction, Pld, SubsampledGaussian, compose_all};
+use crate::pld::{Composed, Direction, Pld, SubsampledGaussian, compose_tilted};
 use crate::{AccountantError, Neighbouring, gdp_to_eps};
 
 /// What the bracket is asked for.
@@ -233,7 +236,12 @@ fn bracket_of(
     let mut grid = FIRST_GRID;
     let mut last: Option<EpsilonBracket> = None;
     loop {
-        let Some(curves) = Curves::new(segments, grid, settings.max_points) else {
+        // tilt the FFT towards the add/remove ε the last grid found (replace-one: about half of its ε)
+        let near = last.map(|b| match neighbouring {
+            Neighbouring::AddRemoveOne => b.upper,
+            Neighbouring::ReplaceOne => 0.5 * b.upper,
+        });
+        let Some(curves) = Curves::new(segments, grid, settings.max_points, near) else {
             // too many points: back off towards the last grid that fitted
             match last {
                 Some(b) if grid < 0.8 * b.grid => {
@@ -298,7 +306,7 @@ struct Curves {
 }
 
 impl Curves {
-    fn new(segments: &[Segment], grid: f64, max_points: usize) -> Option<Curves> {
+    fn new(segments: &[Segment], grid: f64, max_points: usize, near: Option<f64>) -> Option<Curves> {
         let one = |d: Direction| {
             let plds: Vec<Pld> = segments
                 .iter()
@@ -311,7 +319,7 @@ impl Curves {
                 })
                 .collect();
             let parts: Vec<(&Pld, u64)> = plds.iter().zip(segments).map(|(p, s)| (p, s.steps)).collect();
-            compose_all(&parts, TAIL, max_points)
+            compose_tilted(&parts, TAIL, max_points, near)
         };
         Some(Curves {
             composed: [one(Direction::Remove)?, one(Direction::Add)?],
@@ -466,7 +474,7 @@ mod tests {
             }];
             let exact = gdp_to_eps((steps as f64).sqrt() / z, delta).unwrap();
             for grid in [4e-3, 1e-3] {
-                let curves = Curves::new(&run, grid, 1 << 22).unwrap();
+                let curves = Curves::new(&run, grid, 1 << 22, None).unwrap();
                 let (lo, hi) = curves.add_remove(delta).unwrap();
                 assert!(
                     lo <= exact && exact <= hi,
@@ -486,7 +494,7 @@ mod tests {
             sample_rate: 0.02,
             steps: 2000,
         }];
-        let curves = Curves::new(&run, 2e-3, 1 << 22).unwrap();
+        let curves = Curves::new(&run, 2e-3, 1 << 22, None).unwrap();
         for i in 0..60 {
             let e = 0.1 * i as f64;
             assert!(curves.delta_lower(e, 1e-9) <= curves.delta_upper(e), "ε = {e}");

@@ -278,20 +278,6 @@ impl Pld {
     pub fn compose(&self, t: u64, tail: f64, max_len: usize) -> Option<Composed> {
         compose_all(&[(self, t)], tail, max_len)
     }
-
-    /// δ(ε) of the finite part alone, and how many grid points lie above ε
-    /// (the terms a round-off bound must cover).
-    pub(crate) fn finite_delta(&self, eps: f64) -> (f64, usize) {
-        let first = ((eps / self.grid).floor() as i64 + 1 - self.offset).max(0) as usize;
-        let mut s = 0.0;
-        for (i, &p) in self.pmf.iter().enumerate().skip(first) {
-            let l = (self.offset + i as i64) as f64 * self.grid;
-            if l > eps {
-                s += p * -(eps - l).exp_m1();
-            }
-        }
-        (s, self.pmf.len().saturating_sub(first))
-    }
 }
 
 /// The composition of `parts` — T_i steps of each PLD, all on one grid —
@@ -304,6 +290,18 @@ impl Pld {
 /// mass at +∞ composes to 1 − Π(1 − p_∞,i)^{T_i}. `None` when the window
 /// needs more than `max_len` points (or a step count overflows).
 pub fn compose_all(parts: &[(&Pld, u64)], tail: f64, max_len: usize) -> Option<Composed> {
+    compose_tilted(parts, tail, max_len, None)
+}
+
+/// [`compose_all`], the FFT run on exponentially tilted PMFs when `near`
+/// names a loss ε: p_k → p_k e^{λkΔ}/M(λ) with λ ≥ 0 the saddle point
+/// d/dλ Σ T_i log M_i(λ) = ε (the tilted sum has mean ε), so that the FFT's
+/// round-off, relative to the largest tilted mass, is relative to the mass
+/// near ε once untilted: c_k = c̃_k·e^{Σ T_i log M_i(λ) − λkΔ}
+/// ([`Composed::delta_upper`] carries the weight e^{−λl} into the bound).
+/// The window's top is raised until the tilted aliasing from above,
+/// e^{−λ l_lo}·min_μ e^{T log M(λ+μ) − μa}, is below `tail`.
+pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Option<f64>) -> Option<Composed> {
     assert!(
         !parts.is_empty() && parts.iter().all(|p| p.1 >= 1),
         "T ≥ 1 steps of at least one part"
@@ -316,6 +314,9 @@ pub fn compose_all(parts: &[(&Pld, u64)], tail: f64, max_len: usize) -> Option<C
             above: 0.0,
             below: 0.0,
             roundoff: 0.0,
+            tilt: 0.0,
+            log_scale: 0.0,
+            suffix: OnceLock::new(),
         });
     }
     // (log p_k, kΔ) of each finite part, and log M(λ) in log space (M(λ)
@@ -353,8 +354,36 @@ pub fn compose_all(parts: &[(&Pld, u64)], tail: f64, max_len: usize) -> Option<C
         support_hi = support_hi.checked_add(last.checked_mul(t)?)?;
     }
     let lo = ((bottom / grid).floor() as i64).max(support_lo);
+    // the tilt: the saddle point of the target loss, none below the mean
+    let tilt = match near {
+        Some(eps) => saddle(total, eps),
+        None => 0.0,
+    };
+    // with a tilt, mass above the window aliases into it amplified by e^{λ(l_j − l_k)}
+    let alias = |a: f64| -> f64 {
+        if tilt == 0.0 {
+            return 0.0;
+        }
+        LAMBDAS
+            .iter()
+            .map(|&mu| (total(tilt + mu) - mu * a - tilt * lo as f64 * grid).exp())
+            .fold(f64::INFINITY, f64::min)
+    };
+    let top = if tilt == 0.0 {
+        top
+    } else {
+        let reach = LAMBDAS
+            .iter()
+            .map(|&mu| (total(tilt + mu) - tilt * lo as f64 * grid - log_tail) / mu)
+            .fold(f64::INFINITY, f64::min);
+        top.max(reach)
+    };
     let hi = ((top / grid).ceil() as i64).min(support_hi);
     let n = fft_length(usize::try_from(hi - lo + 1).ok()?);
+    if n > max_len && tilt != 0.0 {
+        // the tilt's longer window does not fit: untilted, the bound is looser but valid
+        return compose_tilted(parts, tail, max_len, None);
+    }
     if n > max_len || parts.iter().any(|p| p.0.pmf.len() > max_len) {
         return None;
     }
@@ -385,10 +414,20 @@ pub fn compose_all(parts: &[(&Pld, u64)], tail: f64, max_len: usize) -> Option<C
     let mut x = vec![0.0; n];
     let mut acc: Option<Vec<realfft::num_complex::Complex<f64>>> = None;
     let mut norms = Vec::with_capacity(parts.len());
+    let mut log_scale = 0.0;
     for &(p, t) in parts {
         x.iter_mut().for_each(|v| *v = 0.0);
+        // tilted: p_k e^{λ l_k − log M(λ)}, summing to 1 over the finite part
+        let log_m = if tilt == 0.0 { 0.0 } else { log_mgf(p, tilt) };
+        log_scale += t as f64 * log_m;
         for (i, &m) in p.pmf.iter().enumerate() {
-            x[(p.offset + i as i64).rem_euclid(n as i64) as usize] += m;
+            let k = p.offset + i as i64;
+            let w = if tilt == 0.0 {
+                m
+            } else {
+                m * (tilt * k as f64 * grid - log_m).exp()
+            };
+            x[k.rem_euclid(n as i64) as usize] += w;
         }
         norms.push((t, x.iter().map(|v| v * v).sum::<f64>().sqrt()));
         let mut f = fwd.make_output_vec();
@@ -411,9 +450,18 @@ pub fn compose_all(parts: &[(&Pld, u64)], tail: f64, max_len: usize) -> Option<C
     }
     inv.process(&mut f, &mut x).expect("buffer lengths from the plan");
     let pmf: Vec<f64> = (0..n)
-        .map(|j| (x[(lo + j as i64).rem_euclid(n as i64) as usize] / n as f64).max(0.0))
+        .map(|j| {
+            let c = (x[(lo + j as i64).rem_euclid(n as i64) as usize] / n as f64).max(0.0);
+            if tilt == 0.0 {
+                c
+            } else {
+                // untilted; a mass is at most 1, so clamping keeps the estimate within its error
+                (c * (log_scale - tilt * (lo + j as i64) as f64 * grid).exp()).min(1.0)
+            }
+        })
         .collect();
     let log_finite: f64 = parts.iter().map(|&(p, t)| t as f64 * (-p.infinity).ln_1p()).sum();
+    let window_top = (lo + n as i64) as f64 * grid;
     Some(Composed {
         pld: Pld {
             grid,
@@ -422,9 +470,35 @@ pub fn compose_all(parts: &[(&Pld, u64)], tail: f64, max_len: usize) -> Option<C
             infinity: -log_finite.exp_m1(),
         },
         above,
-        below,
+        below: below + if tilt == 0.0 { above } else { alias(window_top) },
         roundoff: roundoff_bound(n, &norms),
+        tilt,
+        log_scale,
+        suffix: OnceLock::new(),
     })
+}
+
+/// The λ ∈ [0, 32] where the convex `total`(λ) has slope `eps` (0 when
+/// its slope at 0 is already at least `eps`), by bisection on central
+/// differences.
+fn saddle<F: Fn(f64) -> f64>(total: F, eps: f64) -> f64 {
+    let slope = |l: f64| {
+        let h = 1e-4 * l.max(1e-2);
+        (total(l + h) - total((l - h).max(0.0))) / (l + h - (l - h).max(0.0))
+    };
+    let at_zero = slope(0.0);
+    if at_zero.is_nan() || at_zero >= eps {
+        return 0.0;
+    }
+    let (mut lo, mut hi) = (0.0, 32.0);
+    if slope(hi) < eps {
+        return hi;
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if slope(mid) < eps { lo = mid } else { hi = mid }
+    }
+    lo
 }
 
 /// A T-fold composition and what the FFT left out.
@@ -435,31 +509,88 @@ pub struct Composed {
     /// Chernoff bound on the composed mass above the window (aliased to
     /// lower losses: optimistic).
     pub above: f64,
-    /// Chernoff bound on the composed mass below the window (aliased to
-    /// higher losses: pessimistic).
+    /// Chernoff bound on what aliases into the window: the composed mass
+    /// below it (to higher losses) and the mass above it (to lower losses;
+    /// with a tilt, amplified by e^{λ(l_j − l_k)} ≤ e^{λ(l_j − l_lo)}).
     pub below: f64,
     /// Bound on the ℓ₂ norm of the FFT's round-off error over the window's
-    /// masses ([`roundoff_bound`]).
+    /// (tilted) masses ([`roundoff_bound`]).
     pub roundoff: f64,
+    /// The exponential tilt λ the FFT ran at (0: none).
+    pub tilt: f64,
+    /// Σ T_i log M_i(λ): a tilted mass c̃_k is c_k·e^{λkΔ − log_scale}.
+    pub log_scale: f64,
+    /// Suffix sums of the PMF, built on first use ([`Composed::finite_delta`]).
+    suffix: OnceLock<Vec<(f64, f64)>>,
 }
 
 impl Composed {
-    /// An upper bound on the composition's δ(ε): the discrete curve (its
-    /// k-term sum within 4(k + 1)u relative), the mass above the window
+    /// δ(ε) of the finite part alone, the number k of grid points above ε,
+    /// and a bound on the error of the sums: with S₁(j) = Σ_{i≥j} p_i and
+    /// S₂(j) = Σ_{i≥j} p_i e^{l_j − l_i} (suffix sums, built once by the
+    /// backward recursion S₂(j) = p_j + e^{−Δ}S₂(j + 1)), δ(ε) = S₁(j) −
+    /// e^{ε − l_j}S₂(j), j the first point above ε, in O(1). Each sum of k
+    /// terms is within 2(k + 1)u of its size, and e^{ε − l_j}S₂(j) ≤ S₁(j),
+    /// so the error is at most 6(k + 1)u·S₁(j).
+    fn finite_delta(&self, eps: f64) -> (f64, usize, f64) {
+        let pld = &self.pld;
+        let table = self.suffix.get_or_init(|| {
+            let decay = (-pld.grid).exp();
+            let mut out = vec![(0.0, 0.0); pld.pmf.len() + 1];
+            for i in (0..pld.pmf.len()).rev() {
+                let (s1, s2) = out[i + 1];
+                out[i] = (s1 + pld.pmf[i], pld.pmf[i] + decay * s2);
+            }
+            out
+        });
+        let n = pld.pmf.len();
+        let mut j = ((eps / pld.grid).floor() as i64 + 1 - pld.offset).clamp(0, n as i64) as usize;
+        // the first point strictly above ε (floor can sit one off in floating point)
+        while j < n && ((pld.offset + j as i64) as f64 * pld.grid) <= eps {
+            j += 1;
+        }
+        if j == n {
+            return (0.0, 0, 0.0);
+        }
+        let l = (pld.offset + j as i64) as f64 * pld.grid;
+        let (s1, s2) = table[j];
+        let k = n - j;
+        ((s1 - (eps - l).exp() * s2).max(0.0), k, 6.0 * (k as f64 + 1.0) * U * s1)
+    }
+
+    /// An upper bound on the composition's δ(ε): the discrete curve (within
+    /// its sums' error), the mass above the window
     /// counted at +∞, and the round-off over the k grid points above ε
     /// (‖e‖₁ ≤ √k‖e‖₂ there; the weights are ≤ 1).
     pub fn delta_upper(&self, eps: f64) -> f64 {
-        let (d, k) = self.pld.finite_delta(eps);
-        let summed = d * (1.0 + 4.0 * (k as f64 + 1.0) * U);
-        (summed + self.pld.infinity + self.above + self.roundoff * (k as f64).sqrt()).min(1.0)
+        let (d, k, sums) = self.finite_delta(eps);
+        (d + sums + self.pld.infinity + self.above + self.roundoff_over(k)).min(1.0)
+    }
+
+    /// The round-off's bound on δ over the k grid points above ε:
+    /// Σ_k |e_k| ≤ ‖ẽ‖₂·(Σ_k e^{2(log_scale − λ l_k)})^{1/2}, the tilted error
+    /// ẽ untilted by e^{log_scale − λ l_k} (λ = 0: √k·‖e‖₂).
+    fn roundoff_over(&self, k: usize) -> f64 {
+        if self.tilt == 0.0 {
+            return self.roundoff * (k as f64).sqrt();
+        }
+        if k == 0 {
+            return 0.0;
+        }
+        let grid = self.pld.grid;
+        let first = (self.pld.offset + (self.pld.pmf.len() - k) as i64) as f64 * grid;
+        // Σ_{j<k} r^j = (1 − r^k)/(1 − r), r = e^{−2λΔ}, in logs
+        let step = -2.0 * self.tilt * grid;
+        let log_geometric = (-(k as f64 * step).exp_m1()).ln() - (-step.exp_m1()).ln();
+        self.roundoff * (self.log_scale - self.tilt * first + 0.5 * log_geometric).exp()
     }
 
     /// A lower bound on the composition's δ(ε): the discrete curve less the
-    /// mass aliased from below the window and the round-off.
+    /// mass aliased into the window (from below, and from above — amplified
+    /// by the tilt) and the round-off.
     pub fn delta_lower(&self, eps: f64) -> f64 {
-        let (d, k) = self.pld.finite_delta(eps);
-        let summed = d * (1.0 - 4.0 * (k as f64 + 1.0) * U);
-        (summed + self.pld.infinity - self.below - self.roundoff * (k as f64).sqrt()).max(0.0)
+        let (d, k, sums) = self.finite_delta(eps);
+        (d - sums + self.pld.infinity - self.below - self.roundoff_over(k)).max(0.0)
     }
 }
 
