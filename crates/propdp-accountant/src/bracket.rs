@@ -27,8 +27,8 @@
 //!   δ(ε) ≥ δ_{Y'}(ε + η') − β − T·τ,
 //!
 //! τ the per-step chance of a rounding farther than Δ (to +∞ above the top
-//! grid point, up from below the bottom one: at most the one-step tail
-//! 10⁻¹⁵ plus 10⁻¹⁶). δ_{Y'} is bounded below by the composed curve less
+//! grid point, up from below the bottom one: at most twice the one-step
+//! tail, min(10⁻¹⁵, 10⁻³δ/T)). δ_{Y'} is bounded below by the composed curve less
 //! the mass aliased from below the window and the round-off. η is chosen
 //! among β ∈ δ·{10⁻¹, 10⁻², 10⁻³}, whichever gives the larger lower end. The
 //! width of the bracket is therefore about 2Δ√(T log(1/β)/2): it shrinks
@@ -92,7 +92,8 @@ pub struct EpsilonBracket {
     pub reached: bool,
 }
 
-/// Tail mass each one-step PLD leaves out (pessimistically at +∞).
+/// Tail mass each one-step PLD leaves out (pessimistically at +∞), at most;
+/// smaller where δ asks for it (1e-3·δ/T: T·tail stays far below δ).
 const TAIL: f64 = 1e-15;
 /// The first grid width tried.
 const FIRST_GRID: f64 = 2e-3;
@@ -233,15 +234,21 @@ fn bracket_of(
             reached: true,
         }));
     }
+    let total: u64 = segments.iter().map(|s| s.steps).sum();
+    let tail = TAIL.min(1e-3 * delta / total as f64);
     let mut grid = FIRST_GRID;
     let mut last: Option<EpsilonBracket> = None;
+    // a tilt guessed from the discrete curve alone, when the untilted bounds cannot reach δ
+    let mut guess: Option<f64> = None;
     loop {
         // tilt the FFT towards the add/remove ε the last grid found (replace-one: about half of its ε)
-        let near = last.map(|b| match neighbouring {
-            Neighbouring::AddRemoveOne => b.upper,
-            Neighbouring::ReplaceOne => 0.5 * b.upper,
-        });
-        let Some(curves) = Curves::new(segments, grid, settings.max_points, near) else {
+        let near = last
+            .map(|b| match neighbouring {
+                Neighbouring::AddRemoveOne => b.upper,
+                Neighbouring::ReplaceOne => 0.5 * b.upper,
+            })
+            .or(guess);
+        let Some(curves) = Curves::new(segments, grid, settings.max_points, near, tail) else {
             // too many points: back off towards the last grid that fitted
             match last {
                 Some(b) if grid < 0.8 * b.grid => {
@@ -252,7 +259,15 @@ fn bracket_of(
             }
         };
         let Some(bracket) = curves.epsilon(delta, neighbouring) else {
-            // the upper curve does not reach δ at this grid: a finer one may
+            // the upper curve does not reach δ at this grid (at a tiny δ the
+            // untilted round-off bound exceeds it): tilt towards the ε the
+            // discrete curve reads, once; then a finer grid may
+            if near.is_none()
+                && let Some(e) = curves.discrete_epsilon(delta)
+            {
+                guess = Some(e);
+                continue;
+            }
             return match last {
                 Some(b) => Ok(Some(EpsilonBracket { reached: false, ..b })),
                 None if grid > 1e-5 => {
@@ -303,10 +318,11 @@ struct Curves {
     composed: [Composed; 2],
     steps: u64,
     grid: f64,
+    tail: f64,
 }
 
 impl Curves {
-    fn new(segments: &[Segment], grid: f64, max_points: usize, near: Option<f64>) -> Option<Curves> {
+    fn new(segments: &[Segment], grid: f64, max_points: usize, near: Option<f64>, tail: f64) -> Option<Curves> {
         let one = |d: Direction| {
             let plds: Vec<Pld> = segments
                 .iter()
@@ -315,17 +331,28 @@ impl Curves {
                         z: s.noise_multiplier,
                         q: s.sample_rate,
                     };
-                    m.pld(d, grid, TAIL)
+                    m.pld(d, grid, tail)
                 })
                 .collect();
             let parts: Vec<(&Pld, u64)> = plds.iter().zip(segments).map(|(p, s)| (p, s.steps)).collect();
-            compose_tilted(&parts, TAIL, max_points, near)
+            compose_tilted(&parts, tail, max_points, near)
         };
         Some(Curves {
             composed: [one(Direction::Remove)?, one(Direction::Add)?],
             steps: segments.iter().map(|s| s.steps).sum(),
             grid,
+            tail,
         })
+    }
+
+    /// The add/remove ε at δ of the discrete curves alone (no round-off or
+    /// aliasing bound): a guide for the tilt, not a bound.
+    fn discrete_epsilon(&self, delta: f64) -> Option<f64> {
+        self.composed
+            .iter()
+            .map(|c| c.pld.epsilon(delta))
+            .try_fold(0.0f64, |worst, e| e.map(|e| worst.max(e)))
+            .filter(|e| *e > 0.0)
     }
 
     /// The longest composed window.
@@ -342,7 +369,9 @@ impl Curves {
     fn delta_lower(&self, eps: f64, beta: f64) -> f64 {
         let (t, grid) = (self.steps as f64, self.grid);
         let eta = grid * (t * (1.0 / beta).ln() / 2.0).sqrt() + t * grid * grid / 8.0;
-        let far = t * (TAIL + 1e-16);
+        // a rounding to +∞ (mass above the top point, ≤ tail) or up from below
+        // the bottom one (Φ(−k) ≤ tail, `pld::sds`)
+        let far = t * 2.0 * self.tail;
         let composed = self
             .composed
             .iter()
@@ -474,7 +503,7 @@ mod tests {
             }];
             let exact = gdp_to_eps((steps as f64).sqrt() / z, delta).unwrap();
             for grid in [4e-3, 1e-3] {
-                let curves = Curves::new(&run, grid, 1 << 22, None).unwrap();
+                let curves = Curves::new(&run, grid, 1 << 22, None, TAIL).unwrap();
                 let (lo, hi) = curves.add_remove(delta).unwrap();
                 assert!(
                     lo <= exact && exact <= hi,
@@ -494,7 +523,7 @@ mod tests {
             sample_rate: 0.02,
             steps: 2000,
         }];
-        let curves = Curves::new(&run, 2e-3, 1 << 22, None).unwrap();
+        let curves = Curves::new(&run, 2e-3, 1 << 22, None, TAIL).unwrap();
         for i in 0..60 {
             let e = 0.1 * i as f64;
             assert!(curves.delta_lower(e, 1e-9) <= curves.delta_upper(e), "ε = {e}");

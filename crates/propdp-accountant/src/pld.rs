@@ -16,8 +16,11 @@
 //! on the mass above the window (which the circular convolution would alias
 //! to lower losses) is added to the mass at +∞, so the result stays an upper
 //! bound. The directions are composed separately and the worse is reported.
-//! FFT round-off (relative 1e-16 of the largest mass, amplified at most T
-//! times) is not bounded rigorously; negative values it leaves are set to 0.
+//! Negative values the FFT's round-off leaves are set to 0. The fixed-grid
+//! figures ([`epsilon`], [`composed`]) do not bound that round-off;
+//! [`Composed`] carries a bound on it ([`roundoff_bound`]) and on the
+//! aliasing, which [`crate::bracket`] adds on the safe side, and
+//! [`compose_all`] composes heterogeneous segments.
 //!
 //! Written by hand because no Rust crate implements PLD accounting.
 //!
@@ -121,7 +124,8 @@ impl SubsampledGaussian {
     /// The grid points k_lo..k_lo + n of one step's PLD: the top is the first
     /// point where δ ≤ `tail` (the rest goes to +∞ in the pessimistic PLD),
     /// the bottom the remove direction's least loss log(1 − q), or a point
-    /// below which lies mass Φ(−8.5) ≈ 1e-17.
+    /// below which lies mass Φ(−k) ≤ `tail`, k = max(8.5, √(2 log(1/tail)))
+    /// (Φ(−8.5) ≈ 1e-17).
     fn support(&self, direction: Direction, grid: f64, tail: f64) -> (i64, usize) {
         let mut k_hi = 1i64;
         while self.delta(direction, k_hi as f64 * grid) > tail {
@@ -130,8 +134,8 @@ impl SubsampledGaussian {
         let z = self.z;
         let lower = match direction {
             Direction::Remove if self.q < 1.0 => (1.0 - self.q).ln(),
-            Direction::Remove => self.loss(1.0 - 8.5 * z),
-            Direction::Add => -self.loss(8.5 * z),
+            Direction::Remove => self.loss(1.0 - sds(tail) * z),
+            Direction::Add => -self.loss(sds(tail) * z),
         };
         let k_lo = (lower / grid).floor() as i64 - 1;
         (k_lo, (k_hi - k_lo + 1) as usize)
@@ -158,6 +162,12 @@ impl SubsampledGaussian {
             .collect();
         Pld::connect_the_dots(k_lo, grid, &deltas)
     }
+}
+
+/// Standard deviations k beyond which a Gaussian's mass Φ(−k) ≤ φ(k)/k is
+/// below `tail`: max(8.5, √(2 log(1/tail))).
+pub(crate) fn sds(tail: f64) -> f64 {
+    (-2.0 * tail.ln()).sqrt().max(8.5)
 }
 
 /// A privacy-loss distribution on the grid kΔ, k = offset, offset + 1, …,
