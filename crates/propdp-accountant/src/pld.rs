@@ -331,18 +331,48 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
     }
     // (log p_k, kΔ) of each finite part, and log M(λ) in log space (M(λ)
     // can be astronomically large)
-    let log_mgf = |pld: &Pld, lambda: f64| -> f64 {
-        let points = (pld.pmf.iter().enumerate())
-            .filter(|&(_, &p)| p > 0.0)
-            .map(|(i, &p)| (p.ln(), (pld.offset + i as i64) as f64 * grid));
-        let m = points
-            .clone()
-            .map(|(lp, l)| lp + lambda * l)
+    // (log p_k, kΔ) of each finite part, once; log M(λ) and the tilted mean
+    // E_λ[L] = M'(λ)/M(λ) in one pass, in log space (M(λ) can be astronomically large)
+    let points: Vec<Vec<(f64, f64)>> = parts
+        .iter()
+        .map(|&(pld, _)| {
+            (pld.pmf.iter().enumerate())
+                .filter(|&(_, &p)| p > 0.0)
+                .map(|(i, &p)| (p.ln(), (pld.offset + i as i64) as f64 * grid))
+                .collect()
+        })
+        .collect();
+    let mgf = |part: usize, lambda: f64| -> (f64, f64) {
+        let pts = &points[part];
+        let m = pts
+            .iter()
+            .map(|&(lp, l)| lp + lambda * l)
             .fold(f64::NEG_INFINITY, f64::max);
-        m + points.map(|(lp, l)| (lp + lambda * l - m).exp()).sum::<f64>().ln()
+        let (mut sum, mut first) = (0.0, 0.0);
+        for &(lp, l) in pts {
+            let w = (lp + lambda * l - m).exp();
+            sum += w;
+            first += w * l;
+        }
+        (m + sum.ln(), first / sum)
     };
+    let log_mgf = |part: usize, lambda: f64| mgf(part, lambda).0;
     const LAMBDAS: [f64; 9] = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
-    let total = |lambda: f64| -> f64 { parts.iter().map(|&(p, t)| t as f64 * log_mgf(p, lambda)).sum() };
+    let total = |lambda: f64| -> f64 {
+        parts
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, t))| t as f64 * log_mgf(i, lambda))
+            .sum()
+    };
+    // d/dλ of `total`: the tilted sum's mean
+    let slope = |lambda: f64| -> f64 {
+        parts
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, t))| t as f64 * mgf(i, lambda).1)
+            .sum()
+    };
     let up: Vec<f64> = LAMBDAS.iter().map(|&l| total(l)).collect();
     let down: Vec<f64> = LAMBDAS.iter().map(|&l| total(-l)).collect();
     let log_tail = tail.ln();
@@ -366,7 +396,7 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
     let lo = ((bottom / grid).floor() as i64).max(support_lo);
     // the tilt: the saddle point of the target loss, none below the mean
     let tilt = match near {
-        Some(eps) => saddle(total, eps),
+        Some(eps) => saddle(slope, eps),
         None => 0.0,
     };
     // with a tilt, mass above the window aliases into it amplified by e^{λ(l_j − l_k)}
@@ -425,10 +455,10 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
     let mut acc: Option<Vec<realfft::num_complex::Complex<f64>>> = None;
     let mut norms = Vec::with_capacity(parts.len());
     let mut log_scale = 0.0;
-    for &(p, t) in parts {
+    for (part, &(p, t)) in parts.iter().enumerate() {
         x.iter_mut().for_each(|v| *v = 0.0);
         // tilted: p_k e^{λ l_k − log M(λ)}, summing to 1 over the finite part
-        let log_m = if tilt == 0.0 { 0.0 } else { log_mgf(p, tilt) };
+        let log_m = if tilt == 0.0 { 0.0 } else { log_mgf(part, tilt) };
         log_scale += t as f64 * log_m;
         for (i, &m) in p.pmf.iter().enumerate() {
             let k = p.offset + i as i64;
@@ -488,14 +518,11 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
     })
 }
 
-/// The λ ∈ [0, 32] where the convex `total`(λ) has slope `eps` (0 when
-/// its slope at 0 is already at least `eps`), by bisection on central
-/// differences.
-fn saddle<F: Fn(f64) -> f64>(total: F, eps: f64) -> f64 {
-    let slope = |l: f64| {
-        let h = 1e-4 * l.max(1e-2);
-        (total(l + h) - total((l - h).max(0.0))) / (l + h - (l - h).max(0.0))
-    };
+/// The λ ∈ [0, 32] where the non-decreasing `slope`(λ) (the tilted mean,
+/// the derivative of a convex log-MGF) reaches `eps`: 0 when it already
+/// does at 0, 32 when it never does; bisection to 1e-6 (the tilt needs
+/// to be near the saddle, not at it).
+fn saddle<F: Fn(f64) -> f64>(slope: F, eps: f64) -> f64 {
     let at_zero = slope(0.0);
     if at_zero.is_nan() || at_zero >= eps {
         return 0.0;
@@ -504,7 +531,7 @@ fn saddle<F: Fn(f64) -> f64>(total: F, eps: f64) -> f64 {
     if slope(hi) < eps {
         return hi;
     }
-    for _ in 0..60 {
+    while hi - lo > 1e-6 {
         let mid = 0.5 * (lo + hi);
         if slope(mid) < eps { lo = mid } else { hi = mid }
     }

@@ -137,13 +137,13 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
             })
             .collect::<Result<_, _>>()?;
         let approx_error = runs.iter().map(|r| r.approx_error).fold(0.0, f64::max);
-        let moments: Vec<Vec<LossMoments>> = runs.iter().map(|r| r.loss.clone()).collect();
+        let (metrics, moments): (Vec<Vec<Metrics>>, Vec<Vec<LossMoments>>) =
+            runs.into_iter().map(|r| (r.metrics, r.loss)).unzip();
         let losses = train_loss::cross_fitted(&moments);
-        let metrics = runs
+        let metrics = metrics
             .into_iter()
             .zip(losses)
-            .map(|(r, loss)| {
-                let mut m = r.metrics;
+            .map(|(mut m, loss)| {
                 m.iter_mut()
                     .zip(loss)
                     .for_each(|(mt, l)| _ = mt.insert(metrics::TRAIN_LOSS.into(), l));
