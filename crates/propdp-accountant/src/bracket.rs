@@ -116,7 +116,7 @@ pub struct Segment {
 impl Segment {
     /// Range checks, naming the argument with the segment's `prefix`
     /// (`segment[2].sample_rate`; no prefix: the bare name).
-    fn check(&self, prefix: &str) -> Result<(), AccountantError> {
+    pub(crate) fn check(&self, prefix: &str) -> Result<(), AccountantError> {
         let name = |n: &str| format!("{prefix}{n}");
         let (z, q) = (self.noise_multiplier, self.sample_rate);
         if !(z > 0.0 && z.is_finite()) {

@@ -1,6 +1,7 @@
 //! The accountant's one error type: an argument outside its range, named
 //! as the caller passed it (`noise_multiplier`, `sample_rate`, `steps`,
-//! `delta`, …), with the value and the allowed range.
+//! `delta`, …), with the value and the allowed range; or a calibration
+//! target that no value of the knob meets.
 
 /// What the accountant refuses.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -15,6 +16,14 @@ pub enum AccountantError {
         /// The allowed range, in words (`0 < sample_rate ≤ 1`).
         allowed: String,
     },
+    /// A target no value of the knob solved for meets (within its limits).
+    #[error("{argument}: {detail}")]
+    Unattainable {
+        /// The target or knob the error is about (`epsilon`, `rho`, `sample_rate`).
+        argument: String,
+        /// What was tried and found.
+        detail: String,
+    },
 }
 
 impl AccountantError {
@@ -27,10 +36,18 @@ impl AccountantError {
         }
     }
 
+    /// `argument` cannot be met: `detail` says what was tried.
+    pub(crate) fn unattainable(argument: &str, detail: &str) -> Self {
+        AccountantError::Unattainable {
+            argument: argument.to_string(),
+            detail: detail.to_string(),
+        }
+    }
+
     /// The argument the error names.
     pub fn argument(&self) -> &str {
         match self {
-            AccountantError::OutOfRange { argument, .. } => argument,
+            AccountantError::OutOfRange { argument, .. } | AccountantError::Unattainable { argument, .. } => argument,
         }
     }
 }

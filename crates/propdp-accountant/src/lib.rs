@@ -14,9 +14,11 @@
 #![warn(missing_docs)]
 
 pub mod bracket;
+pub mod calibrate;
 mod error;
 pub mod pld;
 pub mod rdp;
+pub mod sampling;
 
 pub use error::AccountantError;
 
@@ -105,7 +107,7 @@ pub fn log_delta_gaussian(eps: f64, mu: f64) -> f64 {
     log_a + (-gap.exp_m1()).ln()
 }
 
-fn relation_factor(n: Neighbouring) -> f64 {
+pub(crate) fn relation_factor(n: Neighbouring) -> f64 {
     match n {
         Neighbouring::ReplaceOne => 2.0,
         Neighbouring::AddRemoveOne => 1.0,
@@ -554,37 +556,15 @@ impl Mechanism {
         else {
             return self.epsilon(noise, delta).map(closed);
         };
-        let sensitivity = self.dpsgd_sensitivity(clip);
-        let (z, n) = (noise / sensitivity, self.neighbouring);
-        if sample_rate >= 1.0 || !(z > 0.0 && z.is_finite()) {
+        let run = bracket::Segment {
+            noise_multiplier: noise / self.dpsgd_sensitivity(clip),
+            sample_rate,
+            steps: steps as u64,
+        };
+        if !(run.noise_multiplier > 0.0 && run.noise_multiplier.is_finite()) {
             return self.epsilon(noise, delta).map(closed);
         }
-        let pld = bracket::dpsgd_epsilon_bracket(z, sample_rate, steps as u64, delta, n, settings)
-            .ok()
-            .flatten();
-        let rdp = Some(dpsgd_rdp_epsilon(z, sample_rate, steps as u64, delta, n)).filter(|e| e.is_finite());
-        let full = eps_at(
-            |e| log_delta_gaussian(e, mu_dpgd(sensitivity, 1.0, steps, noise, n)),
-            delta,
-        );
-        let upper = [pld.map(|b| b.upper), rdp, full]
-            .into_iter()
-            .flatten()
-            .reduce(f64::min)?;
-        Some(match pld {
-            Some(b) => bracket::EpsilonBracket {
-                lower: b.lower.min(upper),
-                upper,
-                ..b
-            },
-            // no PLD bracket: the other bounds give an upper end only
-            None => bracket::EpsilonBracket {
-                lower: 0.0,
-                upper,
-                grid: 0.0,
-                reached: false,
-            },
-        })
+        calibrate::certified_epsilon(&run, delta, self.neighbouring, settings)
     }
 
     /// The ε reached at `delta` by noise level `noise`.
@@ -810,7 +790,7 @@ pub fn dpsgd_rdp_epsilon(z: f64, q: f64, steps: u64, delta: f64, n: Neighbouring
         Neighbouring::AddRemoveOne => rdp::epsilon(z, q, steps, delta),
         Neighbouring::ReplaceOne if q >= 1.0 => rdp::epsilon(z / 2.0, q, steps, delta),
         Neighbouring::ReplaceOne => {
-            let curve = rdp::Curve::new(z, q);
+            let curve = rdp::Curve::cached(z, q);
             let holds = |e: f64| curve.epsilon(steps, delta / (1.0 + e.exp())) <= e;
             let mut hi = curve.epsilon(steps, delta * 1e-6).max(1e-9);
             while !holds(hi) {

@@ -501,7 +501,13 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
         })
         .collect();
     let log_finite: f64 = parts.iter().map(|&(p, t)| t as f64 * (-p.infinity).ln_1p()).sum();
-    let window_top = (lo + n as i64) as f64 * grid;
+    // with a tilt, what lies above the window aliases in amplified — unless
+    // the window holds the support's top, when nothing does (few steps)
+    let aliased = if tilt == 0.0 || lo + n as i64 > support_hi {
+        above
+    } else {
+        alias((lo + n as i64) as f64 * grid)
+    };
     Some(Composed {
         pld: Pld {
             grid,
@@ -510,7 +516,7 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
             infinity: -log_finite.exp_m1(),
         },
         above,
-        below: below + if tilt == 0.0 { above } else { alias(window_top) },
+        below: below + aliased,
         roundoff: roundoff_bound(n, &norms),
         tilt,
         log_scale,

@@ -13,8 +13,13 @@
 //!   — here the full batch under replace-one is the Gaussian mechanism of
 //!   sensitivity 2C, exactly.
 //! - ε > 10 and δ = 1e-18 (issue #29): finite.
+//! - Opacus #346/#566: a noise calibrated to a target read back above it,
+//!   or the calibration ran for minutes — here every calibration (noise,
+//!   steps, rate; ε from 0.05 to 50, δ down to 1e-18) reads back at most
+//!   its target within a bounded number of certified evaluations.
 
-use propdp_accountant::bracket::{BracketSettings, EpsilonBracket, dpsgd_epsilon_bracket};
+use propdp_accountant::bracket::{BracketSettings, EpsilonBracket, Segment, dpsgd_epsilon_bracket};
+use propdp_accountant::calibrate::{Knob, Target, calibrate, certified_epsilon};
 use propdp_accountant::{Neighbouring, gdp_to_eps};
 
 fn bracket(z: f64, q: f64, steps: u64, delta: f64, n: Neighbouring) -> EpsilonBracket {
@@ -95,4 +100,35 @@ fn large_epsilon_and_tiny_delta_are_finite() {
         .epsilon_bracket(0.5, 1e-18, BracketSettings::default())
         .expect("a finite ε");
     assert!(b.upper.is_finite() && 0.0 <= b.lower && b.lower <= b.upper, "{b:?}");
+}
+
+#[test]
+fn calibrations_never_overshoot_and_stay_bounded() {
+    let s = BracketSettings::default();
+    let run = Segment {
+        noise_multiplier: 1.0,
+        sample_rate: 0.01,
+        steps: 1000,
+    };
+    for n in [Neighbouring::AddRemoveOne, Neighbouring::ReplaceOne] {
+        for (epsilon, delta) in [(0.05, 1e-5), (1.0, 1e-5), (50.0, 1e-5), (12.0, 1e-18)] {
+            // every knob at ε = 1; the noise (the common calibration) at all
+            let knobs: &[Knob] = if epsilon == 1.0 {
+                &[Knob::NoiseMultiplier, Knob::Steps, Knob::SampleRate]
+            } else {
+                &[Knob::NoiseMultiplier]
+            };
+            for &knob in knobs {
+                let target = Target::Epsilon { epsilon, delta };
+                let Ok(c) = calibrate(knob, run, target, n, s) else {
+                    // only the steps can be out of reach (one step above the target)
+                    assert_eq!(knob, Knob::Steps, "{n:?} ε {epsilon} δ {delta}");
+                    continue;
+                };
+                let back = certified_epsilon(&c.run, delta, n, s).unwrap();
+                assert!(back.upper <= epsilon, "{knob:?} {n:?} ε {epsilon} δ {delta}: {c:?}");
+                assert!(c.evaluations <= 40, "{knob:?} {n:?} ε {epsilon} δ {delta}: {c:?}");
+            }
+        }
+    }
 }

@@ -11,6 +11,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use propdp::Result;
 use propdp::core::accountant::Neighbouring;
+use propdp::core::accountant::calibrate::Knob;
+use propdp::core::accountant::sampling::Sampling;
 use propdp::core::{AlgorithmKind, ModelKind};
 use propdp::privacy::{Query, QueryArgs};
 use propdp::run::{Sources, default_dir, load};
@@ -197,6 +199,22 @@ struct PrivacyArgs {
     /// (instead of --noise/--sample-rate/--steps/--clip; its certified ε at --delta-priv).
     #[arg(long, conflicts_with_all = ["noise", "epsilon", "rho", "steps", "sample_rate", "clip", "lambda"])]
     schedule: Option<PathBuf>,
+    /// What --epsilon or --rho calibrates: noise (default), or DP-SGD's steps or sample-rate (give the noise and
+    /// the other one); on the certified ε, never above the target.
+    #[arg(long, value_parser = parse_knob)]
+    calibrate: Option<Knob>,
+    /// DP-SGD's batches: poisson (default), fixed-size (b of n without replacement; replace-one) or shuffled
+    /// (no amplification, the Poisson figure beside it); with --noise.
+    #[arg(long, value_parser = parse_sampling, conflicts_with_all = ["calibrate", "schedule"])]
+    sampling: Option<Sampling>,
+}
+
+fn parse_sampling(s: &str) -> std::result::Result<Sampling, String> {
+    Sampling::parse(s).ok_or_else(|| format!("{s:?}: allowed poisson, fixed-size, shuffled"))
+}
+
+fn parse_knob(s: &str) -> std::result::Result<Knob, String> {
+    Knob::parse(s).ok_or_else(|| format!("{s:?}: allowed noise, steps, sample-rate"))
 }
 
 /// `propdp privacy --schedule FILE`: the certified ε of a DP-SGD schedule.
@@ -234,7 +252,11 @@ fn parse_neighbouring(s: &str) -> Result<Neighbouring, String> {
 
 impl PrivacyArgs {
     fn query(&self) -> Result<Query> {
-        let args = QueryArgs {
+        Ok(self.query_args().query()?)
+    }
+
+    fn query_args(&self) -> QueryArgs {
+        QueryArgs {
             huber_m: self.huber_m,
             lambda: self.lambda,
             steps: self.steps,
@@ -246,8 +268,7 @@ impl PrivacyArgs {
             epsilon: self.epsilon,
             rho: self.rho,
             ..QueryArgs::new(self.algorithm, self.model)
-        };
-        Ok(args.query()?)
+        }
     }
 }
 
@@ -297,7 +318,22 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }),
         Command::Privacy(args) if args.schedule.is_some() => privacy_schedule(&args),
-        Command::Privacy(args) => args.query().and_then(|q| propdp::privacy::assess(&q)).map(|r| {
+        Command::Privacy(args) if args.sampling.is_some_and(|s| s != Sampling::Poisson) => {
+            let sampling = args.sampling.expect("checked");
+            propdp::privacy::assess_sampled(&args.query_args(), sampling).map(|r| {
+                if args.json {
+                    println!("{}", r.json());
+                } else {
+                    print!("{}", r.text());
+                }
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Privacy(args) => match args.calibrate {
+            Some(knob) => propdp::privacy::calibrate_knob(&args.query_args(), knob),
+            None => args.query().and_then(|q| propdp::privacy::assess(&q)),
+        }
+        .map(|r| {
             if args.json {
                 println!("{}", r.json());
             } else {

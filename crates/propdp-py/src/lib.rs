@@ -630,16 +630,7 @@ fn accounting<'py>(
         BracketSettings, Segment, dpsgd_epsilon_bracket, schedule_epsilon_bracket,
     };
     let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
-    let relation = match neighbouring {
-        "replace_one" | "replace-one" => Neighbouring::ReplaceOne,
-        "add_remove_one" | "add-remove-one" => Neighbouring::AddRemoveOne,
-        other => {
-            return Err(bad(
-                "neighbouring".into(),
-                format!(" = {other:?} is invalid: allowed \"add_remove_one\", \"replace_one\""),
-            ));
-        }
-    };
+    let relation = parse_relation(py, neighbouring)?;
     let mut plan = Vec::with_capacity(segments.len());
     for (i, &(z, q, t)) in segments.iter().enumerate() {
         let field = if segments.len() == 1 {
@@ -677,6 +668,81 @@ fn accounting<'py>(
         "bracket_reached": bracket.map(|b| b.reached),
     });
     pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
+}
+
+/// Calibrates one knob of a DP-SGD run (`propdp.accounting.calibrate`):
+/// `knob` is "noise_multiplier", "steps" or "sample_rate"; the other two
+/// are given, the knob's own value ignored; the target is (epsilon, delta)
+/// or rho. A dict with the run (noise_multiplier, sample_rate, steps), its
+/// certified bracket (epsilon ≤ the target, epsilon_lower, bracket_grid,
+/// bracket_reached; None for a ρ target), rho and evaluations.
+#[pyfunction]
+#[pyo3(signature = (knob, noise_multiplier, sample_rate, steps, epsilon, delta, rho, neighbouring))]
+#[allow(clippy::too_many_arguments)]
+fn calibrate_run<'py>(
+    py: Python<'py>,
+    knob: &str,
+    noise_multiplier: f64,
+    sample_rate: f64,
+    steps: u64,
+    epsilon: Option<f64>,
+    delta: Option<f64>,
+    rho: Option<f64>,
+    neighbouring: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    use propdp::core::accountant::bracket::{BracketSettings, Segment};
+    use propdp::core::accountant::calibrate::{Knob, Target, calibrate};
+    let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
+    let relation = parse_relation(py, neighbouring)?;
+    let knob = Knob::parse(knob).ok_or_else(|| {
+        bad(
+            "knob".into(),
+            format!(" = {knob:?} is invalid: allowed \"noise_multiplier\", \"steps\", \"sample_rate\""),
+        )
+    })?;
+    let target = match (epsilon, rho) {
+        (Some(epsilon), None) => Target::Epsilon {
+            epsilon,
+            delta: delta.ok_or_else(|| bad("delta".into(), " is required with epsilon".into()))?,
+        },
+        (None, Some(rho)) => Target::Rho(rho),
+        _ => return Err(bad("epsilon".into(), " or rho (exactly one) is required".into())),
+    };
+    let run = Segment {
+        noise_multiplier,
+        sample_rate,
+        steps,
+    };
+    let c = py
+        .detach(|| calibrate(knob, run, target, relation, BracketSettings::default()))
+        .map_err(|e| bad(e.argument().to_string(), format!(": {e}")))?;
+    let b = c.epsilon;
+    let json = serde_json::json!({
+        "noise_multiplier": c.run.noise_multiplier,
+        "sample_rate": c.run.sample_rate,
+        "steps": c.run.steps,
+        "epsilon": b.map(|b| b.upper),
+        "epsilon_lower": b.map(|b| b.lower),
+        "bracket_grid": b.map(|b| b.grid),
+        "bracket_reached": b.map(|b| b.reached),
+        "rho": c.rho,
+        "evaluations": c.evaluations,
+    });
+    pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
+}
+
+/// The neighbouring relation of its Python name (either spelling); any
+/// other name raises ConfigError naming `neighbouring`.
+fn parse_relation(py: Python<'_>, name: &str) -> PyResult<Neighbouring> {
+    match name {
+        "replace_one" | "replace-one" => Ok(Neighbouring::ReplaceOne),
+        "add_remove_one" | "add-remove-one" => Ok(Neighbouring::AddRemoveOne),
+        _ => Err(config_error(
+            py,
+            format!("neighbouring = {name:?} is invalid: allowed \"add_remove_one\", \"replace_one\""),
+            Some("neighbouring".into()),
+        )),
+    }
 }
 
 /// A number argument (`None`: not given): a Python int or float, or a numpy
@@ -812,6 +878,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(draw, m)?)?;
     m.add_function(wrap_pyfunction!(privacy, m)?)?;
     m.add_function(wrap_pyfunction!(accounting, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate_run, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(config_text, m)?)?;
     m.add_function(wrap_pyfunction!(spectrum, m)?)?;

@@ -3,9 +3,11 @@
 //! `propdp privacy` prints.
 
 use anyhow::{Result, bail};
+use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket, Segment};
+use propdp_core::accountant::calibrate::{Knob, Target, calibrate};
+use propdp_core::accountant::sampling::{SampledEpsilon, Sampling, sampled_epsilon};
 use propdp_core::accountant::{
-    Mechanism, MechanismKind, Neighbouring, ObjectiveBound, bracket::BracketSettings, dpsgd_rdp_epsilon, mu_dpgd,
-    mu_output,
+    Mechanism, MechanismKind, Neighbouring, ObjectiveBound, dpsgd_rdp_epsilon, mu_dpgd, mu_output,
 };
 use propdp_core::parameters;
 use propdp_core::{AlgorithmKind, Model, ModelKind, NoiseLaw};
@@ -372,6 +374,192 @@ fn unreachable(arg: &'static str, level: f64, q: &Query, mech: &Mechanism, zcdp:
             ),
         )
     }
+}
+
+/// DP-SGD's ε under a sampling scheme other than Poisson (fixed-size or
+/// shuffled batches; `propdp_accountant::sampling`), with the neighbouring
+/// relation, the sensitivity it implies and the assumption stated.
+#[derive(Debug, Clone)]
+pub struct SampledReport {
+    /// The query (its noise given).
+    pub query: Query,
+    /// The accountant's answer.
+    pub sampled: SampledEpsilon,
+}
+
+/// The ε of `args` (DP-SGD, its noise given) under `sampling`.
+pub fn assess_sampled(args: &QueryArgs, sampling: Sampling) -> crate::Result<SampledReport> {
+    if args.algorithm != AlgorithmKind::Dpsgd {
+        return Err(Argument::new("sampling", " applies to DP-SGD only (give --algorithm dpsgd)".into()).into());
+    }
+    let query = args.query()?;
+    let NoiseLevel::Given(noise) = query.noise else {
+        return Err(Argument::new(
+            "noise",
+            format!(
+                " is required with sampling {}: give the noise to assess",
+                sampling.name()
+            ),
+        )
+        .into());
+    };
+    let mech = query.mechanism();
+    let run = Segment {
+        noise_multiplier: noise / mech.dpsgd_sensitivity(query.clip),
+        sample_rate: query.sample_rate,
+        steps: query.steps as u64,
+    };
+    let sampled = sampled_epsilon(
+        sampling,
+        &run,
+        query.delta_priv,
+        query.neighbouring,
+        BracketSettings::default(),
+    )
+    .map_err(|e| {
+        Argument::new(
+            if e.argument() == "neighbouring" {
+                "neighbouring"
+            } else {
+                "noise"
+            },
+            format!(": {e}"),
+        )
+    })?;
+    Ok(SampledReport { query, sampled })
+}
+
+impl SampledReport {
+    /// The report as `propdp privacy --sampling` prints it.
+    pub fn text(&self) -> String {
+        let (q, r) = (&self.query, &self.sampled);
+        let bracket = |b: Option<EpsilonBracket>| match b {
+            Some(b) if b.lower == b.upper => format!("ε = {:.6}", b.upper),
+            Some(b) => format!("{:.6} ≤ ε ≤ {:.6}", b.lower, b.upper),
+            None => "no finite ε".into(),
+        };
+        let mut s = format!(
+            "DP-SGD with {} batches (T = {}, q = {}), {} neighbours, sensitivity {}C:\n  {} at δ = {:e}\n  assumes: {}\n",
+            r.sampling.name().replace('_', "-"),
+            q.steps,
+            q.sample_rate,
+            r.neighbouring.label(),
+            r.sensitivity,
+            bracket(r.epsilon),
+            q.delta_priv,
+            r.assumption
+        );
+        if let Some(p) = r.if_poisson {
+            s += &format!("  if the batches had been Poisson-sampled: {}\n", bracket(Some(p)));
+        }
+        s
+    }
+
+    /// The report as one JSON object.
+    pub fn json(&self) -> serde_json::Value {
+        let r = &self.sampled;
+        serde_json::json!({
+            "algorithm": "dpsgd",
+            "sampling": r.sampling.name(),
+            "neighbouring": r.neighbouring.label(),
+            "sensitivity": r.sensitivity,
+            "steps": self.query.steps,
+            "sample_rate": self.query.sample_rate,
+            "delta_priv": self.query.delta_priv,
+            "epsilon": r.epsilon.map(|b| b.upper),
+            "epsilon_lower": r.epsilon.map(|b| b.lower),
+            "epsilon_if_poisson": r.if_poisson.map(|b| b.upper),
+            "assumption": r.assumption,
+        })
+    }
+}
+
+/// DP-SGD's steps or sample rate calibrated to the target of `args`
+/// (`epsilon` with `delta_priv`, or `rho`) at the noise it gives, on the
+/// certified ε (`propdp_accountant::calibrate`; the ε read back is at most
+/// the target): the report of the calibrated run. `args` gives the noise
+/// and the other knob; the calibrated one is left out.
+///
+/// ```no_run
+/// use propdp::privacy::{calibrate_knob, QueryArgs};
+/// use propdp::core::{accountant::calibrate::Knob, AlgorithmKind, ModelKind};
+/// let mut a = QueryArgs::new(AlgorithmKind::Dpsgd, ModelKind::Logistic);
+/// (a.noise, a.sample_rate, a.epsilon, a.delta_priv) = (Some(1.0), Some(0.01), Some(2.0), Some(1e-5));
+/// let r = calibrate_knob(&a, Knob::Steps).unwrap();
+/// assert!(r.epsilon.unwrap() <= 2.0);
+/// ```
+pub fn calibrate_knob(args: &QueryArgs, knob: Knob) -> crate::Result<Report> {
+    if knob == Knob::NoiseMultiplier {
+        return assess(&args.query()?);
+    }
+    let name = knob.name();
+    if args.algorithm != AlgorithmKind::Dpsgd {
+        return Err(Argument::new(
+            "calibrate",
+            format!(" = {name}: only DP-SGD's steps and sample rate are calibrated (give --algorithm dpsgd)"),
+        )
+        .into());
+    }
+    let given = match knob {
+        Knob::Steps => args.steps.is_some(),
+        _ => args.sample_rate.is_some(),
+    };
+    if given {
+        return Err(Argument::new(
+            name,
+            format!(" is given: it is what --calibrate {name} solves for; leave it out"),
+        )
+        .into());
+    }
+    let Some(noise) = args.noise else {
+        return Err(Argument::new("noise", format!(" is required to calibrate {name}")).into());
+    };
+    let target = match (args.epsilon, args.rho) {
+        (Some(epsilon), None) => Target::Epsilon {
+            epsilon,
+            delta: args.delta_priv.unwrap_or(1e-6),
+        },
+        (None, Some(rho)) => Target::Rho(rho),
+        _ => {
+            return Err(Argument::new(
+                "epsilon",
+                format!(" or rho (one of them) is required to calibrate {name}"),
+            )
+            .into());
+        }
+    };
+    // the query with a placeholder for the knob: its ranges and the model's sensitivity checked
+    let mut q = QueryArgs {
+        epsilon: None,
+        rho: None,
+        ..args.clone()
+    };
+    match knob {
+        Knob::Steps => q.steps = Some(1),
+        _ => q.sample_rate = Some(1.0),
+    }
+    let query = q.query()?;
+    let mech = query.mechanism();
+    let run = Segment {
+        noise_multiplier: noise / mech.dpsgd_sensitivity(query.clip),
+        sample_rate: query.sample_rate,
+        steps: query.steps as u64,
+    };
+    let c = calibrate(knob, run, target, query.neighbouring, BracketSettings::default()).map_err(|e| {
+        Argument::new(
+            if e.argument() == "sample_rate" {
+                "rho"
+            } else {
+                "epsilon"
+            },
+            format!(": {e}"),
+        )
+    })?;
+    assess(&Query {
+        steps: c.run.steps as usize,
+        sample_rate: c.run.sample_rate,
+        ..query
+    })
 }
 
 /// The guarantee of the query's noise (calibrated first when it names a target).

@@ -154,6 +154,10 @@ fn certify(
                 propdp_core::accountant::AccountantError::OutOfRange { value, allowed, .. } => {
                     range(field, value, &allowed.replace("noise_multiplier", "noise/min(clip, L)"))
                 }
+                // only calibrations are unattainable; a schedule is not calibrated
+                propdp_core::accountant::AccountantError::Unattainable { detail, .. } => {
+                    range(field, String::new(), &detail)
+                }
             }
         })?;
     Ok(ScheduleReport {

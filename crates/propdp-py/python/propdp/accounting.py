@@ -73,6 +73,70 @@ def schedule_epsilon(
     return _bracket(list(segments), delta, neighbouring)
 
 
+@dataclass(frozen=True)
+class Calibration:
+    """A calibrated DP-SGD run and its guarantee read back: ``epsilon`` (the
+    certified upper end, never above the target) and ``epsilon_lower`` for an
+    (ε, δ) target (``None`` for ρ), the run's zCDP ``rho``, and how many
+    certified brackets the search evaluated."""
+
+    noise_multiplier: float
+    sample_rate: float
+    steps: int
+    epsilon: Optional[float]
+    epsilon_lower: Optional[float]
+    bracket_grid: Optional[float]
+    bracket_reached: Optional[bool]
+    rho: float
+    evaluations: int
+
+
+_KNOBS = ("noise_multiplier", "steps", "sample_rate")
+
+
+def calibrate(
+    knob: str,
+    *,
+    noise_multiplier: Optional[float] = None,
+    sample_rate: Optional[float] = None,
+    steps: Optional[int] = None,
+    epsilon: Optional[float] = None,
+    delta: Optional[float] = None,
+    rho: Optional[float] = None,
+    neighbouring: str = "add_remove_one",
+) -> Calibration:
+    """The smallest ``noise_multiplier``, or the most ``steps``, or the
+    largest ``sample_rate`` meeting (``epsilon``, ``delta``) or ``rho``, the
+    other two knobs given (the calibrated one left out). Searched on the
+    certified ε, so the ε read back is never above the target::
+
+        c = calibrate("noise_multiplier", sample_rate=0.004, steps=10_000, epsilon=1.0, delta=1e-5)
+        assert c.epsilon <= 1.0
+
+    A target no value meets raises :class:`propdp.ConfigError` naming it."""
+    if knob not in _KNOBS:
+        raise config_error(f"knob = {knob!r} is invalid: allowed {', '.join(map(repr, _KNOBS))}", "knob")
+    given = {"noise_multiplier": noise_multiplier, "sample_rate": sample_rate, "steps": steps}
+    if given[knob] is not None:
+        raise config_error(f"{knob} is given: it is what calibrate({knob!r}) solves for; leave it out", knob)
+    for name, value in given.items():
+        if name != knob and value is None:
+            raise config_error(f"{name} is required to calibrate {knob}", name)
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+        raise config_error(f"steps = {steps!r} is invalid: allowed an integer ≥ 1", "steps")
+    d = _native.calibrate_run(
+        knob,
+        float(1.0 if noise_multiplier is None else noise_multiplier),
+        float(1.0 if sample_rate is None else sample_rate),
+        int(1 if steps is None else steps),
+        None if epsilon is None else float(epsilon),
+        None if delta is None else float(delta),
+        None if rho is None else float(rho),
+        neighbouring,
+    )
+    return Calibration(**d)
+
+
 class Accountant:
     """An accountant with Opacus' shape: :meth:`step` after each optimiser
     step, :meth:`get_epsilon` for the guarantee so far, ``history`` as a list

@@ -1,0 +1,41 @@
+//! Calibrates each knob of a DP-SGD run to (ε, δ) on the certified ε and
+//! reads the guarantee back: `cargo run --release -p propdp-accountant --example calibrate_knob`.
+
+use propdp_accountant::Neighbouring;
+use propdp_accountant::bracket::{BracketSettings, Segment};
+use propdp_accountant::calibrate::{Knob, Target, calibrate, certified_epsilon};
+
+fn main() {
+    let run = Segment {
+        noise_multiplier: 0.6,
+        sample_rate: 0.004,
+        steps: 10_000,
+    };
+    let s = BracketSettings::default();
+    for n in [Neighbouring::AddRemoveOne, Neighbouring::ReplaceOne] {
+        for (eps, delta) in [(1.0, 1e-5), (8.0, 1e-5), (0.1, 1e-8), (20.0, 1e-18)] {
+            for knob in [Knob::NoiseMultiplier, Knob::Steps, Knob::SampleRate] {
+                let t = std::time::Instant::now();
+                let target = Target::Epsilon { epsilon: eps, delta };
+                match calibrate(knob, run, target, n, s) {
+                    Ok(c) => {
+                        let back = certified_epsilon(&c.run, delta, n, s).unwrap();
+                        println!(
+                            "{:<15} ε {eps:<5} δ {delta:e} {:<18}: z {:.6} q {:.6e} T {:>9}  ε ∈ [{:.6}, {:.6}] ({} evals, {:.2} s)",
+                            n.label(),
+                            knob.name(),
+                            c.run.noise_multiplier,
+                            c.run.sample_rate,
+                            c.run.steps,
+                            back.lower,
+                            back.upper,
+                            c.evaluations,
+                            t.elapsed().as_secs_f64()
+                        );
+                    }
+                    Err(e) => println!("{:<15} ε {eps:<5} δ {delta:e} {:<18}: {e}", n.label(), knob.name()),
+                }
+            }
+        }
+    }
+}

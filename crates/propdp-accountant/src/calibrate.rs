@@ -1,0 +1,516 @@
+//! Calibration of one knob of a DP-SGD run — the noise multiplier z, the
+//! number of steps T or the Poisson rate q — to a target (ε, δ) or ρ, on the
+//! certified ε ([`certified_epsilon`]), so that the value returned never
+//! overshoots: the ε read back at it is ≤ the target, by construction.
+//!
+//! *(ε, δ).* ε⁺(v), the upper end of the certified bracket at knob value v,
+//! decreases in z and increases in T and q (up to the grid's rounding,
+//! which the search does not rely on). The search keeps a *feasible* value
+//! (ε⁺ ≤ target, evaluated) and an *infeasible* one (ε⁺ > target or no
+//! finite ε), starting from a cheap estimate (the fixed-grid PLD for z, the
+//! RDP bound for T and q) and stepping outwards until both are found, then
+//! narrows them by regula falsi (Illinois) on log ε⁺ − log ε against log v,
+//! which is close to linear, to 10⁻⁴ relative in z and q or to adjacent
+//! step counts. It returns the feasible end, whose bracket was evaluated:
+//! reading ε back gives exactly that bracket.
+//!
+//! *ρ (zCDP).* T steps of DP-SGD are T·s²/(2z²)-zCDP (s = 1 add/remove-one,
+//! 2 replace-one; subsampling gives no zCDP amplification), solved in closed
+//! form and rounded to the safe side; ρ does not depend on q, so q cannot be
+//! calibrated to it.
+//!
+//! Every value is searched within stated limits — z ∈ [10⁻³, 10⁶],
+//! T ∈ [1, 10⁹], q ∈ [10⁻¹², 1] — and a target no value in them meets is
+//! refused ([`AccountantError::Unattainable`]) naming the knob; a target met
+//! at the limit (z = 10⁻³, T = 10⁹ or q = 1) returns the limit.
+//!
+//! # References
+//! - Dekker (1969) and Dowell, Jarratt (1971), *A modified regula falsi
+//!   method* (the Illinois variant).
+//! - Opacus issues #346, #566: calibrations whose ε read back overshot the
+//!   target, or that ran for minutes; both regressions are in
+//!   `tests/tracker_regressions.rs`.
+
+use crate::bracket::{BracketSettings, EpsilonBracket, Segment, dpsgd_epsilon_bracket};
+use crate::{
+    AccountantError, Neighbouring, dpsgd_rdp_epsilon, gdp_to_eps, log_delta_gaussian, mu_dpgd, relation_factor,
+};
+
+/// The knob of a DP-SGD run that a calibration solves for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Knob {
+    /// z = σ/C: the smallest z meeting the target.
+    NoiseMultiplier,
+    /// T: the most steps meeting the target.
+    Steps,
+    /// q: the largest Poisson rate meeting the target.
+    SampleRate,
+}
+
+impl Knob {
+    /// The knob's argument name (`noise_multiplier`, `steps`, `sample_rate`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Knob::NoiseMultiplier => "noise_multiplier",
+            Knob::Steps => "steps",
+            Knob::SampleRate => "sample_rate",
+        }
+    }
+
+    /// The knob of an argument name (`noise`/`noise_multiplier`, `steps`,
+    /// `sample_rate`/`sample-rate`); `None` for anything else.
+    pub fn parse(name: &str) -> Option<Knob> {
+        match name.replace('-', "_").as_str() {
+            "noise" | "noise_multiplier" => Some(Knob::NoiseMultiplier),
+            "steps" => Some(Knob::Steps),
+            "sample_rate" => Some(Knob::SampleRate),
+            _ => None,
+        }
+    }
+
+    /// The run with the knob set to `v` (steps: `v` is a whole number).
+    fn set(self, run: &Segment, v: f64) -> Segment {
+        let mut r = *run;
+        match self {
+            Knob::NoiseMultiplier => r.noise_multiplier = v,
+            Knob::Steps => r.steps = v as u64,
+            Knob::SampleRate => r.sample_rate = v,
+        }
+        r
+    }
+
+    /// Whether ε falls as the knob grows (only the noise).
+    fn private_upwards(self) -> bool {
+        self == Knob::NoiseMultiplier
+    }
+
+    /// The range searched, [low, high].
+    fn limits(self) -> (f64, f64) {
+        match self {
+            Knob::NoiseMultiplier => (1e-3, 1e6),
+            Knob::Steps => (1.0, 1e9),
+            Knob::SampleRate => (1e-12, 1.0),
+        }
+    }
+
+    /// `v` made a value of the knob (steps: a whole number).
+    fn snap(self, v: f64) -> f64 {
+        let (lo, hi) = self.limits();
+        let v = v.clamp(lo, hi);
+        if self == Knob::Steps { v.round() } else { v }
+    }
+}
+
+/// What a run is calibrated to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Target {
+    /// (ε, δ)-DP: ε > 0, 0 < δ < 1.
+    Epsilon {
+        /// ε > 0.
+        epsilon: f64,
+        /// 0 < δ < 1.
+        delta: f64,
+    },
+    /// ρ-zCDP, ρ > 0.
+    Rho(f64),
+}
+
+/// A calibrated run and its guarantee read back.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibrated {
+    /// The run, the knob set to its calibrated value.
+    pub run: Segment,
+    /// The certified ε at the target's δ (an (ε, δ) target; its upper end is
+    /// ≤ the target ε).
+    pub epsilon: Option<EpsilonBracket>,
+    /// The run's zCDP ρ = T·s²/(2z²).
+    pub rho: f64,
+    /// Certified brackets evaluated by the search.
+    pub evaluations: usize,
+}
+
+/// The certified ε at `delta` of `run` under `neighbouring`: the PLD
+/// bracket ([`dpsgd_epsilon_bracket`]) with its upper end replaced by the
+/// full batch's exact Gaussian ε, or (where the bracket is not as narrow as
+/// asked) the RDP bound, where those are smaller (both valid; the lower end
+/// then no higher than the upper); at q = 1 the
+/// exact Gaussian ε, [ε, ε]. `None` when no finite ε is reached.
+///
+/// ```
+/// use propdp_accountant::calibrate::certified_epsilon;
+/// use propdp_accountant::bracket::{BracketSettings, Segment};
+/// use propdp_accountant::Neighbouring;
+/// let run = Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 };
+/// let b = certified_epsilon(&run, 1e-5, Neighbouring::AddRemoveOne, BracketSettings::default()).unwrap();
+/// assert!(b.lower <= b.upper && b.upper - b.lower <= 1e-3 * b.upper);
+/// ```
+pub fn certified_epsilon(
+    run: &Segment,
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+) -> Option<EpsilonBracket> {
+    let (z, q, steps) = (run.noise_multiplier, run.sample_rate, run.steps);
+    // subsampling never costs privacy: the full batch's exact ε bounds every q
+    let full = gdp_to_eps(mu_dpgd(1.0, 1.0, steps as usize, z, neighbouring), delta);
+    if q >= 1.0 {
+        return full.map(|e| EpsilonBracket {
+            lower: e,
+            upper: e,
+            grid: 0.0,
+            reached: true,
+        });
+    }
+    let pld = dpsgd_epsilon_bracket(z, q, steps, delta, neighbouring, settings)
+        .ok()
+        .flatten();
+    // where the bracket was reached the RDP bound cannot improve the upper
+    // end by more than the width (it is above the true ε): skip its cost
+    let rdp = match pld {
+        Some(b) if b.reached => None,
+        _ => Some(dpsgd_rdp_epsilon(z, q, steps, delta, neighbouring)).filter(|e| e.is_finite()),
+    };
+    let upper = [pld.map(|b| b.upper), rdp, full]
+        .into_iter()
+        .flatten()
+        .reduce(f64::min)?;
+    Some(match pld {
+        Some(b) => EpsilonBracket {
+            lower: b.lower.min(upper),
+            upper,
+            ..b
+        },
+        // no PLD bracket: the other bounds give an upper end only
+        None => EpsilonBracket {
+            lower: 0.0,
+            upper,
+            grid: 0.0,
+            reached: false,
+        },
+    })
+}
+
+/// Calibrates `knob` of `run` (its other fields as given; the knob's own
+/// value is ignored) to `target` under `neighbouring`, on the certified ε
+/// (see the module docs). Arguments out of range are refused naming them;
+/// a target no value of the knob meets is [`AccountantError::Unattainable`].
+///
+/// ```
+/// use propdp_accountant::calibrate::{calibrate, certified_epsilon, Knob, Target};
+/// use propdp_accountant::bracket::{BracketSettings, Segment};
+/// use propdp_accountant::Neighbouring;
+/// let (n, s) = (Neighbouring::AddRemoveOne, BracketSettings::default());
+/// let run = Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 };
+/// let target = Target::Epsilon { epsilon: 1.0, delta: 1e-5 };
+/// let c = calibrate(Knob::NoiseMultiplier, run, target, n, s).unwrap();
+/// // read back: never above the target
+/// assert!(certified_epsilon(&c.run, 1e-5, n, s).unwrap().upper <= 1.0);
+/// ```
+pub fn calibrate(
+    knob: Knob,
+    run: Segment,
+    target: Target,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+) -> Result<Calibrated, AccountantError> {
+    // the knob's own value is not an input: check the run with a valid stand-in
+    let stand_in = knob.set(&run, 1.0);
+    stand_in.check("")?;
+    if !(settings.relative_width > 0.0 && settings.relative_width.is_finite()) {
+        return Err(AccountantError::range(
+            "relative_width",
+            settings.relative_width,
+            "0 < relative_width < ∞",
+        ));
+    }
+    let s2 = relation_factor(neighbouring).powi(2);
+    let rho_of = |r: &Segment| r.steps as f64 * s2 / (2.0 * r.noise_multiplier * r.noise_multiplier);
+    match target {
+        Target::Rho(rho) => {
+            if !(rho > 0.0 && rho.is_finite()) {
+                return Err(AccountantError::range("rho", rho, "0 < rho < ∞"));
+            }
+            let run = calibrate_rho(knob, &stand_in, rho, rho_of)?;
+            Ok(Calibrated {
+                run,
+                epsilon: None,
+                rho: rho_of(&run),
+                evaluations: 0,
+            })
+        }
+        Target::Epsilon { epsilon, delta } => {
+            if !(epsilon > 0.0 && epsilon.is_finite()) {
+                return Err(AccountantError::range("epsilon", epsilon, "0 < epsilon < ∞"));
+            }
+            if !(delta > 0.0 && delta < 1.0) {
+                return Err(AccountantError::range("delta", delta, "0 < delta < 1"));
+            }
+            let search = Search {
+                knob,
+                run: stand_in,
+                epsilon,
+                delta,
+                neighbouring,
+                settings,
+                evaluations: std::cell::Cell::new(0),
+            };
+            let found = search.run()?;
+            let run = knob.set(&stand_in, found.value);
+            Ok(Calibrated {
+                run,
+                epsilon: found.bracket,
+                rho: rho_of(&run),
+                evaluations: search.evaluations.get(),
+            })
+        }
+    }
+}
+
+/// ρ = T·s²/(2z²) solved for the knob, rounded to the safe side.
+fn calibrate_rho(
+    knob: Knob,
+    run: &Segment,
+    rho: f64,
+    rho_of: impl Fn(&Segment) -> f64,
+) -> Result<Segment, AccountantError> {
+    match knob {
+        Knob::SampleRate => Err(AccountantError::unattainable(
+            "sample_rate",
+            "DP-SGD's zCDP ρ = T·s²/(2z²) does not depend on the sample rate (subsampling gives no zCDP \
+             amplification): calibrate noise_multiplier or steps to ρ, or the sample rate to an (ε, δ)",
+        )),
+        Knob::NoiseMultiplier => {
+            let scale = rho_of(&knob.set(run, 1.0));
+            let mut r = knob.set(run, (scale / rho).sqrt());
+            while rho_of(&r) > rho {
+                r.noise_multiplier = r.noise_multiplier.next_up();
+            }
+            Ok(r)
+        }
+        Knob::Steps => {
+            let per_step = rho_of(&knob.set(run, 1.0));
+            let mut steps = (rho / per_step).floor().min(knob.limits().1);
+            while steps >= 1.0 && rho_of(&knob.set(run, steps)) > rho {
+                steps -= 1.0;
+            }
+            if steps < 1.0 {
+                return Err(AccountantError::unattainable(
+                    "rho",
+                    &format!("one step already has ρ = {per_step:?} > {rho:?}"),
+                ));
+            }
+            Ok(knob.set(run, steps))
+        }
+    }
+}
+
+/// A knob value and what the certified accountant says of it.
+#[derive(Debug, Clone, Copy)]
+struct Probe {
+    value: f64,
+    /// log ε⁺ − log target (+∞: no finite ε).
+    gap: f64,
+    /// ε⁺ ≤ target, compared as numbers (two ε one ulp apart can have
+    /// equal logarithms).
+    meets: bool,
+    bracket: Option<EpsilonBracket>,
+}
+
+impl Probe {
+    /// The probe at knob value `v` of an upper bound `eps` on ε.
+    fn new(v: f64, eps: Option<f64>, target: f64, bracket: Option<EpsilonBracket>) -> Probe {
+        Probe {
+            value: v,
+            gap: eps.map_or(f64::INFINITY, |e| e.ln() - target.ln()),
+            meets: eps.is_some_and(|e| e <= target),
+            bracket,
+        }
+    }
+
+    fn feasible(&self) -> bool {
+        self.meets
+    }
+}
+
+/// The (ε, δ) search of one knob.
+struct Search {
+    knob: Knob,
+    run: Segment,
+    epsilon: f64,
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+    evaluations: std::cell::Cell<usize>,
+}
+
+impl Search {
+    /// The certified ε at knob value `v`.
+    fn probe(&self, v: f64) -> Probe {
+        self.evaluations.set(self.evaluations.get() + 1);
+        let run = self.knob.set(&self.run, v);
+        let bracket = certified_epsilon(&run, self.delta, self.neighbouring, self.settings);
+        Probe::new(v, bracket.map(|b| b.upper), self.epsilon, bracket)
+    }
+
+    /// A fast upper bound on ε at knob value `v`: the fixed-grid PLD
+    /// (about 0.5% above the certified end at Δ = 10⁻³; the RDP bound where
+    /// it does not fit) or the full batch's, whichever is smaller.
+    fn fast(&self, v: f64) -> Option<f64> {
+        let r = self.knob.set(&self.run, v);
+        let (z, q, n) = (r.noise_multiplier, r.sample_rate, self.neighbouring);
+        let full = gdp_to_eps(mu_dpgd(1.0, 1.0, r.steps as usize, z, n), self.delta);
+        let pld = (q < 1.0)
+            .then(|| {
+                crate::dpsgd_epsilon(z, q, r.steps as usize, self.delta, n)
+                    .or_else(|| Some(dpsgd_rdp_epsilon(z, q, r.steps, self.delta, n)).filter(|e| e.is_finite()))
+            })
+            .flatten();
+        [pld, full].into_iter().flatten().reduce(f64::min)
+    }
+
+    /// A closed-form start for the search: the full batch's value for z
+    /// and T (the Gaussian mechanism's μ* at the target: z = s√T/μ*,
+    /// T = (μ*z/s)²), and for q the central-limit rate μ* = q√(T(e^{s²/z²} − 1))
+    /// (Bu, Dong, Long, Su 2020), clamped to the knob's limits.
+    fn start(&self) -> f64 {
+        let Some(noise) = crate::calibrate(|x| log_delta_gaussian(self.epsilon, 1.0 / x), self.delta) else {
+            return self.knob.snap(1.0);
+        };
+        let mu = 1.0 / noise;
+        let s = relation_factor(self.neighbouring);
+        let (z, t) = (self.run.noise_multiplier, self.run.steps as f64);
+        self.knob.snap(match self.knob {
+            Knob::NoiseMultiplier => s * t.sqrt() / mu,
+            Knob::Steps => (mu * z / s).powi(2).floor(),
+            Knob::SampleRate => mu / (t * (s * s / (z * z)).exp_m1()).sqrt(),
+        })
+    }
+
+    /// One step from `v` by a factor e^{±s}, towards more privacy
+    /// (`safer`) or less; the limit when past it, `None` at it.
+    fn step(&self, v: f64, s: f64, safer: bool) -> Option<f64> {
+        let up = safer == self.knob.private_upwards();
+        let (lo, hi) = self.knob.limits();
+        let mut next = self.knob.snap(v * if up { s.exp() } else { (-s).exp() });
+        if next == v && self.knob == Knob::Steps {
+            next = if up { v + 1.0 } else { v - 1.0 };
+        }
+        (next != v && (lo..=hi).contains(&next)).then_some(next)
+    }
+
+    /// Two stages from a closed-form start: the fast bound's crossing (to
+    /// 10⁻³ in log v), then the certified one's from there (the fast bound
+    /// is above the certified one, so its crossing is on the safe side).
+    fn run(&self) -> Result<Probe, AccountantError> {
+        let fast = self.boundary(
+            |v| Probe::new(v, self.fast(v), self.epsilon, None),
+            self.start(),
+            0.1,
+            1e-3,
+        )?;
+        let start = fast.value;
+        self.boundary(|v| self.probe(v), start, 0.002, 1e-4)
+    }
+
+    /// The feasible side of the boundary of `eval` near `start`: steps
+    /// outwards by factors growing from e^{s} until a feasible and an
+    /// infeasible value are both known, then narrows them by regula falsi
+    /// (Illinois) in log v until they are `tol` apart in log v (steps:
+    /// adjacent) or the feasible end's ε⁺ is as near the target as its
+    /// bracket can tell: within a quarter of the bracket's relative width
+    /// (the width asked for, or the one reached where the point limit
+    /// stopped it). A feasible value at the knob's limit is returned as it is.
+    fn boundary<E: Fn(f64) -> Probe>(&self, eval: E, start: f64, s: f64, tol: f64) -> Result<Probe, AccountantError> {
+        let (mut feasible, mut infeasible) = (None, None);
+        let mut at = eval(start);
+        // the first step about as far as the gap at the start says (log v
+        // moves with log ε at a rate of order 1)
+        let mut s = if at.gap.is_finite() {
+            s.max(1.5 * at.gap.abs())
+        } else {
+            s
+        };
+        loop {
+            if at.feasible() {
+                feasible = Some(at);
+            } else {
+                infeasible = Some(at);
+            }
+            if feasible.is_some() && infeasible.is_some() {
+                break;
+            }
+            // feasible: look for the infeasible side (less private), and back
+            match self.step(at.value, s, !at.feasible()) {
+                Some(v) => at = eval(v),
+                None if at.feasible() => return Ok(at),
+                None => return Err(self.unattainable()),
+            }
+            s *= 2.0;
+        }
+        let (mut f, mut i) = (feasible.unwrap(), infeasible.unwrap());
+        let close = |a: f64, b: f64| match self.knob {
+            Knob::Steps => (a - b).abs() <= 1.0,
+            _ => (a.ln() - b.ln()).abs() <= tol,
+        };
+        let (mut gf, mut gi) = (f.gap, i.gap);
+        let mut side = 0i8;
+        for _ in 0..100 {
+            let near = |b: EpsilonBracket| {
+                let width = self.settings.relative_width.max((b.upper - b.lower) / b.upper);
+                b.upper >= self.epsilon * (1.0 - 0.25 * width)
+            };
+            if close(f.value, i.value) || f.bracket.is_some_and(near) {
+                break;
+            }
+            let (xf, xi) = (f.value.ln(), i.value.ln());
+            let width = xi - xf;
+            let secant = xf + width * gf / (gf - gi);
+            let x = if secant.is_finite() && (secant - xf) / width > 1e-3 && (xi - secant) / width > 1e-3 {
+                secant
+            } else {
+                0.5 * (xf + xi)
+            };
+            let mut v = self.knob.snap(x.exp());
+            if self.knob == Knob::Steps {
+                // strictly between two step counts more than 1 apart
+                let (a, b) = (f.value.min(i.value), f.value.max(i.value));
+                v = v.clamp(a + 1.0, b - 1.0);
+            }
+            if v == f.value || v == i.value {
+                break;
+            }
+            let p = eval(v);
+            if p.feasible() {
+                f = p;
+                gf = p.gap;
+                if side == 1 {
+                    gi *= 0.5;
+                }
+                side = 1;
+            } else {
+                i = p;
+                gi = p.gap;
+                if side == -1 {
+                    gf *= 0.5;
+                }
+                side = -1;
+            }
+        }
+        Ok(f)
+    }
+
+    fn unattainable(&self) -> AccountantError {
+        let (lo, hi) = self.knob.limits();
+        let edge = if self.knob.private_upwards() { hi } else { lo };
+        AccountantError::unattainable(
+            "epsilon",
+            &format!(
+                "epsilon = {:?} at delta = {:?} is not met by any {} in [{lo:e}, {hi:e}]: at {edge:e} the certified ε \
+                 is above it",
+                self.epsilon,
+                self.delta,
+                self.knob.name()
+            ),
+        )
+    }
+}

@@ -1,0 +1,173 @@
+//! How DP-SGD's batches are drawn, and what each scheme's ε rests on.
+//!
+//! - *Poisson* (each example joins each batch independently with
+//!   probability q): the certified PLD bracket ([`certified_epsilon`]).
+//!   Add/remove-one: sensitivity C. Replace-one: group privacy of size 2 on
+//!   the add/remove curves.
+//! - *Fixed-size batches* of b examples drawn without replacement from n
+//!   (q = b/n): the relation is replace-one (n is public). When the replaced
+//!   example is in the batch the sum of clipped gradients moves by at most
+//!   2C, so the pair (N(2C, σ²), N(0, σ²)) dominates one unsampled step, and
+//!   subsampling without replacement under substitution is dominated by
+//!   (γP + (1 − γ)Q, Q) with γ = b/n, in either order (Zhu, Dong, Wang 2022,
+//!   which tightens Balle, Barthe, Gaboardi 2018's (log(1 + γ(e^ε − 1)), γδ)).
+//!   That is the Poisson add/remove pair at z/2: its bracket, both orders.
+//! - *Shuffled batches* (a permutation per epoch, cut into batches): no
+//!   amplification by shuffling is known to be tight. Each example is in at
+//!   most ⌈T·q⌉ batches, so the run is at most ⌈T·q⌉ Gaussian mechanisms of
+//!   sensitivity C (2C replace-one): μ = s·√⌈Tq⌉/z, exact. The Poisson figure
+//!   is reported beside it, as tensorflow_privacy's statement does, with the
+//!   assumption it needs: that the batches had been Poisson-sampled.
+//!
+//! # References
+//! - Zhu, Dong, Wang (2022), *Optimal accounting of differential privacy
+//!   via characteristic function*, AISTATS (dominating pairs of subsampling
+//!   with and without replacement).
+//! - Balle, Barthe, Gaboardi (2018), *Privacy amplification by subsampling:
+//!   tight analyses via couplings and divergences*, NeurIPS.
+//! - Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha, Zhang (2024), *How
+//!   private are DP-SGD implementations?*, ICML (shuffled batches are not
+//!   Poisson batches).
+
+use crate::bracket::{BracketSettings, EpsilonBracket, Segment};
+use crate::calibrate::certified_epsilon;
+use crate::{AccountantError, Neighbouring, gdp_to_eps, relation_factor};
+
+/// How DP-SGD's batches are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampling {
+    /// Each example joins each batch independently with probability q.
+    Poisson,
+    /// Batches of b examples without replacement from n, q = b/n (replace-one).
+    FixedSize,
+    /// A shuffle per epoch cut into batches of q·n.
+    Shuffled,
+}
+
+impl Sampling {
+    /// The scheme's name (`poisson`, `fixed_size`, `shuffled`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Sampling::Poisson => "poisson",
+            Sampling::FixedSize => "fixed_size",
+            Sampling::Shuffled => "shuffled",
+        }
+    }
+
+    /// The scheme of a name (either `_` or `-`); `None` for anything else.
+    pub fn parse(name: &str) -> Option<Sampling> {
+        match name.replace('-', "_").as_str() {
+            "poisson" => Some(Sampling::Poisson),
+            "fixed_size" => Some(Sampling::FixedSize),
+            "shuffled" => Some(Sampling::Shuffled),
+            _ => None,
+        }
+    }
+}
+
+/// A run's ε under a sampling scheme, with what it assumes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampledEpsilon {
+    /// The scheme.
+    pub sampling: Sampling,
+    /// The relation the guarantee holds for.
+    pub neighbouring: Neighbouring,
+    /// The shift one neighbour makes in one batch's sum, in units of C (1 or 2).
+    pub sensitivity: f64,
+    /// The guarantee to state (`None`: no finite ε).
+    pub epsilon: Option<EpsilonBracket>,
+    /// Shuffled batches: the Poisson figure, valid only if the batches had
+    /// been Poisson-sampled.
+    pub if_poisson: Option<EpsilonBracket>,
+    /// What the guarantee rests on, in words.
+    pub assumption: &'static str,
+}
+
+/// The ε at `delta` of `run` (z, q, T) under `sampling` and `neighbouring`
+/// (see the module docs). Fixed-size batches under add/remove-one are
+/// refused naming `neighbouring`; a run out of range naming its argument.
+///
+/// ```
+/// use propdp_accountant::sampling::{Sampling, sampled_epsilon};
+/// use propdp_accountant::bracket::{BracketSettings, Segment};
+/// use propdp_accountant::Neighbouring;
+/// let run = Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 };
+/// let s = BracketSettings::default();
+/// let shuffled = sampled_epsilon(Sampling::Shuffled, &run, 1e-5, Neighbouring::AddRemoveOne, s).unwrap();
+/// // ten epochs without amplification are far less private than the Poisson figure
+/// assert!(shuffled.epsilon.unwrap().upper > 3.0 * shuffled.if_poisson.unwrap().upper);
+/// ```
+pub fn sampled_epsilon(
+    sampling: Sampling,
+    run: &Segment,
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+) -> Result<SampledEpsilon, AccountantError> {
+    run.check("")?;
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(AccountantError::range("delta", delta, "0 < delta < 1"));
+    }
+    let s = relation_factor(neighbouring);
+    Ok(match sampling {
+        Sampling::Poisson => SampledEpsilon {
+            sampling,
+            neighbouring,
+            sensitivity: s,
+            epsilon: certified_epsilon(run, delta, neighbouring, settings),
+            if_poisson: None,
+            assumption: match neighbouring {
+                Neighbouring::AddRemoveOne => {
+                    "Poisson sampling; one example added or removed moves a batch's sum by ≤ C"
+                }
+                Neighbouring::ReplaceOne => {
+                    "Poisson sampling; a replaced example is an example removed and one added (group privacy of \
+                     size 2: the batch's sum moves by ≤ 2C)"
+                }
+            },
+        },
+        Sampling::FixedSize => {
+            if neighbouring != Neighbouring::ReplaceOne {
+                return Err(AccountantError::range(
+                    "neighbouring",
+                    neighbouring.label(),
+                    "replace-one with fixed-size batches (n is public: adding or removing an example changes \
+                     the batch count)",
+                ));
+            }
+            let shifted = Segment {
+                noise_multiplier: run.noise_multiplier / 2.0,
+                ..*run
+            };
+            SampledEpsilon {
+                sampling,
+                neighbouring,
+                sensitivity: 2.0,
+                epsilon: certified_epsilon(&shifted, delta, Neighbouring::AddRemoveOne, settings),
+                if_poisson: None,
+                assumption: "batches of b = q·n drawn uniformly without replacement each step; a replaced example \
+                             in the batch moves its sum by ≤ 2C (the subsampled pair at z/2, both orders)",
+            }
+        }
+        Sampling::Shuffled => {
+            let epochs = (run.steps as f64 * run.sample_rate).ceil().max(1.0);
+            let mu = s * epochs.sqrt() / run.noise_multiplier;
+            let e = gdp_to_eps(mu, delta);
+            SampledEpsilon {
+                sampling,
+                neighbouring,
+                sensitivity: s,
+                epsilon: e.map(|e| EpsilonBracket {
+                    lower: e,
+                    upper: e,
+                    grid: 0.0,
+                    reached: true,
+                }),
+                if_poisson: certified_epsilon(run, delta, neighbouring, settings),
+                assumption: "shuffled batches, no amplification: each example is in at most ⌈T·q⌉ batches, each a \
+                             Gaussian mechanism (the Poisson figure beside it holds only if the batches had been \
+                             Poisson-sampled)",
+            }
+        }
+    })
+}
