@@ -26,11 +26,15 @@
 //!
 //!   δ(ε) ≥ δ_{Y'}(ε + η') − β − T·τ,
 //!
+//! and since |D| ≤ Δ always, also with η' = TΔ and β = 0 (better for a few
+//! steps, and where δ(ε) is so flat that subtracting β moves ε far: one step
+//! at q = 10⁻⁴),
 //! τ the per-step chance of a rounding farther than Δ (to +∞ above the top
 //! grid point, up from below the bottom one: at most twice the one-step
 //! tail, min(10⁻¹⁵, 10⁻³δ/T)). δ_{Y'} is bounded below by the composed curve less
 //! the mass aliased from below the window and the round-off. η is chosen
-//! among β ∈ δ·{10⁻¹, 10⁻², 10⁻³}, whichever gives the larger lower end. The
+//! among β ∈ δ·{10⁻¹, …, 10⁻⁶} and the deterministic bound, whichever gives
+//! the larger lower end. The
 //! width of the bracket is therefore about 2Δ√(T log(1/β)/2): it shrinks
 //! like Δ√T, where simply rounding every loss down would lose TΔ.
 //!
@@ -165,7 +169,7 @@ pub fn schedule_epsilon_bracket(
     for (i, s) in segments.iter().enumerate() {
         s.check(&format!("segment[{i}]."))?;
     }
-    bracket_of(segments, delta, neighbouring, settings)
+    Ok(bracket_of(segments, delta, neighbouring, settings, None)?.map(|b| b.0))
 }
 
 /// The certified ε at `delta` of `steps` steps of DP-SGD at noise
@@ -196,16 +200,19 @@ pub fn dpsgd_epsilon_bracket(
         steps,
     };
     segment.check("")?;
-    bracket_of(&[segment], delta, neighbouring, settings)
+    Ok(bracket_of(&[segment], delta, neighbouring, settings, None)?.map(|b| b.0))
 }
 
-/// [`schedule_epsilon_bracket`] of checked segments.
-fn bracket_of(
+/// [`schedule_epsilon_bracket`] of checked segments, and whether the
+/// refinement stopped early at a bracket that `decide` lies outside (a
+/// search asking only whether ε⁺ ≤ `decide` needs no finer grid then).
+pub(crate) fn bracket_of(
     segments: &[Segment],
     delta: f64,
     neighbouring: Neighbouring,
     settings: BracketSettings,
-) -> Result<Option<EpsilonBracket>, AccountantError> {
+    decide: Option<f64>,
+) -> Result<Option<(EpsilonBracket, bool)>, AccountantError> {
     if !(delta > 0.0 && delta < 1.0) {
         return Err(AccountantError::range("delta", delta, "0 < delta < 1"));
     }
@@ -227,11 +234,14 @@ fn bracket_of(
             .iter()
             .map(|s| s.steps as f64 * (shift / s.noise_multiplier).powi(2))
             .sum();
-        return Ok(gdp_to_eps(mu2.sqrt(), delta).map(|e| EpsilonBracket {
-            lower: e,
-            upper: e,
-            grid: 0.0,
-            reached: true,
+        return Ok(gdp_to_eps(mu2.sqrt(), delta).map(|e| {
+            let exact = EpsilonBracket {
+                lower: e,
+                upper: e,
+                grid: 0.0,
+                reached: true,
+            };
+            (exact, false)
         }));
     }
     let total: u64 = segments.iter().map(|s| s.steps).sum();
@@ -255,7 +265,7 @@ fn bracket_of(
                     grid = (grid * b.grid).sqrt();
                     continue;
                 }
-                _ => return Ok(last.map(|b| EpsilonBracket { reached: false, ..b })),
+                _ => return Ok(last.map(|b| (EpsilonBracket { reached: false, ..b }, false))),
             }
         };
         let Some(bracket) = curves.epsilon(delta, neighbouring) else {
@@ -269,7 +279,10 @@ fn bracket_of(
                 continue;
             }
             return match last {
-                Some(b) => Ok(Some(EpsilonBracket { reached: false, ..b })),
+                Some(b) => Ok(Some((EpsilonBracket { reached: false, ..b }, false))),
+                // replace-one's group-privacy fixed point beyond ε = 500
+                // while the add/remove curve reaches δ: no finer grid helps
+                None if neighbouring == Neighbouring::ReplaceOne && curves.add_remove(delta).is_some() => Ok(None),
                 None if grid > 1e-5 => {
                     grid /= 2.0;
                     continue;
@@ -295,10 +308,14 @@ fn bracket_of(
         let width = bracket.upper - bracket.lower;
         let target = settings.relative_width * bracket.upper;
         if width <= target {
-            return Ok(Some(EpsilonBracket {
+            let reached = EpsilonBracket {
                 reached: true,
                 ..bracket
-            }));
+            };
+            return Ok(Some((reached, false)));
+        }
+        if decide.is_some_and(|d| bracket.upper <= d || bracket.lower > d) {
+            return Ok(Some((bracket, true)));
         }
         last = Some(bracket);
         // the width is about proportional to Δ: aim at 80% of the target, at
@@ -307,11 +324,96 @@ fn bracket_of(
         let finest = grid * curves.points() as f64 / settings.max_points as f64 * 1.25;
         let next = (grid * (0.8 * target / width).clamp(0.05, 0.5)).max(finest);
         if next > 0.9 * grid {
-            return Ok(last.map(|b| EpsilonBracket { reached: false, ..b }));
+            return Ok(last.map(|b| (EpsilonBracket { reached: false, ..b }, false)));
         }
         grid = next;
     }
 }
+
+/// Range checks of a run's segments, naming `segment[i].sample_rate` (a
+/// single segment: the bare `sample_rate`); at least one segment.
+pub(crate) fn check_segments(segments: &[Segment]) -> Result<(), AccountantError> {
+    if segments.is_empty() {
+        return Err(AccountantError::range("segment", 0, "at least one segment"));
+    }
+    for (i, s) in segments.iter().enumerate() {
+        let prefix = if segments.len() == 1 {
+            String::new()
+        } else {
+            format!("segment[{i}].")
+        };
+        s.check(&prefix)?;
+    }
+    Ok(())
+}
+
+/// An upper bound δ⁺(ε) on the privacy profile of a schedule at every ε
+/// (both orders of the pair): the untilted pessimistic composition of one
+/// grid, with the mass above the window, the tails and the FFT's round-off
+/// added ([`crate::pld::Composed::delta_upper`]); under replace-one, group
+/// privacy of size 2, (1 + e^{ε/2})·δ⁺_ar(ε/2). Each (ε, δ⁺(ε)) is a valid
+/// (ε, δ) guarantee; the curve is as tight as its grid (ε within about Δ)
+/// and never below the round-off floor (about 10⁻¹³ of the largest mass).
+pub struct UpperProfile {
+    curves: Curves,
+    neighbouring: Neighbouring,
+}
+
+impl UpperProfile {
+    /// The profile of `segments` under `neighbouring` at grid Δ = 2·10⁻³
+    /// (coarser, by doubling, where the window would exceed
+    /// `settings.max_points`); arguments out of range are refused naming
+    /// the segment.
+    ///
+    /// ```
+    /// use propdp_accountant::bracket::{BracketSettings, Segment, UpperProfile};
+    /// use propdp_accountant::Neighbouring;
+    /// let run = [Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 }];
+    /// let p = UpperProfile::new(&run, Neighbouring::AddRemoveOne, BracketSettings::default()).unwrap();
+    /// assert!(p.delta_upper(0.5) >= p.delta_upper(1.0) && p.delta_upper(1.0) > 0.0);
+    /// ```
+    pub fn new(
+        segments: &[Segment],
+        neighbouring: Neighbouring,
+        settings: BracketSettings,
+    ) -> Result<UpperProfile, AccountantError> {
+        check_segments(segments)?;
+        let mut grid = FIRST_GRID;
+        loop {
+            if let Some(curves) = Curves::new(segments, grid, settings.max_points, None, TAIL) {
+                return Ok(UpperProfile { curves, neighbouring });
+            }
+            grid *= 2.0;
+            if grid > 1.0 {
+                return Err(AccountantError::range(
+                    "max_points",
+                    settings.max_points,
+                    "enough points for a window at grid 1",
+                ));
+            }
+        }
+    }
+
+    /// δ⁺(ε) for ε ≥ 0, at most 1.
+    pub fn delta_upper(&self, eps: f64) -> f64 {
+        match self.neighbouring {
+            Neighbouring::AddRemoveOne => self.curves.delta_upper(eps),
+            Neighbouring::ReplaceOne => ((0.5 * eps).exp() + 1.0) * self.curves.delta_upper(0.5 * eps),
+        }
+        .min(1.0)
+    }
+
+    /// The grid width Δ of the composition.
+    pub fn grid(&self) -> f64 {
+        self.curves.grid
+    }
+}
+
+/// The β/δ tried for the lower end, and `None` for the deterministic
+/// η' = TΔ, β = 0 (the better one for a few steps, where Hoeffding's
+/// √(T log(1/β)/2) exceeds T, and for a flat δ(ε), where subtracting even
+/// 10⁻³δ moves ε far).
+const BETAS: [Option<f64>; 6] = [Some(1e-1), Some(1e-2), Some(1e-3), Some(1e-4), Some(1e-6), None];
 
 /// The pessimistic compositions of one grid (remove, add), all segments in one.
 struct Curves {
@@ -365,10 +467,17 @@ impl Curves {
         self.composed.iter().map(|c| c.delta_upper(eps)).fold(0.0, f64::max)
     }
 
-    /// The lower bound δ(ε) ≥ δ_{Y'}(ε + η') − β − T·τ at the β given.
-    fn delta_lower(&self, eps: f64, beta: f64) -> f64 {
+    /// The lower bound δ(ε) ≥ δ_{Y'}(ε + η') − β − T·τ at the β given
+    /// (Hoeffding), or at β = 0, η' = TΔ (`None`: every rounding is below Δ).
+    fn delta_lower(&self, eps: f64, beta: Option<f64>) -> f64 {
         let (t, grid) = (self.steps as f64, self.grid);
-        let eta = grid * (t * (1.0 / beta).ln() / 2.0).sqrt() + t * grid * grid / 8.0;
+        let (eta, beta) = match beta {
+            Some(beta) => (
+                grid * (t * (1.0 / beta).ln() / 2.0).sqrt() + t * grid * grid / 8.0,
+                beta,
+            ),
+            None => (t * grid, 0.0),
+        };
         // a rounding to +∞ (mass above the top point, ≤ tail) or up from below
         // the bottom one (Φ(−k) ≤ tail, `pld::sds`)
         let far = t * 2.0 * self.tail;
@@ -389,9 +498,9 @@ impl Curves {
 
     /// ε⁻ at δ: the largest over the β tried (each a valid lower bound).
     fn lower_end(&self, delta: f64) -> f64 {
-        [1e-1, 1e-2, 1e-3]
+        BETAS
             .iter()
-            .map(|f| smallest_eps(|e| self.delta_lower(e, f * delta), delta).map_or(0.0, |b| b.0))
+            .map(|f| smallest_eps(|e| self.delta_lower(e, f.map(|f| f * delta)), delta).map_or(0.0, |b| b.0))
             .fold(0.0, f64::max)
     }
 
@@ -526,7 +635,12 @@ mod tests {
         let curves = Curves::new(&run, 2e-3, 1 << 22, None, TAIL).unwrap();
         for i in 0..60 {
             let e = 0.1 * i as f64;
-            assert!(curves.delta_lower(e, 1e-9) <= curves.delta_upper(e), "ε = {e}");
+            for beta in [Some(1e-9), None] {
+                assert!(
+                    curves.delta_lower(e, beta) <= curves.delta_upper(e),
+                    "ε = {e}, β = {beta:?}"
+                );
+            }
         }
         for c in &curves.composed {
             assert!(c.roundoff < 1e-11, "round-off bound {:e}", c.roundoff);

@@ -19,7 +19,7 @@
 //! form and rounded to the safe side; ρ does not depend on q, so q cannot be
 //! calibrated to it.
 //!
-//! Every value is searched within stated limits — z ∈ [10⁻³, 10⁶],
+//! Every value is searched within stated limits — z ∈ [10⁻³, 10⁹],
 //! T ∈ [1, 10⁹], q ∈ [10⁻¹², 1] — and a target no value in them meets is
 //! refused ([`AccountantError::Unattainable`]) naming the knob; a target met
 //! at the limit (z = 10⁻³, T = 10⁹ or q = 1) returns the limit.
@@ -31,7 +31,7 @@
 //!   target, or that ran for minutes; both regressions are in
 //!   `tests/tracker_regressions.rs`.
 
-use crate::bracket::{BracketSettings, EpsilonBracket, Segment, dpsgd_epsilon_bracket};
+use crate::bracket::{BracketSettings, EpsilonBracket, Segment, bracket_of};
 use crate::{
     AccountantError, Neighbouring, dpsgd_rdp_epsilon, gdp_to_eps, log_delta_gaussian, mu_dpgd, relation_factor,
 };
@@ -85,9 +85,9 @@ impl Knob {
     }
 
     /// The range searched, [low, high].
-    fn limits(self) -> (f64, f64) {
+    pub fn limits(self) -> (f64, f64) {
         match self {
-            Knob::NoiseMultiplier => (1e-3, 1e6),
+            Knob::NoiseMultiplier => (1e-3, 1e9),
             Knob::Steps => (1.0, 1e9),
             Knob::SampleRate => (1e-12, 1.0),
         }
@@ -130,7 +130,7 @@ pub struct Calibrated {
 }
 
 /// The certified ε at `delta` of `run` under `neighbouring`: the PLD
-/// bracket ([`dpsgd_epsilon_bracket`]) with its upper end replaced by the
+/// bracket ([`crate::bracket::dpsgd_epsilon_bracket`]) with its upper end replaced by the
 /// full batch's exact Gaussian ε, or (where the bracket is not as narrow as
 /// asked) the RDP bound, where those are smaller (both valid; the lower end
 /// then no higher than the upper); at q = 1 the
@@ -150,31 +150,49 @@ pub fn certified_epsilon(
     neighbouring: Neighbouring,
     settings: BracketSettings,
 ) -> Option<EpsilonBracket> {
+    deciding(run, delta, neighbouring, settings, None).map(|b| b.0)
+}
+
+/// [`certified_epsilon`], its refinement stopped early (the `bool`) once
+/// the bracket lies on one side of `decide`.
+fn deciding(
+    run: &Segment,
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+    decide: Option<f64>,
+) -> Option<(EpsilonBracket, bool)> {
     let (z, q, steps) = (run.noise_multiplier, run.sample_rate, run.steps);
     // subsampling never costs privacy: the full batch's exact ε bounds every q
     let full = gdp_to_eps(mu_dpgd(1.0, 1.0, steps as usize, z, neighbouring), delta);
     if q >= 1.0 {
-        return full.map(|e| EpsilonBracket {
+        let exact = full.map(|e| EpsilonBracket {
             lower: e,
             upper: e,
             grid: 0.0,
             reached: true,
         });
+        return exact.map(|b| (b, false));
     }
-    let pld = dpsgd_epsilon_bracket(z, q, steps, delta, neighbouring, settings)
+    let segment = [*run];
+    let found = segment[0]
+        .check("")
+        .and_then(|()| bracket_of(&segment, delta, neighbouring, settings, decide))
         .ok()
         .flatten();
-    // where the bracket was reached the RDP bound cannot improve the upper
-    // end by more than the width (it is above the true ε): skip its cost
+    let (pld, early) = (found.map(|b| b.0), found.is_some_and(|b| b.1));
+    // where the bracket was reached (or decided) the RDP bound cannot
+    // improve the upper end by more than the width, or change the decision
+    // (it is above the true ε): skip its cost
     let rdp = match pld {
-        Some(b) if b.reached => None,
+        Some(b) if b.reached || early => None,
         _ => Some(dpsgd_rdp_epsilon(z, q, steps, delta, neighbouring)).filter(|e| e.is_finite()),
     };
     let upper = [pld.map(|b| b.upper), rdp, full]
         .into_iter()
         .flatten()
         .reduce(f64::min)?;
-    Some(match pld {
+    let bracket = match pld {
         Some(b) => EpsilonBracket {
             lower: b.lower.min(upper),
             upper,
@@ -187,7 +205,8 @@ pub fn certified_epsilon(
             grid: 0.0,
             reached: false,
         },
-    })
+    };
+    Some((bracket, early))
 }
 
 /// Calibrates `knob` of `run` (its other fields as given; the knob's own
@@ -314,16 +333,19 @@ struct Probe {
     /// equal logarithms).
     meets: bool,
     bracket: Option<EpsilonBracket>,
+    /// The bracket's refinement stopped once it decided `meets`.
+    early: bool,
 }
 
 impl Probe {
     /// The probe at knob value `v` of an upper bound `eps` on ε.
-    fn new(v: f64, eps: Option<f64>, target: f64, bracket: Option<EpsilonBracket>) -> Probe {
+    fn new(v: f64, eps: Option<f64>, target: f64, bracket: Option<(EpsilonBracket, bool)>) -> Probe {
         Probe {
             value: v,
             gap: eps.map_or(f64::INFINITY, |e| e.ln() - target.ln()),
             meets: eps.is_some_and(|e| e <= target),
-            bracket,
+            bracket: bracket.map(|b| b.0),
+            early: bracket.is_some_and(|b| b.1),
         }
     }
 
@@ -344,12 +366,14 @@ struct Search {
 }
 
 impl Search {
-    /// The certified ε at knob value `v`.
-    fn probe(&self, v: f64) -> Probe {
+    /// The certified ε at knob value `v`, refined until it decides whether
+    /// the target is met (`settle`: to the width asked for).
+    fn probe(&self, v: f64, settle: bool) -> Probe {
         self.evaluations.set(self.evaluations.get() + 1);
         let run = self.knob.set(&self.run, v);
-        let bracket = certified_epsilon(&run, self.delta, self.neighbouring, self.settings);
-        Probe::new(v, bracket.map(|b| b.upper), self.epsilon, bracket)
+        let decide = (!settle).then_some(self.epsilon);
+        let bracket = deciding(&run, self.delta, self.neighbouring, self.settings, decide);
+        Probe::new(v, bracket.map(|b| b.0.upper), self.epsilon, bracket)
     }
 
     /// A fast upper bound on ε at knob value `v`: the fixed-grid PLD
@@ -409,7 +433,16 @@ impl Search {
             1e-3,
         )?;
         let start = fast.value;
-        self.boundary(|v| self.probe(v), start, 0.002, 1e-4)
+        let found = self.boundary(|v| self.probe(v, false), start, 0.002, 1e-4)?;
+        if !found.early {
+            return Ok(found);
+        }
+        // the answer's bracket refined to the width asked for (the grids
+        // are the same up to the early stop and each end is kept at its
+        // tightest, so it still meets the target)
+        let settled = self.probe(found.value, true);
+        debug_assert!(settled.meets);
+        Ok(if settled.meets { settled } else { found })
     }
 
     /// The feasible side of the boundary of `eval` near `start`: steps
@@ -455,11 +488,12 @@ impl Search {
         let (mut gf, mut gi) = (f.gap, i.gap);
         let mut side = 0i8;
         for _ in 0..100 {
+            // (a bracket stopped early is as wide as the decision needed, not as the grid allows)
             let near = |b: EpsilonBracket| {
                 let width = self.settings.relative_width.max((b.upper - b.lower) / b.upper);
                 b.upper >= self.epsilon * (1.0 - 0.25 * width)
             };
-            if close(f.value, i.value) || f.bracket.is_some_and(near) {
+            if close(f.value, i.value) || (!f.early && f.bracket.is_some_and(near)) {
                 break;
             }
             let (xf, xi) = (f.value.ln(), i.value.ln());

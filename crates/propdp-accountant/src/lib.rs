@@ -19,6 +19,7 @@ mod error;
 pub mod pld;
 pub mod rdp;
 pub mod sampling;
+pub mod tradeoff;
 
 pub use error::AccountantError;
 
@@ -419,9 +420,12 @@ impl Mechanism {
         }
     }
 
-    /// The smallest noise meeting (ε, δ), as [`Mechanism::epsilon`] reads it
-    /// back: the accountant's calibration, raised (by factors of 1.1 up to
-    /// 10³, then bisection to 1e-12 relative) if its ε read back exceeds the target.
+    /// The smallest noise meeting (ε, δ). DP-SGD below the full batch: the
+    /// certified search of [`calibrate::calibrate`] (its ε read back by
+    /// [`Mechanism::epsilon_bracket`] is at most the target). Otherwise, as
+    /// [`Mechanism::epsilon`] reads it back: the closed form's calibration,
+    /// raised (by factors of 1.1 up to 10³, then bisection to 1e-12
+    /// relative) if its ε read back exceeds the target.
     /// `None` when no noise in the accountant's range meets it
     /// ([`Mechanism::meets`] tells whether the target is too strict or too loose).
     ///
@@ -432,6 +436,42 @@ impl Mechanism {
     /// assert!((m.delta(1.0, tau) / 1e-6 - 1.0).abs() < 1e-9);
     /// ```
     pub fn calibrate(&self, eps: f64, delta: f64) -> Option<f64> {
+        if let MechanismKind::Dpsgd {
+            steps,
+            sample_rate,
+            clip,
+        } = self.kind
+            && sample_rate < 1.0
+        {
+            let sensitivity = self.dpsgd_sensitivity(clip);
+            let run = bracket::Segment {
+                noise_multiplier: 1.0,
+                sample_rate,
+                steps: steps as u64,
+            };
+            let target = calibrate::Target::Epsilon { epsilon: eps, delta };
+            let settings = bracket::BracketSettings::default();
+            let z = calibrate::calibrate(
+                calibrate::Knob::NoiseMultiplier,
+                run,
+                target,
+                self.neighbouring,
+                settings,
+            )
+            .ok()?
+            .run
+            .noise_multiplier;
+            // met at the smallest multiplier searched: no smallest noise to calibrate
+            if z <= calibrate::Knob::NoiseMultiplier.limits().0 {
+                return None;
+            }
+            // the noise whose multiplier, as epsilon_bracket divides it back, is at least z
+            let mut noise = z * sensitivity;
+            while noise / sensitivity < z {
+                noise = noise.next_up();
+            }
+            return Some(noise);
+        }
         let first = if let MechanismKind::Dpsgd {
             steps,
             sample_rate,
@@ -469,9 +509,11 @@ impl Mechanism {
         Some(hi)
     }
 
-    /// Whether `noise` meets (ε, δ) as [`Mechanism::epsilon`] reports it.
+    /// Whether `noise` meets (ε, δ) as the certified ε reports it (the
+    /// upper end of [`Mechanism::epsilon_bracket`]; the closed forms' ε).
     pub fn meets(&self, noise: f64, eps: f64, delta: f64) -> bool {
-        self.epsilon(noise, delta).is_some_and(|e| e <= eps)
+        self.epsilon_bracket(noise, delta, bracket::BracketSettings::default())
+            .is_some_and(|b| b.upper <= eps)
     }
 
     /// zCDP ρ at noise level `noise` (R = 1): μ²/2 for output perturbation and
@@ -567,7 +609,11 @@ impl Mechanism {
         calibrate::certified_epsilon(&run, delta, self.neighbouring, settings)
     }
 
-    /// The ε reached at `delta` by noise level `noise`.
+    /// The ε reached at `delta` by noise level `noise`: the closed forms'
+    /// ε; for subsampled DP-SGD a fast upper bound (the fixed-grid PLD,
+    /// Δ = 10⁻³, the RDP and the full batch's, whichever is smallest;
+    /// about 0.5% above the certified bracket's upper end, which is what
+    /// [`Mechanism::calibrate`] meets).
     pub fn epsilon(&self, noise: f64, delta: f64) -> Option<f64> {
         if let MechanismKind::Dpsgd {
             steps,

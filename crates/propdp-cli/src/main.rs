@@ -207,6 +207,10 @@ struct PrivacyArgs {
     /// (no amplification, the Poisson figure beside it); with --noise.
     #[arg(long, value_parser = parse_sampling, conflicts_with_all = ["calibrate", "schedule"])]
     sampling: Option<Sampling>,
+    /// Also print what the guarantee means for membership inference: the largest TPR any attack reaches at
+    /// FPR 1e-5 … 0.1, and μ-GDP (exact for the Gaussian mechanisms, the central-limit approximation for DP-SGD).
+    #[arg(long, conflicts_with_all = ["schedule", "sampling"])]
+    membership_inference: bool,
 }
 
 fn parse_sampling(s: &str) -> std::result::Result<Sampling, String> {
@@ -333,13 +337,24 @@ fn main() -> ExitCode {
             Some(knob) => propdp::privacy::calibrate_knob(&args.query_args(), knob),
             None => args.query().and_then(|q| propdp::privacy::assess(&q)),
         }
-        .map(|r| {
+        .and_then(|r| {
+            let membership = args
+                .membership_inference
+                .then(|| propdp::privacy::membership(&r))
+                .transpose()?;
             if args.json {
-                println!("{}", r.json());
+                let mut j = r.json();
+                if let Some(m) = &membership {
+                    j["membership_inference"] = m.json();
+                }
+                println!("{j}");
             } else {
                 print!("{}", r.text());
+                if let Some(m) = &membership {
+                    print!("{}", m.text());
+                }
             }
-            ExitCode::SUCCESS
+            Ok(ExitCode::SUCCESS)
         }),
         Command::Tune { job, shard } => tune(&job, shard),
         Command::Spectrum {

@@ -626,28 +626,10 @@ fn accounting<'py>(
     delta: f64,
     neighbouring: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
-    use propdp::core::accountant::bracket::{
-        BracketSettings, Segment, dpsgd_epsilon_bracket, schedule_epsilon_bracket,
-    };
+    use propdp::core::accountant::bracket::{BracketSettings, dpsgd_epsilon_bracket, schedule_epsilon_bracket};
     let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
     let relation = parse_relation(py, neighbouring)?;
-    let mut plan = Vec::with_capacity(segments.len());
-    for (i, &(z, q, t)) in segments.iter().enumerate() {
-        let field = if segments.len() == 1 {
-            "steps".to_string()
-        } else {
-            format!("segment[{i}].steps")
-        };
-        let steps = u64::try_from(t)
-            .ok()
-            .filter(|&t| t >= 1)
-            .ok_or_else(|| bad(field, format!(" = {t} is invalid: allowed steps ≥ 1")))?;
-        plan.push(Segment {
-            noise_multiplier: z,
-            sample_rate: q,
-            steps,
-        });
-    }
+    let plan = parse_plan(py, &segments)?;
     let settings = BracketSettings::default();
     let result = py.detach(|| match plan.as_slice() {
         [one] => dpsgd_epsilon_bracket(
@@ -666,6 +648,65 @@ fn accounting<'py>(
         "epsilon_lower": bracket.map(|b| b.lower),
         "bracket_grid": bracket.map(|b| b.grid),
         "bracket_reached": bracket.map(|b| b.reached),
+    });
+    pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
+}
+
+/// The DP-SGD segments of (noise_multiplier, sample_rate, steps) triples;
+/// a step count below 1 raises ConfigError naming it (`steps`, or
+/// `segment[i].steps`). The other ranges are the accountant's to check.
+fn parse_plan(
+    py: Python<'_>,
+    segments: &[(f64, f64, i64)],
+) -> PyResult<Vec<propdp::core::accountant::bracket::Segment>> {
+    use propdp::core::accountant::bracket::Segment;
+    let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
+    let mut plan = Vec::with_capacity(segments.len());
+    for (i, &(z, q, t)) in segments.iter().enumerate() {
+        let field = if segments.len() == 1 {
+            "steps".to_string()
+        } else {
+            format!("segment[{i}].steps")
+        };
+        let steps = u64::try_from(t)
+            .ok()
+            .filter(|&t| t >= 1)
+            .ok_or_else(|| bad(field, format!(" = {t} is invalid: allowed steps ≥ 1")))?;
+        plan.push(Segment {
+            noise_multiplier: z,
+            sample_rate: q,
+            steps,
+        });
+    }
+    Ok(plan)
+}
+
+/// The membership-inference reading of a DP-SGD schedule
+/// (`propdp.accounting.membership_inference`): a dict with fpr, tpr_upper
+/// (the largest TPR any attack reaches at each FPR), mu and mu_exact (exact
+/// μ-GDP at q = 1 throughout; else the central-limit μ of a single segment,
+/// an approximation; None for a schedule).
+#[pyfunction]
+#[pyo3(signature = (segments, fprs, neighbouring))]
+fn membership_run<'py>(
+    py: Python<'py>,
+    segments: Vec<(f64, f64, i64)>,
+    fprs: Vec<f64>,
+    neighbouring: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    use propdp::core::accountant::bracket::BracketSettings;
+    use propdp::core::accountant::tradeoff::{gdp_mu, tpr_upper};
+    let relation = parse_relation(py, neighbouring)?;
+    let plan = parse_plan(py, &segments)?;
+    let tpr = py
+        .detach(|| tpr_upper(&plan, relation, &fprs, BracketSettings::default()))
+        .map_err(|e| config_error(py, format!("{}: {e}", e.argument()), Some(e.argument().to_string())))?;
+    let mu = gdp_mu(&plan, relation);
+    let json = serde_json::json!({
+        "fpr": fprs,
+        "tpr_upper": tpr,
+        "mu": mu.map(|m| m.0),
+        "mu_exact": mu.map(|m| m.1),
     });
     pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
 }
@@ -879,6 +920,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(privacy, m)?)?;
     m.add_function(wrap_pyfunction!(accounting, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate_run, m)?)?;
+    m.add_function(wrap_pyfunction!(membership_run, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(config_text, m)?)?;
     m.add_function(wrap_pyfunction!(spectrum, m)?)?;

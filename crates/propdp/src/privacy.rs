@@ -6,6 +6,7 @@ use anyhow::{Result, bail};
 use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket, Segment};
 use propdp_core::accountant::calibrate::{Knob, Target, calibrate};
 use propdp_core::accountant::sampling::{SampledEpsilon, Sampling, sampled_epsilon};
+use propdp_core::accountant::tradeoff::{gaussian_tpr, gdp_mu, tpr_from_profile, tpr_upper};
 use propdp_core::accountant::{
     Mechanism, MechanismKind, Neighbouring, ObjectiveBound, dpsgd_rdp_epsilon, mu_dpgd, mu_output,
 };
@@ -264,6 +265,15 @@ impl Query {
         };
         self.model.mechanism(kind, self.neighbouring)
     }
+
+    /// DP-SGD's run at `noise`: z = noise/min(C, L), the query's q and T.
+    fn dpsgd_run(&self, noise: f64) -> Segment {
+        Segment {
+            noise_multiplier: noise / self.mechanism().dpsgd_sensitivity(self.clip),
+            sample_rate: self.sample_rate,
+            steps: self.steps as u64,
+        }
+    }
 }
 
 /// `value` of argument `name` in its parameter's domain
@@ -342,9 +352,20 @@ pub fn check(q: &Query) -> Result<(), Argument> {
 /// loose that its smallest noise meets it.
 fn unreachable(arg: &'static str, level: f64, q: &Query, mech: &Mechanism, zcdp: bool) -> Argument {
     let floor = mech.floor(zcdp);
-    let largest = 40f64.exp();
+    // subsampled DP-SGD to (ε, δ): the certified search over its noise multipliers
+    let certified = !zcdp && q.algorithm == AlgorithmKind::Dpsgd && q.sample_rate < 1.0;
+    let (range, largest, smallest) = if certified {
+        let (lo, hi) = Knob::NoiseMultiplier.limits();
+        let s = mech.dpsgd_sensitivity(q.clip);
+        (format!("noise multiplier in [{lo:e}, {hi:e}]"), hi * s, lo * s)
+    } else {
+        ("noise in [e^-200, e^40]".to_string(), 40f64.exp(), (-200f64).exp())
+    };
     let strict = if zcdp {
         mech.rho(largest) > level
+    } else if certified {
+        mech.epsilon_bracket(largest, q.delta_priv, BracketSettings::default())
+            .is_none_or(|b| b.upper > level)
     } else {
         !mech.meets(largest, level, q.delta_priv)
     };
@@ -360,8 +381,8 @@ fn unreachable(arg: &'static str, level: f64, q: &Query, mech: &Mechanism, zcdp:
         Argument::new(
             arg,
             format!(
-                " = {level:?} is too strict: even the largest noise of the calibrated range, e^40 ≈ 2.4e17, \
-                 does not meet it (at δ = {:?}); no noise is calibrated",
+                " = {level:?} is too strict: even the largest {range}, {largest:e}, does not meet it \
+                 (at δ = {:?}); no noise is calibrated",
                 q.delta_priv
             ),
         )
@@ -369,8 +390,8 @@ fn unreachable(arg: &'static str, level: f64, q: &Query, mech: &Mechanism, zcdp:
         Argument::new(
             arg,
             format!(
-                " = {level:?} is so loose that every noise down to e^-200 meets it: no smallest noise \
-                 exists to calibrate"
+                " = {level:?} is so loose that every {range} meets it, down to {smallest:e}: no smallest \
+                 noise exists to calibrate"
             ),
         )
     }
@@ -403,12 +424,7 @@ pub fn assess_sampled(args: &QueryArgs, sampling: Sampling) -> crate::Result<Sam
         )
         .into());
     };
-    let mech = query.mechanism();
-    let run = Segment {
-        noise_multiplier: noise / mech.dpsgd_sensitivity(query.clip),
-        sample_rate: query.sample_rate,
-        steps: query.steps as u64,
-    };
+    let run = query.dpsgd_run(noise);
     let sampled = sampled_epsilon(
         sampling,
         &run,
@@ -470,6 +486,118 @@ impl SampledReport {
             "epsilon_lower": r.epsilon.map(|b| b.lower),
             "epsilon_if_poisson": r.if_poisson.map(|b| b.upper),
             "assumption": r.assumption,
+        })
+    }
+}
+
+/// What a report's guarantee means for membership inference
+/// (`propdp_accountant::tradeoff`): the largest TPR any attack reaches at
+/// each FPR of [`FPRS`], and μ-GDP where it applies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Membership {
+    /// (FPR, the largest TPR at it).
+    pub tpr: Vec<(f64, f64)>,
+    /// μ of μ-GDP and whether it is exact (the Gaussian mechanisms) or the
+    /// central-limit approximation (subsampled DP-SGD); `None` for
+    /// objective perturbation.
+    pub mu: Option<(f64, bool)>,
+    /// How the TPR was bounded.
+    pub method: &'static str,
+}
+
+/// The false positive rates [`membership`] reports the TPR at.
+pub const FPRS: [f64; 5] = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1];
+
+/// The membership-inference reading of `report`: exact for the Gaussian
+/// mechanisms (output perturbation, DP-GD, full-batch DP-SGD:
+/// Φ(Φ⁻¹(α) + μ)); from the certified upper profile for subsampled DP-SGD;
+/// from the (ε, δ) curve for objective perturbation.
+///
+/// ```
+/// use propdp::privacy::{assess, membership, NoiseLevel, Query};
+/// use propdp::core::{accountant::Neighbouring, AlgorithmKind, Model};
+/// let q = Query {
+///     algorithm: AlgorithmKind::Dpsgd, model: Model::Logistic, lambda: 1.0, steps: 1000, sample_rate: 0.01,
+///     clip: Some(1.0), neighbouring: Neighbouring::AddRemoveOne, delta_priv: 1e-5, noise: NoiseLevel::Given(1.0),
+/// };
+/// let m = membership(&assess(&q).unwrap()).unwrap();
+/// assert!(m.tpr.iter().all(|&(fpr, tpr)| fpr < tpr && tpr < 1.0));
+/// ```
+pub fn membership(report: &Report) -> crate::Result<Membership> {
+    let q = &report.query;
+    if q.algorithm == AlgorithmKind::Dpsgd && q.sample_rate < 1.0 {
+        let run = q.dpsgd_run(report.noise);
+        let tpr = tpr_upper(&[run], q.neighbouring, &FPRS, BracketSettings::default())
+            .map_err(|e| Argument::new("noise", format!(": {e}")))?;
+        return Ok(Membership {
+            tpr: FPRS.iter().copied().zip(tpr).collect(),
+            mu: gdp_mu(&[run], q.neighbouring),
+            method: "min over ε of min(e^ε·α + δ⁺(ε), 1 − e^{−ε}(1 − α − δ⁺(ε))), δ⁺ the certified upper profile",
+        });
+    }
+    if let Some(mu) = report.mu {
+        return Ok(Membership {
+            tpr: FPRS.iter().map(|&a| (a, gaussian_tpr(mu, a))).collect(),
+            mu: Some((mu, true)),
+            method: "exact: Φ(Φ⁻¹(α) + μ) of μ-GDP",
+        });
+    }
+    let mech = q.mechanism();
+    Ok(Membership {
+        tpr: FPRS
+            .iter()
+            .map(|&a| (a, tpr_from_profile(|e| mech.delta(e, report.noise), a)))
+            .collect(),
+        mu: None,
+        method: "min over ε of min(e^ε·α + δ(ε), 1 − e^{−ε}(1 − α − δ(ε))), δ the mechanism's curve",
+    })
+}
+
+impl Membership {
+    /// The reading as `propdp privacy --membership-inference` prints it.
+    pub fn text(&self) -> String {
+        let mut s = String::from(
+            "membership inference: the largest TPR any attack reaches at each FPR
+",
+        );
+        for &(fpr, tpr) in &self.tpr {
+            s += &format!(
+                "  FPR {fpr:<7e} TPR ≤ {tpr:.6}
+"
+            );
+        }
+        match self.mu {
+            Some((mu, true)) => {
+                s += &format!(
+                    "  μ-GDP (exact): μ = {}
+",
+                    num(mu)
+                )
+            }
+            Some((mu, false)) => {
+                s += &format!(
+                    "  μ-GDP (central-limit approximation, not a bound): μ ≈ {}
+",
+                    num(mu)
+                )
+            }
+            None => {}
+        }
+        s + &format!(
+            "  ({})
+",
+            self.method
+        )
+    }
+
+    /// The reading as one JSON object.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "fpr": self.tpr.iter().map(|t| t.0).collect::<Vec<_>>(),
+            "tpr_upper": self.tpr.iter().map(|t| t.1).collect::<Vec<_>>(),
+            "mu": self.mu.map(|m| m.0),
+            "mu_exact": self.mu.map(|m| m.1),
+            "method": self.method,
         })
     }
 }
@@ -539,12 +667,7 @@ pub fn calibrate_knob(args: &QueryArgs, knob: Knob) -> crate::Result<Report> {
         _ => q.sample_rate = Some(1.0),
     }
     let query = q.query()?;
-    let mech = query.mechanism();
-    let run = Segment {
-        noise_multiplier: noise / mech.dpsgd_sensitivity(query.clip),
-        sample_rate: query.sample_rate,
-        steps: query.steps as u64,
-    };
+    let run = query.dpsgd_run(noise);
     let c = calibrate(knob, run, target, query.neighbouring, BracketSettings::default()).map_err(|e| {
         Argument::new(
             if e.argument() == "sample_rate" {
@@ -604,30 +727,17 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
             (None, Some((b.c(), b.a)), rdp)
         }
     };
-    // the certified ε; a calibrated noise is raised until the bracket's
-    // upper end, not only the calibration's accountant, meets the target
-    // (ε falls about as 1/noise, so by the ratio of the overshoot, at least 0.05%)
-    let settings = BracketSettings::default();
-    let mut noise = noise;
-    let mut eps = mech.epsilon_bracket(noise, q.delta_priv, settings);
-    if let NoiseLevel::Epsilon(target) = q.noise {
-        let mut tries = 0;
-        while let Some(b) = eps.filter(|b| b.upper > target) {
-            tries += 1;
-            if tries > 20 {
-                return Err(Argument::new(
-                    "epsilon",
-                    format!(
-                        " = {target:?}: the certified ε stays above it after 20 raises of the noise (now {noise:?}, \
-                         ε ≤ {:?})",
-                        b.upper
-                    ),
-                )
-                .into());
-            }
-            noise *= (b.upper / target).max(1.0005);
-            eps = mech.epsilon_bracket(noise, q.delta_priv, settings);
-        }
+    // the certified ε; a calibrated noise meets the target by construction
+    // (subsampled DP-SGD: the search on the bracket's upper end itself)
+    let eps = mech.epsilon_bracket(noise, q.delta_priv, BracketSettings::default());
+    if let (NoiseLevel::Epsilon(target), Some(b)) = (q.noise, eps)
+        && b.upper > target
+    {
+        let msg = format!(
+            "internal error: the noise {noise:?} calibrated to ε = {target:?} reads back ε ≤ {:?}",
+            b.upper
+        );
+        return Err(anyhow::anyhow!(msg).into());
     }
     let dpsgd_grid = (q.algorithm == AlgorithmKind::Dpsgd && q.sample_rate < 1.0)
         .then(|| eps.map(|b| (b.grid, b.reached)))
@@ -704,7 +814,12 @@ impl Report {
             )
             .into());
         }
-        if self.epsilon == Some(0.0) && self.query.mechanism().log_delta(0.0, self.noise) > self.query.delta_priv.ln() {
+        // (subsampled DP-SGD: ε⁺ = 0 is the certified curve's own δ⁺(0) ≤ δ_priv, which the fixed-grid δ(0) may exceed)
+        let subsampled = self.query.algorithm == AlgorithmKind::Dpsgd && self.query.sample_rate < 1.0;
+        if !subsampled
+            && self.epsilon == Some(0.0)
+            && self.query.mechanism().log_delta(0.0, self.noise) > self.query.delta_priv.ln()
+        {
             bail!("internal error: ε = 0 reported while δ(0) exceeds δ_priv");
         }
         Ok(())
@@ -813,7 +928,7 @@ impl Report {
                 "  certified bracket: {} ≤ ε ≤ {} (width {:.2}%, grid {grid:.1e}{})\n",
                 num(lo),
                 num(hi),
-                100.0 * (hi - lo) / hi,
+                if hi > 0.0 { 100.0 * (hi - lo) / hi } else { 0.0 },
                 if reached {
                     ""
                 } else {

@@ -194,7 +194,11 @@ impl ScheduleReport {
                 self.delta_priv,
                 b.lower,
                 b.upper,
-                100.0 * (b.upper - b.lower) / b.upper,
+                if b.upper > 0.0 {
+                    100.0 * (b.upper - b.lower) / b.upper
+                } else {
+                    0.0
+                },
                 if b.reached {
                     ""
                 } else {

@@ -39,12 +39,18 @@ class Bracket:
     bracket_reached: Optional[bool]
 
 
-def _bracket(segments: Sequence[Tuple[float, float, int]], delta: float, neighbouring: str) -> Bracket:
+def _plan(segments: Sequence[Tuple[float, float, int]]) -> List[Tuple[float, float, int]]:
+    """The segments as the native module takes them; a step count that is
+    not an integer raises ConfigError naming it."""
     for i, (_, _, steps) in enumerate(segments):
         if isinstance(steps, bool) or not isinstance(steps, int):
             field = "steps" if len(segments) == 1 else f"segment[{i}].steps"
             raise config_error(f"{field} = {steps!r} is invalid: allowed an integer ≥ 1", field)
-    d = _native.accounting([(float(z), float(q), int(t)) for z, q, t in segments], float(delta), neighbouring)
+    return [(float(z), float(q), int(t)) for z, q, t in segments]
+
+
+def _bracket(segments: Sequence[Tuple[float, float, int]], delta: float, neighbouring: str) -> Bracket:
+    d = _native.accounting(_plan(segments), float(delta), neighbouring)
     return Bracket(**d)
 
 
@@ -135,6 +141,50 @@ def calibrate(
         neighbouring,
     )
     return Calibration(**d)
+
+
+@dataclass(frozen=True)
+class MembershipInference:
+    """What a DP-SGD guarantee means for membership inference: at each false
+    positive rate in ``fpr``, ``tpr_upper`` is the largest true positive rate
+    any attack reaches (from the certified privacy profile; exact at
+    ``sample_rate`` 1). ``mu`` is the μ-GDP reading — exact when
+    ``mu_exact``, else the central-limit approximation (not a bound);
+    ``None`` for a schedule of several subsampled segments."""
+
+    fpr: List[float]
+    tpr_upper: List[float]
+    mu: Optional[float]
+    mu_exact: Optional[bool]
+
+
+def membership_inference(
+    noise_multiplier: Optional[float] = None,
+    sample_rate: Optional[float] = None,
+    steps: Optional[int] = None,
+    *,
+    segments: Optional[Sequence[Tuple[float, float, int]]] = None,
+    fpr: Sequence[float] = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1),
+    neighbouring: str = "add_remove_one",
+) -> MembershipInference:
+    """The largest TPR of any membership-inference attack at each FPR, for
+    ``steps`` steps at (``noise_multiplier``, ``sample_rate``) or a schedule
+    of ``segments``::
+
+        m = membership_inference(1.0, 0.01, 1000, fpr=[0.001])
+        m.tpr_upper[0]   # ≤ 0.0041: no attack does better at FPR 0.1%
+
+    Arguments out of range raise :class:`propdp.ConfigError` naming them."""
+    if segments is None:
+        run = {"noise_multiplier": noise_multiplier, "sample_rate": sample_rate, "steps": steps}
+        for name, value in run.items():
+            if value is None:
+                raise config_error(f"{name} is required (or give segments)", name)
+        segments = [(noise_multiplier, sample_rate, steps)]
+    elif any(v is not None for v in (noise_multiplier, sample_rate, steps)):
+        raise config_error("segments is given: leave out noise_multiplier, sample_rate and steps", "segments")
+    d = _native.membership_run(_plan(segments), [float(a) for a in fpr], neighbouring)
+    return MembershipInference(**d)
 
 
 class Accountant:
