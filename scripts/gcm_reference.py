@@ -140,8 +140,11 @@ pred_err2 was off by up to 2.1e-3 (and, without a covariance, by 4.2e-4 at
 s² = 24.3); with quad_nodes = 32, 64, 96, 128, 192, 256 propdp's pred_err2
 at (aligned, s² = 4, δ = 0.3, λ = 0.1) was 2.4997, 2.00617, 1.977014,
 1.973578, 1.9729148, 1.9728836 against this script's 1.9728810010.  propdp
-now integrates ν by Gauss–Legendre panels of width 2/√ρ beyond ρ = 4
-(docs/theory.md §2.2) and agrees to 3e-11 at its default settings.
+then integrated ν by Gauss–Legendre panels of width 2/√ρ beyond ρ = 4 and
+agreed to 3e-11 at its default settings.  Since, propdp integrates ν given
+the estimator's field by rules chosen from its conditional spread
+(docs/theory.md §2.2), and [solver] quad_nodes sets only the ν rule of its
+separability threshold (λ = 0).
 """
 import argparse
 import json
@@ -502,7 +505,8 @@ def main():
     ap.add_argument("--tol-logistic", type=float, default=1e-9,
                     help="relative tolerance of the logistic comparison (see the docstring)")
     ap.add_argument("--quad-nodes", type=int, default=None,
-                    help="propdp [solver] quad_nodes of the logistic run (default: propdp's default)")
+                    help="propdp [solver] quad_nodes of the logistic run (default: propdp's default; "
+                         "it sets only the separability threshold's ν rule)")
     ap.add_argument("--mc", nargs=2, type=int, metavar=("D", "REPS"))
     args = ap.parse_args()
 

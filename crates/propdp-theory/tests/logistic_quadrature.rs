@@ -1,6 +1,6 @@
-//! The logistic solver's quadrature (Gauss–Hermite in ν, prox-space
-//! Gauss–Legendre panels in ξ, y ↦ −y symmetry) against an independent
-//! integrator: nested adaptive double-exponential quadrature over (ν, ξ)
+//! The logistic solver's quadrature (one integral over the estimator's field
+//! ω in prox space, the teacher field ν integrated out given ω, y ↦ −y
+//! symmetry) against an independent integrator: nested adaptive double-exponential quadrature over (ν, ξ)
 //! with both label terms written out. At a converged state the independent
 //! channel expectations, pushed through the denoiser, must return the state.
 

@@ -13,7 +13,9 @@ pub struct SolverOptions {
     pub tol: f64,
     /// Iteration cap of the outer solver.
     pub max_iter: usize,
-    /// Gauss–Hermite nodes over the teacher field ν (logistic).
+    /// Gauss–Hermite nodes over the teacher field ν of the logistic
+    /// separability threshold (λ = 0); the logistic channel's rules are fixed
+    /// (docs/theory.md §2.2).
     pub quad_nodes: usize,
     /// DP-GD theory: RQMC sample points per scramble (≤ 65536); when absent
     /// [`DMFT_POINTS`] for the full-memory state evolution and
@@ -86,7 +88,8 @@ pub struct FixedPointOptions {
 pub struct LogisticOptions {
     /// Tolerance and iteration cap.
     pub fixed_point: FixedPointOptions,
-    /// Gauss–Hermite nodes over the teacher field ν.
+    /// Gauss–Hermite nodes over the teacher field ν of the separability
+    /// threshold.
     pub quad_nodes: usize,
     /// Wall-clock budget of one solve, in seconds.
     pub time_limit: f64,
