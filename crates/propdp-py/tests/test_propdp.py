@@ -778,3 +778,31 @@ def test_membership_inference_bounds_the_best_attack():
     with pytest.raises(propdp.ConfigError) as e:
         accounting.membership_inference(1.0, 0.01)
     assert e.value.field == "steps"
+
+
+def test_accountant_ledger_composes_gaussian_releases_with_dpsgd():
+    from statistics import NormalDist
+
+    from propdp import accounting
+
+    nd = NormalDist()
+    # ten releases at σ/Δ = 5 alone: μ = √10/5, the exact Gaussian ε (Balle & Wang's δ(ε) solved at δ = 1e-5)
+    g = accounting.Accountant()
+    g.gaussian(noise_multiplier=5.0, count=10)
+    mu = 10**0.5 / 5
+    eps = g.get_epsilon(1e-5)
+    delta = nd.cdf(mu / 2 - eps / mu) - 2.718281828459045**eps * nd.cdf(-mu / 2 - eps / mu)
+    assert delta == pytest.approx(1e-5, rel=1e-6)
+    # the same releases after 1000 DP-SGD steps: one ledger, one bracket, above either part alone
+    acc = accounting.Accountant()
+    for _ in range(1000):
+        acc.step(noise_multiplier=1.0, sample_rate=0.01)
+    alone, alone_half = acc.get_epsilon(1e-5), acc.get_epsilon(5e-6)
+    acc.gaussian(noise_multiplier=5.0, count=10)
+    assert acc.history == [(1.0, 0.01, 1000), (5.0, 1.0, 10)]
+    both = acc.get_epsilon_bracket(1e-5)
+    # above either part alone, and below basic composition (ε₁ + ε₂ at δ/2 each)
+    assert both.epsilon_lower > max(alone, eps) and both.epsilon < alone_half + g.get_epsilon(5e-6)
+    with pytest.raises(propdp.ConfigError) as e:
+        acc.gaussian(noise_multiplier=5.0, count=0)
+    assert e.value.field == "count"

@@ -205,6 +205,23 @@ class Accountant:
         else:
             self.history.append((noise_multiplier, sample_rate, 1))
 
+    def gaussian(self, *, noise_multiplier: float, count: int = 1) -> None:
+        """Record ``count`` releases of a Gaussian mechanism in the same
+        ledger: a DP-GD run (``count`` = its steps), output perturbation, or
+        a statistic published beside the model. ``noise_multiplier`` is σ/Δ
+        with Δ the add/remove-one sensitivity (μ = 1/noise_multiplier per
+        release; replace-one doubles Δ, as for DP-SGD). Each release is a
+        full-batch step (sample rate 1), composed with the subsampled steps
+        in one certified bracket; at rate 1 throughout the bracket is the
+        exact Gaussian ε."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise config_error(f"count = {count!r} is invalid: allowed an integer ≥ 1", "count")
+        if self.history and self.history[-1][:2] == (noise_multiplier, 1.0):
+            z, q, t = self.history[-1]
+            self.history[-1] = (z, q, t + count)
+        else:
+            self.history.append((noise_multiplier, 1.0, count))
+
     def __len__(self) -> int:
         return sum(t for _, _, t in self.history)
 
