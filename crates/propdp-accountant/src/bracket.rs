@@ -45,6 +45,10 @@
 //! (ε⁺ − ε⁻) ≤ w·ε⁺ (default w = 10⁻³) or the window would exceed the point
 //! limit; the bracket reached is returned either way, `reached` saying which.
 //!
+//! *One step* needs no grid: the subsampled Gaussian's loss is monotone in
+//! the observation, so δ(ε) is a difference of two normal tails (`OneStep`),
+//! bracketed by its round-off.
+//!
 //! Replace-one is bounded by group privacy of size 2 on the add/remove
 //! curves, (ε/2, δ/(1 + e^{ε/2})) (a replaced row is not one Gaussian shift
 //! under Poisson sampling); the bracket is then the bracket of that bound.
@@ -61,7 +65,7 @@
 //!   (the FFT's error).
 
 use crate::pld::{Composed, Direction, Pld, SubsampledGaussian, compose_tilted};
-use crate::{AccountantError, Neighbouring, gdp_to_eps};
+use crate::{AccountantError, Neighbouring, gdp_to_eps, norm_cdf};
 
 /// What the bracket is asked for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -242,6 +246,24 @@ pub(crate) fn bracket_of(
                 reached: true,
             };
             (exact, false)
+        }));
+    }
+    if let [one] = segments
+        && one.steps == 1
+    {
+        // one step: the closed form, no grid
+        let exact = OneStep {
+            z: one.noise_multiplier,
+            q: one.sample_rate,
+        };
+        return Ok(exact.epsilon(delta, neighbouring).map(|(lower, upper)| {
+            let bracket = EpsilonBracket {
+                lower,
+                upper,
+                grid: 0.0,
+                reached: upper - lower <= settings.relative_width * upper,
+            };
+            (bracket, false)
         }));
     }
     let total: u64 = segments.iter().map(|s| s.steps).sum();
@@ -462,11 +484,6 @@ impl Curves {
         self.composed.iter().map(|c| c.pld.pmf.len()).max().unwrap_or(0)
     }
 
-    /// The upper bound δ⁺(ε).
-    fn delta_upper(&self, eps: f64) -> f64 {
-        self.composed.iter().map(|c| c.delta_upper(eps)).fold(0.0, f64::max)
-    }
-
     /// The lower bound δ(ε) ≥ δ_{Y'}(ε + η') − β − T·τ at the β given
     /// (Hoeffding), or at β = 0, η' = TΔ (`None`: every rounding is below Δ).
     fn delta_lower(&self, eps: f64, beta: Option<f64>) -> f64 {
@@ -488,12 +505,12 @@ impl Curves {
             .fold(0.0, f64::max);
         (composed - beta - far).max(0.0)
     }
+}
 
-    /// [ε⁻, ε⁺] at δ (add/remove-one); `None` when the upper curve never
-    /// reaches δ.
-    fn add_remove(&self, delta: f64) -> Option<(f64, f64)> {
-        let upper = smallest_eps(|e| self.delta_upper(e), delta)?.1;
-        Some((self.lower_end(delta).min(upper), upper))
+impl Profile for Curves {
+    /// The upper bound δ⁺(ε), the worse direction.
+    fn delta_upper(&self, eps: f64) -> f64 {
+        self.composed.iter().map(|c| c.delta_upper(eps)).fold(0.0, f64::max)
     }
 
     /// ε⁻ at δ: the largest over the β tried (each a valid lower bound).
@@ -502,6 +519,23 @@ impl Curves {
             .iter()
             .map(|f| smallest_eps(|e| self.delta_lower(e, f.map(|f| f * delta)), delta).map_or(0.0, |b| b.0))
             .fold(0.0, f64::max)
+    }
+}
+
+/// Upper and lower bounds on the add/remove privacy profile δ(ε) (the worse
+/// direction), and the ε bracket they give under either relation.
+trait Profile {
+    /// δ⁺(ε) ≥ δ(ε).
+    fn delta_upper(&self, eps: f64) -> f64;
+
+    /// ε⁻ at δ: a lower bound on the smallest ε with δ(ε) ≤ δ.
+    fn lower_end(&self, delta: f64) -> f64;
+
+    /// [ε⁻, ε⁺] at δ (add/remove-one); `None` when the upper curve never
+    /// reaches δ.
+    fn add_remove(&self, delta: f64) -> Option<(f64, f64)> {
+        let upper = smallest_eps(|e| self.delta_upper(e), delta)?.1;
+        Some((self.lower_end(delta).min(upper), upper))
     }
 
     /// [ε⁻, ε⁺] under the relation (replace-one: group privacy of size 2).
@@ -517,6 +551,68 @@ impl Curves {
                 Some((2.0 * lower.min(upper), 2.0 * upper))
             }
         }
+    }
+}
+
+/// One step of the Poisson-subsampled Gaussian, δ(ε) in closed form: its
+/// privacy loss is monotone in the observation x, so the optimal set is a
+/// threshold. In units of σ, with Δ = 1/z:
+///
+/// - remove (P = (1 − q)N(0, 1) + qN(Δ, 1), Q = N(0, 1)): L > ε ⇔ x > a,
+///   a = ln((e^ε − 1 + q)/q)/Δ + Δ/2, and δ = q·Φ̄(a − Δ) − (e^ε − 1 + q)·Φ̄(a);
+/// - add (P, Q swapped): L > ε ⇔ x < b, b = ln((e^{−ε} − 1 + q)/q)/Δ + Δ/2
+///   (δ = 0 when e^{−ε} ≤ 1 − q), and δ = (1 − e^ε(1 − q))·Φ(b) − e^ε q·Φ(b − Δ).
+///
+/// Each term is within a few ulp (libm's erfc and exp), and an error h in
+/// the threshold changes δ only at second order (the threshold is where
+/// the integrand vanishes); the curves add and subtract 10⁻¹³ of the terms'
+/// sum, so they bracket δ.
+struct OneStep {
+    z: f64,
+    q: f64,
+}
+
+impl OneStep {
+    /// (δ̂, the error bound) of the worse direction at ε.
+    fn delta(&self, eps: f64) -> (f64, f64) {
+        let (d, q) = (1.0 / self.z, self.q);
+        let tail = |x: f64| norm_cdf(-x);
+        let r = eps.exp_m1() + q; // e^ε − 1 + q
+        let a = (r / q).ln() / d + d / 2.0;
+        let (t1, t2) = (q * tail(a - d), r * tail(a));
+        let remove = (t1 - t2, 1e-13 * (t1 + t2));
+        let s = (-eps).exp_m1() + q; // e^{−ε} − 1 + q
+        let add = if s > 0.0 {
+            let b = (s / q).ln() / d + d / 2.0;
+            let (u1, u2) = (-(eps.exp() * (1.0 - q)) + 1.0, eps.exp() * q);
+            let (u1, u2) = (u1 * norm_cdf(b), u2 * norm_cdf(b - d));
+            (u1 - u2, 1e-13 * (u1.abs() + u2))
+        } else {
+            (0.0, 0.0)
+        };
+        if remove.0 + remove.1 >= add.0 + add.1 {
+            remove
+        } else {
+            add
+        }
+    }
+}
+
+impl Profile for OneStep {
+    fn delta_upper(&self, eps: f64) -> f64 {
+        let (d, err) = self.delta(eps);
+        (d + err).clamp(0.0, 1.0)
+    }
+
+    fn lower_end(&self, delta: f64) -> f64 {
+        smallest_eps(
+            |e| {
+                let (d, err) = self.delta(e);
+                (d - err).max(0.0)
+            },
+            delta,
+        )
+        .map_or(0.0, |b| b.0)
     }
 }
 
@@ -625,6 +721,43 @@ mod tests {
 
     /// The lower curve is below the upper one at every ε, and the round-off
     /// bound is far below the δ the tests ask for.
+    /// One step: the closed form's bracket (a few ulp wide) lies inside the
+    /// FFT machinery's certified bracket at a fine grid, both relations.
+    #[test]
+    fn the_one_step_closed_form_lies_in_the_pld_bracket() {
+        let mut compared = 0;
+        for (z, q) in [(0.5, 0.01), (1.0, 0.2), (0.3, 1e-4), (2.0, 0.5), (0.8, 0.05)] {
+            for delta in [1e-3, 1e-6, 1e-10] {
+                for n in [Neighbouring::AddRemoveOne, Neighbouring::ReplaceOne] {
+                    let run = [Segment {
+                        noise_multiplier: z,
+                        sample_rate: q,
+                        steps: 1,
+                    }];
+                    let exact = OneStep { z, q }.epsilon(delta, n);
+                    let pld = Curves::new(&run, 1e-4, 1 << 22, None, TAIL).unwrap().epsilon(delta, n);
+                    let (Some((lo, hi)), Some((plo, phi))) = (exact, pld) else {
+                        assert_eq!(exact.is_some(), pld.is_some(), "z {z}, q {q}, δ {delta}, {n:?}");
+                        continue;
+                    };
+                    assert!(
+                        hi - lo <= 1e-9 * hi.max(1e-300),
+                        "z {z}, q {q}, δ {delta}: [{lo}, {hi}]"
+                    );
+                    assert!(
+                        plo <= lo && hi <= phi,
+                        "z {z}, q {q}, δ {delta}, {n:?}: [{lo}, {hi}] not in [{plo}, {phi}]"
+                    );
+                    compared += usize::from(hi > 0.0);
+                }
+            }
+        }
+        assert!(
+            compared >= 20,
+            "only {compared} of 30 cases have a positive ε to compare"
+        );
+    }
+
     #[test]
     fn the_lower_curve_stays_below_the_upper_one() {
         let run = [Segment {

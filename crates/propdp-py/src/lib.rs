@@ -711,6 +711,48 @@ fn membership_run<'py>(
     pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
 }
 
+/// A DP-SGD run's ε under a sampling scheme (`propdp.accounting.sampled_epsilon`):
+/// a dict with sampling, neighbouring, sensitivity (1 or 2, in units of C),
+/// epsilon / epsilon_lower (the guarantee), epsilon_if_poisson (shuffled
+/// batches: the Poisson figure, valid only if they had been Poisson-sampled)
+/// and assumption. Refusals raise ConfigError naming the argument.
+#[pyfunction]
+#[pyo3(signature = (noise_multiplier, sample_rate, steps, delta, sampling, neighbouring))]
+fn sampled_run<'py>(
+    py: Python<'py>,
+    noise_multiplier: f64,
+    sample_rate: f64,
+    steps: i64,
+    delta: f64,
+    sampling: &str,
+    neighbouring: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    use propdp::core::accountant::bracket::BracketSettings;
+    use propdp::core::accountant::sampling::{Sampling, sampled_epsilon};
+    let relation = parse_relation(py, neighbouring)?;
+    let scheme = Sampling::parse(sampling).ok_or_else(|| {
+        config_error(
+            py,
+            format!("sampling = {sampling:?} is invalid: allowed \"poisson\", \"fixed_size\", \"shuffled\""),
+            Some("sampling".into()),
+        )
+    })?;
+    let run = parse_plan(py, &[(noise_multiplier, sample_rate, steps)])?[0];
+    let r = py
+        .detach(|| sampled_epsilon(scheme, &run, delta, relation, BracketSettings::default()))
+        .map_err(|e| config_error(py, format!("{}: {e}", e.argument()), Some(e.argument().to_string())))?;
+    let json = serde_json::json!({
+        "sampling": r.sampling.name(),
+        "neighbouring": r.neighbouring.label(),
+        "sensitivity": r.sensitivity,
+        "epsilon": r.epsilon.map(|b| b.upper),
+        "epsilon_lower": r.epsilon.map(|b| b.lower),
+        "epsilon_if_poisson": r.if_poisson.map(|b| b.upper),
+        "assumption": r.assumption,
+    });
+    pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
+}
+
 /// Calibrates one knob of a DP-SGD run (`propdp.accounting.calibrate`):
 /// `knob` is "noise_multiplier", "steps" or "sample_rate"; the other two
 /// are given, the knob's own value ignored; the target is (epsilon, delta)
@@ -921,6 +963,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(accounting, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate_run, m)?)?;
     m.add_function(wrap_pyfunction!(membership_run, m)?)?;
+    m.add_function(wrap_pyfunction!(sampled_run, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(config_text, m)?)?;
     m.add_function(wrap_pyfunction!(spectrum, m)?)?;

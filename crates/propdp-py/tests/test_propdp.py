@@ -806,3 +806,25 @@ def test_accountant_ledger_composes_gaussian_releases_with_dpsgd():
     with pytest.raises(propdp.ConfigError) as e:
         acc.gaussian(noise_multiplier=5.0, count=0)
     assert e.value.field == "count"
+
+
+def test_accounting_states_the_sampling_scheme_and_its_assumption():
+    from propdp import accounting
+
+    poisson = accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5)
+    assert poisson.epsilon == accounting.epsilon(1.0, 0.01, 1000, 1e-5).epsilon and poisson.sensitivity == 1
+    # shuffled: ⌈T·q⌉ = 10 Gaussian releases, μ = √10 (add/remove), exact; the Poisson figure beside it
+    shuffled = accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, sampling="shuffled")
+    ten = accounting.epsilon(1.0, 1.0, 10, 1e-5).epsilon
+    assert shuffled.epsilon == pytest.approx(ten, rel=1e-12) and shuffled.epsilon_if_poisson == poisson.epsilon
+    assert "Poisson" in shuffled.assumption or "poisson" in shuffled.assumption
+    # fixed-size batches: replace-one, sensitivity 2C
+    fixed = accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, sampling="fixed_size", neighbouring="replace_one")
+    assert fixed.sensitivity == 2 and fixed.neighbouring == "replace-one" and fixed.epsilon > poisson.epsilon
+    for bad, field in [
+        (dict(sampling="fixed_size"), "neighbouring"),
+        (dict(sampling="stratified"), "sampling"),
+    ]:
+        with pytest.raises(propdp.ConfigError) as e:
+            accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, **bad)
+        assert e.value.field == field

@@ -925,14 +925,19 @@ impl Report {
         };
         if let (Some(lo), Some(hi), Some((grid, reached))) = (self.epsilon_lower, self.epsilon, self.bracket) {
             s += &format!(
-                "  certified bracket: {} ≤ ε ≤ {} (width {:.2}%, grid {grid:.1e}{})\n",
+                "  certified bracket: {} ≤ ε ≤ {} (width {:.2}%, {}{})\n",
                 num(lo),
                 num(hi),
                 if hi > 0.0 { 100.0 * (hi - lo) / hi } else { 0.0 },
+                if grid > 0.0 {
+                    format!("grid {grid:.1e}")
+                } else {
+                    "closed form".to_string()
+                },
                 if reached {
                     ""
                 } else {
-                    "; the 0.1% width was not reached within the memory limit"
+                    "; the 0.1% width was not reached (the memory limit, or ε beyond the PLD's range)"
                 }
             );
         }

@@ -144,6 +144,46 @@ def calibrate(
 
 
 @dataclass(frozen=True)
+class Sampled:
+    """A run's ε under a sampling scheme: ``epsilon`` (the guarantee to
+    state) and ``epsilon_lower``; the ``neighbouring`` relation and the
+    ``sensitivity`` it implies (in units of the clip C); for shuffled
+    batches ``epsilon_if_poisson``, valid only if they had been
+    Poisson-sampled; and the ``assumption`` the figure rests on."""
+
+    sampling: str
+    neighbouring: str
+    sensitivity: float
+    epsilon: Optional[float]
+    epsilon_lower: Optional[float]
+    epsilon_if_poisson: Optional[float]
+    assumption: str
+
+
+def sampled_epsilon(
+    noise_multiplier: float,
+    sample_rate: float,
+    steps: int,
+    delta: float,
+    sampling: str = "poisson",
+    neighbouring: str = "add_remove_one",
+) -> Sampled:
+    """The ε at ``delta`` of DP-SGD whose batches are drawn by ``sampling``:
+    "poisson" (each example independently with probability q), "fixed_size"
+    (b = q·n without replacement; replace-one only) or "shuffled" (a shuffle
+    per epoch; no amplification is known, so the ε of ⌈T·q⌉ Gaussian
+    releases, with the Poisson figure beside it)::
+
+        s = sampled_epsilon(1.0, 0.01, 1000, 1e-5, sampling="shuffled")
+        s.epsilon, s.epsilon_if_poisson   # 17.86 without amplification, 1.83 if Poisson
+
+    Refusals (fixed-size under add/remove-one, arguments out of range) raise
+    :class:`propdp.ConfigError` naming the argument."""
+    (run,) = _plan([(noise_multiplier, sample_rate, steps)])
+    return Sampled(**_native.sampled_run(*run, float(delta), sampling, neighbouring))
+
+
+@dataclass(frozen=True)
 class MembershipInference:
     """What a DP-SGD guarantee means for membership inference: at each false
     positive rate in ``fpr``, ``tpr_upper`` is the largest true positive rate
