@@ -11,8 +11,10 @@
 //! RDP bound for T and q) and stepping outwards until both are found, then
 //! narrows them by regula falsi (Illinois) on log ε⁺ − log ε against log v,
 //! which is close to linear, to 10⁻⁴ relative in z and q or to adjacent
-//! step counts. It returns the feasible end, whose bracket was evaluated:
-//! reading ε back gives exactly that bracket.
+//! step counts. Each probe's bracket is refined only until it lies on one
+//! side of the target (all a feasibility test needs); the feasible end
+//! returned is then refined to the width asked for, so reading ε back gives
+//! exactly its bracket.
 //!
 //! *ρ (zCDP).* T steps of DP-SGD are T·s²/(2z²)-zCDP (s = 1 add/remove-one,
 //! 2 replace-one; subsampling gives no zCDP amplification), solved in closed
