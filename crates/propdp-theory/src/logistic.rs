@@ -293,10 +293,15 @@ fn conditional_rule(kappa: f64) -> Vec<(f64, f64)> {
         let rule = NormalRule::shared(n);
         return rule.nodes.iter().copied().zip(rule.weights.iter().copied()).collect();
     }
+    // at most TEACHER_PANELS panels
+    normal_panels((4.0 / kappa).clamp(2.0 * WINDOW / TEACHER_PANELS, 2.0))
+}
+
+/// Nodes (z, weight) of E f(Z), Z ~ N(0, 1): 16-node Gauss–Legendre panels
+/// of `width` in z over |z| ≤ [`WINDOW`], weighted by the normal density.
+fn normal_panels(width: f64) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     let norm = 1.0 / (2.0 * std::f64::consts::PI).sqrt();
-    // at most TEACHER_PANELS panels
-    let width = (4.0 / kappa).clamp(2.0 * WINDOW / TEACHER_PANELS, 2.0);
     for_each_panel(-WINDOW, WINDOW, &[0.0], width, |lo, hi| {
         let (mid, half) = (0.5 * (lo + hi), 0.5 * (hi - lo));
         for &(x, w) in legendre16() {
@@ -459,18 +464,8 @@ impl LogisticSolver {
                 .zip(self.rule.weights.iter().copied())
                 .collect();
         }
-        let mut out = Vec::new();
-        let norm = 1.0 / (2.0 * std::f64::consts::PI).sqrt();
         // at most TEACHER_PANELS panels: at extreme ρ (1e6 and beyond) wider ones
-        let width = (2.0 / rho.sqrt()).max(2.0 * WINDOW / TEACHER_PANELS);
-        for_each_panel(-WINDOW, WINDOW, &[0.0], width, |lo, hi| {
-            let (mid, half) = (0.5 * (lo + hi), 0.5 * (hi - lo));
-            for &(x, w) in legendre16() {
-                let z = mid + half * x;
-                out.push((z, half * w * norm * (-0.5 * z * z).exp()));
-            }
-        });
-        out
+        normal_panels((2.0 / rho.sqrt()).max(2.0 * WINDOW / TEACHER_PANELS))
     }
 
     /// The variance ρ of the teacher field xᵀθ*: s², or s²⟨ωe⟩ with a covariance.
