@@ -10,13 +10,25 @@ implies it), with the norm they actually reach printed. The peers stop
 earlier (their relative-decrease test), so propdp is also timed at the norm
 the 1-thread peer reached: the ratio at equal accuracy.
 
+The second table is one simulated point end to end: logistic ridge (λ = 1,
+σ = 0, s² = 1, δ = 1/2) with two repetitions, each drawing θ*, the n × d
+training design, its labels, a 2n × d test design and its labels, fitting,
+and computing the metrics — `propdp run CONFIG --sim-only` (process start,
+validation and the records file included) against numpy (PCG64, ziggurat
+normals written straight into the array) + scikit-learn doing the same work
+in one Python process (imports excluded), with 1 and 2 threads for both
+(RAYON_NUM_THREADS; the BLAS threads), best of 3, the two sides alternating.
+OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for the peer (they slow a
+current numpy).
+
     python -m venv /tmp/bench && /tmp/bench/bin/pip install scikit-learn scipy numpy
-    /tmp/bench/bin/python scripts/bench_fit_sklearn.py
+    /tmp/bench/bin/python scripts/bench_fit_sklearn.py [--fits-only | --end-to-end-only]
 """
 import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +78,96 @@ print(f"seconds {best:.6f} grad_norm_per_sqrt_d {np.linalg.norm(grad(theta)) / n
 '''
 
 
+END_TO_END = r'''
+import sys, time, warnings
+import numpy as np
+from scipy.special import expit
+from sklearn.linear_model import LogisticRegression
+n, d, reps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+warnings.simplefilter("ignore")
+
+def labels(rng, field):
+    return np.where(rng.random(field.shape[0]) < expit(field), 1.0, -1.0)
+
+def logloss(y, fit):
+    return np.logaddexp(0.0, -y * fit).mean()
+
+def point(seed):
+    metrics = []
+    for rep in range(reps):
+        rng = np.random.default_rng([seed, rep])
+        theta_star = rng.standard_normal(d)
+        sd = 1.0 / np.sqrt(d)
+        x = rng.normal(0.0, sd, (n, d))
+        y = labels(rng, x @ theta_star)
+        x_test = rng.normal(0.0, sd, (2 * n, d))
+        y_test = labels(rng, x_test @ theta_star)
+        clf = LogisticRegression(C=1.0, fit_intercept=False, solver="lbfgs", tol=1e-9 / n, max_iter=10000)
+        theta = clf.fit(x, y).coef_.ravel()
+        err = theta - theta_star
+        fit_test = x_test @ theta
+        metrics.append((err @ err / d, theta @ theta_star / d, theta @ theta / d, logloss(y, x @ theta),
+                        logloss(y_test, fit_test), np.mean(np.sign(fit_test) != y_test)))
+    return np.mean(metrics, axis=0)
+
+start = time.perf_counter()
+point(1)
+print(f"seconds {time.perf_counter() - start:.6f}")
+'''
+
+CONFIG = """name = "end-to-end benchmark point"
+[problem]
+model = "logistic"
+delta = 0.5
+s2 = 1.0
+[algorithm]
+kind = "objective"
+lambda = 1.0
+sigma = 0.0
+[simulation]
+d = {d}
+reps = {reps}
+design = "gaussian"
+seed = 1
+"""
+
+
+def end_to_end():
+    """One simulated logistic point, propdp run --sim-only against numpy + scikit-learn."""
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "propdp-cli"], cwd=ROOT, check=True)
+    binary = ROOT / "target/release/propdp"
+    peer_env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    reps = 2
+    print(f"\nend to end: one logistic point, {reps} repetitions (θ*, design, labels, 2n test rows, fit, metrics)")
+    print(f"{'(n, d)':>13s} {'threads':>7s}  {'propdp':>9s}  {'numpy + sklearn':>15s}  propdp/peer")
+    for n, d in SIZES:
+        with tempfile.TemporaryDirectory() as folder:
+            config = Path(folder) / "point.toml"
+            config.write_text(CONFIG.format(d=d, reps=reps))
+            for threads in ["1", "2"]:
+                ours, peer = [], []
+                for _ in range(3):
+                    out = Path(folder) / f"out{threads}"
+                    start = time.perf_counter()
+                    subprocess.run([binary, "run", config, "--sim-only", "--out", out, "--overwrite"], check=True,
+                                   capture_output=True, env=dict(os.environ, RAYON_NUM_THREADS=threads))
+                    ours.append(time.perf_counter() - start)
+                    env = dict(peer_env, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+                    got = subprocess.run([sys.executable, "-c", END_TO_END, str(n), str(d), str(reps)], env=env,
+                                         capture_output=True, text=True, check=True).stdout.split()
+                    peer.append(float(got[1]))
+                print(f"({n:5d}, {d:5d}) {threads:>7s}  {min(ours):7.3f} s  {min(peer):13.3f} s  "
+                      f"{min(ours) / min(peer):.2f}×")
+
+
 def main():
+    if "--fits-only" not in sys.argv:
+        end_to_end()
+    if "--end-to-end-only" not in sys.argv:
+        fits()
+
+
+def fits():
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "propdp-sim", "--example", "fit_timing"], cwd=ROOT,
                    check=True)
     binary = ROOT / "target/release/examples/fit_timing"

@@ -1,5 +1,8 @@
 //! One fit of each estimator at (n, d) = (2000, 1000) (L-BFGS), single-threaded.
-//! (Output perturbation's fit is the σ = 0 objective fit plus τb.)
+//! (Output perturbation's fit is the σ = 0 objective fit plus τb.) And one
+//! Gaussian design at (4000, 2000) drawn into a recycled buffer, from the
+//! simulation's ChaCha8 streams and, as the baseline of the same run, from
+//! ChaCha20 (the simulation's generator up to e742349).
 //! The (8000, 4000) size and the parallel speed-up are measured by
 //! `scripts/bench_sim.sh` (one fit there takes about a minute).
 //!
@@ -10,7 +13,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use propdp_core::loss::Loss;
 use propdp_core::{Design, Model, NoiseLaw, Prior};
-use propdp_sim::data::{draw_dataset, draw_gaussian_vector};
+use propdp_sim::data::{draw_dataset, draw_design, draw_gaussian_vector, recycle};
 use propdp_sim::objective::Objective;
 use propdp_sim::rng::stream;
 
@@ -49,5 +52,21 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+fn draw(c: &mut Criterion) {
+    let (n, d) = (4000, 2000);
+    let mut g = c.benchmark_group("draw_design_4000x2000");
+    g.sample_size(20);
+    g.bench_function("chacha8", |b| {
+        let mut rng = stream(1, &[0]);
+        b.iter(|| recycle(draw_design(n, d, Design::Gaussian, &mut rng)))
+    });
+    g.bench_function("chacha20", |b| {
+        use rand::SeedableRng;
+        let mut rng = chacha20::ChaCha20Rng::seed_from_u64(1);
+        b.iter(|| recycle(draw_design(n, d, Design::Gaussian, &mut rng)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, draw);
 criterion_main!(benches);

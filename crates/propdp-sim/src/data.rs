@@ -23,8 +23,8 @@ fn normal<R: Rng>(rng: &mut R) -> f64 {
 }
 
 /// An n×d design matrix X, returned row by row as Xᵀ (d × n). Entries are
-/// drawn in X's column order (x₁₁, x₂₁, …, xₙ₁, x₁₂, …), tile by tile, so
-/// the draws, and thus every dataset of a seed, do not depend on the layout.
+/// drawn in X's row order (x₁₁, x₁₂, …, x₁d, x₂₁, …), straight into the
+/// stored layout.
 pub fn draw_design<R: Rng>(n: usize, d: usize, design: Design, rng: &mut R) -> DMatrix<f64> {
     draw_design_in(n, d, design, None, rng)
 }
@@ -72,6 +72,8 @@ impl Coordinates {
 /// [`draw_design`] with features of covariance Σ in its eigenbasis:
 /// coordinate j of every row scaled by √ω_j before a projection (the same
 /// draws as the isotropic design, so `None` is [`draw_design`] exactly).
+/// Each row is drawn, scaled and projected while it is in cache, into a
+/// buffer given back by [`recycle`] where one is spare.
 pub fn draw_design_in<R: Rng>(
     n: usize,
     d: usize,
@@ -80,46 +82,69 @@ pub fn draw_design_in<R: Rng>(
     rng: &mut R,
 ) -> DMatrix<f64> {
     let sd = 1.0 / (d as f64).sqrt();
-    let mut draw = || match design {
-        Design::Rademacher => {
-            if rng.random::<bool>() {
-                sd
-            } else {
-                -sd
-            }
+    let mut xt = spare_buffer(n * d);
+    for row in xt.chunks_exact_mut(d) {
+        match design {
+            Design::Rademacher => row
+                .iter_mut()
+                .for_each(|x| *x = if rng.random::<bool>() { sd } else { -sd }),
+            Design::Gaussian | Design::GaussianProjected => row.iter_mut().for_each(|x| *x = sd * normal(rng)),
         }
-        Design::Gaussian | Design::GaussianProjected => sd * normal(rng),
-    };
-    // TILE columns of X drawn into a buffer, then written into the rows
-    const TILE: usize = 32;
-    let mut xt = vec![0.0; n * d];
-    let mut tile = vec![0.0; TILE * n];
-    for j0 in (0..d).step_by(TILE) {
-        let width = TILE.min(d - j0);
-        for v in tile[..width * n].iter_mut() {
-            *v = draw();
-        }
-        for (i, row) in xt.chunks_exact_mut(d).enumerate() {
-            for (jj, x) in row[j0..j0 + width].iter_mut().enumerate() {
-                *x = tile[jj * n + i];
-            }
-        }
-    }
-    let mut xt = DMatrix::from_vec(d, n, xt);
-    if let Some(c) = coords {
-        for mut row in xt.column_iter_mut() {
+        if let Some(c) = coords {
             row.iter_mut().zip(&c.feature_sd).for_each(|(x, s)| *x *= s);
         }
-    }
-    if design == Design::GaussianProjected {
-        for mut row in xt.column_iter_mut() {
-            let norm = row.norm();
+        if design == Design::GaussianProjected {
+            let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt();
             if norm > 1.0 {
-                row /= norm;
+                row.iter_mut().for_each(|x| *x /= norm);
             }
         }
     }
-    xt
+    DMatrix::from_vec(d, n, xt)
+}
+
+/// Most buffers a thread keeps for reuse (a repetition's training and test
+/// designs).
+const SPARE_BUFFERS: usize = 2;
+
+thread_local! {
+    /// Storage of designs a repetition is done with, for the next
+    /// repetition on this thread: a fresh n × d matrix costs a page fault
+    /// per 4 KiB, as much as drawing it.
+    static SPARE: std::cell::RefCell<Vec<Vec<f64>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A buffer of `len` values (contents unspecified), the smallest spare one
+/// that holds them if any.
+fn spare_buffer(len: usize) -> Vec<f64> {
+    let spare = SPARE.with_borrow_mut(|spare| {
+        let best = (0..spare.len())
+            .filter(|&i| spare[i].capacity() >= len)
+            .min_by_key(|&i| spare[i].capacity())?;
+        Some(spare.swap_remove(best))
+    });
+    match spare {
+        Some(mut v) => {
+            v.resize(len, 0.0);
+            v
+        }
+        None => vec![0.0; len],
+    }
+}
+
+/// Gives a design's storage back for reuse by later draws on this thread
+/// (the [`SPARE_BUFFERS`] largest are kept).
+pub fn recycle(m: DMatrix<f64>) {
+    let v: Vec<f64> = m.data.into();
+    SPARE.with_borrow_mut(|spare| {
+        spare.push(v);
+        if spare.len() > SPARE_BUFFERS {
+            let smallest = (0..spare.len())
+                .min_by_key(|&i| spare[i].capacity())
+                .expect("not empty");
+            spare.swap_remove(smallest);
+        }
+    });
 }
 
 /// θ* with d coordinates from `prior` scaled to E(Θ²) = s².
@@ -228,42 +253,54 @@ mod tests {
     use super::*;
     use crate::rng::stream;
 
-    /// The row-by-row design holds the draws of X filled column by column
-    /// (nalgebra's `from_fn` order), for every design and sizes that are and
-    /// are not multiples of the tile: exactly, and for the projected design up
-    /// to the rounding of the row norms (summed in another order).
+    /// The row-by-row design holds the draws of X filled row by row, for
+    /// every design, with and without a covariance, from fresh and from
+    /// recycled (larger and smaller) buffers: exactly, and for the projected
+    /// design up to the rounding of the row norms.
     #[test]
-    fn design_draws_do_not_depend_on_the_layout() {
+    fn design_draws_are_in_row_order_whatever_the_buffer() {
+        let cov = Covariance::from_columns(&[4.0, 1.0], &[0.5, 0.5], &[1.0, 1.0], "c")
+            .unwrap()
+            .unwrap();
         for design in [Design::Gaussian, Design::Rademacher, Design::GaussianProjected] {
-            for (n, d) in [(7, 5), (40, 33), (3, 70)] {
-                let xt = draw_design(n, d, design, &mut stream(5, &[n as u64, d as u64]));
-                let rng = &mut stream(5, &[n as u64, d as u64]);
-                let sd = 1.0 / (d as f64).sqrt();
-                let mut x = DMatrix::from_fn(n, d, |_, _| match design {
-                    Design::Rademacher => {
-                        if rng.random::<bool>() {
-                            sd
-                        } else {
-                            -sd
-                        }
-                    }
-                    _ => sd * normal(rng),
-                });
-                if design == Design::GaussianProjected {
+            for (n, d) in [(7, 6), (40, 34), (3, 70), (40, 34)] {
+                let coords = Coordinates::new(&cov, d);
+                for c in [None, Some(&coords)] {
+                    let xt = draw_design_in(n, d, design, c, &mut stream(5, &[n as u64, d as u64]));
+                    let rng = &mut stream(5, &[n as u64, d as u64]);
+                    let sd = 1.0 / (d as f64).sqrt();
+                    let mut x = DMatrix::from_row_iterator(
+                        n,
+                        d,
+                        (0..n * d).map(|_| match design {
+                            Design::Rademacher => {
+                                if rng.random::<bool>() {
+                                    sd
+                                } else {
+                                    -sd
+                                }
+                            }
+                            _ => sd * normal(rng),
+                        }),
+                    );
                     for mut row in x.row_iter_mut() {
+                        if let Some(c) = c {
+                            row.iter_mut().zip(&c.feature_sd).for_each(|(x, s)| *x *= s);
+                        }
                         let norm = row.norm();
-                        if norm > 1.0 {
+                        if design == Design::GaussianProjected && norm > 1.0 {
                             row /= norm;
                         }
                     }
+                    let gap = (&xt - x.transpose()).amax();
+                    let allowed = if design == Design::GaussianProjected {
+                        1e-15
+                    } else {
+                        0.0
+                    };
+                    assert!(gap <= allowed, "{design:?} n={n} d={d}: entries differ by {gap}");
+                    recycle(xt);
                 }
-                let gap = (&xt - x.transpose()).amax();
-                let allowed = if design == Design::GaussianProjected {
-                    1e-15
-                } else {
-                    0.0
-                };
-                assert!(gap <= allowed, "{design:?} n={n} d={d}: entries differ by {gap}");
             }
         }
     }

@@ -377,6 +377,8 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
                 d: s.d,
                 source,
             })?;
+        data::recycle(train.xt);
+        data::recycle(test.xt);
         return Ok(Repetition {
             metrics: per_step.last().expect("the last step is evaluated").clone(),
             per_step: Some(per_step),
@@ -407,6 +409,8 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
     })?;
     let theta = theta + tau * &b;
     let metrics = keep(evaluate::metrics(&point.model(), &train, &test, &theta, &b, coords));
+    data::recycle(train.xt);
+    data::recycle(test.xt);
     Ok(Repetition {
         metrics,
         per_step: None,
