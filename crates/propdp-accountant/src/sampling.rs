@@ -19,6 +19,13 @@
 //!   is reported beside it, as tensorflow_privacy's statement does, with the
 //!   assumption it needs: that the batches had been Poisson-sampled.
 //!
+//! A schedule (segments i of T_i steps at (z_i, q_i)) is accounted the same
+//! way, segment by segment in one composition: Poisson and fixed-size
+//! batches by the certified bracket of the schedule (at z_i/2 for
+//! fixed-size), shuffled batches as μ² = s² Σ_i ⌈T_i q_i⌉/z_i², each segment
+//! starting a new epoch (a segment that starts mid-epoch may meet an example
+//! once more: split it at the epoch boundary).
+//!
 //! # References
 //! - Zhu, Dong, Wang (2022), *Optimal accounting of differential privacy
 //!   via characteristic function*, AISTATS (dominating pairs of subsampling
@@ -29,7 +36,7 @@
 //!   private are DP-SGD implementations?*, ICML (shuffled batches are not
 //!   Poisson batches).
 
-use crate::bracket::{BracketSettings, EpsilonBracket, Segment};
+use crate::bracket::{BracketSettings, EpsilonBracket, Segment, schedule_epsilon_bracket};
 use crate::calibrate::certified_epsilon;
 use crate::{AccountantError, Neighbouring, gdp_to_eps, relation_factor};
 
@@ -105,16 +112,67 @@ pub fn sampled_epsilon(
     settings: BracketSettings,
 ) -> Result<SampledEpsilon, AccountantError> {
     run.check("")?;
+    sampled(sampling, std::slice::from_ref(run), delta, neighbouring, settings)
+}
+
+/// [`sampled_epsilon`] of a schedule: `segments` composed as one run, its
+/// batches drawn by `sampling` throughout (see the module docs; shuffled
+/// batches start a new epoch with each segment). A segment out of range is
+/// refused naming it (`segment[1].sample_rate`).
+///
+/// ```
+/// use propdp_accountant::sampling::{Sampling, sampled_schedule_epsilon};
+/// use propdp_accountant::bracket::{BracketSettings, Segment};
+/// use propdp_accountant::Neighbouring;
+/// let run = [
+///     Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 500 },
+///     Segment { noise_multiplier: 2.0, sample_rate: 0.02, steps: 500 },
+/// ];
+/// let s = BracketSettings::default();
+/// let shuffled = sampled_schedule_epsilon(Sampling::Shuffled, &run, 1e-5, Neighbouring::AddRemoveOne, s).unwrap();
+/// // ⌈5⌉ + ⌈10⌉ Gaussian releases: μ² = 5/1 + 10/4
+/// let exact = propdp_accountant::gdp_to_eps((5.0f64 + 10.0 / 4.0).sqrt(), 1e-5).unwrap();
+/// assert!((shuffled.epsilon.unwrap().upper / exact - 1.0).abs() < 1e-12);
+/// ```
+pub fn sampled_schedule_epsilon(
+    sampling: Sampling,
+    segments: &[Segment],
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+) -> Result<SampledEpsilon, AccountantError> {
+    if segments.is_empty() {
+        return Err(AccountantError::range("segment", 0, "at least one segment"));
+    }
+    for (i, s) in segments.iter().enumerate() {
+        s.check(&format!("segment[{i}]."))?;
+    }
+    sampled(sampling, segments, delta, neighbouring, settings)
+}
+
+/// The ε of checked `segments` under `sampling`.
+fn sampled(
+    sampling: Sampling,
+    segments: &[Segment],
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+) -> Result<SampledEpsilon, AccountantError> {
     if !(delta > 0.0 && delta < 1.0) {
         return Err(AccountantError::range("delta", delta, "0 < delta < 1"));
     }
+    // the certified ε of Poisson batches: one run's (with its closed forms), or the schedule's
+    let poisson = |run: &[Segment], relation: Neighbouring| match run {
+        [one] => Ok(certified_epsilon(one, delta, relation, settings)),
+        _ => schedule_epsilon_bracket(run, delta, relation, settings),
+    };
     let s = relation_factor(neighbouring);
     Ok(match sampling {
         Sampling::Poisson => SampledEpsilon {
             sampling,
             neighbouring,
             sensitivity: s,
-            epsilon: certified_epsilon(run, delta, neighbouring, settings),
+            epsilon: poisson(segments, neighbouring)?,
             if_poisson: None,
             assumption: match neighbouring {
                 Neighbouring::AddRemoveOne => {
@@ -135,24 +193,32 @@ pub fn sampled_epsilon(
                      the batch count)",
                 ));
             }
-            let shifted = Segment {
-                noise_multiplier: run.noise_multiplier / 2.0,
-                ..*run
-            };
+            let shifted: Vec<Segment> = segments
+                .iter()
+                .map(|run| Segment {
+                    noise_multiplier: run.noise_multiplier / 2.0,
+                    ..*run
+                })
+                .collect();
             SampledEpsilon {
                 sampling,
                 neighbouring,
                 sensitivity: 2.0,
-                epsilon: certified_epsilon(&shifted, delta, Neighbouring::AddRemoveOne, settings),
+                epsilon: poisson(&shifted, Neighbouring::AddRemoveOne)?,
                 if_poisson: None,
                 assumption: "batches of b = q·n drawn uniformly without replacement each step; a replaced example \
                              in the batch moves its sum by ≤ 2C (the subsampled pair at z/2, both orders)",
             }
         }
         Sampling::Shuffled => {
-            let epochs = (run.steps as f64 * run.sample_rate).ceil().max(1.0);
-            let mu = s * epochs.sqrt() / run.noise_multiplier;
-            let e = gdp_to_eps(mu, delta);
+            // μ_i = √⌈T_i q_i⌉/z_i per segment, μ = √Σμ_i² (one segment: μ_1 exactly)
+            let mu = segments
+                .iter()
+                .map(|run| (run.steps as f64 * run.sample_rate).ceil().max(1.0).sqrt() / run.noise_multiplier)
+                .map(|m| m * m)
+                .sum::<f64>()
+                .sqrt();
+            let e = gdp_to_eps(s * mu, delta);
             SampledEpsilon {
                 sampling,
                 neighbouring,
@@ -163,10 +229,10 @@ pub fn sampled_epsilon(
                     grid: 0.0,
                     reached: true,
                 }),
-                if_poisson: certified_epsilon(run, delta, neighbouring, settings),
-                assumption: "shuffled batches, no amplification: each example is in at most ⌈T·q⌉ batches, each a \
-                             Gaussian mechanism (the Poisson figure beside it holds only if the batches had been \
-                             Poisson-sampled)",
+                if_poisson: poisson(segments, neighbouring)?,
+                assumption: "shuffled batches, no amplification: each example is in at most ⌈T·q⌉ batches (per \
+                             segment, each starting an epoch), each a Gaussian mechanism (the Poisson figure beside \
+                             it holds only if the batches had been Poisson-sampled)",
             }
         }
     })

@@ -101,3 +101,81 @@ fn fixed_size_batches_under_add_remove_are_refused_naming_the_relation() {
     assert_eq!(Sampling::parse("fixed-size"), Some(Sampling::FixedSize));
     assert_eq!(Sampling::parse("uniform"), None);
 }
+
+#[test]
+fn schedules_are_accounted_under_every_scheme() {
+    use propdp_accountant::bracket::schedule_epsilon_bracket;
+    use propdp_accountant::sampling::sampled_schedule_epsilon;
+    let run = [
+        Segment {
+            noise_multiplier: 1.0,
+            sample_rate: 0.01,
+            steps: 450, // 4.5 epochs: 5 batches per example at most
+        },
+        Segment {
+            noise_multiplier: 2.0,
+            sample_rate: 0.02,
+            steps: 500, // 10 epochs
+        },
+    ];
+    for n in [Neighbouring::AddRemoveOne, Neighbouring::ReplaceOne] {
+        let s = match n {
+            Neighbouring::AddRemoveOne => 1.0,
+            Neighbouring::ReplaceOne => 2.0,
+        };
+        // shuffled: 5 releases at z = 1 and 10 at z = 2, each segment starting an epoch
+        let shuffled = sampled_schedule_epsilon(Sampling::Shuffled, &run, 1e-5, n, S).unwrap();
+        let exact = gdp_to_eps(s * (5.0f64 / 1.0 + 10.0 / 4.0).sqrt(), 1e-5).unwrap();
+        let got = shuffled.epsilon.unwrap().upper;
+        assert!((got / exact - 1.0).abs() < 1e-12, "{n:?}: {got} vs {exact}");
+        assert_eq!(shuffled.sensitivity, s);
+        // beside it, the Poisson figure of the same schedule
+        let poisson = sampled_schedule_epsilon(Sampling::Poisson, &run, 1e-5, n, S).unwrap();
+        assert_eq!(shuffled.if_poisson, poisson.epsilon);
+        assert_eq!(
+            poisson.epsilon,
+            schedule_epsilon_bracket(&run, 1e-5, n, S).unwrap(),
+            "{n:?}: Poisson batches are the schedule's certified bracket"
+        );
+        assert!(poisson.epsilon.unwrap().upper < got);
+    }
+    // fixed-size: the schedule at z/2 under add/remove-one, and only under replace-one
+    let halved: Vec<Segment> = run
+        .iter()
+        .map(|r| Segment {
+            noise_multiplier: r.noise_multiplier / 2.0,
+            ..*r
+        })
+        .collect();
+    let fixed = sampled_schedule_epsilon(Sampling::FixedSize, &run, 1e-5, Neighbouring::ReplaceOne, S).unwrap();
+    let want = schedule_epsilon_bracket(&halved, 1e-5, Neighbouring::AddRemoveOne, S).unwrap();
+    assert_eq!(fixed.epsilon, want);
+    assert_eq!(fixed.sensitivity, 2.0);
+    let e = sampled_schedule_epsilon(Sampling::FixedSize, &run, 1e-5, Neighbouring::AddRemoveOne, S).unwrap_err();
+    assert_eq!(e.argument(), "neighbouring");
+    // a segment out of range is named by its index
+    let bad = [
+        run[0],
+        Segment {
+            sample_rate: 1.5,
+            ..run[1]
+        },
+    ];
+    let e = sampled_schedule_epsilon(Sampling::Shuffled, &bad, 1e-5, Neighbouring::AddRemoveOne, S).unwrap_err();
+    assert_eq!(e.argument(), "segment[1].sample_rate");
+}
+
+#[test]
+fn a_one_segment_schedule_is_the_run() {
+    use propdp_accountant::sampling::sampled_schedule_epsilon;
+    let run = Segment {
+        noise_multiplier: 1.5,
+        sample_rate: 0.01,
+        steps: 950,
+    };
+    for sampling in [Sampling::Poisson, Sampling::FixedSize, Sampling::Shuffled] {
+        let one = sampled_epsilon(sampling, &run, 1e-5, Neighbouring::ReplaceOne, S).unwrap();
+        let schedule = sampled_schedule_epsilon(sampling, &[run], 1e-5, Neighbouring::ReplaceOne, S).unwrap();
+        assert_eq!(one, schedule, "{sampling:?}");
+    }
+}

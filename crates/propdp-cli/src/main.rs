@@ -204,8 +204,8 @@ struct PrivacyArgs {
     #[arg(long, value_parser = parse_knob)]
     calibrate: Option<Knob>,
     /// DP-SGD's batches: poisson (default), fixed-size (b of n without replacement; replace-one) or shuffled
-    /// (no amplification, the Poisson figure beside it); with --noise.
-    #[arg(long, value_parser = parse_sampling, conflicts_with_all = ["calibrate", "schedule"])]
+    /// (no amplification, the Poisson figure beside it); with --noise, or with --schedule for every segment.
+    #[arg(long, value_parser = parse_sampling, conflicts_with_all = ["calibrate"])]
     sampling: Option<Sampling>,
     /// Also print what the guarantee means for membership inference: the largest TPR any attack reaches at
     /// FPR 1e-5 … 0.1, and μ-GDP (exact for the Gaussian mechanisms, the central-limit approximation for DP-SGD).
@@ -237,7 +237,13 @@ fn privacy_schedule(args: &PrivacyArgs) -> Result<ExitCode> {
     q.sample_rate = Some(1.0);
     q.noise = Some(1.0);
     let model = q.query()?.model;
-    let report = propdp::schedule::assess_file(path, &model, args.neighbouring, args.delta_priv.unwrap_or(1e-6))?;
+    let report = propdp::schedule::assess_file(
+        path,
+        &model,
+        args.neighbouring,
+        args.sampling.unwrap_or(Sampling::Poisson),
+        args.delta_priv.unwrap_or(1e-6),
+    )?;
     if args.json {
         println!("{}", report.json());
     } else {

@@ -884,4 +884,40 @@ fn privacy_of_a_schedule_file_is_certified_and_bad_files_name_the_key() {
     }
     let o = schedule(&good, &["--noise", "1"]);
     assert!(!o.status.success() && stderr(&o).contains("--noise"), "{}", stderr(&o));
+    // shuffled batches: the unamplified ε of ⌈6⌉ + ⌈4⌉ Gaussian releases, the Poisson figure beside it
+    let o = schedule(
+        &good,
+        &[
+            "--delta-priv",
+            "1e-5",
+            "--neighbouring",
+            "add-remove-one",
+            "--sampling",
+            "shuffled",
+            "--json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let exact = propdp::core::accountant::gdp_to_eps((6.0f64 + 4.0 / 4.0).sqrt(), 1e-5).unwrap();
+    assert!((j["epsilon"].as_f64().unwrap() / exact - 1.0).abs() < 1e-12, "{j}");
+    assert_eq!(j["epsilon_if_poisson"].as_f64().unwrap(), hi, "{j}");
+    assert_eq!(
+        (j["sampling"].as_str(), j["sensitivity"].as_f64()),
+        (Some("shuffled"), Some(1.0)),
+        "{j}"
+    );
+    // fixed-size batches: replace-one only, refused naming the relation
+    let o = schedule(&good, &["--neighbouring", "add-remove-one", "--sampling", "fixed-size"]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("neighbouring"),
+        "{}",
+        stderr(&o)
+    );
+    let o = schedule(&good, &["--neighbouring", "replace-one", "--sampling", "fixed-size"]);
+    assert!(
+        o.status.success() && String::from_utf8_lossy(&o.stdout).contains("sensitivity 2C"),
+        "{}",
+        stderr(&o)
+    );
 }

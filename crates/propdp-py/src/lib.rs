@@ -711,24 +711,25 @@ fn membership_run<'py>(
     pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
 }
 
-/// A DP-SGD run's ε under a sampling scheme (`propdp.accounting.sampled_epsilon`):
-/// a dict with sampling, neighbouring, sensitivity (1 or 2, in units of C),
+/// A DP-SGD run's or schedule's ε under a sampling scheme
+/// (`propdp.accounting.sampled_epsilon`, `sampled_schedule_epsilon`): a dict
+/// with sampling, neighbouring, sensitivity (1 or 2, in units of C),
 /// epsilon / epsilon_lower (the guarantee), epsilon_if_poisson (shuffled
 /// batches: the Poisson figure, valid only if they had been Poisson-sampled)
-/// and assumption. Refusals raise ConfigError naming the argument.
+/// and assumption. `segments` are (noise_multiplier, sample_rate, steps);
+/// one segment is a run (its arguments named bare), more a schedule
+/// (`segment[i].…`). Refusals raise ConfigError naming the argument.
 #[pyfunction]
-#[pyo3(signature = (noise_multiplier, sample_rate, steps, delta, sampling, neighbouring))]
+#[pyo3(signature = (segments, delta, sampling, neighbouring))]
 fn sampled_run<'py>(
     py: Python<'py>,
-    noise_multiplier: f64,
-    sample_rate: f64,
-    steps: i64,
+    segments: Vec<(f64, f64, i64)>,
     delta: f64,
     sampling: &str,
     neighbouring: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     use propdp::core::accountant::bracket::BracketSettings;
-    use propdp::core::accountant::sampling::{Sampling, sampled_epsilon};
+    use propdp::core::accountant::sampling::{Sampling, sampled_epsilon, sampled_schedule_epsilon};
     let relation = parse_relation(py, neighbouring)?;
     let scheme = Sampling::parse(sampling).ok_or_else(|| {
         config_error(
@@ -737,9 +738,12 @@ fn sampled_run<'py>(
             Some("sampling".into()),
         )
     })?;
-    let run = parse_plan(py, &[(noise_multiplier, sample_rate, steps)])?[0];
+    let plan = parse_plan(py, &segments)?;
     let r = py
-        .detach(|| sampled_epsilon(scheme, &run, delta, relation, BracketSettings::default()))
+        .detach(|| match plan.as_slice() {
+            [run] => sampled_epsilon(scheme, run, delta, relation, BracketSettings::default()),
+            _ => sampled_schedule_epsilon(scheme, &plan, delta, relation, BracketSettings::default()),
+        })
         .map_err(|e| config_error(py, format!("{}: {e}", e.argument()), Some(e.argument().to_string())))?;
     let json = serde_json::json!({
         "sampling": r.sampling.name(),

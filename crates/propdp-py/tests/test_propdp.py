@@ -828,3 +828,24 @@ def test_accounting_states_the_sampling_scheme_and_its_assumption():
         with pytest.raises(propdp.ConfigError) as e:
             accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, **bad)
         assert e.value.field == field
+
+
+def test_accounting_states_the_sampling_scheme_of_a_schedule():
+    from propdp import accounting
+
+    run = [(1.0, 0.01, 450), (2.0, 0.02, 500)]  # 4.5 and 10 epochs: 5 + 10 batches per example at most
+    shuffled = accounting.sampled_schedule_epsilon(run, 1e-5, sampling="shuffled")
+    # 5 releases at z = 1 and 10 at z = 2: μ² = 5 + 10/4
+    mu2 = 5 + 10 / 4
+    poisson = accounting.schedule_epsilon(run, 1e-5)
+    assert shuffled.epsilon_if_poisson == poisson.epsilon and shuffled.epsilon > poisson.epsilon
+    # the same as the Gaussian mechanism's ε at μ = √7.5, via a DP-GD ledger of equal μ²
+    acc = accounting.Accountant()
+    acc.gaussian(noise_multiplier=(1 / mu2) ** 0.5)
+    assert shuffled.epsilon == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
+    fixed = accounting.sampled_schedule_epsilon(run, 1e-5, sampling="fixed_size", neighbouring="replace_one")
+    halved = accounting.schedule_epsilon([(z / 2, q, t) for z, q, t in run], 1e-5)
+    assert fixed.sensitivity == 2 and fixed.epsilon == halved.epsilon
+    with pytest.raises(propdp.ConfigError) as e:
+        accounting.sampled_schedule_epsilon([(1.0, 0.01, 450), (2.0, 1.5, 500)], 1e-5, sampling="shuffled")
+    assert e.value.field == "segment[1].sample_rate"

@@ -16,7 +16,11 @@
 //!
 //! Unknown keys, a missing key, a negative or fractional step count and a
 //! rate outside (0, 1] are refused naming the segment and key
-//! (`segment[1].sample_rate`) and the file.
+//! (`segment[1].sample_rate`) and the file. The batches may be Poisson
+//! (`--sampling poisson`, the default), fixed-size or shuffled throughout
+//! (`propdp_accountant::sampling`): the report names the relation, the
+//! sensitivity and the assumption, and for shuffled batches gives the
+//! Poisson figure beside the guarantee.
 
 use std::path::Path;
 
@@ -24,7 +28,8 @@ use anyhow::Context;
 use propdp_core::ConfigError;
 use propdp_core::Model;
 use propdp_core::accountant::Neighbouring;
-use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket, Segment, schedule_epsilon_bracket};
+use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket, Segment};
+use propdp_core::accountant::sampling::{Sampling, sampled_schedule_epsilon};
 use serde::Deserialize;
 
 use crate::Result;
@@ -70,23 +75,33 @@ pub struct ScheduleReport {
     pub noise_multipliers: Vec<f64>,
     /// The neighbouring relation.
     pub neighbouring: Neighbouring,
+    /// How the batches were drawn.
+    pub sampling: Sampling,
+    /// The shift one neighbour makes in one batch's sum, in units of C.
+    pub sensitivity: f64,
+    /// What the guarantee rests on, in words.
+    pub assumption: &'static str,
     /// δ of the guarantee.
     pub delta_priv: f64,
     /// The certified bracket; `None` when no finite ε reaches δ.
     pub epsilon: Option<EpsilonBracket>,
+    /// Shuffled batches: the Poisson figure, valid only if the batches had
+    /// been Poisson-sampled.
+    pub if_poisson: Option<EpsilonBracket>,
 }
 
 /// The certified ε at `delta_priv` of `segments` for `model`'s loss (its
-/// Lipschitz constant L bounds an unclipped gradient) under `neighbouring`.
+/// Lipschitz constant L bounds an unclipped gradient) under `neighbouring`,
+/// the batches drawn by `sampling`.
 ///
 /// ```
 /// use propdp::schedule::{assess, ScheduleSegment};
-/// use propdp::core::{accountant::Neighbouring, Model};
+/// use propdp::core::{accountant::{Neighbouring, sampling::Sampling}, Model};
 /// let run = [
 ///     ScheduleSegment { noise: 1.0, sample_rate: 0.01, steps: 1000, clip: Some(1.0) },
 ///     ScheduleSegment { noise: 2.0, sample_rate: 0.02, steps: 500, clip: Some(1.0) },
 /// ];
-/// let r = assess(&run, &Model::Logistic, Neighbouring::AddRemoveOne, 1e-5).unwrap();
+/// let r = assess(&run, &Model::Logistic, Neighbouring::AddRemoveOne, Sampling::Poisson, 1e-5).unwrap();
 /// let b = r.epsilon.unwrap();
 /// assert!(b.lower <= b.upper && b.reached);
 /// ```
@@ -94,15 +109,22 @@ pub fn assess(
     segments: &[ScheduleSegment],
     model: &Model,
     neighbouring: Neighbouring,
+    sampling: Sampling,
     delta_priv: f64,
 ) -> Result<ScheduleReport> {
-    Ok(certify(segments, model, neighbouring, delta_priv)?)
+    Ok(certify(segments, model, neighbouring, sampling, delta_priv)?)
 }
 
 /// [`read`] and [`assess`] a schedule file, its errors naming the file.
-pub fn assess_file(path: &Path, model: &Model, neighbouring: Neighbouring, delta_priv: f64) -> Result<ScheduleReport> {
+pub fn assess_file(
+    path: &Path,
+    model: &Model,
+    neighbouring: Neighbouring,
+    sampling: Sampling,
+    delta_priv: f64,
+) -> Result<ScheduleReport> {
     let segments = read(path)?;
-    Ok(certify(&segments, model, neighbouring, delta_priv)
+    Ok(certify(&segments, model, neighbouring, sampling, delta_priv)
         .with_context(|| format!("the schedule {}", path.display()))?)
 }
 
@@ -110,6 +132,7 @@ fn certify(
     segments: &[ScheduleSegment],
     model: &Model,
     neighbouring: Neighbouring,
+    sampling: Sampling,
     delta_priv: f64,
 ) -> anyhow::Result<ScheduleReport> {
     let range = |field: String, value: String, allowed: &str| ConfigError::OutOfRange {
@@ -146,8 +169,8 @@ fn certify(
             steps: s.steps as u64,
         });
     }
-    let epsilon =
-        schedule_epsilon_bracket(&plan, delta_priv, neighbouring, BracketSettings::default()).map_err(|e| {
+    let sampled = sampled_schedule_epsilon(sampling, &plan, delta_priv, neighbouring, BracketSettings::default())
+        .map_err(|e| {
             // the accountant names segment[i].noise_multiplier: the file's key is `noise`
             let field = e.argument().replace("noise_multiplier", "noise");
             match e {
@@ -164,8 +187,12 @@ fn certify(
         segments: segments.to_vec(),
         noise_multipliers: plan.iter().map(|s| s.noise_multiplier).collect(),
         neighbouring,
+        sampling,
+        sensitivity: sampled.sensitivity,
+        assumption: sampled.assumption,
         delta_priv,
-        epsilon,
+        epsilon: sampled.epsilon,
+        if_poisson: sampled.if_poisson,
     })
 }
 
@@ -174,9 +201,11 @@ impl ScheduleReport {
     pub fn text(&self) -> String {
         let steps: i64 = self.segments.iter().map(|s| s.steps).sum();
         let mut s = format!(
-            "DP-SGD schedule of {} segments ({steps} steps), {} neighbours:\n",
+            "DP-SGD schedule of {} segments ({steps} steps), {} batches, {} neighbours, sensitivity {}C:\n",
             self.segments.len(),
-            self.neighbouring.label()
+            self.sampling.name().replace('_', "-"),
+            self.neighbouring.label(),
+            self.sensitivity
         );
         for (i, (seg, z)) in self.segments.iter().zip(&self.noise_multipliers).enumerate() {
             s += &format!(
@@ -207,6 +236,13 @@ impl ScheduleReport {
             ),
             None => format!("  (ε, δ)-DP: no finite ε reaches δ = {:?}\n", self.delta_priv),
         };
+        s += &format!("  assumes: {}\n", self.assumption);
+        if let Some(p) = self.if_poisson {
+            s += &format!(
+                "  if the batches had been Poisson-sampled: {:.6} ≤ ε ≤ {:.6}\n",
+                p.lower, p.upper
+            );
+        }
         s
     }
 
@@ -215,6 +251,9 @@ impl ScheduleReport {
         serde_json::json!({
             "algorithm": "dpsgd",
             "neighbouring": self.neighbouring.label(),
+            "sampling": self.sampling.name(),
+            "sensitivity": self.sensitivity,
+            "assumption": self.assumption,
             "delta_priv": self.delta_priv,
             "segments": self.segments.iter().zip(&self.noise_multipliers).map(|(s, z)| serde_json::json!({
                 "noise": s.noise, "sample_rate": s.sample_rate, "steps": s.steps, "clip": s.clip, "noise_multiplier": z,
@@ -223,6 +262,7 @@ impl ScheduleReport {
             "epsilon_lower": self.epsilon.map(|b| b.lower),
             "bracket_grid": self.epsilon.map(|b| b.grid),
             "bracket_reached": self.epsilon.map(|b| b.reached),
+            "epsilon_if_poisson": self.if_poisson.map(|b| b.upper),
         })
     }
 }

@@ -179,8 +179,23 @@ def sampled_epsilon(
 
     Refusals (fixed-size under add/remove-one, arguments out of range) raise
     :class:`propdp.ConfigError` naming the argument."""
-    (run,) = _plan([(noise_multiplier, sample_rate, steps)])
-    return Sampled(**_native.sampled_run(*run, float(delta), sampling, neighbouring))
+    return Sampled(**_native.sampled_run(_plan([(noise_multiplier, sample_rate, steps)]), float(delta), sampling,
+                                         neighbouring))
+
+
+def sampled_schedule_epsilon(
+    segments: Sequence[Tuple[float, float, int]],
+    delta: float,
+    sampling: str = "poisson",
+    neighbouring: str = "add_remove_one",
+) -> Sampled:
+    """:func:`sampled_epsilon` of a schedule: ``segments`` is a list of
+    ``(noise_multiplier, sample_rate, steps)`` composed as one run, its
+    batches drawn by ``sampling`` throughout (shuffled batches: each segment
+    starts an epoch, and the ε is that of Σ⌈T_i·q_i⌉ Gaussian releases, the
+    Poisson figure beside it). A segment out of range raises
+    :class:`propdp.ConfigError` naming it (``segment[1].sample_rate``)."""
+    return Sampled(**_native.sampled_run(_plan(list(segments)), float(delta), sampling, neighbouring))
 
 
 @dataclass(frozen=True)
