@@ -104,8 +104,9 @@ impl SubsampledGaussian {
                     return -eps.exp_m1();
                 }
                 let x = z * z * (inner / q).ln() + 0.5;
-                let p = (1.0 - q) * norm_cdf(-x / z) + q * norm_cdf(-(x - 1.0) / z);
-                (p - eps.exp() * norm_cdf(-x / z)).max(0.0)
+                let tail0 = norm_cdf(-x / z);
+                let p = (1.0 - q) * tail0 + q * norm_cdf(-(x - 1.0) / z);
+                (p - eps.exp() * tail0).max(0.0)
             }
             Direction::Add => {
                 // −L(x*) = ε: x* = z²·log((e^{−ε} − 1 + q)/q) + 1/2; δ = 0 at ε ≥ −log(1 − q)
@@ -115,7 +116,7 @@ impl SubsampledGaussian {
                 }
                 let x = z * z * (inner / q).ln() + 0.5;
                 let p = norm_cdf(x / z);
-                let p1 = (1.0 - q) * norm_cdf(x / z) + q * norm_cdf((x - 1.0) / z);
+                let p1 = (1.0 - q) * p + q * norm_cdf((x - 1.0) / z);
                 (p - eps.exp() * p1).max(0.0)
             }
         }
@@ -384,14 +385,17 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
             (mean + t as f64 * m, var + t as f64 * v)
         })
     };
-    let up: Vec<f64> = LAMBDAS.iter().map(|&l| total(l)).collect();
+    // the tilt: the saddle point of the target loss, none below the mean
+    let tilt = match near {
+        Some((eps, _)) => saddle(slope, eps),
+        None => 0.0,
+    };
+    // Chernoff exponents μ with Σ T_i log M_i(μ) for the mass above a loss:
+    // μ = λ + μ' under a tilt λ (the aliasing bound needs those anyway)
+    let up: Vec<(f64, f64)> = LAMBDAS.iter().map(|&mu| (tilt + mu, total(tilt + mu))).collect();
     let down: Vec<f64> = LAMBDAS.iter().map(|&l| total(-l)).collect();
     let log_tail = tail.ln();
-    let top = LAMBDAS
-        .iter()
-        .zip(&up)
-        .map(|(l, u)| (u - log_tail) / l)
-        .fold(f64::INFINITY, f64::min);
+    let top = up.iter().map(|(l, u)| (u - log_tail) / l).fold(f64::INFINITY, f64::min);
     let bottom = LAMBDAS
         .iter()
         .zip(&down)
@@ -405,11 +409,6 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
         support_hi = support_hi.checked_add(last.checked_mul(t)?)?;
     }
     let lo = ((bottom / grid).floor() as i64).max(support_lo);
-    // the tilt: the saddle point of the target loss, none below the mean
-    let tilt = match near {
-        Some((eps, _)) => saddle(slope, eps),
-        None => 0.0,
-    };
     // tilted, the window starts a little below ε: what lies lower wraps in damped
     let lo = match near {
         Some((eps, least)) if tilt > 0.0 => {
@@ -418,16 +417,11 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
         _ => lo,
     };
     // with a tilt, mass above the window aliases into it amplified by e^{λ(l_j − l_k)}
-    let shifted: Vec<f64> = if tilt == 0.0 {
-        Vec::new()
-    } else {
-        LAMBDAS.iter().map(|&mu| total(tilt + mu)).collect()
-    };
     let alias = |a: f64| -> f64 {
         LAMBDAS
             .iter()
-            .zip(&shifted)
-            .map(|(&mu, &s)| (s - mu * a - tilt * lo as f64 * grid).exp())
+            .zip(&up)
+            .map(|(&mu, &(_, s))| (s - mu * a - tilt * lo as f64 * grid).exp())
             .fold(f64::INFINITY, f64::min)
     };
     let top = if tilt == 0.0 {
@@ -435,8 +429,8 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
     } else {
         let reach = LAMBDAS
             .iter()
-            .zip(&shifted)
-            .map(|(&mu, &s)| (s - tilt * lo as f64 * grid - log_tail) / mu)
+            .zip(&up)
+            .map(|(&mu, &(_, s))| (s - tilt * lo as f64 * grid - log_tail) / mu)
             .fold(f64::INFINITY, f64::min);
         // and long enough that what wraps from below is damped by e^{−λnΔ} ≤ tail
         top.max(reach).max(lo as f64 * grid - log_tail / tilt)
@@ -456,11 +450,7 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
         0.0
     } else {
         let a = (window_top + 1) as f64 * grid;
-        LAMBDAS
-            .iter()
-            .zip(&up)
-            .map(|(l, u)| (u - l * a).exp())
-            .fold(1.0, f64::min)
+        up.iter().map(|(l, u)| (u - l * a).exp()).fold(1.0, f64::min)
     };
     // mass below the window's bottom: none if it holds the support's bottom
     let below = if lo <= support_lo {
