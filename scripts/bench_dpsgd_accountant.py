@@ -106,10 +106,10 @@ def main():
         if reached:
             g = reached[0]
             eps, s = ladder[g]
-            print(f"     dp-accounting as accurate (grid {g:.0e}): ε = {eps:.6f} ({eps / exact - 1:+.2e}), "
+            print(f"     dp-accounting as accurate (grid {g:.1e}): ε = {eps:.6f} ({eps / exact - 1:+.2e}), "
                   f"{s:.3f} s → speed-up {s / secs:.1f}×")
         else:
-            print(f"     dp-accounting reaches error {error:.1e} at no grid down to {LADDER[-1]:.0e}")
+            print(f"     dp-accounting reaches error {error:.1e} at no grid down to {LADDER[-1]:.1e}")
 
     print("\n3. against prv_accountant")
     for eps_error in [0.01, 0.001]:
