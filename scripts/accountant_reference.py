@@ -13,11 +13,18 @@ prv_accountant's [lower, upper].
     python3 -m venv /tmp/refvenv && /tmp/refvenv/bin/pip install dp-accounting prv-accountant
     /tmp/refvenv/bin/python scripts/accountant_reference.py
 
+With --example, propdp's bracket is read from the accountant crate's
+`bracket` example (the same bracket `propdp privacy` reports, default width
+0.1%; `cargo build --release -p propdp-accountant --examples`) instead of
+the CLI, so that only that crate need be built. Binaries are looked up in
+$CARGO_TARGET_DIR (default target/).
+
 dp-accounting's discretisation is 1e-4 (2e-5 where its ε is below 1, so its
 own grid error stays near 1e-4 relative). prv_accountant runs at
 eps_error = 0.01, delta_error = δ/1000.
 """
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -30,7 +37,9 @@ from prv_accountant import PRVAccountant
 from prv_accountant.privacy_random_variables import PoissonSubsampledGaussianMechanism
 
 ROOT = Path(__file__).resolve().parents[1]
-BINARY = ROOT / "target/release/propdp"
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+BINARY = TARGET / "release/propdp"
+EXAMPLE = TARGET / "release/examples/bracket"
 
 # (name, [(noise multiplier z, rate q, steps T)], δ)
 CASES = [
@@ -59,7 +68,17 @@ def prv_eps(segments, delta):
     return acc.compute_epsilon(delta=delta, num_self_compositions=steps)
 
 
+def example_bracket(segments, delta):
+    args = [str(EXAMPLE), repr(delta), "1e-3"] + [repr(x) for segment in segments for x in segment]
+    start = time.perf_counter()
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout.split()
+    seconds = time.perf_counter() - start
+    return float(out[1]), float(out[3]), out[7] == "true", seconds
+
+
 def propdp_bracket(segments, delta):
+    if "--example" in sys.argv[1:]:
+        return example_bracket(segments, delta)
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
         for z, q, t in segments:
             # logistic, no clip: the sensitivity is L = 1, so σ = z

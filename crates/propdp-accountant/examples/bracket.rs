@@ -1,14 +1,22 @@
 //! The certified ε bracket against dp-accounting's pessimistic ε (the
-//! reference file of the tests), with the time each query takes.
+//! reference file of the tests), with the time each query takes; or, given
+//! DELTA WIDTH and segments Z Q T …, the bracket of that schedule at that
+//! relative width (add/remove-one) — the propdp side of
+//! scripts/bench_dpsgd_accountant.py and scripts/accountant_reference.py.
 //!
-//! Run: cargo run --release -p propdp-accountant --example bracket
+//! Run: cargo run --release -p propdp-accountant --example bracket [-- DELTA WIDTH Z Q T [Z Q T …]]
 
 use std::time::Instant;
 
 use propdp_accountant::Neighbouring;
-use propdp_accountant::bracket::{BracketSettings, dpsgd_epsilon_bracket};
+use propdp_accountant::bracket::{BracketSettings, Segment, dpsgd_epsilon_bracket, schedule_epsilon_bracket};
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !args.is_empty() {
+        one_case(&args);
+        return;
+    }
     let text = include_str!("../tests/data/dp_accounting_eps.csv");
     println!(
         "{:>5} {:>6} {:>7} {:>7} {:>14} {:>14} {:>14} {:>9} {:>9} {:>8} {:>7}",
@@ -38,6 +46,40 @@ fn main() {
                 if b.reached { "" } else { "  (width not reached)" }
             ),
             other => println!("{z:>5} {q:>6} {steps:>7} {delta:>7.0e} {other:?} {secs:.2}"),
+        }
+    }
+}
+
+/// `lower … upper … grid … reached … seconds …` of one schedule.
+fn one_case(args: &[String]) {
+    let num = |s: &String| s.parse::<f64>().expect("a number");
+    if args.len() < 5 || !(args.len() - 2).is_multiple_of(3) {
+        eprintln!("usage: bracket [DELTA WIDTH Z Q T [Z Q T …]]");
+        std::process::exit(2);
+    }
+    let settings = BracketSettings {
+        relative_width: num(&args[1]),
+        ..BracketSettings::default()
+    };
+    let segments: Vec<Segment> = args[2..]
+        .chunks(3)
+        .map(|s| Segment {
+            noise_multiplier: num(&s[0]),
+            sample_rate: num(&s[1]),
+            steps: s[2].parse().expect("T"),
+        })
+        .collect();
+    let start = Instant::now();
+    let b = schedule_epsilon_bracket(&segments, num(&args[0]), Neighbouring::AddRemoveOne, settings);
+    let seconds = start.elapsed().as_secs_f64();
+    match b {
+        Ok(Some(b)) => println!(
+            "lower {:.10} upper {:.10} grid {:.3e} reached {} seconds {seconds:.4}",
+            b.lower, b.upper, b.grid, b.reached
+        ),
+        other => {
+            eprintln!("{other:?}");
+            std::process::exit(2);
         }
     }
 }

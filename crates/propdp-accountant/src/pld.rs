@@ -104,8 +104,9 @@ impl SubsampledGaussian {
                     return -eps.exp_m1();
                 }
                 let x = z * z * (inner / q).ln() + 0.5;
-                let p = (1.0 - q) * norm_cdf(-x / z) + q * norm_cdf(-(x - 1.0) / z);
-                (p - eps.exp() * norm_cdf(-x / z)).max(0.0)
+                let tail0 = norm_cdf(-x / z);
+                let p = (1.0 - q) * tail0 + q * norm_cdf(-(x - 1.0) / z);
+                (p - eps.exp() * tail0).max(0.0)
             }
             Direction::Add => {
                 // −L(x*) = ε: x* = z²·log((e^{−ε} − 1 + q)/q) + 1/2; δ = 0 at ε ≥ −log(1 − q)
@@ -115,7 +116,7 @@ impl SubsampledGaussian {
                 }
                 let x = z * z * (inner / q).ln() + 0.5;
                 let p = norm_cdf(x / z);
-                let p1 = (1.0 - q) * norm_cdf(x / z) + q * norm_cdf((x - 1.0) / z);
+                let p1 = (1.0 - q) * p + q * norm_cdf((x - 1.0) / z);
                 (p - eps.exp() * p1).max(0.0)
             }
         }
@@ -143,7 +144,7 @@ impl SubsampledGaussian {
 
     /// The remove direction's loss L(x) = log(1 − q + q e^u), u = (2x − 1)/(2z²),
     /// without overflow.
-    fn loss(&self, x: f64) -> f64 {
+    pub(crate) fn loss(&self, x: f64) -> f64 {
         let u = (2.0 * x - 1.0) / (2.0 * self.z * self.z);
         if self.q >= 1.0 {
             return u;
@@ -304,14 +305,23 @@ pub fn compose_all(parts: &[(&Pld, u64)], tail: f64, max_len: usize) -> Option<C
 }
 
 /// [`compose_all`], the FFT run on exponentially tilted PMFs when `near`
-/// names a loss ε: p_k → p_k e^{λkΔ}/M(λ) with λ ≥ 0 the saddle point
+/// names a loss ε (with the least loss the window must serve, ε₀ ≤ ε):
+/// p_k → p_k e^{λkΔ}/M(λ) with λ ≥ 0 the saddle point
 /// d/dλ Σ T_i log M_i(λ) = ε (the tilted sum has mean ε), so that the FFT's
 /// round-off, relative to the largest tilted mass, is relative to the mass
 /// near ε once untilted: c_k = c̃_k·e^{Σ T_i log M_i(λ) − λkΔ}
 /// ([`Composed::delta_upper`] carries the weight e^{−λl} into the bound).
-/// The window's top is raised until the tilted aliasing from above,
-/// e^{−λ l_lo}·min_μ e^{T log M(λ+μ) − μa}, is below `tail`.
-pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Option<f64>) -> Option<Composed> {
+/// Under the tilt the window need not hold the bulk of the untilted mass:
+/// a mass p at l below the window's bottom wraps (cyclically) to
+/// l + mnΔ, m ≥ 1, and is untilted there by e^{−λmnΔ}, so the mass
+/// aliased from below is at most e^{−λnΔ}·P(L < l_lo). The window starts
+/// max(1, ε/10) below ε₀ (or at the untilted bottom, if higher), holds at
+/// least log(1/`tail`)/λ of loss, and its top is raised until the aliasing
+/// from above, amplified by e^{λ(l_j − l_k)} ≤ e^{λ(l_j − l_lo)}, is at most
+/// e^{−λ l_lo}·min_μ e^{T log M(λ+μ) − μa} ≤ `tail`. Only the points above ε
+/// enter δ(ε); [`Composed::delta_upper`] counts the mass below the window
+/// whole at an ε below it.
+pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Option<(f64, f64)>) -> Option<Composed> {
     assert!(
         !parts.is_empty() && parts.iter().all(|p| p.1 >= 1),
         "T ≥ 1 steps of at least one part"
@@ -323,6 +333,7 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
             pld: (*one).clone(),
             above: 0.0,
             below: 0.0,
+            aliased: 0.0,
             roundoff: 0.0,
             tilt: 0.0,
             log_scale: 0.0,
@@ -342,19 +353,21 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
                 .collect()
         })
         .collect();
-    let mgf = |part: usize, lambda: f64| -> (f64, f64) {
+    let mgf = |part: usize, lambda: f64| -> (f64, f64, f64) {
         let pts = &points[part];
         let m = pts
             .iter()
             .map(|&(lp, l)| lp + lambda * l)
             .fold(f64::NEG_INFINITY, f64::max);
-        let (mut sum, mut first) = (0.0, 0.0);
+        let (mut sum, mut first, mut second) = (0.0, 0.0, 0.0);
         for &(lp, l) in pts {
             let w = (lp + lambda * l - m).exp();
             sum += w;
             first += w * l;
+            second += w * l * l;
         }
-        (m + sum.ln(), first / sum)
+        let mean = first / sum;
+        (m + sum.ln(), mean, (second / sum - mean * mean).max(0.0))
     };
     let log_mgf = |part: usize, lambda: f64| mgf(part, lambda).0;
     const LAMBDAS: [f64; 9] = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
@@ -365,22 +378,24 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
             .map(|(i, &(_, t))| t as f64 * log_mgf(i, lambda))
             .sum()
     };
-    // d/dλ of `total`: the tilted sum's mean
-    let slope = |lambda: f64| -> f64 {
-        parts
-            .iter()
-            .enumerate()
-            .map(|(i, &(_, t))| t as f64 * mgf(i, lambda).1)
-            .sum()
+    // d/dλ of `total` and its derivative: the tilted sum's mean and variance
+    let slope = |lambda: f64| -> (f64, f64) {
+        parts.iter().enumerate().fold((0.0, 0.0), |(mean, var), (i, &(_, t))| {
+            let (_, m, v) = mgf(i, lambda);
+            (mean + t as f64 * m, var + t as f64 * v)
+        })
     };
-    let up: Vec<f64> = LAMBDAS.iter().map(|&l| total(l)).collect();
+    // the tilt: the saddle point of the target loss, none below the mean
+    let tilt = match near {
+        Some((eps, _)) => saddle(slope, eps),
+        None => 0.0,
+    };
+    // Chernoff exponents μ with Σ T_i log M_i(μ) for the mass above a loss:
+    // μ = λ + μ' under a tilt λ (the aliasing bound needs those anyway)
+    let up: Vec<(f64, f64)> = LAMBDAS.iter().map(|&mu| (tilt + mu, total(tilt + mu))).collect();
     let down: Vec<f64> = LAMBDAS.iter().map(|&l| total(-l)).collect();
     let log_tail = tail.ln();
-    let top = LAMBDAS
-        .iter()
-        .zip(&up)
-        .map(|(l, u)| (u - log_tail) / l)
-        .fold(f64::INFINITY, f64::min);
+    let top = up.iter().map(|(l, u)| (u - log_tail) / l).fold(f64::INFINITY, f64::min);
     let bottom = LAMBDAS
         .iter()
         .zip(&down)
@@ -394,19 +409,19 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
         support_hi = support_hi.checked_add(last.checked_mul(t)?)?;
     }
     let lo = ((bottom / grid).floor() as i64).max(support_lo);
-    // the tilt: the saddle point of the target loss, none below the mean
-    let tilt = match near {
-        Some(eps) => saddle(slope, eps),
-        None => 0.0,
+    // tilted, the window starts a little below ε: what lies lower wraps in damped
+    let lo = match near {
+        Some((eps, least)) if tilt > 0.0 => {
+            lo.max((((least.min(eps) - (0.1 * eps).max(1.0)) / grid).floor() as i64).min(support_hi))
+        }
+        _ => lo,
     };
     // with a tilt, mass above the window aliases into it amplified by e^{λ(l_j − l_k)}
     let alias = |a: f64| -> f64 {
-        if tilt == 0.0 {
-            return 0.0;
-        }
         LAMBDAS
             .iter()
-            .map(|&mu| (total(tilt + mu) - mu * a - tilt * lo as f64 * grid).exp())
+            .zip(&up)
+            .map(|(&mu, &(_, s))| (s - mu * a - tilt * lo as f64 * grid).exp())
             .fold(f64::INFINITY, f64::min)
     };
     let top = if tilt == 0.0 {
@@ -414,9 +429,11 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
     } else {
         let reach = LAMBDAS
             .iter()
-            .map(|&mu| (total(tilt + mu) - tilt * lo as f64 * grid - log_tail) / mu)
+            .zip(&up)
+            .map(|(&mu, &(_, s))| (s - tilt * lo as f64 * grid - log_tail) / mu)
             .fold(f64::INFINITY, f64::min);
-        top.max(reach)
+        // and long enough that what wraps from below is damped by e^{−λnΔ} ≤ tail
+        top.max(reach).max(lo as f64 * grid - log_tail / tilt)
     };
     let hi = ((top / grid).ceil() as i64).min(support_hi);
     let n = fft_length(usize::try_from(hi - lo + 1).ok()?);
@@ -433,11 +450,7 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
         0.0
     } else {
         let a = (window_top + 1) as f64 * grid;
-        LAMBDAS
-            .iter()
-            .zip(&up)
-            .map(|(l, u)| (u - l * a).exp())
-            .fold(1.0, f64::min)
+        up.iter().map(|(l, u)| (u - l * a).exp()).fold(1.0, f64::min)
     };
     // mass below the window's bottom: none if it holds the support's bottom
     let below = if lo <= support_lo {
@@ -503,10 +516,15 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
     let log_finite: f64 = parts.iter().map(|&(p, t)| t as f64 * (-p.infinity).ln_1p()).sum();
     // with a tilt, what lies above the window aliases in amplified — unless
     // the window holds the support's top, when nothing does (few steps)
-    let aliased = if tilt == 0.0 || lo + n as i64 > support_hi {
+    let from_above = if tilt == 0.0 || lo + n as i64 > support_hi {
         above
     } else {
         alias((lo + n as i64) as f64 * grid)
+    };
+    let from_below = if tilt == 0.0 {
+        below
+    } else {
+        (-tilt * n as f64 * grid).exp() * below
     };
     Some(Composed {
         pld: Pld {
@@ -516,7 +534,8 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
             infinity: -log_finite.exp_m1(),
         },
         above,
-        below: below + aliased,
+        below,
+        aliased: from_below + from_above,
         roundoff: roundoff_bound(n, &norms),
         tilt,
         log_scale,
@@ -525,23 +544,39 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
 }
 
 /// The λ ∈ [0, 32] where the non-decreasing `slope`(λ) (the tilted mean,
-/// the derivative of a convex log-MGF) reaches `eps`: 0 when it already
-/// does at 0, 32 when it never does; bisection to 1e-6 (the tilt needs
-/// to be near the saddle, not at it).
-fn saddle<F: Fn(f64) -> f64>(slope: F, eps: f64) -> f64 {
-    let at_zero = slope(0.0);
+/// the derivative of a convex log-MGF; returned with its own derivative,
+/// the tilted variance) reaches `eps`: 0 when it already does at 0, 32 when
+/// it never does; Newton's method kept inside a bisection bracket, to steps
+/// of 1e-6 (the tilt needs to be near the saddle, not at it).
+fn saddle<F: Fn(f64) -> (f64, f64)>(slope: F, eps: f64) -> f64 {
+    let (at_zero, var_zero) = slope(0.0);
     if at_zero.is_nan() || at_zero >= eps {
         return 0.0;
     }
     let (mut lo, mut hi) = (0.0, 32.0);
-    if slope(hi) < eps {
+    if slope(hi).0 < eps {
         return hi;
     }
-    while hi - lo > 1e-6 {
-        let mid = 0.5 * (lo + hi);
-        if slope(mid) < eps { lo = mid } else { hi = mid }
+    let (mut x, mut mean, mut var) = (0.0, at_zero, var_zero);
+    for _ in 0..200 {
+        if mean < eps {
+            lo = x
+        } else {
+            hi = x
+        }
+        let newton = x + (eps - mean) / var;
+        let next = if newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+        if (next - x).abs() <= 1e-6 || hi - lo <= 1e-6 {
+            return next;
+        }
+        x = next;
+        (mean, var) = slope(x);
     }
-    lo
+    x
 }
 
 /// A T-fold composition and what the FFT left out.
@@ -552,10 +587,12 @@ pub struct Composed {
     /// Chernoff bound on the composed mass above the window (aliased to
     /// lower losses: optimistic).
     pub above: f64,
-    /// Chernoff bound on what aliases into the window: the composed mass
-    /// below it (to higher losses) and the mass above it (to lower losses;
-    /// with a tilt, amplified by e^{λ(l_j − l_k)} ≤ e^{λ(l_j − l_lo)}).
+    /// Chernoff bound on the composed mass below the window.
     pub below: f64,
+    /// Bound on what aliases into the window: the composed mass below it
+    /// (to higher losses; with a tilt, damped by e^{−λnΔ}) and above it (to
+    /// lower losses; with a tilt, amplified by e^{λ(l_j − l_k)} ≤ e^{λ(l_j − l_lo)}).
+    pub aliased: f64,
     /// Bound on the ℓ₂ norm of the FFT's round-off error over the window's
     /// (tilted) masses ([`roundoff_bound`]).
     pub roundoff: f64,
@@ -577,15 +614,7 @@ impl Composed {
     /// so the error is at most 6(k + 1)u·S₁(j).
     fn finite_delta(&self, eps: f64) -> (f64, usize, f64) {
         let pld = &self.pld;
-        let table = self.suffix.get_or_init(|| {
-            let decay = (-pld.grid).exp();
-            let mut out = vec![(0.0, 0.0); pld.pmf.len() + 1];
-            for i in (0..pld.pmf.len()).rev() {
-                let (s1, s2) = out[i + 1];
-                out[i] = (s1 + pld.pmf[i], pld.pmf[i] + decay * s2);
-            }
-            out
-        });
+        let table = self.suffix();
         let n = pld.pmf.len();
         let mut j = ((eps / pld.grid).floor() as i64 + 1 - pld.offset).clamp(0, n as i64) as usize;
         // the first point strictly above ε (floor can sit one off in floating point)
@@ -601,19 +630,74 @@ impl Composed {
         ((s1 - (eps - l).exp() * s2).max(0.0), k, 6.0 * (k as f64 + 1.0) * U * s1)
     }
 
+    /// The suffix sums (S₁(j), S₂(j)) of [`Composed::finite_delta`], built once.
+    fn suffix(&self) -> &[(f64, f64)] {
+        let pld = &self.pld;
+        self.suffix.get_or_init(|| {
+            let decay = (-pld.grid).exp();
+            let mut out = vec![(0.0, 0.0); pld.pmf.len() + 1];
+            for i in (0..pld.pmf.len()).rev() {
+                let (s1, s2) = out[i + 1];
+                out[i] = (s1 + pld.pmf[i], pld.pmf[i] + decay * s2);
+            }
+            out
+        })
+    }
+
+    /// An upper bound on the composed mass at losses in [`from`, `to`]
+    /// (finite losses only): the window's masses there, S₁(j₀) − S₁(j₁)
+    /// (each suffix sum of at most n terms within (n + 1)u·S₁(j₀) of its
+    /// value, 4(n + 1)u·S₁(j₀) added), plus their round-off, plus the
+    /// Chernoff bounds on the mass above and below the window where the
+    /// interval reaches beyond it. The masses the FFT leaves in the window
+    /// bound the true ones from above: aliasing only adds mass.
+    pub fn mass_upper(&self, from: f64, to: f64) -> f64 {
+        let pld = &self.pld;
+        let n = pld.pmf.len();
+        let index = |k: f64| (k as i64 - pld.offset).clamp(0, n as i64) as usize;
+        // from the point at or below `from` to the one above `to` (a point
+        // more on either side than needed, against the rounding of l/Δ)
+        let (j0, j1) = (index((from / pld.grid).floor()), index((to / pld.grid).floor() + 2.0));
+        let mut m = 0.0;
+        if j1 > j0 {
+            let table = self.suffix();
+            let s = table[j0].0;
+            m += (s - table[j1].0).max(0.0) + 4.0 * (n as f64 + 1.0) * U * s + self.roundoff_range(j0, j1 - j0);
+        }
+        if to > (pld.offset + n as i64 - 1) as f64 * pld.grid {
+            m += self.above;
+        }
+        if from < pld.offset as f64 * pld.grid {
+            m += self.below;
+        }
+        m.min(1.0)
+    }
+
     /// An upper bound on the composition's δ(ε): the discrete curve (within
     /// its sums' error), the mass above the window
-    /// counted at +∞, and the round-off over the k grid points above ε
+    /// counted at +∞, the mass below it where ε lies below the window, and
+    /// the round-off over the k grid points above ε
     /// (‖e‖₁ ≤ √k‖e‖₂ there; the weights are ≤ 1).
     pub fn delta_upper(&self, eps: f64) -> f64 {
         let (d, k, sums) = self.finite_delta(eps);
-        (d + sums + self.pld.infinity + self.above + self.roundoff_over(k)).min(1.0)
+        let under = if eps < self.pld.offset as f64 * self.pld.grid {
+            self.below
+        } else {
+            0.0
+        };
+        (d + sums + self.pld.infinity + self.above + under + self.roundoff_over(k)).min(1.0)
     }
 
-    /// The round-off's bound on δ over the k grid points above ε:
-    /// Σ_k |e_k| ≤ ‖ẽ‖₂·(Σ_k e^{2(log_scale − λ l_k)})^{1/2}, the tilted error
-    /// ẽ untilted by e^{log_scale − λ l_k} (λ = 0: √k·‖e‖₂).
+    /// The round-off's bound on δ over the k grid points above ε
+    /// ([`Composed::roundoff_range`] of the window's top k points).
     fn roundoff_over(&self, k: usize) -> f64 {
+        self.roundoff_range(self.pld.pmf.len() - k, k)
+    }
+
+    /// The round-off's bound on the masses of the k window points from
+    /// index j: Σ |e_i| ≤ ‖ẽ‖₂·(Σ_i e^{2(log_scale − λ l_i)})^{1/2}, the
+    /// tilted error ẽ untilted by e^{log_scale − λ l_i} (λ = 0: √k·‖e‖₂).
+    fn roundoff_range(&self, j: usize, k: usize) -> f64 {
         if self.tilt == 0.0 {
             return self.roundoff * (k as f64).sqrt();
         }
@@ -621,7 +705,7 @@ impl Composed {
             return 0.0;
         }
         let grid = self.pld.grid;
-        let first = (self.pld.offset + (self.pld.pmf.len() - k) as i64) as f64 * grid;
+        let first = (self.pld.offset + j as i64) as f64 * grid;
         // Σ_{j<k} r^j = (1 − r^k)/(1 − r), r = e^{−2λΔ}, in logs
         let step = -2.0 * self.tilt * grid;
         let log_geometric = (-(k as f64 * step).exp_m1()).ln() - (-step.exp_m1()).ln();
@@ -633,7 +717,7 @@ impl Composed {
     /// by the tilt) and the round-off.
     pub fn delta_lower(&self, eps: f64) -> f64 {
         let (d, k, sums) = self.finite_delta(eps);
-        (d - sums + self.pld.infinity - self.below - self.roundoff_over(k)).max(0.0)
+        (d - sums + self.pld.infinity - self.aliased - self.roundoff_over(k)).max(0.0)
     }
 }
 

@@ -308,3 +308,29 @@ fn the_replace_one_bracket_brackets_the_group_privacy_bound() {
         "{b:?} vs {fast}"
     );
 }
+
+/// Issue #29's benchmark case (z = 0.6, q = 0.004, T = 10⁴, δ = 1e-5,
+/// add/remove-one) at prv_accountant's finest bracket: at most as wide as
+/// its [8.49323, 8.49534] at eps_error 0.001 (0.00211, 0.025%), holding
+/// dp-accounting's pessimistic ε at discretisation 10⁻⁵ (8.494286629164606,
+/// printed by scripts/bench_dpsgd_accountant.py; an upper bound on the true
+/// ε, so the lower end must stay below it), and reached within the point
+/// limit — even a quarter of the default one (2²⁰ points).
+#[test]
+fn the_issue_case_reaches_prv_accountants_finest_width() {
+    use propdp_accountant::Neighbouring;
+    use propdp_accountant::bracket::dpsgd_epsilon_bracket;
+    const FINE: f64 = 8.494286629164606;
+    for max_points in [1 << 22, 1 << 20] {
+        let settings = BracketSettings {
+            relative_width: 2.4e-4,
+            max_points,
+        };
+        let b = dpsgd_epsilon_bracket(0.6, 0.004, 10_000, 1e-5, Neighbouring::AddRemoveOne, settings)
+            .unwrap()
+            .unwrap();
+        assert!(b.reached, "{max_points} points: {b:?}");
+        assert!(b.upper - b.lower <= 0.00211, "{b:?}");
+        assert!(b.lower <= FINE && FINE <= b.upper, "{b:?} ∌ {FINE}");
+    }
+}
