@@ -133,7 +133,7 @@ fn spare_buffer(len: usize) -> Vec<f64> {
 }
 
 /// Gives a design's storage back for reuse by later draws on this thread
-/// (the [`SPARE_BUFFERS`] largest are kept).
+/// (the two largest are kept).
 pub fn recycle(m: DMatrix<f64>) {
     let v: Vec<f64> = m.data.into();
     SPARE.with_borrow_mut(|spare| {
