@@ -99,7 +99,7 @@
 //!   (the FFT's error).
 
 use crate::pld::{Composed, Direction, Pld, SubsampledGaussian, compose_tilted};
-use crate::{AccountantError, Neighbouring, gdp_to_eps, norm_cdf};
+use crate::{AccountantError, Neighbouring, ObjectiveBound, gdp_to_eps, norm_cdf};
 
 /// What the bracket is asked for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -207,7 +207,64 @@ pub fn schedule_epsilon_bracket(
     for (i, s) in segments.iter().enumerate() {
         s.check(&format!("segment[{i}]."))?;
     }
-    Ok(bracket_of(segments, delta, neighbouring, settings, None)?.map(|b| b.0))
+    Ok(bracket_of(segments, &[], delta, neighbouring, settings, None)?.map(|b| b.0))
+}
+
+/// The certified ε at `delta` of a ledger: DP-SGD `segments` (Gaussian
+/// releases — DP-GD, output perturbation, a published statistic — are
+/// segments at rate 1) and objective-perturbation releases, each given by
+/// its privacy-loss bound, composed in one FFT per direction. An objective
+/// release enters as the pair whose loss is its bound c + A|Z|
+/// ([`ObjectiveBound::pld`]), which dominates it; replace-one is group
+/// privacy of size 2 on the composed add/remove curves, as for DP-SGD.
+/// Either list may be empty, not both; arguments out of range are refused
+/// naming them (`segment[1].sample_rate`, `objective[0].a`).
+///
+/// ```
+/// use propdp_accountant::bracket::{BracketSettings, Segment, ledger_epsilon_bracket};
+/// use propdp_accountant::{Neighbouring, ObjectiveBound};
+/// let run = [Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 }];
+/// // a logistic model (L = 1, β = 1/4) fitted by objective perturbation beside it
+/// let release = [ObjectiveBound::new(1.0, 0.25, 1.0, 10.0, 4.0)];
+/// let s = BracketSettings::default();
+/// let both = ledger_epsilon_bracket(&run, &release, 1e-5, Neighbouring::AddRemoveOne, s).unwrap().unwrap();
+/// let alone = ledger_epsilon_bracket(&run, &[], 1e-5, Neighbouring::AddRemoveOne, s).unwrap().unwrap();
+/// assert!(both.lower > alone.upper && both.lower <= both.upper && both.reached);
+/// ```
+pub fn ledger_epsilon_bracket(
+    segments: &[Segment],
+    objectives: &[ObjectiveBound],
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+) -> Result<Option<EpsilonBracket>, AccountantError> {
+    if segments.is_empty() && objectives.is_empty() {
+        return Err(AccountantError::range(
+            "segment",
+            0,
+            "at least one segment or objective release",
+        ));
+    }
+    for (i, s) in segments.iter().enumerate() {
+        s.check(&format!("segment[{i}]."))?;
+    }
+    for (i, b) in objectives.iter().enumerate() {
+        if !(b.c0 >= 0.0 && b.c0.is_finite()) {
+            return Err(AccountantError::range(
+                &format!("objective[{i}].c0"),
+                b.c0,
+                "0 ≤ c0 = log(1 + βR²/λ) < ∞",
+            ));
+        }
+        if !(b.a > 0.0 && b.a.is_finite()) {
+            return Err(AccountantError::range(
+                &format!("objective[{i}].a"),
+                b.a,
+                "0 < a = LR/σ < ∞",
+            ));
+        }
+    }
+    Ok(bracket_of(segments, objectives, delta, neighbouring, settings, None)?.map(|b| b.0))
 }
 
 /// The certified ε at `delta` of `steps` steps of DP-SGD at noise
@@ -238,7 +295,7 @@ pub fn dpsgd_epsilon_bracket(
         steps,
     };
     segment.check("")?;
-    Ok(bracket_of(&[segment], delta, neighbouring, settings, None)?.map(|b| b.0))
+    Ok(bracket_of(&[segment], &[], delta, neighbouring, settings, None)?.map(|b| b.0))
 }
 
 /// [`schedule_epsilon_bracket`] of checked segments, and whether the
@@ -246,6 +303,7 @@ pub fn dpsgd_epsilon_bracket(
 /// search asking only whether ε⁺ ≤ `decide` needs no finer grid then).
 pub(crate) fn bracket_of(
     segments: &[Segment],
+    objectives: &[ObjectiveBound],
     delta: f64,
     neighbouring: Neighbouring,
     settings: BracketSettings,
@@ -261,7 +319,7 @@ pub(crate) fn bracket_of(
             "0 < relative_width < ∞",
         ));
     }
-    if segments.iter().all(|s| s.sample_rate >= 1.0) {
+    if objectives.is_empty() && segments.iter().all(|s| s.sample_rate >= 1.0) {
         // full-batch steps are one Gaussian mechanism, μ² = Σ T_i(Δ/σ_i)²
         // (Δ = C add/remove, 2C replace): the closed form, no grid
         let shift = match neighbouring {
@@ -284,6 +342,7 @@ pub(crate) fn bracket_of(
     }
     if let [one] = segments
         && one.steps == 1
+        && objectives.is_empty()
     {
         // one step: the closed form, no grid
         let exact = OneStep {
@@ -300,7 +359,7 @@ pub(crate) fn bracket_of(
             (bracket, false)
         }));
     }
-    let total: u64 = segments.iter().map(|s| s.steps).sum();
+    let total: u64 = segments.iter().map(|s| s.steps).sum::<u64>() + objectives.len() as u64;
     let tail = TAIL.min(1e-3 * delta / total as f64);
     let mut grid = FIRST_GRID;
     let mut last: Option<EpsilonBracket> = None;
@@ -320,7 +379,15 @@ pub(crate) fn bracket_of(
                 (half * b.upper, half * b.lower)
             })
             .or(guess.map(|e| (e, e)));
-        let Some(curves) = Curves::refine(segments, grid, settings.max_points, near, tail, kept.clone()) else {
+        let Some(curves) = Curves::refine(
+            segments,
+            objectives,
+            grid,
+            settings.max_points,
+            near,
+            tail,
+            kept.clone(),
+        ) else {
             // too many points: back off towards the last grid that fitted
             match last {
                 Some(b) if grid < 0.8 * b.grid => {
@@ -509,7 +576,7 @@ struct Curves {
 
 impl Curves {
     fn new(segments: &[Segment], grid: f64, max_points: usize, near: Option<(f64, f64)>, tail: f64) -> Option<Curves> {
-        Curves::refine(segments, grid, max_points, near, tail, [None, None])
+        Curves::refine(segments, &[], grid, max_points, near, tail, [None, None])
     }
 
     /// [`Curves::new`], a direction's composition from a coarser grid kept
@@ -518,12 +585,15 @@ impl Curves {
     /// (leaving a direction out of the max only lowers it).
     fn refine(
         segments: &[Segment],
+        objectives: &[ObjectiveBound],
         grid: f64,
         max_points: usize,
         near: Option<(f64, f64)>,
         tail: f64,
         kept: [Option<Composed>; 2],
     ) -> Option<Curves> {
+        // an objective release's bound is the same in both directions
+        let released: Vec<Pld> = objectives.iter().map(|b| b.pld(grid, tail)).collect();
         let one = |d: Direction| {
             let plds: Vec<Pld> = segments
                 .iter()
@@ -535,7 +605,9 @@ impl Curves {
                     m.pld(d, grid, tail)
                 })
                 .collect();
-            let parts: Vec<(&Pld, u64)> = plds.iter().zip(segments).map(|(p, s)| (p, s.steps)).collect();
+            let parts: Vec<(&Pld, u64)> = (plds.iter().zip(segments).map(|(p, s)| (p, s.steps)))
+                .chain(released.iter().map(|p| (p, 1)))
+                .collect();
             compose_tilted(&parts, tail, max_points, near)
         };
         let [remove, add] = kept;
@@ -551,7 +623,7 @@ impl Curves {
         Some(Curves {
             composed: [remove, add],
             fresh,
-            steps: segments.iter().map(|s| s.steps).sum(),
+            steps: segments.iter().map(|s| s.steps).sum::<u64>() + objectives.len() as u64,
             grid,
             tail,
         })

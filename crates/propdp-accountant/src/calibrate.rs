@@ -179,7 +179,7 @@ fn deciding(
     let segment = [*run];
     let found = segment[0]
         .check("")
-        .and_then(|()| bracket_of(&segment, delta, neighbouring, settings, decide))
+        .and_then(|()| bracket_of(&segment, &[], delta, neighbouring, settings, decide))
         .ok()
         .flatten();
     let (pld, early) = (found.map(|b| b.0), found.is_some_and(|b| b.1));

@@ -108,7 +108,14 @@ pub fn log_delta_gaussian(eps: f64, mu: f64) -> f64 {
     log_a + (-gap.exp_m1()).ln()
 }
 
-pub(crate) fn relation_factor(n: Neighbouring) -> f64 {
+/// The shift one neighbour makes in a sum of per-example terms bounded by
+/// C, in units of C: 1 (add/remove-one) or 2 (replace-one).
+///
+/// ```
+/// use propdp_accountant::{Neighbouring, relation_factor};
+/// assert_eq!(relation_factor(Neighbouring::ReplaceOne), 2.0);
+/// ```
+pub fn relation_factor(n: Neighbouring) -> f64 {
     match n {
         Neighbouring::ReplaceOne => 2.0,
         Neighbouring::AddRemoveOne => 1.0,

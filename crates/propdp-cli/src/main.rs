@@ -195,7 +195,8 @@ struct PrivacyArgs {
     /// Target zCDP ρ for calibration (instead of --epsilon).
     #[arg(long, allow_hyphen_values = true)]
     rho: Option<f64>,
-    /// A DP-SGD schedule: a TOML file of [[segment]] tables with noise, sample_rate, steps and optional clip
+    /// A DP-SGD schedule: a TOML file of [[segment]] tables with noise, sample_rate, steps and optional clip,
+    /// and [[objective]] tables (lambda, noise) for models released by objective perturbation
     /// (instead of --noise/--sample-rate/--steps/--clip; its certified ε at --delta-priv).
     #[arg(long, conflicts_with_all = ["noise", "epsilon", "rho", "steps", "sample_rate", "clip", "lambda"])]
     schedule: Option<PathBuf>,

@@ -920,4 +920,46 @@ fn privacy_of_a_schedule_file_is_certified_and_bad_files_name_the_key() {
         "{}",
         stderr(&o)
     );
+    // a model released by objective perturbation: alone, its bracket holds the closed form
+    // `propdp privacy --algorithm objective` states; beside the segments it costs more
+    let release = "[[objective]]\nlambda = 10.0\nnoise = 4.0\n";
+    let alone = write(dir.path(), "release.toml", release);
+    let json = |o: &std::process::Output| -> serde_json::Value {
+        assert!(o.status.success(), "{}", stderr(o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let j = json(&schedule(&alone, &["--delta-priv", "1e-5", "--json"]));
+    let closed = json(&propdp(&[
+        "privacy",
+        "--algorithm",
+        "objective",
+        "--model",
+        "logistic",
+        "--lambda",
+        "10",
+        "--noise",
+        "4",
+        "--delta-priv",
+        "1e-5",
+        "--json",
+    ]));
+    let exact = closed["epsilon"].as_f64().unwrap();
+    let (lo, up) = (j["epsilon_lower"].as_f64().unwrap(), j["epsilon"].as_f64().unwrap());
+    assert!(lo <= exact && exact <= up, "[{lo}, {up}] ∌ {exact}");
+    let both = write(
+        dir.path(),
+        "both.toml",
+        &(std::fs::read_to_string(&good).unwrap() + "\n" + release),
+    );
+    let j = json(&schedule(
+        &both,
+        &["--delta-priv", "1e-5", "--neighbouring", "add-remove-one", "--json"],
+    ));
+    assert!(j["epsilon_lower"].as_f64().unwrap() > hi, "{j}");
+    assert_eq!(j["objectives"].as_array().unwrap().len(), 1);
+    let bad = write(dir.path(), "bad.toml", "[[objective]]\nlambda = 0.0\nnoise = 4.0\n");
+    let e = stderr(&schedule(&bad, &[]));
+    assert!(e.contains("objective[0].lambda") && e.contains("bad.toml"), "{e}");
+    let e = stderr(&schedule(&both, &["--sampling", "shuffled"]));
+    assert!(e.contains("sampling"), "{e}");
 }

@@ -614,24 +614,35 @@ fn privacy<'py>(
 }
 
 /// The certified ε bracket of a DP-SGD schedule of (noise_multiplier,
-/// sample_rate, steps) segments at `delta` (`propdp.accounting`): a dict
-/// with epsilon (upper), epsilon_lower, bracket_grid, bracket_reached.
-/// Arguments out of range raise ConfigError naming them
-/// (`segment[1].sample_rate`; a single segment: `sample_rate`).
+/// sample_rate, steps) segments at `delta` (`propdp.accounting`), composed
+/// with objective-perturbation releases given as (lipschitz, curvature,
+/// radius, lambda, sigma) when there are any: a dict with epsilon (upper),
+/// epsilon_lower, bracket_grid, bracket_reached. Arguments out of range
+/// raise ConfigError naming them (`segment[1].sample_rate`; a single
+/// segment: `sample_rate`; `objective[0].a`).
 #[pyfunction]
-#[pyo3(signature = (segments, delta, neighbouring))]
+#[pyo3(signature = (segments, delta, neighbouring, objectives=Vec::new()))]
 fn accounting<'py>(
     py: Python<'py>,
     segments: Vec<(f64, f64, i64)>,
     delta: f64,
     neighbouring: &str,
+    objectives: Vec<(f64, f64, f64, f64, f64)>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    use propdp::core::accountant::bracket::{BracketSettings, dpsgd_epsilon_bracket, schedule_epsilon_bracket};
+    use propdp::core::accountant::ObjectiveBound;
+    use propdp::core::accountant::bracket::{
+        BracketSettings, dpsgd_epsilon_bracket, ledger_epsilon_bracket, schedule_epsilon_bracket,
+    };
     let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
     let relation = parse_relation(py, neighbouring)?;
     let plan = parse_plan(py, &segments)?;
+    let releases: Vec<ObjectiveBound> = objectives
+        .iter()
+        .map(|&(l, beta, r, lambda, sigma)| ObjectiveBound::new(l, beta, r, lambda, sigma))
+        .collect();
     let settings = BracketSettings::default();
     let result = py.detach(|| match plan.as_slice() {
+        _ if !releases.is_empty() => ledger_epsilon_bracket(&plan, &releases, delta, relation, settings),
         [one] => dpsgd_epsilon_bracket(
             one.noise_multiplier,
             one.sample_rate,

@@ -849,3 +849,44 @@ def test_accounting_states_the_sampling_scheme_of_a_schedule():
     with pytest.raises(propdp.ConfigError) as e:
         accounting.sampled_schedule_epsilon([(1.0, 0.01, 450), (2.0, 1.5, 500)], 1e-5, sampling="shuffled")
     assert e.value.field == "segment[1].sample_rate"
+
+
+def test_accountant_composes_an_objective_perturbation_release_with_dp_sgd():
+    import math
+
+    from propdp import accounting
+
+    # a logistic model (L = 1, β = 1/4, ‖x‖ ≤ 1) released by objective perturbation, λ = 10, σ = 4
+    release = dict(lipschitz=1.0, curvature=0.25, radius=1.0, lambda_=10.0, sigma=4.0)
+    c0, a = math.log1p(0.25 / 10.0), 1.0 / 4.0
+    phi = lambda x: 0.5 * math.erfc(-x / math.sqrt(2))  # noqa: E731
+
+    def delta_of(eps):  # the bound's curve above c: 2·δ_G(ε − c0; A), independent of propdp
+        e = eps - c0
+        return 2 * (phi(-e / a + a / 2) - math.exp(e) * phi(-e / a - a / 2))
+
+    lo, hi = c0 + a * a / 2, 20.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if delta_of(mid) > 1e-5 else (lo, mid)
+    alone = accounting.Accountant()
+    alone.objective(**release)
+    b = alone.get_epsilon_bracket(1e-5)
+    assert b.epsilon_lower <= hi <= b.epsilon and b.bracket_reached and len(alone) == 1
+    # beside 1000 DP-SGD steps: above either part, below their basic composition at δ/2 each
+    acc = accounting.Accountant()
+    for _ in range(1000):
+        acc.step(noise_multiplier=1.0, sample_rate=0.01)
+    sgd = acc.get_epsilon_bracket(1e-5)
+    acc.objective(**release)
+    both = acc.get_epsilon_bracket(1e-5)
+    release_alone = accounting.Accountant(objectives=acc.objectives)
+    basic = accounting.epsilon(1.0, 0.01, 1000, 5e-6).epsilon + release_alone.get_epsilon(5e-6)
+    assert max(sgd.epsilon_lower, hi) <= both.epsilon <= basic and both.epsilon_lower <= both.epsilon
+    # the ledger is plain data: saved and reloaded, it gives the same bracket
+    again = accounting.Accountant(history=list(acc.history), objectives=list(acc.objectives))
+    assert again.get_epsilon_bracket(1e-5) == both
+    for bad in ["sigma", "lambda_", "radius"]:
+        with pytest.raises(propdp.ConfigError) as e:
+            accounting.Accountant().objective(**{**release, bad: 0.0})
+        assert e.value.field == bad

@@ -12,7 +12,16 @@
 //! sample_rate = 0.01   # Poisson rate q, 0 < q ≤ 1
 //! steps = 2000         # T ≥ 1
 //! clip = 1.0           # optional: C (the noise multiplier is σ/min(C, L))
+//!
+//! [[objective]]        # optional: a model released by objective perturbation
+//! lambda = 10.0        # its ridge λ > 0
+//! noise = 4.0          # σ of its perturbation b
 //! ```
+//!
+//! An objective release (rows ‖x‖ ≤ 1, the model's L and β) enters the same
+//! certified composition as its privacy-loss bound c + A|Z|
+//! (`propdp_accountant::bracket::ledger_epsilon_bracket`); a schedule may
+//! hold releases only.
 //!
 //! Unknown keys, a missing key, a negative or fractional step count and a
 //! rate outside (0, 1] are refused naming the segment and key
@@ -28,8 +37,9 @@ use anyhow::Context;
 use propdp_core::ConfigError;
 use propdp_core::Model;
 use propdp_core::accountant::Neighbouring;
-use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket, Segment};
-use propdp_core::accountant::sampling::{Sampling, sampled_schedule_epsilon};
+use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket, Segment, ledger_epsilon_bracket};
+use propdp_core::accountant::sampling::{SampledEpsilon, Sampling, sampled_schedule_epsilon};
+use propdp_core::accountant::{ObjectiveBound, relation_factor};
 use serde::Deserialize;
 
 use crate::Result;
@@ -49,20 +59,36 @@ pub struct ScheduleSegment {
     pub clip: Option<f64>,
 }
 
-#[derive(Deserialize)]
+/// One model released by objective perturbation, as written: its ridge λ
+/// and the noise σ of its perturbation.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ScheduleFile {
-    segment: Vec<ScheduleSegment>,
+pub struct ScheduleObjective {
+    /// Ridge strength λ > 0.
+    pub lambda: f64,
+    /// σ, the perturbation's standard deviation.
+    pub noise: f64,
 }
 
-/// The segments of a schedule file, or the error naming the file and the
-/// key at fault.
-pub fn read(path: &Path) -> Result<Vec<ScheduleSegment>> {
+/// A schedule file: DP-SGD segments and objective releases.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Schedule {
+    /// The `[[segment]]` tables.
+    #[serde(default)]
+    pub segment: Vec<ScheduleSegment>,
+    /// The `[[objective]]` tables.
+    #[serde(default)]
+    pub objective: Vec<ScheduleObjective>,
+}
+
+/// A schedule file, or the error naming the file and the key at fault.
+pub fn read(path: &Path) -> Result<Schedule> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading the schedule {}", path.display()))?;
-    let file: ScheduleFile = toml::from_str(&text)
+    let file: Schedule = toml::from_str(&text)
         .map_err(|e| ConfigError::Parse(e.to_string()))
         .with_context(|| format!("the schedule {}", path.display()))?;
-    Ok(file.segment)
+    Ok(file)
 }
 
 /// A schedule's guarantee: the segments' noise multipliers and the
@@ -71,6 +97,8 @@ pub fn read(path: &Path) -> Result<Vec<ScheduleSegment>> {
 pub struct ScheduleReport {
     /// The segments as given.
     pub segments: Vec<ScheduleSegment>,
+    /// The objective releases as given.
+    pub objectives: Vec<ScheduleObjective>,
     /// Each segment's noise multiplier σ/min(C, L).
     pub noise_multipliers: Vec<f64>,
     /// The neighbouring relation.
@@ -90,29 +118,37 @@ pub struct ScheduleReport {
     pub if_poisson: Option<EpsilonBracket>,
 }
 
-/// The certified ε at `delta_priv` of `segments` for `model`'s loss (its
-/// Lipschitz constant L bounds an unclipped gradient) under `neighbouring`,
-/// the batches drawn by `sampling`.
+/// The certified ε at `delta_priv` of `schedule` for `model`'s loss (its
+/// Lipschitz constant L bounds an unclipped gradient; L and β bound an
+/// objective release) under `neighbouring`, the batches drawn by
+/// `sampling` (Poisson only beside objective releases).
 ///
 /// ```
-/// use propdp::schedule::{assess, ScheduleSegment};
+/// use propdp::schedule::{assess, Schedule, ScheduleObjective, ScheduleSegment};
 /// use propdp::core::{accountant::{Neighbouring, sampling::Sampling}, Model};
-/// let run = [
-///     ScheduleSegment { noise: 1.0, sample_rate: 0.01, steps: 1000, clip: Some(1.0) },
-///     ScheduleSegment { noise: 2.0, sample_rate: 0.02, steps: 500, clip: Some(1.0) },
-/// ];
+/// let mut run = Schedule {
+///     segment: vec![
+///         ScheduleSegment { noise: 1.0, sample_rate: 0.01, steps: 1000, clip: Some(1.0) },
+///         ScheduleSegment { noise: 2.0, sample_rate: 0.02, steps: 500, clip: Some(1.0) },
+///     ],
+///     objective: vec![],
+/// };
 /// let r = assess(&run, &Model::Logistic, Neighbouring::AddRemoveOne, Sampling::Poisson, 1e-5).unwrap();
 /// let b = r.epsilon.unwrap();
 /// assert!(b.lower <= b.upper && b.reached);
+/// // a model released by objective perturbation on the same data costs more
+/// run.objective.push(ScheduleObjective { lambda: 10.0, noise: 4.0 });
+/// let both = assess(&run, &Model::Logistic, Neighbouring::AddRemoveOne, Sampling::Poisson, 1e-5).unwrap();
+/// assert!(both.epsilon.unwrap().lower > b.upper);
 /// ```
 pub fn assess(
-    segments: &[ScheduleSegment],
+    schedule: &Schedule,
     model: &Model,
     neighbouring: Neighbouring,
     sampling: Sampling,
     delta_priv: f64,
 ) -> Result<ScheduleReport> {
-    Ok(certify(segments, model, neighbouring, sampling, delta_priv)?)
+    Ok(certify(schedule, model, neighbouring, sampling, delta_priv)?)
 }
 
 /// [`read`] and [`assess`] a schedule file, its errors naming the file.
@@ -123,13 +159,13 @@ pub fn assess_file(
     sampling: Sampling,
     delta_priv: f64,
 ) -> Result<ScheduleReport> {
-    let segments = read(path)?;
-    Ok(certify(&segments, model, neighbouring, sampling, delta_priv)
+    let schedule = read(path)?;
+    Ok(certify(&schedule, model, neighbouring, sampling, delta_priv)
         .with_context(|| format!("the schedule {}", path.display()))?)
 }
 
 fn certify(
-    segments: &[ScheduleSegment],
+    schedule: &Schedule,
     model: &Model,
     neighbouring: Neighbouring,
     sampling: Sampling,
@@ -140,8 +176,47 @@ fn certify(
         value,
         allowed: allowed.to_string(),
     };
-    if segments.is_empty() {
-        return Err(range("segment".into(), "none".into(), "at least one [[segment]]").into());
+    let (segments, objectives) = (&schedule.segment, &schedule.objective);
+    if segments.is_empty() && objectives.is_empty() {
+        return Err(range(
+            "segment".into(),
+            "none".into(),
+            "at least one [[segment]] or [[objective]]",
+        )
+        .into());
+    }
+    let mut releases = Vec::with_capacity(objectives.len());
+    for (i, o) in objectives.iter().enumerate() {
+        let field = |k: &str| format!("objective[{i}].{k}");
+        if !(o.lambda > 0.0 && o.lambda.is_finite()) {
+            return Err(range(field("lambda"), format!("{:?}", o.lambda), "0 < lambda < ∞").into());
+        }
+        if !(o.noise > 0.0 && o.noise.is_finite()) {
+            return Err(range(field("noise"), format!("{:?}", o.noise), "0 < noise < ∞").into());
+        }
+        if !model.lipschitz().is_finite() {
+            return Err(range(
+                field("noise"),
+                format!("{:?}", o.noise),
+                "a model with a Lipschitz loss: objective perturbation's bound needs L < ∞",
+            )
+            .into());
+        }
+        releases.push(ObjectiveBound::new(
+            model.lipschitz(),
+            model.curvature(),
+            1.0,
+            o.lambda,
+            o.noise,
+        ));
+    }
+    if !releases.is_empty() && sampling != Sampling::Poisson {
+        return Err(range(
+            "sampling".into(),
+            sampling.name().into(),
+            "poisson beside [[objective]] releases",
+        )
+        .into());
     }
     let mut plan = Vec::with_capacity(segments.len());
     for (i, s) in segments.iter().enumerate() {
@@ -169,22 +244,36 @@ fn certify(
             steps: s.steps as u64,
         });
     }
-    let sampled = sampled_schedule_epsilon(sampling, &plan, delta_priv, neighbouring, BracketSettings::default())
-        .map_err(|e| {
-            // the accountant names segment[i].noise_multiplier: the file's key is `noise`
-            let field = e.argument().replace("noise_multiplier", "noise");
-            match e {
-                propdp_core::accountant::AccountantError::OutOfRange { value, allowed, .. } => {
-                    range(field, value, &allowed.replace("noise_multiplier", "noise/min(clip, L)"))
-                }
-                // only calibrations are unattainable; a schedule is not calibrated
-                propdp_core::accountant::AccountantError::Unattainable { detail, .. } => {
-                    range(field, String::new(), &detail)
-                }
+    let settings = BracketSettings::default();
+    let sampled = if releases.is_empty() {
+        sampled_schedule_epsilon(sampling, &plan, delta_priv, neighbouring, settings)
+    } else {
+        ledger_epsilon_bracket(&plan, &releases, delta_priv, neighbouring, settings).map(|epsilon| SampledEpsilon {
+            sampling,
+            neighbouring,
+            sensitivity: relation_factor(neighbouring),
+            epsilon,
+            if_poisson: None,
+            assumption: "Poisson sampling (replace-one: group privacy of size 2); each objective release through \
+                         its privacy-loss bound c + A|Z| (rows ‖x‖ ≤ 1)",
+        })
+    }
+    .map_err(|e| {
+        // the accountant names segment[i].noise_multiplier: the file's key is `noise`
+        let field = e.argument().replace("noise_multiplier", "noise");
+        match e {
+            propdp_core::accountant::AccountantError::OutOfRange { value, allowed, .. } => {
+                range(field, value, &allowed.replace("noise_multiplier", "noise/min(clip, L)"))
             }
-        })?;
+            // only calibrations are unattainable; a schedule is not calibrated
+            propdp_core::accountant::AccountantError::Unattainable { detail, .. } => {
+                range(field, String::new(), &detail)
+            }
+        }
+    })?;
     Ok(ScheduleReport {
         segments: segments.to_vec(),
+        objectives: objectives.to_vec(),
         noise_multipliers: plan.iter().map(|s| s.noise_multiplier).collect(),
         neighbouring,
         sampling,
@@ -214,6 +303,12 @@ impl ScheduleReport {
                 seg.sample_rate,
                 seg.steps,
                 seg.clip.map_or("no clipping".to_string(), |c| format!("C = {c:?}"))
+            );
+        }
+        for (i, o) in self.objectives.iter().enumerate() {
+            s += &format!(
+                "  objective release {i}: λ = {:?}, σ = {:?} (its privacy-loss bound)\n",
+                o.lambda, o.noise
             );
         }
         s += &match self.epsilon {
@@ -258,6 +353,8 @@ impl ScheduleReport {
             "segments": self.segments.iter().zip(&self.noise_multipliers).map(|(s, z)| serde_json::json!({
                 "noise": s.noise, "sample_rate": s.sample_rate, "steps": s.steps, "clip": s.clip, "noise_multiplier": z,
             })).collect::<Vec<_>>(),
+            "objectives": self.objectives.iter().map(|o| serde_json::json!({"lambda": o.lambda, "noise": o.noise}))
+                .collect::<Vec<_>>(),
             "epsilon": self.epsilon.map(|b| b.upper),
             "epsilon_lower": self.epsilon.map(|b| b.lower),
             "bracket_grid": self.epsilon.map(|b| b.grid),

@@ -70,7 +70,12 @@ def privacy(
     sample_rate: Optional[float] = None,
     clip: Optional[float] = None,
 ) -> Dict[str, Any]: ...
-def accounting(segments: List[Tuple[float, float, int]], delta: float, neighbouring: str) -> Dict[str, Any]: ...
+def accounting(
+    segments: List[Tuple[float, float, int]],
+    delta: float,
+    neighbouring: str,
+    objectives: List[Tuple[float, float, float, float, float]] = ...,
+) -> Dict[str, Any]: ...
 def calibrate_run(
     knob: str,
     noise_multiplier: float,

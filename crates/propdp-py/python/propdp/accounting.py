@@ -246,11 +246,19 @@ class Accountant:
     """An accountant with Opacus' shape: :meth:`step` after each optimiser
     step, :meth:`get_epsilon` for the guarantee so far, ``history`` as a list
     of ``(noise_multiplier, sample_rate, steps)`` (consecutive equal steps
-    merged). The history can be saved (it is plain data) and extended later."""
+    merged), and ``objectives``, the objective-perturbation releases of
+    :meth:`objective` as ``(lipschitz, curvature, radius, lambda_, sigma)``.
+    Both can be saved (they are plain data) and extended later."""
 
-    def __init__(self, history: Optional[List[Tuple[float, float, int]]] = None, neighbouring: str = "add_remove_one"):
+    def __init__(
+        self,
+        history: Optional[List[Tuple[float, float, int]]] = None,
+        neighbouring: str = "add_remove_one",
+        objectives: Optional[List[Tuple[float, float, float, float, float]]] = None,
+    ):
         self.history: List[Tuple[float, float, int]] = [tuple(h) for h in (history or [])]
         self.neighbouring = neighbouring
+        self.objectives: List[Tuple[float, float, float, float, float]] = [tuple(o) for o in (objectives or [])]
 
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
         """Record one step at ``noise_multiplier`` (σ/C) and ``sample_rate`` (q)."""
@@ -277,8 +285,25 @@ class Accountant:
         else:
             self.history.append((noise_multiplier, 1.0, count))
 
+    def objective(self, *, lipschitz: float, curvature: float, lambda_: float, sigma: float, radius: float = 1.0) -> None:
+        """Record one model released by objective perturbation in the same
+        ledger: the loss's Lipschitz constant L and curvature bound β (a
+        logistic loss: L = 1, β = 1/4; Huber at M: L = M, β = 1), the ridge
+        λ and the noise σ of the perturbation, and the row norm bound R
+        (‖x‖ ≤ R; 1, as propdp's models assume). Its privacy loss is at most c + A|Z|, c = log(1 + βR²/λ)
+        + A²/2, A = LR/σ; that bound enters the certified composition as
+        its own privacy-loss distribution. Arguments out of range raise
+        :class:`propdp.ConfigError` naming them."""
+        args = {"lipschitz": lipschitz, "curvature": curvature, "radius": radius, "lambda_": lambda_, "sigma": sigma}
+        for name, value in args.items():
+            low_ok = value >= 0 if name == "curvature" else value > 0
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (low_ok and value < float("inf")):
+                allowed = "0 ≤ curvature < ∞" if name == "curvature" else f"0 < {name} < ∞"
+                raise config_error(f"{name} = {value!r} is invalid: allowed {allowed}", name)
+        self.objectives.append(tuple(float(v) for v in args.values()))
+
     def __len__(self) -> int:
-        return sum(t for _, _, t in self.history)
+        return sum(t for _, _, t in self.history) + len(self.objectives)
 
     def mechanism(self) -> str:
         """The accountant's name, as Opacus' accountants report theirs."""
@@ -286,9 +311,12 @@ class Accountant:
 
     def get_epsilon_bracket(self, delta: float) -> Bracket:
         """The certified bracket of every step so far at ``delta``."""
-        if not self.history:
+        if not self.history and not self.objectives:
             return Bracket(0.0, 0.0, 0.0, True)
-        return schedule_epsilon(self.history, delta, self.neighbouring)
+        if not self.objectives:
+            return schedule_epsilon(self.history, delta, self.neighbouring)
+        d = _native.accounting(_plan(self.history), float(delta), self.neighbouring, list(self.objectives))
+        return Bracket(**d)
 
     def get_epsilon(self, delta: float) -> float:
         """The certified upper bound on ε at ``delta`` (``inf`` when no finite ε reaches it)."""
