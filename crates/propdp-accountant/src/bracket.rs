@@ -201,12 +201,7 @@ pub fn schedule_epsilon_bracket(
     neighbouring: Neighbouring,
     settings: BracketSettings,
 ) -> Result<Option<EpsilonBracket>, AccountantError> {
-    if segments.is_empty() {
-        return Err(AccountantError::range("segment", 0, "at least one segment"));
-    }
-    for (i, s) in segments.iter().enumerate() {
-        s.check(&format!("segment[{i}]."))?;
-    }
+    check_schedule(segments)?;
     Ok(bracket_of(segments, &[], delta, neighbouring, settings, None)?.map(|b| b.0))
 }
 
@@ -477,6 +472,18 @@ pub(crate) fn bracket_of(
         }
         grid = next;
     }
+}
+
+/// Range checks of a schedule's segments, naming `segment[i].sample_rate`
+/// (even for one segment); at least one segment.
+pub(crate) fn check_schedule(segments: &[Segment]) -> Result<(), AccountantError> {
+    if segments.is_empty() {
+        return Err(AccountantError::range("segment", 0, "at least one segment"));
+    }
+    for (i, s) in segments.iter().enumerate() {
+        s.check(&format!("segment[{i}]."))?;
+    }
+    Ok(())
 }
 
 /// Range checks of a run's segments, naming `segment[i].sample_rate` (a

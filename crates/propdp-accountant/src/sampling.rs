@@ -36,7 +36,7 @@
 //!   private are DP-SGD implementations?*, ICML (shuffled batches are not
 //!   Poisson batches).
 
-use crate::bracket::{BracketSettings, EpsilonBracket, Segment, schedule_epsilon_bracket};
+use crate::bracket::{BracketSettings, EpsilonBracket, Segment, check_schedule, schedule_epsilon_bracket};
 use crate::calibrate::certified_epsilon;
 use crate::{AccountantError, Neighbouring, gdp_to_eps, relation_factor};
 
@@ -141,12 +141,7 @@ pub fn sampled_schedule_epsilon(
     neighbouring: Neighbouring,
     settings: BracketSettings,
 ) -> Result<SampledEpsilon, AccountantError> {
-    if segments.is_empty() {
-        return Err(AccountantError::range("segment", 0, "at least one segment"));
-    }
-    for (i, s) in segments.iter().enumerate() {
-        s.check(&format!("segment[{i}]."))?;
-    }
+    check_schedule(segments)?;
     sampled(sampling, segments, delta, neighbouring, settings)
 }
 
