@@ -147,6 +147,14 @@ pub fn recycle(m: DMatrix<f64>) {
     });
 }
 
+/// Frees the spare buffers of every thread of rayon's global pool (and of
+/// the calling thread): called when a point's repetitions are done, so a
+/// long-lived process does not hold the largest designs it drew.
+pub fn release_spare_buffers() {
+    SPARE.with_borrow_mut(Vec::clear);
+    rayon::broadcast(|_| SPARE.with_borrow_mut(Vec::clear));
+}
+
 /// θ* with d coordinates from `prior` scaled to E(Θ²) = s².
 pub fn draw_theta<R: Rng>(d: usize, s2: f64, prior: Prior, rng: &mut R) -> DVector<f64> {
     let s = s2.sqrt();
@@ -300,8 +308,11 @@ mod tests {
                     };
                     assert!(gap <= allowed, "{design:?} n={n} d={d}: entries differ by {gap}");
                     recycle(xt);
+                    assert!(SPARE.with_borrow(|s| !s.is_empty() && s.len() <= SPARE_BUFFERS));
                 }
             }
         }
+        release_spare_buffers();
+        assert!(SPARE.with_borrow(Vec::is_empty));
     }
 }

@@ -203,14 +203,16 @@ pub fn simulate_reps(
 ) -> Result<Vec<Repetition>, SimError> {
     settings.check()?;
     let n = samples(settings.d, point.delta());
-    (reps.start as u64..reps.end as u64)
+    let runs = (reps.start as u64..reps.end as u64)
         .into_par_iter()
         .map(|rep| {
             let r = one_rep(point, settings, n, point_index, rep);
             on_rep();
             r
         })
-        .collect()
+        .collect();
+    data::release_spare_buffers();
+    runs
 }
 
 /// Mean and standard error of every metric (and, for DP-GD, at every step)
