@@ -98,7 +98,7 @@
 //! - Higham (2002), *Accuracy and Stability of Numerical Algorithms*, §24.1
 //!   (the FFT's error).
 
-use crate::pld::{Composed, Direction, Pld, SubsampledGaussian, compose_tilted};
+use crate::pld::{Aim, Composed, Direction, Pld, SubsampledGaussian, compose_tilted};
 use crate::{AccountantError, Neighbouring, ObjectiveBound, gdp_to_eps, norm_cdf};
 
 /// What the bracket is asked for.
@@ -139,6 +139,10 @@ pub struct EpsilonBracket {
 const TAIL: f64 = 1e-15;
 /// The first grid width tried.
 const FIRST_GRID: f64 = 2e-3;
+/// The aliasing a tilted window may let in, relative to the δ the curves
+/// are read at ([`crate::pld::Aim`]); it is charged to the lower end, where
+/// the one-step tails (2·10⁻³δ at most) and β (from 10⁻⁶δ) stand beside it.
+const ALIAS: f64 = 1e-5;
 /// Relative precision of the bisection on ε.
 const BISECTION: f64 = 1e-12;
 
@@ -365,15 +369,27 @@ pub(crate) fn bracket_of(
     loop {
         // tilt the FFT towards the add/remove ε the last grid found (replace-one:
         // about half of its ε), the window serving down to its lower end
+        let aim = |eps: f64, least: f64| {
+            // the δ the add/remove curves are read at: replace-one's group privacy asks δ/(1 + e^ε)
+            let read = match neighbouring {
+                Neighbouring::AddRemoveOne => delta,
+                Neighbouring::ReplaceOne => delta / (1.0 + eps.exp()),
+            };
+            Aim {
+                eps,
+                least,
+                alias: ALIAS * read,
+            }
+        };
         let near = last
             .map(|b| {
                 let half = match neighbouring {
                     Neighbouring::AddRemoveOne => 1.0,
                     Neighbouring::ReplaceOne => 0.5,
                 };
-                (half * b.upper, half * b.lower)
+                aim(half * b.upper, half * b.lower)
             })
-            .or(guess.map(|e| (e, e)));
+            .or(guess.map(|e| aim(e, e)));
         let Some(curves) = Curves::refine(
             segments,
             objectives,
@@ -582,7 +598,7 @@ struct Curves {
 }
 
 impl Curves {
-    fn new(segments: &[Segment], grid: f64, max_points: usize, near: Option<(f64, f64)>, tail: f64) -> Option<Curves> {
+    fn new(segments: &[Segment], grid: f64, max_points: usize, near: Option<Aim>, tail: f64) -> Option<Curves> {
         Curves::refine(segments, &[], grid, max_points, near, tail, [None, None])
     }
 
@@ -595,7 +611,7 @@ impl Curves {
         objectives: &[ObjectiveBound],
         grid: f64,
         max_points: usize,
-        near: Option<(f64, f64)>,
+        near: Option<Aim>,
         tail: f64,
         kept: [Option<Composed>; 2],
     ) -> Option<Curves> {

@@ -334,6 +334,19 @@ pub fn compose_all(parts: &[(&Pld, u64)], tail: f64, max_len: usize) -> Option<C
     compose_tilted(parts, tail, max_len, None)
 }
 
+/// Where a tilted composition aims ([`compose_tilted`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Aim {
+    /// The loss ε the tilt centres the composition on.
+    pub eps: f64,
+    /// The least loss ε₀ ≤ ε the curves will be read at.
+    pub least: f64,
+    /// The aliasing the window may let in (charged to the lower end, which
+    /// reads the curves at a δ far above it): the window ends where the
+    /// bounds on it fall below max(`alias`, tail).
+    pub alias: f64,
+}
+
 /// [`compose_all`], the FFT run on exponentially tilted PMFs when `near`
 /// names a loss ε (with the least loss the window must serve, ε₀ ≤ ε):
 /// p_k → p_k e^{λkΔ}/M(λ) with λ ≥ 0 the saddle point
@@ -346,12 +359,14 @@ pub fn compose_all(parts: &[(&Pld, u64)], tail: f64, max_len: usize) -> Option<C
 /// l + mnΔ, m ≥ 1, and is untilted there by e^{−λmnΔ}, so the mass
 /// aliased from below is at most e^{−λnΔ}·P(L < l_lo). The window starts
 /// max(1, ε/10) below ε₀ (or at the untilted bottom, if higher), holds at
-/// least log(1/`tail`)/λ of loss, and its top is raised until the aliasing
-/// from above, amplified by e^{λ(l_j − l_k)} ≤ e^{λ(l_j − l_lo)}, is at most
-/// e^{−λ l_lo}·min_μ e^{T log M(λ+μ) − μa} ≤ `tail`. Only the points above ε
+/// least log(1/b)/λ of loss, b = max(alias, `tail`) the aliasing budget of
+/// [`Aim`], and its top is raised until the aliasing from above, amplified
+/// by e^{λ(l_j − l_k)} ≤ e^{λ(l_j − l_lo)}, is at most
+/// e^{−λ l_lo}·min_μ e^{T log M(λ+μ) − μa} ≤ b. Both aliasing bounds are
+/// carried ([`Composed::aliased`]) whatever the budget. Only the points above ε
 /// enter δ(ε); [`Composed::delta_upper`] counts the mass below the window
 /// whole at an ε below it.
-pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Option<(f64, f64)>) -> Option<Composed> {
+pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Option<Aim>) -> Option<Composed> {
     assert!(
         !parts.is_empty() && parts.iter().all(|p| p.1 >= 1),
         "T ≥ 1 steps of at least one part"
@@ -417,7 +432,7 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
     };
     // the tilt: the saddle point of the target loss, none below the mean
     let tilt = match near {
-        Some((eps, _)) => saddle(slope, eps),
+        Some(aim) => saddle(slope, aim.eps),
         None => 0.0,
     };
     // Chernoff exponents μ with Σ T_i log M_i(μ) for the mass above a loss:
@@ -425,6 +440,7 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
     let up: Vec<(f64, f64)> = LAMBDAS.iter().map(|&mu| (tilt + mu, total(tilt + mu))).collect();
     let down: Vec<f64> = LAMBDAS.iter().map(|&l| total(-l)).collect();
     let log_tail = tail.ln();
+    let log_alias = near.map_or(tail, |aim| aim.alias.max(tail)).ln();
     let top = up.iter().map(|(l, u)| (u - log_tail) / l).fold(f64::INFINITY, f64::min);
     let bottom = LAMBDAS
         .iter()
@@ -441,7 +457,7 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
     let lo = ((bottom / grid).floor() as i64).max(support_lo);
     // tilted, the window starts a little below ε: what lies lower wraps in damped
     let lo = match near {
-        Some((eps, least)) if tilt > 0.0 => {
+        Some(Aim { eps, least, .. }) if tilt > 0.0 => {
             lo.max((((least.min(eps) - (0.1 * eps).max(1.0)) / grid).floor() as i64).min(support_hi))
         }
         _ => lo,
@@ -460,10 +476,10 @@ pub fn compose_tilted(parts: &[(&Pld, u64)], tail: f64, max_len: usize, near: Op
         let reach = LAMBDAS
             .iter()
             .zip(&up)
-            .map(|(&mu, &(_, s))| (s - tilt * lo as f64 * grid - log_tail) / mu)
+            .map(|(&mu, &(_, s))| (s - tilt * lo as f64 * grid - log_alias) / mu)
             .fold(f64::INFINITY, f64::min);
         // and long enough that what wraps from below is damped by e^{−λnΔ} ≤ tail
-        top.max(reach).max(lo as f64 * grid - log_tail / tilt)
+        top.max(reach).max(lo as f64 * grid - log_alias / tilt)
     };
     let hi = ((top / grid).ceil() as i64).min(support_hi);
     let n = fft_length(usize::try_from(hi - lo + 1).ok()?);
