@@ -98,6 +98,17 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
             p.s2
         )));
     }
+    let limit =
+        2.0 / propdp_core::problem::mean_step_smoothness_at(curvature_bound(p.loss), p.delta, p.lambda, p.sample_rate);
+    if p.eta >= limit {
+        // the response kernels alternate in sign there, which the block memory does not resolve
+        // (docs/theory.md §3.3: 24% off at δ = 1, q = 0.05, η = 3.8 ≥ 2.86, with no truncation at all)
+        return Err(invalid(format!(
+            "eta = {:?} ≥ 2/L_q = {limit:.4}, the mean step's stability limit: the long-horizon state evolution \
+             is not vouched for beyond it; use the full-memory DMFT (dmft = \"exact\")",
+            p.eta
+        )));
+    }
     let mut window = (p.steps + 1).min(16.max((2.0 / p.sample_rate).ceil() as usize));
     loop {
         let (need, total) = (memory_estimate(p, window), machine_memory());

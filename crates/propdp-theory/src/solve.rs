@@ -3,7 +3,8 @@
 //! and carry warm starts along a sweep.
 
 use propdp_core::config::{
-    DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LONG_HORIZON_POINTS, SolverOptions,
+    DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LONG_HORIZON_POINTS,
+    OSCILLATING_EXACT_MAX, SolverOptions,
 };
 use propdp_core::covariance::Covariance;
 use propdp_core::metrics::Metrics;
@@ -419,7 +420,27 @@ impl TheorySolver {
         }
         let long = cov.is_none()
             && (method == DmftMethod::LongHorizon || (method == DmftMethod::Auto && steps > LONG_HORIZON_FROM));
-        if long {
+        // beyond the mean step's limit 2/L_q the iterates oscillate and the response kernels alternate in
+        // sign, which the long horizon's block memory does not resolve (docs/theory.md §3.3, "Step sizes
+        // beyond the limit"): the full-memory DMFT where it is affordable, a refusal beyond
+        let oscillating = long && point.step_size_warning().is_some();
+        if oscillating && (method == DmftMethod::LongHorizon || steps > OSCILLATING_EXACT_MAX) {
+            let q = point.algorithm().gradient_steps().map_or(1.0, |g| g.sample_rate);
+            return Err(DmftError::Invalid {
+                what: format!(
+                    "algorithm.eta ≥ 2/L_q = {:.4} (the mean step's stability limit at δ = {:?}, q = {q:?}): the \
+                     iterates oscillate, and the long-horizon state evolution is not vouched for there; lower \
+                     algorithm.eta below the limit, or give steps ≤ {OSCILLATING_EXACT_MAX} (solver.dmft = \
+                     \"auto\") or solver.dmft = \"exact\" (steps ≤ {DMFT_MAX_STEPS}; O(N·T³): T = 105 takes \
+                     seconds, T = 1000 an hour or more)",
+                    2.0 / point.mean_step_smoothness(q),
+                    point.delta(),
+                ),
+                params: Box::new(self.dmft_params(point, noise_sd, LONG_HORIZON_POINTS)),
+            }
+            .into());
+        }
+        if long && !oscillating {
             let r =
                 long_horizon::solve_cancellable(&self.dmft_params(point, noise_sd, LONG_HORIZON_POINTS), cancelled)?;
             return Ok(Solution {

@@ -29,7 +29,9 @@ pub struct SolverOptions {
     /// How DP-GD/DP-SGD trajectories are predicted: `auto` (unclipped least
     /// squares exactly as a spectral integral, the rest by the full-memory
     /// DMFT up to [`LONG_HORIZON_FROM`] steps and the long-horizon state
-    /// evolution beyond), `exact` (the DMFT with its full memory for every
+    /// evolution beyond — but for DP-SGD beyond the step-size limit 2/L_q,
+    /// where the full-memory DMFT serves up to [`OSCILLATING_EXACT_MAX`]
+    /// steps and longer horizons are refused), `exact` (the DMFT with its full memory for every
     /// model, O(N·T³), T ≤ 1000: the reference) or `long_horizon` (the
     /// long-horizon state evolution for every model).
     pub dmft: DmftMethod,
@@ -44,6 +46,11 @@ pub const DMFT_POINTS: usize = 1 << 14;
 pub const LONG_HORIZON_POINTS: usize = 1 << 12;
 /// Horizons above which `dmft = "auto"` uses the long-horizon state evolution.
 pub const LONG_HORIZON_FROM: usize = 100;
+/// Longest horizon `dmft = "auto"` solves with the full-memory DMFT where
+/// the long-horizon state evolution is not vouched for (a DP-SGD step size
+/// beyond the mean step's limit 2/L_q, docs/theory.md §3.3): a few minutes
+/// at O(N·T³); longer horizons there are refused.
+pub const OSCILLATING_EXACT_MAX: usize = 300;
 
 /// `solver.dmft`: the method of DP-GD/DP-SGD predictions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -56,7 +63,8 @@ pub enum DmftMethod {
     Auto,
     /// The full-memory DMFT for every model (T ≤ 1000).
     Exact,
-    /// The long-horizon state evolution for every model.
+    /// The long-horizon state evolution for every model (refused for DP-SGD
+    /// beyond the step-size limit 2/L_q, where it is not vouched for).
     LongHorizon,
 }
 

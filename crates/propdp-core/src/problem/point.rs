@@ -307,7 +307,7 @@ impl Point {
         else {
             return None;
         };
-        let limit = 2.0 / (sample_rate * (smoothness(&self.model, self.delta, lambda) - lambda) + lambda);
+        let limit = 2.0 / mean_step_smoothness(&self.model, self.delta, lambda, sample_rate);
         (eta >= limit).then(|| {
             format!(
                 "algorithm.eta = {eta:?} ≥ 2/L_q = {limit:.4} at δ = {:?}, q = {sample_rate:?}: the gradient is \
@@ -385,7 +385,20 @@ pub(crate) fn smoothness(model: &Model, delta: f64, lambda: f64) -> f64 {
 
 /// L_q = q(L − λ) + λ ([`Point::mean_step_smoothness`]).
 fn mean_step_smoothness(model: &Model, delta: f64, lambda: f64, sample_rate: f64) -> f64 {
-    sample_rate * (smoothness(model, delta, lambda) - lambda) + lambda
+    mean_step_smoothness_at(model.curvature(), delta, lambda, sample_rate)
+}
+
+/// L_q = q·β·λ₊(δ) + λ, the smoothness of DP-SGD's mean step for a loss of
+/// curvature β = sup ℓ'' at sample rate q (λ₊ the Marchenko–Pastur edge):
+/// beyond η = 2/L_q the iterates may oscillate ([`Point::step_size_warning`]).
+///
+/// ```
+/// // Huber (β = 1), δ = 1, λ = 0.5, q = 0.05: 2/L_q = 2/(0.05·4 + 0.5)
+/// let l = propdp_core::problem::mean_step_smoothness_at(1.0, 1.0, 0.5, 0.05);
+/// assert!((2.0 / l - 2.0 / 0.7).abs() < 1e-12);
+/// ```
+pub fn mean_step_smoothness_at(curvature: f64, delta: f64, lambda: f64, sample_rate: f64) -> f64 {
+    sample_rate * curvature * crate::spectrum::right_edge(delta) + lambda
 }
 
 /// An algorithm's parameters by config name.
