@@ -100,6 +100,16 @@ pub const MINIMISED: [&str; 9] = [
     TRAIN_LOSS,
 ];
 
+/// The metrics that compare θ̂ with a ground truth θ*: a simulation on the
+/// data's own labels (`[simulation] data = { …, labels = "y" }`) has none
+/// and records none of them.
+///
+/// ```
+/// use propdp_core::metrics::{NEED_TEACHER, NORM2, OVERLAP};
+/// assert!(NEED_TEACHER.contains(&OVERLAP) && !NEED_TEACHER.contains(&NORM2));
+/// ```
+pub const NEED_TEACHER: [&str; 5] = [EST_ERR2, EST_ERR, PRED_ERR2, OVERLAP, BIAS_FACTOR];
+
 /// The allowed range of a metric's value, when `value` is outside it
 /// (squared errors, norms and losses are ≥ 0, a classification error is in
 /// [0, 1]); `None` when it is inside or the metric has no range.

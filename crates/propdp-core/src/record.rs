@@ -309,8 +309,15 @@ impl Record {
         if let Some(path) = self.non_finite() {
             return Err(format!("{path} is not a finite number"));
         }
+        let own_labels = self.simulation.as_ref().is_some_and(|s| s.labels.is_some());
         for name in crate::metrics::offered(self.model, self.algorithm) {
-            if !self.metrics.contains_key(*name) {
+            if own_labels && crate::metrics::NEED_TEACHER.contains(name) {
+                if self.metrics.contains_key(*name) {
+                    return Err(format!(
+                        "metrics.{name} is given, but a fit of the data's own labels has no θ*"
+                    ));
+                }
+            } else if !self.metrics.contains_key(*name) {
                 return Err(format!("metrics.{name} is missing"));
             }
         }
@@ -439,6 +446,11 @@ pub struct SimRecord {
     /// `design` does not apply).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<String>,
+    /// Real rows fitted on their own labels: the labels' column (then the
+    /// metrics that need a ground truth θ*, [`crate::metrics::NEED_TEACHER`],
+    /// are not recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<String>,
     /// Standard error of every metric's mean.
     pub stderr: Metrics,
     /// Every metric of every repetition.
@@ -456,7 +468,8 @@ impl SimRecord {
     fn conforms(&self, want: &SimRecord, metrics: &Metrics) -> Result<(), String> {
         let settings = |s: &SimRecord| {
             format!(
-                "n = {}, d = {}, reps = {}, seed = {}, generator = {:?}, design = {:?}, data = {:?}, block first = {:?}",
+                "n = {}, d = {}, reps = {}, seed = {}, generator = {:?}, design = {:?}, data = {:?}, labels = {:?}, \
+                 block first = {:?}",
                 s.n,
                 s.d,
                 s.reps,
@@ -464,6 +477,7 @@ impl SimRecord {
                 s.generator,
                 s.design,
                 s.data,
+                s.labels,
                 s.block.as_ref().map(|b| b.first)
             )
         };

@@ -57,6 +57,7 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
             generator: String::new(),
             design: Design::Gaussian,
             data: None,
+            labels: None,
             stderr: metrics.iter().map(|(k, v)| (k.clone(), 0.05 * v)).collect(),
             per_rep: BTreeMap::new(),
             block: None,

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use nalgebra::DVector;
-use propdp_core::metrics::{BIAS_FACTOR, EST_ERR, EST_ERR2, Metrics, OVERLAP, PRED_ERR2};
+use propdp_core::metrics::Metrics;
 use propdp_core::{Algorithm, Point};
 use rayon::prelude::*;
 use thiserror::Error;
@@ -329,7 +329,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
     let own_labels = s.real.as_ref().is_some_and(|r| r.labels.is_some());
     let keep = |mut m: Metrics| {
         if own_labels {
-            for k in [EST_ERR2, EST_ERR, PRED_ERR2, OVERLAP, BIAS_FACTOR] {
+            for k in propdp_core::metrics::NEED_TEACHER {
                 m.remove(k);
             }
         }

@@ -138,6 +138,8 @@ fn combine(
     let (index, d) = (blocks[0].0.first, blocks[0].0.d.expect("simulated"));
     let mut runs = Vec::new();
     let mut n = 0;
+    // the data file and labels column the blocks name (checked against one another on reading)
+    let mut source = (None, None);
     for (unit, (line, _)) in blocks {
         let record: Record =
             serde_json::from_str(line).with_context(|| format!("point {index}, d = {d}: not a record"))?;
@@ -147,6 +149,7 @@ fn combine(
             refuse!("point {index}, d = {d}: the block of repetitions {start}..{end} is malformed");
         };
         n = sim.n;
+        source = (sim.data.clone(), sim.labels.clone());
         for j in 0..sim.reps {
             let per_step = block.per_step_per_rep.as_ref().map(|m| {
                 let steps = m.values().next().map_or(0, |v| v[j].len());
@@ -165,13 +168,16 @@ fn combine(
     }
     let sim = cfg.raw.simulation.as_ref().expect("a simulated config");
     let points = cfg.sweep.points();
-    let record = simulation_record(
+    let mut record = simulation_record(
         &points[index],
         index,
         summarise(n, d, &runs),
         &sim_settings(sim, d, cfg.covariance.as_ref()),
         provenance,
     );
+    if let Some(s) = record.simulation.as_mut() {
+        (s.data, s.labels) = source;
+    }
     Ok((serde_json::to_string(&record)?, false))
 }
 
@@ -229,12 +235,23 @@ fn read_shards(
     shard_of: Vec<Shard>,
 ) -> Result<Vec<ShardDir>> {
     let points = cfg.sweep.points();
+    // the recorded config names its data file but is not resolved (the file
+    // may have moved; the manifests' hash of it is checked): every record
+    // must name the path the first one names
+    let data_path = std::cell::OnceCell::new();
     let record_key = |line: &str| -> Result<RecordKey, String> {
         let r: Record = serde_json::from_str(line).map_err(|e| format!("not a record ({e})"))?;
         let u = *unit_of
             .get(&r.key())
             .ok_or_else(|| format!("{} is not a unit of this config", r.key()))?;
-        r.conforms(&expected(cfg, &all[u], r.index, provenance))?;
+        let mut want = expected(cfg, &all[u], r.index, provenance);
+        if let Some(sim) = want.simulation.as_mut()
+            && cfg.raw.simulation.as_ref().is_some_and(|s| s.data.is_some())
+        {
+            let named = r.simulation.as_ref().and_then(|s| s.data.clone());
+            sim.data = data_path.get_or_init(|| named).clone();
+        }
+        r.conforms(&want)?;
         Ok(r.key())
     };
     let failure_key = |line: &str| -> Result<RecordKey, String> {

@@ -242,6 +242,7 @@ impl Best {
                 generator: propdp_sim::rng::GENERATOR.into(),
                 design,
                 data: None,
+                labels: None,
                 stderr: [(self.metric.clone(), c.stderr)].into_iter().collect(),
                 per_rep: BTreeMap::new(),
                 block: None,
