@@ -17,6 +17,17 @@ use rand::{Rng, RngExt};
 
 use crate::data::Coordinates;
 
+/// Largest magnitude of a value (and smallest spread of a varying column,
+/// inverted) a data set may hold: squares and sums of squares over any
+/// realistic number of rows then stay finite and normal.
+pub const MAX_MAGNITUDE: f64 = 1e140;
+
+/// Whether a value (a feature or a label) is finite and of magnitude at
+/// most [`MAX_MAGNITUDE`].
+pub fn in_range(v: f64) -> bool {
+    v.is_finite() && v.abs() <= MAX_MAGNITUDE
+}
+
 /// A data set centred and decomposed: what `propdp spectrum` reports and
 /// what a real-row simulation draws from.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,16 +76,42 @@ impl Centred {
                 x[(i, j)]
             ));
         }
+        // squares and their sums over every row and column must stay finite and normal
+        if let Some((i, j)) = (0..n)
+            .flat_map(|i| (0..p).map(move |j| (i, j)))
+            .find(|&(i, j)| x[(i, j)].abs() > MAX_MAGNITUDE)
+        {
+            return Err(format!(
+                "row {} column {:?} is {:e}: magnitudes above {MAX_MAGNITUDE:e} overflow the sample covariance \
+                 (rescale the column)",
+                i + 1,
+                names[j],
+                x[(i, j)]
+            ));
+        }
         let mut constant = Vec::new();
         let mut cols = Vec::new();
         for (j, name) in names.iter().enumerate().take(p) {
             let c = x.column(j);
             let mean = c.mean();
             let mut centred = c.map(|v| v - mean);
-            let sd = (centred.norm_squared() / n as f64).sqrt();
+            // the sd from the scaled column: its squares neither underflow nor overflow
+            let spread = centred.amax();
+            let sd = if spread > 0.0 {
+                spread * ((&centred / spread).norm_squared() / n as f64).sqrt()
+            } else {
+                0.0
+            };
             if sd == 0.0 || sd <= 1e-12 * mean.abs() {
                 constant.push(name.clone());
                 continue;
+            }
+            if spread < 1.0 / MAX_MAGNITUDE {
+                return Err(format!(
+                    "column {name:?} varies by at most {spread:e}: spreads below {:e} underflow the sample \
+                     covariance (rescale the column)",
+                    1.0 / MAX_MAGNITUDE
+                ));
             }
             if standardize {
                 centred /= sd;
@@ -89,6 +126,11 @@ impl Centred {
         let mut order: Vec<usize> = (0..eig.eigenvalues.len()).collect();
         order.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
         let top = eig.eigenvalues[order[0]];
+        if !(top.is_finite() && top > 0.0) {
+            return Err(format!(
+                "the sample covariance's largest eigenvalue is {top:e}: the values are out of range (rescale the columns)"
+            ));
+        }
         let kept: Vec<usize> = order
             .into_iter()
             .filter(|&k| eig.eigenvalues[k] > 1e-12 * top)
@@ -151,6 +193,8 @@ pub struct RealData {
     /// The data's own regression labels, centred (none: labels are drawn
     /// from a synthetic teacher per repetition).
     pub labels: Option<Vec<f64>>,
+    /// The column `labels` came from, for records.
+    pub label_column: Option<String>,
 }
 
 impl RealData {
@@ -194,6 +238,7 @@ impl RealData {
             coords,
             source: String::new(),
             labels: None,
+            label_column: None,
         })
     }
 
@@ -257,6 +302,7 @@ pub fn parse_npy(bytes: &[u8]) -> Result<(Vec<String>, DMatrix<f64>), String> {
 /// let (names, x) = propdp_sim::real::parse_csv("a,b\n1,2\n3,4\n").unwrap();
 /// assert_eq!((names.len(), x[(1, 0)]), (2, 3.0));
 /// assert!(propdp_sim::real::parse_csv("a,b\n1,x\n").unwrap_err().contains("line 2"));
+/// assert!(propdp_sim::real::parse_csv("a,y,y\n1,2,2\n").unwrap_err().contains("twice"));
 /// ```
 pub fn parse_csv(text: &str) -> Result<(Vec<String>, DMatrix<f64>), String> {
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
@@ -267,6 +313,15 @@ pub fn parse_csv(text: &str) -> Result<(Vec<String>, DMatrix<f64>), String> {
         .split(',')
         .map(|s| s.trim().trim_matches('"').to_string())
         .collect();
+    for (j, name) in names.iter().enumerate() {
+        if let Some(k) = names[..j].iter().position(|n| n == name) {
+            return Err(format!(
+                "line 1: the column name {name:?} is given twice (columns {} and {}): names must be unique",
+                k + 1,
+                j + 1
+            ));
+        }
+    }
     let (mut values, mut rows) = (Vec::new(), 0);
     for (i, line) in lines {
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();

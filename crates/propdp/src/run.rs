@@ -45,7 +45,8 @@ impl Default for Sources {
 
 /// Read and validate a config file.
 pub fn load(path: &Path) -> crate::Result<Config> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading config {}", path.display()))?;
+    let text = propdp_core::input::read_regular_text(path)
+        .map_err(|e| anyhow::anyhow!("reading config {}: {e}", path.display()))?;
     Ok(Config::from_toml_str_in(&text, path.parent()).with_context(|| format!("in config {}", path.display()))?)
 }
 
@@ -251,6 +252,8 @@ impl Pass<'_> {
             .collect();
         self.progress.begin("theory", mine.len() as u64);
         let mut warm: Option<State> = None;
+        // a point of this block was kept from an earlier run: its state is not at hand
+        let mut skipped = false;
         for index in mine {
             let point = &points[index];
             self.progress.advance(1);
@@ -258,7 +261,7 @@ impl Pass<'_> {
                 return Err(Cancelled.into());
             }
             if index % WARM_BLOCK == 0 {
-                warm = None; // a block solves the same in every run and shard
+                (warm, skipped) = (None, false); // a block solves the same in every run and shard
             }
             let key = RecordKey {
                 source: Source::Theory,
@@ -268,8 +271,15 @@ impl Pass<'_> {
             };
             if self.done.contains(&key) {
                 self.summary.skipped += 1;
-                warm = None;
+                (warm, skipped) = (None, true);
                 continue;
+            }
+            if skipped {
+                // resumed: the warm start an uninterrupted run had, so the numbers are the same
+                warm = replay_warm(&solver, &points[index - index % WARM_BLOCK..index], &|| {
+                    self.progress.cancelled()
+                });
+                skipped = false;
             }
             let entry = failure(key, point, None);
             let provenance = self.manifest.provenance();
@@ -399,6 +409,7 @@ pub(crate) fn expected(cfg: &Config, unit: &Unit, index: usize, provenance: &Pro
             generator: propdp_sim::rng::GENERATOR.into(),
             design: settings.design,
             data: cfg.data.as_ref().map(|d| d.path.display().to_string()),
+            labels: sim.data.as_ref().and_then(|d| d.labels.clone()),
             stderr: Default::default(),
             per_rep: Default::default(),
             block: unit.reps.map(|(first, _)| RepBlock {
@@ -481,11 +492,14 @@ fn load_real(cfg: &Config) -> Result<Option<Arc<RealData>>> {
                 ));
             }
             let y = x.column(j);
-            if let Some(v) = y.iter().find(|v| !v.is_finite()) {
+            if let Some(v) = y.iter().find(|v| !propdp_sim::real::in_range(**v)) {
                 return Err(bad(
                     "simulation.data.labels",
                     format!("{col:?}"),
-                    format!("a column of finite numbers (it holds {v})"),
+                    format!(
+                        "a column of finite numbers of magnitude at most {:e} (it holds {v:e}; rescale it)",
+                        propdp_sim::real::MAX_MAGNITUDE
+                    ),
                 ));
             }
             let mean = y.mean();
@@ -528,6 +542,7 @@ fn load_real(cfg: &Config) -> Result<Option<Arc<RealData>>> {
     Ok(Some(Arc::new(RealData {
         source: label,
         labels: own.map(|(_, y)| y),
+        label_column: file.labels.clone(),
         ..real
     })))
 }
@@ -555,6 +570,24 @@ fn per_step_per_rep(runs: &[Repetition]) -> Option<BTreeMap<String, Vec<Vec<f64>
             })
             .collect(),
     )
+}
+
+/// The state an uninterrupted run warm-starts the point after `before`
+/// from: the static points of `before` (the block's earlier points, each
+/// written by an earlier run) solved again in order, each from the last's
+/// state; a DP-GD/DP-SGD point leaves no state to warm-start from
+/// ([`State::Dmft`]), so it is not solved again. Only static points use a
+/// warm start: a run of dynamics points replays nothing.
+fn replay_warm(solver: &TheorySolver, before: &[Point], cancelled: &(dyn Fn() -> bool + Sync)) -> Option<State> {
+    let mut warm = None;
+    for p in before {
+        warm = if p.algorithm().gradient_steps().is_some() {
+            None
+        } else {
+            solver.solve_cancellable(p, warm, cancelled).ok().map(|s| s.state)
+        };
+    }
+    warm
 }
 
 /// The theory record of `point` (sweep position `index`) from its solution,
@@ -604,6 +637,7 @@ pub fn simulation_record(
             generator: propdp_sim::rng::GENERATOR.into(),
             design: settings.design,
             data: settings.real.as_ref().map(|r| r.source.clone()),
+            labels: settings.real.as_ref().and_then(|r| r.label_column.clone()),
             stderr: s.stderr,
             per_rep: s.per_rep,
             block: None,
