@@ -502,8 +502,8 @@ fn validate(config: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
 
 /// `propdp tune`.
 fn tune(job: &Job, shard: Option<propdp::shard::Shard>) -> Result<ExitCode> {
-    let text =
-        std::fs::read_to_string(&job.config).map_err(|e| anyhow::anyhow!("reading {}: {e}", job.config.display()))?;
+    let text = propdp::core::input::read_regular_text(&job.config)
+        .map_err(|e| anyhow::anyhow!("reading {}: {e}", job.config.display()))?;
     let (label, dir, existing, bar) = (job.label(), job.dir(), job.existing(), Bar::default());
     let o = match shard {
         Some(s) => propdp::tune::tune_shard(&text, &label, &dir, existing, s, &bar)?,

@@ -237,7 +237,7 @@ impl RawCovariance {
                     Some(dir) if Path::new(file).is_relative() => dir.join(file),
                     _ => PathBuf::from(file),
                 };
-                let bytes = std::fs::read(&path).map_err(|e| {
+                let bytes = crate::input::read_regular(&path).map_err(|e| {
                     ConfigError::range(
                         &format!("{FIELD}.file"),
                         format!("{file:?}"),
@@ -447,6 +447,12 @@ impl Covariance {
     /// let w: f64 = c.atoms().iter().map(|a| a.weight * a.eigenvalue).sum();
     /// assert!((w - 1.0).abs() < 1e-12 && c.atoms().len() == 50);
     /// assert!(Covariance::power_law(1.0, 1.0, 50, TeacherShape::Spread).unwrap().is_none());
+    /// // the condition holds at extreme exponents too
+    /// for exponent in [1e-3, 1e16, 1e20] {
+    ///     let a = Covariance::power_law(exponent, 100.0, 10, TeacherShape::Spread).unwrap().unwrap();
+    ///     let (top, bottom) = (a.atoms()[0].eigenvalue, a.atoms()[9].eigenvalue);
+    ///     assert!((top / bottom / 100.0 - 1.0).abs() < 1e-9, "{exponent}: {}", top / bottom);
+    /// }
     /// ```
     pub fn power_law(
         exponent: f64,
@@ -475,9 +481,22 @@ impl Covariance {
                 &format!("an integer in [1, {MAX_ATOMS}]"),
             ));
         }
-        let c = condition.powf(1.0 / exponent) - 1.0;
+        // ω = exp(−α·log(1 + c·x)), c = κ^{1/α} − 1 = expm1(a), a = log κ/α, in a
+        // form that neither rounds c to 0 (α ≫ log κ) nor overflows it (α ≪ log κ)
+        let a = condition.ln() / exponent;
+        let log_1p_cx = |x: f64| {
+            if x == 0.0 || a == 0.0 {
+                0.0
+            } else if a < 30.0 {
+                (a.exp_m1() * x).ln_1p()
+            } else {
+                // log(c·x) + log(1 + 1/(c·x)), log c = a + log(1 − e^{−a})
+                let log_cx = a + (-(-a).exp_m1()).ln() + x.ln();
+                log_cx + (-log_cx).exp().ln_1p()
+            }
+        };
         let x = |k: usize| if atoms == 1 { 0.0 } else { k as f64 / (atoms - 1) as f64 };
-        let omega: Vec<f64> = (0..atoms).map(|k| (1.0 + c * x(k)).powf(-exponent)).collect();
+        let omega: Vec<f64> = (0..atoms).map(|k| (-exponent * log_1p_cx(x(k))).exp()).collect();
         let weight = vec![1.0 / atoms as f64; atoms];
         let energy: Vec<f64> = omega.iter().map(|&w| teacher.energy(w)).collect();
         Covariance::from_columns(&omega, &weight, &energy, FIELD)

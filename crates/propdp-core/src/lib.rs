@@ -14,6 +14,7 @@
 pub mod config;
 pub mod covariance;
 pub mod error;
+pub mod input;
 pub mod loss;
 pub mod metrics;
 pub mod param;

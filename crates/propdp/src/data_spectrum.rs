@@ -21,8 +21,6 @@
 use nalgebra::{DMatrix, DVector};
 use propdp_sim::real::{Centred, parse_data};
 
-use anyhow::Context;
-
 use crate::error::Argument;
 
 /// The spectrum of a data set and, with labels, the fit behind its teacher.
@@ -87,6 +85,17 @@ pub fn spectrum(
             if y.len() != n {
                 return Err(invalid("label", format!("{} labels for {n} rows", y.len())));
             }
+            if let Some((i, v)) = y.iter().enumerate().find(|(_, v)| !propdp_sim::real::in_range(**v)) {
+                return Err(invalid(
+                    "label",
+                    format!(
+                        "row {} is {v:e}: every label must be a finite number of magnitude at most {:e} (rescale \
+                         the labels)",
+                        i + 1,
+                        propdp_sim::real::MAX_MAGNITUDE
+                    ),
+                ));
+            }
             if n <= k + 1 {
                 return Err(invalid(
                     "label",
@@ -112,6 +121,12 @@ pub fn spectrum(
                 return Err(invalid(
                     "label",
                     "the labels carry no linear signal beyond their noise: every debiased teacher energy is 0".into(),
+                ));
+            }
+            if !(s2.is_finite() && noise2.is_finite() && debiased.iter().all(|e| e.is_finite())) {
+                return Err(invalid(
+                    "label",
+                    format!("the fit of the labels is out of range (s² = {s2:e}, noise² = {noise2:e}): rescale them"),
                 ));
             }
             let fit = LabelFit {
@@ -176,7 +191,8 @@ impl DataSpectrum {
 /// A data file — a numeric CSV with a header row, or a 2-D float64 `.npy`
 /// array (columns x0, x1, …) —: the column names and the n × p matrix.
 pub fn read_data(path: &std::path::Path) -> crate::Result<(Vec<String>, DMatrix<f64>)> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes =
+        propdp_core::input::read_regular(path).map_err(|e| invalid("data", format!("{}: {e}", path.display())))?;
     parse_data(&bytes, path).map_err(|e| invalid("data", format!("{}: {e}", path.display())))
 }
 

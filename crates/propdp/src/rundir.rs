@@ -19,7 +19,9 @@
 //!   naming the file, line and field; only a torn last line (an interrupted
 //!   write) is dropped ([`read_lines`]).
 //! - **Whole files appear whole.** `manifest.json` and the other files are
-//!   written to a temporary name and renamed ([`RunDir::write_file`]);
+//!   written to a new temporary file (created exclusively under an
+//!   unpredictable name: a user's file or link is never written through,
+//!   `crate::file`) and renamed ([`RunDir::write_file`]);
 //!   [`RunDir::publish`] (merge) writes nothing under a final name unless
 //!   every file was written.
 
@@ -34,7 +36,7 @@ use propdp_core::record::Failure;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::file::{temporary, write_atomic, write_synced};
+use crate::file::{persist, write_atomic, write_temporary};
 use crate::provenance::Manifest;
 
 pub use crate::error::Refused;
@@ -334,7 +336,7 @@ impl RunDir {
 
     /// Write the records file, the failures file (if the layout has one)
     /// and then `manifest.json` of a directory from [`RunDir::create`], each
-    /// whole: all are written to temporary names first and renamed only when
+    /// whole: all are written to temporary files first and renamed only when
     /// every one is written, so a failure (a full disk) leaves none of them
     /// and the merge can be retried.
     pub fn publish(&mut self, records: &str, failures: &str, manifest: &Manifest) -> Result<()> {
@@ -344,21 +346,13 @@ impl RunDir {
             files.push((e, failures));
         }
         files.push(("manifest.json", &manifest_text));
-        let mut written = Vec::new();
-        let result = files.iter().try_for_each(|(name, text)| {
-            let tmp = temporary(&self.dir.join(name));
-            written.push(tmp.clone());
-            write_synced(&tmp, text)
-        });
-        if let Err(e) = result {
-            for tmp in &written {
-                let _ = fs::remove_file(tmp);
-            }
-            return Err(e);
-        }
-        for ((name, _), tmp) in files.iter().zip(&written) {
-            let path = self.dir.join(name);
-            fs::rename(tmp, &path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+        // every file written before any is renamed; a failure drops (removes) the temporary files
+        let written = files
+            .iter()
+            .map(|(name, text)| write_temporary(&self.dir.join(name), text))
+            .collect::<Result<Vec<_>>>()?;
+        for ((name, _), tmp) in files.iter().zip(written) {
+            persist(tmp, &self.dir.join(name))?;
         }
         Ok(())
     }
@@ -396,7 +390,7 @@ impl RunDir {
         Ok(())
     }
 
-    /// Write one of the layout's other files whole (temporary name, then
+    /// Write one of the layout's other files whole (temporary file, then
     /// rename).
     pub fn write_file(&self, name: &str, text: &str) -> Result<PathBuf> {
         assert!(self.layout.others.contains(&name), "{name} is not a file of the layout");

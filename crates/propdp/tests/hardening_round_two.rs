@@ -361,7 +361,7 @@ fn item7_hand_edited_tune_lines_are_refused_on_resume() {
 }
 
 #[test]
-fn item10_merge_locks_its_output_and_item13_a_failed_merge_can_be_retried() {
+fn item10_merge_locks_its_output_and_leaves_a_users_entries_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let dirs: Vec<PathBuf> = (0..2).map(|k| tmp.path().join(format!("s{k}"))).collect();
     for (k, d) in dirs.iter().enumerate() {
@@ -373,20 +373,21 @@ fn item10_merge_locks_its_output_and_item13_a_failed_merge_can_be_retried() {
         let e = propdp::merge::merge(&out, &dirs).unwrap_err().to_string();
         assert!(e.contains("in use by another propdp"), "{e}");
     }
-    // a write that fails part-way (here: the errors file cannot be created)
-    // leaves no file under its final name, and the merge can be run again
+    // a user's entry at the name earlier versions used for their temporary
+    // files (round three, item 6) is neither opened nor removed, and no
+    // temporary file is left behind
     fs::create_dir_all(out.join(".errors.jsonl.propdp-tmp")).unwrap();
-    assert!(propdp::merge::merge(&out, &dirs).is_err());
-    for name in [
-        "results.jsonl",
-        "errors.jsonl",
-        "manifest.json",
-        ".results.jsonl.propdp-tmp",
-    ] {
-        assert!(!out.join(name).exists(), "{name} left behind");
-    }
-    fs::remove_dir(out.join(".errors.jsonl.propdp-tmp")).unwrap();
     let m = propdp::merge::merge(&out, &dirs).unwrap();
+    assert!(
+        out.join(".errors.jsonl.propdp-tmp").is_dir(),
+        "the user's directory survives"
+    );
+    let left: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".propdp-tmp") && n != ".errors.jsonl.propdp-tmp")
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
     let single = tmp.path().join("single");
     run_into(&single, Existing::Refuse).unwrap();
     assert_eq!(m.records, lines(&single.join("results.jsonl")).len());

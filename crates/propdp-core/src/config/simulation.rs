@@ -91,7 +91,7 @@ impl DataSpec {
             Some(dir) if std::path::Path::new(&self.file).is_relative() => dir.join(&self.file),
             _ => std::path::PathBuf::from(&self.file),
         };
-        let bytes = std::fs::read(&path).map_err(|e| {
+        let bytes = crate::input::read_regular(&path).map_err(|e| {
             ConfigError::range(
                 "simulation.data.file",
                 format!("{:?}", self.file),

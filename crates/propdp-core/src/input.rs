@@ -1,0 +1,63 @@
+//! Reading a user's input file (config, data, covariance, schedule): only a
+//! regular file, of a size this machine can hold, is read.
+//!
+//! A FIFO would block the reader until some other process writes to it
+//! (forever, if none does), and a character device such as `/dev/zero`
+//! never ends: both are refused before they are opened, from the file's
+//! metadata (which follows symbolic links, so a link to a regular file is
+//! read). A regular file larger than a quarter of the machine's memory is
+//! refused before it is read (parsing holds it several times over).
+
+use std::path::Path;
+
+/// The bytes of the regular file at `path`; an error (text, without the
+/// path: callers name the field or argument) for anything else.
+///
+/// ```
+/// let e = propdp_core::input::read_regular(std::path::Path::new("/dev/zero")).unwrap_err();
+/// assert!(e.contains("not a regular file"), "{e}");
+/// ```
+pub fn read_regular(path: &Path) -> Result<Vec<u8>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!(
+            "not a regular file (a {}): give a file's path",
+            kind(&meta.file_type())
+        ));
+    }
+    let limit = crate::config::simulation::machine_memory() / 4.0;
+    if meta.len() as f64 > limit {
+        return Err(format!(
+            "{:.1} GB, above a quarter of this machine's memory ({:.1} GB)",
+            meta.len() as f64 / 1e9,
+            limit / 1e9
+        ));
+    }
+    std::fs::read(path).map_err(|e| e.to_string())
+}
+
+/// [`read_regular`] as UTF-8 text.
+pub fn read_regular_text(path: &Path) -> Result<String, String> {
+    String::from_utf8(read_regular(path)?).map_err(|_| "not a UTF-8 text file".to_string())
+}
+
+/// What a file that is not regular is, in words.
+fn kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "FIFO";
+        }
+        if t.is_char_device() {
+            return "character device";
+        }
+        if t.is_block_device() {
+            return "block device";
+        }
+        if t.is_socket() {
+            return "socket";
+        }
+    }
+    if t.is_dir() { "directory" } else { "special file" }
+}
