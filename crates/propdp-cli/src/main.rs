@@ -314,10 +314,11 @@ fn main() -> ExitCode {
             exit_code(figures_ok, m.failed, &out)
         }),
         Command::Validate { config, out } => validate(&config, out),
-        Command::Check { config } => load(&config).map(|cfg| {
+        Command::Check { config } => load(&config).and_then(|cfg| {
+            propdp::run::check(&cfg)?;
             warn_step_sizes(&cfg);
             print!("{}", propdp::run::describe(&config.display().to_string(), &cfg));
-            ExitCode::SUCCESS
+            Ok(ExitCode::SUCCESS)
         }),
         Command::Plot { results, out } => propdp::figures::draw(&results, out).and_then(|drawn| {
             if let Some(why) = drawn.skipped {

@@ -10,35 +10,38 @@
 
 use std::path::Path;
 
-/// The bytes of the regular file at `path`; an error (text, without the
-/// path: callers name the field or argument) for anything else.
+/// The bytes of the regular file at `path`; an error (without the path:
+/// callers name the field or argument) for anything else, of kind
+/// `InvalidInput` for a file that is not regular or too large.
 ///
 /// ```
 /// let e = propdp_core::input::read_regular(std::path::Path::new("/dev/zero")).unwrap_err();
-/// assert!(e.contains("not a regular file"), "{e}");
+/// assert!(e.to_string().contains("not a regular file"), "{e}");
 /// ```
-pub fn read_regular(path: &Path) -> Result<Vec<u8>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    let refuse = |why: String| Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, why));
+    let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
-        return Err(format!(
+        return refuse(format!(
             "not a regular file (a {}): give a file's path",
             kind(&meta.file_type())
         ));
     }
     let limit = crate::config::simulation::machine_memory() / 4.0;
     if meta.len() as f64 > limit {
-        return Err(format!(
+        return refuse(format!(
             "{:.1} GB, above a quarter of this machine's memory ({:.1} GB)",
             meta.len() as f64 / 1e9,
             limit / 1e9
         ));
     }
-    std::fs::read(path).map_err(|e| e.to_string())
+    std::fs::read(path)
 }
 
 /// [`read_regular`] as UTF-8 text.
-pub fn read_regular_text(path: &Path) -> Result<String, String> {
-    String::from_utf8(read_regular(path)?).map_err(|_| "not a UTF-8 text file".to_string())
+pub fn read_regular_text(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_regular(path)?)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not a UTF-8 text file"))
 }
 
 /// What a file that is not regular is, in words.

@@ -945,6 +945,7 @@ fn spectrum<'py>(
 #[pyfunction]
 fn describe(py: Python<'_>, config_: &Bound<'_, PyAny>, label: &str) -> PyResult<String> {
     let cfg = config(py, config_, label)?;
+    propdp::run::check(&cfg).map_err(|e| to_py(py, e))?;
     Ok(propdp::run::describe(label, &cfg))
 }
 

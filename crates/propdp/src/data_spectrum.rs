@@ -18,6 +18,7 @@
 //! θ*ₖ = cₖ√(λ̄k), so s² = λ̄k·mean(debiased cₖ²). Without labels the
 //! teacher is spread (e = 1).
 
+use anyhow::Context;
 use nalgebra::{DMatrix, DVector};
 use propdp_sim::real::{Centred, parse_data};
 
@@ -191,8 +192,7 @@ impl DataSpectrum {
 /// A data file — a numeric CSV with a header row, or a 2-D float64 `.npy`
 /// array (columns x0, x1, …) —: the column names and the n × p matrix.
 pub fn read_data(path: &std::path::Path) -> crate::Result<(Vec<String>, DMatrix<f64>)> {
-    let bytes =
-        propdp_core::input::read_regular(path).map_err(|e| invalid("data", format!("{}: {e}", path.display())))?;
+    let bytes = propdp_core::input::read_regular(path).with_context(|| format!("reading {}", path.display()))?;
     parse_data(&bytes, path).map_err(|e| invalid("data", format!("{}: {e}", path.display())))
 }
 

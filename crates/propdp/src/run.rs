@@ -45,8 +45,8 @@ impl Default for Sources {
 
 /// Read and validate a config file.
 pub fn load(path: &Path) -> crate::Result<Config> {
-    let text = propdp_core::input::read_regular_text(path)
-        .map_err(|e| anyhow::anyhow!("reading config {}: {e}", path.display()))?;
+    let text =
+        propdp_core::input::read_regular_text(path).with_context(|| format!("reading config {}", path.display()))?;
     Ok(Config::from_toml_str_in(&text, path.parent()).with_context(|| format!("in config {}", path.display()))?)
 }
 
@@ -429,6 +429,14 @@ pub fn sim_settings(sim: &SimulationConfig, d: usize, covariance: Option<&Covari
         ..SimSettings::new(d, sim.reps, sim.design, sim.prior, sim.seed)
     }
     .with_covariance(covariance.cloned())
+}
+
+/// Every check of a config that needs no solve beyond those of its
+/// loading: the data file's rows against the config ([`real_data`]). What
+/// `propdp check` (and Python's `check`) run before describing the sweep,
+/// so a config they call valid is not refused by `run` for its data.
+pub fn check(cfg: &Config) -> crate::Result<()> {
+    real_data(cfg).map(|_| ())
 }
 
 /// The real rows of a config's `[simulation] data` (none without it), with

@@ -285,3 +285,21 @@ fn item7_extreme_power_law_exponents_keep_their_condition_number() {
         assert!((k / 100.0 - 1.0).abs() < 1e-9, "exponent {exponent:e}: condition {k}");
     }
 }
+
+#[test]
+fn item8_check_runs_the_data_checks_and_a_design_with_real_rows_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_data(&tmp.path().join("data.csv"), 1.0);
+    // `propdp check` called this valid; `run` refused it point by point
+    let cfg = config(tmp.path(), &own_labels("objective").replace("d = 6", "d = 9")).unwrap();
+    let e = propdp::run::check(&cfg).unwrap_err();
+    assert_eq!(e.field(), Some("simulation.d"), "{e:#}");
+    assert!(propdp::run::check(&config(tmp.path(), &own_labels("objective")).unwrap()).is_ok());
+    // a design beside real rows was ignored but recorded
+    let e = config(
+        tmp.path(),
+        &own_labels("objective").replace("seed = 11", "seed = 11\ndesign = \"rademacher\""),
+    )
+    .unwrap_err();
+    assert!(e.contains("simulation.design"), "{e}");
+}

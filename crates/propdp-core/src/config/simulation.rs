@@ -146,6 +146,13 @@ impl SimulationConfig {
         for &d in &self.d {
             check_simulation(d, self.reps, self.prior, self.grad_tol)?;
         }
+        if self.data.is_some() && self.design != default_design() {
+            return Err(ConfigError::range(
+                "simulation.design",
+                format!("{:?}", self.design),
+                "no design with `simulation.data`: the rows are the data's (leave design out)",
+            ));
+        }
         let mut seen = self.d.clone();
         seen.sort_unstable();
         if let Some(w) = seen.windows(2).find(|w| w[0] == w[1]) {
