@@ -254,8 +254,9 @@ fn certify(
             sensitivity: relation_factor(neighbouring),
             epsilon,
             if_poisson: None,
-            assumption: "Poisson sampling (replace-one: group privacy of size 2); each objective release through \
-                         its privacy-loss bound c + A|Z| (rows ‖x‖ ≤ 1)",
+            assumption: "Poisson sampling (replace-one: the pair (1 − q)N(0, z²) + qN(∓1, z²)); each objective \
+                         release through its privacy-loss bound c + A|Z| (rows ‖x‖ ≤ 1; replace-one: group privacy \
+                         of size 2 on it)",
         })
     }
     .map_err(|e| {

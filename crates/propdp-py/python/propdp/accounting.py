@@ -17,8 +17,9 @@ training loop can call it after every optimiser step::
     acc.get_epsilon_bracket(delta=1e-5)  # (lower, upper)
 
 The neighbouring relation is add/remove-one by default, as in Opacus and
-dp-accounting (sensitivity C); "replace_one" bounds a replaced example by
-group privacy of size 2 (docs/privacy.md).
+dp-accounting (sensitivity C); "replace_one" accounts a replaced example
+on its tight pair (1 − q)N(0, z²) + qN(∓1, z²), as dp-accounting's
+REPLACE_ONE does (docs/privacy.md).
 """
 from __future__ import annotations
 
