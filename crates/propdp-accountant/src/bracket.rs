@@ -72,12 +72,17 @@
 //! The true δ(ε) = max over directions lies between the two curves, so
 //! ε(δ) lies in [ε⁻, ε⁺], ε^± the smallest ε where the curve is ≤ δ
 //! (bisection to 1e-12 relative, each end rounded outwards). Starting at
-//! Δ = 2·10⁻³, Δ shrinks (to the width's prediction, the width taken as
+//! Δ = 2·10⁻³ (doubled, up to 4, while a part's one-step PLD would take
+//! more than a quarter of the point limit, counted before it is built; a
+//! part too wide even then is refused naming it), Δ shrinks (to the width's prediction, the width taken as
 //! ∝ Δ^p with p ∈ [1, 2] measured on the last two grids, 2 at first; at
 //! least halving) until (ε⁺ − ε⁻) ≤ w·ε⁺ (default w = 10⁻³) or the window
 //! would exceed the point limit (memory stays bounded by it: about 40
 //! bytes a point); the bracket reached is returned either way, `reached`
-//! saying which. Add/remove-one, a direction whose upper curve is at most
+//! saying which. Segments of equal (z, q) are one part raised to their
+//! summed steps (a schedule of 10⁵ one-step segments at two settings costs
+//! two one-step PLDs), and one objective release alone is its own curve in
+//! closed form. Add/remove-one, a direction whose upper curve is at most
 //! δ/2 from the last lower end on cannot decide ε⁺ on a finer grid: its
 //! coarser composition is kept (its upper curve stays a bound; it leaves
 //! the lower end's max) instead of being composed again.
@@ -151,6 +156,9 @@ pub struct EpsilonBracket {
 const TAIL: f64 = 1e-15;
 /// The first grid width tried.
 const FIRST_GRID: f64 = 2e-3;
+/// The coarsest first grid (where a part's loss spans millions: ε is then
+/// in the hundreds of thousands, and a grid of 4 still resolves it).
+const COARSEST_GRID: f64 = 4.0;
 /// The aliasing a tilted window may let in, relative to the δ the curves
 /// are read at ([`crate::pld::Aim`]); it is charged to the lower end, where
 /// the one-step tails (2·10⁻³δ at most) and β (from 10⁻⁶δ) stand beside it.
@@ -373,9 +381,26 @@ pub(crate) fn bracket_of(
             (bracket, false)
         }));
     }
-    let total: u64 = segments.iter().map(|s| s.steps).sum::<u64>() + objectives.len() as u64;
+    if let ([], [release]) = (segments, objectives) {
+        // one release alone: its own curve in closed form, no grid
+        let log_delta = |e: f64| match neighbouring {
+            Neighbouring::AddRemoveOne => release.log_delta(e),
+            Neighbouring::ReplaceOne => release.log_delta_replace(e),
+        };
+        // the root (to 4 ulp), each end moved 10⁻¹² outwards for the rounding of the curve
+        return Ok(crate::eps_at(log_delta, delta).map(|e| {
+            let exact = EpsilonBracket {
+                lower: e * (1.0 - 1e-12),
+                upper: e * (1.0 + 1e-12),
+                grid: 0.0,
+                reached: true,
+            };
+            (exact, false)
+        }));
+    }
+    let total = total_steps(segments, objectives.len())?;
     let tail = TAIL.min(1e-3 * delta / total as f64);
-    let mut grid = FIRST_GRID;
+    let mut grid = first_grid(segments, objectives, neighbouring, settings.max_points, tail)?;
     let mut last: Option<EpsilonBracket> = None;
     // a tilt guessed from the discrete curve alone, when the untilted bounds cannot reach δ
     let mut guess: Option<f64> = None;
@@ -484,8 +509,105 @@ pub(crate) fn bracket_of(
     }
 }
 
+/// The distinct (z, q) of `segments` in order of first appearance, each
+/// with its summed steps (checked segments: the total fits in u64, see
+/// [`total_steps`]). T equal steps compose as one PLD raised to the power
+/// T, so a schedule of 10⁵ one-step segments at a few settings costs a few
+/// PLDs, not 10⁵.
+fn distinct(segments: &[Segment]) -> Vec<(SubsampledGaussian, u64)> {
+    let mut index = std::collections::HashMap::new();
+    let mut groups: Vec<(SubsampledGaussian, u64)> = Vec::new();
+    for s in segments {
+        let key = (s.noise_multiplier.to_bits(), s.sample_rate.to_bits());
+        let i = *index.entry(key).or_insert_with(|| {
+            let m = SubsampledGaussian {
+                z: s.noise_multiplier,
+                q: s.sample_rate,
+            };
+            groups.push((m, 0));
+            groups.len() - 1
+        });
+        groups[i].1 += s.steps;
+    }
+    groups
+}
+
+/// The total steps of `segments` and `releases` more, refused naming
+/// `steps` where it passes u64 (2⁶⁴ − 1).
+pub(crate) fn total_steps(segments: &[Segment], releases: usize) -> Result<u64, AccountantError> {
+    (segments.iter().map(|s| s.steps))
+        .chain([releases as u64])
+        .try_fold(0u64, u64::checked_add)
+        .ok_or_else(|| {
+            let sum = segments.iter().map(|s| u128::from(s.steps)).sum::<u128>() + releases as u128;
+            AccountantError::range("steps", sum, "a total number of steps (and releases) below 2⁶⁴")
+        })
+}
+
+/// The first grid width: [`FIRST_GRID`], doubled until every part's
+/// one-step PLD takes at most a quarter of the point budget (counted
+/// before any is built), so that the composition's window has room. A
+/// part that needs more than that even at Δ = [`COARSEST_GRID`] — an objective release of
+/// huge A = LR/σ (its loss spans about A², or 2A√(2 log(1/tail)) under
+/// add/remove-one, in units of Δ), or a tiny noise multiplier (about 1/(2z²))
+/// — is refused naming it and what to change.
+fn first_grid(
+    segments: &[Segment],
+    objectives: &[ObjectiveBound],
+    neighbouring: Neighbouring,
+    max_points: usize,
+    tail: f64,
+) -> Result<f64, AccountantError> {
+    let budget = max_points / 4;
+    let groups = distinct(segments);
+    let fits = |grid: f64| -> Option<(String, f64)> {
+        for (i, b) in objectives.iter().enumerate() {
+            if b.points(grid, tail, neighbouring).is_none_or(|n| n > budget) {
+                return Some((format!("objective[{i}].a"), b.a));
+            }
+        }
+        for (m, _) in &groups {
+            if Direction::of(neighbouring)
+                .iter()
+                .any(|&d| m.points(d, grid, tail) > budget)
+            {
+                let i = (segments.iter())
+                    .position(|s| s.noise_multiplier == m.z && s.sample_rate == m.q)
+                    .unwrap_or(0);
+                let name = if segments.len() == 1 && objectives.is_empty() {
+                    "noise_multiplier".to_string()
+                } else {
+                    format!("segment[{i}].noise_multiplier")
+                };
+                return Some((name, m.z));
+            }
+        }
+        None
+    };
+    let mut grid = FIRST_GRID;
+    while let Some((name, value)) = fits(grid) {
+        grid *= 2.0;
+        if grid > COARSEST_GRID {
+            let what = if name.starts_with("objective") {
+                "a = LR/σ small enough that the release's privacy-loss distribution (under replace-one, up to a \
+                 loss of 700) fits"
+            } else {
+                "a noise multiplier large enough that one step's privacy-loss distribution fits"
+            };
+            let allowed = format!(
+                "{what} in max_points/4 = {budget} grid points at grid width {COARSEST_GRID} (its privacy loss \
+                 spans more than {} loss units); raise the noise σ, or lower the Lipschitz constant L or the clip C",
+                COARSEST_GRID * budget as f64
+            );
+            return Err(AccountantError::range(&name, value, &allowed));
+        }
+    }
+    Ok(grid)
+}
+
 /// Range checks of a schedule's segments, naming `segment[i].sample_rate`
-/// (even for one segment); at least one segment.
+/// (even for one segment); at least one segment, and a total of steps
+/// that fits in u64.
 pub(crate) fn check_schedule(segments: &[Segment]) -> Result<(), AccountantError> {
     if segments.is_empty() {
         return Err(AccountantError::range("segment", 0, "at least one segment"));
@@ -493,11 +615,12 @@ pub(crate) fn check_schedule(segments: &[Segment]) -> Result<(), AccountantError
     for (i, s) in segments.iter().enumerate() {
         s.check(&format!("segment[{i}]."))?;
     }
-    Ok(())
+    total_steps(segments, 0).map(|_| ())
 }
 
 /// Range checks of a run's segments, naming `segment[i].sample_rate` (a
-/// single segment: the bare `sample_rate`); at least one segment.
+/// single segment: the bare `sample_rate`); at least one segment, and a
+/// total of steps that fits in u64.
 pub(crate) fn check_segments(segments: &[Segment]) -> Result<(), AccountantError> {
     if segments.is_empty() {
         return Err(AccountantError::range("segment", 0, "at least one segment"));
@@ -510,7 +633,7 @@ pub(crate) fn check_segments(segments: &[Segment]) -> Result<(), AccountantError
         };
         s.check(&prefix)?;
     }
-    Ok(())
+    total_steps(segments, 0).map(|_| ())
 }
 
 /// An upper bound δ⁺(ε) on the privacy profile of a schedule at every ε
@@ -613,6 +736,16 @@ impl Curves {
         tail: f64,
         kept: Vec<Option<Composed>>,
     ) -> Option<Curves> {
+        // equal segments are one part raised to their summed steps
+        let groups = distinct(segments);
+        // no part's PLD beyond the window's budget, counted before it is built
+        let too_long = |n: Option<usize>| n.is_none_or(|n| n > max_points);
+        let directions = Direction::of(neighbouring);
+        if objectives.iter().any(|b| too_long(b.points(grid, tail, neighbouring)))
+            || (groups.iter()).any(|g| directions.iter().any(|&d| too_long(Some(g.0.points(d, grid, tail)))))
+        {
+            return None;
+        }
         // an objective release's bound is the same in both directions
         let released: Vec<Pld> = objectives
             .iter()
@@ -622,22 +755,12 @@ impl Curves {
             })
             .collect();
         let one = |d: Direction| {
-            let plds: Vec<Pld> = segments
-                .iter()
-                .map(|s| {
-                    let m = SubsampledGaussian {
-                        z: s.noise_multiplier,
-                        q: s.sample_rate,
-                    };
-                    m.pld(d, grid, tail)
-                })
-                .collect();
-            let parts: Vec<(&Pld, u64)> = (plds.iter().zip(segments).map(|(p, s)| (p, s.steps)))
+            let plds: Vec<Pld> = groups.iter().map(|g| g.0.pld(d, grid, tail)).collect();
+            let parts: Vec<(&Pld, u64)> = (plds.iter().zip(&groups).map(|(p, g)| (p, g.1)))
                 .chain(released.iter().map(|p| (p, 1)))
                 .collect();
             compose_tilted(&parts, tail, max_points, near)
         };
-        let directions = Direction::of(neighbouring);
         let mut kept = kept;
         kept.resize(directions.len(), None);
         let fresh: Vec<bool> = kept.iter().map(Option::is_none).collect();
@@ -650,7 +773,7 @@ impl Curves {
         Some(Curves {
             composed,
             fresh,
-            steps: segments.iter().map(|s| s.steps).sum::<u64>() + objectives.len() as u64,
+            steps: groups.iter().map(|g| g.1).sum::<u64>() + objectives.len() as u64,
             grid,
             tail,
         })

@@ -237,7 +237,7 @@ pub fn gdp_to_eps(mu: f64, delta: f64) -> Option<f64> {
 /// The smallest ε ≥ 0 with δ(ε) ≤ `delta`, for a decreasing log δ(ε); `None`
 /// beyond ε = 1e5. The root is taken of log δ(ε) − log δ, which is O(1)
 /// where δ(ε) − δ would be as small as δ itself (see [`brent_root`]).
-fn eps_at<F: Fn(f64) -> f64>(log_delta_of: F, delta: f64) -> Option<f64> {
+pub(crate) fn eps_at<F: Fn(f64) -> f64>(log_delta_of: F, delta: f64) -> Option<f64> {
     let log_target = delta.ln();
     let g = |e: f64| log_delta_of(e).max(LOG_FLOOR) - log_target;
     if g(0.0) <= 0.0 {
@@ -418,10 +418,7 @@ impl Mechanism {
                     Neighbouring::AddRemoveOne => b.log_delta(eps),
                     // group privacy of size 2: (ε/2, δ) add/remove → (ε, (1 + e^{ε/2})δ);
                     // δ ≥ 1 is vacuous (every mechanism is (ε, 1)-DP), so cap at 1
-                    Neighbouring::ReplaceOne => {
-                        let log_factor = eps / 2.0 + (-eps / 2.0).exp().ln_1p();
-                        (log_factor + b.log_delta(eps / 2.0)).min(0.0)
-                    }
+                    Neighbouring::ReplaceOne => b.log_delta_replace(eps),
                 }
             }
         }

@@ -237,10 +237,20 @@ impl SubsampledGaussian {
         log_add_exp(keep, take + (-2.0 * x - 1.0) / s) - log_add_exp(keep, take + (2.0 * x - 1.0) / s)
     }
 
+    /// The number of grid points of [`SubsampledGaussian::pld`], found
+    /// without allocating them (a tiny z spreads one step's loss over
+    /// about 1/(2z²Δ) points).
+    pub fn points(&self, direction: Direction, grid: f64, tail: f64) -> usize {
+        self.support(direction, grid, tail).1
+    }
+
     /// The connect-the-dots PLD of one step in `direction` on the grid of
-    /// width `grid`, with tails of mass below `tail` left out pessimistically.
+    /// width `grid`, with tails of mass below `tail` left out
+    /// pessimistically; at most [`MAX_ALLOCATION`] points (ask
+    /// [`SubsampledGaussian::points`] first).
     pub fn pld(&self, direction: Direction, grid: f64, tail: f64) -> Pld {
         let (k_lo, n) = self.support(direction, grid, tail);
+        assert!(n <= MAX_ALLOCATION, "{n} grid points: check `points` first");
         let deltas: Vec<f64> = (0..n)
             .map(|i| self.delta(direction, (k_lo + i as i64) as f64 * grid))
             .collect();
@@ -268,13 +278,55 @@ impl crate::ObjectiveBound {
     /// }
     /// ```
     pub fn pld(&self, grid: f64, tail: f64) -> Pld {
-        let k_lo = (self.c() / grid).floor() as i64 - 1;
-        let mut k_hi = k_lo.max(1);
-        while self.delta(k_hi as f64 * grid) > tail {
-            k_hi = k_hi.saturating_mul(2);
-        }
+        let (k_lo, k_hi) = self
+            .support(grid, tail)
+            .expect("a support on the grid: check `points` first");
         let deltas: Vec<f64> = (k_lo..=k_hi).map(|k| self.delta(k as f64 * grid)).collect();
         Pld::connect_the_dots(k_lo, grid, &deltas)
+    }
+
+    /// The grid points [k_lo, k_hi] of [`crate::ObjectiveBound::pld`]: from
+    /// below c (no loss is lower) up to the first point where δ ≤ `tail`
+    /// ([`first_below`]); `None` where c/Δ is beyond 2⁵² or the span beyond
+    /// [`MAX_ALLOCATION`] (a huge A = LR/σ).
+    fn support(&self, grid: f64, tail: f64) -> Option<(i64, i64)> {
+        let first = (self.c() / grid).floor() - 1.0;
+        if first.is_nan() || first.abs() >= 2f64.powi(52) {
+            return None;
+        }
+        let k_lo = first as i64;
+        let k_hi = first_below(|k| self.log_delta(k as f64 * grid), tail.ln(), k_lo + 1, MAX_ALLOCATION)?;
+        Some((k_lo, k_hi))
+    }
+
+    /// The replace-one group-privacy bound log g(ε), g(ε) = min(1, (1 + e^{ε/2})δ(ε/2))
+    /// (ε ≥ 0; δ the add/remove curve [`crate::ObjectiveBound::delta`]): the release is
+    /// (ε, g(ε))-DP under replace-one, in both orders.
+    pub fn log_delta_replace(&self, eps: f64) -> f64 {
+        (0.5 * eps + (-0.5 * eps).exp().ln_1p() + self.log_delta(0.5 * eps)).min(0.0)
+    }
+
+    /// The grid points [k_lo, k_hi] of [`crate::ObjectiveBound::replace_pld`]:
+    /// from log(`tail`) up to the first point where g ≤ `tail`
+    /// ([`first_below`]); `None` beyond [`MAX_ALLOCATION`] points or a loss
+    /// of [`MAX_REPLACE_LOSS`] (the hull is taken in e^ε).
+    fn replace_support(&self, grid: f64, tail: f64) -> Option<(i64, i64)> {
+        let k_lo = (tail.ln() / grid).floor() as i64 - 1;
+        let most = MAX_ALLOCATION.min((MAX_REPLACE_LOSS / grid) as usize);
+        let k_hi = first_below(|k| self.log_delta_replace(k as f64 * grid), tail.ln(), 1, most)?;
+        Some((k_lo, k_hi))
+    }
+
+    /// The number of grid points of the release's PLD under `neighbouring`
+    /// ([`crate::ObjectiveBound::pld`], [`crate::ObjectiveBound::replace_pld`]),
+    /// found without allocating them; `None` beyond [`MAX_ALLOCATION`] (or an
+    /// offset beyond 2⁵² points, or replace-one's [`MAX_REPLACE_LOSS`]).
+    pub fn points(&self, grid: f64, tail: f64, neighbouring: crate::Neighbouring) -> Option<usize> {
+        let (lo, hi) = match neighbouring {
+            crate::Neighbouring::AddRemoveOne => self.support(grid, tail)?,
+            crate::Neighbouring::ReplaceOne => self.replace_support(grid, tail)?,
+        };
+        Some((hi - lo + 1) as usize)
     }
 
     /// The PLD of one objective-perturbation release under replace-one, a
@@ -303,13 +355,10 @@ impl crate::ObjectiveBound {
     /// assert!((p.pmf.iter().sum::<f64>() + p.infinity - 1.0).abs() < 1e-12);
     /// ```
     pub fn replace_pld(&self, grid: f64, tail: f64) -> Pld {
-        // log g(ε), ε ≥ 0
-        let log_g = |e: f64| (0.5 * e + (-0.5 * e).exp().ln_1p() + self.log_delta(0.5 * e)).min(0.0);
-        let mut k_hi = 1i64;
-        while log_g(k_hi as f64 * grid) > tail.ln() {
-            k_hi = k_hi.saturating_mul(2);
-        }
-        let k_lo = (tail.ln() / grid).floor() as i64 - 1;
+        let log_g = |e: f64| self.log_delta_replace(e);
+        let (k_lo, k_hi) = self
+            .replace_support(grid, tail)
+            .expect("a support on the grid: check `points` first");
         // (α, w = 1 − δ bound) at the origin and at each grid point
         let mut pts = vec![(0.0, 0.0)];
         pts.extend((k_lo..=k_hi).map(|k| {
@@ -345,6 +394,38 @@ impl crate::ObjectiveBound {
     }
 }
 
+/// The first k ≥ `from` with `f`(k) ≤ `level`, for a non-increasing `f`:
+/// steps from `from` doubling to a k where it holds, then bisects; `None`
+/// when it does not within `most` points of `from`.
+fn first_below<F: Fn(i64) -> f64>(f: F, level: f64, from: i64, most: usize) -> Option<i64> {
+    let mut span = 1i64;
+    while f(from + span - 1) > level {
+        span *= 2;
+        if span as usize > 2 * most {
+            return None;
+        }
+    }
+    // f(from + lo − 1) > level (or lo = 0) and f(from + hi − 1) ≤ level
+    let (mut lo, mut hi) = (span / 2, span);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if f(from + mid - 1) > level { lo = mid } else { hi = mid }
+    }
+    let k = from + hi - 1;
+    ((k - from) as usize <= most).then_some(k)
+}
+
+/// The largest loss of an objective release's replace-one PLD
+/// ([`crate::ObjectiveBound::replace_pld`]): its convex hull is taken in
+/// e^ε, finite up to 709. A release whose group-privacy bound reaches δ ≤
+/// tail only beyond it has ε in the hundreds at any δ asked for.
+pub const MAX_REPLACE_LOSS: f64 = 700.0;
+
+/// The most grid points one PLD is built with (2²⁸, 2 GB of f64 at once);
+/// callers bound their own budget (`BracketSettings::max_points`) below it
+/// with the `points` counts, which allocate nothing.
+pub const MAX_ALLOCATION: usize = 1 << 28;
+
 /// Standard deviations k beyond which a Gaussian's mass Φ(−k) ≤ φ(k)/k is
 /// below `tail`: max(8.5, √(2 log(1/tail))).
 pub(crate) fn sds(tail: f64) -> f64 {
@@ -368,27 +449,47 @@ pub struct Pld {
 impl Pld {
     /// The discrete PLD whose curve δ̃ passes through δ(ε_k) = `deltas[i]`,
     /// ε_k = (offset + i)Δ: on [ε_k, ε_{k+1}] δ̃ = A_k − e^ε B_k with
-    /// B_k = (δ_k − δ_{k+1})/(e^{ε_{k+1}} − e^{ε_k}), and the mass at ε_{k+1}
-    /// is e^{ε_{k+1}}(B_k − B_{k+1}); the last δ is the mass at +∞ and the
+    /// B_k = d_k/(e^{ε_{k+1}} − e^{ε_k}), d_k = δ_k − δ_{k+1} (≥ 0), and the
+    /// mass at ε_{k+1} is e^{ε_{k+1}}(B_k − B_{k+1}) = (e^Δ d_k − d_{k+1})/(e^Δ − 1)
+    /// (d_{n−1} = 0: only +∞ above the last point) — free of e^{ε_k}, which
+    /// overflows beyond a loss of 709; the last δ is the mass at +∞ and the
     /// first point takes what is left of the total mass 1.
     fn connect_the_dots(offset: i64, grid: f64, deltas: &[f64]) -> Pld {
         let n = deltas.len();
-        let eps = |i: usize| (offset + i as i64) as f64 * grid;
-        // slopes B_i on [ε_i, ε_{i+1}], i = 0..n−2; B_{n−1} = 0 (only +∞ above)
-        let mut b = vec![0.0; n];
-        for i in 0..n - 1 {
-            let (lo, hi) = (eps(i), eps(i + 1));
-            // e^{ε_{i+1}} − e^{ε_i} = e^{ε_i}·expm1(Δ)
-            b[i] = ((deltas[i] - deltas[i + 1]) / (lo.exp() * (hi - lo).exp_m1())).max(0.0);
+        let drop = |i: usize| {
+            if i + 1 < n {
+                (deltas[i] - deltas[i + 1]).max(0.0)
+            } else {
+                0.0
+            }
+        };
+        let (up, m) = (grid.exp(), grid.exp_m1());
+        let mut pmf: Vec<f64> = (0..n)
+            .map(|i| {
+                if i == 0 {
+                    0.0
+                } else {
+                    ((up * drop(i - 1) - drop(i)) / m).max(0.0)
+                }
+            })
+            .collect();
+        let last = deltas[n - 1];
+        let rest: f64 = pmf.iter().sum::<f64>() + last;
+        pmf[0] = (1.0 - rest).max(0.0);
+        Pld {
+            grid,
+            offset,
+            pmf,
+            infinity: last,
         }
-        Pld::from_slopes(offset, grid, &b, deltas[n - 1])
     }
 
     /// The discrete PLD of the slopes B_k of its curve δ̃ = A_k − e^ε B_k on
     /// [ε_k, ε_{k+1}], ε_k = (offset + k)Δ (`slopes[n − 1]` = 0: only +∞
     /// above the last point), non-increasing: the mass at ε_{k+1} is
     /// e^{ε_{k+1}}(B_k − B_{k+1}), `last` is the mass at +∞, and the first
-    /// point takes what is left of the total mass 1.
+    /// point takes what is left of the total mass 1 (losses up to
+    /// [`MAX_REPLACE_LOSS`], where e^ε is finite).
     fn from_slopes(offset: i64, grid: f64, slopes: &[f64], last: f64) -> Pld {
         let n = slopes.len();
         let mut pmf = vec![0.0; n];
@@ -1026,11 +1127,10 @@ pub fn composed(
     Direction::of(neighbouring)
         .iter()
         .map(|&d| {
-            let one = m.pld(d, grid, tail);
-            if one.pmf.len() > max_len {
+            if m.points(d, grid, tail) > max_len {
                 return None;
             }
-            one.self_compose_fft(steps, tail, max_len)
+            m.pld(d, grid, tail).self_compose_fft(steps, tail, max_len)
         })
         .collect()
 }
@@ -1060,6 +1160,18 @@ pub fn epsilon(
     }
     if m.q >= 1.0 {
         return Ok(super::gdp_to_eps((steps as f64).sqrt() / m.z, delta));
+    }
+    for direction in [Direction::Remove, Direction::Add] {
+        let n = m.points(direction, grid, tail);
+        if n > MAX_ALLOCATION {
+            return Err(AccountantError::range(
+                "noise_multiplier",
+                m.z,
+                &format!(
+                    "a noise multiplier whose one-step PLD fits in {MAX_ALLOCATION} points at grid {grid} (it needs {n}): raise it, or coarsen the grid"
+                ),
+            ));
+        }
     }
     let mut worst: f64 = 0.0;
     for direction in [Direction::Remove, Direction::Add] {
