@@ -115,7 +115,7 @@
 //! - Higham (2002), *Accuracy and Stability of Numerical Algorithms*, §24.1
 //!   (the FFT's error).
 
-use crate::pld::{Aim, Composed, Direction, Pld, SubsampledGaussian, compose_tilted};
+use crate::pld::{Aim, Composed, Direction, MAX_REPLACE_LOSS, Pld, SubsampledGaussian, compose_tilted};
 use crate::{AccountantError, Neighbouring, ObjectiveBound, gdp_to_eps, norm_cdf};
 
 /// What the bracket is asked for.
@@ -588,17 +588,19 @@ fn first_grid(
     while let Some((name, value)) = fits(grid) {
         grid *= 2.0;
         if grid > COARSEST_GRID {
-            let what = if name.starts_with("objective") {
-                "a = LR/σ small enough that the release's privacy-loss distribution (under replace-one, up to a \
-                 loss of 700) fits"
+            let allowed = if name.starts_with("objective") {
+                format!(
+                    "a = LR/σ small enough that the release's privacy-loss distribution fits in max_points/4 = \
+                     {budget} grid points at grid width {COARSEST_GRID} (under replace-one, its group-privacy bound \
+                     must also fall to the tail below a loss of {MAX_REPLACE_LOSS}); raise the noise σ, or lower the \
+                     Lipschitz constant L"
+                )
             } else {
-                "a noise multiplier large enough that one step's privacy-loss distribution fits"
+                format!(
+                    "a noise multiplier large enough that one step's privacy-loss distribution fits in max_points/4 \
+                     = {budget} grid points at grid width {COARSEST_GRID}; raise the noise σ, or lower the clip C"
+                )
             };
-            let allowed = format!(
-                "{what} in max_points/4 = {budget} grid points at grid width {COARSEST_GRID} (its privacy loss \
-                 spans more than {} loss units); raise the noise σ, or lower the Lipschitz constant L or the clip C",
-                COARSEST_GRID * budget as f64
-            );
             return Err(AccountantError::range(&name, value, &allowed));
         }
     }
