@@ -2,7 +2,10 @@
 """propdp's certified DP-SGD ε bracket against Google's dp-accounting (PLD,
 pessimistic, fine discretisation) and microsoft's prv_accountant (lower,
 estimate, upper), for single runs and heterogeneous schedules (issue #29's
-acceptance table). Add/remove-one, the relation both peers use.
+acceptance table), add/remove-one; and against dp-accounting's
+`REPLACE_ONE` (the pair (1 − q)N(0, z²) + qN(∓1, z²)) for replace-one, q from
+0.001 to 1 (issue #41; prv_accountant has no replace-one, so those rows
+skip the overlap check).
 
 Checks per case: the upper end is at most 0.01% below dp-accounting's ε and
 at most 0.1% above it, the lower end is not above it, the bracket is at most
@@ -31,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import dp_accounting
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 from prv_accountant import PRVAccountant
@@ -42,6 +46,16 @@ BINARY = TARGET / "release/propdp"
 EXAMPLE = TARGET / "release/examples/bracket"
 
 # (name, [(noise multiplier z, rate q, steps T)], δ)
+REPLACE_CASES = [
+    ("replace: z 1, q 0.01, T 2000", [(1.0, 0.01, 2000)], 1e-5),
+    ("replace: z 0.6, q 0.001, T 5000", [(0.6, 0.001, 5000)], 1e-5),
+    ("replace: z 2, q 0.01, T 1000, δ 1e-6", [(2.0, 0.01, 1000)], 1e-6),
+    ("replace: z 1, q 0.1, T 100", [(1.0, 0.1, 100)], 1e-5),
+    ("replace: z 3, q 0.1, T 1000, δ 1e-8", [(3.0, 0.1, 1000)], 1e-8),
+    ("replace: z 5, q 0.5, T 200", [(5.0, 0.5, 200)], 1e-5),
+    ("replace: z 2, q 1, T 10", [(2.0, 1.0, 10)], 1e-5),
+    ("replace: schedule", [(1.0, 0.01, 1000), (2.0, 0.1, 100)], 1e-5),
+]
 CASES = [
     ("issue's case", [(0.6, 0.004, 10_000)], 1e-5),
     ("z 1, q 0.01, T 1000", [(1.0, 0.01, 1000)], 1e-5),
@@ -54,8 +68,10 @@ CASES = [
 ]
 
 
-def dp_accounting_eps(segments, delta, grid):
-    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=grid)
+def dp_accounting_eps(segments, delta, grid, replace=False):
+    relation = (dp_accounting.NeighboringRelation.REPLACE_ONE if replace
+                else dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    acc = pld_privacy_accountant.PLDAccountant(neighboring_relation=relation, value_discretization_interval=grid)
     for z, q, t in segments:
         acc.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(z)), t)
     return acc.get_epsilon(delta)
@@ -68,17 +84,18 @@ def prv_eps(segments, delta):
     return acc.compute_epsilon(delta=delta, num_self_compositions=steps)
 
 
-def example_bracket(segments, delta):
-    args = [str(EXAMPLE), repr(delta), "1e-3"] + [repr(x) for segment in segments for x in segment]
+def example_bracket(segments, delta, replace):
+    relation = ["--replace-one"] if replace else []
+    args = [str(EXAMPLE)] + relation + [repr(delta), "1e-3"] + [repr(x) for segment in segments for x in segment]
     start = time.perf_counter()
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout.split()
     seconds = time.perf_counter() - start
     return float(out[1]), float(out[3]), out[7] == "true", seconds
 
 
-def propdp_bracket(segments, delta):
+def propdp_bracket(segments, delta, replace=False):
     if "--example" in sys.argv[1:]:
-        return example_bracket(segments, delta)
+        return example_bracket(segments, delta, replace)
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
         for z, q, t in segments:
             # logistic, no clip: the sensitivity is L = 1, so σ = z
@@ -87,7 +104,7 @@ def propdp_bracket(segments, delta):
     start = time.perf_counter()
     out = subprocess.run(
         [BINARY, "privacy", "--algorithm", "dpsgd", "--model", "logistic", "--schedule", path, "--delta-priv",
-         repr(delta), "--neighbouring", "add-remove-one", "--json"],
+         repr(delta), "--neighbouring", "replace-one" if replace else "add-remove-one", "--json"],
         capture_output=True, text=True, check=True,
     ).stdout
     seconds = time.perf_counter() - start
@@ -99,14 +116,14 @@ def main():
     failures = 0
     print(f"{'case':32s} {'dp-accounting':>13s} {'propdp lower':>13s} {'propdp upper':>13s} {'width':>7s} "
           f"{'up/dpa-1':>9s} {'secs':>5s}  {'prv (lower, upper)':>22s} {'secs':>5s}  checks")
-    for name, segments, delta in CASES:
-        start = time.perf_counter()
-        rough = dp_accounting_eps(segments, delta, 1e-3)
+    cases = [(c, False) for c in CASES] + [(c, True) for c in REPLACE_CASES]
+    for (name, segments, delta), replace in cases:
+        rough = dp_accounting_eps(segments, delta, 1e-3, replace)
         grid = 2e-5 if rough < 1.0 else 1e-4
-        dpa = dp_accounting_eps(segments, delta, grid)
-        lo, up, reached, secs = propdp_bracket(segments, delta)
+        dpa = dp_accounting_eps(segments, delta, grid, replace)
+        lo, up, reached, secs = propdp_bracket(segments, delta, replace)
         start = time.perf_counter()
-        p_lo, _, p_up = prv_eps(segments, delta)
+        p_lo, p_up = (float("nan"), float("nan")) if replace else prv_eps(segments, delta)[::2]
         prv_secs = time.perf_counter() - start
         width = (up - lo) / up
         checks = {
@@ -115,7 +132,7 @@ def main():
             "lower ≤ dpa": lo <= dpa,
             "width ≤ 0.5%": width <= 5e-3,
             "< 5 s": secs < 5.0,
-            "overlaps prv": lo <= p_up and p_lo <= up,
+            "overlaps prv": replace or (lo <= p_up and p_lo <= up),
         }
         failed = [k for k, ok in checks.items() if not ok]
         failures += bool(failed)

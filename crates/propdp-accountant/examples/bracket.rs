@@ -1,10 +1,11 @@
 //! The certified ε bracket against dp-accounting's pessimistic ε (the
-//! reference file of the tests), with the time each query takes; or, given
+//! reference files of the tests), with the time each query takes; or, given
 //! DELTA WIDTH and segments Z Q T …, the bracket of that schedule at that
-//! relative width (add/remove-one) — the propdp side of
-//! scripts/bench_dpsgd_accountant.py and scripts/accountant_reference.py.
+//! relative width — the propdp side of scripts/bench_dpsgd_accountant.py
+//! and scripts/accountant_reference.py. Add/remove-one, or replace-one
+//! with `--replace-one` first.
 //!
-//! Run: cargo run --release -p propdp-accountant --example bracket [-- DELTA WIDTH Z Q T [Z Q T …]]
+//! Run: cargo run --release -p propdp-accountant --example bracket [-- [--replace-one] [DELTA WIDTH Z Q T [Z Q T …]]]
 
 use std::time::Instant;
 
@@ -12,12 +13,21 @@ use propdp_accountant::Neighbouring;
 use propdp_accountant::bracket::{BracketSettings, Segment, dpsgd_epsilon_bracket, schedule_epsilon_bracket};
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let relation = if args.first().is_some_and(|a| a == "--replace-one") {
+        args.remove(0);
+        Neighbouring::ReplaceOne
+    } else {
+        Neighbouring::AddRemoveOne
+    };
     if !args.is_empty() {
-        one_case(&args);
+        one_case(&args, relation);
         return;
     }
-    let text = include_str!("../tests/data/dp_accounting_eps.csv");
+    let text = match relation {
+        Neighbouring::AddRemoveOne => include_str!("../tests/data/dp_accounting_eps.csv"),
+        Neighbouring::ReplaceOne => include_str!("../tests/data/dp_accounting_replace_eps.csv"),
+    };
     println!(
         "{:>5} {:>6} {:>7} {:>7} {:>14} {:>14} {:>14} {:>9} {:>9} {:>8} {:>7}",
         "z", "q", "T", "δ", "lower", "upper", "dp-accounting", "width", "up/dpa-1", "grid", "secs"
@@ -26,14 +36,7 @@ fn main() {
         let f: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
         let (z, q, steps, delta, reference) = (f[0], f[1], f[2] as u64, f[3], f[5]);
         let start = Instant::now();
-        let b = dpsgd_epsilon_bracket(
-            z,
-            q,
-            steps,
-            delta,
-            Neighbouring::AddRemoveOne,
-            BracketSettings::default(),
-        );
+        let b = dpsgd_epsilon_bracket(z, q, steps, delta, relation, BracketSettings::default());
         let secs = start.elapsed().as_secs_f64();
         match b {
             Ok(Some(b)) => println!(
@@ -51,10 +54,10 @@ fn main() {
 }
 
 /// `lower … upper … grid … reached … seconds …` of one schedule.
-fn one_case(args: &[String]) {
+fn one_case(args: &[String], relation: Neighbouring) {
     let num = |s: &String| s.parse::<f64>().expect("a number");
     if args.len() < 5 || !(args.len() - 2).is_multiple_of(3) {
-        eprintln!("usage: bracket [DELTA WIDTH Z Q T [Z Q T …]]");
+        eprintln!("usage: bracket [--replace-one] [DELTA WIDTH Z Q T [Z Q T …]]");
         std::process::exit(2);
     }
     let settings = BracketSettings {
@@ -70,7 +73,7 @@ fn one_case(args: &[String]) {
         })
         .collect();
     let start = Instant::now();
-    let b = schedule_epsilon_bracket(&segments, num(&args[0]), Neighbouring::AddRemoveOne, settings);
+    let b = schedule_epsilon_bracket(&segments, num(&args[0]), relation, settings);
     let seconds = start.elapsed().as_secs_f64();
     match b {
         Ok(Some(b)) => println!(

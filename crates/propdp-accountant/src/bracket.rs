@@ -2,9 +2,15 @@
 //! (docs/privacy.md, "Certified brackets"): every ε comes as
 //! [lower, upper], and the grid is refined until the bracket is narrow.
 //!
-//! For each direction of the privacy loss (remove, add) the pessimistic
+//! For each direction of the privacy loss — remove and add under
+//! add/remove-one; under replace-one the one pair
+//! P = (1 − q)N(0, z²) + qN(−1, z²), Q = (1 − q)N(0, z²) + qN(1, z²), which
+//! dominates a replaced example (its inclusion coin is shared; Zhu, Dong,
+//! Wang 2022) and is its own mirror image ([`crate::pld`]) — the pessimistic
 //! (connect-the-dots) PLD of one step ([`SubsampledGaussian::pld`]) is
-//! composed T times by FFT on a grid of width Δ.
+//! composed T times by FFT on a grid of width Δ. Nothing below depends on
+//! which pair: connect-the-dots interpolates any pair's exact curve, and is
+//! a randomised rounding of any pair's loss.
 //!
 //! *Upper end.* The connect-the-dots PLD dominates the true pair, so its
 //! δ(ε) is an upper bound once the mass above the FFT window (counted at
@@ -66,27 +72,38 @@
 //! The true δ(ε) = max over directions lies between the two curves, so
 //! ε(δ) lies in [ε⁻, ε⁺], ε^± the smallest ε where the curve is ≤ δ
 //! (bisection to 1e-12 relative, each end rounded outwards). Starting at
-//! Δ = 2·10⁻³, Δ shrinks (to the width's prediction, the width taken as
+//! Δ = 2·10⁻³ (doubled, up to 4, while a part's one-step PLD would take
+//! more than a quarter of the point limit, counted before it is built; a
+//! part too wide even then is refused naming it), Δ shrinks (to the width's prediction, the width taken as
 //! ∝ Δ^p with p ∈ [1, 2] measured on the last two grids, 2 at first; at
 //! least halving) until (ε⁺ − ε⁻) ≤ w·ε⁺ (default w = 10⁻³) or the window
 //! would exceed the point limit (memory stays bounded by it: about 40
 //! bytes a point); the bracket reached is returned either way, `reached`
-//! saying which. Add/remove-one, a direction whose upper curve is at most
+//! saying which. Segments of equal (z, q) are one part raised to their
+//! summed steps (a schedule of 10⁵ one-step segments at two settings costs
+//! two one-step PLDs), and one objective release alone is its own curve in
+//! closed form. Add/remove-one, a direction whose upper curve is at most
 //! δ/2 from the last lower end on cannot decide ε⁺ on a finer grid: its
 //! coarser composition is kept (its upper curve stays a bound; it leaves
 //! the lower end's max) instead of being composed again.
 //!
 //! *One step* needs no grid: the subsampled Gaussian's loss is monotone in
-//! the observation, so δ(ε) is a difference of two normal tails (`OneStep`),
-//! bracketed by its round-off.
+//! the observation under either relation, so δ(ε) is a difference of normal
+//! tails (`OneStep`), bracketed by its round-off.
 //!
-//! Replace-one is bounded by group privacy of size 2 on the add/remove
-//! curves, (ε/2, δ/(1 + e^{ε/2})) (a replaced row is not one Gaussian shift
-//! under Poisson sampling); the bracket is then the bracket of that bound.
+//! Both ends bound the true ε of the pair under either relation: replace-one
+//! is the tight pair, not a bound on it (group privacy of size 2 on the
+//! add/remove curves, used before, was 7–168% above it, and its lower end
+//! above the true ε). At q = 1 the pair is the Gaussian mechanism with
+//! μ = 2/z per step. An objective-perturbation release in a ledger enters
+//! under replace-one as a pair that dominates its own group-privacy bound
+//! ([`ObjectiveBound::replace_pld`]).
 //!
 //! # References
 //! - Doroshenko, Ghazi, Kamath, Kumar, Manurangsi (2022), *Connect the dots:
 //!   tighter discrete approximations of privacy loss distributions*, PoPETs.
+//! - Zhu, Dong, Wang (2022), *Optimal accounting of differential privacy via
+//!   characteristic function*, AISTATS (replace-one's dominating pair).
 //! - Hoeffding (1963), *Probability inequalities for sums of bounded random
 //!   variables*, JASA.
 //! - Scarf (1958), *A min-max solution of an inventory problem*, in Studies
@@ -98,7 +115,7 @@
 //! - Higham (2002), *Accuracy and Stability of Numerical Algorithms*, §24.1
 //!   (the FFT's error).
 
-use crate::pld::{Aim, Composed, Direction, Pld, SubsampledGaussian, compose_tilted};
+use crate::pld::{Aim, Composed, Direction, MAX_REPLACE_LOSS, Pld, SubsampledGaussian, compose_tilted};
 use crate::{AccountantError, Neighbouring, ObjectiveBound, gdp_to_eps, norm_cdf};
 
 /// What the bracket is asked for.
@@ -139,6 +156,9 @@ pub struct EpsilonBracket {
 const TAIL: f64 = 1e-15;
 /// The first grid width tried.
 const FIRST_GRID: f64 = 2e-3;
+/// The coarsest first grid (where a part's loss spans millions: ε is then
+/// in the hundreds of thousands, and a grid of 4 still resolves it).
+const COARSEST_GRID: f64 = 4.0;
 /// The aliasing a tilted window may let in, relative to the δ the curves
 /// are read at ([`crate::pld::Aim`]); it is charged to the lower end, where
 /// the one-step tails (2·10⁻³δ at most) and β (from 10⁻⁶δ) stand beside it.
@@ -213,9 +233,11 @@ pub fn schedule_epsilon_bracket(
 /// releases — DP-GD, output perturbation, a published statistic — are
 /// segments at rate 1) and objective-perturbation releases, each given by
 /// its privacy-loss bound, composed in one FFT per direction. An objective
-/// release enters as the pair whose loss is its bound c + A|Z|
-/// ([`ObjectiveBound::pld`]), which dominates it; replace-one is group
-/// privacy of size 2 on the composed add/remove curves, as for DP-SGD.
+/// release enters add/remove-one as the pair whose loss is its bound
+/// c + A|Z| ([`ObjectiveBound::pld`]), which dominates it; replace-one as the
+/// pair whose curve is the convex hull of its group-privacy bound
+/// ([`ObjectiveBound::replace_pld`]), which dominates it in both orders, beside
+/// the segments' replace-one pair.
 /// Either list may be empty, not both; arguments out of range are refused
 /// naming them (`segment[1].sample_rate`, `objective[0].a`).
 ///
@@ -347,8 +369,9 @@ pub(crate) fn bracket_of(
         let exact = OneStep {
             z: one.noise_multiplier,
             q: one.sample_rate,
+            neighbouring,
         };
-        return Ok(exact.epsilon(delta, neighbouring).map(|(lower, upper)| {
+        return Ok(exact.bracket(delta).map(|(lower, upper)| {
             let bracket = EpsilonBracket {
                 lower,
                 upper,
@@ -358,41 +381,43 @@ pub(crate) fn bracket_of(
             (bracket, false)
         }));
     }
-    let total: u64 = segments.iter().map(|s| s.steps).sum::<u64>() + objectives.len() as u64;
+    if let ([], [release]) = (segments, objectives) {
+        // one release alone: its own curve in closed form, no grid
+        let log_delta = |e: f64| match neighbouring {
+            Neighbouring::AddRemoveOne => release.log_delta(e),
+            Neighbouring::ReplaceOne => release.log_delta_replace(e),
+        };
+        // the root (to 4 ulp), each end moved 10⁻¹² outwards for the rounding of the curve
+        return Ok(crate::eps_at(log_delta, delta).map(|e| {
+            let exact = EpsilonBracket {
+                lower: e * (1.0 - 1e-12),
+                upper: e * (1.0 + 1e-12),
+                grid: 0.0,
+                reached: true,
+            };
+            (exact, false)
+        }));
+    }
+    let total = total_steps(segments, objectives.len())?;
     let tail = TAIL.min(1e-3 * delta / total as f64);
-    let mut grid = FIRST_GRID;
+    let mut grid = first_grid(segments, objectives, neighbouring, settings.max_points, tail)?;
     let mut last: Option<EpsilonBracket> = None;
     // a tilt guessed from the discrete curve alone, when the untilted bounds cannot reach δ
     let mut guess: Option<f64> = None;
     // a direction whose coarser composition stays far below δ over the last bracket
-    let mut kept: [Option<Composed>; 2] = [None, None];
+    let mut kept: Vec<Option<Composed>> = Vec::new();
     loop {
-        // tilt the FFT towards the add/remove ε the last grid found (replace-one:
-        // about half of its ε), the window serving down to its lower end
-        let aim = |eps: f64, least: f64| {
-            // the δ the add/remove curves are read at: replace-one's group privacy asks δ/(1 + e^ε)
-            let read = match neighbouring {
-                Neighbouring::AddRemoveOne => delta,
-                Neighbouring::ReplaceOne => delta / (1.0 + eps.exp()),
-            };
-            Aim {
-                eps,
-                least,
-                alias: ALIAS * read,
-            }
+        // tilt the FFT towards the ε the last grid found, the window serving down to its lower end
+        let aim = |eps: f64, least: f64| Aim {
+            eps,
+            least,
+            alias: ALIAS * delta,
         };
-        let near = last
-            .map(|b| {
-                let half = match neighbouring {
-                    Neighbouring::AddRemoveOne => 1.0,
-                    Neighbouring::ReplaceOne => 0.5,
-                };
-                aim(half * b.upper, half * b.lower)
-            })
-            .or(guess.map(|e| aim(e, e)));
+        let near = last.map(|b| aim(b.upper, b.lower)).or(guess.map(|e| aim(e, e)));
         let Some(curves) = Curves::refine(
             segments,
             objectives,
+            neighbouring,
             grid,
             settings.max_points,
             near,
@@ -408,7 +433,7 @@ pub(crate) fn bracket_of(
                 _ => return Ok(last.map(|b| (EpsilonBracket { reached: false, ..b }, false))),
             }
         };
-        let Some(bracket) = curves.epsilon_from(delta, neighbouring, last.map_or(0.0, |b| b.lower)) else {
+        let Some(bracket) = curves.bracket(delta) else {
             // the upper curve does not reach δ at this grid (at a tiny δ the
             // untilted round-off bound exceeds it): tilt towards the ε the
             // discrete curve reads, once; then a finer grid may
@@ -420,9 +445,6 @@ pub(crate) fn bracket_of(
             }
             return match last {
                 Some(b) => Ok(Some((EpsilonBracket { reached: false, ..b }, false))),
-                // replace-one's group-privacy fixed point beyond ε = 500
-                // while the add/remove curve reaches δ: no finer grid helps
-                None if neighbouring == Neighbouring::ReplaceOne && curves.add_remove(delta).is_some() => Ok(None),
                 None if grid > 1e-5 => {
                     grid /= 2.0;
                     continue;
@@ -467,18 +489,15 @@ pub(crate) fn bracket_of(
         }
         .clamp(1.0, 2.0);
         last = Some(bracket);
-        // add/remove-one: a direction whose upper curve is at most δ/2 from the
+        // of two directions, one whose upper curve is at most δ/2 from the
         // lower end on cannot decide ε⁺ on any finer grid (ε⁺ ≥ the true ε ≥
         // the lower end), so its composition is kept rather than refined
-        kept = [None, None];
-        if neighbouring == Neighbouring::AddRemoveOne {
-            let small = |c: &Composed| c.delta_upper(bracket.lower) <= 0.5 * delta;
-            match (small(&curves.composed[0]), small(&curves.composed[1])) {
-                (true, false) => kept[0] = Some(curves.composed[0].clone()),
-                (false, true) => kept[1] = Some(curves.composed[1].clone()),
-                _ => {}
-            }
-        }
+        let small: Vec<bool> = (curves.composed.iter())
+            .map(|c| c.delta_upper(bracket.lower) <= 0.5 * delta)
+            .collect();
+        kept = (curves.composed.iter().zip(&small))
+            .map(|(c, &s)| (s && small.iter().any(|s| !s)).then(|| c.clone()))
+            .collect();
         // aim at 80% of the target, at least halving, but no finer than the
         // window's point limit allows (its length is about proportional to 1/Δ)
         let finest = grid * curves.points() as f64 / settings.max_points as f64 * 1.25;
@@ -490,8 +509,107 @@ pub(crate) fn bracket_of(
     }
 }
 
+/// The distinct (z, q) of `segments` in order of first appearance, each
+/// with its summed steps (checked segments: the total fits in u64, see
+/// [`total_steps`]). T equal steps compose as one PLD raised to the power
+/// T, so a schedule of 10⁵ one-step segments at a few settings costs a few
+/// PLDs, not 10⁵.
+fn distinct(segments: &[Segment]) -> Vec<(SubsampledGaussian, u64)> {
+    let mut index = std::collections::HashMap::new();
+    let mut groups: Vec<(SubsampledGaussian, u64)> = Vec::new();
+    for s in segments {
+        let key = (s.noise_multiplier.to_bits(), s.sample_rate.to_bits());
+        let i = *index.entry(key).or_insert_with(|| {
+            let m = SubsampledGaussian {
+                z: s.noise_multiplier,
+                q: s.sample_rate,
+            };
+            groups.push((m, 0));
+            groups.len() - 1
+        });
+        groups[i].1 += s.steps;
+    }
+    groups
+}
+
+/// The total steps of `segments` and `releases` more, refused naming
+/// `steps` where it passes u64 (2⁶⁴ − 1).
+pub(crate) fn total_steps(segments: &[Segment], releases: usize) -> Result<u64, AccountantError> {
+    (segments.iter().map(|s| s.steps))
+        .chain([releases as u64])
+        .try_fold(0u64, u64::checked_add)
+        .ok_or_else(|| {
+            let sum = segments.iter().map(|s| u128::from(s.steps)).sum::<u128>() + releases as u128;
+            AccountantError::range("steps", sum, "a total number of steps (and releases) below 2⁶⁴")
+        })
+}
+
+/// The first grid width: [`FIRST_GRID`], doubled until every part's
+/// one-step PLD takes at most a quarter of the point budget (counted
+/// before any is built), so that the composition's window has room. A
+/// part that needs more than that even at Δ = [`COARSEST_GRID`] — an objective release of
+/// huge A = LR/σ (its loss spans about A², or 2A√(2 log(1/tail)) under
+/// add/remove-one, in units of Δ), or a tiny noise multiplier (about 1/(2z²))
+/// — is refused naming it and what to change.
+fn first_grid(
+    segments: &[Segment],
+    objectives: &[ObjectiveBound],
+    neighbouring: Neighbouring,
+    max_points: usize,
+    tail: f64,
+) -> Result<f64, AccountantError> {
+    let budget = max_points / 4;
+    let groups = distinct(segments);
+    let fits = |grid: f64| -> Option<(String, f64)> {
+        for (i, b) in objectives.iter().enumerate() {
+            if b.points(grid, tail, neighbouring).is_none_or(|n| n > budget) {
+                return Some((format!("objective[{i}].a"), b.a));
+            }
+        }
+        for (m, _) in &groups {
+            if Direction::of(neighbouring)
+                .iter()
+                .any(|&d| m.points(d, grid, tail) > budget)
+            {
+                let i = (segments.iter())
+                    .position(|s| s.noise_multiplier == m.z && s.sample_rate == m.q)
+                    .unwrap_or(0);
+                let name = if segments.len() == 1 && objectives.is_empty() {
+                    "noise_multiplier".to_string()
+                } else {
+                    format!("segment[{i}].noise_multiplier")
+                };
+                return Some((name, m.z));
+            }
+        }
+        None
+    };
+    let mut grid = FIRST_GRID;
+    while let Some((name, value)) = fits(grid) {
+        grid *= 2.0;
+        if grid > COARSEST_GRID {
+            let allowed = if name.starts_with("objective") {
+                format!(
+                    "a = LR/σ small enough that the release's privacy-loss distribution fits in max_points/4 = \
+                     {budget} grid points at grid width {COARSEST_GRID} (under replace-one, its group-privacy bound \
+                     must also fall to the tail below a loss of {MAX_REPLACE_LOSS}); raise the noise σ, or lower the \
+                     Lipschitz constant L"
+                )
+            } else {
+                format!(
+                    "a noise multiplier large enough that one step's privacy-loss distribution fits in max_points/4 \
+                     = {budget} grid points at grid width {COARSEST_GRID}; raise the noise σ, or lower the clip C"
+                )
+            };
+            return Err(AccountantError::range(&name, value, &allowed));
+        }
+    }
+    Ok(grid)
+}
+
 /// Range checks of a schedule's segments, naming `segment[i].sample_rate`
-/// (even for one segment); at least one segment.
+/// (even for one segment); at least one segment, and a total of steps
+/// that fits in u64.
 pub(crate) fn check_schedule(segments: &[Segment]) -> Result<(), AccountantError> {
     if segments.is_empty() {
         return Err(AccountantError::range("segment", 0, "at least one segment"));
@@ -499,11 +617,12 @@ pub(crate) fn check_schedule(segments: &[Segment]) -> Result<(), AccountantError
     for (i, s) in segments.iter().enumerate() {
         s.check(&format!("segment[{i}]."))?;
     }
-    Ok(())
+    total_steps(segments, 0).map(|_| ())
 }
 
 /// Range checks of a run's segments, naming `segment[i].sample_rate` (a
-/// single segment: the bare `sample_rate`); at least one segment.
+/// single segment: the bare `sample_rate`); at least one segment, and a
+/// total of steps that fits in u64.
 pub(crate) fn check_segments(segments: &[Segment]) -> Result<(), AccountantError> {
     if segments.is_empty() {
         return Err(AccountantError::range("segment", 0, "at least one segment"));
@@ -516,19 +635,17 @@ pub(crate) fn check_segments(segments: &[Segment]) -> Result<(), AccountantError
         };
         s.check(&prefix)?;
     }
-    Ok(())
+    total_steps(segments, 0).map(|_| ())
 }
 
 /// An upper bound δ⁺(ε) on the privacy profile of a schedule at every ε
-/// (both orders of the pair): the untilted pessimistic composition of one
-/// grid, with the mass above the window, the tails and the FFT's round-off
-/// added ([`crate::pld::Composed::delta_upper`]); under replace-one, group
-/// privacy of size 2, (1 + e^{ε/2})·δ⁺_ar(ε/2). Each (ε, δ⁺(ε)) is a valid
+/// (both orders of the relation's pair): the untilted pessimistic
+/// composition of one grid, with the mass above the window, the tails and
+/// the FFT's round-off added ([`crate::pld::Composed::delta_upper`]). Each (ε, δ⁺(ε)) is a valid
 /// (ε, δ) guarantee; the curve is as tight as its grid (ε within about Δ)
 /// and never below the round-off floor (about 10⁻¹³ of the largest mass).
 pub struct UpperProfile {
     curves: Curves,
-    neighbouring: Neighbouring,
 }
 
 impl UpperProfile {
@@ -552,8 +669,8 @@ impl UpperProfile {
         check_segments(segments)?;
         let mut grid = FIRST_GRID;
         loop {
-            if let Some(curves) = Curves::new(segments, grid, settings.max_points, None, TAIL) {
-                return Ok(UpperProfile { curves, neighbouring });
+            if let Some(curves) = Curves::new(segments, neighbouring, grid, settings.max_points, None, TAIL) {
+                return Ok(UpperProfile { curves });
             }
             grid *= 2.0;
             if grid > 1.0 {
@@ -568,11 +685,7 @@ impl UpperProfile {
 
     /// δ⁺(ε) for ε ≥ 0, at most 1.
     pub fn delta_upper(&self, eps: f64) -> f64 {
-        match self.neighbouring {
-            Neighbouring::AddRemoveOne => self.curves.delta_upper(eps),
-            Neighbouring::ReplaceOne => ((0.5 * eps).exp() + 1.0) * self.curves.delta_upper(0.5 * eps),
-        }
-        .min(1.0)
+        self.curves.delta_upper(eps).min(1.0)
     }
 
     /// The grid width Δ of the composition.
@@ -587,72 +700,88 @@ impl UpperProfile {
 /// 10⁻³δ moves ε far).
 const BETAS: [Option<f64>; 6] = [Some(1e-1), Some(1e-2), Some(1e-3), Some(1e-4), Some(1e-6), None];
 
-/// The pessimistic compositions of one grid (remove, add), all segments in one.
+/// The pessimistic compositions of one grid (remove and add, or replace),
+/// all segments in one.
 struct Curves {
-    composed: [Composed; 2],
+    composed: Vec<Composed>,
     /// Whether each direction was composed on this grid (not kept from a coarser one).
-    fresh: [bool; 2],
+    fresh: Vec<bool>,
     steps: u64,
     grid: f64,
     tail: f64,
 }
 
 impl Curves {
-    fn new(segments: &[Segment], grid: f64, max_points: usize, near: Option<Aim>, tail: f64) -> Option<Curves> {
-        Curves::refine(segments, &[], grid, max_points, near, tail, [None, None])
+    fn new(
+        segments: &[Segment],
+        neighbouring: Neighbouring,
+        grid: f64,
+        max_points: usize,
+        near: Option<Aim>,
+        tail: f64,
+    ) -> Option<Curves> {
+        Curves::refine(segments, &[], neighbouring, grid, max_points, near, tail, Vec::new())
     }
 
     /// [`Curves::new`], a direction's composition from a coarser grid kept
     /// in place of composing it on this one where `kept` holds it: its upper
     /// curve stays a valid bound, and it takes no part in the lower end
     /// (leaving a direction out of the max only lowers it).
+    #[allow(clippy::too_many_arguments)]
     fn refine(
         segments: &[Segment],
         objectives: &[ObjectiveBound],
+        neighbouring: Neighbouring,
         grid: f64,
         max_points: usize,
         near: Option<Aim>,
         tail: f64,
-        kept: [Option<Composed>; 2],
+        kept: Vec<Option<Composed>>,
     ) -> Option<Curves> {
+        // equal segments are one part raised to their summed steps
+        let groups = distinct(segments);
+        // no part's PLD beyond the window's budget, counted before it is built
+        let too_long = |n: Option<usize>| n.is_none_or(|n| n > max_points);
+        let directions = Direction::of(neighbouring);
+        if objectives.iter().any(|b| too_long(b.points(grid, tail, neighbouring)))
+            || (groups.iter()).any(|g| directions.iter().any(|&d| too_long(Some(g.0.points(d, grid, tail)))))
+        {
+            return None;
+        }
         // an objective release's bound is the same in both directions
-        let released: Vec<Pld> = objectives.iter().map(|b| b.pld(grid, tail)).collect();
+        let released: Vec<Pld> = objectives
+            .iter()
+            .map(|b| match neighbouring {
+                Neighbouring::AddRemoveOne => b.pld(grid, tail),
+                Neighbouring::ReplaceOne => b.replace_pld(grid, tail),
+            })
+            .collect();
         let one = |d: Direction| {
-            let plds: Vec<Pld> = segments
-                .iter()
-                .map(|s| {
-                    let m = SubsampledGaussian {
-                        z: s.noise_multiplier,
-                        q: s.sample_rate,
-                    };
-                    m.pld(d, grid, tail)
-                })
-                .collect();
-            let parts: Vec<(&Pld, u64)> = (plds.iter().zip(segments).map(|(p, s)| (p, s.steps)))
+            let plds: Vec<Pld> = groups.iter().map(|g| g.0.pld(d, grid, tail)).collect();
+            let parts: Vec<(&Pld, u64)> = (plds.iter().zip(&groups).map(|(p, g)| (p, g.1)))
                 .chain(released.iter().map(|p| (p, 1)))
                 .collect();
             compose_tilted(&parts, tail, max_points, near)
         };
-        let [remove, add] = kept;
-        let fresh = [remove.is_none(), add.is_none()];
-        let remove = match remove {
-            Some(c) => c,
-            None => one(Direction::Remove)?,
-        };
-        let add = match add {
-            Some(c) => c,
-            None => one(Direction::Add)?,
-        };
+        let mut kept = kept;
+        kept.resize(directions.len(), None);
+        let fresh: Vec<bool> = kept.iter().map(Option::is_none).collect();
+        let composed = (directions.iter().zip(kept))
+            .map(|(&d, k)| match k {
+                Some(c) => Some(c),
+                None => one(d),
+            })
+            .collect::<Option<Vec<Composed>>>()?;
         Some(Curves {
-            composed: [remove, add],
+            composed,
             fresh,
-            steps: segments.iter().map(|s| s.steps).sum::<u64>() + objectives.len() as u64,
+            steps: groups.iter().map(|g| g.1).sum::<u64>() + objectives.len() as u64,
             grid,
             tail,
         })
     }
 
-    /// The add/remove ε at δ of the discrete curves alone (no round-off or
+    /// The ε at δ of the discrete curves alone (no round-off or
     /// aliasing bound): a guide for the tilt, not a bound.
     fn discrete_epsilon(&self, delta: f64) -> Option<f64> {
         self.composed
@@ -664,7 +793,7 @@ impl Curves {
 
     /// The directions composed on this grid.
     fn fresh(&self) -> impl Iterator<Item = &Composed> {
-        self.composed.iter().zip(self.fresh).filter(|p| p.1).map(|p| p.0)
+        self.composed.iter().zip(&self.fresh).filter(|p| *p.1).map(|p| p.0)
     }
 
     /// The longest window composed on this grid.
@@ -773,8 +902,8 @@ impl Profile for Curves {
     }
 }
 
-/// Upper and lower bounds on the add/remove privacy profile δ(ε) (the worse
-/// direction), and the ε bracket they give under either relation.
+/// Upper and lower bounds on the privacy profile δ(ε) (the worse
+/// direction of the relation's pair), and the ε bracket they give.
 trait Profile {
     /// δ⁺(ε) ≥ δ(ε).
     fn delta_upper(&self, eps: f64) -> f64;
@@ -782,39 +911,10 @@ trait Profile {
     /// ε⁻ at δ: a lower bound on the smallest ε with δ(ε) ≤ δ.
     fn lower_end(&self, delta: f64) -> f64;
 
-    /// [ε⁻, ε⁺] at δ (add/remove-one); `None` when the upper curve never
-    /// reaches δ.
-    fn add_remove(&self, delta: f64) -> Option<(f64, f64)> {
+    /// [ε⁻, ε⁺] at δ; `None` when the upper curve never reaches δ.
+    fn bracket(&self, delta: f64) -> Option<(f64, f64)> {
         let upper = smallest_eps(|e| self.delta_upper(e), delta)?.1;
         Some((self.lower_end(delta).min(upper), upper))
-    }
-
-    /// [ε⁻, ε⁺] under the relation (replace-one: group privacy of size 2).
-    fn epsilon(&self, delta: f64, neighbouring: Neighbouring) -> Option<(f64, f64)> {
-        self.epsilon_from(delta, neighbouring, 0.0)
-    }
-
-    /// [`Profile::epsilon`], given `known`, a lower bound on ε already
-    /// certified (a coarser grid's): replace-one's lower iteration starts at
-    /// its half (any start at or below the true fixed point keeps every
-    /// iterate below it, and a tilted window need not serve the add/remove
-    /// ε far below it).
-    fn epsilon_from(&self, delta: f64, neighbouring: Neighbouring, known: f64) -> Option<(f64, f64)> {
-        match neighbouring {
-            Neighbouring::AddRemoveOne => self.add_remove(delta),
-            Neighbouring::ReplaceOne => {
-                // the smallest e with ε_ar(δ/(1 + e^e)) ≤ e, for each end's curve
-                let upper = fixed_point(
-                    |e| smallest_eps(|x| self.delta_upper(x), delta / (1.0 + e.exp())).map(|b| b.1),
-                    0.0,
-                )?
-                .1;
-                // every iterate from below is ≤ the true fixed point: a safe lower end
-                let lower = fixed_point(|e| Some(self.lower_end(delta / (1.0 + e.exp()))), 0.5 * known)
-                    .map_or(0.5 * known, |b| b.0);
-                Some((2.0 * lower.min(upper), 2.0 * upper))
-            }
-        }
     }
 }
 
@@ -825,7 +925,12 @@ trait Profile {
 /// - remove (P = (1 − q)N(0, 1) + qN(Δ, 1), Q = N(0, 1)): L > ε ⇔ x > a,
 ///   a = ln((e^ε − 1 + q)/q)/Δ + Δ/2, and δ = q·Φ̄(a − Δ) − (e^ε − 1 + q)·Φ̄(a);
 /// - add (P, Q swapped): L > ε ⇔ x < b, b = ln((e^{−ε} − 1 + q)/q)/Δ + Δ/2
-///   (δ = 0 when e^{−ε} ≤ 1 − q), and δ = (1 − e^ε(1 − q))·Φ(b) − e^ε q·Φ(b − Δ).
+///   (δ = 0 when e^{−ε} ≤ 1 − q), and δ = (1 − e^ε(1 − q))·Φ(b) − e^ε q·Φ(b − Δ);
+/// - replace-one (P = (1 − q)N(0, z²) + qN(−1, z²) against
+///   Q = (1 − q)N(0, z²) + qN(1, z²), in units of C): L > ε ⇔ x < x*,
+///   x* = −z²(ε/2 + asinh ρ), ρ = (1 − q) sinh(ε/2) e^{1/(2z²)}/q, and
+///   δ = qΦ((x* + 1)/z) − q e^ε Φ((x* − 1)/z) − (1 − q)(e^ε − 1)Φ(x*/z)
+///   ([`SubsampledGaussian::delta`]).
 ///
 /// Each term is within a few ulp (libm's erfc and exp), and an error h in
 /// the threshold changes δ only at second order (the threshold is where
@@ -834,11 +939,16 @@ trait Profile {
 struct OneStep {
     z: f64,
     q: f64,
+    neighbouring: Neighbouring,
 }
 
 impl OneStep {
     /// (δ̂, the error bound) of the worse direction at ε.
     fn delta(&self, eps: f64) -> (f64, f64) {
+        if self.neighbouring == Neighbouring::ReplaceOne {
+            let [t1, t2, t3] = SubsampledGaussian { z: self.z, q: self.q }.replace_terms(eps);
+            return (t1 - t2 - t3, 1e-13 * (t1 + t2 + t3.abs()));
+        }
         let (d, q) = (1.0 / self.z, self.q);
         let tail = |x: f64| norm_cdf(-x);
         let r = eps.exp_m1() + q; // e^ε − 1 + q
@@ -878,36 +988,6 @@ impl Profile for OneStep {
         )
         .map_or(0.0, |b| b.0)
     }
-}
-
-/// The smallest fixed point e = h(e) of a non-decreasing h ≥ 0, by the
-/// iteration e ← h(e) from `start`, at most that fixed point (from below,
-/// every iterate stays at most the smallest fixed point — also for an
-/// h' ≤ h iterated in its place, the lower end's case), to 1e-12
-/// relative: (the last iterate, the
-/// first e with h(e) ≤ e found by stepping up from it) — the end to state
-/// for a lower and for an upper bound. `None` when h is undefined or the
-/// iteration passes 500.
-fn fixed_point<H: Fn(f64) -> Option<f64>>(h: H, start: f64) -> Option<(f64, f64)> {
-    let mut e = start;
-    for _ in 0..10_000 {
-        let next = h(e)?;
-        if next > 500.0 {
-            return None;
-        }
-        if next <= e * (1.0 + 1e-12) {
-            // e is within 1e-12 of the fixed point from below; h(e) ≤ e·(1 + 1e-12)
-            let mut x = e.max(next);
-            let mut step = 1e-12 * x.max(1e-300);
-            while h(x)? > x {
-                x += step;
-                step *= 2.0;
-            }
-            return Some((e, x));
-        }
-        e = next;
-    }
-    None
 }
 
 /// For a non-increasing δ(ε): (a, b) with δ(a) > target ≥ δ(b), b − a ≤
@@ -971,7 +1051,7 @@ mod tests {
         let z = m.z;
         let normal =
             |x: f64, mean: f64| (-(x - mean).powi(2) / (2.0 * z * z)).exp() / (z * std::f64::consts::TAU.sqrt());
-        let (a, b, n) = (-14.0 * z, 1.0 + 14.0 * z, 200_000usize);
+        let (a, b, n) = (-1.0 - 14.0 * z, 1.0 + 14.0 * z, 200_000usize);
         let h = (b - a) / n as f64;
         let mut sum = 0.0;
         for i in 0..=n {
@@ -985,6 +1065,7 @@ mod tests {
             let (density, y) = match d {
                 Direction::Remove => ((1.0 - m.q) * normal(x, 0.0) + m.q * normal(x, 1.0), m.loss(x)),
                 Direction::Add => (normal(x, 0.0), -m.loss(x)),
+                Direction::Replace => ((1.0 - m.q) * normal(x, 0.0) + m.q * normal(x, -1.0), m.replace_loss(x)),
             };
             sum += w * density * m.delta(d, eps - y);
         }
@@ -992,12 +1073,17 @@ mod tests {
     }
 
     /// The second-order lower curve lies below the two-step δ(ε) at every ε
-    /// of a sweep — at small q the composed loss is two spikes, nothing like
-    /// the smooth density the bound's Δ² order rests on — and, at Δ = 10⁻³,
-    /// within 1% of it where δ ≥ 10⁻⁹ (below, the untilted round-off bound counts).
+    /// of a sweep, under either relation — at small q the composed loss is
+    /// two spikes, nothing like the smooth density the bound's Δ² order
+    /// rests on — and, at Δ = 10⁻³, within 1% of it where δ ≥ 10⁻⁹ (below,
+    /// the untilted round-off bound counts).
     #[test]
     fn the_second_order_lower_curve_is_below_the_two_step_curve() {
-        for (z, q) in [(0.8, 0.01), (0.5, 0.001), (1.0, 0.2), (0.4, 0.05)] {
+        let relations = [Neighbouring::AddRemoveOne, Neighbouring::ReplaceOne];
+        for ((z, q), n) in [(0.8, 0.01), (0.5, 0.001), (1.0, 0.2), (0.4, 0.05)]
+            .into_iter()
+            .flat_map(|c| relations.map(|n| (c, n)))
+        {
             let m = SubsampledGaussian { z, q };
             let run = [Segment {
                 noise_multiplier: z,
@@ -1007,15 +1093,17 @@ mod tests {
             let sweep: Vec<(f64, f64)> = (0..20)
                 .map(|k| {
                     let eps = 0.1 * k as f64 * (1.0 + 1.0 / z);
-                    let exact = two_steps(m, Direction::Remove, eps).max(two_steps(m, Direction::Add, eps));
+                    let exact = (Direction::of(n).iter())
+                        .map(|&d| two_steps(m, d, eps))
+                        .fold(0.0, f64::max);
                     (eps, exact)
                 })
                 .collect();
             for grid in [1e-2, 4e-3, 1e-3] {
-                let curves = Curves::new(&run, grid, 1 << 22, None, TAIL).unwrap();
+                let curves = Curves::new(&run, n, grid, 1 << 22, None, TAIL).unwrap();
                 for &(eps, exact) in &sweep {
                     let lower = curves.delta_lower_smooth(eps);
-                    let case = format!("z {z} q {q} Δ {grid} ε {eps}: {lower:e} vs {exact:e}");
+                    let case = format!("{n:?} z {z} q {q} Δ {grid} ε {eps}: {lower:e} vs {exact:e}");
                     assert!(lower <= exact * (1.0 + 1e-9), "{case}");
                     if grid == 1e-3 && exact >= 1e-9 && eps > 0.0 {
                         assert!(lower >= 0.99 * exact, "{case}");
@@ -1046,7 +1134,7 @@ mod tests {
             let exact = gdp_to_eps((steps as f64).sqrt() / z, delta).unwrap();
             let mut gaps = Vec::new();
             for grid in [2e-2, 1e-2, 4e-3, 1e-3] {
-                let curves = Curves::new(&run, grid, 1 << 22, None, TAIL).unwrap();
+                let curves = Curves::new(&run, Neighbouring::AddRemoveOne, grid, 1 << 22, None, TAIL).unwrap();
                 let smooth = smallest_eps(|e| curves.delta_lower_smooth(e), delta).unwrap().0;
                 assert!(smooth <= exact, "z {z} T {steps} Δ {grid}: {smooth} > {exact}");
                 gaps.push(exact - smooth);
@@ -1056,7 +1144,8 @@ mod tests {
     }
 
     /// At q = 1 the PLD machinery (forced, not the closed-form shortcut)
-    /// brackets the exact Gaussian ε: a test of the certificate itself.
+    /// brackets the exact Gaussian ε, μ = √T/z (add/remove-one) or 2√T/z
+    /// (replace-one): a test of the certificate itself.
     #[test]
     fn the_pld_bracket_contains_the_exact_gaussian_epsilon_at_q_1() {
         for (z, steps, delta) in [(1.0, 100u64, 1e-5), (3.0, 1000, 1e-8), (0.8, 10, 1e-3)] {
@@ -1065,21 +1154,21 @@ mod tests {
                 sample_rate: 1.0,
                 steps,
             }];
-            let exact = gdp_to_eps((steps as f64).sqrt() / z, delta).unwrap();
-            for grid in [4e-3, 1e-3] {
-                let curves = Curves::new(&run, grid, 1 << 22, None, TAIL).unwrap();
-                let (lo, hi) = curves.add_remove(delta).unwrap();
-                assert!(
-                    lo <= exact && exact <= hi,
-                    "z {z} T {steps} δ {delta} grid {grid}: [{lo}, {hi}] ∌ {exact}"
-                );
-                assert!(hi - lo < 0.05 * exact, "[{lo}, {hi}] too wide around {exact}");
+            for (n, shift) in [(Neighbouring::AddRemoveOne, 1.0), (Neighbouring::ReplaceOne, 2.0)] {
+                let exact = gdp_to_eps(shift * (steps as f64).sqrt() / z, delta).unwrap();
+                for grid in [4e-3, 1e-3] {
+                    let curves = Curves::new(&run, n, grid, 1 << 22, None, TAIL).unwrap();
+                    let (lo, hi) = curves.bracket(delta).unwrap();
+                    assert!(
+                        lo <= exact && exact <= hi,
+                        "{n:?} z {z} T {steps} δ {delta} grid {grid}: [{lo}, {hi}] ∌ {exact}"
+                    );
+                    assert!(hi - lo < 0.05 * exact, "[{lo}, {hi}] too wide around {exact}");
+                }
             }
         }
     }
 
-    /// The lower curve is below the upper one at every ε, and the round-off
-    /// bound is far below the δ the tests ask for.
     /// One step: the closed form's bracket (a few ulp wide) lies inside the
     /// FFT machinery's certified bracket at a fine grid, both relations.
     #[test]
@@ -1093,8 +1182,8 @@ mod tests {
                         sample_rate: q,
                         steps: 1,
                     }];
-                    let exact = OneStep { z, q }.epsilon(delta, n);
-                    let pld = Curves::new(&run, 1e-4, 1 << 22, None, TAIL).unwrap().epsilon(delta, n);
+                    let exact = OneStep { z, q, neighbouring: n }.bracket(delta);
+                    let pld = Curves::new(&run, n, 1e-4, 1 << 22, None, TAIL).unwrap().bracket(delta);
                     let (Some((lo, hi)), Some((plo, phi))) = (exact, pld) else {
                         assert_eq!(exact.is_some(), pld.is_some(), "z {z}, q {q}, δ {delta}, {n:?}");
                         continue;
@@ -1117,6 +1206,8 @@ mod tests {
         );
     }
 
+    /// The lower curve is below the upper one at every ε, and the round-off
+    /// bound is far below the δ the tests ask for.
     #[test]
     fn the_lower_curve_stays_below_the_upper_one() {
         let run = [Segment {
@@ -1124,7 +1215,7 @@ mod tests {
             sample_rate: 0.02,
             steps: 2000,
         }];
-        let curves = Curves::new(&run, 2e-3, 1 << 22, None, TAIL).unwrap();
+        let curves = Curves::new(&run, Neighbouring::AddRemoveOne, 2e-3, 1 << 22, None, TAIL).unwrap();
         for i in 0..60 {
             let e = 0.1 * i as f64;
             for beta in [Some(1e-9), None] {

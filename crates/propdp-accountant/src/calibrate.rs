@@ -396,8 +396,9 @@ impl Search {
 
     /// A closed-form start for the search: the full batch's value for z
     /// and T (the Gaussian mechanism's μ* at the target: z = s√T/μ*,
-    /// T = (μ*z/s)²), and for q the central-limit rate μ* = q√(T(e^{s²/z²} − 1))
-    /// (Bu, Dong, Long, Su 2020), clamped to the knob's limits.
+    /// T = (μ*z/s)²), and for q the central-limit rate solving
+    /// μ* = [`crate::tradeoff::clt_mu`] (Bu, Dong, Long, Su 2020; linear in q),
+    /// clamped to the knob's limits.
     fn start(&self) -> f64 {
         let Some(noise) = crate::calibrate(|x| log_delta_gaussian(self.epsilon, 1.0 / x), self.delta) else {
             return self.knob.snap(1.0);
@@ -408,7 +409,7 @@ impl Search {
         self.knob.snap(match self.knob {
             Knob::NoiseMultiplier => s * t.sqrt() / mu,
             Knob::Steps => (mu * z / s).powi(2).floor(),
-            Knob::SampleRate => mu / (t * (s * s / (z * z)).exp_m1()).sqrt(),
+            Knob::SampleRate => mu / crate::tradeoff::clt_mu(z, 1.0, self.run.steps, self.neighbouring),
         })
     }
 

@@ -237,7 +237,7 @@ pub fn gdp_to_eps(mu: f64, delta: f64) -> Option<f64> {
 /// The smallest ε ≥ 0 with δ(ε) ≤ `delta`, for a decreasing log δ(ε); `None`
 /// beyond ε = 1e5. The root is taken of log δ(ε) − log δ, which is O(1)
 /// where δ(ε) − δ would be as small as δ itself (see [`brent_root`]).
-fn eps_at<F: Fn(f64) -> f64>(log_delta_of: F, delta: f64) -> Option<f64> {
+pub(crate) fn eps_at<F: Fn(f64) -> f64>(log_delta_of: F, delta: f64) -> Option<f64> {
     let log_target = delta.ln();
     let g = |e: f64| log_delta_of(e).max(LOG_FLOOR) - log_target;
     if g(0.0) <= 0.0 {
@@ -418,10 +418,7 @@ impl Mechanism {
                     Neighbouring::AddRemoveOne => b.log_delta(eps),
                     // group privacy of size 2: (ε/2, δ) add/remove → (ε, (1 + e^{ε/2})δ);
                     // δ ≥ 1 is vacuous (every mechanism is (ε, 1)-DP), so cap at 1
-                    Neighbouring::ReplaceOne => {
-                        let log_factor = eps / 2.0 + (-eps / 2.0).exp().ln_1p();
-                        (log_factor + b.log_delta(eps / 2.0)).min(0.0)
-                    }
+                    Neighbouring::ReplaceOne => b.log_delta_replace(eps),
                 }
             }
         }
@@ -533,7 +530,8 @@ impl Mechanism {
             MechanismKind::Dpgd { steps } => 0.5 * mu_dpgd(l, 1.0, steps, noise, n).powi(2),
             // subsampling gives no zCDP amplification: the subsampled Gaussian's
             // RDP ε(α) ≤ α/(2z²) and ε(α)/α → 1/(2z²) as α → ∞, so ρ = T/(2z²)
-            // (×4 under replace-one, group privacy of size 2) — DP-GD's ρ with L → min(C, L)
+            // (×4 under replace-one: its pair is a mixture of (N(0), N(0)) and
+            // (N(−1), N(1)), a shift of 2) — DP-GD's ρ with L → min(C, L)
             MechanismKind::Dpsgd { steps, clip, .. } => {
                 0.5 * mu_dpgd(self.dpsgd_sensitivity(clip), 1.0, steps, noise, n).powi(2)
             }
@@ -629,8 +627,7 @@ impl Mechanism {
         } = self.kind
         {
             // both accountants give upper bounds: the PLD's is the tighter,
-            // except where its FFT cannot resolve the δ group privacy asks
-            // for (replace-one at large ε), where the RDP's stands
+            // except where it would not fit, where the RDP's stands;
             // and subsampling never costs privacy: the full batch's exact
             // Gaussian ε bounds every q (where the subsampled accountants
             // run out of range, e.g. at δ = 1e-300 or T = 10⁹)
@@ -651,9 +648,8 @@ impl Mechanism {
 /// log δ(ε) of T steps of DP-SGD at noise multiplier z = σ/C and rate q
 /// (docs/theory.md §4.1): at q = 1 the Gaussian mechanism, exact, with
 /// μ = √T·Δ/σ (Δ = C add/remove, 2C replace: DP-GD's curve); below, the PLD
-/// accountant ([`pld::delta`], add/remove-one, the worse direction) and
-/// replace-one by group privacy of size 2, (ε/2, δ) → (ε, (1 + e^{ε/2})δ)
-/// (a replaced row is not one Gaussian shift under Poisson sampling).
+/// accountant on the relation's pair ([`pld::composed`]: add/remove-one's
+/// worse direction, or replace-one's pair (1 − q)N(0, z²) + qN(∓1, z²)).
 /// 0 (δ = 1) without noise or with an unbounded gradient (z = 0).
 fn dpsgd_log_delta(eps: f64, z: f64, q: f64, steps: usize, n: Neighbouring) -> f64 {
     if !(z > 0.0 && z.is_finite()) {
@@ -663,19 +659,13 @@ fn dpsgd_log_delta(eps: f64, z: f64, q: f64, steps: usize, n: Neighbouring) -> f
         return log_delta_gaussian(eps, mu_dpgd(1.0, 1.0, steps, z, n));
     }
     let m = pld::SubsampledGaussian { z, q };
-    if !pld_fits(m, steps) {
+    if !pld_fits(m, steps, n) {
         return 0.0; // no PLD guarantee claimed (δ = 1); the RDP bound stands
     }
-    let add_remove = |e: f64| {
-        let max_len = 4 * PLD_MAX_POINTS as usize;
-        match pld::composed(m, steps as u64, DPSGD_GRID, DPSGD_TAIL, max_len) {
-            Some(plds) => plds.iter().map(|p| p.delta(e)).fold(0.0, f64::max).min(1.0).ln(),
-            None => 0.0, // too large to compose: no PLD guarantee claimed (δ = 1)
-        }
-    };
-    match n {
-        Neighbouring::AddRemoveOne => add_remove(eps),
-        Neighbouring::ReplaceOne => (eps / 2.0 + (-eps / 2.0).exp().ln_1p() + add_remove(eps / 2.0)).min(0.0),
+    let max_len = 4 * PLD_MAX_POINTS as usize;
+    match pld::composed(m, steps as u64, DPSGD_GRID, DPSGD_TAIL, max_len, n) {
+        Some(plds) => plds.iter().map(|p| p.delta(eps)).fold(0.0, f64::max).min(1.0).ln(),
+        None => 0.0, // too large to compose: no PLD guarantee claimed (δ = 1)
     }
 }
 
@@ -691,17 +681,19 @@ const PLD_MAX_STEPS: usize = 1_000_000;
 
 /// Whether the PLD of T steps at (z, q) fits in [`PLD_MAX_POINTS`]: one
 /// step's support reaches about the loss at x = 1 + 8.5z, (1 + 17z)/(2z²)
-/// (tiny z: huge), the composition's bulk spans about 20 standard
-/// deviations, 20·√T·sd(one step's loss), and T·|log(1 − q)| (huge T).
-fn pld_fits(m: pld::SubsampledGaussian, steps: usize) -> bool {
+/// (tiny z: huge; twice that under replace-one), the composition's bulk
+/// spans about 20 standard deviations, 20·√T·sd(one step's loss), and
+/// add/remove-one's T·|log(1 − q)| (huge T).
+fn pld_fits(m: pld::SubsampledGaussian, steps: usize, n: Neighbouring) -> bool {
     if steps > PLD_MAX_STEPS {
         return false;
     }
-    let top = (1.0 + 17.0 * m.z) / (2.0 * m.z * m.z);
+    let top = relation_factor(n) * (1.0 + 17.0 * m.z) / (2.0 * m.z * m.z);
     if top.is_nan() || top / DPSGD_GRID > PLD_MAX_POINTS {
         return false;
     }
-    let one = m.pld(pld::Direction::Remove, DPSGD_GRID, DPSGD_TAIL);
+    let direction = pld::Direction::of(n)[0];
+    let one = m.pld(direction, DPSGD_GRID, DPSGD_TAIL);
     let loss = |i: usize| (one.offset + i as i64) as f64 * one.grid;
     let mean: f64 = one.pmf.iter().enumerate().map(|(i, p)| p * loss(i)).sum();
     let var: f64 = one
@@ -712,13 +704,15 @@ fn pld_fits(m: pld::SubsampledGaussian, steps: usize) -> bool {
         .sum();
     // the remove direction's loss is ≥ log(1 − q) per step, and its partial
     // compositions keep everything up to T·|log(1 − q)| above the ceiling
-    let reach = steps as f64 * -(1.0 - m.q).ln();
+    let reach = match n {
+        Neighbouring::AddRemoveOne => steps as f64 * -(1.0 - m.q).ln(),
+        Neighbouring::ReplaceOne => 0.0,
+    };
     20.0 * (steps as f64 * var).sqrt() / DPSGD_GRID <= PLD_MAX_POINTS && reach / DPSGD_GRID <= PLD_MAX_POINTS
 }
 
-/// ε at δ of T steps of DP-SGD (as [`dpsgd_log_delta`]), composing the PLDs
-/// once: add/remove-one reads ε off them; replace-one is the smallest e with
-/// ε_ar(δ/(1 + e^e)) ≤ e (bisection, the safe end), reported as 2e.
+/// ε at δ of T steps of DP-SGD (as [`dpsgd_log_delta`]), read off the
+/// composed PLDs of the relation's pair.
 fn dpsgd_epsilon(z: f64, q: f64, steps: usize, delta: f64, n: Neighbouring) -> Option<f64> {
     if !(z > 0.0 && z.is_finite()) {
         return (z == f64::INFINITY).then_some(0.0);
@@ -727,40 +721,15 @@ fn dpsgd_epsilon(z: f64, q: f64, steps: usize, delta: f64, n: Neighbouring) -> O
         return gdp_to_eps(mu_dpgd(1.0, 1.0, steps, z, n), delta);
     }
     let m = pld::SubsampledGaussian { z, q };
-    if !pld_fits(m, steps) {
+    if !pld_fits(m, steps, n) {
         return None;
     }
     // the same PLDs as `dpsgd_log_delta` (same tail), so that a noise
     // calibrated there reads back to at most its target here
-    let plds = pld::composed(m, steps as u64, DPSGD_GRID, DPSGD_TAIL, 4 * PLD_MAX_POINTS as usize)?;
-    let add_remove = |d: f64| -> Option<f64> {
-        plds.iter()
-            .map(|p| p.epsilon(d))
-            .try_fold(0.0f64, |worst, e| e.map(|e| worst.max(e)))
-    };
-    match n {
-        Neighbouring::AddRemoveOne => add_remove(delta),
-        Neighbouring::ReplaceOne => {
-            let holds = |e: f64| add_remove(delta / (1.0 + e.exp())).is_some_and(|x| x <= e);
-            // holds is monotone in e, but at large e the PLD cannot resolve
-            // δ/(1 + e^e) (its FFT floor): so scan up from e = 1e-3 by
-            // factors 1.25 to the first e that holds, then bisect below it;
-            // past e = 500 (ε = 1000) no ε is claimed
-            let (mut lo, mut hi) = (0.0, 1e-3);
-            while !holds(hi) {
-                lo = hi;
-                hi *= 1.25;
-                if hi > 500.0 {
-                    return None;
-                }
-            }
-            for _ in 0..60 {
-                let mid = 0.5 * (lo + hi);
-                if holds(mid) { hi = mid } else { lo = mid }
-            }
-            Some(2.0 * hi)
-        }
-    }
+    let plds = pld::composed(m, steps as u64, DPSGD_GRID, DPSGD_TAIL, 4 * PLD_MAX_POINTS as usize, n)?;
+    plds.iter()
+        .map(|p| p.epsilon(delta))
+        .try_fold(0.0f64, |worst, e| e.map(|e| worst.max(e)))
 }
 
 /// The smallest noise multiplier z meeting (ε, δ) for T steps of DP-SGD at
@@ -772,10 +741,9 @@ fn dpsgd_epsilon(z: f64, q: f64, steps: usize, delta: f64, n: Neighbouring) -> O
 /// (P, P), and by joint convexity its hockey-stick divergence is at most the
 /// full pair's, at every ε — so it bounds z from above; halving finds the
 /// lower end. Root: Brent in log z on log δ_PLD(ε; z) − log δ. Where the
-/// PLD cannot confirm the full batch's z (replace-one near q = 1, where the
-/// group-privacy bound is looser than the exact 2C shift; or a δ below the
-/// FFT's floor) the smaller of that z and the RDP-calibrated z is returned,
-/// both valid.
+/// PLD cannot confirm the full batch's z (a δ below the FFT's floor, or a
+/// PLD that does not fit) the smaller of that z and the RDP-calibrated z is
+/// returned, both valid.
 fn calibrate_dpsgd(eps: f64, delta: f64, q: f64, steps: usize, n: Neighbouring) -> Option<f64> {
     if !(eps > 0.0 && eps.is_finite() && delta > 0.0 && delta < 1.0) {
         return None;
@@ -836,8 +804,10 @@ fn calibrate_dpsgd_rdp(eps: f64, delta: f64, q: f64, steps: usize, n: Neighbouri
 
 /// The RDP accountant's ε at δ for T steps of DP-SGD at noise multiplier z
 /// and rate q ([`rdp::epsilon`], integer and fractional orders): looser than the PLD, a
-/// cross-check. Replace-one as for the PLD: at q = 1 the 2C shift (z/2),
-/// below by group privacy, the smallest e with ε_RDP(δ/(1 + e^e)) ≤ e, as 2e.
+/// cross-check. Replace-one: at q = 1 the 2C shift (z/2); below, group
+/// privacy of size 2, the smallest e with ε_RDP(δ/(1 + e^e)) ≤ e, as 2e —
+/// a valid upper bound, looser than the replace-one pair's PLD, and used
+/// only as an upper end.
 pub fn dpsgd_rdp_epsilon(z: f64, q: f64, steps: u64, delta: f64, n: Neighbouring) -> f64 {
     match n {
         Neighbouring::AddRemoveOne => rdp::epsilon(z, q, steps, delta),

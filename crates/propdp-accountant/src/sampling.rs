@@ -2,16 +2,28 @@
 //!
 //! - *Poisson* (each example joins each batch independently with
 //!   probability q): the certified PLD bracket ([`certified_epsilon`]).
-//!   Add/remove-one: sensitivity C. Replace-one: group privacy of size 2 on
-//!   the add/remove curves.
+//!   Add/remove-one: sensitivity C. Replace-one: the replaced example keeps
+//!   its inclusion coin, so a step is (1 − q)N(s, σ²) + qN(s + g, σ²) against
+//!   (1 − q)N(s, σ²) + qN(s + g', σ²), s the rest of the batch's sum and
+//!   ‖g‖, ‖g'‖ ≤ C; it is dominated by the antipodal pair
+//!   (1 − q)N(0, z²) + qN(∓1, z²) (Zhu, Dong, Wang 2022; dp-accounting's
+//!   `REPLACE_ONE`), the tight replace-one curve.
 //! - *Fixed-size batches* of b examples drawn without replacement from n
 //!   (q = b/n): the relation is replace-one (n is public). When the replaced
 //!   example is in the batch the sum of clipped gradients moves by at most
 //!   2C, so the pair (N(2C, σ²), N(0, σ²)) dominates one unsampled step, and
 //!   subsampling without replacement under substitution is dominated by
 //!   (γP + (1 − γ)Q, Q) with γ = b/n, in either order (Zhu, Dong, Wang 2022,
-//!   which tightens Balle, Barthe, Gaboardi 2018's (log(1 + γ(e^ε − 1)), γδ)).
-//!   That is the Poisson add/remove pair at z/2: its bracket, both orders.
+//!   which tightens Balle, Barthe, Gaboardi 2018's
+//!   (log(1 + γ(e^ε − 1)), γδ)). That is the Poisson add/remove pair at z/2:
+//!   its bracket, both orders. The antipodal pair is not proven here: the
+//!   rest of the batch is b − 1 examples when the replaced one is drawn
+//!   and b when it is not, so the two outcomes do not share a centre s (an
+//!   example drawn in its place can put the shift at 2C from it), and
+//!   Lebeda, Regehr, Kamath, Steinke (2024) show that a single step's worst
+//!   case need not decide the composition's; dp-accounting's PLD
+//!   accountant offers no fixed-size event (its RDP accountant bounds it by
+//!   Wang, Balle, Kasiviswanathan 2019).
 //! - *Shuffled batches* (a permutation per epoch, cut into batches): no
 //!   amplification by shuffling is known to be tight. Each example is in at
 //!   most ⌈T·q⌉ batches, so the run is at most ⌈T·q⌉ Gaussian mechanisms of
@@ -32,6 +44,8 @@
 //!   with and without replacement).
 //! - Balle, Barthe, Gaboardi (2018), *Privacy amplification by subsampling:
 //!   tight analyses via couplings and divergences*, NeurIPS.
+//! - Lebeda, Regehr, Kamath, Steinke (2024), *Avoiding pitfalls for privacy
+//!   accounting of subsampled mechanisms under composition*.
 //! - Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha, Zhang (2024), *How
 //!   private are DP-SGD implementations?*, ICML (shuffled batches are not
 //!   Poisson batches).
@@ -174,8 +188,8 @@ fn sampled(
                     "Poisson sampling; one example added or removed moves a batch's sum by ≤ C"
                 }
                 Neighbouring::ReplaceOne => {
-                    "Poisson sampling; a replaced example is an example removed and one added (group privacy of \
-                     size 2: the batch's sum moves by ≤ 2C)"
+                    "Poisson sampling; a replaced example keeps its inclusion coin, and when drawn moves the batch's \
+                     sum from one point within C of the rest to another (the pair (1 − q)N(0, z²) + qN(∓C, z²))"
                 }
             },
         },

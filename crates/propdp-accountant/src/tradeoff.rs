@@ -10,7 +10,8 @@
 //!
 //! at every (ε, δ) the mechanism meets. [`tpr_upper`] takes the smallest of
 //! these over a grid of ε with δ = δ⁺(ε) the certified upper profile
-//! ([`UpperProfile`]): every point is a valid bound, the grid only decides
+//! ([`UpperProfile`]; under replace-one, of the tight replace-one pair
+//! (1 − q)N(0, z²) + qN(∓1, z²)): every point is a valid bound, the grid only decides
 //! how close to the infimum it gets (the grid of ε is 10⁻³ wide up to the
 //! ε where δ⁺ falls below 10⁻¹⁴·α).
 //!
@@ -20,9 +21,12 @@
 //! Roth, Su 2022).
 //!
 //! *Subsampled DP-SGD as μ-GDP.* The central limit theorem of Bu, Dong,
-//! Long, Su (2020) gives μ ≈ q·√(T(e^{s²/z²} − 1)) as T → ∞ with q√T fixed
-//! ([`clt_mu`]): an approximation, not a bound (it can be optimistic at
-//! small T or large q), reported as such.
+//! Long, Su (2020) gives μ² ≈ T·χ²(P‖Q) to leading order in q, as T → ∞
+//! with q√T fixed ([`clt_mu`]): μ ≈ q·√(T(e^{1/z²} − 1)) for add/remove-one
+//! and, for replace-one's pair (1 − q)N(0, z²) + qN(∓1, z²), where
+//! χ² ≈ q²∫(φ₋₁ − φ₁)²/φ₀ = 4q² sinh(1/z²), μ ≈ 2q·√(T sinh(1/z²)). An
+//! approximation, not a bound (it can be optimistic at small T or large q),
+//! reported as such.
 //!
 //! # References
 //! - Kairouz, Oh, Viswanath (2015), *The composition theorem for
@@ -150,17 +154,24 @@ pub fn gaussian_tpr(mu: f64, fpr: f64) -> f64 {
     norm_cdf(x + mu)
 }
 
-/// The central-limit μ of T steps of Poisson-subsampled DP-SGD,
-/// q·√(T(e^{s²/z²} − 1)): an approximation (module docs), exact in no
-/// finite case; at q = 1 use the exact μ = s√T/z instead.
+/// The central-limit μ of T steps of Poisson-subsampled DP-SGD:
+/// q·√(T(e^{1/z²} − 1)) add/remove-one, 2q·√(T sinh(1/z²)) replace-one
+/// (module docs); an approximation, exact in no finite case; at q = 1 use
+/// the exact μ = s√T/z instead.
 ///
 /// ```
 /// use propdp_accountant::tradeoff::clt_mu;
 /// use propdp_accountant::Neighbouring;
 /// let mu = clt_mu(1.0, 0.01, 10_000, Neighbouring::AddRemoveOne);
 /// assert!((mu - 0.01 * (1e4 * (1f64.exp() - 1.0)).sqrt()).abs() < 1e-12);
+/// // at large z replace-one's μ is twice add/remove-one's (a shift of 2)
+/// let (a, r) = (clt_mu(100.0, 0.01, 10_000, Neighbouring::AddRemoveOne), clt_mu(100.0, 0.01, 10_000, Neighbouring::ReplaceOne));
+/// assert!((r / a - 2.0).abs() < 1e-3);
 /// ```
 pub fn clt_mu(z: f64, q: f64, steps: u64, neighbouring: Neighbouring) -> f64 {
-    let s = relation_factor(neighbouring);
-    q * (steps as f64 * (s * s / (z * z)).exp_m1()).sqrt()
+    let t = steps as f64;
+    match neighbouring {
+        Neighbouring::AddRemoveOne => q * (t * (1.0 / (z * z)).exp_m1()).sqrt(),
+        Neighbouring::ReplaceOne => 2.0 * q * (t * (1.0 / (z * z)).sinh()).sqrt(),
+    }
 }

@@ -203,9 +203,10 @@ fn fractional_orders_match_quadrature_and_stay_below_dp_accounting() {
 }
 
 /// A calibrated noise reads back, through the certified ε the accountant
-/// reports (the bracket's upper end), to at most the target — including replace-one at large ε, where group
-/// privacy reads the PLD at δ/(1 + e^{ε/2}) near the FFT's floor (it read
-/// back 20.0007 for a target of 20 when the two used different tails), and
+/// reports (the bracket's upper end), to at most the target — including replace-one at large ε (under
+/// group privacy, which read the PLD at δ/(1 + e^{ε/2}) near the FFT's
+/// floor, it read back 20.0007 for a target of 20 when the two used
+/// different tails), and
 /// a vanishing q, where the PLD stops fitting below some z (the readback
 /// once ran forever there) — and is tight where the PLD resolves it.
 #[test]
@@ -288,10 +289,11 @@ fn the_certified_bracket_holds_dp_accountings_epsilon_from_below() {
     }
 }
 
-/// Replace-one: the bracket of the group-privacy bound contains the fast
-/// accountant's figure to within its grid error, and its ends are ordered.
+/// Replace-one: the certified bracket contains the fast accountant's
+/// figure (the same pair on a fixed grid) to within its grid error, and
+/// its ends are ordered.
 #[test]
-fn the_replace_one_bracket_brackets_the_group_privacy_bound() {
+fn the_replace_one_bracket_holds_the_fast_accountants_figure() {
     use propdp_accountant::bracket::BracketSettings;
     use propdp_accountant::{Mechanism, MechanismKind, Neighbouring};
     let kind = MechanismKind::Dpsgd {

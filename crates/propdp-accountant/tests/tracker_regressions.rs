@@ -87,8 +87,8 @@ fn large_epsilon_and_tiny_delta_are_finite() {
     let tiny = bracket(0.5, 0.1, 1000, 1e-18, Neighbouring::AddRemoveOne);
     let big = bracket(0.5, 0.1, 1000, 1e-5, Neighbouring::AddRemoveOne);
     assert!(big.upper > 10.0 && tiny.lower > big.lower, "{tiny:?} vs {big:?}");
-    // replace-one at ε ≈ 500 asks group privacy for δ/(1 + e^{250}), beyond any
-    // PLD: the mechanism's bracket then stands on the RDP bound, still finite
+    // replace-one at δ = 1e-18 and large ε (group privacy once asked the
+    // add/remove PLD for δ/(1 + e^{250}), beyond any grid): still finite
     use propdp_accountant::{Mechanism, MechanismKind};
     let kind = MechanismKind::Dpsgd {
         steps: 1000,

@@ -46,6 +46,43 @@ fn the_gaussian_profile_gives_back_the_exact_tradeoff() {
     }
 }
 
+/// Replace-one: the best test between P = (1 − q)N(0, z²) + qN(−1, z²) and its
+/// mirror image Q = (1 − q)N(0, z²) + qN(1, z²) thresholds x (the loss is
+/// monotone): reject Q for x < t, FPR Q(x < t) = (1 − q)Φ(t/z) + qΦ((t − 1)/z)
+/// = α (bisection), TPR P(x < t) = (1 − q)Φ(t/z) + qΦ((t + 1)/z). The bound
+/// from the certified replace-one profile holds it and is within 5%.
+#[test]
+fn one_subsampled_step_bound_holds_the_best_replace_one_attack() {
+    for (z, q) in [(0.5, 0.01), (1.0, 0.05), (2.0, 0.2), (0.8, 0.5), (1.0, 0.001)] {
+        let run = [Segment {
+            noise_multiplier: z,
+            sample_rate: q,
+            steps: 1,
+        }];
+        let bound = tpr_upper(&run, Neighbouring::ReplaceOne, &FPRS, BracketSettings::default()).unwrap();
+        for (a, b) in FPRS.into_iter().zip(bound) {
+            let (mut lo, mut hi) = (-40.0 * z - 1.0, 40.0 * z + 1.0);
+            for _ in 0..200 {
+                let t = 0.5 * (lo + hi);
+                if (1.0 - q) * norm_cdf(t / z) + q * norm_cdf((t - 1.0) / z) > a {
+                    hi = t;
+                } else {
+                    lo = t;
+                }
+            }
+            let best = (1.0 - q) * norm_cdf(lo / z) + q * norm_cdf((lo + 1.0) / z);
+            assert!(
+                b >= best * (1.0 - 1e-9),
+                "z = {z}, q = {q}, α = {a}: bound {b} below the attack's {best}"
+            );
+            assert!(
+                b <= best * 1.05 + 1e-9,
+                "z = {z}, q = {q}, α = {a}: bound {b} far above the attack's {best}"
+            );
+        }
+    }
+}
+
 #[test]
 fn one_subsampled_step_bound_holds_the_best_attack() {
     for (z, q) in [(0.5, 0.01), (1.0, 0.05), (2.0, 0.2), (0.8, 0.5), (1.0, 0.001)] {

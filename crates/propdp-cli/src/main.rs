@@ -197,8 +197,12 @@ struct PrivacyArgs {
     rho: Option<f64>,
     /// A DP-SGD schedule: a TOML file of [[segment]] tables with noise, sample_rate, steps and optional clip,
     /// and [[objective]] tables (lambda, noise) for models released by objective perturbation
-    /// (instead of --noise/--sample-rate/--steps/--clip; its certified ε at --delta-priv).
-    #[arg(long, conflicts_with_all = ["noise", "epsilon", "rho", "steps", "sample_rate", "clip", "lambda"])]
+    /// (instead of --noise/--sample-rate/--steps/--clip; its certified ε at --delta-priv; nothing is
+    /// calibrated, so not with --calibrate).
+    #[arg(
+        long,
+        conflicts_with_all = ["noise", "epsilon", "rho", "steps", "sample_rate", "clip", "lambda", "calibrate"]
+    )]
     schedule: Option<PathBuf>,
     /// What --epsilon or --rho calibrates: noise (default), or DP-SGD's steps or sample-rate (give the noise and
     /// the other one); on the certified ε, never above the target.
@@ -234,9 +238,12 @@ fn privacy_schedule(args: &PrivacyArgs) -> Result<ExitCode> {
     }
     let mut q = QueryArgs::new(args.algorithm, args.model);
     q.huber_m = args.huber_m;
-    // the model's loss constants, checked as for any query (a placeholder rate and noise)
+    // the model's loss constants, checked as for any query (a placeholder rate, noise and clip:
+    // each segment's own clip is checked by the schedule, naming it — a least-squares schedule
+    // is private when every segment clips)
     q.sample_rate = Some(1.0);
     q.noise = Some(1.0);
+    q.clip = Some(1.0);
     let model = q.query()?.model;
     let report = propdp::schedule::assess_file(
         path,

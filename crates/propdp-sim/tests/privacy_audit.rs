@@ -18,8 +18,8 @@
 //! calibrated τ and 1.92 at τ/10 (4e5 releases per side; the pair realises
 //! ‖u‖ = 0.76 of the 2LR/λ = 2 sensitivity bound); objective perturbation
 //! ε_lb = 0.038 at the calibrated σ and 2.25 at σ/20 (1e5 releases per side,
-//! one Newton fit each) — its accountant (privacy-loss bound c + A|Z| and
-//! group privacy for replace-one) is far from tight on this pair.
+//! one Newton fit each) — its accountant (privacy-loss bound c + A|Z|, and
+//! group privacy of size 2 on it for replace-one) is far from tight on this pair.
 //!
 //! DP-SGD: one step of the simulated algorithm (Poisson batch at q = 0.5,
 //! clipping at C = 0.25, noise calibrated by the PLD accountant to (1, 1e-5)

@@ -244,6 +244,20 @@ fn certify(
             steps: s.steps as u64,
         });
     }
+    // each segment's steps fit in i64; their total need not (two of 2⁶³ − 1 printed "-2 steps")
+    if plan
+        .iter()
+        .try_fold(0u64, |total, s| total.checked_add(s.steps))
+        .is_none()
+    {
+        let total: u128 = plan.iter().map(|s| u128::from(s.steps)).sum();
+        return Err(range(
+            "steps".into(),
+            total.to_string(),
+            "a schedule of at most 2⁶⁴ − 1 = 18446744073709551615 steps in all (the sum over its segments)",
+        )
+        .into());
+    }
     let settings = BracketSettings::default();
     let sampled = if releases.is_empty() {
         sampled_schedule_epsilon(sampling, &plan, delta_priv, neighbouring, settings)
@@ -254,8 +268,9 @@ fn certify(
             sensitivity: relation_factor(neighbouring),
             epsilon,
             if_poisson: None,
-            assumption: "Poisson sampling (replace-one: group privacy of size 2); each objective release through \
-                         its privacy-loss bound c + A|Z| (rows ‖x‖ ≤ 1)",
+            assumption: "Poisson sampling (replace-one: the pair (1 − q)N(0, z²) + qN(∓1, z²)); each objective \
+                         release through its privacy-loss bound c + A|Z| (rows ‖x‖ ≤ 1; replace-one: group privacy \
+                         of size 2 on it)",
         })
     }
     .map_err(|e| {
@@ -288,7 +303,8 @@ fn certify(
 impl ScheduleReport {
     /// The report as `propdp privacy --schedule` prints it.
     pub fn text(&self) -> String {
-        let steps: i64 = self.segments.iter().map(|s| s.steps).sum();
+        // in u128: the segments' i64 steps can sum past i64
+        let steps: u128 = self.segments.iter().map(|s| s.steps as u128).sum();
         let mut s = format!(
             "DP-SGD schedule of {} segments ({steps} steps), {} batches, {} neighbours, sensitivity {}C:\n",
             self.segments.len(),

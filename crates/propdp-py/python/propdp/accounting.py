@@ -17,8 +17,9 @@ training loop can call it after every optimiser step::
     acc.get_epsilon_bracket(delta=1e-5)  # (lower, upper)
 
 The neighbouring relation is add/remove-one by default, as in Opacus and
-dp-accounting (sensitivity C); "replace_one" bounds a replaced example by
-group privacy of size 2 (docs/privacy.md).
+dp-accounting (sensitivity C); "replace_one" accounts a replaced example
+on its tight pair (1 − q)N(0, z²) + qN(∓1, z²), as dp-accounting's
+REPLACE_ONE does (docs/privacy.md).
 """
 from __future__ import annotations
 
@@ -292,8 +293,12 @@ class Accountant:
         λ and the noise σ of the perturbation, and the row norm bound R
         (‖x‖ ≤ R; 1, as propdp's models assume). Its privacy loss is at most c + A|Z|, c = log(1 + βR²/λ)
         + A²/2, A = LR/σ; that bound enters the certified composition as
-        its own privacy-loss distribution. Arguments out of range raise
-        :class:`propdp.ConfigError` naming them."""
+        its own privacy-loss distribution (under replace-one, the convex
+        hull of group privacy of size 2 on it). Arguments out of range raise
+        :class:`propdp.ConfigError` naming them, and so does
+        :meth:`get_epsilon` for a release whose loss is too wide for the
+        accountant's point budget (a huge L/σ: ``objective[0].a``, saying
+        what to change). One release alone is its closed form."""
         args = {"lipschitz": lipschitz, "curvature": curvature, "radius": radius, "lambda_": lambda_, "sigma": sigma}
         for name, value in args.items():
             low_ok = value >= 0 if name == "curvature" else value > 0
