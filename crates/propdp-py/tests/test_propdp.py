@@ -890,3 +890,89 @@ def test_accountant_composes_an_objective_perturbation_release_with_dp_sgd():
         with pytest.raises(propdp.ConfigError) as e:
             accounting.Accountant().objective(**{**release, bad: 0.0})
         assert e.value.field == bad
+
+
+def _accounting_calls(key, value):
+    """One call of each accounting function with ``key`` set to ``value``."""
+    from propdp import accounting as acc
+    run = dict(noise_multiplier=1.0, sample_rate=0.01, steps=100)
+    if key in run:
+        run[key] = value
+    delta = value if key == "delta" else 1e-5
+    nb = value if key == "neighbouring" else "add_remove_one"
+    if key != "fpr":
+        yield lambda: acc.epsilon(run["noise_multiplier"], run["sample_rate"], run["steps"], delta, neighbouring=nb)
+        yield lambda: acc.schedule_epsilon([(run["noise_multiplier"], run["sample_rate"], run["steps"])], delta, nb)
+        yield lambda: acc.sampled_epsilon(run["noise_multiplier"], run["sample_rate"], run["steps"], delta,
+                                          neighbouring=nb)
+    if key != "delta":
+        yield lambda: acc.membership_inference(run["noise_multiplier"], run["sample_rate"], run["steps"],
+                                               fpr=[value] if key == "fpr" else [0.01], neighbouring=nb)
+    if key in ("fpr", "steps"):
+        return
+
+    def opacus():
+        a = acc.Accountant(neighbouring=nb)
+        a.step(noise_multiplier=run["noise_multiplier"], sample_rate=run["sample_rate"])
+        return a.get_epsilon(delta)
+    yield opacus
+
+
+@pytest.mark.parametrize("key", ["noise_multiplier", "sample_rate", "steps", "delta", "neighbouring", "fpr"])
+def test_accounting_arguments_of_any_type_give_an_answer_or_name_the_argument(key):
+    """Hardening round three, item 8: generated argument types (str, bool,
+    None, NaN, ±inf, huge ints, 2⁶⁴, complex, numpy scalars, containers)
+    through every accounting entry point: an answer, or a ConfigError naming
+    the argument — never a bare TypeError/ValueError/OverflowError, and
+    ``True`` is never a number."""
+    for value in _odd_values() + [1j, "D.csv"]:
+        for call in _accounting_calls(key, value):
+            try:
+                call()
+            except propdp.ConfigError as e:
+                named = e.field is not None and e.field.split(".")[-1].split("[")[0]
+                assert named == key, f"{key}={value!r}: {e.field}: {e}"
+                continue
+            assert not isinstance(value, (bool, np.bool_, str, list, dict, complex)) and value is not None, \
+                f"{key}={value!r} was accepted"
+
+
+def test_accounting_takes_numpy_scalars_and_an_empty_accountant_checks_its_arguments():
+    from propdp import accounting as acc
+    a = acc.epsilon(np.float64(1.0), np.float32(0.01), np.int64(1000), np.float64(1e-5))
+    b = acc.epsilon(1.0, float(np.float32(0.01)), 1000, 1e-5)
+    assert a == b
+    empty = acc.Accountant()
+    assert empty.get_epsilon(1e-5) == 0.0
+    for delta in (0.0, 1.5, -1e-5, None, "1e-5"):
+        with pytest.raises(propdp.ConfigError) as e:
+            empty.get_epsilon(delta)
+        assert e.value.field == "delta", delta
+    with pytest.raises(propdp.ConfigError) as e:
+        acc.Accountant(neighbouring="sideways").get_epsilon(1e-5)
+    assert e.value.field == "neighbouring"
+    with pytest.raises(propdp.ConfigError) as e:
+        acc.Accountant(neighbouring=3)
+    assert e.value.field == "neighbouring"
+
+
+def test_spectrum_and_simulate_name_misshapen_arguments():
+    """A 1-D X, a string y, data given as a path: ConfigError naming them."""
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.spectrum([1.0, 2.0, 3.0])
+    assert e.value.field == "X"
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.spectrum([[1.0, 2.0], [3.0, 5.0], [2.0, 1.0]], y="abc")
+    assert e.value.field == "y"
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.spectrum([[1.0, "x"], [3.0, 5.0]])
+    assert e.value.field == "X[0][1]"
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.simulate("huber", "objective", d=20, reps=2, data="D.csv", delta=0.5, s2=1.0, huber_m=1.0,
+                        noise={"law": "gaussian", "sd": 0.5}, lambda_=1.0, sigma=1.0, progress=False)
+    assert e.value.field == "simulation.data"
+    for bad in (None, 2.5, True, 2**64):
+        with pytest.raises(propdp.ConfigError) as e:
+            propdp.simulate("huber", "objective", d=bad, reps=2, delta=0.5, s2=1.0, huber_m=1.0,
+                            noise={"law": "gaussian", "sd": 0.5}, lambda_=1.0, sigma=1.0, progress=False)
+        assert e.value.field == "simulation.d", bad

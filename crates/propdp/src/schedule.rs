@@ -84,7 +84,8 @@ pub struct Schedule {
 
 /// A schedule file, or the error naming the file and the key at fault.
 pub fn read(path: &Path) -> Result<Schedule> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading the schedule {}", path.display()))?;
+    let text = propdp_core::input::read_regular_text(path)
+        .with_context(|| format!("reading the schedule {}", path.display()))?;
     let file: Schedule = toml::from_str(&text)
         .map_err(|e| ConfigError::Parse(e.to_string()))
         .with_context(|| format!("the schedule {}", path.display()))?;

@@ -303,3 +303,15 @@ fn item8_check_runs_the_data_checks_and_a_design_with_real_rows_is_refused() {
     .unwrap_err();
     assert!(e.contains("simulation.design"), "{e}");
 }
+
+#[cfg(unix)]
+#[test]
+fn item5_a_fifo_as_a_schedule_is_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pipe = tmp.path().join("run.toml");
+    fifo(&pipe);
+    let start = Instant::now();
+    let e = format!("{:#}", propdp::schedule::read(&pipe).unwrap_err());
+    assert!(e.contains("schedule") && e.contains("FIFO"), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+}

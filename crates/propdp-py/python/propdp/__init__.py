@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 import pandas as pd
 
 from . import _native
+from . import _args
 from ._config import ConfigLike, config_error, plain, resolve
 from ._progress import ProgressLike, callback
 from ._results import Result, read_records, read_results
@@ -87,15 +88,38 @@ def spectrum(X: Any, y: Any = None, *, standardize: bool = False) -> pd.DataFram
     """
     if hasattr(X, "columns"):
         names = [str(c) for c in X.columns]
-        rows = X.to_numpy(dtype=float).tolist()
+        rows = plain(X.to_numpy())
     else:
-        rows = [[float(v) for v in row] for row in plain(X)]
-        names = [f"x{j}" for j in range(len(rows[0]) if rows else 0)]
-    labels = None if y is None else [float(v) for v in plain(y)]
+        rows = plain(X)
+        names = [f"x{j}" for j in range(len(rows[0]) if _rows(rows) else 0)]
+    if not _rows(rows):
+        raise config_error(f"X is invalid: allowed a 2-D array of numbers (rows × columns), not {type(X).__name__} "
+                           f"{_shape(rows)}", "X")
+    rows = [[_args.real(f"X[{i}][{j}]", v, "a real number") for j, v in enumerate(row)] for i, row in enumerate(rows)]
+    labels = None
+    if y is not None:
+        ys = plain(y)
+        if isinstance(ys, (str, bytes)) or not isinstance(ys, list) or any(isinstance(v, list) for v in ys):
+            raise config_error(f"y is invalid: allowed a 1-D array of numbers, one per row, not {type(y).__name__}",
+                               "y")
+        labels = [_args.real(f"y[{i}]", v, "a real number") for i, v in enumerate(ys)]
     out = _native.spectrum(rows, names, labels, standardize)
     df = pd.DataFrame({k: out.pop(k) for k in ("eigenvalue", "weight", "teacher")})
     df.attrs.update(out)
     return df
+
+
+def _rows(rows: Any) -> bool:
+    """Whether ``rows`` (plain Python values) is a list of equally long lists."""
+    return (isinstance(rows, list) and all(isinstance(r, list) for r in rows)
+            and len({len(r) for r in rows}) <= 1)
+
+
+def _shape(rows: Any) -> str:
+    """A short description of what was given instead of a 2-D array."""
+    if isinstance(rows, list):
+        return "(a 1-D list)" if rows and not isinstance(rows[0], list) else "(ragged rows)"
+    return ""
 
 
 def parameters() -> List[Dict[str, Any]]:
@@ -135,12 +159,24 @@ def simulate(
     (``metrics``), ``stderr`` and ``per_rep`` values. Ctrl-C stops after the
     current repetitions.
     """
-    simulation: Dict[str, Any] = {"d": d, "reps": reps, "design": design, "seed": seed}
+    # the kinds here; the ranges are the core's to check
+    simulation: Dict[str, Any] = {
+        "d": _args.integer("simulation.d", d, minimum=0),
+        "reps": _args.integer("simulation.reps", reps, minimum=0),
+        "design": design,
+        "seed": _args.integer("simulation.seed", seed, minimum=0),
+    }
     if prior is not None:
+        if not isinstance(prior, Mapping):
+            raise config_error(f"prior = {prior!r} is invalid: allowed a dict such as {{'law': 'sparse', 'p': 0.1}}",
+                               "simulation.prior")
         simulation["prior"] = dict(prior)
     if grad_tol is not None:
-        simulation["grad_tol"] = grad_tol
+        simulation["grad_tol"] = _args.real("simulation.grad_tol", grad_tol)
     if data is not None:
+        if not isinstance(data, Mapping):
+            raise config_error(f"data = {data!r} is invalid: allowed a dict such as {{'file': 'x.csv', "
+                               "'labels': 'y'}, as the [simulation] data table", "simulation.data")
         simulation["data"] = plain(dict(data))
     return Result(_native.simulate(model, algorithm, plain(params), simulation, None, callback(progress)))
 

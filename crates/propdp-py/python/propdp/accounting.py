@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
-from . import _native
+from . import _args, _native
 from ._config import config_error
 
 
@@ -41,17 +41,29 @@ class Bracket:
 
 
 def _plan(segments: Sequence[Tuple[float, float, int]]) -> List[Tuple[float, float, int]]:
-    """The segments as the native module takes them; a step count that is
-    not an integer raises ConfigError naming it."""
-    for i, (_, _, steps) in enumerate(segments):
-        if isinstance(steps, bool) or not isinstance(steps, int):
-            field = "steps" if len(segments) == 1 else f"segment[{i}].steps"
-            raise config_error(f"{field} = {steps!r} is invalid: allowed an integer ≥ 1", field)
-    return [(float(z), float(q), int(t)) for z, q, t in segments]
+    """The segments as the native module takes them, each value checked
+    (:mod:`propdp._args`): a wrong kind raises ConfigError naming it."""
+    return _args.segments("segments", segments)
+
+
+def _delta(delta: float) -> float:
+    """δ, a real number in (0, 1)."""
+    d = _args.real("delta", delta, "0 < delta < 1")
+    if not 0.0 < d < 1.0:
+        raise config_error(f"delta = {delta!r} is invalid: allowed 0 < delta < 1", "delta")
+    return d
+
+
+def _relation(neighbouring: str) -> str:
+    """The neighbouring relation's name (its spelling checked by the core)."""
+    if not isinstance(neighbouring, str):
+        allowed = " or ".join(repr(n) for n in _args.NEIGHBOURING)
+        raise config_error(f"neighbouring = {neighbouring!r} is invalid: allowed {allowed}", "neighbouring")
+    return neighbouring
 
 
 def _bracket(segments: Sequence[Tuple[float, float, int]], delta: float, neighbouring: str) -> Bracket:
-    d = _native.accounting(_plan(segments), float(delta), neighbouring)
+    d = _native.accounting(_plan(segments), _delta(delta), _relation(neighbouring))
     return Bracket(**d)
 
 
@@ -129,17 +141,18 @@ def calibrate(
     for name, value in given.items():
         if name != knob and value is None:
             raise config_error(f"{name} is required to calibrate {knob}", name)
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
-        raise config_error(f"steps = {steps!r} is invalid: allowed an integer ≥ 1", "steps")
+    noise_multiplier = _args.optional_real("noise_multiplier", noise_multiplier)
+    sample_rate = _args.optional_real("sample_rate", sample_rate)
+    steps = _args.optional_integer("steps", steps)
     d = _native.calibrate_run(
         knob,
-        float(1.0 if noise_multiplier is None else noise_multiplier),
-        float(1.0 if sample_rate is None else sample_rate),
-        int(1 if steps is None else steps),
-        None if epsilon is None else float(epsilon),
-        None if delta is None else float(delta),
-        None if rho is None else float(rho),
-        neighbouring,
+        1.0 if noise_multiplier is None else noise_multiplier,
+        1.0 if sample_rate is None else sample_rate,
+        1 if steps is None else steps,
+        _args.optional_real("epsilon", epsilon),
+        None if delta is None else _delta(delta),
+        _args.optional_real("rho", rho),
+        _relation(neighbouring),
     )
     return Calibration(**d)
 
@@ -180,8 +193,8 @@ def sampled_epsilon(
 
     Refusals (fixed-size under add/remove-one, arguments out of range) raise
     :class:`propdp.ConfigError` naming the argument."""
-    return Sampled(**_native.sampled_run(_plan([(noise_multiplier, sample_rate, steps)]), float(delta), sampling,
-                                         neighbouring))
+    return Sampled(**_native.sampled_run(_plan([(noise_multiplier, sample_rate, steps)]), _delta(delta),
+                                         _sampling(sampling), _relation(neighbouring)))
 
 
 def sampled_schedule_epsilon(
@@ -196,7 +209,15 @@ def sampled_schedule_epsilon(
     starts an epoch, and the ε is that of Σ⌈T_i·q_i⌉ Gaussian releases, the
     Poisson figure beside it). A segment out of range raises
     :class:`propdp.ConfigError` naming it (``segment[1].sample_rate``)."""
-    return Sampled(**_native.sampled_run(_plan(list(segments)), float(delta), sampling, neighbouring))
+    return Sampled(**_native.sampled_run(_plan(segments), _delta(delta), _sampling(sampling), _relation(neighbouring)))
+
+
+def _sampling(sampling: str) -> str:
+    """The sampling scheme's name (its spelling checked by the core)."""
+    if not isinstance(sampling, str):
+        raise config_error(f"sampling = {sampling!r} is invalid: allowed 'poisson', 'fixed_size' or 'shuffled'",
+                           "sampling")
+    return sampling
 
 
 @dataclass(frozen=True)
@@ -239,7 +260,10 @@ def membership_inference(
         segments = [(noise_multiplier, sample_rate, steps)]
     elif any(v is not None for v in (noise_multiplier, sample_rate, steps)):
         raise config_error("segments is given: leave out noise_multiplier, sample_rate and steps", "segments")
-    d = _native.membership_run(_plan(segments), [float(a) for a in fpr], neighbouring)
+    if isinstance(fpr, (str, bytes)) or not isinstance(fpr, Sequence):
+        raise config_error(f"fpr = {fpr!r} is invalid: allowed a list of rates in (0, 1)", "fpr")
+    rates = [_args.real(f"fpr[{i}]", a, "a rate in (0, 1)") for i, a in enumerate(fpr)]
+    d = _native.membership_run(_plan(segments), rates, _relation(neighbouring))
     return MembershipInference(**d)
 
 
@@ -257,12 +281,17 @@ class Accountant:
         neighbouring: str = "add_remove_one",
         objectives: Optional[List[Tuple[float, float, float, float, float]]] = None,
     ):
-        self.history: List[Tuple[float, float, int]] = [tuple(h) for h in (history or [])]
-        self.neighbouring = neighbouring
-        self.objectives: List[Tuple[float, float, float, float, float]] = [tuple(o) for o in (objectives or [])]
+        self.history: List[Tuple[float, float, int]] = _args.segments("history", history) if history else []
+        self.neighbouring = _relation(neighbouring)
+        self.objectives: List[Tuple[float, float, float, float, float]] = []
+        for o in objectives or []:
+            lipschitz, curvature, radius, lambda_, sigma = o
+            self.objective(lipschitz=lipschitz, curvature=curvature, lambda_=lambda_, sigma=sigma, radius=radius)
 
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
         """Record one step at ``noise_multiplier`` (σ/C) and ``sample_rate`` (q)."""
+        noise_multiplier = _args.real("noise_multiplier", noise_multiplier)
+        sample_rate = _args.real("sample_rate", sample_rate)
         if self.history and self.history[-1][:2] == (noise_multiplier, sample_rate):
             z, q, t = self.history[-1]
             self.history[-1] = (z, q, t + 1)
@@ -278,8 +307,8 @@ class Accountant:
         full-batch step (sample rate 1), composed with the subsampled steps
         in one certified bracket; at rate 1 throughout the bracket is the
         exact Gaussian ε."""
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise config_error(f"count = {count!r} is invalid: allowed an integer ≥ 1", "count")
+        count = _args.integer("count", count)
+        noise_multiplier = _args.real("noise_multiplier", noise_multiplier)
         if self.history and self.history[-1][:2] == (noise_multiplier, 1.0):
             z, q, t = self.history[-1]
             self.history[-1] = (z, q, t + count)
@@ -301,9 +330,10 @@ class Accountant:
         what to change). One release alone is its closed form."""
         args = {"lipschitz": lipschitz, "curvature": curvature, "radius": radius, "lambda_": lambda_, "sigma": sigma}
         for name, value in args.items():
-            low_ok = value >= 0 if name == "curvature" else value > 0
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (low_ok and value < float("inf")):
-                allowed = "0 ≤ curvature < ∞" if name == "curvature" else f"0 < {name} < ∞"
+            allowed = "0 ≤ curvature < ∞" if name == "curvature" else f"0 < {name} < ∞"
+            v = _args.real(name, value, allowed)
+            low_ok = v >= 0 if name == "curvature" else v > 0
+            if not (low_ok and v < float("inf")):
                 raise config_error(f"{name} = {value!r} is invalid: allowed {allowed}", name)
         self.objectives.append(tuple(float(v) for v in args.values()))
 
@@ -315,12 +345,21 @@ class Accountant:
         return "propdp_pld_bracket"
 
     def get_epsilon_bracket(self, delta: float) -> Bracket:
-        """The certified bracket of every step so far at ``delta``."""
+        """The certified bracket of every step so far at ``delta`` (with
+        nothing recorded yet: ε = 0, once ``delta`` and the relation are
+        checked)."""
+        delta = _delta(delta)
+        _relation(self.neighbouring)
         if not self.history and not self.objectives:
+            if self.neighbouring not in _args.NEIGHBOURING + ("add-remove-one", "replace-one"):
+                allowed = " or ".join(repr(n) for n in _args.NEIGHBOURING)
+                raise config_error(f"neighbouring = {self.neighbouring!r} is invalid: allowed {allowed}",
+                                   "neighbouring")
             return Bracket(0.0, 0.0, 0.0, True)
         if not self.objectives:
             return schedule_epsilon(self.history, delta, self.neighbouring)
-        d = _native.accounting(_plan(self.history), float(delta), self.neighbouring, list(self.objectives))
+        plan = _plan(self.history) if self.history else []
+        d = _native.accounting(plan, delta, self.neighbouring, list(self.objectives))
         return Bracket(**d)
 
     def get_epsilon(self, delta: float) -> float:
