@@ -90,8 +90,13 @@ pub enum DmftError {
         /// The parameters.
         params: Box<DmftParams>,
     },
-    #[error("dmft: the state diverges at step {step} (C_θ(t,t) = {norm2:e}) for {params:?}")]
-    /// The iterates grew without bound.
+    #[error(
+        "dmft: ‖θ_t‖²/d = {norm2:e} at step {step}, beyond the state evolution's range (1e12): the iterates \
+         diverge, or the privacy noise alone (η²σ² = {:e} per step) is too large for a finite answer; lower \
+         algorithm.eta or algorithm.sigma, for {params:?}",
+        params.eta * params.eta * params.sigma * params.sigma
+    )]
+    /// The iterates grew beyond the solver's range: divergence, or noise too large.
     Diverged {
         /// The step.
         step: usize,

@@ -42,6 +42,7 @@ use std::collections::{HashMap, VecDeque};
 
 use nalgebra::{DMatrix, DVector};
 use propdp_core::config::simulation::machine_memory;
+use propdp_core::covariance::{Atom, Covariance};
 use propdp_core::loss::{Loss, sigmoid};
 use propdp_core::metrics::{self, Metrics};
 use rayon::prelude::*;
@@ -49,6 +50,7 @@ use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::dmft::{DmftError, DmftParams, DmftPath, STEIN_MIN_S2, aggregate, rqmc_uniform4, step_metrics};
 use crate::dyadic::{Block, Dyadic, Partition, Track};
+use crate::modes::spectral_metrics;
 use crate::reverse_mode::{self, Events};
 use crate::train_loss::{self, LossMoments, LossSums};
 
@@ -74,6 +76,10 @@ pub struct LongHorizonPath {
     pub window: usize,
 }
 
+/// Most atoms a spectrum may have here (one coordinate-side mode each: the
+/// cost and memory of that side grow linearly in them).
+pub const MAX_MODES: usize = 32;
+
 /// Solve on `p.scrambles` independent replicates of `p.points` paths each.
 pub fn solve(p: &DmftParams) -> Result<LongHorizonPath, DmftError> {
     solve_cancellable(p, &|| false)
@@ -82,24 +88,57 @@ pub fn solve(p: &DmftParams) -> Result<LongHorizonPath, DmftError> {
 /// [`solve`], stopping with [`DmftError::Cancelled`] when `cancelled` returns true
 /// (checked every step).
 pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<LongHorizonPath, DmftError> {
+    solve_spectrum(p, None, cancelled)
+}
+
+/// [`solve_cancellable`] with a feature covariance (docs/theory.md §3.4):
+/// one coordinate-side mode per atom, the sample side unchanged; at most
+/// [`MAX_MODES`] atoms. `None`: isotropic features.
+pub fn solve_spectrum(
+    p: &DmftParams,
+    cov: Option<&Covariance>,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<LongHorizonPath, DmftError> {
     let invalid = |what: String| DmftError::Invalid {
         what,
         params: Box::new(*p),
     };
+    let atoms = cov.map(Covariance::atoms);
+    if let Some(a) = atoms
+        && a.len() > MAX_MODES
+    {
+        return Err(invalid(format!(
+            "the covariance has {} atoms, above the long-horizon solver's {MAX_MODES} (one mode each): bin the \
+             spectrum into fewer levels",
+            a.len()
+        )));
+    }
+    let rho = p.s2 * cov.map_or(1.0, Covariance::teacher_field);
     if p.points == 0 {
         return Err(invalid("points = 0".into()));
     }
     if p.scrambles < 2 {
         return Err(invalid("scrambles < 2 (a standard error needs two)".into()));
     }
-    if p.s2 < STEIN_MIN_S2 * (1.0 + p.noise_sd * p.noise_sd) {
+    if rho < STEIN_MIN_S2 * (1.0 + p.noise_sd * p.noise_sd) {
         return Err(invalid(format!(
-            "s2 = {:e} below {STEIN_MIN_S2:e}·(1 + sd²): the long-horizon solver needs the Stein drift; use dmft = \"exact\"",
+            "s2 = {:e} (teacher field ρ = {rho:e}) below {STEIN_MIN_S2:e}·(1 + sd²): the long-horizon solver needs \
+             the Stein drift; use dmft = \"exact\"",
             p.s2
         )));
     }
-    let limit =
-        2.0 / propdp_core::problem::mean_step_smoothness_at(curvature_bound(p.loss), p.delta, p.lambda, p.sample_rate);
+    let limit = match cov {
+        None => {
+            2.0 / propdp_core::problem::mean_step_smoothness_at(
+                curvature_bound(p.loss),
+                p.delta,
+                p.lambda,
+                p.sample_rate,
+            )
+        }
+        // L_q = q·β·λ₊(Σ, δ) + λ, the generalised Marchenko–Pastur edge
+        Some(c) => 2.0 / (p.sample_rate * curvature_bound(p.loss) * c.right_edge(p.delta) + p.lambda),
+    };
     if p.eta >= limit {
         // the response kernels alternate in sign there, which the block memory does not resolve
         // (docs/theory.md §3.3: 24% off at δ = 1, q = 0.05, η = 3.8 ≥ 2.86, with no truncation at all)
@@ -111,7 +150,10 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
     }
     let mut window = (p.steps + 1).min(16.max((2.0 / p.sample_rate).ceil() as usize));
     loop {
-        let (need, total) = (memory_estimate(p, window), machine_memory());
+        let (need, total) = (
+            memory_estimate(p, atoms.map_or(1, <[Atom]>::len), window),
+            machine_memory(),
+        );
         if need > 0.8 * total {
             return Err(invalid(format!(
                 "memory estimate {:.1} GB (response window W = {window}, {} paths per replicate) above 80% of this \
@@ -123,7 +165,15 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
         }
         let runs: Vec<Result<Run, Stop>> = (0..p.scrambles as u32)
             .into_par_iter()
-            .map(|k| replicate(p, p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k), window, cancelled))
+            .map(|k| {
+                replicate(
+                    p,
+                    atoms,
+                    p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k),
+                    window,
+                    cancelled,
+                )
+            })
             .collect();
         let wanted = runs
             .iter()
@@ -169,16 +219,19 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
     }
 }
 
-/// Bytes a solve holds at once at response window `w`: per replicate running
+/// Bytes a solve holds at once with `modes` atoms at response window `w`: per replicate running
 /// in parallel, the per-path histories (θ̃, O and the baselines' O⁰ over the
 /// memory blocks, ĝ and ũ over the generator's, up to 64 blocks each), the
 /// virtual paths and the events.
-fn memory_estimate(p: &DmftParams, w: usize) -> f64 {
+fn memory_estimate(p: &DmftParams, modes: usize, w: usize) -> f64 {
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     let parallel = p.scrambles.min(threads) as f64;
-    let n = p.points as f64;
-    let histories = 4.0 * n * (NEAR + 1 + 64) as f64 + 2.0 * n * (GEN_WINDOW + 64) as f64 + 16.0 * n;
-    let virtual_paths = w as f64 * (NEAR + 1 + 64) as f64;
+    let (n, k) = (p.points as f64, modes as f64);
+    // per mode θ̃, O, O⁰ (up to two) and ũ, and its current values; ĝ once
+    let histories = k * (4.0 * n * (NEAR + 1 + 64) as f64 + n * (GEN_WINDOW + 64) as f64 + 8.0 * n)
+        + n * (GEN_WINDOW + 64) as f64
+        + 16.0 * n;
+    let virtual_paths = k * w as f64 * (NEAR + 1 + 64) as f64;
     parallel * (8.0 * (histories + virtual_paths) + reverse_mode::bytes(p.points, w, p.sample_rate))
 }
 
@@ -440,23 +493,92 @@ impl GeneratorCovariance {
     }
 }
 
+/// One atom of the spectrum on the coordinate side of a replicate (docs/theory.md
+/// §3.4): its constants and every path's copy of its linear state. Without a
+/// covariance there is one mode with ω = w = e = 1, and every line below is §3.3's.
+struct Mode {
+    /// ω_k.
+    omega: f64,
+    /// √ω_k.
+    sqrt_omega: f64,
+    /// w_kω_k: the mode's share of the field's covariance and response.
+    share: f64,
+    /// √(w_kω_k).
+    sqrt_share: f64,
+    /// w_k.
+    weight: f64,
+    /// s²e_k, the variance of its teacher coordinate Θᵏ.
+    teacher: f64,
+    /// w_kω_ks²e_k/ρ: its share of the field's amplitude m_t/ρ.
+    amp_share: f64,
+    /// Θᵏ − b_kν of every path, b_k = √(w_kω_k)s²e_k/ρ: the part of its teacher
+    /// coordinate independent of ν.
+    theta_perp: Vec<f64>,
+    theta: Track,
+    onsager: Track,
+    onsager0: Vec<Track>,
+    virt: Track,
+    utrack: Track,
+    th: Vec<f64>,
+    on: Vec<f64>,
+    on0: Vec<Vec<f64>>,
+    vv: Vec<f64>,
+    u: Vec<f64>,
+    /// Aᵏ_s for every step so far.
+    amp: Vec<f64>,
+    state: StateCovariance,
+}
+
 // The kernels are indexed as in docs/theory.md §3 (R_θ(t,s), C_g(t,s), …).
 #[allow(clippy::needless_range_loop, clippy::too_many_lines)]
-fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Run, Stop> {
+fn replicate(
+    p: &DmftParams,
+    atoms: Option<&[Atom]>,
+    seed: u32,
+    window: usize,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<Run, Stop> {
     let (tt, n, a, eta, q) = (p.steps, p.points, 1.0 / p.delta, p.eta, p.sample_rate);
     let nf = n as f64;
     let decay = 1.0 - eta * p.lambda;
     let kappa2 = 1.0 + p.noise_sd * p.noise_sd;
-    let prior_sd = p.s2.sqrt();
-    // dimensions: 0 ν, 1 the label, then per step t: 2 + 3t ũ's innovation, 3 + 3t ξ̃, 4 + 3t the selection
+    let isotropic = [Atom {
+        eigenvalue: 1.0,
+        weight: 1.0,
+        teacher: 1.0,
+    }];
+    let spectrum = atoms.unwrap_or(&isotropic);
+    let k_modes = spectrum.len();
+    // ρ = s²Σwωe: the variance of the teacher field ν (s² without a covariance)
+    let rho = p.s2
+        * spectrum
+            .iter()
+            .map(|m| m.weight * m.eigenvalue * m.teacher)
+            .sum::<f64>();
+    let prior_sd = rho.sqrt();
     let unit = Normal::standard();
-    // RQMC dimensions in groups of four: group 0 (ν, the label), group t + 1
-    // (ũ_t's innovation, ξ̃_t, S_t) for every step
+    // RQMC dimensions in groups of four: group 0 (mode 0's teacher, the label), group t + 1
+    // (mode 0's ũ_t innovation, its ξ̃_t, S_t) for every step; modes k ≥ 1: group T + k
+    // (their teacher) and group T + K + t(K − 1) + k − 1 (their ũ_t innovation, ξ̃_t)
     let draws = |group: usize| -> Vec<[f64; 4]> { (0..n).map(|i| rqmc_uniform4(i, group, seed)).collect() };
+    let mode_group = |k: usize, t: usize| tt + k_modes + t * (k_modes - 1) + k - 1;
     let normal = |x: f64| unit.inverse_cdf(x);
     let first = draws(0);
-    let z0: Vec<f64> = first.iter().map(|x| normal(x[0])).collect();
-    let nu: Vec<f64> = z0.iter().map(|x| prior_sd * x).collect();
+    let teacher_normals: Vec<Vec<f64>> = (0..k_modes)
+        .map(|k| {
+            let d = if k == 0 { first.clone() } else { draws(tt + k) };
+            d.iter().map(|x| normal(x[0])).collect()
+        })
+        .collect();
+    let mut nu = vec![0.0; n];
+    let mut z0 = vec![0.0; n];
+    for (m, zk) in spectrum.iter().zip(&teacher_normals) {
+        let (sd, root) = ((p.s2 * m.teacher).sqrt(), (m.weight * m.eigenvalue).sqrt());
+        for i in 0..n {
+            nu[i] += root * sd * zk[i];
+            z0[i] += root * sd / prior_sd * zk[i];
+        }
+    }
     let (label, baselines): (Vec<f64>, Vec<Vec<f64>>) = match p.loss {
         Loss::Huber { .. } | Loss::Squared => {
             let e: Vec<f64> = first.iter().map(|x| p.noise_sd * normal(x[1])).collect();
@@ -475,38 +597,66 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
         .collect();
     let nb = baselines.len();
     let w = window;
-    // the memory family: θ̃, O, the baselines' O⁰ and the virtual paths V (lane s % W: R_θ(·, s))
+    // the memory family: per mode θ̃, O, the baselines' O⁰ and the virtual paths V (lane s % W: Rᵏ(·, s))
     let mut mem = Partition::new(NEAR + 1, MEMORY_RULE);
-    let mut theta = Track::new(n, NEAR + 1);
-    let mut onsager = Track::new(n, NEAR + 1);
-    let mut onsager0: Vec<Track> = (0..nb).map(|_| Track::new(n, NEAR + 1)).collect();
-    let mut virt = Track::new(w, NEAR + 1);
-    let (mut th, mut on, mut on0, mut vv) = (vec![0.0; n], vec![0.0; n], vec![vec![0.0; n]; nb], vec![0.0; w]);
+    let mut modes: Vec<Mode> = spectrum
+        .iter()
+        .zip(&teacher_normals)
+        .map(|(m, zk)| {
+            let (share, teacher) = (m.weight * m.eigenvalue, p.s2 * m.teacher);
+            let b = share.sqrt() * teacher / rho;
+            Mode {
+                omega: m.eigenvalue,
+                sqrt_omega: m.eigenvalue.sqrt(),
+                share,
+                sqrt_share: share.sqrt(),
+                weight: m.weight,
+                teacher,
+                amp_share: share * teacher / rho,
+                theta_perp: (0..n).map(|i| teacher.sqrt() * zk[i] - b * nu[i]).collect(),
+                theta: Track::new(n, NEAR + 1),
+                onsager: Track::new(n, NEAR + 1),
+                onsager0: (0..nb).map(|_| Track::new(n, NEAR + 1)).collect(),
+                virt: Track::new(w, NEAR + 1),
+                utrack: Track::new(n, GEN_WINDOW),
+                th: vec![0.0; n],
+                on: vec![0.0; n],
+                on0: vec![vec![0.0; n]; nb],
+                vv: vec![0.0; w],
+                u: vec![0.0; n],
+                amp: vec![0.0],
+                state: StateCovariance::new(),
+            }
+        })
+        .collect();
     {
         let step = mem.advance();
-        theta.push(&mem, &step, &th);
-        onsager.push(&mem, &step, &on);
-        onsager0.iter_mut().for_each(|o| o.push(&mem, &step, &vec![0.0; n]));
-        virt.push(&mem, &step, &vv);
+        for m in &mut modes {
+            m.theta.push(&mem, &step, &m.th);
+            m.onsager.push(&mem, &step, &m.on);
+            m.onsager0.iter_mut().for_each(|o| o.push(&mem, &step, &vec![0.0; n]));
+            m.virt.push(&mem, &step, &m.vv);
+        }
     }
-    // the generator family: ĝ and ũ
+    // the generator family: ĝ and, per mode, an independent ũᵏ ~ GP(0, C_g)
     let mut generator = Partition::new(GEN_WINDOW, GEN_RULE);
     let mut gtrack = Track::new(n, GEN_WINDOW);
-    let mut utrack = Track::new(n, GEN_WINDOW);
     let mut target = GeneratorCovariance {
         blocks: Vec::new(),
         window: VecDeque::new(),
     };
-    let mut state = StateCovariance::new();
     // each path's recent events (steps with ĥ ≠ 0) for the reverse mode: a ring of capacity E
     let mut events = Events::new(n, w, q);
     let h_max = curvature_bound(p.loss);
-    let mut amp = 0.0;
+    // m_s/ρ of every step so far: the field's amplitude on ν
+    let mut amp_w = vec![0.0];
     let mut out = Vec::with_capacity(tt + 1);
     let mut moments = Vec::with_capacity(tt + 1);
     let mut approx_error: f64 = 0.0;
     let clip = |d1: f64| if d1.abs() < p.clip { d1 } else { p.clip.copysign(d1) };
     let (mut r, mut c, mut hh, mut g, mut h) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut thc, mut on_w, mut on0_w) = (vec![0.0; n], vec![0.0; n], vec![vec![0.0; n]; nb]);
+    let mut vv = vec![0.0; w];
     let mut c0 = vec![vec![0.0; n]; nb];
     let mut scratch = vec![0.0; n];
     let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
@@ -515,7 +665,22 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
             return Err(DmftError::Cancelled { step: t, steps: tt }.into());
         }
         let step_draws = if t < tt { draws(t + 1) } else { Vec::new() };
-        // 1. the paths: r_t, the loss, c_t = clip(ℓ'), ℓ''·1{|ℓ'| < C}, the selections
+        // 1. the paths: the field's centred part and Onsager terms over the modes, r_t, the
+        //    loss, c_t = clip(ℓ'), ℓ''·1{|ℓ'| < C}, the selections
+        let amp = amp_w[t];
+        thc.fill(0.0);
+        on_w.fill(0.0);
+        on0_w.iter_mut().for_each(|x| x.fill(0.0));
+        for m in &modes {
+            let ak = m.amp[t];
+            for i in 0..n {
+                thc[i] += m.sqrt_share * (ak * m.theta_perp[i] + m.th[i]);
+                on_w[i] += m.share * m.on[i];
+            }
+            for (o, mo) in on0_w.iter_mut().zip(&m.on0) {
+                axpy(o, m.share, mo);
+            }
+        }
         let selection: Vec<bool> = if q < 1.0 && t < tt {
             step_draws.iter().map(|x| x[2] < q).collect()
         } else {
@@ -523,22 +688,35 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
         };
         let mut loss = LossSums::default();
         for i in 0..n {
-            r[i] = amp * nu[i] + th[i] - eta * on[i];
+            r[i] = amp * nu[i] + thc[i] - eta * on_w[i];
             let (l, d1, d2) = p.loss.eval(label[i], r[i]);
-            loss.add(l, train_loss::surrogate(p.loss, label[i], amp, nu[i], th[i]));
+            loss.add(l, train_loss::surrogate(p.loss, label[i], amp, nu[i], thc[i]));
             c[i] = clip(d1);
             hh[i] = if d1.abs() < p.clip { d2 } else { 0.0 };
             (g[i], h[i]) = if selection[i] { (c[i], hh[i]) } else { (0.0, 0.0) };
             for b in 0..nb {
-                c0[b][i] = clip(p.loss.slope(baselines[b][i], th[i] - eta * on0[b][i]));
+                c0[b][i] = clip(p.loss.slope(baselines[b][i], thc[i] - eta * on0_w[b][i]));
             }
         }
-        let v_theta = state.var(Slot::Theta(t));
-        let c_tt = p.s2 * amp * amp + v_theta;
+        // the exact moments of the linear state: per mode Var θ̃ᵏ_t, then the mixtures
+        let (mut c_tt, mut m_t, mut q0, mut m0, mut v_own, mut v_spread) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        for m in &modes {
+            let (ak, vk) = (m.amp[t], m.state.var(Slot::Theta(t)));
+            c_tt += m.share * (m.teacher * ak * ak + vk);
+            m_t += m.share * m.teacher * ak;
+            q0 += m.weight * (m.teacher * ak * ak + vk);
+            m0 += m.weight * m.teacher * ak;
+            v_own += m.share * vk;
+            v_spread += m.share * m.teacher * (ak - amp) * (ak - amp);
+        }
         // the plain path mean; `solve` replaces it by the control-variate estimate
-        let mt = step_metrics(p, t, p.s2 * amp, c_tt, loss.mean_loss())?;
+        let mt = match atoms {
+            None => step_metrics(p, t, m_t, c_tt, loss.mean_loss())?,
+            Some(_) => spectral_metrics(p, t, rho, m_t, c_tt, m0, q0, loss.mean_loss())?,
+        };
         out.push(mt);
-        moments.push(loss.moments(train_loss::surrogate_mean(p.loss, p.s2, p.noise_sd, amp, v_theta)));
+        let v_centred = v_own + v_spread;
+        moments.push(loss.moments(train_loss::surrogate_mean(p.loss, rho, p.noise_sd, amp, v_centred)));
         if t == tt {
             break;
         }
@@ -557,18 +735,12 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
                 }
             })
             .collect();
-        // 3. ũ_t by Gaussian conditioning on (U_B, ũ_{t−nw..t−1}) under the target covariance
+        // 3. every mode's ũᵏ_t by Gaussian conditioning on its (U_B, ũ_{t−nw..t−1}) under the
+        //    target covariance: the same weights for every mode, its own innovation
         let dim = blocks_u + nw;
-        let u_t: Vec<f64>;
         let mut terms: Vec<(Slot, f64)> = Vec::with_capacity(dim);
-        let sd2;
-        if dim == 0 {
-            sd2 = cgb[0];
-            u_t = step_draws
-                .iter()
-                .map(|x| normal(x[0]))
-                .map(|x| sd2.max(0.0).sqrt() * x)
-                .collect();
+        let (sd2, beta) = if dim == 0 {
+            (cgb[0], DVector::zeros(0))
         } else {
             let sff = DMatrix::from_fn(dim, dim, |i, j| match (i < blocks_u, j < blocks_u) {
                 (true, true) => target.blocks[i][j],
@@ -585,41 +757,57 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
                 }
             });
             let beta = conditional_weights(sff, &sft);
-            sd2 = (cgb[0] - beta.dot(&sft)).max(0.0);
-            let mut u: Vec<f64> = step_draws.iter().map(|x| normal(x[0])).collect();
-            u.iter_mut().for_each(|x| *x *= sd2.sqrt());
-            for (i, &bi) in beta.iter().enumerate() {
-                if i < blocks_u {
-                    axpy(&mut u, bi, utrack.sum(i));
-                    terms.push((Slot::UBlock(generator.blocks()[i]), bi));
-                } else {
-                    let j = t - nw + (i - blocks_u);
-                    axpy(&mut u, bi, utrack.value(&generator, j));
-                    terms.push((Slot::U(j), bi));
+            ((cgb[0] - beta.dot(&sft)).max(0.0), beta)
+        };
+        for (i, &bi) in beta.iter().enumerate() {
+            terms.push(if i < blocks_u {
+                (Slot::UBlock(generator.blocks()[i]), bi)
+            } else {
+                (Slot::U(t - nw + (i - blocks_u)), bi)
+            });
+        }
+        // the modes' own draws this step: (ũ innovation, ξ̃) per path
+        let mode_draws: Vec<Vec<[f64; 4]>> = (1..k_modes).map(|k| draws(mode_group(k, t))).collect();
+        for (k, m) in modes.iter_mut().enumerate() {
+            let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
+            let mut u: Vec<f64> = d.iter().map(|x| normal(x[0])).collect();
+            if dim == 0 {
+                u.iter_mut().for_each(|x| *x *= sd2.max(0.0).sqrt());
+            } else {
+                u.iter_mut().for_each(|x| *x *= sd2.sqrt());
+                for (i, &bi) in beta.iter().enumerate() {
+                    if i < blocks_u {
+                        axpy(&mut u, bi, m.utrack.sum(i));
+                    } else {
+                        axpy(&mut u, bi, m.utrack.value(&generator, t - nw + (i - blocks_u)));
+                    }
                 }
             }
-            u_t = u;
+            m.u = u;
+            m.state.extend((Slot::U(t), terms.clone(), sd2));
         }
-        state.extend((Slot::U(t), terms, sd2));
         target.window.push_back((row_blocks, {
             let mut v = cgb.clone();
             v.resize(GEN_WINDOW + 1, 0.0);
             v
         }));
         let step_u = generator.advance();
-        if let Some(m) = step_u.matrix(blocks_u) {
-            target.merge(&m);
+        if let Some(mat) = step_u.matrix(blocks_u) {
+            target.merge(&mat);
         }
         gtrack.push(&generator, &step_u, &g);
-        utrack.push(&generator, &step_u, &u_t);
+        for m in &mut modes {
+            m.utrack.push(&generator, &step_u, &m.u);
+        }
         // 4. R_g(t, t − m), m < W: reverse mode from the selected paths (terminal weight ĥ_t;
-        //    Rao–Blackwellising it costs every path a pass and did not lower the metrics' spread)
+        //    Rao–Blackwellising it costs every path a pass and did not lower the metrics' spread),
+        //    through the field's response R_w = Σ_k w_kω_kRᵏ
         let acc = &mut acc_buf[..w.min(t + 1)];
         events.adjoints(t, w, &vv, eta, &h, acc);
         events.record(t, w, &h, &vv);
         let rg: Vec<f64> = acc.iter().map(|x| a * x / nf).collect();
-        // 5. the drift (Stein, Rao–Blackwellised): D_t = (a·q/s)·E[z₀(c_t − βc⁰_t)]
-        let beta_s = kappa2 / (p.s2 + kappa2);
+        // 5. the drift (Stein, Rao–Blackwellised): D_t = (a·q/√ρ)·E[z₀(c_t − βc⁰_t)]
+        let beta_s = kappa2 / (rho + kappa2);
         let drift = {
             let x: f64 = (0..n)
                 .map(|i| {
@@ -662,56 +850,75 @@ fn replicate(p: &DmftParams, seed: u32, window: usize, cancelled: &(dyn Fn() -> 
             }
             approx_error = approx_error.max(e);
         }
-        // 7. the recursions
-        memory(&theta, &mem, t, &near, &far, &mut scratch);
-        let xi: Vec<f64> = step_draws.iter().map(|x| normal(x[1])).collect();
-        for i in 0..n {
-            th[i] = decay * th[i] - eta * (u_t[i] + scratch[i]) + eta * p.sigma * xi[i];
-        }
-        memory(&onsager, &mem, t, &near, &far, &mut scratch);
-        recursion(&mut on, decay, eta, &scratch, Some(&g));
-        for b in 0..nb {
-            memory(&onsager0[b], &mem, t, &near, &far, &mut scratch);
-            // the baselines' own selected gradients ĝ⁰_t = S_t·c⁰_t drive their Onsager memory
-            c0[b]
-                .iter_mut()
+        // 7. the recursions, per mode; the baselines' own selected gradients ĝ⁰_t = S_t·c⁰_t
+        //    drive their Onsager memory
+        for c0b in &mut c0 {
+            c0b.iter_mut()
                 .zip(&selection)
                 .for_each(|(x, &s)| *x = if s { *x } else { 0.0 });
-            recursion(&mut on0[b], decay, eta, &scratch, Some(&c0[b]));
         }
-        virt.reset_lane(t % w);
-        vv[t % w] = 0.0;
-        memory(&virt, &mem, t, &near, &far, &mut vmem);
-        recursion(&mut vv, decay, eta, &vmem, None);
-        vv[t % w] += 1.0;
-        events.store_row(t + 1, w, &vv);
-        amp = decay * amp - eta * drift;
-        // the state's covariance: θ̃_{t+1}, then the windows and blocks of step t + 1
-        let mut terms: Vec<(Slot, f64)> = vec![(Slot::Theta(t), decay), (Slot::U(t), -eta)];
-        for (l, &cl) in near.iter().enumerate() {
-            terms.push((Slot::Theta(t - l), -eta * cl));
-        }
-        for (&b, &cb) in mem.blocks().iter().zip(&far) {
-            terms.push((Slot::ThetaBlock(b), -eta * cb));
-        }
-        let mut merged: Vec<(Slot, f64)> = Vec::with_capacity(terms.len());
-        for (s, x) in terms {
-            match merged.iter_mut().find(|(s2, _)| *s2 == s) {
-                Some(e) => e.1 += x,
-                None => merged.push((s, x)),
+        vv.fill(0.0);
+        for (k, m) in modes.iter_mut().enumerate() {
+            let (om, eta_om) = (m.omega, eta * m.omega);
+            memory(&m.theta, &mem, t, &near, &far, &mut scratch);
+            let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
+            for i in 0..n {
+                let xi = normal(d[i][1]);
+                m.th[i] = decay * m.th[i] - eta * (m.sqrt_omega * m.u[i] + om * scratch[i]) + eta * p.sigma * xi;
             }
+            memory(&m.onsager, &mem, t, &near, &far, &mut scratch);
+            recursion(&mut m.on, decay, eta_om, &scratch, Some(&g));
+            for b in 0..nb {
+                memory(&m.onsager0[b], &mem, t, &near, &far, &mut scratch);
+                recursion(&mut m.on0[b], decay, eta_om, &scratch, Some(&c0[b]));
+            }
+            m.virt.reset_lane(t % w);
+            m.vv[t % w] = 0.0;
+            memory(&m.virt, &mem, t, &near, &far, &mut vmem);
+            recursion(&mut m.vv, decay, eta_om, &vmem, None);
+            m.vv[t % w] += 1.0;
+            axpy(&mut vv, m.share, &m.vv);
+            // Aᵏ_{t+1} = (1 − ηλ)Aᵏ_t − ηω_k[Σ_j R_g(t,j)Aᵏ_j + M_g(t)], M_g(t) = D_t − Σ_j R_g(t,j)m_j/ρ
+            let lag: f64 = rg
+                .iter()
+                .enumerate()
+                .map(|(l, r)| r * (m.amp[t - l] - amp_w[t - l]))
+                .sum();
+            let next = decay * m.amp[t] - eta * om * (drift + lag);
+            m.amp.push(next);
+            // the state's covariance: θ̃ᵏ_{t+1}
+            let mut terms: Vec<(Slot, f64)> = vec![(Slot::Theta(t), decay), (Slot::U(t), -eta * m.sqrt_omega)];
+            for (l, &cl) in near.iter().enumerate() {
+                terms.push((Slot::Theta(t - l), -eta * om * cl));
+            }
+            for (&b, &cb) in mem.blocks().iter().zip(&far) {
+                terms.push((Slot::ThetaBlock(b), -eta * om * cb));
+            }
+            let mut merged: Vec<(Slot, f64)> = Vec::with_capacity(terms.len());
+            for (s, x) in terms {
+                match merged.iter_mut().find(|(s2, _)| *s2 == s) {
+                    Some(e) => e.1 += x,
+                    None => merged.push((s, x)),
+                }
+            }
+            m.state.extend((Slot::Theta(t + 1), merged, (eta * p.sigma).powi(2)));
         }
-        state.extend((Slot::Theta(t + 1), merged, (eta * p.sigma).powi(2)));
+        // then the windows and blocks of step t + 1
         let step = mem.advance();
-        theta.push(&mem, &step, &th);
-        onsager.push(&mem, &step, &on);
-        for (track, x) in onsager0.iter_mut().zip(&on0) {
-            track.push(&mem, &step, x);
-        }
-        virt.push(&mem, &step, &vv);
         let theta_window: Vec<usize> = ((t + 1).saturating_sub(NEAR)..=t + 1).collect();
         let u_window: Vec<usize> = ((t + 1).saturating_sub(GEN_WINDOW)..=t).collect();
-        state.relayout((&theta_window, mem.blocks()), (&u_window, generator.blocks()));
+        for m in &mut modes {
+            m.theta.push(&mem, &step, &m.th);
+            m.onsager.push(&mem, &step, &m.on);
+            for (track, x) in m.onsager0.iter_mut().zip(&m.on0) {
+                track.push(&mem, &step, x);
+            }
+            m.virt.push(&mem, &step, &m.vv);
+            m.state
+                .relayout((&theta_window, mem.blocks()), (&u_window, generator.blocks()));
+        }
+        amp_w.push(modes.iter().map(|m| m.amp_share * m.amp[t + 1]).sum());
+        events.store_row(t + 1, w, &vv);
     }
     Ok(Run {
         metrics: out,
@@ -797,10 +1004,10 @@ mod tests {
     #[test]
     fn the_memory_estimate_counts_the_dense_history_and_the_sparse_pairs() {
         // dense at q = 1: ĥ over the window for every path, 8·W·N bytes per replicate
-        let dense = memory_estimate(&params(65_536, 1.0), 8192);
+        let dense = memory_estimate(&params(65_536, 1.0), 1, 8192);
         assert!(dense > 8.0 * (8192 * 65_536) as f64, "{dense:e}");
         // sparse at q = 0.002, W = 4000: 8 events expected, the pair table cap² per path
-        let sparse = memory_estimate(&params(4096, 0.002), 4000);
+        let sparse = memory_estimate(&params(4096, 0.002), 1, 4000);
         assert!(sparse < 1e9 && sparse > 8.0 * 4096.0 * 30.0 * 30.0, "{sparse:e}");
     }
 
@@ -825,7 +1032,7 @@ mod tests {
             ..params(1024, 0.01)
         };
         let runs: Vec<Run> = (0..8)
-            .map(|k| match replicate(&p, 11 + k, 301, &|| false) {
+            .map(|k| match replicate(&p, None, 11 + k, 301, &|| false) {
                 Ok(r) => r,
                 Err(_) => panic!("replicate {k} failed"),
             })

@@ -400,13 +400,11 @@ impl TheorySolver {
         };
         let method = self.dmft.method;
         let cov = self.covariance.as_ref();
-        // with a spectrum: the full-memory state evolution, one mode per atom (docs/theory.md §3.4)
-        if cov.is_some() && (method == DmftMethod::LongHorizon || steps > DMFT_MAX_STEPS) {
+        if cov.is_some() && method == DmftMethod::Exact && steps > DMFT_MAX_STEPS {
             return Err(TheoryError::Covariance {
                 what: format!(
-                    "with a feature covariance the state evolution is the full-memory one (steps ≤ \
-                     {DMFT_MAX_STEPS}, solver.dmft = \"auto\" or \"exact\"); the long-horizon solver does not \
-                     take a spectrum yet"
+                    "the full-memory state evolution with a spectrum serves steps ≤ {DMFT_MAX_STEPS}; use \
+                     solver.dmft = \"auto\" or \"long_horizon\" for steps = {steps}"
                 ),
                 params: describe(point),
             });
@@ -418,14 +416,18 @@ impl TheorySolver {
         if spectral {
             return self.solve_least_squares(point, noise_sd);
         }
-        let long = cov.is_none()
-            && (method == DmftMethod::LongHorizon || (method == DmftMethod::Auto && steps > LONG_HORIZON_FROM));
+        let long = method == DmftMethod::LongHorizon || (method == DmftMethod::Auto && steps > LONG_HORIZON_FROM);
         // beyond the mean step's limit 2/L_q the iterates oscillate and the response kernels alternate in
         // sign, which the long horizon's block memory does not resolve (docs/theory.md §3.3, "Step sizes
         // beyond the limit"): the full-memory DMFT where it is affordable, a refusal beyond
-        let oscillating = long && point.step_size_warning().is_some();
+        let q = point.algorithm().gradient_steps().map_or(1.0, |g| g.sample_rate);
+        let limit = match cov {
+            None => 2.0 / point.mean_step_smoothness(q),
+            Some(c) => 2.0 / (q * point.model().curvature() * c.right_edge(point.delta()) + point.algorithm().lambda()),
+        };
+        let eta = point.algorithm().gradient_steps().map_or(0.0, |g| g.eta);
+        let oscillating = long && eta >= limit;
         if oscillating && (method == DmftMethod::LongHorizon || steps > OSCILLATING_EXACT_MAX) {
-            let q = point.algorithm().gradient_steps().map_or(1.0, |g| g.sample_rate);
             return Err(DmftError::Invalid {
                 what: format!(
                     "algorithm.eta ≥ 2/L_q = {:.4} (the mean step's stability limit at δ = {:?}, q = {q:?}): the \
@@ -433,7 +435,7 @@ impl TheorySolver {
                      algorithm.eta below the limit, or give steps ≤ {OSCILLATING_EXACT_MAX} (solver.dmft = \
                      \"auto\") or solver.dmft = \"exact\" (steps ≤ {DMFT_MAX_STEPS}; O(N·T³): T = 105 takes \
                      seconds, T = 1000 an hour or more)",
-                    2.0 / point.mean_step_smoothness(q),
+                    limit,
                     point.delta(),
                 ),
                 params: Box::new(self.dmft_params(point, noise_sd, LONG_HORIZON_POINTS)),
@@ -442,7 +444,7 @@ impl TheorySolver {
         }
         if long && !oscillating {
             let r =
-                long_horizon::solve_cancellable(&self.dmft_params(point, noise_sd, LONG_HORIZON_POINTS), cancelled)?;
+                long_horizon::solve_spectrum(&self.dmft_params(point, noise_sd, LONG_HORIZON_POINTS), cov, cancelled)?;
             return Ok(Solution {
                 metrics: r.path.last(),
                 report: SolverReport {
