@@ -416,6 +416,16 @@ fn warn_step_sizes(cfg: &propdp::core::Config) {
 fn run(job: &Job, sources: Sources, shard: Option<propdp::shard::Shard>) -> Result<ExitCode> {
     let cfg = load(&job.config)?;
     warn_step_sizes(&cfg);
+    if sources.theory {
+        let seconds = propdp::shard::theory_seconds(&propdp::shard::owned(&cfg, shard));
+        if seconds > 60.0 {
+            eprintln!(
+                "estimate: the theory takes about {:.0} minutes of one core on this machine (state evolutions: O(paths·T²), \
+                 ×2.5 with a spectrum); it can be interrupted and resumed (--resume)",
+                seconds / 60.0
+            );
+        }
+    }
     let s = propdp::run::run_shard(
         &cfg,
         &job.label(),

@@ -160,9 +160,10 @@ impl Unit {
 pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
     let points = cfg.sweep.points();
     let s = cfg.raw.solver;
+    let atoms = cfg.covariance.as_ref().map_or(1, |c| c.atoms().len());
     let theory_cost = |i: usize| match points[i].algorithm().gradient_steps() {
         // the DMFT: RQMC paths × T² memory terms
-        Some(g) => dmft_cost(&s, g.steps, g.sample_rate),
+        Some(g) => dmft_cost(&s, g.steps, g.sample_rate, atoms),
         None => 1e-4,
     };
     // the DMFT starts from θ₀ = 0 at every point (no warm start): one point per unit
@@ -233,16 +234,31 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
 /// long-horizon one (T = 1000 at 16384 paths: ~4 s at q = 0.01, ~10 s at
 /// q = 1 where the dense reverse pass runs; measured 2.2–2.3e-7 at q ≤ 0.01,
 /// 3.5e-7 (Huber) and 6.3e-7 (logistic, W = 252) at q = 1) — measured on this
-/// machine's kind (docs/theory.md §3.3), within a factor of 2.
-pub(crate) fn dmft_cost(solver: &propdp_core::config::SolverOptions, steps: usize, q: f64) -> f64 {
+/// machine's kind (docs/theory.md §3.3), within a factor of 2. With a
+/// feature covariance of `atoms` > 1 atoms the full-memory solver serves
+/// every horizon (§3.4) at about 2.5× the isotropic cost (measured at
+/// T ≈ 110–250 with 10–20 atoms: 12 s and 60–110 s).
+pub(crate) fn dmft_cost(solver: &propdp_core::config::SolverOptions, steps: usize, q: f64, atoms: usize) -> f64 {
     use propdp_core::config::{DMFT_POINTS, DmftMethod, LONG_HORIZON_FROM, LONG_HORIZON_POINTS};
-    let long = solver.dmft == DmftMethod::LongHorizon || (solver.dmft == DmftMethod::Auto && steps > LONG_HORIZON_FROM);
+    let long = atoms <= 1
+        && (solver.dmft == DmftMethod::LongHorizon || (solver.dmft == DmftMethod::Auto && steps > LONG_HORIZON_FROM));
     let paths = |default: usize| (solver.dmft_points.unwrap_or(default) * solver.dmft_scrambles) as f64;
     if long {
         2.5e-7 * (1.0 + 1.5 * q) * paths(LONG_HORIZON_POINTS) * steps as f64
     } else {
-        1e-8 * paths(DMFT_POINTS) * (steps * steps) as f64
+        let spectrum = if atoms > 1 { 2.5 } else { 1.0 };
+        spectrum * 1e-8 * paths(DMFT_POINTS) * (steps * steps) as f64
     }
+}
+
+/// Estimated seconds of the theory of the units `units` on this machine
+/// ([`dmft_cost`] for DP-GD/DP-SGD points; static points are milliseconds).
+pub fn theory_seconds(units: &[Unit]) -> f64 {
+    units
+        .iter()
+        .filter(|u| u.source == Source::Theory)
+        .map(|u| u.cost)
+        .sum()
 }
 
 /// Estimated seconds of `reps` simulated repetitions at d features and

@@ -299,18 +299,24 @@ fn default_metric() -> String {
 }
 
 impl TuneConfig {
+    /// The feature covariance of `problem.covariance`, its file read
+    /// relative to `dir` (the current directory when `None`); `None` for
+    /// isotropic features (or a spectrum of one atom).
+    pub fn covariance_in(
+        &self,
+        dir: Option<&std::path::Path>,
+    ) -> Result<Option<crate::covariance::Covariance>, ConfigError> {
+        match self.problem.covariance() {
+            Some(c) => c.resolve(dir),
+            None => Ok(None),
+        }
+    }
+
     /// Parse and validate; returns the config and the problem points (one per
     /// combination of the `[problem]` parameters, δ fastest).
     pub fn from_toml_str(text: &str) -> Result<(TuneConfig, Vec<crate::Point>), ConfigError> {
         let cfg: TuneConfig = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
         let t = &cfg.tune;
-        if cfg.problem.covariance().is_some() {
-            return Err(ConfigError::not_applicable(
-                "problem.covariance",
-                "propdp tune searches isotropic features only for now; predict a tuned point with a \
-                 covariance by `propdp run`",
-            ));
-        }
         if cfg.simulation.as_ref().is_some_and(|s| s.data.is_some()) {
             return Err(ConfigError::not_applicable(
                 "simulation.data",

@@ -354,10 +354,11 @@ impl crate::rundir::Line for Best {
 pub(super) fn simulate(
     opt: &Optimum,
     sim: &propdp_core::config::SimulationConfig,
+    covariance: Option<&propdp_core::covariance::Covariance>,
     metric: &str,
     index: u64,
 ) -> Result<SimCheck> {
-    let settings = crate::run::sim_settings(sim, sim.d[0], None);
+    let settings = crate::run::sim_settings(sim, sim.d[0], covariance);
     let s = propdp_sim::simulate(&opt.point, &settings, index)?;
     let (mean, se) = (s.mean[metric], s.stderr[metric]);
     let se_total = (se * se + opt.stderr.unwrap_or(0.0).powi(2)).sqrt();

@@ -40,6 +40,7 @@ use std::collections::HashMap;
 use propdp_core::accountant::MechanismKind;
 use propdp_core::config::tune::{Horizons, STAGED_FROM, SearchKind};
 use propdp_core::config::{LONG_HORIZON_FROM, SolverOptions};
+use propdp_core::covariance::Covariance;
 use propdp_core::problem::Budget;
 use propdp_core::{Algorithm, AlgorithmKind, LossVariant, Point};
 use propdp_theory::solve::TheorySolver;
@@ -95,6 +96,8 @@ pub struct Candidates<'a> {
     pub clips: &'a [Option<f64>],
     /// The whole grid, or in stages.
     pub search: SearchKind,
+    /// The feature covariance (None: isotropic): the step limits and the solves use it.
+    pub covariance: Option<&'a Covariance>,
 }
 
 impl Candidates<'_> {
@@ -157,7 +160,8 @@ impl Candidates<'_> {
     /// cost model).
     pub fn cost(&self, opts: SolverOptions, lo: f64, hi: f64) -> f64 {
         let grid = self.grid(&lambda_grid(lo, hi));
-        let cost = |o: &SolverOptions, k: &Knobs| crate::shard::dmft_cost(o, k.steps, k.q);
+        let atoms = self.covariance.map_or(1, |c| c.atoms().len());
+        let cost = |o: &SolverOptions, k: &Knobs| crate::shard::dmft_cost(o, k.steps, k.q, atoms);
         let coarse = |k: &Knobs| cost(&coarse_options(opts, k.steps), k);
         let dearest_at = |f: &dyn Fn(&Knobs) -> f64, q: Option<f64>| {
             grid.iter()
@@ -249,8 +253,9 @@ impl<'a> DescentSearch<'a> {
     ) -> Self {
         DescentSearch {
             coarse: [
-                TheorySolver::new(coarse_options(opts, 1)),
-                TheorySolver::new(coarse_options(opts, LONG_HORIZON_FROM + 1)),
+                TheorySolver::new(coarse_options(opts, 1)).with_covariance(candidates.covariance.cloned()),
+                TheorySolver::new(coarse_options(opts, LONG_HORIZON_FROM + 1))
+                    .with_covariance(candidates.covariance.cloned()),
             ],
             fine,
             base,
@@ -282,7 +287,7 @@ impl<'a> DescentSearch<'a> {
                 sigma: 0.0,
             })
             .ok()?;
-        let eta = k.fraction * 2.0 / at_lambda.batch_smoothness(k.q);
+        let eta = k.fraction * 2.0 / self.batch_smoothness(&at_lambda, k.q);
         let loss_variant = LossVariant::Standard;
         let algorithm = if dpgd {
             Algorithm::Dpgd {
@@ -312,9 +317,22 @@ impl<'a> DescentSearch<'a> {
             lambda: k.lambda,
             sigma: 0.0,
         };
-        self.base
-            .with_algorithm(lambda)
-            .map_or(1.0, |p| p.batch_smoothness(k.q) / p.mean_step_smoothness(k.q))
+        self.base.with_algorithm(lambda).map_or(1.0, |p| {
+            let mean = match self.candidates.covariance {
+                None => p.mean_step_smoothness(k.q),
+                Some(c) => k.q * p.model().curvature() * c.right_edge(p.delta()) + k.lambda,
+            };
+            self.batch_smoothness(&p, k.q) / mean
+        })
+    }
+
+    /// L_B(q) = β·λ₊(X_BᵀX_B) + λ of a typical batch ([`Point::batch_smoothness`]);
+    /// with a covariance λ₊ is the generalised Marchenko–Pastur edge at aspect δ/q.
+    fn batch_smoothness(&self, p: &Point, q: f64) -> f64 {
+        match self.candidates.covariance {
+            None => p.batch_smoothness(q),
+            Some(c) => p.model().curvature() * c.right_edge(p.delta() / q) + p.algorithm().lambda(),
+        }
     }
 
     /// (mean, RQMC stderr) of the metric at the last step.

@@ -166,6 +166,8 @@ struct Plan {
     fractions: Vec<f64>,
     sample_rates: Vec<f64>,
     clips: Vec<Option<f64>>,
+    /// The feature covariance (`problem.covariance`), or isotropic features.
+    covariance: Option<propdp_core::covariance::Covariance>,
     /// (problem point, budget, algorithm) of every cell.
     cells: Vec<(usize, usize, AlgorithmKind)>,
 }
@@ -173,6 +175,10 @@ struct Plan {
 impl Plan {
     fn new(text: &str, label: &str) -> Result<Plan> {
         let (cfg, points) = TuneConfig::from_toml_str(text).with_context(|| format!("in config {label}"))?;
+        // a covariance file is read relative to the config's directory (when the label names the file)
+        let path = std::path::Path::new(label);
+        let dir = path.is_file().then(|| path.parent()).flatten();
+        let covariance = cfg.covariance_in(dir).with_context(|| format!("in config {label}"))?;
         let t = &cfg.tune;
         let budgets = t.budgets()?;
         if budgets.is_empty() {
@@ -187,6 +193,7 @@ impl Plan {
             fractions: t.dpgd_eta_fractions()?,
             sample_rates: t.sample_rates()?,
             clips: t.clips()?,
+            covariance,
             cfg,
             points,
             budgets,
@@ -204,6 +211,7 @@ impl Plan {
             fractions: &self.fractions,
             clips: if dpgd { &[None] } else { &self.clips },
             search: self.cfg.tune.search,
+            covariance: self.covariance.as_ref(),
         }
     }
 
@@ -402,7 +410,7 @@ fn search(
     let first = budgets[0];
     let param = first.target.param();
     let calibrations = descent::Calibrations::default();
-    let solver = TheorySolver::new(cfg.solver);
+    let solver = TheorySolver::new(cfg.solver).with_covariance(plan.covariance.clone());
     if let Some(base) = points.first() {
         for &kind in &t.algorithms {
             check_metric(base, kind, &t.metric)?;
@@ -538,7 +546,7 @@ fn optimise_cell(
     }?;
     let mut best = Best::new(&opt, budget, &t.metric, prov);
     if let Some(sim) = &cfg.simulation {
-        match simulate(&opt, sim, &t.metric, c as u64) {
+        match simulate(&opt, sim, plan.covariance.as_ref(), &t.metric, c as u64) {
             Ok(check) => best.simulation = Some(check),
             Err(err) => progress.message(&format!(
                 "simulation of {kind} at δ = {}, {} = {}: {err}",
