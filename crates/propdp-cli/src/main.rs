@@ -420,8 +420,9 @@ fn run(job: &Job, sources: Sources, shard: Option<propdp::shard::Shard>) -> Resu
         let seconds = propdp::shard::theory_seconds(&propdp::shard::owned(&cfg, shard));
         if seconds > 60.0 {
             eprintln!(
-                "estimate: the theory takes about {:.0} minutes of one core on this machine (state evolutions: O(paths·T²), \
-                 ×2.5 with a spectrum); it can be interrupted and resumed (--resume)",
+                "estimate: the theory takes about {:.0} minutes of one core on this machine (state evolutions: O(paths·T²) \
+                 in full memory, O(paths·T) at long horizons, more with a spectrum); it can be interrupted and \
+                 resumed (--resume)",
                 seconds / 60.0
             );
         }

@@ -235,18 +235,20 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
 /// q = 1 where the dense reverse pass runs; measured 2.2–2.3e-7 at q ≤ 0.01,
 /// 3.5e-7 (Huber) and 6.3e-7 (logistic, W = 252) at q = 1) — measured on this
 /// machine's kind (docs/theory.md §3.3), within a factor of 2. With a
-/// feature covariance of `atoms` > 1 atoms the full-memory solver serves
-/// every horizon (§3.4) at about 2.5× the isotropic cost (measured at
-/// T ≈ 110–250 with 10–20 atoms: 12 s and 60–110 s).
+/// feature covariance of `atoms` > 1 atoms the full-memory solver costs
+/// about 2.5× the isotropic one (measured at T ≈ 110–250 with 10–20 atoms:
+/// 12 s and 60–110 s) and the long-horizon one about 1.2·K× (K = 10:
+/// 11.5×, K = 20: 25× at T = 2000, §3.4).
 pub(crate) fn dmft_cost(solver: &propdp_core::config::SolverOptions, steps: usize, q: f64, atoms: usize) -> f64 {
     use propdp_core::config::{DMFT_POINTS, DmftMethod, LONG_HORIZON_FROM, LONG_HORIZON_POINTS};
-    let long = atoms <= 1
-        && (solver.dmft == DmftMethod::LongHorizon || (solver.dmft == DmftMethod::Auto && steps > LONG_HORIZON_FROM));
+    let long = solver.dmft == DmftMethod::LongHorizon || (solver.dmft == DmftMethod::Auto && steps > LONG_HORIZON_FROM);
     let paths = |default: usize| (solver.dmft_points.unwrap_or(default) * solver.dmft_scrambles) as f64;
+    let with_spectrum = atoms > 1;
     if long {
-        2.5e-7 * (1.0 + 1.5 * q) * paths(LONG_HORIZON_POINTS) * steps as f64
+        let spectrum = if with_spectrum { 1.2 * atoms as f64 } else { 1.0 };
+        spectrum * 2.5e-7 * (1.0 + 1.5 * q) * paths(LONG_HORIZON_POINTS) * steps as f64
     } else {
-        let spectrum = if atoms > 1 { 2.5 } else { 1.0 };
+        let spectrum = if with_spectrum { 2.5 } else { 1.0 };
         spectrum * 1e-8 * paths(DMFT_POINTS) * (steps * steps) as f64
     }
 }

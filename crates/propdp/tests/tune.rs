@@ -494,3 +494,78 @@ search = "{search}"
     );
     assert!(e.contains("search"), "{e}");
 }
+
+/// `problem.covariance` (issue #42 item 3): the objective optimum is a local
+/// optimum of the prediction *with the spectrum* (re-solved independently
+/// at λ·1.3 and λ/1.3), its value is that spectrum's prediction and not the
+/// isotropic one, and DP-SGD is tuned beside it with the same spectrum.
+#[test]
+fn tune_takes_a_covariance_file_and_optimises_the_spectrum_prediction() {
+    use propdp::core::accountant::{MechanismKind, Neighbouring};
+    use propdp::core::config::SolverOptions;
+    use propdp::core::covariance::Covariance;
+    use propdp::core::{Algorithm, Model, NoiseLaw, Point};
+    use propdp::theory::solve::TheorySolver;
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(
+        tmp.path().join("spectrum.csv"),
+        "eigenvalue,weight,teacher\n4.0,0.2,0.5\n1.0,0.3,1.0\n0.25,0.5,2.0\n",
+    )
+    .unwrap();
+    let text = r#"
+[problem]
+model = "huber"
+delta = 0.5
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+covariance = { file = "spectrum.csv" }
+[tune]
+algorithms = ["objective", "dpsgd"]
+epsilon = [2.0]
+delta_priv = 1e-6
+lambda_min = 1e-2
+lambda_max = 10.0
+sample_rate = [0.25, 1.0]
+epochs = [2]
+eta_fraction = [0.2, 0.8]
+clip = [0.5]
+[solver]
+dmft_points = 1024
+"#;
+    let config = tmp.path().join("t.toml");
+    fs::write(&config, text).unwrap();
+    let out = tmp.path().join("out");
+    propdp::tune::tune(text, &config.display().to_string(), &out, Existing::Refuse, &Silent).unwrap();
+    let lines = tune_lines(&out);
+    let algorithms: Vec<&str> = lines.iter().map(|l| l["algorithm"].as_str().unwrap()).collect();
+    assert_eq!(algorithms, ["objective", "dpsgd"], "{lines:?}");
+    let model = Model::Huber {
+        huber_m: 1.0,
+        noise: NoiseLaw::Gaussian { sd: 0.5 },
+    };
+    let cov = Covariance::from_columns(&[4.0, 1.0, 0.25], &[0.2, 0.3, 0.5], &[0.5, 1.0, 2.0], "test")
+        .unwrap()
+        .unwrap();
+    let spectral = TheorySolver::new(SolverOptions::default()).with_covariance(Some(cov));
+    let isotropic = TheorySolver::new(SolverOptions::default());
+    let objective = &lines[0];
+    let (lam, value) = (
+        objective["lambda"].as_f64().unwrap(),
+        objective["value"].as_f64().unwrap(),
+    );
+    let at = |lambda: f64| {
+        let mechanism = model.mechanism(MechanismKind::Objective { lambda }, Neighbouring::ReplaceOne);
+        let sigma = mechanism.calibrate(2.0, 1e-6).unwrap();
+        Point::new(0.5, 1.0, model, Algorithm::Objective { lambda, sigma }).unwrap()
+    };
+    let own = spectral.solve(&at(lam), None).unwrap().metrics["est_err2"];
+    assert!((own - value).abs() <= 1e-6 * value, "{value} vs the spectrum's {own}");
+    let iso = isotropic.solve(&at(lam), None).unwrap().metrics["est_err2"];
+    assert!((iso - value).abs() > 1e-3 * value, "the isotropic {iso} equals {value}");
+    for other in [lam * 1.3, lam / 1.3].into_iter().filter(|l| (1e-2..=10.0).contains(l)) {
+        let v = spectral.solve(&at(other), None).unwrap().metrics["est_err2"];
+        assert!(value <= v + 1e-9, "λ·{:.2} gives {v} < {value}", other / lam);
+    }
+    assert!(lines[1]["value"].as_f64().unwrap().is_finite());
+}
