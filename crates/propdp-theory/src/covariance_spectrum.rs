@@ -39,8 +39,6 @@
 //! - A. Atanasov, B. Bordelon, J. A. Zavatone-Veth, C. Paquette,
 //!   C. Pehlevan, "Two-point deterministic equivalence for stochastic
 //!   gradient dynamics in linear models", arXiv:2502.05074 (2025).
-//! - F. Bach, "High-dimensional analysis of double descent for linear
-//!   regression with random projections", SIAM J. Math. Data Sci. (2024).
 
 use nalgebra::{Complex, DMatrix, SymmetricEigen};
 use propdp_core::covariance::Covariance;
