@@ -35,7 +35,7 @@
 //!   pred_err2 = B_t + sd²∫x g² dμ_Σ + ∫v dμ_Σ,
 //!   B_t/s² = ⟨eω⟩ − 2∫p dμ_{eω} + ∫p²R dμ_Σ + ∫∫p(x₁)p(x₂) dν_ac,
 //!
-//! the two-point measure ν of [`crate::covariance_spectrum`]. Its quadrature
+//! the two-point measure ν of `covariance_spectrum.rs` (docs/theory.md §3.2). Its quadrature
 //! is not exact: K nodes per interval of the support are doubled from 32
 //! until K and 2K agree to [`COVARIANCE_TOLERANCE`] (at most 512; refused
 //! beyond [`COVARIANCE_MAX_ERROR`]), and the last change is the reported
@@ -213,7 +213,7 @@ pub fn solve(p: &LeastSquaresParams) -> Result<LeastSquaresPath, LeastSquaresErr
 /// Solve `p` for features of covariance `cov` (docs/theory.md §3.2, "With
 /// a feature covariance"): `None` is [`solve`]; a spectrum integrates the
 /// same per-eigenvalue recursion against the measures of
-/// [`crate::covariance_spectrum`] and adds `pred_err2`, with
+/// `covariance_spectrum.rs` (docs/theory.md §3.2) and adds `pred_err2`, with
 /// `nodes` per interval of the support and the K-vs-2K change as
 /// `approx_error`.
 pub fn solve_with_covariance(
