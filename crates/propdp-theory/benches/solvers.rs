@@ -1,6 +1,9 @@
 //! Time per solved point and per 30×5 δ×σ sweep (warm-started along δ, as
 //! `propdp run` does), for Huber with Gaussian, Student-t (ν = 3), Laplace
-//! and Cauchy (ν = 1) noise and for logistic regression. Single-threaded.
+//! and Cauchy (ν = 1) noise and for logistic regression; and unclipped
+//! least-squares DP-GD/DP-SGD with a power-law covariance of 10 and 20
+//! atoms over T = 10⁵ steps (the exact spectral route, docs/theory.md §3.2).
+//! Single-threaded.
 //!
 //! Run: cargo bench -p propdp-theory --bench solvers
 
@@ -8,7 +11,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use propdp_core::{Algorithm, Model, NoiseLaw, Point, config::SolverOptions};
+use propdp_core::covariance::{Covariance, TeacherShape};
+use propdp_core::{Algorithm, LossVariant, Model, NoiseLaw, Point, config::SolverOptions};
 use propdp_theory::solve::{State, TheorySolver};
 
 fn models() -> [(&'static str, Model); 5] {
@@ -82,6 +86,38 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(20));
     for (name, model) in models() {
         g.bench_function(name, |b| b.iter(|| sweep(&solver, black_box(model))));
+    }
+    g.finish();
+    let mut g = c.benchmark_group("least_squares_covariance_T1e5");
+    g.sample_size(10).measurement_time(Duration::from_secs(20));
+    for atoms in [10, 20] {
+        let cov = Covariance::power_law(1.0, 30.0, atoms, TeacherShape::Aligned)
+            .unwrap()
+            .unwrap();
+        let solver = TheorySolver::new(SolverOptions::default()).with_covariance(Some(cov.clone()));
+        for q in [1.0, 0.01] {
+            let eta = 1.2 / (q * cov.right_edge(0.5) + 0.1);
+            let p = Point::new(
+                0.5,
+                1.0,
+                Model::LeastSquares {
+                    noise: NoiseLaw::Gaussian { sd: 0.5 },
+                },
+                Algorithm::Dpsgd {
+                    lambda: 0.1,
+                    sigma: 0.5,
+                    eta: eta.min(1.5),
+                    steps: 100_000,
+                    loss_variant: LossVariant::Standard,
+                    sample_rate: q,
+                    clip: None,
+                },
+            )
+            .unwrap();
+            g.bench_function(format!("atoms{atoms}_q{q}"), |b| {
+                b.iter(|| solver.solve(black_box(&p), None).unwrap())
+            });
+        }
     }
     g.finish();
 }

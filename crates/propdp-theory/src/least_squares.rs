@@ -27,19 +27,39 @@
 //! [`TOLERANCE`], and that difference is reported as the approximation error.
 //! Cost O(T·K), memory O(K).
 //!
+//! With a feature covariance ([`solve_with_covariance`]) the recursion is
+//! the same (X = ZΣ^{1/2}/√d is left-orthogonally invariant, so the closure
+//! holds) and only the measures change: μ becomes the generalised
+//! Marchenko–Pastur law, the teacher's terms use μ* (weights e_k), and
+//!
+//!   pred_err2 = B_t + sd²∫x g² dμ_Σ + ∫v dμ_Σ,
+//!   B_t/s² = ⟨eω⟩ − 2∫p dμ_{eω} + ∫p²R dμ_Σ + ∫∫p(x₁)p(x₂) dν_ac,
+//!
+//! the two-point measure ν of `covariance_spectrum.rs` (docs/theory.md §3.2). Its quadrature
+//! is not exact: K nodes per interval of the support are doubled from 32
+//! until K and 2K agree to [`COVARIANCE_TOLERANCE`] (at most 512; refused
+//! beyond [`COVARIANCE_MAX_ERROR`]), and the last change is the reported
+//! approximation error. Once every node's state is at its fixed point to
+//! rounding, the remaining steps repeat it.
+//!
 //! # References
 //! - C. Paquette, K. Lee, F. Pedregosa, E. Paquette, "SGD in the large:
 //!   average-case analysis, asymptotics, and stepsize criticality", COLT 2021.
 //! - C. Paquette, E. Paquette, B. Adlam, J. Pennington, "Homogenization of
 //!   SGD in high-dimensions: exact dynamics and generalization properties",
 //!   arXiv:2205.07069 (2022).
+//! - A. Atanasov, B. Bordelon, J. A. Zavatone-Veth, C. Paquette,
+//!   C. Pehlevan, "Two-point deterministic equivalence for stochastic
+//!   gradient dynamics in linear models", arXiv:2502.05074 (2025).
 
 use std::collections::BTreeMap;
 
+use propdp_core::covariance::Covariance;
 use propdp_core::metrics;
 use propdp_core::spectrum::MarchenkoPastur;
 use thiserror::Error;
 
+use crate::covariance_spectrum::{Rule, Spectrum};
 use crate::dmft::DmftPath;
 
 /// The relative agreement of K and 2K nodes at which fewer than T + 1 nodes
@@ -48,6 +68,25 @@ pub const TOLERANCE: f64 = 1e-12;
 
 /// The nodes a solve starts from (or T + 1, when fewer).
 const FIRST_NODES: usize = 64;
+
+/// With a covariance: the relative agreement of K and 2K nodes per interval
+/// of the support at which K is accepted.
+pub const COVARIANCE_TOLERANCE: f64 = 1e-8;
+
+/// With a covariance: the nodes per interval a solve starts from, and the most.
+const COVARIANCE_FIRST_NODES: usize = 32;
+const COVARIANCE_MAX_NODES: usize = 512;
+
+/// With a covariance: the relative change of every node's state in one step
+/// below which the recursion is at its fixed point (to rounding) and the
+/// rest of the path repeats the last step.
+const STATIONARY: f64 = 1e-15;
+
+/// With a covariance: the most nodes of the two-point grid (all intervals).
+const COVARIANCE_MAX_PAIR_NODES: usize = 256;
+
+/// With a covariance: the largest K-vs-2K change accepted at the most nodes.
+pub const COVARIANCE_MAX_ERROR: f64 = 1e-4;
 
 /// One unclipped least-squares DP-GD / DP-SGD point.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -84,6 +123,25 @@ pub enum LeastSquaresError {
         gain: f64,
         /// ηL_q/2.
         ratio: f64,
+        /// The parameters.
+        params: LeastSquaresParams,
+    },
+    /// With a covariance, the quadrature of the spectral measures did not
+    /// settle: K and 2K nodes per interval of the support still differ.
+    #[error(
+        "least squares with a covariance: the quadrature over the spectrum of XᵀX did not converge \
+         ({nodes} nodes per interval of {intervals} change the path by {approx_error:.2e} relative; \
+         the support's intervals {support:?} are too close or too many: bin problem.covariance) for {params:?}"
+    )]
+    Quadrature {
+        /// Nodes per interval at the last refinement.
+        nodes: usize,
+        /// Intervals of the support.
+        intervals: usize,
+        /// The support.
+        support: Vec<(f64, f64)>,
+        /// The last K-vs-2K change.
+        approx_error: f64,
         /// The parameters.
         params: LeastSquaresParams,
     },
@@ -150,6 +208,134 @@ pub fn solve(p: &LeastSquaresParams) -> Result<LeastSquaresPath, LeastSquaresErr
         nodes: k,
         approx_error,
     })
+}
+
+/// Solve `p` for features of covariance `cov` (docs/theory.md §3.2, "With
+/// a feature covariance"): `None` is [`solve`]; a spectrum integrates the
+/// same per-eigenvalue recursion against the measures of
+/// `covariance_spectrum.rs` (docs/theory.md §3.2) and adds `pred_err2`, with
+/// `nodes` per interval of the support and the K-vs-2K change as
+/// `approx_error`.
+pub fn solve_with_covariance(
+    p: &LeastSquaresParams,
+    cov: Option<&Covariance>,
+) -> Result<LeastSquaresPath, LeastSquaresError> {
+    let Some(cov) = cov else {
+        return solve(p);
+    };
+    let spec = Spectrum::new(cov, p.delta);
+    let gain = spec.noise_gain(p.lambda, p.eta, p.sample_rate);
+    let ratio = p.eta * (p.sample_rate * spec.right_edge() + p.lambda) / 2.0;
+    if !(gain < 1.0 && ratio < 1.0) {
+        return Err(LeastSquaresError::Diverges {
+            gain,
+            ratio,
+            params: *p,
+        });
+    }
+    // the two-point grid costs O(K²) to build and O(K·rank) a step: capped lower
+    let pairs = |k: usize| k.min(COVARIANCE_MAX_PAIR_NODES / spec.intervals().len()).max(8);
+    let mut k = COVARIANCE_FIRST_NODES;
+    let mut path = covariance_trajectory(p, &spec.rule(k, pairs(k)));
+    let approx_error = loop {
+        let next = covariance_trajectory(p, &spec.rule(2 * k, pairs(2 * k)));
+        let change = largest_change(&path, &next);
+        (path, k) = (next, 2 * k);
+        if change <= COVARIANCE_TOLERANCE || k >= COVARIANCE_MAX_NODES {
+            break change;
+        }
+    };
+    if approx_error.is_nan() || approx_error > COVARIANCE_MAX_ERROR {
+        return Err(LeastSquaresError::Quadrature {
+            nodes: k,
+            intervals: spec.intervals().len(),
+            support: spec.intervals().to_vec(),
+            approx_error,
+            params: *p,
+        });
+    }
+    let stderr = path
+        .iter()
+        .map(|(name, v)| (name.clone(), vec![0.0; v.len()]))
+        .collect();
+    Ok(LeastSquaresPath {
+        path: DmftPath { mean: path, stderr },
+        nodes: k,
+        approx_error,
+    })
+}
+
+/// The trajectory with a covariance's rule: the isotropic recursion, the
+/// teacher's terms against μ*, and `pred_err2` = B_t + sd²∫xg² dμ_Σ + ∫v dμ_Σ
+/// with B_t/s² = ⟨eω⟩ − 2∫p dμ_{eω} + ∫p²R dμ_Σ + ∫∫p₁p₂ dν_ac.
+#[allow(clippy::needless_range_loop)]
+fn covariance_trajectory(p: &LeastSquaresParams, rule: &Rule) -> BTreeMap<String, Vec<f64>> {
+    let (x, n) = (&rule.x, rule.x.len());
+    let (eta, q, sd2, s2) = (p.eta, p.sample_rate, p.noise_sd * p.noise_sd, p.s2);
+    let rho: Vec<f64> = x.iter().map(|x| 1.0 - eta * p.lambda - eta * q * x).collect();
+    let (mut g, mut v, mut pt) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let names = [
+        metrics::EST_ERR2,
+        metrics::OVERLAP,
+        metrics::NORM2,
+        metrics::TRAIN_LOSS,
+        metrics::PRED_ERR2,
+    ];
+    let mut out: Vec<Vec<f64>> = vec![Vec::with_capacity(p.steps + 1); names.len()];
+    for t in 0..=p.steps {
+        let (mut overlap, mut p2, mut f2, mut xf2) = (0.0, 0.0, 0.0, 0.0);
+        let (mut fluct, mut loss_noise, mut fluct_sigma) = (0.0, 0.0, 0.0);
+        let (mut cross, mut diag) = (0.0, 0.0);
+        for j in 0..n {
+            let pj = x[j] * g[j];
+            pt[j] = pj;
+            let (f, noise) = ((pj - 1.0).powi(2), sd2 * x[j] * g[j] * g[j]);
+            overlap += rule.w_teacher[j] * pj;
+            p2 += rule.w_teacher[j] * pj * pj;
+            f2 += rule.w_teacher[j] * f;
+            xf2 += rule.w_teacher[j] * x[j] * f;
+            fluct += rule.w[j] * (noise + v[j]);
+            loss_noise += rule.w[j] * (sd2 * f + x[j] * v[j]);
+            fluct_sigma += rule.w_sigma[j] * (noise + v[j]);
+            cross += rule.w_cross[j] * pj;
+            diag += rule.w_diag[j] * pj * pj;
+        }
+        let pairs = &pt[rule.pair_start..];
+        let off: f64 = rule
+            .modes
+            .iter()
+            .map(|(l, u)| l * u.iter().zip(pairs).map(|(u, p)| u * p).sum::<f64>().powi(2))
+            .sum();
+        let bias = s2 * (rule.cross_mass - 2.0 * cross + diag + off);
+        let loss = p.delta / 2.0 * (s2 * xf2 + loss_noise) + sd2 * (1.0 - p.delta) / 2.0;
+        for (o, m) in out
+            .iter_mut()
+            .zip([s2 * f2 + fluct, s2 * overlap, s2 * p2 + fluct, loss, bias + fluct_sigma])
+        {
+            o.push(m);
+        }
+        if t == p.steps {
+            break;
+        }
+        let feed = eta * eta * q * (1.0 - q) * 2.0 * loss;
+        let mut moved = 0.0f64;
+        for j in 0..n {
+            let (v0, g0) = (v[j], g[j]);
+            v[j] = rho[j] * rho[j] * v[j] + eta * eta * p.sigma * p.sigma + feed * x[j];
+            g[j] = rho[j] * g[j] + eta * q;
+            moved = moved.max((v[j] - v0).abs() / v[j].abs().max(f64::MIN_POSITIVE));
+            moved = moved.max((g[j] - g0).abs() / g[j].abs().max(f64::MIN_POSITIVE));
+        }
+        if moved <= STATIONARY {
+            // at the fixed point of the (contracting) recursion: every later step repeats it
+            for o in &mut out {
+                let last = *o.last().expect("t ≥ 0");
+                o.resize(p.steps + 1, last);
+            }
+            break;
+        }
+    }
+    names.iter().map(|n| n.to_string()).zip(out).collect()
 }
 
 /// The trajectory with the `k`-node rule.

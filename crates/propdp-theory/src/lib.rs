@@ -4,6 +4,7 @@
 
 #![warn(missing_docs)]
 
+mod covariance_spectrum;
 pub mod dmft;
 mod dyadic;
 #[rustfmt::skip]

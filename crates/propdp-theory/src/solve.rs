@@ -180,7 +180,8 @@ impl TheorySolver {
 
     /// The same solver for features of covariance `covariance` (none:
     /// isotropic; docs/theory.md §2.4, §3.4). DP-GD and DP-SGD take the
-    /// full-memory state evolution then (steps ≤ 1000); the long-horizon
+    /// full-memory state evolution then (steps ≤ 1000), except unclipped
+    /// least squares, solved exactly at any horizon (§3.2); the long-horizon
     /// solver refuses a spectrum ([`TheoryError::Covariance`]).
     pub fn with_covariance(self, covariance: Option<Covariance>) -> Self {
         TheorySolver {
@@ -409,13 +410,15 @@ impl TheorySolver {
                 params: describe(point),
             });
         }
-        let spectral = cov.is_none()
-            && matches!(point.model(), Model::LeastSquares { .. })
+        // unclipped least squares: the exact spectral integral, with or without a spectrum (§3.2)
+        let spectral = matches!(point.model(), Model::LeastSquares { .. })
             && point.algorithm().gradient_steps().is_some_and(|g| g.clip.is_infinite())
             && method == DmftMethod::Auto;
         if spectral {
             return self.solve_least_squares(point, noise_sd);
         }
+        // otherwise, with or without a spectrum: the full-memory state evolution up to LONG_HORIZON_FROM
+        // steps, the long horizon beyond (one mode per atom, docs/theory.md §3.4)
         let long = method == DmftMethod::LongHorizon || (method == DmftMethod::Auto && steps > LONG_HORIZON_FROM);
         // beyond the mean step's limit 2/L_q the iterates oscillate and the response kernels alternate in
         // sign, which the long horizon's block memory does not resolve (docs/theory.md §3.3, "Step sizes
@@ -485,13 +488,14 @@ impl TheorySolver {
         })
     }
 
-    /// Unclipped least squares: the exact trajectory ([`crate::least_squares`]).
+    /// Unclipped least squares: the exact trajectory ([`crate::least_squares`]),
+    /// with the solver's covariance if any.
     fn solve_least_squares(&self, point: &Point, noise_sd: f64) -> Result<Solution, TheoryError> {
         let g = point
             .algorithm()
             .gradient_steps()
             .expect("DP-GD and DP-SGD points only");
-        let r = crate::least_squares::solve(&crate::least_squares::LeastSquaresParams {
+        let params = crate::least_squares::LeastSquaresParams {
             delta: point.delta(),
             s2: point.s2(),
             noise_sd,
@@ -500,7 +504,8 @@ impl TheorySolver {
             eta: g.eta,
             sample_rate: g.sample_rate,
             steps: g.steps,
-        })?;
+        };
+        let r = crate::least_squares::solve_with_covariance(&params, self.covariance.as_ref())?;
         Ok(Solution {
             metrics: r.path.last(),
             report: SolverReport {
