@@ -151,21 +151,33 @@ fn inline_atoms_and_families_are_checked_naming_the_field() {
     }
 }
 
+/// Tune takes a covariance (issue #42 item 3): it is resolved like a run's,
+/// and a bad one is refused naming its field.
 #[test]
-fn tune_refuses_a_covariance_it_would_ignore() {
-    let text = r#"
+fn tune_resolves_its_covariance_and_names_a_bad_one() {
+    let text = |cov: &str| {
+        format!(
+            r#"
 [problem]
 model = "logistic"
 delta = 0.5
 s2 = 1.0
-covariance = { family = "power_law", condition = 10.0 }
+covariance = {cov}
 [tune]
 algorithms = ["objective"]
 epsilon = 1.0
 delta_priv = 1e-6
-"#;
-    let e = TuneConfig::from_toml_str(text).unwrap_err().to_string();
-    assert!(e.contains("problem.covariance"), "{e}");
+"#
+        )
+    };
+    let (cfg, _) = TuneConfig::from_toml_str(&text("{ family = \"power_law\", condition = 10.0 }")).unwrap();
+    let cov = cfg.covariance_in(None).unwrap().expect("a spectrum");
+    assert!(cov.atoms().len() > 1);
+    let bad = TuneConfig::from_toml_str(&text("{ family = \"power_law\", condition = 0.5 }"))
+        .and_then(|(c, _)| c.covariance_in(None))
+        .unwrap_err()
+        .to_string();
+    assert!(bad.contains("problem.covariance.condition"), "{bad}");
 }
 
 #[test]

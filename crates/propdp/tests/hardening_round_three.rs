@@ -315,3 +315,55 @@ fn item5_a_fifo_as_a_schedule_is_refused_at_once() {
     assert!(e.contains("schedule") && e.contains("FIFO"), "{e}");
     assert!(start.elapsed() < Duration::from_secs(5));
 }
+
+mod generated {
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Items 4 and 7, generated: columns at any magnitude from 1e-300 to
+        /// 1e300 (and labels likewise) give a spectrum whose every number is
+        /// finite, or an error naming the data or the label — never a panic
+        /// and never a non-finite number.
+        #[test]
+        fn data_at_any_magnitude_gives_finite_numbers_or_a_named_error(
+            exponents in proptest::collection::vec(-300i32..300, 3),
+            label_exponent in -300i32..300,
+            seed in 0u64..1000,
+        ) {
+            let mut state = seed.wrapping_add(1);
+            let mut uniform = || {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+            };
+            let rows = 40;
+            let mut x = nalgebra::DMatrix::zeros(rows, 3);
+            let mut y = nalgebra::DVector::zeros(rows);
+            for i in 0..rows {
+                for j in 0..3 {
+                    x[(i, j)] = uniform() * 10f64.powi(exponents[j]);
+                }
+                y[i] = uniform() * 10f64.powi(label_exponent);
+            }
+            let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+            let outcome = std::panic::catch_unwind(|| propdp::data_spectrum::spectrum(&x, &names, Some(&y), false));
+            prop_assert!(outcome.is_ok(), "panicked at exponents {exponents:?}, label {label_exponent}");
+            match outcome.unwrap() {
+                Ok(s) => {
+                    let fit = s.labels.as_ref().unwrap();
+                    let mut numbers = s.eigenvalues.clone();
+                    numbers.extend(&s.teacher);
+                    numbers.extend([fit.s2, fit.noise_sd, fit.r2]);
+                    prop_assert!(numbers.iter().all(|v| v.is_finite()), "{numbers:?}");
+                    let text = s.to_csv("x.csv");
+                    prop_assert!(!text.contains("inf") && !text.contains("NaN"), "{text}");
+                }
+                Err(e) => {
+                    let e = format!("{e:#}");
+                    prop_assert!(e.contains("data") || e.contains("label"), "{e}");
+                }
+            }
+        }
+    }
+}
