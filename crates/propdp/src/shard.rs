@@ -254,7 +254,7 @@ pub(crate) fn dmft_cost(solver: &propdp_core::config::SolverOptions, steps: usiz
 }
 
 /// Estimated seconds of the theory of the units `units` on this machine
-/// ([`dmft_cost`] for DP-GD/DP-SGD points; static points are milliseconds).
+/// (the state evolution's cost model for DP-GD/DP-SGD points; static points are milliseconds).
 pub fn theory_seconds(units: &[Unit]) -> f64 {
     units
         .iter()
