@@ -976,3 +976,18 @@ def test_spectrum_and_simulate_name_misshapen_arguments():
             propdp.simulate("huber", "objective", d=bad, reps=2, delta=0.5, s2=1.0, huber_m=1.0,
                             noise={"law": "gaussian", "sd": 0.5}, lambda_=1.0, sigma=1.0, progress=False)
         assert e.value.field == "simulation.d", bad
+
+
+def test_a_fifo_config_is_refused_at_once(tmp_path):
+    """Hardening round three, item 5: a FIFO (or a device) as a config is
+    refused, not read (which would block until someone writes to it)."""
+    pipe = tmp_path / "pipe.toml"
+    os.mkfifo(pipe)
+    start = time.time()
+    for call in (propdp.check, lambda c: propdp.sweep(c, progress=False)):
+        with pytest.raises(propdp.ConfigError) as e:
+            call(str(pipe))
+        assert "not a regular file" in str(e.value)
+    with pytest.raises(propdp.ConfigError):
+        propdp.check("/dev/zero")
+    assert time.time() - start < 5

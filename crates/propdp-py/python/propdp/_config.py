@@ -49,6 +49,9 @@ def resolve(config: ConfigLike) -> Tuple[Union[str, Dict[str, Any]], str]:
         raise config_error("config is empty: give a path to a TOML file, TOML text or a dict of tables", None)
     if isinstance(config, os.PathLike) or (isinstance(config, str) and "\n" not in config and "=" not in config):
         path = Path(config)
+        if path.exists() and not path.is_file():
+            # a FIFO would block the read, a device never end: only regular files are read
+            raise config_error(f"config file {str(path)!r} is not a regular file: give a file's path", None)
         if not path.is_file():
             raise config_error(f"config file {str(path)!r} does not exist", None)
         return path.read_text(), str(path)
