@@ -6,9 +6,12 @@
 //! error within the tolerance it promises.
 
 use propdp_core::loss::Loss;
-use propdp_theory::dmft::{self, DmftParams, DmftPath};
+use propdp_theory::dmft::{self, DmftParams};
 use propdp_theory::least_squares::{self, LeastSquaresParams};
 use propdp_theory::long_horizon::{self, TRUNCATION_TOL};
+
+mod common;
+use common::z_scores;
 
 /// Huber DP-GD (δ = 1, s² = 1, M = 1, label noise 0.5, λ = 0.5, σ = 1, η = 0.4).
 fn huber() -> DmftParams {
@@ -27,42 +30,6 @@ fn huber() -> DmftParams {
         scrambles: 32,
         seed: 3,
     }
-}
-
-/// Checkpoints 1, 2, 5, 10, 20, 50, … up to T, and T.
-fn checkpoints(steps: usize) -> Vec<usize> {
-    let mut out: Vec<usize> = (0..)
-        .map(|k| [1, 2, 5][k % 3] * 10usize.pow(k as u32 / 3))
-        .take_while(|&t| t < steps)
-        .collect();
-    out.push(steps);
-    out
-}
-
-/// The rms z-score of `a` against `b` over every metric and step t ≥ 1, and
-/// the largest |z| at the checkpoints (the largest printed with its metric
-/// and step). Over thousands of steps the per-step standard errors, each
-/// estimated from a few replicates, have heavy tails, so the maximum is
-/// taken where a user reads the path, as the simulation tests do.
-fn z_scores(a: &DmftPath, b: &DmftPath) -> (f64, f64) {
-    let (mut sum, mut max, mut count) = (0.0, 0.0f64, 0.0);
-    let mut worst = String::new();
-    for (name, va) in &a.mean {
-        let (vb, sa, sb) = (&b.mean[name], &a.stderr[name], &b.stderr[name]);
-        let steps = va.len() - 1;
-        let marks = checkpoints(steps);
-        for t in 1..=steps {
-            let z = (va[t] - vb[t]) / (sa[t].powi(2) + sb[t].powi(2)).sqrt().max(1e-12);
-            sum += z * z;
-            count += 1.0;
-            if marks.contains(&t) && z.abs() > max {
-                max = z.abs();
-                worst = format!("{name} at t = {t}: {} ± {} vs {} ± {}", va[t], sa[t], vb[t], sb[t]);
-            }
-        }
-    }
-    println!("largest |z| at a checkpoint {max:.2}: {worst}");
-    ((sum / count).sqrt(), max)
 }
 
 fn agrees_with_the_full_memory_solver(p: DmftParams) {

@@ -8,8 +8,11 @@
 
 use propdp_core::covariance::{Covariance, TeacherShape};
 use propdp_core::loss::Loss;
-use propdp_theory::dmft::{self, DmftParams, DmftPath};
+use propdp_theory::dmft::{self, DmftParams};
 use propdp_theory::long_horizon::{self, TRUNCATION_TOL};
+
+mod common;
+use common::z_scores;
 
 fn base() -> DmftParams {
     DmftParams {
@@ -27,37 +30,6 @@ fn base() -> DmftParams {
         scrambles: 32,
         seed: 7,
     }
-}
-
-fn checkpoints(steps: usize) -> Vec<usize> {
-    let mut out: Vec<usize> = (0..)
-        .map(|k| [1, 2, 5][k % 3] * 10usize.pow(k as u32 / 3))
-        .take_while(|&t| t < steps)
-        .collect();
-    out.push(steps);
-    out
-}
-
-/// (rms z over every metric and step ≥ 1, largest |z| at the checkpoints).
-fn z_scores(a: &DmftPath, b: &DmftPath) -> (f64, f64) {
-    let (mut sum, mut max, mut count) = (0.0, 0.0f64, 0.0);
-    let mut worst = String::new();
-    for (name, va) in &a.mean {
-        let (vb, sa, sb) = (&b.mean[name], &a.stderr[name], &b.stderr[name]);
-        let steps = va.len() - 1;
-        let marks = checkpoints(steps);
-        for t in 1..=steps {
-            let z = (va[t] - vb[t]) / (sa[t].powi(2) + sb[t].powi(2)).sqrt().max(1e-12);
-            sum += z * z;
-            count += 1.0;
-            if marks.contains(&t) && z.abs() > max {
-                max = z.abs();
-                worst = format!("{name} at t = {t}: {} ± {} vs {} ± {}", va[t], sa[t], vb[t], sb[t]);
-            }
-        }
-    }
-    println!("largest |z| at a checkpoint {max:.2}: {worst}");
-    ((sum / count).sqrt(), max)
 }
 
 fn agrees_with_the_full_memory_solver(p: DmftParams, cov: &Covariance) {
