@@ -158,7 +158,7 @@ impl Config {
 /// rate q (q = 1: full batch) with features of covariance Σ, λ₊ the right
 /// edge of XᵀX's spectrum ([`Covariance::right_edge`]).
 fn mean_step_smoothness(p: &crate::Point, cov: &Covariance, q: f64) -> f64 {
-    q * p.model().curvature() * cov.right_edge(p.delta()) + p.algorithm().lambda()
+    crate::problem::mean_step_smoothness_at(p.model().curvature(), p.delta(), p.algorithm().lambda(), q, Some(cov))
 }
 
 /// DP-GD with a covariance: η below 2/L_Σ, L_Σ = β·λ₊(Σ, δ) + λ with the

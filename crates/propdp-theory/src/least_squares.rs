@@ -159,6 +159,22 @@ pub struct LeastSquaresPath {
     pub approx_error: f64,
 }
 
+impl LeastSquaresPath {
+    /// The path of every metric from `nodes` quadrature nodes, with zero
+    /// standard errors (no sampling).
+    fn exact(mean: BTreeMap<String, Vec<f64>>, nodes: usize, approx_error: f64) -> Self {
+        let stderr = mean
+            .iter()
+            .map(|(name, v)| (name.clone(), vec![0.0; v.len()]))
+            .collect();
+        LeastSquaresPath {
+            path: DmftPath { mean, stderr },
+            nodes,
+            approx_error,
+        }
+    }
+}
+
 /// Solve `p` (see the module docs).
 ///
 /// ```
@@ -199,15 +215,7 @@ pub fn solve(p: &LeastSquaresParams) -> Result<LeastSquaresPath, LeastSquaresErr
             break;
         }
     }
-    let stderr = path
-        .iter()
-        .map(|(name, v)| (name.clone(), vec![0.0; v.len()]))
-        .collect();
-    Ok(LeastSquaresPath {
-        path: DmftPath { mean: path, stderr },
-        nodes: k,
-        approx_error,
-    })
+    Ok(LeastSquaresPath::exact(path, k, approx_error))
 }
 
 /// Solve `p` for features of covariance `cov` (docs/theory.md §3.2, "With
@@ -254,15 +262,7 @@ pub fn solve_with_covariance(
             params: *p,
         });
     }
-    let stderr = path
-        .iter()
-        .map(|(name, v)| (name.clone(), vec![0.0; v.len()]))
-        .collect();
-    Ok(LeastSquaresPath {
-        path: DmftPath { mean: path, stderr },
-        nodes: k,
-        approx_error,
-    })
+    Ok(LeastSquaresPath::exact(path, k, approx_error))
 }
 
 /// The trajectory with a covariance's rule: the isotropic recursion, the

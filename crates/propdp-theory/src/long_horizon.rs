@@ -127,18 +127,8 @@ pub fn solve_spectrum(
             p.s2
         )));
     }
-    let limit = match cov {
-        None => {
-            2.0 / propdp_core::problem::mean_step_smoothness_at(
-                curvature_bound(p.loss),
-                p.delta,
-                p.lambda,
-                p.sample_rate,
-            )
-        }
-        // L_q = q·β·λ₊(Σ, δ) + λ, the generalised Marchenko–Pastur edge
-        Some(c) => 2.0 / (p.sample_rate * curvature_bound(p.loss) * c.right_edge(p.delta) + p.lambda),
-    };
+    let limit = 2.0
+        / propdp_core::problem::mean_step_smoothness_at(curvature_bound(p.loss), p.delta, p.lambda, p.sample_rate, cov);
     if p.eta >= limit {
         // the response kernels alternate in sign there, which the block memory does not resolve
         // (docs/theory.md §3.3: 24% off at δ = 1, q = 0.05, η = 3.8 ≥ 2.86, with no truncation at all)

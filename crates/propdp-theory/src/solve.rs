@@ -424,10 +424,14 @@ impl TheorySolver {
         // sign, which the long horizon's block memory does not resolve (docs/theory.md §3.3, "Step sizes
         // beyond the limit"): the full-memory DMFT where it is affordable, a refusal beyond
         let q = point.algorithm().gradient_steps().map_or(1.0, |g| g.sample_rate);
-        let limit = match cov {
-            None => 2.0 / point.mean_step_smoothness(q),
-            Some(c) => 2.0 / (q * point.model().curvature() * c.right_edge(point.delta()) + point.algorithm().lambda()),
-        };
+        let limit = 2.0
+            / propdp_core::problem::mean_step_smoothness_at(
+                point.model().curvature(),
+                point.delta(),
+                point.algorithm().lambda(),
+                q,
+                cov,
+            );
         let eta = point.algorithm().gradient_steps().map_or(0.0, |g| g.eta);
         let oscillating = long && eta >= limit;
         if oscillating && (method == DmftMethod::LongHorizon || steps > OSCILLATING_EXACT_MAX) {

@@ -99,7 +99,7 @@ proptest! {
         steps in (OSCILLATING_EXACT_MAX + 1)..20_000usize,
     ) {
         let (model, curvature) = if logistic { (Model::Logistic, 0.25) } else { (huber(), 1.0) };
-        let eta = over * 2.0 / mean_step_smoothness_at(curvature, delta, lambda, q);
+        let eta = over * 2.0 / mean_step_smoothness_at(curvature, delta, lambda, q, None);
         prop_assume!(eta * lambda < 2.0);
         let p = dpsgd(model, delta, lambda, eta, steps, q);
         prop_assert!(p.step_size_warning().is_some());

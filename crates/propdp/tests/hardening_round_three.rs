@@ -68,6 +68,19 @@ fn own_labels(kind: &str) -> String {
     OWN_LABELS.replace("ALG", kind).replace("STEPS", steps)
 }
 
+/// The error of a run of `cfg` into `dir/o` that must be refused.
+fn refused_run(cfg: &Config, dir: &Path) -> propdp::Error {
+    run(
+        cfg,
+        "c",
+        &dir.join("o"),
+        Existing::Overwrite,
+        Sources::default(),
+        &Silent,
+    )
+    .unwrap_err()
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap()
 }
@@ -159,15 +172,7 @@ fn item4_and_7_extreme_magnitudes_in_data_are_refused_not_a_panic() {
             &own_labels("objective").replace("labels = \"y\"", "drop = [\"y\"]"),
         )
         .unwrap();
-        let e = run(
-            &cfg,
-            "c",
-            &tmp.path().join("o"),
-            Existing::Overwrite,
-            Sources::default(),
-            &Silent,
-        )
-        .unwrap_err();
+        let e = refused_run(&cfg, tmp.path());
         assert_eq!(e.field(), Some("simulation.data.file"), "{e:#}");
     }
     // labels near 1e200 beside ordinary features: refused naming the label
@@ -180,15 +185,7 @@ fn item4_and_7_extreme_magnitudes_in_data_are_refused_not_a_panic() {
     std::fs::write(&data, lines.join("\n") + "\n").unwrap();
     let e = format!("{:#}", data_spectrum::from_file(&data, Some("y"), false).unwrap_err());
     assert!(e.contains("label") && e.contains("row 5"), "{e}");
-    let e = run(
-        &config(tmp.path(), &own_labels("objective")).unwrap(),
-        "c",
-        &tmp.path().join("o"),
-        Existing::Overwrite,
-        Sources::default(),
-        &Silent,
-    )
-    .unwrap_err();
+    let e = refused_run(&config(tmp.path(), &own_labels("objective")).unwrap(), tmp.path());
     assert_eq!(e.field(), Some("simulation.data.labels"), "{e:#}");
 }
 
@@ -207,15 +204,7 @@ fn item7_a_duplicate_column_name_is_refused() {
     let e = format!("{:#}", data_spectrum::from_file(&data, Some("y"), false).unwrap_err());
     assert!(e.contains("\"y\"") && e.contains("twice"), "{e}");
     let cfg = config(tmp.path(), &own_labels("objective")).unwrap();
-    let e = run(
-        &cfg,
-        "c",
-        &tmp.path().join("o"),
-        Existing::Overwrite,
-        Sources::default(),
-        &Silent,
-    )
-    .unwrap_err();
+    let e = refused_run(&cfg, tmp.path());
     assert_eq!(e.field(), Some("simulation.data.file"), "{e:#}");
     assert!(format!("{e:#}").contains("twice"), "{e:#}");
 }

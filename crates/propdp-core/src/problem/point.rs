@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{Algorithm, Budget, LossVariant, Model, NoiseLaw, Target};
+use crate::covariance::Covariance;
 use crate::error::ConfigError;
 use crate::parameters;
 
@@ -385,20 +386,30 @@ pub(crate) fn smoothness(model: &Model, delta: f64, lambda: f64) -> f64 {
 
 /// L_q = q(L − λ) + λ ([`Point::mean_step_smoothness`]).
 fn mean_step_smoothness(model: &Model, delta: f64, lambda: f64, sample_rate: f64) -> f64 {
-    mean_step_smoothness_at(model.curvature(), delta, lambda, sample_rate)
+    mean_step_smoothness_at(model.curvature(), delta, lambda, sample_rate, None)
 }
 
 /// L_q = q·β·λ₊(δ) + λ, the smoothness of DP-SGD's mean step for a loss of
-/// curvature β = sup ℓ'' at sample rate q (λ₊ the Marchenko–Pastur edge):
-/// beyond η = 2/L_q the iterates may oscillate ([`Point::step_size_warning`]).
+/// curvature β = sup ℓ'' at sample rate q (q = 1: full batch; a typical
+/// Poisson batch's own step is this at q = 1 and aspect ratio δ/q), λ₊ the
+/// right edge of XᵀX's spectrum: the Marchenko–Pastur edge, or with a
+/// feature covariance its generalised edge ([`Covariance::right_edge`]).
+/// Beyond η = 2/L_q the iterates may oscillate ([`Point::step_size_warning`]).
 ///
 /// ```
 /// // Huber (β = 1), δ = 1, λ = 0.5, q = 0.05: 2/L_q = 2/(0.05·4 + 0.5)
-/// let l = propdp_core::problem::mean_step_smoothness_at(1.0, 1.0, 0.5, 0.05);
+/// let l = propdp_core::problem::mean_step_smoothness_at(1.0, 1.0, 0.5, 0.05, None);
 /// assert!((2.0 / l - 2.0 / 0.7).abs() < 1e-12);
 /// ```
-pub fn mean_step_smoothness_at(curvature: f64, delta: f64, lambda: f64, sample_rate: f64) -> f64 {
-    sample_rate * curvature * crate::spectrum::right_edge(delta) + lambda
+pub fn mean_step_smoothness_at(
+    curvature: f64,
+    delta: f64,
+    lambda: f64,
+    sample_rate: f64,
+    covariance: Option<&Covariance>,
+) -> f64 {
+    let edge = covariance.map_or_else(|| crate::spectrum::right_edge(delta), |c| c.right_edge(delta));
+    sample_rate * curvature * edge + lambda
 }
 
 /// An algorithm's parameters by config name.

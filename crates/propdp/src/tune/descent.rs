@@ -41,7 +41,7 @@ use propdp_core::accountant::MechanismKind;
 use propdp_core::config::tune::{Horizons, STAGED_FROM, SearchKind};
 use propdp_core::config::{LONG_HORIZON_FROM, SolverOptions};
 use propdp_core::covariance::Covariance;
-use propdp_core::problem::Budget;
+use propdp_core::problem::{Budget, mean_step_smoothness_at};
 use propdp_core::{Algorithm, AlgorithmKind, LossVariant, Point};
 use propdp_theory::solve::TheorySolver;
 
@@ -318,10 +318,13 @@ impl<'a> DescentSearch<'a> {
             sigma: 0.0,
         };
         self.base.with_algorithm(lambda).map_or(1.0, |p| {
-            let mean = match self.candidates.covariance {
-                None => p.mean_step_smoothness(k.q),
-                Some(c) => k.q * p.model().curvature() * c.right_edge(p.delta()) + k.lambda,
-            };
+            let mean = mean_step_smoothness_at(
+                p.model().curvature(),
+                p.delta(),
+                k.lambda,
+                k.q,
+                self.candidates.covariance,
+            );
             self.batch_smoothness(&p, k.q) / mean
         })
     }
@@ -329,10 +332,14 @@ impl<'a> DescentSearch<'a> {
     /// L_B(q) = β·λ₊(X_BᵀX_B) + λ of a typical batch ([`Point::batch_smoothness`]);
     /// with a covariance λ₊ is the generalised Marchenko–Pastur edge at aspect δ/q.
     fn batch_smoothness(&self, p: &Point, q: f64) -> f64 {
-        match self.candidates.covariance {
-            None => p.batch_smoothness(q),
-            Some(c) => p.model().curvature() * c.right_edge(p.delta() / q) + p.algorithm().lambda(),
-        }
+        let lambda = p.algorithm().lambda();
+        mean_step_smoothness_at(
+            p.model().curvature(),
+            p.delta() / q,
+            lambda,
+            1.0,
+            self.candidates.covariance,
+        )
     }
 
     /// (mean, RQMC stderr) of the metric at the last step.
