@@ -202,6 +202,29 @@ impl Track {
         &self.sums[b]
     }
 
+    /// Regroup the lanes as the partition's blocks merge (lanes that stand
+    /// for blocks of the same partition): new lane b is the sum of the old
+    /// lanes `plan[b].0`, plus, when the leaving element joins it, lane
+    /// `joining.1` of `joining.0` (a track on the same partition; `None`: a
+    /// zero lane). Every value and block sum of the history moves alike.
+    pub(crate) fn regroup(&mut self, plan: &MergePlan, joining: (&Track, Option<usize>)) {
+        let (other, lane) = joining;
+        let mut scratch = Vec::with_capacity(plan.len());
+        let rows = self.ring.iter_mut().chain(self.sums.iter_mut());
+        for (row, extra) in rows.zip(other.ring.iter().chain(&other.sums)) {
+            scratch.clear();
+            scratch.extend(plan.iter().map(|(srcs, joins)| {
+                let x: f64 = srcs.iter().map(|&j| row[j]).sum();
+                match lane {
+                    Some(l) if *joins => x + extra[l],
+                    _ => x,
+                }
+            }));
+            std::mem::swap(row, &mut scratch);
+        }
+        self.lanes = plan.len();
+    }
+
     /// Zero one lane's whole history (a virtual path reborn).
     pub(crate) fn reset_lane(&mut self, lane: usize) {
         for v in self.ring.iter_mut().chain(self.sums.iter_mut()) {

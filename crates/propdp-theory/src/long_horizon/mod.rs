@@ -38,7 +38,7 @@
 //! - Rasmussen, Williams (2006), *Gaussian Processes for Machine Learning*, §2.2
 //!   (Gaussian conditioning).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use nalgebra::{DMatrix, DVector};
 use propdp_core::config::simulation::machine_memory;
@@ -49,10 +49,12 @@ use rayon::prelude::*;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::dmft::{DmftError, DmftParams, DmftPath, STEIN_MIN_S2, aggregate, rqmc_uniform4, step_metrics};
-use crate::dyadic::{Block, Dyadic, Partition, Track};
+use crate::dyadic::{Advance, Block, Dyadic, Partition, Track};
 use crate::modes::spectral_metrics;
 use crate::reverse_mode::{self, Events};
 use crate::train_loss::{self, LossMoments, LossSums};
+
+mod field;
 
 /// Exact lags of R_g's rows in the memories; older lags act on block sums.
 pub const NEAR: usize = 10;
@@ -156,13 +158,11 @@ pub fn solve_spectrum(
         let runs: Vec<Result<Run, Stop>> = (0..p.scrambles as u32)
             .into_par_iter()
             .map(|k| {
-                replicate(
-                    p,
-                    atoms,
-                    p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k),
-                    window,
-                    cancelled,
-                )
+                let seed = p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
+                match atoms {
+                    Some(a) if a.len() > 1 => field::replicate(p, atoms, seed, window, cancelled),
+                    _ => replicate(p, atoms, seed, window, cancelled),
+                }
             })
             .collect();
         let wanted = runs
@@ -327,113 +327,139 @@ enum Slot {
 /// independent innovations, and the covariance follows exactly.
 struct StateCovariance {
     slots: Vec<Slot>,
+    /// Row-major with row length `stride` ≥ the entries (room to extend in place).
     cov: Vec<f64>,
+    stride: usize,
 }
 
 /// A new entry: its terms over the current entries and the variance of its innovation.
 type Row = (Slot, Vec<(Slot, f64)>, f64);
 
+/// Entries a relayout leaves room for (a step extends the state twice).
+const SPARE: usize = 2;
+
 impl StateCovariance {
     fn new() -> Self {
         StateCovariance {
             slots: vec![Slot::Theta(0)],
-            cov: vec![0.0],
+            cov: vec![0.0; (1 + SPARE) * (1 + SPARE)],
+            stride: 1 + SPARE,
         }
+    }
+
+    fn position(&self, s: &Slot) -> usize {
+        self.slots.iter().position(|x| x == s).expect("a tracked entry")
+    }
+
+    fn at(&self, i: usize, j: usize) -> f64 {
+        self.cov[i * self.stride + j]
     }
 
     fn var(&self, s: Slot) -> f64 {
-        let i = self.slots.iter().position(|&x| x == s).expect("a tracked entry");
-        self.cov[i * self.slots.len() + i]
-    }
-
-    fn map(&mut self, rows: Vec<Row>) {
-        let (d, e) = (self.slots.len(), rows.len());
-        let pos: HashMap<Slot, usize> = self.slots.iter().enumerate().map(|(i, &s)| (s, i)).collect();
-        let terms: Vec<Vec<(usize, f64)>> = rows
-            .iter()
-            .map(|(_, ts, _)| ts.iter().map(|(s, c)| (pos[s], *c)).collect())
-            .collect();
-        let mut half = vec![0.0; e * d];
-        for (i, ts) in terms.iter().enumerate() {
-            for &(a, c) in ts {
-                axpy(&mut half[i * d..(i + 1) * d], c, &self.cov[a * d..(a + 1) * d]);
-            }
-        }
-        let mut cov = vec![0.0; e * e];
-        for i in 0..e {
-            for (j, ts) in terms.iter().enumerate().skip(i) {
-                let v: f64 = ts.iter().map(|&(b, c)| c * half[i * d + b]).sum();
-                cov[i * e + j] = v;
-                cov[j * e + i] = v;
-            }
-            cov[i * e + i] += rows[i].2;
-        }
-        self.slots = rows.into_iter().map(|r| r.0).collect();
-        self.cov = cov;
+        let i = self.position(&s);
+        self.at(i, i)
     }
 
     /// The current entries, kept, plus `extra`: only the new row and column
-    /// are computed (the same operations in the same order as [`Self::map`]
-    /// with identity rows, so the same bits).
+    /// are computed.
     fn extend(&mut self, (slot, terms, innovation): Row) {
         let d = self.slots.len();
-        let pos = |s: &Slot| self.slots.iter().position(|x| x == s).expect("a tracked entry");
-        let terms: Vec<(usize, f64)> = terms.iter().map(|(s, c)| (pos(s), *c)).collect();
+        let terms: Vec<(usize, f64)> = terms.iter().map(|(s, c)| (self.position(s), *c)).collect();
+        if d + 1 > self.stride {
+            let stride = d + 1 + SPARE;
+            let mut cov = vec![0.0; stride * stride];
+            for i in 0..d {
+                cov[i * stride..i * stride + d].copy_from_slice(&self.cov[i * self.stride..i * self.stride + d]);
+            }
+            (self.cov, self.stride) = (cov, stride);
+        }
+        let st = self.stride;
         // Cov(new, kept j) = Σ c·Cov(b, j); Var(new) = Σ c·(Σ c'·Cov(a, b)) + innovation
         let col: Vec<f64> = (0..d)
-            .map(|j| terms.iter().map(|&(b, c)| c * self.cov[j * d + b]).sum())
+            .map(|j| terms.iter().map(|&(b, c)| c * self.cov[j * st + b]).sum())
             .collect();
         let mut half = vec![0.0; d];
         for &(a, c) in &terms {
-            axpy(&mut half, c, &self.cov[a * d..(a + 1) * d]);
+            axpy(&mut half, c, &self.cov[a * st..a * st + d]);
         }
         let var = terms.iter().map(|&(b, c)| c * half[b]).sum::<f64>() + innovation;
-        let e = d + 1;
-        let mut cov = vec![0.0; e * e];
-        for i in 0..d {
-            cov[i * e..i * e + d].copy_from_slice(&self.cov[i * d..(i + 1) * d]);
-            cov[i * e + d] = col[i];
-            cov[d * e + i] = col[i];
+        for (i, &x) in col.iter().enumerate() {
+            self.cov[i * st + d] = x;
+            self.cov[d * st + i] = x;
         }
-        cov[d * e + d] = var;
+        self.cov[d * st + d] = var;
         self.slots.push(slot);
-        self.cov = cov;
     }
 
-    /// Re-lay the state out as `windows` (kept entries) and `blocks` (sums of
-    /// the current entries they contain), for θ̃ and ũ.
-    fn relayout(&mut self, theta: (&[usize], &[Block]), u: (&[usize], &[Block])) {
+    /// How to re-lay the state out as `windows` (kept entries) and `blocks`
+    /// (sums of the current entries they contain), for θ̃ and ũ. Every atom's
+    /// state has the same entries, so one layout serves them all.
+    fn layout(&self, theta: (&[usize], &[Block]), u: (&[usize], &[Block])) -> Layout {
         let inside = |s: &Slot, theta_kind: bool, (b0, b1): Block| match (*s, theta_kind) {
             (Slot::Theta(k), true) | (Slot::U(k), false) => b0 <= k && k < b1,
             (Slot::ThetaBlock((s0, s1)), true) | (Slot::UBlock((s0, s1)), false) => b0 <= s0 && s1 <= b1,
             _ => false,
         };
-        let mut rows: Vec<Row> = Vec::new();
+        let d = self.slots.len();
+        let mut l = Layout {
+            slots: Vec::new(),
+            members: Vec::with_capacity(d),
+            starts: vec![0],
+        };
         for (theta_kind, (window, blocks)) in [(true, theta), (false, u)] {
             for &b in blocks {
-                let terms = self
-                    .slots
-                    .iter()
-                    .filter(|s| inside(s, theta_kind, b))
-                    .map(|&s| (s, 1.0))
-                    .collect();
-                rows.push((
-                    if theta_kind {
-                        Slot::ThetaBlock(b)
-                    } else {
-                        Slot::UBlock(b)
-                    },
-                    terms,
-                    0.0,
-                ));
+                l.slots.push(if theta_kind {
+                    Slot::ThetaBlock(b)
+                } else {
+                    Slot::UBlock(b)
+                });
+                l.members
+                    .extend((0..d).filter(|&i| inside(&self.slots[i], theta_kind, b)));
+                l.starts.push(l.members.len());
             }
             for &k in window {
                 let s = if theta_kind { Slot::Theta(k) } else { Slot::U(k) };
-                rows.push((s, vec![(s, 1.0)], 0.0));
+                l.slots.push(s);
+                l.members.push(self.position(&s));
+                l.starts.push(l.members.len());
             }
         }
-        self.map(rows);
+        l
     }
+
+    /// Re-lay the state out: each new entry is the sum of a group of current
+    /// entries, and Cov(new_i, new_j) = Σ_{b∈G_j} (Σ_{a∈G_i} Cov(a, ·))_b.
+    fn apply(&mut self, l: &Layout) {
+        let (d, e) = (self.slots.len(), l.slots.len());
+        let group = |i: usize| &l.members[l.starts[i]..l.starts[i + 1]];
+        let mut half = vec![0.0; e * d];
+        for i in 0..e {
+            let row = &mut half[i * d..(i + 1) * d];
+            for &a in group(i) {
+                let from = &self.cov[a * self.stride..a * self.stride + d];
+                row.iter_mut().zip(from).for_each(|(y, x)| *y += x);
+            }
+        }
+        let st = e + SPARE;
+        let mut cov = vec![0.0; st * st];
+        for i in 0..e {
+            for j in i..e {
+                let v: f64 = group(j).iter().map(|&b| half[i * d + b]).sum();
+                cov[i * st + j] = v;
+                cov[j * st + i] = v;
+            }
+        }
+        self.slots.clone_from(&l.slots);
+        (self.cov, self.stride) = (cov, st);
+    }
+}
+
+/// A relayout of the state: the new entries and, for each, the current
+/// entries it sums (`members[starts[i]..starts[i + 1]]`).
+struct Layout {
+    slots: Vec<Slot>,
+    members: Vec<usize>,
+    starts: Vec<usize>,
 }
 
 /// The target covariance of the generator's features (Cov(U_B, U_B'),
@@ -483,10 +509,10 @@ impl GeneratorCovariance {
     }
 }
 
-/// One atom of the spectrum on the coordinate side of a replicate (docs/theory.md
-/// §3.4): its constants and every path's copy of its linear state. Without a
-/// covariance there is one mode with ω = w = e = 1, and every line below is §3.3's.
-struct Mode {
+/// One atom of the spectrum on the coordinate side (docs/theory.md §3.4):
+/// its constants, its amplitudes and the exact covariance of its linear
+/// state. Without a covariance there is one with ω = w = e = 1.
+struct Coordinate {
     /// ω_k.
     omega: f64,
     /// √ω_k.
@@ -501,6 +527,71 @@ struct Mode {
     teacher: f64,
     /// w_kω_ks²e_k/ρ: its share of the field's amplitude m_t/ρ.
     amp_share: f64,
+    /// Aᵏ_s for every step so far.
+    amp: Vec<f64>,
+    state: StateCovariance,
+}
+
+impl Coordinate {
+    fn new(atom: &Atom, s2: f64, rho: f64) -> Self {
+        let (share, teacher) = (atom.weight * atom.eigenvalue, s2 * atom.teacher);
+        Coordinate {
+            omega: atom.eigenvalue,
+            sqrt_omega: atom.eigenvalue.sqrt(),
+            share,
+            sqrt_share: share.sqrt(),
+            weight: atom.weight,
+            teacher,
+            amp_share: share * teacher / rho,
+            amp: vec![0.0],
+            state: StateCovariance::new(),
+        }
+    }
+
+    /// Aᵏ_{t+1} = (1 − ηλ)Aᵏ_t − ηω_k[Σ_j R_g(t,j)Aᵏ_j + M_g(t)], M_g(t) = D_t − Σ_j R_g(t,j)m_j/ρ,
+    /// and θ̃ᵏ_{t+1}'s entry in the state's covariance.
+    #[allow(clippy::too_many_arguments)]
+    fn step(
+        &mut self,
+        t: usize,
+        k: &Kernel,
+        amp_w: &[f64],
+        drift: f64,
+        decay: f64,
+        eta: f64,
+        sigma: f64,
+        mem: &Partition,
+    ) {
+        let om = self.omega;
+        let lag: f64 =
+            k.rg.iter()
+                .enumerate()
+                .map(|(l, r)| r * (self.amp[t - l] - amp_w[t - l]))
+                .sum();
+        let next = decay * self.amp[t] - eta * om * (drift + lag);
+        self.amp.push(next);
+        let mut terms: Vec<(Slot, f64)> = vec![(Slot::Theta(t), decay), (Slot::U(t), -eta * self.sqrt_omega)];
+        for (l, &cl) in k.near.iter().enumerate() {
+            terms.push((Slot::Theta(t - l), -eta * om * cl));
+        }
+        for (&b, &cb) in mem.blocks().iter().zip(&k.far) {
+            terms.push((Slot::ThetaBlock(b), -eta * om * cb));
+        }
+        let mut merged: Vec<(Slot, f64)> = Vec::with_capacity(terms.len());
+        for (s, x) in terms {
+            match merged.iter_mut().find(|(s2, _)| *s2 == s) {
+                Some(e) => e.1 += x,
+                None => merged.push((s, x)),
+            }
+        }
+        self.state.extend((Slot::Theta(t + 1), merged, (eta * sigma).powi(2)));
+    }
+}
+
+/// One atom of the spectrum on the coordinate side of a per-path replicate:
+/// its [`Coordinate`] and every path's copy of its linear state.
+struct Mode {
+    coord: Coordinate,
     /// Θᵏ − b_kν of every path, b_k = √(w_kω_k)s²e_k/ρ: the part of its teacher
     /// coordinate independent of ν.
     theta_perp: Vec<f64>,
@@ -514,10 +605,260 @@ struct Mode {
     on0: Vec<Vec<f64>>,
     vv: Vec<f64>,
     u: Vec<f64>,
-    /// Aᵏ_s for every step so far.
-    amp: Vec<f64>,
-    state: StateCovariance,
 }
+
+/// R_g(t, t − m) for m < W and the memories' kernel: its exact lags ≤ NEAR
+/// and its block means over the memory partition's older blocks.
+struct Kernel {
+    rg: Vec<f64>,
+    near: Vec<f64>,
+    far: Vec<f64>,
+}
+
+impl Kernel {
+    fn new(rg: Vec<f64>, mem: &Partition, t: usize) -> Self {
+        let near: Vec<f64> = rg.iter().take(NEAR + 1).copied().collect();
+        let far: Vec<f64> = mem
+            .blocks()
+            .iter()
+            .map(|&(b0, b1)| {
+                let s: f64 = (b0.max((t + 1).saturating_sub(rg.len()))..b1).map(|k| rg[t - k]).sum();
+                s / (b1 - b0) as f64
+            })
+            .collect();
+        Kernel { rg, near, far }
+    }
+}
+
+/// The labels, the baselines (the labels' values the Stein drift's control
+/// variate needs: the noise for a regression, ±1 for logistic) and the
+/// logistic score 1{y > 0} − σ(ν) of every path, from group 0's draws and ν.
+type Labels = (Vec<f64>, Vec<Vec<f64>>, Vec<f64>);
+
+fn labels(p: &DmftParams, first: &[[f64; 4]], nu: &[f64], normal: impl Fn(f64) -> f64) -> Labels {
+    let n = nu.len();
+    let (label, baselines): (Vec<f64>, Vec<Vec<f64>>) = match p.loss {
+        Loss::Huber { .. } | Loss::Squared => {
+            let e: Vec<f64> = first.iter().map(|x| p.noise_sd * normal(x[1])).collect();
+            ((0..n).map(|i| nu[i] + e[i]).collect(), vec![e])
+        }
+        Loss::Logistic => (
+            (0..n)
+                .map(|i| if first[i][1] < sigmoid(nu[i]) { 1.0 } else { -1.0 })
+                .collect(),
+            vec![vec![1.0; n], vec![-1.0; n]],
+        ),
+        Loss::ConditionalHuber { .. } | Loss::ConditionalLogistic => (nu.to_vec(), vec![vec![0.0; n]]),
+    };
+    let score: Vec<f64> = (0..n)
+        .map(|i| f64::from(u8::from(label[i] > 0.0)) - sigmoid(nu[i]))
+        .collect();
+    (label, baselines, score)
+}
+
+/// The generator family: ĝ's block history and the target covariance of ũ's
+/// features (every mode's ũᵏ is an independent GP(0, C_g)).
+struct Generator {
+    part: Partition,
+    g: Track,
+    target: GeneratorCovariance,
+}
+
+/// ũ_t's law given its features (U_B, ũ_{t−nw..t−1}) under the target
+/// covariance — the same for every mode — and C_g(t, ·)'s row.
+struct Conditional {
+    /// ũ_t's terms over the state's entries.
+    terms: Vec<(Slot, f64)>,
+    /// The innovation's variance.
+    sd2: f64,
+    beta: DVector<f64>,
+    /// Blocks and windowed values conditioned on.
+    blocks: usize,
+    nw: usize,
+    /// C_g(t, B) over the generator's blocks, and C_g(t, t − l), l = 0..=nw.
+    row_blocks: Vec<f64>,
+    cgb: Vec<f64>,
+}
+
+impl Generator {
+    fn new(n: usize) -> Self {
+        Generator {
+            part: Partition::new(GEN_WINDOW, GEN_RULE),
+            g: Track::new(n, GEN_WINDOW),
+            target: GeneratorCovariance {
+                blocks: Vec::new(),
+                window: VecDeque::new(),
+            },
+        }
+    }
+
+    /// C_g(t, ·), Rao–Blackwellised: a·q·E[c_t ĝ_s] (s < t), a·q·E[c_t²]; and ũ_t's law.
+    fn conditional(&self, c: &[f64], a: f64, q: f64, t: usize) -> Conditional {
+        let nf = c.len() as f64;
+        let blocks_u = self.part.blocks().len();
+        let nw = t.min(GEN_WINDOW);
+        let dot = |x: &[f64]| a * q * c.iter().zip(x).map(|(u, v)| u * v).sum::<f64>() / nf;
+        let row_blocks: Vec<f64> = (0..blocks_u).map(|b| dot(self.g.sum(b))).collect();
+        let cgb: Vec<f64> = (0..=nw)
+            .map(|l| {
+                if l == 0 {
+                    dot(c)
+                } else {
+                    dot(self.g.value(&self.part, t - l))
+                }
+            })
+            .collect();
+        let dim = blocks_u + nw;
+        let mut terms: Vec<(Slot, f64)> = Vec::with_capacity(dim);
+        let (sd2, beta) = if dim == 0 {
+            (cgb[0], DVector::zeros(0))
+        } else {
+            let target = &self.target;
+            let sff = DMatrix::from_fn(dim, dim, |i, j| match (i < blocks_u, j < blocks_u) {
+                (true, true) => target.blocks[i][j],
+                (true, false) => target.window[j - blocks_u].0[i],
+                (false, true) => target.window[i - blocks_u].0[j],
+                (false, false) => target.band(i - blocks_u, j - blocks_u),
+            });
+            // the windowed value at position j is ũ_{t − nw + j}, lag nw − j
+            let sft = DVector::from_fn(dim, |i, _| {
+                if i < blocks_u {
+                    row_blocks[i]
+                } else {
+                    cgb[nw - (i - blocks_u)]
+                }
+            });
+            let beta = conditional_weights(sff, &sft);
+            ((cgb[0] - beta.dot(&sft)).max(0.0), beta)
+        };
+        for (i, &bi) in beta.iter().enumerate() {
+            terms.push(if i < blocks_u {
+                (Slot::UBlock(self.part.blocks()[i]), bi)
+            } else {
+                (Slot::U(t - nw + (i - blocks_u)), bi)
+            });
+        }
+        Conditional {
+            terms,
+            sd2,
+            beta,
+            blocks: blocks_u,
+            nw,
+            row_blocks,
+            cgb,
+        }
+    }
+
+    /// Keep step t's C_g row in the target and ĝ_t in the history.
+    fn advance(&mut self, cond: Conditional, g: &[f64]) -> Advance {
+        self.target.window.push_back((cond.row_blocks, {
+            let mut v = cond.cgb;
+            v.resize(GEN_WINDOW + 1, 0.0);
+            v
+        }));
+        let step = self.part.advance();
+        if let Some(mat) = step.matrix(cond.blocks) {
+            self.target.merge(&mat);
+        }
+        self.g.push(&self.part, &step, g);
+        step
+    }
+}
+
+/// The drift (Stein, Rao–Blackwellised): D_t = (a·q/√ρ)·E[z₀(c_t − βc⁰_t)],
+/// β = κ²/(ρ + κ²).
+#[allow(clippy::too_many_arguments)]
+fn stein_drift(p: &DmftParams, rho: f64, z0: &[f64], c: &[f64], c0: &[Vec<f64>], score: &[f64], a: f64, q: f64) -> f64 {
+    let (n, kappa2) = (c.len(), 1.0 + p.noise_sd * p.noise_sd);
+    let beta_s = kappa2 / (rho + kappa2);
+    let x: f64 = (0..n)
+        .map(|i| {
+            let base = match p.loss {
+                Loss::Logistic => {
+                    let (plus, minus) = (c0[0][i], c0[1][i]);
+                    0.5 * (plus + minus) + score[i] * (plus - minus)
+                }
+                _ => c0[0][i],
+            };
+            z0[i] * (c[i] - beta_s * base)
+        })
+        .sum();
+    a * q * x / n as f64 / rho.sqrt()
+}
+
+/// The truncation estimate at step t once lags ≥ W exist (0 before): its
+/// value, or the window that meets [`TRUNCATION_TOL`] — the estimate falls
+/// like exp(−γ·W): that window plus a quarter; no decay seen (γ = 0: no
+/// ridge, R_θ does not forget): the whole horizon.
+#[allow(clippy::too_many_arguments)]
+fn truncation(vv: &[f64], rg: &[f64], w: usize, t: usize, p: &DmftParams, h_max: f64, c_tt: f64) -> Result<f64, Stop> {
+    if t < w {
+        return Ok(0.0);
+    }
+    let (e, decay_rate) = truncation_estimate(vv, rg, w, t, p.eta, 1.0 / p.delta, p.sample_rate, h_max);
+    let e = e * c_tt.sqrt();
+    if e > TRUNCATION_TOL {
+        let more = (e / TRUNCATION_TOL).ln() / decay_rate;
+        let suggested = if decay_rate > 0.0 && more < p.steps as f64 {
+            w + w / 4 + more.ceil() as usize
+        } else {
+            p.steps + 1
+        };
+        return Err(Stop::Window(suggested));
+    }
+    Ok(e)
+}
+
+/// Step t's metrics (the plain path mean of the loss; `solve` replaces it by
+/// the control-variate estimate), the loss's control-variate moments and
+/// C_θ(t,t), the field's variance,
+/// from the exact moments of the linear state: per mode Var θ̃ᵏ_t, then the mixtures.
+fn step_record<'a>(
+    p: &DmftParams,
+    t: usize,
+    spectral: bool,
+    rho: f64,
+    amp: f64,
+    coords: impl Iterator<Item = &'a Coordinate>,
+    loss: &LossSums,
+) -> Result<(Metrics, LossMoments, f64), DmftError> {
+    let (mut c_tt, mut m_t, mut q0, mut m0, mut v_own, mut v_spread) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    for m in coords {
+        let (ak, vk) = (m.amp[t], m.state.var(Slot::Theta(t)));
+        c_tt += m.share * (m.teacher * ak * ak + vk);
+        m_t += m.share * m.teacher * ak;
+        q0 += m.weight * (m.teacher * ak * ak + vk);
+        m0 += m.weight * m.teacher * ak;
+        v_own += m.share * vk;
+        v_spread += m.share * m.teacher * (ak - amp) * (ak - amp);
+    }
+    let mt = if spectral {
+        spectral_metrics(p, t, rho, m_t, c_tt, m0, q0, loss.mean_loss())?
+    } else {
+        step_metrics(p, t, m_t, c_tt, loss.mean_loss())?
+    };
+    let v_centred = v_own + v_spread;
+    Ok((
+        mt,
+        loss.moments(train_loss::surrogate_mean(p.loss, rho, p.noise_sd, amp, v_centred)),
+        c_tt,
+    ))
+}
+
+/// ρ = s²Σwωe: the variance of the teacher field ν (s² without a covariance).
+fn teacher_field(s2: f64, spectrum: &[Atom]) -> f64 {
+    s2 * spectrum
+        .iter()
+        .map(|m| m.weight * m.eigenvalue * m.teacher)
+        .sum::<f64>()
+}
+
+/// The one atom of isotropic features.
+const ISOTROPIC: [Atom; 1] = [Atom {
+    eigenvalue: 1.0,
+    weight: 1.0,
+    teacher: 1.0,
+}];
 
 // The kernels are indexed as in docs/theory.md §3 (R_θ(t,s), C_g(t,s), …).
 #[allow(clippy::needless_range_loop, clippy::too_many_lines)]
@@ -531,20 +872,9 @@ fn replicate(
     let (tt, n, a, eta, q) = (p.steps, p.points, 1.0 / p.delta, p.eta, p.sample_rate);
     let nf = n as f64;
     let decay = 1.0 - eta * p.lambda;
-    let kappa2 = 1.0 + p.noise_sd * p.noise_sd;
-    let isotropic = [Atom {
-        eigenvalue: 1.0,
-        weight: 1.0,
-        teacher: 1.0,
-    }];
-    let spectrum = atoms.unwrap_or(&isotropic);
+    let spectrum = atoms.unwrap_or(&ISOTROPIC);
     let k_modes = spectrum.len();
-    // ρ = s²Σwωe: the variance of the teacher field ν (s² without a covariance)
-    let rho = p.s2
-        * spectrum
-            .iter()
-            .map(|m| m.weight * m.eigenvalue * m.teacher)
-            .sum::<f64>();
+    let rho = teacher_field(p.s2, spectrum);
     let prior_sd = rho.sqrt();
     let unit = Normal::standard();
     // RQMC dimensions in groups of four: group 0 (mode 0's teacher, the label), group t + 1
@@ -569,22 +899,7 @@ fn replicate(
             z0[i] += root * sd / prior_sd * zk[i];
         }
     }
-    let (label, baselines): (Vec<f64>, Vec<Vec<f64>>) = match p.loss {
-        Loss::Huber { .. } | Loss::Squared => {
-            let e: Vec<f64> = first.iter().map(|x| p.noise_sd * normal(x[1])).collect();
-            ((0..n).map(|i| nu[i] + e[i]).collect(), vec![e])
-        }
-        Loss::Logistic => (
-            (0..n)
-                .map(|i| if first[i][1] < sigmoid(nu[i]) { 1.0 } else { -1.0 })
-                .collect(),
-            vec![vec![1.0; n], vec![-1.0; n]],
-        ),
-        Loss::ConditionalHuber { .. } | Loss::ConditionalLogistic => (nu.clone(), vec![vec![0.0; n]]),
-    };
-    let score: Vec<f64> = (0..n)
-        .map(|i| f64::from(u8::from(label[i] > 0.0)) - sigmoid(nu[i]))
-        .collect();
+    let (label, baselines, score) = labels(p, &first, &nu, normal);
     let nb = baselines.len();
     let w = window;
     // the memory family: per mode θ̃, O, the baselines' O⁰ and the virtual paths V (lane s % W: Rᵏ(·, s))
@@ -593,17 +908,11 @@ fn replicate(
         .iter()
         .zip(&teacher_normals)
         .map(|(m, zk)| {
-            let (share, teacher) = (m.weight * m.eigenvalue, p.s2 * m.teacher);
-            let b = share.sqrt() * teacher / rho;
+            let coord = Coordinate::new(m, p.s2, rho);
+            let b = coord.sqrt_share * coord.teacher / rho;
             Mode {
-                omega: m.eigenvalue,
-                sqrt_omega: m.eigenvalue.sqrt(),
-                share,
-                sqrt_share: share.sqrt(),
-                weight: m.weight,
-                teacher,
-                amp_share: share * teacher / rho,
-                theta_perp: (0..n).map(|i| teacher.sqrt() * zk[i] - b * nu[i]).collect(),
+                theta_perp: (0..n).map(|i| coord.teacher.sqrt() * zk[i] - b * nu[i]).collect(),
+                coord,
                 theta: Track::new(n, NEAR + 1),
                 onsager: Track::new(n, NEAR + 1),
                 onsager0: (0..nb).map(|_| Track::new(n, NEAR + 1)).collect(),
@@ -614,8 +923,6 @@ fn replicate(
                 on0: vec![vec![0.0; n]; nb],
                 vv: vec![0.0; w],
                 u: vec![0.0; n],
-                amp: vec![0.0],
-                state: StateCovariance::new(),
             }
         })
         .collect();
@@ -628,13 +935,7 @@ fn replicate(
             m.virt.push(&mem, &step, &m.vv);
         }
     }
-    // the generator family: ĝ and, per mode, an independent ũᵏ ~ GP(0, C_g)
-    let mut generator = Partition::new(GEN_WINDOW, GEN_RULE);
-    let mut gtrack = Track::new(n, GEN_WINDOW);
-    let mut target = GeneratorCovariance {
-        blocks: Vec::new(),
-        window: VecDeque::new(),
-    };
+    let mut generator = Generator::new(n);
     // each path's recent events (steps with ĥ ≠ 0) for the reverse mode: a ring of capacity E
     let mut events = Events::new(n, w, q);
     let h_max = curvature_bound(p.loss);
@@ -662,13 +963,13 @@ fn replicate(
         on_w.fill(0.0);
         on0_w.iter_mut().for_each(|x| x.fill(0.0));
         for m in &modes {
-            let ak = m.amp[t];
+            let ak = m.coord.amp[t];
             for i in 0..n {
-                thc[i] += m.sqrt_share * (ak * m.theta_perp[i] + m.th[i]);
-                on_w[i] += m.share * m.on[i];
+                thc[i] += m.coord.sqrt_share * (ak * m.theta_perp[i] + m.th[i]);
+                on_w[i] += m.coord.share * m.on[i];
             }
             for (o, mo) in on0_w.iter_mut().zip(&m.on0) {
-                axpy(o, m.share, mo);
+                axpy(o, m.coord.share, mo);
             }
         }
         let selection: Vec<bool> = if q < 1.0 && t < tt {
@@ -688,106 +989,42 @@ fn replicate(
                 c0[b][i] = clip(p.loss.slope(baselines[b][i], thc[i] - eta * on0_w[b][i]));
             }
         }
-        // the exact moments of the linear state: per mode Var θ̃ᵏ_t, then the mixtures
-        let (mut c_tt, mut m_t, mut q0, mut m0, mut v_own, mut v_spread) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-        for m in &modes {
-            let (ak, vk) = (m.amp[t], m.state.var(Slot::Theta(t)));
-            c_tt += m.share * (m.teacher * ak * ak + vk);
-            m_t += m.share * m.teacher * ak;
-            q0 += m.weight * (m.teacher * ak * ak + vk);
-            m0 += m.weight * m.teacher * ak;
-            v_own += m.share * vk;
-            v_spread += m.share * m.teacher * (ak - amp) * (ak - amp);
-        }
-        // the plain path mean; `solve` replaces it by the control-variate estimate
-        let mt = match atoms {
-            None => step_metrics(p, t, m_t, c_tt, loss.mean_loss())?,
-            Some(_) => spectral_metrics(p, t, rho, m_t, c_tt, m0, q0, loss.mean_loss())?,
-        };
+        let (mt, mom, c_tt) = step_record(p, t, atoms.is_some(), rho, amp, modes.iter().map(|m| &m.coord), &loss)?;
         out.push(mt);
-        let v_centred = v_own + v_spread;
-        moments.push(loss.moments(train_loss::surrogate_mean(p.loss, rho, p.noise_sd, amp, v_centred)));
+        moments.push(mom);
         if t == tt {
             break;
         }
-        // 2. C_g(t, ·), Rao–Blackwellised: a·q·E[c_t ĝ_s] (s < t), a·q·E[c_t²]
-        let blocks_u = generator.blocks().len();
-        let nw = t.min(GEN_WINDOW);
-        let dot = |x: &[f64]| a * q * c.iter().zip(x).map(|(u, v)| u * v).sum::<f64>() / nf;
-        let row_blocks: Vec<f64> = (0..blocks_u).map(|b| dot(gtrack.sum(b))).collect();
-        // C_g(t, t − l), l = 0..=nw
-        let cgb: Vec<f64> = (0..=nw)
-            .map(|l| {
-                if l == 0 {
-                    dot(&c)
-                } else {
-                    dot(gtrack.value(&generator, t - l))
-                }
-            })
-            .collect();
-        // 3. every mode's ũᵏ_t by Gaussian conditioning on its (U_B, ũ_{t−nw..t−1}) under the
-        //    target covariance: the same weights for every mode, its own innovation
-        let dim = blocks_u + nw;
-        let mut terms: Vec<(Slot, f64)> = Vec::with_capacity(dim);
-        let (sd2, beta) = if dim == 0 {
-            (cgb[0], DVector::zeros(0))
-        } else {
-            let sff = DMatrix::from_fn(dim, dim, |i, j| match (i < blocks_u, j < blocks_u) {
-                (true, true) => target.blocks[i][j],
-                (true, false) => target.window[j - blocks_u].0[i],
-                (false, true) => target.window[i - blocks_u].0[j],
-                (false, false) => target.band(i - blocks_u, j - blocks_u),
-            });
-            // the windowed value at position j is ũ_{t − nw + j}, lag nw − j
-            let sft = DVector::from_fn(dim, |i, _| {
-                if i < blocks_u {
-                    row_blocks[i]
-                } else {
-                    cgb[nw - (i - blocks_u)]
-                }
-            });
-            let beta = conditional_weights(sff, &sft);
-            ((cgb[0] - beta.dot(&sft)).max(0.0), beta)
-        };
-        for (i, &bi) in beta.iter().enumerate() {
-            terms.push(if i < blocks_u {
-                (Slot::UBlock(generator.blocks()[i]), bi)
-            } else {
-                (Slot::U(t - nw + (i - blocks_u)), bi)
-            });
-        }
+        // 2–3. C_g(t, ·) and every mode's ũᵏ_t by Gaussian conditioning on its (U_B,
+        //    ũ_{t−nw..t−1}): the same weights for every mode, its own innovation
+        let cond = generator.conditional(&c, a, q, t);
         // the modes' own draws this step: (ũ innovation, ξ̃) per path
         let mode_draws: Vec<Vec<[f64; 4]>> = (1..k_modes).map(|k| draws(mode_group(k, t))).collect();
         for (k, m) in modes.iter_mut().enumerate() {
             let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
             let mut u: Vec<f64> = d.iter().map(|x| normal(x[0])).collect();
-            if dim == 0 {
-                u.iter_mut().for_each(|x| *x *= sd2.max(0.0).sqrt());
+            if cond.beta.is_empty() {
+                u.iter_mut().for_each(|x| *x *= cond.sd2.max(0.0).sqrt());
             } else {
-                u.iter_mut().for_each(|x| *x *= sd2.sqrt());
-                for (i, &bi) in beta.iter().enumerate() {
-                    if i < blocks_u {
+                u.iter_mut().for_each(|x| *x *= cond.sd2.sqrt());
+                for (i, &bi) in cond.beta.iter().enumerate() {
+                    if i < cond.blocks {
                         axpy(&mut u, bi, m.utrack.sum(i));
                     } else {
-                        axpy(&mut u, bi, m.utrack.value(&generator, t - nw + (i - blocks_u)));
+                        axpy(
+                            &mut u,
+                            bi,
+                            m.utrack.value(&generator.part, t - cond.nw + (i - cond.blocks)),
+                        );
                     }
                 }
             }
             m.u = u;
-            m.state.extend((Slot::U(t), terms.clone(), sd2));
+            m.coord.state.extend((Slot::U(t), cond.terms.clone(), cond.sd2));
         }
-        target.window.push_back((row_blocks, {
-            let mut v = cgb.clone();
-            v.resize(GEN_WINDOW + 1, 0.0);
-            v
-        }));
-        let step_u = generator.advance();
-        if let Some(mat) = step_u.matrix(blocks_u) {
-            target.merge(&mat);
-        }
-        gtrack.push(&generator, &step_u, &g);
+        let step_u = generator.advance(cond, &g);
         for m in &mut modes {
-            m.utrack.push(&generator, &step_u, &m.u);
+            m.utrack.push(&generator.part, &step_u, &m.u);
         }
         // 4. R_g(t, t − m), m < W: reverse mode from the selected paths (terminal weight ĥ_t;
         //    Rao–Blackwellising it costs every path a pass and did not lower the metrics' spread),
@@ -795,51 +1032,11 @@ fn replicate(
         let acc = &mut acc_buf[..w.min(t + 1)];
         events.adjoints(t, w, &vv, eta, &h, acc);
         events.record(t, w, &h, &vv);
-        let rg: Vec<f64> = acc.iter().map(|x| a * x / nf).collect();
-        // 5. the drift (Stein, Rao–Blackwellised): D_t = (a·q/√ρ)·E[z₀(c_t − βc⁰_t)]
-        let beta_s = kappa2 / (rho + kappa2);
-        let drift = {
-            let x: f64 = (0..n)
-                .map(|i| {
-                    let base = match p.loss {
-                        Loss::Logistic => {
-                            let (plus, minus) = (c0[0][i], c0[1][i]);
-                            0.5 * (plus + minus) + score[i] * (plus - minus)
-                        }
-                        _ => c0[0][i],
-                    };
-                    z0[i] * (c[i] - beta_s * base)
-                })
-                .sum();
-            a * q * x / nf / prior_sd
-        };
-        // 6. the memories' kernel: exact lags ≤ NEAR, block sums of R_g over older blocks
-        let near: Vec<f64> = rg.iter().take(NEAR + 1).copied().collect();
-        let far: Vec<f64> = mem
-            .blocks()
-            .iter()
-            .map(|&(b0, b1)| {
-                let s: f64 = (b0.max((t + 1).saturating_sub(rg.len()))..b1).map(|k| rg[t - k]).sum();
-                s / (b1 - b0) as f64
-            })
-            .collect();
-        // the truncation estimate (once lags ≥ W exist)
-        if t >= w {
-            let (e, decay_rate) = truncation_estimate(&vv, &rg, w, t, eta, a, q, h_max);
-            let e = e * c_tt.sqrt();
-            if e > TRUNCATION_TOL {
-                // the estimate falls like exp(−γ·W): the window that meets the tolerance, plus a
-                // quarter; no decay seen (γ = 0: no ridge, R_θ does not forget): the whole horizon
-                let more = (e / TRUNCATION_TOL).ln() / decay_rate;
-                let suggested = if decay_rate > 0.0 && more < tt as f64 {
-                    w + w / 4 + more.ceil() as usize
-                } else {
-                    tt + 1
-                };
-                return Err(Stop::Window(suggested));
-            }
-            approx_error = approx_error.max(e);
-        }
+        let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
+        // 5. the drift
+        let drift = stein_drift(p, rho, &z0, &c, &c0, &score, a, q);
+        // 6. the truncation estimate (once lags ≥ W exist)
+        approx_error = approx_error.max(truncation(&vv, &kernel.rg, w, t, p, h_max, c_tt)?);
         // 7. the recursions, per mode; the baselines' own selected gradients ĝ⁰_t = S_t·c⁰_t
         //    drive their Onsager memory
         for c0b in &mut c0 {
@@ -847,51 +1044,29 @@ fn replicate(
                 .zip(&selection)
                 .for_each(|(x, &s)| *x = if s { *x } else { 0.0 });
         }
+        let (near, far) = (&kernel.near, &kernel.far);
         vv.fill(0.0);
         for (k, m) in modes.iter_mut().enumerate() {
-            let (om, eta_om) = (m.omega, eta * m.omega);
-            memory(&m.theta, &mem, t, &near, &far, &mut scratch);
+            let (om, eta_om) = (m.coord.omega, eta * m.coord.omega);
+            memory(&m.theta, &mem, t, near, far, &mut scratch);
             let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
             for i in 0..n {
                 let xi = normal(d[i][1]);
-                m.th[i] = decay * m.th[i] - eta * (m.sqrt_omega * m.u[i] + om * scratch[i]) + eta * p.sigma * xi;
+                m.th[i] = decay * m.th[i] - eta * (m.coord.sqrt_omega * m.u[i] + om * scratch[i]) + eta * p.sigma * xi;
             }
-            memory(&m.onsager, &mem, t, &near, &far, &mut scratch);
+            memory(&m.onsager, &mem, t, near, far, &mut scratch);
             recursion(&mut m.on, decay, eta_om, &scratch, Some(&g));
             for b in 0..nb {
-                memory(&m.onsager0[b], &mem, t, &near, &far, &mut scratch);
+                memory(&m.onsager0[b], &mem, t, near, far, &mut scratch);
                 recursion(&mut m.on0[b], decay, eta_om, &scratch, Some(&c0[b]));
             }
             m.virt.reset_lane(t % w);
             m.vv[t % w] = 0.0;
-            memory(&m.virt, &mem, t, &near, &far, &mut vmem);
+            memory(&m.virt, &mem, t, near, far, &mut vmem);
             recursion(&mut m.vv, decay, eta_om, &vmem, None);
             m.vv[t % w] += 1.0;
-            axpy(&mut vv, m.share, &m.vv);
-            // Aᵏ_{t+1} = (1 − ηλ)Aᵏ_t − ηω_k[Σ_j R_g(t,j)Aᵏ_j + M_g(t)], M_g(t) = D_t − Σ_j R_g(t,j)m_j/ρ
-            let lag: f64 = rg
-                .iter()
-                .enumerate()
-                .map(|(l, r)| r * (m.amp[t - l] - amp_w[t - l]))
-                .sum();
-            let next = decay * m.amp[t] - eta * om * (drift + lag);
-            m.amp.push(next);
-            // the state's covariance: θ̃ᵏ_{t+1}
-            let mut terms: Vec<(Slot, f64)> = vec![(Slot::Theta(t), decay), (Slot::U(t), -eta * m.sqrt_omega)];
-            for (l, &cl) in near.iter().enumerate() {
-                terms.push((Slot::Theta(t - l), -eta * om * cl));
-            }
-            for (&b, &cb) in mem.blocks().iter().zip(&far) {
-                terms.push((Slot::ThetaBlock(b), -eta * om * cb));
-            }
-            let mut merged: Vec<(Slot, f64)> = Vec::with_capacity(terms.len());
-            for (s, x) in terms {
-                match merged.iter_mut().find(|(s2, _)| *s2 == s) {
-                    Some(e) => e.1 += x,
-                    None => merged.push((s, x)),
-                }
-            }
-            m.state.extend((Slot::Theta(t + 1), merged, (eta * p.sigma).powi(2)));
+            axpy(&mut vv, m.coord.share, &m.vv);
+            m.coord.step(t, &kernel, &amp_w, drift, decay, eta, p.sigma, &mem);
         }
         // then the windows and blocks of step t + 1
         let step = mem.advance();
@@ -904,10 +1079,15 @@ fn replicate(
                 track.push(&mem, &step, x);
             }
             m.virt.push(&mem, &step, &m.vv);
-            m.state
-                .relayout((&theta_window, mem.blocks()), (&u_window, generator.blocks()));
         }
-        amp_w.push(modes.iter().map(|m| m.amp_share * m.amp[t + 1]).sum());
+        let layout = modes[0]
+            .coord
+            .state
+            .layout((&theta_window, mem.blocks()), (&u_window, generator.part.blocks()));
+        for m in &mut modes {
+            m.coord.state.apply(&layout);
+        }
+        amp_w.push(modes.iter().map(|m| m.coord.amp_share * m.coord.amp[t + 1]).sum());
         events.store_row(t + 1, w, &vv);
     }
     Ok(Run {
@@ -999,6 +1179,52 @@ mod tests {
         // sparse at q = 0.002, W = 4000: 8 events expected, the pair table cap² per path
         let sparse = memory_estimate(&params(4096, 0.002), 1, 4000);
         assert!(sparse < 1e9 && sparse > 8.0 * 4096.0 * 30.0 * 30.0, "{sparse:e}");
+    }
+
+    /// The one-field-per-path solver (`field.rs`) on isotropic features
+    /// against the per-path solver of §3.3, 8 replicates each at the whole
+    /// horizon's window: the Onsager term's block means and the field drawn
+    /// by conditioning on its window and block sums are its only further
+    /// approximations, and they must not show at the replicates' precision.
+    #[test]
+    fn one_field_per_path_agrees_with_the_per_path_solver_on_isotropic_features() {
+        let p = DmftParams {
+            delta: 0.5,
+            lambda: 0.05,
+            sigma: 0.3,
+            eta: 0.5,
+            steps: 600,
+            sample_rate: 0.05,
+            clip: 1.0,
+            ..params(1024, 0.05)
+        };
+        let runs = |field: bool| -> DmftPath {
+            let metrics = (0..8)
+                .map(|k| {
+                    let r = if field {
+                        field::replicate(&p, Some(&ISOTROPIC), 100 + k, p.steps + 1, &|| false)
+                    } else {
+                        replicate(&p, None, 200 + k, p.steps + 1, &|| false)
+                    };
+                    match r {
+                        Ok(r) => r.metrics,
+                        Err(_) => panic!("replicate {k} failed"),
+                    }
+                })
+                .collect();
+            aggregate(metrics, p.steps)
+        };
+        let (a, b) = (runs(true), runs(false));
+        let mut zs = Vec::new();
+        for name in [metrics::EST_ERR2, metrics::OVERLAP, metrics::NORM2] {
+            for t in (30..=p.steps).step_by(30) {
+                let se = (a.stderr[name][t].powi(2) + b.stderr[name][t].powi(2)).sqrt();
+                zs.push((a.mean[name][t] - b.mean[name][t]) / se);
+            }
+        }
+        let rms = (zs.iter().map(|z| z * z).sum::<f64>() / zs.len() as f64).sqrt();
+        let max = zs.iter().fold(0.0f64, |m, z| m.max(z.abs()));
+        assert!(rms <= 2.0 && max <= 4.0, "rms z {rms:.2}, max |z| {max:.2}");
     }
 
     /// The training loss's control variate (crate::train_loss): over 8

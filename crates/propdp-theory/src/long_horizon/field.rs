@@ -1,0 +1,326 @@
+//! The long-horizon state evolution with a feature covariance at a per-path
+//! cost independent of the number of atoms (docs/theory.md §3.4, "one field
+//! per path").
+//!
+//! The sample side sees the coordinate side only through two per-path
+//! quantities: the centred field G_t = Σ_k √(w_kω_k)(Aᵏ_tΘ⊥ᵏ + θ̃ᵏ_t) and the
+//! Onsager term Σ_k w_kω_k Oᵏ_t. Neither needs the atoms' processes on every
+//! path:
+//!
+//! - G is a centred Gaussian process independent of the sample side (the
+//!   θ̃ᵏ are driven by the ũᵏ ~ GP(0, C_g) and white noise, and Θ⊥ᵏ is the
+//!   teacher's part independent of ν). Its covariance over the memory
+//!   partition's window values and block sums is exact from the atoms'
+//!   state covariances,
+//!   Cov G = Σ_k w_kω_k[C_θ̃ᵏ + s²e_k AᵏAᵏᵀ] − ρ·ĀĀᵀ,  Ā = Σ_k (w_kω_ks²e_k/ρ)Aᵏ,
+//!   and each path draws G_{t+1} by Gaussian conditioning on its own window
+//!   and block sums, as the generator of ũ does (§3.3).
+//! - Oᵏ is the linear response of atom k to the path's own selected
+//!   gradients, Oᵏ_t = Σ_{s<t} Rᵏ_θ(t,s)ĝ_s, and every atom's response obeys
+//!   the same recursion with the same kernel. So Σ_k w_kω_kOᵏ_t =
+//!   Σ_s R_w(t,s)ĝ_s with R_w = Σ_k w_kω_kRᵏ_θ: exact over the last NEAR + 1
+//!   gradients (the virtual paths of §3.3) and, over the memory partition's
+//!   older blocks B, R_w's block mean times the path's block sum of ĝ. The
+//!   block means come from block lanes: virtual paths seeded with the
+//!   impulses of a whole block (a leaving lane joins its block's lane as the
+//!   partition's blocks merge).
+//!
+//! Per path and step the work is that of one isotropic atom; per atom it is
+//! deterministic (the virtual paths, the block lanes, the state covariance).
+//!
+//! # References
+//! - Rasmussen, Williams (2006), *Gaussian Processes for Machine Learning*, §2.2
+//!   (Gaussian conditioning).
+//! - Hackbusch (2015), *Hierarchical Matrices: Algorithms and Analysis*
+//!   (block means of a smooth kernel on blocks growing with their distance).
+
+use super::{
+    Coordinate, GEN_WINDOW, Generator, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, Slot, Stop, axpy,
+    conditional_weights, curvature_bound, labels, memory, recursion, stein_drift, step_record, teacher_field,
+    truncation,
+};
+use crate::dmft::{DmftError, DmftParams, rqmc_uniform4};
+use crate::dyadic::{Partition, Track};
+use crate::reverse_mode::Events;
+use crate::train_loss::{self, LossSums};
+use nalgebra::{DMatrix, DVector};
+use propdp_core::covariance::Atom;
+use statrs::distribution::{ContinuousCDF, Normal};
+
+/// One atom's deterministic side: its coordinate, its virtual paths (lane
+/// s % W: Rᵏ(·, s)) and its block lanes (lane b: Σ_{s+1∈B_b} Rᵏ(·, s)).
+struct Atomic {
+    coord: Coordinate,
+    virt: Track,
+    vv: Vec<f64>,
+    lanes: Track,
+    lv: Vec<f64>,
+}
+
+/// β = Σ_FF⁻¹Σ_Ft on the features scaled to unit variance (block sums and
+/// single values differ in scale by the blocks' lengths); features of zero
+/// variance get weight 0.
+fn scaled_weights(sff: &DMatrix<f64>, sft: &DVector<f64>) -> DVector<f64> {
+    let dim = sff.nrows();
+    let top = (0..dim).map(|i| sff[(i, i)]).fold(0.0, f64::max);
+    let keep: Vec<usize> = (0..dim).filter(|&i| sff[(i, i)] > 1e-14 * top).collect();
+    let mut beta = DVector::zeros(dim);
+    if keep.is_empty() {
+        return beta;
+    }
+    let scale: Vec<f64> = keep.iter().map(|&i| sff[(i, i)].sqrt()).collect();
+    let m = DMatrix::from_fn(keep.len(), keep.len(), |i, j| {
+        sff[(keep[i], keep[j])] / (scale[i] * scale[j])
+    });
+    let v = DVector::from_fn(keep.len(), |i, _| sft[keep[i]] / scale[i]);
+    let b = conditional_weights(m, &v);
+    for (i, &k) in keep.iter().enumerate() {
+        beta[k] = b[i] / scale[i];
+    }
+    beta
+}
+
+/// One replicate with a spectrum of two or more atoms.
+// The kernels are indexed as in docs/theory.md §3 (R_θ(t,s), C_g(t,s), …).
+#[allow(clippy::needless_range_loop, clippy::too_many_lines)]
+pub(super) fn replicate(
+    p: &DmftParams,
+    atoms: Option<&[Atom]>,
+    seed: u32,
+    window: usize,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<Run, Stop> {
+    let (tt, n, a, eta, q) = (p.steps, p.points, 1.0 / p.delta, p.eta, p.sample_rate);
+    let nf = n as f64;
+    let decay = 1.0 - eta * p.lambda;
+    let spectrum = atoms.unwrap_or(&ISOTROPIC);
+    let rho = teacher_field(p.s2, spectrum);
+    let unit = Normal::standard();
+    // RQMC dimensions in groups of four: group 0 (ν, the label), group t + 1 (G_{t+1}'s
+    // innovation, S_t) for every step
+    let draws = |group: usize| -> Vec<[f64; 4]> { (0..n).map(|i| rqmc_uniform4(i, group, seed)).collect() };
+    let normal = |x: f64| unit.inverse_cdf(x);
+    let first = draws(0);
+    let z0: Vec<f64> = first.iter().map(|x| normal(x[0])).collect();
+    let nu: Vec<f64> = z0.iter().map(|z| rho.sqrt() * z).collect();
+    let (label, baselines, score) = labels(p, &first, &nu, normal);
+    let nb = baselines.len();
+    let w = window;
+    // per path: the field G, the selected gradients ĝ and the baselines' ĝ⁰ (value at index
+    // s + 1: the gradient of step s, whose response starts at s + 1), on the memory partition
+    let mut mem = Partition::new(NEAR + 1, MEMORY_RULE);
+    let mut field = Track::new(n, NEAR + 1);
+    let mut grads = Track::new(n, NEAR + 1);
+    let mut grads0: Vec<Track> = (0..nb).map(|_| Track::new(n, NEAR + 1)).collect();
+    let mut modes: Vec<Atomic> = spectrum
+        .iter()
+        .map(|m| Atomic {
+            coord: Coordinate::new(m, p.s2, rho),
+            virt: Track::new(w, NEAR + 1),
+            vv: vec![0.0; w],
+            lanes: Track::new(0, NEAR + 1),
+            lv: Vec::new(),
+        })
+        .collect();
+    {
+        let step = mem.advance();
+        let zero = vec![0.0; n];
+        field.push(&mem, &step, &zero);
+        grads.push(&mem, &step, &zero);
+        grads0.iter_mut().for_each(|x| x.push(&mem, &step, &zero));
+        for m in &mut modes {
+            m.virt.push(&mem, &step, &m.vv);
+            m.lanes.push(&mem, &step, &m.lv);
+        }
+    }
+    let mut generator = Generator::new(n);
+    let mut events = Events::new(n, w, q);
+    let h_max = curvature_bound(p.loss);
+    let mut amp_w = vec![0.0];
+    // Σ_{s<t} Aᵏ_s per atom, for the amplitudes' block sums
+    let mut amp_cum: Vec<Vec<f64>> = vec![vec![0.0]; modes.len()];
+    let mut out = Vec::with_capacity(tt + 1);
+    let mut moments = Vec::with_capacity(tt + 1);
+    let mut approx_error: f64 = 0.0;
+    let clip = |d1: f64| if d1.abs() < p.clip { d1 } else { p.clip.copysign(d1) };
+    let (mut r, mut c, mut hh, mut g, mut h) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut on_w, mut on0_w) = (vec![0.0; n], vec![vec![0.0; n]; nb]);
+    let mut vv = vec![0.0; w];
+    let mut lanes_w: Vec<f64> = Vec::new();
+    let mut c0 = vec![vec![0.0; n]; nb];
+    let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
+    let mut next = vec![0.0; n];
+    let mut lmem_buf: Vec<f64> = Vec::new();
+    for t in 0..=tt {
+        if cancelled() {
+            return Err(DmftError::Cancelled { step: t, steps: tt }.into());
+        }
+        let step_draws = if t < tt { draws(t + 1) } else { Vec::new() };
+        // 1. the Onsager terms Σ_s R_w(t,s)ĝ_s: exact over the window, block means before it
+        let onsager = |x: &Track, out: &mut [f64]| {
+            out.fill(0.0);
+            for j in t.saturating_sub(NEAR).max(1)..=t {
+                axpy(out, vv[(j - 1) % w], x.value(&mem, j));
+            }
+            for (b, &(b0, b1)) in mem.blocks().iter().enumerate() {
+                axpy(out, lanes_w[b] / (b1 - b0) as f64, x.sum(b));
+            }
+        };
+        onsager(&grads, &mut on_w);
+        for (o, x) in on0_w.iter_mut().zip(&grads0) {
+            onsager(x, o);
+        }
+        let thc = field.value(&mem, t);
+        let amp = amp_w[t];
+        let selection: Vec<bool> = if q < 1.0 && t < tt {
+            step_draws.iter().map(|x| x[2] < q).collect()
+        } else {
+            vec![true; n]
+        };
+        let mut loss = LossSums::default();
+        for i in 0..n {
+            r[i] = amp * nu[i] + thc[i] - eta * on_w[i];
+            let (l, d1, d2) = p.loss.eval(label[i], r[i]);
+            loss.add(l, train_loss::surrogate(p.loss, label[i], amp, nu[i], thc[i]));
+            c[i] = clip(d1);
+            hh[i] = if d1.abs() < p.clip { d2 } else { 0.0 };
+            (g[i], h[i]) = if selection[i] { (c[i], hh[i]) } else { (0.0, 0.0) };
+            for b in 0..nb {
+                c0[b][i] = clip(p.loss.slope(baselines[b][i], thc[i] - eta * on0_w[b][i]));
+            }
+        }
+        let (mt, mom, c_tt) = step_record(p, t, true, rho, amp, modes.iter().map(|m| &m.coord), &loss)?;
+        out.push(mt);
+        moments.push(mom);
+        if t == tt {
+            break;
+        }
+        // 2–3. C_g(t, ·) and ũ_t's conditional law, in every atom's state covariance
+        let cond = generator.conditional(&c, a, q, t);
+        for m in &mut modes {
+            m.coord.state.extend((Slot::U(t), cond.terms.clone(), cond.sd2));
+        }
+        _ = generator.advance(cond, &g);
+        // 4. R_g(t, t − m), m < W, by reverse mode (§3.3)
+        let acc = &mut acc_buf[..w.min(t + 1)];
+        events.adjoints(t, w, &vv, eta, &h, acc);
+        events.record(t, w, &h, &vv);
+        let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
+        // 5–6. the drift and the truncation estimate
+        let drift = stein_drift(p, rho, &z0, &c, &c0, &score, a, q);
+        approx_error = approx_error.max(truncation(&vv, &kernel.rg, w, t, p, h_max, c_tt)?);
+        for c0b in &mut c0 {
+            c0b.iter_mut()
+                .zip(&selection)
+                .for_each(|(x, &s)| *x = if s { *x } else { 0.0 });
+        }
+        // 7. per atom: the virtual paths, the block lanes, the amplitude and θ̃ᵏ_{t+1}'s entry
+        let (near, far) = (&kernel.near, &kernel.far);
+        vv.fill(0.0);
+        lmem_buf.resize(lanes_w.len(), 0.0);
+        for m in &mut modes {
+            let eta_om = eta * m.coord.omega;
+            m.virt.reset_lane(t % w);
+            m.vv[t % w] = 0.0;
+            memory(&m.virt, &mem, t, near, far, &mut vmem);
+            recursion(&mut m.vv, decay, eta_om, &vmem, None);
+            m.vv[t % w] += 1.0;
+            axpy(&mut vv, m.coord.share, &m.vv);
+            let lmem = &mut lmem_buf[..m.lv.len()];
+            memory(&m.lanes, &mem, t, near, far, lmem);
+            recursion(&mut m.lv, decay, eta_om, lmem, None);
+            m.coord.step(t, &kernel, &amp_w, drift, decay, eta, p.sigma, &mem);
+        }
+        // 8. G_{t+1} by conditioning on its window (indices t − NEAR..=t) and block sums
+        let slots: Vec<Slot> = (t.saturating_sub(NEAR)..=t)
+            .map(Slot::Theta)
+            .chain(mem.blocks().iter().map(|&b| Slot::ThetaBlock(b)))
+            .chain([Slot::Theta(t + 1)])
+            .collect();
+        let dim = slots.len();
+        // every atom's state has the same layout
+        let pos: Vec<usize> = slots.iter().map(|s| modes[0].coord.state.position(s)).collect();
+        let mut cov = DMatrix::zeros(dim, dim);
+        let mut amp_bar = vec![0.0; dim];
+        let mut ampl = vec![0.0; dim];
+        for (m, cum) in modes.iter().zip(&mut amp_cum) {
+            let c = &m.coord;
+            cum.push(cum[t] + c.amp[t]);
+            for (x, s) in ampl.iter_mut().zip(&slots) {
+                *x = match *s {
+                    Slot::Theta(s) => c.amp[s],
+                    Slot::ThetaBlock((b0, b1)) => cum[b1] - cum[b0],
+                    _ => unreachable!("θ̃ entries only"),
+                };
+            }
+            for j in 0..dim {
+                let tj = c.teacher * ampl[j];
+                for i in 0..dim {
+                    cov[(i, j)] += c.share * (c.state.at(pos[i], pos[j]) + ampl[i] * tj);
+                }
+            }
+            axpy(&mut amp_bar, c.amp_share, &ampl);
+        }
+        for j in 0..dim {
+            for i in 0..dim {
+                cov[(i, j)] -= rho * amp_bar[i] * amp_bar[j];
+            }
+        }
+        let f = dim - 1;
+        let sff = cov.view((0, 0), (f, f)).into_owned();
+        let sft = DVector::from_fn(f, |i, _| cov[(i, f)]);
+        let beta = scaled_weights(&sff, &sft);
+        let sd = (cov[(f, f)] - beta.dot(&sft)).max(0.0).sqrt();
+        for (x, d) in next.iter_mut().zip(&step_draws) {
+            *x = sd * normal(d[0]);
+        }
+        let window_len = t + 1 - t.saturating_sub(NEAR);
+        for (i, &bi) in beta.iter().enumerate() {
+            if bi != 0.0 {
+                let values = if i < window_len {
+                    field.value(&mem, t.saturating_sub(NEAR) + i)
+                } else {
+                    field.sum(i - window_len)
+                };
+                axpy(&mut next, bi, values);
+            }
+        }
+        // then the windows and blocks of step t + 1
+        let step = mem.advance();
+        field.push(&mem, &step, &next);
+        grads.push(&mem, &step, &g);
+        for (track, x) in grads0.iter_mut().zip(&c0) {
+            track.push(&mem, &step, x);
+        }
+        let theta_window: Vec<usize> = ((t + 1).saturating_sub(NEAR)..=t + 1).collect();
+        let u_window: Vec<usize> = ((t + 1).saturating_sub(GEN_WINDOW)..=t).collect();
+        for m in &mut modes {
+            m.virt.push(&mem, &step, &m.vv);
+            m.lanes.push(&mem, &step, &m.lv);
+            if let Some((leaving, plan)) = &step.merge {
+                // the leaving index e carries ĝ_{e−1}, whose response is virtual lane (e − 1) % W
+                let lane = leaving.checked_sub(1).map(|s| s % w);
+                m.lanes.regroup(plan, (&m.virt, lane));
+                m.lv = m.lanes.value(&mem, t + 1).to_vec();
+            }
+        }
+        let layout = modes[0]
+            .coord
+            .state
+            .layout((&theta_window, mem.blocks()), (&u_window, generator.part.blocks()));
+        for m in &mut modes {
+            m.coord.state.apply(&layout);
+        }
+        lanes_w = vec![0.0; modes.first().map_or(0, |m| m.lv.len())];
+        for m in &modes {
+            axpy(&mut lanes_w, m.coord.share, &m.lv);
+        }
+        amp_w.push(modes.iter().map(|m| m.coord.amp_share * m.coord.amp[t + 1]).sum());
+        events.store_row(t + 1, w, &vv);
+    }
+    Ok(Run {
+        metrics: out,
+        loss: moments,
+        approx_error,
+    })
+}
