@@ -245,7 +245,13 @@ pub(crate) fn dmft_cost(solver: &propdp_core::config::SolverOptions, steps: usiz
     let paths = |default: usize| (solver.dmft_points.unwrap_or(default) * solver.dmft_scrambles) as f64;
     let with_spectrum = atoms > 1;
     if long {
-        let spectrum = if with_spectrum { 1.2 * atoms as f64 } else { 1.0 };
+        // one field per path; per atom the deterministic side (about a tenth of an isotropic solve),
+        // compressed beyond MAX_MODES atoms
+        let spectrum = if with_spectrum {
+            1.0 + 0.1 * atoms.min(propdp_theory::long_horizon::MAX_MODES) as f64
+        } else {
+            1.0
+        };
         spectrum * 2.5e-7 * (1.0 + 1.5 * q) * paths(LONG_HORIZON_POINTS) * steps as f64
     } else {
         let spectrum = if with_spectrum { 2.5 } else { 1.0 };

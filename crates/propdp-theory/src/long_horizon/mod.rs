@@ -50,6 +50,7 @@ use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::dmft::{DmftError, DmftParams, DmftPath, STEIN_MIN_S2, aggregate, rqmc_uniform4, step_metrics};
 use crate::dyadic::{Advance, Block, Dyadic, Partition, Track};
+use crate::least_squares::{self, LeastSquaresParams};
 use crate::modes::spectral_metrics;
 use crate::reverse_mode::{self, Events};
 use crate::train_loss::{self, LossMoments, LossSums};
@@ -78,9 +79,71 @@ pub struct LongHorizonPath {
     pub window: usize,
 }
 
-/// Most atoms a spectrum may have here (one coordinate-side mode each: the
-/// cost and memory of that side grow linearly in them).
+/// Most atoms the solver carries (one coordinate-side mode each: their
+/// deterministic work grows linearly in them); larger spectra are
+/// compressed to [`COMPRESSED_NODES`], or to this many, nodes.
 pub const MAX_MODES: usize = 32;
+/// Nodes a larger spectrum is compressed to first.
+pub const COMPRESSED_NODES: usize = 16;
+/// Largest measured effect on a metric of compressing the spectrum that a solve accepts.
+pub const COMPRESSION_TOL: f64 = 2e-3;
+
+/// A spectrum of more than [`MAX_MODES`] atoms compressed
+/// ([`Covariance::compress`]) to [`COMPRESSED_NODES`], or to [`MAX_MODES`]
+/// when that is not within [`COMPRESSION_TOL`], with the compression's
+/// measured effect: the largest change of a metric at any step of the
+/// linearised dynamics — exact least squares with the loss's largest
+/// curvature h (step ηh, ridge λ/h, noise σ/h: the same (1 − ηλ) decay and
+/// ησ noise) — on the full against the compressed spectrum.
+fn compress(p: &DmftParams, cov: &Covariance) -> Result<(Option<Covariance>, f64), DmftError> {
+    let h = curvature_bound(p.loss);
+    let ls = LeastSquaresParams {
+        delta: p.delta,
+        s2: p.s2,
+        noise_sd: p.noise_sd,
+        lambda: p.lambda / h,
+        sigma: p.sigma / h,
+        eta: p.eta * h,
+        sample_rate: p.sample_rate,
+        steps: p.steps,
+    };
+    let refuse = |what: String| DmftError::Invalid {
+        what,
+        params: Box::new(*p),
+    };
+    let path = |c: Option<&Covariance>| {
+        least_squares::solve_with_covariance(&ls, c).map_err(|e| {
+            refuse(format!(
+                "the spectrum's {} atoms are above the long-horizon solver's {MAX_MODES}, and the effect of \
+                 compressing them could not be measured on the linearised dynamics ({e}): bin the spectrum into \
+                 at most {MAX_MODES} levels",
+                cov.atoms().len()
+            ))
+        })
+    };
+    let full = path(Some(cov))?;
+    let mut error = f64::INFINITY;
+    for nodes in [COMPRESSED_NODES, MAX_MODES] {
+        let small = cov.compress(nodes);
+        let approx = path(small.as_ref())?;
+        error = full
+            .path
+            .mean
+            .iter()
+            .filter_map(|(name, a)| approx.path.mean.get(name).map(|b| (a, b)))
+            .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
+            .fold(0.0, f64::max);
+        if error <= COMPRESSION_TOL {
+            return Ok((small, error));
+        }
+    }
+    Err(refuse(format!(
+        "the spectrum's {} atoms are above the long-horizon solver's {MAX_MODES}, and compressing them to \
+         {MAX_MODES} nodes changes the linearised dynamics' metrics by {error:.2e}, above {COMPRESSION_TOL:e}: \
+         bin the spectrum into at most {MAX_MODES} levels yourself (merging directions of similar eigenvalue)",
+        cov.atoms().len()
+    )))
+}
 
 /// Solve on `p.scrambles` independent replicates of `p.points` paths each.
 pub fn solve(p: &DmftParams) -> Result<LongHorizonPath, DmftError> {
@@ -94,8 +157,10 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
 }
 
 /// [`solve_cancellable`] with a feature covariance (docs/theory.md §3.4):
-/// one coordinate-side mode per atom, the sample side unchanged; at most
-/// [`MAX_MODES`] atoms. `None`: isotropic features.
+/// one coordinate-side mode per atom and one field per path (`field.rs`);
+/// a spectrum of more than [`MAX_MODES`] atoms is compressed, with the
+/// compression's measured effect in `approx_error` (`compress`). `None`:
+/// isotropic features.
 pub fn solve_spectrum(
     p: &DmftParams,
     cov: Option<&Covariance>,
@@ -105,16 +170,12 @@ pub fn solve_spectrum(
         what,
         params: Box::new(*p),
     };
+    let (compressed, compression_error) = match cov {
+        Some(c) if c.atoms().len() > MAX_MODES => compress(p, c)?,
+        _ => (cov.cloned(), 0.0),
+    };
+    let cov = compressed.as_ref();
     let atoms = cov.map(Covariance::atoms);
-    if let Some(a) = atoms
-        && a.len() > MAX_MODES
-    {
-        return Err(invalid(format!(
-            "the covariance has {} atoms, above the long-horizon solver's {MAX_MODES} (one mode each): bin the \
-             spectrum into fewer levels",
-            a.len()
-        )));
-    }
     let rho = p.s2 * cov.map_or(1.0, Covariance::teacher_field);
     if p.points == 0 {
         return Err(invalid("points = 0".into()));
@@ -187,7 +248,7 @@ pub fn solve_spectrum(
                 })
             })
             .collect::<Result<_, _>>()?;
-        let approx_error = runs.iter().map(|r| r.approx_error).fold(0.0, f64::max);
+        let approx_error = runs.iter().map(|r| r.approx_error).fold(compression_error, f64::max);
         let (metrics, moments): (Vec<Vec<Metrics>>, Vec<Vec<LossMoments>>) =
             runs.into_iter().map(|r| (r.metrics, r.loss)).unzip();
         let losses = train_loss::cross_fitted(&moments);
@@ -210,19 +271,22 @@ pub fn solve_spectrum(
 }
 
 /// Bytes a solve holds at once with `modes` atoms at response window `w`: per replicate running
-/// in parallel, the per-path histories (θ̃, O and the baselines' O⁰ over the
-/// memory blocks, ĝ and ũ over the generator's, up to 64 blocks each), the
-/// virtual paths and the events.
+/// in parallel, the per-path histories (up to 64 blocks each: one atom's θ̃, O, the baselines'
+/// O⁰ and ũ, or with a spectrum the field G, ĝ and ĝ⁰ (`field.rs`); ĝ over the generator's
+/// blocks), per atom its virtual paths, block lanes and state covariance, and the events.
 fn memory_estimate(p: &DmftParams, modes: usize, w: usize) -> f64 {
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     let parallel = p.scrambles.min(threads) as f64;
     let (n, k) = (p.points as f64, modes as f64);
-    // per mode θ̃, O, O⁰ (up to two) and ũ, and its current values; ĝ once
-    let histories = k * (4.0 * n * (NEAR + 1 + 64) as f64 + n * (GEN_WINDOW + 64) as f64 + 8.0 * n)
-        + n * (GEN_WINDOW + 64) as f64
-        + 16.0 * n;
-    let virtual_paths = k * w as f64 * (NEAR + 1 + 64) as f64;
-    parallel * (8.0 * (histories + virtual_paths) + reverse_mode::bytes(p.points, w, p.sample_rate))
+    let history = (NEAR + 1 + 64) as f64;
+    let per_path = if modes == 1 {
+        4.0 * n * history + n * (GEN_WINDOW + 64) as f64 + 8.0 * n
+    } else {
+        4.0 * n * history
+    };
+    let histories = per_path + n * (GEN_WINDOW + 64) as f64 + 16.0 * n;
+    let per_atom = k * ((w + 64) as f64 * history + 2.0 * 200f64.powi(2));
+    parallel * (8.0 * (histories + per_atom) + reverse_mode::bytes(p.points, w, p.sample_rate))
 }
 
 /// One replicate's metrics and truncation estimate.

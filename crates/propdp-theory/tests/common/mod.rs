@@ -20,6 +20,12 @@ pub fn checkpoints(steps: usize) -> Vec<usize> {
 /// estimated from a few replicates, have heavy tails, so the maximum is
 /// taken where a user reads the path, as the simulation tests do.
 pub fn z_scores(a: &DmftPath, b: &DmftPath) -> (f64, f64) {
+    z_scores_with(a, b, 0.0)
+}
+
+/// [`z_scores`] with `a`'s stated approximation error (e.g. a compressed
+/// spectrum's measured effect) added to the standard errors in quadrature.
+pub fn z_scores_with(a: &DmftPath, b: &DmftPath, approx_error: f64) -> (f64, f64) {
     let (mut sum, mut max, mut count) = (0.0, 0.0f64, 0.0);
     let mut worst = String::new();
     for (name, va) in &a.mean {
@@ -27,7 +33,8 @@ pub fn z_scores(a: &DmftPath, b: &DmftPath) -> (f64, f64) {
         let steps = va.len() - 1;
         let marks = checkpoints(steps);
         for t in 1..=steps {
-            let z = (va[t] - vb[t]) / (sa[t].powi(2) + sb[t].powi(2)).sqrt().max(1e-12);
+            let se = (sa[t].powi(2) + sb[t].powi(2) + approx_error.powi(2)).sqrt();
+            let z = (va[t] - vb[t]) / se.max(1e-12);
             sum += z * z;
             count += 1.0;
             if marks.contains(&t) && z.abs() > max {
