@@ -619,27 +619,64 @@ impl Covariance {
         x / delta
     }
 
-    /// The number of coordinates of each atom at dimension d: w_k·d rounded
-    /// by largest remainders (so they sum to d), in atom order.
+    /// The number of coordinates of each atom at dimension d, in atom order,
+    /// by systematic allocation at `offset` u ∈ [0, 1): with the boundaries
+    /// C_k = d·Σ_{j≤k} w_j (snapped to an integer within 10⁻⁹), count_k =
+    /// ⌊C_k + u⌋ − ⌊C_{k−1} + u⌋. They sum to d, each is ⌊d·w_k⌋ or ⌈d·w_k⌉,
+    /// an integer d·w_k is kept whatever u, and with u uniform each count is
+    /// d·w_k in expectation — so a simulation that draws u per repetition
+    /// realises the spectrum without bias (largest-remainder rounding
+    /// realises another one: at d = 1000 with 15 atoms of equal weight
+    /// spanning a condition of 30 and an anti-aligned teacher, a teacher
+    /// energy 0.58% low in every repetition).
     ///
     /// ```
     /// use propdp_core::covariance::Covariance;
     /// let c = Covariance::from_columns(&[1.0, 2.0, 3.0], &[1.0 / 3.0; 3], &[1.0; 3], "c").unwrap().unwrap();
-    /// assert_eq!(c.counts(10), vec![4, 3, 3]);
+    /// assert_eq!(c.counts(10, 0.0), vec![3, 3, 4]);
+    /// assert_eq!(c.counts(10, 0.5), vec![3, 4, 3]);
+    /// assert_eq!(c.counts(10, 0.9), vec![4, 3, 3]);
+    /// assert_eq!(c.counts(9, 0.7), vec![3, 3, 3]);
+    /// assert!(!c.has_fractional_counts(9) && c.has_fractional_counts(10));
     /// ```
-    pub fn counts(&self, d: usize) -> Vec<usize> {
-        let exact: Vec<f64> = self.atoms.iter().map(|a| a.weight * d as f64).collect();
-        let mut counts: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
-        let left = d - counts.iter().sum::<usize>().min(d);
-        let mut order: Vec<usize> = (0..counts.len()).collect();
-        order.sort_by(|&a, &b| {
-            (exact[b] - exact[b].floor())
-                .total_cmp(&(exact[a] - exact[a].floor()))
-                .then(a.cmp(&b))
-        });
-        for &i in order.iter().take(left) {
-            counts[i] += 1;
+    pub fn counts(&self, d: usize, offset: f64) -> Vec<usize> {
+        let boundaries = self.boundaries(d);
+        let at = |c: f64| (c + offset).floor() as usize;
+        let mut prev = 0;
+        boundaries
+            .iter()
+            .map(|&c| {
+                let next = at(c).min(d);
+                let count = next - prev;
+                prev = next;
+                count
+            })
+            .collect()
+    }
+
+    /// Whether some count d·w_k is fractional (then [`Self::counts`] depends on its offset).
+    pub fn has_fractional_counts(&self, d: usize) -> bool {
+        self.boundaries(d).iter().any(|c| c.fract() != 0.0)
+    }
+
+    /// C_k = d·Σ_{j≤k} w_j, snapped to the nearest integer within 10⁻⁹ (the last is d).
+    fn boundaries(&self, d: usize) -> Vec<f64> {
+        let mut sum = 0.0;
+        let mut out: Vec<f64> = self
+            .atoms
+            .iter()
+            .map(|a| {
+                sum += a.weight * d as f64;
+                if (sum - sum.round()).abs() < 1e-9 {
+                    sum.round()
+                } else {
+                    sum
+                }
+            })
+            .collect();
+        if let Some(last) = out.last_mut() {
+            *last = d as f64;
         }
-        counts
+        out
     }
 }

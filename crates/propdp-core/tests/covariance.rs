@@ -4,6 +4,7 @@
 
 use propdp_core::Config;
 use propdp_core::config::TuneConfig;
+use propdp_core::covariance::Covariance;
 
 const BASE: &str = r#"
 [problem]
@@ -216,4 +217,40 @@ fn dpsgd_step_size_warnings_use_the_covariance_edge() {
         w.len() == 1 && w[0].contains("covariance") && w[0].contains("oscillate"),
         "{w:?}"
     );
+}
+
+/// The atoms' coordinate counts at a uniform offset are d·w in expectation
+/// (the simulation draws the offset per repetition): averaged over an even
+/// grid of 10⁴ offsets every count is d·w_k within 10⁻³, each count is
+/// ⌊d·w_k⌋ or ⌈d·w_k⌉, and they sum to d.
+#[test]
+fn coordinate_counts_are_unbiased_over_the_offset() {
+    let (k, d) = (15, 1000);
+    let omega: Vec<f64> = (0..k).map(|i| 30f64.powf(-(i as f64) / 14.0)).collect();
+    let teacher: Vec<f64> = omega.iter().map(|o| 1.0 / o).collect();
+    let cov = Covariance::from_columns(&omega, &vec![1.0 / k as f64; k], &teacher, "c")
+        .unwrap()
+        .unwrap();
+    assert!(cov.has_fractional_counts(d));
+    let grid = 10_000;
+    let mut mean = vec![0.0; k];
+    for j in 0..grid {
+        let counts = cov.counts(d, (j as f64 + 0.5) / grid as f64);
+        assert_eq!(counts.iter().sum::<usize>(), d);
+        for (m, (&c, a)) in mean.iter_mut().zip(counts.iter().zip(cov.atoms())) {
+            let exact = a.weight * d as f64;
+            assert!(
+                c == exact.floor() as usize || c == exact.ceil() as usize,
+                "{c} for {exact}"
+            );
+            *m += c as f64 / grid as f64;
+        }
+    }
+    for (m, a) in mean.iter().zip(cov.atoms()) {
+        assert!(
+            (m - a.weight * d as f64).abs() < 1e-3,
+            "{m} against {}",
+            a.weight * d as f64
+        );
+    }
 }

@@ -41,21 +41,35 @@ pub struct Coordinates {
 }
 
 impl Coordinates {
-    /// The coordinates of `cov` at dimension `d`.
+    /// The coordinates of `cov` at dimension `d`, the atoms' counts by
+    /// systematic allocation at `offset` ([`Covariance::counts`]).
     ///
     /// ```
     /// use propdp_core::covariance::Covariance;
     /// let c = Covariance::from_columns(&[4.0, 1.0], &[0.5, 0.5], &[1.0, 1.0], "c").unwrap().unwrap();
-    /// let k = propdp_sim::data::Coordinates::new(&c, 4);
+    /// let k = propdp_sim::data::Coordinates::new(&c, 4, 0.0);
     /// assert_eq!(k.feature_sd, vec![1.6f64.sqrt(), 1.6f64.sqrt(), 0.4f64.sqrt(), 0.4f64.sqrt()]);
     /// ```
-    pub fn new(cov: &Covariance, d: usize) -> Coordinates {
+    pub fn new(cov: &Covariance, d: usize, offset: f64) -> Coordinates {
         let (mut feature_sd, mut teacher_sd) = (Vec::with_capacity(d), Vec::with_capacity(d));
-        for (a, k) in cov.atoms().iter().zip(cov.counts(d)) {
+        for (a, k) in cov.atoms().iter().zip(cov.counts(d, offset)) {
             feature_sd.extend(std::iter::repeat_n(a.eigenvalue.sqrt(), k));
             teacher_sd.extend(std::iter::repeat_n(a.teacher.sqrt(), k));
         }
         Coordinates { feature_sd, teacher_sd }
+    }
+
+    /// A repetition's coordinates: when some count d·w_k is fractional, the
+    /// allocation's offset is drawn uniformly from `rng` (so the realised
+    /// spectrum is the given one in expectation over repetitions); otherwise
+    /// nothing is drawn.
+    pub fn draw<R: Rng>(cov: &Covariance, d: usize, rng: &mut R) -> Coordinates {
+        let offset = if cov.has_fractional_counts(d) {
+            rng.random::<f64>()
+        } else {
+            0.0
+        };
+        Coordinates::new(cov, d, offset)
     }
 
     /// (θ̂ − θ*)ᵀΣ(θ̂ − θ*)/d for an error vector θ̂ − θ*.
@@ -272,7 +286,7 @@ mod tests {
             .unwrap();
         for design in [Design::Gaussian, Design::Rademacher, Design::GaussianProjected] {
             for (n, d) in [(7, 6), (40, 34), (3, 70), (40, 34)] {
-                let coords = Coordinates::new(&cov, d);
+                let coords = Coordinates::new(&cov, d, 0.0);
                 for c in [None, Some(&coords)] {
                     let xt = draw_design_in(n, d, design, c, &mut stream(5, &[n as u64, d as u64]));
                     let rng = &mut stream(5, &[n as u64, d as u64]);

@@ -296,7 +296,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
             (Dataset { xt, y, theta_star }, test, Some(real.coords.clone()))
         }
         None => {
-            let coords = s.covariance.as_ref().map(|c| data::Coordinates::new(c, s.d));
+            let coords = s.covariance.as_ref().map(|c| data::Coordinates::draw(c, s.d, &mut rng));
             let train = data::draw_dataset_in(
                 &point.model(),
                 n,

@@ -198,7 +198,7 @@ fn dpgd_and_dpsgd_with_a_power_law_covariance_match_simulation() {
 #[test]
 fn the_spectrum_edge_is_the_largest_eigenvalue_of_a_drawn_design() {
     let cov = power_law(TeacherShape::Spread);
-    let coords = propdp_sim::data::Coordinates::new(&cov, 1600);
+    let coords = propdp_sim::data::Coordinates::new(&cov, 1600, 0.0);
     for (delta, seed) in [(0.5, 1), (2.0, 2)] {
         let n = propdp_sim::run::samples(1600, delta);
         let xt = propdp_sim::data::draw_design_in(
