@@ -37,7 +37,7 @@
 use super::{
     Coordinate, GEN_WINDOW, Generator, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, Slot, Stop, axpy,
     conditional_weights, curvature_bound, labels, memory, recursion, stein_drift, step_record, teacher_field,
-    truncation,
+    theta_positions, truncation,
 };
 use crate::dmft::{DmftError, DmftParams, rqmc_uniform4};
 use crate::dyadic::{Partition, Track};
@@ -197,8 +197,9 @@ pub(super) fn replicate(
         }
         // 2–3. C_g(t, ·) and ũ_t's conditional law, in every atom's state covariance
         let cond = generator.conditional(&c, a, q, t);
+        let u_terms = modes[0].coord.state.indexed(&cond.terms);
         for m in &mut modes {
-            m.coord.state.extend((Slot::U(t), cond.terms.clone(), cond.sd2));
+            m.coord.state.extend(Slot::U(t), &u_terms, cond.sd2);
         }
         _ = generator.advance(cond, &g);
         // 4. R_g(t, t − m), m < W, by reverse mode (§3.3)
@@ -218,6 +219,7 @@ pub(super) fn replicate(
         let (near, far) = (&kernel.near, &kernel.far);
         vv.fill(0.0);
         lmem_buf.resize(lanes_w.len(), 0.0);
+        let at = theta_positions(&modes[0].coord.state, t, &kernel, &mem);
         for m in &mut modes {
             let eta_om = eta * m.coord.omega;
             m.virt.reset_lane(t % w);
@@ -229,7 +231,7 @@ pub(super) fn replicate(
             let lmem = &mut lmem_buf[..m.lv.len()];
             memory(&m.lanes, &mem, t, near, far, lmem);
             recursion(&mut m.lv, decay, eta_om, lmem, None);
-            m.coord.step(t, &kernel, &amp_w, drift, decay, eta, p.sigma, &mem);
+            m.coord.step(t, &kernel, &amp_w, drift, decay, eta, p.sigma, &at);
         }
         // 8. G_{t+1} by conditioning on its window (indices t − NEAR..=t) and block sums
         let slots: Vec<Slot> = (t.saturating_sub(NEAR)..=t)

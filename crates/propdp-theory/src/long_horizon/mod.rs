@@ -394,10 +394,10 @@ struct StateCovariance {
     /// Row-major with row length `stride` ≥ the entries (room to extend in place).
     cov: Vec<f64>,
     stride: usize,
+    /// Buffers of [`Self::apply`], kept between steps.
+    spare: Vec<f64>,
+    half: Vec<f64>,
 }
-
-/// A new entry: its terms over the current entries and the variance of its innovation.
-type Row = (Slot, Vec<(Slot, f64)>, f64);
 
 /// Entries a relayout leaves room for (a step extends the state twice).
 const SPARE: usize = 2;
@@ -408,6 +408,8 @@ impl StateCovariance {
             slots: vec![Slot::Theta(0)],
             cov: vec![0.0; (1 + SPARE) * (1 + SPARE)],
             stride: 1 + SPARE,
+            spare: Vec::new(),
+            half: Vec::new(),
         }
     }
 
@@ -424,11 +426,17 @@ impl StateCovariance {
         self.at(i, i)
     }
 
-    /// The current entries, kept, plus `extra`: only the new row and column
-    /// are computed.
-    fn extend(&mut self, (slot, terms, innovation): Row) {
+    /// The positions of `terms`' entries (the same for every atom's state).
+    fn indexed(&self, terms: &[(Slot, f64)]) -> Vec<(usize, f64)> {
+        terms.iter().map(|(s, c)| (self.position(s), *c)).collect()
+    }
+
+    /// The current entries, kept, plus a new one: Σ c·(entry at its index)
+    /// plus an independent innovation. Only the new row and column are
+    /// computed: Cov(new, j) = Σ c·Cov(b, j) (by rows: Cov is symmetric) and
+    /// Var(new) = Σ c·Cov(new, b) + innovation.
+    fn extend(&mut self, slot: Slot, terms: &[(usize, f64)], innovation: f64) {
         let d = self.slots.len();
-        let terms: Vec<(usize, f64)> = terms.iter().map(|(s, c)| (self.position(s), *c)).collect();
         if d + 1 > self.stride {
             let stride = d + 1 + SPARE;
             let mut cov = vec![0.0; stride * stride];
@@ -438,15 +446,11 @@ impl StateCovariance {
             (self.cov, self.stride) = (cov, stride);
         }
         let st = self.stride;
-        // Cov(new, kept j) = Σ c·Cov(b, j); Var(new) = Σ c·(Σ c'·Cov(a, b)) + innovation
-        let col: Vec<f64> = (0..d)
-            .map(|j| terms.iter().map(|&(b, c)| c * self.cov[j * st + b]).sum())
-            .collect();
-        let mut half = vec![0.0; d];
-        for &(a, c) in &terms {
-            axpy(&mut half, c, &self.cov[a * st..a * st + d]);
+        let mut col = vec![0.0; d];
+        for &(a, c) in terms {
+            axpy(&mut col, c, &self.cov[a * st..a * st + d]);
         }
-        let var = terms.iter().map(|&(b, c)| c * half[b]).sum::<f64>() + innovation;
+        let var = terms.iter().map(|&(b, c)| c * col[b]).sum::<f64>() + innovation;
         for (i, &x) in col.iter().enumerate() {
             self.cov[i * st + d] = x;
             self.cov[d * st + i] = x;
@@ -496,7 +500,9 @@ impl StateCovariance {
     fn apply(&mut self, l: &Layout) {
         let (d, e) = (self.slots.len(), l.slots.len());
         let group = |i: usize| &l.members[l.starts[i]..l.starts[i + 1]];
-        let mut half = vec![0.0; e * d];
+        let mut half = std::mem::take(&mut self.half);
+        half.clear();
+        half.resize(e * d, 0.0);
         for i in 0..e {
             let row = &mut half[i * d..(i + 1) * d];
             for &a in group(i) {
@@ -505,7 +511,11 @@ impl StateCovariance {
             }
         }
         let st = e + SPARE;
-        let mut cov = vec![0.0; st * st];
+        // every entry read later (row and column < e) is written below
+        let mut cov = std::mem::take(&mut self.spare);
+        if cov.len() < st * st {
+            cov.resize(st * st, 0.0);
+        }
         for i in 0..e {
             for j in i..e {
                 let v: f64 = group(j).iter().map(|&b| half[i * d + b]).sum();
@@ -514,7 +524,9 @@ impl StateCovariance {
             }
         }
         self.slots.clone_from(&l.slots);
-        (self.cov, self.stride) = (cov, st);
+        self.spare = std::mem::replace(&mut self.cov, cov);
+        self.stride = st;
+        self.half = half;
     }
 }
 
@@ -613,7 +625,8 @@ impl Coordinate {
     }
 
     /// Aᵏ_{t+1} = (1 − ηλ)Aᵏ_t − ηω_k[Σ_j R_g(t,j)Aᵏ_j + M_g(t)], M_g(t) = D_t − Σ_j R_g(t,j)m_j/ρ,
-    /// and θ̃ᵏ_{t+1}'s entry in the state's covariance.
+    /// and θ̃ᵏ_{t+1}'s entry in the state's covariance, its terms at the positions `at`
+    /// ([`theta_positions`]).
     #[allow(clippy::too_many_arguments)]
     fn step(
         &mut self,
@@ -624,7 +637,7 @@ impl Coordinate {
         decay: f64,
         eta: f64,
         sigma: f64,
-        mem: &Partition,
+        at: &[usize],
     ) {
         let om = self.omega;
         let lag: f64 =
@@ -634,22 +647,29 @@ impl Coordinate {
                 .sum();
         let next = decay * self.amp[t] - eta * om * (drift + lag);
         self.amp.push(next);
-        let mut terms: Vec<(Slot, f64)> = vec![(Slot::Theta(t), decay), (Slot::U(t), -eta * self.sqrt_omega)];
-        for (l, &cl) in k.near.iter().enumerate() {
-            terms.push((Slot::Theta(t - l), -eta * om * cl));
+        // θ̃_t: decay and the lag-0 memory; ũ_t; the older lags; the blocks (as `theta_positions`)
+        let mut terms: Vec<(usize, f64)> = Vec::with_capacity(at.len());
+        let near0 = k.near.first().map_or(0.0, |&c| -eta * om * c);
+        terms.push((at[0], decay + near0));
+        terms.push((at[1], -eta * self.sqrt_omega));
+        for (l, &cl) in k.near.iter().enumerate().skip(1) {
+            terms.push((at[1 + l], -eta * om * cl));
         }
-        for (&b, &cb) in mem.blocks().iter().zip(&k.far) {
-            terms.push((Slot::ThetaBlock(b), -eta * om * cb));
+        for (b, &cb) in k.far.iter().enumerate() {
+            terms.push((at[k.near.len().max(1) + 1 + b], -eta * om * cb));
         }
-        let mut merged: Vec<(Slot, f64)> = Vec::with_capacity(terms.len());
-        for (s, x) in terms {
-            match merged.iter_mut().find(|(s2, _)| *s2 == s) {
-                Some(e) => e.1 += x,
-                None => merged.push((s, x)),
-            }
-        }
-        self.state.extend((Slot::Theta(t + 1), merged, (eta * sigma).powi(2)));
+        self.state.extend(Slot::Theta(t + 1), &terms, (eta * sigma).powi(2));
     }
+}
+
+/// The positions, in every atom's state (after ũ_t's entry), of θ̃ᵏ_{t+1}'s
+/// terms in [`Coordinate::step`]'s order: θ̃_t, ũ_t, θ̃_{t−l} for the kernel's
+/// lags 1 ≤ l ≤ NEAR, then the memory partition's blocks.
+fn theta_positions(state: &StateCovariance, t: usize, k: &Kernel, mem: &Partition) -> Vec<usize> {
+    let mut at = vec![state.position(&Slot::Theta(t)), state.position(&Slot::U(t))];
+    at.extend((1..k.near.len()).map(|l| state.position(&Slot::Theta(t - l))));
+    at.extend(mem.blocks().iter().map(|&b| state.position(&Slot::ThetaBlock(b))));
+    at
 }
 
 /// One atom of the spectrum on the coordinate side of a per-path replicate:
@@ -1064,6 +1084,7 @@ fn replicate(
         let cond = generator.conditional(&c, a, q, t);
         // the modes' own draws this step: (ũ innovation, ξ̃) per path
         let mode_draws: Vec<Vec<[f64; 4]>> = (1..k_modes).map(|k| draws(mode_group(k, t))).collect();
+        let u_terms = modes[0].coord.state.indexed(&cond.terms);
         for (k, m) in modes.iter_mut().enumerate() {
             let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
             let mut u: Vec<f64> = d.iter().map(|x| normal(x[0])).collect();
@@ -1084,7 +1105,7 @@ fn replicate(
                 }
             }
             m.u = u;
-            m.coord.state.extend((Slot::U(t), cond.terms.clone(), cond.sd2));
+            m.coord.state.extend(Slot::U(t), &u_terms, cond.sd2);
         }
         let step_u = generator.advance(cond, &g);
         for m in &mut modes {
@@ -1110,6 +1131,7 @@ fn replicate(
         }
         let (near, far) = (&kernel.near, &kernel.far);
         vv.fill(0.0);
+        let at = theta_positions(&modes[0].coord.state, t, &kernel, &mem);
         for (k, m) in modes.iter_mut().enumerate() {
             let (om, eta_om) = (m.coord.omega, eta * m.coord.omega);
             memory(&m.theta, &mem, t, near, far, &mut scratch);
@@ -1130,7 +1152,7 @@ fn replicate(
             recursion(&mut m.vv, decay, eta_om, &vmem, None);
             m.vv[t % w] += 1.0;
             axpy(&mut vv, m.coord.share, &m.vv);
-            m.coord.step(t, &kernel, &amp_w, drift, decay, eta, p.sigma, &mem);
+            m.coord.step(t, &kernel, &amp_w, drift, decay, eta, p.sigma, &at);
         }
         // then the windows and blocks of step t + 1
         let step = mem.advance();
