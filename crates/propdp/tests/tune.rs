@@ -569,3 +569,70 @@ dmft_points = 1024
     }
     assert!(lines[1]["value"].as_f64().unwrap().is_finite());
 }
+
+/// The DP-SGD optimum in a training loop's terms (issue #42 items 3–4):
+/// z = σ/min(C, L), B = q·n at n = d/δ of `[simulation] d`, epochs q·T,
+/// σ/B and η·B as the record's own σ, q, T, η say; with several
+/// `tune.epochs` one best run per epochs budget, each within its budget
+/// (T = round(E/q)), each at the full privacy budget, none better than the
+/// optimum; and both tables printed.
+#[test]
+fn tune_reports_the_training_run_and_the_best_run_per_epochs_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = r#"
+[problem]
+model = "huber"
+delta = 0.5
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[tune]
+algorithms = ["dpsgd"]
+epsilon = [2.0]
+delta_priv = 1e-6
+lambda_min = 1e-2
+lambda_max = 10.0
+sample_rate = [0.25, 1.0]
+epochs = [1, 3]
+eta_fraction = [0.2, 0.8]
+clip = [0.5]
+[solver]
+dmft_points = 1024
+[simulation]
+d = 200
+reps = 4
+seed = 1
+"#;
+    let out = tmp.path().join("out");
+    let outcome = tune(text, &out, Existing::Refuse).unwrap();
+    let table = outcome.table();
+    assert!(
+        table.contains("training runs") && table.contains("best run per epochs budget"),
+        "{table}"
+    );
+    let lines = tune_lines(&out);
+    let line = &lines[0];
+    let f = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k} in {v}"));
+    let (sigma, q, eta, steps) = (
+        f(line, "noise"),
+        f(line, "sample_rate"),
+        f(line, "eta"),
+        f(line, "steps"),
+    );
+    let training = &line["training"];
+    let n = propdp::sim::run::samples(200, 0.5) as f64;
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
+    assert!(close(f(training, "noise_multiplier"), sigma / 0.5), "{training}");
+    assert!(close(f(training, "batch_size"), q * n), "{training}");
+    assert!(close(f(training, "epochs"), q * steps), "{training}");
+    assert!(close(f(training, "noise_per_example"), sigma / (q * n)), "{training}");
+    assert!(close(f(training, "learning_rate"), eta * q * n), "{training}");
+    let per = line["per_epochs"].as_array().unwrap();
+    assert_eq!(per.len(), 2, "{line}");
+    let (value, se) = (f(line, "value"), f(line, "stderr"));
+    for (v, e) in per.iter().zip([1.0, 3.0]) {
+        let (q, t) = (f(v, "sample_rate"), f(v, "steps"));
+        assert_eq!(t, (e / q).round().max(1.0), "{v}");
+        assert!(f(v, "value") >= value - 1e-12, "{v} beats the optimum {value} ± {se}");
+    }
+}

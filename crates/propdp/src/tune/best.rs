@@ -40,11 +40,67 @@ pub struct Best {
     /// found at each q (error against the batch rate at equal privacy).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub per_sample_rate: Vec<Variant>,
+    /// DP-SGD with several `tune.epochs`: the best configuration within
+    /// each epochs budget E = q·T (what a compute limit buys).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub per_epochs: Vec<Variant>,
     /// With a `[simulation]` table: the simulated metric at the optimum.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub simulation: Option<SimCheck>,
+    /// DP-GD, DP-SGD: the optimum in a training loop's terms.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub training: Option<TrainingRun>,
     /// What produced the line.
     pub provenance: Provenance,
+}
+
+/// A DP-GD or DP-SGD optimum in the terms of a training loop (Opacus,
+/// TF-Privacy): what to set to run it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TrainingRun {
+    /// The noise multiplier z = σ/min(C, L): the Gaussian noise on the sum
+    /// of a batch's per-example gradients in units of one gradient's
+    /// sensitivity (absent for unclipped least squares, which has none).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub noise_multiplier: Option<f64>,
+    /// Epochs q·T.
+    pub epochs: f64,
+    /// The expected batch size B = q·n at n = round(d/δ) of `[simulation] d`
+    /// (absent without one: B scales with n).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub batch_size: Option<f64>,
+    /// σ/B: the noise's sd on the batch-averaged gradient (with `batch_size`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub noise_per_example: Option<f64>,
+    /// η·B: the step size of a loop that averages the batch's gradients
+    /// (propdp's η multiplies their sum; with `batch_size`). Rows scaled as
+    /// propdp's, E‖x‖² = 1.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub learning_rate: Option<f64>,
+}
+
+impl TrainingRun {
+    /// The training run of a DP-GD/DP-SGD optimum; `n` samples when known.
+    pub fn of(opt: &Optimum, n: Option<usize>) -> Option<TrainingRun> {
+        let (Algorithm::Dpgd { sigma, steps, eta, .. } | Algorithm::Dpsgd { sigma, steps, eta, .. }) =
+            opt.point.algorithm()
+        else {
+            return None;
+        };
+        let (q, clip) = match opt.point.algorithm() {
+            Algorithm::Dpsgd { sample_rate, clip, .. } => (sample_rate, clip),
+            _ => (1.0, None),
+        };
+        let sensitivity = clip.map_or(opt.point.model().lipschitz(), |c| c.min(opt.point.model().lipschitz()));
+        let batch_size = n.map(|n| q * n as f64);
+        Some(TrainingRun {
+            noise_multiplier: sensitivity.is_finite().then(|| sigma / sensitivity),
+            epochs: q * steps as f64,
+            batch_size,
+            noise_per_example: batch_size.map(|b| sigma / b),
+            learning_rate: batch_size.map(|b| eta * b),
+        })
+    }
 }
 
 /// A searched configuration: its hyperparameters, its calibrated noise and
@@ -112,9 +168,11 @@ impl Best {
             tuned: Variant::of(opt),
             runners_up: opt.runners_up.iter().map(Variant::of).collect(),
             per_sample_rate: opt.per_sample_rate.iter().map(Variant::of).collect(),
+            per_epochs: opt.per_epochs.iter().map(Variant::of).collect(),
             metric: metric.into(),
             at_boundary: opt.at_boundary,
             simulation: None,
+            training: None,
             provenance: provenance.clone(),
         }
     }
@@ -299,15 +357,19 @@ impl Best {
     /// "value (λ=…, η=…, T=…, q=…)" with `*` at the edge of the searched range.
     pub fn describe(&self) -> String {
         let star = if self.at_boundary { "*" } else { "" };
-        let lambda = sig3(self.tuned.lambda);
-        let q = self
-            .tuned
-            .sample_rate
-            .map_or(String::new(), |q| format!(", q={}", sig3(q)))
-            + &self.tuned.clip.map_or(String::new(), |c| format!(", C={}", sig3(c)));
-        match (self.tuned.eta, self.tuned.steps) {
-            (Some(eta), Some(t)) => format!("{:.4} (λ={lambda}, η={}, T={t}{q}{star})", self.tuned.value, sig3(eta)),
-            _ => format!("{:.4} (λ={lambda}{star})", self.tuned.value),
+        format!("{:.4} ({}{star})", self.tuned.value, self.tuned.run())
+    }
+}
+
+impl Variant {
+    /// "λ=…" and for DP-GD/DP-SGD ", η=…, T=…" (", q=…, C=…").
+    pub fn run(&self) -> String {
+        let lambda = sig3(self.lambda);
+        let q = self.sample_rate.map_or(String::new(), |q| format!(", q={}", sig3(q)))
+            + &self.clip.map_or(String::new(), |c| format!(", C={}", sig3(c)));
+        match (self.eta, self.steps) {
+            (Some(eta), Some(t)) => format!("λ={lambda}, η={}, T={t}{q}", sig3(eta)),
+            _ => format!("λ={lambda}"),
         }
     }
 }

@@ -442,6 +442,26 @@ impl<'a> DescentSearch<'a> {
         }
         let mut solved: Vec<(Knobs, Optimum)> = solved.into_iter().filter_map(solve).collect();
         solved.sort_by(|a, b| a.1.value.total_cmp(&b.1.value));
+        // per epochs budget E (tune.epochs, T = E/q): the best re-solved within it, or the
+        // grid's best there, refined and re-solved (then a candidate for the best too) — the
+        // privacy–compute–utility table
+        let mut per_epochs: Vec<Optimum> = Vec::new();
+        if let Horizons::Epochs(budgets) = &c.horizons
+            && budgets.len() > 1
+        {
+            for &e in budgets {
+                let within = |g: &Knobs| ((e / g.q).round() as usize).max(1) == g.steps;
+                if let Some(s) = solved.iter().find(|s| within(&s.0)) {
+                    per_epochs.push(s.1.clone());
+                } else if let Some(&(v, g)) = grid.iter().find(|g| within(&g.1))
+                    && let Some(s) = solve(self.refine(v, g, &lambdas, &fr, lo, hi))
+                {
+                    per_epochs.push(s.1.clone());
+                    solved.push(s);
+                }
+            }
+            solved.sort_by(|a, b| a.1.value.total_cmp(&b.1.value));
+        }
         // per sample rate: the best re-solved at that q
         let per_rate: Vec<Optimum> = if sgd {
             c.sample_rates
@@ -459,6 +479,7 @@ impl<'a> DescentSearch<'a> {
             .filter(|o| o.value - best.value <= 2.0 * se.hypot(o.stderr.unwrap_or(0.0)))
             .collect();
         best.per_sample_rate = per_rate;
+        best.per_epochs = per_epochs;
         Some(best)
     }
 }

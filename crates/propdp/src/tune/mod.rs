@@ -21,7 +21,7 @@ use propdp_core::{AlgorithmKind, Point};
 use propdp_theory::solve::TheorySolver;
 
 use best::simulate;
-pub use best::{Best, NonPrivate, SimCheck};
+pub use best::{Best, NonPrivate, SimCheck, TrainingRun};
 
 use crate::progress::Progress;
 use crate::provenance::Manifest;
@@ -46,10 +46,13 @@ pub struct Optimum {
     /// each q, re-solved at the full budget (the error against the batch
     /// rate at equal privacy).
     pub per_sample_rate: Vec<Optimum>,
+    /// With several `tune.epochs`: the best configuration within each
+    /// epochs budget E (T = E/q), re-solved at the full budget.
+    pub per_epochs: Vec<Optimum>,
 }
 
 impl Optimum {
-    /// An optimum with no runners-up or per-rate bests.
+    /// An optimum with no runners-up or per-rate or per-epochs bests.
     pub fn new(point: Point, value: f64, stderr: Option<f64>, at_boundary: bool) -> Self {
         Optimum {
             point,
@@ -58,6 +61,7 @@ impl Optimum {
             at_boundary,
             runners_up: Vec::new(),
             per_sample_rate: Vec::new(),
+            per_epochs: Vec::new(),
         }
     }
 }
@@ -545,6 +549,12 @@ fn optimise_cell(
         _ => ridge::RidgeSearch::new(solver, *base, kind, Some(budget), &t.metric).optimise(t.lambda_min, t.lambda_max),
     }?;
     let mut best = Best::new(&opt, budget, &t.metric, prov);
+    let n = cfg
+        .simulation
+        .as_ref()
+        .and_then(|s| s.d.first())
+        .map(|&d| propdp_sim::run::samples(d, base.delta()));
+    best.training = best::TrainingRun::of(&opt, n);
     if let Some(sim) = &cfg.simulation {
         match simulate(&opt, sim, plan.covariance.as_ref(), &t.metric, c as u64) {
             Ok(check) => best.simulation = Some(check),

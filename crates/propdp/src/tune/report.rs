@@ -10,8 +10,8 @@ use propdp_core::AlgorithmKind;
 use propdp_core::accountant::Neighbouring;
 use propdp_core::problem::Target;
 
-use super::Cell;
 use super::best::NonPrivate;
+use super::{Best, Cell};
 
 /// Winner maps into `figures`: all algorithms, then (with three) each pair,
 /// e.g. objective vs output; one map per facet of the problem parameters.
@@ -195,8 +195,98 @@ pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, par
             text.join("  ")
         );
     }
+    out += &training_table(cells, param);
+    out += &epochs_table(cells, metric, param);
     out += "(* optimum at the edge of the searched range: λ = lambda_min/lambda_max; DP-GD, DP-SGD: λ = lambda_max, \
             T = max of tune.steps (or of tune.epochs at that q) or η at a tenth of the smallest tune.eta_fraction; \
             DP-SGD: q = min of tune.sample_rate, or C = min or max of tune.clip)\n";
+    out
+}
+
+/// The DP-GD/DP-SGD optima as a training loop sets them (empty without any).
+fn training_table(cells: &[Cell], param: &str) -> String {
+    let rows: Vec<(&Cell, &Best, &super::TrainingRun)> = cells
+        .iter()
+        .filter_map(|c| c.best.as_ref().and_then(|b| b.training.as_ref().map(|t| (c, b, t))))
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let opt = |x: Option<f64>| x.map_or("—".to_string(), super::best::sig3);
+    let mut out = format!(
+        "training runs (z = σ/min(C, L), the noise multiplier; B = q·n at n = d/δ of [simulation] d; \
+         lr = η·B for a loop that averages the batch's gradients, rows with E‖x‖² = 1):\n{:>7} {:>7}  {:9} \
+         {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8}\n",
+        "δ",
+        propdp_core::parameters::symbol(param),
+        "algorithm",
+        "z",
+        "B",
+        "epochs",
+        "T",
+        "q",
+        "C",
+        "η",
+        "λ",
+        "σ/B",
+        "lr"
+    );
+    for (c, b, t) in rows {
+        let v = &b.tuned;
+        let _ = writeln!(
+            out,
+            "{:>7.3} {:>7.3}  {:9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8}",
+            c.delta,
+            c.level,
+            c.algorithm.name(),
+            opt(t.noise_multiplier),
+            opt(t.batch_size),
+            super::best::sig3(t.epochs),
+            v.steps.unwrap_or(0),
+            super::best::sig3(v.sample_rate.unwrap_or(1.0)),
+            opt(v.clip),
+            opt(v.eta),
+            super::best::sig3(v.lambda),
+            opt(t.noise_per_example),
+            opt(t.learning_rate),
+        );
+    }
+    out
+}
+
+/// DP-SGD's best run within each epochs budget (`tune.epochs`), every run
+/// at the full privacy budget: the privacy–compute–utility table (empty
+/// without several epochs).
+fn epochs_table(cells: &[Cell], metric: &str, param: &str) -> String {
+    let rows: Vec<(&Cell, &Best)> = cells
+        .iter()
+        .filter_map(|c| c.best.as_ref().filter(|b| !b.per_epochs.is_empty()).map(|b| (c, b)))
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "best run per epochs budget E = q·T (each at the full privacy budget):\n{:>7} {:>7}  {:9} {:>7} {:>10}  run\n",
+        "δ",
+        propdp_core::parameters::symbol(param),
+        "algorithm",
+        "epochs",
+        metric
+    );
+    for (c, b) in rows {
+        for v in &b.per_epochs {
+            let epochs = v.sample_rate.unwrap_or(1.0) * v.steps.unwrap_or(0) as f64;
+            let _ = writeln!(
+                out,
+                "{:>7.3} {:>7.3}  {:9} {:>7} {:>10.4}  {}",
+                c.delta,
+                c.level,
+                c.algorithm.name(),
+                super::best::sig3(epochs),
+                v.value,
+                v.run()
+            );
+        }
+    }
     out
 }
