@@ -452,6 +452,18 @@ fn load_real(cfg: &Config) -> Result<Option<Arc<RealData>>> {
     let (Some(file), Some(sim)) = (&cfg.data, &cfg.raw.simulation) else {
         return Ok(None);
     };
+    load_rows(file, sim, cfg.sweep.points(), cfg.covariance.as_ref()).map(Some)
+}
+
+/// The rows of a `[simulation] data` file read for `points` (a run's sweep,
+/// or tune's problem points), with the covariance's teacher energies;
+/// refused naming the field when they cannot serve them ([`real_data`]).
+pub(crate) fn load_rows(
+    file: &propdp_core::config::simulation::DataFile,
+    sim: &SimulationConfig,
+    points: &[propdp_core::Point],
+    covariance: Option<&Covariance>,
+) -> Result<Arc<RealData>> {
     let bad = |field: &str, value: String, allowed: String| {
         anyhow::Error::new(propdp_core::ConfigError::OutOfRange {
             field: field.into(),
@@ -484,7 +496,7 @@ fn load_real(cfg: &Config) -> Result<Option<Arc<RealData>>> {
                     format!("a column of {label}: {}", names.join(", ")),
                 ));
             };
-            let regression = cfg.sweep.points().iter().all(|p| {
+            let regression = points.iter().all(|p| {
                 matches!(p.model(), Model::Huber { .. } | Model::LeastSquares { .. })
                     && p.algorithm()
                         .gradient_steps()
@@ -535,7 +547,7 @@ fn load_real(cfg: &Config) -> Result<Option<Arc<RealData>>> {
             format!("[{d}]: the number of directions of {label} (its columns, less constant and collinear ones)"),
         ));
     }
-    if let Some(p) = cfg.sweep.points().iter().find(|p| samples(d, p.delta()) >= total) {
+    if let Some(p) = points.iter().find(|p| samples(d, p.delta()) >= total) {
         return Err(bad(
             "problem.delta",
             p.delta().to_string(),
@@ -545,14 +557,14 @@ fn load_real(cfg: &Config) -> Result<Option<Arc<RealData>>> {
             ),
         ));
     }
-    let real = RealData::new(rows, cfg.covariance.as_ref())
-        .map_err(|e| bad("problem.covariance", "the spectrum given".into(), e))?;
-    Ok(Some(Arc::new(RealData {
+    let real =
+        RealData::new(rows, covariance).map_err(|e| bad("problem.covariance", "the spectrum given".into(), e))?;
+    Ok(Arc::new(RealData {
         source: label,
         labels: own.map(|(_, y)| y),
         label_column: file.labels.clone(),
         ..real
-    })))
+    }))
 }
 
 /// DP-GD/DP-SGD: every metric at every step of every repetition (name →

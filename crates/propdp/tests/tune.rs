@@ -636,3 +636,73 @@ seed = 1
         assert!(f(v, "value") >= value - 1e-12, "{v} beats the optimum {value} ± {se}");
     }
 }
+
+/// `[simulation] data` in a tune config (issue #42 item 3): the optimum is
+/// simulated on the file's rows (the check names the file, n = round(d/δ)
+/// of its rows), with the covariance `propdp spectrum` read from them; a
+/// data set whose directions are not `simulation.d` is refused naming it,
+/// as the data's own labels are with a metric that needs θ*.
+#[test]
+fn tune_simulates_its_optimum_on_the_datas_own_rows() {
+    use propdp::sim::data::draw_gaussian_vector;
+    use propdp::sim::rng::stream;
+    let tmp = tempfile::tempdir().unwrap();
+    let (rows, d) = (600, 40);
+    let z = draw_gaussian_vector(rows * d, &mut stream(5, &[]));
+    let mut csv = (0..d).map(|j| format!("x{j}")).collect::<Vec<_>>().join(",") + ",y\n";
+    for i in 0..rows {
+        let row: Vec<String> = (0..d)
+            .map(|j| format!("{}", [2.0, 1.0, 0.5, 0.25][j % 4] * z[i * d + j]))
+            .collect();
+        csv += &format!("{},{}\n", row.join(","), z[i * d] - z[i * d + 1]);
+    }
+    fs::write(tmp.path().join("rows.csv"), &csv).unwrap();
+    let s = propdp::data_spectrum::from_file(&tmp.path().join("rows.csv"), Some("y"), false).unwrap();
+    fs::write(tmp.path().join("spectrum.csv"), s.to_csv("rows.csv")).unwrap();
+    let text = |sim_d: usize, labels: &str| {
+        format!(
+            r#"
+[problem]
+model = "huber"
+delta = 0.5
+s2 = 1.0
+huber_m = 1.0
+noise = {{ law = "gaussian", sd = 0.5 }}
+covariance = {{ file = "spectrum.csv" }}
+[tune]
+algorithms = ["objective"]
+epsilon = [4.0]
+delta_priv = 1e-6
+[simulation]
+d = {sim_d}
+reps = 4
+seed = 2
+data = {{ file = "rows.csv", drop = ["y"]{labels} }}
+"#
+        )
+    };
+    let config = tmp.path().join("t.toml");
+    let go = |t: &str, out: &str| {
+        fs::write(&config, t).unwrap();
+        propdp::tune::tune(
+            t,
+            &config.display().to_string(),
+            &tmp.path().join(out),
+            Existing::Refuse,
+            &Silent,
+        )
+    };
+    go(&text(d, ""), "out").unwrap();
+    let line = &tune_lines(&tmp.path().join("out"))[0];
+    let check = &line["simulation"];
+    assert!(check["data"].as_str().unwrap().ends_with("rows.csv"), "{line}");
+    assert_eq!(
+        (check["d"].as_u64(), check["n"].as_u64()),
+        (Some(d as u64), Some(80)),
+        "{line}"
+    );
+    let e = go(&text(d + 1, ""), "out2").unwrap_err();
+    assert_eq!(e.field(), Some("simulation.d"), "{e:#}");
+    let e = go(&text(d, ", labels = \"y\""), "out3").unwrap_err();
+    assert_eq!(e.field(), Some("simulation.data.labels"), "{e:#}");
+}

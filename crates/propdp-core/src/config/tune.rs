@@ -312,15 +312,37 @@ impl TuneConfig {
         }
     }
 
+    /// The `[simulation] data` file, read relative to `dir` (the current
+    /// directory when `None`); `None` without one.
+    pub fn data_in(
+        &self,
+        dir: Option<&std::path::Path>,
+    ) -> Result<Option<crate::config::simulation::DataFile>, ConfigError> {
+        match self.simulation.as_ref().and_then(|s| s.data.as_ref()) {
+            Some(d) => d.resolve(dir).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// Parse and validate; returns the config and the problem points (one per
     /// combination of the `[problem]` parameters, δ fastest).
     pub fn from_toml_str(text: &str) -> Result<(TuneConfig, Vec<crate::Point>), ConfigError> {
         let cfg: TuneConfig = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
         let t = &cfg.tune;
-        if cfg.simulation.as_ref().is_some_and(|s| s.data.is_some()) {
+        if let Some(labels) = cfg
+            .simulation
+            .as_ref()
+            .and_then(|s| s.data.as_ref())
+            .and_then(|d| d.labels.as_ref())
+            && crate::metrics::NEED_TEACHER.contains(&t.metric.as_str())
+        {
             return Err(ConfigError::not_applicable(
-                "simulation.data",
-                "propdp tune simulates its optima on drawn rows only for now",
+                "simulation.data.labels",
+                &format!(
+                    "the data's own labels ({labels:?}) have no ground truth θ*, and tune.metric = {:?} needs one: \
+                     drop `labels` (the labels are then drawn from θ* on your rows) or tune a metric without θ*",
+                    t.metric
+                ),
             ));
         }
         if t.algorithms.is_empty() {

@@ -403,6 +403,10 @@ pub struct SimCheck {
     pub stderr: f64,
     /// Whether |theory − simulation| passes the docs/theory.md §5 rule.
     pub agrees: bool,
+    /// The data file whose rows were simulated on (`[simulation] data`);
+    /// absent: drawn rows.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub data: Option<String>,
 }
 
 impl crate::rundir::Line for Best {
@@ -417,10 +421,12 @@ pub(super) fn simulate(
     opt: &Optimum,
     sim: &propdp_core::config::SimulationConfig,
     covariance: Option<&propdp_core::covariance::Covariance>,
+    real: Option<std::sync::Arc<propdp_sim::real::RealData>>,
     metric: &str,
     index: u64,
 ) -> Result<SimCheck> {
-    let settings = crate::run::sim_settings(sim, sim.d[0], covariance);
+    let data = real.as_ref().map(|r| r.source.clone());
+    let settings = crate::run::sim_settings(sim, sim.d[0], covariance).with_real(real);
     let s = propdp_sim::simulate(&opt.point, &settings, index)?;
     let (mean, se) = (s.mean[metric], s.stderr[metric]);
     let se_total = (se * se + opt.stderr.unwrap_or(0.0).powi(2)).sqrt();
@@ -432,6 +438,7 @@ pub(super) fn simulate(
         mean,
         stderr: se,
         agrees: (opt.value - mean).abs() <= propdp_core::validation::allowed_gap(opt.value, se_total, s.d),
+        data,
     };
     Ok(check)
 }

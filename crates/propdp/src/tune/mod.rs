@@ -172,6 +172,8 @@ struct Plan {
     clips: Vec<Option<f64>>,
     /// The feature covariance (`problem.covariance`), or isotropic features.
     covariance: Option<propdp_core::covariance::Covariance>,
+    /// The rows of `[simulation] data` the optima are simulated on, or drawn rows.
+    real: Option<std::sync::Arc<propdp_sim::real::RealData>>,
     /// (problem point, budget, algorithm) of every cell.
     cells: Vec<(usize, usize, AlgorithmKind)>,
 }
@@ -183,6 +185,16 @@ impl Plan {
         let path = std::path::Path::new(label);
         let dir = path.is_file().then(|| path.parent()).flatten();
         let covariance = cfg.covariance_in(dir).with_context(|| format!("in config {label}"))?;
+        let real = match (
+            cfg.data_in(dir).with_context(|| format!("in config {label}"))?,
+            &cfg.simulation,
+        ) {
+            (Some(file), Some(sim)) => Some(
+                crate::run::load_rows(&file, sim, &points, covariance.as_ref())
+                    .with_context(|| format!("in config {label}"))?,
+            ),
+            _ => None,
+        };
         let t = &cfg.tune;
         let budgets = t.budgets()?;
         if budgets.is_empty() {
@@ -198,6 +210,7 @@ impl Plan {
             sample_rates: t.sample_rates()?,
             clips: t.clips()?,
             covariance,
+            real,
             cfg,
             points,
             budgets,
@@ -556,7 +569,14 @@ fn optimise_cell(
         .map(|&d| propdp_sim::run::samples(d, base.delta()));
     best.training = best::TrainingRun::of(&opt, n);
     if let Some(sim) = &cfg.simulation {
-        match simulate(&opt, sim, plan.covariance.as_ref(), &t.metric, c as u64) {
+        match simulate(
+            &opt,
+            sim,
+            plan.covariance.as_ref(),
+            plan.real.clone(),
+            &t.metric,
+            c as u64,
+        ) {
             Ok(check) => best.simulation = Some(check),
             Err(err) => progress.message(&format!(
                 "simulation of {kind} at δ = {}, {} = {}: {err}",
