@@ -131,7 +131,8 @@ enum Command {
     /// The covariance spectrum of a data set (a CSV with a header row) as a
     /// `problem.covariance` file: eigenvalues of the centred columns'
     /// covariance, constant columns dropped; teacher energies from the
-    /// regression labels if named (docs/covariance.md).
+    /// regression labels if named (docs/covariance.md). Computed without
+    /// privacy: for planning, not for publishing.
     Spectrum {
         /// The data: a CSV file with a header row of column names, or a 2-D
         /// float64 .npy array (columns x0, x1, …).
@@ -139,6 +140,10 @@ enum Command {
         /// The column holding regression labels (excluded from the features).
         #[arg(long)]
         label: Option<String>,
+        /// A column that is neither a feature nor the label (e.g. a class
+        /// column); repeat for several.
+        #[arg(long, value_name = "COLUMN")]
+        drop: Vec<String>,
         /// Divide every column by its standard deviation after centring.
         #[arg(long)]
         standardize: bool,
@@ -375,14 +380,25 @@ fn main() -> ExitCode {
         Command::Spectrum {
             data,
             label,
+            drop,
             standardize,
             out,
-        } => propdp::data_spectrum::from_file(&data, label.as_deref(), standardize).and_then(|s| {
+        } => propdp::data_spectrum::from_file(&data, label.as_deref(), &drop, standardize).and_then(|s| {
             let text = s.to_csv(&data.display().to_string());
             match out {
                 Some(out) => {
                     propdp::data_spectrum::write_new(&out, &text)?;
                     eprintln!("wrote {} ({} atoms)", out.display(), s.eigenvalues.len());
+                    // the suggestion for the config, on the terminal too
+                    if let Some(f) = &s.labels {
+                        eprintln!(
+                            "labels {:?}: R² = {:.4} of the linear fit; in a config: s2 = {:e}, noise = {{ law = \"gaussian\", sd = {:e} }}",
+                            label.as_deref().unwrap_or_default(),
+                            f.r2,
+                            f.s2,
+                            f.noise_sd
+                        );
+                    }
                 }
                 None => print!("{text}"),
             }

@@ -197,16 +197,38 @@ pub fn read_data(path: &std::path::Path) -> crate::Result<(Vec<String>, DMatrix<
 }
 
 /// The spectrum of a data file (CSV or `.npy`; `propdp spectrum DATA`): the column
-/// `label`, if named, is the regression label; every other column a feature.
-pub fn from_file(path: &std::path::Path, label: Option<&str>, standardize: bool) -> crate::Result<DataSpectrum> {
+/// `label`, if named, is the regression label; the columns `drop` are not
+/// used at all (e.g. a class column); every other column is a feature.
+pub fn from_file(
+    path: &std::path::Path,
+    label: Option<&str>,
+    drop: &[String],
+    standardize: bool,
+) -> crate::Result<DataSpectrum> {
     let (names, x) = read_data(path)?;
+    if let Some(c) = drop.iter().find(|c| !names.contains(c) || Some(c.as_str()) == label) {
+        return Err(invalid(
+            "drop",
+            format!(
+                "{c:?} is not a feature column of {} (columns: {}{})",
+                path.display(),
+                names.join(", "),
+                label.map_or(String::new(), |l| format!("; {l:?} is the label"))
+            ),
+        ));
+    }
+    let keep: Vec<usize> = (0..names.len()).filter(|&j| !drop.contains(&names[j])).collect();
+    let (names, x): (Vec<String>, DMatrix<f64>) = (
+        keep.iter().map(|&j| names[j].clone()).collect(),
+        x.select_columns(&keep),
+    );
     let Some(label) = label else {
         return spectrum(&x, &names, None, standardize);
     };
     let Some(j) = names.iter().position(|n| n == label) else {
         return Err(invalid(
             "label",
-            format!(" {label:?} is not a column of {}: {}", path.display(), names.join(", ")),
+            format!("{label:?} is not a column of {}: {}", path.display(), names.join(", ")),
         ));
     };
     let y = x.column(j).into_owned();

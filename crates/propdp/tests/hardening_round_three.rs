@@ -164,7 +164,10 @@ fn item4_and_7_extreme_magnitudes_in_data_are_refused_not_a_panic() {
         let data = tmp.path().join("data.csv");
         write_data(&data, scale);
         // propdp spectrum: an error naming the data, no non-finite number
-        let e = format!("{:#}", data_spectrum::from_file(&data, Some("y"), false).unwrap_err());
+        let e = format!(
+            "{:#}",
+            data_spectrum::from_file(&data, Some("y"), &[], false).unwrap_err()
+        );
         assert!(e.contains("data") && e.contains(what), "{scale}: {e}");
         // a run on the rows: refused naming the field
         let cfg = config(
@@ -183,7 +186,10 @@ fn item4_and_7_extreme_magnitudes_in_data_are_refused_not_a_panic() {
     let last = lines[5].rsplit_once(',').unwrap().0.to_string();
     lines[5] = format!("{last},3e200");
     std::fs::write(&data, lines.join("\n") + "\n").unwrap();
-    let e = format!("{:#}", data_spectrum::from_file(&data, Some("y"), false).unwrap_err());
+    let e = format!(
+        "{:#}",
+        data_spectrum::from_file(&data, Some("y"), &[], false).unwrap_err()
+    );
     assert!(e.contains("label") && e.contains("row 5"), "{e}");
     let e = refused_run(&config(tmp.path(), &own_labels("objective")).unwrap(), tmp.path());
     assert_eq!(e.field(), Some("simulation.data.labels"), "{e:#}");
@@ -201,7 +207,10 @@ fn item7_a_duplicate_column_name_is_refused() {
         .map(|l| format!("{l},{}\n", l.rsplit(',').next().unwrap()))
         .collect();
     std::fs::write(&data, doubled).unwrap();
-    let e = format!("{:#}", data_spectrum::from_file(&data, Some("y"), false).unwrap_err());
+    let e = format!(
+        "{:#}",
+        data_spectrum::from_file(&data, Some("y"), &[], false).unwrap_err()
+    );
     assert!(e.contains("\"y\"") && e.contains("twice"), "{e}");
     let cfg = config(tmp.path(), &own_labels("objective")).unwrap();
     let e = refused_run(&cfg, tmp.path());
@@ -228,11 +237,11 @@ fn item5_a_fifo_or_a_device_as_an_input_is_refused_at_once() {
     fifo(&pipe);
     let start = Instant::now();
     // a data file
-    let e = format!("{:#}", data_spectrum::from_file(&pipe, None, false).unwrap_err());
+    let e = format!("{:#}", data_spectrum::from_file(&pipe, None, &[], false).unwrap_err());
     assert!(e.contains("not a regular file") && e.contains("FIFO"), "{e}");
     let e = format!(
         "{:#}",
-        data_spectrum::from_file(Path::new("/dev/zero"), None, false).unwrap_err()
+        data_spectrum::from_file(Path::new("/dev/zero"), None, &[], false).unwrap_err()
     );
     assert!(e.contains("character device"), "{e}");
     // in a config: the data file and the covariance file
