@@ -326,6 +326,16 @@ fn main() -> ExitCode {
             exit_code(figures_ok, m.failed, &out)
         }),
         Command::Validate { config, out } => validate(&config, out),
+        Command::Check { config } if is_tune(&config) => {
+            propdp::core::input::read_regular_text(&config)
+                .map_err(|e| anyhow::anyhow!("reading {}: {e}", config.display()).into())
+                .and_then(|text| propdp::tune::estimate(&text, &config.display().to_string(), None))
+                .map(|e| {
+                    println!("{}: a valid tune config", config.display());
+                    println!("{}", e.text());
+                    ExitCode::SUCCESS
+                })
+        }
         Command::Check { config } => load(&config).and_then(|cfg| {
             propdp::run::check(&cfg)?;
             warn_step_sizes(&cfg);
@@ -540,6 +550,7 @@ fn tune(job: &Job, shard: Option<propdp::shard::Shard>) -> Result<ExitCode> {
     let text = propdp::core::input::read_regular_text(&job.config)
         .map_err(|e| anyhow::anyhow!("reading {}: {e}", job.config.display()))?;
     let (label, dir, existing, bar) = (job.label(), job.dir(), job.existing(), Bar::default());
+    eprintln!("{}", propdp::tune::estimate(&text, &label, shard)?.text());
     let o = match shard {
         Some(s) => propdp::tune::tune_shard(&text, &label, &dir, existing, s, &bar)?,
         None => propdp::tune::tune(&text, &label, &dir, existing, &bar)?,
@@ -567,4 +578,11 @@ fn report_tune(o: &propdp::tune::TuneOutcome) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// Whether `config` is a tune config ([`propdp::tune::is_tune_config`]); a
+/// file that cannot be read is left to the run config's checks, which name
+/// what is wrong.
+fn is_tune(config: &std::path::Path) -> bool {
+    propdp::core::input::read_regular_text(config).is_ok_and(|t| propdp::tune::is_tune_config(&t))
 }

@@ -963,3 +963,46 @@ fn privacy_of_a_schedule_file_is_certified_and_bad_files_name_the_key() {
     let e = stderr(&schedule(&both, &["--sampling", "shuffled"]));
     assert!(e.contains("sampling"), "{e}");
 }
+
+/// Issue #44 items 4–5: `propdp check` takes a tune config — its fields, the
+/// metric against every algorithm, the cost limit — and prints the search's
+/// estimate; `propdp tune` prints the same estimate before the work.
+#[test]
+fn check_takes_a_tune_config_and_tune_prints_its_estimate_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tune = r#"
+[problem]
+model = "huber"
+delta = [0.5, 1.0]
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[tune]
+algorithms = ["objective", "output"]
+epsilon = [1.0, 4.0]
+delta_priv = 1e-6
+"#;
+    let cfg = write(tmp.path(), "t.toml", tune);
+    let o = propdp(&["check", &cfg]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        out.contains("a valid tune config") && out.contains("estimate: 8 cells"),
+        "{out}"
+    );
+    // what tune would refuse, check refuses: a metric the algorithms do not predict, the cost limit
+    for (extra, field) in [
+        ("metric = \"test_class_err\"\n", "tune.metric"),
+        ("max_hours = 1e-9\n", "tune.max_hours"),
+    ] {
+        let bad = write(tmp.path(), "bad.toml", &format!("{tune}{extra}"));
+        let o = propdp(&["check", &bad]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(field), "{extra}: {err}");
+    }
+    let out_dir = tmp.path().join("out");
+    let o = propdp(&["tune", &cfg, "--out", out_dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.trim_start().starts_with("estimate: 8 cells"), "{err}");
+}

@@ -377,6 +377,80 @@ pub fn tune(
     Ok(search(&plan, &mut out, done, Scope::All, progress)?)
 }
 
+/// Whether `text` is a tune config: TOML with a top-level `[tune]` table.
+pub fn is_tune_config(text: &str) -> bool {
+    text.parse::<toml::Table>().is_ok_and(|t| t.contains_key("tune"))
+}
+
+/// What a tune config asks for, checked before any work: its cells and
+/// the estimated time of the search ([`estimate`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuneEstimate {
+    /// Problem points (one per combination of the `[problem]` parameters).
+    pub points: usize,
+    /// Privacy budgets.
+    pub budgets: usize,
+    /// The algorithms compared.
+    pub algorithms: Vec<AlgorithmKind>,
+    /// Cells searched (of the shard, when given).
+    pub cells: usize,
+    /// Estimated seconds of one core (the solves of every cell's search and
+    /// the simulated checks).
+    pub seconds: f64,
+    /// The cores the search will use.
+    pub cores: usize,
+}
+
+impl TuneEstimate {
+    /// One line: the cells and the estimated wall time on this machine.
+    pub fn text(&self) -> String {
+        let names: Vec<&str> = self.algorithms.iter().map(|a| a.name()).collect();
+        let wall = self.seconds / self.cores as f64;
+        let time = if wall < 90.0 {
+            format!("{wall:.0} s")
+        } else if wall < 5400.0 {
+            format!("{:.0} minutes", wall / 60.0)
+        } else {
+            format!("{:.1} hours", wall / 3600.0)
+        };
+        format!(
+            "estimate: {} cells ({} problem points × {} budgets × {}), about {time} on {} cores",
+            self.cells,
+            self.points,
+            self.budgets,
+            names.join(", "),
+            self.cores
+        )
+    }
+}
+
+/// Check a tune config as [`tune`] does before searching — its fields, the
+/// covariance and data files (relative to `label`'s directory when it names
+/// the file), the metric against every algorithm, `tune.max_hours` — and
+/// estimate the search (of shard `shard`, when given).
+pub fn estimate(text: &str, label: &str, shard: Option<Shard>) -> crate::Result<TuneEstimate> {
+    let plan = Plan::new(text, label)?;
+    if let Some(base) = plan.points.first() {
+        for &kind in &plan.cfg.tune.algorithms {
+            check_metric(base, kind, &plan.cfg.tune.metric)?;
+        }
+    }
+    plan.check_cost(shard)?;
+    let costs = plan.costs();
+    let (cells, seconds) = match plan.mine(shard) {
+        Some(mine) => (mine.len(), mine.iter().map(|&c| costs[c]).sum()),
+        None => (costs.len(), costs.iter().sum()),
+    };
+    Ok(TuneEstimate {
+        points: plan.points.len(),
+        budgets: plan.budgets.len(),
+        algorithms: plan.cfg.tune.algorithms.clone(),
+        cells,
+        seconds,
+        cores: std::thread::available_parallelism().map_or(1, |c| c.get()),
+    })
+}
+
 /// [`tune`] restricted to shard K/N of the cells (balanced by estimated
 /// cost; a partition depending only on the config and N): writes the shard's
 /// optimums and, when done, `complete.json`; no figures. `--resume`
