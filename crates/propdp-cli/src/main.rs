@@ -79,6 +79,9 @@ enum Command {
         /// directories with `propdp merge`.
         #[arg(long, value_name = "K/N")]
         shard: Option<propdp::shard::Shard>,
+        /// Print no table of the computed numbers (only where they were written).
+        #[arg(long)]
+        quiet: bool,
     },
     /// Combine the directories of a sharded run (`propdp run --shard K/N`
     /// or `propdp tune --shard K/N`, every K of the same config and N) into
@@ -303,6 +306,7 @@ fn main() -> ExitCode {
             theory_only,
             sim_only,
             shard,
+            quiet,
         } => run(
             &job,
             Sources {
@@ -310,6 +314,7 @@ fn main() -> ExitCode {
                 simulation: !theory_only,
             },
             shard,
+            quiet,
         ),
         Command::Merge { shards, out } if shards[0].join("tune.jsonl").exists() => {
             propdp::tune::merge(&out, &shards, &Bar::default()).map(|o| report_tune(&o))
@@ -439,7 +444,7 @@ fn warn_step_sizes(cfg: &propdp::core::Config) {
     }
 }
 
-fn run(job: &Job, sources: Sources, shard: Option<propdp::shard::Shard>) -> Result<ExitCode> {
+fn run(job: &Job, sources: Sources, shard: Option<propdp::shard::Shard>, quiet: bool) -> Result<ExitCode> {
     let cfg = load(&job.config)?;
     warn_step_sizes(&cfg);
     if sources.theory {
@@ -462,6 +467,9 @@ fn run(job: &Job, sources: Sources, shard: Option<propdp::shard::Shard>) -> Resu
         shard,
         &Bar::default(),
     )?;
+    if !quiet {
+        print!("{}", propdp::summary::table(&s.results(), 40, 3)?);
+    }
     println!(
         "{}: {} records written, {} already done, {} failed → {}",
         job.config.display(),

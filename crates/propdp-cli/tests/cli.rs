@@ -1006,3 +1006,40 @@ delta_priv = 1e-6
     assert!(o.status.success(), "{err}");
     assert!(err.trim_start().starts_with("estimate: 8 cells"), "{err}");
 }
+
+/// Issue #44 item 3: `propdp run` prints the numbers it computed — a row per
+/// point with its swept parameters and main metrics, theory beside
+/// simulation ± s.e. — and `--quiet` leaves only where they were written.
+#[test]
+fn run_prints_a_table_of_the_computed_numbers_unless_quiet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write(
+        tmp.path(),
+        "c.toml",
+        &format!("{HUBER}\n[simulation]\nd = 100\nreps = 2\nseed = 1\n")
+            .replace("steps = 12", "steps = 2")
+            .replace("[0.0, 0.5, 2.0]", "[0.5]"),
+    );
+    let out = tmp.path().join("out");
+    let o = propdp(&["run", &cfg, "--out", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let header = text.lines().next().unwrap();
+    assert!(
+        header.contains("delta") && header.contains("est_err2: theory | sim ± se"),
+        "{text}"
+    );
+    let theory = records(&out)
+        .into_iter()
+        .find(|r| r.source == Source::Theory && r.index == 1)
+        .unwrap();
+    let row = text.lines().find(|l| l.trim_start().starts_with("1 ")).unwrap();
+    assert!(
+        row.contains(&format!("{:.5} | ", theory.metrics["est_err2"])) && row.contains(" ± "),
+        "{row}"
+    );
+    let quiet = tmp.path().join("quiet");
+    let o = propdp(&["run", &cfg, "--out", quiet.to_str().unwrap(), "--quiet"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!text.contains("est_err2") && text.contains("records written"), "{text}");
+}

@@ -45,6 +45,7 @@ pub mod run;
 pub mod rundir;
 pub mod schedule;
 pub mod shard;
+pub mod summary;
 pub mod tune;
 pub mod validate;
 
