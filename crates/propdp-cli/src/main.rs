@@ -566,23 +566,22 @@ fn tune(job: &Job, shard: Option<propdp::shard::Shard>) -> Result<ExitCode> {
     Ok(report_tune(&o))
 }
 
-/// Print what a search found, where it wrote it and its figures.
+/// Print what a search found, where it wrote it and the figures it drew
+/// (their names: frontiers, winner maps, DP-SGD's error against q).
 fn report_tune(o: &propdp::tune::TuneOutcome) -> ExitCode {
     print!("{}", o.table());
     println!("→ {}", o.file().display());
-    let figures = o.dir.join("figures");
-    let frontier = |f: &&PathBuf| {
-        !f.file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("winner_map"))
-    };
-    if o.figures.iter().any(|f| frontier(&f)) {
-        println!("frontier figures (one per δ): {}", figures.display());
-    }
-    if o.algorithms.len() > 1 {
+    let names: Vec<String> = o
+        .figures
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "png"))
+        .filter_map(|f| f.file_stem().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    if !names.is_empty() {
         println!(
-            "winner maps over (δ, {}): {}/winner_map*.png",
-            o.param,
-            figures.display()
+            "figures in {} (png and svg): {}",
+            o.dir.join("figures").display(),
+            names.join(", ")
         );
     }
     ExitCode::SUCCESS

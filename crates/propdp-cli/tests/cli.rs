@@ -410,6 +410,19 @@ delta_priv = 1e-6
         stdout.contains("tune.jsonl") && stdout.contains("winner_map"),
         "{stdout}"
     );
+    // issue #44 item 9: every figure named was drawn, and only those
+    let listed = stdout.lines().find(|l| l.starts_with("figures in ")).unwrap();
+    for name in listed.split(": ").nth(1).unwrap().split(", ") {
+        assert!(
+            out.join("figures").join(format!("{name}.png")).exists(),
+            "{name}: {listed}"
+        );
+    }
+    let drawn = std::fs::read_dir(out.join("figures"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "png"))
+        .count();
+    assert_eq!(drawn, listed.split(", ").count(), "{listed}");
 }
 
 /// D4: `propdp privacy` never prints a guarantee for bad arguments; D17: the
