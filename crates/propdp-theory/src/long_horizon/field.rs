@@ -35,14 +35,13 @@
 //!   (block means of a smooth kernel on blocks growing with their distance).
 
 use super::{
-    Coordinate, GEN_WINDOW, Generator, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, Slot, Stop, axpy,
-    conditional_weights, curvature_bound, labels, memory, recursion, stein_drift, step_record, teacher_field,
-    theta_positions, truncation,
+    Coordinate, GEN_WINDOW, Generator, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, Slot, StepBuffers, Stop, axpy,
+    conditional_weights, curvature_bound, labels, memory, recursion, sample_step, stein_drift, step_record,
+    teacher_field, theta_positions, truncation,
 };
 use crate::dmft::{DmftError, DmftParams, rqmc_uniform4};
 use crate::dyadic::{Partition, Track};
 use crate::reverse_mode::Events;
-use crate::train_loss::{self, LossSums};
 use nalgebra::{DMatrix, DVector};
 use propdp_core::covariance::Atom;
 use statrs::distribution::{ContinuousCDF, Normal};
@@ -142,12 +141,10 @@ pub(super) fn replicate(
     let mut out = Vec::with_capacity(tt + 1);
     let mut moments = Vec::with_capacity(tt + 1);
     let mut approx_error: f64 = 0.0;
-    let clip = |d1: f64| if d1.abs() < p.clip { d1 } else { p.clip.copysign(d1) };
-    let (mut r, mut c, mut hh, mut g, mut h) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut sv = StepBuffers::new(n, nb);
     let (mut on_w, mut on0_w) = (vec![0.0; n], vec![vec![0.0; n]; nb]);
     let mut vv = vec![0.0; w];
     let mut lanes_w: Vec<f64> = Vec::new();
-    let mut c0 = vec![vec![0.0; n]; nb];
     let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
     let mut next = vec![0.0; n];
     let mut lmem_buf: Vec<f64> = Vec::new();
@@ -177,18 +174,16 @@ pub(super) fn replicate(
         } else {
             vec![true; n]
         };
-        let mut loss = LossSums::default();
-        for i in 0..n {
-            r[i] = amp * nu[i] + thc[i] - eta * on_w[i];
-            let (l, d1, d2) = p.loss.eval(label[i], r[i]);
-            loss.add(l, train_loss::surrogate(p.loss, label[i], amp, nu[i], thc[i]));
-            c[i] = clip(d1);
-            hh[i] = if d1.abs() < p.clip { d2 } else { 0.0 };
-            (g[i], h[i]) = if selection[i] { (c[i], hh[i]) } else { (0.0, 0.0) };
-            for b in 0..nb {
-                c0[b][i] = clip(p.loss.slope(baselines[b][i], thc[i] - eta * on0_w[b][i]));
-            }
-        }
+        let loss = sample_step(
+            p,
+            amp,
+            (&nu, &label, &baselines),
+            thc,
+            &on_w,
+            &on0_w,
+            &selection,
+            &mut sv,
+        );
         let (mt, mom, c_tt) = step_record(p, t, true, rho, amp, modes.iter().map(|m| &m.coord), &loss)?;
         out.push(mt);
         moments.push(mom);
@@ -196,21 +191,21 @@ pub(super) fn replicate(
             break;
         }
         // 2–3. C_g(t, ·) and ũ_t's conditional law, in every atom's state covariance
-        let cond = generator.conditional(&c, a, q, t);
+        let cond = generator.conditional(&sv.c, a, q, t);
         let u_terms = modes[0].coord.state.indexed(&cond.terms);
         for m in &mut modes {
             m.coord.state.extend(Slot::U(t), &u_terms, cond.sd2);
         }
-        _ = generator.advance(cond, &g);
+        _ = generator.advance(cond, &sv.g);
         // 4. R_g(t, t − m), m < W, by reverse mode (§3.3)
         let acc = &mut acc_buf[..w.min(t + 1)];
-        events.adjoints(t, w, &vv, eta, &h, acc);
-        events.record(t, w, &h, &vv);
+        events.adjoints(t, w, &vv, eta, &sv.h, acc);
+        events.record(t, w, &sv.h, &vv);
         let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
         // 5–6. the drift and the truncation estimate
-        let drift = stein_drift(p, rho, &z0, &c, &c0, &score, a, q);
+        let drift = stein_drift(p, rho, &z0, &sv.c, &sv.c0, &score, a, q);
         approx_error = approx_error.max(truncation(&vv, &kernel.rg, w, t, p, h_max, c_tt)?);
-        for c0b in &mut c0 {
+        for c0b in &mut sv.c0 {
             c0b.iter_mut()
                 .zip(&selection)
                 .for_each(|(x, &s)| *x = if s { *x } else { 0.0 });
@@ -290,8 +285,8 @@ pub(super) fn replicate(
         // then the windows and blocks of step t + 1
         let step = mem.advance();
         field.push(&mem, &step, &next);
-        grads.push(&mem, &step, &g);
-        for (track, x) in grads0.iter_mut().zip(&c0) {
+        grads.push(&mem, &step, &sv.g);
+        for (track, x) in grads0.iter_mut().zip(&sv.c0) {
             track.push(&mem, &step, x);
         }
         let theta_window: Vec<usize> = ((t + 1).saturating_sub(NEAR)..=t + 1).collect();

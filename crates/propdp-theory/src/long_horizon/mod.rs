@@ -929,6 +929,64 @@ fn step_record<'a>(
     ))
 }
 
+/// Every path's values of one step ([`sample_step`]).
+struct StepBuffers {
+    r: Vec<f64>,
+    /// c = clip_C(ℓ').
+    c: Vec<f64>,
+    /// ℓ''·1{|ℓ'| < C}.
+    hh: Vec<f64>,
+    /// The selected c and ĥ (0 off the batch).
+    g: Vec<f64>,
+    h: Vec<f64>,
+    /// The baselines' clipped slopes c⁰ at their own Onsager terms.
+    c0: Vec<Vec<f64>>,
+}
+
+impl StepBuffers {
+    fn new(n: usize, baselines: usize) -> Self {
+        StepBuffers {
+            r: vec![0.0; n],
+            c: vec![0.0; n],
+            hh: vec![0.0; n],
+            g: vec![0.0; n],
+            h: vec![0.0; n],
+            c0: vec![vec![0.0; n]; baselines],
+        }
+    }
+}
+
+/// Step t on every path (§3.3): r_t = A_tν + G_t − η·(Onsager term), the
+/// loss and its control variate's surrogate, c, ĥ, the selections and the
+/// baselines' slopes, into `b`.
+#[allow(clippy::too_many_arguments)]
+fn sample_step(
+    p: &DmftParams,
+    amp: f64,
+    (nu, label, baselines): (&[f64], &[f64], &[Vec<f64>]),
+    thc: &[f64],
+    on_w: &[f64],
+    on0_w: &[Vec<f64>],
+    selection: &[bool],
+    b: &mut StepBuffers,
+) -> LossSums {
+    let eta = p.eta;
+    let clip = |d1: f64| if d1.abs() < p.clip { d1 } else { p.clip.copysign(d1) };
+    let mut loss = LossSums::default();
+    for i in 0..nu.len() {
+        b.r[i] = amp * nu[i] + thc[i] - eta * on_w[i];
+        let (l, d1, d2) = p.loss.eval(label[i], b.r[i]);
+        loss.add(l, train_loss::surrogate(p.loss, label[i], amp, nu[i], thc[i]));
+        b.c[i] = clip(d1);
+        b.hh[i] = if d1.abs() < p.clip { d2 } else { 0.0 };
+        (b.g[i], b.h[i]) = if selection[i] { (b.c[i], b.hh[i]) } else { (0.0, 0.0) };
+        for (k, c0) in b.c0.iter_mut().enumerate() {
+            c0[i] = clip(p.loss.slope(baselines[k][i], thc[i] - eta * on0_w[k][i]));
+        }
+    }
+    loss
+}
+
 /// ρ = s²Σwωe: the variance of the teacher field ν (s² without a covariance).
 fn teacher_field(s2: f64, spectrum: &[Atom]) -> f64 {
     s2 * spectrum
@@ -1028,11 +1086,9 @@ fn replicate(
     let mut out = Vec::with_capacity(tt + 1);
     let mut moments = Vec::with_capacity(tt + 1);
     let mut approx_error: f64 = 0.0;
-    let clip = |d1: f64| if d1.abs() < p.clip { d1 } else { p.clip.copysign(d1) };
-    let (mut r, mut c, mut hh, mut g, mut h) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut sv = StepBuffers::new(n, nb);
     let (mut thc, mut on_w, mut on0_w) = (vec![0.0; n], vec![0.0; n], vec![vec![0.0; n]; nb]);
     let mut vv = vec![0.0; w];
-    let mut c0 = vec![vec![0.0; n]; nb];
     let mut scratch = vec![0.0; n];
     let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
     for t in 0..=tt {
@@ -1061,18 +1117,16 @@ fn replicate(
         } else {
             vec![true; n]
         };
-        let mut loss = LossSums::default();
-        for i in 0..n {
-            r[i] = amp * nu[i] + thc[i] - eta * on_w[i];
-            let (l, d1, d2) = p.loss.eval(label[i], r[i]);
-            loss.add(l, train_loss::surrogate(p.loss, label[i], amp, nu[i], thc[i]));
-            c[i] = clip(d1);
-            hh[i] = if d1.abs() < p.clip { d2 } else { 0.0 };
-            (g[i], h[i]) = if selection[i] { (c[i], hh[i]) } else { (0.0, 0.0) };
-            for b in 0..nb {
-                c0[b][i] = clip(p.loss.slope(baselines[b][i], thc[i] - eta * on0_w[b][i]));
-            }
-        }
+        let loss = sample_step(
+            p,
+            amp,
+            (&nu, &label, &baselines),
+            &thc,
+            &on_w,
+            &on0_w,
+            &selection,
+            &mut sv,
+        );
         let (mt, mom, c_tt) = step_record(p, t, atoms.is_some(), rho, amp, modes.iter().map(|m| &m.coord), &loss)?;
         out.push(mt);
         moments.push(mom);
@@ -1081,7 +1135,7 @@ fn replicate(
         }
         // 2–3. C_g(t, ·) and every mode's ũᵏ_t by Gaussian conditioning on its (U_B,
         //    ũ_{t−nw..t−1}): the same weights for every mode, its own innovation
-        let cond = generator.conditional(&c, a, q, t);
+        let cond = generator.conditional(&sv.c, a, q, t);
         // the modes' own draws this step: (ũ innovation, ξ̃) per path
         let mode_draws: Vec<Vec<[f64; 4]>> = (1..k_modes).map(|k| draws(mode_group(k, t))).collect();
         let u_terms = modes[0].coord.state.indexed(&cond.terms);
@@ -1107,7 +1161,7 @@ fn replicate(
             m.u = u;
             m.coord.state.extend(Slot::U(t), &u_terms, cond.sd2);
         }
-        let step_u = generator.advance(cond, &g);
+        let step_u = generator.advance(cond, &sv.g);
         for m in &mut modes {
             m.utrack.push(&generator.part, &step_u, &m.u);
         }
@@ -1115,16 +1169,16 @@ fn replicate(
         //    Rao–Blackwellising it costs every path a pass and did not lower the metrics' spread),
         //    through the field's response R_w = Σ_k w_kω_kRᵏ
         let acc = &mut acc_buf[..w.min(t + 1)];
-        events.adjoints(t, w, &vv, eta, &h, acc);
-        events.record(t, w, &h, &vv);
+        events.adjoints(t, w, &vv, eta, &sv.h, acc);
+        events.record(t, w, &sv.h, &vv);
         let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
         // 5. the drift
-        let drift = stein_drift(p, rho, &z0, &c, &c0, &score, a, q);
+        let drift = stein_drift(p, rho, &z0, &sv.c, &sv.c0, &score, a, q);
         // 6. the truncation estimate (once lags ≥ W exist)
         approx_error = approx_error.max(truncation(&vv, &kernel.rg, w, t, p, h_max, c_tt)?);
         // 7. the recursions, per mode; the baselines' own selected gradients ĝ⁰_t = S_t·c⁰_t
         //    drive their Onsager memory
-        for c0b in &mut c0 {
+        for c0b in &mut sv.c0 {
             c0b.iter_mut()
                 .zip(&selection)
                 .for_each(|(x, &s)| *x = if s { *x } else { 0.0 });
@@ -1141,10 +1195,10 @@ fn replicate(
                 m.th[i] = decay * m.th[i] - eta * (m.coord.sqrt_omega * m.u[i] + om * scratch[i]) + eta * p.sigma * xi;
             }
             memory(&m.onsager, &mem, t, near, far, &mut scratch);
-            recursion(&mut m.on, decay, eta_om, &scratch, Some(&g));
+            recursion(&mut m.on, decay, eta_om, &scratch, Some(&sv.g));
             for b in 0..nb {
                 memory(&m.onsager0[b], &mem, t, near, far, &mut scratch);
-                recursion(&mut m.on0[b], decay, eta_om, &scratch, Some(&c0[b]));
+                recursion(&mut m.on0[b], decay, eta_om, &scratch, Some(&sv.c0[b]));
             }
             m.virt.reset_lane(t % w);
             m.vv[t % w] = 0.0;
