@@ -48,19 +48,20 @@ def run(args):
     subprocess.run([str(PROPDP), *args], check=True, capture_output=True, text=True)
 
 
-def spectrum_files(name, loader, standardize):
-    """The data's CSV, its spectrum (spread teacher) and an aligned variant."""
+def spectrum_files(name, loader, standardize, out=OUT):
+    """The data's CSV, its spectrum (spread teacher) and an aligned variant,
+    written into `out`."""
     x = loader().data
-    data = OUT / f"{name}.csv"
+    data = out / f"{name}.csv"
     np.savetxt(data, x, delimiter=",", header=",".join(f"c{i}" for i in range(x.shape[1])), comments="")
-    spread = OUT / f"{name}_spread.csv"
+    spread = out / f"{name}_spread.csv"
     if spread.exists():
         spread.unlink()
     run(["spectrum", str(data), "--out", str(spread)] + (["--standardize"] if standardize else []))
     lines = spread.read_text().splitlines()
     comments = [l for l in lines if l.startswith("#")]
     rows = [l.split(",") for l in lines if l and not l.startswith("#")][1:]
-    aligned = OUT / f"{name}_aligned.csv"
+    aligned = out / f"{name}_aligned.csv"
     body = ["eigenvalue,weight,teacher"] + [f"{e},{w},{e}" for e, w, _ in rows]
     aligned.write_text("\n".join(comments + ["# teacher aligned: energy ∝ eigenvalue"] + body) + "\n")
     return data, {"spread": spread, "aligned": aligned}, len(rows)

@@ -24,7 +24,7 @@ import json
 import subprocess
 from pathlib import Path
 
-import numpy as np
+from real_data_study import spectrum_files
 from sklearn.datasets import load_breast_cancer, load_digits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,25 +50,14 @@ EPSILONS = [1.0, 4.0, 8.0]
 
 
 def run(args):
-    return subprocess.run([str(PROPDP), *args], check=True, capture_output=True, text=True)
+    subprocess.run([str(PROPDP), *args], check=True, capture_output=True, text=True)
 
 
 def aligned_spectrum(name, loader, standardize):
-    """The data's CSV and its spectrum with an aligned teacher; d."""
-    x = loader().data
-    data = OUT / f"{name}.csv"
-    np.savetxt(data, x, delimiter=",", header=",".join(f"c{i}" for i in range(x.shape[1])), comments="")
-    spread = OUT / f"{name}_spread.csv"
-    if spread.exists():
-        spread.unlink()
-    run(["spectrum", str(data), "--out", str(spread)] + (["--standardize"] if standardize else []))
-    lines = spread.read_text().splitlines()
-    comments = [line for line in lines if line.startswith("#")]
-    rows = [line.split(",") for line in lines if line and not line.startswith("#")][1:]
-    aligned = OUT / f"{name}_aligned.csv"
-    body = ["eigenvalue,weight,teacher"] + [f"{e},{w},{e}" for e, w, _ in rows]
-    aligned.write_text("\n".join(comments + ["# teacher aligned: energy ∝ eigenvalue"] + body) + "\n")
-    return data, aligned, len(rows)
+    """The data's CSV and its spectrum with an aligned teacher
+    (`real_data_study.spectrum_files`); d."""
+    data, spectra, d = spectrum_files(name, loader, standardize, OUT)
+    return data, spectra["aligned"], d
 
 
 def best_runs(path):
