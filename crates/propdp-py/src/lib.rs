@@ -11,6 +11,7 @@
 //! (the `bridge` module).
 
 mod bridge;
+mod inference;
 mod record;
 
 use std::path::PathBuf;
@@ -42,12 +43,18 @@ create_exception!(
     PyRuntimeError,
     "A computation failed: a solver did not converge, a point has no solution, a file could not be written."
 );
+create_exception!(
+    _native,
+    PropdpInferenceRefused,
+    PropdpError,
+    "The data do not support a valid interval; `reason` says why (e.g. `near_separable`)."
+);
 
 /// The Python exception of a library error: a config error becomes
 /// `ConfigError` (a `ValueError`) with its field, a privacy argument's the
 /// same with the argument spelled as Python's keyword, a cancelled run
 /// `KeyboardInterrupt`, anything else `PropdpError`.
-fn to_py(py: Python<'_>, e: propdp::Error) -> PyErr {
+pub(crate) fn to_py(py: Python<'_>, e: propdp::Error) -> PyErr {
     // the library's advice names the command line's flags; Python's keywords here
     let message = format!("{e:#}")
         .replace("--resume", "resume=True")
@@ -60,12 +67,21 @@ fn to_py(py: Python<'_>, e: propdp::Error) -> PyErr {
             None => config_error(py, message, e.field().map(str::to_string)),
         },
         ErrorKind::Cancelled => PyKeyboardInterrupt::new_err(message),
+        ErrorKind::Refused => {
+            let err = PropdpInferenceRefused::new_err(message);
+            let reason = e
+                .refusal()
+                .and_then(|r| serde_json::to_value(r.reason).ok())
+                .and_then(|v| v.as_str().map(str::to_string));
+            let _ = err.value(py).setattr("reason", reason);
+            err
+        }
         ErrorKind::Io | ErrorKind::Directory | ErrorKind::Compute => PropdpError::new_err(message),
     }
 }
 
 /// A privacy query's argument error, with the argument as Python spells it.
-fn argument_error(py: Python<'_>, a: &Argument) -> PyErr {
+pub(crate) fn argument_error(py: Python<'_>, a: &Argument) -> PyErr {
     config_error(py, a.keyword(), Some(propdp::privacy::python_keyword(a.argument)))
 }
 
@@ -983,5 +999,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(config_text, m)?)?;
     m.add_function(wrap_pyfunction!(spectrum, m)?)?;
+    inference::register(m)?;
     Ok(())
 }

@@ -28,6 +28,9 @@ pub enum ErrorKind {
     /// The caller asked the work to stop ([`crate::Progress::cancelled`]);
     /// what was written is kept.
     Cancelled,
+    /// The data do not support a valid interval ([`crate::inference::Refusal`]
+    /// says why, [`Error::refusal`] gives it).
+    Refused,
     /// A computation could not deliver (no convergence, no solution, a
     /// damaged record): the message has the parameter values.
     Compute,
@@ -67,6 +70,11 @@ impl Error {
         self.inner.chain().find_map(|c| c.downcast_ref::<Argument>())
     }
 
+    /// Why an inference was refused, for [`ErrorKind::Refused`].
+    pub fn refusal(&self) -> Option<&crate::inference::Refusal> {
+        self.inner.chain().find_map(|c| c.downcast_ref())
+    }
+
     /// The messages from the outermost context to the root cause.
     pub fn messages(&self) -> impl Iterator<Item = String> + '_ {
         self.inner.chain().map(|c| c.to_string())
@@ -100,6 +108,9 @@ fn classify(e: &anyhow::Error) -> (ErrorKind, Option<String>) {
         }
         if let Some(a) = cause.downcast_ref::<Argument>() {
             return (ErrorKind::Argument, Some(a.argument.to_string()));
+        }
+        if cause.is::<crate::inference::Refusal>() {
+            return (ErrorKind::Refused, None);
         }
         if cause.is::<Refused>() {
             return (ErrorKind::Directory, None);

@@ -10,6 +10,7 @@
 //! | the certified ε of a DP-SGD schedule | [`schedule::assess`] | `propdp privacy --schedule` |
 //! | figures of a results file | [`figures::draw`] | `propdp plot` |
 //! | the covariance spectrum of a data set | [`data_spectrum::spectrum`] | `propdp spectrum` |
+//! | a private fit with confidence intervals for θ* | [`inference::fit`] | `propdp infer` |
 //!
 //! Each returns [`Error`]: its [`ErrorKind`] (config, privacy argument, io,
 //! run directory, cancelled, computation) and, for a config or argument,
@@ -37,6 +38,7 @@ pub mod data_spectrum;
 pub mod error;
 pub mod figures;
 pub mod file;
+pub mod inference;
 pub mod merge;
 pub mod privacy;
 pub mod progress;

@@ -34,6 +34,7 @@ from ._config import ConfigLike, config_error, plain, resolve
 from ._progress import ProgressLike, callback
 from ._results import Result, read_records, read_results
 from ._results import frame as _frame
+from .inference import InferenceRefused, PrivateGLM, PrivateGLMResults
 
 __version__: str = _native.__version__
 #: The git commit the extension was built from (recorded in every result's provenance).
@@ -43,6 +44,9 @@ PropdpError = _native.PropdpError
 
 __all__ = [
     "solve",
+    "PrivateGLM",
+    "PrivateGLMResults",
+    "InferenceRefused",
     "simulate",
     "spectrum",
     "sweep",

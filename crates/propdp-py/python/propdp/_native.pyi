@@ -92,3 +92,33 @@ def sampled_run(
 ) -> Dict[str, Any]: ...
 def describe(config_: _Config, label: str) -> str: ...
 def config_text(config_: _Config) -> str: ...
+
+class InferenceRefused(PropdpError):
+    """The data do not support a valid interval; ``reason`` names why."""
+
+    reason: Optional[str]
+
+class Fitted:
+    params: List[float]
+    params_debiased: List[float]
+    bse: List[float]
+    def conf_int(self, alpha: float) -> List[Tuple[float, float]]: ...
+    def contrast(self, a: List[float], alpha: float) -> Tuple[float, float, float, float]: ...
+    def report(self) -> str: ...
+
+def infer(
+    x: bytes,
+    n: int,
+    d: int,
+    y: bytes,
+    *,
+    model: str,
+    algorithm: str,
+    lambda_: float,
+    epsilon: float,
+    delta_priv: float,
+    neighbouring: str,
+    row_norm: float,
+    huber_m: float,
+    seed: Optional[int],
+) -> Fitted: ...

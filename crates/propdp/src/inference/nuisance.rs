@@ -1,0 +1,254 @@
+//! The nuisances of a private fit's law θ̂ ≈ α·θ* + σ_eff·Z (docs/theory.md
+//! §6): the bias factor α and the effective noise σ_eff, estimated from what
+//! the release makes public.
+//!
+//! - **Logistic** (and any model whose only unknown is the signal strength
+//!   s² = ‖θ*‖²/d): the fixed point maps s² to the curve
+//!   (q(s²), α(s²), σ_eff(s²)), q = E‖θ̂‖²/d. The released θ̂ gives
+//!   q_obs = ‖θ̂‖²/d for free (post-processing); ŝ² solves q(s²) = q_obs by
+//!   Brent's method in log s². Given θ*, q_obs fluctuates around q with
+//!   variance (2σ_eff⁴ + 4α²s²σ_eff²)/d; α̂'s error is read off the curve
+//!   between the roots of q = q_obs ± that standard deviation.
+//! - **Huber** with an unknown noise law: the fraction P of training
+//!   residuals inside ±M and β² = mean ψ(rᵢ)², both at the public θ̂,
+//!   released by the Gaussian mechanism. The fixed point's second equation
+//!   is the Marchenko–Pastur resolvent of the rows with unclipped residuals,
+//!   V·P/(1 + V) = δ(1 − λV); then α = 1 − λV and
+//!   σ_eff² = V²(σ² + β²/δ) — no noise law needed.
+//!
+//! # References
+//! - Sur, Candès (2019), *A modern maximum-likelihood theory for
+//!   high-dimensional logistic regression*, PNAS (α, σ from the fixed point).
+//! - Yadlowsky, Yun, McLean, D'Amour (2021), *SLOE: a faster method for
+//!   statistical inference in high-dimensional logistic regression*
+//!   (the signal strength from ‖θ̂‖², reparametrised).
+//! - El Karoui (2018), *On the impact of predictor geometry on the
+//!   performance of high-dimensional ridge-regularized generalized robust
+//!   regression estimators*, PTRF (the M-estimation fixed point).
+
+use propdp_core::{Algorithm, Model, Point};
+use propdp_theory::solve::{State, TheorySolver};
+use std::cell::RefCell;
+
+use super::Refusal;
+
+/// The smallest and largest signal strength s² the logistic search covers.
+pub const S2_RANGE: (f64, f64) = (1e-3, 100.0);
+
+/// Standard deviations of ‖θ̂‖²/d beyond the largest q the model gives
+/// (at s² = [`S2_RANGE`].1) from which a logistic fit is refused as near
+/// separability.
+pub const SEPARABLE_SDS: f64 = 3.0;
+
+/// What the nuisance estimate delivers.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Nuisance {
+    /// α̂.
+    pub alpha: f64,
+    /// The standard error of α̂.
+    pub alpha_se: f64,
+    /// σ̂_eff.
+    pub sigma_eff: f64,
+    /// ŝ², the signal strength ‖θ*‖²/d.
+    pub s2: f64,
+    /// The range of s² within one standard deviation of ‖θ̂‖²/d (logistic),
+    /// or `None` (Huber: ŝ² follows from α̂ and σ̂_eff).
+    pub s2_range: Option<(f64, f64)>,
+}
+
+/// s² ↦ (q, α, σ_eff²) of the fixed point of one static release.
+pub struct Curve<'a> {
+    solver: &'a TheorySolver,
+    delta: f64,
+    model: Model,
+    algorithm: Algorithm,
+    warm: RefCell<Option<State>>,
+}
+
+impl<'a> Curve<'a> {
+    /// The curve of `model` released by `algorithm` at aspect ratio `delta`.
+    pub fn new(solver: &'a TheorySolver, delta: f64, model: Model, algorithm: Algorithm) -> Self {
+        Curve {
+            solver,
+            delta,
+            model,
+            algorithm,
+            warm: RefCell::new(None),
+        }
+    }
+
+    /// (q, α, σ_eff²) at s².
+    pub fn at(&self, s2: f64) -> anyhow::Result<(f64, f64, f64)> {
+        let point = Point::new(self.delta, s2, self.model, self.algorithm)?;
+        let warm = self.warm.borrow_mut().take();
+        let (metrics, state) = self
+            .solver
+            .solve_light(&point, warm)
+            .map_err(|e| anyhow::anyhow!("the fixed point at s2 = {s2:e}, delta = {}: {e}", self.delta))?;
+        *self.warm.borrow_mut() = Some(state);
+        let q = metrics[propdp_core::metrics::NORM2];
+        let alpha = metrics[propdp_core::metrics::BIAS_FACTOR];
+        Ok((q, alpha, (q - alpha * alpha * s2).max(0.0)))
+    }
+
+    /// The s² in [`S2_RANGE`] with q(s²) = `target`, the range's end where
+    /// `target` lies beyond it (`Ok(None)` above the largest q).
+    fn root(&self, target: f64, ends: (f64, f64)) -> anyhow::Result<Option<f64>> {
+        let (lo, hi) = S2_RANGE;
+        if target <= ends.0 {
+            return Ok(Some(lo));
+        }
+        if target >= ends.1 {
+            return Ok(None);
+        }
+        let failure = RefCell::new(None);
+        let f = |u: f64| match self.at(u.exp()) {
+            Ok((q, _, _)) => q - target,
+            Err(e) => {
+                failure.borrow_mut().get_or_insert(e);
+                f64::NAN
+            }
+        };
+        let mut conv = roots::SimpleConvergency {
+            eps: 1e-9,
+            max_iter: 200,
+        };
+        let found = roots::find_root_brent(lo.ln(), hi.ln(), f, &mut conv);
+        if let Some(e) = failure.into_inner() {
+            return Err(e);
+        }
+        let u = found.map_err(|e| anyhow::anyhow!("the search for s2 with q(s2) = {target:e}: {e:?}"))?;
+        Ok(Some(u.exp()))
+    }
+
+    /// The nuisances at observed q_obs = ‖θ̂‖²/d with `d` features.
+    pub fn estimate(&self, q_obs: f64, d: usize) -> anyhow::Result<Result<Nuisance, Refusal>> {
+        let (lo, hi) = S2_RANGE;
+        let ends = (self.at(lo)?.0, self.at(hi)?.0);
+        let sd_at = |s2: f64, alpha: f64, v: f64| ((2.0 * v * v + 4.0 * alpha * alpha * s2 * v) / d as f64).sqrt();
+        let (_, a_hi, v_hi) = self.at(hi)?;
+        if q_obs > ends.1 + SEPARABLE_SDS * sd_at(hi, a_hi, v_hi) {
+            return Ok(Err(Refusal::new(
+                super::Reason::NearSeparable,
+                format!(
+                    "‖θ̂‖²/d = {q_obs:.4} exceeds the largest the model gives, q = {:.4} at s² = {hi} (signal strength \
+                     ‖θ*‖²/d), by more than {SEPARABLE_SDS} standard deviations: the data are near separable, where \
+                     the fixed point has no solution; raise lambda",
+                    ends.1
+                ),
+            )));
+        }
+        let s2 = self.root(q_obs, ends)?.unwrap_or(hi);
+        let (_, alpha, v) = self.at(s2)?;
+        let sd = sd_at(s2, alpha, v);
+        let s2_lo = self.root(q_obs - sd, ends)?.unwrap_or(hi);
+        let s2_hi = self.root(q_obs + sd, ends)?.unwrap_or(hi);
+        let (a_lo, a_hi) = (self.at(s2_hi)?.1, self.at(s2_lo)?.1);
+        if alpha <= 0.0 {
+            return Ok(Err(Refusal::new(
+                super::Reason::Unidentified,
+                format!("the bias factor α = {alpha:e} at ŝ² = {s2:.4} is not positive: θ̂ carries no sign of θ*"),
+            )));
+        }
+        Ok(Ok(Nuisance {
+            alpha,
+            alpha_se: 0.5 * (a_hi - a_lo).abs(),
+            sigma_eff: v.sqrt(),
+            s2,
+            s2_range: Some((s2_lo, s2_hi)),
+        }))
+    }
+}
+
+/// V solving V·P/(1 + V) = δ(1 − λV), the positive root of
+/// δλV² + (P − δ + δλ)V − δ = 0.
+pub fn huber_v(p: f64, delta: f64, lambda: f64) -> f64 {
+    let b = p - delta + delta * lambda;
+    let disc = b * b + 4.0 * delta * delta * lambda;
+    // the stable form of (−b + √disc)/(2δλ)
+    2.0 * delta / (b + disc.sqrt())
+}
+
+/// The Huber nuisances from the released P̂ (fraction of residuals inside
+/// ±M) and β̂² (mean clipped squared residual), each with its release's
+/// standard deviation, at objective noise σ (0 for output perturbation,
+/// whose τ² the caller adds).
+pub fn huber(
+    (p, p_sd): (f64, f64),
+    beta2: f64,
+    delta: f64,
+    lambda: f64,
+    sigma: f64,
+    q_obs: f64,
+) -> Result<Nuisance, Refusal> {
+    // below its own noise the released fraction says only "about none inside": there α̂ is
+    // near 0 and the interval, however wide, keeps its level (its centre's error (α − α̂)θ*_j
+    // is small beside σ_eff)
+    let p = p.max(p_sd);
+    if p <= 0.0 {
+        return Err(Refusal::new(
+            super::Reason::Unidentified,
+            format!("the fraction of residuals inside ±M is {p:.4}, released without noise: every residual is clipped"),
+        ));
+    }
+    let v = huber_v(p, delta, lambda);
+    let alpha = 1.0 - lambda * v;
+    // dα/dP by the implicit function: ∂/∂V of VP/(1+V) − δ(1 − λV) is P/(1+V)² + δλ
+    let dv_dp = -(v / (1.0 + v)) / (p / (1.0 + v).powi(2) + delta * lambda);
+    let sigma_eff2 = v * v * (sigma * sigma + beta2 / delta);
+    Ok(Nuisance {
+        alpha,
+        alpha_se: (lambda * dv_dp * p_sd).abs(),
+        sigma_eff: sigma_eff2.sqrt(),
+        s2: ((q_obs - sigma_eff2) / (alpha * alpha)).max(0.0),
+        s2_range: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huber_v_solves_its_equation() {
+        for (p, delta, lambda) in [(0.8, 0.5, 1.0), (0.3, 2.0, 0.01), (1.0, 1.0, 10.0)] {
+            let v = huber_v(p, delta, lambda);
+            let residual = v * p / (1.0 + v) - delta * (1.0 - lambda * v);
+            assert!(
+                v > 0.0 && residual.abs() < 1e-12,
+                "{p} {delta} {lambda}: V = {v}, residual {residual:e}"
+            );
+        }
+    }
+
+    /// Least squares is Huber with every residual inside: V is the
+    /// ridge resolvent of the Marchenko–Pastur law, 1 − λV its shrinkage,
+    /// which the theory's Huber fixed point at a huge M must reproduce.
+    #[test]
+    fn huber_nuisances_match_the_fixed_point_when_nothing_is_clipped() {
+        let (delta, lambda, sigma, s2, sd) = (0.5, 1.0, 0.5, 1.0, 0.3);
+        let model = Model::Huber {
+            huber_m: 1e3,
+            noise: propdp_core::NoiseLaw::Gaussian { sd },
+        };
+        let point = Point::new(delta, s2, model, Algorithm::Objective { lambda, sigma }).unwrap();
+        let (m, _) = TheorySolver::default().solve_light(&point, None).unwrap();
+        let alpha_theory = m[propdp_core::metrics::BIAS_FACTOR];
+        let v = huber_v(1.0, delta, lambda);
+        assert!(
+            (1.0 - lambda * v - alpha_theory).abs() < 1e-6,
+            "{} vs {alpha_theory}",
+            1.0 - lambda * v
+        );
+        // the prox residual of the squared loss is (ε + √e·Z)/(1 + V), e = est_err2: its mean
+        // square is β², and V²(σ² + β²/δ) must be the fixed point's σ_eff² = q − α²s²
+        let beta2 = (sd * sd + m[propdp_core::metrics::EST_ERR2]) / (1.0 + v).powi(2);
+        let q = m[propdp_core::metrics::NORM2];
+        let sigma_eff2 = q - alpha_theory * alpha_theory * s2;
+        let ours = v * v * (sigma * sigma + beta2 / delta);
+        assert!(
+            (ours / sigma_eff2 - 1.0).abs() < 1e-5,
+            "σ_eff²: {ours} vs the fixed point's {sigma_eff2}"
+        );
+    }
+}

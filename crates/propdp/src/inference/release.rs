@@ -1,0 +1,171 @@
+//! What a private fit releases and what it costs: the estimator's noise
+//! calibrated so that everything released — θ̂ and, for Huber objective
+//! perturbation, the two residual statistics of its nuisances — composes
+//! to at most the budget in one certified ledger
+//! ([`propdp_accountant::bracket::ledger_epsilon_bracket`]).
+//!
+//! Rows are projected onto the ball ‖x‖ ≤ R; the accountant's conventions
+//! are for R = 1, so a problem with rows in the R-ball, ridge λ and noise σ
+//! (or τ) is accounted as the unit-ball problem of θ' = Rθ: ridge λ/R²,
+//! noise σ/R (output perturbation: τ' = Rτ).
+//!
+//! The residual statistics are released as centred sums, Σᵢ(1{|rᵢ| < M} − ½)
+//! and Σᵢ(ψ(rᵢ)² − M²/2), whose add/remove sensitivities are ½ and M²/2 and
+//! replace-one sensitivities 1 and M² — the factor two the accountant's
+//! replace-one pair assumes, so the ledger is exact for them.
+
+use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket, Segment, ledger_epsilon_bracket};
+use propdp_core::accountant::{Mechanism, MechanismKind, ObjectiveBound};
+
+use super::{Glm, Spec};
+use crate::error::Argument;
+
+/// The share of the budget ε the nuisance releases alone would cost: their
+/// noise multiplier is calibrated to ε·NUISANCE_SHARE at δ/10, then the
+/// estimator's noise to the whole budget with them in the ledger.
+pub const NUISANCE_SHARE: f64 = 0.1;
+
+/// The noise of one private fit and what it certifies.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Plan {
+    /// σ of objective perturbation's linear term or τ of output
+    /// perturbation, in the rows' own scale.
+    pub noise: f64,
+    /// The noise multiplier z of the nuisance releases (noise standard
+    /// deviation over add/remove sensitivity), if any.
+    pub nuisance_z: Option<f64>,
+    /// The certified ε of everything released, at `delta_priv`.
+    pub bracket: EpsilonBracket,
+}
+
+/// (L, β) of the loss: |ℓ'| ≤ L, 0 ≤ ℓ'' ≤ β.
+fn constants(spec: &Spec) -> (f64, f64) {
+    match spec.model {
+        Glm::Logistic => (1.0, 0.25),
+        Glm::Huber { m } => (m, 1.0),
+    }
+}
+
+/// The ledger of the estimator at `noise` (rows' scale) and the nuisance
+/// releases at multiplier `z`.
+fn ledger(spec: &Spec, noise: f64, z: Option<f64>) -> Option<EpsilonBracket> {
+    let (l, beta) = constants(spec);
+    let r = spec.row_norm;
+    let settings = BracketSettings::default();
+    let mut segments: Vec<Segment> = z
+        .map(|z| Segment {
+            noise_multiplier: z,
+            sample_rate: 1.0,
+            steps: 2,
+        })
+        .into_iter()
+        .collect();
+    let mut objectives = Vec::new();
+    if spec.is_objective() {
+        objectives.push(ObjectiveBound::new(l, beta, r, spec.lambda, noise));
+    } else {
+        // output perturbation: the Gaussian mechanism with sensitivity LR/λ (add/remove)
+        segments.push(Segment {
+            noise_multiplier: noise * spec.lambda / (l * r),
+            sample_rate: 1.0,
+            steps: 1,
+        });
+    }
+    ledger_epsilon_bracket(&segments, &objectives, spec.delta_priv, spec.neighbouring, settings)
+        .ok()
+        .flatten()
+}
+
+/// The estimator's noise for `spec`'s budget, with `nuisances` residual
+/// statistics released beside it (Huber objective perturbation).
+pub fn plan(spec: &Spec, nuisances: bool) -> Result<Plan, Argument> {
+    let (l, beta) = constants(spec);
+    let r = spec.row_norm;
+    let kind = if spec.is_objective() {
+        MechanismKind::Objective {
+            lambda: spec.lambda / (r * r),
+        }
+    } else {
+        MechanismKind::Output {
+            lambda: spec.lambda / (r * r),
+        }
+    };
+    let mechanism = Mechanism::new(kind, l, beta, spec.neighbouring);
+    let floor = mechanism.floor(false);
+    if spec.epsilon <= floor {
+        return Err(Argument::new(
+            "epsilon",
+            format!(
+                " = {} is at or below objective perturbation's floor log(1 + βR²/λ) = {floor:.4} ({}): no noise \
+                 reaches it; raise lambda or epsilon, or lower row_norm",
+                spec.epsilon,
+                spec.neighbouring.label()
+            ),
+        ));
+    }
+    let unattainable = || {
+        Argument::new(
+            "epsilon",
+            format!(
+                " = {} at delta_priv = {:e} is not reachable by this release: raise epsilon",
+                spec.epsilon, spec.delta_priv
+            ),
+        )
+    };
+    // to the rows' scale: σ = Rσ' (objective), τ = τ'/R (output)
+    let to_rows = |unit: f64| if spec.is_objective() { unit * r } else { unit / r };
+    let z = if nuisances {
+        let share = spec.epsilon * NUISANCE_SHARE;
+        let gaussian = Mechanism::new(MechanismKind::Dpgd { steps: 2 }, 1.0, 1.0, spec.neighbouring);
+        Some(
+            gaussian
+                .calibrate(share, spec.delta_priv / 10.0)
+                .ok_or_else(unattainable)?,
+        )
+    } else {
+        None
+    };
+    let Some(alone) = mechanism.calibrate(spec.epsilon, spec.delta_priv) else {
+        return Err(unattainable());
+    };
+    let mut noise = to_rows(alone);
+    if z.is_some() {
+        // the ledger's ε falls with the estimator's noise: bracket, then bisect (1e-4 relative)
+        let within = |noise: f64| ledger(spec, noise, z).is_some_and(|b| b.upper <= spec.epsilon);
+        let (mut lo, mut hi) = (noise, noise * 2.0);
+        let mut grown = 0;
+        while !within(hi) {
+            (lo, hi) = (hi, hi * 2.0);
+            grown += 1;
+            if grown > 40 {
+                return Err(unattainable());
+            }
+        }
+        while hi / lo - 1.0 > 1e-4 {
+            let mid = 0.5 * (lo + hi);
+            if within(mid) { hi = mid } else { lo = mid }
+        }
+        noise = hi;
+    }
+    let bracket = ledger(spec, noise, z).ok_or_else(unattainable)?;
+    if bracket.upper > spec.epsilon * (1.0 + 1e-9) {
+        // the closed-form calibration read back through the ledger: raise it until it holds
+        let mut raised = noise;
+        for _ in 0..200 {
+            raised *= 1.001;
+            if let Some(b) = ledger(spec, raised, z).filter(|b| b.upper <= spec.epsilon) {
+                return Ok(Plan {
+                    noise: raised,
+                    nuisance_z: z,
+                    bracket: b,
+                });
+            }
+        }
+        return Err(unattainable());
+    }
+    Ok(Plan {
+        noise,
+        nuisance_z: z,
+        bracket,
+    })
+}
