@@ -154,11 +154,98 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// A private fit of a logistic or Huber model to a data file with
+    /// confidence intervals for its coefficients that hold when d/n is not
+    /// small (docs/inference.md); writes DIR/intervals.csv and DIR/report.json.
+    Infer(InferArgs),
     /// Validate a config and print its sweep without solving anything.
     Check {
         /// The TOML config.
         config: PathBuf,
     },
+}
+
+/// Arguments of `propdp infer` (checks: `propdp::inference::Spec::check`).
+#[derive(Debug, Args)]
+struct InferArgs {
+    /// The data: a CSV file with a header row, or a 2-D float64 .npy array
+    /// (columns x0, x1, …); every column but the label is a feature.
+    data: PathBuf,
+    /// The label column (logistic: ±1 or 0/1).
+    #[arg(long)]
+    label: String,
+    /// logistic | huber
+    #[arg(long)]
+    model: String,
+    /// objective | output
+    #[arg(long, default_value = "objective")]
+    algorithm: String,
+    /// Ridge λ.
+    #[arg(long = "lambda", allow_hyphen_values = true)]
+    lambda: f64,
+    /// The budget ε of everything released.
+    #[arg(long, allow_hyphen_values = true)]
+    epsilon: f64,
+    /// The budget's δ.
+    #[arg(long, default_value_t = 1e-6, allow_hyphen_values = true)]
+    delta_priv: f64,
+    /// replace-one | add-remove-one
+    #[arg(long, default_value = "replace-one", value_parser = parse_neighbouring)]
+    neighbouring: Neighbouring,
+    /// Rows with ‖x‖ above it are projected onto the ball (the mechanism's sensitivity needs the bound).
+    #[arg(long, allow_hyphen_values = true)]
+    row_norm: f64,
+    /// Huber threshold M [model huber].
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    huber_m: f64,
+    /// The intervals' level.
+    #[arg(long, default_value_t = 0.95, allow_hyphen_values = true)]
+    level: f64,
+    /// Seed of the privacy noise [default: fresh randomness, recorded in the report].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Output directory (intervals.csv and report.json must not exist in it).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `propdp infer`.
+fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
+    use propdp::inference::{Glm, Release, Spec};
+    let bad = |arg: &str, v: &str, allowed: &str| -> propdp::Error {
+        anyhow::anyhow!("--{arg} {v:?} is invalid: allowed {allowed}").into()
+    };
+    let model = match a.model.as_str() {
+        "logistic" => Glm::Logistic,
+        "huber" => Glm::Huber { m: a.huber_m },
+        v => return Err(bad("model", v, "logistic, huber")),
+    };
+    let release = match a.algorithm.as_str() {
+        "objective" => Release::Objective,
+        "output" => Release::Output,
+        v => return Err(bad("algorithm", v, "objective, output")),
+    };
+    if !(a.level > 0.0 && a.level < 1.0) {
+        return Err(bad("level", &a.level.to_string(), "0 < level < 1"));
+    }
+    let spec = Spec {
+        model,
+        release,
+        lambda: a.lambda,
+        epsilon: a.epsilon,
+        delta_priv: a.delta_priv,
+        neighbouring: a.neighbouring,
+        row_norm: a.row_norm,
+    };
+    let fit = propdp::inference::fit_file(&a.data, &a.label, &spec, a.seed)?;
+    fit.write(&a.out, 1.0 - a.level)?;
+    print!("{}", fit.text());
+    eprintln!(
+        "wrote {} and {}",
+        a.out.join("intervals.csv").display(),
+        a.out.join("report.json").display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Arguments of `propdp privacy` (defaults and checks: `propdp::privacy::QueryArgs`).
@@ -392,6 +479,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }),
         Command::Tune { job, shard } => tune(&job, shard),
+        Command::Infer(a) => infer(&a),
         Command::Spectrum {
             data,
             label,

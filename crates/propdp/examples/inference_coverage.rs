@@ -76,7 +76,7 @@ fn main() {
     let z90 = 1.644_853_626_951_472_2;
     // per data set: [cover95, low95, high95, cover90, large95, naive95], counts of large
     let mut per_set: Vec<[f64; 10]> = Vec::new();
-    let (mut large_n, mut large_hit) = (0usize, 0usize);
+    let (mut large_n, mut large_hit, mut large_plain) = (0usize, 0usize, 0usize);
     let mut alphas = Vec::new();
     let start = std::time::Instant::now();
     let mut refused = 0;
@@ -140,9 +140,24 @@ fn main() {
             if t.abs() >= 1.5 * s {
                 large_n += 1;
                 large_hit += usize::from(lo <= t && t <= hi);
+                large_plain += usize::from((th - inf.nuisance.alpha * t).abs() <= z95 * inf.nuisance.sigma_eff);
             }
         }
         row.iter_mut().for_each(|v| *v /= d as f64);
+        if std::env::var("VERBOSE").is_ok() {
+            eprintln!(
+                "rep {rep}: s2 {:.3} range {:?} alpha {:.4} se {:.4} real {:.4} sigma {:.4} real {:.4} cover {:.3} plain {:.3}",
+                inf.nuisance.s2,
+                inf.nuisance.s2_range,
+                inf.nuisance.alpha,
+                inf.nuisance.alpha_se,
+                alpha_real,
+                inf.nuisance.sigma_eff,
+                sigma_real,
+                row[0],
+                row[6]
+            );
+        }
         per_set.push(row);
     }
     let _ = z90;
@@ -158,7 +173,7 @@ fn main() {
         "{{\"model\":\"{model}\",\"release\":\"{release}\",\"delta\":{delta},\"lambda\":{lambda},\"epsilon\":{epsilon},\
          \"s2\":{s2},\"noise\":\"{}\",\"d\":{d},\"reps\":{reps},\"refused\":{refused},\"row_norm\":{row_norm},\
          \"cover95\":{:.4},\"cover95_se\":{:.4},\"miss_low95\":{:.4},\"miss_high95\":{:.4},\"cover90\":{:.4},\
-         \"cover95_large\":{:.4},\"oracle95\":{:.4},\"plain95\":{:.4},\"sigma_ratio\":{:.4},\"alpha_err_rms\":{:.4},\"alpha_se_rms\":{:.4},\"large\":{large_n},\"naive95\":{:.4},\"alpha_mean\":{a_mean:.4},\"alpha_sd\":{a_sd:.4},\
+         \"cover95_large\":{:.4},\"oracle95\":{:.4},\"plain95\":{:.4},\"plain95_large\":{:.4},\"sigma_ratio\":{:.4},\"alpha_err_rms\":{:.4},\"alpha_se_rms\":{:.4},\"large\":{large_n},\"naive95\":{:.4},\"alpha_mean\":{a_mean:.4},\"alpha_sd\":{a_sd:.4},\
          \"seconds\":{:.1}}}",
         pos.get(6).map_or("gaussian:0.5", |s| s.as_str()),
         mean(0),
@@ -169,6 +184,7 @@ fn main() {
         large_hit as f64 / large_n.max(1) as f64,
         mean(4),
         mean(6),
+        large_plain as f64 / large_n.max(1) as f64,
         mean(7),
         mean(8).sqrt(),
         mean(9).sqrt(),

@@ -33,12 +33,25 @@ use std::cell::RefCell;
 use super::Refusal;
 
 /// The smallest and largest signal strength s² the logistic search covers.
-pub const S2_RANGE: (f64, f64) = (1e-3, 100.0);
+pub const S2_RANGE: (f64, f64) = (1e-3, 400.0);
 
-/// Standard deviations of ‖θ̂‖²/d beyond the largest q the model gives
-/// (at s² = [`S2_RANGE`].1) from which a logistic fit is refused as near
-/// separability.
-pub const SEPARABLE_SDS: f64 = 3.0;
+/// A logistic fit is refused as near separable when ‖θ̂‖²/d exceeds
+/// q(S2_SEPARABLE) by more than SEPARABLE_SDS of its standard deviations:
+/// every s² ≤ S2_SEPARABLE (xᵀθ* of standard deviation up to 5.5) is
+/// rejected, the labels are nearly a function of the rows, and θ*'s scale
+/// is hardly determined by them. Where q(s²) is flat instead — the privacy
+/// noise swamps the signal — ‖θ̂‖²/d lands above the curve's top by noise
+/// alone (about one fit in ten at δ = 0.2, ε = 2 exceeds it by a standard
+/// deviation); 4 standard deviations keep those (one in 3·10⁴), whose ŝ² is
+/// weakly identified and whose interval carries α̂'s error (capped, see
+/// `MAX_RELATIVE_ERROR` in the parent module).
+pub const S2_SEPARABLE: f64 = 30.0;
+
+/// See [`S2_SEPARABLE`].
+pub const SEPARABLE_SDS: f64 = 4.0;
+
+/// Points of the log-s² grid on which q(s²)'s monotonicity is checked.
+const GRID: usize = 17;
 
 /// What the nuisance estimate delivers.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -91,12 +104,11 @@ impl<'a> Curve<'a> {
         Ok((q, alpha, (q - alpha * alpha * s2).max(0.0)))
     }
 
-    /// The s² in [`S2_RANGE`] with q(s²) = `target`, the range's end where
-    /// `target` lies beyond it (`Ok(None)` above the largest q).
-    fn root(&self, target: f64, ends: (f64, f64)) -> anyhow::Result<Option<f64>> {
-        let (lo, hi) = S2_RANGE;
+    /// The s² in `range` with q(s²) = `target` (q increasing there), the
+    /// range's start where `target` lies below it (`Ok(None)` above it).
+    fn root(&self, target: f64, range: (f64, f64), ends: (f64, f64)) -> anyhow::Result<Option<f64>> {
         if target <= ends.0 {
-            return Ok(Some(lo));
+            return Ok(Some(range.0));
         }
         if target >= ends.1 {
             return Ok(None);
@@ -113,7 +125,7 @@ impl<'a> Curve<'a> {
             eps: 1e-9,
             max_iter: 200,
         };
-        let found = roots::find_root_brent(lo.ln(), hi.ln(), f, &mut conv);
+        let found = roots::find_root_brent(range.0.ln(), range.1.ln(), f, &mut conv);
         if let Some(e) = failure.into_inner() {
             return Err(e);
         }
@@ -124,25 +136,47 @@ impl<'a> Curve<'a> {
     /// The nuisances at observed q_obs = ‖θ̂‖²/d with `d` features.
     pub fn estimate(&self, q_obs: f64, d: usize) -> anyhow::Result<Result<Nuisance, Refusal>> {
         let (lo, hi) = S2_RANGE;
-        let ends = (self.at(lo)?.0, self.at(hi)?.0);
         let sd_at = |s2: f64, alpha: f64, v: f64| ((2.0 * v * v + 4.0 * alpha * alpha * s2 * v) / d as f64).sqrt();
-        let (_, a_hi, v_hi) = self.at(hi)?;
-        if q_obs > ends.1 + SEPARABLE_SDS * sd_at(hi, a_hi, v_hi) {
+        // q(s²) on a log grid: where it rises to a peak and falls after (small λ), a q_obs the
+        // falling branch also reaches does not determine s²
+        let mut grid = Vec::with_capacity(GRID);
+        for k in 0..GRID {
+            let s2 = lo * (hi / lo).powf(k as f64 / (GRID - 1) as f64);
+            let (q, alpha, v) = self.at(s2)?;
+            grid.push((s2, q, sd_at(s2, alpha, v)));
+        }
+        let peak = (0..GRID).fold(0, |best, k| if grid[k].1 > grid[best].1 { k } else { best });
+        let (top, q_top, sd_top) = grid[peak];
+        let q_end = grid[GRID - 1].1;
+        if peak + 1 < GRID && q_obs + sd_top >= q_end {
             return Ok(Err(Refusal::new(
-                super::Reason::NearSeparable,
+                super::Reason::Unidentified,
                 format!(
-                    "‖θ̂‖²/d = {q_obs:.4} exceeds the largest the model gives, q = {:.4} at s² = {hi} (signal strength \
-                     ‖θ*‖²/d), by more than {SEPARABLE_SDS} standard deviations: the data are near separable, where \
-                     the fixed point has no solution; raise lambda",
-                    ends.1
+                    "q(s²) = E‖θ̂‖²/d rises to {q_top:.4} at s² ≈ {top:.3} and falls to {q_end:.4} at s² = {hi}: the \
+                     observed ‖θ̂‖²/d = {q_obs:.4} (standard deviation {sd_top:.4}) is reached on both sides, so the \
+                     signal strength and the bias factor are not determined; raise lambda"
                 ),
             )));
         }
-        let s2 = self.root(q_obs, ends)?.unwrap_or(hi);
+        let range = (lo, top);
+        let ends = (grid[0].1, q_top);
+        let s2 = self.root(q_obs, range, ends)?.unwrap_or(top);
         let (_, alpha, v) = self.at(s2)?;
         let sd = sd_at(s2, alpha, v);
-        let s2_lo = self.root(q_obs - sd, ends)?.unwrap_or(hi);
-        let s2_hi = self.root(q_obs + sd, ends)?.unwrap_or(hi);
+        let s2_lo = self.root(q_obs - sd, range, ends)?.unwrap_or(top);
+        let s2_hi = self.root(q_obs + sd, range, ends)?.unwrap_or(top);
+        let q_sep = self.at(S2_SEPARABLE.min(top))?.0;
+        if q_obs - SEPARABLE_SDS * sd > q_sep {
+            return Ok(Err(Refusal::new(
+                super::Reason::NearSeparable,
+                format!(
+                    "‖θ̂‖²/d = {q_obs:.4} exceeds q = {q_sep:.4} at signal strength ‖θ*‖²/d = {S2_SEPARABLE} by more \
+                     than {SEPARABLE_SDS} standard deviations ({sd:.4}): only a stronger signal fits, the labels are \
+                     near a function of the rows (near separable), and θ*'s scale is hardly determined by them; raise \
+                     lambda or use fewer features"
+                ),
+            )));
+        }
         let (a_lo, a_hi) = (self.at(s2_hi)?.1, self.at(s2_lo)?.1);
         if alpha <= 0.0 {
             return Ok(Err(Refusal::new(

@@ -148,7 +148,7 @@ pub fn plan(spec: &Spec, nuisances: bool) -> Result<Plan, Argument> {
         noise = hi;
     }
     let bracket = ledger(spec, noise, z).ok_or_else(unattainable)?;
-    if bracket.upper > spec.epsilon * (1.0 + 1e-9) {
+    if bracket.upper > spec.epsilon {
         // the closed-form calibration read back through the ledger: raise it until it holds
         let mut raised = noise;
         for _ in 0..200 {

@@ -1,0 +1,108 @@
+"""propdp.PrivateGLM (docs/inference.md): the interface statisticians use —
+conf_int, contrast, bse, nuisance, privacy, summary — its coverage on seeded
+data sets, its refusals and argument errors, and agreement with `propdp infer`."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import propdp
+
+ROOT = Path(__file__).resolve().parents[3]
+BINARY = ROOT / "target" / "release" / "propdp"
+
+
+def logistic_data(seed, n=800, d=400, s2=4.0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    theta = rng.normal(size=d) * np.sqrt(s2)
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-X @ theta)), 1.0, -1.0)
+    return X, y, theta
+
+
+def test_the_results_object_has_the_estimator_interface():
+    X, y, _ = logistic_data(0)
+    res = propdp.PrivateGLM(model="logistic", lambda_=1.0, epsilon=8.0, row_norm=1.0).fit(X, y, seed=3)
+    d = X.shape[1]
+    ci = res.conf_int(alpha=0.05)
+    assert ci.shape == (d, 2) and np.all(np.isfinite(ci)) and np.all(ci[:, 0] < ci[:, 1])
+    assert res.params.shape == res.params_debiased.shape == res.bse.shape == (d,)
+    np.testing.assert_allclose(res.params_debiased, res.params / res.nuisance["alpha"])
+    # a 90% interval sits inside the 95% one
+    ci90 = res.conf_int(alpha=0.10)
+    assert np.all(ci90[:, 0] >= ci[:, 0]) and np.all(ci90[:, 1] <= ci[:, 1])
+    assert res.privacy.epsilon <= 8.0 and res.privacy.epsilon_lower <= res.privacy.epsilon
+    assert res.privacy.neighbouring == "replace-one"
+    c = res.contrast(np.eye(d)[0])
+    assert c["lower"] == pytest.approx(ci[0, 0]) and c["upper"] == pytest.approx(ci[0, 1])
+    text = res.summary()
+    assert "epsilon <=" in text and "projected" in text and "bias factor" in text
+    # the same seed, the same release; 0/1 labels are the same as ±1
+    again = propdp.PrivateGLM(model="logistic", lambda_=1.0, epsilon=8.0).fit(X, (y + 1) / 2, seed=3)
+    np.testing.assert_array_equal(again.params, res.params)
+
+
+def test_debiased_intervals_cover_where_the_naive_ones_do_not():
+    model = propdp.PrivateGLM(model="logistic", algorithm="output", lambda_=1.0, epsilon=32.0)
+    hits, naive, count = 0, 0, 0
+    for k in range(16):
+        X, y, theta = logistic_data(100 + k)
+        res = model.fit(X, y, seed=k)
+        ci = res.conf_int(alpha=0.05)
+        hits += np.sum((ci[:, 0] <= theta) & (theta <= ci[:, 1]))
+        naive += np.sum(np.abs(res.params - theta) <= 1.96 * res.nuisance["sigma_eff"])
+        count += theta.size
+    assert abs(hits / count - 0.95) <= 0.015, hits / count
+    assert naive / count < 0.7, naive / count
+
+
+def test_huber_charges_its_residual_statistics():
+    rng = np.random.default_rng(5)
+    n, d = 800, 400
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    theta = rng.normal(size=d)
+    y = X @ theta + 0.5 * rng.standard_t(3, size=n)
+    res = propdp.PrivateGLM(model="huber", lambda_=1.0, epsilon=4.0, huber_m=1.0).fit(X, y, seed=1)
+    assert len(res.privacy.releases) == 2 and res.privacy.epsilon <= 4.0
+    assert 0 < res.nuisance["residuals"]["inside"] <= 1
+
+
+def test_refusals_and_bad_arguments_are_typed():
+    X, y, _ = logistic_data(1)
+    with pytest.raises(propdp.InferenceRefused) as e:
+        propdp.PrivateGLM(model="huber", algorithm="output").fit(X, X @ np.ones(X.shape[1]))
+    assert e.value.reason == "noise_law_needed"
+    with pytest.raises(propdp.InferenceRefused) as e:
+        propdp.PrivateGLM(model="logistic").fit(X[:, :50], y)
+    assert e.value.reason == "too_few_features"
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.PrivateGLM(model="logistic", delta_priv=2.0).fit(X, y)
+    assert e.value.field == "delta_priv"
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.PrivateGLM(model="probit").fit(X, y)
+    assert e.value.field == "model"
+    res = propdp.PrivateGLM(model="logistic", epsilon=4.0).fit(X, y, seed=0)
+    with pytest.raises(propdp.ConfigError) as e:
+        res.conf_int(alpha=2.0)
+    assert e.value.field == "alpha"
+
+
+@pytest.mark.skipif(not BINARY.exists(), reason="the CLI binary is built by scripts/test_python.sh")
+def test_the_command_line_writes_the_same_intervals(tmp_path):
+    X, y, _ = logistic_data(2, n=600, d=300)
+    data = tmp_path / "rows.npy"
+    np.save(data, np.column_stack([X, y]))
+    out = tmp_path / "out"
+    args = ["infer", str(data), "--label", f"x{X.shape[1]}", "--model", "logistic", "--lambda", "1",
+            "--epsilon", "8", "--row-norm", "1", "--seed", "7", "--out", str(out)]
+    subprocess.run([str(BINARY), *args], check=True, capture_output=True)
+    report = json.loads((out / "report.json").read_text())
+    table = np.genfromtxt(out / "intervals.csv", delimiter=",", names=True)
+    res = propdp.PrivateGLM(model="logistic", lambda_=1.0, epsilon=8.0, row_norm=1.0).fit(X, y, seed=7)
+    np.testing.assert_array_equal(table["theta_hat"], res.params)
+    ci = res.conf_int(alpha=0.05)
+    np.testing.assert_array_equal(table["lower"], ci[:, 0])
+    assert report["privacy"]["epsilon"] == res.privacy.epsilon and report["level"] == 0.95
