@@ -205,12 +205,90 @@ pub(crate) fn tick(v: f64) -> String {
         return format!("{v:.1e}");
     }
     let decimals = (2 - a.log10().floor() as i32).max(0) as usize;
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
+    trimmed(&format!("{v:.decimals$}"))
+}
+
+fn trimmed(s: &str) -> String {
+    if s.contains('.') && !s.contains('e') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
-        s
+        s.to_string()
     }
+}
+
+/// The labels of a linear axis over [lo, hi] with about `n` ticks: as many
+/// decimals as the tick spacing needs, so that neighbouring ticks never read
+/// the same (an axis over [0.4940, 0.4952] reads 0.4940, 0.4942, …, not
+/// 0.494 five times).
+fn linear_labels(lo: f64, hi: f64, n: usize) -> impl Fn(&f64) -> String {
+    let step = (hi - lo).abs() / n.max(1) as f64;
+    let top = lo.abs().max(hi.abs());
+    let scientific = top > 0.0 && !(1e-3..1e5).contains(&top);
+    let decimals = if step > 0.0 && step.is_finite() {
+        (-step.log10().floor()).max(0.0) as usize + 1
+    } else {
+        3
+    };
+    // in scientific notation: the digits the spacing needs relative to the largest value
+    let digits = if step > 0.0 && top > 0.0 {
+        ((top / step).log10().ceil().max(1.0) as usize).min(12)
+    } else {
+        2
+    };
+    move |v: &f64| {
+        if *v == 0.0 {
+            "0".into()
+        } else if scientific {
+            format!("{v:.digits$e}")
+        } else {
+            trimmed(&format!("{v:.decimals$}"))
+        }
+    }
+}
+
+/// Log axes spanning fewer decades are labelled like linear ones.
+const NARROW_DECADES: f64 = 0.4;
+
+/// The labelled points of a log axis over [lo, hi]: every power of ten, and
+/// within a short span (under three decades) the 1–2–5 (under one and a half:
+/// 1–2–3–4–5–7) points between them, so an axis inside one decade (ε from 1
+/// to 4; a test error from 0.11 to 0.14) still has labels.
+pub(crate) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let decades = (hi / lo).log10();
+    if decades < NARROW_DECADES {
+        // as narrow as a linear axis: its 1–2–5 steps
+        let raw = (hi - lo) / 6.0;
+        let unit = 10f64.powf(raw.log10().floor());
+        let step = [1.0, 2.0, 5.0, 10.0]
+            .iter()
+            .map(|m| m * unit)
+            .find(|s| *s >= raw)
+            .unwrap_or(10.0 * unit);
+        let first = (lo / step).ceil() as i64;
+        let last = (hi / step).floor() as i64;
+        return (first..=last).map(|k| k as f64 * step).filter(|v| *v > 0.0).collect();
+    }
+    let mantissas: &[f64] = if decades < 1.5 {
+        &[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0]
+    } else if decades < 3.0 {
+        &[1.0, 2.0, 5.0]
+    } else {
+        &[1.0]
+    };
+    let stride = ((decades / 8.0).ceil() as i32).max(1);
+    let first = lo.log10().floor() as i32;
+    let last = hi.log10().ceil() as i32;
+    let mut points: Vec<f64> = (first..=last)
+        .filter(|e| mantissas.len() > 1 || (e - first) % stride == 0)
+        .flat_map(|e| mantissas.iter().map(move |m| m * 10f64.powi(e)))
+        .filter(|v| *v >= lo && *v <= hi)
+        .collect();
+    // at most ten labels: thin evenly
+    if points.len() > 10 {
+        let keep = points.len().div_ceil(10);
+        points = points.into_iter().step_by(keep).collect();
+    }
+    points
 }
 
 /// (lo, hi) of the values to show on an axis.
@@ -279,16 +357,24 @@ macro_rules! with_chart {
         };
         match ($xlog, $ylog) {
             (true, true) => {
-                let mut $chart =
-                    builder($area).build_cartesian_2d(($xr.0..$xr.1).log_scale(), ($yr.0..$yr.1).log_scale())?;
+                let mut $chart = builder($area).build_cartesian_2d(
+                    ($xr.0..$xr.1).log_scale().with_key_points(log_ticks($xr.0, $xr.1)),
+                    ($yr.0..$yr.1).log_scale().with_key_points(log_ticks($yr.0, $yr.1)),
+                )?;
                 $body
             }
             (true, false) => {
-                let mut $chart = builder($area).build_cartesian_2d(($xr.0..$xr.1).log_scale(), $yr.0..$yr.1)?;
+                let mut $chart = builder($area).build_cartesian_2d(
+                    ($xr.0..$xr.1).log_scale().with_key_points(log_ticks($xr.0, $xr.1)),
+                    $yr.0..$yr.1,
+                )?;
                 $body
             }
             (false, true) => {
-                let mut $chart = builder($area).build_cartesian_2d($xr.0..$xr.1, ($yr.0..$yr.1).log_scale())?;
+                let mut $chart = builder($area).build_cartesian_2d(
+                    $xr.0..$xr.1,
+                    ($yr.0..$yr.1).log_scale().with_key_points(log_ticks($yr.0, $yr.1)),
+                )?;
                 $body
             }
             (false, false) => {
@@ -318,13 +404,19 @@ fn draw_panel<DB: DrawingBackend>(
     });
     let yr = extent(ys.chain(panel.reference), fig.y_log);
     let caption = panel.metric.clone();
+    // a log axis narrower than NARROW_DECADES has linear steps (`log_ticks`): label them so
+    let linear = |log: bool, r: (f64, f64)| !log || (r.1 / r.0).log10() < NARROW_DECADES;
+    let (x_lin, y_lin) = (linear(fig.x_log, xr), linear(fig.y_log, yr));
+    let (x_linear, y_linear) = (linear_labels(xr.0, xr.1, 6), linear_labels(yr.0, yr.1, 6));
+    let x_label = |v: &f64| if x_lin { x_linear(v) } else { tick(*v) };
+    let y_label = |v: &f64| if y_lin { y_linear(v) } else { tick(*v) };
     with_chart!(area, caption, xr, yr, fig.x_log, fig.y_log, |chart| {
         chart
             .configure_mesh()
             .x_labels(7)
             .y_labels(8)
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label)
             .x_desc(axis_label(&fig.x))
             .y_desc(metric_label(&panel.metric))
             .label_style((FONT, 14))
@@ -367,4 +459,51 @@ fn draw_panel<DB: DrawingBackend>(
         }
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The labels of issue #44: a bias factor between 0.0459 and 0.0460
+    /// read "0.0459" five times, a linear axis over [0.494, 0.495] repeated
+    /// its labels.
+    #[test]
+    fn neighbouring_linear_ticks_read_differently() {
+        for (lo, hi) in [
+            (0.4940, 0.4952),
+            (0.04590, 0.04598),
+            (0.0, 1.0),
+            (120.0, 121.0),
+            (2e-5, 3e-5),
+        ] {
+            let label = linear_labels(lo, hi, 8);
+            let step = (hi - lo) / 8.0;
+            let texts: Vec<String> = (0..=8).map(|k| label(&(lo + step * f64::from(k)))).collect();
+            for w in texts.windows(2) {
+                assert_ne!(w[0], w[1], "[{lo}, {hi}]: {texts:?}");
+            }
+        }
+    }
+
+    /// Inside one decade a log axis still has labels: ε from 1 to 4, a test
+    /// error from 0.11 to 0.14; over many decades one label per decade or fewer.
+    #[test]
+    fn log_axes_inside_a_decade_have_labels() {
+        let eps = log_ticks(1.0 / 1.1, 4.0 * 1.1);
+        assert!(eps.len() >= 4 && eps.contains(&2.0) && eps.contains(&4.0), "{eps:?}");
+        let err = log_ticks(0.11, 0.14);
+        assert!(err.len() >= 3, "{err:?}");
+        let wide = log_ticks(1e-8, 1e8);
+        assert!(
+            wide.len() <= 10 && wide.iter().all(|v| (v.log10() - v.log10().round()).abs() < 1e-9),
+            "{wide:?}"
+        );
+        for w in [eps, err, wide] {
+            let labels: Vec<String> = w.iter().map(|v| tick(*v)).collect();
+            let mut unique = labels.clone();
+            unique.dedup();
+            assert_eq!(unique, labels);
+        }
+    }
 }
