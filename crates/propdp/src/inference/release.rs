@@ -2,7 +2,7 @@
 //! calibrated so that everything released — θ̂ and, for Huber objective
 //! perturbation, the two residual statistics of its nuisances — composes
 //! to at most the budget in one certified ledger
-//! ([`propdp_accountant::bracket::ledger_epsilon_bracket`]).
+//! ([`propdp_core::accountant::bracket::ledger_epsilon_bracket`]).
 //!
 //! Rows are projected onto the ball ‖x‖ ≤ R; the accountant's conventions
 //! are for R = 1, so a problem with rows in the R-ball, ridge λ and noise σ
