@@ -96,9 +96,14 @@ pub fn plan(spec: &Spec, nuisances: bool) -> Result<Plan, Argument> {
         return Err(Argument::new(
             "epsilon",
             format!(
-                " = {} is at or below objective perturbation's floor log(1 + βR²/λ) = {floor:.4} ({}): no noise \
-                 reaches it; raise lambda or epsilon, or lower row_norm",
+                " = {} is at or below objective perturbation's floor {} = {floor:.4} ({}): no noise reaches it; \
+                 raise lambda or epsilon, or lower row_norm",
                 spec.epsilon,
+                if spec.neighbouring == propdp_core::accountant::Neighbouring::ReplaceOne {
+                    "2·log(1 + βR²/λ)"
+                } else {
+                    "log(1 + βR²/λ)"
+                },
                 spec.neighbouring.label()
             ),
         ));
