@@ -13,13 +13,14 @@
 //! with α (the bias factor) and σ_eff from the fixed point. The classical
 //! interval, centred at θ̂, misses α ≠ 1; this one is
 //!
-//!   θ*_j ∈ θ̂_j/α̂ ± z·√(σ̂_eff² + se(α̂)²·θ*_j²)/α̂,
+//!   θ*_j ∈ θ̂_j/α̂ ± z·√(σ̂_eff² + r²α̂²·θ*_j²)/α̂,  r = min(se(α̂)/α̂, 1),
 //!
 //! θ*_j² estimated by its posterior second moment under θ*_j ~ N(0, ŝ²),
 //! or where θ̂_j stands out of the noise by max(0, θ̂_j² − σ̂_eff²)/α̂² (the
-//! same for a contrast ⟨a, θ*⟩): the error of α̂, shared
-//! by the coordinates of one fit, enters through (α − α̂)θ*_j and is carried
-//! into the width by the delta method. The nuisances come from what the
+//! same for a contrast ⟨a, θ*⟩): the error of α̂, shared by the
+//! coordinates of one fit, enters through (α − α̂)θ*_j and is carried into
+//! the width by the delta method, its relative size capped at 1
+//! ([`MAX_RELATIVE_ERROR`]). The nuisances come from what the
 //! release makes public ([`nuisance`]): for logistic, ‖θ̂‖²/d (free); for
 //! Huber, two residual statistics released by the Gaussian mechanism and
 //! charged in the same certified ledger as θ̂ ([`release`]).
@@ -340,14 +341,14 @@ impl Inference {
 /// estimated even there; the delta method's se(α̂)/α̂ is unbounded as α̂ → 0
 /// and would widen those intervals far past their level (measured: 100%
 /// coverage on such fits, 97% on average for a 95% interval).
-const MAX_RELATIVE_ERROR: f64 = 1.0;
+pub const MAX_RELATIVE_ERROR: f64 = 1.0;
 
 /// Standard deviations of the noise beyond which a contrast of θ̂ counts as
 /// signal (see `Inference::energy`). Measured (logistic, s² = 4, d = 400, 60
 /// data sets): at 3 the widest cases covered 96.4% for a 95% level, at 4
 /// 96.0% with the large coordinates at 94–96%; with the posterior alone the
 /// large coordinates fell to 94.0% (δ = 0.2, ε = 8).
-const SIGNAL_Z: f64 = 4.0;
+pub const SIGNAL_Z: f64 = 4.0;
 
 /// The key of the inference's random streams ([`propdp_sim::rng::stream`]).
 const STREAM: u64 = 0x1_F3E5;

@@ -44,7 +44,7 @@ pub const S2_RANGE: (f64, f64) = (1e-3, 400.0);
 /// alone (about one fit in ten at δ = 0.2, ε = 2 exceeds it by a standard
 /// deviation); 4 standard deviations keep those (one in 3·10⁴), whose ŝ² is
 /// weakly identified and whose interval carries α̂'s error (capped, see
-/// `MAX_RELATIVE_ERROR` in the parent module).
+/// [`super::MAX_RELATIVE_ERROR`]).
 pub const S2_SEPARABLE: f64 = 30.0;
 
 /// See [`S2_SEPARABLE`].
