@@ -198,6 +198,10 @@ struct InferArgs {
     /// Huber threshold M [model huber].
     #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
     huber_m: f64,
+    /// The label noise's law if known [model huber], as JSON in the config's
+    /// spelling, e.g. '{"law": "student_t", "dof": 3, "scale": 0.5}'.
+    #[arg(long)]
+    noise: Option<String>,
     /// The intervals' level.
     #[arg(long, default_value_t = 0.95, allow_hyphen_values = true)]
     level: f64,
@@ -236,6 +240,12 @@ fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
         delta_priv: a.delta_priv,
         neighbouring: a.neighbouring,
         row_norm: a.row_norm,
+        noise: match &a.noise {
+            None => None,
+            Some(text) => Some(
+                serde_json::from_str(text).map_err(|e| anyhow::anyhow!("--noise {text:?} is not a noise law ({e})"))?,
+            ),
+        },
     };
     let fit = propdp::inference::fit_file(&a.data, &a.label, &spec, a.seed)?;
     fit.write(&a.out, 1.0 - a.level)?;

@@ -78,7 +78,7 @@ impl Fitted {
 /// One private fit of `model` by `algorithm` to the n × d rows `x`
 /// (row-major float64 bytes) and labels `y`.
 #[pyfunction]
-#[pyo3(signature = (x, n, d, y, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed))]
+#[pyo3(signature = (x, n, d, y, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None))]
 #[allow(clippy::too_many_arguments)] // one per keyword of PrivateGLM
 pub fn infer(
     py: Python<'_>,
@@ -95,6 +95,7 @@ pub fn infer(
     row_norm: f64,
     huber_m: f64,
     seed: Option<u64>,
+    noise: Option<&str>,
 ) -> PyResult<Fitted> {
     let bad = |argument: &'static str, text: String| {
         argument_error(
@@ -136,6 +137,17 @@ pub fn infer(
             ));
         }
     };
+    let noise = match noise {
+        None => None,
+        Some(text) => Some(serde_json::from_str::<propdp::core::NoiseLaw>(text).map_err(|e| {
+            bad(
+                "noise",
+                format!(
+                    " = {text} is not a noise law ({e}): e.g. {{\"law\": \"student_t\", \"dof\": 3, \"scale\": 0.5}}"
+                ),
+            )
+        })?),
+    };
     let spec = Spec {
         model,
         release,
@@ -144,6 +156,7 @@ pub fn infer(
         delta_priv,
         neighbouring,
         row_norm,
+        noise,
     };
     let (x, y) = (floats(py, "X", x)?, floats(py, "y", y)?);
     let fitted = py

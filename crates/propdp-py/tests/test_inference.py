@@ -70,6 +70,25 @@ def test_huber_charges_its_residual_statistics():
     assert 0 < res.nuisance["residuals"]["inside"] <= 1
 
 
+def test_huber_output_is_served_given_the_noise_law():
+    rng = np.random.default_rng(6)
+    n, d = 800, 400
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    theta = rng.normal(size=d)
+    y = X @ theta + 0.5 * rng.standard_t(3, size=n)
+    law = {"law": "student_t", "dof": 3, "scale": 0.5}
+    res = propdp.PrivateGLM(model="huber", algorithm="output", lambda_=1.0, epsilon=16.0, noise=law).fit(X, y, seed=2)
+    assert len(res.privacy.releases) == 1 and res.privacy.epsilon <= 16.0
+    ci = res.conf_int()
+    assert 0.9 < np.mean((ci[:, 0] <= theta) & (theta <= ci[:, 1])) <= 1.0
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.PrivateGLM(model="huber", algorithm="output", noise={"law": "cauchy"}).fit(X, y)
+    assert e.value.field == "noise"
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.PrivateGLM(model="logistic", noise=law).fit(X, np.sign(y))
+    assert e.value.field == "noise"
+
+
 def test_refusals_and_bad_arguments_are_typed():
     X, y, _ = logistic_data(1)
     with pytest.raises(propdp.InferenceRefused) as e:

@@ -7,10 +7,11 @@
 //!
 //! ```text
 //! cargo run --release -p propdp --example inference_coverage -- \
-//!     logistic objective DELTA LAMBDA EPSILON S2 [NOISE] [--d 400] [--reps 60] [--row-norm R] [--seed 1]
+//!     logistic objective DELTA LAMBDA EPSILON S2 [NOISE] [--d 400] [--reps 60] [--row-norm R] [--seed 1] [--known-noise]
 //! ```
 //! NOISE (Huber): `gaussian:SD`, `student:DOF:SCALE` or
-//! `contaminated:SD:P:OUTLIER_SD`. One line of JSON per run.
+//! `contaminated:SD:P:OUTLIER_SD`; with --known-noise the fit is told the
+//! law (Huber). One line of JSON per run.
 
 use propdp::core::NoiseLaw;
 use propdp::inference::{Glm, Release, Spec, fit};
@@ -71,6 +72,7 @@ fn main() {
         delta_priv: 1e-6,
         neighbouring: Neighbouring::ReplaceOne,
         row_norm,
+        noise: args.iter().any(|a| a == "--known-noise").then_some(noise),
     };
     let z95 = 1.959_963_984_540_054;
     let z90 = 1.644_853_626_951_472_2;

@@ -49,6 +49,7 @@ fn spec(model: Glm, release: Release, lambda: f64, epsilon: f64) -> Spec {
         delta_priv: 1e-6,
         neighbouring: Neighbouring::ReplaceOne,
         row_norm: 1.0,
+        noise: None,
     }
 }
 
@@ -119,6 +120,18 @@ fn huber_intervals_keep_their_level_without_the_noise_law() {
     let s = spec(Glm::Huber { m: 1.0 }, Release::Objective, 1.0, 32.0);
     let t = NoiseLaw::StudentT { dof: 3.0, scale: 0.5 };
     assert_covers("huber objective", coverage(&s, 1.0, 1.0, t, 24), 0.85);
+}
+
+/// Huber output perturbation when the label noise's law is given: s² from
+/// ‖θ̂‖²/d, like logistic, and nothing but θ̂ released.
+#[test]
+fn huber_output_intervals_keep_their_level_given_the_noise_law() {
+    let t = NoiseLaw::StudentT { dof: 3.0, scale: 0.5 };
+    let s = Spec {
+        noise: Some(t),
+        ..spec(Glm::Huber { m: 1.0 }, Release::Output, 1.0, 16.0)
+    };
+    assert_covers("huber output, known law", coverage(&s, 0.5, 1.0, t, 24), 0.93);
 }
 
 /// The same seed gives the same release; the report covers both releases

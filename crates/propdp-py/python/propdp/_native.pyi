@@ -121,4 +121,5 @@ def infer(
     row_norm: float,
     huber_m: float,
     seed: Optional[int],
+    noise: Optional[str] = None,
 ) -> Fitted: ...

@@ -128,7 +128,10 @@ class PrivateGLM:
     ``lambda_``, fitted by objective or output perturbation at budget
     (``epsilon``, ``delta_priv``) under ``neighbouring`` ("replace_one" or
     "add_remove_one"). Rows with ‖x‖ > ``row_norm`` are projected onto that
-    ball (the mechanism's sensitivity needs the bound)."""
+    ball (the mechanism's sensitivity needs the bound). For Huber, ``noise``
+    (a dict such as ``{"law": "student_t", "dof": 3, "scale": 0.5}``, the
+    config's spelling) gives the label noise's law if known: then nothing but
+    θ̂ is released and output perturbation is served too."""
 
     def __init__(
         self,
@@ -140,6 +143,7 @@ class PrivateGLM:
         neighbouring: str = "replace_one",
         row_norm: float = 1.0,
         huber_m: float = 1.0,
+        noise: Optional[Dict[str, Any]] = None,
     ):
         self.model = model
         self.algorithm = algorithm
@@ -149,6 +153,7 @@ class PrivateGLM:
         self.neighbouring = neighbouring
         self.row_norm = row_norm
         self.huber_m = huber_m
+        self.noise = noise
 
     def fit(self, X: Any, y: Any, seed: Optional[int] = None) -> PrivateGLMResults:
         """Fit privately to rows ``X`` (n × d) and labels ``y`` (n); ``seed``
@@ -172,6 +177,7 @@ class PrivateGLM:
             row_norm=float(self.row_norm),
             huber_m=float(self.huber_m),
             seed=seed,
+            noise=None if self.noise is None else json.dumps(self.noise),
         )
         return PrivateGLMResults(fitted)
 

@@ -94,6 +94,10 @@ pub struct Spec {
     pub neighbouring: Neighbouring,
     /// Rows are projected onto ‖x‖ ≤ row_norm.
     pub row_norm: f64,
+    /// Huber: the label noise's law, if known. Then, like logistic, the one
+    /// unknown is s², read from ‖θ̂‖²/d for free (no residual statistics are
+    /// released), and output perturbation is served too.
+    pub noise: Option<propdp_core::NoiseLaw>,
 }
 
 fn relation<S: serde::Serializer>(n: &Neighbouring, s: S) -> Result<S::Ok, S::Error> {
@@ -118,6 +122,12 @@ impl Spec {
         positive("row_norm", self.row_norm)?;
         if let Glm::Huber { m } = self.model {
             positive("huber_m", m)?;
+        }
+        if self.noise.is_some() && self.model == Glm::Logistic {
+            return Err(Argument::new(
+                "noise",
+                " applies to the Huber model only (logistic labels have no noise law to give)".into(),
+            ));
         }
         if !(self.delta_priv > 0.0 && self.delta_priv < 1.0) {
             return Err(Argument::new(
@@ -387,12 +397,12 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
         .into());
     }
     let labels = labels(spec.model, y)?;
-    if matches!(spec.model, Glm::Huber { .. }) && !spec.is_objective() {
+    if matches!(spec.model, Glm::Huber { .. }) && !spec.is_objective() && spec.noise.is_none() {
         return Err(refused(Refusal::new(
             Reason::NoiseLawNeeded,
             "Huber output perturbation: the residuals at the released θ̂ are blurred by its noise τ·Xb, so the \
              fraction inside ±M and the clipped residual of the unperturbed fit cannot be read from them without \
-             the label noise's law; use algorithm = \"objective\""
+             the label noise's law; give the law (noise) or use algorithm = \"objective\""
                 .into(),
         )));
     }
@@ -405,9 +415,10 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             projected += 1;
         }
     }
+    // the residual statistics are released only for Huber without a noise law
     let huber_m = match spec.model {
-        Glm::Huber { m } => Some(m),
-        Glm::Logistic => None,
+        Glm::Huber { m } if spec.noise.is_none() => Some(m),
+        _ => None,
     };
     let plan = release::plan(spec, huber_m.is_some())?;
     let seed = seed.unwrap_or_else(rand::random);
@@ -424,7 +435,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             Model::Huber {
                 huber_m: m,
                 // the unknown-noise route never reads it
-                noise: propdp_core::NoiseLaw::Gaussian { sd: 0.0 },
+                noise: spec.noise.unwrap_or(propdp_core::NoiseLaw::Gaussian { sd: 0.0 }),
             },
         ),
     };

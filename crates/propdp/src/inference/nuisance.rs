@@ -166,7 +166,7 @@ impl<'a> Curve<'a> {
         let s2_lo = self.root(q_obs - sd, range, ends)?.unwrap_or(top);
         let s2_hi = self.root(q_obs + sd, range, ends)?.unwrap_or(top);
         let q_sep = self.at(S2_SEPARABLE.min(top))?.0;
-        if q_obs - SEPARABLE_SDS * sd > q_sep {
+        if matches!(self.model, Model::Logistic) && q_obs - SEPARABLE_SDS * sd > q_sep {
             return Ok(Err(Refusal::new(
                 super::Reason::NearSeparable,
                 format!(
