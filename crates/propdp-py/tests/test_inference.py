@@ -59,23 +59,23 @@ def test_debiased_intervals_cover_where_the_naive_ones_do_not():
     assert naive / count < 0.7, naive / count
 
 
-def test_huber_charges_its_residual_statistics():
-    rng = np.random.default_rng(5)
-    n, d = 800, 400
+def huber_data(seed, n=800, d=400):
+    """Rows N(0, I/d), θ* ~ N(0, I), labels with 0.5·Student-t(3) noise."""
+    rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)) / np.sqrt(d)
     theta = rng.normal(size=d)
-    y = X @ theta + 0.5 * rng.standard_t(3, size=n)
+    return X, X @ theta + 0.5 * rng.standard_t(3, size=n), theta
+
+
+def test_huber_charges_its_residual_statistics():
+    X, y, _ = huber_data(5)
     res = propdp.PrivateGLM(model="huber", lambda_=1.0, epsilon=4.0, huber_m=1.0).fit(X, y, seed=1)
     assert len(res.privacy.releases) == 2 and res.privacy.epsilon <= 4.0
     assert 0 < res.nuisance["residuals"]["inside"] <= 1
 
 
 def test_huber_output_is_served_given_the_noise_law():
-    rng = np.random.default_rng(6)
-    n, d = 800, 400
-    X = rng.normal(size=(n, d)) / np.sqrt(d)
-    theta = rng.normal(size=d)
-    y = X @ theta + 0.5 * rng.standard_t(3, size=n)
+    X, y, theta = huber_data(6)
     law = {"law": "student_t", "dof": 3, "scale": 0.5}
     res = propdp.PrivateGLM(model="huber", algorithm="output", lambda_=1.0, epsilon=16.0, noise=law).fit(X, y, seed=2)
     assert len(res.privacy.releases) == 1 and res.privacy.epsilon <= 16.0
