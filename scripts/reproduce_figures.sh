@@ -12,7 +12,7 @@ for cfg in configs/figures/*.toml; do
   "$bin" run "$cfg" --out "results/figures/$name" --overwrite
 done
 mkdir -p docs/figures
-for name in huber_objective logistic_objective huber_output finite_size dpgd dpsgd covariance; do
+for name in huber_objective logistic_objective logistic_budget huber_output finite_size dpgd dpsgd covariance; do
   # each of these configs draws exactly one figure
   cp results/figures/"$name"/figures/*.png "docs/figures/$name.png"
 done

@@ -113,6 +113,19 @@ enum Command {
         /// Output directory [default: figures/ beside the results].
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The x axis: a parameter of the results (delta, lambda, epsilon, …), "d" or "t"
+        /// [default: the config's [plot] x, else δ, else a swept knob].
+        #[arg(long)]
+        x: Option<String>,
+        /// One curve per value of this parameter [default: the config's, else ε or the noise].
+        #[arg(long)]
+        series: Option<String>,
+        /// The metrics, one panel each, comma-separated (est_err2,test_class_err).
+        #[arg(long, value_delimiter = ',')]
+        metrics: Option<Vec<String>>,
+        /// A log-scaled y axis.
+        #[arg(long)]
+        y_log: bool,
     },
     /// Privacy guarantee of a noise level in every notion, or the noise
     /// calibrated to a target (ε, δ) or ρ (docs/theory.md §4).
@@ -444,7 +457,23 @@ fn main() -> ExitCode {
             print!("{}", propdp::run::describe(&config.display().to_string(), &cfg));
             Ok(ExitCode::SUCCESS)
         }),
-        Command::Plot { results, out } => propdp::figures::draw(&results, out).and_then(|drawn| {
+        Command::Plot {
+            results,
+            out,
+            x,
+            series,
+            metrics,
+            y_log,
+        } => {
+            let layout = propdp::figures::Layout {
+                x,
+                series,
+                metrics,
+                y_log: y_log.then_some(true),
+            };
+            propdp::figures::draw_as(&results, out, &layout)
+        }
+        .and_then(|drawn| {
             if let Some(why) = drawn.skipped {
                 return Err(anyhow::anyhow!("{why}").into());
             }

@@ -1056,3 +1056,105 @@ fn run_prints_a_table_of_the_computed_numbers_unless_quiet() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(!text.contains("est_err2") && text.contains("records written"), "{text}");
 }
+
+/// The numbers in an SVG's text elements.
+fn svg_numbers(svg: &str) -> Vec<String> {
+    let mut numbers = Vec::new();
+    for text in svg.split("<text").skip(1) {
+        let body = text.split_once('>').map_or("", |t| t.1);
+        let body = body.split("</text>").next().unwrap_or("");
+        let mut current = String::new();
+        for c in body.chars().chain(std::iter::once(' ')) {
+            if c.is_ascii_digit() || (c == '.' && !current.is_empty()) {
+                current.push(c);
+            } else if !current.is_empty() {
+                numbers.push(std::mem::take(&mut current));
+            }
+        }
+    }
+    numbers
+}
+
+#[test]
+fn a_budget_sweep_over_lambda_draws_one_curve_per_epsilon_with_rounded_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write(
+        tmp.path(),
+        "budget.toml",
+        r#"
+[problem]
+model = "logistic"
+delta = 0.5
+s2 = 4.0
+
+[algorithm]
+kind = "objective"
+lambda = { from = 0.5, to = 50, steps = 6, scale = "log" }
+epsilon = [2, 4]
+delta_priv = 1e-5
+"#,
+    );
+    let out = tmp.path().join("out");
+    let o = propdp(&["run", &cfg, "--theory-only", "--quiet", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let figures = out.join("figures");
+    let mut names: Vec<String> = fs::read_dir(&figures)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    // x = λ, one series per ε: a single figure, not one per calibrated σ or λ
+    assert_eq!(
+        names,
+        ["index.json", "logistic_objective.png", "logistic_objective.svg"]
+    );
+    let svg = fs::read_to_string(figures.join("logistic_objective.svg")).unwrap();
+    assert!(
+        svg.contains("ε = 2") && svg.contains("ε = 4"),
+        "legend names the budgets"
+    );
+    assert!(svg.contains("λ (ridge)"), "x axis is λ");
+    // theory lines: one polyline per (ε, panel) through the six λ
+    let lines = svg
+        .split("<polyline")
+        .skip(1)
+        .filter(|p| {
+            p.split("points=\"")
+                .nth(1)
+                .is_some_and(|pts| pts.split('"').next().unwrap().split_whitespace().count() == 6)
+        })
+        .count();
+    assert_eq!(lines, 2 * 3, "a theory line per budget and panel");
+    for n in svg_numbers(&svg) {
+        let digits = n.chars().filter(char::is_ascii_digit).count();
+        assert!(digits <= 6, "unrounded value {n} in the figure");
+    }
+    // the layout from flags, without rerunning: x = ε, a series per λ, rounded
+    let redrawn = tmp.path().join("redrawn");
+    let o = propdp(&[
+        "plot",
+        out.join("results.jsonl").to_str().unwrap(),
+        "--x",
+        "epsilon",
+        "--series",
+        "lambda",
+        "--metrics",
+        "est_err2",
+        "--out",
+        redrawn.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = fs::read_to_string(redrawn.join("logistic_objective.svg")).unwrap();
+    assert!(
+        svg.contains("λ = 1.256\n") && svg.contains("λ = 50\n"),
+        "legend rounds λ"
+    );
+    assert!(svg.contains("ε (privacy budget)"));
+    let o = propdp(&["plot", out.join("results.jsonl").to_str().unwrap(), "--x", "nope"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("x = \"nope\"") && stderr(&o).contains("\"lambda\""),
+        "{}",
+        stderr(&o)
+    );
+}

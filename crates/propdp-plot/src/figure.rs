@@ -26,6 +26,9 @@ pub struct SimPoint {
 pub struct Curve {
     /// The value of the series parameter (None: a single curve).
     pub series_value: Option<f64>,
+    /// That value as the legend shows it: rounded, with the fewest digits
+    /// (at least [`SHOWN_DIGITS`]) that tell this figure's series apart.
+    pub series_text: Option<String>,
     /// Theory, sorted by x.
     pub theory: Vec<(f64, f64)>,
     /// Simulation at the largest d available, sorted by x.
@@ -85,6 +88,15 @@ fn default_metrics(model: ModelKind, algorithm: AlgorithmKind) -> Vec<String> {
     m.iter().map(|s| s.to_string()).collect()
 }
 
+/// Names, quoted and comma-separated, for an error message.
+fn names<'a>(names: impl IntoIterator<Item = &'a String>) -> String {
+    names
+        .into_iter()
+        .map(|n| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Parameters that take more than one value over the records.
 fn varying(records: &[Record]) -> Vec<String> {
     let mut values: BTreeMap<&str, BTreeSet<u64>> = BTreeMap::new();
@@ -141,34 +153,57 @@ fn grouped(records: &[Record], spec: &PlotSpec, look: &Look) -> Result<Vec<Figur
     let per_step = records.iter().all(|r| r.per_step.is_some());
     let x = match &spec.x {
         Some(x) if x == "t" && !per_step => {
-            return Err(PlotError::Spec("plot.x = \"t\" needs per-step (DP-GD) records".into()));
+            return Err(PlotError::Layout {
+                key: "x",
+                text: "\"t\" (the step) needs per-step (DP-GD, DP-SGD) records".into(),
+            });
         }
         Some(x) if x == "t" => x.clone(),
         None if per_step => "t".into(),
         Some(x) if x == "d" => {
             if !records.iter().any(|r| r.simulation.is_some()) {
-                return Err(PlotError::Spec("plot.x = \"d\" needs simulation records".into()));
+                return Err(PlotError::Layout {
+                    key: "x",
+                    text: "\"d\" needs simulation records".into(),
+                });
             }
             x.clone()
         }
         Some(x) if first.params.contains_key(x) => x.clone(),
         Some(x) => {
-            return Err(PlotError::Spec(format!(
-                "plot.x = \"{x}\" is not a parameter of these results"
-            )));
+            return Err(PlotError::Layout {
+                key: "x",
+                text: format!(
+                    "\"{x}\" is not a parameter of these results (they have {})",
+                    names(first.params.keys())
+                ),
+            });
         }
         None if vary.iter().any(|v| v == "delta") => "delta".into(),
+        // a swept knob first; a budget level (or, with a budget, the noise it
+        // calibrates) only when nothing else varies
         None => vary
-            .first()
+            .iter()
+            .min_by_key(|v| match v.as_str() {
+                "epsilon" | "rho" => 1,
+                v if is_noise_param(v) => 2,
+                _ => 0,
+            })
             .cloned()
             .ok_or_else(|| PlotError::Spec("the results hold a single point: nothing varies to plot against".into()))?,
     };
+    // with a budget the noise (σ or τ) is a function of ε (or ρ) and λ: never a series or facet
+    let budgeted = first.params.contains_key("epsilon") || first.params.contains_key("rho");
     let series = match &spec.series {
         Some(s) if first.params.contains_key(s) => Some(s.clone()),
         Some(s) => {
-            return Err(PlotError::Spec(format!(
-                "plot.series = \"{s}\" is not a parameter of these results"
-            )));
+            return Err(PlotError::Layout {
+                key: "series",
+                text: format!(
+                    "\"{s}\" is not a parameter of these results (they have {})",
+                    names(first.params.keys())
+                ),
+            });
         }
         // a budget level first, then the privacy noise
         None => vary
@@ -179,11 +214,9 @@ fn grouped(records: &[Record], spec: &PlotSpec, look: &Look) -> Result<Vec<Figur
                 v if is_noise_param(v) => 1,
                 _ => 2,
             })
-            .filter(|v| matches!(v.as_str(), "epsilon" | "rho") || is_noise_param(v))
+            .filter(|v| matches!(v.as_str(), "epsilon" | "rho") || (!budgeted && is_noise_param(v)))
             .cloned(),
     };
-    // with a budget the noise (σ or τ) is a function of ε (or ρ) and λ: never a facet
-    let budgeted = first.params.contains_key("epsilon") || first.params.contains_key("rho");
     let facets: Vec<&String> = vary
         .iter()
         .filter(|v| **v != x && Some(*v) != series.as_ref() && !(budgeted && is_noise_param(v)))
@@ -207,25 +240,38 @@ fn grouped(records: &[Record], spec: &PlotSpec, look: &Look) -> Result<Vec<Figur
         let key = facets.iter().map(|f| ((*f).clone(), r.params[*f].to_bits())).collect();
         groups.entry(key).or_default().push(r);
     }
+    // facet values in names and titles, series values in legends: rounded,
+    // with as many digits as tell the values apart
+    let facet_digits: Vec<usize> = facets
+        .iter()
+        .map(|f| distinct_digits(records.iter().map(|r| r.params[*f])))
+        .collect();
+    let series_digits = series.as_ref().map_or(SHOWN_DIGITS, |s| {
+        distinct_digits(records.iter().filter_map(|r| r.params.get(s).copied()))
+    });
     let mut figures = Vec::new();
     for (key, group) in groups {
-        let suffix: String = key
+        let shown: Vec<(&str, String)> = key
             .iter()
-            .map(|(k, bits)| format!("_{k}={}", f64::from_bits(*bits)))
+            .zip(&facet_digits)
+            .map(|((k, bits), &digits)| (k.as_str(), rounded(f64::from_bits(*bits), digits)))
             .collect();
-        let facet_text: Vec<String> = key
+        let suffix: String = shown.iter().map(|(k, v)| format!("_{k}={v}")).collect();
+        let facet_text: Vec<String> = shown
             .iter()
-            .map(|(k, bits)| format!("{} = {}", propdp_core::parameters::symbol(k), f64::from_bits(*bits)))
+            .map(|(k, v)| format!("{} = {v}", propdp_core::parameters::symbol(k)))
             .collect();
         let panels = metric_names
             .iter()
             .filter(|m| group.iter().any(|r| r.metrics.contains_key(*m)))
-            .map(|m| panel(&group, m, &x, series.as_deref()))
+            .map(|m| panel(&group, m, &x, series.as_deref().map(|s| (s, series_digits))))
             .collect::<Vec<_>>();
         if panels.is_empty() {
-            return Err(PlotError::Spec(format!(
-                "none of the metrics {metric_names:?} is in the results"
-            )));
+            let have: BTreeSet<&String> = group.iter().flat_map(|r| r.metrics.keys()).collect();
+            return Err(PlotError::Layout {
+                key: "metrics",
+                text: format!("{metric_names:?}: none is in the results (they have {})", names(have)),
+            });
         }
         let mut title = spec.title.clone().unwrap_or_else(|| look.title.clone());
         if !facet_text.is_empty() {
@@ -242,6 +288,47 @@ fn grouped(records: &[Record], spec: &PlotSpec, look: &Look) -> Result<Vec<Figur
         });
     }
     Ok(figures)
+}
+
+/// The fewest significant digits a value in a file name, title or legend shows.
+pub const SHOWN_DIGITS: usize = 4;
+
+/// A value with `digits` significant digits, trailing zeros dropped
+/// (`rounded(8.785872961194482, 4)` reads "8.786", `rounded(50.0, 4)` "50").
+pub fn rounded(v: f64, digits: usize) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let a = v.abs();
+    if !(1e-4..1e6).contains(&a) {
+        let s = format!("{v:.*e}", digits.saturating_sub(1));
+        let (mantissa, exp) = s.split_once('e').expect("scientific notation");
+        let mantissa = if mantissa.contains('.') {
+            mantissa.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            mantissa
+        };
+        return format!("{mantissa}e{exp}");
+    }
+    let decimals = (digits as i32 - 1 - a.log10().floor() as i32).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// The fewest significant digits, at least [`SHOWN_DIGITS`], at which the
+/// distinct values stay distinct once [`rounded`].
+fn distinct_digits(values: impl Iterator<Item = f64>) -> usize {
+    let values: BTreeSet<u64> = values.map(f64::to_bits).collect();
+    (SHOWN_DIGITS..17)
+        .find(|&digits| {
+            let shown: BTreeSet<String> = values.iter().map(|&b| rounded(f64::from_bits(b), digits)).collect();
+            shown.len() == values.len()
+        })
+        .unwrap_or(17)
 }
 
 /// The legend name of the non-private reference curve on tune's frontiers.
@@ -309,7 +396,10 @@ type SeriesData = (Vec<(f64, f64)>, BTreeMap<u64, (usize, SimPoint)>);
 /// Runs of at least this many steps are drawn against a log time axis by default.
 const LOG_TIME_FROM: f64 = 1000.0;
 
-fn panel(group: &[&Record], metric: &str, x: &str, series: Option<&str>) -> Panel {
+/// One metric's curves; `series` is the series parameter and the digits its values show.
+fn panel(group: &[&Record], metric: &str, x: &str, series: Option<(&str, usize)>) -> Panel {
+    let digits = series.map(|s| s.1);
+    let series = series.map(|s| s.0);
     let mut by_series: BTreeMap<Option<u64>, SeriesData> = BTreeMap::new();
     if x == "t" {
         // DP-GD: each record is a whole path over steps t = 0..=T
@@ -387,6 +477,7 @@ fn panel(group: &[&Record], metric: &str, x: &str, series: Option<&str>) -> Pane
             let series_value = s.map(f64::from_bits);
             Curve {
                 series_value,
+                series_text: series_value.zip(digits).map(|(v, digits)| rounded(v, digits)),
                 theory,
                 sim,
                 sim_d,

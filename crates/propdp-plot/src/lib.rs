@@ -40,6 +40,14 @@ pub enum PlotError {
     /// The records or the `[plot]` table do not make a figure.
     #[error("cannot plot: {0}")]
     Spec(String),
+    /// A layout key (`x`, `series`, `metrics`) names nothing the records have.
+    #[error("cannot plot: {key} = {text}")]
+    Layout {
+        /// The key: "x", "series" or "metrics".
+        key: &'static str,
+        /// Its value and what is wrong with it, to follow "key = ".
+        text: String,
+    },
     /// plotters failed.
     #[error("drawing {path}: {message}")]
     Draw {

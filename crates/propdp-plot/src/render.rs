@@ -65,7 +65,7 @@ fn series_label(series: &Option<String>, c: &Curve) -> String {
     if let Some(l) = &c.label {
         return l.clone();
     }
-    match (series, c.series_value) {
+    match (series, &c.series_text) {
         (Some(s), Some(v)) if c.non_private => format!("{} = {v} (non-private)", symbol(s)),
         (Some(s), Some(v)) => format!("{} = {v}", symbol(s)),
         _ => "prediction".into(),
@@ -440,6 +440,13 @@ fn draw_panel<DB: DrawingBackend>(
                 c.theory.iter().copied().filter(|p| keep_x(p.0) && keep(p.1)),
                 col.stroke_width(2),
             ))?;
+            // a one-point curve draws no line: mark the point
+            if let [p] = c.theory[..]
+                && keep_x(p.0)
+                && keep(p.1)
+            {
+                chart.draw_series(std::iter::once(Cross::new(p, 6, col.stroke_width(2))))?;
+            }
             let sim = || c.sim.iter().filter(|p| keep_x(p.x));
             chart.draw_series(sim().filter(|p| keep(p.mean - 2.0 * p.stderr)).map(|p| {
                 ErrorBar::new_vertical(

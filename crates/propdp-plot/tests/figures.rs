@@ -146,7 +146,7 @@ fn plot_spec_chooses_metrics_and_axes() {
         ..PlotSpec::default()
     };
     let e = plot_file(&results, &bad, tmp.path()).unwrap_err().to_string();
-    assert!(e.contains("plot.x") && e.contains("nope"), "{e}");
+    assert!(e.contains("x = \"nope\"") && e.contains("\"delta\""), "{e}");
     let missing = PlotSpec {
         metrics: Some(vec!["test_class_err".into()]),
         ..PlotSpec::default()

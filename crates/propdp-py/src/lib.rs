@@ -557,10 +557,24 @@ fn tune(
 /// Draw the figures of a results file (PNG and SVG, as `propdp plot`);
 /// returns (files drawn, reason when none could be drawn).
 #[pyfunction]
-#[pyo3(signature = (results, out=None))]
-fn draw(py: Python<'_>, results: PathBuf, out: Option<PathBuf>) -> PyResult<(Vec<PathBuf>, Option<String>)> {
+#[pyo3(signature = (results, out=None, *, x=None, series=None, metrics=None, y_log=None))]
+fn draw(
+    py: Python<'_>,
+    results: PathBuf,
+    out: Option<PathBuf>,
+    x: Option<String>,
+    series: Option<String>,
+    metrics: Option<Vec<String>>,
+    y_log: Option<bool>,
+) -> PyResult<(Vec<PathBuf>, Option<String>)> {
+    let layout = propdp::figures::Layout {
+        x,
+        series,
+        metrics,
+        y_log,
+    };
     let drawn = py
-        .detach(|| propdp::figures::draw(&results, out))
+        .detach(|| propdp::figures::draw_as(&results, out, &layout))
         .map_err(|e| to_py(py, e))?;
     Ok((drawn.files, drawn.skipped))
 }

@@ -39,18 +39,63 @@ pub struct Drawn {
 /// these are ever replaced or removed.
 pub(crate) const INDEX: &str = "index.json";
 
+/// A layout chosen when drawing, over the config's `[plot]` table: each
+/// key given replaces the config's (`propdp plot --x lambda --series epsilon`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Layout {
+    /// The x axis: a parameter of the results, "d" or "t".
+    pub x: Option<String>,
+    /// One curve per value of this parameter.
+    pub series: Option<String>,
+    /// The metrics, one panel each.
+    pub metrics: Option<Vec<String>>,
+    /// A log-scaled y axis.
+    pub y_log: Option<bool>,
+}
+
+impl Layout {
+    /// `spec` with this layout's keys in place of its own.
+    fn over(&self, mut spec: PlotSpec) -> PlotSpec {
+        spec.x = self.x.clone().or(spec.x);
+        spec.series = self.series.clone().or(spec.series);
+        spec.metrics = self.metrics.clone().or(spec.metrics);
+        spec.y_log = self.y_log.unwrap_or(spec.y_log);
+        spec
+    }
+
+    /// Whether any key is given.
+    fn is_given(&self) -> bool {
+        *self != Layout::default()
+    }
+}
+
 /// Draw the figures of a results file into `out` (default: figures/ beside
 /// it). Results that make no figure (nothing varies, axes too wide) are not
 /// an error: [`Drawn::skipped`] says why. Nothing propdp did not write is
 /// replaced (figures are drawn aside and moved in only when none would
 /// replace a file not listed in `index.json`).
 pub fn draw(results: &Path, out: Option<PathBuf>) -> crate::Result<Drawn> {
-    let spec = spec_for(results)?;
+    draw_as(results, out, &Layout::default())
+}
+
+/// [`draw`] with the config's layout overridden by `layout`. A layout key
+/// that names nothing in the results (a parameter, metric) is an error
+/// naming it and what the results have, not a skipped drawing.
+pub fn draw_as(results: &Path, out: Option<PathBuf>, layout: &Layout) -> crate::Result<Drawn> {
+    let spec = layout.over(spec_for(results)?);
+    let given = layout.is_given();
     let out = out.unwrap_or_else(|| results.with_file_name("figures"));
     let mut skipped = None;
     let files = place(&out, |aside| match propdp_plot::plot_file(results, &spec, aside) {
         Ok(files) => Ok(files),
-        Err(e @ (propdp_plot::PlotError::Spec(_) | propdp_plot::PlotError::Empty(_))) => {
+        Err(propdp_plot::PlotError::Layout { key, text }) if given => {
+            Err(crate::error::Argument::new(key, format!(" = {text}")).into())
+        }
+        Err(
+            e @ (propdp_plot::PlotError::Spec(_)
+            | propdp_plot::PlotError::Layout { .. }
+            | propdp_plot::PlotError::Empty(_)),
+        ) => {
             skipped = Some(e.to_string());
             Ok(Vec::new())
         }

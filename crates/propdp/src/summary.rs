@@ -76,7 +76,25 @@ fn points(records: &[Record], max_points: usize) -> String {
     for r in records {
         by_point.entry(r.index).or_default().push(r);
     }
-    let mut out = format!("{:>5}  {:<28}", "point", swept.join(" "));
+    // each swept parameter a column as wide as its name or its widest value
+    let shown = |r: &Record, k: &str| {
+        r.params
+            .get(k)
+            .map_or("—".to_string(), |&v| propdp_plot::figure::rounded(v, 6))
+    };
+    let widths: Vec<usize> = swept
+        .iter()
+        .map(|k| {
+            records
+                .iter()
+                .map(|r| shown(r, k).chars().count())
+                .chain(std::iter::once(k.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let header: Vec<String> = swept.iter().zip(&widths).map(|(k, w)| format!("{k:>w$}")).collect();
+    let mut out = format!("{:>5}  {}", "point", header.join(" "));
     for m in &metrics {
         let _ = write!(out, "  {:>30}", format!("{m}: theory | sim ± se"));
     }
@@ -84,10 +102,11 @@ fn points(records: &[Record], max_points: usize) -> String {
     for rs in by_point.values().take(max_points) {
         let params = swept
             .iter()
-            .map(|k| rs[0].params.get(*k).map_or("—".to_string(), |v| format!("{v:.4}")))
+            .zip(&widths)
+            .map(|(k, w)| format!("{:>w$}", shown(rs[0], k)))
             .collect::<Vec<_>>()
             .join(" ");
-        let _ = write!(out, "{:>5}  {params:<28}", rs[0].index);
+        let _ = write!(out, "{:>5}  {params}", rs[0].index);
         for m in &metrics {
             let theory = rs
                 .iter()

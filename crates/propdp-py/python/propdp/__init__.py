@@ -24,7 +24,7 @@ import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
@@ -269,16 +269,32 @@ def tune(
 
 
 def figures(
-    results: Union[str, "os.PathLike[str]"], out: Optional[Union[str, "os.PathLike[str]"]] = None
+    results: Union[str, "os.PathLike[str]"],
+    out: Optional[Union[str, "os.PathLike[str]"]] = None,
+    *,
+    x: Optional[str] = None,
+    series: Optional[str] = None,
+    metrics: Optional[Sequence[str]] = None,
+    y_log: Optional[bool] = None,
 ) -> List[Path]:
     """Draw the figures of a results file or run directory (PNG and SVG, the
     same as ``propdp plot``: theory as lines, simulation as points with ±2
-    s.e. bars); returns the files. A file that cannot be drawn (e.g. a single
-    point) gives an empty list and a warning saying why."""
+    s.e. bars); returns the files. ``x``, ``series``, ``metrics`` and
+    ``y_log`` replace the config's ``[plot]`` keys (``propdp plot --x …``);
+    one that names nothing in the results raises ``ValueError``. A file that
+    cannot be drawn with the config's layout (e.g. a single point) gives an
+    empty list and a warning saying why."""
     path = Path(results)
     if path.is_dir():
         path = path / "results.jsonl"
-    files, skipped = _native.draw(path, None if out is None else Path(out))
+    files, skipped = _native.draw(
+        path,
+        None if out is None else Path(out),
+        x=x,
+        series=series,
+        metrics=None if metrics is None else list(metrics),
+        y_log=y_log,
+    )
     if skipped:
         warnings.warn(f"no figure drawn: {skipped}", stacklevel=2)
     return [Path(f) for f in files]
@@ -373,7 +389,7 @@ def privacy(
     lambda_: Optional[float] = None,
     steps: Optional[int] = None,
     huber_m: Optional[float] = None,
-    neighbouring: str = "replace_one",
+    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
     sample_rate: Optional[float] = None,
     clip: Optional[float] = None,
 ) -> PrivacyReport:
@@ -410,7 +426,7 @@ def calibrate(
     lambda_: Optional[float] = None,
     steps: Optional[int] = None,
     huber_m: Optional[float] = None,
-    neighbouring: str = "replace_one",
+    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
     sample_rate: Optional[float] = None,
     clip: Optional[float] = None,
 ) -> PrivacyReport:

@@ -54,7 +54,15 @@ def tune(
     progress: _Progress = None,
     shard: Optional[Tuple[int, int]] = None,
 ) -> str: ...
-def draw(results: _Path, out: Optional[_Path] = None) -> Tuple[List[str], Optional[str]]: ...
+def draw(
+    results: _Path,
+    out: Optional[_Path] = None,
+    *,
+    x: Optional[str] = None,
+    series: Optional[str] = None,
+    metrics: Optional[List[str]] = None,
+    y_log: Optional[bool] = None,
+) -> Tuple[List[str], Optional[str]]: ...
 def privacy(
     algorithm: str,
     model: str,
