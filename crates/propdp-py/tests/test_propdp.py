@@ -227,6 +227,29 @@ def test_dpsgd_privacy_equals_the_cli_json(cli):
     assert c.calibrated_to == "epsilon" and 0.999 <= c.epsilon <= 1.0 and c.epsilon_lower <= c.epsilon
 
 
+def test_one_neighbouring_default_named_in_every_result(cli):
+    """#44 item 7: privacy() and accounting.epsilon() gave 6.164 and 2.584 for one run."""
+    from propdp import accounting
+
+    run = dict(noise=1.0, sample_rate=0.01, steps=2000, delta_priv=1e-5)
+    report = propdp.privacy("dpsgd", **run)
+    bracket = accounting.epsilon(1.0, 0.01, 2000, 1e-5)
+    acc = accounting.Accountant()
+    for _ in range(2000):
+        acc.step(noise_multiplier=1.0, sample_rate=0.01)
+    out = subprocess.run(
+        [cli, "privacy", "--algorithm", "dpsgd", "--model", "logistic", "--noise", "1.0", "--sample-rate", "0.01",
+         "--steps", "2000", "--delta-priv", "1e-5", "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    want = json.loads(out.stdout)
+    assert report.epsilon == bracket.epsilon == acc.get_epsilon(1e-5) == want["epsilon"]
+    assert bracket.neighbouring == "replace-one" and "replace-one" in repr(bracket)
+    assert "replace-one" in str(report)
+    other = accounting.epsilon(1.0, 0.01, 2000, 1e-5, neighbouring="add_remove_one")
+    assert other.epsilon < bracket.epsilon and "add/remove-one" in repr(other)
+
+
 def test_dpsgd_solve_at_q_1_is_dpgd():
     common = dict(delta=1.0, s2=1.0, lambda_=0.5, sigma=1.0, eta=0.5, steps=6, solver={"dmft_points": 2048})
     a = propdp.solve("logistic", "dpsgd", sample_rate=1.0, **common)
@@ -306,6 +329,19 @@ def test_read_results_reads_a_cli_run(cli, tmp_path):
     assert len(df) == len(expected) and set(df["source"]) == {"theory", "simulation"}
     sim = df[df["source"] == "simulation"]
     assert (sim["d"] == 60).all() and "est_err2_stderr" in sim
+
+
+
+def test_figures_take_a_layout_and_name_a_key_that_names_nothing(cli, tmp_path):
+    cli_records(cli, HUBER, tmp_path)
+    files = propdp.figures(tmp_path / "cli", tmp_path / "fig", x="sigma", series="delta",
+                           metrics=["est_err2"])
+    assert sorted(f.name for f in files) == ["huber_objective.png", "huber_objective.svg"]
+    svg = (tmp_path / "fig" / "huber_objective.svg").read_text()
+    assert "δ = 0.5\n" in svg and "δ = 2\n" in svg
+    with pytest.raises(ValueError, match="x = \"nope\"") as e:
+        propdp.figures(tmp_path / "cli", tmp_path / "fig2", x="nope")
+    assert e.value.field == "x"
 
 
 TUNE = """
@@ -687,7 +723,9 @@ def test_simulate_on_the_rows_of_a_data_set(tmp_path, monkeypatch):
 def test_the_accounting_module_certifies_dp_sgd_and_has_opacus_shape():
     from propdp import accounting
 
-    b = accounting.epsilon(noise_multiplier=0.6, sample_rate=0.004, steps=10_000, delta=1e-5)
+    b = accounting.epsilon(noise_multiplier=0.6, sample_rate=0.004, steps=10_000, delta=1e-5,
+                           neighbouring="add_remove_one")
+    assert b.neighbouring == "add/remove-one"
     # dp-accounting's pessimistic ε 8.49431 (fine grid) and prv_accountant's [8.49323, 8.49534]
     assert b.epsilon_lower <= 8.49431 <= b.epsilon * (1 + 1e-4) and b.bracket_reached
     assert b.epsilon_lower <= 8.49534 and 8.49323 <= b.epsilon
@@ -734,7 +772,10 @@ def test_accounting_calibrates_any_knob_without_overshooting():
     # one more step is over the target (the lower end says so, or the upper end cannot certify it)
     assert accounting.epsilon(1.0, 0.01, t.steps + 1, 1e-5).epsilon > 2.0
     r = accounting.calibrate("noise_multiplier", sample_rate=0.01, steps=1000, rho=0.5)
-    assert r.epsilon is None and r.rho <= 0.5 and abs(r.noise_multiplier - (1000 / (2 * 0.5)) ** 0.5) < 1e-9
+    # ρ = T·Δ²/(2z²), Δ = 2 under replace-one (the default), 1 under add/remove-one
+    assert r.epsilon is None and r.rho <= 0.5 and abs(r.noise_multiplier - (1000 * 4 / (2 * 0.5)) ** 0.5) < 1e-9
+    r = accounting.calibrate("noise_multiplier", sample_rate=0.01, steps=1000, rho=0.5, neighbouring="add_remove_one")
+    assert abs(r.noise_multiplier - (1000 / (2 * 0.5)) ** 0.5) < 1e-9
     with pytest.raises(propdp.ConfigError) as e:
         accounting.calibrate("sample_rate", noise_multiplier=1.0, steps=10, rho=0.5)
     assert e.value.field == "sample_rate"
@@ -755,15 +796,16 @@ def test_membership_inference_bounds_the_best_attack():
     from propdp import accounting
 
     nd = NormalDist()
+    ar = dict(neighbouring="add_remove_one")  # the attacks below are add/remove's
     # one subsampled step: the best attack thresholds the observation (non-members N(0, z²), members the mixture)
     z, q = 1.0, 0.05
-    m = accounting.membership_inference(z, q, 1, fpr=[1e-3, 1e-2, 0.1])
+    m = accounting.membership_inference(z, q, 1, fpr=[1e-3, 1e-2, 0.1], **ar)
     for a, tpr in zip(m.fpr, m.tpr_upper):
         best = (1 - q) * a + q * (1 - nd.cdf(nd.inv_cdf(1 - a) - 1 / z))
         assert best <= tpr <= 1.05 * best
     assert m.mu_exact is False
     # the full batch is μ-GDP, exactly: μ = √100/10 = 1 (add/remove), TPR = Φ(Φ⁻¹(α) + 1)
-    g = accounting.membership_inference(10.0, 1.0, 100, fpr=[0.01])
+    g = accounting.membership_inference(10.0, 1.0, 100, fpr=[0.01], **ar)
     assert g.mu == pytest.approx(1.0) and g.mu_exact is True
     assert g.tpr_upper[0] == pytest.approx(nd.cdf(nd.inv_cdf(0.01) + 1.0), rel=1e-9)
     # a schedule: a bound, no μ
@@ -786,15 +828,16 @@ def test_accountant_ledger_composes_gaussian_releases_with_dpsgd():
     from propdp import accounting
 
     nd = NormalDist()
+    ar = dict(neighbouring="add_remove_one")  # Δ = 1 in the closed forms below
     # ten releases at σ/Δ = 5 alone: μ = √10/5, the exact Gaussian ε (Balle & Wang's δ(ε) solved at δ = 1e-5)
-    g = accounting.Accountant()
+    g = accounting.Accountant(**ar)
     g.gaussian(noise_multiplier=5.0, count=10)
     mu = 10**0.5 / 5
     eps = g.get_epsilon(1e-5)
     delta = nd.cdf(mu / 2 - eps / mu) - 2.718281828459045**eps * nd.cdf(-mu / 2 - eps / mu)
     assert delta == pytest.approx(1e-5, rel=1e-6)
     # the same releases after 1000 DP-SGD steps: one ledger, one bracket, above either part alone
-    acc = accounting.Accountant()
+    acc = accounting.Accountant(**ar)
     for _ in range(1000):
         acc.step(noise_multiplier=1.0, sample_rate=0.01)
     alone, alone_half = acc.get_epsilon(1e-5), acc.get_epsilon(5e-6)
@@ -811,18 +854,19 @@ def test_accountant_ledger_composes_gaussian_releases_with_dpsgd():
 def test_accounting_states_the_sampling_scheme_and_its_assumption():
     from propdp import accounting
 
-    poisson = accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5)
-    assert poisson.epsilon == accounting.epsilon(1.0, 0.01, 1000, 1e-5).epsilon and poisson.sensitivity == 1
+    ar = dict(neighbouring="add_remove_one")
+    poisson = accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, **ar)
+    assert poisson.epsilon == accounting.epsilon(1.0, 0.01, 1000, 1e-5, **ar).epsilon and poisson.sensitivity == 1
     # shuffled: ⌈T·q⌉ = 10 Gaussian releases, μ = √10 (add/remove), exact; the Poisson figure beside it
-    shuffled = accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, sampling="shuffled")
-    ten = accounting.epsilon(1.0, 1.0, 10, 1e-5).epsilon
+    shuffled = accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, sampling="shuffled", **ar)
+    ten = accounting.epsilon(1.0, 1.0, 10, 1e-5, **ar).epsilon
     assert shuffled.epsilon == pytest.approx(ten, rel=1e-12) and shuffled.epsilon_if_poisson == poisson.epsilon
     assert "Poisson" in shuffled.assumption or "poisson" in shuffled.assumption
     # fixed-size batches: replace-one, sensitivity 2C
     fixed = accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, sampling="fixed_size", neighbouring="replace_one")
     assert fixed.sensitivity == 2 and fixed.neighbouring == "replace-one" and fixed.epsilon > poisson.epsilon
     for bad, field in [
-        (dict(sampling="fixed_size"), "neighbouring"),
+        (dict(sampling="fixed_size", neighbouring="add_remove_one"), "neighbouring"),
         (dict(sampling="stratified"), "sampling"),
     ]:
         with pytest.raises(propdp.ConfigError) as e:
@@ -834,17 +878,18 @@ def test_accounting_states_the_sampling_scheme_of_a_schedule():
     from propdp import accounting
 
     run = [(1.0, 0.01, 450), (2.0, 0.02, 500)]  # 4.5 and 10 epochs: 5 + 10 batches per example at most
-    shuffled = accounting.sampled_schedule_epsilon(run, 1e-5, sampling="shuffled")
+    ar = dict(neighbouring="add_remove_one")
+    shuffled = accounting.sampled_schedule_epsilon(run, 1e-5, sampling="shuffled", **ar)
     # 5 releases at z = 1 and 10 at z = 2: μ² = 5 + 10/4
     mu2 = 5 + 10 / 4
-    poisson = accounting.schedule_epsilon(run, 1e-5)
+    poisson = accounting.schedule_epsilon(run, 1e-5, **ar)
     assert shuffled.epsilon_if_poisson == poisson.epsilon and shuffled.epsilon > poisson.epsilon
     # the same as the Gaussian mechanism's ε at μ = √7.5, via a DP-GD ledger of equal μ²
-    acc = accounting.Accountant()
+    acc = accounting.Accountant(**ar)
     acc.gaussian(noise_multiplier=(1 / mu2) ** 0.5)
     assert shuffled.epsilon == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
     fixed = accounting.sampled_schedule_epsilon(run, 1e-5, sampling="fixed_size", neighbouring="replace_one")
-    halved = accounting.schedule_epsilon([(z / 2, q, t) for z, q, t in run], 1e-5)
+    halved = accounting.schedule_epsilon([(z / 2, q, t) for z, q, t in run], 1e-5, **ar)
     assert fixed.sensitivity == 2 and fixed.epsilon == halved.epsilon
     with pytest.raises(propdp.ConfigError) as e:
         accounting.sampled_schedule_epsilon([(1.0, 0.01, 450), (2.0, 1.5, 500)], 1e-5, sampling="shuffled")
@@ -869,22 +914,23 @@ def test_accountant_composes_an_objective_perturbation_release_with_dp_sgd():
     for _ in range(200):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if delta_of(mid) > 1e-5 else (lo, mid)
-    alone = accounting.Accountant()
+    ar = dict(neighbouring="add_remove_one")  # the closed form above is add/remove's
+    alone = accounting.Accountant(**ar)
     alone.objective(**release)
     b = alone.get_epsilon_bracket(1e-5)
     assert b.epsilon_lower <= hi <= b.epsilon and b.bracket_reached and len(alone) == 1
     # beside 1000 DP-SGD steps: above either part, below their basic composition at δ/2 each
-    acc = accounting.Accountant()
+    acc = accounting.Accountant(**ar)
     for _ in range(1000):
         acc.step(noise_multiplier=1.0, sample_rate=0.01)
     sgd = acc.get_epsilon_bracket(1e-5)
     acc.objective(**release)
     both = acc.get_epsilon_bracket(1e-5)
-    release_alone = accounting.Accountant(objectives=acc.objectives)
-    basic = accounting.epsilon(1.0, 0.01, 1000, 5e-6).epsilon + release_alone.get_epsilon(5e-6)
+    release_alone = accounting.Accountant(objectives=acc.objectives, **ar)
+    basic = accounting.epsilon(1.0, 0.01, 1000, 5e-6, **ar).epsilon + release_alone.get_epsilon(5e-6)
     assert max(sgd.epsilon_lower, hi) <= both.epsilon <= basic and both.epsilon_lower <= both.epsilon
     # the ledger is plain data: saved and reloaded, it gives the same bracket
-    again = accounting.Accountant(history=list(acc.history), objectives=list(acc.objectives))
+    again = accounting.Accountant(history=list(acc.history), objectives=list(acc.objectives), **ar)
     assert again.get_epsilon_bracket(1e-5) == both
     for bad in ["sigma", "lambda_", "radius"]:
         with pytest.raises(propdp.ConfigError) as e:

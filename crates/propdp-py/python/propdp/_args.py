@@ -60,6 +60,18 @@ def choice(name: str, value: Any, options: Sequence[str]) -> str:
 
 NEIGHBOURING = ("add_remove_one", "replace_one")
 
+#: The neighbouring relation when none is given, everywhere in propdp (the
+#: command line, configs, :func:`propdp.privacy`, :mod:`propdp.accounting`,
+#: inference): replace-one, the relation of the objective- and
+#: output-perturbation guarantees; the larger ε of the two for DP-SGD. Pass
+#: ``neighbouring="add_remove_one"`` for Opacus' and dp-accounting's default.
+DEFAULT_NEIGHBOURING = "replace_one"
+
+
+def relation_label(neighbouring: str) -> str:
+    """The relation as reports and reprs name it: "replace-one" or "add/remove-one"."""
+    return "replace-one" if neighbouring in ("replace_one", "replace-one") else "add/remove-one"
+
 
 def segments(name: str, value: Any) -> list:
     """A schedule: a non-empty sequence of ``(noise_multiplier, sample_rate,

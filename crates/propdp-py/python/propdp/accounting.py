@@ -16,17 +16,21 @@ training loop can call it after every optimiser step::
     acc.get_epsilon(delta=1e-5)  # certified upper bound
     acc.get_epsilon_bracket(delta=1e-5)  # (lower, upper)
 
-The neighbouring relation is add/remove-one by default, as in Opacus and
-dp-accounting (sensitivity C); "replace_one" accounts a replaced example
-on its tight pair (1 − q)N(0, z²) + qN(∓1, z²), as dp-accounting's
-REPLACE_ONE does (docs/privacy.md).
+The neighbouring relation is replace-one by default, as everywhere in
+propdp (the command line, configs, :func:`propdp.privacy`): a replaced
+example is accounted on its tight pair (1 − q)N(0, z²) + qN(∓1, z²), as
+dp-accounting's REPLACE_ONE does. Opacus and dp-accounting default to
+add/remove-one (sensitivity C, the smaller ε): pass
+``neighbouring="add_remove_one"`` for their numbers (docs/privacy.md). Every
+result names its relation.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
-from . import _args, _native
+from . import _args, _dp_event, _native
 from ._config import config_error
 
 
@@ -38,6 +42,8 @@ class Bracket:
     epsilon_lower: Optional[float]
     bracket_grid: Optional[float]
     bracket_reached: Optional[bool]
+    #: The neighbouring relation: "replace-one" or "add/remove-one".
+    neighbouring: str
 
 
 def _plan(segments: Sequence[Tuple[float, float, int]]) -> List[Tuple[float, float, int]]:
@@ -64,7 +70,7 @@ def _relation(neighbouring: str) -> str:
 
 def _bracket(segments: Sequence[Tuple[float, float, int]], delta: float, neighbouring: str) -> Bracket:
     d = _native.accounting(_plan(segments), _delta(delta), _relation(neighbouring))
-    return Bracket(**d)
+    return Bracket(**d, neighbouring=_args.relation_label(neighbouring))
 
 
 def epsilon(
@@ -72,7 +78,7 @@ def epsilon(
     sample_rate: float,
     steps: int,
     delta: float,
-    neighbouring: str = "add_remove_one",
+    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
 ) -> Bracket:
     """The certified ε at ``delta`` of ``steps`` steps of DP-SGD with Poisson
     rate ``sample_rate`` and noise multiplier σ/C; arguments out of range
@@ -83,7 +89,7 @@ def epsilon(
 def schedule_epsilon(
     segments: Sequence[Tuple[float, float, int]],
     delta: float,
-    neighbouring: str = "add_remove_one",
+    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
 ) -> Bracket:
     """The certified ε at ``delta`` of a schedule: ``segments`` is a list of
     ``(noise_multiplier, sample_rate, steps)``, composed as one run (a
@@ -122,7 +128,7 @@ def calibrate(
     epsilon: Optional[float] = None,
     delta: Optional[float] = None,
     rho: Optional[float] = None,
-    neighbouring: str = "add_remove_one",
+    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
 ) -> Calibration:
     """The smallest ``noise_multiplier``, or the most ``steps``, or the
     largest ``sample_rate`` meeting (``epsilon``, ``delta``) or ``rho``, the
@@ -180,7 +186,7 @@ def sampled_epsilon(
     steps: int,
     delta: float,
     sampling: str = "poisson",
-    neighbouring: str = "add_remove_one",
+    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
 ) -> Sampled:
     """The ε at ``delta`` of DP-SGD whose batches are drawn by ``sampling``:
     "poisson" (each example independently with probability q), "fixed_size"
@@ -201,7 +207,7 @@ def sampled_schedule_epsilon(
     segments: Sequence[Tuple[float, float, int]],
     delta: float,
     sampling: str = "poisson",
-    neighbouring: str = "add_remove_one",
+    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
 ) -> Sampled:
     """:func:`sampled_epsilon` of a schedule: ``segments`` is a list of
     ``(noise_multiplier, sample_rate, steps)`` composed as one run, its
@@ -242,7 +248,7 @@ def membership_inference(
     *,
     segments: Optional[Sequence[Tuple[float, float, int]]] = None,
     fpr: Sequence[float] = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1),
-    neighbouring: str = "add_remove_one",
+    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
 ) -> MembershipInference:
     """The largest TPR of any membership-inference attack at each FPR, for
     ``steps`` steps at (``noise_multiplier``, ``sample_rate``) or a schedule
@@ -278,7 +284,7 @@ class Accountant:
     def __init__(
         self,
         history: Optional[List[Tuple[float, float, int]]] = None,
-        neighbouring: str = "add_remove_one",
+        neighbouring: str = _args.DEFAULT_NEIGHBOURING,
         objectives: Optional[List[Tuple[float, float, float, float, float]]] = None,
     ):
         self.history: List[Tuple[float, float, int]] = _args.segments("history", history) if history else []
@@ -355,14 +361,259 @@ class Accountant:
                 allowed = " or ".join(repr(n) for n in _args.NEIGHBOURING)
                 raise config_error(f"neighbouring = {self.neighbouring!r} is invalid: allowed {allowed}",
                                    "neighbouring")
-            return Bracket(0.0, 0.0, 0.0, True)
+            return Bracket(0.0, 0.0, 0.0, True, _args.relation_label(self.neighbouring))
         if not self.objectives:
             return schedule_epsilon(self.history, delta, self.neighbouring)
         plan = _plan(self.history) if self.history else []
         d = _native.accounting(plan, delta, self.neighbouring, list(self.objectives))
-        return Bracket(**d)
+        return Bracket(**d, neighbouring=_args.relation_label(self.neighbouring))
 
     def get_epsilon(self, delta: float) -> float:
         """The certified upper bound on ε at ``delta`` (``inf`` when no finite ε reaches it)."""
         e = self.get_epsilon_bracket(delta).epsilon
         return float("inf") if e is None else e
+
+    def state_dict(self) -> dict:
+        """The accountant as plain data (Opacus' ``state_dict``): the history,
+        the objective releases and the relation; :meth:`load_state_dict`
+        restores it."""
+        return {
+            "history": list(self.history),
+            "objectives": list(self.objectives),
+            "neighbouring": self.neighbouring,
+        }
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore what :meth:`state_dict` returned, each value checked."""
+        fresh = Accountant(
+            history=[tuple(s) for s in state_dict.get("history", [])],
+            neighbouring=state_dict.get("neighbouring", _args.DEFAULT_NEIGHBOURING),
+            objectives=[tuple(o) for o in state_dict.get("objectives", [])],
+        )
+        self.history, self.objectives, self.neighbouring = fresh.history, fresh.objectives, fresh.neighbouring
+
+    def get_optimizer_hook_fn(self, sample_rate: float):
+        """The hook Opacus' ``PrivacyEngine`` attaches to its ``DPOptimizer``:
+        one :meth:`step` per optimiser step at the optimiser's noise
+        multiplier and ``sample_rate`` × its accumulated iterations."""
+
+        def hook_fn(optim: Any) -> None:
+            self.step(
+                noise_multiplier=optim.noise_multiplier,
+                sample_rate=sample_rate * getattr(optim, "accumulated_iterations", 1),
+            )
+
+        return hook_fn
+
+
+# --- dp_accounting's vocabulary: events, an accountant, calibration ---------
+
+
+def _ledger_bracket(ledger: _dp_event.Ledger, delta: float, neighbouring: str) -> Bracket:
+    """The certified bracket of a ledger of Gaussian releases."""
+    label = _args.relation_label(neighbouring)
+    delta = _delta(delta)
+    if ledger.non_private:
+        return Bracket(float("inf"), float("inf"), None, True, label)
+    if not ledger.poisson and not ledger.fixed_size:
+        return Bracket(0.0, 0.0, 0.0, True, label)
+    if not ledger.fixed_size:
+        return _bracket(ledger.poisson, delta, neighbouring)
+    # fixed-size batches (and full-batch releases) under replace-one: the
+    # add/remove pair at z/2 dominates each, in both orders (docs/privacy.md
+    # "Sampling schemes")
+    if _args.relation_label(neighbouring) != "replace-one":
+        raise config_error(
+            "neighbouring = add/remove-one is invalid with SampledWithoutReplacementDpEvent: sampling "
+            "without replacement is accounted under replace-one (n is public), as dp_accounting does",
+            "neighbouring",
+        )
+    mixed = [s for s in ledger.poisson if s[1] < 1.0]
+    if mixed:
+        raise config_error(
+            "the events mix Poisson-sampled and without-replacement releases: propdp certifies one batch "
+            f"scheme per ledger (Poisson segment {mixed[0]} beside fixed-size batches)",
+            "event",
+        )
+    halved = [(z / 2, q, t) for z, q, t in ledger.fixed_size + ledger.poisson]
+    b = _bracket(halved, delta, "add_remove_one")
+    return Bracket(b.epsilon, b.epsilon_lower, b.bracket_grid, b.bracket_reached, label)
+
+
+def _read(event: Any, count: int = 1, ledger: Optional[_dp_event.Ledger] = None) -> _dp_event.Ledger:
+    ledger = ledger if ledger is not None else _dp_event.Ledger()
+    try:
+        _dp_event.read(event, count, ledger)
+    except _dp_event.Unsupported as e:
+        raise config_error(str(e), "event") from None
+    return ledger
+
+
+def from_dp_event(
+    event: Any,
+    delta: Optional[float] = None,
+    *,
+    neighbouring: Any = _args.DEFAULT_NEIGHBOURING,
+    target_delta: Optional[float] = None,
+) -> Bracket:
+    """The certified bracket at ``delta`` of a Google dp_accounting event
+    (``GaussianDpEvent``, ``PoissonSampledDpEvent``,
+    ``SampledWithoutReplacementDpEvent``, ``SelfComposedDpEvent``,
+    ``ComposedDpEvent``, ``NoOpDpEvent``, ``NonPrivateDpEvent``), read by its
+    attributes — dp_accounting need not be installed::
+
+        event = dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(0.004, dp_accounting.GaussianDpEvent(0.6)), 10_000)
+        accounting.from_dp_event(event, 1e-5)   # as `propdp privacy --algorithm dpsgd …`
+
+    ``neighbouring`` is propdp's string or dp_accounting's
+    ``NeighboringRelation``; ``target_delta`` is dp_accounting's name for
+    ``delta``. An unsupported event raises :class:`propdp.ConfigError`
+    naming its type (field ``event``)."""
+    if (delta is None) == (target_delta is None):
+        raise config_error("give delta (or dp_accounting's target_delta), once", "delta")
+    relation = _dp_event.relation(neighbouring)
+    return _ledger_bracket(_read(event), delta if delta is not None else target_delta, relation)
+
+
+class CertifiedAccountant:
+    """dp_accounting's ``PrivacyAccountant`` with propdp's certified bracket:
+    :meth:`supports`, :meth:`compose` (returns the accountant, so calls
+    chain), :meth:`get_epsilon`, :meth:`get_delta`, and the bracket itself
+    (:meth:`get_epsilon_bracket`). ``neighboring_relation`` takes
+    dp_accounting's ``NeighboringRelation`` (``ADD_OR_REMOVE_ONE``,
+    ``REPLACE_ONE``) or propdp's strings; the default is propdp's one default,
+    replace-one (dp_accounting's own is add/remove-one)."""
+
+    def __init__(self, neighboring_relation: Any = _args.DEFAULT_NEIGHBOURING):
+        self.neighbouring = _dp_event.relation(neighboring_relation)
+        self.ledger = _dp_event.Ledger()
+
+    def supports(self, event: Any) -> bool:
+        """Whether :meth:`compose` takes ``event``."""
+        try:
+            _dp_event.read(event, 1, _dp_event.Ledger())
+        except _dp_event.Unsupported:
+            return False
+        return True
+
+    def compose(self, event: Any, count: int = 1) -> "CertifiedAccountant":
+        """Add ``count`` compositions of ``event``; an unsupported event
+        raises :class:`propdp.ConfigError` naming its type and leaves the
+        accountant as it was."""
+        count = _dp_event.checked_count(count)
+        trial = _dp_event.Ledger(list(self.ledger.poisson), list(self.ledger.fixed_size), self.ledger.non_private)
+        self.ledger = _read(event, count, trial)
+        return self
+
+    def get_epsilon_bracket(self, target_delta: float) -> Bracket:
+        """The certified bracket of everything composed, at ``target_delta``."""
+        return _ledger_bracket(self.ledger, target_delta, self.neighbouring)
+
+    def get_epsilon(self, target_delta: float) -> float:
+        """The certified upper bound on ε at ``target_delta`` (``inf`` when none is finite)."""
+        e = self.get_epsilon_bracket(target_delta).epsilon
+        return float("inf") if e is None else e
+
+    def get_delta(self, target_epsilon: float) -> float:
+        """A certified δ at ``target_epsilon``: the smallest δ (to 0.1%, by
+        bisection in log δ) whose certified upper ε is at most
+        ``target_epsilon``; the composition is (target_epsilon, δ)-DP."""
+        eps = _args.real("target_epsilon", target_epsilon, "0 ≤ target_epsilon < ∞")
+        if not 0.0 <= eps < float("inf"):
+            raise config_error(f"target_epsilon = {target_epsilon!r} is invalid: allowed 0 ≤ target_epsilon < ∞",
+                               "target_epsilon")
+        if self.ledger.non_private:
+            return 1.0
+        if not self.ledger.poisson and not self.ledger.fixed_size:
+            return 0.0
+
+        def meets(log_delta: float) -> bool:
+            return self.get_epsilon(math.exp(log_delta)) <= eps
+
+        lo, hi = math.log(1e-300), math.log(0.999)
+        if not meets(hi):
+            return 1.0
+        if meets(lo):
+            return 1e-300
+        while hi - lo > 1e-3:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+        return math.exp(hi)
+
+
+def _budget(target_epsilon: Any, target_delta: Any) -> dict:
+    return {"epsilon": _args.real("target_epsilon", target_epsilon), "delta": _delta(target_delta)}
+
+
+def _rate(batch_size: Any, num_samples: Any) -> float:
+    b = _args.integer("batch_size", batch_size)
+    n = _args.integer("num_samples", num_samples)
+    if not 1 <= b <= n:
+        raise config_error(f"batch_size = {batch_size!r} is invalid: allowed 1 ≤ batch_size ≤ num_samples = {n}",
+                           "batch_size")
+    return b / n
+
+
+def calibrate_noise_multiplier(
+    *,
+    target_epsilon: float,
+    batch_size: int,
+    num_updates: int,
+    num_samples: int,
+    target_delta: float,
+    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
+) -> float:
+    """The smallest noise multiplier whose certified ε after ``num_updates``
+    Poisson-sampled steps of expected size ``batch_size`` out of
+    ``num_samples`` is at most ``target_epsilon`` (jax_privacy's
+    ``calibrate_noise_multiplier``); never over the target, within 0.1% of
+    it in ε (:func:`calibrate`)."""
+    return calibrate("noise_multiplier", sample_rate=_rate(batch_size, num_samples), steps=num_updates,
+                     neighbouring=neighbouring, **_budget(target_epsilon, target_delta)).noise_multiplier
+
+
+def calibrate_num_updates(
+    *,
+    target_epsilon: float,
+    noise_multiplier: float,
+    batch_size: int,
+    num_samples: int,
+    target_delta: float,
+    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
+) -> int:
+    """The most steps whose certified ε is at most ``target_epsilon``
+    (jax_privacy's ``calibrate_num_updates``); one more step is over it."""
+    return calibrate("steps", noise_multiplier=noise_multiplier, sample_rate=_rate(batch_size, num_samples),
+                     neighbouring=neighbouring, **_budget(target_epsilon, target_delta)).steps
+
+
+def calibrate_batch_size(
+    *,
+    target_epsilon: float,
+    noise_multiplier: float,
+    num_updates: int,
+    num_samples: int,
+    target_delta: float,
+    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
+) -> int:
+    """The largest expected batch size (Poisson rate batch_size/num_samples)
+    whose certified ε after ``num_updates`` steps is at most
+    ``target_epsilon`` (jax_privacy's ``calibrate_batch_size``), read back
+    at the integer size returned."""
+    n = _args.integer("num_samples", num_samples)
+    c = calibrate("sample_rate", noise_multiplier=noise_multiplier, steps=num_updates, neighbouring=neighbouring,
+                  **_budget(target_epsilon, target_delta))
+    b = int(math.floor(c.sample_rate * n))
+    budget = _budget(target_epsilon, target_delta)
+
+    def over(b: int) -> bool:
+        e = epsilon(noise_multiplier, b / n, num_updates, budget["delta"], neighbouring).epsilon
+        return e is None or e > budget["epsilon"]
+
+    while b >= 1 and over(b):
+        b -= 1
+    if b < 1:
+        raise config_error(f"target_epsilon = {target_epsilon!r} is invalid: not met even by a batch of 1 "
+                           f"out of {n}", "target_epsilon")
+    return b

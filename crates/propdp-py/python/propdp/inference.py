@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from . import _native
+from . import _args, _native
 
 InferenceRefused = _native.InferenceRefused
 
@@ -140,7 +140,7 @@ class PrivateGLM:
         lambda_: float = 1.0,
         epsilon: float = 1.0,
         delta_priv: float = 1e-6,
-        neighbouring: str = "replace_one",
+        neighbouring: str = _args.DEFAULT_NEIGHBOURING,
         row_norm: float = 1.0,
         huber_m: float = 1.0,
         noise: Optional[Dict[str, Any]] = None,

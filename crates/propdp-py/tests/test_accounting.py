@@ -1,0 +1,190 @@
+"""The certified accountant in the shapes users already know: dp_accounting's
+events and PrivacyAccountant, Opacus' accountant, jax_privacy's calibration —
+each giving the numbers `propdp privacy` and `propdp.accounting` give."""
+
+import json
+import math
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, List
+
+import pytest
+
+import propdp
+from propdp import accounting
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+# dp_accounting's event classes, by name and fields (read by duck typing)
+@dataclass
+class GaussianDpEvent:
+    noise_multiplier: float
+
+
+@dataclass
+class LaplaceDpEvent:
+    noise_multiplier: float
+
+
+@dataclass
+class PoissonSampledDpEvent:
+    sampling_probability: float
+    event: Any
+
+
+@dataclass
+class SampledWithoutReplacementDpEvent:
+    source_dataset_size: int
+    sample_size: int
+    event: Any
+
+
+@dataclass
+class SelfComposedDpEvent:
+    event: Any
+    count: int
+
+
+@dataclass
+class ComposedDpEvent:
+    events: List[Any]
+
+
+@dataclass
+class NoOpDpEvent:
+    pass
+
+
+@dataclass
+class NonPrivateDpEvent:
+    pass
+
+
+def dpsgd(z, q, t):
+    return SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), t)
+
+
+@pytest.fixture(scope="module")
+def cli():
+    exe = ROOT / "target" / "release" / "propdp"
+    if not exe.exists():
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "propdp-cli"], cwd=ROOT, check=True)
+    return exe
+
+
+def cli_bracket(cli, *flags):
+    out = subprocess.run(
+        [cli, "privacy", "--algorithm", "dpsgd", "--model", "logistic", "--noise", "0.8", "--sample-rate", "0.01",
+         "--steps", "3000", "--delta-priv", "1e-5", "--json", *flags],
+        capture_output=True, text=True, check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def test_from_dp_event_gives_the_bracket_of_propdp_privacy(cli):
+    for flags, relation in [((), "replace_one"), (("--neighbouring", "add-remove-one"), "add_remove_one")]:
+        want = cli_bracket(cli, *flags)
+        got = accounting.from_dp_event(dpsgd(0.8, 0.01, 3000), 1e-5, **({} if not flags else {"neighbouring": relation}))
+        assert (got.epsilon, got.epsilon_lower) == (want["epsilon"], want["epsilon_lower"])
+    # dp_accounting's spelling of δ and of the relation
+    class NeighboringRelation:
+        name = "ADD_OR_REMOVE_ONE"
+    got = accounting.from_dp_event(dpsgd(0.8, 0.01, 3000), target_delta=1e-5, neighbouring=NeighboringRelation())
+    assert got.epsilon == cli_bracket(cli, "--neighbouring", "add-remove-one")["epsilon"]
+    assert got.neighbouring == "add/remove-one"
+
+
+def test_an_opacus_loop_gives_the_epsilon_of_accounting_epsilon():
+    acc = accounting.Accountant()
+    for _ in range(1500):
+        acc.step(noise_multiplier=1.1, sample_rate=0.004)
+    assert acc.get_epsilon(1e-5) == accounting.epsilon(1.1, 0.004, 1500, 1e-5).epsilon
+    assert len(acc) == 1500 and acc.mechanism() == "propdp_pld_bracket"
+    # state_dict round trip, and Opacus' optimiser hook (a DPOptimizer by its two fields)
+    again = accounting.Accountant()
+    again.load_state_dict(acc.state_dict())
+    assert again.history == acc.history and again.get_epsilon(1e-5) == acc.get_epsilon(1e-5)
+
+    class Optimizer:
+        noise_multiplier = 1.1
+        accumulated_iterations = 1
+
+    hook = again.get_optimizer_hook_fn(sample_rate=0.004)
+    hook(Optimizer())
+    assert again.history == [(1.1, 0.004, 1501)]
+    with pytest.raises(propdp.ConfigError) as e:
+        bad = accounting.Accountant()
+        bad.load_state_dict({"history": [(1.0, 2.0, 3)]})
+        bad.get_epsilon(1e-5)
+    assert e.value.field == "sample_rate"
+
+
+def test_the_privacy_accountant_composes_events_as_the_ledger_does():
+    # DP-SGD, then 10 full-batch Gaussian releases, in one certified composition
+    acc = accounting.CertifiedAccountant()
+    acc.compose(dpsgd(1.0, 0.01, 800)).compose(GaussianDpEvent(20.0), count=10).compose(NoOpDpEvent())
+    ledger = accounting.Accountant()
+    for _ in range(800):
+        ledger.step(noise_multiplier=1.0, sample_rate=0.01)
+    ledger.gaussian(noise_multiplier=20.0, count=10)
+    assert acc.get_epsilon_bracket(1e-5) == ledger.get_epsilon_bracket(1e-5)
+    nested = ComposedDpEvent([dpsgd(1.0, 0.01, 400), SelfComposedDpEvent(ComposedDpEvent([dpsgd(1.0, 0.01, 200)]), 2)])
+    assert accounting.from_dp_event(nested, 1e-5) == accounting.epsilon(1.0, 0.01, 800, 1e-5)
+    # δ at an ε: certified, and the smallest such δ to 0.1%
+    eps = acc.get_epsilon(1e-5)
+    d = acc.get_delta(eps)
+    assert acc.get_epsilon(d) <= eps and 1e-5 * 0.99 <= d <= 1e-5 * 1.01
+    assert acc.get_epsilon(d * 0.95) > eps
+    # refused events name their type and leave the accountant as it was
+    assert not acc.supports(LaplaceDpEvent(1.0)) and acc.supports(dpsgd(1.0, 0.5, 3))
+    with pytest.raises(propdp.ConfigError, match="LaplaceDpEvent") as e:
+        acc.compose(ComposedDpEvent([GaussianDpEvent(1.0), LaplaceDpEvent(1.0)]))
+    assert e.value.field == "event" and acc.get_epsilon(1e-5) == eps
+    with pytest.raises(propdp.ConfigError, match="sampled GaussianDpEvent only"):
+        accounting.from_dp_event(PoissonSampledDpEvent(0.1, dpsgd(1.0, 0.5, 2)), 1e-5)
+    # no noise: no finite ε
+    assert accounting.from_dp_event(NonPrivateDpEvent(), 1e-5).epsilon == math.inf
+    assert accounting.from_dp_event(GaussianDpEvent(0.0), 1e-5).epsilon == math.inf
+
+
+def test_sampling_without_replacement_is_the_fixed_size_bound():
+    event = SelfComposedDpEvent(SampledWithoutReplacementDpEvent(10_000, 100, GaussianDpEvent(1.0)), 1000)
+    got = accounting.from_dp_event(event, 1e-5)
+    want = accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, sampling="fixed_size")
+    assert (got.epsilon, got.epsilon_lower, got.neighbouring) == (want.epsilon, want.epsilon_lower, "replace-one")
+    with pytest.raises(propdp.ConfigError) as e:
+        accounting.from_dp_event(event, 1e-5, neighbouring="add_remove_one")
+    assert e.value.field == "neighbouring"
+    with pytest.raises(propdp.ConfigError, match="one batch"):
+        accounting.from_dp_event(ComposedDpEvent([event, dpsgd(1.0, 0.01, 10)]), 1e-5)
+
+
+def test_jax_privacy_shaped_calibration_never_overshoots():
+    n, delta = 50_000, 1e-5
+    z = accounting.calibrate_noise_multiplier(target_epsilon=3.0, batch_size=500, num_updates=2000, num_samples=n,
+                                              target_delta=delta)
+    assert accounting.epsilon(z, 500 / n, 2000, delta).epsilon <= 3.0 < accounting.epsilon(z * 0.99, 500 / n, 2000, delta).epsilon
+    t = accounting.calibrate_num_updates(target_epsilon=3.0, noise_multiplier=1.0, batch_size=500, num_samples=n,
+                                         target_delta=delta)
+    assert accounting.epsilon(1.0, 0.01, t, delta).epsilon <= 3.0 < accounting.epsilon(1.0, 0.01, t + 1, delta).epsilon
+    b = accounting.calibrate_batch_size(target_epsilon=3.0, noise_multiplier=1.0, num_updates=2000, num_samples=n,
+                                        target_delta=delta)
+    assert accounting.epsilon(1.0, b / n, 2000, delta).epsilon <= 3.0 < accounting.epsilon(1.0, (b + 1) / n, 2000, delta).epsilon
+    with pytest.raises(propdp.ConfigError) as e:
+        accounting.calibrate_noise_multiplier(target_epsilon=3.0, batch_size=0, num_updates=10, num_samples=n,
+                                              target_delta=delta)
+    assert e.value.field == "batch_size"
+
+
+def test_against_dp_accounting_when_installed():
+    dp_accounting = pytest.importorskip("dp_accounting")
+    relation = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
+    for z, q, t in [(0.8, 0.01, 3000), (2.0, 0.05, 500)]:
+        event = dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(z)), t)
+        theirs = dp_accounting.pld.PLDAccountant(relation).compose(event).get_epsilon(1e-5)
+        ours = accounting.CertifiedAccountant(relation).compose(event).get_epsilon_bracket(1e-5)
+        # dp-accounting's pessimistic ε is an upper bound: at or above our lower end, near our upper end
+        assert ours.epsilon_lower <= theirs and abs(theirs - ours.epsilon) <= 2e-3 * ours.epsilon
