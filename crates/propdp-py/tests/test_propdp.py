@@ -373,6 +373,57 @@ def test_tune_gives_one_row_per_cell_equal_to_the_cli_file(cli, tmp_path):
         assert err.is_monotonic_decreasing, (alg, list(err))
 
 
+SHARDED = {
+    "problem": {"model": "huber", "delta": {"from": 0.3, "to": 2.0, "steps": 10}, "s2": 1.0, "huber_m": 1.0,
+                "noise": {"law": "gaussian", "sd": 0.5}},
+    "algorithm": {"kind": "objective", "lambda": 1.0, "sigma": [0.0, 1.0]},
+    "simulation": {"d": [30, 60], "reps": 3, "seed": 5},
+}
+
+
+def test_a_sweep_through_any_executor_equals_the_single_process_sweep(tmp_path):
+    """executor=: a ProcessPoolExecutor (submit → futures) and a map-only
+    pool give the single run's results.jsonl byte for byte; simulate's
+    repetitions fan out to the same record."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    import propdp.distributed
+
+    single = propdp.sweep(SHARDED, tmp_path / "single", progress=False)
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as forks:
+        with pytest.raises(propdp.ConfigError, match="spawn") as e:
+            propdp.sweep(SHARDED, executor=forks)
+        assert e.value.field == "executor"
+    with ProcessPoolExecutor(2, mp_context=spawn) as pool:
+        df = propdp.sweep(SHARDED, tmp_path / "pool", executor=pool)
+        point = dict(delta=0.5, s2=1.0, huber_m=1.0, noise={"law": "gaussian", "sd": 0.5}, lambda_=1.0, sigma=1.0)
+        fanned = propdp.simulate("huber", "objective", d=40, reps=6, seed=3, executor=pool, **point)
+    assert len(df.attrs["shards"]) == 2
+    pd.testing.assert_frame_equal(df, single)
+    assert (tmp_path / "pool" / "merged" / "results.jsonl").read_bytes() == \
+        (tmp_path / "single" / "results.jsonl").read_bytes()
+    alone = propdp.simulate("huber", "objective", d=40, reps=6, seed=3, progress=False, **point)
+    assert json.dumps(fanned.record, sort_keys=True) == json.dumps(alone.record, sort_keys=True)
+
+    class MapOnly:
+        """A pool with map only, as multiprocessing's and Ray's."""
+
+        def __init__(self, pool):
+            self.pool = pool
+
+        def map(self, fn, items):
+            return self.pool.map(fn, items)
+
+    with spawn.Pool(2) as pool:
+        by_map = propdp.distributed.sweep(SHARDED, executor=MapOnly(pool), shards=3, out=tmp_path / "map")
+    pd.testing.assert_frame_equal(by_map, single)
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.sweep(SHARDED, executor=object())
+    assert e.value.field == "executor"
+
+
 def test_dask_sweep_on_a_local_cluster_equals_the_single_process_sweep(tmp_path):
     """Three shards on a 2-worker LocalCluster (separate processes), merged:
     the same DataFrame as one in-process sweep, and the merged file equal to

@@ -148,6 +148,7 @@ def simulate(
     grad_tol: Optional[float] = None,
     data: Optional[Mapping[str, Any]] = None,
     progress: ProgressLike = True,
+    executor: Any = None,
     **params: Any,
 ) -> Result:
     """The real algorithm on synthetic data at one point: ``reps``
@@ -161,7 +162,9 @@ def simulate(
     "standardize": False, "labels": "y"}`` (docs/covariance.md; ``d`` must be
     its number of directions). Returns a :class:`Result` with the mean
     (``metrics``), ``stderr`` and ``per_rep`` values. Ctrl-C stops after the
-    current repetitions.
+    current repetitions. With ``executor`` (``concurrent.futures`` or a
+    pool's ``map``, :mod:`propdp.distributed`) the repetitions run as blocks
+    on its workers; the record is the same, byte for byte.
     """
     # the kinds here; the ranges are the core's to check
     simulation: Dict[str, Any] = {
@@ -182,6 +185,17 @@ def simulate(
             raise config_error(f"data = {data!r} is invalid: allowed a dict such as {{'file': 'x.csv', "
                                "'labels': 'y'}, as the [simulation] data table", "simulation.data")
         simulation["data"] = plain(dict(data))
+    if executor is not None:
+        from . import distributed
+
+        tables: Dict[str, Dict[str, Any]] = {"problem": {"model": model}, "algorithm": {"kind": algorithm}}
+        where = {p["keyword"]: (p["name"], p["table"]) for p in parameters()}
+        for key, value in plain(params).items():
+            name, table = where.get(key, (key, "algorithm"))  # an unknown key: the core names it
+            tables.setdefault(table, {})[name] = value
+        # (the shards' merge wants the point's theory record too: one solve beside the repetitions)
+        df = distributed.sweep({**tables, "simulation": simulation}, executor=executor)
+        return Result(next(r for r in df.attrs["records"] if r["source"] == "simulation"))
     return Result(_native.simulate(model, algorithm, plain(params), simulation, None, callback(progress)))
 
 
@@ -202,6 +216,7 @@ def sweep(
     simulation: bool = True,
     per_step: bool = False,
     progress: ProgressLike = True,
+    executor: Any = None,
 ) -> pd.DataFrame:
     """Run a config — a path, TOML text, or a dict of tables
     (``{"problem": {...}, "algorithm": {...}, "simulation": {...}}``) —
@@ -215,11 +230,26 @@ def sweep(
     that fail are left out with a warning and listed in
     ``df.attrs["errors"]``. Ctrl-C stops between points (the records written
     so far stay in ``out``) and raises ``KeyboardInterrupt``.
+
+    With ``executor`` — any object with ``submit`` returning futures
+    (``concurrent.futures.ProcessPoolExecutor``, submitit, Dask's
+    ``client.get_executor()``) or with ``map`` (``multiprocessing.Pool``,
+    Ray's ``Pool``) — the work runs as shards on its workers
+    (:func:`propdp.distributed.sweep`: ``out/shards/K``, merged into
+    ``out/merged``, resumed on a rerun), byte for byte the same records.
     """
     if resume and overwrite:
         raise config_error("resume=True and overwrite=True contradict each other: give one", "resume")
     if not theory and not simulation:
         raise config_error("theory=False and simulation=False leave nothing to compute", "theory")
+    if executor is not None:
+        from . import distributed
+
+        if overwrite:
+            raise config_error("overwrite=True with executor=: shards always resume; remove out to start over",
+                               "overwrite")
+        return distributed.sweep(config, executor=executor, out=out, per_step=per_step, theory=theory,
+                                 simulation=simulation)
     cfg, label = resolve(config)
     with tempfile.TemporaryDirectory(prefix="propdp-") as tmp:
         target = Path(out) if out is not None else Path(tmp) / "run"
@@ -249,14 +279,24 @@ def tune(
     resume: bool = False,
     overwrite: bool = False,
     progress: ProgressLike = True,
+    executor: Any = None,
 ) -> pd.DataFrame:
     """The best hyperparameters per algorithm and privacy budget, as
     ``propdp tune`` searches them (a config with a ``[tune]`` table). One row
     per (problem point, budget, algorithm) cell, nested fields flattened with
     dots (``best.lambda``…). With ``out`` the files (tune.jsonl,
-    non_private.json, frontier and winner-map figures) are kept there."""
+    non_private.json, frontier and winner-map figures) are kept there.
+    ``executor`` fans the cells out as :func:`sweep`'s does
+    (:func:`propdp.distributed.tune`; the files in ``out/merged``)."""
     if resume and overwrite:
         raise config_error("resume=True and overwrite=True contradict each other: give one", "resume")
+    if executor is not None:
+        from . import distributed
+
+        if overwrite:
+            raise config_error("overwrite=True with executor=: shards always resume; remove out to start over",
+                               "overwrite")
+        return distributed.tune(config, executor=executor, out=out)
     cfg, label = resolve(config)
     text = _native.config_text(cfg) if isinstance(cfg, dict) else cfg
     with tempfile.TemporaryDirectory(prefix="propdp-") as tmp:
