@@ -6,15 +6,12 @@ import json
 import math
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, List
 
 import pytest
 
 import propdp
 from propdp import accounting
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 # dp_accounting's event classes, by name and fields (read by duck typing)
@@ -64,14 +61,6 @@ class NonPrivateDpEvent:
 
 def dpsgd(z, q, t):
     return SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), t)
-
-
-@pytest.fixture(scope="module")
-def cli():
-    exe = ROOT / "target" / "release" / "propdp"
-    if not exe.exists():
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "propdp-cli"], cwd=ROOT, check=True)
-    return exe
 
 
 def cli_bracket(cli, *flags):

@@ -57,14 +57,6 @@ seed = 2
 """
 
 
-@pytest.fixture(scope="session")
-def cli():
-    exe = ROOT / "target" / "release" / "propdp"
-    if not exe.exists():
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "propdp-cli"], cwd=ROOT, check=True)
-    return exe
-
-
 def cli_records(cli, text, tmp_path):
     cfg = tmp_path / "cfg.toml"
     cfg.write_text(text)
