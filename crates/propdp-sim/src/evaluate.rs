@@ -16,7 +16,9 @@ fn class_error(y: &DVector<f64>, fit: &DVector<f64>) -> f64 {
 
 /// DP-GD metrics at one step (docs/theory.md §3 observables): est_err2, overlap,
 /// norm2, train_loss, for logistic models test_class_err, and with a
-/// covariance pred_err2.
+/// covariance pred_err2. With `test_mse` (a data set's own labels, where no
+/// metric of θ* exists) the regression models add test_mse on the held-out
+/// rows, as objective perturbation records it.
 pub fn dpgd_metrics(
     model: &Model,
     train: &Dataset,
@@ -24,6 +26,7 @@ pub fn dpgd_metrics(
     theta: &DVector<f64>,
     train_loss: f64,
     coords: Option<&Coordinates>,
+    test_mse: bool,
 ) -> Metrics {
     let d = theta.len() as f64;
     let star = &train.theta_star;
@@ -36,11 +39,23 @@ pub fn dpgd_metrics(
     out.insert(metrics::OVERLAP.into(), theta.dot(star) / d);
     out.insert(metrics::NORM2.into(), theta.norm_squared() / d);
     out.insert(metrics::TRAIN_LOSS.into(), train_loss);
-    if let Model::Logistic = model {
-        let fit = test.xt.tr_mul(theta);
-        out.insert(metrics::TEST_CLASS_ERR.into(), class_error(&test.y, &fit));
+    match model {
+        Model::Logistic => {
+            let fit = test.xt.tr_mul(theta);
+            out.insert(metrics::TEST_CLASS_ERR.into(), class_error(&test.y, &fit));
+        }
+        Model::Huber { .. } | Model::LeastSquares { .. } if test_mse => {
+            let fit = test.xt.tr_mul(theta);
+            out.insert(metrics::TEST_MSE.into(), mean_squared(&test.y, &fit));
+        }
+        _ => {}
     }
     out
+}
+
+/// Mean of (y − fit)².
+fn mean_squared(y: &DVector<f64>, fit: &DVector<f64>) -> f64 {
+    y.iter().zip(fit.iter()).map(|(y, f)| (y - f).powi(2)).sum::<f64>() / y.len() as f64
 }
 
 /// Every metric the model defines, by its name (docs/theory.md §1); the
@@ -80,10 +95,7 @@ pub fn metrics(
                     .map(|(y, f)| (y - f).clamp(-huber_m, huber_m).powi(2)),
                 n,
             );
-            let mse = mean(
-                &mut test.y.iter().zip(fit_test.iter()).map(|(y, f)| (y - f).powi(2)),
-                nt,
-            );
+            let mse = mean_squared(&test.y, &fit_test);
             out.insert(metrics::TRAIN_RESID_TRUNC.into(), trunc);
             out.insert(metrics::TEST_MSE.into(), mse);
         }

@@ -129,6 +129,43 @@ fn the_datas_own_labels_leave_out_the_metrics_of_a_ground_truth() {
     }
 }
 
+/// DP-SGD and DP-GD on the data's own labels record test_mse on the
+/// held-out rows at every step, as objective perturbation does (#44 item 6).
+#[test]
+fn gradient_descent_on_the_datas_own_labels_records_the_test_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_data(tmp.path());
+    for (kind, extra) in [("dpsgd", "sample_rate = 0.5\nclip = 5.0\n"), ("dpgd", "")] {
+        let text = BASE
+            .replace("COV", "")
+            .replace("drop = [\"y\"]", "labels = \"y\"")
+            .replace("delta = [0.5, 1.0]", "delta = 0.1")
+            .replace(
+                "kind = \"objective\"\nlambda = 0.5\nsigma = 1.0",
+                &format!("kind = \"{kind}\"\nlambda = 0.01\nsigma = 0.01\neta = 0.1\nsteps = 200\n{extra}"),
+            );
+        let cfg = config(tmp.path(), &text).unwrap();
+        let out = tmp.path().join(kind);
+        let simulation = Sources {
+            theory: false,
+            simulation: true,
+        };
+        run(&cfg, "c", &out, Existing::Refuse, simulation, &Silent).unwrap();
+        let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+        let sim = text
+            .lines()
+            .map(|l| serde_json::from_str::<Record>(l).unwrap())
+            .find(|r| r.source == Source::Simulation)
+            .expect("a simulation record");
+        let path = &sim.per_step.as_ref().expect("per-step metrics")["test_mse"];
+        // from θ = 0 (test_mse = mean y² ≈ Var y ≈ 15) down as the fit learns y ≈ Σ columns
+        let (first, last) = (path[0], *path.last().unwrap());
+        assert!(first > 5.0 && last < 0.75 * first, "{kind}: test_mse {first} → {last}");
+        assert_eq!(sim.metrics["test_mse"], last);
+        assert!(!sim.metrics.contains_key("est_err2"), "{kind}: no θ*, no est_err2");
+    }
+}
+
 #[test]
 fn data_that_cannot_serve_the_config_is_refused_naming_the_field() {
     let tmp = tempfile::tempdir().unwrap();
