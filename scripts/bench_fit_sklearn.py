@@ -12,8 +12,9 @@ the 1-thread peer reached: the ratio at equal accuracy.
 
 The second table is one simulated point end to end: logistic ridge (λ = 1,
 σ = 0, s² = 1, δ = 1/2) with two repetitions, each drawing θ*, the n × d
-training design, its labels, a 2n × d test design and its labels, fitting,
-and computing the metrics — `propdp run CONFIG --sim-only` (process start,
+training design and its labels, fitting, and computing the metrics (propdp's
+test metrics exactly, a Gaussian design's; the peer's on a 2n × d test
+design and its labels, or without test metrics, both timed) — `propdp run CONFIG --sim-only` (process start,
 validation and the records file included) against numpy (PCG64, ziggurat
 normals written straight into the array) + scikit-learn doing the same work
 in one Python process (imports excluded), with 1 and 2 threads for both
@@ -83,7 +84,7 @@ import sys, time, warnings
 import numpy as np
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
-n, d, reps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+n, d, reps, test_rows = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
 warnings.simplefilter("ignore")
 
 def labels(rng, field):
@@ -100,14 +101,17 @@ def point(seed):
         sd = 1.0 / np.sqrt(d)
         x = rng.normal(0.0, sd, (n, d))
         y = labels(rng, x @ theta_star)
-        x_test = rng.normal(0.0, sd, (2 * n, d))
-        y_test = labels(rng, x_test @ theta_star)
+        if test_rows:
+            x_test = rng.normal(0.0, sd, (2 * n, d))
+            y_test = labels(rng, x_test @ theta_star)
         clf = LogisticRegression(C=1.0, fit_intercept=False, solver="lbfgs", tol=1e-9 / n, max_iter=10000)
         theta = clf.fit(x, y).coef_.ravel()
         err = theta - theta_star
-        fit_test = x_test @ theta
-        metrics.append((err @ err / d, theta @ theta_star / d, theta @ theta / d, logloss(y, x @ theta),
-                        logloss(y_test, fit_test), np.mean(np.sign(fit_test) != y_test)))
+        row = [err @ err / d, theta @ theta_star / d, theta @ theta / d, logloss(y, x @ theta)]
+        if test_rows:
+            fit_test = x_test @ theta
+            row += [logloss(y_test, fit_test), np.mean(np.sign(fit_test) != y_test)]
+        metrics.append(row)
     return np.mean(metrics, axis=0)
 
 start = time.perf_counter()
@@ -138,14 +142,16 @@ def end_to_end():
     binary = ROOT / "target/release/propdp"
     peer_env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
     reps = 2
-    print(f"\nend to end: one logistic point, {reps} repetitions (θ*, design, labels, 2n test rows, fit, metrics)")
-    print(f"{'(n, d)':>13s} {'threads':>7s}  {'propdp':>9s}  {'numpy + sklearn':>15s}  propdp/peer")
+    print(f"\nend to end: one logistic point, {reps} repetitions (θ*, design, labels, fit, metrics; propdp's test"
+          " metrics exact for a Gaussian design, the peer's on 2n test rows or none)")
+    print(f"{'(n, d)':>13s} {'threads':>7s}  {'propdp':>9s}  {'peer, test rows':>15s}  {'peer, none':>11s}"
+          "  propdp/peer (test rows, none)")
     for n, d in SIZES:
         with tempfile.TemporaryDirectory() as folder:
             config = Path(folder) / "point.toml"
             config.write_text(CONFIG.format(d=d, reps=reps))
             for threads in ["1", "2"]:
-                ours, peer = [], []
+                ours, peer, bare = [], [], []
                 for _ in range(3):
                     out = Path(folder) / f"out{threads}"
                     start = time.perf_counter()
@@ -153,11 +159,12 @@ def end_to_end():
                                    capture_output=True, env=dict(os.environ, RAYON_NUM_THREADS=threads))
                     ours.append(time.perf_counter() - start)
                     env = dict(peer_env, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
-                    got = subprocess.run([sys.executable, "-c", END_TO_END, str(n), str(d), str(reps)], env=env,
-                                         capture_output=True, text=True, check=True).stdout.split()
-                    peer.append(float(got[1]))
-                print(f"({n:5d}, {d:5d}) {threads:>7s}  {min(ours):7.3f} s  {min(peer):13.3f} s  "
-                      f"{min(ours) / min(peer):.2f}×")
+                    for rows, times in (("1", peer), ("0", bare)):
+                        got = subprocess.run([sys.executable, "-c", END_TO_END, str(n), str(d), str(reps), rows],
+                                             env=env, capture_output=True, text=True, check=True).stdout.split()
+                        times.append(float(got[1]))
+                print(f"({n:5d}, {d:5d}) {threads:>7s}  {min(ours):7.3f} s  {min(peer):13.3f} s  {min(bare):9.3f} s"
+                      f"  {min(ours) / min(peer):.2f}×, {min(ours) / min(bare):.2f}×")
 
 
 def main():

@@ -459,6 +459,23 @@ pub struct SimRecord {
     /// repetitions, not all of them; `propdp merge` combines the blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<RepBlock>,
+    /// How the test metrics were computed (absent in records written
+    /// before it was recorded: held-out rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_metrics: Option<TestMetrics>,
+}
+
+/// How a simulation computed its test metrics (test_mse, test_class_err,
+/// test_logloss).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestMetrics {
+    /// Exactly, from the population of a Gaussian design: functions of
+    /// (θ̂ᵀΣθ̂, θ̂ᵀΣθ*, θ*ᵀΣθ*)/d and the label law (docs/theory.md §1).
+    Population,
+    /// Estimated on 2n held-out rows drawn (or split off the data) per
+    /// repetition.
+    HeldOut,
 }
 
 impl SimRecord {
@@ -469,7 +486,7 @@ impl SimRecord {
         let settings = |s: &SimRecord| {
             format!(
                 "n = {}, d = {}, reps = {}, seed = {}, generator = {:?}, design = {:?}, data = {:?}, labels = {:?}, \
-                 block first = {:?}",
+                 block first = {:?}, test metrics = {:?}",
                 s.n,
                 s.d,
                 s.reps,
@@ -478,7 +495,8 @@ impl SimRecord {
                 s.design,
                 s.data,
                 s.labels,
-                s.block.as_ref().map(|b| b.first)
+                s.block.as_ref().map(|b| b.first),
+                s.test_metrics
             )
         };
         if settings(self) != settings(want) {

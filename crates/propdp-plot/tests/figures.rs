@@ -61,6 +61,7 @@ fn record(index: usize, delta: f64, sigma: f64, lambda: f64, sim_d: Option<usize
             stderr: metrics.iter().map(|(k, v)| (k.clone(), 0.05 * v)).collect(),
             per_rep: BTreeMap::new(),
             block: None,
+            test_metrics: None,
         }),
         non_private_reference: false,
     }

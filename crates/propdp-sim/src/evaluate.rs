@@ -1,5 +1,17 @@
-//! The metrics of docs/theory.md §1 for one fitted θ̂. Test metrics use a fresh
-//! sample from the same model and θ*.
+//! The metrics of docs/theory.md §1 for one fitted θ̂. Test metrics are
+//! those of a fresh sample from the same model and θ*: for a Gaussian
+//! design exactly, from the population ([`TestSet::Population`]); otherwise
+//! estimated on held-out rows ([`TestSet::Rows`]).
+//!
+//! For Gaussian rows x ~ N(0, Σ/d) the test fit f = xᵀθ̂ and the teacher's
+//! field ν = xᵀθ* are jointly Gaussian with Var f = q = θ̂ᵀΣθ̂/d,
+//! Cov(f, ν) = m = θ̂ᵀΣθ*/d and Var ν = s² = θ*ᵀΣθ*/d, so the test metrics
+//! of θ̂ are functions of (q, m, s²) and the label law: test_mse =
+//! q − 2m + s² + Var ε (Huber, least squares); test_class_err =
+//! 2E[sigmoid(ν)Φ(−bν/τ)] and test_logloss = 2E[sigmoid(ν)E ρ(−bν − τξ)]
+//! with b = m/s², τ² = q − m²/s² (logistic), by one-dimensional quadrature
+//! ([`propdp_core::population`], which the theory evaluates at its
+//! predicted overlaps).
 
 use nalgebra::DVector;
 use propdp_core::Model;
@@ -7,6 +19,33 @@ use propdp_core::metrics::{self, Metrics};
 
 use crate::data::{Coordinates, Dataset};
 use propdp_core::loss::softplus;
+use propdp_core::population;
+
+/// Where the test metrics of a fitted θ̂ come from.
+#[derive(Debug, Clone, Copy)]
+pub enum TestSet<'a> {
+    /// Held-out rows and their labels.
+    Rows(&'a Dataset),
+    /// The population of a Gaussian design (exact), with the label noise's
+    /// variance for the regression models.
+    Population {
+        /// Var ε of the label noise (regression models; `None`: logistic).
+        noise_variance: Option<f64>,
+    },
+}
+
+/// (q, m, s²) = (θ̂ᵀΣθ̂, θ̂ᵀΣθ*, θ*ᵀΣθ*)/d, Σ = diag(ω) in `coords`' basis (I without).
+fn population_overlaps(theta: &DVector<f64>, star: &DVector<f64>, coords: Option<&Coordinates>) -> [f64; 3] {
+    let d = theta.len() as f64;
+    let mut acc = [0.0; 3];
+    for j in 0..theta.len() {
+        let w = coords.map_or(1.0, |c| c.feature_sd[j] * c.feature_sd[j]);
+        acc[0] += w * theta[j] * theta[j];
+        acc[1] += w * theta[j] * star[j];
+        acc[2] += w * star[j] * star[j];
+    }
+    acc.map(|a| a / d)
+}
 
 /// Fraction of sign errors ([`metrics::sign_error`]: a tie counts ½).
 fn class_error(y: &DVector<f64>, fit: &DVector<f64>) -> f64 {
@@ -22,7 +61,7 @@ fn class_error(y: &DVector<f64>, fit: &DVector<f64>) -> f64 {
 pub fn dpgd_metrics(
     model: &Model,
     train: &Dataset,
-    test: &Dataset,
+    test: TestSet,
     theta: &DVector<f64>,
     train_loss: f64,
     coords: Option<&Coordinates>,
@@ -39,12 +78,16 @@ pub fn dpgd_metrics(
     out.insert(metrics::OVERLAP.into(), theta.dot(star) / d);
     out.insert(metrics::NORM2.into(), theta.norm_squared() / d);
     out.insert(metrics::TRAIN_LOSS.into(), train_loss);
-    match model {
-        Model::Logistic => {
+    match (model, test) {
+        (Model::Logistic, TestSet::Rows(test)) => {
             let fit = test.xt.tr_mul(theta);
             out.insert(metrics::TEST_CLASS_ERR.into(), class_error(&test.y, &fit));
         }
-        Model::Huber { .. } | Model::LeastSquares { .. } if test_mse => {
+        (Model::Logistic, TestSet::Population { .. }) => {
+            let [q, m, s2] = population_overlaps(theta, star, coords);
+            out.insert(metrics::TEST_CLASS_ERR.into(), population::test_class_error(s2, m, q));
+        }
+        (Model::Huber { .. } | Model::LeastSquares { .. }, TestSet::Rows(test)) if test_mse => {
             let fit = test.xt.tr_mul(theta);
             out.insert(metrics::TEST_MSE.into(), mean_squared(&test.y, &fit));
         }
@@ -63,7 +106,7 @@ fn mean_squared(y: &DVector<f64>, fit: &DVector<f64>) -> f64 {
 pub fn metrics(
     model: &Model,
     train: &Dataset,
-    test: &Dataset,
+    test: TestSet,
     theta: &DVector<f64>,
     b: &DVector<f64>,
     coords: Option<&Coordinates>,
@@ -82,9 +125,9 @@ pub fn metrics(
     out.insert(metrics::BIAS_FACTOR.into(), theta.dot(star) / star.norm_squared());
     out.insert(metrics::NOISE_CORR.into(), theta.dot(b) / d);
     let fit_train = train.xt.tr_mul(theta);
-    let fit_test = test.xt.tr_mul(theta);
     let mean = |v: &mut dyn Iterator<Item = f64>, n: usize| v.sum::<f64>() / n as f64;
-    let (n, nt) = (train.y.len(), test.y.len());
+    let n = train.y.len();
+    let overlaps = || population_overlaps(theta, star, coords);
     match *model {
         Model::Huber { huber_m, .. } => {
             let trunc = mean(
@@ -95,16 +138,39 @@ pub fn metrics(
                     .map(|(y, f)| (y - f).clamp(-huber_m, huber_m).powi(2)),
                 n,
             );
-            let mse = mean_squared(&test.y, &fit_test);
+            let mse = match test {
+                TestSet::Rows(test) => mean_squared(&test.y, &test.xt.tr_mul(theta)),
+                TestSet::Population { noise_variance } => {
+                    let [q, m, s2] = overlaps();
+                    population::test_mse(
+                        s2,
+                        m,
+                        q,
+                        noise_variance.expect("a regression model's population has Var ε"),
+                    )
+                }
+            };
             out.insert(metrics::TRAIN_RESID_TRUNC.into(), trunc);
             out.insert(metrics::TEST_MSE.into(), mse);
         }
         Model::Logistic => {
-            let wrong = class_error(&test.y, &fit_test);
-            let test_ll = mean(
-                &mut test.y.iter().zip(fit_test.iter()).map(|(y, f)| softplus(-y * f)),
-                nt,
-            );
+            let (wrong, test_ll) = match test {
+                TestSet::Rows(test) => {
+                    let fit_test = test.xt.tr_mul(theta);
+                    let ll = mean(
+                        &mut test.y.iter().zip(fit_test.iter()).map(|(y, f)| softplus(-y * f)),
+                        test.y.len(),
+                    );
+                    (class_error(&test.y, &fit_test), ll)
+                }
+                TestSet::Population { .. } => {
+                    let [q, m, s2] = overlaps();
+                    (
+                        population::test_class_error(s2, m, q),
+                        population::test_logloss(s2, m, q),
+                    )
+                }
+            };
             let train_ll = mean(
                 &mut train.y.iter().zip(fit_train.iter()).map(|(y, f)| softplus(-y * f)),
                 n,

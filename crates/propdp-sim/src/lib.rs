@@ -4,8 +4,9 @@
 //!
 //! One repetition: draw (X, θ*, y) and the privacy noise b from the RNG stream
 //! of (config seed, sweep point, d, repetition) ([`rng::stream`]), fit the
-//! estimator ([`objective`]: Newton's method or L-BFGS by size), then evaluate every metric,
-//! test metrics on a fresh sample ([`evaluate`]). Repetitions run in parallel
+//! estimator ([`objective`]: Newton's method or L-BFGS by size), then evaluate every metric
+//! ([`evaluate`]): test metrics exactly from the population for a Gaussian
+//! design, on held-out rows otherwise (other designs, real rows). Repetitions run in parallel
 //! with rayon; results do not depend on the number of threads.
 
 #![warn(missing_docs)]

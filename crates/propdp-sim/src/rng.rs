@@ -23,7 +23,7 @@ use chacha20::ChaCha8Rng;
 use rand::SeedableRng;
 
 /// The generator of every simulated draw, as recorded in simulation records.
-pub const GENERATOR: &str = "ChaCha8 (chacha20 0.10): key = SplitMix64(seed)×4, stream = SplitMix64 hash of (point, d, repetition); normals by rand_distr 0.6's ziggurat; designs row by row";
+pub const GENERATOR: &str = "ChaCha8 (chacha20 0.10): key = SplitMix64(seed)×4, stream = SplitMix64 hash of (point, d, repetition); normals by rand_distr 0.6's ziggurat; designs row by row; Gaussian designs draw no test rows";
 
 /// The generator type of [`stream`].
 pub type SimRng = ChaCha8Rng;

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use nalgebra::DVector;
 use propdp_core::metrics::Metrics;
-use propdp_core::{Algorithm, Point};
+use propdp_core::record::TestMetrics;
+use propdp_core::{Algorithm, Model, Point};
 use rayon::prelude::*;
 use thiserror::Error;
 
@@ -265,8 +266,29 @@ pub fn summarise(n: usize, d: usize, runs: &[Repetition]) -> SimSummary {
     }
 }
 
+/// How the test metrics of `point` under `settings` are computed: exactly
+/// from the population for a Gaussian design (whose labels have a finite
+/// noise variance), on held-out rows otherwise (other designs, real rows).
+pub fn test_metrics(point: &Point, settings: &SimSettings) -> TestMetrics {
+    if settings.real.is_none() && settings.design == Design::Gaussian && noise_variance(point).is_some() {
+        TestMetrics::Population
+    } else {
+        TestMetrics::HeldOut
+    }
+}
+
+/// The label noise's variance: `Some(0)` for logistic labels (not used),
+/// `None` when it is infinite (Student t with ≤ 2 degrees of freedom).
+fn noise_variance(point: &Point) -> Option<f64> {
+    match point.model() {
+        Model::Huber { noise, .. } | Model::LeastSquares { noise } => noise.variance(),
+        Model::Logistic => Some(0.0),
+    }
+}
+
 fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64) -> Result<Repetition, SimError> {
     let mut rng = stream(s.seed, &[point_index, s.d as u64, rep]);
+    let population = test_metrics(point, s) == TestMetrics::Population;
     let (train, test, coords) = match &s.real {
         Some(real) => {
             let (train_ix, test_ix) = real.split(n, &mut rng);
@@ -293,7 +315,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
                 y: test_y,
                 theta_star: theta_star.clone(),
             };
-            (Dataset { xt, y, theta_star }, test, Some(real.coords.clone()))
+            (Dataset { xt, y, theta_star }, Some(test), Some(real.coords.clone()))
         }
         None => {
             let coords = s.covariance.as_ref().map(|c| data::Coordinates::draw(c, s.d, &mut rng));
@@ -307,23 +329,32 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
                 coords.as_ref(),
                 &mut rng,
             );
-            let test = Dataset {
+            // a Gaussian design's test metrics are exact: no test rows
+            let test = (!population).then(|| Dataset {
                 xt: data::draw_design_in(2 * n, s.d, s.design, coords.as_ref(), &mut rng),
                 y: DVector::zeros(0),
                 theta_star: train.theta_star.clone(),
-            };
+            });
             (train, test, coords)
         }
     };
     let coords = coords.as_ref();
     // synthetic labels of the test rows (real ones came with them)
-    let test = if test.y.is_empty() {
-        Dataset {
-            y: data::draw_labels(&point.model(), &test.xt.tr_mul(&test.theta_star), &mut rng),
-            ..test
+    let test = test.map(|test| {
+        if test.y.is_empty() {
+            Dataset {
+                y: data::draw_labels(&point.model(), &test.xt.tr_mul(&test.theta_star), &mut rng),
+                ..test
+            }
+        } else {
+            test
         }
-    } else {
-        test
+    });
+    let test_set = match &test {
+        Some(t) => evaluate::TestSet::Rows(t),
+        None => evaluate::TestSet::Population {
+            noise_variance: noise_variance(point),
+        },
     };
     // the data's own labels have no ground truth θ*: no metric that needs one
     let own_labels = s.real.as_ref().is_some_and(|r| r.labels.is_some());
@@ -366,7 +397,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
                 per_step.push(keep(evaluate::dpgd_metrics(
                     &point.model(),
                     &train,
-                    &test,
+                    test_set,
                     theta,
                     train_loss,
                     coords,
@@ -381,7 +412,9 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
                 source,
             })?;
         data::recycle(train.xt);
-        data::recycle(test.xt);
+        if let Some(test) = test {
+            data::recycle(test.xt);
+        }
         return Ok(Repetition {
             metrics: per_step.last().expect("the last step is evaluated").clone(),
             per_step: Some(per_step),
@@ -411,9 +444,11 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         source,
     })?;
     let theta = theta + tau * &b;
-    let metrics = keep(evaluate::metrics(&point.model(), &train, &test, &theta, &b, coords));
+    let metrics = keep(evaluate::metrics(&point.model(), &train, test_set, &theta, &b, coords));
     data::recycle(train.xt);
-    data::recycle(test.xt);
+    if let Some(test) = test {
+        data::recycle(test.xt);
+    }
     Ok(Repetition {
         metrics,
         per_step: None,

@@ -17,7 +17,7 @@ pub mod logistic;
 pub mod long_horizon;
 mod modes;
 pub mod noise;
-pub mod panels;
+pub use propdp_core::panels;
 mod reverse_mode;
 pub mod root;
 pub mod solve;

@@ -140,34 +140,7 @@ pub enum LogisticError {
     },
 }
 
-/// P(sign(xᵀθ) ≠ y) on a fresh sample when θᵀθ*/d = m and ‖θ‖²/d = q:
-/// the field is ω = bν + τξ with b = m/s², τ² = q − m²/s², so by symmetry
-/// the error is 2E[sigmoid(ν) Φ(−bν/τ)] (ties, θ = 0, count ½).
-pub fn test_class_error(s2: f64, m: f64, q: f64) -> f64 {
-    let b = m / s2;
-    let tp = (q - m * m / s2).max(0.0).sqrt();
-    if q <= 0.0 {
-        return 0.5;
-    }
-    let step = if b != 0.0 {
-        (2.0 * tp / b.abs()).clamp(1e-3, 1.0)
-    } else {
-        1.0
-    };
-    2.0 * normal_expect(0.0, s2.sqrt(), &[0.0], step, |nu| {
-        let prob_neg = if tp > 0.0 {
-            cdf(-b * nu / tp)
-        } else {
-            f64::from(u8::from(b * nu < 0.0))
-        };
-        sigmoid(nu) * prob_neg
-    })
-}
-
-/// E ρ(X) for X ~ N(mean, sd²) (ρ = softplus, kink of width 1 at 0).
-pub fn softplus_mean(mean: f64, sd: f64) -> f64 {
-    normal_expect(mean, sd, &[0.0], 4.0, softplus)
-}
+pub use propdp_core::population::{softplus_mean, test_class_error, test_logloss};
 
 /// prox_{Vρ}(u): the root of p + V·sigmoid(p) = u, which lies in (u − V, u).
 /// Newton safeguarded by bisection on that bracket.

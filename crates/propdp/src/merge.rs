@@ -138,8 +138,9 @@ fn combine(
     let (index, d) = (blocks[0].0.first, blocks[0].0.d.expect("simulated"));
     let mut runs = Vec::new();
     let mut n = 0;
-    // the data file and labels column the blocks name (checked against one another on reading)
-    let mut source = (None, None);
+    // the data file, labels column and test metrics the blocks name (checked
+    // against one another on reading)
+    let mut source = (None, None, None);
     for (unit, (line, _)) in blocks {
         let record: Record =
             serde_json::from_str(line).with_context(|| format!("point {index}, d = {d}: not a record"))?;
@@ -149,7 +150,7 @@ fn combine(
             refuse!("point {index}, d = {d}: the block of repetitions {start}..{end} is malformed");
         };
         n = sim.n;
-        source = (sim.data.clone(), sim.labels.clone());
+        source = (sim.data.clone(), sim.labels.clone(), sim.test_metrics);
         for j in 0..sim.reps {
             let per_step = block.per_step_per_rep.as_ref().map(|m| {
                 let steps = m.values().next().map_or(0, |v| v[j].len());
@@ -176,7 +177,7 @@ fn combine(
         provenance,
     );
     if let Some(s) = record.simulation.as_mut() {
-        (s.data, s.labels) = source;
+        (s.data, s.labels, s.test_metrics) = source;
     }
     Ok((serde_json::to_string(&record)?, false))
 }

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use propdp_core::config::SimulationConfig;
 use propdp_core::covariance::Covariance;
-use propdp_core::record::{Failure, Provenance, Record, RecordKey, RepBlock, SimRecord, SolverReport, Source};
+use propdp_core::record::{
+    Failure, Provenance, Record, RecordKey, RepBlock, SimRecord, SolverReport, Source, TestMetrics,
+};
 use propdp_core::{Config, Model, Point};
 use propdp_sim::real::RealData;
 use propdp_sim::run::samples;
@@ -416,6 +418,12 @@ pub(crate) fn expected(cfg: &Config, unit: &Unit, index: usize, provenance: &Pro
                 first,
                 per_step_per_rep: None,
             }),
+            // (the raw table: a merge reads the recorded config without resolving its file)
+            test_metrics: Some(if sim.data.is_some() {
+                TestMetrics::HeldOut
+            } else {
+                propdp_sim::run::test_metrics(point, &settings)
+            }),
         });
     }
     record
@@ -661,6 +669,7 @@ pub fn simulation_record(
             stderr: s.stderr,
             per_rep: s.per_rep,
             block: None,
+            test_metrics: Some(propdp_sim::run::test_metrics(point, settings)),
         }),
         ..Record::new(Source::Simulation, point, index, provenance)
     }

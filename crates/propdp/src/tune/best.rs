@@ -304,6 +304,8 @@ impl Best {
                 stderr: [(self.metric.clone(), c.stderr)].into_iter().collect(),
                 per_rep: BTreeMap::new(),
                 block: None,
+                // (tune.jsonl's check says how it simulated; these records only draw figures)
+                test_metrics: None,
             }),
             ..theory.clone()
         });

@@ -48,7 +48,7 @@ const MAX_PANELS: f64 = 4096.0;
 /// than `max_width` (nor 2·sd), at most about 4096 of them.
 ///
 /// ```
-/// use propdp_theory::panels::normal_expect;
+/// use propdp_core::panels::normal_expect;
 /// // E|X| for X ~ N(0.3, 4): kink at 0
 /// let e = normal_expect(0.3, 2.0, &[0.0], 1.0, |x: f64| x.abs());
 /// let phi = |x: f64| (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();

@@ -1,0 +1,75 @@
+//! Test metrics of a Gaussian design from its overlaps: for rows
+//! x ~ N(0, Σ/d) the test fit ω = xᵀθ̂ and the teacher's field ν = xᵀθ* are
+//! jointly Gaussian, with Var ω = q = θ̂ᵀΣθ̂/d, Cov(ω, ν) = m = θ̂ᵀΣθ*/d and
+//! Var ν = s² = θ*ᵀΣθ*/d, so ω = bν + τξ (b = m/s², τ² = q − m²/s², ξ
+//! independent). The population test metrics of θ̂ — what a fresh sample
+//! estimates — are one-dimensional Gaussian expectations in ν, computed by
+//! [`crate::panels::normal_expect`]. The theory evaluates them at its
+//! predicted overlaps, the simulator at a fitted θ̂'s.
+//!
+//! For regression labels y = ν + ε the test squared error is
+//! q − 2m + s² + Var ε, a closed form ([`test_mse`]).
+//!
+//! # References
+//! - Sur, Candès (2019), *A modern maximum-likelihood theory for
+//!   high-dimensional logistic regression*, PNAS (the Gaussian field of a
+//!   fresh row).
+
+use crate::loss::{norm_cdf as cdf, sigmoid, softplus};
+use crate::panels::normal_expect;
+
+/// E(y − xᵀθ)² on a fresh sample with y = ν + ε, Var ε = `noise_variance`:
+/// q − 2m + s² + Var ε.
+///
+/// ```
+/// // θ̂ = θ*: only the label noise is left
+/// assert_eq!(propdp_core::population::test_mse(2.0, 2.0, 2.0, 0.25), 0.25);
+/// ```
+pub fn test_mse(s2: f64, m: f64, q: f64, noise_variance: f64) -> f64 {
+    q - 2.0 * m + s2 + noise_variance
+}
+
+/// P(sign(xᵀθ) ≠ y) on a fresh sample when θᵀθ*/d = m and ‖θ‖²/d = q:
+/// the field is ω = bν + τξ with b = m/s², τ² = q − m²/s², so by symmetry
+/// the error is 2E[sigmoid(ν) Φ(−bν/τ)] (ties, θ = 0, count ½).
+pub fn test_class_error(s2: f64, m: f64, q: f64) -> f64 {
+    let b = m / s2;
+    let tp = (q - m * m / s2).max(0.0).sqrt();
+    if q <= 0.0 {
+        return 0.5;
+    }
+    let step = if b != 0.0 {
+        (2.0 * tp / b.abs()).clamp(1e-3, 1.0)
+    } else {
+        1.0
+    };
+    2.0 * normal_expect(0.0, s2.sqrt(), &[0.0], step, |nu| {
+        let prob_neg = if tp > 0.0 {
+            cdf(-b * nu / tp)
+        } else {
+            f64::from(u8::from(b * nu < 0.0))
+        };
+        sigmoid(nu) * prob_neg
+    })
+}
+
+/// E ρ(−y·xᵀθ) on a fresh sample (the population test log-loss) when
+/// θᵀθ*/d = m, ‖θ‖²/d = q and the teacher's field has variance s²: with
+/// ω = bν + τξ as in [`test_class_error`], by symmetry it is
+/// 2E[sigmoid(ν) E_ξ ρ(−bν − τξ)].
+pub fn test_logloss(s2: f64, m: f64, q: f64) -> f64 {
+    if s2 <= 0.0 {
+        // no teacher signal: y = ±1 with probability ½ whatever the field
+        return softplus_mean(0.0, q.max(0.0).sqrt());
+    }
+    let b = m / s2;
+    let tp = (q - m * m / s2).max(0.0).sqrt();
+    2.0 * normal_expect(0.0, s2.sqrt(), &[0.0], 1.0, |nu| {
+        sigmoid(nu) * softplus_mean(-b * nu, tp)
+    })
+}
+
+/// E ρ(X) for X ~ N(mean, sd²) (ρ = softplus, kink of width 1 at 0).
+pub fn softplus_mean(mean: f64, sd: f64) -> f64 {
+    normal_expect(mean, sd, &[0.0], 4.0, softplus)
+}
