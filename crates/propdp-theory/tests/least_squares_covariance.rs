@@ -156,10 +156,15 @@ fn against_simulation(cov: &Covariance, p: &Point, d: usize, reps: usize, seed: 
 #[test]
 fn long_horizons_agree_with_simulated_dpsgd_with_a_covariance() {
     let spectra = spectra();
-    // DP-SGD, q = 0.05 for 150 epochs, power law with an aligned teacher
+    // DP-SGD, q = 0.05 for 150 epochs, power law with an aligned teacher, at
+    // d = 2000: the simulation's finite-size excess in its stationary norm2
+    // is about 25/d (measured over seeds 11, 41, 51, t ≥ 500: +10.5% at
+    // d = 250, +4.7% at 500, +2.4% at 1000, +1.0% at 2000), above the 3%
+    // standard error of 20 repetitions at d = 500, which made rms z ≈ 1.5
+    // there whichever the seed; at d = 2000 it is below the 1.3% error
     let (_, aligned) = &spectra[1];
     let p = point(0.5, 0.05, step(aligned, 0.5, 0.05, 0.05), 3000, 0.05);
-    let (bad, rms, _) = against_simulation(aligned, &p, 500, 20, 11);
+    let (bad, rms, _) = against_simulation(aligned, &p, 2000, 20, 11);
     assert!(bad.is_empty() && rms < 1.5, "rms z {rms:.2}: {bad:#?}");
     // DP-GD on two atoms at δ = 2 (the atom at 0), 2000 steps
     let (_, two) = &spectra[0];
