@@ -1158,3 +1158,42 @@ delta_priv = 1e-5
         stderr(&o)
     );
 }
+
+/// A DP-SGD privacy report gives the same run in a training loop's knobs
+/// (#44 item 11): z = σ/min(C, L), max_grad_norm, q, epochs = q·T.
+#[test]
+fn a_dpsgd_privacy_report_names_the_training_loop_knobs() {
+    let o = propdp(&[
+        "privacy",
+        "--algorithm",
+        "dpsgd",
+        "--model",
+        "huber",
+        "--huber-m",
+        "2",
+        "--noise",
+        "1.5",
+        "--clip",
+        "0.5",
+        "--sample-rate",
+        "0.01",
+        "--steps",
+        "3000",
+        "--delta-priv",
+        "1e-5",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    // Huber at M = 2 clipped at C = 0.5: the per-example bound is C, z = 1.5/0.5
+    let line = text
+        .lines()
+        .find(|l| l.contains("as a training loop"))
+        .expect("the knobs line");
+    assert!(
+        line.contains("noise_multiplier = 3.000000")
+            && line.contains("max_grad_norm = 0.500000")
+            && line.contains("sample_rate = 0.01")
+            && line.contains("epochs = q·T = 30.000000"),
+        "{line}"
+    );
+}

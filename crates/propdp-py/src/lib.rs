@@ -971,9 +971,15 @@ fn spectrum<'py>(
     Ok(d)
 }
 
-/// What `propdp check` prints: the config's points and axes, validated.
+/// What `propdp check` prints: the config's points and axes, validated; a
+/// tune config's search and its cost estimate.
 #[pyfunction]
 fn describe(py: Python<'_>, config_: &Bound<'_, PyAny>, label: &str) -> PyResult<String> {
+    let text = rendered(py, config_)?;
+    if propdp::tune::is_tune_config(&text) {
+        let estimate = propdp::tune::estimate(&text, label, None).map_err(|e| to_py(py, e))?;
+        return Ok(format!("{label}: a valid tune config\n{}\n", estimate.text()));
+    }
     let cfg = config(py, config_, label)?;
     propdp::run::check(&cfg).map_err(|e| to_py(py, e))?;
     Ok(propdp::run::describe(label, &cfg))

@@ -350,6 +350,19 @@ delta_priv = 1e-6
 """
 
 
+def test_check_takes_a_tune_config_and_gives_its_estimate(cli, tmp_path):
+    text = propdp.check(TUNE)
+    path = tmp_path / "tune.toml"
+    path.write_text(TUNE)
+    out = subprocess.run([cli, "check", str(path)], capture_output=True, text=True, check=True).stdout
+    # the CLI's lines after its first (which names the file)
+    assert "a valid tune config" in text and text.splitlines()[1:] == out.splitlines()[1:]
+    assert "cells" in text and "estimate" in text
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.check(TUNE.replace("delta_priv = 1e-6", "delta_priv = 2.0"))
+    assert e.value.field == "tune.delta_priv"
+
+
 def test_tune_gives_one_row_per_cell_equal_to_the_cli_file(cli, tmp_path):
     cfg = tmp_path / "t.toml"
     cfg.write_text(TUNE)

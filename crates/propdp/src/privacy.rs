@@ -944,6 +944,19 @@ impl Report {
         if let Some(e) = self.rdp_epsilon {
             s += &format!("  (ε, δ)-DP (RDP, looser): ε = {} at δ = {delta_priv}\n", num(e));
         }
+        if q.algorithm == AlgorithmKind::Dpsgd {
+            // the same run in a training loop's knobs (docs/training_loop.md)
+            let run = q.dpsgd_run(self.noise);
+            s += &format!(
+                "  as a training loop (Opacus): noise_multiplier = {} (the noise over the per-example bound {}), \
+                 max_grad_norm = {}, sample_rate = {} (Poisson batches of q·n rows on average), epochs = q·T = {}\n",
+                num(run.noise_multiplier),
+                num(self.noise / run.noise_multiplier),
+                num(self.noise / run.noise_multiplier),
+                q.sample_rate,
+                num(q.sample_rate * q.steps as f64)
+            );
+        }
         s
     }
 }

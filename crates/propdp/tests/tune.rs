@@ -706,3 +706,43 @@ data = {{ file = "rows.csv", drop = ["y"]{labels} }}
     let e = go(&text(d, ", labels = \"y\""), "out3").unwrap_err();
     assert_eq!(e.field(), Some("simulation.data.labels"), "{e:#}");
 }
+
+/// What a long cell is doing shows beside the bar that counts cells (#44
+/// item 4): each cell says it is searching, then simulating its optimum.
+#[test]
+fn tune_says_what_each_cell_is_doing() {
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Details(Mutex<Vec<String>>);
+    impl propdp::Progress for Details {
+        fn begin(&self, _: &str, _: u64) {}
+        fn advance(&self, _: u64) {}
+        fn message(&self, _: &str) {}
+        fn detail(&self, text: &str) {
+            self.0.lock().unwrap().push(text.to_string());
+        }
+        fn end(&self) {}
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let text = huber_tune_config("0.5", "[1.0, 4.0]") + "[simulation]\nd = 40\nreps = 2\nseed = 1\n";
+    let details = Details::default();
+    propdp::tune::tune(&text, "t.toml", &tmp.path().join("out"), Existing::Refuse, &details).unwrap();
+    let seen = details.0.into_inner().unwrap();
+    // 2 budgets × 2 algorithms: search, simulation, cleared
+    assert_eq!(seen.len(), 4 * 3, "{seen:?}");
+    assert_eq!(
+        seen[0],
+        "cell 1: objective at δ = 0.5, epsilon = 1: searching its hyperparameters"
+    );
+    assert_eq!(
+        seen[1],
+        "cell 1: objective at δ = 0.5, epsilon = 1: simulating its optimum"
+    );
+    assert_eq!(seen[2], "");
+    assert!(
+        seen.iter()
+            .any(|s| s.starts_with("cell 4: output at δ = 0.5, epsilon = 4")),
+        "{seen:?}"
+    );
+}

@@ -622,6 +622,15 @@ fn optimise_cell(
     let (cfg, t) = (&plan.cfg, &plan.cfg.tune);
     let (p, b, kind) = plan.cells[c];
     let (base, budget) = (&plan.points[p], plan.budgets[b]);
+    // what the cell is doing, beside the bar that counts cells
+    let cell = format!(
+        "cell {}: {kind} at δ = {}, {} = {}",
+        c + 1,
+        base.delta(),
+        budget.target.param(),
+        budget.target.level()
+    );
+    progress.detail(&format!("{cell}: searching its hyperparameters"));
     let opt = match kind {
         AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => descent::DescentSearch::new(
             cfg.solver,
@@ -643,6 +652,7 @@ fn optimise_cell(
         .map(|&d| propdp_sim::run::samples(d, base.delta()));
     best.training = best::TrainingRun::of(&opt, n);
     if let Some(sim) = &cfg.simulation {
+        progress.detail(&format!("{cell}: simulating its optimum"));
         match simulate(
             &opt,
             sim,
@@ -660,6 +670,7 @@ fn optimise_cell(
             )),
         }
     }
+    progress.detail("");
     Some(best)
 }
 
