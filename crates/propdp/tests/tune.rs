@@ -707,23 +707,24 @@ data = {{ file = "rows.csv", drop = ["y"]{labels} }}
     assert_eq!(e.field(), Some("simulation.data.labels"), "{e:#}");
 }
 
+/// A progress that keeps every detail it is told.
+#[derive(Default)]
+struct Details(std::sync::Mutex<Vec<String>>);
+
+impl propdp::Progress for Details {
+    fn begin(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+    fn message(&self, _: &str) {}
+    fn detail(&self, text: &str) {
+        self.0.lock().unwrap().push(text.to_string());
+    }
+    fn end(&self) {}
+}
+
 /// What a long cell is doing shows beside the bar that counts cells (#44
 /// item 4): each cell says it is searching, then simulating its optimum.
 #[test]
 fn tune_says_what_each_cell_is_doing() {
-    use std::sync::Mutex;
-
-    #[derive(Default)]
-    struct Details(Mutex<Vec<String>>);
-    impl propdp::Progress for Details {
-        fn begin(&self, _: &str, _: u64) {}
-        fn advance(&self, _: u64) {}
-        fn message(&self, _: &str) {}
-        fn detail(&self, text: &str) {
-            self.0.lock().unwrap().push(text.to_string());
-        }
-        fn end(&self) {}
-    }
     let tmp = tempfile::tempdir().unwrap();
     let text = huber_tune_config("0.5", "[1.0, 4.0]") + "[simulation]\nd = 40\nreps = 2\nseed = 1\n";
     let details = Details::default();
@@ -745,4 +746,41 @@ fn tune_says_what_each_cell_is_doing() {
             .any(|s| s.starts_with("cell 4: output at δ = 0.5, epsilon = 4")),
         "{seen:?}"
     );
+}
+
+/// A DP-SGD cell counts the runs its search solves, beside the bar of cells.
+#[test]
+fn a_dpsgd_cell_counts_the_runs_it_solves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = r#"
+[problem]
+model = "huber"
+delta = 0.5
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[tune]
+algorithms = ["dpsgd"]
+epsilon = 2.0
+delta_priv = 1e-6
+sample_rate = [0.1, 1.0]
+epochs = [2]
+eta_fraction = [0.5]
+[solver]
+dmft_points = 256
+dmft_scrambles = 2
+"#;
+    let details = Details::default();
+    propdp::tune::tune(text, "t.toml", &tmp.path().join("out"), Existing::Refuse, &details).unwrap();
+    let seen = details.0.into_inner().unwrap();
+    // "cell 1: dpsgd at …: searching its hyperparameters, N runs solved (a grid of about M, then a refinement)"
+    let counts: Vec<usize> = seen
+        .iter()
+        .filter_map(|s| s.split("hyperparameters, ").nth(1))
+        .filter_map(|rest| rest.split(' ').next()?.parse().ok())
+        .collect();
+    // one detail per solved run, counting up from 1
+    assert!(counts.len() > 3, "{seen:?}");
+    assert_eq!(counts, (1..=counts.len()).collect::<Vec<_>>(), "{seen:?}");
+    assert!(seen.iter().any(|s| s.contains("a grid of about")), "{seen:?}");
 }

@@ -237,9 +237,40 @@ pub struct DescentSearch<'a> {
     metric: &'a str,
     candidates: Candidates<'a>,
     calibrations: &'a Calibrations,
+    /// Candidate runs solved so far, and the callback told each time.
+    solved: std::cell::Cell<usize>,
+    on_solved: Option<&'a dyn Fn(usize)>,
 }
 
 impl<'a> DescentSearch<'a> {
+    /// The same search, calling `on_solved(n)` after its n-th candidate run
+    /// (the grid's, then the refinement's), e.g. to show its progress.
+    pub fn with_progress(self, on_solved: &'a dyn Fn(usize)) -> Self {
+        DescentSearch {
+            on_solved: Some(on_solved),
+            ..self
+        }
+    }
+
+    /// About how many candidate runs the grid stage solves: the whole grid,
+    /// or when staged the first stage and the grid of its leading runs (the
+    /// refinement adds a few dozen more).
+    pub fn grid_runs(&self, lo: f64, hi: f64) -> usize {
+        let lambdas = lambda_grid(lo, hi);
+        let c = self.candidates;
+        let grid = c.grid(&lambdas);
+        if !c.staged(grid.len()) {
+            return grid.len();
+        }
+        let mut runs: Vec<Knobs> = Vec::new();
+        for k in &grid {
+            if !runs.iter().any(|r| r.same_run(k)) {
+                runs.push(*k);
+            }
+        }
+        c.stage_one(&lambdas).len() + STAGE_TWO.min(runs.len()) * grid.len().div_ceil(runs.len().max(1))
+    }
+
     /// A search at `base` for `budget`, minimising `metric` over the
     /// `candidates` (`opts` sets the final RQMC budget, `fine` solves at it).
     pub fn new(
@@ -263,6 +294,8 @@ impl<'a> DescentSearch<'a> {
             metric,
             candidates,
             calibrations,
+            solved: std::cell::Cell::new(0),
+            on_solved: None,
         }
     }
 
@@ -352,7 +385,12 @@ impl<'a> DescentSearch<'a> {
 
     fn coarse_value(&self, k: Knobs) -> Option<f64> {
         let solver = &self.coarse[usize::from(k.steps > LONG_HORIZON_FROM)];
-        self.eval(solver, &self.point(k)?).map(|v| v.0)
+        let value = self.eval(solver, &self.point(k)?).map(|v| v.0);
+        self.solved.set(self.solved.get() + 1);
+        if let Some(f) = self.on_solved {
+            f(self.solved.get());
+        }
+        value
     }
 
     /// Refine grid candidate `k` (coarse value `best`) in λ, then η, by

@@ -632,16 +632,24 @@ fn optimise_cell(
     );
     progress.detail(&format!("{cell}: searching its hyperparameters"));
     let opt = match kind {
-        AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => descent::DescentSearch::new(
-            cfg.solver,
-            solver,
-            *base,
-            budget,
-            &t.metric,
-            plan.candidates(kind),
-            calibrations,
-        )
-        .optimise(t.lambda_min, t.lambda_max),
+        AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => {
+            let search = descent::DescentSearch::new(
+                cfg.solver,
+                solver,
+                *base,
+                budget,
+                &t.metric,
+                plan.candidates(kind),
+                calibrations,
+            );
+            let planned = search.grid_runs(t.lambda_min, t.lambda_max);
+            let report = |n: usize| {
+                progress.detail(&format!(
+                    "{cell}: searching its hyperparameters, {n} runs solved (a grid of about {planned}, then a refinement)"
+                ));
+            };
+            search.with_progress(&report).optimise(t.lambda_min, t.lambda_max)
+        }
         _ => ridge::RidgeSearch::new(solver, *base, kind, Some(budget), &t.metric).optimise(t.lambda_min, t.lambda_max),
     }?;
     let mut best = Best::new(&opt, budget, &t.metric, prov);
