@@ -752,26 +752,10 @@ fn tune_says_what_each_cell_is_doing() {
 #[test]
 fn a_dpsgd_cell_counts_the_runs_it_solves() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = r#"
-[problem]
-model = "huber"
-delta = 0.5
-s2 = 1.0
-huber_m = 1.0
-noise = { law = "gaussian", sd = 0.5 }
-[tune]
-algorithms = ["dpsgd"]
-epsilon = 2.0
-delta_priv = 1e-6
-sample_rate = [0.1, 1.0]
-epochs = [2]
-eta_fraction = [0.5]
-[solver]
-dmft_points = 256
-dmft_scrambles = 2
-"#;
+    let text = huber_tune_config("0.5", "2.0").replace(r#"["objective", "output"]"#, r#"["dpsgd"]"#)
+        + "sample_rate = [0.1, 1.0]\nepochs = [2]\neta_fraction = [0.5]\n[solver]\ndmft_points = 256\ndmft_scrambles = 2\n";
     let details = Details::default();
-    propdp::tune::tune(text, "t.toml", &tmp.path().join("out"), Existing::Refuse, &details).unwrap();
+    propdp::tune::tune(&text, "t.toml", &tmp.path().join("out"), Existing::Refuse, &details).unwrap();
     let seen = details.0.into_inner().unwrap();
     // "cell 1: dpsgd at …: searching its hyperparameters, N runs solved (a grid of about M, then a refinement)"
     let counts: Vec<usize> = seen
