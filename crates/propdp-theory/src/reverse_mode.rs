@@ -18,7 +18,10 @@
 //! of O(W), the transpose of the memories' far field (docs/theory.md §3.3).
 //! Lags beyond FAR_LAGS, small and many, are estimated from a prefix of the
 //! paths (one in FAR_SHARE): an unbiased estimate whose extra spread the
-//! replicates' standard error includes.
+//! replicates' standard error includes. A pass may also reuse the far lags
+//! of the last pass that ran them (the caller chooses when:
+//! `long_horizon::far_adjoints`), and a pass that runs them reports how far
+//! they moved since, summed over dyadic lag blocks (`block_change`).
 //!
 //! # References
 //! - Griewank, Walther (2008), *Evaluating Derivatives*, 2nd ed., ch. 3
@@ -65,8 +68,16 @@ const DENSE_EVENTS: f64 = 16.0;
 pub(crate) enum Events {
     /// ĥ of every path at the last W steps, h[(k mod W)·N + i], the
     /// response triangle R_θ(k + l, k) at rth[(k mod W)·W + l − 1], l = 1..=W,
-    /// and its rows' running sums Σ_{l' ≤ l} R_θ(k + l', k) beside it in `cum`.
-    Dense { h: Vec<f64>, rth: Vec<f64>, cum: Vec<f64> },
+    /// and its rows' running sums Σ_{l' ≤ l} R_θ(k + l', k) beside it in `cum`;
+    /// the far lags of the last pass that ran them (`far`, lag-indexed, from
+    /// step `far_at`), which a pass may reuse ([`Events::adjoints`]).
+    Dense {
+        h: Vec<f64>,
+        rth: Vec<f64>,
+        cum: Vec<f64>,
+        far: Vec<f64>,
+        far_at: Option<usize>,
+    },
     /// A ring of each path's last `cap` events (step, ĥ), and for every
     /// pair of them R_θ(later, earlier) at pair[(i·cap + earlier)·cap + later]
     /// (an earlier event's responses side by side, as the pass reads them).
@@ -135,6 +146,8 @@ impl Events {
                 h: vec![0.0; w * n],
                 rth: vec![0.0; w * w],
                 cum: vec![0.0; w * w],
+                far: vec![0.0; w],
+                far_at: None,
             }
         } else {
             let cap = capacity(w, q);
@@ -199,14 +212,41 @@ impl Events {
 
     /// Σ_paths ω_t·b_{t−m}, m < min(W, t + 1), into `acc` (zeroed here);
     /// `now[s mod W]` = R_θ(t, s).
+    ///
+    /// With `reuse_far`, a dense pass over a full window whose far lags
+    /// (m ≥ FAR_LAGS) were run at an earlier step runs the near lags only
+    /// and takes the far ones from that step (R_g(t, t − m) ≈ R_g(t', t' − m):
+    /// the far lags change slowly once the window is full); returns `None`.
+    /// A pass that runs its far lags over a full window returns
+    /// `Some((Σ_m |new − kept|, age))` against the far lags it replaces,
+    /// computed `age` steps before — what reusing them that long would have
+    /// changed — or `None` when there were none.
     #[allow(clippy::needless_range_loop, clippy::too_many_arguments)]
-    pub(crate) fn adjoints(&self, t: usize, w: usize, now: &[f64], eta: f64, omega: &[f64], acc: &mut [f64]) {
+    pub(crate) fn adjoints(
+        &mut self,
+        t: usize,
+        w: usize,
+        now: &[f64],
+        eta: f64,
+        omega: &[f64],
+        acc: &mut [f64],
+        reuse_far: bool,
+    ) -> Option<(f64, usize)> {
         let span = w.min(t + 1);
         acc[..span].fill(0.0);
         match self {
-            Events::Dense { h, rth, cum } => {
-                let (offsets, terms) = lag_terms(t, span, w, rth, cum);
+            Events::Dense {
+                h,
+                rth,
+                cum,
+                far,
+                far_at,
+            } => {
                 let (far_from, far_paths) = far_split(omega.len());
+                let full = span == w && far_from < span;
+                let reuse = reuse_far && full && far_at.is_some();
+                let ran = if reuse { far_from } else { span };
+                let (offsets, terms) = lag_terms(t, ran, w, rth, cum);
                 let pass = DensePass {
                     t,
                     w,
@@ -218,12 +258,29 @@ impl Events {
                     far_paths,
                 };
                 #[cfg(target_arch = "x86_64")]
-                if std::is_x86_feature_detected!("avx2") {
+                let done = if std::is_x86_feature_detected!("avx2") {
                     // SAFETY: the CPU supports AVX2 (checked just above).
                     unsafe { pass.run_avx2(omega, acc) };
-                    return;
+                    true
+                } else {
+                    false
+                };
+                #[cfg(not(target_arch = "x86_64"))]
+                let done = false;
+                if !done {
+                    pass.run(omega, acc);
                 }
-                pass.run(omega, acc);
+                if reuse {
+                    acc[far_from..span].copy_from_slice(&far[far_from..span]);
+                    return None;
+                }
+                if !full {
+                    return None;
+                }
+                let change = far_at.map(|at| (block_change(&acc[..span], &far[..span], far_from), t - at));
+                far[far_from..span].copy_from_slice(&acc[far_from..span]);
+                *far_at = Some(t);
+                change
             }
             Events::Sparse {
                 cap,
@@ -252,9 +309,27 @@ impl Events {
                         later.push((slot, bk));
                     }
                 }
+                None
             }
         }
     }
+}
+
+/// Σ_B |Σ_{m ∈ B} (new_m − kept_m)| over blocks of lags from `from`,
+/// [l, l + max(1, ⌊α·l⌋)) with α = LAG_ALPHA, as the memories read R_g's far
+/// lags (block sums, docs/theory.md §3.3): the change a reuse makes to what
+/// the dynamics see, without the lag-to-lag spread of the paths' estimate,
+/// which the block sums average out as the memories do.
+fn block_change(new: &[f64], kept: &[f64], from: usize) -> f64 {
+    let mut lo = from;
+    let mut total = 0.0;
+    while lo < new.len() {
+        let hi = (2 * lo).min(new.len());
+        let moved: f64 = new[lo..hi].iter().zip(&kept[lo..hi]).map(|(x, y)| x - y).sum();
+        total += moved.abs();
+        lo = hi;
+    }
+    total
 }
 
 /// The dense pass's terms: for m = 1..span (k = t − m), Σ_{k<j≤t} R_θ(j,k)b_j
@@ -360,7 +435,7 @@ impl DensePass<'_> {
                 acc[m] += total;
             }
         }
-        if self.far_paths < n {
+        if self.far_paths < n && near_span < span {
             let scale = n as f64 / self.far_paths as f64;
             acc[near_span..span].iter_mut().for_each(|x| *x *= scale);
         }
@@ -432,8 +507,52 @@ mod tests {
             events.store_row(k + 1, w, &now(k + 1));
         }
         let mut acc = vec![0.0; w.min(t + 1)];
-        events.adjoints(t, w, &now(t), eta, omega, &mut acc);
+        events.adjoints(t, w, &now(t), eta, omega, &mut acc, false);
         acc
+    }
+
+    #[test]
+    fn a_pass_reusing_the_far_lags_takes_them_from_the_last_run_and_the_next_run_reports_their_change() {
+        let (n, w, q, eta) = (512, 200, 1.0, 0.3);
+        let omega: Vec<f64> = (0..n).map(|i| 0.05 + 0.2 * curvature(i, 9000, 1.0)).collect();
+        let now = |t: usize| -> Vec<f64> {
+            let mut v = vec![0.0; w];
+            for s in t.saturating_sub(w - 1)..=t {
+                v[s % w] = kernel(t - s);
+            }
+            v
+        };
+        let mut events = Events::new(n, w, q);
+        let mut runs = Vec::new();
+        for t in 0..=420 {
+            let fresh = [400, 410, 420].contains(&t);
+            if t >= 400 {
+                let mut acc = vec![0.0; w];
+                let change = events.adjoints(t, w, &now(t), eta, &omega, &mut acc, !fresh);
+                runs.push((t, acc, change));
+            }
+            let h: Vec<f64> = (0..n).map(|i| curvature(i, t, q)).collect();
+            events.record(t, w, &h, &now(t));
+            events.store_row(t + 1, w, &now(t + 1));
+        }
+        let (far_from, _) = far_split(n);
+        let at = |t: usize| &runs[t - 400];
+        // the first run has nothing to compare with; reusing passes report nothing
+        assert!(at(400).2.is_none() && at(405).2.is_none());
+        // a reusing pass: its near lags are the pass's own, its far lags the last run's
+        let exact = naive(n, 405, w, q, eta, &omega);
+        assert!(worst(&at(405).1[..far_from], &exact[..far_from]) < 1e-4);
+        assert_eq!(at(405).1[far_from..], at(400).1[far_from..]);
+        assert!(
+            worst(&at(405).1[far_from..], &exact[far_from..]) > 1e-3,
+            "the far lags moved since step 400"
+        );
+        // the next run replaces them and reports their change over the 10 steps
+        let (change, age) = at(410).2.expect("a run after a run");
+        assert_eq!(age, 10);
+        assert_eq!(change, block_change(&at(410).1, &at(400).1, far_from));
+        assert!(change > 0.0);
+        assert_eq!(at(420).2.map(|c| c.1), Some(10));
     }
 
     fn worst(a: &[f64], b: &[f64]) -> f64 {

@@ -36,8 +36,8 @@
 
 use super::{
     Coordinate, GEN_WINDOW, Generator, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, Slot, StepBuffers, Stop, axpy,
-    conditional_weights, curvature_bound, labels, memory, recursion, sample_step, stein_drift, step_record,
-    teacher_field, theta_positions, truncation,
+    conditional_weights, curvature_bound, far_adjoints, labels, memory, recursion, sample_step, stein_drift,
+    step_record, teacher_field, theta_positions, truncation,
 };
 use crate::dmft::{DmftError, DmftParams, rqmc_uniform4};
 use crate::dyadic::{Partition, Track};
@@ -199,7 +199,7 @@ pub(super) fn replicate(
         _ = generator.advance(cond, &sv.g);
         // 4. R_g(t, t − m), m < W, by reverse mode (§3.3)
         let acc = &mut acc_buf[..w.min(t + 1)];
-        events.adjoints(t, w, &vv, eta, &sv.h, acc);
+        approx_error = approx_error.max(far_adjoints(&mut events, t, w, &vv, eta, &sv.h, acc, a / nf));
         events.record(t, w, &sv.h, &vv);
         let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
         // 5–6. the drift and the truncation estimate

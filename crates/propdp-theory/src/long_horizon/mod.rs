@@ -68,6 +68,43 @@ const GEN_RULE: Dyadic = Dyadic { alpha: 0.5, beta: 0.5 };
 /// Largest estimated effect on a metric of R_g's dropped lags that a solve accepts.
 pub const TRUNCATION_TOL: f64 = 1e-3;
 
+/// Steps the dense reverse pass reuses its far lags for ([`far_adjoints`]).
+const FAR_STRIDE: usize = 8;
+
+/// R_g(t, t − m), m < W, into `acc` by the events' reverse pass
+/// (reverse_mode.rs), with the dense pass's far lags (m ≥ 32) run every
+/// [`FAR_STRIDE`] steps from t = 2W on and reused in between: by then the
+/// window no longer holds the first steps' transient and the dynamics have
+/// relaxed as far as R_θ has decayed over W (the truncation criterion), so
+/// the far lags are stationary but for their paths' spread. Each run
+/// measures what reusing the previous run's lags changed — their
+/// Σ_B |Σ_{m ∈ B} ΔR_g(t, t − m)| over dyadic lag blocks, times
+/// 2η·Σ_l |R_θ(t, t − l)| (the truncation estimate's form: a memory error
+/// acting through the relaxation) — and returns it for `approx_error`; it
+/// includes the paths' spread between the two runs, so it over-states the
+/// reuse's own effect (docs/theory.md §3.3).
+#[allow(clippy::too_many_arguments)]
+fn far_adjoints(
+    events: &mut Events,
+    t: usize,
+    w: usize,
+    vv: &[f64],
+    eta: f64,
+    h: &[f64],
+    acc: &mut [f64],
+    scale: f64,
+) -> f64 {
+    let reuse = t >= 2 * w && !(t - 2 * w).is_multiple_of(FAR_STRIDE);
+    match events.adjoints(t, w, vv, eta, h, acc, reuse) {
+        // a run one step after the last reused nothing
+        Some((change, age)) if age > 1 => {
+            let relaxation: f64 = vv.iter().map(|x| x.abs()).sum();
+            2.0 * eta * scale * change * relaxation
+        }
+        _ => 0.0,
+    }
+}
+
 /// A long-horizon prediction: the per-step path and its approximation error.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LongHorizonPath {
@@ -1169,7 +1206,7 @@ fn replicate(
         //    Rao–Blackwellising it costs every path a pass and did not lower the metrics' spread),
         //    through the field's response R_w = Σ_k w_kω_kRᵏ
         let acc = &mut acc_buf[..w.min(t + 1)];
-        events.adjoints(t, w, &vv, eta, &sv.h, acc);
+        approx_error = approx_error.max(far_adjoints(&mut events, t, w, &vv, eta, &sv.h, acc, a / nf));
         events.record(t, w, &sv.h, &vv);
         let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
         // 5. the drift
