@@ -215,6 +215,12 @@ struct InferArgs {
     /// spelling, e.g. '{"law": "student_t", "dof": 3, "scale": 0.5}'.
     #[arg(long)]
     noise: Option<String>,
+    /// The share of the rows held out of the fit, on which θ̂'s test error is released (0: none).
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    holdout: f64,
+    /// The clip B of the held-out squared error [model huber; default (3M)²].
+    #[arg(long, allow_hyphen_values = true)]
+    test_clip: Option<f64>,
     /// The intervals' level.
     #[arg(long, default_value_t = 0.95, allow_hyphen_values = true)]
     level: f64,
@@ -253,6 +259,8 @@ fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
         delta_priv: a.delta_priv,
         neighbouring: a.neighbouring,
         row_norm: a.row_norm,
+        holdout: a.holdout,
+        test_clip: a.test_clip,
         noise: match &a.noise {
             None => None,
             Some(text) => Some(

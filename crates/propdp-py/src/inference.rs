@@ -65,6 +65,12 @@ impl Fitted {
         Ok((c.estimate, c.se, c.lower, c.upper))
     }
 
+    /// The interval of θ̂'s test error from the held-out rows: (estimate, se, lower, upper).
+    fn test_error_int(&self, py: Python<'_>, alpha: f64) -> PyResult<(f64, f64, f64, f64)> {
+        let c = self.inner.test_error_int(alpha).map_err(|a| argument_error(py, &a))?;
+        Ok((c.estimate, c.se, c.lower, c.upper))
+    }
+
     /// Everything but the vectors, as JSON (nuisances, privacy, settings).
     fn report(&self) -> String {
         let mut v = serde_json::to_value(&self.inner).expect("a report serialises");
@@ -78,7 +84,7 @@ impl Fitted {
 /// One private fit of `model` by `algorithm` to the n × d rows `x`
 /// (row-major float64 bytes) and labels `y`.
 #[pyfunction]
-#[pyo3(signature = (x, n, d, y, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None))]
+#[pyo3(signature = (x, n, d, y, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None, holdout=0.0, test_clip=None))]
 #[allow(clippy::too_many_arguments)] // one per keyword of PrivateGLM
 pub fn infer(
     py: Python<'_>,
@@ -96,6 +102,8 @@ pub fn infer(
     huber_m: f64,
     seed: Option<u64>,
     noise: Option<&str>,
+    holdout: f64,
+    test_clip: Option<f64>,
 ) -> PyResult<Fitted> {
     let bad = |argument: &'static str, text: String| {
         argument_error(
@@ -157,6 +165,8 @@ pub fn infer(
         neighbouring,
         row_norm,
         noise,
+        holdout,
+        test_clip,
     };
     let (x, y) = (floats(py, "X", x)?, floats(py, "y", y)?);
     let fitted = py

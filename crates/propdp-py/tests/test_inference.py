@@ -125,3 +125,31 @@ def test_the_command_line_writes_the_same_intervals(tmp_path):
     ci = res.conf_int(alpha=0.05)
     np.testing.assert_array_equal(table["lower"], ci[:, 0])
     assert report["privacy"]["epsilon"] == res.privacy.epsilon and report["level"] == 0.95
+
+
+def test_held_out_rows_give_the_test_error_interval_and_the_cli_agrees(tmp_path):
+    X, y, theta = logistic_data(5, n=1000)
+    model = propdp.PrivateGLM(model="logistic", lambda_=1.0, epsilon=8.0, holdout=0.2)
+    res = model.fit(X, y, seed=11)
+    t = res.test_error_int(alpha=0.05)
+    assert t["metric"] == "class_error" and 150 < t["rows"] < 250 and res.n + t["rows"] == 1000
+    assert 0.0 <= t["lower"] < t["estimate"] < t["upper"] <= 1.0
+    assert t["upper"] - t["lower"] == pytest.approx(2 * 1.959964 * t["se"], rel=1e-6)
+    assert res.privacy.epsilon <= 8.0 and any("held-out" in r for r in res.privacy.releases)
+    assert "held-out rows" in res.summary()
+    # without held-out rows the interval names the argument to change
+    plain = propdp.PrivateGLM(model="logistic", lambda_=1.0, epsilon=8.0).fit(X, y, seed=11)
+    with pytest.raises(propdp.ConfigError) as e:
+        plain.test_error_int()
+    assert e.value.field == "holdout"
+    if BINARY.exists():
+        data = tmp_path / "rows.npy"
+        np.save(data, np.column_stack([X, y]))
+        out = tmp_path / "out"
+        args = ["infer", str(data), "--label", f"x{X.shape[1]}", "--model", "logistic", "--lambda", "1",
+                "--epsilon", "8", "--row-norm", "1", "--seed", "11", "--holdout", "0.2", "--out", str(out)]
+        run = subprocess.run([str(BINARY), *args], check=True, capture_output=True, text=True)
+        assert "held-out rows" in run.stdout
+        report = json.loads((out / "report.json").read_text())
+        assert report["test_error_interval"]["lower"] == t["lower"]
+        assert report["test_error_interval"]["upper"] == t["upper"]

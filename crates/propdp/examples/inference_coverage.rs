@@ -73,6 +73,8 @@ fn main() {
         neighbouring: Neighbouring::ReplaceOne,
         row_norm,
         noise: args.iter().any(|a| a == "--known-noise").then_some(noise),
+        holdout: 0.0,
+        test_clip: None,
     };
     let z95 = 1.959_963_984_540_054;
     let z90 = 1.644_853_626_951_472_2;

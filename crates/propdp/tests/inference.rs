@@ -50,6 +50,8 @@ fn spec(model: Glm, release: Release, lambda: f64, epsilon: f64) -> Spec {
         neighbouring: Neighbouring::ReplaceOne,
         row_norm: 1.0,
         noise: None,
+        holdout: 0.0,
+        test_clip: None,
     }
 }
 
@@ -226,4 +228,75 @@ fn arguments_out_of_range_are_named() {
     .unwrap();
     assert_eq!(f.conf_int(1.5).unwrap_err().argument, "alpha");
     assert_eq!(f.contrast(&[1.0; 3], 0.05).unwrap_err().argument, "a");
+    // no rows held out: no test error interval, and the argument to change named
+    assert_eq!(f.test_error_int(0.05).unwrap_err().argument, "holdout");
+    for (holdout, clip) in [(1.0, None), (-0.1, None), (0.2, Some(0.0))] {
+        let s = Spec {
+            holdout,
+            test_clip: clip,
+            ..spec(Glm::Huber { m: 1.0 }, Release::Objective, 1.0, 8.0)
+        };
+        let field = if clip.is_some() { "test_clip" } else { "holdout" };
+        assert_eq!(fit(&rows, 400, 200, &y, &s, None).unwrap_err().field(), Some(field));
+    }
+    // too few rows held out for the interval: 2% of 400
+    let s = Spec {
+        holdout: 0.02,
+        ..spec(Glm::Logistic, Release::Objective, 1.0, 8.0)
+    };
+    let e = fit(&rows, 400, 200, &y, &s, Some(1)).unwrap_err();
+    assert_eq!(e.field(), Some("holdout"), "{e:#}");
+}
+
+/// E min(r², b) for r ~ N(0, v).
+fn clipped_square_mean(v: f64, b: f64) -> f64 {
+    let c = (b / v).sqrt();
+    let (cdf, pdf) = (propdp::core::loss::norm_cdf(c), propdp::core::loss::norm_pdf(c));
+    v * ((2.0 * cdf - 1.0) - 2.0 * c * pdf) + b * 2.0 * (1.0 - cdf)
+}
+
+/// Over `sets` data sets with a fifth of the rows held out: the coverage of
+/// the test error's 95% interval of the population error of each fit θ̂
+/// (exact for rows N(0, I/d): logistic `test_class_error`; Huber with
+/// Gaussian label noise, r = y − xᵀθ̂ ~ N(0, ‖θ̂ − θ*‖²/d + sd²)), and
+/// the intervals' mean half-width.
+fn test_error_coverage(s: &Spec, sd: f64, sets: u64) -> (f64, f64) {
+    let (n, d, s2) = (1000, 400, 4.0);
+    let (mut hits, mut width) = (0, 0.0);
+    for k in 0..sets {
+        let (rows, y, theta) = data(500 + k, n, d, s2, s.model, NoiseLaw::Gaussian { sd });
+        let f = fit(&rows, n, d, &y, s, Some(900 + k)).unwrap();
+        let t = f.test_error.expect("rows held out");
+        assert!(f.privacy.epsilon <= s.epsilon && t.epsilon <= s.epsilon);
+        assert!((150..250).contains(&t.rows), "{} held out", t.rows);
+        assert_eq!(f.n + t.rows, n);
+        let th = DVector::from_vec(f.params.clone());
+        let df = d as f64;
+        let (m, q, s2_real) = (th.dot(&theta) / df, th.norm_squared() / df, theta.norm_squared() / df);
+        let truth = match s.model {
+            Glm::Logistic => propdp::core::population::test_class_error(s2_real, m, q),
+            Glm::Huber { .. } => clipped_square_mean(q - 2.0 * m + s2_real + sd * sd, 9.0),
+        };
+        let i = f.test_error_int(0.05).unwrap();
+        hits += usize::from(i.lower <= truth && truth <= i.upper);
+        width += (i.upper - i.lower) / 2.0 / sets as f64;
+    }
+    (hits as f64 / sets as f64, width)
+}
+
+/// The held-out test error's interval covers the population error of the
+/// fit at its level; the privacy noise alone (without the rows' own
+/// spread) would be far too narrow.
+#[test]
+fn the_held_out_test_error_interval_covers_the_fits_population_error() {
+    for (model, sd) in [(Glm::Logistic, 0.0), (Glm::Huber { m: 1.0 }, 0.5)] {
+        let s = Spec {
+            holdout: 0.2,
+            ..spec(model, Release::Objective, 1.0, 4.0)
+        };
+        let (coverage, width) = test_error_coverage(&s, sd, 60);
+        // 60 sets: the coverage's standard error at 0.95 is 0.028
+        assert!(coverage >= 0.87, "{model:?}: coverage {coverage}, half-width {width}");
+        assert!(width > 0.0 && width.is_finite());
+    }
 }

@@ -51,8 +51,9 @@ class InferencePrivacy:
 class PrivateGLMResults:
     """A private fit: ``params`` (the released θ̂), ``params_debiased``
     (θ̂/α̂), ``bse`` (standard errors of the debiased estimate),
-    ``conf_int(alpha)``, ``contrast(a, alpha)``, ``nuisance`` (α̂, σ̂_eff,
-    ŝ² with their errors), ``privacy`` and ``summary()``."""
+    ``conf_int(alpha)``, ``contrast(a, alpha)``, ``test_error_int(alpha)``
+    (with rows held out of the fit), ``nuisance`` (α̂, σ̂_eff, ŝ² with their
+    errors), ``privacy`` and ``summary()``."""
 
     def __init__(self, fitted: Any):
         self._fitted = fitted
@@ -77,6 +78,7 @@ class PrivateGLMResults:
         self.d: int = report["d"]
         self.projected_rows: int = report["projected"]
         self.seed: int = report["seed"]
+        self.test_error: Optional[Dict[str, Any]] = report.get("test_error")
 
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:
         """The (1 − alpha) interval of every θ*_j, shape (d, 2): lower, upper."""
@@ -87,6 +89,23 @@ class PrivateGLMResults:
         A contrast aligned with θ* carries α̂'s error (delta method)."""
         est, se, lo, hi = self._fitted.contrast(np.asarray(a, dtype=float).ravel().tolist(), alpha)
         return {"estimate": est, "se": se, "lower": lo, "upper": hi}
+
+    def test_error_int(self, alpha: float = 0.05) -> Dict[str, Any]:
+        """The (1 − alpha) interval of θ̂'s population test error — the
+        misclassification rate (logistic) or the squared error clipped at
+        ``test_clip`` (Huber) a fresh row would show — from the rows held
+        out of the fit (``PrivateGLM(holdout=...)``, released privately and
+        charged): estimate, se, lower, upper, metric and held-out rows."""
+        est, se, lo, hi = self._fitted.test_error_int(alpha)
+        t = self.test_error or {}
+        return {
+            "estimate": est,
+            "se": se,
+            "lower": lo,
+            "upper": hi,
+            "metric": t.get("metric", {}).get("metric"),
+            "rows": t.get("rows"),
+        }
 
     def summary(self, alpha: float = 0.05, rows: int = 10) -> str:
         """A text summary: settings, privacy, nuisances and the first intervals."""
@@ -104,6 +123,14 @@ class PrivateGLMResults:
             f"rows projected onto ||x|| <= {s['row_norm']}: {self.projected_rows} of {self.n}",
             f"bias factor alpha = {nu['alpha']:.4f} (se {nu['alpha_se']:.4f}), sigma_eff = {nu['sigma_eff']:.4f}, "
             f"signal s2 = {nu['s2']:.4f}",
+        ]
+        if self.test_error is not None:
+            t = self.test_error_int(alpha)
+            lines.append(
+                f"test error ({t['metric']}) on {t['rows']} held-out rows: {t['estimate']:.4f}, "
+                f"{1 - alpha:g} interval [{t['lower']:.4f}, {t['upper']:.4f}]"
+            )
+        lines += [
             "assumes: rows with isotropic covariance I/d, no intercept; intervals per coordinate at level "
             f"{1 - alpha:g}",
             f"{'j':>5} {'theta_hat':>11} {'debiased':>11} {'se':>9} {'lower':>11} {'upper':>11}",
@@ -131,7 +158,11 @@ class PrivateGLM:
     ball (the mechanism's sensitivity needs the bound). For Huber, ``noise``
     (a dict such as ``{"law": "student_t", "dof": 3, "scale": 0.5}``, the
     config's spelling) gives the label noise's law if known: then nothing but
-    θ̂ is released and output perturbation is served too."""
+    θ̂ is released and output perturbation is served too. ``holdout`` (0 ≤ h
+    < 1) holds that share of the rows out of the fit and releases θ̂'s test
+    error on them (``test_error_int``), composing in parallel with the fit;
+    for Huber the squared error is clipped at ``test_clip`` (default
+    (3·huber_m)²)."""
 
     def __init__(
         self,
@@ -144,6 +175,8 @@ class PrivateGLM:
         row_norm: float = 1.0,
         huber_m: float = 1.0,
         noise: Optional[Dict[str, Any]] = None,
+        holdout: float = 0.0,
+        test_clip: Optional[float] = None,
     ):
         self.model = model
         self.algorithm = algorithm
@@ -154,6 +187,8 @@ class PrivateGLM:
         self.row_norm = row_norm
         self.huber_m = huber_m
         self.noise = noise
+        self.holdout = holdout
+        self.test_clip = test_clip
 
     def fit(self, X: Any, y: Any, seed: Optional[int] = None) -> PrivateGLMResults:
         """Fit privately to rows ``X`` (n × d) and labels ``y`` (n); ``seed``
@@ -178,6 +213,8 @@ class PrivateGLM:
             huber_m=float(self.huber_m),
             seed=seed,
             noise=None if self.noise is None else json.dumps(self.noise),
+            holdout=float(self.holdout),
+            test_clip=None if self.test_clip is None else float(self.test_clip),
         )
         return PrivateGLMResults(fitted)
 

@@ -36,6 +36,7 @@
 
 pub mod nuisance;
 pub mod release;
+pub mod test_error;
 
 use nalgebra::{DMatrix, DVector};
 use propdp_core::accountant::Neighbouring;
@@ -48,6 +49,7 @@ use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::error::Argument;
 pub use nuisance::Nuisance;
+pub use test_error::TestError;
 
 /// The fewest features an interval is given for: the nuisances' error is
 /// O(d^-1/2) and the fixed point a large-d law.
@@ -98,6 +100,12 @@ pub struct Spec {
     /// unknown is s², read from ‖θ̂‖²/d for free (no residual statistics are
     /// released), and output perturbation is served too.
     pub noise: Option<propdp_core::NoiseLaw>,
+    /// The share of the rows held out of the fit, 0 ≤ holdout < 1, on
+    /// which the test error of θ̂ is released (0: none; [`test_error`]).
+    pub holdout: f64,
+    /// Huber: the clip B of the held-out squared error (default
+    /// [`test_error::default_clip`]).
+    pub test_clip: Option<f64>,
 }
 
 fn relation<S: serde::Serializer>(n: &Neighbouring, s: S) -> Result<S::Ok, S::Error> {
@@ -122,6 +130,21 @@ impl Spec {
         positive("row_norm", self.row_norm)?;
         if let Glm::Huber { m } = self.model {
             positive("huber_m", m)?;
+        }
+        if !(self.holdout >= 0.0 && self.holdout < 1.0) {
+            return Err(Argument::new(
+                "holdout",
+                format!(" = {} is invalid: allowed 0 ≤ holdout < 1", self.holdout),
+            ));
+        }
+        if let Some(b) = self.test_clip {
+            if self.model == Glm::Logistic {
+                return Err(Argument::new(
+                    "test_clip",
+                    " applies to the Huber model only (the logistic test error is the 0–1 error)".into(),
+                ));
+            }
+            positive("test_clip", b)?;
         }
         if self.noise.is_some() && self.model == Glm::Logistic {
             return Err(Argument::new(
@@ -216,9 +239,11 @@ pub struct Inference {
     pub noise: f64,
     /// The residual statistics released (Huber objective perturbation).
     pub residuals: Option<Residuals>,
+    /// The test error released on the held-out rows (holdout > 0).
+    pub test_error: Option<TestError>,
     /// What the release certifies.
     pub privacy: Privacy,
-    /// Rows and features.
+    /// Rows fitted (without the held-out ones).
     pub n: usize,
     /// Features.
     pub d: usize,
@@ -230,10 +255,10 @@ pub struct Inference {
     pub seed: u64,
 }
 
-/// An interval for one linear contrast ⟨a, θ*⟩.
+/// An interval for one quantity: a linear contrast ⟨a, θ*⟩, the test error.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Contrast {
-    /// ⟨a, θ̂⟩/α̂.
+pub struct Interval {
+    /// The estimate (a contrast: ⟨a, θ̂⟩/α̂).
     pub estimate: f64,
     /// Its standard error.
     pub se: f64,
@@ -320,7 +345,7 @@ impl Inference {
 
     /// The (1 − alpha) interval of ⟨a, θ*⟩ (the delta method carries α̂'s
     /// error, which a contrast aligned with θ* multiplies by up to √d).
-    pub fn contrast(&self, a: &[f64], alpha: f64) -> Result<Contrast, Argument> {
+    pub fn contrast(&self, a: &[f64], alpha: f64) -> Result<Interval, Argument> {
         if a.len() != self.d {
             return Err(Argument::new(
                 "a",
@@ -335,12 +360,28 @@ impl Inference {
         let x: f64 = a.iter().zip(&self.params).map(|(a, t)| a * t).sum();
         let estimate = x / self.nuisance.alpha;
         let se = self.se(self.energy(x, norm2), norm2);
-        Ok(Contrast {
+        Ok(Interval {
             estimate,
             se,
             lower: estimate - z * se,
             upper: estimate + z * se,
         })
+    }
+}
+
+impl Inference {
+    /// The (1 − alpha) interval of θ̂'s population test error, from the
+    /// rows held out of the fit ([`test_error`]); an argument error when
+    /// none were (holdout = 0).
+    pub fn test_error_int(&self, alpha: f64) -> Result<Interval, Argument> {
+        match &self.test_error {
+            Some(t) => t.interval(alpha),
+            None => Err(Argument::new(
+                "holdout",
+                " = 0: the test error's interval needs rows held out of the fit; fit with holdout > 0 (e.g. 0.2)"
+                    .into(),
+            )),
+        }
     }
 }
 
@@ -397,6 +438,30 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
         .into());
     }
     let labels = labels(spec.model, y)?;
+    let seed = seed.unwrap_or_else(rand::random);
+    let side = test_error::held_out(n, spec.holdout, seed);
+    let held = side.iter().filter(|&&h| h).count();
+    if spec.holdout > 0.0 && (held < test_error::MIN_HELD_OUT || n - held < 2) {
+        return Err(Argument::new(
+            "holdout",
+            format!(
+                " = {} held out {held} of {n} rows: the test error's interval needs at least {} held out and two \
+                 fitted",
+                spec.holdout,
+                test_error::MIN_HELD_OUT
+            ),
+        )
+        .into());
+    }
+    // (fitted, held out): rows row-major and labels
+    let mut parts = [(Vec::new(), Vec::new()), (Vec::new(), Vec::new())];
+    for ((x, &y), &h) in rows.chunks_exact(d).zip(labels.iter()).zip(&side) {
+        let part = &mut parts[usize::from(h)];
+        part.0.extend_from_slice(x);
+        part.1.push(y);
+    }
+    let [(rows, labels), (test_rows, test_labels)] = parts;
+    let (n, labels) = (n - held, DVector::from_vec(labels));
     if matches!(spec.model, Glm::Huber { .. }) && !spec.is_objective() && spec.noise.is_none() {
         return Err(refused(Refusal::new(
             Reason::NoiseLawNeeded,
@@ -406,7 +471,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
                 .into(),
         )));
     }
-    let mut xt = DMatrix::from_column_slice(d, n, rows);
+    let mut xt = DMatrix::from_column_slice(d, n, &rows);
     let mut projected = 0;
     for mut row in xt.column_iter_mut() {
         let norm = row.norm();
@@ -421,7 +486,6 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
         _ => None,
     };
     let plan = release::plan(spec, huber_m.is_some())?;
-    let seed = seed.unwrap_or_else(rand::random);
     let b = propdp_sim::data::draw_gaussian_vector(d, &mut propdp_sim::rng::stream(seed, &[STREAM, 0]));
     let (sigma, tau) = if spec.is_objective() {
         (plan.noise, 0.0)
@@ -508,15 +572,30 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             )
         }
     };
+    let test_error = if held > 0 {
+        let t = test_error::release(spec, theta.as_slice(), &test_rows, &test_labels, seed)?;
+        releases.push(t.release_text());
+        Some(t)
+    } else {
+        None
+    };
+    // the held-out release composes in parallel: the larger of the two
+    let (lower, upper) = test_error.map_or((plan.bracket.lower, plan.bracket.upper), |t| {
+        (
+            plan.bracket.lower.max(t.epsilon_lower),
+            plan.bracket.upper.max(t.epsilon),
+        )
+    });
     Ok(Inference {
         spec: *spec,
         params: theta.iter().copied().collect(),
         nuisance,
         noise: plan.noise,
         residuals,
+        test_error,
         privacy: Privacy {
-            epsilon: plan.bracket.upper,
-            epsilon_lower: plan.bracket.lower,
+            epsilon: upper,
+            epsilon_lower: lower,
             delta: spec.delta_priv,
             neighbouring: spec.neighbouring.label(),
             releases,
@@ -617,6 +696,12 @@ impl Inference {
         if let Some(o) = report.as_object_mut() {
             o.remove("params");
             o.insert("level".into(), (1.0 - alpha).into());
+            if let Ok(i) = self.test_error_int(alpha) {
+                o.insert(
+                    "test_error_interval".into(),
+                    serde_json::to_value(i).map_err(anyhow::Error::from)?,
+                );
+            }
             o.insert(
                 "provenance".into(),
                 serde_json::json!({
@@ -657,6 +742,17 @@ impl Inference {
             "bias factor α̂ = {:.4} (se {:.4}), σ̂_eff = {:.4}, signal ŝ² = {:.4}\n",
             n.alpha, n.alpha_se, n.sigma_eff, n.s2
         );
+        if let Some(t) = &self.test_error {
+            let i = t.interval(0.05).expect("0.05 is a level");
+            out += &format!(
+                "test error ({}) of θ̂ on {} held-out rows: {:.4}, 95% interval [{:.4}, {:.4}]\n",
+                t.metric.name(),
+                t.rows,
+                i.estimate,
+                i.lower,
+                i.upper
+            );
+        }
         out += "assumes rows with isotropic covariance I/d and no intercept (docs/inference.md)\n";
         out
     }
