@@ -215,6 +215,9 @@ struct InferArgs {
     /// spelling, e.g. '{"law": "student_t", "dof": 3, "scale": 0.5}'.
     #[arg(long)]
     noise: Option<String>,
+    /// A public feature covariance Σ (d × d, .npy or CSV with a header row): the rows are whitened by it.
+    #[arg(long)]
+    covariance: Option<PathBuf>,
     /// The share of the rows held out of the fit, on which θ̂'s test error is released (0: none).
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     holdout: f64,
@@ -268,7 +271,7 @@ fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
             ),
         },
     };
-    let fit = propdp::inference::fit_file(&a.data, &a.label, &spec, a.seed)?;
+    let fit = propdp::inference::fit_file(&a.data, &a.label, &spec, a.seed, a.covariance.as_deref())?;
     fit.write(&a.out, 1.0 - a.level)?;
     print!("{}", fit.text());
     eprintln!(

@@ -84,7 +84,7 @@ impl Fitted {
 /// One private fit of `model` by `algorithm` to the n × d rows `x`
 /// (row-major float64 bytes) and labels `y`.
 #[pyfunction]
-#[pyo3(signature = (x, n, d, y, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None, holdout=0.0, test_clip=None))]
+#[pyo3(signature = (x, n, d, y, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None, holdout=0.0, test_clip=None, covariance=None))]
 #[allow(clippy::too_many_arguments)] // one per keyword of PrivateGLM
 pub fn infer(
     py: Python<'_>,
@@ -104,6 +104,7 @@ pub fn infer(
     noise: Option<&str>,
     holdout: f64,
     test_clip: Option<f64>,
+    covariance: Option<&[u8]>,
 ) -> PyResult<Fitted> {
     let bad = |argument: &'static str, text: String| {
         argument_error(
@@ -169,8 +170,12 @@ pub fn infer(
         test_clip,
     };
     let (x, y) = (floats(py, "X", x)?, floats(py, "y", y)?);
+    let covariance = covariance.map(|c| floats(py, "covariance", c)).transpose()?;
     let fitted = py
-        .detach(|| propdp::inference::fit(&x, n, d, &y, &spec, seed))
+        .detach(|| match &covariance {
+            Some(c) => propdp::inference::fit_whitened(&x, n, d, &y, c, &spec, seed),
+            None => propdp::inference::fit(&x, n, d, &y, &spec, seed),
+        })
         .map_err(|e| to_py(py, e))?;
     Ok(Fitted { inner: fitted })
 }

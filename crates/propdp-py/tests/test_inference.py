@@ -153,3 +153,37 @@ def test_held_out_rows_give_the_test_error_interval_and_the_cli_agrees(tmp_path)
         report = json.loads((out / "report.json").read_text())
         assert report["test_error_interval"]["lower"] == t["lower"]
         assert report["test_error_interval"]["upper"] == t["upper"]
+
+
+def test_a_public_covariance_whitens_the_rows(tmp_path):
+    X, y, _ = logistic_data(6, n=600, d=300)
+    d = X.shape[1]
+    plain = propdp.PrivateGLM(model="logistic", lambda_=1.0, epsilon=8.0).fit(X, y, seed=4)
+    # the identity whitens nothing: the same fit and intervals up to rounding
+    same = propdp.PrivateGLM(model="logistic", lambda_=1.0, epsilon=8.0, covariance=np.eye(d)).fit(X, y, seed=4)
+    np.testing.assert_allclose(same.params, plain.params, atol=1e-9)
+    np.testing.assert_allclose(same.conf_int(), plain.conf_int(), atol=1e-9)
+    assert "whitened" in same.summary() and "isotropic" in plain.summary()
+    # Σ = 4I and rows 2x: whitened back to x (the row bound applies there), θ̂ = Σ^{-1/2}θ̂'
+    scaled = propdp.PrivateGLM(model="logistic", lambda_=1.0, epsilon=8.0, covariance=4 * np.eye(d))
+    res = scaled.fit(2 * X, y, seed=4)
+    np.testing.assert_allclose(res.params, plain.params / 2, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(res.conf_int(), plain.conf_int() / 2, rtol=1e-7, atol=1e-12)
+    asymmetric = np.eye(d)
+    asymmetric[0, 1] = 0.5
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.PrivateGLM(model="logistic", epsilon=8.0, covariance=asymmetric).fit(X, y, seed=4)
+    assert e.value.field == "covariance"
+    with pytest.raises(propdp.ConfigError):
+        propdp.PrivateGLM(model="logistic", epsilon=8.0, covariance=np.eye(3)).fit(X, y, seed=4)
+    if BINARY.exists():
+        data, cov, out = tmp_path / "rows.npy", tmp_path / "sigma.npy", tmp_path / "out"
+        np.save(data, np.column_stack([2 * X, y]))
+        np.save(cov, 4 * np.eye(d))
+        args = ["infer", str(data), "--label", f"x{d}", "--model", "logistic", "--lambda", "1", "--epsilon", "8",
+                "--row-norm", "1", "--seed", "4", "--covariance", str(cov), "--out", str(out)]
+        run = subprocess.run([str(BINARY), *args], check=True, capture_output=True, text=True)
+        assert "whitened" in run.stdout
+        table = np.genfromtxt(out / "intervals.csv", delimiter=",", names=True)
+        np.testing.assert_array_equal(table["theta_hat"], res.params)
+        assert json.loads((out / "report.json").read_text())["whitened"] is True

@@ -2,17 +2,30 @@
 //! intervals' coverage by simulation on seeded data sets, the privacy
 //! report within budget, and every refusal.
 
-use nalgebra::DVector;
+use nalgebra::{DMatrix, DVector};
 use propdp::ErrorKind;
 use propdp::core::NoiseLaw;
 use propdp::core::accountant::Neighbouring;
-use propdp::inference::{Glm, Reason, Release, Spec, fit};
+use propdp::inference::{Glm, Reason, Release, Spec, fit, fit_whitened};
 use propdp::sim::data::{draw_noise, fill_gaussian};
 use propdp::sim::rng::stream;
 use rand::RngExt;
 
 /// Rows N(0, I/d) (row-major), θ* ~ N(0, s²I) and labels of `model`.
 fn data(seed: u64, n: usize, d: usize, s2: f64, model: Glm, noise: NoiseLaw) -> (Vec<f64>, Vec<f64>, DVector<f64>) {
+    data_with(seed, n, d, s2, model, noise, None)
+}
+
+/// [`data`] with rows N(0, LLᵀ/d) for a factor L of the covariance.
+fn data_with(
+    seed: u64,
+    n: usize,
+    d: usize,
+    s2: f64,
+    model: Glm,
+    noise: NoiseLaw,
+    factor: Option<&DMatrix<f64>>,
+) -> (Vec<f64>, Vec<f64>, DVector<f64>) {
     let mut rng = stream(seed, &[7]);
     let mut theta = DVector::zeros(d);
     fill_gaussian(&mut theta, &mut rng);
@@ -20,6 +33,12 @@ fn data(seed: u64, n: usize, d: usize, s2: f64, model: Glm, noise: NoiseLaw) -> 
     let mut rows = vec![0.0; n * d];
     for v in &mut rows {
         *v = rng.sample::<f64, _>(rand_distr::StandardNormal) / (d as f64).sqrt();
+    }
+    if let Some(l) = factor {
+        // row-major G Lᵀ: the column-major Lᵀ-transposed product L Gᵀ
+        rows = (l * DMatrix::from_row_slice(n, d, &rows).transpose())
+            .as_slice()
+            .to_vec();
     }
     let y = rows
         .chunks_exact(d)
@@ -299,4 +318,69 @@ fn the_held_out_test_error_interval_covers_the_fits_population_error() {
         assert!(coverage >= 0.87, "{model:?}: coverage {coverage}, half-width {width}");
         assert!(width > 0.0 && width.is_finite());
     }
+}
+
+/// Rows with a known covariance Σ = D + A/2 (D diagonal, a power law of
+/// condition 20; A_ij = 0.5^|i−j|, normalised to tr Σ = d): the intervals
+/// from the whitened fit keep their level for every coordinate of θ*, where
+/// the isotropic ones on the raw rows do not (Huber, λ = 0.2, ε = 32).
+#[test]
+fn with_a_public_covariance_the_whitened_intervals_keep_their_level() {
+    let (n, d, s2) = (800, 400, 1.0);
+    let sigma = DMatrix::from_fn(d, d, |i, j| {
+        let diagonal = if i == j {
+            20f64.powf(-(i as f64) / (d as f64 - 1.0))
+        } else {
+            0.0
+        };
+        diagonal + 0.5 * 0.5f64.powi(i.abs_diff(j) as i32)
+    });
+    let sigma = &sigma * (d as f64 / sigma.trace());
+    let factor = sigma.clone().cholesky().expect("positive definite").l();
+    let s = spec(Glm::Huber { m: 1.0 }, Release::Objective, 0.2, 32.0);
+    let noise = NoiseLaw::Gaussian { sd: 0.5 };
+    let sets = 16;
+    let (mut whitened, mut plain) = (Vec::new(), 0.0);
+    for k in 0..sets {
+        let (rows, y, theta) = data_with(40 + k, n, d, s2, s.model, noise, Some(&factor));
+        let covers = |ci: Vec<(f64, f64)>| {
+            ci.iter()
+                .zip(theta.iter())
+                .filter(|((lo, hi), t)| lo <= *t && *t <= hi)
+                .count() as f64
+                / d as f64
+        };
+        let f = fit_whitened(&rows, n, d, &y, sigma.as_slice(), &s, Some(k)).unwrap();
+        assert!(f.whitened && f.privacy.epsilon <= s.epsilon);
+        // a coordinate is the contrast e_j
+        let e3: Vec<f64> = (0..d).map(|j| f64::from(u8::from(j == 3))).collect();
+        let (c, ci) = (f.contrast(&e3, 0.05).unwrap(), f.conf_int(0.05).unwrap());
+        assert!((c.lower - ci[3].0).abs() < 1e-12 && (c.upper - ci[3].1).abs() < 1e-12);
+        whitened.push(covers(ci));
+        // the isotropic intervals on the raw rows, on the 40 coordinates of least variance
+        let ci = fit(&rows, n, d, &y, &s, Some(k)).unwrap().conf_int(0.05).unwrap();
+        plain += (d - 40..d)
+            .filter(|&j| ci[j].0 <= theta[j] && theta[j] <= ci[j].1)
+            .count() as f64
+            / 40.0
+            / sets as f64;
+    }
+    let mean = whitened.iter().sum::<f64>() / sets as f64;
+    let sd = (whitened.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / (sets as f64 - 1.0)).sqrt();
+    let se = sd / (sets as f64).sqrt();
+    assert!(
+        (mean - 0.95).abs() <= (3.0 * se).max(0.015),
+        "whitened coverage {mean} ± {se} (isotropic on the raw rows: {plain})"
+    );
+    // measured: 0.948 ± 0.003 whitened; isotropic, the 40 coordinates of least variance: 0.79
+    assert!(
+        plain < 0.85,
+        "the isotropic intervals on correlated rows covered {plain}"
+    );
+    // a matrix that is not a covariance is named
+    let (rows, y, _) = data(1, 400, 200, 1.0, Glm::Logistic, noise);
+    let mut bad = vec![0.0; 200 * 200];
+    bad[1] = 1.0;
+    let e = fit_whitened(&rows, 400, 200, &y, &bad, &s, Some(1)).unwrap_err();
+    assert_eq!(e.field(), Some("covariance"), "{e:#}");
 }

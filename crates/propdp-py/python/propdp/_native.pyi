@@ -133,4 +133,5 @@ def infer(
     noise: Optional[str] = None,
     holdout: float = 0.0,
     test_clip: Optional[float] = None,
+    covariance: Optional[bytes] = None,
 ) -> Fitted: ...

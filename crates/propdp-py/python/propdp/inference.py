@@ -131,8 +131,9 @@ class PrivateGLMResults:
                 f"{1 - alpha:g} interval [{t['lower']:.4f}, {t['upper']:.4f}]"
             )
         lines += [
-            "assumes: rows with isotropic covariance I/d, no intercept; intervals per coordinate at level "
-            f"{1 - alpha:g}",
+            ("rows whitened by the public covariance (rows N(0, Sigma/d), penalty lambda/2 theta' Sigma theta)"
+             if self._report.get("whitened") else "assumes: rows with isotropic covariance I/d")
+            + f", no intercept; intervals per coordinate at level {1 - alpha:g}",
             f"{'j':>5} {'theta_hat':>11} {'debiased':>11} {'se':>9} {'lower':>11} {'upper':>11}",
         ]
         for j in range(min(rows, self.d)):
@@ -162,7 +163,11 @@ class PrivateGLM:
     < 1) holds that share of the rows out of the fit and releases θ̂'s test
     error on them (``test_error_int``), composing in parallel with the fit;
     for Huber the squared error is clipped at ``test_clip`` (default
-    (3·huber_m)²)."""
+    (3·huber_m)²). ``covariance`` (a d × d array) is a public feature
+    covariance Σ of rows N(0, Σ/d): the rows are whitened by it, the fit
+    made there (its penalty is then (λ/2)θᵀΣθ) and every interval for θ*
+    read as a contrast of the whitened fit; without it the rows are assumed
+    isotropic."""
 
     def __init__(
         self,
@@ -177,6 +182,7 @@ class PrivateGLM:
         noise: Optional[Dict[str, Any]] = None,
         holdout: float = 0.0,
         test_clip: Optional[float] = None,
+        covariance: Any = None,
     ):
         self.model = model
         self.algorithm = algorithm
@@ -189,6 +195,7 @@ class PrivateGLM:
         self.noise = noise
         self.holdout = holdout
         self.test_clip = test_clip
+        self.covariance = covariance
 
     def fit(self, X: Any, y: Any, seed: Optional[int] = None) -> PrivateGLMResults:
         """Fit privately to rows ``X`` (n × d) and labels ``y`` (n); ``seed``
@@ -198,6 +205,12 @@ class PrivateGLM:
         if X.ndim != 2:
             raise _native.ConfigError(f"`X` must be a 2-d array (n rows × d features); got shape {X.shape}")
         n, d = X.shape
+        cov = None
+        if self.covariance is not None:
+            cov = np.ascontiguousarray(self.covariance, dtype=np.float64)
+            if cov.shape != (d, d):
+                raise _native.ConfigError(f"`covariance` must be {d} × {d} (one row and column per feature); got shape {cov.shape}")
+            cov = cov.tobytes()
         fitted = _native.infer(
             X.tobytes(),
             n,
@@ -215,6 +228,7 @@ class PrivateGLM:
             noise=None if self.noise is None else json.dumps(self.noise),
             holdout=float(self.holdout),
             test_clip=None if self.test_clip is None else float(self.test_clip),
+            covariance=cov,
         )
         return PrivateGLMResults(fitted)
 

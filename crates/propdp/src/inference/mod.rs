@@ -37,6 +37,7 @@
 pub mod nuisance;
 pub mod release;
 pub mod test_error;
+pub mod whitening;
 
 use nalgebra::{DMatrix, DVector};
 use propdp_core::accountant::Neighbouring;
@@ -50,6 +51,7 @@ use statrs::distribution::{ContinuousCDF, Normal};
 use crate::error::Argument;
 pub use nuisance::Nuisance;
 pub use test_error::TestError;
+pub use whitening::Whitening;
 
 /// The fewest features an interval is given for: the nuisances' error is
 /// O(d^-1/2) and the fixed point a large-d law.
@@ -231,8 +233,18 @@ pub struct Residuals {
 pub struct Inference {
     /// The settings.
     pub spec: Spec,
-    /// The released estimate θ̂.
+    /// The released estimate θ̂, in the rows' coordinates.
     pub params: Vec<f64>,
+    /// θ̂ in the coordinates of the fit (whitened by a public covariance:
+    /// Σ^{1/2}θ̂; else θ̂ itself).
+    #[serde(skip)]
+    pub fitted: Vec<f64>,
+    /// Σ^{-1/2} of the public covariance the rows were whitened by, if any
+    /// ([`fit_whitened`]).
+    #[serde(skip)]
+    pub whitening: Option<Whitening>,
+    /// Whether the rows were whitened by a public covariance.
+    pub whitened: bool,
     /// The nuisances α̂, σ̂_eff, ŝ² and their errors.
     pub nuisance: Nuisance,
     /// σ (objective) or τ (output) of the estimator's noise.
@@ -280,9 +292,29 @@ fn quantile(alpha: f64) -> Result<f64, Argument> {
 }
 
 impl Inference {
-    /// θ̂/α̂, the debiased estimate.
+    /// θ̂/α̂, the debiased estimate (with a public covariance:
+    /// Σ^{-1/2}θ̂'/α̂ from the whitened fit θ̂').
     pub fn debiased(&self) -> Vec<f64> {
-        self.params.iter().map(|t| t / self.nuisance.alpha).collect()
+        let fitted: Vec<f64> = self.fitted.iter().map(|t| t / self.nuisance.alpha).collect();
+        match &self.whitening {
+            Some(w) => w.apply(&fitted),
+            None => fitted,
+        }
+    }
+
+    /// The interval ⟨a, θ̂'⟩/α̂ ± z·se of a contrast `a` of the fit's own
+    /// coordinates.
+    fn interval_in_fit(&self, a: &[f64], z: f64) -> Interval {
+        let norm2: f64 = a.iter().map(|v| v * v).sum();
+        let x: f64 = a.iter().zip(&self.fitted).map(|(a, t)| a * t).sum();
+        let estimate = x / self.nuisance.alpha;
+        let se = self.se(self.energy(x, norm2), norm2);
+        Interval {
+            estimate,
+            se,
+            lower: estimate - z * se,
+            upper: estimate + z * se,
+        }
     }
 
     /// The standard error of θ̂_j/α̂ at a coefficient whose square is
@@ -327,9 +359,14 @@ impl Inference {
         }
     }
 
-    /// The standard error of each coordinate's debiased estimate.
+    /// The standard error of each coordinate's debiased estimate (with a
+    /// public covariance, θ*_j = ⟨Σ^{-1/2}e_j, θ'*⟩ is a contrast of the
+    /// whitened fit).
     pub fn standard_errors(&self) -> Vec<f64> {
-        self.params.iter().map(|&t| self.se(self.energy(t, 1.0), 1.0)).collect()
+        match &self.whitening {
+            Some(w) => (0..self.d).map(|j| self.interval_in_fit(&w.row(j), 0.0).se).collect(),
+            None => self.fitted.iter().map(|&t| self.se(self.energy(t, 1.0), 1.0)).collect(),
+        }
     }
 
     /// The (1 − alpha) interval of every θ*_j: (lower, upper).
@@ -356,15 +393,9 @@ impl Inference {
             return Err(Argument::new("a", " must be finite and not all zero".into()));
         }
         let z = quantile(alpha)?;
-        let norm2: f64 = a.iter().map(|v| v * v).sum();
-        let x: f64 = a.iter().zip(&self.params).map(|(a, t)| a * t).sum();
-        let estimate = x / self.nuisance.alpha;
-        let se = self.se(self.energy(x, norm2), norm2);
-        Ok(Interval {
-            estimate,
-            se,
-            lower: estimate - z * se,
-            upper: estimate + z * se,
+        Ok(match &self.whitening {
+            Some(w) => self.interval_in_fit(&w.apply(a), z),
+            None => self.interval_in_fit(a, z),
         })
     }
 }
@@ -589,6 +620,9 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
     Ok(Inference {
         spec: *spec,
         params: theta.iter().copied().collect(),
+        fitted: theta.iter().copied().collect(),
+        whitening: None,
+        whitened: false,
         nuisance,
         noise: plan.noise,
         residuals,
@@ -606,6 +640,41 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
         grad_norm: report.grad_norm,
         seed,
     })
+}
+
+/// [`fit`] with a public feature covariance Σ (d × d, row-major; rows
+/// x ~ N(0, Σ/d)): the rows are whitened, x' = Σ^{-1/2}x, the isotropic fit
+/// and its intervals made there, and every interval for θ* read as a
+/// contrast of it ([`whitening`]); `params` is θ̂ = Σ^{-1/2}θ̂'.
+pub fn fit_whitened(
+    rows: &[f64],
+    n: usize,
+    d: usize,
+    y: &[f64],
+    covariance: &[f64],
+    spec: &Spec,
+    seed: Option<u64>,
+) -> crate::Result<Inference> {
+    let w = Whitening::new(covariance, d)?;
+    if rows.len() != n * d {
+        return Err(Argument::new(
+            "X",
+            format!(" has {} values; {n} rows of {d} features have {}", rows.len(), n * d),
+        )
+        .into());
+    }
+    if let Some(i) = rows.iter().position(|v| !v.is_finite()) {
+        return Err(Argument::new(
+            "X",
+            format!(" row {}, column {}: {} is not finite", i / d, i % d, rows[i]),
+        )
+        .into());
+    }
+    let mut f = fit(&w.rows(rows, d), n, d, y, spec, seed)?;
+    f.params = w.apply(&f.fitted);
+    f.whitening = Some(w);
+    f.whitened = true;
+    Ok(f)
 }
 
 fn refused(r: Refusal) -> crate::Error {
@@ -635,8 +704,15 @@ fn labels(model: Glm, y: &[f64]) -> crate::Result<DVector<f64>> {
 
 /// [`fit`] on a data file (`propdp infer DATA`: a CSV with a header row or
 /// a 2-D float64 `.npy`): the column `label` holds the labels, every other
-/// column is a feature.
-pub fn fit_file(path: &std::path::Path, label: &str, spec: &Spec, seed: Option<u64>) -> crate::Result<Inference> {
+/// column is a feature. With `covariance`, a file of the same kinds holding
+/// the public d × d covariance Σ ([`fit_whitened`]).
+pub fn fit_file(
+    path: &std::path::Path,
+    label: &str,
+    spec: &Spec,
+    seed: Option<u64>,
+    covariance: Option<&std::path::Path>,
+) -> crate::Result<Inference> {
     let (names, x) = crate::data_spectrum::read_data(path)?;
     let Some(j) = names.iter().position(|n| n == label) else {
         return Err(Argument::new(
@@ -655,7 +731,25 @@ pub fn fit_file(path: &std::path::Path, label: &str, spec: &Spec, seed: Option<u
     let (n, d) = features.shape();
     // row-major, as `fit` reads the rows
     let rows: Vec<f64> = features.transpose().as_slice().to_vec();
-    fit(&rows, n, d, &y, spec, seed)
+    match covariance {
+        None => fit(&rows, n, d, &y, spec, seed),
+        Some(c) => {
+            let (_, sigma) = crate::data_spectrum::read_data(c)?;
+            if sigma.shape() != (d, d) {
+                return Err(Argument::new(
+                    "covariance",
+                    format!(
+                        ": {} is {} × {}; the data has d = {d} features",
+                        c.display(),
+                        sigma.nrows(),
+                        sigma.ncols()
+                    ),
+                )
+                .into());
+            }
+            fit_whitened(&rows, n, d, &y, sigma.transpose().as_slice(), spec, seed)
+        }
+    }
 }
 
 impl Inference {
@@ -753,7 +847,12 @@ impl Inference {
                 i.upper
             );
         }
-        out += "assumes rows with isotropic covariance I/d and no intercept (docs/inference.md)\n";
+        out += if self.whitened {
+            "rows whitened by the public covariance Σ (assumes rows N(0, Σ/d), no intercept; the fit's penalty is \
+             (λ/2)θᵀΣθ, docs/inference.md)\n"
+        } else {
+            "assumes rows with isotropic covariance I/d and no intercept (docs/inference.md)\n"
+        };
         out
     }
 }
