@@ -534,13 +534,23 @@ impl StateCovariance {
 
     /// Re-lay the state out: each new entry is the sum of a group of current
     /// entries, and Cov(new_i, new_j) = Σ_{b∈G_j} (Σ_{a∈G_i} Cov(a, ·))_b.
+    /// Most entries are single ones moved (the windows shift by one step);
+    /// between two of them the new covariance is the old entry, read
+    /// directly (the same value the sums give: a sum of one term).
     fn apply(&mut self, l: &Layout) {
         let (d, e) = (self.slots.len(), l.slots.len());
         let group = |i: usize| &l.members[l.starts[i]..l.starts[i + 1]];
+        let single: Vec<Option<usize>> = (0..e)
+            .map(|i| match group(i) {
+                [a] => Some(*a),
+                _ => None,
+            })
+            .collect();
+        // the summed rows of the groups of several (or no) entries
         let mut half = std::mem::take(&mut self.half);
         half.clear();
         half.resize(e * d, 0.0);
-        for i in 0..e {
+        for i in (0..e).filter(|&i| single[i].is_none()) {
             let row = &mut half[i * d..(i + 1) * d];
             for &a in group(i) {
                 let from = &self.cov[a * self.stride..a * self.stride + d];
@@ -554,8 +564,15 @@ impl StateCovariance {
             cov.resize(st * st, 0.0);
         }
         for i in 0..e {
+            let row: &[f64] = match single[i] {
+                Some(a) => &self.cov[a * self.stride..a * self.stride + d],
+                None => &half[i * d..(i + 1) * d],
+            };
             for j in i..e {
-                let v: f64 = group(j).iter().map(|&b| half[i * d + b]).sum();
+                let v = match single[j] {
+                    Some(b) => row[b],
+                    None => group(j).iter().map(|&b| row[b]).sum(),
+                };
                 cov[i * st + j] = v;
                 cov[j * st + i] = v;
             }
