@@ -398,9 +398,7 @@ impl Inference {
             None => self.interval_in_fit(a, z),
         })
     }
-}
 
-impl Inference {
     /// The (1 − alpha) interval of θ̂'s population test error, from the
     /// rows held out of the fit ([`test_error`]); an argument error when
     /// none were (holdout = 0).
@@ -461,13 +459,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             ),
         )));
     }
-    if let Some(i) = rows.iter().position(|v| !v.is_finite()) {
-        return Err(Argument::new(
-            "X",
-            format!(" row {}, column {}: {} is not finite", i / d, i % d, rows[i]),
-        )
-        .into());
-    }
+    finite_rows(rows, d)?;
     let labels = labels(spec.model, y)?;
     let seed = seed.unwrap_or_else(rand::random);
     let side = test_error::held_out(n, spec.holdout, seed);
@@ -663,18 +655,23 @@ pub fn fit_whitened(
         )
         .into());
     }
-    if let Some(i) = rows.iter().position(|v| !v.is_finite()) {
-        return Err(Argument::new(
-            "X",
-            format!(" row {}, column {}: {} is not finite", i / d, i % d, rows[i]),
-        )
-        .into());
-    }
+    finite_rows(rows, d)?;
     let mut f = fit(&w.rows(rows, d), n, d, y, spec, seed)?;
     f.params = w.apply(&f.fitted);
     f.whitening = Some(w);
     f.whitened = true;
     Ok(f)
+}
+
+/// Every value of the rows finite, or the first that is not, named by row and column.
+fn finite_rows(rows: &[f64], d: usize) -> Result<(), Argument> {
+    match rows.iter().position(|v| !v.is_finite()) {
+        Some(i) => Err(Argument::new(
+            "X",
+            format!(" row {}, column {}: {} is not finite", i / d, i % d, rows[i]),
+        )),
+        None => Ok(()),
+    }
 }
 
 fn refused(r: Refusal) -> crate::Error {

@@ -152,25 +152,28 @@ pub fn plan(spec: &Spec, nuisances: bool) -> Result<Plan, Argument> {
         }
         noise = hi;
     }
-    let bracket = ledger(spec, noise, z).ok_or_else(unattainable)?;
-    if bracket.upper > spec.epsilon {
-        // the closed-form calibration read back through the ledger: raise it until it holds
-        let mut raised = noise;
-        for _ in 0..200 {
-            raised *= 1.001;
-            if let Some(b) = ledger(spec, raised, z).filter(|b| b.upper <= spec.epsilon) {
-                return Ok(Plan {
-                    noise: raised,
-                    nuisance_z: z,
-                    bracket: b,
-                });
-            }
-        }
-        return Err(unattainable());
-    }
+    let (noise, bracket) = within_budget(noise, spec.epsilon, |x| ledger(spec, x, z)).ok_or_else(unattainable)?;
     Ok(Plan {
         noise,
         nuisance_z: z,
         bracket,
     })
+}
+
+/// A closed-form calibration read back through the certified ledger: the
+/// smallest noise·1.001ᵏ, k ≤ 200, whose certified ε (`certify`) is within
+/// `epsilon`, with its bracket.
+pub(super) fn within_budget(
+    noise: f64,
+    epsilon: f64,
+    certify: impl Fn(f64) -> Option<EpsilonBracket>,
+) -> Option<(f64, EpsilonBracket)> {
+    let mut raised = noise;
+    for _ in 0..=200 {
+        if let Some(b) = certify(raised).filter(|b| b.upper <= epsilon) {
+            return Some((raised, b));
+        }
+        raised *= 1.001;
+    }
+    None
 }
