@@ -450,8 +450,9 @@ impl TheorySolver {
             .into());
         }
         if long && !oscillating {
-            let r =
-                long_horizon::solve_spectrum(&self.dmft_params(point, noise_sd, LONG_HORIZON_POINTS), cov, cancelled)?;
+            let atoms = cov.map_or(1, |c| c.atoms().len());
+            let points = long_horizon::default_points(steps, q, atoms, self.dmft.scrambles);
+            let r = long_horizon::solve_spectrum(&self.dmft_params(point, noise_sd, points), cov, cancelled)?;
             return Ok(Solution {
                 metrics: r.path.last(),
                 report: SolverReport {

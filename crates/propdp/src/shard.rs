@@ -230,32 +230,24 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
 
 /// Estimated seconds of a DMFT point with `steps` steps at sample rate `q`
 /// on one core: 1e-8 s × RQMC paths × T² for the full-memory solver (T = 100
-/// at the default budget: ~6.5 s), 2.5e-7 s × (1 + 1.5q) × paths × T for the
-/// long-horizon one (T = 1000 at 16384 paths: ~4 s at q = 0.01, ~10 s at
-/// q = 1 where the dense reverse pass runs; measured 2.2–2.3e-7 at q ≤ 0.01,
-/// 3.5e-7 (Huber) and 6.3e-7 (logistic, W = 252) at q = 1) — measured on this
-/// machine's kind (docs/theory.md §3.3), within a factor of 2. With a
-/// feature covariance of `atoms` > 1 atoms the full-memory solver costs
-/// about 2.5× the isotropic one (measured at T ≈ 110–250 with 10–20 atoms:
-/// 12 s and 60–110 s) and the long-horizon one about 1.2·K× (K = 10:
-/// 11.5×, K = 20: 25× at T = 2000, §3.4).
+/// at the default budget: ~6.5 s; with a feature covariance of `atoms` > 1
+/// atoms about 2.5× the isotropic one, measured at T ≈ 110–250 with 10–20
+/// atoms: 12 s and 60–110 s), and the long-horizon solver's own model
+/// ([`propdp_theory::long_horizon::cost_seconds`]) for the long-horizon one,
+/// at its default paths ([`propdp_theory::long_horizon::default_points`]).
 pub(crate) fn dmft_cost(solver: &propdp_core::config::SolverOptions, steps: usize, q: f64, atoms: usize) -> f64 {
-    use propdp_core::config::{DMFT_POINTS, DmftMethod, LONG_HORIZON_FROM, LONG_HORIZON_POINTS};
+    use propdp_core::config::{DMFT_POINTS, DmftMethod, LONG_HORIZON_FROM};
+    use propdp_theory::long_horizon::{cost_seconds, default_points};
     let long = solver.dmft == DmftMethod::LongHorizon || (solver.dmft == DmftMethod::Auto && steps > LONG_HORIZON_FROM);
-    let paths = |default: usize| (solver.dmft_points.unwrap_or(default) * solver.dmft_scrambles) as f64;
-    let with_spectrum = atoms > 1;
+    let scrambles = solver.dmft_scrambles;
     if long {
-        // one field per path; per atom the deterministic side (about a tenth of an isotropic solve),
-        // compressed beyond MAX_MODES atoms
-        let spectrum = if with_spectrum {
-            1.0 + 0.1 * atoms.min(propdp_theory::long_horizon::MAX_MODES) as f64
-        } else {
-            1.0
-        };
-        spectrum * 2.5e-7 * (1.0 + 1.5 * q) * paths(LONG_HORIZON_POINTS) * steps as f64
+        let points = solver
+            .dmft_points
+            .unwrap_or_else(|| default_points(steps, q, atoms, scrambles));
+        cost_seconds((points * scrambles) as f64, steps, q, atoms)
     } else {
-        let spectrum = if with_spectrum { 2.5 } else { 1.0 };
-        spectrum * 1e-8 * paths(DMFT_POINTS) * (steps * steps) as f64
+        let spectrum = if atoms > 1 { 2.5 } else { 1.0 };
+        spectrum * 1e-8 * (solver.dmft_points.unwrap_or(DMFT_POINTS) * scrambles) as f64 * (steps * steps) as f64
     }
 }
 

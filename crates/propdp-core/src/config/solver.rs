@@ -19,7 +19,9 @@ pub struct SolverOptions {
     pub quad_nodes: usize,
     /// DP-GD theory: RQMC sample points per scramble (≤ 65536); when absent
     /// [`DMFT_POINTS`] for the full-memory state evolution and
-    /// [`LONG_HORIZON_POINTS`] for the long-horizon one.
+    /// [`LONG_HORIZON_POINTS`] for the long-horizon one (half as many where
+    /// its estimated cost is above two minutes of one core:
+    /// `propdp_theory::long_horizon::default_points`).
     pub dmft_points: Option<usize>,
     /// DP-GD theory: independent scrambles (≥ 2; their spread is the stderr).
     pub dmft_scrambles: usize,

@@ -41,6 +41,7 @@
 use std::collections::VecDeque;
 
 use nalgebra::{DMatrix, DVector};
+use propdp_core::config::LONG_HORIZON_POINTS;
 use propdp_core::config::simulation::machine_memory;
 use propdp_core::covariance::{Atom, Covariance};
 use propdp_core::loss::{Loss, sigmoid};
@@ -120,6 +121,43 @@ pub struct LongHorizonPath {
 /// deterministic work grows linearly in them); larger spectra are
 /// compressed to [`COMPRESSED_NODES`], or to this many, nodes.
 pub const MAX_MODES: usize = 32;
+/// Estimated seconds on one core of a long-horizon solve over `paths` RQMC
+/// paths in all (points × scrambles), `steps` steps at sample rate `q`, with
+/// a spectrum of `atoms` atoms (1: isotropic): 2.5e-7 s × (1 + 1.5q) × paths
+/// × T (measured 2.2–2.3e-7 at q ≤ 0.01, 3.5e-7 (Huber) and 6.3e-7
+/// (logistic, W = 252) at q = 1, where the dense reverse pass runs), times
+/// 1 + 0.1·K with K atoms (one field per path; per atom the deterministic
+/// side, compressed beyond [`MAX_MODES`] atoms) — this machine's kind
+/// (docs/performance.md), within a factor of 2.
+pub fn cost_seconds(paths: f64, steps: usize, q: f64, atoms: usize) -> f64 {
+    let spectrum = if atoms > 1 {
+        1.0 + 0.1 * atoms.min(MAX_MODES) as f64
+    } else {
+        1.0
+    };
+    spectrum * 2.5e-7 * (1.0 + 1.5 * q) * paths * steps as f64
+}
+
+/// One core's estimated seconds ([`cost_seconds`]) above which the default
+/// paths per replicate are halved ([`default_points`]).
+pub const BUDGET_SECONDS: f64 = 120.0;
+
+/// Paths per replicate when `solver.dmft_points` is not given:
+/// [`LONG_HORIZON_POINTS`], or half as many where that would cost more than
+/// [`BUDGET_SECONDS`] of one core (about a minute on two cores) — the long
+/// horizons of full-batch or many-atom solves (T = 10⁴ at q = 1 with 20
+/// atoms: 142 s at 4096 paths, 69 s at 2048 on two cores). The standard
+/// error grows with it and is reported; docs/theory.md §3.4 compares it with
+/// a simulation's.
+pub fn default_points(steps: usize, q: f64, atoms: usize, scrambles: usize) -> usize {
+    let full = LONG_HORIZON_POINTS;
+    if cost_seconds((full * scrambles) as f64, steps, q, atoms) > BUDGET_SECONDS {
+        full / 2
+    } else {
+        full
+    }
+}
+
 /// Nodes a larger spectrum is compressed to first.
 pub const COMPRESSED_NODES: usize = 16;
 /// Largest measured effect on a metric of compressing the spectrum that a solve accepts.
@@ -1373,6 +1411,21 @@ mod tests {
         // sparse at q = 0.002, W = 4000: 8 events expected, the pair table cap² per path
         let sparse = memory_estimate(&params(4096, 0.002), 1, 4000);
         assert!(sparse < 1e9 && sparse > 8.0 * 4096.0 * 30.0 * 30.0, "{sparse:e}");
+    }
+
+    #[test]
+    fn the_default_paths_are_halved_only_where_the_full_budget_would_take_minutes() {
+        // the full-batch corner of docs/performance.md: T = 10⁴, q = 1, 20 atoms
+        assert_eq!(default_points(10_000, 1.0, 20, 4), LONG_HORIZON_POINTS / 2);
+        // the validated configurations keep the full budget: 10 atoms at q = 0.01, T = 3000;
+        // isotropic full batch at T = 10⁴
+        assert_eq!(default_points(3000, 0.01, 10, 4), LONG_HORIZON_POINTS);
+        assert_eq!(default_points(10_000, 1.0, 1, 4), LONG_HORIZON_POINTS);
+        // the estimate is linear in the paths, the steps and 1 + 1.5q
+        let one = cost_seconds(1000.0, 100, 0.0, 1);
+        assert!((cost_seconds(2000.0, 300, 0.0, 1) - 6.0 * one).abs() < 1e-12);
+        assert!((cost_seconds(1000.0, 100, 1.0, 1) - 2.5 * one).abs() < 1e-12);
+        assert!((cost_seconds(1000.0, 100, 0.0, 40) - (1.0 + 0.1 * MAX_MODES as f64) * one).abs() < 1e-12);
     }
 
     /// The one-field-per-path solver (`field.rs`) on isotropic features
