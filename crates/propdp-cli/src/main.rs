@@ -190,9 +190,21 @@ struct InferArgs {
     /// logistic | huber
     #[arg(long)]
     model: String,
-    /// objective | output
+    /// objective | output | dpsgd
     #[arg(long, default_value = "objective")]
     algorithm: String,
+    /// DP-SGD: steps T [algorithm dpsgd].
+    #[arg(long)]
+    steps: Option<usize>,
+    /// DP-SGD: step size η on the summed gradient [algorithm dpsgd].
+    #[arg(long, allow_hyphen_values = true)]
+    eta: Option<f64>,
+    /// DP-SGD: Poisson sample rate q (1: full-batch DP-GD) [algorithm dpsgd; default 1].
+    #[arg(long, allow_hyphen_values = true)]
+    sample_rate: Option<f64>,
+    /// DP-SGD: per-example clipping norm C [algorithm dpsgd; default none: L·row_norm bounds the gradient].
+    #[arg(long, allow_hyphen_values = true)]
+    clip: Option<f64>,
     /// Ridge λ.
     #[arg(long = "lambda", allow_hyphen_values = true)]
     lambda: f64,
@@ -237,7 +249,7 @@ struct InferArgs {
 
 /// `propdp infer`.
 fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
-    use propdp::inference::{Glm, Release, Spec};
+    use propdp::inference::{Descent, Glm, Release, Spec};
     let bad = |arg: &str, v: &str, allowed: &str| -> propdp::Error {
         anyhow::anyhow!("--{arg} {v:?} is invalid: allowed {allowed}").into()
     };
@@ -249,7 +261,25 @@ fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
     let release = match a.algorithm.as_str() {
         "objective" => Release::Objective,
         "output" => Release::Output,
-        v => return Err(bad("algorithm", v, "objective, output")),
+        "dpsgd" => Release::Dpsgd,
+        v => return Err(bad("algorithm", v, "objective, output, dpsgd")),
+    };
+    let descent = match (release, a.steps, a.eta) {
+        (Release::Dpsgd, Some(steps), Some(eta)) => Some(Descent {
+            steps,
+            eta,
+            sample_rate: a.sample_rate.unwrap_or(1.0),
+            clip: a.clip,
+        }),
+        (Release::Dpsgd, _, _) => {
+            return Err(anyhow::anyhow!("--algorithm dpsgd needs --steps and --eta").into());
+        }
+        _ if a.steps.is_some() || a.eta.is_some() || a.sample_rate.is_some() || a.clip.is_some() => {
+            return Err(
+                anyhow::anyhow!("--steps, --eta, --sample-rate and --clip apply to --algorithm dpsgd only").into(),
+            );
+        }
+        _ => None,
     };
     if !(a.level > 0.0 && a.level < 1.0) {
         return Err(bad("level", &a.level.to_string(), "0 < level < 1"));
@@ -264,6 +294,7 @@ fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
         row_norm: a.row_norm,
         holdout: a.holdout,
         test_clip: a.test_clip,
+        descent,
         noise: match &a.noise {
             None => None,
             Some(text) => Some(

@@ -84,7 +84,7 @@ impl Fitted {
 /// One private fit of `model` by `algorithm` to the n × d rows `x`
 /// (row-major float64 bytes) and labels `y`.
 #[pyfunction]
-#[pyo3(signature = (x, n, d, y, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None, holdout=0.0, test_clip=None, covariance=None))]
+#[pyo3(signature = (x, n, d, y, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None, holdout=0.0, test_clip=None, covariance=None, steps=None, eta=None, sample_rate=None, clip=None))]
 #[allow(clippy::too_many_arguments)] // one per keyword of PrivateGLM
 pub fn infer(
     py: Python<'_>,
@@ -105,6 +105,10 @@ pub fn infer(
     holdout: f64,
     test_clip: Option<f64>,
     covariance: Option<&[u8]>,
+    steps: Option<usize>,
+    eta: Option<f64>,
+    sample_rate: Option<f64>,
+    clip: Option<f64>,
 ) -> PyResult<Fitted> {
     let bad = |argument: &'static str, text: String| {
         argument_error(
@@ -129,12 +133,31 @@ pub fn infer(
     let release = match algorithm {
         "objective" => Release::Objective,
         "output" => Release::Output,
+        "dpsgd" => Release::Dpsgd,
         other => {
             return Err(bad(
                 "algorithm",
-                format!(" = {other:?} is invalid: allowed \"objective\", \"output\""),
+                format!(" = {other:?} is invalid: allowed \"objective\", \"output\", \"dpsgd\""),
             ));
         }
+    };
+    let descent = match (release, steps, eta) {
+        (Release::Dpsgd, Some(steps), Some(eta)) => Some(propdp::inference::Descent {
+            steps,
+            eta,
+            sample_rate: sample_rate.unwrap_or(1.0),
+            clip,
+        }),
+        (Release::Dpsgd, _, _) => {
+            return Err(bad("steps", " and eta are needed by algorithm=\"dpsgd\"".into()));
+        }
+        _ if steps.is_some() || eta.is_some() || sample_rate.is_some() || clip.is_some() => {
+            return Err(bad(
+                "steps",
+                " (and eta, sample_rate, clip) apply to algorithm=\"dpsgd\" only".into(),
+            ));
+        }
+        _ => None,
     };
     let neighbouring = match neighbouring {
         "replace_one" | "replace-one" => Neighbouring::ReplaceOne,
@@ -168,6 +191,7 @@ pub fn infer(
         noise,
         holdout,
         test_clip,
+        descent,
     };
     let (x, y) = (floats(py, "X", x)?, floats(py, "y", y)?);
     let covariance = covariance.map(|c| floats(py, "covariance", c)).transpose()?;

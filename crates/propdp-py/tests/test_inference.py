@@ -187,3 +187,31 @@ def test_a_public_covariance_whitens_the_rows(tmp_path):
         table = np.genfromtxt(out / "intervals.csv", delimiter=",", names=True)
         np.testing.assert_array_equal(table["theta_hat"], res.params)
         assert json.loads((out / "report.json").read_text())["whitened"] is True
+
+
+@pytest.mark.skipif(not BINARY.exists(), reason="the CLI binary is built by scripts/test_python.sh")
+def test_dpsgd_releases_its_iterate_and_the_cli_agrees(tmp_path):
+    X, y, theta = logistic_data(9, n=500, d=250)
+    kw = dict(model="logistic", algorithm="dpsgd", lambda_=1.0, epsilon=8.0, steps=20, eta=0.5,
+              sample_rate=0.5, clip=1.0)
+    res = propdp.PrivateGLM(**kw).fit(X, y, seed=4)
+    assert res.privacy.epsilon <= 8.0 and "DP-SGD" in res.privacy.releases[0]
+    assert res.nuisance["sigma_eff_se"] > 0.0  # the state evolution's RQMC error, in the width
+    ci = res.conf_int(alpha=0.05)
+    assert 0.85 < np.mean((ci[:, 0] <= theta) & (theta <= ci[:, 1])) <= 1.0
+    data = tmp_path / "rows.npy"
+    np.save(data, np.column_stack([X, y]))
+    out = tmp_path / "out"
+    args = ["infer", str(data), "--label", f"x{X.shape[1]}", "--model", "logistic", "--algorithm", "dpsgd",
+            "--lambda", "1", "--epsilon", "8", "--row-norm", "1", "--steps", "20", "--eta", "0.5", "--sample-rate", "0.5",
+            "--clip", "1", "--seed", "4", "--out", str(out)]
+    subprocess.run([str(BINARY), *args], check=True, capture_output=True)
+    table = np.genfromtxt(out / "intervals.csv", delimiter=",", names=True)
+    np.testing.assert_array_equal(table["lower"], ci[:, 0])
+    for bad, field in [(dict(steps=None), "steps"), (dict(sample_rate=0.0), "sample_rate")]:
+        with pytest.raises(propdp.ConfigError) as e:
+            propdp.PrivateGLM(**{**kw, **bad}).fit(X, y)
+        assert e.value.field == field
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.PrivateGLM(model="logistic", steps=20).fit(X, y)
+    assert e.value.field == "steps"

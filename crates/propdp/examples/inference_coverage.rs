@@ -12,17 +12,18 @@
 //!
 //! ```text
 //! cargo run --release -p propdp --example inference_coverage -- \
-//!     logistic objective DELTA LAMBDA EPSILON S2 [NOISE] [--d 400] [--reps 60] [--row-norm R] [--seed 1] \
+//!     logistic objective|output|dpsgd:T:ETA:Q[:C] DELTA LAMBDA EPSILON S2 [NOISE] [--d 400] [--reps 60] [--row-norm R] [--seed 1] \
 //!     [--known-noise] [--bootstrap B]
 //! ```
 //! NOISE (Huber): `gaussian:SD`, `student:DOF:SCALE` or
 //! `contaminated:SD:P:OUTLIER_SD`; with --known-noise the fit is told the
-//! law (Huber). One line of JSON per run.
+//! law (Huber). `dpsgd:T:ETA:Q[:C]`: T steps of DP-SGD at step size ETA,
+//! sample rate Q, clip C (no bootstrap). One line of JSON per run.
 
 use nalgebra::{DMatrix, DVector};
 use propdp::core::NoiseLaw;
 use propdp::core::loss::Loss;
-use propdp::inference::{Glm, Inference, Release, Spec, fit};
+use propdp::inference::{Descent, Glm, Inference, Release, Spec, fit};
 use propdp::sim::data::{draw_gaussian_vector, draw_noise, fill_gaussian};
 use propdp::sim::objective::Objective;
 use propdp::sim::rng::{SimRng, stream};
@@ -152,10 +153,10 @@ fn main() {
         } else {
             Glm::Huber { m: 1.0 }
         },
-        release: if release == "objective" {
-            Release::Objective
-        } else {
-            Release::Output
+        release: match release.split(':').next() {
+            Some("objective") => Release::Objective,
+            Some("dpsgd") => Release::Dpsgd,
+            _ => Release::Output,
         },
         lambda,
         epsilon,
@@ -165,6 +166,15 @@ fn main() {
         noise: args.iter().any(|a| a == "--known-noise").then_some(noise),
         holdout: 0.0,
         test_clip: None,
+        descent: release.strip_prefix("dpsgd:").map(|p| {
+            let p: Vec<&str> = p.split(':').collect();
+            Descent {
+                steps: p[0].parse().expect("dpsgd:T:ETA:Q[:C]"),
+                eta: p[1].parse().expect("dpsgd:T:ETA:Q[:C]"),
+                sample_rate: p[2].parse().expect("dpsgd:T:ETA:Q[:C]"),
+                clip: p.get(3).map(|c| c.parse().expect("dpsgd:T:ETA:Q[:C]")),
+            }
+        }),
     };
     let z95 = 1.959_963_984_540_054;
     let z90 = 1.644_853_626_951_472_2;
@@ -172,6 +182,10 @@ fn main() {
     let mut per_set: Vec<[f64; 11]> = Vec::new();
     let (mut large_n, mut large_hit, mut large_plain, mut large_boot) = (0usize, 0usize, 0usize, 0usize);
     let boot: usize = flag("--bootstrap", "0").parse().unwrap();
+    assert!(
+        boot == 0 || spec.descent.is_none(),
+        "--bootstrap refits by objective or output perturbation only"
+    );
     let mut alphas = Vec::new();
     let start = std::time::Instant::now();
     let mut refused = 0;

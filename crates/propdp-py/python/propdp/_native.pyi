@@ -134,4 +134,8 @@ def infer(
     holdout: float = 0.0,
     test_clip: Optional[float] = None,
     covariance: Optional[bytes] = None,
+    steps: Optional[int] = None,
+    eta: Optional[float] = None,
+    sample_rate: Optional[float] = None,
+    clip: Optional[float] = None,
 ) -> Fitted: ...

@@ -1,6 +1,7 @@
 //! Private inference in the proportional regime: confidence intervals for
 //! the coefficients θ* of a GLM fitted privately — objective or output
-//! perturbation of a logistic or Huber model with ridge λ — that keep their
+//! perturbation of a logistic or Huber model with ridge λ, or T steps of
+//! DP-GD/DP-SGD (α and σ_eff then from the state evolution) — that keep their
 //! coverage when d/n is not small (docs/inference.md; the derivation in
 //! docs/theory.md §6).
 //!
@@ -78,6 +79,24 @@ pub enum Release {
     Objective,
     /// argmin Σℓ + (λ/2)‖θ‖², plus τb.
     Output,
+    /// T steps of DP-SGD (DP-GD at sample rate 1) from θ₀ = 0 with the
+    /// settings of [`Spec::descent`]: θ_{t+1} = θ_t − η(Σ_{i∈B_t} clip_C(ℓ'ᵢxᵢ)
+    /// + λθ_t + σξ_t), Poisson batches B_t of rate q (propdp-sim's `gd`).
+    Dpsgd,
+}
+
+/// The descent of a DP-SGD release ([`Release::Dpsgd`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Descent {
+    /// Steps T ≥ 1.
+    pub steps: usize,
+    /// Step size η > 0 (on the summed gradient).
+    pub eta: f64,
+    /// Poisson sample rate 0 < q ≤ 1 (1: full-batch DP-GD).
+    pub sample_rate: f64,
+    /// Per-example clipping norm C of ℓ'ᵢxᵢ (none: the loss's bound times
+    /// row_norm is the sensitivity).
+    pub clip: Option<f64>,
 }
 
 /// A private fit's settings, checked by [`Spec::check`].
@@ -108,6 +127,8 @@ pub struct Spec {
     /// Huber: the clip B of the held-out squared error (default
     /// [`test_error::default_clip`]).
     pub test_clip: Option<f64>,
+    /// The descent of [`Release::Dpsgd`] (required there, absent otherwise).
+    pub descent: Option<Descent>,
 }
 
 fn relation<S: serde::Serializer>(n: &Neighbouring, s: S) -> Result<S::Ok, S::Error> {
@@ -153,6 +174,36 @@ impl Spec {
                 "noise",
                 " applies to the Huber model only (logistic labels have no noise law to give)".into(),
             ));
+        }
+        match (self.release, self.descent) {
+            (Release::Dpsgd, None) => {
+                return Err(Argument::new(
+                    "steps",
+                    " is needed by algorithm = \"dpsgd\" (with eta, sample_rate and optionally clip)".into(),
+                ));
+            }
+            (Release::Dpsgd, Some(g)) => {
+                if g.steps == 0 {
+                    return Err(Argument::new("steps", " = 0 is invalid: allowed steps ≥ 1".into()));
+                }
+                positive("eta", g.eta)?;
+                if !(g.sample_rate > 0.0 && g.sample_rate <= 1.0) {
+                    return Err(Argument::new(
+                        "sample_rate",
+                        format!(" = {} is invalid: allowed 0 < sample_rate ≤ 1", g.sample_rate),
+                    ));
+                }
+                if let Some(c) = g.clip {
+                    positive("clip", c)?;
+                }
+            }
+            (_, Some(_)) => {
+                return Err(Argument::new(
+                    "steps",
+                    " (and eta, sample_rate, clip) apply to algorithm = \"dpsgd\" only".into(),
+                ));
+            }
+            (_, None) => {}
         }
         if !(self.delta_priv > 0.0 && self.delta_priv < 1.0) {
             return Err(Argument::new(
@@ -324,10 +375,12 @@ impl Inference {
             alpha,
             alpha_se,
             sigma_eff,
+            sigma_eff_se,
             ..
         } = self.nuisance;
         let relative = (alpha_se / alpha).min(MAX_RELATIVE_ERROR);
-        (sigma_eff * sigma_eff * norm2 + relative * relative * alpha * alpha * energy).sqrt() / alpha
+        let noise2 = sigma_eff * sigma_eff + sigma_eff_se * sigma_eff_se;
+        (noise2 * norm2 + relative * relative * alpha * alpha * energy).sqrt() / alpha
     }
 
     /// The estimated square of a contrast ⟨a, θ*⟩ from x = ⟨a, θ̂⟩, ‖a‖² =
@@ -486,12 +539,18 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
     let [(rows, labels), (test_rows, test_labels)] = parts;
     let (n, labels) = (n - held, DVector::from_vec(labels));
     if matches!(spec.model, Glm::Huber { .. }) && !spec.is_objective() && spec.noise.is_none() {
-        return Err(refused(Refusal::new(
-            Reason::NoiseLawNeeded,
+        let why = if spec.release == Release::Dpsgd {
+            "Huber DP-SGD: the residual statistics' equations are the fixed point's, which T steps from θ₀ = 0 \
+             have not reached, so the fraction inside ±M and the clipped residual at θ̂ do not give its bias factor \
+             without the label noise's law"
+        } else {
             "Huber output perturbation: the residuals at the released θ̂ are blurred by its noise τ·Xb, so the \
              fraction inside ±M and the clipped residual of the unperturbed fit cannot be read from them without \
-             the label noise's law; give the law (noise) or use algorithm = \"objective\""
-                .into(),
+             the label noise's law"
+        };
+        return Err(refused(Refusal::new(
+            Reason::NoiseLawNeeded,
+            format!("{why}; give the law (noise) or use algorithm = \"objective\""),
         )));
     }
     let mut xt = DMatrix::from_column_slice(d, n, &rows);
@@ -526,43 +585,97 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             },
         ),
     };
-    let objective = Objective {
-        xt: &xt,
-        y: &labels,
-        loss,
-        lambda: spec.lambda,
-        sigma,
-        b: &b,
+    let (theta, grad_norm, released) = match spec.descent {
+        Some(g) => {
+            let descent = propdp_sim::gd::Descent {
+                loss,
+                lambda: spec.lambda,
+                sigma: plan.noise,
+                eta: g.eta,
+                steps: g.steps,
+                sample_rate: g.sample_rate,
+                clip: g.clip.unwrap_or(f64::INFINITY),
+            };
+            let mut rng = propdp_sim::rng::stream(seed, &[STREAM, 2]);
+            let theta = descent.run(&xt, &labels, &mut rng, |_, _, _| {}).map_err(|e| {
+                anyhow::anyhow!(
+                    "the private descent (n = {n}, d = {d}, lambda = {}, eta = {}, steps = {}, noise σ = {:.4}): {e}",
+                    spec.lambda,
+                    g.eta,
+                    g.steps,
+                    plan.noise
+                )
+            })?;
+            let grad_norm = ridge_gradient_norm(&xt, &labels, loss, spec.lambda, &theta);
+            let text = format!(
+                "θ̂ by DP-SGD ({} steps at sample rate {}, clip {}, noise σ = {:.6})",
+                g.steps,
+                g.sample_rate,
+                g.clip.map_or("none".to_string(), |c| c.to_string()),
+                plan.noise
+            );
+            (theta, grad_norm, text)
+        }
+        None => {
+            let objective = Objective {
+                xt: &xt,
+                y: &labels,
+                loss,
+                lambda: spec.lambda,
+                sigma,
+                b: &b,
+            };
+            let (theta, report) = objective.minimize(1e-9, 200).map_err(|e| {
+                anyhow::anyhow!(
+                    "the private fit (n = {n}, d = {d}, lambda = {}, noise = {:.4}) did not converge: {e}",
+                    spec.lambda,
+                    plan.noise
+                )
+            })?;
+            let text = format!(
+                "θ̂ by {} perturbation (noise {} = {:.6})",
+                if spec.is_objective() { "objective" } else { "output" },
+                if spec.is_objective() { "σ" } else { "τ" },
+                plan.noise
+            );
+            (theta + tau * &b, report.grad_norm, text)
+        }
     };
-    let (theta, report) = objective.minimize(1e-9, 200).map_err(|e| {
-        anyhow::anyhow!(
-            "the private fit (n = {n}, d = {d}, lambda = {}, noise = {:.4}) did not converge: {e}",
-            spec.lambda,
-            plan.noise
-        )
-    })?;
-    let theta = theta + tau * &b;
     let delta = d as f64 / n as f64;
     let q_obs = theta.norm_squared() / d as f64;
-    let mut releases = vec![format!(
-        "θ̂ by {} perturbation (noise {} = {:.6})",
-        if spec.is_objective() { "objective" } else { "output" },
-        if spec.is_objective() { "σ" } else { "τ" },
-        plan.noise
-    )];
+    let mut releases = vec![released];
     let (nuisance, residuals) = match huber_m {
         None => {
-            let solver = TheorySolver::default();
-            let algorithm = if spec.is_objective() {
-                Algorithm::Objective {
-                    lambda: spec.lambda,
-                    sigma,
-                }
-            } else {
-                Algorithm::Output {
-                    lambda: spec.lambda,
-                    tau,
-                }
+            let (solver, algorithm) = match spec.descent {
+                Some(g) => (
+                    TheorySolver::new(propdp_core::config::SolverOptions {
+                        dmft_points: Some(nuisance::DESCENT_POINTS.min(propdp_core::config::DMFT_POINTS)),
+                        ..Default::default()
+                    }),
+                    Algorithm::Dpsgd {
+                        lambda: spec.lambda,
+                        sigma: plan.noise,
+                        eta: g.eta,
+                        steps: g.steps,
+                        loss_variant: propdp_core::LossVariant::Standard,
+                        sample_rate: g.sample_rate,
+                        clip: g.clip,
+                    },
+                ),
+                None if spec.is_objective() => (
+                    TheorySolver::default(),
+                    Algorithm::Objective {
+                        lambda: spec.lambda,
+                        sigma,
+                    },
+                ),
+                None => (
+                    TheorySolver::default(),
+                    Algorithm::Output {
+                        lambda: spec.lambda,
+                        tau,
+                    },
+                ),
             };
             let curve = nuisance::Curve::new(&solver, delta, model, algorithm);
             (curve.estimate(q_obs, d)?.map_err(refused)?, None)
@@ -629,9 +742,21 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
         n,
         d,
         projected,
-        grad_norm: report.grad_norm,
+        grad_norm,
         seed,
     })
+}
+
+/// ‖Σᵢℓ'(yᵢ, xᵢᵀθ)xᵢ + λθ‖/√d: how far θ is from the ridge optimum.
+fn ridge_gradient_norm(xt: &DMatrix<f64>, y: &DVector<f64>, loss: Loss, lambda: f64, theta: &DVector<f64>) -> f64 {
+    let psi = DVector::from_iterator(
+        y.len(),
+        xt.tr_mul(theta)
+            .iter()
+            .zip(y.iter())
+            .map(|(&r, &yi)| loss.eval(yi, r).1),
+    );
+    (xt * psi + lambda * theta).norm() / (theta.len() as f64).sqrt()
 }
 
 /// [`fit`] with a public feature covariance Σ (d × d, row-major; rows
@@ -809,10 +934,13 @@ impl Inference {
     /// A short text report: settings, privacy, nuisances.
     pub fn text(&self) -> String {
         let n = &self.nuisance;
+        let how = match self.spec.release {
+            Release::Dpsgd => "DP-SGD".to_string(),
+            r => format!("{r:?} perturbation"),
+        };
         let mut out = format!(
-            "{:?} by {:?} perturbation, lambda = {}, n = {}, d = {} (d/n = {:.3})\n",
+            "{:?} by {how}, lambda = {}, n = {}, d = {} (d/n = {:.3})\n",
             self.spec.model,
-            self.spec.release,
             self.spec.lambda,
             self.n,
             self.d,
@@ -833,6 +961,12 @@ impl Inference {
             "bias factor α̂ = {:.4} (se {:.4}), σ̂_eff = {:.4}, signal ŝ² = {:.4}\n",
             n.alpha, n.alpha_se, n.sigma_eff, n.s2
         );
+        if n.sigma_eff_se > 0.0 {
+            out += &format!(
+                "  from the state evolution at ŝ²: RQMC standard error of σ̂_eff {:.2e}, in the width\n",
+                n.sigma_eff_se
+            );
+        }
         if let Some(t) = &self.test_error {
             let i = t.interval(0.05).expect("0.05 is a level");
             out += &format!(

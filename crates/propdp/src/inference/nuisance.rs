@@ -67,7 +67,15 @@ pub struct Nuisance {
     /// The range of s² within one standard deviation of ‖θ̂‖²/d (logistic),
     /// or `None` (Huber: ŝ² follows from α̂ and σ̂_eff).
     pub s2_range: Option<(f64, f64)>,
+    /// The RQMC standard error of σ̂_eff (DP-SGD's state evolution; 0 for
+    /// the fixed points), carried into the intervals' width. The RQMC error
+    /// of α̂ is in `alpha_se`.
+    pub sigma_eff_se: f64,
 }
+
+/// RQMC points per scramble of the state evolution behind a DP-SGD
+/// release's curve (its root search solves it some 30–60 times).
+pub const DESCENT_POINTS: usize = 4096;
 
 /// s² ↦ (q, α, σ_eff²) of the fixed point of one static release.
 pub struct Curve<'a> {
@@ -100,8 +108,35 @@ impl<'a> Curve<'a> {
             .map_err(|e| anyhow::anyhow!("the fixed point at s2 = {s2:e}, delta = {}: {e}", self.delta))?;
         *self.warm.borrow_mut() = Some(state);
         let q = metrics[propdp_core::metrics::NORM2];
-        let alpha = metrics[propdp_core::metrics::BIAS_FACTOR];
+        // the state evolution reports the overlap m = αs² only
+        let alpha = metrics
+            .get(propdp_core::metrics::BIAS_FACTOR)
+            .copied()
+            .unwrap_or_else(|| metrics[propdp_core::metrics::OVERLAP] / s2);
         Ok((q, alpha, (q - alpha * alpha * s2).max(0.0)))
+    }
+
+    /// The RQMC standard errors of (α, σ_eff) at s² (DP-GD/DP-SGD's state
+    /// evolution, from its replicates' spread at the last step; (0, 0) for
+    /// the fixed points, solved to a residual far below them):
+    /// se(α) = se(m)/s², and σ_eff² = q − α²s² by the delta method, the two
+    /// errors added in quadrature.
+    pub fn rqmc_errors(&self, s2: f64) -> anyhow::Result<(f64, f64)> {
+        if self.algorithm.gradient_steps().is_none() {
+            return Ok((0.0, 0.0));
+        }
+        let point = Point::new(self.delta, s2, self.model, self.algorithm)?;
+        let sol = self
+            .solver
+            .solve(&point, None)
+            .map_err(|e| anyhow::anyhow!("the state evolution at s2 = {s2:e}, delta = {}: {e}", self.delta))?;
+        let path = sol.per_step.expect("the state evolution reports every step");
+        let last = |k: &str| path.stderr.get(k).and_then(|v| v.last().copied()).unwrap_or(0.0);
+        let (se_m, se_q) = (last(propdp_core::metrics::OVERLAP), last(propdp_core::metrics::NORM2));
+        let (_, alpha, v) = self.at(s2)?;
+        let se_alpha = se_m / s2;
+        let se_v = se_q.hypot(2.0 * alpha * s2 * se_alpha);
+        Ok((se_alpha, se_v / (2.0 * v.sqrt()).max(f64::MIN_POSITIVE)))
     }
 
     /// The s² in `range` with q(s²) = `target` (q increasing there), the
@@ -184,12 +219,14 @@ impl<'a> Curve<'a> {
                 format!("the bias factor α = {alpha:e} at ŝ² = {s2:.4} is not positive: θ̂ carries no sign of θ*"),
             )));
         }
+        let (rqmc_alpha, rqmc_sigma) = self.rqmc_errors(s2)?;
         Ok(Ok(Nuisance {
             alpha,
-            alpha_se: 0.5 * (a_hi - a_lo).abs(),
+            alpha_se: (0.5 * (a_hi - a_lo).abs()).hypot(rqmc_alpha),
             sigma_eff: v.sqrt(),
             s2,
             s2_range: Some((s2_lo, s2_hi)),
+            sigma_eff_se: rqmc_sigma,
         }))
     }
 }
@@ -236,6 +273,7 @@ pub fn huber(
         sigma_eff: sigma_eff2.sqrt(),
         s2: ((q_obs - sigma_eff2) / (alpha * alpha)).max(0.0),
         s2_range: None,
+        sigma_eff_se: 0.0,
     })
 }
 

@@ -4,6 +4,9 @@
 //! to at most the budget in one certified ledger
 //! ([`propdp_core::accountant::bracket::ledger_epsilon_bracket`]).
 //!
+//! DP-SGD ([`super::Release::Dpsgd`]) is the accountant's subsampled
+//! Gaussian mechanism, its sensitivity min(C, L·R) in the rows' own scale.
+//!
 //! Rows are projected onto the ball ‖x‖ ≤ R; the accountant's conventions
 //! are for R = 1, so a problem with rows in the R-ball, ridge λ and noise σ
 //! (or τ) is accounted as the unit-ball problem of θ' = Rθ: ridge λ/R²,
@@ -81,6 +84,9 @@ fn ledger(spec: &Spec, noise: f64, z: Option<f64>) -> Option<EpsilonBracket> {
 pub fn plan(spec: &Spec, nuisances: bool) -> Result<Plan, Argument> {
     let (l, beta) = constants(spec);
     let r = spec.row_norm;
+    if let Some(g) = spec.descent {
+        return descent_plan(spec, g, l * r, beta);
+    }
     let kind = if spec.is_objective() {
         MechanismKind::Objective {
             lambda: spec.lambda / (r * r),
@@ -156,6 +162,40 @@ pub fn plan(spec: &Spec, nuisances: bool) -> Result<Plan, Argument> {
     Ok(Plan {
         noise,
         nuisance_z: z,
+        bracket,
+    })
+}
+
+/// DP-SGD's noise σ on the summed gradient for `spec`'s budget: T steps of
+/// the Poisson-subsampled Gaussian mechanism whose sensitivity is
+/// min(C, L·R) (`lipschitz` = L·R: |ℓ'| ≤ L on rows of norm ≤ R), calibrated
+/// and read back through the accountant's certified bracket.
+fn descent_plan(spec: &Spec, g: super::Descent, lipschitz: f64, beta: f64) -> Result<Plan, Argument> {
+    let kind = MechanismKind::Dpsgd {
+        steps: g.steps,
+        sample_rate: g.sample_rate,
+        clip: g.clip,
+    };
+    let mechanism = Mechanism::new(kind, lipschitz, beta, spec.neighbouring);
+    let unattainable = || {
+        Argument::new(
+            "epsilon",
+            format!(
+                " = {} at delta_priv = {:e} is not reachable by {} steps of DP-SGD at sample rate {}: raise epsilon",
+                spec.epsilon, spec.delta_priv, g.steps, g.sample_rate
+            ),
+        )
+    };
+    let sigma = mechanism
+        .calibrate(spec.epsilon, spec.delta_priv)
+        .ok_or_else(unattainable)?;
+    let (noise, bracket) = within_budget(sigma, spec.epsilon, |x| {
+        mechanism.epsilon_bracket(x, spec.delta_priv, BracketSettings::default())
+    })
+    .ok_or_else(unattainable)?;
+    Ok(Plan {
+        noise,
+        nuisance_z: None,
         bracket,
     })
 }
