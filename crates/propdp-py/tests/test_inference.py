@@ -97,6 +97,9 @@ def test_refusals_and_bad_arguments_are_typed():
     with pytest.raises(propdp.InferenceRefused) as e:
         propdp.PrivateGLM(model="logistic").fit(X[:, :50], y)
     assert e.value.reason == "too_few_features"
+    with pytest.raises(propdp.InferenceRefused) as e:  # an intercept: about 80% ones
+        propdp.PrivateGLM(model="logistic", epsilon=8.0).fit(X, np.where(np.arange(len(y)) % 5 == 0, -1.0, 1.0))
+    assert e.value.reason == "unbalanced_labels"
     with pytest.raises(propdp.ConfigError) as e:
         propdp.PrivateGLM(model="logistic", delta_priv=2.0).fit(X, y)
     assert e.value.field == "delta_priv"

@@ -230,6 +230,25 @@ fn each_refusal_fires_with_its_reason() {
         refusal(fit(&rows, 400, 200, &y, &huber_out, Some(1))),
         Reason::NoiseLawNeeded
     );
+    // logistic labels with an intercept (P(y = 1) = sigmoid(xᵀθ* + 1.5): about 75% ones)
+    let (rows, _, theta) = data(4, 800, 400, 1.0, Glm::Logistic, g);
+    let mut rng = stream(4, &[8]);
+    let y: Vec<f64> = rows
+        .chunks_exact(400)
+        .map(|x| {
+            let nu: f64 = x.iter().zip(theta.iter()).map(|(a, b)| a * b).sum::<f64>() + 1.5;
+            if rng.random::<f64>() < 1.0 / (1.0 + (-nu).exp()) {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    assert_eq!(
+        refusal(fit(&rows, 800, 400, &y, &logistic, Some(1))),
+        Reason::UnbalancedLabels
+    );
+    let (rows, y, _) = data(1, 400, 200, 1.0, huber_out.model, g);
     // Huber DP-SGD without the noise law: the residual statistics' equations are the fixed point's
     let huber_sgd = Spec {
         descent: Some(descent(20, 1.0)),

@@ -22,7 +22,8 @@
 //! coordinates of one fit, enters through (α − α̂)θ*_j and is carried into
 //! the width by the delta method, its relative size capped at 1
 //! ([`MAX_RELATIVE_ERROR`]). The nuisances come from what the
-//! release makes public ([`nuisance`]): for logistic, ‖θ̂‖²/d (free); for
+//! release makes public ([`nuisance`]): for logistic, ‖θ̂‖²/d (free, and
+//! the label sum, released to check the no-intercept model); for
 //! Huber, two residual statistics released by the Gaussian mechanism and
 //! charged in the same certified ledger as θ̂ ([`release`]).
 //!
@@ -234,6 +235,9 @@ pub enum Reason {
     NoiseLawNeeded,
     /// Labels not of the model (logistic: ±1 or 0/1).
     Labels,
+    /// Logistic labels whose released mean is far from 0: the model has
+    /// no intercept.
+    UnbalancedLabels,
 }
 
 /// A refused inference: the reason, and what was found.
@@ -483,6 +487,11 @@ pub const MAX_RELATIVE_ERROR: f64 = 1.0;
 /// large coordinates fell to 94.0% (δ = 0.2, ε = 8).
 pub const SIGNAL_Z: f64 = 4.0;
 
+/// Standard deviations (sampling and privacy noise) by which the released
+/// mean of logistic labels may miss 0 before the fit is refused
+/// ([`Reason::UnbalancedLabels`]); a false refusal has probability 6e-5.
+pub const LABEL_SDS: f64 = 4.0;
+
 /// The key of the inference's random streams ([`propdp_sim::rng::stream`]).
 const STREAM: u64 = 0x1_F3E5;
 
@@ -567,7 +576,36 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
         Glm::Huber { m } if spec.noise.is_none() => Some(m),
         _ => None,
     };
-    let plan = release::plan(spec, huber_m.is_some())?;
+    // Huber without a noise law releases two residual statistics; logistic the label sum
+    let nuisances = match (spec.model, huber_m) {
+        (_, Some(_)) => 2,
+        (Glm::Logistic, None) => 1,
+        (Glm::Huber { .. }, None) => 0,
+    };
+    let plan = release::plan(spec, nuisances)?;
+    let label_mean = if spec.model == Glm::Logistic {
+        let z = plan.nuisance_z.expect("logistic plans its label release");
+        let mut rng = propdp_sim::rng::stream(seed, &[STREAM, 3]);
+        let g = propdp_sim::data::draw_gaussian_vector(1, &mut rng)[0];
+        let nf = n as f64;
+        // Σ yᵢ, yᵢ = ±1: add/remove sensitivity 1 (replace-one 2, the accountant's pair)
+        let mean = ((labels.sum() + z * g) / nf).clamp(-1.0, 1.0);
+        let sd = (1.0 / nf + (z / nf).powi(2)).sqrt();
+        if mean.abs() > LABEL_SDS * sd {
+            return Err(refused(Refusal::new(
+                Reason::UnbalancedLabels,
+                format!(
+                    "the released mean label is {mean:+.4}, {:.1} standard deviations ({sd:.4}) from the 0 that \
+                     logistic labels without an intercept have: the theory has no intercept, and its intervals \
+                     would be wrong here; centre the problem (fit the intercept on public data) or rebalance",
+                    mean.abs() / sd
+                ),
+            )));
+        }
+        Some((mean, z))
+    } else {
+        None
+    };
     let b = propdp_sim::data::draw_gaussian_vector(d, &mut propdp_sim::rng::stream(seed, &[STREAM, 0]));
     let (sigma, tau) = if spec.is_objective() {
         (plan.noise, 0.0)
@@ -644,6 +682,12 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
     let delta = d as f64 / n as f64;
     let q_obs = theta.norm_squared() / d as f64;
     let mut releases = vec![released];
+    if let Some((mean, z)) = label_mean {
+        releases.push(format!(
+            "the mean label ({mean:+.4}; logistic has no intercept: checked against 0) by the Gaussian mechanism \
+             (noise multiplier {z:.3})"
+        ));
+    }
     let (nuisance, residuals) = match huber_m {
         None => {
             let (solver, algorithm) = match spec.descent {

@@ -1,6 +1,8 @@
 //! What a private fit releases and what it costs: the estimator's noise
 //! calibrated so that everything released — θ̂ and, for Huber objective
-//! perturbation, the two residual statistics of its nuisances — composes
+//! perturbation, the two residual statistics of its nuisances, for
+//! logistic regression the label sum (checked against the no-intercept
+//! model's 0) — composes
 //! to at most the budget in one certified ledger
 //! ([`propdp_core::accountant::bracket::ledger_epsilon_bracket`]).
 //!
@@ -49,22 +51,29 @@ fn constants(spec: &Spec) -> (f64, f64) {
     }
 }
 
-/// The ledger of the estimator at `noise` (rows' scale) and the nuisance
-/// releases at multiplier `z`.
-fn ledger(spec: &Spec, noise: f64, z: Option<f64>) -> Option<EpsilonBracket> {
+/// The ledger of the estimator at `noise` (rows' scale) and `z`'s
+/// (multiplier, count) nuisance releases.
+fn ledger(spec: &Spec, noise: f64, z: Option<(f64, u64)>) -> Option<EpsilonBracket> {
     let (l, beta) = constants(spec);
     let r = spec.row_norm;
-    let settings = BracketSettings::default();
     let mut segments: Vec<Segment> = z
-        .map(|z| Segment {
+        .map(|(z, count)| Segment {
             noise_multiplier: z,
             sample_rate: 1.0,
-            steps: 2,
+            steps: count,
         })
         .into_iter()
         .collect();
     let mut objectives = Vec::new();
-    if spec.is_objective() {
+    if let Some(g) = spec.descent {
+        // T steps of the subsampled Gaussian mechanism, sensitivity min(C, L·R)
+        let sensitivity = g.clip.map_or(l * r, |c| c.min(l * r));
+        segments.push(Segment {
+            noise_multiplier: noise / sensitivity,
+            sample_rate: g.sample_rate,
+            steps: g.steps as u64,
+        });
+    } else if spec.is_objective() {
         objectives.push(ObjectiveBound::new(l, beta, r, spec.lambda, noise));
     } else {
         // output perturbation: the Gaussian mechanism with sensitivity LR/λ (add/remove)
@@ -74,18 +83,48 @@ fn ledger(spec: &Spec, noise: f64, z: Option<f64>) -> Option<EpsilonBracket> {
             steps: 1,
         });
     }
-    ledger_epsilon_bracket(&segments, &objectives, spec.delta_priv, spec.neighbouring, settings)
-        .ok()
-        .flatten()
+    composed(&segments, &objectives, spec.delta_priv, spec.neighbouring)
 }
 
-/// The estimator's noise for `spec`'s budget, with `nuisances` residual
-/// statistics released beside it (Huber objective perturbation).
-pub fn plan(spec: &Spec, nuisances: bool) -> Result<Plan, Argument> {
+/// The certified ε of `segments` and `objectives` together: the tight
+/// ledger, or where its grid cannot reach ε (objective perturbation beside
+/// Gaussian releases at ε in the thousands) basic composition — each part
+/// at δ/2, their upper ends summed; the lower end is the larger part's at δ
+/// (the pair reveals at least what either does).
+fn composed(
+    segments: &[Segment],
+    objectives: &[ObjectiveBound],
+    delta: f64,
+    neighbouring: propdp_core::accountant::Neighbouring,
+) -> Option<EpsilonBracket> {
+    let settings = BracketSettings::default();
+    let at = |s: &[Segment], o: &[ObjectiveBound], delta: f64| {
+        ledger_epsilon_bracket(s, o, delta, neighbouring, settings)
+            .ok()
+            .flatten()
+    };
+    let tight = at(segments, objectives, delta);
+    if tight.is_some() || segments.is_empty() || objectives.is_empty() {
+        return tight;
+    }
+    let (a, b) = (at(segments, &[], delta / 2.0)?, at(&[], objectives, delta / 2.0)?);
+    let (la, lb) = (at(segments, &[], delta)?, at(&[], objectives, delta)?);
+    Some(EpsilonBracket {
+        lower: la.lower.max(lb.lower),
+        upper: a.upper + b.upper,
+        grid: a.grid.max(b.grid),
+        reached: a.reached && b.reached,
+    })
+}
+
+/// The estimator's noise for `spec`'s budget, with `nuisances` scalar
+/// statistics released beside it (Huber objective perturbation: the two
+/// residual statistics; logistic: the label sum).
+pub fn plan(spec: &Spec, nuisances: u64) -> Result<Plan, Argument> {
     let (l, beta) = constants(spec);
     let r = spec.row_norm;
     if let Some(g) = spec.descent {
-        return descent_plan(spec, g, l * r, beta);
+        return descent_plan(spec, g, l * r, beta, nuisances);
     }
     let kind = if spec.is_objective() {
         MechanismKind::Objective {
@@ -125,23 +164,39 @@ pub fn plan(spec: &Spec, nuisances: bool) -> Result<Plan, Argument> {
     };
     // to the rows' scale: σ = Rσ' (objective), τ = τ'/R (output)
     let to_rows = |unit: f64| if spec.is_objective() { unit * r } else { unit / r };
-    let z = if nuisances {
-        let share = spec.epsilon * NUISANCE_SHARE;
-        let gaussian = Mechanism::new(MechanismKind::Dpgd { steps: 2 }, 1.0, 1.0, spec.neighbouring);
-        Some(
-            gaussian
-                .calibrate(share, spec.delta_priv / 10.0)
-                .ok_or_else(unattainable)?,
-        )
-    } else {
-        None
-    };
+    let z = nuisance_multiplier(spec, nuisances).map_err(|()| unattainable())?;
     let Some(alone) = mechanism.calibrate(spec.epsilon, spec.delta_priv) else {
         return Err(unattainable());
     };
-    let mut noise = to_rows(alone);
+    finish(spec, to_rows(alone), z, unattainable)
+}
+
+/// The noise multiplier of `count` nuisance releases at ε·NUISANCE_SHARE
+/// and δ/10 (none when `count` = 0; `Err` when unreachable).
+fn nuisance_multiplier(spec: &Spec, count: u64) -> Result<Option<(f64, u64)>, ()> {
+    if count == 0 {
+        return Ok(None);
+    }
+    let share = spec.epsilon * NUISANCE_SHARE;
+    let steps = usize::try_from(count).expect("a handful of releases");
+    let gaussian = Mechanism::new(MechanismKind::Dpgd { steps }, 1.0, 1.0, spec.neighbouring);
+    match gaussian.calibrate(share, spec.delta_priv / 10.0) {
+        Some(z) => Ok(Some((z, count))),
+        None => Err(()),
+    }
+}
+
+/// From the estimator's noise calibrated alone (`noise`), the smallest
+/// noise whose ledger with the nuisance releases `z` is within the budget:
+/// bracket, bisect (1e-4 relative), read back through the certified ledger.
+fn finish(
+    spec: &Spec,
+    mut noise: f64,
+    z: Option<(f64, u64)>,
+    unattainable: impl Fn() -> Argument,
+) -> Result<Plan, Argument> {
     if z.is_some() {
-        // the ledger's ε falls with the estimator's noise: bracket, then bisect (1e-4 relative)
+        // the ledger's ε falls with the estimator's noise
         let within = |noise: f64| ledger(spec, noise, z).is_some_and(|b| b.upper <= spec.epsilon);
         let (mut lo, mut hi) = (noise, noise * 2.0);
         let mut grown = 0;
@@ -161,16 +216,17 @@ pub fn plan(spec: &Spec, nuisances: bool) -> Result<Plan, Argument> {
     let (noise, bracket) = within_budget(noise, spec.epsilon, |x| ledger(spec, x, z)).ok_or_else(unattainable)?;
     Ok(Plan {
         noise,
-        nuisance_z: z,
+        nuisance_z: z.map(|(z, _)| z),
         bracket,
     })
 }
 
-/// DP-SGD's noise σ on the summed gradient for `spec`'s budget: T steps of
-/// the Poisson-subsampled Gaussian mechanism whose sensitivity is
-/// min(C, L·R) (`lipschitz` = L·R: |ℓ'| ≤ L on rows of norm ≤ R), calibrated
-/// and read back through the accountant's certified bracket.
-fn descent_plan(spec: &Spec, g: super::Descent, lipschitz: f64, beta: f64) -> Result<Plan, Argument> {
+/// DP-SGD's noise σ on the summed gradient for `spec`'s budget, with
+/// `nuisances` scalar releases beside it: T steps of the Poisson-subsampled
+/// Gaussian mechanism whose sensitivity is min(C, L·R) (`lipschitz` = L·R:
+/// |ℓ'| ≤ L on rows of norm ≤ R), calibrated and read back through the
+/// certified ledger.
+fn descent_plan(spec: &Spec, g: super::Descent, lipschitz: f64, beta: f64, nuisances: u64) -> Result<Plan, Argument> {
     let kind = MechanismKind::Dpsgd {
         steps: g.steps,
         sample_rate: g.sample_rate,
@@ -186,18 +242,11 @@ fn descent_plan(spec: &Spec, g: super::Descent, lipschitz: f64, beta: f64) -> Re
             ),
         )
     };
+    let z = nuisance_multiplier(spec, nuisances).map_err(|()| unattainable())?;
     let sigma = mechanism
         .calibrate(spec.epsilon, spec.delta_priv)
         .ok_or_else(unattainable)?;
-    let (noise, bracket) = within_budget(sigma, spec.epsilon, |x| {
-        mechanism.epsilon_bracket(x, spec.delta_priv, BracketSettings::default())
-    })
-    .ok_or_else(unattainable)?;
-    Ok(Plan {
-        noise,
-        nuisance_z: None,
-        bracket,
-    })
+    finish(spec, sigma, z, unattainable)
 }
 
 /// A closed-form calibration read back through the certified ledger: the
