@@ -693,7 +693,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             let (solver, algorithm) = match spec.descent {
                 Some(g) => (
                     TheorySolver::new(propdp_core::config::SolverOptions {
-                        dmft_points: Some(nuisance::DESCENT_POINTS.min(propdp_core::config::DMFT_POINTS)),
+                        dmft_points: Some(nuisance::DESCENT_POINTS),
                         ..Default::default()
                     }),
                     Algorithm::Dpsgd {

@@ -116,12 +116,13 @@ impl<'a> Curve<'a> {
         Ok((q, alpha, (q - alpha * alpha * s2).max(0.0)))
     }
 
-    /// The RQMC standard errors of (α, σ_eff) at s² (DP-GD/DP-SGD's state
-    /// evolution, from its replicates' spread at the last step; (0, 0) for
-    /// the fixed points, solved to a residual far below them):
-    /// se(α) = se(m)/s², and σ_eff² = q − α²s² by the delta method, the two
-    /// errors added in quadrature.
-    pub fn rqmc_errors(&self, s2: f64) -> anyhow::Result<(f64, f64)> {
+    /// The RQMC standard errors of (α, σ_eff) at s², where the curve gave
+    /// α and σ_eff² = `v` (DP-GD/DP-SGD's state evolution, from its
+    /// replicates' spread at the last step; (0, 0) for the fixed points,
+    /// solved to a residual far below them): se(α) = se(m)/s², and
+    /// σ_eff² = q − α²s² by the delta method, the two errors added in
+    /// quadrature.
+    pub fn rqmc_errors(&self, s2: f64, alpha: f64, v: f64) -> anyhow::Result<(f64, f64)> {
         if self.algorithm.gradient_steps().is_none() {
             return Ok((0.0, 0.0));
         }
@@ -133,7 +134,6 @@ impl<'a> Curve<'a> {
         let path = sol.per_step.expect("the state evolution reports every step");
         let last = |k: &str| path.stderr.get(k).and_then(|v| v.last().copied()).unwrap_or(0.0);
         let (se_m, se_q) = (last(propdp_core::metrics::OVERLAP), last(propdp_core::metrics::NORM2));
-        let (_, alpha, v) = self.at(s2)?;
         let se_alpha = se_m / s2;
         let se_v = se_q.hypot(2.0 * alpha * s2 * se_alpha);
         Ok((se_alpha, se_v / (2.0 * v.sqrt()).max(f64::MIN_POSITIVE)))
@@ -219,7 +219,7 @@ impl<'a> Curve<'a> {
                 format!("the bias factor α = {alpha:e} at ŝ² = {s2:.4} is not positive: θ̂ carries no sign of θ*"),
             )));
         }
-        let (rqmc_alpha, rqmc_sigma) = self.rqmc_errors(s2)?;
+        let (rqmc_alpha, rqmc_sigma) = self.rqmc_errors(s2, alpha, v)?;
         Ok(Ok(Nuisance {
             alpha,
             alpha_se: (0.5 * (a_hi - a_lo).abs()).hypot(rqmc_alpha),
