@@ -50,13 +50,16 @@ use rayon::prelude::*;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::dmft::{DmftError, DmftParams, DmftPath, STEIN_MIN_S2, aggregate, rqmc_uniform4, step_metrics};
-use crate::dyadic::{Advance, Block, Dyadic, Partition, Track};
+use crate::dyadic::{Advance, Dyadic, Partition, Track};
 use crate::least_squares::{self, LeastSquaresParams};
 use crate::modes::spectral_metrics;
 use crate::reverse_mode::{self, Events};
 use crate::train_loss::{self, LossMoments, LossSums};
 
 mod field;
+mod state;
+
+use state::{Slot, StateCovariance};
 
 /// Exact lags of R_g's rows in the memories; older lags act on block sums.
 pub const NEAR: usize = 10;
@@ -450,184 +453,6 @@ fn curvature_bound(loss: Loss) -> f64 {
         Loss::Logistic | Loss::ConditionalLogistic => 0.25,
         Loss::Huber { .. } | Loss::ConditionalHuber { .. } | Loss::Squared => 1.0,
     }
-}
-
-/// An entry of the generated linear Gaussian state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Slot {
-    Theta(usize),
-    ThetaBlock(Block),
-    U(usize),
-    UBlock(Block),
-}
-
-/// The covariance of the generated linear state (θ̃ and ũ windows and block
-/// sums): every step replaces it by linear combinations of its entries plus
-/// independent innovations, and the covariance follows exactly.
-struct StateCovariance {
-    slots: Vec<Slot>,
-    /// Row-major with row length `stride` ≥ the entries (room to extend in place).
-    cov: Vec<f64>,
-    stride: usize,
-    /// Buffers of [`Self::apply`], kept between steps.
-    spare: Vec<f64>,
-    half: Vec<f64>,
-}
-
-/// Entries a relayout leaves room for (a step extends the state twice).
-const SPARE: usize = 2;
-
-impl StateCovariance {
-    fn new() -> Self {
-        StateCovariance {
-            slots: vec![Slot::Theta(0)],
-            cov: vec![0.0; (1 + SPARE) * (1 + SPARE)],
-            stride: 1 + SPARE,
-            spare: Vec::new(),
-            half: Vec::new(),
-        }
-    }
-
-    fn position(&self, s: &Slot) -> usize {
-        self.slots.iter().position(|x| x == s).expect("a tracked entry")
-    }
-
-    fn at(&self, i: usize, j: usize) -> f64 {
-        self.cov[i * self.stride + j]
-    }
-
-    fn var(&self, s: Slot) -> f64 {
-        let i = self.position(&s);
-        self.at(i, i)
-    }
-
-    /// The positions of `terms`' entries (the same for every atom's state).
-    fn indexed(&self, terms: &[(Slot, f64)]) -> Vec<(usize, f64)> {
-        terms.iter().map(|(s, c)| (self.position(s), *c)).collect()
-    }
-
-    /// The current entries, kept, plus a new one: Σ c·(entry at its index)
-    /// plus an independent innovation. Only the new row and column are
-    /// computed: Cov(new, j) = Σ c·Cov(b, j) (by rows: Cov is symmetric) and
-    /// Var(new) = Σ c·Cov(new, b) + innovation.
-    fn extend(&mut self, slot: Slot, terms: &[(usize, f64)], innovation: f64) {
-        let d = self.slots.len();
-        if d + 1 > self.stride {
-            let stride = d + 1 + SPARE;
-            let mut cov = vec![0.0; stride * stride];
-            for i in 0..d {
-                cov[i * stride..i * stride + d].copy_from_slice(&self.cov[i * self.stride..i * self.stride + d]);
-            }
-            (self.cov, self.stride) = (cov, stride);
-        }
-        let st = self.stride;
-        let mut col = vec![0.0; d];
-        for &(a, c) in terms {
-            axpy(&mut col, c, &self.cov[a * st..a * st + d]);
-        }
-        let var = terms.iter().map(|&(b, c)| c * col[b]).sum::<f64>() + innovation;
-        for (i, &x) in col.iter().enumerate() {
-            self.cov[i * st + d] = x;
-            self.cov[d * st + i] = x;
-        }
-        self.cov[d * st + d] = var;
-        self.slots.push(slot);
-    }
-
-    /// How to re-lay the state out as `windows` (kept entries) and `blocks`
-    /// (sums of the current entries they contain), for θ̃ and ũ. Every atom's
-    /// state has the same entries, so one layout serves them all.
-    fn layout(&self, theta: (&[usize], &[Block]), u: (&[usize], &[Block])) -> Layout {
-        let inside = |s: &Slot, theta_kind: bool, (b0, b1): Block| match (*s, theta_kind) {
-            (Slot::Theta(k), true) | (Slot::U(k), false) => b0 <= k && k < b1,
-            (Slot::ThetaBlock((s0, s1)), true) | (Slot::UBlock((s0, s1)), false) => b0 <= s0 && s1 <= b1,
-            _ => false,
-        };
-        let d = self.slots.len();
-        let mut l = Layout {
-            slots: Vec::new(),
-            members: Vec::with_capacity(d),
-            starts: vec![0],
-        };
-        for (theta_kind, (window, blocks)) in [(true, theta), (false, u)] {
-            for &b in blocks {
-                l.slots.push(if theta_kind {
-                    Slot::ThetaBlock(b)
-                } else {
-                    Slot::UBlock(b)
-                });
-                l.members
-                    .extend((0..d).filter(|&i| inside(&self.slots[i], theta_kind, b)));
-                l.starts.push(l.members.len());
-            }
-            for &k in window {
-                let s = if theta_kind { Slot::Theta(k) } else { Slot::U(k) };
-                l.slots.push(s);
-                l.members.push(self.position(&s));
-                l.starts.push(l.members.len());
-            }
-        }
-        l
-    }
-
-    /// Re-lay the state out: each new entry is the sum of a group of current
-    /// entries, and Cov(new_i, new_j) = Σ_{b∈G_j} (Σ_{a∈G_i} Cov(a, ·))_b.
-    /// Most entries are single ones moved (the windows shift by one step);
-    /// between two of them the new covariance is the old entry, read
-    /// directly (the same value the sums give: a sum of one term).
-    fn apply(&mut self, l: &Layout) {
-        let (d, e) = (self.slots.len(), l.slots.len());
-        let group = |i: usize| &l.members[l.starts[i]..l.starts[i + 1]];
-        let single: Vec<Option<usize>> = (0..e)
-            .map(|i| match group(i) {
-                [a] => Some(*a),
-                _ => None,
-            })
-            .collect();
-        // the summed rows of the groups of several (or no) entries
-        let mut half = std::mem::take(&mut self.half);
-        half.clear();
-        half.resize(e * d, 0.0);
-        for i in (0..e).filter(|&i| single[i].is_none()) {
-            let row = &mut half[i * d..(i + 1) * d];
-            for &a in group(i) {
-                let from = &self.cov[a * self.stride..a * self.stride + d];
-                row.iter_mut().zip(from).for_each(|(y, x)| *y += x);
-            }
-        }
-        let st = e + SPARE;
-        // every entry read later (row and column < e) is written below
-        let mut cov = std::mem::take(&mut self.spare);
-        if cov.len() < st * st {
-            cov.resize(st * st, 0.0);
-        }
-        for i in 0..e {
-            let row: &[f64] = match single[i] {
-                Some(a) => &self.cov[a * self.stride..a * self.stride + d],
-                None => &half[i * d..(i + 1) * d],
-            };
-            for j in i..e {
-                let v = match single[j] {
-                    Some(b) => row[b],
-                    None => group(j).iter().map(|&b| row[b]).sum(),
-                };
-                cov[i * st + j] = v;
-                cov[j * st + i] = v;
-            }
-        }
-        self.slots.clone_from(&l.slots);
-        self.spare = std::mem::replace(&mut self.cov, cov);
-        self.stride = st;
-        self.half = half;
-    }
-}
-
-/// A relayout of the state: the new entries and, for each, the current
-/// entries it sums (`members[starts[i]..starts[i + 1]]`).
-struct Layout {
-    slots: Vec<Slot>,
-    members: Vec<usize>,
-    starts: Vec<usize>,
 }
 
 /// The target covariance of the generator's features (Cov(U_B, U_B'),
