@@ -36,7 +36,7 @@
 
 use super::{
     Coordinate, GEN_WINDOW, Generator, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, Slot, StepBuffers, Stop, axpy,
-    conditional_weights, curvature_bound, far_adjoints, labels, memory, recursion, sample_step, stein_drift,
+    combine, conditional_weights, curvature_bound, far_adjoints, labels, memory, recursion, sample_step, stein_drift,
     step_record, teacher_field, theta_positions, truncation,
 };
 use crate::dmft::{DmftError, DmftParams, rqmc_uniform4};
@@ -146,7 +146,7 @@ pub(super) fn replicate(
     let mut vv = vec![0.0; w];
     let mut lanes_w: Vec<f64> = Vec::new();
     let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
-    let mut next = vec![0.0; n];
+    let (mut next, mut innovation) = (vec![0.0; n], vec![0.0; n]);
     let mut lmem_buf: Vec<f64> = Vec::new();
     for t in 0..=tt {
         if cancelled() {
@@ -155,13 +155,16 @@ pub(super) fn replicate(
         let step_draws = if t < tt { draws(t + 1) } else { Vec::new() };
         // 1. the Onsager terms Σ_s R_w(t,s)ĝ_s: exact over the window, block means before it
         let onsager = |x: &Track, out: &mut [f64]| {
-            out.fill(0.0);
-            for j in t.saturating_sub(NEAR).max(1)..=t {
-                axpy(out, vv[(j - 1) % w], x.value(&mem, j));
-            }
-            for (b, &(b0, b1)) in mem.blocks().iter().enumerate() {
-                axpy(out, lanes_w[b] / (b1 - b0) as f64, x.sum(b));
-            }
+            let terms: Vec<(f64, &[f64])> = (t.saturating_sub(NEAR).max(1)..=t)
+                .map(|j| (vv[(j - 1) % w], x.value(&mem, j)))
+                .chain(
+                    mem.blocks()
+                        .iter()
+                        .enumerate()
+                        .map(|(b, &(b0, b1))| (lanes_w[b] / (b1 - b0) as f64, x.sum(b))),
+                )
+                .collect();
+            combine(out, &terms);
         };
         onsager(&grads, &mut on_w);
         for (o, x) in on0_w.iter_mut().zip(&grads0) {
@@ -268,20 +271,21 @@ pub(super) fn replicate(
         let sft = DVector::from_fn(f, |i, _| cov[(i, f)]);
         let beta = scaled_weights(&sff, &sft);
         let sd = (cov[(f, f)] - beta.dot(&sft)).max(0.0).sqrt();
-        for (x, d) in next.iter_mut().zip(&step_draws) {
+        for (x, d) in innovation.iter_mut().zip(&step_draws) {
             *x = sd * normal(d[0]);
         }
         let window_len = t + 1 - t.saturating_sub(NEAR);
-        for (i, &bi) in beta.iter().enumerate() {
-            if bi != 0.0 {
+        let terms: Vec<(f64, &[f64])> = std::iter::once((1.0, innovation.as_slice()))
+            .chain(beta.iter().enumerate().map(|(i, &bi)| {
                 let values = if i < window_len {
                     field.value(&mem, t.saturating_sub(NEAR) + i)
                 } else {
                     field.sum(i - window_len)
                 };
-                axpy(&mut next, bi, values);
-            }
-        }
+                (bi, values)
+            }))
+            .collect();
+        combine(&mut next, &terms);
         // then the windows and blocks of step t + 1
         let step = mem.advance();
         field.push(&mem, &step, &next);

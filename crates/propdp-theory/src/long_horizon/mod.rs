@@ -56,8 +56,11 @@ use crate::modes::spectral_metrics;
 use crate::reverse_mode::{self, Events};
 use crate::train_loss::{self, LossMoments, LossSums};
 
+mod combine;
 mod field;
 mod state;
+
+use combine::combine;
 
 use state::{Slot, StateCovariance};
 
@@ -398,17 +401,13 @@ fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
 
 /// Σ_{l ≤ NEAR} near[l]·X_{t−l} + Σ_B far[B]·X_B of a track, into `out`.
 fn memory(track: &Track, part: &Partition, t: usize, near: &[f64], far: &[f64], out: &mut [f64]) {
-    out.fill(0.0);
-    for (l, &c) in near.iter().enumerate() {
-        if c != 0.0 {
-            axpy(out, c, track.value(part, t - l));
-        }
-    }
-    for (b, &c) in far.iter().enumerate() {
-        if c != 0.0 {
-            axpy(out, c, track.sum(b));
-        }
-    }
+    let terms: Vec<(f64, &[f64])> = near
+        .iter()
+        .enumerate()
+        .map(|(l, &c)| (c, track.value(part, t - l)))
+        .chain(far.iter().enumerate().map(|(b, &c)| (c, track.sum(b))))
+        .collect();
+    combine(out, &terms);
 }
 
 /// x ← (1−ηλ)x − η·mem + drive, one recursion (R1) step.

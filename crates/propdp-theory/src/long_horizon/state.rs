@@ -21,7 +21,7 @@
 
 use crate::dyadic::Block;
 
-use super::axpy;
+use super::{axpy, combine};
 
 /// An entry of the generated linear Gaussian state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -108,9 +108,8 @@ impl StateCovariance {
         };
         let (d, st) = (self.slots.len(), self.stride);
         let mut col = vec![0.0; d];
-        for &(a, c) in terms {
-            axpy(&mut col, c, &self.cov[a * st..a * st + d]);
-        }
+        let rows: Vec<(f64, &[f64])> = terms.iter().map(|&(a, c)| (c, &self.cov[a * st..a * st + d])).collect();
+        combine(&mut col, &rows);
         let var = terms.iter().map(|&(b, c)| c * col[b]).sum::<f64>() + innovation;
         for (i, &x) in col.iter().enumerate() {
             self.cov[i * st + p] = x;

@@ -1,0 +1,87 @@
+//! Linear combinations y = Σ_i c_i·x_i of many vectors — the memories'
+//! sums over exact lags and block sums, the Onsager terms, the state
+//! covariance's new rows and the field's conditional mean all take this
+//! form, with tens of terms.
+//!
+//! A term at a time (one `axpy` per term) reads and writes y once per term;
+//! here y is built a tile at a time in registers and written once, and on
+//! CPUs with AVX2 the tile's loop runs four lanes per instruction. Each
+//! element sums its terms in their order, as the term-at-a-time loop does,
+//! so the results are the same to the last bit.
+
+/// Elements per tile: eight AVX2 registers of four.
+const TILE: usize = 32;
+
+/// y = Σ_i c_i·x_i (every x_i at least as long as y); terms with c_i = 0
+/// are skipped.
+pub(super) fn combine(y: &mut [f64], terms: &[(f64, &[f64])]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        unsafe { combine_avx2(y, terms) };
+        return;
+    }
+    combine_tiles(y, terms);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn combine_avx2(y: &mut [f64], terms: &[(f64, &[f64])]) {
+    combine_tiles(y, terms);
+}
+
+#[inline(always)]
+fn combine_tiles(y: &mut [f64], terms: &[(f64, &[f64])]) {
+    let n = y.len();
+    let full = n - n % TILE;
+    for off in (0..full).step_by(TILE) {
+        let mut acc = [0.0; TILE];
+        for &(c, x) in terms {
+            if c != 0.0 {
+                let x: &[f64; TILE] = x[off..off + TILE].try_into().expect("a whole tile");
+                for (a, v) in acc.iter_mut().zip(x) {
+                    *a += c * v;
+                }
+            }
+        }
+        y[off..full.min(off + TILE)].copy_from_slice(&acc);
+    }
+    let rest = &mut y[full..];
+    rest.fill(0.0);
+    for &(c, x) in terms {
+        if c != 0.0 {
+            for (a, v) in rest.iter_mut().zip(&x[full..]) {
+                *a += c * v;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_sum_every_element_as_the_term_at_a_time_loop_does() {
+        for n in [0, 1, 31, 32, 33, 100, 433] {
+            let xs: Vec<Vec<f64>> = (0..7)
+                .map(|k| {
+                    (0..n + 3)
+                        .map(|i| ((i * 31 + k * 17) % 13) as f64 / 7.0 - 0.9)
+                        .collect()
+                })
+                .collect();
+            let cs = [0.3, -1.7, 0.0, 2.2e-3, 5.0, -0.25, 1e-9];
+            let terms: Vec<(f64, &[f64])> = cs.iter().zip(&xs).map(|(&c, x)| (c, x.as_slice())).collect();
+            let mut want = vec![0.0; n];
+            for &(c, x) in &terms {
+                if c != 0.0 {
+                    want.iter_mut().zip(x).for_each(|(y, v)| *y += c * v);
+                }
+            }
+            let mut got = vec![f64::NAN; n];
+            combine(&mut got, &terms);
+            assert_eq!(got, want, "n = {n}");
+        }
+    }
+}
