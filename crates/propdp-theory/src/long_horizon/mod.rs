@@ -127,21 +127,49 @@ pub struct LongHorizonPath {
 /// deterministic work grows linearly in them); larger spectra are
 /// compressed to [`COMPRESSED_NODES`], or to this many, nodes.
 pub const MAX_MODES: usize = 32;
+/// Seconds of one core per path and step of an isotropic long-horizon solve
+/// at sample rates q (between the nodes: linear in ln q; beyond them: the
+/// end value). Measured at T = 3000, 4 × 2048 paths, δ = 0.5, λ = 0.05,
+/// clipped Huber (η = 0.1) and logistic (η = 0.2), the larger of the two
+/// (docs/performance.md, "Cost model"): the cost peaks at q ≈ 0.1–0.3,
+/// where the dense reverse pass runs over long windows (W ≈ 400–900).
+const PATH_STEP_SECONDS: [(f64, f64); 6] = [
+    (0.002, 3.4e-7),
+    (0.01, 3.9e-7),
+    (0.03, 4.2e-7),
+    (0.1, 1.0e-6),
+    (0.3, 1.6e-6),
+    (1.0, 7.0e-7),
+];
+/// Further seconds per path and step for each atom of a spectrum (the
+/// atoms' deterministic side: virtual paths, block lanes, state covariance;
+/// measured 1.8e-8 to 4.9e-8 with 20 atoms).
+const ATOM_PATH_STEP_SECONDS: f64 = 3e-8;
+
 /// Estimated seconds on one core of a long-horizon solve over `paths` RQMC
 /// paths in all (points × scrambles), `steps` steps at sample rate `q`, with
-/// a spectrum of `atoms` atoms (1: isotropic): 2.5e-7 s × (1 + 1.5q) × paths
-/// × T (measured 2.2–2.3e-7 at q ≤ 0.01, 3.5e-7 (Huber) and 6.3e-7
-/// (logistic, W = 252) at q = 1, where the dense reverse pass runs), times
-/// 1 + 0.1·K with K atoms (one field per path; per atom the deterministic
-/// side, compressed beyond [`MAX_MODES`] atoms) — this machine's kind
-/// (docs/performance.md), within a factor of 2.
+/// a spectrum of `atoms` atoms (1: isotropic): paths × T × (c(q) + 3e-8·K),
+/// c(q) from [`PATH_STEP_SECONDS`], K the atoms solved (compressed beyond
+/// [`MAX_MODES`]) — this machine's kind, within a factor of 2 over the
+/// measured grid (q from 0.002 to 1, isotropic and 20 atoms, T = 3000 and
+/// 10⁴).
 pub fn cost_seconds(paths: f64, steps: usize, q: f64, atoms: usize) -> f64 {
-    let spectrum = if atoms > 1 {
-        1.0 + 0.1 * atoms.min(MAX_MODES) as f64
-    } else {
-        1.0
+    let nodes = &PATH_STEP_SECONDS;
+    let per_path_step = match nodes.iter().position(|&(x, _)| q <= x) {
+        Some(0) => nodes[0].1,
+        Some(i) => {
+            let ((q0, c0), (q1, c1)) = (nodes[i - 1], nodes[i]);
+            let f = (q / q0).ln() / (q1 / q0).ln();
+            c0 + f * (c1 - c0)
+        }
+        None => nodes[nodes.len() - 1].1,
     };
-    spectrum * 2.5e-7 * (1.0 + 1.5 * q) * paths * steps as f64
+    let spectrum = if atoms > 1 {
+        ATOM_PATH_STEP_SECONDS * atoms.min(MAX_MODES) as f64
+    } else {
+        0.0
+    };
+    (per_path_step + spectrum) * paths * steps as f64
 }
 
 /// One core's estimated seconds ([`cost_seconds`]) above which the default
@@ -151,8 +179,8 @@ pub const BUDGET_SECONDS: f64 = 120.0;
 /// Paths per replicate when `solver.dmft_points` is not given:
 /// [`LONG_HORIZON_POINTS`], or half as many where that would cost more than
 /// [`BUDGET_SECONDS`] of one core (about a minute on two cores) — the long
-/// horizons of full-batch or many-atom solves (T = 10⁴ at q = 1 with 20
-/// atoms: 142 s at 4096 paths, 69 s at 2048 on two cores). The standard
+/// horizons with spectra, or at q ≈ 0.1–0.3 (T = 10⁴ with 20 atoms:
+/// 49–73 s on two cores at 2048 paths for q from 0.002 to 1). The standard
 /// error grows with it and is reported; docs/theory.md §3.4 compares it with
 /// a simulation's.
 pub fn default_points(steps: usize, q: f64, atoms: usize, scrambles: usize) -> usize {
@@ -1251,11 +1279,18 @@ mod tests {
         // isotropic full batch at T = 10⁴
         assert_eq!(default_points(3000, 0.01, 10, 4), LONG_HORIZON_POINTS);
         assert_eq!(default_points(10_000, 1.0, 1, 4), LONG_HORIZON_POINTS);
-        // the estimate is linear in the paths, the steps and 1 + 1.5q
-        let one = cost_seconds(1000.0, 100, 0.0, 1);
-        assert!((cost_seconds(2000.0, 300, 0.0, 1) - 6.0 * one).abs() < 1e-12);
-        assert!((cost_seconds(1000.0, 100, 1.0, 1) - 2.5 * one).abs() < 1e-12);
-        assert!((cost_seconds(1000.0, 100, 0.0, 40) - (1.0 + 0.1 * MAX_MODES as f64) * one).abs() < 1e-12);
+        // the long windows of q ≈ 0.1–0.3: Huber at q = 0.1 with 10 atoms (W ≈ 800)
+        assert_eq!(default_points(10_000, 0.1, 10, 4), LONG_HORIZON_POINTS / 2);
+        // linear in the paths and the steps, the measured nodes in q, 3e-8 per atom and path-step
+        let one = cost_seconds(1000.0, 100, 0.1, 1);
+        assert!((one - 1e5 * 1.0e-6).abs() < 1e-12);
+        assert!((cost_seconds(2000.0, 300, 0.1, 1) - 6.0 * one).abs() < 1e-12);
+        assert!((cost_seconds(1000.0, 100, 0.1, 20) - one - 1e5 * 20.0 * 3e-8).abs() < 1e-12);
+        assert!((cost_seconds(1000.0, 100, 0.1, 40) - one - 1e5 * MAX_MODES as f64 * 3e-8).abs() < 1e-12);
+        // between the nodes linear in ln q, beyond them the end values
+        let mid = cost_seconds(1.0, 1, (0.1f64 * 0.3).sqrt(), 1);
+        assert!((mid - 1.3e-6).abs() < 1e-15);
+        assert_eq!(cost_seconds(1.0, 1, 1e-4, 1), 3.4e-7);
     }
 
     /// The one-field-per-path solver (`field.rs`) on isotropic features
