@@ -133,7 +133,7 @@ pub const MAX_MODES: usize = 32;
 /// clipped Huber (η = 0.1) and logistic (η = 0.2), the larger of the two
 /// (docs/performance.md, "Cost model"): the cost peaks at q ≈ 0.1–0.3,
 /// where the dense reverse pass runs over long windows (W ≈ 400–900).
-const PATH_STEP_SECONDS: [(f64, f64); 6] = [
+pub const PATH_STEP_SECONDS: [(f64, f64); 6] = [
     (0.002, 3.4e-7),
     (0.01, 3.9e-7),
     (0.03, 4.2e-7),
@@ -144,7 +144,7 @@ const PATH_STEP_SECONDS: [(f64, f64); 6] = [
 /// Further seconds per path and step for each atom of a spectrum (the
 /// atoms' deterministic side: virtual paths, block lanes, state covariance;
 /// measured 1.8e-8 to 4.9e-8 with 20 atoms).
-const ATOM_PATH_STEP_SECONDS: f64 = 3e-8;
+pub const ATOM_PATH_STEP_SECONDS: f64 = 3e-8;
 
 /// Estimated seconds on one core of a long-horizon solve over `paths` RQMC
 /// paths in all (points × scrambles), `steps` steps at sample rate `q`, with
