@@ -9,8 +9,8 @@
 //! current entries: Cov(N_i, N_j) = Σ_{a∈G_i} Σ_{b∈G_j} Cov(a, b).
 //!
 //! An entry keeps its position in the matrix for as long as it lives, so a
-//! relayout touches only the entries it creates: the windows shift by
-//! renaming nothing (an entry θ̃_k is θ̃_k at every step), and only the
+//! relayout touches only the entries it creates: a window's entries stay
+//! where they are as it shifts (θ̃_k is θ̃_k at every step), and only the
 //! merged blocks get new rows, written over positions their members free.
 //! The cost of a step is O(d·new) instead of O(d²) for d entries (about
 //! 10² at 10⁴ steps) and ~1 new block per step.
@@ -156,7 +156,7 @@ impl StateCovariance {
                 let s = if theta_kind { Slot::Theta(k) } else { Slot::U(k) };
                 (s, vec![self.position(&s)])
             });
-            for (slot, members) in groups.chain(singles).collect::<Vec<_>>() {
+            for (slot, members) in groups.chain(singles) {
                 match members[..] {
                     [a] => {
                         used[a] = true;
