@@ -36,8 +36,8 @@
 
 use super::{
     Coordinate, GEN_WINDOW, Generator, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, Slot, StepBuffers, Stop, axpy,
-    combine, conditional_weights, curvature_bound, far_adjoints, labels, memory, recursion, sample_step, stein_drift,
-    step_record, teacher_field, theta_positions, truncation,
+    combine, conditional_weights, curvature_bound, far_adjoints, memory, recursion, sample_step, stein_drift,
+    step_record, teacher, teacher_field, theta_positions, truncation,
 };
 use crate::dmft::{DmftError, DmftParams, rqmc_uniform4};
 use crate::dyadic::{Partition, Track};
@@ -100,17 +100,16 @@ pub(super) fn replicate(
     let draws = |group: usize| -> Vec<[f64; 4]> { (0..n).map(|i| rqmc_uniform4(i, group, seed)).collect() };
     let normal = |x: f64| unit.inverse_cdf(x);
     let first = draws(0);
-    let z0: Vec<f64> = first.iter().map(|x| normal(x[0])).collect();
-    let nu: Vec<f64> = z0.iter().map(|z| rho.sqrt() * z).collect();
-    let (label, baselines, score) = labels(p, &first, &nu, normal);
-    let nb = baselines.len();
+    let gaussian: Vec<f64> = first.iter().map(|x| rho.sqrt() * normal(x[0])).collect();
+    let teacher = teacher(p, rho, &first, gaussian, normal);
+    let (nu, label, baseline) = (&teacher.nu, &teacher.label, &teacher.baseline);
     let w = window;
-    // per path: the field G, the selected gradients ĝ and the baselines' ĝ⁰ (value at index
+    // per path: the field G, the selected gradients ĝ and the baseline's ĝ⁰ (value at index
     // s + 1: the gradient of step s, whose response starts at s + 1), on the memory partition
     let mut mem = Partition::new(NEAR + 1, MEMORY_RULE);
     let mut field = Track::new(n, NEAR + 1);
     let mut grads = Track::new(n, NEAR + 1);
-    let mut grads0: Vec<Track> = (0..nb).map(|_| Track::new(n, NEAR + 1)).collect();
+    let mut grads0 = Track::new(n, NEAR + 1);
     let mut modes: Vec<Atomic> = spectrum
         .iter()
         .map(|m| Atomic {
@@ -126,7 +125,7 @@ pub(super) fn replicate(
         let zero = vec![0.0; n];
         field.push(&mem, &step, &zero);
         grads.push(&mem, &step, &zero);
-        grads0.iter_mut().for_each(|x| x.push(&mem, &step, &zero));
+        grads0.push(&mem, &step, &zero);
         for m in &mut modes {
             m.virt.push(&mem, &step, &m.vv);
             m.lanes.push(&mem, &step, &m.lv);
@@ -141,8 +140,8 @@ pub(super) fn replicate(
     let mut out = Vec::with_capacity(tt + 1);
     let mut moments = Vec::with_capacity(tt + 1);
     let mut approx_error: f64 = 0.0;
-    let mut sv = StepBuffers::new(n, nb);
-    let (mut on_w, mut on0_w) = (vec![0.0; n], vec![vec![0.0; n]; nb]);
+    let mut sv = StepBuffers::new(n);
+    let (mut on_w, mut on0_w) = (vec![0.0; n], vec![0.0; n]);
     let mut vv = vec![0.0; w];
     let mut lanes_w: Vec<f64> = Vec::new();
     let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
@@ -167,9 +166,7 @@ pub(super) fn replicate(
             combine(out, &terms);
         };
         onsager(&grads, &mut on_w);
-        for (o, x) in on0_w.iter_mut().zip(&grads0) {
-            onsager(x, o);
-        }
+        onsager(&grads0, &mut on0_w);
         let thc = field.value(&mem, t);
         let amp = amp_w[t];
         let selection: Vec<bool> = if q < 1.0 && t < tt {
@@ -177,16 +174,7 @@ pub(super) fn replicate(
         } else {
             vec![true; n]
         };
-        let loss = sample_step(
-            p,
-            amp,
-            (&nu, &label, &baselines),
-            thc,
-            &on_w,
-            &on0_w,
-            &selection,
-            &mut sv,
-        );
+        let loss = sample_step(p, amp, (nu, label, baseline), thc, &on_w, &on0_w, &selection, &mut sv);
         let (mt, mom, c_tt) = step_record(p, t, true, rho, amp, modes.iter().map(|m| &m.coord), &loss)?;
         out.push(mt);
         moments.push(mom);
@@ -206,13 +194,12 @@ pub(super) fn replicate(
         events.record(t, w, &sv.h, &vv);
         let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
         // 5–6. the drift and the truncation estimate
-        let drift = stein_drift(p, rho, &z0, &sv.c, &sv.c0, &score, a, q);
+        let drift = stein_drift(p, rho, &teacher, &sv.c, &sv.c0, a, q);
         approx_error = approx_error.max(truncation(&vv, &kernel.rg, w, t, p, h_max, c_tt)?);
-        for c0b in &mut sv.c0 {
-            c0b.iter_mut()
-                .zip(&selection)
-                .for_each(|(x, &s)| *x = if s { *x } else { 0.0 });
-        }
+        sv.c0
+            .iter_mut()
+            .zip(&selection)
+            .for_each(|(x, &s)| *x = if s { *x } else { 0.0 });
         // 7. per atom: the virtual paths, the block lanes, the amplitude and θ̃ᵏ_{t+1}'s entry
         let (near, far) = (&kernel.near, &kernel.far);
         vv.fill(0.0);
@@ -290,9 +277,7 @@ pub(super) fn replicate(
         let step = mem.advance();
         field.push(&mem, &step, &next);
         grads.push(&mem, &step, &sv.g);
-        for (track, x) in grads0.iter_mut().zip(&sv.c0) {
-            track.push(&mem, &step, x);
-        }
+        grads0.push(&mem, &step, &sv.c0);
         let theta_window: Vec<usize> = ((t + 1).saturating_sub(NEAR)..=t + 1).collect();
         let u_window: Vec<usize> = ((t + 1).saturating_sub(GEN_WINDOW)..=t).collect();
         for m in &mut modes {
