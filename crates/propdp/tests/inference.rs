@@ -181,6 +181,22 @@ fn huber_output_intervals_keep_their_level_given_the_noise_law() {
     assert_covers("huber output, known law", coverage(&s, 0.5, 1.0, t, 24), 0.93);
 }
 
+/// Huber output perturbation without the noise law: the unperturbed fit's
+/// residual statistics de-blurred from the residuals at θ̂ (deblur.rs), at
+/// blur τR/M = 0.43 (ε = 32) and 0.74 (ε = 16, the gate's edge).
+#[test]
+fn huber_output_intervals_keep_their_level_without_the_noise_law() {
+    let t = NoiseLaw::StudentT { dof: 3.0, scale: 0.5 };
+    for epsilon in [32.0, 16.0] {
+        let s = spec(Glm::Huber { m: 1.0 }, Release::Output, 1.0, epsilon);
+        assert_covers(
+            &format!("huber output, ε = {epsilon}"),
+            coverage(&s, 0.5, 1.0, t, 24),
+            0.93,
+        );
+    }
+}
+
 /// The same seed gives the same release; the report covers both releases
 /// of a Huber fit within the budget.
 #[test]
@@ -223,7 +239,8 @@ fn each_refusal_fires_with_its_reason() {
     let (rows, mut y, _) = data(1, 400, 200, 1.0, Glm::Logistic, g);
     y[3] = 2.0;
     assert_eq!(refusal(fit(&rows, 400, 200, &y, &logistic, Some(1))), Reason::Labels);
-    // Huber output perturbation without the noise law
+    // Huber output perturbation without the noise law, its noise blurring the residuals by
+    // τR = 1.3 M: beyond what de-blurring undoes
     let huber_out = spec(Glm::Huber { m: 1.0 }, Release::Output, 1.0, 8.0);
     let (rows, y, _) = data(1, 400, 200, 1.0, huber_out.model, g);
     assert_eq!(

@@ -36,6 +36,7 @@
 //!   designs with applications to hypothesis testing*, AoS (per-coordinate
 //!   normality of regularised estimators).
 
+pub mod deblur;
 pub mod nuisance;
 pub mod release;
 pub mod test_error;
@@ -281,6 +282,10 @@ pub struct Residuals {
     pub beta2: f64,
     /// The standard deviation of each release's noise (P̂, β̂²).
     pub noise_sd: (f64, f64),
+    /// Output perturbation: the largest blur of a residual at θ̂ by its
+    /// noise, τR/M, which the statistics were de-blurred from (at most
+    /// [`deblur::MAX_BLUR`]); 0 for objective perturbation.
+    pub blur: f64,
 }
 
 /// One private fit and its intervals.
@@ -547,19 +552,13 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
     }
     let [(rows, labels), (test_rows, test_labels)] = parts;
     let (n, labels) = (n - held, DVector::from_vec(labels));
-    if matches!(spec.model, Glm::Huber { .. }) && !spec.is_objective() && spec.noise.is_none() {
-        let why = if spec.release == Release::Dpsgd {
-            "Huber DP-SGD: the residual statistics' equations are the fixed point's, which T steps from θ₀ = 0 \
-             have not reached, so the fraction inside ±M and the clipped residual at θ̂ do not give its bias factor \
-             without the label noise's law"
-        } else {
-            "Huber output perturbation: the residuals at the released θ̂ are blurred by its noise τ·Xb, so the \
-             fraction inside ±M and the clipped residual of the unperturbed fit cannot be read from them without \
-             the label noise's law"
-        };
+    if matches!(spec.model, Glm::Huber { .. }) && spec.release == Release::Dpsgd && spec.noise.is_none() {
         return Err(refused(Refusal::new(
             Reason::NoiseLawNeeded,
-            format!("{why}; give the law (noise) or use algorithm = \"objective\""),
+            "Huber DP-SGD: the residual statistics' equations are the fixed point's, which T steps from θ₀ = 0 have \
+             not reached, so the fraction inside ±M and the clipped residual at θ̂ do not give its bias factor \
+             without the label noise's law; give the law (noise) or use algorithm = \"objective\""
+                .into(),
         )));
     }
     let mut xt = DMatrix::from_column_slice(d, n, &rows);
@@ -583,6 +582,19 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
         (Glm::Huber { .. }, None) => 0,
     };
     let plan = release::plan(spec, nuisances)?;
+    if huber_m.is_some_and(|m| !spec.is_objective() && plan.noise * spec.row_norm > deblur::MAX_BLUR * m) {
+        return Err(refused(Refusal::new(
+            Reason::NoiseLawNeeded,
+            format!(
+                "Huber output perturbation: its noise blurs the residuals at θ̂ by up to τR = {:.4}, {:.2} M, beyond \
+                 the {} M that de-blurring the fraction inside ±M and the clipped residual undoes within 5%; raise \
+                 epsilon or lambda, give the label noise's law (noise), or use algorithm = \"objective\"",
+                plan.noise * spec.row_norm,
+                plan.noise * spec.row_norm / huber_m.unwrap_or(1.0),
+                deblur::MAX_BLUR
+            ),
+        )));
+    }
     let label_mean = if spec.model == Glm::Logistic {
         let z = plan.nuisance_z.expect("logistic plans its label release");
         let mut rng = propdp_sim::rng::stream(seed, &[STREAM, 3]);
@@ -727,27 +739,51 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
         Some(m) => {
             let z = plan
                 .nuisance_z
-                .expect("Huber objective perturbation plans its nuisance releases");
+                .expect("Huber without a noise law plans its nuisance releases");
             let r = &labels - xt.tr_mul(&theta);
-            let inside = r.iter().filter(|v| v.abs() < m).count() as f64;
-            let clipped: f64 = r.iter().map(|v| v.abs().min(m).powi(2)).sum();
-            let mut rng = propdp_sim::rng::stream(seed, &[STREAM, 1]);
-            let g = propdp_sim::data::draw_gaussian_vector(2, &mut rng);
+            // each residual's blur by the output noise, τ‖xᵢ‖ (0 for objective perturbation)
+            let blur: Vec<f64> = xt.column_iter().map(|x| tau * x.norm()).collect();
+            let g = propdp_sim::data::draw_gaussian_vector(2, &mut propdp_sim::rng::stream(seed, &[STREAM, 1]));
             let nf = n as f64;
-            let noise_sd = (z * 0.5 / nf, z * 0.5 * m * m / nf);
-            let p = ((inside - 0.5 * nf + z * 0.5 * g[0]) / nf + 0.5).clamp(0.0, 1.0);
-            let beta2 = ((clipped - 0.5 * m * m * nf + z * 0.5 * m * m * g[1]) / nf + 0.5 * m * m).clamp(0.0, m * m);
-            releases.push(format!(
-                "the fraction of residuals inside ±M and the mean clipped squared residual at θ̂, each by the \
-                 Gaussian mechanism (noise multiplier {z:.3})"
-            ));
-            let est = nuisance::huber((p, noise_sd.0), beta2, delta, spec.lambda, sigma, q_obs).map_err(refused)?;
+            // the centred sum Σ(ψ(rᵢ) − mid) with noise z·half (its add/remove sensitivity)
+            let release = |f: deblur::Functional, g: f64| {
+                let (mid, half) = f.range(m, tau * spec.row_norm);
+                let sum: f64 = r.iter().zip(&blur).map(|(&ri, &si)| f.psi(ri, si, m) - mid).sum();
+                ((sum + z * half * g) / nf + mid, z * half / nf)
+            };
+            let ((p, p_noise), (beta2, b_noise)) = (
+                release(deblur::Functional::Inside, g[0]),
+                release(deblur::Functional::Clipped, g[1]),
+            );
+            let (p, beta2) = (p.clamp(0.0, 1.0), beta2.clamp(0.0, m * m));
+            let est = if tau > 0.0 {
+                releases.push(format!(
+                    "the fraction of residuals inside ±M and the mean clipped squared residual of the unperturbed \
+                     fit, de-blurred from the residuals at θ̂ (blur τR/M = {:.3}), each by the Gaussian mechanism \
+                     (noise multiplier {z:.3})",
+                    tau * spec.row_norm / m
+                ));
+                // the de-blurred fraction's own spread around the realised one (|ψ_P − 1{·}| ≤ 2 in
+                // the mean) beside the release's noise, and the extrapolation's bias allowance
+                let p_sd = (4.0 / nf + p_noise * p_noise).sqrt();
+                let mut est =
+                    nuisance::huber((p, p_sd), beta2, delta, spec.lambda, sigma, tau, q_obs).map_err(refused)?;
+                est.alpha_se = est.alpha_se.hypot(deblur::ALPHA_BIAS * est.alpha);
+                est
+            } else {
+                releases.push(format!(
+                    "the fraction of residuals inside ±M and the mean clipped squared residual at θ̂, each by the \
+                     Gaussian mechanism (noise multiplier {z:.3})"
+                ));
+                nuisance::huber((p, p_noise), beta2, delta, spec.lambda, sigma, 0.0, q_obs).map_err(refused)?
+            };
             (
                 est,
                 Some(Residuals {
                     inside: p,
                     beta2,
-                    noise_sd,
+                    noise_sd: (p_noise, b_noise),
+                    blur: tau * spec.row_norm / m,
                 }),
             )
         }

@@ -240,16 +240,17 @@ pub fn huber_v(p: f64, delta: f64, lambda: f64) -> f64 {
     2.0 * delta / (b + disc.sqrt())
 }
 
-/// The Huber nuisances from the released P̂ (fraction of residuals inside
-/// ±M) and β̂² (mean clipped squared residual), each with its release's
-/// standard deviation, at objective noise σ (0 for output perturbation,
-/// whose τ² the caller adds).
+/// The Huber nuisances from the released P̂ (fraction of the unperturbed
+/// fit's residuals inside ±M) with its standard deviation and β̂² (their
+/// mean clipped square), at objective noise σ and output noise τ (one of
+/// them 0): σ_eff² = V²(σ² + β²/δ) + τ².
 pub fn huber(
     (p, p_sd): (f64, f64),
     beta2: f64,
     delta: f64,
     lambda: f64,
     sigma: f64,
+    tau: f64,
     q_obs: f64,
 ) -> Result<Nuisance, Refusal> {
     // below its own noise the released fraction says only "about none inside": there α̂ is
@@ -266,7 +267,7 @@ pub fn huber(
     let alpha = 1.0 - lambda * v;
     // dα/dP by the implicit function: ∂/∂V of VP/(1+V) − δ(1 − λV) is P/(1+V)² + δλ
     let dv_dp = -(v / (1.0 + v)) / (p / (1.0 + v).powi(2) + delta * lambda);
-    let sigma_eff2 = v * v * (sigma * sigma + beta2 / delta);
+    let sigma_eff2 = v * v * (sigma * sigma + beta2 / delta) + tau * tau;
     Ok(Nuisance {
         alpha,
         alpha_se: (lambda * dv_dp * p_sd).abs(),
