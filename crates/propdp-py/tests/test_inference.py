@@ -79,7 +79,7 @@ def test_huber_output_without_the_noise_law_releases_de_blurred_statistics():
     res = propdp.PrivateGLM(model="huber", algorithm="output", lambda_=1.0, epsilon=32.0).fit(X, y, seed=3)
     assert len(res.privacy.releases) == 2 and res.privacy.epsilon <= 32.0
     assert "de-blurred" in res.privacy.releases[1]
-    assert 0 < res.nuisance["residuals"]["blur"] <= 0.75
+    assert 0.4 < res.nuisance["residuals"]["blur"] < 0.5  # τR/M at λ = 1, ε = 32
     ci = res.conf_int()
     assert 0.9 < np.mean((ci[:, 0] <= theta) & (theta <= ci[:, 1])) <= 1.0
 
@@ -101,9 +101,6 @@ def test_huber_output_is_served_given_the_noise_law():
 
 def test_refusals_and_bad_arguments_are_typed():
     X, y, _ = logistic_data(1)
-    with pytest.raises(propdp.InferenceRefused) as e:  # τR = 1.3 M at λ = 1, ε = 8: blurred beyond 0.75 M
-        propdp.PrivateGLM(model="huber", algorithm="output", epsilon=8.0).fit(X, X @ np.ones(X.shape[1]))
-    assert e.value.reason == "noise_law_needed" and "0.75 M" in str(e.value)
     with pytest.raises(propdp.InferenceRefused) as e:
         propdp.PrivateGLM(model="logistic").fit(X[:, :50], y)
     assert e.value.reason == "too_few_features"

@@ -183,16 +183,18 @@ fn huber_output_intervals_keep_their_level_given_the_noise_law() {
 
 /// Huber output perturbation without the noise law: the unperturbed fit's
 /// residual statistics de-blurred from the residuals at θ̂ (deblur.rs), at
-/// blur τR/M = 0.43 (ε = 32) and 0.74 (ε = 16, the gate's edge).
+/// blur τR/M = 0.43 (ε = 32) and 1.31 (ε = 8, where α̂'s bias is allowed
+/// for in its standard error; there the output noise dominates and the
+/// naive interval covers about 0.95 too, so only the level is checked).
 #[test]
 fn huber_output_intervals_keep_their_level_without_the_noise_law() {
     let t = NoiseLaw::StudentT { dof: 3.0, scale: 0.5 };
-    for epsilon in [32.0, 16.0] {
+    for (epsilon, naive_below) in [(32.0, 0.93), (8.0, 1.0)] {
         let s = spec(Glm::Huber { m: 1.0 }, Release::Output, 1.0, epsilon);
         assert_covers(
             &format!("huber output, ε = {epsilon}"),
             coverage(&s, 0.5, 1.0, t, 24),
-            0.93,
+            naive_below,
         );
     }
 }
@@ -239,14 +241,6 @@ fn each_refusal_fires_with_its_reason() {
     let (rows, mut y, _) = data(1, 400, 200, 1.0, Glm::Logistic, g);
     y[3] = 2.0;
     assert_eq!(refusal(fit(&rows, 400, 200, &y, &logistic, Some(1))), Reason::Labels);
-    // Huber output perturbation without the noise law, its noise blurring the residuals by
-    // τR = 1.3 M: beyond what de-blurring undoes
-    let huber_out = spec(Glm::Huber { m: 1.0 }, Release::Output, 1.0, 8.0);
-    let (rows, y, _) = data(1, 400, 200, 1.0, huber_out.model, g);
-    assert_eq!(
-        refusal(fit(&rows, 400, 200, &y, &huber_out, Some(1))),
-        Reason::NoiseLawNeeded
-    );
     // logistic labels with an intercept (P(y = 1) = sigmoid(xᵀθ* + 1.5): about 75% ones)
     let (rows, _, theta) = data(4, 800, 400, 1.0, Glm::Logistic, g);
     let mut rng = stream(4, &[8]);
@@ -265,7 +259,7 @@ fn each_refusal_fires_with_its_reason() {
         refusal(fit(&rows, 800, 400, &y, &logistic, Some(1))),
         Reason::UnbalancedLabels
     );
-    let (rows, y, _) = data(1, 400, 200, 1.0, huber_out.model, g);
+    let (rows, y, _) = data(1, 400, 200, 1.0, Glm::Huber { m: 1.0 }, g);
     // Huber DP-SGD without the noise law: the residual statistics' equations are the fixed point's
     let huber_sgd = Spec {
         descent: Some(descent(20, 1.0)),

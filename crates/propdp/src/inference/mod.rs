@@ -283,8 +283,8 @@ pub struct Residuals {
     /// The standard deviation of each release's noise (P̂, β̂²).
     pub noise_sd: (f64, f64),
     /// Output perturbation: the largest blur of a residual at θ̂ by its
-    /// noise, τR/M, which the statistics were de-blurred from (at most
-    /// [`deblur::MAX_BLUR`]); 0 for objective perturbation.
+    /// noise, τR/M, which the statistics were de-blurred from
+    /// ([`deblur::alpha_bias`]); 0 for objective perturbation.
     pub blur: f64,
 }
 
@@ -582,19 +582,6 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
         (Glm::Huber { .. }, None) => 0,
     };
     let plan = release::plan(spec, nuisances)?;
-    if huber_m.is_some_and(|m| !spec.is_objective() && plan.noise * spec.row_norm > deblur::MAX_BLUR * m) {
-        return Err(refused(Refusal::new(
-            Reason::NoiseLawNeeded,
-            format!(
-                "Huber output perturbation: its noise blurs the residuals at θ̂ by up to τR = {:.4}, {:.2} M, beyond \
-                 the {} M that de-blurring the fraction inside ±M and the clipped residual undoes within 5%; raise \
-                 epsilon or lambda, give the label noise's law (noise), or use algorithm = \"objective\"",
-                plan.noise * spec.row_norm,
-                plan.noise * spec.row_norm / huber_m.unwrap_or(1.0),
-                deblur::MAX_BLUR
-            ),
-        )));
-    }
     let label_mean = if spec.model == Glm::Logistic {
         let z = plan.nuisance_z.expect("logistic plans its label release");
         let mut rng = propdp_sim::rng::stream(seed, &[STREAM, 3]);
@@ -768,7 +755,9 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
                 let p_sd = (4.0 / nf + p_noise * p_noise).sqrt();
                 let mut est =
                     nuisance::huber((p, p_sd), beta2, delta, spec.lambda, sigma, tau, q_obs).map_err(refused)?;
-                est.alpha_se = est.alpha_se.hypot(deblur::ALPHA_BIAS * est.alpha);
+                est.alpha_se = est
+                    .alpha_se
+                    .hypot(deblur::alpha_bias(tau * spec.row_norm / m) * est.alpha);
                 est
             } else {
                 releases.push(format!(
