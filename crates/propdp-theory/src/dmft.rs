@@ -105,6 +105,26 @@ pub enum DmftError {
         /// The parameters.
         params: Box<DmftParams>,
     },
+    #[error(
+        "dmft: the long-horizon state evolution's replicates disagree at step {step}: norm2 = {norm2:.4} with \
+         standard error {stderr:.2e}, {:.1}% of it, above the {:.0}% a solve writes (healthy ones stay below \
+         5%): the solve went unstable, and its numbers are not written (known at q ≈ 0.3 over windows of ~10³ steps, \
+         docs/theory.md §3.3); a shorter horizon or dmft = \"exact\" (T ≤ 1000) avoids it, for {params:?}",
+        100.0 * stderr / norm2.abs(),
+        100.0 * crate::long_horizon::MAX_RELATIVE_SPREAD
+    )]
+    /// The replicates of a long-horizon solve disagree far beyond their
+    /// RQMC spread: an instability of the solve, not an answer.
+    Unstable {
+        /// The first step where they disagree.
+        step: usize,
+        /// The mean of norm2 over the replicates there.
+        norm2: f64,
+        /// Its standard error over the replicates.
+        stderr: f64,
+        /// The parameters.
+        params: Box<DmftParams>,
+    },
     #[error("dmft: cancelled at step {step} of {steps} (interrupted)")]
     /// The caller asked the solve to stop ([`solve_cancellable`]).
     Cancelled {

@@ -372,11 +372,37 @@ pub fn solve_spectrum(
                 m
             })
             .collect();
+        let path = aggregate(metrics, p.steps);
+        unanimous(p, &path)?;
         return Ok(LongHorizonPath {
-            path: aggregate(metrics, p.steps),
+            path,
             approx_error,
             window,
         });
+    }
+}
+
+/// Largest relative standard error of norm2 over the replicates that a
+/// long-horizon solve writes. Healthy solves stay below 5% (their RQMC
+/// spread: about 0.1% at q ≥ 0.1, up to 5% at q = 0.01 with 8 × 1024
+/// paths); an instability seen at q ≈ 0.3 with windows of ~10³ steps
+/// (clipped Huber and logistic, isotropic or with a spectrum, from
+/// t ≈ 2000–6000: one replicate's C_θ(t,t) drifts from 2.4 to 5–270 while
+/// the others stay) reached 28–79%.
+pub const MAX_RELATIVE_SPREAD: f64 = 0.2;
+
+/// [`DmftError::Unstable`] at the first step where the replicates' norm2
+/// disagrees beyond [`MAX_RELATIVE_SPREAD`].
+fn unanimous(p: &DmftParams, path: &DmftPath) -> Result<(), DmftError> {
+    let (mean, stderr) = (&path.mean[metrics::NORM2], &path.stderr[metrics::NORM2]);
+    match (1..mean.len()).find(|&t| stderr[t] > MAX_RELATIVE_SPREAD * mean[t].abs()) {
+        Some(step) => Err(DmftError::Unstable {
+            step,
+            norm2: mean[step],
+            stderr: stderr[step],
+            params: Box::new(*p),
+        }),
+        None => Ok(()),
     }
 }
 
@@ -1319,6 +1345,29 @@ mod tests {
         let rms = (zs.iter().map(|z| z * z).sum::<f64>() / zs.len() as f64).sqrt();
         let max = zs.iter().fold(0.0f64, |m, z| m.max(z.abs()));
         assert!(rms <= 2.0 && max <= 4.0, "rms z {rms:.2}, max |z| {max:.2}");
+    }
+
+    /// The replicates' agreement: a path whose norm2 spreads beyond
+    /// MAX_RELATIVE_SPREAD at some step is refused at the first such step.
+    #[test]
+    fn a_solve_whose_replicates_disagree_is_refused_at_the_first_such_step() {
+        let healthy: Vec<Vec<Metrics>> = (0..4)
+            .map(|r| {
+                (0..=5)
+                    .map(|t| {
+                        let drift = if r == 3 && t >= 3 { 2.0 * (t - 2) as f64 } else { 0.0 };
+                        Metrics::from([(metrics::NORM2.to_string(), 1.0 + 0.001 * r as f64 + drift)])
+                    })
+                    .collect()
+            })
+            .collect();
+        let p = params(1024, 0.3);
+        match unanimous(&p, &aggregate(healthy.clone(), 5)) {
+            Err(DmftError::Unstable { step, .. }) => assert_eq!(step, 3),
+            other => panic!("{other:?}"),
+        }
+        let calm: Vec<Vec<Metrics>> = healthy.into_iter().map(|r| r[..3].to_vec()).collect();
+        assert!(unanimous(&p, &aggregate(calm, 2)).is_ok());
     }
 
     /// The training loss's control variate (crate::train_loss): over 16
