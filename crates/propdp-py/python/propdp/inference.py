@@ -159,7 +159,8 @@ class PrivateGLM:
     ball (the mechanism's sensitivity needs the bound). For Huber, ``noise``
     (a dict such as ``{"law": "student_t", "dof": 3, "scale": 0.5}``, the
     config's spelling) gives the label noise's law if known: then nothing but
-    θ̂ is released and output perturbation is served too. ``holdout`` (0 ≤ h
+    θ̂ is released; without it two residual statistics are released too (for
+    output perturbation de-blurred from the residuals at the released θ̂). ``holdout`` (0 ≤ h
     < 1) holds that share of the rows out of the fit and releases θ̂'s test
     error on them (``test_error_int``), composing in parallel with the fit;
     for Huber the squared error is clipped at ``test_clip`` (default
