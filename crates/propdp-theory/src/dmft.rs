@@ -108,8 +108,9 @@ pub enum DmftError {
     #[error(
         "dmft: the long-horizon state evolution's replicates disagree at step {step}: norm2 = {norm2:.4} with \
          standard error {stderr:.2e}, {:.1}% of it, above the {:.0}% a solve writes (healthy ones stay below \
-         5%): the solve went unstable, and its numbers are not written (known at q ≈ 0.3 over windows of ~10³ steps, \
-         docs/theory.md §3.3); a shorter horizon or dmft = \"exact\" (T ≤ 1000) avoids it, for {params:?}",
+         5%): the solve went unstable, and its numbers are not written (docs/theory.md §3.3, \
+         \"Refusing an unstable solve\"); more paths (solver.dmft_points), a shorter horizon or dmft = \"exact\" \
+         (T ≤ 1000) may avoid it, for {params:?}",
         100.0 * stderr / norm2.abs(),
         100.0 * crate::long_horizon::MAX_RELATIVE_SPREAD
     )]

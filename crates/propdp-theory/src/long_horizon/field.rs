@@ -182,7 +182,7 @@ pub(super) fn replicate(
             break;
         }
         // 2–3. C_g(t, ·) and ũ_t's conditional law, in every atom's state covariance
-        let cond = generator.conditional(&sv.c, a, q, t);
+        let cond = generator.conditional(&sv.g, a, t);
         let u_terms = modes[0].coord.state.indexed(&cond.terms);
         for m in &mut modes {
             m.coord.state.extend(Slot::U(t), &u_terms, cond.sd2);

@@ -20,8 +20,9 @@
 //! with R_θ(j,k) from virtual paths (the recursion driven by unit impulses);
 //! lags ≥ W are dropped, and W is widened (the solve restarted, with the
 //! window the estimate's decay asks for) until the estimated effect of the
-//! dropped tail on the metrics is below [`TRUNCATION_TOL`]. Selections are Rao–Blackwellised in C_g's rows
-//! (ĝ_t → q·clip(ℓ'_t) in C_g(t,·)) and in the Stein drift. The metrics come from
+//! dropped tail on the metrics is below [`TRUNCATION_TOL`]. C_g's rows are the
+//! Gram matrix of the selected gradients ĝ (positive semi-definite by
+//! construction); the selection is Rao–Blackwellised in the Stein drift. The metrics come from
 //! the covariance of the generated linear state (θ̃ and ũ windows and blocks),
 //! propagated exactly: norm2 = s²A_t² + Var(θ̃_t); the training loss is the
 //! path mean corrected by a control variate (`train_loss.rs`, §3.3:
@@ -385,10 +386,9 @@ pub fn solve_spectrum(
 /// Largest relative standard error of norm2 over the replicates that a
 /// long-horizon solve writes. Healthy solves stay below 5% (their RQMC
 /// spread: about 0.1% at q ≥ 0.1, up to 5% at q = 0.01 with 8 × 1024
-/// paths); an instability seen at q ≈ 0.3 with windows of ~10³ steps
-/// (clipped Huber and logistic, isotropic or with a spectrum, from
-/// t ≈ 2000–6000: one replicate's C_θ(t,t) drifts from 2.4 to 5–270 while
-/// the others stay) reached 28–79%.
+/// paths); the generator's instability of Rao–Blackwellised C_g rows
+/// (fixed in session 26, docs/theory.md §3.3: one replicate's C_θ(t,t)
+/// drifted from 2.4 to 5–270 while the others stayed) reached 20–79%.
 pub const MAX_RELATIVE_SPREAD: f64 = 0.2;
 
 /// [`DmftError::Unstable`] at the first step where the replicates' norm2
@@ -758,17 +758,17 @@ impl Generator {
         }
     }
 
-    /// C_g(t, ·), Rao–Blackwellised: a·q·E[c_t ĝ_s] (s < t), a·q·E[c_t²]; and ũ_t's law.
-    fn conditional(&self, c: &[f64], a: f64, q: f64, t: usize) -> Conditional {
-        let nf = c.len() as f64;
+    /// C_g(t, ·) = a·E[ĝ_t ĝ_s] (s ≤ t), the Gram matrix of the selected
+    /// gradients (positive semi-definite by construction), and ũ_t's law.
+    fn conditional(&self, g: &[f64], a: f64, t: usize) -> Conditional {
         let blocks_u = self.part.blocks().len();
         let nw = t.min(GEN_WINDOW);
-        let dot = |x: &[f64]| a * q * c.iter().zip(x).map(|(u, v)| u * v).sum::<f64>() / nf;
+        let dot = |x: &[f64]| a * g.iter().zip(x).map(|(u, v)| u * v).sum::<f64>() / g.len() as f64;
         let row_blocks: Vec<f64> = (0..blocks_u).map(|b| dot(self.g.sum(b))).collect();
         let cgb: Vec<f64> = (0..=nw)
             .map(|l| {
                 if l == 0 {
-                    dot(c)
+                    dot(g)
                 } else {
                     dot(self.g.value(&self.part, t - l))
                 }
@@ -843,15 +843,18 @@ fn stein_drift(p: &DmftParams, rho: f64, teacher: &Teacher, c: &[f64], c0: &[f64
     a * q * (x + centre) / n as f64 / rho.sqrt()
 }
 
-/// How far below [`TRUNCATION_TOL`] a widened window aims: the estimate
-/// grows as the dynamics move on (measured: W = 776 met the tolerance up to
-/// t = 7496 of 10⁴ at 1.10e-3, then W = 983 up to t = 7790 at 1.25e-3 — a
-/// solve of 2.5 runs), so a restart leaves room for that growth.
-const WINDOW_HEADROOM: f64 = 4.0;
+/// How far below [`TRUNCATION_TOL`] a widened window aims, leaving room for
+/// the estimate's spread between replicates and steps (±10% on the 20-level
+/// Huber q = 0.3 point, flat over t = 1000..10⁴ at W = 762). It was 4 with a
+/// quarter of W added, while the generator's drifting replicate (docs/theory.md
+/// §3.3) made the estimate grow late and forced late restarts; with the Gram
+/// rows that point settles at W = 550 instead of 762 (the metrics move by
+/// < 0.1 standard errors; 72–81 s instead of 91–102 s).
+const WINDOW_HEADROOM: f64 = 2.0;
 
 /// The truncation estimate at step t once lags ≥ W exist (0 before): its
 /// value, or the window that meets [`TRUNCATION_TOL`] / [`WINDOW_HEADROOM`]
-/// — the estimate falls like exp(−γ·W): that window plus a quarter; no
+/// — the estimate falls like exp(−γ·W): that window, at least W/8 more; no
 /// decay seen (γ = 0: no ridge, R_θ does not forget): the whole horizon.
 #[allow(clippy::too_many_arguments)]
 fn truncation(vv: &[f64], rg: &[f64], w: usize, t: usize, p: &DmftParams, h_max: f64, c_tt: f64) -> Result<f64, Stop> {
@@ -863,7 +866,7 @@ fn truncation(vv: &[f64], rg: &[f64], w: usize, t: usize, p: &DmftParams, h_max:
     if e > TRUNCATION_TOL {
         let more = (WINDOW_HEADROOM * e / TRUNCATION_TOL).ln() / decay_rate;
         let suggested = if decay_rate > 0.0 && more < p.steps as f64 {
-            w + w / 4 + more.ceil() as usize
+            w + (w / 8).max(more.ceil() as usize)
         } else {
             p.steps + 1
         };
@@ -1098,7 +1101,7 @@ fn replicate(
         }
         // 2–3. C_g(t, ·) and every mode's ũᵏ_t by Gaussian conditioning on its (U_B,
         //    ũ_{t−nw..t−1}): the same weights for every mode, its own innovation
-        let cond = generator.conditional(&sv.c, a, q, t);
+        let cond = generator.conditional(&sv.g, a, t);
         // the modes' own draws this step: (ũ innovation, ξ̃) per path
         let mode_draws: Vec<Vec<[f64; 4]>> = (1..k_modes).map(|k| draws(mode_group(k, t))).collect();
         let u_terms = modes[0].coord.state.indexed(&cond.terms);
@@ -1368,6 +1371,55 @@ mod tests {
         }
         let calm: Vec<Vec<Metrics>> = healthy.into_iter().map(|r| r[..3].to_vec()).collect();
         assert!(unanimous(&p, &aggregate(calm, 2)).is_ok());
+    }
+
+    /// The generator's conditioning is least squares over the paths: with
+    /// C_g the Gram matrix of the selected gradients (block sums merged
+    /// through the dyadic partition included), ũ_t's innovation variance is
+    /// a·mean_i (ĝ_t,i − Σ_j β_j F_j,i)², the residual of regressing ĝ_t on
+    /// its features F — non-negative by construction. (The Rao–Blackwellised
+    /// rows a·q·E[c_t ĝ_s] that it replaced are not a Gram matrix and fail
+    /// this.)
+    #[test]
+    fn the_generators_conditioning_is_the_paths_least_squares() {
+        let (n, a, q) = (64, 2.0, 0.3);
+        let mut generator = Generator::new(n);
+        let mut state = 0x2545_F491_4F6C_DD1D_u64;
+        let mut uniform = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut last = vec![0.0; n];
+        for t in 0..300 {
+            // correlated in time, selected with probability q
+            let g: Vec<f64> = (0..n)
+                .map(|i| {
+                    let c = 0.8 * last[i] + uniform() - 0.5;
+                    last[i] = c;
+                    if uniform() < q { c } else { 0.0 }
+                })
+                .collect();
+            let cond = generator.conditional(&g, a, t);
+            let mut residual = g.clone();
+            for (j, &bj) in cond.beta.iter().enumerate() {
+                let feature = if j < cond.blocks {
+                    generator.g.sum(j)
+                } else {
+                    generator.g.value(&generator.part, t - cond.nw + (j - cond.blocks))
+                };
+                residual.iter_mut().zip(feature).for_each(|(r, f)| *r -= bj * f);
+            }
+            let least_squares = a * residual.iter().map(|r| r * r).sum::<f64>() / n as f64;
+            let scale = a * g.iter().map(|x| x * x).sum::<f64>() / n as f64;
+            assert!(
+                (cond.sd2 - least_squares).abs() <= 1e-8 * scale.max(1e-12),
+                "t = {t}: innovation {:e}, least squares {least_squares:e}",
+                cond.sd2
+            );
+            _ = generator.advance(cond, &g);
+        }
     }
 
     /// The training loss's control variate (crate::train_loss): over 16
