@@ -44,34 +44,13 @@ impl Folded {
     pub(super) fn new(rho: f64) -> Self {
         let sd = rho.sqrt();
         let cells = (2.0 * WINDOW / CELL).round() as usize;
-        let mut cdf = Vec::with_capacity(cells + 1);
-        let mut acc = 0.0;
-        cdf.push(0.0);
-        let mut folded = Folded { sd, cdf: Vec::new() };
-        for k in 0..cells {
-            acc += folded.mass(folded.left(k), folded.left(k + 1));
-            cdf.push(acc);
-        }
-        folded.cdf = cdf;
-        folded
-    }
-
-    fn left(&self, k: usize) -> f64 {
-        -WINDOW + k as f64 * CELL
-    }
-
-    /// The density of z' = ν'/√ρ: 2φ(z)σ(√ρ z).
-    fn density(&self, z: f64) -> f64 {
-        2.0 * (-0.5 * z * z).exp() / (2.0 * std::f64::consts::PI).sqrt() * sigmoid(self.sd * z)
-    }
-
-    /// P(lo < z' ≤ hi) for hi − lo ≤ CELL.
-    fn mass(&self, lo: f64, hi: f64) -> f64 {
-        let (mid, half) = (0.5 * (lo + hi), 0.5 * (hi - lo));
-        legendre16()
-            .iter()
-            .map(|&(x, w)| half * w * self.density(mid + half * x))
-            .sum()
+        let cdf = std::iter::once(0.0)
+            .chain((0..cells).scan(0.0, |acc, k| {
+                *acc += mass(sd, left(k), left(k + 1));
+                Some(*acc)
+            }))
+            .collect();
+        Folded { sd, cdf }
     }
 
     /// The quantile ν' of `u` ∈ (0, 1): F(ν') = u, to rounding (Brent
@@ -83,20 +62,16 @@ impl Folded {
         if k == 0 || k > cells {
             return self.sd * if k == 0 { -WINDOW } else { WINDOW };
         }
-        let (lo, base) = (self.left(k - 1), self.cdf[k - 1]);
-        let f = |z: f64| base + self.mass(lo, z) - u;
+        let (lo, base) = (left(k - 1), self.cdf[k - 1]);
+        let f = |z: f64| base + mass(self.sd, lo, z) - u;
         let mut tol = roots::SimpleConvergency {
             eps: 1e-15,
             max_iter: 100,
         };
-        let z = roots::find_root_brent(lo, self.left(k), f, &mut tol).unwrap_or_else(|_| {
+        let z = roots::find_root_brent(lo, left(k), f, &mut tol).unwrap_or_else(|_| {
             // F is continuous and increasing and brackets u in its cell: only rounding at the
             // cell's ends fails Brent, and there the end is the answer
-            if f(lo).abs() < f(self.left(k)).abs() {
-                lo
-            } else {
-                self.left(k)
-            }
+            if f(lo).abs() < f(left(k)).abs() { lo } else { left(k) }
         });
         self.sd * z
     }
@@ -105,6 +80,25 @@ impl Folded {
     pub(super) fn mean(&self) -> f64 {
         2.0 * normal_expect(0.0, self.sd, &[0.0], 0.5, |x| x * sigmoid(x))
     }
+}
+
+/// The left end of the table's cell k (in z' = ν'/√ρ).
+fn left(k: usize) -> f64 {
+    -WINDOW + k as f64 * CELL
+}
+
+/// The density of z' = ν'/√ρ: 2φ(z)σ(√ρ z), with sd = √ρ.
+fn density(sd: f64, z: f64) -> f64 {
+    2.0 * (-0.5 * z * z).exp() / (2.0 * std::f64::consts::PI).sqrt() * sigmoid(sd * z)
+}
+
+/// P(lo < z' ≤ hi) for hi − lo ≤ CELL, by 16-node Gauss–Legendre.
+fn mass(sd: f64, lo: f64, hi: f64) -> f64 {
+    let (mid, half) = (0.5 * (lo + hi), 0.5 * (hi - lo));
+    legendre16()
+        .iter()
+        .map(|&(x, w)| half * w * density(sd, mid + half * x))
+        .sum()
 }
 
 #[cfg(test)]
@@ -148,7 +142,7 @@ mod tests {
             let mut lo = -WINDOW;
             while lo < z {
                 let hi = (lo + CELL).min(z);
-                f += folded.mass(lo, hi);
+                f += mass(folded.sd, lo, hi);
                 lo = hi;
             }
             assert!((f - u).abs() < 1e-14, "u = {u}: F = {f}");
