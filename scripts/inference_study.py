@@ -7,7 +7,10 @@ with --figure PATH (needs matplotlib) also draws coverage against δ, propdp's
 interval beside the naive private Wald interval.
 
 Usage: python3 scripts/inference_study.py [--jsonl FILE] [--figure PNG] [--reps N]
-(builds the example with cargo; --jsonl reuses the lines of an earlier run).
+[--only MODEL:MECHANISM] [--jobs N]
+(builds the example with cargo; --jsonl reuses the lines of an earlier run;
+--only runs the cases of one model and mechanism, e.g. huber:output; --jobs
+runs that many cases at once, each on one core).
 """
 
 import json
@@ -29,6 +32,8 @@ def cases():
                     yield ["logistic", rel, delta, "1", eps, s2]
             for noise in ["gaussian:0.5", "student:3:0.5", "contaminated:0.5:0.1:5"]:
                 yield ["huber", "objective", delta, "1", eps, "1", noise]
+                # output perturbation without the noise law (de-blurred nuisances)
+                yield ["huber", "output", delta, "1", eps, "1", noise]
     for lam in ["0.1", "10"]:
         for eps in ["4", "32"]:
             yield ["logistic", "objective", "0.5", lam, eps, "1"]
@@ -45,12 +50,18 @@ def run() -> list:
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "propdp", "--example", "inference_coverage"],
                    cwd=ROOT, check=True)
     binary = ROOT / "target" / "release" / "examples" / "inference_coverage"
-    rows = []
-    for c in cases():
+    only = OPT.get("--only")
+    picked = [c for c in cases() if only is None or ":".join(c[:2]) == only]
+
+    def one(c):
         out = subprocess.run([str(binary), *c, "--reps", REPS], capture_output=True, text=True, check=True)
-        rows.append(json.loads(out.stdout))
         print(out.stdout.strip(), file=sys.stderr, flush=True)
-    return rows
+        return json.loads(out.stdout)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=int(OPT.get("--jobs", "1"))) as pool:
+        return list(pool.map(one, picked))
 
 
 def table(rows: list) -> str:
