@@ -66,7 +66,9 @@ const DENSE_EVENTS: f64 = 16.0;
 
 /// Each path's recent events.
 pub(crate) enum Events {
-    /// ĥ of every path at the last W steps, h[(k mod W)·N + i], the
+    /// ĥ of every path at the last W steps, a group of LANES paths' history
+    /// side by side (the pass reads it step by step): path g·LANES + l at
+    /// h[(g·W + k mod W)·LANES + l], zero past the last path; the
     /// response triangle R_θ(k + l, k) at rth[(k mod W)·W + l − 1], l = 1..=W,
     /// and its rows' running sums Σ_{l' ≤ l} R_θ(k + l', k) beside it in `cum`;
     /// the far lags of the last pass that ran them (`far`, lag-indexed, from
@@ -130,7 +132,7 @@ fn dense(n: usize, w: usize, q: f64) -> bool {
 pub(crate) fn bytes(n: usize, w: usize, q: f64) -> f64 {
     let (nf, wf) = (n as f64, w as f64);
     8.0 * if dense(n, w, q) {
-        wf * nf + 2.0 * wf * wf
+        wf * n.next_multiple_of(LANES) as f64 + 2.0 * wf * wf
     } else {
         let cap = capacity(w, q) as f64;
         nf * cap * (cap + 2.0) + 2.0 * nf
@@ -143,7 +145,7 @@ impl Events {
     pub(crate) fn new(n: usize, w: usize, q: f64) -> Self {
         if dense(n, w, q) {
             Events::Dense {
-                h: vec![0.0; w * n],
+                h: vec![0.0; w * n.next_multiple_of(LANES)],
                 rth: vec![0.0; w * w],
                 cum: vec![0.0; w * w],
                 far: vec![0.0; w],
@@ -178,8 +180,10 @@ impl Events {
     pub(crate) fn record(&mut self, t: usize, w: usize, hs: &[f64], now: &[f64]) {
         match self {
             Events::Dense { h, .. } => {
-                let n = hs.len();
-                h[(t % w) * n..(t % w + 1) * n].copy_from_slice(hs);
+                for (g, group) in hs.chunks(LANES).enumerate() {
+                    let at = (g * w + t % w) * LANES;
+                    h[at..at + group.len()].copy_from_slice(group);
+                }
             }
             Events::Sparse {
                 cap,
@@ -424,7 +428,8 @@ impl DensePass<'_> {
                 for l in 0..LANES {
                     sum[l] += odd[l];
                 }
-                let hk = &h[(k % w) * n + i0..(k % w) * n + i0 + lanes];
+                let at = (i0 / LANES * w + k % w) * LANES;
+                let hk = &h[at..at + lanes];
                 let (mut total, mut next) = (0.0, pre[m]);
                 for l in 0..lanes {
                     let b = -eta * hk[l] * sum[l];
