@@ -62,7 +62,7 @@ mod field;
 mod folded;
 mod state;
 
-use combine::combine;
+use combine::{combine, dot};
 
 use state::{Slot, StateCovariance};
 
@@ -763,7 +763,7 @@ impl Generator {
     fn conditional(&self, g: &[f64], a: f64, t: usize) -> Conditional {
         let blocks_u = self.part.blocks().len();
         let nw = t.min(GEN_WINDOW);
-        let dot = |x: &[f64]| a * g.iter().zip(x).map(|(u, v)| u * v).sum::<f64>() / g.len() as f64;
+        let dot = |x: &[f64]| a * dot(g, x) / g.len() as f64;
         let row_blocks: Vec<f64> = (0..blocks_u).map(|b| dot(self.g.sum(b))).collect();
         let cgb: Vec<f64> = (0..=nw)
             .map(|l| {
