@@ -209,18 +209,34 @@ impl Track {
     /// zero lane). Every value and block sum of the history moves alike.
     pub(crate) fn regroup(&mut self, plan: &MergePlan, joining: (&Track, Option<usize>)) {
         let (other, lane) = joining;
-        let mut scratch = Vec::with_capacity(plan.len());
+        // the plan flattened once for every row: each new lane's first old
+        // lane, the further ones, and the lanes the leaving element joins
+        let first: Vec<Option<usize>> = plan.iter().map(|(srcs, _)| srcs.first().copied()).collect();
+        let further: Vec<(usize, usize)> = plan
+            .iter()
+            .enumerate()
+            .flat_map(|(b, (srcs, _))| srcs.iter().skip(1).map(move |&j| (b, j)))
+            .collect();
+        let joined: Vec<usize> = match lane {
+            Some(_) => (0..plan.len()).filter(|&b| plan[b].1).collect(),
+            None => Vec::new(),
+        };
+        let mut scratch = vec![0.0; plan.len()];
         let rows = self.ring.iter_mut().chain(self.sums.iter_mut());
         for (row, extra) in rows.zip(other.ring.iter().chain(&other.sums)) {
-            scratch.clear();
-            scratch.extend(plan.iter().map(|(srcs, joins)| {
-                let x: f64 = srcs.iter().map(|&j| row[j]).sum();
-                match lane {
-                    Some(l) if *joins => x + extra[l],
-                    _ => x,
+            for (x, src) in scratch.iter_mut().zip(&first) {
+                *x = src.map_or(0.0, |j| row[j]);
+            }
+            for &(b, j) in &further {
+                scratch[b] += row[j];
+            }
+            if let Some(l) = lane {
+                for &b in &joined {
+                    scratch[b] += extra[l];
                 }
-            }));
-            std::mem::swap(row, &mut scratch);
+            }
+            row.clear();
+            row.extend_from_slice(&scratch);
         }
         self.lanes = plan.len();
     }
