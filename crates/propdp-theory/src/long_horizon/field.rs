@@ -242,8 +242,10 @@ pub(super) fn replicate(
             }
             for j in 0..dim {
                 let tj = c.teacher * ampl[j];
+                // Cov(·, j) from the state's row j (symmetric): one row instead of a column's strides
+                let row = c.state.row(pos[j]);
                 for i in 0..dim {
-                    cov[(i, j)] += c.share * (c.state.at(pos[i], pos[j]) + ampl[i] * tj);
+                    cov[(i, j)] += c.share * (row[pos[i]] + ampl[i] * tj);
                 }
             }
             axpy(&mut amp_bar, c.amp_share, &ampl);

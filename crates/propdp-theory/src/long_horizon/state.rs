@@ -68,6 +68,11 @@ impl StateCovariance {
         self.cov[i * self.stride + j]
     }
 
+    /// Row i over the current positions (Cov(entry i, ·)).
+    pub(super) fn row(&self, i: usize) -> &[f64] {
+        &self.cov[i * self.stride..i * self.stride + self.slots.len()]
+    }
+
     pub(super) fn var(&self, s: Slot) -> f64 {
         let i = self.position(&s);
         self.at(i, i)
