@@ -209,6 +209,11 @@ impl Track {
     /// zero lane). Every value and block sum of the history moves alike.
     pub(crate) fn regroup(&mut self, plan: &MergePlan, joining: (&Track, Option<usize>)) {
         let (other, lane) = joining;
+        debug_assert_eq!(
+            (other.ring.len(), other.sums.len()),
+            (self.ring.len(), self.sums.len()),
+            "a track on the same partition"
+        );
         // the plan flattened once for every row: each new lane's first old
         // lane, the further ones, and the lanes the leaving element joins
         let first: Vec<Option<usize>> = plan.iter().map(|(srcs, _)| srcs.first().copied()).collect();
@@ -221,18 +226,24 @@ impl Track {
             Some(_) => (0..plan.len()).filter(|&b| plan[b].1).collect(),
             None => Vec::new(),
         };
+        // the joining lane's value in every row of `other`, read first: one
+        // element of each long row, the loads independent of each other
+        let joining_values: Vec<f64> = match lane {
+            Some(l) => other.ring.iter().chain(&other.sums).map(|row| row[l]).collect(),
+            None => Vec::new(),
+        };
         let mut scratch = vec![0.0; plan.len()];
         let rows = self.ring.iter_mut().chain(self.sums.iter_mut());
-        for (row, extra) in rows.zip(other.ring.iter().chain(&other.sums)) {
+        for (r, row) in rows.enumerate() {
             for (x, src) in scratch.iter_mut().zip(&first) {
                 *x = src.map_or(0.0, |j| row[j]);
             }
             for &(b, j) in &further {
                 scratch[b] += row[j];
             }
-            if let Some(l) = lane {
+            if let Some(&x) = joining_values.get(r) {
                 for &b in &joined {
-                    scratch[b] += extra[l];
+                    scratch[b] += x;
                 }
             }
             row.clear();
