@@ -7,9 +7,10 @@ with --figure PATH (needs matplotlib) also draws coverage against δ, propdp's
 interval beside the naive private Wald interval.
 
 Usage: python3 scripts/inference_study.py [--jsonl FILE] [--figure PNG] [--reps N]
-[--only MODEL:MECHANISM] [--jobs N]
+[--only MODEL:MECHANISM[,MODEL:MECHANISM...]] [--jobs N]
 (builds the example with cargo; --jsonl reuses the lines of an earlier run;
---only runs the cases of one model and mechanism, e.g. huber:output; --jobs
+--only runs the cases of the listed models and mechanisms, e.g. huber:output
+or logistic:objective,logistic:output; --jobs
 runs that many cases at once, each on one core).
 """
 
@@ -51,7 +52,7 @@ def run() -> list:
                    cwd=ROOT, check=True)
     binary = ROOT / "target" / "release" / "examples" / "inference_coverage"
     only = OPT.get("--only")
-    picked = [c for c in cases() if only is None or ":".join(c[:2]) == only]
+    picked = [c for c in cases() if only is None or ":".join(c[:2]) in only.split(",")]
 
     def one(c):
         out = subprocess.run([str(binary), *c, "--reps", REPS], capture_output=True, text=True, check=True)
