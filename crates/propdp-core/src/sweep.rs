@@ -9,7 +9,7 @@ use crate::accountant::MechanismKind;
 use crate::config::{NoiseSource, RawAlgorithm, RawConfig, RawProblem};
 use crate::error::ConfigError;
 use crate::param::ParamSpec;
-use crate::problem::{Algorithm, AlgorithmKind, Budget, Model, Point, Target};
+use crate::problem::{Algorithm, Budget, Model, Point, Target};
 
 /// One swept (or fixed) parameter: its config name and values.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,19 +173,9 @@ fn point(
             model.check()?;
             kind.check_lambda(v["lambda"], true)?;
             // validate the algorithm's fields before the accountant reads them
-            crate::problem::check_budget_applies(&model, &a.algorithm(v, 1.0)?)?;
-            let mkind = match kind {
-                AlgorithmKind::Objective => MechanismKind::Objective { lambda: v["lambda"] },
-                AlgorithmKind::Output => MechanismKind::Output { lambda: v["lambda"] },
-                AlgorithmKind::Dpgd => MechanismKind::Dpgd {
-                    steps: a.steps(v)?.expect("DP-GD has steps"),
-                },
-                AlgorithmKind::Dpsgd => MechanismKind::Dpsgd {
-                    steps: a.steps(v)?.expect("DP-SGD has steps"),
-                    sample_rate: v["sample_rate"],
-                    clip: v.get("clip").copied(),
-                },
-            };
+            let unit = a.algorithm(v, 1.0)?;
+            crate::problem::check_budget_applies(&model, &unit)?;
+            let mkind = unit.mechanism();
             calibrated_noise(&model, mkind, b)?
         }
     };

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::accountant::MechanismKind;
 use crate::error::ConfigError;
 
 /// The family of an algorithm, by its config name.
@@ -274,6 +275,34 @@ impl Algorithm {
                 clip: clip.unwrap_or(f64::INFINITY),
             }),
             Algorithm::Objective { .. } | Algorithm::Output { .. } => None,
+        }
+    }
+
+    /// The mechanism the accountant charges for this algorithm, with what its
+    /// guarantee depends on (λ; T; q and C) — the one place an algorithm is
+    /// mapped to its mechanism. The noise level is not part of it.
+    ///
+    /// ```
+    /// use propdp_core::Algorithm;
+    /// use propdp_core::accountant::MechanismKind;
+    /// let out = Algorithm::Output { lambda: 0.5, tau: 1.0 };
+    /// assert_eq!(out.mechanism(), MechanismKind::Output { lambda: 0.5 });
+    /// ```
+    pub fn mechanism(&self) -> MechanismKind {
+        match *self {
+            Algorithm::Objective { lambda, .. } => MechanismKind::Objective { lambda },
+            Algorithm::Output { lambda, .. } => MechanismKind::Output { lambda },
+            Algorithm::Dpgd { steps, .. } => MechanismKind::Dpgd { steps },
+            Algorithm::Dpsgd {
+                steps,
+                sample_rate,
+                clip,
+                ..
+            } => MechanismKind::Dpsgd {
+                steps,
+                sample_rate,
+                clip,
+            },
         }
     }
 

@@ -302,17 +302,6 @@ impl<'a> DescentSearch<'a> {
     /// The calibrated point (standard loss), or None when no noise meets
     /// the budget.
     fn point(&self, k: Knobs) -> Option<Point> {
-        let dpgd = self.candidates.kind == AlgorithmKind::Dpgd;
-        let mechanism = if dpgd {
-            MechanismKind::Dpgd { steps: k.steps }
-        } else {
-            MechanismKind::Dpsgd {
-                steps: k.steps,
-                sample_rate: k.q,
-                clip: k.clip,
-            }
-        };
-        let sigma = self.calibrations.noise(&self.budget, &self.base, mechanism)?;
         let at_lambda = self
             .base
             .with_algorithm(Algorithm::Objective {
@@ -322,10 +311,10 @@ impl<'a> DescentSearch<'a> {
             .ok()?;
         let eta = k.fraction * 2.0 / self.batch_smoothness(&at_lambda, k.q);
         let loss_variant = LossVariant::Standard;
-        let algorithm = if dpgd {
+        let unit = if self.candidates.kind == AlgorithmKind::Dpgd {
             Algorithm::Dpgd {
                 lambda: k.lambda,
-                sigma,
+                sigma: 1.0,
                 eta,
                 steps: k.steps,
                 loss_variant,
@@ -333,7 +322,7 @@ impl<'a> DescentSearch<'a> {
         } else {
             Algorithm::Dpsgd {
                 lambda: k.lambda,
-                sigma,
+                sigma: 1.0,
                 eta,
                 steps: k.steps,
                 loss_variant,
@@ -341,6 +330,8 @@ impl<'a> DescentSearch<'a> {
                 clip: k.clip,
             }
         };
+        let sigma = self.calibrations.noise(&self.budget, &self.base, unit.mechanism())?;
+        let algorithm = unit.with_noise(sigma);
         self.base.with_algorithm(algorithm).ok()
     }
 

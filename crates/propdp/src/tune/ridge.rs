@@ -3,7 +3,6 @@
 //! warm starts when the metric allows), λ searched on a 25-point log grid and
 //! refined by Brent's method (argmin) in log λ around the best grid point.
 
-use propdp_core::accountant::MechanismKind;
 use propdp_core::problem::Budget;
 use propdp_core::{Algorithm, AlgorithmKind, Point};
 use propdp_theory::solve::{State, TheorySolver};
@@ -44,20 +43,15 @@ impl<'a> RidgeSearch<'a> {
     /// The calibrated point at λ, or None when no noise meets the budget
     /// there (objective perturbation below its floor log(1 + βR²/λ)).
     pub fn point(&self, lambda: f64) -> Option<Point> {
-        let (mkind, algorithm): (_, fn(f64, f64) -> Algorithm) = match self.kind {
-            AlgorithmKind::Objective => (MechanismKind::Objective { lambda }, |lambda, sigma| {
-                Algorithm::Objective { lambda, sigma }
-            }),
-            _ => (MechanismKind::Output { lambda }, |lambda, tau| Algorithm::Output {
-                lambda,
-                tau,
-            }),
+        let unit = match self.kind {
+            AlgorithmKind::Objective => Algorithm::Objective { lambda, sigma: 1.0 },
+            _ => Algorithm::Output { lambda, tau: 1.0 },
         };
         let noise = match &self.budget {
-            Some(b) => b.calibrate(&self.base.model(), mkind)?,
+            Some(b) => b.calibrate(&self.base.model(), unit.mechanism())?,
             None => 0.0,
         };
-        self.base.with_algorithm(algorithm(lambda, noise)).ok()
+        self.base.with_algorithm(unit.with_noise(noise)).ok()
     }
 
     /// The metric at λ, or None when the budget is out of reach at λ or the
