@@ -27,7 +27,7 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
             kind(&meta.file_type())
         ));
     }
-    let limit = crate::config::simulation::machine_memory() / 4.0;
+    let limit = machine_memory() / 4.0;
     if meta.len() as f64 > limit {
         return refuse(format!(
             "{:.1} GB, above a quarter of this machine's memory ({:.1} GB)",
@@ -63,4 +63,18 @@ fn kind(t: &std::fs::FileType) -> &'static str {
         }
     }
     if t.is_dir() { "directory" } else { "special file" }
+}
+
+/// This machine's memory in bytes (MemTotal of /proc/meminfo; 16 GB where
+/// that cannot be read).
+pub fn machine_memory() -> f64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(16e9, |kb| kb * 1024.0)
 }

@@ -106,8 +106,9 @@ impl Config {
             sim.check_memory(smallest)?;
             sim.check_samples(largest)?;
         }
+        let swept: Vec<&str> = sweep.axes.iter().map(|a| a.name.as_str()).collect();
         raw.plot
-            .check_keys(&sweep, raw.simulation.is_some(), &raw.problem, &raw.algorithm)?;
+            .check_keys(&swept, raw.simulation.is_some(), &raw.problem, &raw.algorithm)?;
         Ok(Config {
             text,
             raw,

@@ -35,11 +35,12 @@ pub struct PlotSpec {
 
 impl PlotSpec {
     /// Every key names something the run will have, checked before any work:
-    /// `x` a swept parameter, "d" (with a `[simulation]` table) or "t"
-    /// (DP-GD); `series` a parameter; `metrics` the model's metrics.
+    /// `x` a swept parameter (of `swept`, the sweep's axes), "d" (with a
+    /// `[simulation]` table) or "t" (DP-GD); `series` a parameter; `metrics`
+    /// the model's metrics.
     pub fn check_keys(
         &self,
-        sweep: &crate::sweep::Sweep,
+        swept: &[&str],
         simulation: bool,
         problem: &super::RawProblem,
         algorithm: &super::RawAlgorithm,
@@ -47,11 +48,11 @@ impl PlotSpec {
         if self.x.is_none() && self.series.is_none() && self.metrics.is_none() {
             return Ok(());
         }
-        let mut params: Vec<String> = sweep.axes.iter().map(|a| a.name.clone()).collect();
-        if sweep.axes.iter().any(|a| a.name == "epsilon") {
+        let mut params: Vec<String> = swept.iter().map(|a| a.to_string()).collect();
+        if swept.contains(&"epsilon") {
             params.push("delta_priv".into());
         }
-        if sweep.axes.iter().any(|a| a.name == "epsilon" || a.name == "rho") {
+        if swept.iter().any(|a| *a == "epsilon" || *a == "rho") {
             // the calibrated noise is recorded with every point
             params.push(algorithm.kind().noise_param().into());
         }

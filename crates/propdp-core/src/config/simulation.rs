@@ -184,7 +184,7 @@ impl SimulationConfig {
     /// (the most samples, n = d/δ) exceeds 80% of this machine's memory,
     /// with the estimate in the message ([`memory_estimate`]).
     pub fn check_memory(&self, smallest_delta: f64) -> Result<(), ConfigError> {
-        let total = machine_memory();
+        let total = crate::input::machine_memory();
         for &d in &self.d {
             let need = memory_estimate(d, smallest_delta, self.reps);
             if need > 0.8 * total {
@@ -219,20 +219,6 @@ pub fn memory_estimate(d: usize, delta: f64, reps: usize) -> f64 {
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     let parallel = reps.min(threads) as f64;
     parallel * 8.0 * (5.0 * n * d + 2.0 * d * d)
-}
-
-/// This machine's memory in bytes (MemTotal of /proc/meminfo; 16 GB where
-/// that cannot be read).
-pub fn machine_memory() -> f64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map_or(16e9, |kb| kb * 1024.0)
 }
 
 /// Most repetitions per point.

@@ -43,8 +43,8 @@ use std::collections::VecDeque;
 
 use nalgebra::{DMatrix, DVector};
 use propdp_core::config::LONG_HORIZON_POINTS;
-use propdp_core::config::simulation::machine_memory;
 use propdp_core::covariance::{Atom, Covariance};
+use propdp_core::input::machine_memory;
 use propdp_core::loss::Loss;
 use propdp_core::metrics::{self, Metrics};
 use rayon::prelude::*;

@@ -41,7 +41,8 @@ use propdp_core::accountant::{Mechanism, MechanismKind};
 use rand::RngExt;
 use serde::Serialize;
 
-use super::{Glm, Interval, Spec, quantile};
+use super::interval::{Interval, quantile};
+use super::{Glm, Spec};
 use crate::error::Argument;
 
 /// The fewest held-out rows a test error interval is given for (the

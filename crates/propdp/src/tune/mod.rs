@@ -6,6 +6,8 @@
 
 mod best;
 pub mod descent;
+mod figures;
+mod merge;
 mod report;
 pub mod ridge;
 
@@ -13,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use propdp_core::config::TuneConfig;
 use propdp_core::config::tune::Horizons;
-use propdp_core::config::{PlotSpec, TuneConfig};
 use propdp_core::problem::Budget;
 use propdp_core::record::{Provenance, Record};
 use propdp_core::{AlgorithmKind, Point};
@@ -22,6 +24,7 @@ use propdp_theory::solve::TheorySolver;
 
 use best::simulate;
 pub use best::{Best, NonPrivate, SimCheck, TrainingRun};
+pub use merge::merge;
 
 use crate::progress::Progress;
 use crate::provenance::Manifest;
@@ -594,7 +597,7 @@ fn search(
         };
         out.write_file(COMPLETE, &(serde_json::to_string(&complete)? + "\n"))?;
     } else {
-        figures = draw(plan, out, &frontier, &cells)?;
+        figures = figures::draw(plan, out, &frontier, &cells)?;
     }
     Ok(TuneOutcome {
         dir: out.dir.clone(),
@@ -680,162 +683,6 @@ fn optimise_cell(
     }
     progress.detail("");
     Some(best)
-}
-
-/// A whole search's figures, placed in `out`'s figures/: the frontier (best
-/// metric against the budget, one curve per algorithm) when there are
-/// several budgets, and the winner maps.
-fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell]) -> Result<Vec<PathBuf>> {
-    let t = &plan.cfg.tune;
-    let first = plan.budgets[0];
-    let param = first.target.param();
-    crate::figures::place(&out.dir.join("figures"), |aside| {
-        let mut files = Vec::new();
-        if plan.budgets.len() > 1 && !frontier.is_empty() {
-            // a log y axis when the best errors span more than a decade (small δ, large ε)
-            let values = frontier.iter().filter_map(|r| r.metrics.get(&t.metric).copied());
-            let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
-            let spec = PlotSpec {
-                x: Some(param.into()),
-                metrics: Some(vec![t.metric.clone()]),
-                series: Some("algorithm".into()),
-                x_log: Some(true),
-                y_log: lo > 0.0 && hi > 10.0 * lo,
-                title: Some(format!("Best {}, hyperparameters tuned", t.metric)),
-            };
-            files.extend(propdp_plot::plot_records(frontier, &spec, aside)?);
-        }
-        // DP-SGD: the best error against the batch rate, one curve per budget
-        let model = plan.points[0].model().kind();
-        let rates: Vec<Record> = cells
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| Some(c.best.as_ref()?.rate_records(model, i)))
-            .flatten()
-            .collect();
-        if !rates.is_empty() {
-            let spec = PlotSpec {
-                x: Some("sample_rate".into()),
-                metrics: Some(vec![t.metric.clone()]),
-                series: Some(param.into()),
-                x_log: Some(true),
-                y_log: false,
-                title: Some(format!("Best DP-SGD {} vs q at equal privacy", t.metric)),
-            };
-            files.extend(propdp_plot::plot_records(&rates, &spec, aside)?);
-        }
-        // DP-SGD: the frontier of the full batch against the best subsampled run
-        let batches: Vec<Record> = cells
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| Some(c.best.as_ref()?.batch_records(model, i)))
-            .flatten()
-            .collect();
-        if plan.budgets.len() > 1 && !batches.is_empty() {
-            let spec = PlotSpec {
-                x: Some(param.into()),
-                metrics: Some(vec![t.metric.clone()]),
-                series: Some("algorithm".into()),
-                x_log: Some(true),
-                y_log: false,
-                title: Some("Full batch (dpgd) vs best q < 1 (dpsgd)".into()),
-            };
-            // drawn aside under the frontier's name, then renamed
-            let dir = aside.join("batches");
-            for f in propdp_plot::plot_records(&batches, &spec, &dir)? {
-                let name = f.file_name().expect("a drawn file").to_string_lossy();
-                let to = aside.join(name.replacen("_by_algorithm", "_full_batch_vs_subsampled", 1));
-                std::fs::rename(&f, &to).with_context(|| format!("moving {}", f.display()))?;
-                files.push(to);
-            }
-            std::fs::remove_dir(&dir).with_context(|| format!("removing {}", dir.display()))?;
-        }
-        files.extend(report::draw_winner_maps(
-            cells,
-            &t.algorithms,
-            &t.metric,
-            (param, first.target, first.neighbouring),
-            aside,
-        )?);
-        Ok(files)
-    })
-}
-
-/// Merge the directories of a sharded search (`propdp tune --shard K/N`,
-/// every K of one config and N, each complete) into `out`: the optimums of
-/// every cell in search order (lines copied byte for byte: the single
-/// search's tune.jsonl), then the non-private references, table and figures
-/// as a single search draws them. Refused, naming the shard, with nothing
-/// written: what [`crate::merge::merge`] refuses, an unfinished shard, and
-/// an optimum of a cell another shard owns.
-pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> crate::Result<TuneOutcome> {
-    let (manifest, shards) = crate::merge::check_shards(dirs)?;
-    let plan = Plan::new(&manifest.config_text, &manifest.config_path)?;
-    let prov = manifest.provenance();
-    let cell_of = plan.cell_of();
-    let mut lines: BTreeMap<usize, String> = BTreeMap::new();
-    let mut done: BTreeMap<CellKey, Best> = BTreeMap::new();
-    for (dir, &shard) in dirs.iter().zip(&shards) {
-        let complete_path = dir.join(COMPLETE);
-        let complete: Complete = match std::fs::read_to_string(&complete_path) {
-            Ok(text) => serde_json::from_str(&text)
-                .with_context(|| format!("{} is not propdp's record of a finished shard", complete_path.display()))?,
-            Err(_) => return Err(anyhow::anyhow!(
-                "{} (shard {shard}) has not finished (no {COMPLETE}): finish it with propdp tune --shard {shard} --resume",
-                dir.display()
-            ).into()),
-        };
-        let mine = plan.mine(Some(shard)).unwrap_or_default();
-        let file = dir.join("tune.jsonl");
-        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-        let mut found = BTreeSet::new();
-        for (no, line) in text.lines().enumerate() {
-            let at = || format!("{}:{} (shard {shard})", file.display(), no + 1);
-            let best: Best = serde_json::from_str(line).with_context(|| format!("{}: not an optimum", at()))?;
-            let c = plan
-                .check(&best, &cell_of, Some(&mine), &prov)
-                .map_err(|why| anyhow::anyhow!("{}: {why}", at()))?;
-            if lines.insert(c, line.to_string()).is_some() {
-                return Err(anyhow::anyhow!("{}: cell {c} is written twice", at()).into());
-            }
-            found.insert(c);
-            done.insert(best.key(), best);
-        }
-        let unreachable: BTreeSet<usize> = complete.unreachable.iter().copied().collect();
-        if let Some(c) = mine.iter().find(|c| found.contains(c) == unreachable.contains(c)) {
-            let (p, b, kind) = plan.cells[*c];
-            let state = if found.contains(c) {
-                "both in tune.jsonl and listed unreachable".to_string()
-            } else {
-                format!("missing from tune.jsonl and not listed unreachable in {COMPLETE}")
-            };
-            return Err(anyhow::anyhow!(
-                "{} (shard {shard}): the {kind} cell at δ = {}, {} = {} is {state} (edited or damaged?): \
-                 search the shard again with --overwrite",
-                dir.display(),
-                plan.points[p].delta(),
-                plan.budgets[b].target.param(),
-                plan.budgets[b].target.level(),
-            )
-            .into());
-        }
-        if complete.cells != mine.len() || unreachable.iter().any(|c| !mine.contains(c)) {
-            return Err(anyhow::anyhow!(
-                "{} does not describe shard {shard}'s {} cells (edited or damaged?)",
-                complete_path.display(),
-                mine.len()
-            )
-            .into());
-        }
-    }
-    let mut dir = RunDir::create(out, TUNE)?;
-    let merged: String = lines.values().map(|l| format!("{l}\n")).collect();
-    let whole = Manifest {
-        shard: None,
-        ..manifest
-    };
-    dir.publish(&merged, "", &whole)?;
-    Ok(search(&plan, &mut dir, done, Scope::Assemble, progress)?)
 }
 
 /// Fails, naming `tune.metric` and the metrics on offer, when the theory of

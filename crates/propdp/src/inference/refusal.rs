@@ -1,0 +1,40 @@
+//! Why an inference was refused ([`Refusal`], [`Reason`]): the data do
+//! not support a valid interval.
+
+use serde::Serialize;
+
+/// Why no interval is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// Fewer than [`super::MIN_FEATURES`] features.
+    TooFewFeatures,
+    /// Logistic labels near separability: the fixed point has no solution.
+    NearSeparable,
+    /// The nuisances do not determine α > 0.
+    Unidentified,
+    /// Huber output perturbation: its residual statistics would need the
+    /// label noise's law.
+    NoiseLawNeeded,
+    /// Labels not of the model (logistic: ±1 or 0/1).
+    Labels,
+    /// Logistic labels whose released mean is far from 0: the model has
+    /// no intercept.
+    UnbalancedLabels,
+}
+
+/// A refused inference: the reason, and what was found.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("no valid interval ({reason:?}): {detail}")]
+pub struct Refusal {
+    /// Why.
+    pub reason: Reason,
+    /// The values that decided it and what to change.
+    pub detail: String,
+}
+
+impl Refusal {
+    pub(crate) fn new(reason: Reason, detail: String) -> Self {
+        Refusal { reason, detail }
+    }
+}
