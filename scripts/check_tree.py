@@ -42,8 +42,9 @@ def strip_rust(text):
     """Source without comments, string literals and `#[cfg(test)]` items."""
     text = re.sub(r"//[^\n]*", "", text)
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"'(?:\\.|[^'\\])'", "' '", text)  # char literals such as '"'
     text = re.sub(r'r#*"(?:.|\n)*?"#*', '""', text)
-    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text, flags=re.S)
     out, i = [], 0
     for m in re.finditer(r"#\[cfg\(test\)\]\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+\w+\s*\{", text):
         if m.start() < i:

@@ -20,6 +20,7 @@ use propdp::core::accountant::Neighbouring;
 use propdp::core::config::{RawAlgorithm, RawConfig, RawProblem};
 use propdp::core::parameters;
 use propdp::core::{AlgorithmKind, Config, ConfigError, ModelKind};
+use propdp::error::Spelling;
 use propdp::privacy::{Argument, QueryArgs};
 use propdp::provenance::{CRATE_VERSION, GIT_COMMIT, provenance_of_config};
 use propdp::rundir::Existing;
@@ -55,11 +56,8 @@ create_exception!(
 /// same with the argument spelled as Python's keyword, a cancelled run
 /// `KeyboardInterrupt`, anything else `PropdpError`.
 pub(crate) fn to_py(py: Python<'_>, e: propdp::Error) -> PyErr {
-    // the library's advice names the command line's flags; Python's keywords here
-    let message = format!("{e:#}")
-        .replace("--resume", "resume=True")
-        .replace("--overwrite", "overwrite=True")
-        .replace("another --out", "another out directory");
+    // a refusal's advice spelled with Python's keywords (resume=True, not --resume)
+    let message = e.message(Spelling::Keywords);
     match e.kind() {
         ErrorKind::Config => config_error(py, message, e.field().map(str::to_string)),
         ErrorKind::Argument => match e.argument() {

@@ -258,10 +258,13 @@ pub fn of_rows(
 /// replaces a file it did not write).
 pub fn write_new(out: &std::path::Path, text: &str) -> crate::Result<()> {
     if out.symlink_metadata().is_ok() {
-        return Err(crate::error::Refused(format!(
-            "{} exists: propdp does not replace a file it did not write; choose another --out",
-            out.display()
-        ))
+        return Err(crate::error::Refused::new(
+            format!(
+                "{} exists: propdp does not replace a file it did not write; ",
+                out.display()
+            ),
+            Some(crate::error::Advice::ChooseOtherOut),
+        )
         .into());
     }
     Ok(crate::file::write_atomic(out, text)?)

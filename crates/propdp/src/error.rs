@@ -75,6 +75,20 @@ impl Error {
         self.inner.chain().find_map(|c| c.downcast_ref())
     }
 
+    /// The whole chain joined by ": " (as `{:#}`), with the options a
+    /// refusal advises spelled as `spelling` spells them.
+    pub fn message(&self, spelling: Spelling) -> String {
+        let parts: Vec<String> = self
+            .inner
+            .chain()
+            .map(|c| match c.downcast_ref::<Refused>() {
+                Some(r) => r.render(spelling),
+                None => c.to_string(),
+            })
+            .collect();
+        parts.join(": ")
+    }
+
     /// The messages from the outermost context to the root cause.
     pub fn messages(&self) -> impl Iterator<Item = String> + '_ {
         self.inner.chain().map(|c| c.to_string())
@@ -208,16 +222,99 @@ impl std::error::Error for Argument {}
 /// written by another config or shard, holding a record this run would not
 /// write, or existing when neither resume nor overwrite was asked — with
 /// what to do instead. Nothing was touched.
+///
+/// The advice names options of the run, which each front end spells its
+/// own way ([`Spelling`]); `Display` gives the command line's.
+///
+/// ```
+/// use propdp::error::{Advice, Refused, Spelling};
+/// let r = Refused::new("out exists: ", Some(Advice::ResumeOrOverwrite));
+/// assert_eq!(r.to_string(), "out exists: pass --resume to finish that run or --overwrite to start over");
+/// assert_eq!(
+///     r.render(Spelling::Keywords),
+///     "out exists: pass resume=True to finish that run or overwrite=True to start over"
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused(pub String);
+pub struct Refused {
+    /// What was found, up to the advice.
+    pub what: String,
+    /// What to do instead.
+    pub advice: Option<Advice>,
+}
+
+impl Refused {
+    /// A refusal: what was found, then the advice.
+    pub fn new(what: impl Into<String>, advice: Option<Advice>) -> Self {
+        Refused {
+            what: what.into(),
+            advice,
+        }
+    }
+
+    /// The message with the run's options spelled as `spelling` spells them.
+    pub fn render(&self, spelling: Spelling) -> String {
+        match self.advice {
+            Some(a) => format!("{}{}", self.what, a.render(spelling)),
+            None => self.what.clone(),
+        }
+    }
+}
 
 impl std::fmt::Display for Refused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.render(Spelling::Flags))
     }
 }
 
 impl std::error::Error for Refused {}
+
+/// What a [`Refused`] run directory advises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Advice {
+    /// "use another --out".
+    OtherOut,
+    /// "choose another --out".
+    ChooseOtherOut,
+    /// "wait for it to finish or use another --out".
+    WaitOrOtherOut,
+    /// "create the target or use another --out".
+    CreateTargetOrOtherOut,
+    /// "pass --resume to finish that run or --overwrite to start over".
+    ResumeOrOverwrite,
+    /// "use --overwrite or another --out".
+    OverwriteOrOtherOut,
+    /// "finish it with --resume".
+    FinishWithResume,
+}
+
+impl Advice {
+    /// The advice with the run's options spelled as `spelling` spells them.
+    pub fn render(self, spelling: Spelling) -> String {
+        let (resume, overwrite, out) = match spelling {
+            Spelling::Flags => ("--resume", "--overwrite", "another --out"),
+            Spelling::Keywords => ("resume=True", "overwrite=True", "another out directory"),
+        };
+        match self {
+            Advice::OtherOut => format!("use {out}"),
+            Advice::ChooseOtherOut => format!("choose {out}"),
+            Advice::WaitOrOtherOut => format!("wait for it to finish or use {out}"),
+            Advice::CreateTargetOrOtherOut => format!("create the target or use {out}"),
+            Advice::ResumeOrOverwrite => format!("pass {resume} to finish that run or {overwrite} to start over"),
+            Advice::OverwriteOrOtherOut => format!("use {overwrite} or {out}"),
+            Advice::FinishWithResume => format!("finish it with {resume}"),
+        }
+    }
+}
+
+/// How a front end spells the options of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    /// The command line's flags: `--resume`, `--overwrite`, `--out`.
+    Flags,
+    /// Python's keyword arguments: `resume=True`, `overwrite=True`, `out`.
+    Keywords,
+}
 
 /// A library result.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

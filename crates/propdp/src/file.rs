@@ -52,7 +52,7 @@ pub(crate) fn persist(tmp: NamedTempFile, path: &Path) -> Result<()> {
 
 /// Write `text` to `path` whole: to a temporary file beside it, then
 /// renamed; on failure no temporary file is left and `path` is as it was.
-pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
     persist(write_temporary(path, text)?, path)
 }
 

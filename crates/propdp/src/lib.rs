@@ -37,7 +37,7 @@
 pub mod data_spectrum;
 pub mod error;
 pub mod figures;
-pub mod file;
+mod file;
 pub mod inference;
 pub mod merge;
 pub mod privacy;

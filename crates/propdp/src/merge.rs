@@ -13,7 +13,7 @@
 //! shard, a unit computed by two shards or by none, a line that is not a
 //! record this config's run writes, and an output directory that already
 //! holds results or files propdp did not write. The output directory is
-//! locked while merging and its files appear whole ([`RunDir::publish`]).
+//! locked while merging and its files appear whole (`RunDir::publish`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,9 +23,10 @@ use propdp_core::Config;
 use propdp_core::record::{Failure, Provenance, Record, RecordKey};
 use propdp_sim::{Repetition, summarise};
 
+use crate::error::Advice;
 use crate::provenance::Manifest;
 use crate::run::{expected, sim_settings, simulation_record};
-use crate::rundir::{RUN, Refused, RunDir, refuse};
+use crate::rundir::{RUN, RunDir, refuse};
 use crate::shard::{Shard, Unit, assign, costs, units};
 
 /// What a merge wrote.
@@ -316,8 +317,8 @@ fn owned_lines(
         }
     }
     if let Some((k, u)) = unit_of.iter().find(|(k, _)| !found.contains_key(k)) {
-        refuse!(
-            "{k} is in no shard (shard {}/{count} owns it: interrupted? finish it with --resume)",
+        refuse!(Advice::FinishWithResume;
+            "{k} is in no shard (shard {}/{count} owns it: interrupted?): ",
             owner[*u]
         );
     }

@@ -17,12 +17,12 @@
 //!   the caller's check (the same as a fresh record's: in the sweep, of this
 //!   config, converged, finite) and appears once, or the resume is refused
 //!   naming the file, line and field; only a torn last line (an interrupted
-//!   write) is dropped ([`read_lines`]).
+//!   write) is dropped (`read_lines`).
 //! - **Whole files appear whole.** `manifest.json` and the other files are
 //!   written to a new temporary file (created exclusively under an
 //!   unpredictable name: a user's file or link is never written through,
-//!   `crate::file`) and renamed ([`RunDir::write_file`]);
-//!   [`RunDir::publish`] (merge) writes nothing under a final name unless
+//!   `crate::file`) and renamed (`RunDir::write_file`);
+//!   `RunDir::publish` (merge) writes nothing under a final name unless
 //!   every file was written.
 
 use std::collections::BTreeSet;
@@ -36,15 +36,20 @@ use propdp_core::record::Failure;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::error::Advice;
 use crate::file::{persist, write_atomic, write_temporary};
 use crate::provenance::Manifest;
 
 pub use crate::error::Refused;
 
-/// Refuse a run directory: return [`Refused`] with the formatted message.
+/// Refuse a run directory: return [`Refused`] with the formatted message,
+/// and after it the advice if one is given first (`refuse!(Advice::OtherOut; "…", …)`).
 macro_rules! refuse {
+    ($advice:expr; $($arg:tt)*) => {
+        return Err($crate::error::Refused::new(format!($($arg)*), Some($advice)).into())
+    };
     ($($arg:tt)*) => {
-        return Err(Refused(format!($($arg)*)).into())
+        return Err($crate::error::Refused::new(format!($($arg)*), None).into())
     };
 }
 pub(crate) use refuse;
@@ -70,12 +75,18 @@ pub struct DirLock {
 }
 
 impl DirLock {
-    /// Lock `dir` (created if missing), or fail naming the directory.
-    pub fn acquire(dir: &Path) -> Result<DirLock> {
+    /// Lock `dir` (created if missing), or fail naming the directory
+    /// ([`crate::ErrorKind::Directory`] when another run holds it).
+    pub fn acquire(dir: &Path) -> crate::Result<DirLock> {
+        Ok(Self::lock(dir)?)
+    }
+
+    pub(crate) fn lock(dir: &Path) -> Result<DirLock> {
         if dir.symlink_metadata().is_ok() && dir.metadata().is_err() {
             let target = fs::read_link(dir).map(|t| t.display().to_string()).unwrap_or_default();
-            refuse!(
-                "{} is a symbolic link to {target:?}, which does not exist: create the target or use another --out",
+            refuse!(Advice::CreateTargetOrOtherOut;
+
+                "{} is a symbolic link to {target:?}, which does not exist: ",
                 dir.display()
             );
         }
@@ -89,8 +100,9 @@ impl DirLock {
             .with_context(|| format!("opening {}", path.display()))?;
         match file.try_lock() {
             Ok(()) => Ok(DirLock { _file: file }),
-            Err(fs::TryLockError::WouldBlock) => refuse!(
-                "{} is in use by another propdp run (lock {}): wait for it to finish or use another --out",
+            Err(fs::TryLockError::WouldBlock) => refuse!(Advice::WaitOrOtherOut;
+
+                "{} is in use by another propdp run (lock {}): ",
                 dir.display(),
                 path.display()
             ),
@@ -160,8 +172,9 @@ fn owned(dir: &Path) -> Result<bool> {
     };
     match serde_json::from_slice::<Manifest>(&text) {
         Ok(_) => Ok(true),
-        Err(e) => refuse!(
-            "{} is not a propdp manifest ({e}): propdp leaves the directory as it is; use another --out",
+        Err(e) => refuse!(Advice::OtherOut;
+
+            "{} is not a propdp manifest ({e}): propdp leaves the directory as it is; ",
             path.display()
         ),
     }
@@ -169,7 +182,7 @@ fn owned(dir: &Path) -> Result<bool> {
 
 /// The manifest of a propdp directory, or an error naming the file and
 /// what is wrong with it.
-pub fn read_manifest(dir: &Path) -> Result<Manifest> {
+pub(crate) fn read_manifest(dir: &Path) -> Result<Manifest> {
     let path = dir.join("manifest.json");
     let text = match fs::read_to_string(&path) {
         Ok(t) => t,
@@ -204,11 +217,11 @@ pub struct RunDir {
 /// record is written to the file at once (a killed process loses nothing
 /// written), and synced with the records around it at most this long after;
 /// an OS crash or power loss can lose at most that much work, and a torn last
-/// line is dropped on `--resume` ([`read_lines`]). One `sync_data` per record
+/// line is dropped on `--resume` (`read_lines`). One `sync_data` per record
 /// cost 3.8 ms on ext4, 90× a Huber point.
 pub const SYNC_INTERVAL: Duration = Duration::from_millis(100);
 
-/// What [`RunDir::open`] found of an earlier run.
+/// What `RunDir::open` found of an earlier run.
 #[derive(Debug)]
 pub struct Earlier<T> {
     /// Its records, each checked, in file order (empty unless resuming).
@@ -220,7 +233,7 @@ pub struct Earlier<T> {
 
 impl RunDir {
     /// The results file of a run directory.
-    pub fn results_path(dir: &Path) -> PathBuf {
+    pub(crate) fn results_path(dir: &Path) -> PathBuf {
         dir.join(RUN.records)
     }
 
@@ -228,7 +241,7 @@ impl RunDir {
     /// or — without a propdp manifest — a file of any run's layout (the
     /// first propdp run there would claim it); write nothing yet.
     fn lock(dir: &Path) -> Result<DirLock> {
-        let lock = DirLock::acquire(dir)?;
+        let lock = DirLock::lock(dir)?;
         if !owned(dir)? {
             let figures_index = Path::new("figures").join(crate::figures::INDEX);
             let found = RUN
@@ -239,9 +252,9 @@ impl RunDir {
                 .map(|f| dir.join(f))
                 .find(|f| f.symlink_metadata().is_ok());
             if let Some(f) = found {
-                refuse!(
-                    "{} was not written by propdp (no propdp manifest.json beside it): nothing is touched; \
-                     use another --out",
+                refuse!(Advice::OtherOut;
+
+                    "{} was not written by propdp (no propdp manifest.json beside it): nothing is touched; ",
                     f.display()
                 );
             }
@@ -256,7 +269,7 @@ impl RunDir {
     /// [`Existing::Overwrite`] the layout's files and listed figures are
     /// removed; with [`Existing::Refuse`] an existing records file is refused.
     /// Writes `manifest.json`.
-    pub fn open<T: Line>(
+    pub(crate) fn open<T: Line>(
         dir: &Path,
         layout: Layout,
         manifest: &Manifest,
@@ -271,8 +284,9 @@ impl RunDir {
         };
         let exists = records_path.exists();
         match existing {
-            Existing::Refuse if exists => refuse!(
-                "{} already exists: pass --resume to finish that run or --overwrite to start over",
+            Existing::Refuse if exists => refuse!(Advice::ResumeOrOverwrite;
+
+                "{} already exists: ",
                 records_path.display()
             ),
             Existing::Resume if exists => {
@@ -315,7 +329,7 @@ impl RunDir {
     /// Lock a new output directory (`merge`): refused if it holds a records
     /// file of `layout` (merge writes into a new directory) or files propdp
     /// did not write. Nothing is written until [`RunDir::publish`].
-    pub fn create(dir: &Path, layout: Layout) -> Result<RunDir> {
+    pub(crate) fn create(dir: &Path, layout: Layout) -> Result<RunDir> {
         let lock = Self::lock(dir)?;
         let records = dir.join(layout.records);
         if records.symlink_metadata().is_ok() {
@@ -339,7 +353,7 @@ impl RunDir {
     /// whole: all are written to temporary files first and renamed only when
     /// every one is written, so a failure (a full disk) leaves none of them
     /// and the merge can be retried.
-    pub fn publish(&mut self, records: &str, failures: &str, manifest: &Manifest) -> Result<()> {
+    pub(crate) fn publish(&mut self, records: &str, failures: &str, manifest: &Manifest) -> Result<()> {
         let manifest_text = serde_json::to_string_pretty(manifest)? + "\n";
         let mut files = vec![(self.layout.records, records)];
         if let Some(e) = self.layout.errors {
@@ -359,7 +373,7 @@ impl RunDir {
 
     /// Append one line to the records file: written at once, synced to disk
     /// at most [`SYNC_INTERVAL`] later (group commit) and when the run ends.
-    pub fn append<T: Serialize>(&mut self, line: &T) -> Result<()> {
+    pub(crate) fn append<T: Serialize>(&mut self, line: &T) -> Result<()> {
         let path = self.dir.join(self.layout.records);
         let file = self.records.as_mut().expect("a RunDir from open appends");
         writeln!(file, "{}", serde_json::to_string(line)?).with_context(|| format!("writing {}", path.display()))?;
@@ -370,7 +384,7 @@ impl RunDir {
     }
 
     /// Sync the records file to disk (also done when the `RunDir` is dropped).
-    pub fn sync(&mut self) -> Result<()> {
+    pub(crate) fn sync(&mut self) -> Result<()> {
         if let Some(f) = &self.records {
             f.sync_data()
                 .with_context(|| format!("syncing {}", self.dir.join(self.layout.records).display()))?;
@@ -380,7 +394,7 @@ impl RunDir {
     }
 
     /// Append one failure to the failures file.
-    pub fn write_failure(&mut self, failure: &Failure) -> Result<()> {
+    pub(crate) fn write_failure(&mut self, failure: &Failure) -> Result<()> {
         let name = self.layout.errors.expect("a layout with failures");
         let path = self.dir.join(name);
         let file = self.errors.as_mut().expect("opened with the layout");
@@ -392,7 +406,7 @@ impl RunDir {
 
     /// Write one of the layout's other files whole (temporary file, then
     /// rename).
-    pub fn write_file(&self, name: &str, text: &str) -> Result<PathBuf> {
+    pub(crate) fn write_file(&self, name: &str, text: &str) -> Result<PathBuf> {
         assert!(self.layout.others.contains(&name), "{name} is not a file of the layout");
         let path = self.dir.join(name);
         write_atomic(&path, text)?;
@@ -400,7 +414,7 @@ impl RunDir {
     }
 
     /// Remove one of the layout's other files, if there.
-    pub fn remove_file(&self, name: &str) -> Result<()> {
+    pub(crate) fn remove_file(&self, name: &str) -> Result<()> {
         assert!(self.layout.others.contains(&name), "{name} is not a file of the layout");
         let path = self.dir.join(name);
         match fs::remove_file(&path) {
@@ -427,32 +441,36 @@ impl Drop for RunDir {
 fn check_same_run(dir: &Path, old: &Manifest, new: &Manifest) -> Result<()> {
     if old.shard != new.shard {
         let name = |s: Option<crate::shard::Shard>| s.map_or("the whole run".to_string(), |s| format!("shard {s}"));
-        refuse!(
-            "cannot resume: {} holds {}, not {}; use --overwrite or another --out",
+        refuse!(Advice::OverwriteOrOtherOut;
+
+            "cannot resume: {} holds {}, not {}; ",
             dir.display(),
             name(old.shard),
             name(new.shard)
         );
     }
     if old.data_sha256 != new.data_sha256 {
-        refuse!(
-            "cannot resume: {} was produced from another data file (sha256 {:?} ≠ {:?}); use --overwrite or another --out",
+        refuse!(Advice::OverwriteOrOtherOut;
+
+            "cannot resume: {} was produced from another data file (sha256 {:?} ≠ {:?}); ",
             dir.display(),
             old.data_sha256,
             new.data_sha256
         );
     }
     if old.covariance_sha256 != new.covariance_sha256 {
-        refuse!(
-            "cannot resume: {} was produced from another covariance file (sha256 {:?} ≠ {:?}); use --overwrite or another --out",
+        refuse!(Advice::OverwriteOrOtherOut;
+
+            "cannot resume: {} was produced from another covariance file (sha256 {:?} ≠ {:?}); ",
             dir.display(),
             old.covariance_sha256,
             new.covariance_sha256
         );
     }
     if old.config_sha256 != new.config_sha256 {
-        refuse!(
-            "cannot resume: {} was produced by a different config (sha256 {} ≠ {}); use --overwrite or another --out",
+        refuse!(Advice::OverwriteOrOtherOut;
+
+            "cannot resume: {} was produced by a different config (sha256 {} ≠ {}); ",
             dir.display(),
             old.config_sha256,
             new.config_sha256
@@ -480,16 +498,17 @@ fn read_checked<T: Line>(path: &Path, check: &dyn Fn(&T) -> Result<(), String>) 
     let mut seen = BTreeSet::new();
     for (no, r) in records.iter().enumerate() {
         if let Err(why) = check(r) {
-            refuse!(
-                "{}:{}: {why}; this record is not one this run writes (edited or damaged?): \
-                 use --overwrite or another --out",
+            refuse!(Advice::OverwriteOrOtherOut;
+
+                "{}:{}: {why}; this record is not one this run writes (edited or damaged?): ",
                 path.display(),
                 no + 1
             );
         }
         if !seen.insert(r.key()) {
-            refuse!(
-                "{}:{}: {:?} is written twice (by two runs at once, or edited?): use --overwrite or another --out",
+            refuse!(Advice::OverwriteOrOtherOut;
+
+                "{}:{}: {:?} is written twice (by two runs at once, or edited?): ",
                 path.display(),
                 no + 1,
                 r.key()
@@ -505,7 +524,7 @@ fn read_checked<T: Line>(path: &Path, check: &dyn Fn(&T) -> Result<(), String>) 
 /// appending continues cleanly. Any other unreadable line (another format, a
 /// corrupted file, a complete line that is not a record) is an error, and
 /// the file is left as it is.
-pub fn read_lines<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+pub(crate) fn read_lines<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let (complete, torn) = match bytes.iter().rposition(|b| *b == b'\n') {
         Some(i) => (&bytes[..=i], &bytes[i + 1..]),
@@ -519,9 +538,9 @@ pub fn read_lines<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     {
         match serde_json::from_slice::<T>(line) {
             Ok(r) => out.push(r),
-            Err(e) => refuse!(
-                "{}:{}: a complete line that is not a record of this version ({e}); \
-                 use --overwrite or another --out",
+            Err(e) => refuse!(Advice::OverwriteOrOtherOut;
+
+                "{}:{}: a complete line that is not a record of this version ({e}); ",
                 path.display(),
                 no + 1
             ),

@@ -99,7 +99,7 @@ impl<'a> Curve<'a> {
     }
 
     /// (q, α, σ_eff²) at s².
-    pub fn at(&self, s2: f64) -> anyhow::Result<(f64, f64, f64)> {
+    pub(crate) fn at(&self, s2: f64) -> anyhow::Result<(f64, f64, f64)> {
         let point = Point::new(self.delta, s2, self.model, self.algorithm)?;
         let warm = self.warm.borrow_mut().take();
         let (metrics, state) = self
@@ -122,7 +122,7 @@ impl<'a> Curve<'a> {
     /// solved to a residual far below them): se(α) = se(m)/s², and
     /// σ_eff² = q − α²s² by the delta method, the two errors added in
     /// quadrature.
-    pub fn rqmc_errors(&self, s2: f64, alpha: f64, v: f64) -> anyhow::Result<(f64, f64)> {
+    pub(crate) fn rqmc_errors(&self, s2: f64, alpha: f64, v: f64) -> anyhow::Result<(f64, f64)> {
         if self.algorithm.gradient_steps().is_none() {
             return Ok((0.0, 0.0));
         }
@@ -169,7 +169,7 @@ impl<'a> Curve<'a> {
     }
 
     /// The nuisances at observed q_obs = ‖θ̂‖²/d with `d` features.
-    pub fn estimate(&self, q_obs: f64, d: usize) -> anyhow::Result<Result<Nuisance, Refusal>> {
+    pub(crate) fn estimate(&self, q_obs: f64, d: usize) -> anyhow::Result<Result<Nuisance, Refusal>> {
         let (lo, hi) = S2_RANGE;
         let sd_at = |s2: f64, alpha: f64, v: f64| ((2.0 * v * v + 4.0 * alpha * alpha * s2 * v) / d as f64).sqrt();
         // q(s²) on a log grid: where it rises to a peak and falls after (small λ), a q_obs the

@@ -228,10 +228,13 @@ impl Inference {
         let (csv, json) = (dir.join("intervals.csv"), dir.join("report.json"));
         for f in [&csv, &json] {
             if f.symlink_metadata().is_ok() {
-                return Err(crate::error::Refused(format!(
-                    "{} exists: propdp does not replace a file it did not write; choose another --out",
-                    f.display()
-                ))
+                return Err(crate::error::Refused::new(
+                    format!(
+                        "{} exists: propdp does not replace a file it did not write; ",
+                        f.display()
+                    ),
+                    Some(crate::error::Advice::ChooseOtherOut),
+                )
                 .into());
             }
         }
