@@ -7,7 +7,7 @@ use propdp::core::accountant::Neighbouring;
 use propdp::inference::{Glm, Inference, Release, Spec};
 use pyo3::prelude::*;
 
-use crate::{PropdpInferenceRefused, argument_error, to_py};
+use crate::errors::{PropdpInferenceRefused, argument_error, to_py};
 
 /// The bytes of a float64 array as values, or the argument at fault.
 fn floats(py: Python<'_>, name: &'static str, bytes: &[u8]) -> PyResult<Vec<f64>> {

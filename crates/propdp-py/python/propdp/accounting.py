@@ -30,47 +30,29 @@ import math
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
-from . import _args, _dp_event, _native
+from . import _args, _native
+from ._bracket import Bracket, _bracket, _delta, _plan, _relation
 from ._config import config_error
+from ._dp_accounting import CertifiedAccountant, from_dp_event
 
-
-@dataclass(frozen=True)
-class Bracket:
-    """A certified ε: the true ε of the accounting lies in [epsilon_lower, epsilon]."""
-
-    epsilon: Optional[float]
-    epsilon_lower: Optional[float]
-    bracket_grid: Optional[float]
-    bracket_reached: Optional[bool]
-    #: The neighbouring relation: "replace-one" or "add/remove-one".
-    neighbouring: str
-
-
-def _plan(segments: Sequence[Tuple[float, float, int]]) -> List[Tuple[float, float, int]]:
-    """The segments as the native module takes them, each value checked
-    (:mod:`propdp._args`): a wrong kind raises ConfigError naming it."""
-    return _args.segments("segments", segments)
-
-
-def _delta(delta: float) -> float:
-    """δ, a real number in (0, 1)."""
-    d = _args.real("delta", delta, "0 < delta < 1")
-    if not 0.0 < d < 1.0:
-        raise config_error(f"delta = {delta!r} is invalid: allowed 0 < delta < 1", "delta")
-    return d
-
-
-def _relation(neighbouring: str) -> str:
-    """The neighbouring relation's name (its spelling checked by the core)."""
-    if not isinstance(neighbouring, str):
-        allowed = " or ".join(repr(n) for n in _args.NEIGHBOURING)
-        raise config_error(f"neighbouring = {neighbouring!r} is invalid: allowed {allowed}", "neighbouring")
-    return neighbouring
-
-
-def _bracket(segments: Sequence[Tuple[float, float, int]], delta: float, neighbouring: str) -> Bracket:
-    d = _native.accounting(_plan(segments), _delta(delta), _relation(neighbouring))
-    return Bracket(**d, neighbouring=_args.relation_label(neighbouring))
+__all__ = [
+    "Accountant",
+    "Bracket",
+    "Calibration",
+    "CertifiedAccountant",
+    "MembershipInference",
+    "Sampled",
+    "calibrate",
+    "calibrate_batch_size",
+    "calibrate_noise_multiplier",
+    "calibrate_num_updates",
+    "epsilon",
+    "from_dp_event",
+    "membership_inference",
+    "sampled_epsilon",
+    "sampled_schedule_epsilon",
+    "schedule_epsilon",
+]
 
 
 def epsilon(
@@ -406,140 +388,7 @@ class Accountant:
         return hook_fn
 
 
-# --- dp_accounting's vocabulary: events, an accountant, calibration ---------
-
-
-def _ledger_bracket(ledger: _dp_event.Ledger, delta: float, neighbouring: str) -> Bracket:
-    """The certified bracket of a ledger of Gaussian releases."""
-    label = _args.relation_label(neighbouring)
-    delta = _delta(delta)
-    if ledger.non_private:
-        return Bracket(float("inf"), float("inf"), None, True, label)
-    if not ledger.poisson and not ledger.fixed_size:
-        return Bracket(0.0, 0.0, 0.0, True, label)
-    if not ledger.fixed_size:
-        return _bracket(ledger.poisson, delta, neighbouring)
-    # fixed-size batches (and full-batch releases) under replace-one: the
-    # add/remove pair at z/2 dominates each, in both orders (docs/privacy.md
-    # "Sampling schemes")
-    if _args.relation_label(neighbouring) != "replace-one":
-        raise config_error(
-            "neighbouring = add/remove-one is invalid with SampledWithoutReplacementDpEvent: sampling "
-            "without replacement is accounted under replace-one (n is public), as dp_accounting does",
-            "neighbouring",
-        )
-    mixed = [s for s in ledger.poisson if s[1] < 1.0]
-    if mixed:
-        raise config_error(
-            "the events mix Poisson-sampled and without-replacement releases: propdp certifies one batch "
-            f"scheme per ledger (Poisson segment {mixed[0]} beside fixed-size batches)",
-            "event",
-        )
-    halved = [(z / 2, q, t) for z, q, t in ledger.fixed_size + ledger.poisson]
-    b = _bracket(halved, delta, "add_remove_one")
-    return Bracket(b.epsilon, b.epsilon_lower, b.bracket_grid, b.bracket_reached, label)
-
-
-def _read(event: Any, count: int = 1, ledger: Optional[_dp_event.Ledger] = None) -> _dp_event.Ledger:
-    ledger = ledger if ledger is not None else _dp_event.Ledger()
-    try:
-        _dp_event.read(event, count, ledger)
-    except _dp_event.Unsupported as e:
-        raise config_error(str(e), "event") from None
-    return ledger
-
-
-def from_dp_event(
-    event: Any,
-    delta: Optional[float] = None,
-    *,
-    neighbouring: Any = _args.DEFAULT_NEIGHBOURING,
-    target_delta: Optional[float] = None,
-) -> Bracket:
-    """The certified bracket at ``delta`` of a Google dp_accounting event
-    (``GaussianDpEvent``, ``PoissonSampledDpEvent``,
-    ``SampledWithoutReplacementDpEvent``, ``SelfComposedDpEvent``,
-    ``ComposedDpEvent``, ``NoOpDpEvent``, ``NonPrivateDpEvent``), read by its
-    attributes — dp_accounting need not be installed::
-
-        event = dp_accounting.SelfComposedDpEvent(
-            dp_accounting.PoissonSampledDpEvent(0.004, dp_accounting.GaussianDpEvent(0.6)), 10_000)
-        accounting.from_dp_event(event, 1e-5)   # as `propdp privacy --algorithm dpsgd …`
-
-    ``neighbouring`` is propdp's string or dp_accounting's
-    ``NeighboringRelation``; ``target_delta`` is dp_accounting's name for
-    ``delta``. An unsupported event raises :class:`propdp.ConfigError`
-    naming its type (field ``event``)."""
-    if (delta is None) == (target_delta is None):
-        raise config_error("give delta (or dp_accounting's target_delta), once", "delta")
-    relation = _dp_event.relation(neighbouring)
-    return _ledger_bracket(_read(event), delta if delta is not None else target_delta, relation)
-
-
-class CertifiedAccountant:
-    """dp_accounting's ``PrivacyAccountant`` with propdp's certified bracket:
-    :meth:`supports`, :meth:`compose` (returns the accountant, so calls
-    chain), :meth:`get_epsilon`, :meth:`get_delta`, and the bracket itself
-    (:meth:`get_epsilon_bracket`). ``neighboring_relation`` takes
-    dp_accounting's ``NeighboringRelation`` (``ADD_OR_REMOVE_ONE``,
-    ``REPLACE_ONE``) or propdp's strings; the default is propdp's one default,
-    replace-one (dp_accounting's own is add/remove-one)."""
-
-    def __init__(self, neighboring_relation: Any = _args.DEFAULT_NEIGHBOURING):
-        self.neighbouring = _dp_event.relation(neighboring_relation)
-        self.ledger = _dp_event.Ledger()
-
-    def supports(self, event: Any) -> bool:
-        """Whether :meth:`compose` takes ``event``."""
-        try:
-            _dp_event.read(event, 1, _dp_event.Ledger())
-        except _dp_event.Unsupported:
-            return False
-        return True
-
-    def compose(self, event: Any, count: int = 1) -> "CertifiedAccountant":
-        """Add ``count`` compositions of ``event``; an unsupported event
-        raises :class:`propdp.ConfigError` naming its type and leaves the
-        accountant as it was."""
-        count = _dp_event.checked_count(count)
-        trial = _dp_event.Ledger(list(self.ledger.poisson), list(self.ledger.fixed_size), self.ledger.non_private)
-        self.ledger = _read(event, count, trial)
-        return self
-
-    def get_epsilon_bracket(self, target_delta: float) -> Bracket:
-        """The certified bracket of everything composed, at ``target_delta``."""
-        return _ledger_bracket(self.ledger, target_delta, self.neighbouring)
-
-    def get_epsilon(self, target_delta: float) -> float:
-        """The certified upper bound on ε at ``target_delta`` (``inf`` when none is finite)."""
-        e = self.get_epsilon_bracket(target_delta).epsilon
-        return float("inf") if e is None else e
-
-    def get_delta(self, target_epsilon: float) -> float:
-        """A certified δ at ``target_epsilon``: the smallest δ (to 0.1%, by
-        bisection in log δ) whose certified upper ε is at most
-        ``target_epsilon``; the composition is (target_epsilon, δ)-DP."""
-        eps = _args.real("target_epsilon", target_epsilon, "0 ≤ target_epsilon < ∞")
-        if not 0.0 <= eps < float("inf"):
-            raise config_error(f"target_epsilon = {target_epsilon!r} is invalid: allowed 0 ≤ target_epsilon < ∞",
-                               "target_epsilon")
-        if self.ledger.non_private:
-            return 1.0
-        if not self.ledger.poisson and not self.ledger.fixed_size:
-            return 0.0
-
-        def meets(log_delta: float) -> bool:
-            return self.get_epsilon(math.exp(log_delta)) <= eps
-
-        lo, hi = math.log(1e-300), math.log(0.999)
-        if not meets(hi):
-            return 1.0
-        if meets(lo):
-            return 1e-300
-        while hi - lo > 1e-3:
-            mid = 0.5 * (lo + hi)
-            lo, hi = (lo, mid) if meets(mid) else (mid, hi)
-        return math.exp(hi)
+# --- jax_privacy's calibration vocabulary ------------------------------------
 
 
 def _budget(target_epsilon: Any, target_delta: Any) -> dict:

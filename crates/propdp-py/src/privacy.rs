@@ -1,0 +1,362 @@
+//! The accountant from Python (`propdp.privacy`, `propdp.accounting`): the
+//! guarantee of a noise level, the certified ε of a DP-SGD schedule, its
+//! membership-inference reading, ε under a sampling scheme, and one knob
+//! calibrated to a target; the arguments read and checked here.
+
+use propdp::core::accountant::Neighbouring;
+use propdp::core::{AlgorithmKind, ModelKind};
+use propdp::privacy::QueryArgs;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt};
+
+use crate::errors::{PropdpError, argument_error, config_error, to_py};
+
+/// The guarantee of a noise level in every notion, or the noise calibrated
+/// to `epsilon` (at `delta_priv`) or `rho` (what `propdp privacy` prints).
+#[pyfunction]
+#[pyo3(signature = (algorithm, model, *, huber_m=None, lambda_=None, steps=None, neighbouring=None, delta_priv=None, noise=None, epsilon=None, rho=None, sample_rate=None, clip=None))]
+#[allow(clippy::too_many_arguments)] // one per keyword of the Python call
+pub(crate) fn privacy<'py>(
+    py: Python<'py>,
+    algorithm: &Bound<'py, PyAny>,
+    model: &Bound<'py, PyAny>,
+    huber_m: Option<&Bound<'py, PyAny>>,
+    lambda_: Option<&Bound<'py, PyAny>>,
+    steps: Option<&Bound<'py, PyAny>>,
+    neighbouring: Option<&Bound<'py, PyAny>>,
+    delta_priv: Option<&Bound<'py, PyAny>>,
+    noise: Option<&Bound<'py, PyAny>>,
+    epsilon: Option<&Bound<'py, PyAny>>,
+    rho: Option<&Bound<'py, PyAny>>,
+    sample_rate: Option<&Bound<'py, PyAny>>,
+    clip: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let bad = |field: &str, why: String| config_error(py, format!("{field}{why}"), Some(field.into()));
+    let name = |v: &Bound<'py, PyAny>, field: &str, allowed: &str| -> PyResult<String> {
+        v.extract::<String>()
+            .map_err(|_| bad(field, format!(" = {v} is invalid: allowed {allowed}")))
+    };
+    let algorithm: AlgorithmKind = name(algorithm, "algorithm", "\"objective\", \"output\", \"dpgd\", \"dpsgd\"")?
+        .parse()
+        .map_err(|e| bad("algorithm", format!(": {e}")))?;
+    let model: ModelKind = name(model, "model", "\"huber\", \"logistic\", \"least_squares\"")?
+        .parse()
+        .map_err(|e| bad("model", format!(": {e}")))?;
+    let neighbouring = match neighbouring.filter(|v| !v.is_none()) {
+        None => Neighbouring::ReplaceOne,
+        Some(v) => match name(v, "neighbouring", "\"replace_one\", \"add_remove_one\"")?.as_str() {
+            "replace_one" | "replace-one" => Neighbouring::ReplaceOne,
+            "add_remove_one" | "add-remove-one" => Neighbouring::AddRemoveOne,
+            other => {
+                return Err(bad(
+                    "neighbouring",
+                    format!(" = {other:?} is invalid: allowed \"replace_one\", \"add_remove_one\""),
+                ));
+            }
+        },
+    };
+    let args = QueryArgs {
+        huber_m: number(py, huber_m, "huber_m")?,
+        lambda: number(py, lambda_, "lambda_")?,
+        steps: integer(py, steps, "steps")?,
+        sample_rate: number(py, sample_rate, "sample_rate")?,
+        clip: number(py, clip, "clip")?,
+        neighbouring,
+        delta_priv: number(py, delta_priv, "delta_priv")?,
+        noise: number(py, noise, "noise")?,
+        epsilon: number(py, epsilon, "epsilon")?,
+        rho: number(py, rho, "rho")?,
+        ..QueryArgs::new(algorithm, model)
+    };
+    let q = args.query().map_err(|a| argument_error(py, &a))?;
+    let r = py.detach(|| propdp::privacy::assess(&q)).map_err(|e| to_py(py, e))?;
+    let mut json = r.json();
+    json["text"] = r.text().into();
+    pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
+}
+
+/// The certified ε bracket of a DP-SGD schedule of (noise_multiplier,
+/// sample_rate, steps) segments at `delta` (`propdp.accounting`), composed
+/// with objective-perturbation releases given as (lipschitz, curvature,
+/// radius, lambda, sigma) when there are any: a dict with epsilon (upper),
+/// epsilon_lower, bracket_grid, bracket_reached. Arguments out of range
+/// raise ConfigError naming them (`segment[1].sample_rate`; a single
+/// segment: `sample_rate`; `objective[0].a`).
+#[pyfunction]
+#[pyo3(signature = (segments, delta, neighbouring, objectives=Vec::new()))]
+pub(crate) fn accounting<'py>(
+    py: Python<'py>,
+    segments: Vec<(f64, f64, i64)>,
+    delta: f64,
+    neighbouring: &str,
+    objectives: Vec<(f64, f64, f64, f64, f64)>,
+) -> PyResult<Bound<'py, PyAny>> {
+    use propdp::core::accountant::ObjectiveBound;
+    use propdp::core::accountant::bracket::{
+        BracketSettings, dpsgd_epsilon_bracket, ledger_epsilon_bracket, schedule_epsilon_bracket,
+    };
+    let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
+    let relation = parse_relation(py, neighbouring)?;
+    let plan = parse_plan(py, &segments)?;
+    let releases: Vec<ObjectiveBound> = objectives
+        .iter()
+        .map(|&(l, beta, r, lambda, sigma)| ObjectiveBound::new(l, beta, r, lambda, sigma))
+        .collect();
+    let settings = BracketSettings::default();
+    let result = py.detach(|| match plan.as_slice() {
+        _ if !releases.is_empty() => ledger_epsilon_bracket(&plan, &releases, delta, relation, settings),
+        [one] => dpsgd_epsilon_bracket(
+            one.noise_multiplier,
+            one.sample_rate,
+            one.steps,
+            delta,
+            relation,
+            settings,
+        ),
+        _ => schedule_epsilon_bracket(&plan, delta, relation, settings),
+    });
+    let bracket = result.map_err(|e| bad(e.argument().to_string(), format!(": {e}")))?;
+    let json = serde_json::json!({
+        "epsilon": bracket.map(|b| b.upper),
+        "epsilon_lower": bracket.map(|b| b.lower),
+        "bracket_grid": bracket.map(|b| b.grid),
+        "bracket_reached": bracket.map(|b| b.reached),
+    });
+    pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
+}
+
+/// The DP-SGD segments of (noise_multiplier, sample_rate, steps) triples;
+/// a step count below 1 raises ConfigError naming it (`steps`, or
+/// `segment[i].steps`). The other ranges are the accountant's to check.
+pub(crate) fn parse_plan(
+    py: Python<'_>,
+    segments: &[(f64, f64, i64)],
+) -> PyResult<Vec<propdp::core::accountant::bracket::Segment>> {
+    use propdp::core::accountant::bracket::Segment;
+    let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
+    let mut plan = Vec::with_capacity(segments.len());
+    for (i, &(z, q, t)) in segments.iter().enumerate() {
+        let field = if segments.len() == 1 {
+            "steps".to_string()
+        } else {
+            format!("segment[{i}].steps")
+        };
+        let steps = u64::try_from(t)
+            .ok()
+            .filter(|&t| t >= 1)
+            .ok_or_else(|| bad(field, format!(" = {t} is invalid: allowed steps ≥ 1")))?;
+        plan.push(Segment {
+            noise_multiplier: z,
+            sample_rate: q,
+            steps,
+        });
+    }
+    Ok(plan)
+}
+
+/// The membership-inference reading of a DP-SGD schedule
+/// (`propdp.accounting.membership_inference`): a dict with fpr, tpr_upper
+/// (the largest TPR any attack reaches at each FPR), mu and mu_exact (exact
+/// μ-GDP at q = 1 throughout; else the central-limit μ of a single segment,
+/// an approximation; None for a schedule).
+#[pyfunction]
+#[pyo3(signature = (segments, fprs, neighbouring))]
+pub(crate) fn membership_run<'py>(
+    py: Python<'py>,
+    segments: Vec<(f64, f64, i64)>,
+    fprs: Vec<f64>,
+    neighbouring: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    use propdp::core::accountant::bracket::BracketSettings;
+    use propdp::core::accountant::tradeoff::{gdp_mu, tpr_upper};
+    let relation = parse_relation(py, neighbouring)?;
+    let plan = parse_plan(py, &segments)?;
+    let tpr = py
+        .detach(|| tpr_upper(&plan, relation, &fprs, BracketSettings::default()))
+        .map_err(|e| config_error(py, format!("{}: {e}", e.argument()), Some(e.argument().to_string())))?;
+    let mu = gdp_mu(&plan, relation);
+    let json = serde_json::json!({
+        "fpr": fprs,
+        "tpr_upper": tpr,
+        "mu": mu.map(|m| m.0),
+        "mu_exact": mu.map(|m| m.1),
+    });
+    pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
+}
+
+/// A DP-SGD run's or schedule's ε under a sampling scheme
+/// (`propdp.accounting.sampled_epsilon`, `sampled_schedule_epsilon`): a dict
+/// with sampling, neighbouring, sensitivity (1 or 2, in units of C),
+/// epsilon / epsilon_lower (the guarantee), epsilon_if_poisson (shuffled
+/// batches: the Poisson figure, valid only if they had been Poisson-sampled)
+/// and assumption. `segments` are (noise_multiplier, sample_rate, steps);
+/// one segment is a run (its arguments named bare), more a schedule
+/// (`segment[i].…`). Refusals raise ConfigError naming the argument.
+#[pyfunction]
+#[pyo3(signature = (segments, delta, sampling, neighbouring))]
+pub(crate) fn sampled_run<'py>(
+    py: Python<'py>,
+    segments: Vec<(f64, f64, i64)>,
+    delta: f64,
+    sampling: &str,
+    neighbouring: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    use propdp::core::accountant::bracket::BracketSettings;
+    use propdp::core::accountant::sampling::{Sampling, sampled_epsilon, sampled_schedule_epsilon};
+    let relation = parse_relation(py, neighbouring)?;
+    let scheme = Sampling::parse(sampling).ok_or_else(|| {
+        config_error(
+            py,
+            format!("sampling = {sampling:?} is invalid: allowed \"poisson\", \"fixed_size\", \"shuffled\""),
+            Some("sampling".into()),
+        )
+    })?;
+    let plan = parse_plan(py, &segments)?;
+    let r = py
+        .detach(|| match plan.as_slice() {
+            [run] => sampled_epsilon(scheme, run, delta, relation, BracketSettings::default()),
+            _ => sampled_schedule_epsilon(scheme, &plan, delta, relation, BracketSettings::default()),
+        })
+        .map_err(|e| config_error(py, format!("{}: {e}", e.argument()), Some(e.argument().to_string())))?;
+    let json = serde_json::json!({
+        "sampling": r.sampling.name(),
+        "neighbouring": r.neighbouring.label(),
+        "sensitivity": r.sensitivity,
+        "epsilon": r.epsilon.map(|b| b.upper),
+        "epsilon_lower": r.epsilon.map(|b| b.lower),
+        "epsilon_if_poisson": r.if_poisson.map(|b| b.upper),
+        "assumption": r.assumption,
+    });
+    pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
+}
+
+/// Calibrates one knob of a DP-SGD run (`propdp.accounting.calibrate`):
+/// `knob` is "noise_multiplier", "steps" or "sample_rate"; the other two
+/// are given, the knob's own value ignored; the target is (epsilon, delta)
+/// or rho. A dict with the run (noise_multiplier, sample_rate, steps), its
+/// certified bracket (epsilon ≤ the target, epsilon_lower, bracket_grid,
+/// bracket_reached; None for a ρ target), rho and evaluations.
+#[pyfunction]
+#[pyo3(signature = (knob, noise_multiplier, sample_rate, steps, epsilon, delta, rho, neighbouring))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn calibrate_run<'py>(
+    py: Python<'py>,
+    knob: &str,
+    noise_multiplier: f64,
+    sample_rate: f64,
+    steps: u64,
+    epsilon: Option<f64>,
+    delta: Option<f64>,
+    rho: Option<f64>,
+    neighbouring: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    use propdp::core::accountant::bracket::{BracketSettings, Segment};
+    use propdp::core::accountant::calibrate::{Knob, Target, calibrate};
+    let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
+    let relation = parse_relation(py, neighbouring)?;
+    let knob = Knob::parse(knob).ok_or_else(|| {
+        bad(
+            "knob".into(),
+            format!(" = {knob:?} is invalid: allowed \"noise_multiplier\", \"steps\", \"sample_rate\""),
+        )
+    })?;
+    let target = match (epsilon, rho) {
+        (Some(epsilon), None) => Target::Epsilon {
+            epsilon,
+            delta: delta.ok_or_else(|| bad("delta".into(), " is required with epsilon".into()))?,
+        },
+        (None, Some(rho)) => Target::Rho(rho),
+        _ => return Err(bad("epsilon".into(), " or rho (exactly one) is required".into())),
+    };
+    let run = Segment {
+        noise_multiplier,
+        sample_rate,
+        steps,
+    };
+    let c = py
+        .detach(|| calibrate(knob, run, target, relation, BracketSettings::default()))
+        .map_err(|e| bad(e.argument().to_string(), format!(": {e}")))?;
+    let b = c.epsilon;
+    let json = serde_json::json!({
+        "noise_multiplier": c.run.noise_multiplier,
+        "sample_rate": c.run.sample_rate,
+        "steps": c.run.steps,
+        "epsilon": b.map(|b| b.upper),
+        "epsilon_lower": b.map(|b| b.lower),
+        "bracket_grid": b.map(|b| b.grid),
+        "bracket_reached": b.map(|b| b.reached),
+        "rho": c.rho,
+        "evaluations": c.evaluations,
+    });
+    pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
+}
+
+/// The neighbouring relation of its Python name (either spelling); any
+/// other name raises ConfigError naming `neighbouring`.
+pub(crate) fn parse_relation(py: Python<'_>, name: &str) -> PyResult<Neighbouring> {
+    match name {
+        "replace_one" | "replace-one" => Ok(Neighbouring::ReplaceOne),
+        "add_remove_one" | "add-remove-one" => Ok(Neighbouring::AddRemoveOne),
+        _ => Err(config_error(
+            py,
+            format!("neighbouring = {name:?} is invalid: allowed \"add_remove_one\", \"replace_one\""),
+            Some("neighbouring".into()),
+        )),
+    }
+}
+
+/// A number argument (`None`: not given): a Python int or float, or a numpy
+/// scalar; a bool, a string or an int beyond f64 is refused naming `field`.
+pub(crate) fn number(py: Python<'_>, v: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<f64>> {
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let refuse = |why: String| config_error(py, format!("{field} = {why}"), Some(field.into()));
+    if v.is_instance_of::<PyBool>() {
+        return Err(refuse(format!("{v} is a bool: allowed a number")));
+    }
+    if let Ok(x) = v.cast::<PyFloat>() {
+        return Ok(Some(x.value()));
+    }
+    if let Ok(i) = v.cast::<PyInt>() {
+        return match i.extract::<f64>() {
+            Ok(x) if x.is_finite() => Ok(Some(x)),
+            _ => Err(refuse(format!("{i} is too large for a 64-bit float"))),
+        };
+    }
+    if v.hasattr("dtype")? && v.hasattr("item")? {
+        return number(py, Some(&v.call_method0("item")?), field);
+    }
+    Err(refuse(format!(
+        "{} (a {}) is invalid: allowed a number",
+        v.repr()?,
+        v.get_type().name()?
+    )))
+}
+
+/// An integer argument (`None`: not given): a Python int or a numpy
+/// integer; a bool, a float (even 29.0 or 0.29/0.01 = 28.999…, never
+/// rounded) or a negative or huge int is refused naming `field`.
+pub(crate) fn integer(py: Python<'_>, v: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<u64>> {
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let refuse = |why: String| config_error(py, format!("{field} = {why}"), Some(field.into()));
+    if v.is_instance_of::<PyBool>() {
+        return Err(refuse(format!("{v} is a bool: allowed an integer")));
+    }
+    if let Ok(i) = v.cast::<PyInt>() {
+        return i
+            .extract::<u64>()
+            .map(Some)
+            .map_err(|_| refuse(format!("{i} is invalid: allowed an integer 1 ≤ T ≤ 1e9")));
+    }
+    if v.hasattr("dtype")? && v.hasattr("item")? {
+        return integer(py, Some(&v.call_method0("item")?), field);
+    }
+    Err(refuse(format!(
+        "{} (a {}) is invalid: allowed an integer (a float is never rounded: pass round(x) or int(x))",
+        v.repr()?,
+        v.get_type().name()?
+    )))
+}
