@@ -4,21 +4,20 @@
 //! `propdp::figures`).
 
 mod bar;
+mod infer;
+mod privacy;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use propdp::Result;
-use propdp::core::accountant::Neighbouring;
-use propdp::core::accountant::calibrate::Knob;
-use propdp::core::accountant::sampling::Sampling;
-use propdp::core::{AlgorithmKind, ModelKind};
-use propdp::privacy::{Query, QueryArgs};
 use propdp::run::{Sources, default_dir, load};
 use propdp::rundir::Existing;
 
 use bar::Bar;
+use infer::InferArgs;
+use privacy::PrivacyArgs;
 
 #[derive(Parser)]
 #[command(name = "propdp", version, about = "Precise accuracy of DP learners when d/n → δ")]
@@ -178,278 +177,6 @@ enum Command {
     },
 }
 
-/// Arguments of `propdp infer` (checks: `propdp::inference::Spec::check`).
-#[derive(Debug, Args)]
-struct InferArgs {
-    /// The data: a CSV file with a header row, or a 2-D float64 .npy array
-    /// (columns x0, x1, …); every column but the label is a feature.
-    data: PathBuf,
-    /// The label column (logistic: ±1 or 0/1).
-    #[arg(long)]
-    label: String,
-    /// logistic | huber
-    #[arg(long)]
-    model: String,
-    /// objective | output | dpsgd
-    #[arg(long, default_value = "objective")]
-    algorithm: String,
-    /// DP-SGD: steps T [algorithm dpsgd].
-    #[arg(long)]
-    steps: Option<usize>,
-    /// DP-SGD: step size η on the summed gradient [algorithm dpsgd].
-    #[arg(long, allow_hyphen_values = true)]
-    eta: Option<f64>,
-    /// DP-SGD: Poisson sample rate q (1: full-batch DP-GD) [algorithm dpsgd; default 1].
-    #[arg(long, allow_hyphen_values = true)]
-    sample_rate: Option<f64>,
-    /// DP-SGD: per-example clipping norm C [algorithm dpsgd; default none: L·row_norm bounds the gradient].
-    #[arg(long, allow_hyphen_values = true)]
-    clip: Option<f64>,
-    /// Ridge λ.
-    #[arg(long = "lambda", allow_hyphen_values = true)]
-    lambda: f64,
-    /// The budget ε of everything released.
-    #[arg(long, allow_hyphen_values = true)]
-    epsilon: f64,
-    /// The budget's δ.
-    #[arg(long, default_value_t = 1e-6, allow_hyphen_values = true)]
-    delta_priv: f64,
-    /// replace-one | add-remove-one
-    #[arg(long, default_value = "replace-one", value_parser = parse_neighbouring)]
-    neighbouring: Neighbouring,
-    /// Rows with ‖x‖ above it are projected onto the ball (the mechanism's sensitivity needs the bound).
-    #[arg(long, allow_hyphen_values = true)]
-    row_norm: f64,
-    /// Huber threshold M [model huber].
-    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
-    huber_m: f64,
-    /// The label noise's law if known [model huber], as JSON in the config's
-    /// spelling, e.g. '{"law": "student_t", "dof": 3, "scale": 0.5}'.
-    #[arg(long)]
-    noise: Option<String>,
-    /// A public feature covariance Σ (d × d, .npy or CSV with a header row): the rows are whitened by it.
-    #[arg(long)]
-    covariance: Option<PathBuf>,
-    /// The share of the rows held out of the fit, on which θ̂'s test error is released (0: none).
-    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
-    holdout: f64,
-    /// The clip B of the held-out squared error [model huber; default (3M)²].
-    #[arg(long, allow_hyphen_values = true)]
-    test_clip: Option<f64>,
-    /// The intervals' level.
-    #[arg(long, default_value_t = 0.95, allow_hyphen_values = true)]
-    level: f64,
-    /// Seed of the privacy noise [default: fresh randomness, recorded in the report].
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Output directory (intervals.csv and report.json must not exist in it).
-    #[arg(long)]
-    out: PathBuf,
-}
-
-/// `propdp infer`.
-fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
-    use propdp::inference::{Descent, Glm, Release, Spec};
-    let bad = |arg: &str, v: &str, allowed: &str| -> propdp::Error {
-        anyhow::anyhow!("--{arg} {v:?} is invalid: allowed {allowed}").into()
-    };
-    let model = match a.model.as_str() {
-        "logistic" => Glm::Logistic,
-        "huber" => Glm::Huber { m: a.huber_m },
-        v => return Err(bad("model", v, "logistic, huber")),
-    };
-    let release = match a.algorithm.as_str() {
-        "objective" => Release::Objective,
-        "output" => Release::Output,
-        "dpsgd" => Release::Dpsgd,
-        v => return Err(bad("algorithm", v, "objective, output, dpsgd")),
-    };
-    let descent = match (release, a.steps, a.eta) {
-        (Release::Dpsgd, Some(steps), Some(eta)) => Some(Descent {
-            steps,
-            eta,
-            sample_rate: a.sample_rate.unwrap_or(1.0),
-            clip: a.clip,
-        }),
-        (Release::Dpsgd, _, _) => {
-            return Err(anyhow::anyhow!("--algorithm dpsgd needs --steps and --eta").into());
-        }
-        _ if a.steps.is_some() || a.eta.is_some() || a.sample_rate.is_some() || a.clip.is_some() => {
-            return Err(
-                anyhow::anyhow!("--steps, --eta, --sample-rate and --clip apply to --algorithm dpsgd only").into(),
-            );
-        }
-        _ => None,
-    };
-    if !(a.level > 0.0 && a.level < 1.0) {
-        return Err(bad("level", &a.level.to_string(), "0 < level < 1"));
-    }
-    let spec = Spec {
-        model,
-        release,
-        lambda: a.lambda,
-        epsilon: a.epsilon,
-        delta_priv: a.delta_priv,
-        neighbouring: a.neighbouring,
-        row_norm: a.row_norm,
-        holdout: a.holdout,
-        test_clip: a.test_clip,
-        descent,
-        noise: match &a.noise {
-            None => None,
-            Some(text) => Some(
-                serde_json::from_str(text).map_err(|e| anyhow::anyhow!("--noise {text:?} is not a noise law ({e})"))?,
-            ),
-        },
-    };
-    let fit = propdp::inference::fit_file(&a.data, &a.label, &spec, a.seed, a.covariance.as_deref())?;
-    fit.write(&a.out, 1.0 - a.level)?;
-    print!("{}", fit.text());
-    eprintln!(
-        "wrote {} and {}",
-        a.out.join("intervals.csv").display(),
-        a.out.join("report.json").display()
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Arguments of `propdp privacy` (defaults and checks: `propdp::privacy::QueryArgs`).
-#[derive(Debug, Args)]
-struct PrivacyArgs {
-    /// objective | output | dpgd | dpsgd
-    #[arg(long)]
-    algorithm: AlgorithmKind,
-    /// huber | logistic | least_squares
-    #[arg(long)]
-    model: ModelKind,
-    /// Huber threshold M, the Huber loss's Lipschitz constant [model huber only; default 1].
-    #[arg(long, allow_hyphen_values = true)]
-    huber_m: Option<f64>,
-    /// Ridge λ [objective and output perturbation only; default 1].
-    #[arg(long, allow_hyphen_values = true)]
-    lambda: Option<f64>,
-    /// The noise: σ (objective, DP-GD, DP-SGD) or τ (output). Omit to calibrate it to --epsilon or --rho.
-    #[arg(long, allow_hyphen_values = true)]
-    noise: Option<f64>,
-    /// Steps T [DP-GD and DP-SGD only; default 1].
-    #[arg(long)]
-    steps: Option<u64>,
-    /// DP-SGD's Poisson sample rate q, 0 < q ≤ 1 [DP-SGD only, required there].
-    #[arg(long, allow_hyphen_values = true)]
-    sample_rate: Option<f64>,
-    /// DP-SGD's per-example clipping norm C (default: none; the loss's Lipschitz constant bounds the gradient).
-    #[arg(long, allow_hyphen_values = true)]
-    clip: Option<f64>,
-    /// Print the report as one JSON object (for scripts).
-    #[arg(long)]
-    json: bool,
-    /// replace-one | add-remove-one (or replace_one | add_remove_one)
-    #[arg(long, default_value = "replace-one", value_parser = parse_neighbouring)]
-    neighbouring: Neighbouring,
-    /// Target ε (with --delta-priv) for calibration.
-    #[arg(long, allow_hyphen_values = true)]
-    epsilon: Option<f64>,
-    /// δ of the (ε, δ) guarantee [default 1e-6].
-    #[arg(long, allow_hyphen_values = true)]
-    delta_priv: Option<f64>,
-    /// Target zCDP ρ for calibration (instead of --epsilon).
-    #[arg(long, allow_hyphen_values = true)]
-    rho: Option<f64>,
-    /// A DP-SGD schedule: a TOML file of [[segment]] tables with noise, sample_rate, steps and optional clip,
-    /// and [[objective]] tables (lambda, noise) for models released by objective perturbation
-    /// (instead of --noise/--sample-rate/--steps/--clip; its certified ε at --delta-priv; nothing is
-    /// calibrated, so not with --calibrate).
-    #[arg(
-        long,
-        conflicts_with_all = ["noise", "epsilon", "rho", "steps", "sample_rate", "clip", "lambda", "calibrate"]
-    )]
-    schedule: Option<PathBuf>,
-    /// What --epsilon or --rho calibrates: noise (default), or DP-SGD's steps or sample-rate (give the noise and
-    /// the other one); on the certified ε, never above the target.
-    #[arg(long, value_parser = parse_knob)]
-    calibrate: Option<Knob>,
-    /// DP-SGD's batches: poisson (default), fixed-size (b of n without replacement; replace-one) or shuffled
-    /// (no amplification, the Poisson figure beside it); with --noise, or with --schedule for every segment.
-    #[arg(long, value_parser = parse_sampling, conflicts_with_all = ["calibrate"])]
-    sampling: Option<Sampling>,
-    /// Also print what the guarantee means for membership inference: the largest TPR any attack reaches at
-    /// FPR 1e-5 … 0.1, and μ-GDP (exact for the Gaussian mechanisms, the central-limit approximation for DP-SGD).
-    #[arg(long, conflicts_with_all = ["schedule", "sampling"])]
-    membership_inference: bool,
-}
-
-fn parse_sampling(s: &str) -> std::result::Result<Sampling, String> {
-    Sampling::parse(s).ok_or_else(|| format!("{s:?}: allowed poisson, fixed-size, shuffled"))
-}
-
-fn parse_knob(s: &str) -> std::result::Result<Knob, String> {
-    Knob::parse(s).ok_or_else(|| format!("{s:?}: allowed noise, steps, sample-rate"))
-}
-
-/// `propdp privacy --schedule FILE`: the certified ε of a DP-SGD schedule.
-fn privacy_schedule(args: &PrivacyArgs) -> Result<ExitCode> {
-    let path = args.schedule.as_deref().expect("called with a schedule");
-    if args.algorithm != AlgorithmKind::Dpsgd {
-        return Err(anyhow::anyhow!(
-            "--schedule is a DP-SGD schedule: give --algorithm dpsgd (not {})",
-            args.algorithm.name()
-        )
-        .into());
-    }
-    let mut q = QueryArgs::new(args.algorithm, args.model);
-    q.huber_m = args.huber_m;
-    // the model's loss constants, checked as for any query (a placeholder rate, noise and clip:
-    // each segment's own clip is checked by the schedule, naming it — a least-squares schedule
-    // is private when every segment clips)
-    q.sample_rate = Some(1.0);
-    q.noise = Some(1.0);
-    q.clip = Some(1.0);
-    let model = q.query()?.model;
-    let report = propdp::schedule::assess_file(
-        path,
-        &model,
-        args.neighbouring,
-        args.sampling.unwrap_or(Sampling::Poisson),
-        args.delta_priv.unwrap_or(1e-6),
-    )?;
-    if args.json {
-        println!("{}", report.json());
-    } else {
-        print!("{}", report.text());
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn parse_neighbouring(s: &str) -> Result<Neighbouring, String> {
-    match s {
-        "replace-one" | "replace_one" => Ok(Neighbouring::ReplaceOne),
-        "add-remove-one" | "add_remove_one" => Ok(Neighbouring::AddRemoveOne),
-        _ => Err(format!("{s:?}: allowed replace-one, add-remove-one")),
-    }
-}
-
-impl PrivacyArgs {
-    fn query(&self) -> Result<Query> {
-        Ok(self.query_args().query()?)
-    }
-
-    fn query_args(&self) -> QueryArgs {
-        QueryArgs {
-            huber_m: self.huber_m,
-            lambda: self.lambda,
-            steps: self.steps,
-            sample_rate: self.sample_rate,
-            clip: self.clip,
-            neighbouring: self.neighbouring,
-            delta_priv: self.delta_priv,
-            noise: self.noise,
-            epsilon: self.epsilon,
-            rho: self.rho,
-            ..QueryArgs::new(self.algorithm, self.model)
-        }
-    }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -524,43 +251,9 @@ fn main() -> ExitCode {
             }
             Ok(ExitCode::SUCCESS)
         }),
-        Command::Privacy(args) if args.schedule.is_some() => privacy_schedule(&args),
-        Command::Privacy(args) if args.sampling.is_some_and(|s| s != Sampling::Poisson) => {
-            let sampling = args.sampling.expect("checked");
-            propdp::privacy::assess_sampled(&args.query_args(), sampling).map(|r| {
-                if args.json {
-                    println!("{}", r.json());
-                } else {
-                    print!("{}", r.text());
-                }
-                ExitCode::SUCCESS
-            })
-        }
-        Command::Privacy(args) => match args.calibrate {
-            Some(knob) => propdp::privacy::calibrate_knob(&args.query_args(), knob),
-            None => args.query().and_then(|q| propdp::privacy::assess(&q)),
-        }
-        .and_then(|r| {
-            let membership = args
-                .membership_inference
-                .then(|| propdp::privacy::membership(&r))
-                .transpose()?;
-            if args.json {
-                let mut j = r.json();
-                if let Some(m) = &membership {
-                    j["membership_inference"] = m.json();
-                }
-                println!("{j}");
-            } else {
-                print!("{}", r.text());
-                if let Some(m) = &membership {
-                    print!("{}", m.text());
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }),
+        Command::Privacy(args) => privacy::privacy(&args),
         Command::Tune { job, shard } => tune(&job, shard),
-        Command::Infer(a) => infer(&a),
+        Command::Infer(a) => infer::infer(&a),
         Command::Spectrum {
             data,
             label,

@@ -1,0 +1,145 @@
+//! `propdp infer`: its arguments, and a private fit with confidence
+//! intervals written to a directory.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use propdp::core::accountant::Neighbouring;
+
+use crate::privacy::parse_neighbouring;
+
+/// Arguments of `propdp infer` (checks: `propdp::inference::Spec::check`).
+#[derive(Debug, Args)]
+pub(crate) struct InferArgs {
+    /// The data: a CSV file with a header row, or a 2-D float64 .npy array
+    /// (columns x0, x1, …); every column but the label is a feature.
+    data: PathBuf,
+    /// The label column (logistic: ±1 or 0/1).
+    #[arg(long)]
+    label: String,
+    /// logistic | huber
+    #[arg(long)]
+    model: String,
+    /// objective | output | dpsgd
+    #[arg(long, default_value = "objective")]
+    algorithm: String,
+    /// DP-SGD: steps T [algorithm dpsgd].
+    #[arg(long)]
+    steps: Option<usize>,
+    /// DP-SGD: step size η on the summed gradient [algorithm dpsgd].
+    #[arg(long, allow_hyphen_values = true)]
+    eta: Option<f64>,
+    /// DP-SGD: Poisson sample rate q (1: full-batch DP-GD) [algorithm dpsgd; default 1].
+    #[arg(long, allow_hyphen_values = true)]
+    sample_rate: Option<f64>,
+    /// DP-SGD: per-example clipping norm C [algorithm dpsgd; default none: L·row_norm bounds the gradient].
+    #[arg(long, allow_hyphen_values = true)]
+    clip: Option<f64>,
+    /// Ridge λ.
+    #[arg(long = "lambda", allow_hyphen_values = true)]
+    lambda: f64,
+    /// The budget ε of everything released.
+    #[arg(long, allow_hyphen_values = true)]
+    epsilon: f64,
+    /// The budget's δ.
+    #[arg(long, default_value_t = 1e-6, allow_hyphen_values = true)]
+    delta_priv: f64,
+    /// replace-one | add-remove-one
+    #[arg(long, default_value = "replace-one", value_parser = parse_neighbouring)]
+    neighbouring: Neighbouring,
+    /// Rows with ‖x‖ above it are projected onto the ball (the mechanism's sensitivity needs the bound).
+    #[arg(long, allow_hyphen_values = true)]
+    row_norm: f64,
+    /// Huber threshold M [model huber].
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true)]
+    huber_m: f64,
+    /// The label noise's law if known [model huber], as JSON in the config's
+    /// spelling, e.g. '{"law": "student_t", "dof": 3, "scale": 0.5}'.
+    #[arg(long)]
+    noise: Option<String>,
+    /// A public feature covariance Σ (d × d, .npy or CSV with a header row): the rows are whitened by it.
+    #[arg(long)]
+    covariance: Option<PathBuf>,
+    /// The share of the rows held out of the fit, on which θ̂'s test error is released (0: none).
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    holdout: f64,
+    /// The clip B of the held-out squared error [model huber; default (3M)²].
+    #[arg(long, allow_hyphen_values = true)]
+    test_clip: Option<f64>,
+    /// The intervals' level.
+    #[arg(long, default_value_t = 0.95, allow_hyphen_values = true)]
+    level: f64,
+    /// Seed of the privacy noise [default: fresh randomness, recorded in the report].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Output directory (intervals.csv and report.json must not exist in it).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `propdp infer`.
+pub(crate) fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
+    use propdp::inference::{Descent, Glm, Release, Spec};
+    let bad = |arg: &str, v: &str, allowed: &str| -> propdp::Error {
+        anyhow::anyhow!("--{arg} {v:?} is invalid: allowed {allowed}").into()
+    };
+    let model = match a.model.as_str() {
+        "logistic" => Glm::Logistic,
+        "huber" => Glm::Huber { m: a.huber_m },
+        v => return Err(bad("model", v, "logistic, huber")),
+    };
+    let release = match a.algorithm.as_str() {
+        "objective" => Release::Objective,
+        "output" => Release::Output,
+        "dpsgd" => Release::Dpsgd,
+        v => return Err(bad("algorithm", v, "objective, output, dpsgd")),
+    };
+    let descent = match (release, a.steps, a.eta) {
+        (Release::Dpsgd, Some(steps), Some(eta)) => Some(Descent {
+            steps,
+            eta,
+            sample_rate: a.sample_rate.unwrap_or(1.0),
+            clip: a.clip,
+        }),
+        (Release::Dpsgd, _, _) => {
+            return Err(anyhow::anyhow!("--algorithm dpsgd needs --steps and --eta").into());
+        }
+        _ if a.steps.is_some() || a.eta.is_some() || a.sample_rate.is_some() || a.clip.is_some() => {
+            return Err(
+                anyhow::anyhow!("--steps, --eta, --sample-rate and --clip apply to --algorithm dpsgd only").into(),
+            );
+        }
+        _ => None,
+    };
+    if !(a.level > 0.0 && a.level < 1.0) {
+        return Err(bad("level", &a.level.to_string(), "0 < level < 1"));
+    }
+    let spec = Spec {
+        model,
+        release,
+        lambda: a.lambda,
+        epsilon: a.epsilon,
+        delta_priv: a.delta_priv,
+        neighbouring: a.neighbouring,
+        row_norm: a.row_norm,
+        holdout: a.holdout,
+        test_clip: a.test_clip,
+        descent,
+        noise: match &a.noise {
+            None => None,
+            Some(text) => Some(
+                serde_json::from_str(text).map_err(|e| anyhow::anyhow!("--noise {text:?} is not a noise law ({e})"))?,
+            ),
+        },
+    };
+    let fit = propdp::inference::fit_file(&a.data, &a.label, &spec, a.seed, a.covariance.as_deref())?;
+    fit.write(&a.out, 1.0 - a.level)?;
+    print!("{}", fit.text());
+    eprintln!(
+        "wrote {} and {}",
+        a.out.join("intervals.csv").display(),
+        a.out.join("report.json").display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
