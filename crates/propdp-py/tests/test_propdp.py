@@ -476,7 +476,7 @@ def test_dask_sweep_on_a_local_cluster_equals_the_single_process_sweep(tmp_path)
     "steps",
     [0.29 / 0.01, 5.5, 29.0, True, "5", 2**64, -3],
 )
-def test_item3_privacy_steps_must_be_an_integer_never_rounded(steps):
+def test_privacy_steps_must_be_an_integer_never_rounded(steps):
     for call in (
         lambda: propdp.privacy("dpsgd", noise=0.8, sample_rate=0.01, steps=steps),
         lambda: propdp.calibrate("dpsgd", epsilon=1.0, sample_rate=0.01, steps=steps),
@@ -486,7 +486,7 @@ def test_item3_privacy_steps_must_be_an_integer_never_rounded(steps):
         assert e.value.field == "steps", str(e.value)
 
 
-def test_item3_integer_steps_of_any_integer_type_are_accepted():
+def test_integer_steps_of_any_integer_type_are_accepted():
     np = pytest.importorskip("numpy")
     a = propdp.privacy("dpsgd", noise=0.8, sample_rate=0.01, steps=29)
     b = propdp.privacy("dpsgd", noise=0.8, sample_rate=0.01, steps=np.int64(29))
@@ -503,7 +503,7 @@ def test_item3_integer_steps_of_any_integer_type_are_accepted():
         (dict(noise="gaussian"), "problem.noise"),
     ],
 )
-def test_item11_solve_names_the_argument_of_a_wrong_type(kwargs, field):
+def test_solve_names_the_argument_of_a_wrong_type(kwargs, field):
     args = dict(delta=0.5, s2=1.0, noise={"law": "gaussian", "sd": 0.5}, huber_m=1.0, lambda_=1.0, sigma=1.0)
     args.update(kwargs)
     with pytest.raises(propdp.ConfigError) as e:
@@ -511,7 +511,7 @@ def test_item11_solve_names_the_argument_of_a_wrong_type(kwargs, field):
     assert e.value.field == field, str(e.value)
 
 
-def test_item11_dpsgd_steps_and_clip_of_a_wrong_type_are_named():
+def test_dpsgd_steps_and_clip_of_a_wrong_type_are_named():
     base = dict(delta=1.0, s2=1.0, lambda_=0.5, sigma=1.0, eta=0.5, steps=5, sample_rate=0.5, clip=1.0)
     for key, bad in [("steps", "5"), ("clip", True)]:
         with pytest.raises(propdp.ConfigError) as e:
@@ -531,13 +531,13 @@ def test_item11_dpsgd_steps_and_clip_of_a_wrong_type_are_named():
         (dict(noise=float("nan")), "noise"),
     ],
 )
-def test_item11_privacy_names_the_argument(kwargs, field):
+def test_privacy_names_the_argument(kwargs, field):
     with pytest.raises(propdp.ConfigError) as e:
         propdp.privacy("dpgd", "logistic", **kwargs)
     assert e.value.field == field, str(e.value)
 
 
-def test_item11_privacy_takes_none_as_the_default():
+def test_privacy_takes_none_as_the_default():
     assert propdp.privacy("dpgd", noise=1.0, delta_priv=None).delta_priv == 1e-6
 
 
@@ -553,7 +553,7 @@ def _results_file(tmp_path, lines):
     return path
 
 
-def test_item11_read_results_skips_a_torn_last_line_with_a_warning(tmp_path):
+def test_read_results_skips_a_torn_last_line_with_a_warning(tmp_path):
     path = _results_file(tmp_path, lambda ls: ls[0] + "\n" + ls[1][: len(ls[1]) // 2])
     with pytest.warns(UserWarning, match="torn last line"):
         df = propdp.read_results(path)
@@ -568,14 +568,14 @@ def test_item11_read_results_skips_a_torn_last_line_with_a_warning(tmp_path):
         (lambda ls: "\n".join(["{}", ls[1]]) + "\n", ":1"),
     ],
 )
-def test_item11_read_results_refuses_damaged_files_naming_the_line(tmp_path, damage, words):
+def test_read_results_refuses_damaged_files_naming_the_line(tmp_path, damage, words):
     path = _results_file(tmp_path, damage)
     with pytest.raises(propdp.PropdpError) as e:
         propdp.read_results(path)
     assert "results.jsonl" in str(e.value) and words in str(e.value), str(e.value)
 
 
-def test_item13_python_refusals_speak_python(tmp_path):
+def test_python_refusals_speak_python(tmp_path):
     cfg = {"problem": {"model": "logistic", "delta": 0.5, "s2": 1.0},
            "algorithm": {"kind": "objective", "lambda": 1.0, "sigma": 1.0}}
     propdp.sweep(cfg, tmp_path / "r", progress=False)
@@ -636,7 +636,7 @@ def test_solve_arguments_of_any_type_give_a_result_or_name_the_argument(key):
         assert r.converged and all(math.isfinite(v) for v in r.metrics.values()), f"{key}={value!r}"
 
 
-def test_item9_ctrl_c_stops_a_long_dmft_solve():
+def test_ctrl_c_stops_a_long_dmft_solve():
     """SIGINT half a second into a DP-SGD solve of T = 400 steps (over a
     minute of work): KeyboardInterrupt within a few steps, not at the end."""
     import os
@@ -656,7 +656,7 @@ def test_item9_ctrl_c_stops_a_long_dmft_solve():
     assert time.monotonic() - start < 30, "the solve ran on after Ctrl-C"
 
 
-def test_item13_the_largest_seed_toml_takes_python_takes_too():
+def test_the_largest_seed_toml_takes_python_takes_too():
     args = dict(d=40, reps=2, delta=0.5, s2=1.0, lambda_=1.0, sigma=1.0, progress=False)
     assert propdp.simulate("logistic", "objective", seed=2**63 - 1, **args).seed == 2**63 - 1
     with pytest.raises(propdp.ConfigError) as e:

@@ -1,6 +1,8 @@
-//! Regression tests of the defects found by adversarial use (issue
-//! "Hardening"): every number written is finite, no input panics or hangs a
-//! run, and every point ends either in results.jsonl or in errors.jsonl.
+//! Every point of a run ends in results.jsonl or in errors.jsonl, and every
+//! number written is finite: overflowing metrics, huge noise and extreme
+//! scales are typed errors; no input panics or hangs a run; only files
+//! propdp wrote are removed; a locked directory refuses a second run; sizes
+//! and tolerances are refused before any work.
 
 use std::path::Path;
 
@@ -54,7 +56,7 @@ tau = 1e160
 "#;
 
 #[test]
-fn d1_overflowing_metrics_are_errors_not_nulls() {
+fn overflowing_metrics_are_errors_not_nulls() {
     let tmp = tempfile::tempdir().unwrap();
     for (text, points) in [
         (HUBER.to_string(), 2),
@@ -102,7 +104,7 @@ fn d1_overflowing_metrics_are_errors_not_nulls() {
 }
 
 #[test]
-fn d2_d3_huge_logistic_noise_is_a_typed_error_promptly() {
+fn huge_logistic_noise_is_a_typed_error_promptly() {
     let tmp = tempfile::tempdir().unwrap();
     let text = r#"
 [problem]
@@ -123,7 +125,7 @@ sigma = [1e5, 1e6, 1e10, 1e155, 1e200]
 }
 
 #[test]
-fn d15_precision_loss_at_extreme_scales_is_an_error() {
+fn precision_loss_at_extreme_scales_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     let text = HUBER
         .replace("s2 = 1.0", "s2 = [1.0, 1e20, 1e300]")
@@ -146,7 +148,7 @@ fn d15_precision_loss_at_extreme_scales_is_an_error() {
 }
 
 #[test]
-fn d4_a_budget_is_never_met_by_zero_noise() {
+fn a_budget_is_never_met_by_zero_noise() {
     for eps in ["1e300", "1e20"] {
         let text = HUBER.replace("tau = 1e160", &format!("epsilon = {eps}\ndelta_priv = 1e-6"));
         match Config::from_toml_str(&text) {
@@ -181,7 +183,7 @@ fn config(text: &str) -> Config {
 }
 
 #[test]
-fn d6_only_files_propdp_wrote_are_removed() {
+fn only_files_propdp_wrote_are_removed() {
     let tmp = tempfile::tempdir().unwrap();
     let paper = tmp.path().join("paper");
     std::fs::create_dir_all(paper.join("figures")).unwrap();
@@ -234,7 +236,7 @@ fn d6_only_files_propdp_wrote_are_removed() {
 }
 
 #[test]
-fn d7_a_second_run_on_a_locked_directory_refuses() {
+fn a_second_run_on_a_locked_directory_refuses() {
     let tmp = tempfile::tempdir().unwrap();
     let _held = propdp::rundir::DirLock::acquire(tmp.path()).unwrap();
     for existing in [Existing::Resume, Existing::Overwrite, Existing::Refuse] {
@@ -276,7 +278,7 @@ fn resume_detects_duplicated_records() {
 }
 
 #[test]
-fn d12_resuming_one_source_keeps_the_other_sources_failures() {
+fn resuming_one_source_keeps_the_other_sources_failures() {
     let tmp = tempfile::tempdir().unwrap();
     let text = HUBER
         .replace("delta = [0.5, 2.0]", "delta = 0.5")
@@ -305,7 +307,7 @@ fn d12_resuming_one_source_keeps_the_other_sources_failures() {
 }
 
 #[test]
-fn d8_d9_d10_d14_sizes_and_tolerances_are_refused_before_any_work() {
+fn sizes_and_tolerances_are_refused_before_any_work() {
     let cases: Vec<(String, &[&str])> = vec![
         (
             QUICK
@@ -359,7 +361,7 @@ fn d8_d9_d10_d14_sizes_and_tolerances_are_refused_before_any_work() {
 }
 
 #[test]
-fn d11_plot_keys_are_checked_with_the_config() {
+fn plot_keys_are_checked_with_the_config() {
     for (plot, field) in [
         ("x = \"bogus\"", "plot.x"),
         ("series = \"eta\"", "plot.series"),
@@ -381,7 +383,7 @@ fn d11_plot_keys_are_checked_with_the_config() {
 }
 
 #[test]
-fn d16_messages_show_numbers_compactly_and_ranges_do_not_overflow() {
+fn messages_show_numbers_compactly_and_ranges_do_not_overflow() {
     let e = Config::from_toml_str(&QUICK.replace("huber_m = 1.0", "huber_m = -1e300"))
         .unwrap_err()
         .to_string();

@@ -1,10 +1,8 @@
-//! Regression tests of the defects found by the third adversarial pass
-//! (issue "Hardening, round three"), named by the issue's item number: runs
-//! on the data's own labels resume (3), extreme magnitudes in data are
-//! refused instead of panicking (4), inputs that are not regular files are
-//! refused at once (5), a user's file at a temporary name survives (6), and
-//! `propdp spectrum` writes no non-finite number and refuses duplicate
-//! column names (7).
+//! Data files and other inputs: runs on the data's own labels resume,
+//! extreme magnitudes in data are refused instead of panicking, inputs that
+//! are not regular files are refused at once, a user's file at a temporary
+//! name survives, and `propdp spectrum` writes no non-finite number and
+//! refuses duplicate column names.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -86,7 +84,7 @@ fn read(path: &Path) -> String {
 }
 
 #[test]
-fn item3_a_run_on_the_datas_own_labels_resumes_byte_identically() {
+fn a_run_on_the_datas_own_labels_resumes_byte_identically() {
     for kind in ["objective", "dpsgd"] {
         let tmp = tempfile::tempdir().unwrap();
         write_data(&tmp.path().join("data.csv"), 1.0);
@@ -136,7 +134,7 @@ fn item3_a_run_on_the_datas_own_labels_resumes_byte_identically() {
 }
 
 #[test]
-fn item3_a_record_of_own_labels_with_a_ground_truth_metric_is_refused_on_resume() {
+fn a_record_of_own_labels_with_a_ground_truth_metric_is_refused_on_resume() {
     let tmp = tempfile::tempdir().unwrap();
     write_data(&tmp.path().join("data.csv"), 1.0);
     let cfg = config(tmp.path(), &own_labels("objective")).unwrap();
@@ -158,7 +156,7 @@ fn item3_a_record_of_own_labels_with_a_ground_truth_metric_is_refused_on_resume(
 }
 
 #[test]
-fn item4_and_7_extreme_magnitudes_in_data_are_refused_not_a_panic() {
+fn extreme_magnitudes_in_data_are_refused_not_a_panic() {
     let tmp = tempfile::tempdir().unwrap();
     for (scale, what) in [(1e200, "1e140"), (1e-200, "underflow")] {
         let data = tmp.path().join("data.csv");
@@ -196,7 +194,7 @@ fn item4_and_7_extreme_magnitudes_in_data_are_refused_not_a_panic() {
 }
 
 #[test]
-fn item7_a_duplicate_column_name_is_refused() {
+fn a_duplicate_column_name_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data.csv");
     write_data(&data, 1.0);
@@ -231,7 +229,7 @@ fn fifo(path: &Path) {
 
 #[cfg(unix)]
 #[test]
-fn item5_a_fifo_or_a_device_as_an_input_is_refused_at_once() {
+fn a_fifo_or_a_device_as_an_input_is_refused_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     let pipe = tmp.path().join("pipe.csv");
     fifo(&pipe);
@@ -263,7 +261,7 @@ fn item5_a_fifo_or_a_device_as_an_input_is_refused_at_once() {
 }
 
 #[test]
-fn item7_extreme_power_law_exponents_keep_their_condition_number() {
+fn extreme_power_law_exponents_keep_their_condition_number() {
     // exponent 1e20 once rounded κ^{1/α} − 1 to 0 (the isotropic answer)
     let at = |exponent: f64| {
         let text = format!(
@@ -285,7 +283,7 @@ fn item7_extreme_power_law_exponents_keep_their_condition_number() {
 }
 
 #[test]
-fn item8_check_runs_the_data_checks_and_a_design_with_real_rows_is_refused() {
+fn check_runs_the_data_checks_and_a_design_with_real_rows_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     write_data(&tmp.path().join("data.csv"), 1.0);
     // `propdp check` called this valid; `run` refused it point by point
@@ -304,7 +302,7 @@ fn item8_check_runs_the_data_checks_and_a_design_with_real_rows_is_refused() {
 
 #[cfg(unix)]
 #[test]
-fn item5_a_fifo_as_a_schedule_is_refused_at_once() {
+fn a_fifo_as_a_schedule_is_refused_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     let pipe = tmp.path().join("run.toml");
     fifo(&pipe);

@@ -1,7 +1,8 @@
-//! Regression tests of the defects found by the second adversarial pass
-//! (issue "Hardening, round two"), named by the issue's item number: files
-//! propdp did not write, hand-edited records and tune lines, shard counts,
-//! the merge's lock and its partial writes.
+//! Run directories against what users do to them: files propdp did not
+//! write are never touched, hand-edited records and tune lines are refused
+//! by resume and merge, shard counts are capped, the merge locks its output,
+//! corrupt manifests are named, a long solve stops when cancelled, and
+//! refusals name the field.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -93,7 +94,7 @@ fn write_lines(path: &Path, lines: &[String]) {
 }
 
 #[test]
-fn item4_files_propdp_did_not_write_are_never_touched() {
+fn files_propdp_did_not_write_are_never_touched() {
     let tmp = tempfile::tempdir().unwrap();
     // a manifest.json, errors.jsonl or figures/index.json of someone else's:
     // run, tune (also with --overwrite) and merge refuse before writing anything
@@ -148,7 +149,7 @@ fn item4_files_propdp_did_not_write_are_never_touched() {
 }
 
 #[test]
-fn item5_a_tune_shard_missing_a_cell_or_holding_one_twice_is_refused() {
+fn a_tune_shard_missing_a_cell_or_holding_one_twice_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let dirs: Vec<PathBuf> = (0..2).map(|k| tmp.path().join(format!("s{k}"))).collect();
     for (k, d) in dirs.iter().enumerate() {
@@ -207,7 +208,7 @@ fn item5_a_tune_shard_missing_a_cell_or_holding_one_twice_is_refused() {
 }
 
 #[test]
-fn item5_a_shards_table_prints_each_cell_in_its_own_row() {
+fn a_shards_table_prints_each_cell_in_its_own_row() {
     let tmp = tempfile::tempdir().unwrap();
     for k in 0..3 {
         let o = propdp::tune::tune_shard(
@@ -237,7 +238,7 @@ fn item5_a_shards_table_prints_each_cell_in_its_own_row() {
 }
 
 #[test]
-fn item6_shard_counts_are_capped_and_large_ones_are_cheap() {
+fn shard_counts_are_capped_and_large_ones_are_cheap() {
     for spec in ["0/18446744073709551615", "0/10000000000", "0/1000001"] {
         let e = spec.parse::<Shard>().unwrap_err().to_string();
         assert!(e.contains("--shard") && e.contains("1000000"), "{spec}: {e}");
@@ -287,7 +288,7 @@ fn edits() -> Vec<Edit> {
 }
 
 #[test]
-fn item7_hand_edited_records_are_refused_by_resume_and_merge() {
+fn hand_edited_records_are_refused_by_resume_and_merge() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
     run_into(&dir, Existing::Refuse).unwrap();
@@ -335,7 +336,7 @@ fn item7_hand_edited_records_are_refused_by_resume_and_merge() {
 }
 
 #[test]
-fn item7_hand_edited_tune_lines_are_refused_on_resume() {
+fn hand_edited_tune_lines_are_refused_on_resume() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("t");
     tune_into(&dir, Existing::Refuse).unwrap();
@@ -361,7 +362,7 @@ fn item7_hand_edited_tune_lines_are_refused_on_resume() {
 }
 
 #[test]
-fn item10_merge_locks_its_output_and_leaves_a_users_entries_alone() {
+fn merge_locks_its_output_and_leaves_a_users_entries_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let dirs: Vec<PathBuf> = (0..2).map(|k| tmp.path().join(format!("s{k}"))).collect();
     for (k, d) in dirs.iter().enumerate() {
@@ -399,7 +400,7 @@ fn item10_merge_locks_its_output_and_leaves_a_users_entries_alone() {
 }
 
 #[test]
-fn item13_corrupt_manifests_and_dangling_links_are_named() {
+fn corrupt_manifests_and_dangling_links_are_named() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
     run_into(&dir, Existing::Refuse).unwrap();
@@ -432,7 +433,7 @@ impl propdp::Progress for StopAfter {
 }
 
 #[test]
-fn item9_a_long_dmft_solve_stops_within_a_step_when_cancelled() {
+fn a_long_dmft_solve_stops_within_a_step_when_cancelled() {
     // T = 400 at the default RQMC budget: over a minute of work uncancelled
     let cfg = Config::from_toml_str(
         "[problem]\nmodel = \"logistic\"\ndelta = 1.0\ns2 = 1.0\n[algorithm]\nkind = \"dpsgd\"\nlambda = 0.5\n\
@@ -460,7 +461,7 @@ fn item9_a_long_dmft_solve_stops_within_a_step_when_cancelled() {
 }
 
 #[test]
-fn item2_least_squares_under_dpgd_runs_and_other_label_noise_is_refused_at_check() {
+fn least_squares_under_dpgd_runs_and_other_label_noise_is_refused_at_check() {
     let ls = "[problem]\nmodel = \"least_squares\"\ndelta = 0.5\ns2 = 1.0\nnoise = { law = \"gaussian\", sd = 0.5 }\n\
               [algorithm]\nkind = \"dpgd\"\nlambda = 0.1\nsigma = 0.5\neta = 0.3\nsteps = 5\n\
               [solver]\ndmft_points = 1024\n[simulation]\nd = 200\nreps = 4\nseed = 1\n";
@@ -497,7 +498,7 @@ fn item2_least_squares_under_dpgd_runs_and_other_label_noise_is_refused_at_check
 }
 
 #[test]
-fn item12_a_descent_blown_up_by_its_noise_is_told_to_lower_sigma() {
+fn a_descent_blown_up_by_its_noise_is_told_to_lower_sigma() {
     let text = "[problem]\nmodel = \"logistic\"\ndelta = 1.0\ns2 = 1.0\n[algorithm]\nkind = \"dpsgd\"\nlambda = 0.5\n\
                 sigma = 1e300\neta = 0.5\nsteps = 3\nsample_rate = 0.5\n[simulation]\nd = 50\nreps = 2\nseed = 1\n";
     let cfg = Config::from_toml_str(text).unwrap();
@@ -520,7 +521,7 @@ fn item12_a_descent_blown_up_by_its_noise_is_told_to_lower_sigma() {
 }
 
 #[test]
-fn item13_refusals_name_the_field() {
+fn refusals_name_the_field() {
     let base = "[problem]\nmodel = \"logistic\"\ndelta = DELTA\ns2 = 1.0\n[algorithm]\nkind = \"objective\"\n\
                 lambda = 1.0\nsigma = 1.0\n";
     // fewer than 2 samples: refused, not run at another δ
@@ -548,7 +549,7 @@ fn item13_refusals_name_the_field() {
 }
 
 #[test]
-fn item13_a_seed_means_the_same_from_toml_and_python() {
+fn a_seed_means_the_same_from_toml_and_python() {
     // Python's keyword configs hold i64: TOML now refuses what Python cannot give
     let text = "[problem]\nmodel = \"logistic\"\ndelta = 0.5\ns2 = 1.0\n[algorithm]\nkind = \"objective\"\nlambda = 1.0\n\
                 sigma = 1.0\n[simulation]\nd = 50\nreps = 2\nseed = SEED\n";

@@ -1,6 +1,5 @@
-//! The command line's share of issue "Hardening, round two", by item:
-//! privacy at extreme δ and T (8), flags that do not apply (12), shard
-//! counts (6) and spellings (13).
+//! The command line at its edges: privacy at extreme δ and T, flags that do
+//! not apply to the command, shard counts and their spellings.
 
 use std::process::{Command, Output};
 
@@ -47,7 +46,7 @@ fn dpsgd(rest: &[&str]) -> Output {
 }
 
 #[test]
-fn item8_a_subsampled_guarantee_is_never_worse_than_the_full_batch() {
+fn a_subsampled_guarantee_is_never_worse_than_the_full_batch() {
     for (steps, delta) in [("1000", "1e-300"), ("1000000000", "1e-6"), ("100", "1e-12")] {
         let sub = dpsgd(&["0.01", "--steps", steps, "--noise", "1", "--delta-priv", delta]);
         let full = dpsgd(&["1", "--steps", steps, "--noise", "1", "--delta-priv", delta]);
@@ -61,7 +60,7 @@ fn item8_a_subsampled_guarantee_is_never_worse_than_the_full_batch() {
 }
 
 #[test]
-fn item8_a_calibrated_noise_reads_back_within_its_target() {
+fn a_calibrated_noise_reads_back_within_its_target() {
     for (eps, delta, q) in [
         ("1", "1e-300", "0.01"),
         ("1", "1e-6", "0.01"),
@@ -97,7 +96,7 @@ fn item8_a_calibrated_noise_reads_back_within_its_target() {
 }
 
 #[test]
-fn item12_flags_that_do_not_apply_are_refused_naming_them() {
+fn flags_that_do_not_apply_are_refused_naming_them() {
     let cases: [(&[&str], &str); 6] = [
         (
             &[
@@ -141,7 +140,7 @@ fn item12_flags_that_do_not_apply_are_refused_naming_them() {
 }
 
 #[test]
-fn item6_item13_shard_counts_and_spellings() {
+fn shard_counts_and_spellings() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = tmp.path().join("c.toml");
     std::fs::write(
