@@ -750,7 +750,7 @@ def test_a_spectrum_is_a_covariance_for_solve_simulate_and_sweep(tmp_path):
 
 
 def test_the_covariance_theory_agrees_with_the_gaussian_covariate_model(cli):
-    """scripts/gcm_reference.py: the ridge state evolution of the Gaussian
+    """scripts/reference/gcm_reference.py: the ridge state evolution of the Gaussian
     covariate model (Loureiro et al. 2021, as in IdePHICS/GCMProject) and the
     deterministic equivalent of ridge, written independently, against the
     CLI's prediction on 12 spectra × δ × λ points (relative 1e-6)."""

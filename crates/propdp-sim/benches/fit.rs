@@ -4,7 +4,7 @@
 //! simulation's ChaCha8 streams and, as the baseline of the same run, from
 //! ChaCha20 (the simulation's generator up to e742349).
 //! The (8000, 4000) size and the parallel speed-up are measured by
-//! `scripts/bench_sim.sh` (one fit there takes about a minute).
+//! `scripts/bench/bench_sim.sh` (one fit there takes about a minute).
 //!
 //! Run: cargo bench -p propdp-sim --bench fit
 

@@ -1,7 +1,7 @@
 //! Wall-clock of one fit at (n, d) = (8000, 4000) for Huber and logistic
 //! objective perturbation, and the speed-up of a simulated point (16
 //! repetitions at d = 1000, δ = 0.5) on 2 threads over 1 thread (best of 3).
-//! Run via scripts/bench_sim.sh.
+//! Run via scripts/bench/bench_sim.sh.
 use std::time::Instant;
 
 use propdp_core::loss::Loss;

@@ -1,6 +1,6 @@
 //! One fit of the ridge objective F(θ) = Σᵢ ℓ(yᵢ, xᵢᵀθ) + (λ/2)‖θ‖² (σ = 0,
 //! λ = 1, Gaussian design N(0, 1/d), s² = 1) with propdp's solver (best of 3)
-//! — the propdp side of scripts/bench_fit_sklearn.py, which fits the same
+//! — the propdp side of scripts/bench/bench_fit_sklearn.py, which fits the same
 //! data (written to DIR as little-endian f64: x.bin row-major n×d, y.bin)
 //! with scikit-learn / scipy.
 //! TOL (default 1e-9) is the tolerance on ‖∇F‖₂/√d.

@@ -12,7 +12,7 @@
 //! records name the generator ([`GENERATOR`]) and the crate version. The
 //! keystream is checked against an independent ChaCha8 (a plain-Python
 //! ChaCha block function, itself checked against OpenSSL's ChaCha20 through
-//! Python's `cryptography`; `scripts/chacha_reference.py`) in
+//! Python's `cryptography`; `scripts/reference/chacha_reference.py`) in
 //! `tests/rng_streams.rs`.
 //!
 //! The generator was ChaCha20 up to propdp 0.1's commit e742349: simulated

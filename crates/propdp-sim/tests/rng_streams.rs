@@ -3,7 +3,7 @@
 //! five blocks (past a four-block SIMD batch), against an independent
 //! implementation (a plain-Python ChaCha block function checked against
 //! RFC 8439 and OpenSSL's ChaCha20, with an independent SplitMix64; data
-//! from scripts/chacha_reference.py), so results stay reproducible across
+//! from scripts/reference/chacha_reference.py), so results stay reproducible across
 //! versions of rand.
 
 use propdp_sim::rng::stream;

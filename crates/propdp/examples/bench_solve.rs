@@ -1,4 +1,4 @@
-//! Baseline of the Python overhead benchmark (scripts/bench_python.py): one
+//! Baseline of the Python overhead benchmark (scripts/bench/bench_python.py): one
 //! Huber point (δ = 0.5, s² = 1, M = 1, Gaussian noise sd 0.5, objective
 //! perturbation λ = 1, σ = 1) solved from Rust, cold (no warm start), as
 //! median ns per call over 2000 calls; and the same from TOML text, as the

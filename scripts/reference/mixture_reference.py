@@ -7,7 +7,7 @@ for Student-t) the expectation over x = ln W (or ln U) of the Gaussian
 moments at variance S² + v, split at many breakpoints.
 
     pip install mpmath
-    python scripts/mixture_reference.py > crates/propdp-theory/tests/data/mixture_moments.csv
+    python scripts/reference/mixture_reference.py > crates/propdp-theory/tests/data/mixture_moments.csv
 """
 import mpmath as mp
 

@@ -2,9 +2,9 @@
 # Wall time of a 600-point Huber sweep (`propdp run`) with its results on
 # disk against the same sweep on tmpfs (/dev/shm): group commit should keep
 # the disk run within 2× of the tmpfs run. Best of 5 each, interleaved.
-#   bash scripts/bench_sweep_io.sh [PROPDP_BINARY] [DISK_DIR]
+#   bash scripts/bench/bench_sweep_io.sh [PROPDP_BINARY] [DISK_DIR]
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="${1:-$root/target/release/propdp}"
 disk="${2:-$root/target/bench-io}"
 [ -x "$bin" ] || (cd "$root" && cargo build --release -q -p propdp-cli)

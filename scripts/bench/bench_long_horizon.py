@@ -15,7 +15,7 @@ With --atoms K1,K2,...: clipped Huber DP-SGD at (T, q) = (2000, 0.01) and
 (the long horizon with a spectrum, docs/theory.md §3.4; issue #42's goal: at
 most 2x at K = 10, 4x at K = 20).
 
-Usage: python3 scripts/bench_long_horizon.py [PROPDP_BINARY] [--atoms 10,20] [--repeat N]
+Usage: python3 scripts/bench/bench_long_horizon.py [PROPDP_BINARY] [--atoms 10,20] [--repeat N]
 (default target/release/propdp; build it first: cargo build --release).
 Standard library only.
 """

@@ -10,7 +10,7 @@ crates/propdp-accountant/tests/dpsgd_accountant.rs:
   orders below ~4 it is above the quadrature by up to 2× (conservative).
 
     pip install dp-accounting==0.6.0 mpmath
-    python scripts/dp_accounting_rdp_reference.py > crates/propdp-accountant/tests/data/rdp_reference.csv
+    python scripts/reference/dp_accounting_rdp_reference.py > crates/propdp-accountant/tests/data/rdp_reference.csv
 """
 import itertools
 import logging

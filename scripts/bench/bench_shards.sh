@@ -4,9 +4,9 @@
 # this machine (each shard with 2/N rayon threads, at least 1), and the cost
 # of merging them (merge includes drawing the figures). Scaling beyond one machine is the shards' independence:
 # N machines run N shards in the time of one.
-#   bash scripts/bench_shards.sh
+#   bash scripts/bench/bench_shards.sh
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$root/target/release/propdp"
 [ -x "$bin" ] || (cd "$root" && cargo build --release -q -p propdp-cli)
 work=$(mktemp -d)

@@ -11,7 +11,7 @@ test vector (§2.3.2) and — when the `cryptography` package is installed —
 against OpenSSL's ChaCha20 on the streams below; 8 rounds is the same code.
 
     pip install cryptography   # optional: the OpenSSL cross-check
-    python scripts/chacha_reference.py > crates/propdp-sim/tests/data/chacha8_streams.csv
+    python scripts/reference/chacha_reference.py > crates/propdp-sim/tests/data/chacha8_streams.csv
 """
 import struct
 import sys

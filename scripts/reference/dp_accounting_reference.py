@@ -5,7 +5,7 @@ implementation — for propdp's accountant tests. Writes
 crates/propdp-accountant/tests/data/dp_accounting_eps.csv.
 
     pip install dp-accounting==0.6.0   # the version used
-    python scripts/dp_accounting_reference.py
+    python scripts/reference/dp_accounting_reference.py
 
 Discretisation 1e-4 (1e-5 where T ≤ 10), so the references are accurate to
 well below the 0.1% the tests allow. Each row also holds dp-accounting's δ at
@@ -21,7 +21,7 @@ import dp_accounting
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 
-OUT = Path(__file__).resolve().parents[1] / "crates/propdp-accountant/tests/data/dp_accounting_eps.csv"
+OUT = Path(__file__).resolve().parents[2] / "crates/propdp-accountant/tests/data/dp_accounting_eps.csv"
 
 CASES = [
     # (z, q, T, δ): q from 0.001 to 1, T from 1 to 1e5, z from 0.5 to 10
@@ -51,7 +51,7 @@ def main():
     OUT.parent.mkdir(parents=True, exist_ok=True)
     with OUT.open("w", newline="") as f:
         f.write(f"# dp-accounting {dp_accounting.__version__ if hasattr(dp_accounting, '__version__') else ''} PLDAccountant, "
-                "add/remove-one, made by scripts/dp_accounting_reference.py\n")
+                "add/remove-one, made by scripts/reference/dp_accounting_reference.py\n")
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)

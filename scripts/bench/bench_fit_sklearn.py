@@ -23,7 +23,7 @@ OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for the peer (they slow a
 current numpy).
 
     python -m venv /tmp/bench && /tmp/bench/bin/pip install scikit-learn scipy numpy
-    /tmp/bench/bin/python scripts/bench_fit_sklearn.py [--fits-only | --end-to-end-only]
+    /tmp/bench/bin/python scripts/bench/bench_fit_sklearn.py [--fits-only | --end-to-end-only]
 """
 import os
 import subprocess
@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIZES = [(2000, 1000), (4000, 2000), (8000, 4000)]
 
 PEER = r'''

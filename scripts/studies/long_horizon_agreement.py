@@ -12,7 +12,7 @@ A checkpoint where both standard errors are below 1e-12 (t = 0, where both
 sides are exact) is skipped. Usage:
 
     target/release/propdp run configs/dpsgd_long_logistic.toml --out DIR
-    python3 scripts/long_horizon_agreement.py DIR/results.jsonl [...]
+    python3 scripts/studies/long_horizon_agreement.py DIR/results.jsonl [...]
 """
 import json
 import math

@@ -23,7 +23,7 @@ building the FFT plans; in part 2 the query's own time inside the process
 (default target/).
 
     python3 -m venv /tmp/refvenv && /tmp/refvenv/bin/pip install dp-accounting prv-accountant
-    /tmp/refvenv/bin/python scripts/bench_dpsgd_accountant.py
+    /tmp/refvenv/bin/python scripts/bench/bench_dpsgd_accountant.py
 """
 import os
 import subprocess
@@ -35,7 +35,7 @@ from dp_accounting.pld import pld_privacy_accountant
 from prv_accountant import PRVAccountant
 from prv_accountant.privacy_random_variables import PoissonSubsampledGaussianMechanism
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release/examples"
 Z, Q, T, DELTA = 0.6, 0.004, 10_000, 1e-5
 LADDER = [1e-3, 5e-4, 3e-4, 2e-4, 1.5e-4, 1e-4, 7e-5, 5e-5, 3e-5, 2e-5]

@@ -7,7 +7,7 @@ Every metric at every point (and, for DP-GD/DP-SGD, every evaluated step)
 by the §5 rule; prints pass counts and rms z (theory and simulation
 standard errors combined) per configuration.
 
-    cargo build --release -p propdp-cli; python3 scripts/validate_covariance.py [--reps 20]
+    cargo build --release -p propdp-cli; python3 scripts/studies/validate_covariance.py [--reps 20]
 
 Writes configs and results under target/validate_covariance/ (about 3 minutes).
 """
@@ -19,7 +19,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROPDP = ROOT / "target" / "release" / "propdp"
 OUT = ROOT / "target" / "validate_covariance"
 

@@ -14,7 +14,7 @@ output perturbation τ = 0.5) at two δ:
 
 Needs numpy and scikit-learn (pip install numpy scikit-learn) and a built
 propdp (cargo build --release -p propdp-cli). Writes into target/real_data/
-and prints the markdown tables. Usage: python3 scripts/real_data_study.py [--reps 100]
+and prints the markdown tables. Usage: python3 scripts/studies/real_data_study.py [--reps 100]
 """
 
 import argparse
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROPDP = ROOT / "target" / "release" / "propdp"
 OUT = ROOT / "target" / "real_data"
 

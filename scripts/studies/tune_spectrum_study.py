@@ -16,7 +16,7 @@ repetitions): what tuning on the wrong model costs at equal privacy.
 Needs numpy and scikit-learn (pip install numpy scikit-learn) and a built
 propdp (cargo build --release -p propdp-cli). Writes into
 target/tune_spectrum/ and prints a markdown table.
-Usage: python3 scripts/tune_spectrum_study.py [--reps 40]
+Usage: python3 scripts/studies/tune_spectrum_study.py [--reps 40]
 """
 
 import argparse
@@ -27,7 +27,7 @@ from pathlib import Path
 from real_data_study import spectrum_files
 from sklearn.datasets import load_breast_cancer, load_digits
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROPDP = ROOT / "target" / "release" / "propdp"
 OUT = ROOT / "target" / "tune_spectrum"
 

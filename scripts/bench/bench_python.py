@@ -4,7 +4,7 @@ solve of one Huber point ≤ 2× the Rust call; a 1000-point sweep to a
 DataFrame ≤ 10% over the CLI). Run from the repository root with the package
 installed (bash scripts/test_python.sh sets up target/python-venv):
 
-    target/python-venv/bin/python scripts/bench_python.py
+    target/python-venv/bin/python scripts/bench/bench_python.py
 """
 import statistics
 import subprocess
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import propdp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PARAMS = dict(delta=0.5, s2=1.0, huber_m=1.0, noise={"law": "gaussian", "sd": 0.5}, lambda_=1.0, sigma=1.0)
 SWEEP = """
 [problem]

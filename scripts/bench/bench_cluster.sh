@@ -5,9 +5,9 @@
 # and timed; the N-node wall time is the slowest shard plus the merge, the
 # one-core time the sum. Prints per config: one-core total, slowest shard,
 # speed-up (total / slowest), the balance (mean / slowest) and the merge.
-#   bash scripts/bench_cluster.sh 64 configs/finite_size.toml configs/tune_dpsgd.toml
+#   bash scripts/bench/bench_cluster.sh 64 configs/finite_size.toml configs/tune_dpsgd.toml
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$root/target/release/propdp"
 [ -x "$bin" ] || (cd "$root" && cargo build --release -q -p propdp-cli)
 n="$1"; shift

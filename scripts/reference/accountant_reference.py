@@ -14,7 +14,7 @@ prv_accountant's [lower, upper].
 
     cargo build --release
     python3 -m venv /tmp/refvenv && /tmp/refvenv/bin/pip install dp-accounting prv-accountant
-    /tmp/refvenv/bin/python scripts/accountant_reference.py
+    /tmp/refvenv/bin/python scripts/reference/accountant_reference.py
 
 With --example, propdp's bracket is read from the accountant crate's
 `bracket` example (the same bracket `propdp privacy` reports, default width
@@ -40,7 +40,7 @@ from dp_accounting.pld import pld_privacy_accountant
 from prv_accountant import PRVAccountant
 from prv_accountant.privacy_random_variables import PoissonSubsampledGaussianMechanism
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
 BINARY = TARGET / "release/propdp"
 EXAMPLE = TARGET / "release/examples/bracket"

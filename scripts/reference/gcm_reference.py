@@ -4,7 +4,7 @@ against the Gaussian covariate model (GCM) of Loureiro et al. (2021): ridge
 case, and ridge-regularised logistic regression with a logistic teacher
 (σ = 0; see LOGISTIC CASE at the end of this docstring).
 
-    python3 scripts/gcm_reference.py [--propdp BIN] [--tol 1e-6] [--tol-logistic 1e-9]
+    python3 scripts/reference/gcm_reference.py [--propdp BIN] [--tol 1e-6] [--tol-logistic 1e-9]
                                      [--mc D REPS]
 
 Three independent computations of the same limit, for a power-law spectrum
@@ -158,7 +158,7 @@ import numpy as np
 from scipy.optimize import brentq, root
 from scipy.special import expit
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 KAPPA, K_ATOMS = 100.0, 100
 DELTAS = [0.3, 1.0, 3.0]

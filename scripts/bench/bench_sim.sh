@@ -2,6 +2,6 @@
 # Simulation benchmarks: criterion fits at (2000, 1000), then the large
 # (8000, 4000) fits and the 1-vs-2-thread speed-up. Takes ~5 minutes.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 cargo bench -p propdp-sim --bench fit
 cargo run --release -p propdp-sim --example bench_large

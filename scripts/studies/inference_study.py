@@ -6,7 +6,7 @@ with 60 data sets each, and prints the markdown table of docs/inference.md;
 with --figure PATH (needs matplotlib) also draws coverage against δ, propdp's
 interval beside the naive private Wald interval.
 
-Usage: python3 scripts/inference_study.py [--jsonl FILE] [--figure PNG] [--reps N]
+Usage: python3 scripts/studies/inference_study.py [--jsonl FILE] [--figure PNG] [--reps N]
 [--only MODEL:MECHANISM[,MODEL:MECHANISM...]] [--jobs N]
 (builds the example with cargo; --jsonl reuses the lines of an earlier run;
 --only runs the cases of the listed models and mechanisms, e.g. huber:output
@@ -21,7 +21,7 @@ from pathlib import Path
 
 ARGS = sys.argv[1:]
 OPT = {ARGS[i]: ARGS[i + 1] for i in range(len(ARGS) - 1) if ARGS[i].startswith("--")}
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REPS = OPT.get("--reps", "60")
 
 

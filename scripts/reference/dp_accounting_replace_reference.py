@@ -7,7 +7,7 @@ propdp's accountant tests. Writes
 crates/propdp-accountant/tests/data/dp_accounting_replace_eps.csv.
 
     python3 -m venv /tmp/refvenv && /tmp/refvenv/bin/pip install dp-accounting==0.6.0
-    /tmp/refvenv/bin/python scripts/dp_accounting_replace_reference.py
+    /tmp/refvenv/bin/python scripts/reference/dp_accounting_replace_reference.py
 
 Pessimistic connect-the-dots PLDs, discretisation 1e-4 (2e-5 where ε < 1,
 1e-5 for one step), so the references are accurate to well below the 0.1%
@@ -23,7 +23,7 @@ import dp_accounting
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 
-OUT = Path(__file__).resolve().parents[1] / "crates/propdp-accountant/tests/data/dp_accounting_replace_eps.csv"
+OUT = Path(__file__).resolve().parents[2] / "crates/propdp-accountant/tests/data/dp_accounting_replace_eps.csv"
 REPLACE = dp_accounting.NeighboringRelation.REPLACE_ONE
 
 CASES = [
@@ -64,7 +64,7 @@ def main():
         return
     with OUT.open("w", newline="") as f:
         f.write(f"# dp-accounting {dp_accounting_version()} PLDAccountant, replace-one, "
-                "made by scripts/dp_accounting_replace_reference.py\n")
+                "made by scripts/reference/dp_accounting_replace_reference.py\n")
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)

@@ -5,7 +5,7 @@ prediction ± RQMC standard error, the simulation of it (mean ± standard
 error, agreement by the docs/theory.md §5 rule), the runners-up within the
 error bars, and the best prediction at each searched sample rate.
 
-Usage: python3 scripts/tune_dpsgd_table.py DIR/tune.jsonl
+Usage: python3 scripts/studies/tune_dpsgd_table.py DIR/tune.jsonl
 Standard library only.
 """
 
