@@ -755,7 +755,7 @@ def test_the_covariance_theory_agrees_with_the_gaussian_covariate_model(cli):
     deterministic equivalent of ridge, written independently, against the
     CLI's prediction on 12 spectra × δ × λ points (relative 1e-6)."""
     out = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "gcm_reference.py"), "--propdp", str(cli)],
+        [sys.executable, str(ROOT / "scripts" / "reference" / "gcm_reference.py"), "--propdp", str(cli)],
         capture_output=True, text=True,
     )
     assert out.returncode == 0, out.stdout + out.stderr
