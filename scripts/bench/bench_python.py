@@ -40,12 +40,12 @@ def median_ns(f, n=2000):
 
 
 def main():
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "propdp", "--example", "bench_solve", "-p", "propdp-cli"],
-                   cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "propdp-cli"], cwd=ROOT, check=True)
+    baseline = ["cargo", "bench", "-q", "-p", "propdp", "--bench", "solve"]
     # interleaved rounds; the least-disturbed (minimum) median of each
     rust_solve, rust_config, python = [], [], []
     for _ in range(5):
-        out = subprocess.run([ROOT / "target/release/examples/bench_solve"], capture_output=True, text=True, check=True)
+        out = subprocess.run(baseline, cwd=ROOT, capture_output=True, text=True, check=True)
         rust = {k: float(v) for k, v in (line.split() for line in out.stdout.splitlines() if line.startswith("rust_"))}
         rust_solve.append(rust["rust_solve_ns"])
         rust_config.append(rust["rust_config_and_solve_ns"])

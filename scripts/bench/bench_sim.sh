@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo bench -p propdp-sim --bench fit
-cargo run --release -p propdp-sim --example bench_large
+cargo bench -p propdp-sim --bench large

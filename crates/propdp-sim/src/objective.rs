@@ -86,7 +86,7 @@ pub(crate) fn stopping_rule(
 }
 
 /// Features from which [`Objective::minimize`] uses L-BFGS (measured:
-/// `cargo run --release -p propdp-sim --example fit_crossover`).
+/// `cargo bench -p propdp-sim --bench fit_crossover`).
 pub const LBFGS_MIN_D: usize = 25;
 
 impl Objective<'_> {

@@ -3,7 +3,7 @@
 //! perturbation λ = 1, σ = 1) solved from Rust, cold (no warm start), as
 //! median ns per call over 2000 calls; and the same from TOML text, as the
 //! Python package reads keyword arguments.
-//! Run: cargo run --release -p propdp --example bench_solve
+//! Run: cargo bench -p propdp --bench solve
 use std::time::Instant;
 
 use propdp::core::{Algorithm, Config, Model, NoiseLaw, Point};

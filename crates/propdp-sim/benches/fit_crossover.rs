@@ -2,7 +2,7 @@
 //! for the size at which `Objective::minimize` switches
 //! ([`propdp_sim::objective::LBFGS_MIN_D`]), and the hard logistic region
 //! (λ = 1e-3, δ = 2, s² = 4).
-//! Run: RAYON_NUM_THREADS=1 cargo run --release -p propdp-sim --example fit_crossover
+//! Run: RAYON_NUM_THREADS=1 cargo bench -p propdp-sim --bench fit_crossover
 use std::time::Instant;
 
 use propdp_core::loss::Loss;
