@@ -75,6 +75,7 @@ fn exact(cov: &Covariance, p: &Point) -> propdp_theory::dmft::DmftPath {
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn the_exact_path_agrees_with_the_full_memory_state_evolution() {
     // the full-memory solver's RQMC spread (16 scrambles) is its only error: |z| < 4 at
     // every checkpoint and metric, pred_err2 (the two-point term) included
@@ -154,6 +155,7 @@ fn against_simulation(cov: &Covariance, p: &Point, d: usize, reps: usize, seed: 
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn long_horizons_agree_with_simulated_dpsgd_with_a_covariance() {
     let spectra = spectra();
     // DP-SGD, q = 0.05 for 150 epochs, power law with an aligned teacher, at

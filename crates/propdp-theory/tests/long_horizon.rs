@@ -45,11 +45,13 @@ fn agrees_with_the_full_memory_solver(p: DmftParams) {
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn huber_dpgd_agrees_with_the_full_memory_solver_at_t_200() {
     agrees_with_the_full_memory_solver(huber());
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn clipped_logistic_dpsgd_agrees_with_the_full_memory_solver_at_t_200() {
     agrees_with_the_full_memory_solver(DmftParams {
         delta: 0.5,
@@ -65,6 +67,7 @@ fn clipped_logistic_dpsgd_agrees_with_the_full_memory_solver_at_t_200() {
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn huber_dpsgd_at_a_small_rate_agrees_with_the_full_memory_solver_at_t_200() {
     // memory ~1/q = 50 steps: the far field acts through the block sums
     agrees_with_the_full_memory_solver(DmftParams {
@@ -78,6 +81,7 @@ fn huber_dpsgd_at_a_small_rate_agrees_with_the_full_memory_solver_at_t_200() {
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn least_squares_dpsgd_at_t_10000_agrees_with_the_exact_trajectory() {
     // unclipped least squares forced through the long-horizon solver
     let p = DmftParams {

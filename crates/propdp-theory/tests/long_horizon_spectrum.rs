@@ -58,6 +58,7 @@ fn agrees(p: &DmftParams, cov: &Covariance, long: &LongHorizonPath, z: impl Fn(&
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn huber_dpgd_on_a_power_law_spectrum_agrees_with_the_full_memory_solver() {
     // η below this spectrum's limit 2/L_Σ = 0.138 (λ₊ of XᵀX grows with the condition number)
     let cov = Covariance::power_law(1.0, 20.0, 8, TeacherShape::Aligned)
@@ -67,6 +68,7 @@ fn huber_dpgd_on_a_power_law_spectrum_agrees_with_the_full_memory_solver() {
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn clipped_logistic_dpsgd_on_an_anti_aligned_spectrum_agrees_with_the_full_memory_solver() {
     let cov = Covariance::from_columns(&[4.0, 1.0, 0.25], &[0.2, 0.3, 0.5], &[0.25, 1.0, 4.0], "test")
         .unwrap()
@@ -92,6 +94,7 @@ fn clipped_logistic_dpsgd_on_an_anti_aligned_spectrum_agrees_with_the_full_memor
 /// full-memory solver on all 100 atoms within its standard errors and that
 /// stated error.
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn a_spectrum_of_many_atoms_is_compressed_with_its_effect_reported() {
     let cov = Covariance::power_law(1.0, 20.0, 100, TeacherShape::Spread)
         .unwrap()

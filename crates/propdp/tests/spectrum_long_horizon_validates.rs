@@ -79,6 +79,7 @@ fn validates(name: &str, toml: &str, spectrum_power: Option<f64>) {
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn clipped_huber_dpsgd_on_an_aligned_power_law() {
     validates(
         "huber",
@@ -108,6 +109,7 @@ seed = 21
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn clipped_logistic_dpsgd_on_an_anti_aligned_spectrum_file() {
     validates(
         "logistic",
@@ -135,6 +137,7 @@ seed = 22
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn clipped_least_squares_dpsgd_on_a_spread_spectrum_file() {
     validates(
         "least squares",
@@ -163,6 +166,7 @@ seed = 23
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn unclipped_huber_dpgd_on_an_aligned_spectrum_file() {
     validates(
         "huber dpgd",

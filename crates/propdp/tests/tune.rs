@@ -380,6 +380,7 @@ seed = 5
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn tune_dpsgd_by_epochs_with_clipping_at_a_long_horizon_meets_the_budget_and_simulation_confirms() {
     use propdp::core::accountant::{MechanismKind, Neighbouring};
     use propdp::core::config::SolverOptions;
@@ -455,6 +456,7 @@ seed = 11
 }
 
 #[test]
+#[ignore = "slow: run with --include-ignored"]
 fn a_staged_search_finds_the_optimum_of_the_whole_grid_within_its_error_bars() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = |search: &str| {
