@@ -10,6 +10,7 @@
 //! a run at T = 10⁴ and q = 0.01 costs about q·n·d per step.
 
 use nalgebra::{DMatrix, DVector};
+use propdp_core::GradientSteps;
 use propdp_core::loss::Loss;
 use rand::{Rng, RngExt};
 use thiserror::Error;
@@ -72,23 +73,15 @@ pub fn evaluation_steps(steps: usize) -> Option<Vec<usize>> {
     Some(at)
 }
 
-/// The descent's settings.
+/// The descent's settings: the loss descended and the hyperparameters of
+/// the gradient method (DP-GD: q = 1, C = ∞), as the algorithm states them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Descent {
     /// The loss descended.
     pub loss: Loss,
-    /// Ridge λ.
-    pub lambda: f64,
-    /// Gradient noise σ.
-    pub sigma: f64,
-    /// Step size η.
-    pub eta: f64,
-    /// Number of steps T.
-    pub steps: usize,
-    /// Poisson sample rate q (1: every row at every step, no draws).
-    pub sample_rate: f64,
-    /// Per-example clipping norm C (∞: none), applied to ‖ℓ'ᵢ xᵢ‖.
-    pub clip: f64,
+    /// λ, σ, η, T, q (1: every row at every step, no draws) and the
+    /// per-example clipping norm C (∞: none), applied to ‖ℓ'ᵢ xᵢ‖.
+    pub gradient: GradientSteps,
 }
 
 impl Descent {
@@ -106,7 +99,7 @@ impl Descent {
     ) -> Result<DVector<f64>, GdError> {
         let (d, n) = xt.shape();
         let mut theta = DVector::zeros(d);
-        let row_norms: Vec<f64> = if self.clip.is_finite() {
+        let row_norms: Vec<f64> = if self.gradient.clip.is_finite() {
             xt.column_iter().map(|row| row.norm()).collect()
         } else {
             Vec::new()
@@ -114,16 +107,16 @@ impl Descent {
         // buffers reused at every step: the loop allocates nothing
         let mut selected = vec![true; n];
         let (mut xi, mut grad) = (DVector::zeros(d), DVector::zeros(d));
-        let at = evaluation_steps(self.steps);
+        let at = evaluation_steps(self.gradient.steps);
         let mut next_at = 0;
-        for t in 0..=self.steps {
-            let last = t == self.steps;
+        for t in 0..=self.gradient.steps {
+            let last = t == self.gradient.steps;
             let evaluated = at.as_ref().is_none_or(|at| at.get(next_at) == Some(&t));
             next_at += usize::from(evaluated);
             // the batch of this step (drawn before the pass; nothing else draws between)
-            if !last && self.sample_rate < 1.0 {
+            if !last && self.gradient.sample_rate < 1.0 {
                 for s in selected.iter_mut() {
-                    *s = rng.random_bool(self.sample_rate);
+                    *s = rng.random_bool(self.gradient.sample_rate);
                 }
             }
             // one pass over the rows: xᵢᵀθ, the loss, and clip_C(ℓ'ᵢ xᵢ) into the gradient,
@@ -140,12 +133,16 @@ impl Descent {
                 if last || !selected[i] {
                     continue;
                 }
-                let norm = if self.clip.is_finite() {
+                let norm = if self.gradient.clip.is_finite() {
                     d1.abs() * row_norms[i]
                 } else {
                     0.0
                 };
-                let gi = if norm > self.clip { d1 * self.clip / norm } else { d1 };
+                let gi = if norm > self.gradient.clip {
+                    d1 * self.gradient.clip / norm
+                } else {
+                    d1
+                };
                 for (gj, &xj) in g.iter_mut().zip(row) {
                     *gj += gi * xj;
                 }
@@ -153,11 +150,11 @@ impl Descent {
             let norm2 = theta.norm_squared() / d as f64;
             if !norm2.is_finite() || norm2 > 1e12 {
                 // the noise alone adds (ησ)² per coordinate and step to ‖θ‖²/d
-                let noise = (t + 1) as f64 * (self.eta * self.sigma).powi(2);
+                let noise = (t + 1) as f64 * (self.gradient.eta * self.gradient.sigma).powi(2);
                 let advice = if noise.is_nan() || noise >= 1e10 {
                     format!(
                         "the privacy noise alone moves θ by ησ = {:e} per coordinate and step: lower σ",
-                        self.eta * self.sigma
+                        self.gradient.eta * self.gradient.sigma
                     )
                 } else {
                     "lower η".to_string()
@@ -171,9 +168,9 @@ impl Descent {
                 break;
             }
             fill_gaussian(&mut xi, rng);
-            grad.axpy(self.lambda, &theta, 1.0);
-            grad.axpy(self.sigma, &xi, 1.0);
-            theta.axpy(-self.eta, &grad, 1.0);
+            grad.axpy(self.gradient.lambda, &theta, 1.0);
+            grad.axpy(self.gradient.sigma, &xi, 1.0);
+            theta.axpy(-self.gradient.eta, &grad, 1.0);
         }
         Ok(theta)
     }

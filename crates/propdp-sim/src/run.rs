@@ -366,32 +366,15 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         }
         m
     };
-    if let Some(propdp_core::GradientSteps {
-        lambda,
-        sigma,
-        eta,
-        steps,
-        loss_variant,
-        sample_rate,
-        clip,
-    }) = point.algorithm().gradient_steps()
-    {
-        let loss = Loss::for_dpgd(&point.model(), loss_variant);
+    if let Some(gradient) = point.algorithm().gradient_steps() {
+        let loss = Loss::for_dpgd(&point.model(), gradient.loss_variant);
         let labels = if loss.is_conditional() {
             train.xt.tr_mul(&train.theta_star)
         } else {
             train.y.clone()
         };
-        let descent = Descent {
-            loss,
-            lambda,
-            sigma,
-            eta,
-            steps,
-            sample_rate,
-            clip,
-        };
-        let mut per_step = Vec::with_capacity(steps + 1);
+        let descent = Descent { loss, gradient };
+        let mut per_step = Vec::with_capacity(gradient.steps + 1);
         descent
             .run(&train.xt, &labels, &mut rng, |_, theta, train_loss| {
                 per_step.push(keep(evaluate::dpgd_metrics(
@@ -419,7 +402,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
             metrics: per_step.last().expect("the last step is evaluated").clone(),
             per_step: Some(per_step),
             grad_norm: 0.0,
-            iterations: steps,
+            iterations: gradient.steps,
         });
     }
     let b = data::draw_gaussian_vector(s.d, &mut rng);

@@ -182,12 +182,15 @@ fn dpsgd_releases(xt: &DMatrix<f64>, y: &DVector<f64>, u: &DVector<f64>, sigma: 
     use propdp_sim::gd::Descent;
     let descent = Descent {
         loss: Loss::Logistic,
-        lambda: 0.0,
-        sigma,
-        eta: 1.0,
-        steps: 1,
-        sample_rate: 0.5,
-        clip: 0.25,
+        gradient: propdp_core::GradientSteps {
+            lambda: 0.0,
+            sigma,
+            eta: 1.0,
+            steps: 1,
+            loss_variant: propdp_core::LossVariant::Standard,
+            sample_rate: 0.5,
+            clip: 0.25,
+        },
     };
     (0..m as u64)
         .into_par_iter()

@@ -4,7 +4,7 @@
 
 use nalgebra::DVector;
 use propdp_core::loss::Loss;
-use propdp_core::{Design, Model, Prior};
+use propdp_core::{Design, GradientSteps, LossVariant, Model, Prior};
 use propdp_sim::data::draw_dataset;
 use propdp_sim::gd::{Descent, EVERY_STEP_UP_TO, evaluation_steps};
 use propdp_sim::rng::stream;
@@ -22,12 +22,15 @@ fn a_thinned_run_has_the_iterates_and_losses_of_a_full_one() {
     );
     let descent = |steps| Descent {
         loss: Loss::Logistic,
-        lambda: 0.1,
-        sigma: 0.2,
-        eta: 0.05,
-        steps,
-        sample_rate: 0.1,
-        clip: 1.0,
+        gradient: GradientSteps {
+            lambda: 0.1,
+            sigma: 0.2,
+            eta: 0.05,
+            steps,
+            loss_variant: LossVariant::Standard,
+            sample_rate: 0.1,
+            clip: 1.0,
+        },
     };
     // every step up to the threshold: its last iterate
     let mut full = Vec::new();
