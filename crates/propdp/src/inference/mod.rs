@@ -217,14 +217,10 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
     };
     let (theta, grad_norm, released) = match spec.descent {
         Some(g) => {
+            let gradient = g.algorithm(spec.lambda, plan.noise).gradient_steps();
             let descent = propdp_sim::gd::Descent {
                 loss,
-                lambda: spec.lambda,
-                sigma: plan.noise,
-                eta: g.eta,
-                steps: g.steps,
-                sample_rate: g.sample_rate,
-                clip: g.clip.unwrap_or(f64::INFINITY),
+                gradient: gradient.expect("DP-SGD is a gradient method"),
             };
             let mut rng = propdp_sim::rng::stream(seed, &[STREAM, 2]);
             let theta = descent.run(&xt, &labels, &mut rng, |_, _, _| {}).map_err(|e| {
@@ -288,15 +284,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
                         dmft_points: Some(nuisance::DESCENT_POINTS),
                         ..Default::default()
                     }),
-                    Algorithm::Dpsgd {
-                        lambda: spec.lambda,
-                        sigma: plan.noise,
-                        eta: g.eta,
-                        steps: g.steps,
-                        loss_variant: propdp_core::LossVariant::Standard,
-                        sample_rate: g.sample_rate,
-                        clip: g.clip,
-                    },
+                    g.algorithm(spec.lambda, plan.noise),
                 ),
                 None if spec.is_objective() => (
                     TheorySolver::default(),

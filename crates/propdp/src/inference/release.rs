@@ -227,11 +227,7 @@ fn finish(
 /// |ℓ'| ≤ L on rows of norm ≤ R), calibrated and read back through the
 /// certified ledger.
 fn descent_plan(spec: &Spec, g: super::Descent, lipschitz: f64, beta: f64, nuisances: u64) -> Result<Plan, Argument> {
-    let kind = MechanismKind::Dpsgd {
-        steps: g.steps,
-        sample_rate: g.sample_rate,
-        clip: g.clip,
-    };
+    let kind = g.algorithm(spec.lambda, 1.0).mechanism();
     let mechanism = Mechanism::new(kind, lipschitz, beta, spec.neighbouring);
     let unattainable = || {
         Argument::new(

@@ -3,6 +3,7 @@
 //! ([`Spec`]) an inference is run with.
 
 use propdp_core::accountant::Neighbouring;
+use propdp_core::{Algorithm, LossVariant};
 use serde::Serialize;
 
 use crate::error::Argument;
@@ -46,6 +47,23 @@ pub struct Descent {
     /// Per-example clipping norm C of ℓ'ᵢxᵢ (none: the loss's bound times
     /// row_norm is the sensitivity).
     pub clip: Option<f64>,
+}
+
+impl Descent {
+    /// The DP-SGD run this descent is, at ridge λ and noise σ on the summed
+    /// gradient (the standard loss): what the theory predicts, the
+    /// simulation runs and the accountant charges.
+    pub(crate) fn algorithm(&self, lambda: f64, sigma: f64) -> Algorithm {
+        Algorithm::Dpsgd {
+            lambda,
+            sigma,
+            eta: self.eta,
+            steps: self.steps,
+            loss_variant: LossVariant::Standard,
+            sample_rate: self.sample_rate,
+            clip: self.clip,
+        }
+    }
 }
 
 /// A private fit's settings, checked by [`Spec::check`].
