@@ -20,6 +20,30 @@ pub enum AlgorithmKind {
 }
 
 impl AlgorithmKind {
+    /// The mechanism of this kind, from what its guarantee depends on — the
+    /// one place an algorithm is mapped to its mechanism: λ for objective
+    /// and output perturbation, T for DP-GD, T, q and C (none: the loss's
+    /// Lipschitz constant bounds the gradient) for DP-SGD. A kind ignores
+    /// the values it does not take.
+    ///
+    /// ```
+    /// use propdp_core::AlgorithmKind;
+    /// use propdp_core::accountant::MechanismKind;
+    /// assert_eq!(AlgorithmKind::Dpgd.mechanism(0.1, 50, 1.0, None), MechanismKind::Dpgd { steps: 50 });
+    /// ```
+    pub fn mechanism(self, lambda: f64, steps: usize, sample_rate: f64, clip: Option<f64>) -> MechanismKind {
+        match self {
+            AlgorithmKind::Objective => MechanismKind::Objective { lambda },
+            AlgorithmKind::Output => MechanismKind::Output { lambda },
+            AlgorithmKind::Dpgd => MechanismKind::Dpgd { steps },
+            AlgorithmKind::Dpsgd => MechanismKind::Dpsgd {
+                steps,
+                sample_rate,
+                clip,
+            },
+        }
+    }
+
     /// Every algorithm, in config-name order.
     pub const ALL: [AlgorithmKind; 4] = [
         AlgorithmKind::Objective,
@@ -279,8 +303,8 @@ impl Algorithm {
     }
 
     /// The mechanism the accountant charges for this algorithm, with what its
-    /// guarantee depends on (λ; T; q and C) — the one place an algorithm is
-    /// mapped to its mechanism. The noise level is not part of it.
+    /// guarantee depends on (λ; T; q and C; [`AlgorithmKind::mechanism`]).
+    /// The noise level is not part of it.
     ///
     /// ```
     /// use propdp_core::Algorithm;
@@ -289,21 +313,17 @@ impl Algorithm {
     /// assert_eq!(out.mechanism(), MechanismKind::Output { lambda: 0.5 });
     /// ```
     pub fn mechanism(&self) -> MechanismKind {
-        match *self {
-            Algorithm::Objective { lambda, .. } => MechanismKind::Objective { lambda },
-            Algorithm::Output { lambda, .. } => MechanismKind::Output { lambda },
-            Algorithm::Dpgd { steps, .. } => MechanismKind::Dpgd { steps },
+        let (steps, sample_rate, clip) = match *self {
+            Algorithm::Dpgd { steps, .. } => (steps, 1.0, None),
             Algorithm::Dpsgd {
                 steps,
                 sample_rate,
                 clip,
                 ..
-            } => MechanismKind::Dpsgd {
-                steps,
-                sample_rate,
-                clip,
-            },
-        }
+            } => (steps, sample_rate, clip),
+            Algorithm::Objective { .. } | Algorithm::Output { .. } => (0, 1.0, None),
+        };
+        self.kind().mechanism(self.lambda(), steps, sample_rate, clip)
     }
 
     /// The algorithm's family.

@@ -2,14 +2,10 @@
 //! smallest noise meeting a target (ε, δ) or ρ (docs/theory.md §4) — what
 //! `propdp privacy` prints.
 
-use anyhow::{Result, bail};
-use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket, Segment};
+use anyhow::Result;
+use propdp_core::accountant::bracket::{BracketSettings, Segment};
 use propdp_core::accountant::calibrate::{Knob, Target, calibrate};
-use propdp_core::accountant::sampling::{SampledEpsilon, Sampling, sampled_epsilon};
-use propdp_core::accountant::tradeoff::{gaussian_tpr, gdp_mu, tpr_from_profile, tpr_upper};
-use propdp_core::accountant::{
-    Mechanism, MechanismKind, Neighbouring, ObjectiveBound, dpsgd_rdp_epsilon, mu_dpgd, mu_output,
-};
+use propdp_core::accountant::{Mechanism, Neighbouring, ObjectiveBound, dpsgd_rdp_epsilon, mu_dpgd, mu_output};
 use propdp_core::parameters;
 use propdp_core::{AlgorithmKind, Model, ModelKind, NoiseLaw};
 
@@ -35,8 +31,14 @@ impl NoiseLevel {
     }
 }
 
+mod membership;
+mod report;
+mod sampled;
+
 pub use crate::error::Argument;
+pub use membership::{FPRS, Membership, membership};
 pub use propdp_core::parameters::python_keyword;
+pub use sampled::{SampledReport, assess_sampled};
 
 /// The arguments of a privacy query as a front end receives them — the
 /// command line's flags, Python's keywords — before defaults and checks:
@@ -253,16 +255,9 @@ pub struct Report {
 
 impl Query {
     fn mechanism(&self) -> Mechanism {
-        let kind = match self.algorithm {
-            AlgorithmKind::Objective => MechanismKind::Objective { lambda: self.lambda },
-            AlgorithmKind::Output => MechanismKind::Output { lambda: self.lambda },
-            AlgorithmKind::Dpgd => MechanismKind::Dpgd { steps: self.steps },
-            AlgorithmKind::Dpsgd => MechanismKind::Dpsgd {
-                steps: self.steps,
-                sample_rate: self.sample_rate,
-                clip: self.clip,
-            },
-        };
+        let kind = self
+            .algorithm
+            .mechanism(self.lambda, self.steps, self.sample_rate, self.clip);
         self.model.mechanism(kind, self.neighbouring)
     }
 
@@ -394,211 +389,6 @@ fn unreachable(arg: &'static str, level: f64, q: &Query, mech: &Mechanism, zcdp:
                  noise exists to calibrate"
             ),
         )
-    }
-}
-
-/// DP-SGD's ε under a sampling scheme other than Poisson (fixed-size or
-/// shuffled batches; `propdp_accountant::sampling`), with the neighbouring
-/// relation, the sensitivity it implies and the assumption stated.
-#[derive(Debug, Clone)]
-pub struct SampledReport {
-    /// The query (its noise given).
-    pub query: Query,
-    /// The accountant's answer.
-    pub sampled: SampledEpsilon,
-}
-
-/// The ε of `args` (DP-SGD, its noise given) under `sampling`.
-pub fn assess_sampled(args: &QueryArgs, sampling: Sampling) -> crate::Result<SampledReport> {
-    if args.algorithm != AlgorithmKind::Dpsgd {
-        return Err(Argument::new("sampling", " applies to DP-SGD only (give --algorithm dpsgd)".into()).into());
-    }
-    let query = args.query()?;
-    let NoiseLevel::Given(noise) = query.noise else {
-        return Err(Argument::new(
-            "noise",
-            format!(
-                " is required with sampling {}: give the noise to assess",
-                sampling.name()
-            ),
-        )
-        .into());
-    };
-    let run = query.dpsgd_run(noise);
-    let sampled = sampled_epsilon(
-        sampling,
-        &run,
-        query.delta_priv,
-        query.neighbouring,
-        BracketSettings::default(),
-    )
-    .map_err(|e| {
-        Argument::new(
-            if e.argument() == "neighbouring" {
-                "neighbouring"
-            } else {
-                "noise"
-            },
-            format!(": {e}"),
-        )
-    })?;
-    Ok(SampledReport { query, sampled })
-}
-
-impl SampledReport {
-    /// The report as `propdp privacy --sampling` prints it.
-    pub fn text(&self) -> String {
-        let (q, r) = (&self.query, &self.sampled);
-        let bracket = |b: Option<EpsilonBracket>| match b {
-            Some(b) if b.lower == b.upper => format!("ε = {:.6}", b.upper),
-            Some(b) => format!("{:.6} ≤ ε ≤ {:.6}", b.lower, b.upper),
-            None => "no finite ε".into(),
-        };
-        let mut s = format!(
-            "DP-SGD with {} batches (T = {}, q = {}), {} neighbours, sensitivity {}C:\n  {} at δ = {:e}\n  assumes: {}\n",
-            r.sampling.name().replace('_', "-"),
-            q.steps,
-            q.sample_rate,
-            r.neighbouring.label(),
-            r.sensitivity,
-            bracket(r.epsilon),
-            q.delta_priv,
-            r.assumption
-        );
-        if let Some(p) = r.if_poisson {
-            s += &format!("  if the batches had been Poisson-sampled: {}\n", bracket(Some(p)));
-        }
-        s
-    }
-
-    /// The report as one JSON object.
-    pub fn json(&self) -> serde_json::Value {
-        let r = &self.sampled;
-        serde_json::json!({
-            "algorithm": "dpsgd",
-            "sampling": r.sampling.name(),
-            "neighbouring": r.neighbouring.label(),
-            "sensitivity": r.sensitivity,
-            "steps": self.query.steps,
-            "sample_rate": self.query.sample_rate,
-            "delta_priv": self.query.delta_priv,
-            "epsilon": r.epsilon.map(|b| b.upper),
-            "epsilon_lower": r.epsilon.map(|b| b.lower),
-            "epsilon_if_poisson": r.if_poisson.map(|b| b.upper),
-            "assumption": r.assumption,
-        })
-    }
-}
-
-/// What a report's guarantee means for membership inference
-/// (`propdp_accountant::tradeoff`): the largest TPR any attack reaches at
-/// each FPR of [`FPRS`], and μ-GDP where it applies.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Membership {
-    /// (FPR, the largest TPR at it).
-    pub tpr: Vec<(f64, f64)>,
-    /// μ of μ-GDP and whether it is exact (the Gaussian mechanisms) or the
-    /// central-limit approximation (subsampled DP-SGD); `None` for
-    /// objective perturbation.
-    pub mu: Option<(f64, bool)>,
-    /// How the TPR was bounded.
-    pub method: &'static str,
-}
-
-/// The false positive rates [`membership`] reports the TPR at.
-pub const FPRS: [f64; 5] = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1];
-
-/// The membership-inference reading of `report`: exact for the Gaussian
-/// mechanisms (output perturbation, DP-GD, full-batch DP-SGD:
-/// Φ(Φ⁻¹(α) + μ)); from the certified upper profile for subsampled DP-SGD;
-/// from the (ε, δ) curve for objective perturbation.
-///
-/// ```
-/// use propdp::privacy::{assess, membership, NoiseLevel, Query};
-/// use propdp::core::{accountant::Neighbouring, AlgorithmKind, Model};
-/// let q = Query {
-///     algorithm: AlgorithmKind::Dpsgd, model: Model::Logistic, lambda: 1.0, steps: 1000, sample_rate: 0.01,
-///     clip: Some(1.0), neighbouring: Neighbouring::AddRemoveOne, delta_priv: 1e-5, noise: NoiseLevel::Given(1.0),
-/// };
-/// let m = membership(&assess(&q).unwrap()).unwrap();
-/// assert!(m.tpr.iter().all(|&(fpr, tpr)| fpr < tpr && tpr < 1.0));
-/// ```
-pub fn membership(report: &Report) -> crate::Result<Membership> {
-    let q = &report.query;
-    if q.algorithm == AlgorithmKind::Dpsgd && q.sample_rate < 1.0 {
-        let run = q.dpsgd_run(report.noise);
-        let tpr = tpr_upper(&[run], q.neighbouring, &FPRS, BracketSettings::default())
-            .map_err(|e| Argument::new("noise", format!(": {e}")))?;
-        return Ok(Membership {
-            tpr: FPRS.iter().copied().zip(tpr).collect(),
-            mu: gdp_mu(&[run], q.neighbouring),
-            method: "min over ε of min(e^ε·α + δ⁺(ε), 1 − e^{−ε}(1 − α − δ⁺(ε))), δ⁺ the certified upper profile",
-        });
-    }
-    if let Some(mu) = report.mu {
-        return Ok(Membership {
-            tpr: FPRS.iter().map(|&a| (a, gaussian_tpr(mu, a))).collect(),
-            mu: Some((mu, true)),
-            method: "exact: Φ(Φ⁻¹(α) + μ) of μ-GDP",
-        });
-    }
-    let mech = q.mechanism();
-    Ok(Membership {
-        tpr: FPRS
-            .iter()
-            .map(|&a| (a, tpr_from_profile(|e| mech.delta(e, report.noise), a)))
-            .collect(),
-        mu: None,
-        method: "min over ε of min(e^ε·α + δ(ε), 1 − e^{−ε}(1 − α − δ(ε))), δ the mechanism's curve",
-    })
-}
-
-impl Membership {
-    /// The reading as `propdp privacy --membership-inference` prints it.
-    pub fn text(&self) -> String {
-        let mut s = String::from(
-            "membership inference: the largest TPR any attack reaches at each FPR
-",
-        );
-        for &(fpr, tpr) in &self.tpr {
-            s += &format!(
-                "  FPR {fpr:<7e} TPR ≤ {tpr:.6}
-"
-            );
-        }
-        match self.mu {
-            Some((mu, true)) => {
-                s += &format!(
-                    "  μ-GDP (exact): μ = {}
-",
-                    num(mu)
-                )
-            }
-            Some((mu, false)) => {
-                s += &format!(
-                    "  μ-GDP (central-limit approximation, not a bound): μ ≈ {}
-",
-                    num(mu)
-                )
-            }
-            None => {}
-        }
-        s + &format!(
-            "  ({})
-",
-            self.method
-        )
-    }
-
-    /// The reading as one JSON object.
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "fpr": self.tpr.iter().map(|t| t.0).collect::<Vec<_>>(),
-            "tpr_upper": self.tpr.iter().map(|t| t.1).collect::<Vec<_>>(),
-            "mu": self.mu.map(|m| m.0),
-            "mu_exact": self.mu.map(|m| m.1),
-            "method": self.method,
-        })
     }
 }
 
@@ -761,212 +551,4 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
     };
     report.check()?;
     Ok(report)
-}
-
-impl Report {
-    /// Every number finite and consistent: noise > 0, μ > 0, ρ > 0, and
-    /// ε = 0 only where the mechanism's δ(0) is already within δ_priv.
-    fn check(&self) -> Result<()> {
-        let numbers = [
-            Some(self.noise),
-            self.mu,
-            Some(self.rho),
-            self.epsilon,
-            self.rdp_epsilon,
-        ]
-        .into_iter()
-        .flatten()
-        .chain(self.objective_bound.iter().flat_map(|(c, a)| [*c, *a]))
-        .chain(self.rdp.iter().map(|r| r.1));
-        let q = &self.query;
-        let underflow = !(self.noise > 0.0 && self.rho > 0.0 && self.mu.is_none_or(|m| m > 0.0));
-        if let (AlgorithmKind::Dpsgd, Some(c)) = (q.algorithm, q.clip)
-            && (underflow || numbers.clone().any(|x| !x.is_finite()))
-        {
-            // the guarantee depends on σ/min(C, L): name both
-            return Err(Argument::both(
-                q.noise.argument(),
-                "clip",
-                format!(
-                    ": the noise multiplier σ/min(C, L) = {:?}/{c:?} is beyond the range of the accountant \
-                     (ρ = {:?}, μ = {:?}): no guarantee can be stated",
-                    self.noise, self.rho, self.mu
-                ),
-            )
-            .into());
-        }
-        if let Some(x) = numbers.into_iter().find(|x| !x.is_finite()) {
-            return Err(Argument::new(
-                self.query.noise.argument(),
-                format!(
-                    ": the guarantee is not a finite number ({x:?}); the arguments are beyond the accountant's range"
-                ),
-            )
-            .into());
-        }
-        if underflow {
-            return Err(Argument::new(
-                self.query.noise.argument(),
-                format!(
-                    ": the noise {:?} gives ρ = {:?}, μ = {:?} (beyond the range of f64): no guarantee can be stated",
-                    self.noise, self.rho, self.mu
-                ),
-            )
-            .into());
-        }
-        // (subsampled DP-SGD: ε⁺ = 0 is the certified curve's own δ⁺(0) ≤ δ_priv, which the fixed-grid δ(0) may exceed)
-        let subsampled = self.query.algorithm == AlgorithmKind::Dpsgd && self.query.sample_rate < 1.0;
-        if !subsampled
-            && self.epsilon == Some(0.0)
-            && self.query.mechanism().log_delta(0.0, self.noise) > self.query.delta_priv.ln()
-        {
-            bail!("internal error: ε = 0 reported while δ(0) exceeds δ_priv");
-        }
-        Ok(())
-    }
-
-    /// The report as data (`propdp privacy --json`, the Python package):
-    /// every number of [`Report::text`] under a stable key, `null` where a
-    /// notion does not apply.
-    pub fn json(&self) -> serde_json::Value {
-        let q = &self.query;
-        let dpsgd = q.algorithm == AlgorithmKind::Dpsgd;
-        let (target, level) = match q.noise {
-            NoiseLevel::Given(_) => (None, None),
-            NoiseLevel::Epsilon(e) => (Some("epsilon"), Some(e)),
-            NoiseLevel::Rho(r) => (Some("rho"), Some(r)),
-        };
-        serde_json::json!({
-            "algorithm": q.algorithm.name(),
-            "model": q.model.kind().name(),
-            "neighbouring": q.neighbouring.label(),
-            "lambda": (!q.algorithm.is_iterative()).then_some(q.lambda),
-            "steps": q.algorithm.is_iterative().then_some(q.steps),
-            "sample_rate": dpsgd.then_some(q.sample_rate),
-            "clip": if dpsgd { q.clip } else { None },
-            "calibrated_to": target,
-            "target": level,
-            "noise": self.noise,
-            "delta_priv": q.delta_priv,
-            "epsilon": self.epsilon,
-            "epsilon_lower": self.epsilon_lower,
-            "bracket_grid": self.bracket.map(|b| b.0),
-            "bracket_reached": self.bracket.map(|b| b.1),
-            "rdp_epsilon": self.rdp_epsilon,
-            "rho": self.rho,
-            "mu": self.mu,
-            "objective_bound": self.objective_bound,
-            "rdp": self.rdp,
-        })
-    }
-
-    /// The report as `propdp privacy` prints it.
-    pub fn text(&self) -> String {
-        let q = &self.query;
-        let delta_priv = format!("{:?}", q.delta_priv);
-        let mut s = match q.noise {
-            NoiseLevel::Given(_) => String::new(),
-            NoiseLevel::Epsilon(eps) => {
-                format!(
-                    "calibrated noise for (ε = {eps:?}, δ = {delta_priv}): {}\n",
-                    num(self.noise)
-                )
-            }
-            NoiseLevel::Rho(rho) => format!("calibrated noise for ρ = {rho:?} (zCDP): {}\n", num(self.noise)),
-        };
-        let model = match q.model.kind() {
-            propdp_core::ModelKind::Huber => "Huber",
-            propdp_core::ModelKind::Logistic => "Logistic",
-            propdp_core::ModelKind::LeastSquares => "least-squares",
-        };
-        let what = match q.algorithm {
-            AlgorithmKind::Dpgd => "DP-GD".to_string(),
-            AlgorithmKind::Dpsgd => format!(
-                "DP-SGD (T = {}, q = {:?}, {})",
-                q.steps,
-                q.sample_rate,
-                q.clip.map_or("no clipping".to_string(), |c| format!("clip C = {c:?}"))
-            ),
-            a => a.title().to_string(),
-        };
-        s += &format!(
-            "{what} of a {model} model, noise {:?}, {} neighbours:\n",
-            self.noise,
-            q.neighbouring.label()
-        );
-        if let Some(mu) = self.mu {
-            s += &format!("  μ-GDP: μ = {}\n", num(mu));
-            s += &format!("  zCDP: ρ = μ²/2 = {}\n", num(self.rho));
-        }
-        if let Some((c, a)) = self.objective_bound {
-            s += &format!(
-                "  loss bound c + A|Z|: c = {}, A = {} (add/remove-one)\n",
-                num(c),
-                num(a)
-            );
-            s += &format!("  zCDP: ρ = {}\n", num(self.rho));
-            let parts: Vec<String> = self.rdp.iter().map(|(a, e)| format!("ε({a}) = {}", num(*e))).collect();
-            s += &format!("  RDP (add/remove-one): {}\n", parts.join(", "));
-        }
-        if q.algorithm == AlgorithmKind::Dpsgd && self.mu.is_none() {
-            s += &format!(
-                "  zCDP: ρ = {} (subsampling gives zCDP no amplification)\n",
-                num(self.rho)
-            );
-        }
-        let accountant = if q.algorithm == AlgorithmKind::Dpsgd && q.sample_rate < 1.0 {
-            " (PLD, or RDP where tighter)"
-        } else {
-            ""
-        };
-        s += &match self.epsilon {
-            Some(e) => format!("  (ε, δ)-DP{accountant}: ε = {} at δ = {delta_priv}\n", num(e)),
-            None => format!("  (ε, δ)-DP{accountant}: no finite ε reaches δ = {delta_priv}\n"),
-        };
-        if let (Some(lo), Some(hi), Some((grid, reached))) = (self.epsilon_lower, self.epsilon, self.bracket) {
-            s += &format!(
-                "  certified bracket: {} ≤ ε ≤ {} (width {:.2}%, {}{})\n",
-                num(lo),
-                num(hi),
-                if hi > 0.0 { 100.0 * (hi - lo) / hi } else { 0.0 },
-                if grid > 0.0 {
-                    format!("grid {grid:.1e}")
-                } else {
-                    "closed form".to_string()
-                },
-                if reached {
-                    ""
-                } else {
-                    "; the 0.1% width was not reached (the memory limit, or ε beyond the PLD's range)"
-                }
-            );
-        }
-        if let Some(e) = self.rdp_epsilon {
-            s += &format!("  (ε, δ)-DP (RDP, looser): ε = {} at δ = {delta_priv}\n", num(e));
-        }
-        if q.algorithm == AlgorithmKind::Dpsgd {
-            // the same run in a training loop's knobs (docs/training_loop.md)
-            let run = q.dpsgd_run(self.noise);
-            s += &format!(
-                "  as a training loop (Opacus): noise_multiplier = {} (the noise over the per-example bound {}), \
-                 max_grad_norm = {}, sample_rate = {} (Poisson batches of q·n rows on average), epochs = q·T = {}\n",
-                num(run.noise_multiplier),
-                num(self.noise / run.noise_multiplier),
-                num(self.noise / run.noise_multiplier),
-                q.sample_rate,
-                num(q.sample_rate * q.steps as f64)
-            );
-        }
-        s
-    }
-}
-
-/// A number for people: 6 decimals between 1e-3 and 1e6, 6 significant
-/// digits in exponent form outside (a small ε never reads as 0.000000).
-fn num(x: f64) -> String {
-    if x == 0.0 || (1e-3..1e6).contains(&x.abs()) {
-        format!("{x:.6}")
-    } else {
-        format!("{x:.5e}")
-    }
 }
