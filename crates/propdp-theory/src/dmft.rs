@@ -23,7 +23,7 @@
 //!
 //! Expectations over samples use randomized quasi-Monte Carlo: Owen-scrambled
 //! Sobol points from `sobol_burley` (dimension T + 2: ν, w_1..w_T, label
-//! noise), mapped to normals by Φ⁻¹ (`statrs`). That crate supports 2^16
+//! noise), mapped to normals by Φ⁻¹ ([`quantile`], `statrs`). That crate supports 2^16
 //! points and 256 dimensions per sequence; dimensions beyond 256 reuse the
 //! sequence under an independent seed (padded RQMC, still unbiased). The solve
 //! is repeated on independent scrambles and the prediction is their mean, with
@@ -40,10 +40,10 @@ use std::collections::BTreeMap;
 use propdp_core::covariance::Covariance;
 
 use crate::modes::{Modes, SPECTRAL_MAX_BYTES, spectral_metrics};
+use crate::numerics::gaussian::quantile;
 use propdp_core::loss::{Loss, sigmoid};
 use propdp_core::metrics::{self, Metrics};
 use rayon::prelude::*;
-use statrs::distribution::{ContinuousCDF, Normal};
 use thiserror::Error;
 
 /// Parameters of a DMFT solve.
@@ -262,7 +262,7 @@ pub(crate) fn step_metrics(
     if matches!(p.loss, Loss::Logistic | Loss::ConditionalLogistic) {
         mt.insert(
             metrics::TEST_CLASS_ERR.into(),
-            crate::logistic::test_class_error(p.s2, m_t, c_tt),
+            crate::fixed_points::logistic::test_class_error(p.s2, m_t, c_tt),
         );
     }
     Ok(mt)
@@ -301,10 +301,9 @@ pub(crate) fn rqmc_uniform4(i: usize, group: usize, seed: u32) -> [f64; 4] {
 /// (ν, w_1..w_T), then `extra` uniform coordinates `u[k][i]` (dimensions
 /// T + 1 + k): the label's, then for DP-SGD one per step for the selections.
 fn draws(p: &DmftParams, seed: u32, extra: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
-    let unit = Normal::standard();
     let uniform = |i: usize, dim: usize| rqmc_uniform(i, dim, seed);
     let z = (0..=p.steps)
-        .map(|j| (0..p.points).map(|i| unit.inverse_cdf(uniform(i, j))).collect())
+        .map(|j| (0..p.points).map(|i| quantile(uniform(i, j))).collect())
         .collect();
     let u = (0..extra)
         .map(|k| (0..p.points).map(|i| uniform(i, p.steps + 1 + k)).collect())
@@ -350,10 +349,9 @@ fn solve_scramble(
     let nu: Vec<f64> = z[0].iter().map(|x| prior_sd * x).collect();
     // label: y for standard losses, ν for conditional ones; for the Stein drift
     // also the labels of the baseline paths at ν = 0 (y⁰ = e; ±1 for the standard logistic)
-    let unit = Normal::standard();
     let (label, baselines): (Vec<f64>, Vec<Vec<f64>>) = match p.loss {
         Loss::Huber { .. } | Loss::Squared => {
-            let e: Vec<f64> = u.iter().map(|&x| p.noise_sd * unit.inverse_cdf(x)).collect();
+            let e: Vec<f64> = u.iter().map(|&x| p.noise_sd * quantile(x)).collect();
             ((0..n).map(|i| nu[i] + e[i]).collect(), vec![e])
         }
         Loss::Logistic => (

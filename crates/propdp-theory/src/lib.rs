@@ -4,22 +4,12 @@
 
 #![warn(missing_docs)]
 
-mod covariance_spectrum;
 pub mod dmft;
 mod dyadic;
-#[rustfmt::skip]
-mod erfcx_table;
-pub mod gauss_hermite;
-pub mod gaussian;
-pub mod huber;
+pub mod fixed_points;
 pub mod least_squares;
-pub mod logistic;
 pub mod long_horizon;
 mod modes;
-pub mod noise;
-pub use propdp_core::panels;
+pub mod numerics;
 mod reverse_mode;
-pub mod root;
 pub mod solve;
-pub mod spectral;
-mod train_loss;

@@ -14,8 +14,8 @@ use propdp_core::{Algorithm, Model, Point};
 use thiserror::Error;
 
 use crate::dmft::{self, DmftError, DmftParams, DmftPath};
-use crate::huber::{self, HuberError, HuberParams, HuberState};
-use crate::logistic::{LogisticError, LogisticParams, LogisticSolver, LogisticState};
+use crate::fixed_points::huber::{self, HuberError, HuberParams, HuberState};
+use crate::fixed_points::logistic::{LogisticError, LogisticParams, LogisticSolver, LogisticState};
 use crate::long_horizon;
 
 /// Solver state of either model, used to warm-start the next point.
@@ -245,7 +245,7 @@ impl TheorySolver {
                     _ => None,
                 };
                 let (st, report) = match &self.covariance {
-                    Some(cov) => crate::spectral::solve_huber(&p, cov, &self.huber)?,
+                    Some(cov) => crate::fixed_points::spectral::solve_huber(&p, cov, &self.huber)?,
                     None => huber::solve(&p, &self.huber, warm)?,
                 };
                 (Static::Huber(p, st), report)
@@ -337,7 +337,7 @@ impl TheorySolver {
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Solution, TheoryError> {
         if let (Model::Logistic, Algorithm::Output { lambda, tau }) = (point.model(), point.algorithm())
-            && tau > crate::logistic::MAX_NOISE_RATIO
+            && tau > crate::fixed_points::logistic::MAX_NOISE_RATIO
         {
             return Err(LogisticError::OutOfRange {
                 params: LogisticParams {
@@ -349,7 +349,7 @@ impl TheorySolver {
                 reason: format!(
                     "τ = {tau:e} > {:e}: the test metrics' quadrature over the output noise grows like τ; \
                      there est_err2 ≈ τ² and the classifier is a coin flip",
-                    crate::logistic::MAX_NOISE_RATIO
+                    crate::fixed_points::logistic::MAX_NOISE_RATIO
                 ),
             }
             .into());
@@ -361,7 +361,7 @@ impl TheorySolver {
         Ok(match st {
             Static::Huber(p, st) => Solution {
                 metrics: match &self.covariance {
-                    Some(cov) => crate::spectral::huber_metrics(&p, cov, &st, tau),
+                    Some(cov) => crate::fixed_points::spectral::huber_metrics(&p, cov, &st, tau),
                     None => huber::metrics(&p, &st, tau),
                 },
                 report,

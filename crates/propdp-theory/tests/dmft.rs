@@ -6,7 +6,7 @@ use propdp_core::config::SolverOptions;
 use propdp_core::loss::{Loss, sigmoid};
 use propdp_core::{Algorithm, LossVariant, Model, NoiseLaw, Point};
 use propdp_theory::dmft::{DmftParams, solve};
-use propdp_theory::gauss_hermite::NormalRule;
+use propdp_theory::numerics::gauss_hermite::NormalRule;
 use propdp_theory::solve::TheorySolver;
 
 /// (E[g₀ | ν], E[g₀² | ν]) over the label given the teacher field.

@@ -4,7 +4,7 @@
 //! tests/data/mixture_moments.csv), over v ∈ [1e-4, 5] and c ∈ [0.05, 200].
 
 use propdp_core::NoiseLaw;
-use propdp_theory::noise::{truncated_jet, truncated_moments, truncated_probability};
+use propdp_theory::fixed_points::noise::{truncated_jet, truncated_moments, truncated_probability};
 
 #[test]
 fn truncated_moments_match_40_digit_references() {

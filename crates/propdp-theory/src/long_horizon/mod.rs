@@ -48,14 +48,14 @@ use propdp_core::covariance::{Atom, Covariance};
 use propdp_core::loss::Loss;
 use propdp_core::metrics::{self, Metrics};
 use rayon::prelude::*;
-use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::dmft::{DmftError, DmftParams, DmftPath, STEIN_MIN_S2, aggregate, rqmc_uniform4, step_metrics};
 use crate::dyadic::{Advance, Dyadic, Partition, Track};
+use crate::fixed_points::train_loss::{self, LossMoments, LossSums};
 use crate::least_squares::{self, LeastSquaresParams};
 use crate::modes::spectral_metrics;
+use crate::numerics::gaussian::quantile;
 use crate::reverse_mode::{self, Events};
-use crate::train_loss::{self, LossMoments, LossSums};
 
 mod combine;
 mod field;
@@ -698,11 +698,11 @@ struct Teacher {
     z0_mean: f64,
 }
 
-fn teacher(p: &DmftParams, rho: f64, first: &[[f64; 4]], gaussian: Vec<f64>, normal: impl Fn(f64) -> f64) -> Teacher {
+fn teacher(p: &DmftParams, rho: f64, first: &[[f64; 4]], gaussian: Vec<f64>) -> Teacher {
     let n = gaussian.len();
     let (nu, label, baseline, z0_mean) = match p.loss {
         Loss::Huber { .. } | Loss::Squared => {
-            let e: Vec<f64> = first.iter().map(|x| p.noise_sd * normal(x[1])).collect();
+            let e: Vec<f64> = first.iter().map(|x| p.noise_sd * quantile(x[1])).collect();
             let label = (0..n).map(|i| gaussian[i] + e[i]).collect();
             (gaussian, label, e, 0.0)
         }
@@ -997,18 +997,16 @@ fn replicate(
     let spectrum = atoms.unwrap_or(&ISOTROPIC);
     let k_modes = spectrum.len();
     let rho = teacher_field(p.s2, spectrum);
-    let unit = Normal::standard();
     // RQMC dimensions in groups of four: group 0 (mode 0's teacher, the label), group t + 1
     // (mode 0's ũ_t innovation, its ξ̃_t, S_t) for every step; modes k ≥ 1: group T + k
     // (their teacher) and group T + K + t(K − 1) + k − 1 (their ũ_t innovation, ξ̃_t)
     let draws = |group: usize| -> Vec<[f64; 4]> { (0..n).map(|i| rqmc_uniform4(i, group, seed)).collect() };
     let mode_group = |k: usize, t: usize| tt + k_modes + t * (k_modes - 1) + k - 1;
-    let normal = |x: f64| unit.inverse_cdf(x);
     let first = draws(0);
     let teacher_normals: Vec<Vec<f64>> = (0..k_modes)
         .map(|k| {
             let d = if k == 0 { first.clone() } else { draws(tt + k) };
-            d.iter().map(|x| normal(x[0])).collect()
+            d.iter().map(|x| quantile(x[0])).collect()
         })
         .collect();
     let mut gaussian = vec![0.0; n];
@@ -1018,7 +1016,7 @@ fn replicate(
             gaussian[i] += root * sd * zk[i];
         }
     }
-    let teacher = teacher(p, rho, &first, gaussian.clone(), normal);
+    let teacher = teacher(p, rho, &first, gaussian.clone());
     let (nu, label, baseline) = (&teacher.nu, &teacher.label, &teacher.baseline);
     let w = window;
     // the memory family: per mode θ̃, O, the baseline's O⁰ and the virtual paths V (lane s % W: Rᵏ(·, s))
@@ -1107,7 +1105,7 @@ fn replicate(
         let u_terms = modes[0].coord.state.indexed(&cond.terms);
         for (k, m) in modes.iter_mut().enumerate() {
             let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
-            let mut u: Vec<f64> = d.iter().map(|x| normal(x[0])).collect();
+            let mut u: Vec<f64> = d.iter().map(|x| quantile(x[0])).collect();
             if cond.beta.is_empty() {
                 u.iter_mut().for_each(|x| *x *= cond.sd2.max(0.0).sqrt());
             } else {
@@ -1156,7 +1154,7 @@ fn replicate(
             memory(&m.theta, &mem, t, near, far, &mut scratch);
             let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
             for i in 0..n {
-                let xi = normal(d[i][1]);
+                let xi = quantile(d[i][1]);
                 m.th[i] = decay * m.th[i] - eta * (m.coord.sqrt_omega * m.u[i] + om * scratch[i]) + eta * p.sigma * xi;
             }
             memory(&m.onsager, &mem, t, near, far, &mut scratch);
@@ -1422,7 +1420,7 @@ mod tests {
         }
     }
 
-    /// The training loss's control variate (crate::train_loss): over 16
+    /// The training loss's control variate (crate::fixed_points::train_loss): over 16
     /// replicates of clipped DP-SGD, the cross-fitted estimate's spread is
     /// below the plain path mean's — Huber: 0.49 of it when written;
     /// logistic: 0.68 (0.17 before the labels were folded into ν, which cut
