@@ -4,12 +4,7 @@
 
 #![warn(missing_docs)]
 
-pub mod dmft;
-mod dyadic;
+pub mod dynamics;
 pub mod fixed_points;
-pub mod least_squares;
-pub mod long_horizon;
-mod modes;
 pub mod numerics;
-mod reverse_mode;
 pub mod solve;

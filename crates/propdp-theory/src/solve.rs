@@ -13,10 +13,10 @@ use propdp_core::record::{DynamicsMethod, SolverReport};
 use propdp_core::{Algorithm, Model, Point};
 use thiserror::Error;
 
-use crate::dmft::{self, DmftError, DmftParams, DmftPath};
+use crate::dynamics::long_horizon;
+use crate::dynamics::{DmftError, DmftParams, DmftPath, full_memory};
 use crate::fixed_points::huber::{self, HuberError, HuberParams, HuberState};
 use crate::fixed_points::logistic::{LogisticError, LogisticParams, LogisticSolver, LogisticState};
-use crate::long_horizon;
 
 /// Solver state of either model, used to warm-start the next point.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -56,7 +56,7 @@ pub enum TheoryError {
     Dmft(#[from] DmftError),
     #[error(transparent)]
     /// The exact least-squares trajectory does not exist (divergence).
-    LeastSquares(#[from] crate::least_squares::LeastSquaresError),
+    LeastSquares(#[from] crate::dynamics::least_squares::LeastSquaresError),
     /// A solver returned a metric that is not a finite number (an overflow,
     /// e.g. σ² or τ² beyond the range of f64): never written as a result.
     #[error("{metric} = {value:e} is not finite at {params}: the point is beyond the range of f64 arithmetic")]
@@ -306,7 +306,7 @@ impl TheorySolver {
 
     /// [`TheorySolver::solve`], stopping a DP-GD/DP-SGD solve (the long
     /// ones: minutes at T in the hundreds) at the first DMFT step at which
-    /// `cancelled` returns true, with [`dmft::DmftError::Cancelled`]. The
+    /// `cancelled` returns true, with [`DmftError::Cancelled`]. The
     /// static solvers take milliseconds and are not interrupted.
     pub fn solve_cancellable(
         &self,
@@ -478,7 +478,7 @@ impl TheorySolver {
             }
             .into());
         }
-        let path = dmft::solve_spectral(&params, cov, cancelled)?;
+        let path = full_memory::solve_spectral(&params, cov, cancelled)?;
         Ok(Solution {
             metrics: path.last(),
             report: SolverReport {
@@ -500,7 +500,7 @@ impl TheorySolver {
             .algorithm()
             .gradient_steps()
             .expect("DP-GD and DP-SGD points only");
-        let params = crate::least_squares::LeastSquaresParams {
+        let params = crate::dynamics::least_squares::LeastSquaresParams {
             delta: point.delta(),
             s2: point.s2(),
             noise_sd,
@@ -510,7 +510,7 @@ impl TheorySolver {
             sample_rate: g.sample_rate,
             steps: g.steps,
         };
-        let r = crate::least_squares::solve_with_covariance(&params, self.covariance.as_ref())?;
+        let r = crate::dynamics::least_squares::solve_with_covariance(&params, self.covariance.as_ref())?;
         Ok(Solution {
             metrics: r.path.last(),
             report: SolverReport {
@@ -528,7 +528,7 @@ impl TheorySolver {
 }
 
 /// The largest standard error of any metric at the last step.
-fn last_stderr(path: &dmft::DmftPath) -> f64 {
+fn last_stderr(path: &DmftPath) -> f64 {
     path.stderr
         .values()
         .filter_map(|v| v.last())

@@ -34,17 +34,20 @@
 //! - Hackbusch (2015), *Hierarchical Matrices: Algorithms and Analysis*
 //!   (block means of a smooth kernel on blocks growing with their distance).
 
-use super::{
-    Coordinate, GEN_WINDOW, Generator, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, Slot, StepBuffers, Stop, axpy,
-    combine, conditional_weights, curvature_bound, far_adjoints, memory, recursion, sample_step, stein_drift,
-    step_record, teacher, teacher_field, theta_positions, truncation,
-};
-use crate::dmft::{DmftError, DmftParams, rqmc_uniform4};
-use crate::dyadic::{Partition, Track};
-use crate::numerics::gaussian::quantile;
-use crate::reverse_mode::Events;
 use nalgebra::{DMatrix, DVector};
 use propdp_core::covariance::Atom;
+
+use super::combine::combine;
+use super::state::Slot;
+use crate::dynamics::dyadic::{Partition, Track};
+use crate::dynamics::path::{DmftError, DmftParams};
+use crate::dynamics::reverse_mode::Events;
+use crate::dynamics::rqmc::rqmc_uniform4;
+use crate::numerics::axpy;
+use crate::numerics::gaussian::quantile;
+
+use super::generator::*;
+use super::step::*;
 
 /// One atom's deterministic side: its coordinate, its virtual paths (lane
 /// s % W: Rᵏ(·, s)) and its block lanes (lane b: Σ_{s+1∈B_b} Rᵏ(·, s)).

@@ -59,7 +59,7 @@ use propdp_core::metrics;
 use propdp_core::spectrum::MarchenkoPastur;
 use thiserror::Error;
 
-use crate::dmft::DmftPath;
+use super::path::DmftPath;
 use crate::fixed_points::covariance_spectrum::{Rule, Spectrum};
 
 /// The relative agreement of K and 2K nodes at which fewer than T + 1 nodes
