@@ -377,12 +377,21 @@ impl TheorySolver {
         })
     }
 
-    /// DP-GD and DP-SGD: the DMFT path; the point's summary is the last step.
+    /// DP-GD and DP-SGD: the path of the state evolution [`TheorySolver::dynamics`]
+    /// chooses; the point's summary is the last step.
     fn solve_dmft(&self, point: &Point, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Solution, TheoryError> {
-        let (Algorithm::Dpgd { steps, .. } | Algorithm::Dpsgd { steps, .. }) = point.algorithm() else {
-            unreachable!("static points are solved by solve_static")
-        };
-        let noise_sd = match point.model() {
+        let noise_sd = self.label_noise_sd(point)?;
+        match self.dynamics(point, noise_sd)? {
+            DynamicsMethod::Spectral => self.solve_least_squares(point, noise_sd),
+            DynamicsMethod::LongHorizon => self.solve_long_horizon(point, noise_sd, cancelled),
+            DynamicsMethod::Dmft => self.solve_full_memory(point, noise_sd, cancelled),
+        }
+    }
+
+    /// The sd of the Gaussian label noise a DP-GD/DP-SGD point draws (0 for
+    /// logistic labels); other noise laws are refused.
+    fn label_noise_sd(&self, point: &Point) -> Result<f64, TheoryError> {
+        Ok(match point.model() {
             Model::Huber {
                 noise: propdp_core::NoiseLaw::Gaussian { sd },
                 ..
@@ -398,6 +407,17 @@ impl TheorySolver {
                 .into());
             }
             Model::Logistic => 0.0,
+        })
+    }
+
+    /// Which state evolution serves a DP-GD/DP-SGD point under
+    /// `solver.dmft`: unclipped least squares exactly (§3.2,
+    /// [`DynamicsMethod::Spectral`]), the long horizon beyond
+    /// `LONG_HORIZON_FROM` steps (§3.3), the full-memory DMFT otherwise (§3,
+    /// §3.4) — or the refusal of a point none of them serves.
+    fn dynamics(&self, point: &Point, noise_sd: f64) -> Result<DynamicsMethod, TheoryError> {
+        let (Algorithm::Dpgd { steps, .. } | Algorithm::Dpsgd { steps, .. }) = point.algorithm() else {
+            unreachable!("static points are solved by solve_static")
         };
         let method = self.dmft.method;
         let cov = self.covariance.as_ref();
@@ -415,7 +435,7 @@ impl TheorySolver {
             && point.algorithm().gradient_steps().is_some_and(|g| g.clip.is_infinite())
             && method == DmftMethod::Auto;
         if spectral {
-            return self.solve_least_squares(point, noise_sd);
+            return Ok(DynamicsMethod::Spectral);
         }
         // otherwise, with or without a spectrum: the full-memory state evolution up to LONG_HORIZON_FROM
         // steps, the long horizon beyond (one mode per atom, docs/theory.md §3.4)
@@ -450,40 +470,66 @@ impl TheorySolver {
             .into());
         }
         if long && !oscillating {
-            let atoms = cov.map_or(1, |c| c.atoms().len());
-            let points = long_horizon::default_points(steps, q, atoms, self.dmft.scrambles);
-            let r = long_horizon::solve_spectrum(&self.dmft_params(point, noise_sd, points), cov, cancelled)?;
-            return Ok(Solution {
-                metrics: r.path.last(),
-                report: SolverReport {
-                    converged: true,
-                    iterations: steps,
-                    residual: last_stderr(&r.path),
-                    method: Some(DynamicsMethod::LongHorizon),
-                    approx_error: Some(r.approx_error),
-                    window: Some(r.window),
-                },
-                state: State::Dmft,
-                per_step: Some(r.path),
-            });
+            return Ok(DynamicsMethod::LongHorizon);
         }
-        let params = self.dmft_params(point, noise_sd, DMFT_POINTS);
         if steps > DMFT_MAX_STEPS {
             return Err(DmftError::Invalid {
                 what: format!(
                     "solver.dmft = \"exact\" serves steps ≤ {DMFT_MAX_STEPS} (O(N·T³): T = 1000 takes about half an \
                      hour); use dmft = \"auto\" or \"long_horizon\" for steps = {steps}"
                 ),
-                params: Box::new(params),
+                params: Box::new(self.dmft_params(point, noise_sd, DMFT_POINTS)),
             }
             .into());
         }
-        let path = full_memory::solve_spectral(&params, cov, cancelled)?;
+        Ok(DynamicsMethod::Dmft)
+    }
+
+    /// The long-horizon state evolution (§3.3), one mode per atom of the
+    /// solver's covariance if any, on the default paths for its cost.
+    fn solve_long_horizon(
+        &self,
+        point: &Point,
+        noise_sd: f64,
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Solution, TheoryError> {
+        let g = point
+            .algorithm()
+            .gradient_steps()
+            .expect("DP-GD and DP-SGD points only");
+        let cov = self.covariance.as_ref();
+        let atoms = cov.map_or(1, |c| c.atoms().len());
+        let points = long_horizon::default_points(g.steps, g.sample_rate, atoms, self.dmft.scrambles);
+        let r = long_horizon::solve_spectrum(&self.dmft_params(point, noise_sd, points), cov, cancelled)?;
+        Ok(Solution {
+            metrics: r.path.last(),
+            report: SolverReport {
+                converged: true,
+                iterations: g.steps,
+                residual: last_stderr(&r.path),
+                method: Some(DynamicsMethod::LongHorizon),
+                approx_error: Some(r.approx_error),
+                window: Some(r.window),
+            },
+            state: State::Dmft,
+            per_step: Some(r.path),
+        })
+    }
+
+    /// The full-memory state evolution (§3, §3.4 with the solver's covariance).
+    fn solve_full_memory(
+        &self,
+        point: &Point,
+        noise_sd: f64,
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Solution, TheoryError> {
+        let params = self.dmft_params(point, noise_sd, DMFT_POINTS);
+        let path = full_memory::solve_spectral(&params, self.covariance.as_ref(), cancelled)?;
         Ok(Solution {
             metrics: path.last(),
             report: SolverReport {
                 converged: true,
-                iterations: steps,
+                iterations: params.steps,
                 residual: last_stderr(&path),
                 method: Some(DynamicsMethod::Dmft),
                 ..Default::default()
@@ -493,7 +539,7 @@ impl TheorySolver {
         })
     }
 
-    /// Unclipped least squares: the exact trajectory ([`crate::least_squares`]),
+    /// Unclipped least squares: the exact trajectory ([`crate::dynamics::least_squares`]),
     /// with the solver's covariance if any.
     fn solve_least_squares(&self, point: &Point, noise_sd: f64) -> Result<Solution, TheoryError> {
         let g = point
