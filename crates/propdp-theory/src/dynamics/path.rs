@@ -3,6 +3,12 @@
 //! ([`DmftError`]), the predicted path of every metric with its standard error
 //! over replicates ([`DmftPath`], [`aggregate`]), and the metrics of a step
 //! from the overlap m_t and the norm C_θ(t,t) ([`step_metrics`]).
+//!
+//! # References
+//! - Celentano, Cheng, Montanari (2021), *The high-dimensional asymptotics of
+//!   first order methods with random data*.
+//! - Mignacco, Krzakala, Urbani, Zdeborová (2020), *Dynamical mean-field theory
+//!   for stochastic gradient descent in Gaussian mixture classification*.
 
 use std::collections::BTreeMap;
 

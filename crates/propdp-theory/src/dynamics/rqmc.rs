@@ -1,5 +1,9 @@
 //! Randomised quasi-Monte Carlo points of the state evolutions: Owen-scrambled
 //! Sobol points from `sobol_burley`, padded beyond its 256 dimensions.
+//!
+//! # References
+//! - Owen (1995), *Randomly permuted (t,m,s)-nets and (t,s)-sequences*.
+//! - Burley (2020), *Practical hash-based Owen scrambling*, JCGT.
 
 /// Coordinate `dim` of point `i` of an Owen-scrambled Sobol sequence
 /// (`sobol_burley`: 256 dimensions per sequence; dimension 256·j + d is

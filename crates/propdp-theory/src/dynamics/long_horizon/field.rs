@@ -46,8 +46,11 @@ use crate::dynamics::rqmc::rqmc_uniform4;
 use crate::numerics::axpy;
 use crate::numerics::gaussian::quantile;
 
-use super::generator::*;
-use super::step::*;
+use super::generator::{GEN_WINDOW, Generator, conditional_weights};
+use super::step::{
+    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, Stop, curvature_bound, far_adjoints, memory,
+    recursion, sample_step, stein_drift, step_record, teacher, teacher_field, theta_positions, truncation,
+};
 
 /// One atom's deterministic side: its coordinate, its virtual paths (lane
 /// s % W: Rᵏ(·, s)) and its block lanes (lane b: Σ_{s+1∈B_b} Rᵏ(·, s)).

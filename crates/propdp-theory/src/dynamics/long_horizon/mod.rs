@@ -49,8 +49,7 @@ use crate::dynamics::least_squares::{self, LeastSquaresParams};
 use crate::dynamics::path::{DmftError, DmftParams, DmftPath, MAX_RELATIVE_SPREAD, STEIN_MIN_S2, aggregate};
 use crate::dynamics::reverse_mode;
 use crate::fixed_points::train_loss::{self, LossMoments};
-use generator::GEN_WINDOW;
-use step::{NEAR, Run, Stop, curvature_bound};
+use step::{Run, Stop, curvature_bound};
 
 mod combine;
 mod field;
@@ -60,7 +59,8 @@ mod replicate;
 mod state;
 mod step;
 
-pub use step::TRUNCATION_TOL;
+pub use generator::GEN_WINDOW;
+pub use step::{NEAR, TRUNCATION_TOL};
 
 /// A long-horizon prediction: the per-step path and its approximation error.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,15 @@
 //! One replicate of the long-horizon state evolution with one coordinate
 //! mode per atom (isotropic features: one atom), forward in t
-//! (docs/theory.md §3.3).
+//! (docs/theory.md §3.3): every path carries its own field and Onsager memory,
+//!
+//!   w_t = A_tν + θ̃_t,   θ̃_{t+1} = (1−ηλ)θ̃_t − η[ũ_t + Σ_k R_g(t,k)θ̃_k] + ησξ̃_t,
+//!   r_t = w_t − ηO_t,   O_{t+1} = (1−ηλ)O_t − η Σ_k R_g(t,k)O_k + ĝ_t.
+//!
+//! # References
+//! - Celentano, Cheng, Montanari (2021), *The high-dimensional asymptotics of
+//!   first order methods with random data*.
+//! - Mignacco, Krzakala, Urbani, Zdeborová (2020), *Dynamical mean-field theory
+//!   for stochastic gradient descent in Gaussian mixture classification*.
 
 use propdp_core::covariance::Atom;
 
@@ -12,8 +21,11 @@ use crate::dynamics::rqmc::rqmc_uniform4;
 use crate::numerics::axpy;
 use crate::numerics::gaussian::quantile;
 
-use super::generator::*;
-use super::step::*;
+use super::generator::{GEN_WINDOW, Generator};
+use super::step::{
+    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, Mode, NEAR, Run, StepBuffers, Stop, curvature_bound, far_adjoints,
+    memory, recursion, sample_step, stein_drift, step_record, teacher, teacher_field, theta_positions, truncation,
+};
 
 // The kernels are indexed as in docs/theory.md §3 (R_θ(t,s), C_g(t,s), …).
 #[allow(clippy::needless_range_loop, clippy::too_many_lines)]

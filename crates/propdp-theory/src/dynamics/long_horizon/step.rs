@@ -4,6 +4,14 @@
 //! and dyadic blocks, the coordinate modes, the teacher and its Stein drift,
 //! the sample side's step, the metrics of the generated linear state, and the
 //! truncation estimate of R_g's dropped lags (docs/theory.md §3.3).
+//!
+//! # References
+//! - Celentano, Cheng, Montanari (2021), *The high-dimensional asymptotics of
+//!   first order methods with random data*.
+//! - Mignacco, Krzakala, Urbani, Zdeborová (2020), *Dynamical mean-field theory
+//!   for stochastic gradient descent in Gaussian mixture classification*.
+//! - Hackbusch (2015), *Hierarchical Matrices: Algorithms and Analysis*
+//!   (block means of a smooth kernel on blocks growing with their distance).
 
 use propdp_core::covariance::Atom;
 use propdp_core::loss::Loss;
