@@ -195,7 +195,7 @@ fn huber_gap(p: &HuberParams, reg: &Regulariser, rho: f64, alpha2: f64) -> Resul
 ///
 /// ```
 /// use propdp_core::{NoiseLaw, config::SolverOptions, covariance::Covariance};
-/// use propdp_theory::{huber::HuberParams, spectral};
+/// use propdp_theory::fixed_points::{huber::HuberParams, spectral};
 /// let cov = Covariance::from_columns(&[3.0, 0.5], &[0.25, 0.75], &[1.0, 1.0], "c").unwrap().unwrap();
 /// let p = HuberParams { delta: 0.5, s2: 1.0, huber_m: 1.0, noise: NoiseLaw::Gaussian { sd: 0.5 }, lambda: 0.5, sigma: 1.0 };
 /// let (st, rep) = spectral::solve_huber(&p, &cov, &SolverOptions::default().fixed_point()).unwrap();
