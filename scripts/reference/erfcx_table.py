@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Coefficients of erfcx(x) = exp(x²)·erfc(x) on [0, 7) for propdp's Gaussian
-moments (crates/propdp-theory/src/erfcx_table.rs).
+moments (crates/propdp-theory/src/numerics/erfcx_table.rs).
 
 On each interval [i/4, (i+1)/4) the degree-11 Chebyshev interpolant of erfcx at
 40 digits (mpmath), written as a polynomial in t = 8(x − mid) ∈ [−1, 1] (so
@@ -8,7 +8,7 @@ Horner's rule evaluates it). Its largest relative error over 200 points per
 interval is printed to stderr (2.2e-16, i.e. at round-off).
 
     pip install mpmath
-    python scripts/reference/erfcx_table.py > crates/propdp-theory/src/erfcx_table.rs
+    python scripts/reference/erfcx_table.py > crates/propdp-theory/src/numerics/erfcx_table.rs
 """
 import sys
 

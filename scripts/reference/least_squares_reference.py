@@ -1,7 +1,7 @@
 """Exact (deterministic, no Monte Carlo) high-dimensional limit of unclipped
 least-squares DP-GD / Poisson-subsampled DP-SGD: an independent numpy
 implementation of docs/theory.md §3.2 (the reference values of
-propdp-theory/src/least_squares.rs tests came from it).
+propdp-theory/src/dynamics/least_squares.rs tests came from it).
 
     predict(delta, s2, sd, lam, sigma, eta, q, T, K=None) -> dict of arrays (T+1,)
 

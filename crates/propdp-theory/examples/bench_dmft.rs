@@ -1,5 +1,5 @@
 //! Wall-clock of the state evolution of DP-GD (standard logistic, δ = 2,
-//! σ = 1): the full-memory DMFT (`dmft::solve`, O(N·T³)) against the
+//! σ = 1): the full-memory DMFT (`full_memory::solve`, O(N·T³)) against the
 //! long-horizon solver (`long_horizon::solve`, O(N·T), docs/theory.md §3.3),
 //! measured in the same run, for T ∈ {10, 25, 50, 100} at N = 2^16 and 2^18
 //! sample points in total (4 scrambles or replicates in parallel on the
@@ -8,8 +8,8 @@
 use std::time::Instant;
 
 use propdp_core::loss::Loss;
-use propdp_theory::dmft::{self, DmftParams, DmftPath};
-use propdp_theory::long_horizon;
+use propdp_theory::dynamics::long_horizon;
+use propdp_theory::dynamics::{DmftParams, DmftPath, full_memory};
 
 fn main() {
     for total in [1usize << 16, 1 << 18] {
@@ -38,7 +38,7 @@ fn main() {
                 );
             };
             let t = Instant::now();
-            let path = dmft::solve(&p).unwrap();
+            let path = full_memory::solve(&p).unwrap();
             show("full memory", t.elapsed().as_secs_f64(), &path);
             let t = Instant::now();
             let long = long_horizon::solve(&p).unwrap();

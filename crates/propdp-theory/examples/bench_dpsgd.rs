@@ -7,7 +7,8 @@
 use std::time::Instant;
 
 use propdp_core::loss::Loss;
-use propdp_theory::dmft::{DmftParams, solve};
+use propdp_theory::dynamics::DmftParams;
+use propdp_theory::dynamics::full_memory::solve;
 
 fn params(sample_rate: f64, clip: f64) -> DmftParams {
     DmftParams {

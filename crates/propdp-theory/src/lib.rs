@@ -1,25 +1,15 @@
 //! propdp's theory engine: the proportional-regime fixed-point systems of
 //! docs/theory.md §2 for objective and output perturbation, with Huber and
-//! logistic losses.
+//! logistic losses, and the state evolutions of DP-GD and DP-SGD (§3).
+//!
+//! Laid out as docs/theory.md: [`numerics`] (quadrature, normal functions,
+//! root finding), [`fixed_points`] (§2), [`dynamics`] (§3), and [`solve`],
+//! which chooses the solver of a point and dispatches to it. Imports run one
+//! way: `solve` → `dynamics` → `fixed_points` → `numerics`.
 
 #![warn(missing_docs)]
 
-mod covariance_spectrum;
-pub mod dmft;
-mod dyadic;
-#[rustfmt::skip]
-mod erfcx_table;
-pub mod gauss_hermite;
-pub mod gaussian;
-pub mod huber;
-pub mod least_squares;
-pub mod logistic;
-pub mod long_horizon;
-mod modes;
-pub mod noise;
-pub use propdp_core::panels;
-mod reverse_mode;
-pub mod root;
+pub mod dynamics;
+pub mod fixed_points;
+pub mod numerics;
 pub mod solve;
-pub mod spectral;
-mod train_loss;

@@ -13,10 +13,10 @@ use propdp_core::record::{DynamicsMethod, SolverReport};
 use propdp_core::{Algorithm, Model, Point};
 use thiserror::Error;
 
-use crate::dmft::{self, DmftError, DmftParams, DmftPath};
-use crate::huber::{self, HuberError, HuberParams, HuberState};
-use crate::logistic::{LogisticError, LogisticParams, LogisticSolver, LogisticState};
-use crate::long_horizon;
+use crate::dynamics::long_horizon;
+use crate::dynamics::{DmftError, DmftParams, DmftPath, full_memory};
+use crate::fixed_points::huber::{self, HuberError, HuberParams, HuberState};
+use crate::fixed_points::logistic::{LogisticError, LogisticParams, LogisticSolver, LogisticState};
 
 /// Solver state of either model, used to warm-start the next point.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -56,7 +56,7 @@ pub enum TheoryError {
     Dmft(#[from] DmftError),
     #[error(transparent)]
     /// The exact least-squares trajectory does not exist (divergence).
-    LeastSquares(#[from] crate::least_squares::LeastSquaresError),
+    LeastSquares(#[from] crate::dynamics::least_squares::LeastSquaresError),
     /// A solver returned a metric that is not a finite number (an overflow,
     /// e.g. σ² or τ² beyond the range of f64): never written as a result.
     #[error("{metric} = {value:e} is not finite at {params}: the point is beyond the range of f64 arithmetic")]
@@ -245,7 +245,7 @@ impl TheorySolver {
                     _ => None,
                 };
                 let (st, report) = match &self.covariance {
-                    Some(cov) => crate::spectral::solve_huber(&p, cov, &self.huber)?,
+                    Some(cov) => crate::fixed_points::spectral::solve_huber(&p, cov, &self.huber)?,
                     None => huber::solve(&p, &self.huber, warm)?,
                 };
                 (Static::Huber(p, st), report)
@@ -306,7 +306,7 @@ impl TheorySolver {
 
     /// [`TheorySolver::solve`], stopping a DP-GD/DP-SGD solve (the long
     /// ones: minutes at T in the hundreds) at the first DMFT step at which
-    /// `cancelled` returns true, with [`dmft::DmftError::Cancelled`]. The
+    /// `cancelled` returns true, with [`DmftError::Cancelled`]. The
     /// static solvers take milliseconds and are not interrupted.
     pub fn solve_cancellable(
         &self,
@@ -337,7 +337,7 @@ impl TheorySolver {
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Solution, TheoryError> {
         if let (Model::Logistic, Algorithm::Output { lambda, tau }) = (point.model(), point.algorithm())
-            && tau > crate::logistic::MAX_NOISE_RATIO
+            && tau > crate::fixed_points::logistic::MAX_NOISE_RATIO
         {
             return Err(LogisticError::OutOfRange {
                 params: LogisticParams {
@@ -349,7 +349,7 @@ impl TheorySolver {
                 reason: format!(
                     "τ = {tau:e} > {:e}: the test metrics' quadrature over the output noise grows like τ; \
                      there est_err2 ≈ τ² and the classifier is a coin flip",
-                    crate::logistic::MAX_NOISE_RATIO
+                    crate::fixed_points::logistic::MAX_NOISE_RATIO
                 ),
             }
             .into());
@@ -361,7 +361,7 @@ impl TheorySolver {
         Ok(match st {
             Static::Huber(p, st) => Solution {
                 metrics: match &self.covariance {
-                    Some(cov) => crate::spectral::huber_metrics(&p, cov, &st, tau),
+                    Some(cov) => crate::fixed_points::spectral::huber_metrics(&p, cov, &st, tau),
                     None => huber::metrics(&p, &st, tau),
                 },
                 report,
@@ -377,12 +377,21 @@ impl TheorySolver {
         })
     }
 
-    /// DP-GD and DP-SGD: the DMFT path; the point's summary is the last step.
+    /// DP-GD and DP-SGD: the path of the state evolution [`TheorySolver::dynamics`]
+    /// chooses; the point's summary is the last step.
     fn solve_dmft(&self, point: &Point, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Solution, TheoryError> {
-        let (Algorithm::Dpgd { steps, .. } | Algorithm::Dpsgd { steps, .. }) = point.algorithm() else {
-            unreachable!("static points are solved by solve_static")
-        };
-        let noise_sd = match point.model() {
+        let noise_sd = self.label_noise_sd(point)?;
+        match self.dynamics(point, noise_sd)? {
+            DynamicsMethod::Spectral => self.solve_least_squares(point, noise_sd),
+            DynamicsMethod::LongHorizon => self.solve_long_horizon(point, noise_sd, cancelled),
+            DynamicsMethod::Dmft => self.solve_full_memory(point, noise_sd, cancelled),
+        }
+    }
+
+    /// The sd of the Gaussian label noise a DP-GD/DP-SGD point draws (0 for
+    /// logistic labels); other noise laws are refused.
+    fn label_noise_sd(&self, point: &Point) -> Result<f64, TheoryError> {
+        Ok(match point.model() {
             Model::Huber {
                 noise: propdp_core::NoiseLaw::Gaussian { sd },
                 ..
@@ -398,6 +407,17 @@ impl TheorySolver {
                 .into());
             }
             Model::Logistic => 0.0,
+        })
+    }
+
+    /// Which state evolution serves a DP-GD/DP-SGD point under
+    /// `solver.dmft`: unclipped least squares exactly (§3.2,
+    /// [`DynamicsMethod::Spectral`]), the long horizon beyond
+    /// `LONG_HORIZON_FROM` steps (§3.3), the full-memory DMFT otherwise (§3,
+    /// §3.4) — or the refusal of a point none of them serves.
+    fn dynamics(&self, point: &Point, noise_sd: f64) -> Result<DynamicsMethod, TheoryError> {
+        let (Algorithm::Dpgd { steps, .. } | Algorithm::Dpsgd { steps, .. }) = point.algorithm() else {
+            unreachable!("static points are solved by solve_static")
         };
         let method = self.dmft.method;
         let cov = self.covariance.as_ref();
@@ -415,7 +435,7 @@ impl TheorySolver {
             && point.algorithm().gradient_steps().is_some_and(|g| g.clip.is_infinite())
             && method == DmftMethod::Auto;
         if spectral {
-            return self.solve_least_squares(point, noise_sd);
+            return Ok(DynamicsMethod::Spectral);
         }
         // otherwise, with or without a spectrum: the full-memory state evolution up to LONG_HORIZON_FROM
         // steps, the long horizon beyond (one mode per atom, docs/theory.md §3.4)
@@ -450,40 +470,66 @@ impl TheorySolver {
             .into());
         }
         if long && !oscillating {
-            let atoms = cov.map_or(1, |c| c.atoms().len());
-            let points = long_horizon::default_points(steps, q, atoms, self.dmft.scrambles);
-            let r = long_horizon::solve_spectrum(&self.dmft_params(point, noise_sd, points), cov, cancelled)?;
-            return Ok(Solution {
-                metrics: r.path.last(),
-                report: SolverReport {
-                    converged: true,
-                    iterations: steps,
-                    residual: last_stderr(&r.path),
-                    method: Some(DynamicsMethod::LongHorizon),
-                    approx_error: Some(r.approx_error),
-                    window: Some(r.window),
-                },
-                state: State::Dmft,
-                per_step: Some(r.path),
-            });
+            return Ok(DynamicsMethod::LongHorizon);
         }
-        let params = self.dmft_params(point, noise_sd, DMFT_POINTS);
         if steps > DMFT_MAX_STEPS {
             return Err(DmftError::Invalid {
                 what: format!(
                     "solver.dmft = \"exact\" serves steps ≤ {DMFT_MAX_STEPS} (O(N·T³): T = 1000 takes about half an \
                      hour); use dmft = \"auto\" or \"long_horizon\" for steps = {steps}"
                 ),
-                params: Box::new(params),
+                params: Box::new(self.dmft_params(point, noise_sd, DMFT_POINTS)),
             }
             .into());
         }
-        let path = dmft::solve_spectral(&params, cov, cancelled)?;
+        Ok(DynamicsMethod::Dmft)
+    }
+
+    /// The long-horizon state evolution (§3.3), one mode per atom of the
+    /// solver's covariance if any, on the default paths for its cost.
+    fn solve_long_horizon(
+        &self,
+        point: &Point,
+        noise_sd: f64,
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Solution, TheoryError> {
+        let g = point
+            .algorithm()
+            .gradient_steps()
+            .expect("DP-GD and DP-SGD points only");
+        let cov = self.covariance.as_ref();
+        let atoms = cov.map_or(1, |c| c.atoms().len());
+        let points = long_horizon::default_points(g.steps, g.sample_rate, atoms, self.dmft.scrambles);
+        let r = long_horizon::solve_spectrum(&self.dmft_params(point, noise_sd, points), cov, cancelled)?;
+        Ok(Solution {
+            metrics: r.path.last(),
+            report: SolverReport {
+                converged: true,
+                iterations: g.steps,
+                residual: last_stderr(&r.path),
+                method: Some(DynamicsMethod::LongHorizon),
+                approx_error: Some(r.approx_error),
+                window: Some(r.window),
+            },
+            state: State::Dmft,
+            per_step: Some(r.path),
+        })
+    }
+
+    /// The full-memory state evolution (§3, §3.4 with the solver's covariance).
+    fn solve_full_memory(
+        &self,
+        point: &Point,
+        noise_sd: f64,
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Solution, TheoryError> {
+        let params = self.dmft_params(point, noise_sd, DMFT_POINTS);
+        let path = full_memory::solve_spectral(&params, self.covariance.as_ref(), cancelled)?;
         Ok(Solution {
             metrics: path.last(),
             report: SolverReport {
                 converged: true,
-                iterations: steps,
+                iterations: params.steps,
                 residual: last_stderr(&path),
                 method: Some(DynamicsMethod::Dmft),
                 ..Default::default()
@@ -493,14 +539,14 @@ impl TheorySolver {
         })
     }
 
-    /// Unclipped least squares: the exact trajectory ([`crate::least_squares`]),
+    /// Unclipped least squares: the exact trajectory ([`crate::dynamics::least_squares`]),
     /// with the solver's covariance if any.
     fn solve_least_squares(&self, point: &Point, noise_sd: f64) -> Result<Solution, TheoryError> {
         let g = point
             .algorithm()
             .gradient_steps()
             .expect("DP-GD and DP-SGD points only");
-        let params = crate::least_squares::LeastSquaresParams {
+        let params = crate::dynamics::least_squares::LeastSquaresParams {
             delta: point.delta(),
             s2: point.s2(),
             noise_sd,
@@ -510,7 +556,7 @@ impl TheorySolver {
             sample_rate: g.sample_rate,
             steps: g.steps,
         };
-        let r = crate::least_squares::solve_with_covariance(&params, self.covariance.as_ref())?;
+        let r = crate::dynamics::least_squares::solve_with_covariance(&params, self.covariance.as_ref())?;
         Ok(Solution {
             metrics: r.path.last(),
             report: SolverReport {
@@ -528,7 +574,7 @@ impl TheorySolver {
 }
 
 /// The largest standard error of any metric at the last step.
-fn last_stderr(path: &dmft::DmftPath) -> f64 {
+fn last_stderr(path: &DmftPath) -> f64 {
     path.stderr
         .values()
         .filter_map(|v| v.last())

@@ -5,8 +5,9 @@
 use propdp_core::config::SolverOptions;
 use propdp_core::loss::{Loss, sigmoid};
 use propdp_core::{Algorithm, LossVariant, Model, NoiseLaw, Point};
-use propdp_theory::dmft::{DmftParams, solve};
-use propdp_theory::gauss_hermite::NormalRule;
+use propdp_theory::dynamics::DmftParams;
+use propdp_theory::dynamics::full_memory::solve;
+use propdp_theory::numerics::gauss_hermite::NormalRule;
 use propdp_theory::solve::TheorySolver;
 
 /// (E[g₀ | ν], E[g₀² | ν]) over the label given the teacher field.

@@ -11,7 +11,7 @@ use propdp_core::validation::agrees;
 use propdp_core::{Algorithm, Design, LossVariant, Model, NoiseLaw, Point, Prior};
 use propdp_sim::gd::evaluation_steps;
 use propdp_sim::{SimSettings, simulate};
-use propdp_theory::least_squares::{self, LeastSquaresError, LeastSquaresParams};
+use propdp_theory::dynamics::least_squares::{self, LeastSquaresError, LeastSquaresParams};
 use propdp_theory::solve::TheorySolver;
 
 fn point(delta: f64, lambda: f64, eta: f64, steps: usize, q: f64) -> Point {
@@ -64,7 +64,7 @@ fn step(cov: &Covariance, delta: f64, q: f64, lambda: f64) -> f64 {
     (1.2 / (q * cov.right_edge(delta) + lambda)).min(1.5)
 }
 
-fn exact(cov: &Covariance, p: &Point) -> propdp_theory::dmft::DmftPath {
+fn exact(cov: &Covariance, p: &Point) -> propdp_theory::dynamics::DmftPath {
     let sol = TheorySolver::default()
         .with_covariance(Some(cov.clone()))
         .solve(p, None)

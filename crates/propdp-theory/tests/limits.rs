@@ -1,8 +1,8 @@
 //! Sanity limits and reference values of the static solvers (docs/theory.md §2, §5).
 
 use propdp_core::{Algorithm, Model, NoiseLaw, Point, config::SolverOptions};
-use propdp_theory::huber::{self, HuberParams};
-use propdp_theory::logistic::{LogisticParams, LogisticSolver};
+use propdp_theory::fixed_points::huber::{self, HuberParams};
+use propdp_theory::fixed_points::logistic::{LogisticParams, LogisticSolver};
 use propdp_theory::solve::{State, TheorySolver};
 
 fn opts() -> SolverOptions {

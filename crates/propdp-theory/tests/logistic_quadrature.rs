@@ -5,7 +5,7 @@
 //! channel expectations, pushed through the denoiser, must return the state.
 
 use propdp_core::config::SolverOptions;
-use propdp_theory::logistic::{LogisticParams, LogisticSolver, prox, sigmoid};
+use propdp_theory::fixed_points::logistic::{LogisticParams, LogisticSolver, prox, sigmoid};
 
 /// ∫ f(x) φ(x/sd)/sd dx over the real line, via x = t/(1 − t²).
 fn gauss_integral<F: Fn(f64) -> f64>(sd: f64, f: F, tol: f64) -> f64 {

@@ -6,9 +6,9 @@
 //! error within the tolerance it promises.
 
 use propdp_core::loss::Loss;
-use propdp_theory::dmft::{self, DmftParams};
-use propdp_theory::least_squares::{self, LeastSquaresParams};
-use propdp_theory::long_horizon::{self, TRUNCATION_TOL};
+use propdp_theory::dynamics::least_squares::{self, LeastSquaresParams};
+use propdp_theory::dynamics::long_horizon::{self, TRUNCATION_TOL};
+use propdp_theory::dynamics::{DmftParams, full_memory};
 
 mod common;
 use common::z_scores;
@@ -34,7 +34,7 @@ fn huber() -> DmftParams {
 
 fn agrees_with_the_full_memory_solver(p: DmftParams) {
     let long = long_horizon::solve(&p).expect("long-horizon solve");
-    let exact = dmft::solve(&DmftParams { points: 2048, ..p }).expect("full-memory solve");
+    let exact = full_memory::solve(&DmftParams { points: 2048, ..p }).expect("full-memory solve");
     let (rms, max) = z_scores(&long.path, &exact);
     assert!(
         rms <= 2.0 && max <= 4.0,

@@ -8,8 +8,8 @@
 
 use propdp_core::covariance::{Covariance, TeacherShape};
 use propdp_core::loss::Loss;
-use propdp_theory::dmft::{self, DmftParams, DmftPath};
-use propdp_theory::long_horizon::{self, LongHorizonPath, TRUNCATION_TOL};
+use propdp_theory::dynamics::long_horizon::{self, LongHorizonPath, TRUNCATION_TOL};
+use propdp_theory::dynamics::{DmftParams, DmftPath, full_memory};
 
 mod common;
 use common::{z_scores, z_scores_with};
@@ -38,7 +38,8 @@ fn agrees_with_the_full_memory_solver(p: DmftParams, cov: &Covariance) {
 }
 
 fn agrees(p: &DmftParams, cov: &Covariance, long: &LongHorizonPath, z: impl Fn(&DmftPath, &DmftPath) -> (f64, f64)) {
-    let exact = dmft::solve_spectral(&DmftParams { points: 2048, ..*p }, Some(cov), &|| false).expect("full memory");
+    let exact =
+        full_memory::solve_spectral(&DmftParams { points: 2048, ..*p }, Some(cov), &|| false).expect("full memory");
     assert!(long.path.mean.contains_key("pred_err2") && exact.mean.contains_key("pred_err2"));
     assert_eq!(
         long.path.mean.keys().collect::<Vec<_>>(),

@@ -1,10 +1,10 @@
 //! The truncated moments of scale-mixture noise plus a Gaussian (Laplace and
 //! Student-t, ν from 1 to 10) against 40-digit reference values computed
-//! independently with mpmath (`scripts/mixture_reference.py` →
+//! independently with mpmath (`scripts/reference/mixture_reference.py` →
 //! tests/data/mixture_moments.csv), over v ∈ [1e-4, 5] and c ∈ [0.05, 200].
 
 use propdp_core::NoiseLaw;
-use propdp_theory::noise::{truncated_jet, truncated_moments, truncated_probability};
+use propdp_theory::fixed_points::noise::{truncated_jet, truncated_moments, truncated_probability};
 
 #[test]
 fn truncated_moments_match_40_digit_references() {

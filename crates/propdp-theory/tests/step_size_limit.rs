@@ -12,8 +12,8 @@ use propdp_core::loss::Loss;
 use propdp_core::problem::mean_step_smoothness_at;
 use propdp_core::record::DynamicsMethod;
 use propdp_core::{Algorithm, LossVariant, Model, NoiseLaw, Point};
-use propdp_theory::dmft::DmftParams;
-use propdp_theory::long_horizon;
+use propdp_theory::dynamics::DmftParams;
+use propdp_theory::dynamics::long_horizon;
 use propdp_theory::solve::TheorySolver;
 use proptest::prelude::*;
 

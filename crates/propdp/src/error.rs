@@ -142,8 +142,8 @@ fn classify(e: &anyhow::Error) -> (ErrorKind, Option<String>) {
 /// A DMFT solve stopped by the caller.
 fn is_cancelled(cause: &(dyn std::error::Error + 'static)) -> bool {
     matches!(
-        cause.downcast_ref::<propdp_theory::dmft::DmftError>(),
-        Some(propdp_theory::dmft::DmftError::Cancelled { .. })
+        cause.downcast_ref::<propdp_theory::dynamics::DmftError>(),
+        Some(propdp_theory::dynamics::DmftError::Cancelled { .. })
     )
 }
 

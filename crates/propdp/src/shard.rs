@@ -233,11 +233,11 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
 /// at the default budget: ~6.5 s; with a feature covariance of `atoms` > 1
 /// atoms about 2.5× the isotropic one, measured at T ≈ 110–250 with 10–20
 /// atoms: 12 s and 60–110 s), and the long-horizon solver's own model
-/// ([`propdp_theory::long_horizon::cost_seconds`]) for the long-horizon one,
-/// at its default paths ([`propdp_theory::long_horizon::default_points`]).
+/// ([`propdp_theory::dynamics::long_horizon::cost_seconds`]) for the long-horizon one,
+/// at its default paths ([`propdp_theory::dynamics::long_horizon::default_points`]).
 pub(crate) fn dmft_cost(solver: &propdp_core::config::SolverOptions, steps: usize, q: f64, atoms: usize) -> f64 {
     use propdp_core::config::{DMFT_POINTS, DmftMethod, LONG_HORIZON_FROM};
-    use propdp_theory::long_horizon::{cost_seconds, default_points};
+    use propdp_theory::dynamics::long_horizon::{cost_seconds, default_points};
     let long = solver.dmft == DmftMethod::LongHorizon || (solver.dmft == DmftMethod::Auto && steps > LONG_HORIZON_FROM);
     let scrambles = solver.dmft_scrambles;
     if long {

@@ -1,8 +1,8 @@
 """Compact numpy re-implementation of propdp's full-memory DMFT (docs/theory.md §3, §3.1;
-crates/propdp-theory/src/dmft.rs, solve_scramble), with options for the long-horizon
+crates/propdp-theory/src/dynamics/full_memory.rs, solve_scramble), with options for the long-horizon
 experiments.
 
-Conventions exactly as dmft.rs:
+Conventions exactly as dynamics/full_memory.rs:
   rth[t, s] = R_θ(t,s) (s < t), rth[t+1, t] = 1
   rg[t, s]  = R_g(t,s) = a E[ĥ_t ∂r_t/∂w_s] (s ≤ t, reverse mode, b_t = 1)
   cg[t, s]  = a E[ĝ_t ĝ_s]
@@ -78,7 +78,7 @@ def labels(p, d):
 
 
 def solve_full(p, d, keep=False, verbose=False, W=None, eps=None):
-    """Exact full-memory DMFT, w by the Cholesky of Cov(ν, w_1..w_T) as in dmft.rs."""
+    """Exact full-memory DMFT, w by the Cholesky of Cov(ν, w_1..w_T) as in dynamics/full_memory.rs."""
     T, a, eta = p.T, 1.0 / p.delta, p.eta
     N = d['z'].shape[1]
     nu, y = labels(p, d)

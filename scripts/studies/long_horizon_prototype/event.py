@@ -9,7 +9,7 @@ of r_t). So per path only its events t_1 < t_2 < … matter:
 This reproduces the full-memory DMFT's estimators exactly in law (not CRN-identical: w is drawn at the events
 only). Work per path O(k³) for k ≈ qT events (batched conditioning), instead of O(T²).
 
-The deterministic (coordinate) side is pluggable: `coord='fine'` = the exact fine-grid recursions of dmft.rs
+The deterministic (coordinate) side is pluggable: `coord='fine'` = the exact fine-grid recursions of dynamics/full_memory.rs
 (O(T³) deterministic, T² memory); `coord='binned'` applies the slow-time compression of the kernels (see
 NOTES §5) before they are used.
 """
@@ -135,7 +135,7 @@ def solve_event(p, d, seed_ev=99, bin_b=None, bin_diag=False, keep=False, verbos
         kk = nev[P]
         ev_t[P, kk] = t; ev_w[P, kk] = w; ev_g[P, kk] = g; ev_h[P, kk] = h; ev_d[P, kk] = dv
         nev[P] += 1
-        # ---- coordinate side (fine grid, as dmft.rs)
+        # ---- coordinate side (fine grid, as dynamics/full_memory.rs)
         rth[t + 1, t] = 1.0
         if t > 0:
             rth[t + 1, :t] = decay * rth[t, :t] - eta * (rg[t, 1:t + 1] @ rth[1:t + 1, :t])

@@ -21,7 +21,7 @@ pub struct SolverOptions {
     /// [`DMFT_POINTS`] for the full-memory state evolution and
     /// [`LONG_HORIZON_POINTS`] for the long-horizon one (half as many where
     /// its estimated cost is above two minutes of one core:
-    /// `propdp_theory::long_horizon::default_points`).
+    /// `propdp_theory::dynamics::long_horizon::default_points`).
     pub dmft_points: Option<usize>,
     /// DP-GD theory: independent scrambles (≥ 2; their spread is the stderr).
     pub dmft_scrambles: usize,

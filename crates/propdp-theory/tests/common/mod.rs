@@ -2,7 +2,7 @@
 //! `long_horizon_spectrum.rs`): the checkpoints a user reads a path at, and
 //! z-scores of one solver's path against another's.
 
-use propdp_theory::dmft::DmftPath;
+use propdp_theory::dynamics::DmftPath;
 
 /// Checkpoints 1, 2, 5, 10, 20, 50, … up to T, and T.
 pub fn checkpoints(steps: usize) -> Vec<usize> {

@@ -32,7 +32,7 @@
 //! - Stefanski, Cook (1995), *Simulation-extrapolation: the measurement
 //!   error jackknife*, JASA 90, 1247–1256 (the exact-extrapolant variant).
 
-use propdp_theory::gaussian::{cdf, clipped_square_mean};
+use propdp_theory::numerics::gaussian::{cdf, clipped_square_mean};
 
 /// The relative bias of α̂ allowed for in its standard error at blur
 /// b = τR/M: 0.05·max(1, (b/0.75)³), at most 0.6 — an envelope of the

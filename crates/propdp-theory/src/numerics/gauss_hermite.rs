@@ -19,7 +19,7 @@ impl NormalRule {
     /// A rule with `n` ≥ 1 nodes (exact for polynomials of degree ≤ 2n − 1).
     ///
     /// ```
-    /// use propdp_theory::gauss_hermite::NormalRule;
+    /// use propdp_theory::numerics::gauss_hermite::NormalRule;
     /// let r = NormalRule::new(10);
     /// assert!((r.expect(|z| z.powi(4)) - 3.0).abs() < 1e-12);
     /// ```

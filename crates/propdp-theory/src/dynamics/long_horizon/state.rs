@@ -19,9 +19,10 @@
 //! - Rasmussen, Williams (2006), *Gaussian Processes for Machine Learning*,
 //!   §A.2 (linear maps of Gaussian vectors).
 
-use crate::dyadic::Block;
+use crate::dynamics::dyadic::Block;
 
-use super::{axpy, combine};
+use super::combine::combine;
+use crate::numerics::axpy;
 
 /// An entry of the generated linear Gaussian state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -59,8 +59,8 @@ use propdp_core::metrics;
 use propdp_core::spectrum::MarchenkoPastur;
 use thiserror::Error;
 
-use crate::covariance_spectrum::{Rule, Spectrum};
-use crate::dmft::DmftPath;
+use super::path::DmftPath;
+use crate::fixed_points::covariance_spectrum::{Rule, Spectrum};
 
 /// The relative agreement of K and 2K nodes at which fewer than T + 1 nodes
 /// are accepted.
@@ -178,7 +178,7 @@ impl LeastSquaresPath {
 /// Solve `p` (see the module docs).
 ///
 /// ```
-/// use propdp_theory::least_squares::{solve, LeastSquaresParams};
+/// use propdp_theory::dynamics::least_squares::{solve, LeastSquaresParams};
 /// let p = LeastSquaresParams { delta: 0.5, s2: 1.0, noise_sd: 0.5, lambda: 0.1, sigma: 0.5,
 ///     eta: 0.3, sample_rate: 0.2, steps: 1 };
 /// let r = solve(&p).unwrap();

@@ -34,7 +34,7 @@
 
 use propdp_core::loss::{Loss, sigmoid, softplus};
 
-use crate::panels::normal_expect;
+use propdp_core::panels::normal_expect;
 
 /// Widest quadrature panel of the logistic surrogate's integrals (σ and
 /// softplus bend on a scale of 1).

@@ -1,5 +1,6 @@
-//! Bracketed 1-D root finding: `roots::find_root_brent` with a convergence
-//! rule that is relative in x and counts iterations.
+//! Bracketed 1-D root finding, every one by `roots::find_root_brent`: with a
+//! convergence rule that is relative in x and counts iterations ([`brent`]),
+//! or absolute in x and f ([`brent_absolute`]).
 
 /// Relative/absolute tolerance in x, with an iteration counter.
 pub struct Tol {
@@ -13,7 +14,7 @@ pub struct Tol {
     pub iterations: usize,
 }
 
-impl roots::Convergency<f64> for Tol {
+impl ::roots::Convergency<f64> for Tol {
     fn is_root_found(&mut self, y: f64) -> bool {
         y == 0.0
     }
@@ -35,7 +36,15 @@ pub fn brent<F: Fn(f64) -> f64>(a: f64, b: f64, f: F, rel: f64, max_iter: usize)
         max_iter,
         iterations: 0,
     };
-    roots::find_root_brent(a, b, &f, &mut tol)
+    ::roots::find_root_brent(a, b, &f, &mut tol)
         .ok()
         .map(|x| (x, tol.iterations))
+}
+
+/// Root of `f` in [a, b] (f(a), f(b) of opposite signs) to `eps` absolute in
+/// x and in f (`roots::SimpleConvergency`), or `None` if there is no sign
+/// change or Brent stalls.
+pub fn brent_absolute<F: Fn(f64) -> f64>(a: f64, b: f64, f: F, eps: f64, max_iter: usize) -> Option<f64> {
+    let mut tol = ::roots::SimpleConvergency { eps, max_iter };
+    ::roots::find_root_brent(a, b, &f, &mut tol).ok()
 }

@@ -12,7 +12,7 @@
 //! α² = s²; for Laplace and Student-t noise, from the solution with Gaussian
 //! noise of the same scale). One step needs P, E[z²1{|z|≤c}] and their
 //! derivatives in α² and c in one pass over the noise law
-//! ([`crate::noise::truncated_jet`]); with
+//! ([`crate::fixed_points::noise::truncated_jet`]); with
 //! R₁ = 1 − Ψ/α², R₂ = V·P/(uδ(1 − λV)) − 1 (both relative, so that 1 − λV
 //! keeps its digits when λV → 1) and u = 1 + V, c = Mu:
 //! - ∂β²/∂α² = ∂ₐT/u² − M²∂ₐP, ∂β²/∂V = −2T/u³ (the c-derivatives cancel:
@@ -35,7 +35,7 @@
 //! 0) and polish it with Brent. The two agree to 1e-10 over a grid of every
 //! noise law, δ, λ, σ and M (unit test `newton_matches_the_bracketed_solution`).
 //! All expectations are closed form for Gaussian and contaminated noise and a
-//! fixed rule over the mixing variance otherwise ([`crate::noise`]).
+//! fixed rule over the mixing variance otherwise ([`crate::fixed_points::noise`]).
 //!
 //! # References
 //! - El Karoui, Bean, Bickel, Lim, Yu (2013), *On robust regression with
@@ -49,8 +49,8 @@ use propdp_core::metrics::{self, Metrics};
 use propdp_core::record::SolverReport;
 use thiserror::Error;
 
-use crate::noise::{truncated_jet, truncated_moments, truncated_probability};
-use crate::root::brent;
+use crate::fixed_points::noise::{truncated_jet, truncated_moments, truncated_probability};
+use crate::numerics::roots::brent;
 
 /// Parameters of one Huber point (objective perturbation with σ; σ = 0 is
 /// the non-private ridge-Huber estimator).
@@ -293,7 +293,7 @@ impl HuberParams {
 ///
 /// ```
 /// use propdp_core::{NoiseLaw, config::SolverOptions};
-/// use propdp_theory::huber::{solve, HuberParams};
+/// use propdp_theory::fixed_points::huber::{solve, HuberParams};
 /// // least squares limit: M huge, λ → 0, σ = 0 gives α² = δ sd²/(1 − δ)
 /// let p = HuberParams { delta: 0.5, s2: 1.0, huber_m: 1e6, noise: NoiseLaw::Gaussian { sd: 1.0 }, lambda: 1e-9, sigma: 0.0 };
 /// let (st, rep) = solve(&p, &SolverOptions::default().fixed_point(), None).unwrap();
@@ -473,9 +473,11 @@ pub(crate) fn output_train_resid_trunc(p: &HuberParams, st: &HuberState, tau: f6
             z - v * m * z.signum()
         }
     };
-    crate::noise::expect_over_variance(&p.noise, st.alpha2, |w| {
+    crate::fixed_points::noise::expect_over_variance(&p.noise, st.alpha2, |w| {
         let s = w.sqrt();
-        let f = |z: f64| crate::gaussian::pdf(z / s) / s * crate::gaussian::clipped_square_mean(prox(z), tau, m);
+        let f = |z: f64| {
+            crate::numerics::gaussian::pdf(z / s) / s * crate::numerics::gaussian::clipped_square_mean(prox(z), tau, m)
+        };
         // by symmetry, twice the integral over z ≥ 0: [0, c] and [c, ∞)
         let inner = quadrature::integrate(f, 0.0, c, 1e-13).integral;
         let outer = quadrature::integrate(

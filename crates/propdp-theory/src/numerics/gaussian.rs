@@ -1,9 +1,17 @@
-//! Standard normal functions (from a table of erfcx and Taylor series) and closed-form Gaussian
-//! moments used by the solvers.
+//! Standard normal functions — the crate's one Φ and φ (`propdp_core`'s),
+//! Φ⁻¹ (`statrs`) — and closed-form Gaussian moments used by the solvers
+//! (from a table of erfcx and Taylor series).
 
 use std::f64::consts::FRAC_1_SQRT_2;
 
+use statrs::distribution::{ContinuousCDF, Normal};
+
 pub use propdp_core::loss::{norm_cdf as cdf, norm_pdf as pdf};
+
+/// Φ⁻¹(u), the standard normal quantile of u ∈ (0, 1) (`statrs`).
+pub fn quantile(u: f64) -> f64 {
+    Normal::standard().inverse_cdf(u)
+}
 
 /// Terms of the Taylor series below: (q/2)ⁿ/n! < 1e-19 for q = k² < 1/4.
 const SERIES_TERMS: usize = 12;
@@ -82,14 +90,14 @@ fn truncated_core(w: f64, c: f64) -> (f64, f64, f64, f64, f64) {
 }
 
 /// erfcx(x) = exp(x²)·erfc(x) for x ≥ 0 from the table of
-/// `scripts/erfcx_table.py` (relative error 2e-16 on [0, 7)); 0 beyond 7,
+/// `scripts/reference/erfcx_table.py` (relative error 2e-16 on [0, 7)); 0 beyond 7,
 /// where exp(−x²)·erfcx(x) = erfc(x) < 5e-23 vanishes against 1.
 ///
 /// Written here because the moments need erfc(x) and exp(−x²) together:
 /// sharing the exponential makes erfc one polynomial (libm's erfc takes two
 /// exponentials of its own, pxfm's correctly rounded erfcx is 2.5× slower).
 fn erfcx(x: f64) -> f64 {
-    use crate::erfcx_table::{COEFFICIENTS, END, WIDTH};
+    use super::erfcx_table::{COEFFICIENTS, END, WIDTH};
     if x >= END {
         return 0.0;
     }

@@ -1,365 +1,18 @@
-//! Logistic regression under objective perturbation: the three-equation
-//! system of docs/theory.md §2.2 in the unknowns (m, q, V).
-//!
-//! Channel: ν ~ N(0, s²), ω = (m/s²)ν + τ_⊥ξ with τ_⊥² = q − m²/s²,
-//! p₊ = prox_{Vρ}(−ω) (root of p + V·sigmoid(p) = −ω). Using the symmetry
-//! (ν, ξ, y) → (−ν, −ξ, −y), the y = −1 terms equal the y = +1 terms, so
-//! with a = 1/δ
-//!
-//! - q̂ = 2a E[sigmoid(ν) sigmoid(p₊)²]
-//! - V̂ = 2a E[sigmoid(ν) h(p₊)],  h(p) = ρ''(p)/(1 + Vρ''(p))
-//! - m̂ = 2a E[sigmoid'(ν) sigmoid(p₊)]
-//!
-//! closed by m = m̂s²/(λ+V̂), q = (m̂²s² + q̂ + σ²)/(λ+V̂)², V = 1/(λ+V̂).
-//!
-//! *One dimension.* p₊ depends on ω alone, and (ν, ω) is jointly Gaussian
-//! with Var ν = s², Cov(ν, ω) = m, Var ω = q, so ν | ω ~ N(μ(ω), κ²) with
-//! μ(ω) = (m/q)ω and κ² = s² − m²/q = s²τ_⊥²/q. Conditioning on ω,
-//!
-//! - q̂ = 2a E_ω[L₀(ω) sigmoid(p₊)²],  V̂ = 2a E_ω[L₀(ω) h(p₊)],
-//! - m̂ = 2a E_ω[L₁(ω) sigmoid(p₊)],
-//!
-//! with ω ~ N(0, q) and L₀ = E_z sigmoid(μ(ω) + κz), L₁ = E_z sigmoid'(μ(ω) + κz),
-//! z ~ N(0, 1): logistic-normal integrals, which need sigmoids but no prox.
-//! The ω integral is in prox space ([`field_nodes`], 16-node Gauss–Legendre
-//! panels, one prox solve per panel end, 10–31 panels over the grid of
-//! configs/logistic_objective.toml and s² ∈ {1, 9}), the z integral by
-//! Gauss–Hermite or panels chosen by κ (`conditional_rule`): a few dozen
-//! prox solves per evaluation instead of the ~1300 of a tensor rule over
-//! (ν, ξ). Against an independent, refined 2-D integration over
-//! (ν, ξ) the hats agree to 5e-15 at 14 points from the bench point to
-//! σ/λ = 1e4 and s² = 100 (unit test
-//! `hats_match_a_refined_two_dimensional_reference`, which asserts 1e-13).
-//! The Jacobian in (b, τ_⊥, V) uses the same conditioning, with E[f(ν)ν | ω]
-//! for ∂ω/∂b = ν and ∂ω/∂τ_⊥ = ξ = (ω − bν)/τ_⊥. With a feature covariance
-//! s² is replaced by the teacher field's variance ρ = s²⟨ωe⟩ (docs/theory.md
-//! §2.4); the test and training log-losses reduce the same way.
-//!
-//! Solution method: a few damped fixed-point steps, then Newton on the
-//! residual x − F(x) in the coordinates x = (m/s, ln τ_⊥², ln V) (which keep
-//! q ≥ m²/s² and V > 0) with the analytic 3×3 Jacobian (evaluated with a
-//! line search's first trial, and with a backtracked one once accepted) and
-//! backtracking, checking the time limit before every trial. If that fails from a cold start, continuation in λ from
-//! λ = max(1, λ) down to the target, warm-starting each step — this is what
-//! handles the hard region of docs/theory.md §5.3 (λ = 1e-3, δ = 2, s² = 4). There the
-//! solution is V = 636.32, not the V ≈ 740 once quoted for it (docs/theory.md §5.3): the
-//! simulated linear response −∂(θ̂ᵀb/d)/∂σ at σ = 0 is 640 ± 8 at d = 800
-//! (test `logistic_hard_region_response_at_zero_noise_matches_simulation`).
-//!
-//! For λ = 0 (only allowed with σ = 0) the unregularized MLE exists iff
-//! δ < h(s²) = min_t E[(Z − t·y·ν)₊²] (Candès & Sur); beyond it the solver
-//! returns [`LogisticError::NoSolution`].
-//!
-//! # References
-//! - Sur, Candès (2019), *A modern maximum-likelihood theory for
-//!   high-dimensional logistic regression*, PNAS.
-//! - Candès, Sur (2020), *The phase transition for the existence of the
-//!   maximum likelihood estimate in high-dimensional logistic regression*, AoS.
-//! - Salehi, Abbasi, Hassibi (2019), *The impact of regularization on
-//!   high-dimensional logistic regression*, NeurIPS.
-//! - Trefethen (2008), *Is Gauss quadrature better than Clenshaw–Curtis?*,
-//!   SIAM Review (Gauss–Legendre convergence for functions analytic in a
-//!   Bernstein ellipse, behind the panel widths here).
+//! The logistic system's solver: the map (m, q, V) → hats → (m, q, V),
+//! damped fixed-point steps, Newton with backtracking, and continuation in λ.
 
 use std::time::{Duration, Instant};
 
 use nalgebra::{Matrix3, Vector3};
 use propdp_core::config::LogisticOptions;
-use propdp_core::metrics::{self, Metrics};
-use propdp_core::record::SolverReport;
-use thiserror::Error;
-
-use crate::gauss_hermite::NormalRule;
-use crate::gaussian::cdf;
-use crate::panels::{WINDOW, for_each_panel, legendre16, normal_expect};
-use crate::root::brent;
-use crate::spectral::Regulariser;
 use propdp_core::covariance::Covariance;
-pub use propdp_core::loss::{sigmoid, softplus};
+use propdp_core::panels::WINDOW;
+use propdp_core::record::SolverReport;
 
-/// Parameters of one logistic point (σ = 0: non-private ridge logistic).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LogisticParams {
-    /// δ = d/n.
-    pub delta: f64,
-    /// Prior energy s².
-    pub s2: f64,
-    /// Ridge λ.
-    pub lambda: f64,
-    /// Noise σ of the linear term.
-    pub sigma: f64,
-}
-
-/// Solution (m, q, V): overlap, norm2, response.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LogisticState {
-    /// Overlap m = θ̂ᵀθ*/d.
-    pub m: f64,
-    /// Norm q = ‖θ̂‖²/d.
-    pub q: f64,
-    /// Response V.
-    pub v: f64,
-}
-
-/// Failures of the logistic solver; every variant carries the parameters.
-#[derive(Debug, Error, Clone, PartialEq)]
-pub enum LogisticError {
-    #[error("logistic: no solution at {params:?}: {reason}")]
-    /// The system has no solution (e.g. the MLE beyond the separability threshold).
-    NoSolution {
-        /// The parameters.
-        params: LogisticParams,
-        /// Why not.
-        reason: String,
-    },
-    #[error("logistic: outside the solver's validated range at {params:?}: {reason}")]
-    /// The parameters are outside the range the solver is validated for.
-    OutOfRange {
-        /// The parameters.
-        params: LogisticParams,
-        /// Which bound, and why.
-        reason: String,
-    },
-    #[error("logistic: no solution within the time limit of {seconds} s ([solver] time_limit) at {params:?}")]
-    /// The solver ran out of its wall-clock budget.
-    TimeLimit {
-        /// The parameters.
-        params: LogisticParams,
-        /// The budget in seconds.
-        seconds: f64,
-    },
-    #[error("logistic: not converged at {params:?} after {iterations} iterations (residual {residual:e})")]
-    /// The solver did not meet its tolerance.
-    NotConverged {
-        /// The parameters.
-        params: LogisticParams,
-        /// Iterations taken.
-        iterations: usize,
-        /// Final residual.
-        residual: f64,
-    },
-}
-
-pub use propdp_core::population::{softplus_mean, test_class_error, test_logloss};
-
-/// prox_{Vρ}(u): the root of p + V·sigmoid(p) = u, which lies in (u − V, u).
-/// Newton safeguarded by bisection on that bracket.
-pub fn prox(u: f64, v: f64) -> f64 {
-    prox_impl(u, v, u - v * sigmoid(u - 0.5 * v))
-}
-
-fn prox_impl(u: f64, v: f64, start: f64) -> f64 {
-    if !(u.is_finite() && v.is_finite() && v >= 0.0) {
-        return f64::NAN;
-    }
-    let (mut lo, mut hi) = (u - v, u);
-    let mut p = start.clamp(lo, hi);
-    let scale = 1e-15 * (1.0 + u.abs());
-    let mut f_prev = f64::INFINITY;
-    // Newton's method cycles on this sigmoid-shaped equation for some (u, V):
-    // bisect whenever the step leaves the bracket or |f| fails to halve.
-    for _ in 0..300 {
-        let s = sigmoid(p);
-        let f = p + v * s - u;
-        if f.abs() <= scale {
-            return p;
-        }
-        if f > 0.0 {
-            hi = p;
-        } else {
-            lo = p;
-        }
-        if hi - lo <= 4.0 * f64::EPSILON * (1.0 + p.abs()) {
-            return 0.5 * (lo + hi);
-        }
-        let newton = p - f / (1.0 + v * s * (1.0 - s));
-        p = if newton > lo && newton < hi && f.abs() <= 0.5 * f_prev {
-            newton
-        } else {
-            0.5 * (lo + hi)
-        };
-        f_prev = f.abs();
-    }
-    p
-}
-
-/// Quadrature for expectations over the estimator's field ω ~ N(0, q),
-/// written in prox space: with u = −ω and p = prox_{Vρ}(u), i.e.
-/// u(p) = p + V·sigmoid(p),
-///
-///   E[A(p, ω)] = ∫ A(p, −u(p)) φ(u(p)/√q)/√q · (1 + Vρ''(p)) dp.
-///
-/// The prox has kinks of width O(1) in u near p ≈ ∓ln V, far narrower than √q
-/// when σ/λ is large, where Gauss–Hermite in ω does not converge. Panels are
-/// cut in u at the images of p ∈ {−40, −36, …, 40} (so p-width ≤ 4 through the
-/// kinks and the exponential tails of sigmoid(p) and h(p), which are within
-/// e^{−40} of their limits beyond: breaks only to |p| = 20 left 3e-9 in q at
-/// σ/λ = 1e4), to u-width ≤ 2√q, and within |u| < `zone.0` to u-width ≤
-/// `zone.1` (`TeacherGivenField::zone`); each is mapped to p by the prox and
-/// integrated with 16-node Gauss–Legendre. Fills `out` with
-/// (p, sigmoid(p), ω, weight), skipping weights below `PRUNE` (1e-18).
-pub fn field_nodes(q: f64, v: f64, zone: (f64, f64), out: &mut Vec<(f64, f64, f64, f64)>) {
-    out.clear();
-    let rule = legendre16();
-    let sd = q.sqrt();
-    let u_of = |p: f64| p + v * sigmoid(p);
-    let breaks: [f64; 21] = std::array::from_fn(|i| u_of(-40.0 + 4.0 * i as f64));
-    let norm = 1.0 / (sd * (2.0 * std::f64::consts::PI).sqrt());
-    // (u, prox(u)) at the last panel's upper end, which is usually the next one's lower end
-    let mut last = (f64::NAN, f64::NAN);
-    let mut panel = |ua: f64, ub: f64| {
-        let pa = if ua == last.0 { last.1 } else { prox(ua, v) };
-        let pb = prox(ub, v);
-        last = (ub, pb);
-        let (mid, half) = (0.5 * (pa + pb), 0.5 * (pb - pa));
-        for &(x, w) in rule {
-            let p = mid + half * x;
-            let sp = sigmoid(p);
-            let u = p + v * sp;
-            let z = u / sd;
-            let weight = half * w * (1.0 + v * sp * (1.0 - sp)) * norm * (-0.5 * z * z).exp();
-            if weight >= PRUNE {
-                out.push((p, sp, -u, weight));
-            }
-        }
-    };
-    let (end, inner) = (WINDOW * sd, zone.0.min(WINDOW * sd));
-    for (a, b, width) in [
-        (-end, -inner, 2.0 * sd),
-        (-inner, inner, zone.1.min(2.0 * sd)),
-        (inner, end, 2.0 * sd),
-    ] {
-        if b > a {
-            for_each_panel(a, b, &breaks, width, &mut panel);
-        }
-    }
-}
-
-/// The teacher field given the estimator's: for (ν, ω) jointly Gaussian with
-/// Var ν = ρ, Cov(ν, ω) = m, Var ω = q, ν | ω ~ N(μ(ω), κ²) with μ = (m/q)·ω
-/// and κ² = ρ − m²/q. Holds a rule for E over z ~ N(0, 1) of functions of
-/// ν = μ + κz ([`conditional_rule`] at κ), as (κz, e^{−κz}, weight), so that
-/// sigmoid(μ + κz) = 1/(1 + e^{−μ}e^{−κz}) costs one division per node.
-struct TeacherGivenField {
-    slope: f64,
-    kappa: f64,
-    nodes: Vec<(f64, f64, f64)>,
-    /// max |κz| over the nodes.
-    reach: f64,
-}
-
-/// Nodes (z, weight) of E f(Z), Z ~ N(0, 1), for integrands sigmoid(μ + κZ)
-/// and sigmoid'(μ + κZ) at any μ (poles at distance π/κ from the real axis
-/// in z): Gauss–Hermite with 24, 64 or 96 nodes while κ ≤ 0.5, 1 or 1.5
-/// (each within 4e-15 over |μ| ≤ 5; 96 nodes are 3e-12 off at κ = 2), beyond
-/// 16-node Gauss–Legendre panels of width 4 in μ + κz (4/κ in z, at most 2)
-/// over |z| ≤ 8.5 (unit test `conditional_rule_is_exact`).
-fn conditional_rule(kappa: f64) -> Vec<(f64, f64)> {
-    if kappa <= 1.5 {
-        let n = if kappa <= 0.5 {
-            24
-        } else if kappa <= 1.0 {
-            64
-        } else {
-            96
-        };
-        let rule = NormalRule::shared(n);
-        return rule.nodes.iter().copied().zip(rule.weights.iter().copied()).collect();
-    }
-    // at most TEACHER_PANELS panels
-    normal_panels((4.0 / kappa).clamp(2.0 * WINDOW / TEACHER_PANELS, 2.0))
-}
-
-/// Nodes (z, weight) of E f(Z), Z ~ N(0, 1): 16-node Gauss–Legendre panels
-/// of `width` in z over |z| ≤ [`WINDOW`], weighted by the normal density.
-fn normal_panels(width: f64) -> Vec<(f64, f64)> {
-    let mut out = Vec::new();
-    let norm = 1.0 / (2.0 * std::f64::consts::PI).sqrt();
-    for_each_panel(-WINDOW, WINDOW, &[0.0], width, |lo, hi| {
-        let (mid, half) = (0.5 * (lo + hi), 0.5 * (hi - lo));
-        for &(x, w) in legendre16() {
-            let z = mid + half * x;
-            out.push((z, half * w * norm * (-0.5 * z * z).exp()));
-        }
-    });
-    out
-}
-
-/// Largest |μ| + |κz| for the product form e^{−μ}·e^{−κz} (no overflow).
-const PRODUCT_REACH: f64 = 600.0;
-
-impl TeacherGivenField {
-    fn new(rho: f64, m: f64, q: f64) -> Self {
-        let kappa = (rho - m * m / q).max(0.0).sqrt();
-        let nodes: Vec<(f64, f64, f64)> = conditional_rule(kappa)
-            .into_iter()
-            .filter(|&(_, w)| w >= PRUNE)
-            .map(|(z, w)| (kappa * z, (-kappa * z).exp(), w))
-            .collect();
-        let reach = nodes.iter().fold(0.0, |a: f64, n| a.max(n.0.abs()));
-        TeacherGivenField {
-            slope: m / q,
-            kappa,
-            nodes,
-            reach,
-        }
-    }
-
-    /// At ω: [E sigmoid(ν), E sigmoid'(ν)] and, if `first`, also
-    /// [E ν·sigmoid(ν), E ν·sigmoid'(ν)] (else zeros), all given ω.
-    fn moments(&self, omega: f64, first: bool) -> [f64; 4] {
-        let mu = self.slope * omega;
-        if mu.abs() > self.saturation() {
-            return if mu > 0.0 { [1.0, 0.0, mu, 0.0] } else { [0.0; 4] };
-        }
-        let mut acc = [0.0; 4];
-        if mu.abs() + self.reach <= PRODUCT_REACH {
-            let e = (-mu).exp();
-            for &(kz, f, w) in &self.nodes {
-                let t = e * f;
-                let s = 1.0 / (1.0 + t);
-                let ds = t * s * s;
-                acc[0] += w * s;
-                acc[1] += w * ds;
-                if first {
-                    acc[2] += w * (mu + kz) * s;
-                    acc[3] += w * (mu + kz) * ds;
-                }
-            }
-        } else {
-            for &(kz, _, w) in &self.nodes {
-                let nu = mu + kz;
-                let e = (-nu.abs()).exp();
-                let r = 1.0 / (1.0 + e);
-                let s = if nu >= 0.0 { r } else { e * r };
-                let ds = e * r * r;
-                acc[0] += w * s;
-                acc[1] += w * ds;
-                if first {
-                    acc[2] += w * nu * s;
-                    acc[3] += w * nu * ds;
-                }
-            }
-        }
-        acc
-    }
-
-    /// |μ| beyond which the moments are their limits: sigmoid(μ + κz) is
-    /// within e^{−40} of 0 or 1 over |z| ≤ 8.5.
-    fn saturation(&self) -> f64 {
-        40.0 + WINDOW * self.kappa
-    }
-
-    /// The zone |u| < u₀ of [`field_nodes`] where the moments vary, and the
-    /// widest u-panel there that resolves them: 4·max(1, κ) in μ (sigmoid(μ)
-    /// has poles at distance π from the real axis, so half-width 2 converges
-    /// like 3.4^{−32}; given ω, ν is spread over κ, which smooths the moments
-    /// on that scale).
-    fn zone(&self) -> (f64, f64) {
-        let slope = self.slope.abs();
-        (self.saturation() / slope, 4.0 * self.kappa.max(1.0) / slope)
-    }
-}
+use super::quadrature::{TEACHER_PANELS, TeacherGivenField, field_nodes, normal_panels};
+use super::{LogisticError, LogisticParams, LogisticState};
+use crate::fixed_points::spectral::Regulariser;
+use crate::numerics::gauss_hermite::NormalRule;
 
 /// Solver holding its quadrature rule; reuse it along a sweep.
 #[derive(Debug, Clone)]
@@ -367,7 +20,7 @@ pub struct LogisticSolver {
     rule: std::sync::Arc<NormalRule>,
     opts: LogisticOptions,
     /// The feature covariance (docs/theory.md §2.4); isotropic when `None`.
-    covariance: Option<Covariance>,
+    pub(super) covariance: Option<Covariance>,
 }
 
 type X = Vector3<f64>;
@@ -382,17 +35,8 @@ pub const MAX_NOISE_RATIO: f64 = 1e4;
 /// integrands vary on the scale of sigmoid(ν), 1/√ρ in standard units, which
 /// 96 Gauss–Hermite nodes resolve to ~1e-11 at ρ = 4 but only to 4e-4 at
 /// ρ = 24 (found against an independent integration,
-/// scripts/gcm_reference.py); beyond, composite Gauss–Legendre.
+/// scripts/reference/gcm_reference.py); beyond, composite Gauss–Legendre.
 const HERMITE_MAX_FIELD: f64 = 4.0;
-
-/// Most panels of [`LogisticSolver::teacher_rule`] and [`conditional_rule`]
-/// (ρ up to 3.6e4 and κ up to 240 get their full resolution; the solver's
-/// time limit bounds the rest).
-const TEACHER_PANELS: f64 = 1024.0;
-
-/// Nodes of [`field_nodes`] and [`conditional_rule`] whose weight is below
-/// this are skipped: their total weight is below 1e-15.
-const PRUNE: f64 = 1e-18;
 
 impl LogisticSolver {
     /// A solver whose separability threshold integrates ν with
@@ -401,7 +45,7 @@ impl LogisticSolver {
     ///
     /// ```
     /// use propdp_core::config::SolverOptions;
-    /// use propdp_theory::logistic::{LogisticParams, LogisticSolver};
+    /// use propdp_theory::fixed_points::logistic::{LogisticParams, LogisticSolver};
     /// let solver = LogisticSolver::new(SolverOptions::default().logistic());
     /// let p = LogisticParams { delta: 0.5, s2: 1.0, lambda: 1.0, sigma: 1.0 };
     /// let (st, rep) = solver.solve(&p, None).unwrap();
@@ -417,7 +61,7 @@ impl LogisticSolver {
 
     /// The same solver for features of covariance `covariance` (none:
     /// isotropic). The state is then in prediction space: m = θ*ᵀΣθ̂/d,
-    /// q = θ̂ᵀΣθ̂/d ([`crate::spectral`]).
+    /// q = θ̂ᵀΣθ̂/d ([`crate::fixed_points::spectral`]).
     pub fn with_covariance(self, covariance: Option<Covariance>) -> Self {
         LogisticSolver { covariance, ..self }
     }
@@ -427,7 +71,7 @@ impl LogisticSolver {
     /// [`HERMITE_MAX_FIELD`]; beyond, 16-node Gauss–Legendre panels of width
     /// 2/√ρ in z over |z| ≤ 8.5, at most [`TEACHER_PANELS`] (sigmoid(ν) is analytic within π of the real
     /// axis in ν: a panel of half-width 1 in ν converges like 6.4^{−32}).
-    fn teacher_rule(&self, rho: f64) -> Vec<(f64, f64)> {
+    pub(super) fn teacher_rule(&self, rho: f64) -> Vec<(f64, f64)> {
         if rho <= HERMITE_MAX_FIELD {
             return self
                 .rule
@@ -442,7 +86,7 @@ impl LogisticSolver {
     }
 
     /// The variance ρ of the teacher field xᵀθ*: s², or s²⟨ωe⟩ with a covariance.
-    fn field(&self, p: &LogisticParams) -> f64 {
+    pub(super) fn field(&self, p: &LogisticParams) -> f64 {
         match &self.covariance {
             Some(c) => p.s2 * c.teacher_field(),
             None => p.s2,
@@ -457,7 +101,7 @@ impl LogisticSolver {
     /// through the prox, ∂p/∂ω = −k, ∂p/∂V = −sigmoid(p)·k with
     /// k = 1/(1 + Vρ''(p)), and ∂ω/∂b = ν, ∂ω/∂τ_⊥ = ξ = (ω − bν)/τ_⊥, whose
     /// conditional moments E[f(ν)ν | ω] are integrated with the same rule.
-    fn hats(&self, p: &LogisticParams, b: f64, tp: f64, v: f64, jac: bool) -> ([f64; 3], [[f64; 3]; 3]) {
+    pub(super) fn hats(&self, p: &LogisticParams, b: f64, tp: f64, v: f64, jac: bool) -> ([f64; 3], [[f64; 3]; 3]) {
         let rho = self.field(p);
         let (m, q) = (b * rho, b * b * rho + tp * tp);
         let teacher = TeacherGivenField::new(rho, m, q);
@@ -529,7 +173,7 @@ impl LogisticSolver {
     }
 
     /// [`Self::map_x`] with a covariance: the channel at ρ = s²⟨ωe⟩ and the
-    /// regulariser side over the atoms ([`crate::spectral::Regulariser`]),
+    /// regulariser side over the atoms ([`crate::fixed_points::spectral::Regulariser`]),
     /// in the coordinates x = (m/√ρ, ln(q − m²/ρ), ln V) of prediction space.
     fn map_x_spectral(&self, p: &LogisticParams, cov: &Covariance, x: &X, jac: bool) -> (X, Matrix3<f64>) {
         let reg = Regulariser::new(cov, p.s2, p.lambda, p.sigma);
@@ -792,134 +436,14 @@ impl LogisticSolver {
         }
         Err(fail(self.opts.fixed_point.max_iter.min(100), r.amax()))
     }
-
-    /// Candès–Sur threshold h(s²) = min_t E[(Z − t·y·ν)₊²]: the unregularized
-    /// MLE exists iff δ < h. Uses E[(Z − a)₊²] = (1 + a²)Φ(−a) − aφ(a) and a
-    /// 1-D Gauss–Hermite rule over ν.
-    pub fn mle_threshold(&self, s2: f64) -> f64 {
-        let s = s2.sqrt();
-        // E[(Z−a)₊²] derivative in a: −2E[(Z−a)₊] = −2(φ(a) − aΦ(−a)); y·ν has
-        // law: ν w.p. sigmoid(ν), −ν otherwise.
-        let teacher = self.teacher_rule(s2);
-        let expect = |f: &dyn Fn(f64) -> f64| teacher.iter().map(|&(z, w)| w * f(z)).sum::<f64>();
-        let obj = |t: f64| {
-            expect(&|z| {
-                let nu = s * z;
-                let sn = sigmoid(nu);
-                let f = |a: f64| (1.0 + a * a) * cdf(-a) - a * crate::gaussian::pdf(a);
-                sn * f(t * nu) + (1.0 - sn) * f(-t * nu)
-            })
-        };
-        let dobj = |t: f64| {
-            expect(&|z| {
-                let nu = s * z;
-                let sn = sigmoid(nu);
-                let g = |a: f64| -2.0 * (crate::gaussian::pdf(a) - a * cdf(-a));
-                sn * g(t * nu) * nu - (1.0 - sn) * g(-t * nu) * nu
-            })
-        };
-        // convex in t, minimiser t* ≥ 0 (the signal pushes y·ν positive)
-        if dobj(0.0) >= 0.0 {
-            return obj(0.0);
-        }
-        let mut hi = 1.0;
-        while dobj(hi) < 0.0 && hi < 1e6 {
-            hi *= 2.0;
-        }
-        let t = brent(0.0, hi, dobj, 1e-14, 200).map_or(hi, |(t, _)| t);
-        obj(t)
-    }
-
-    /// Metrics of docs/theory.md §1 at a solution; `tau` > 0 gives output
-    /// perturbation (state must be the σ = 0 solution).
-    pub fn metrics(&self, p: &LogisticParams, st: &LogisticState, tau: f64) -> Metrics {
-        let rho = self.field(p);
-        let s = rho.sqrt();
-        let b = st.m / rho;
-        // the output noise τb adds τ²⟨ω⟩ = τ² to the fitted field's variance
-        let q_out = st.q + tau * tau;
-        let tp_test = (q_out - st.m * st.m / rho).max(0.0).sqrt();
-        let tp = (st.q - st.m * st.m / rho).max(0.0).sqrt();
-        let pred_err2 = q_out - 2.0 * st.m + rho;
-        // fresh test point: ω = bν + τ_test ξ; by symmetry 2E[sigmoid(ν)·(y = +1 term)]
-        let step = if b != 0.0 {
-            (2.0 * tp_test / b.abs()).clamp(1e-3, 1.0)
-        } else {
-            1.0
-        };
-        let test_class_err = 2.0
-            * normal_expect(0.0, s, &[0.0], step, |nu| {
-                let prob_neg = if tp_test > 0.0 {
-                    cdf(-b * nu / tp_test)
-                } else {
-                    f64::from(u8::from(b * nu < 0.0))
-                };
-                sigmoid(nu) * prob_neg
-            });
-        // 2E[sigmoid(ν) ρ(−ω)], ω ~ N(0, q + τ²), with ν integrated out given ω;
-        // panels of width ≤ 4 through ρ's kink, |ω| ≤ 40 (beyond, ρ(−ω) is linear to 4e-18)
-        let teacher = TeacherGivenField::new(rho, st.m, q_out);
-        let kink: [f64; 21] = std::array::from_fn(|i| -40.0 + 4.0 * i as f64);
-        let test_logloss = 2.0
-            * normal_expect(0.0, q_out.sqrt(), &kink, teacher.zone().1, |omega| {
-                teacher.moments(omega, false)[0] * softplus(-omega)
-            });
-        // training margin is −p₊ (+ τ xᵢᵀb for output perturbation): loss ρ(p₊ − τG), ω ~ N(0, q)
-        let teacher = TeacherGivenField::new(rho, st.m, st.q);
-        let mut nodes = Vec::new();
-        field_nodes(st.q, st.v, teacher.zone(), &mut nodes);
-        let train_logloss = 2.0
-            * nodes
-                .iter()
-                .map(|&(pp, _, omega, w)| w * teacher.moments(omega, false)[0] * softplus_mean(pp, tau))
-                .sum::<f64>();
-        // parameter space: the same in isotropic features; over the atoms otherwise
-        let (m0, q0, noise_corr) = match &self.covariance {
-            None => (st.m, st.q, -p.sigma * st.v),
-            Some(cov) => {
-                let ([mh, qh, vh], _) = self.hats(p, b, tp, st.v, false);
-                let o = Regulariser::new(cov, p.s2, p.lambda, p.sigma).overlaps(mh, qh, vh);
-                (o.m0, o.q0, -p.sigma * o.inv)
-            }
-        };
-        let est_err2 = q0 + tau * tau - 2.0 * m0 + p.s2;
-        let mut out = Metrics::new();
-        out.insert(metrics::EST_ERR2.into(), est_err2);
-        out.insert(metrics::EST_ERR.into(), est_err2.max(0.0).sqrt());
-        out.insert(metrics::PRED_ERR2.into(), pred_err2);
-        out.insert(metrics::OVERLAP.into(), m0);
-        out.insert(metrics::NORM2.into(), q0 + tau * tau);
-        out.insert(metrics::BIAS_FACTOR.into(), m0 / p.s2);
-        out.insert(
-            metrics::NOISE_CORR.into(),
-            if tau > 0.0 { tau } else { 0.0 + noise_corr },
-        );
-        out.insert(metrics::TEST_CLASS_ERR.into(), test_class_err);
-        out.insert(metrics::TEST_LOGLOSS.into(), test_logloss);
-        out.insert(metrics::TRAIN_LOGLOSS.into(), train_logloss);
-        out
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn prox_solves_its_equation_to_machine_precision() {
-        for k in 0..200 {
-            let v = 1e-3 * 1.08f64.powi(k);
-            let mut last = f64::NEG_INFINITY;
-            for i in 0..4000 {
-                let u = -300.0 + 0.1537 * i as f64;
-                let p = prox(u, v);
-                let f = p + v * sigmoid(p) - u;
-                assert!(f.abs() <= 1e-12 * (1.0 + u.abs()), "u={u} v={v} residual {f}");
-                assert!(p >= last, "prox not monotone at u={u} v={v}");
-                last = p;
-            }
-        }
-    }
+    use crate::fixed_points::logistic::prox;
+    use propdp_core::loss::sigmoid;
+    use propdp_core::panels::{for_each_panel, legendre16};
 
     /// The analytic Jacobian of the map against central finite differences.
     #[test]
@@ -1073,41 +597,6 @@ mod tests {
                 let rel = (h[i] - r[i]).abs() / r[i].abs();
                 assert!(rel < 1e-13, "{p:?} hat {i}: {} vs reference {} ({rel:e})", h[i], r[i]);
             }
-        }
-    }
-
-    /// The rule for the teacher field given ω against fine Gauss–Legendre
-    /// panels (width 1/8 in z over |z| ≤ 12), for both integrands.
-    #[test]
-    fn conditional_rule_is_exact() {
-        let reference = |mu: f64, kappa: f64| {
-            let mut acc = [0.0; 2];
-            for_each_panel(-12.0, 12.0, &[], 0.125, |a, b| {
-                let (mid, half) = (0.5 * (a + b), 0.5 * (b - a));
-                for &(x, w) in legendre16() {
-                    let z = mid + half * x;
-                    let wt = half * w * (-0.5 * z * z).exp() / (2.0 * std::f64::consts::PI).sqrt();
-                    let s = sigmoid(mu + kappa * z);
-                    acc[0] += wt * s;
-                    acc[1] += wt * s * sigmoid(-mu - kappa * z);
-                }
-            });
-            acc
-        };
-        for kappa in [0.0, 0.1, 0.5, 0.75, 1.0, 1.25, 1.5, 1.6, 2.0, 3.0, 5.0, 10.0] {
-            let rule = conditional_rule(kappa);
-            let mut worst: f64 = 0.0;
-            for i in 0..=200 {
-                let mu = -5.0 + 0.05 * f64::from(i);
-                let r = reference(mu, kappa);
-                let g0: f64 = rule.iter().map(|&(z, w)| w * sigmoid(mu + kappa * z)).sum();
-                let g1: f64 = rule
-                    .iter()
-                    .map(|&(z, w)| w * sigmoid(mu + kappa * z) * sigmoid(-mu - kappa * z))
-                    .sum();
-                worst = worst.max((g0 - r[0]).abs()).max((g1 - r[1]).abs());
-            }
-            assert!(worst < 1e-14, "κ = {kappa}: {worst:e}");
         }
     }
 }

@@ -23,7 +23,7 @@
 //!
 //! Expectations over samples use randomized quasi-Monte Carlo: Owen-scrambled
 //! Sobol points from `sobol_burley` (dimension T + 2: ν, w_1..w_T, label
-//! noise), mapped to normals by Φ⁻¹ (`statrs`). That crate supports 2^16
+//! noise), mapped to normals by Φ⁻¹ ([`quantile`], `statrs`). That crate supports 2^16
 //! points and 256 dimensions per sequence; dimensions beyond 256 reuse the
 //! sequence under an independent seed (padded RQMC, still unbiased). The solve
 //! is repeated on independent scrambles and the prediction is their mean, with
@@ -35,134 +35,16 @@
 //! - Mignacco, Krzakala, Urbani, Zdeborová (2020), *Dynamical mean-field theory
 //!   for stochastic gradient descent in Gaussian mixture classification*.
 
-use std::collections::BTreeMap;
-
 use propdp_core::covariance::Covariance;
-
-use crate::modes::{Modes, SPECTRAL_MAX_BYTES, spectral_metrics};
 use propdp_core::loss::{Loss, sigmoid};
-use propdp_core::metrics::{self, Metrics};
+use propdp_core::metrics::Metrics;
 use rayon::prelude::*;
-use statrs::distribution::{ContinuousCDF, Normal};
-use thiserror::Error;
 
-/// Parameters of a DMFT solve.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DmftParams {
-    /// δ = d/n.
-    pub delta: f64,
-    /// Prior energy s².
-    pub s2: f64,
-    /// Ridge λ.
-    pub lambda: f64,
-    /// Gradient noise σ.
-    pub sigma: f64,
-    /// Step size η.
-    pub eta: f64,
-    /// Number of steps T.
-    pub steps: usize,
-    /// Poisson sample rate q (1: full batch).
-    pub sample_rate: f64,
-    /// Clipping threshold C of the scalar gradient factor (∞: none).
-    pub clip: f64,
-    /// The descended loss (standard losses draw labels from the model).
-    pub loss: Loss,
-    /// Label noise sd for the standard Huber and squared losses (y = ν + e, e ~ N(0, sd²)).
-    pub noise_sd: f64,
-    /// Sample points per scramble (≤ 2^16).
-    pub points: usize,
-    /// Independent scrambles (≥ 2, for a standard error).
-    pub scrambles: usize,
-    /// Seed of the Sobol scrambles.
-    pub seed: u32,
-}
-
-/// Failures of the DMFT solver.
-#[derive(Debug, Error, Clone, PartialEq)]
-pub enum DmftError {
-    #[error("dmft: covariance of (ν, w) lost positive-definiteness at step {step} (pivot {pivot:e}) for {params:?}")]
-    /// The covariance of the Gaussian fields lost positive definiteness.
-    NotPositiveDefinite {
-        /// The step.
-        step: usize,
-        /// The failing Cholesky pivot.
-        pivot: f64,
-        /// The parameters.
-        params: Box<DmftParams>,
-    },
-    #[error(
-        "dmft: ‖θ_t‖²/d = {norm2:e} at step {step}, beyond the state evolution's range (1e12): the iterates \
-         diverge, or the privacy noise alone (η²σ² = {:e} per step) is too large for a finite answer; lower \
-         algorithm.eta or algorithm.sigma, for {params:?}",
-        params.eta * params.eta * params.sigma * params.sigma
-    )]
-    /// The iterates grew beyond the solver's range: divergence, or noise too large.
-    Diverged {
-        /// The step.
-        step: usize,
-        /// ‖θ_t‖²/d there.
-        norm2: f64,
-        /// The parameters.
-        params: Box<DmftParams>,
-    },
-    #[error(
-        "dmft: the long-horizon state evolution's replicates disagree at step {step}: norm2 = {norm2:.4} with \
-         standard error {stderr:.2e}, {:.1}% of it, above the {:.0}% a solve writes (healthy ones stay below \
-         5%): the solve went unstable, and its numbers are not written (docs/theory.md §3.3, \
-         \"Refusing an unstable solve\"); more paths (solver.dmft_points), a shorter horizon or dmft = \"exact\" \
-         (T ≤ 1000) may avoid it, for {params:?}",
-        100.0 * stderr / norm2.abs(),
-        100.0 * crate::long_horizon::MAX_RELATIVE_SPREAD
-    )]
-    /// The replicates of a long-horizon solve disagree far beyond their
-    /// RQMC spread: an instability of the solve, not an answer.
-    Unstable {
-        /// The first step where they disagree.
-        step: usize,
-        /// The mean of norm2 over the replicates there.
-        norm2: f64,
-        /// Its standard error over the replicates.
-        stderr: f64,
-        /// The parameters.
-        params: Box<DmftParams>,
-    },
-    #[error("dmft: cancelled at step {step} of {steps} (interrupted)")]
-    /// The caller asked the solve to stop ([`solve_cancellable`]).
-    Cancelled {
-        /// The step reached.
-        step: usize,
-        /// T.
-        steps: usize,
-    },
-    #[error("dmft: {what} for {params:?}")]
-    /// The parameters are outside what the state evolution covers.
-    Invalid {
-        /// What is unsupported.
-        what: String,
-        /// The parameters.
-        params: Box<DmftParams>,
-    },
-}
-
-/// Per-step prediction: metric → values at t = 0..=T, and their RQMC
-/// standard errors over scrambles.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DmftPath {
-    /// Prediction of every metric at every step t = 0..=T.
-    pub mean: BTreeMap<String, Vec<f64>>,
-    /// RQMC standard error of every value (spread over scrambles).
-    pub stderr: BTreeMap<String, Vec<f64>>,
-}
-
-impl DmftPath {
-    /// The metrics at the last step.
-    pub fn last(&self) -> Metrics {
-        self.mean
-            .iter()
-            .map(|(k, v)| (k.clone(), *v.last().expect("T ≥ 0")))
-            .collect()
-    }
-}
+use super::modes::{Modes, SPECTRAL_MAX_BYTES, spectral_metrics};
+use super::path::{DmftError, DmftParams, DmftPath, STEIN_MIN_S2, aggregate, step_metrics};
+use super::rqmc::rqmc_uniform;
+use crate::numerics::axpy;
+use crate::numerics::gaussian::quantile;
 
 /// Solve the DMFT on `p.scrambles` independent scrambles (in parallel).
 pub fn solve(p: &DmftParams) -> Result<DmftPath, DmftError> {
@@ -220,104 +102,25 @@ pub fn solve_spectral(
     Ok(aggregate(runs, p.steps))
 }
 
-/// The mean over independent replicates of per-step metrics (t = 0..=steps)
-/// and its standard error from their spread.
-pub(crate) fn aggregate(runs: Vec<Vec<Metrics>>, steps: usize) -> DmftPath {
-    let k = runs.len() as f64;
-    let mut mean: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let mut stderr: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for name in runs[0][0].keys() {
-        for t in 0..=steps {
-            let vs: Vec<f64> = runs.iter().map(|r| r[t][name]).collect();
-            let mu = vs.iter().sum::<f64>() / k;
-            let var = vs.iter().map(|v| (v - mu).powi(2)).sum::<f64>() / (k - 1.0);
-            mean.entry(name.clone()).or_default().push(mu);
-            stderr.entry(name.clone()).or_default().push((var / k).sqrt());
-        }
-    }
-    DmftPath { mean, stderr }
-}
-
-/// The metrics at step t from the overlap m_t = s²A_t, C_θ(t,t) and the
-/// training loss, or [`DmftError::Diverged`] when C_θ(t,t) blew up.
-pub(crate) fn step_metrics(
-    p: &DmftParams,
-    t: usize,
-    m_t: f64,
-    c_tt: f64,
-    train_loss: f64,
-) -> Result<Metrics, DmftError> {
-    if !c_tt.is_finite() || c_tt > 1e12 {
-        return Err(DmftError::Diverged {
-            step: t,
-            norm2: c_tt,
-            params: Box::new(*p),
-        });
-    }
-    let mut mt = Metrics::new();
-    mt.insert(metrics::EST_ERR2.into(), c_tt - 2.0 * m_t + p.s2);
-    mt.insert(metrics::OVERLAP.into(), m_t);
-    mt.insert(metrics::NORM2.into(), c_tt);
-    mt.insert(metrics::TRAIN_LOSS.into(), train_loss);
-    if matches!(p.loss, Loss::Logistic | Loss::ConditionalLogistic) {
-        mt.insert(
-            metrics::TEST_CLASS_ERR.into(),
-            crate::logistic::test_class_error(p.s2, m_t, c_tt),
-        );
-    }
-    Ok(mt)
-}
-
 /// Relative size below which a Cholesky pivot of Cov(ν, w) counts as zero.
 const PIVOT_TOL: f64 = 1e-6;
 
 /// Samples processed together (one SIMD-friendly array) in the reverse-mode pass.
 const LANES: usize = 16;
 
-/// y += a·x.
-fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
-    for (yi, xi) in y.iter_mut().zip(x) {
-        *yi += a * xi;
-    }
-}
-
-/// Coordinate `dim` of point `i` of an Owen-scrambled Sobol sequence
-/// (`sobol_burley`: 256 dimensions per sequence; dimension 256·j + d is
-/// dimension d of the sequence scrambled with a seed derived from j, padded
-/// RQMC), at the centre of its f32 cell: never 0 or 1.
-pub(crate) fn rqmc_uniform(i: usize, dim: usize, seed: u32) -> f64 {
-    let (set, d) = ((dim / 256) as u32, (dim % 256) as u32);
-    f64::from(sobol_burley::sample(i as u32, d, seed ^ set.wrapping_mul(0x85EB_CA6B))) + 2f64.powi(-25)
-}
-
-/// Coordinates 4g..4g + 3 of point `i` of the same padded sequence as
-/// [`rqmc_uniform`] (group g of four dimensions, computed together).
-pub(crate) fn rqmc_uniform4(i: usize, group: usize, seed: u32) -> [f64; 4] {
-    let (set, g) = ((group / 64) as u32, (group % 64) as u32);
-    sobol_burley::sample_4d(i as u32, g, seed ^ set.wrapping_mul(0x85EB_CA6B)).map(|x| f64::from(x) + 2f64.powi(-25))
-}
-
 /// The draws of one scramble: standard normals `z[j][i]`, j = 0..=T, for
 /// (ν, w_1..w_T), then `extra` uniform coordinates `u[k][i]` (dimensions
 /// T + 1 + k): the label's, then for DP-SGD one per step for the selections.
 fn draws(p: &DmftParams, seed: u32, extra: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
-    let unit = Normal::standard();
     let uniform = |i: usize, dim: usize| rqmc_uniform(i, dim, seed);
     let z = (0..=p.steps)
-        .map(|j| (0..p.points).map(|i| unit.inverse_cdf(uniform(i, j))).collect())
+        .map(|j| (0..p.points).map(|i| quantile(uniform(i, j))).collect())
         .collect();
     let u = (0..extra)
         .map(|k| (0..p.points).map(|i| uniform(i, p.steps + 1 + k)).collect())
         .collect();
     (z, u)
 }
-
-/// The overlap's drift D_t = Σ_k R_g(t,k)A_k + M_g(t) is the Stein quotient
-/// (a/s)·E[z₀(ĝ_t − βc_t)] from s² ≥ STEIN_MIN_S2·κ², κ² = 1 + sd² (sd the label
-/// noise); below, s·z₀ is lost in the rounding of paths of scale κ (relative
-/// errors 2e-3 at s² = 1e-28) and D_t is summed from the pathwise (score) M_g
-/// and R_g, whose windows ν no longer narrows (docs/theory.md §3.1).
-pub(crate) const STEIN_MIN_S2: f64 = 1e-10;
 
 // The kernels are indexed exactly as in docs/theory.md §3 (R_θ(t,s), C_g(s,s'), …);
 // index loops keep the code one-to-one with the equations.
@@ -350,10 +153,9 @@ fn solve_scramble(
     let nu: Vec<f64> = z[0].iter().map(|x| prior_sd * x).collect();
     // label: y for standard losses, ν for conditional ones; for the Stein drift
     // also the labels of the baseline paths at ν = 0 (y⁰ = e; ±1 for the standard logistic)
-    let unit = Normal::standard();
     let (label, baselines): (Vec<f64>, Vec<Vec<f64>>) = match p.loss {
         Loss::Huber { .. } | Loss::Squared => {
-            let e: Vec<f64> = u.iter().map(|&x| p.noise_sd * unit.inverse_cdf(x)).collect();
+            let e: Vec<f64> = u.iter().map(|&x| p.noise_sd * quantile(x)).collect();
             ((0..n).map(|i| nu[i] + e[i]).collect(), vec![e])
         }
         Loss::Logistic => (

@@ -35,9 +35,9 @@ use propdp_core::covariance::{Atom, Covariance};
 use propdp_core::metrics::{self, Metrics};
 use propdp_core::record::SolverReport;
 
-use crate::huber::{HuberError, HuberParams, HuberState};
-use crate::noise::truncated_probability;
-use crate::root::brent;
+use crate::fixed_points::huber::{HuberError, HuberParams, HuberState};
+use crate::fixed_points::noise::truncated_probability;
+use crate::numerics::roots::brent;
 
 /// The regulariser side of one point over a spectrum.
 #[derive(Debug, Clone, Copy)]
@@ -195,7 +195,7 @@ fn huber_gap(p: &HuberParams, reg: &Regulariser, rho: f64, alpha2: f64) -> Resul
 ///
 /// ```
 /// use propdp_core::{NoiseLaw, config::SolverOptions, covariance::Covariance};
-/// use propdp_theory::{huber::HuberParams, spectral};
+/// use propdp_theory::fixed_points::{huber::HuberParams, spectral};
 /// let cov = Covariance::from_columns(&[3.0, 0.5], &[0.25, 0.75], &[1.0, 1.0], "c").unwrap().unwrap();
 /// let p = HuberParams { delta: 0.5, s2: 1.0, huber_m: 1.0, noise: NoiseLaw::Gaussian { sd: 0.5 }, lambda: 0.5, sigma: 1.0 };
 /// let (st, rep) = spectral::solve_huber(&p, &cov, &SolverOptions::default().fixed_point()).unwrap();
@@ -290,7 +290,7 @@ pub fn huber_metrics(p: &HuberParams, cov: &Covariance, st: &HuberState, tau: f6
     out.insert(
         metrics::TRAIN_RESID_TRUNC.into(),
         if tau > 0.0 {
-            crate::huber::output_train_resid_trunc(p, st, tau)
+            crate::fixed_points::huber::output_train_resid_trunc(p, st, tau)
         } else {
             st.beta2
         },
@@ -327,14 +327,14 @@ mod tests {
                 lambda,
                 sigma,
             };
-            let (iso, _) = crate::huber::solve(&p, &opts, None).unwrap();
+            let (iso, _) = crate::fixed_points::huber::solve(&p, &opts, None).unwrap();
             let (spec, _) = solve_huber(&p, &cov, &opts).unwrap();
             assert!(
                 (iso.alpha2 - spec.alpha2).abs() <= 1e-9 * iso.alpha2 && (iso.v - spec.v).abs() <= 1e-9 * iso.v,
                 "{p:?}: isotropic {iso:?} vs spectral {spec:?}"
             );
             for tau in [0.0, 0.3] {
-                let a = crate::huber::metrics(&p, &iso, tau);
+                let a = crate::fixed_points::huber::metrics(&p, &iso, tau);
                 let b = huber_metrics(&p, &cov, &spec, tau);
                 for (k, v) in &a {
                     assert!((v - b[k]).abs() <= 1e-8 * (1.0 + v.abs()), "{k}: {v} vs {}", b[k]);

@@ -4,7 +4,7 @@
 //!   θᵏ_{t+1} = (1 − ηλ)θᵏ_t − η[√ω_k u_t + ω_k Σ_s R_g(t,s)θᵏ_s + ω_k M_g(t)Θᵏ] + ησξ_t,
 //!
 //! solved by its response Rᵏ and amplitude Aᵏ, and the mixtures the sample
-//! process of [`crate::dmft`] reads: R_w = Σ_k w_kω_kRᵏ, C_w = Σ_k w_kω_kCᵏ,
+//! process of the full-memory solver (`full_memory.rs`) reads: R_w = Σ_k w_kω_kRᵏ, C_w = Σ_k w_kω_kCᵏ,
 //! m_t = Σ_k w_kω_ks²e_kAᵏ_t; with the parameter-space norm and overlap.
 //!
 //! # References
@@ -16,7 +16,7 @@
 use propdp_core::covariance::Atom;
 use propdp_core::metrics::{self, Metrics};
 
-use crate::dmft::{DmftError, DmftParams, step_metrics};
+use super::path::{DmftError, DmftParams, step_metrics};
 
 /// The most memory the atoms' responses of a spectral solve may take.
 pub(crate) const SPECTRAL_MAX_BYTES: f64 = 2e9;

@@ -27,6 +27,8 @@
 use propdp_core::loss::sigmoid;
 use propdp_core::panels::{WINDOW, legendre16, normal_expect};
 
+use crate::numerics::roots::brent_absolute;
+
 /// Width, in standard deviations of ν, of the cells of the folded law's
 /// cumulative table (each cell integrated by 16-node Gauss–Legendre: its
 /// error is far below rounding at this width).
@@ -64,11 +66,7 @@ impl Folded {
         }
         let (lo, base) = (left(k - 1), self.cdf[k - 1]);
         let f = |z: f64| base + mass(self.sd, lo, z) - u;
-        let mut tol = roots::SimpleConvergency {
-            eps: 1e-15,
-            max_iter: 100,
-        };
-        let z = roots::find_root_brent(lo, left(k), f, &mut tol).unwrap_or_else(|_| {
+        let z = brent_absolute(lo, left(k), f, 1e-15, 100).unwrap_or_else(|| {
             // F is continuous and increasing and brackets u in its cell: only rounding at the
             // cell's ends fails Brent, and there the end is the answer
             if f(lo).abs() < f(left(k)).abs() { lo } else { left(k) }

@@ -34,17 +34,23 @@
 //! - Hackbusch (2015), *Hierarchical Matrices: Algorithms and Analysis*
 //!   (block means of a smooth kernel on blocks growing with their distance).
 
-use super::{
-    Coordinate, GEN_WINDOW, Generator, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, Slot, StepBuffers, Stop, axpy,
-    combine, conditional_weights, curvature_bound, far_adjoints, memory, recursion, sample_step, stein_drift,
-    step_record, teacher, teacher_field, theta_positions, truncation,
-};
-use crate::dmft::{DmftError, DmftParams, rqmc_uniform4};
-use crate::dyadic::{Partition, Track};
-use crate::reverse_mode::Events;
 use nalgebra::{DMatrix, DVector};
 use propdp_core::covariance::Atom;
-use statrs::distribution::{ContinuousCDF, Normal};
+
+use super::combine::combine;
+use super::state::Slot;
+use crate::dynamics::dyadic::{Partition, Track};
+use crate::dynamics::path::{DmftError, DmftParams};
+use crate::dynamics::reverse_mode::Events;
+use crate::dynamics::rqmc::rqmc_uniform4;
+use crate::numerics::axpy;
+use crate::numerics::gaussian::quantile;
+
+use super::generator::{GEN_WINDOW, Generator, conditional_weights};
+use super::step::{
+    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, Stop, curvature_bound, far_adjoints, memory,
+    recursion, sample_step, stein_drift, step_record, teacher, teacher_field, theta_positions, truncation,
+};
 
 /// One atom's deterministic side: its coordinate, its virtual paths (lane
 /// s % W: Rᵏ(·, s)) and its block lanes (lane b: Σ_{s+1∈B_b} Rᵏ(·, s)).
@@ -94,14 +100,12 @@ pub(super) fn replicate(
     let decay = 1.0 - eta * p.lambda;
     let spectrum = atoms.unwrap_or(&ISOTROPIC);
     let rho = teacher_field(p.s2, spectrum);
-    let unit = Normal::standard();
     // RQMC dimensions in groups of four: group 0 (ν, the label), group t + 1 (G_{t+1}'s
     // innovation, S_t) for every step
     let draws = |group: usize| -> Vec<[f64; 4]> { (0..n).map(|i| rqmc_uniform4(i, group, seed)).collect() };
-    let normal = |x: f64| unit.inverse_cdf(x);
     let first = draws(0);
-    let gaussian: Vec<f64> = first.iter().map(|x| rho.sqrt() * normal(x[0])).collect();
-    let teacher = teacher(p, rho, &first, gaussian, normal);
+    let gaussian: Vec<f64> = first.iter().map(|x| rho.sqrt() * quantile(x[0])).collect();
+    let teacher = teacher(p, rho, &first, gaussian);
     let (nu, label, baseline) = (&teacher.nu, &teacher.label, &teacher.baseline);
     let w = window;
     // per path: the field G, the selected gradients ĝ and the baseline's ĝ⁰ (value at index
@@ -261,7 +265,7 @@ pub(super) fn replicate(
         let beta = scaled_weights(&sff, &sft);
         let sd = (cov[(f, f)] - beta.dot(&sft)).max(0.0).sqrt();
         for (x, d) in innovation.iter_mut().zip(&step_draws) {
-            *x = sd * normal(d[0]);
+            *x = sd * quantile(d[0]);
         }
         let window_len = t + 1 - t.saturating_sub(NEAR);
         let terms: Vec<(f64, &[f64])> = std::iter::once((1.0, innovation.as_slice()))

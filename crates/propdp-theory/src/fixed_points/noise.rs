@@ -84,7 +84,7 @@ impl MixingRule {
     ///
     /// ```
     /// use propdp_core::NoiseLaw;
-    /// use propdp_theory::noise::MixingRule;
+    /// use propdp_theory::fixed_points::noise::MixingRule;
     /// let r = MixingRule::of(&NoiseLaw::StudentT { dof: 3.0, scale: 0.5 }).unwrap();
     /// assert!((r.weight.iter().sum::<f64>() - 1.0).abs() < 1e-13);
     /// // S² = scale²·(ν/2)/U with U ~ Gamma(ν/2): E[1/S²] = 1/scale² = 4
@@ -219,7 +219,7 @@ struct JetSum {
 impl JetSum {
     /// Add the Gaussian of variance w with weight ω.
     fn add(&mut self, w: f64, weight: f64, c: f64) {
-        self.add_values(crate::gaussian::central_truncated_jet(w, c), weight);
+        self.add_values(crate::numerics::gaussian::central_truncated_jet(w, c), weight);
     }
 
     /// Add the values (P, T, ∂P/∂c, ∂P/∂w, ∂T/∂w) of one Gaussian with weight ω.
@@ -269,7 +269,7 @@ impl JetSum {
 }
 
 /// [`TruncatedJet`] of z = ε + √v·G at c: the mixture of
-/// [`crate::gaussian::central_truncated_jet`] (∂/∂v = ∂/∂w at w = S² + v).
+/// [`crate::numerics::gaussian::central_truncated_jet`] (∂/∂v = ∂/∂w at w = S² + v).
 ///
 /// A [`MixingRule`] is cut short where its [`Tail`] cannot matter: a
 /// Student-t rule once Σ ω/S over the rest bounds every moment and
@@ -290,7 +290,7 @@ pub fn truncated_jet(law: &NoiseLaw, v: f64, c: f64) -> TruncatedJet {
     let nodes = rule.variance.iter().zip(&rule.weight).enumerate();
     match &rule.tail {
         Tail::ToZero { mass, second } => {
-            let at_v = crate::gaussian::central_truncated_jet(v, c);
+            let at_v = crate::numerics::gaussian::central_truncated_jet(v, c);
             for (i, (s2, w)) in nodes {
                 if v > 0.0 && i > 0 && sum.lumps(second[i], v, c, at_v) {
                     sum.add_values(at_v, mass[i]);
@@ -314,7 +314,7 @@ pub fn truncated_jet(law: &NoiseLaw, v: f64, c: f64) -> TruncatedJet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gaussian::cdf;
+    use crate::numerics::gaussian::cdf;
 
     /// Density of ε, written independently of the mixture representation.
     fn density(law: &NoiseLaw, e: f64) -> f64 {

@@ -1,0 +1,603 @@
+//! Long-horizon state evolution of DP-GD and DP-SGD (docs/theory.md §3.3):
+//! the DMFT of the full-memory solver (`full_memory.rs`) with work linear in T and memory independent
+//! of T, for every loss, clipped or not, at any sample rate q ∈ (0, 1].
+//!
+//! Every sample path carries its own copy of the coordinate process as its
+//! field, and the Onsager memory obeys the same recursion (identity (R1):
+//! O_t = Σ_{s<t} R_θ(t,s)x_s satisfies O_{t+1} = (1−ηλ)O_t − η Σ_{k≤t} R_g(t,k)O_k + x_t):
+//!
+//!   w_t = A_tν + θ̃_t,   θ̃_{t+1} = (1−ηλ)θ̃_t − η[ũ_t + Σ_k R_g(t,k)θ̃_k] + ησξ̃_t,
+//!   r_t = w_t − ηO_t,   O_{t+1} = (1−ηλ)O_t − η Σ_k R_g(t,k)O_k + ĝ_t,
+//!
+//! with ũ ~ GP(0, C_g) and ξ̃ white, so (ν, w) has exactly the law of the
+//! full-memory solver's Gaussian fields and no T×T covariance or Cholesky
+//! factor is formed. The memories Σ_k R_g(t,k)X_k keep NEAR exact lags and
+//! act with R_g's block sums on the block sums of a dyadic
+//! partition of the older past (its blocks grow with their age). ũ_t is drawn
+//! by exact Gaussian conditioning, under the estimated C_g, on its last
+//! GEN_WINDOW values and its block sums. R_g(t,·) comes from the reverse-mode
+//! pass over each path's own events (steps with ĥ ≠ 0) in the last W steps,
+//! with R_θ(j,k) from virtual paths (the recursion driven by unit impulses);
+//! lags ≥ W are dropped, and W is widened (the solve restarted, with the
+//! window the estimate's decay asks for) until the estimated effect of the
+//! dropped tail on the metrics is below [`TRUNCATION_TOL`]. C_g's rows are the
+//! Gram matrix of the selected gradients ĝ (positive semi-definite by
+//! construction); the selection is Rao–Blackwellised in the Stein drift. The metrics come from
+//! the covariance of the generated linear state (θ̃ and ũ windows and blocks),
+//! propagated exactly: norm2 = s²A_t² + Var(θ̃_t); the training loss is the
+//! path mean corrected by a control variate (`train_loss.rs`, §3.3:
+//! the loss at the field w_t, whose mean is exact). Expectations use padded RQMC as the full-memory solver does
+//! (plain Monte Carlo biased the metrics at O(1/N) through the kernels'
+//! feedback, docs/theory.md §3.3); the prediction is the mean over
+//! independent replicates with their spread as standard error.
+//!
+//! # References
+//! - Celentano, Cheng, Montanari (2021), *The high-dimensional asymptotics of
+//!   first order methods with random data*.
+//! - Mignacco, Krzakala, Urbani, Zdeborová (2020), *Dynamical mean-field theory
+//!   for stochastic gradient descent in Gaussian mixture classification*.
+//! - Rasmussen, Williams (2006), *Gaussian Processes for Machine Learning*, §2.2
+//!   (Gaussian conditioning).
+
+use propdp_core::config::LONG_HORIZON_POINTS;
+use propdp_core::input::machine_memory;
+use propdp_core::covariance::{Atom, Covariance};
+use propdp_core::metrics::{self, Metrics};
+use rayon::prelude::*;
+
+use crate::dynamics::least_squares::{self, LeastSquaresParams};
+use crate::dynamics::path::{DmftError, DmftParams, DmftPath, MAX_RELATIVE_SPREAD, STEIN_MIN_S2, aggregate};
+use crate::dynamics::reverse_mode;
+use crate::fixed_points::train_loss::{self, LossMoments};
+use step::{Run, Stop, curvature_bound};
+
+mod combine;
+mod field;
+mod folded;
+mod generator;
+mod replicate;
+mod state;
+mod step;
+
+pub use generator::GEN_WINDOW;
+pub use step::{NEAR, TRUNCATION_TOL};
+
+/// A long-horizon prediction: the per-step path and its approximation error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LongHorizonPath {
+    /// Means and standard errors over replicates, t = 0..=T.
+    pub path: DmftPath,
+    /// Largest estimated effect of the truncated response memory on a metric.
+    pub approx_error: f64,
+    /// The response window W the solve settled on.
+    pub window: usize,
+}
+
+/// Most atoms the solver carries (one coordinate-side mode each: their
+/// deterministic work grows linearly in them); larger spectra are
+/// compressed to [`COMPRESSED_NODES`], or to this many, nodes.
+pub const MAX_MODES: usize = 32;
+
+/// Seconds of one core per path and step of an isotropic long-horizon solve
+/// at sample rates q (between the nodes: linear in ln q; beyond them: the
+/// end value). Measured at T = 3000, 4 × 2048 paths, δ = 0.5, λ = 0.05,
+/// clipped Huber (η = 0.1) and logistic (η = 0.2), the larger of the two
+/// (docs/performance.md, "Cost model"): the cost peaks at q ≈ 0.1–0.3,
+/// where the dense reverse pass runs over long windows (W ≈ 400–900).
+pub const PATH_STEP_SECONDS: [(f64, f64); 6] = [
+    (0.002, 3.4e-7),
+    (0.01, 3.9e-7),
+    (0.03, 4.2e-7),
+    (0.1, 1.0e-6),
+    (0.3, 1.6e-6),
+    (1.0, 7.0e-7),
+];
+
+/// Further seconds per path and step for each atom of a spectrum (the
+/// atoms' deterministic side: virtual paths, block lanes, state covariance;
+/// measured 1.8e-8 to 4.9e-8 with 20 atoms).
+pub const ATOM_PATH_STEP_SECONDS: f64 = 3e-8;
+
+/// Estimated seconds on one core of a long-horizon solve over `paths` RQMC
+/// paths in all (points × scrambles), `steps` steps at sample rate `q`, with
+/// a spectrum of `atoms` atoms (1: isotropic): paths × T × (c(q) + 3e-8·K),
+/// c(q) from [`PATH_STEP_SECONDS`], K the atoms solved (compressed beyond
+/// [`MAX_MODES`]) — this machine's kind, within a factor of 2 over the
+/// measured grid (q from 0.002 to 1, isotropic and 20 atoms, T = 3000 and
+/// 10⁴).
+pub fn cost_seconds(paths: f64, steps: usize, q: f64, atoms: usize) -> f64 {
+    let nodes = &PATH_STEP_SECONDS;
+    let per_path_step = match nodes.iter().position(|&(x, _)| q <= x) {
+        Some(0) => nodes[0].1,
+        Some(i) => {
+            let ((q0, c0), (q1, c1)) = (nodes[i - 1], nodes[i]);
+            let f = (q / q0).ln() / (q1 / q0).ln();
+            c0 + f * (c1 - c0)
+        }
+        None => nodes[nodes.len() - 1].1,
+    };
+    let spectrum = if atoms > 1 {
+        ATOM_PATH_STEP_SECONDS * atoms.min(MAX_MODES) as f64
+    } else {
+        0.0
+    };
+    (per_path_step + spectrum) * paths * steps as f64
+}
+
+/// One core's estimated seconds ([`cost_seconds`]) above which the default
+/// paths per replicate are halved ([`default_points`]).
+pub const BUDGET_SECONDS: f64 = 120.0;
+
+/// Paths per replicate when `solver.dmft_points` is not given:
+/// [`LONG_HORIZON_POINTS`], or half as many where that would cost more than
+/// [`BUDGET_SECONDS`] of one core (about a minute on two cores) — the long
+/// horizons with spectra, or at q ≈ 0.1–0.3 (T = 10⁴ with 20 atoms:
+/// 49–73 s on two cores at 2048 paths for q from 0.002 to 1). The standard
+/// error grows with it and is reported; docs/theory.md §3.4 compares it with
+/// a simulation's.
+pub fn default_points(steps: usize, q: f64, atoms: usize, scrambles: usize) -> usize {
+    let full = LONG_HORIZON_POINTS;
+    if cost_seconds((full * scrambles) as f64, steps, q, atoms) > BUDGET_SECONDS {
+        full / 2
+    } else {
+        full
+    }
+}
+
+/// Nodes a larger spectrum is compressed to first.
+pub const COMPRESSED_NODES: usize = 16;
+
+/// Largest measured effect on a metric of compressing the spectrum that a solve accepts.
+pub const COMPRESSION_TOL: f64 = 2e-3;
+
+/// A spectrum of more than [`MAX_MODES`] atoms compressed
+/// ([`Covariance::compress`]) to [`COMPRESSED_NODES`], or to [`MAX_MODES`]
+/// when that is not within [`COMPRESSION_TOL`], with the compression's
+/// measured effect: the largest change of a metric at any step of the
+/// linearised dynamics — exact least squares with the loss's largest
+/// curvature h (step ηh, ridge λ/h, noise σ/h: the same (1 − ηλ) decay and
+/// ησ noise) — on the full against the compressed spectrum.
+fn compress(p: &DmftParams, cov: &Covariance) -> Result<(Option<Covariance>, f64), DmftError> {
+    let h = curvature_bound(p.loss);
+    let ls = LeastSquaresParams {
+        delta: p.delta,
+        s2: p.s2,
+        noise_sd: p.noise_sd,
+        lambda: p.lambda / h,
+        sigma: p.sigma / h,
+        eta: p.eta * h,
+        sample_rate: p.sample_rate,
+        steps: p.steps,
+    };
+    let refuse = |what: String| DmftError::Invalid {
+        what,
+        params: Box::new(*p),
+    };
+    let path = |c: Option<&Covariance>| {
+        least_squares::solve_with_covariance(&ls, c).map_err(|e| {
+            refuse(format!(
+                "the spectrum's {} atoms are above the long-horizon solver's {MAX_MODES}, and the effect of \
+                 compressing them could not be measured on the linearised dynamics ({e}): bin the spectrum into \
+                 at most {MAX_MODES} levels",
+                cov.atoms().len()
+            ))
+        })
+    };
+    let full = path(Some(cov))?;
+    let mut error = f64::INFINITY;
+    for nodes in [COMPRESSED_NODES, MAX_MODES] {
+        let small = cov.compress(nodes);
+        let approx = path(small.as_ref())?;
+        error = full
+            .path
+            .mean
+            .iter()
+            .filter_map(|(name, a)| approx.path.mean.get(name).map(|b| (a, b)))
+            .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
+            .fold(0.0, f64::max);
+        if error <= COMPRESSION_TOL {
+            return Ok((small, error));
+        }
+    }
+    Err(refuse(format!(
+        "the spectrum's {} atoms are above the long-horizon solver's {MAX_MODES}, and compressing them to \
+         {MAX_MODES} nodes changes the linearised dynamics' metrics by {error:.2e}, above {COMPRESSION_TOL:e}: \
+         bin the spectrum into at most {MAX_MODES} levels yourself (merging directions of similar eigenvalue)",
+        cov.atoms().len()
+    )))
+}
+
+/// Solve on `p.scrambles` independent replicates of `p.points` paths each.
+pub fn solve(p: &DmftParams) -> Result<LongHorizonPath, DmftError> {
+    solve_cancellable(p, &|| false)
+}
+
+/// [`solve`], stopping with [`DmftError::Cancelled`] when `cancelled` returns true
+/// (checked every step).
+pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<LongHorizonPath, DmftError> {
+    solve_spectrum(p, None, cancelled)
+}
+
+/// [`solve_cancellable`] with a feature covariance (docs/theory.md §3.4):
+/// one coordinate-side mode per atom and one field per path (`field.rs`);
+/// a spectrum of more than [`MAX_MODES`] atoms is compressed, with the
+/// compression's measured effect in `approx_error` (`compress`). `None`:
+/// isotropic features.
+pub fn solve_spectrum(
+    p: &DmftParams,
+    cov: Option<&Covariance>,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<LongHorizonPath, DmftError> {
+    let invalid = |what: String| DmftError::Invalid {
+        what,
+        params: Box::new(*p),
+    };
+    let (compressed, compression_error) = match cov {
+        Some(c) if c.atoms().len() > MAX_MODES => compress(p, c)?,
+        _ => (cov.cloned(), 0.0),
+    };
+    let cov = compressed.as_ref();
+    let atoms = cov.map(Covariance::atoms);
+    let rho = p.s2 * cov.map_or(1.0, Covariance::teacher_field);
+    if p.points == 0 {
+        return Err(invalid("points = 0".into()));
+    }
+    if p.scrambles < 2 {
+        return Err(invalid("scrambles < 2 (a standard error needs two)".into()));
+    }
+    if rho < STEIN_MIN_S2 * (1.0 + p.noise_sd * p.noise_sd) {
+        return Err(invalid(format!(
+            "s2 = {:e} (teacher field ρ = {rho:e}) below {STEIN_MIN_S2:e}·(1 + sd²): the long-horizon solver needs \
+             the Stein drift; use dmft = \"exact\"",
+            p.s2
+        )));
+    }
+    let limit = 2.0
+        / propdp_core::problem::mean_step_smoothness_at(curvature_bound(p.loss), p.delta, p.lambda, p.sample_rate, cov);
+    if p.eta >= limit {
+        // the response kernels alternate in sign there, which the block memory does not resolve
+        // (docs/theory.md §3.3: 24% off at δ = 1, q = 0.05, η = 3.8 ≥ 2.86, with no truncation at all)
+        return Err(invalid(format!(
+            "eta = {:?} ≥ 2/L_q = {limit:.4}, the mean step's stability limit: the long-horizon state evolution \
+             is not vouched for beyond it; use the full-memory DMFT (dmft = \"exact\")",
+            p.eta
+        )));
+    }
+    let mut window = (p.steps + 1).min(16.max((2.0 / p.sample_rate).ceil() as usize));
+    loop {
+        let (need, total) = (
+            memory_estimate(p, atoms.map_or(1, <[Atom]>::len), window),
+            machine_memory(),
+        );
+        if need > 0.8 * total {
+            return Err(invalid(format!(
+                "memory estimate {:.1} GB (response window W = {window}, {} paths per replicate) above 80% of this \
+                 machine's {:.1} GB: lower solver.dmft_points",
+                need / 1e9,
+                p.points,
+                total / 1e9
+            )));
+        }
+        let runs: Vec<Result<Run, Stop>> = (0..p.scrambles as u32)
+            .into_par_iter()
+            .map(|k| {
+                let seed = p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
+                match atoms {
+                    Some(a) if a.len() > 1 => field::replicate(p, atoms, seed, window, cancelled),
+                    _ => replicate::replicate(p, atoms, seed, window, cancelled),
+                }
+            })
+            .collect();
+        let wanted = runs
+            .iter()
+            .filter_map(|r| match r {
+                Err(Stop::Window(w)) => Some(*w),
+                _ => None,
+            })
+            .max();
+        if let Some(wanted) = wanted {
+            assert!(window <= p.steps, "a window over the whole horizon truncates nothing");
+            // a window over the whole horizon is exact; the memory estimate above refuses what does not fit
+            window = wanted.min(p.steps + 1);
+            continue;
+        }
+        let runs: Vec<Run> = runs
+            .into_iter()
+            .map(|r| {
+                r.map_err(|e| match e {
+                    Stop::Failed(e) => e,
+                    Stop::Window(_) => unreachable!("handled above"),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let approx_error = runs.iter().map(|r| r.approx_error).fold(compression_error, f64::max);
+        let (metrics, moments): (Vec<Vec<Metrics>>, Vec<Vec<LossMoments>>) =
+            runs.into_iter().map(|r| (r.metrics, r.loss)).unzip();
+        let losses = train_loss::cross_fitted(&moments);
+        let metrics = metrics
+            .into_iter()
+            .zip(losses)
+            .map(|(mut m, loss)| {
+                m.iter_mut()
+                    .zip(loss)
+                    .for_each(|(mt, l)| _ = mt.insert(metrics::TRAIN_LOSS.into(), l));
+                m
+            })
+            .collect();
+        let path = aggregate(metrics, p.steps);
+        unanimous(p, &path)?;
+        return Ok(LongHorizonPath {
+            path,
+            approx_error,
+            window,
+        });
+    }
+}
+
+/// [`DmftError::Unstable`] at the first step where the replicates' norm2
+/// disagrees beyond [`MAX_RELATIVE_SPREAD`].
+fn unanimous(p: &DmftParams, path: &DmftPath) -> Result<(), DmftError> {
+    let (mean, stderr) = (&path.mean[metrics::NORM2], &path.stderr[metrics::NORM2]);
+    match (1..mean.len()).find(|&t| stderr[t] > MAX_RELATIVE_SPREAD * mean[t].abs()) {
+        Some(step) => Err(DmftError::Unstable {
+            step,
+            norm2: mean[step],
+            stderr: stderr[step],
+            params: Box::new(*p),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Bytes a solve holds at once with `modes` atoms at response window `w`: per replicate running
+/// in parallel, the per-path histories (up to 64 blocks each: one atom's θ̃, O, the baseline's
+/// O⁰ and ũ, or with a spectrum the field G, ĝ and ĝ⁰ (`field.rs`); ĝ over the generator's
+/// blocks), per atom its virtual paths, block lanes and state covariance, and the events.
+fn memory_estimate(p: &DmftParams, modes: usize, w: usize) -> f64 {
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let parallel = p.scrambles.min(threads) as f64;
+    let (n, k) = (p.points as f64, modes as f64);
+    let history = (NEAR + 1 + 64) as f64;
+    let per_path = if modes == 1 {
+        4.0 * n * history + n * (GEN_WINDOW + 64) as f64 + 8.0 * n
+    } else {
+        4.0 * n * history
+    };
+    let histories = per_path + n * (GEN_WINDOW + 64) as f64 + 16.0 * n;
+    let per_atom = k * ((w + 64) as f64 * history + 2.0 * 200f64.powi(2));
+    parallel * (8.0 * (histories + per_atom) + reverse_mode::bytes(p.points, w, p.sample_rate))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use generator::Generator;
+    use propdp_core::loss::Loss;
+    use replicate::replicate;
+    use step::ISOTROPIC;
+
+    fn params(points: usize, sample_rate: f64) -> DmftParams {
+        DmftParams {
+            delta: 1.0,
+            s2: 1.0,
+            lambda: 0.01,
+            sigma: 1.0,
+            eta: 0.5,
+            steps: 20_000,
+            sample_rate,
+            clip: 1.0,
+            loss: Loss::Huber { m: 1.0 },
+            noise_sd: 0.5,
+            points,
+            scrambles: 4,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn the_memory_estimate_counts_the_dense_history_and_the_sparse_pairs() {
+        // dense at q = 1: ĥ over the window for every path, 8·W·N bytes per replicate
+        let dense = memory_estimate(&params(65_536, 1.0), 1, 8192);
+        assert!(dense > 8.0 * (8192 * 65_536) as f64, "{dense:e}");
+        // sparse at q = 0.002, W = 4000: 8 events expected, the pair table cap² per path
+        let sparse = memory_estimate(&params(4096, 0.002), 1, 4000);
+        assert!(sparse < 1e9 && sparse > 8.0 * 4096.0 * 30.0 * 30.0, "{sparse:e}");
+    }
+
+    #[test]
+    fn the_default_paths_are_halved_only_where_the_full_budget_would_take_minutes() {
+        // the full-batch corner of docs/performance.md: T = 10⁴, q = 1, 20 atoms
+        assert_eq!(default_points(10_000, 1.0, 20, 4), LONG_HORIZON_POINTS / 2);
+        // the validated configurations keep the full budget: 10 atoms at q = 0.01, T = 3000;
+        // isotropic full batch at T = 10⁴
+        assert_eq!(default_points(3000, 0.01, 10, 4), LONG_HORIZON_POINTS);
+        assert_eq!(default_points(10_000, 1.0, 1, 4), LONG_HORIZON_POINTS);
+        // the long windows of q ≈ 0.1–0.3: Huber at q = 0.1 with 10 atoms (W ≈ 800)
+        assert_eq!(default_points(10_000, 0.1, 10, 4), LONG_HORIZON_POINTS / 2);
+        // linear in the paths and the steps, the measured nodes in q, 3e-8 per atom and path-step
+        let one = cost_seconds(1000.0, 100, 0.1, 1);
+        assert!((one - 1e5 * 1.0e-6).abs() < 1e-12);
+        assert!((cost_seconds(2000.0, 300, 0.1, 1) - 6.0 * one).abs() < 1e-12);
+        assert!((cost_seconds(1000.0, 100, 0.1, 20) - one - 1e5 * 20.0 * 3e-8).abs() < 1e-12);
+        assert!((cost_seconds(1000.0, 100, 0.1, 40) - one - 1e5 * MAX_MODES as f64 * 3e-8).abs() < 1e-12);
+        // between the nodes linear in ln q, beyond them the end values
+        let mid = cost_seconds(1.0, 1, (0.1f64 * 0.3).sqrt(), 1);
+        assert!((mid - 1.3e-6).abs() < 1e-15);
+        assert_eq!(cost_seconds(1.0, 1, 1e-4, 1), 3.4e-7);
+    }
+
+    /// The one-field-per-path solver (`field.rs`) on isotropic features
+    /// against the per-path solver of §3.3, 8 replicates each at the whole
+    /// horizon's window: the Onsager term's block means and the field drawn
+    /// by conditioning on its window and block sums are its only further
+    /// approximations, and they must not show at the replicates' precision.
+    #[test]
+    fn one_field_per_path_agrees_with_the_per_path_solver_on_isotropic_features() {
+        let p = DmftParams {
+            delta: 0.5,
+            lambda: 0.05,
+            sigma: 0.3,
+            eta: 0.5,
+            steps: 600,
+            sample_rate: 0.05,
+            clip: 1.0,
+            ..params(1024, 0.05)
+        };
+        let runs = |field: bool| -> DmftPath {
+            let metrics = (0..8)
+                .map(|k| {
+                    let r = if field {
+                        field::replicate(&p, Some(&ISOTROPIC), 100 + k, p.steps + 1, &|| false)
+                    } else {
+                        replicate(&p, None, 200 + k, p.steps + 1, &|| false)
+                    };
+                    match r {
+                        Ok(r) => r.metrics,
+                        Err(_) => panic!("replicate {k} failed"),
+                    }
+                })
+                .collect();
+            aggregate(metrics, p.steps)
+        };
+        let (a, b) = (runs(true), runs(false));
+        let mut zs = Vec::new();
+        for name in [metrics::EST_ERR2, metrics::OVERLAP, metrics::NORM2] {
+            for t in (30..=p.steps).step_by(30) {
+                let se = (a.stderr[name][t].powi(2) + b.stderr[name][t].powi(2)).sqrt();
+                zs.push((a.mean[name][t] - b.mean[name][t]) / se);
+            }
+        }
+        let rms = (zs.iter().map(|z| z * z).sum::<f64>() / zs.len() as f64).sqrt();
+        let max = zs.iter().fold(0.0f64, |m, z| m.max(z.abs()));
+        assert!(rms <= 2.0 && max <= 4.0, "rms z {rms:.2}, max |z| {max:.2}");
+    }
+
+    /// The replicates' agreement: a path whose norm2 spreads beyond
+    /// MAX_RELATIVE_SPREAD at some step is refused at the first such step.
+    #[test]
+    fn a_solve_whose_replicates_disagree_is_refused_at_the_first_such_step() {
+        let healthy: Vec<Vec<Metrics>> = (0..4)
+            .map(|r| {
+                (0..=5)
+                    .map(|t| {
+                        let drift = if r == 3 && t >= 3 { 2.0 * (t - 2) as f64 } else { 0.0 };
+                        Metrics::from([(metrics::NORM2.to_string(), 1.0 + 0.001 * r as f64 + drift)])
+                    })
+                    .collect()
+            })
+            .collect();
+        let p = params(1024, 0.3);
+        match unanimous(&p, &aggregate(healthy.clone(), 5)) {
+            Err(DmftError::Unstable { step, .. }) => assert_eq!(step, 3),
+            other => panic!("{other:?}"),
+        }
+        let calm: Vec<Vec<Metrics>> = healthy.into_iter().map(|r| r[..3].to_vec()).collect();
+        assert!(unanimous(&p, &aggregate(calm, 2)).is_ok());
+    }
+
+    /// The generator's conditioning is least squares over the paths: with
+    /// C_g the Gram matrix of the selected gradients (block sums merged
+    /// through the dyadic partition included), ũ_t's innovation variance is
+    /// a·mean_i (ĝ_t,i − Σ_j β_j F_j,i)², the residual of regressing ĝ_t on
+    /// its features F — non-negative by construction. (The Rao–Blackwellised
+    /// rows a·q·E[c_t ĝ_s] that it replaced are not a Gram matrix and fail
+    /// this.)
+    #[test]
+    fn the_generators_conditioning_is_the_paths_least_squares() {
+        let (n, a, q) = (64, 2.0, 0.3);
+        let mut generator = Generator::new(n);
+        let mut state = 0x2545_F491_4F6C_DD1D_u64;
+        let mut uniform = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut last = vec![0.0; n];
+        for t in 0..300 {
+            // correlated in time, selected with probability q
+            let g: Vec<f64> = (0..n)
+                .map(|i| {
+                    let c = 0.8 * last[i] + uniform() - 0.5;
+                    last[i] = c;
+                    if uniform() < q { c } else { 0.0 }
+                })
+                .collect();
+            let cond = generator.conditional(&g, a, t);
+            let mut residual = g.clone();
+            for (j, &bj) in cond.beta.iter().enumerate() {
+                let feature = if j < cond.blocks {
+                    generator.g.sum(j)
+                } else {
+                    generator.g.value(&generator.part, t - cond.nw + (j - cond.blocks))
+                };
+                residual.iter_mut().zip(feature).for_each(|(r, f)| *r -= bj * f);
+            }
+            let least_squares = a * residual.iter().map(|r| r * r).sum::<f64>() / n as f64;
+            let scale = a * g.iter().map(|x| x * x).sum::<f64>() / n as f64;
+            assert!(
+                (cond.sd2 - least_squares).abs() <= 1e-8 * scale.max(1e-12),
+                "t = {t}: innovation {:e}, least squares {least_squares:e}",
+                cond.sd2
+            );
+            _ = generator.advance(cond, &g);
+        }
+    }
+
+    /// The training loss's control variate (crate::fixed_points::train_loss): over 16
+    /// replicates of clipped DP-SGD, the cross-fitted estimate's spread is
+    /// below the plain path mean's — Huber: 0.49 of it when written;
+    /// logistic: 0.68 (0.17 before the labels were folded into ν, which cut
+    /// the plain spread 3.4×) — and the two agree within their errors.
+    #[test]
+    fn the_control_variate_lowers_the_training_losss_spread() {
+        for (loss, noise_sd, most) in [(Loss::Huber { m: 1.0 }, 0.5, 0.7), (Loss::Logistic, 0.0, 1.0)] {
+            let p = DmftParams {
+                delta: 0.5,
+                lambda: 0.005,
+                sigma: 0.1,
+                eta: 2.0,
+                steps: 300,
+                sample_rate: 0.01,
+                clip: 0.5,
+                loss,
+                noise_sd,
+                points: 1024,
+                scrambles: 16,
+                ..params(1024, 0.01)
+            };
+            control_variate_against_plain_mean(&p, most);
+        }
+    }
+
+    fn control_variate_against_plain_mean(p: &DmftParams, most: f64) {
+        let runs: Vec<Run> = (0..p.scrambles as u32)
+            .map(|k| match replicate(p, None, 11 + k, 301, &|| false) {
+                Ok(r) => r,
+                Err(_) => panic!("replicate {k} failed"),
+            })
+            .collect();
+        let t = p.steps;
+        let plain: Vec<f64> = runs.iter().map(|r| r.metrics[t][metrics::TRAIN_LOSS]).collect();
+        let moments: Vec<Vec<LossMoments>> = runs.iter().map(|r| r.loss.clone()).collect();
+        let cv: Vec<f64> = train_loss::cross_fitted(&moments).iter().map(|l| l[t]).collect();
+        let spread = |x: &[f64]| {
+            let m = x.iter().sum::<f64>() / x.len() as f64;
+            (
+                m,
+                (x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (x.len() - 1) as f64).sqrt(),
+            )
+        };
+        let ((mp, sp), (mc, sc)) = (spread(&plain), spread(&cv));
+        assert!(
+            sc < most * sp,
+            "{:?}: spread: control variate {sc:.2e}, plain {sp:.2e}",
+            p.loss
+        );
+        let se = (sp * sp + sc * sc).sqrt() / (p.scrambles as f64).sqrt();
+        assert!(
+            (mp - mc).abs() < 4.0 * se,
+            "means: plain {mp} vs control variate {mc} (se {se:.1e})"
+        );
+    }
+}

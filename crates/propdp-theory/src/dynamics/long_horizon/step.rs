@@ -1,0 +1,508 @@
+//! One step of a long-horizon replicate, shared by the per-atom solver
+//! (`replicate.rs`) and the one-field-per-path solver (`field.rs`): the
+//! approximation's constants, the memories Σ_k R_g(t,k)X_k over exact lags
+//! and dyadic blocks, the coordinate modes, the teacher and its Stein drift,
+//! the sample side's step, the metrics of the generated linear state, and the
+//! truncation estimate of R_g's dropped lags (docs/theory.md §3.3).
+//!
+//! # References
+//! - Celentano, Cheng, Montanari (2021), *The high-dimensional asymptotics of
+//!   first order methods with random data*.
+//! - Mignacco, Krzakala, Urbani, Zdeborová (2020), *Dynamical mean-field theory
+//!   for stochastic gradient descent in Gaussian mixture classification*.
+//! - Hackbusch (2015), *Hierarchical Matrices: Algorithms and Analysis*
+//!   (block means of a smooth kernel on blocks growing with their distance).
+
+use propdp_core::covariance::Atom;
+use propdp_core::loss::Loss;
+use propdp_core::metrics::Metrics;
+
+use super::combine::combine;
+use super::folded;
+use super::state::{Slot, StateCovariance};
+use crate::dynamics::dyadic::{Dyadic, Partition, Track};
+use crate::dynamics::modes::spectral_metrics;
+use crate::dynamics::path::{DmftError, DmftParams, step_metrics};
+use crate::dynamics::reverse_mode::Events;
+use crate::fixed_points::train_loss::{self, LossMoments, LossSums};
+use crate::numerics::gaussian::quantile;
+
+/// Exact lags of R_g's rows in the memories; older lags act on block sums.
+pub const NEAR: usize = 10;
+
+/// Blocks of the memories' far field (α = ¼: R_g varies little within a block).
+pub(super) const MEMORY_RULE: Dyadic = Dyadic { alpha: 0.25, beta: 0.5 };
+
+/// Largest estimated effect on a metric of R_g's dropped lags that a solve accepts.
+pub const TRUNCATION_TOL: f64 = 1e-3;
+
+/// Steps the dense reverse pass reuses its far lags for ([`far_adjoints`]).
+pub(super) const FAR_STRIDE: usize = 8;
+
+/// R_g(t, t − m), m < W, into `acc` by the events' reverse pass
+/// (reverse_mode.rs), with the dense pass's far lags (m ≥ 32) run every
+/// [`FAR_STRIDE`] steps from t = 2W on and reused in between: by then the
+/// window no longer holds the first steps' transient and the dynamics have
+/// relaxed as far as R_θ has decayed over W (the truncation criterion), so
+/// the far lags are stationary but for their paths' spread. Each run
+/// measures what reusing the previous run's lags changed — their
+/// Σ_B |Σ_{m ∈ B} ΔR_g(t, t − m)| over dyadic lag blocks, times
+/// 2η·Σ_l |R_θ(t, t − l)| (the truncation estimate's form: a memory error
+/// acting through the relaxation) — and returns it for `approx_error`; it
+/// includes the paths' spread between the two runs, so it over-states the
+/// reuse's own effect (docs/theory.md §3.3).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn far_adjoints(
+    events: &mut Events,
+    t: usize,
+    w: usize,
+    vv: &[f64],
+    eta: f64,
+    h: &[f64],
+    acc: &mut [f64],
+    scale: f64,
+) -> f64 {
+    let reuse = t >= 2 * w && !(t - 2 * w).is_multiple_of(FAR_STRIDE);
+    match events.adjoints(t, w, vv, eta, h, acc, reuse) {
+        // a run one step after the last reused nothing
+        Some((change, age)) if age > 1 => {
+            let relaxation: f64 = vv.iter().map(|x| x.abs()).sum();
+            2.0 * eta * scale * change * relaxation
+        }
+        _ => 0.0,
+    }
+}
+
+/// One replicate's metrics and truncation estimate.
+pub(super) struct Run {
+    pub(super) metrics: Vec<Metrics>,
+    /// Per step: the moments of the training loss's control variate.
+    pub(super) loss: Vec<LossMoments>,
+    pub(super) approx_error: f64,
+}
+
+/// Why a replicate stopped.
+pub(super) enum Stop {
+    /// The response window is too short for the accuracy: the window the
+    /// estimate's decay suggests.
+    Window(usize),
+    Failed(DmftError),
+}
+
+impl From<DmftError> for Stop {
+    fn from(e: DmftError) -> Self {
+        Stop::Failed(e)
+    }
+}
+
+/// Σ_{l ≤ NEAR} near[l]·X_{t−l} + Σ_B far[B]·X_B of a track, into `out`.
+pub(super) fn memory(track: &Track, part: &Partition, t: usize, near: &[f64], far: &[f64], out: &mut [f64]) {
+    let terms: Vec<(f64, &[f64])> = near
+        .iter()
+        .enumerate()
+        .map(|(l, &c)| (c, track.value(part, t - l)))
+        .chain(far.iter().enumerate().map(|(b, &c)| (c, track.sum(b))))
+        .collect();
+    combine(out, &terms);
+}
+
+/// x ← (1−ηλ)x − η·mem + drive, one recursion (R1) step.
+pub(super) fn recursion(x: &mut [f64], decay: f64, eta: f64, mem: &[f64], drive: Option<&[f64]>) {
+    match drive {
+        Some(d) => {
+            for ((xi, m), di) in x.iter_mut().zip(mem).zip(d) {
+                *xi = decay * *xi - eta * m + di;
+            }
+        }
+        None => {
+            for (xi, m) in x.iter_mut().zip(mem) {
+                *xi = decay * *xi - eta * m;
+            }
+        }
+    }
+}
+
+/// sup ℓ'' of a loss (bounds |ĥ| in the truncation estimate).
+pub(super) fn curvature_bound(loss: Loss) -> f64 {
+    match loss {
+        Loss::Logistic | Loss::ConditionalLogistic => 0.25,
+        Loss::Huber { .. } | Loss::ConditionalHuber { .. } | Loss::Squared => 1.0,
+    }
+}
+
+/// One atom of the spectrum on the coordinate side (docs/theory.md §3.4):
+/// its constants, its amplitudes and the exact covariance of its linear
+/// state. Without a covariance there is one with ω = w = e = 1.
+pub(super) struct Coordinate {
+    /// ω_k.
+    pub(super) omega: f64,
+    /// √ω_k.
+    pub(super) sqrt_omega: f64,
+    /// w_kω_k: the mode's share of the field's covariance and response.
+    pub(super) share: f64,
+    /// √(w_kω_k).
+    pub(super) sqrt_share: f64,
+    /// w_k.
+    pub(super) weight: f64,
+    /// s²e_k, the variance of its teacher coordinate Θᵏ.
+    pub(super) teacher: f64,
+    /// w_kω_ks²e_k/ρ: its share of the field's amplitude m_t/ρ.
+    pub(super) amp_share: f64,
+    /// Aᵏ_s for every step so far.
+    pub(super) amp: Vec<f64>,
+    pub(super) state: StateCovariance,
+}
+
+impl Coordinate {
+    pub(super) fn new(atom: &Atom, s2: f64, rho: f64) -> Self {
+        let (share, teacher) = (atom.weight * atom.eigenvalue, s2 * atom.teacher);
+        Coordinate {
+            omega: atom.eigenvalue,
+            sqrt_omega: atom.eigenvalue.sqrt(),
+            share,
+            sqrt_share: share.sqrt(),
+            weight: atom.weight,
+            teacher,
+            amp_share: share * teacher / rho,
+            amp: vec![0.0],
+            state: StateCovariance::new(),
+        }
+    }
+
+    /// Aᵏ_{t+1} = (1 − ηλ)Aᵏ_t − ηω_k[Σ_j R_g(t,j)Aᵏ_j + M_g(t)], M_g(t) = D_t − Σ_j R_g(t,j)m_j/ρ,
+    /// and θ̃ᵏ_{t+1}'s entry in the state's covariance, its terms at the positions `at`
+    /// ([`theta_positions`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn step(
+        &mut self,
+        t: usize,
+        k: &Kernel,
+        amp_w: &[f64],
+        drift: f64,
+        decay: f64,
+        eta: f64,
+        sigma: f64,
+        at: &[usize],
+    ) {
+        let om = self.omega;
+        let lag: f64 =
+            k.rg.iter()
+                .enumerate()
+                .map(|(l, r)| r * (self.amp[t - l] - amp_w[t - l]))
+                .sum();
+        let next = decay * self.amp[t] - eta * om * (drift + lag);
+        self.amp.push(next);
+        // θ̃_t: decay and the lag-0 memory; ũ_t; the older lags; the blocks (as `theta_positions`)
+        let mut terms: Vec<(usize, f64)> = Vec::with_capacity(at.len());
+        let near0 = k.near.first().map_or(0.0, |&c| -eta * om * c);
+        terms.push((at[0], decay + near0));
+        terms.push((at[1], -eta * self.sqrt_omega));
+        for (l, &cl) in k.near.iter().enumerate().skip(1) {
+            terms.push((at[1 + l], -eta * om * cl));
+        }
+        for (b, &cb) in k.far.iter().enumerate() {
+            terms.push((at[k.near.len().max(1) + 1 + b], -eta * om * cb));
+        }
+        self.state.extend(Slot::Theta(t + 1), &terms, (eta * sigma).powi(2));
+    }
+}
+
+/// The positions, in every atom's state (after ũ_t's entry), of θ̃ᵏ_{t+1}'s
+/// terms in [`Coordinate::step`]'s order: θ̃_t, ũ_t, θ̃_{t−l} for the kernel's
+/// lags 1 ≤ l ≤ NEAR, then the memory partition's blocks.
+pub(super) fn theta_positions(state: &StateCovariance, t: usize, k: &Kernel, mem: &Partition) -> Vec<usize> {
+    let mut at = vec![state.position(&Slot::Theta(t)), state.position(&Slot::U(t))];
+    at.extend((1..k.near.len()).map(|l| state.position(&Slot::Theta(t - l))));
+    at.extend(mem.blocks().iter().map(|&b| state.position(&Slot::ThetaBlock(b))));
+    at
+}
+
+/// One atom of the spectrum on the coordinate side of a per-path replicate:
+/// its [`Coordinate`] and every path's copy of its linear state.
+pub(super) struct Mode {
+    pub(super) coord: Coordinate,
+    /// Θᵏ − b_kν of every path, b_k = √(w_kω_k)s²e_k/ρ: the part of its teacher
+    /// coordinate independent of ν.
+    pub(super) theta_perp: Vec<f64>,
+    pub(super) theta: Track,
+    pub(super) onsager: Track,
+    pub(super) onsager0: Track,
+    pub(super) virt: Track,
+    pub(super) utrack: Track,
+    pub(super) th: Vec<f64>,
+    pub(super) on: Vec<f64>,
+    pub(super) on0: Vec<f64>,
+    pub(super) vv: Vec<f64>,
+    pub(super) u: Vec<f64>,
+}
+
+/// R_g(t, t − m) for m < W and the memories' kernel: its exact lags ≤ NEAR
+/// and its block means over the memory partition's older blocks.
+pub(super) struct Kernel {
+    pub(super) rg: Vec<f64>,
+    pub(super) near: Vec<f64>,
+    pub(super) far: Vec<f64>,
+}
+
+impl Kernel {
+    pub(super) fn new(rg: Vec<f64>, mem: &Partition, t: usize) -> Self {
+        let near: Vec<f64> = rg.iter().take(NEAR + 1).copied().collect();
+        let far: Vec<f64> = mem
+            .blocks()
+            .iter()
+            .map(|&(b0, b1)| {
+                let s: f64 = (b0.max((t + 1).saturating_sub(rg.len()))..b1).map(|k| rg[t - k]).sum();
+                s / (b1 - b0) as f64
+            })
+            .collect();
+        Kernel { rg, near, far }
+    }
+}
+
+/// Every path's teacher field ν, Stein weight z₀ = ν/√ρ, label and baseline
+/// (the label's value the Stein drift's control variate needs: the noise
+/// for a regression, +1 for logistic), and E z₀. `gaussian` is ν drawn
+/// from N(0, ρ); a logistic label is folded into it (`folded.rs`): ν' = yν
+/// from group 0's second uniform, label +1, E z₀ = E ν'/√ρ.
+pub(super) struct Teacher {
+    pub(super) nu: Vec<f64>,
+    pub(super) z0: Vec<f64>,
+    pub(super) label: Vec<f64>,
+    pub(super) baseline: Vec<f64>,
+    pub(super) z0_mean: f64,
+}
+
+pub(super) fn teacher(p: &DmftParams, rho: f64, first: &[[f64; 4]], gaussian: Vec<f64>) -> Teacher {
+    let n = gaussian.len();
+    let (nu, label, baseline, z0_mean) = match p.loss {
+        Loss::Huber { .. } | Loss::Squared => {
+            let e: Vec<f64> = first.iter().map(|x| p.noise_sd * quantile(x[1])).collect();
+            let label = (0..n).map(|i| gaussian[i] + e[i]).collect();
+            (gaussian, label, e, 0.0)
+        }
+        Loss::Logistic => {
+            let folded = folded::Folded::new(rho);
+            let nu = first.iter().map(|x| folded.quantile(x[1])).collect();
+            (nu, vec![1.0; n], vec![1.0; n], folded.mean() / rho.sqrt())
+        }
+        Loss::ConditionalHuber { .. } | Loss::ConditionalLogistic => (gaussian.clone(), gaussian, vec![0.0; n], 0.0),
+    };
+    Teacher {
+        z0: nu.iter().map(|v| v / rho.sqrt()).collect(),
+        nu,
+        label,
+        baseline,
+        z0_mean,
+    }
+}
+
+/// The drift (Stein, Rao–Blackwellised): D_t = (a·q/√ρ)·E[z₀(c_t − βc⁰_t) + βE z₀·c⁰_t],
+/// β = κ²/(ρ + κ²), c⁰ the baseline's slope (E z₀ ≠ 0 only for folded logistic labels).
+pub(super) fn stein_drift(p: &DmftParams, rho: f64, teacher: &Teacher, c: &[f64], c0: &[f64], a: f64, q: f64) -> f64 {
+    let (n, kappa2) = (c.len(), 1.0 + p.noise_sd * p.noise_sd);
+    let beta_s = kappa2 / (rho + kappa2);
+    let z0 = &teacher.z0;
+    let x: f64 = (0..n).map(|i| z0[i] * (c[i] - beta_s * c0[i])).sum();
+    // E[z₀c⁰] = E z₀·E c⁰: the baseline does not depend on ν
+    let centre = beta_s * teacher.z0_mean * c0.iter().sum::<f64>();
+    a * q * (x + centre) / n as f64 / rho.sqrt()
+}
+
+/// How far below [`TRUNCATION_TOL`] a widened window aims, leaving room for
+/// the estimate's spread between replicates and steps (±10% on the 20-level
+/// Huber q = 0.3 point, flat over t = 1000..10⁴ at W = 762). It was 4 with a
+/// quarter of W added, while the generator's drifting replicate (docs/theory.md
+/// §3.3) made the estimate grow late and forced late restarts; with the Gram
+/// rows that point settles at W = 550 instead of 762 (the metrics move by
+/// < 0.1 standard errors; 72–81 s instead of 91–102 s).
+pub(super) const WINDOW_HEADROOM: f64 = 2.0;
+
+/// The truncation estimate at step t once lags ≥ W exist (0 before): its
+/// value, or the window that meets [`TRUNCATION_TOL`] / [`WINDOW_HEADROOM`]
+/// — the estimate falls like exp(−γ·W): that window, at least W/8 more; no
+/// decay seen (γ = 0: no ridge, R_θ does not forget): the whole horizon.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn truncation(
+    vv: &[f64],
+    rg: &[f64],
+    w: usize,
+    t: usize,
+    p: &DmftParams,
+    h_max: f64,
+    c_tt: f64,
+) -> Result<f64, Stop> {
+    if t < w {
+        return Ok(0.0);
+    }
+    let (e, decay_rate) = truncation_estimate(vv, rg, w, t, p.eta, 1.0 / p.delta, p.sample_rate, h_max);
+    let e = e * c_tt.sqrt();
+    if e > TRUNCATION_TOL {
+        let more = (WINDOW_HEADROOM * e / TRUNCATION_TOL).ln() / decay_rate;
+        let suggested = if decay_rate > 0.0 && more < p.steps as f64 {
+            w + (w / 8).max(more.ceil() as usize)
+        } else {
+            p.steps + 1
+        };
+        return Err(Stop::Window(suggested));
+    }
+    Ok(e)
+}
+
+/// Estimated effect on a metric, per unit of the field scale √C_θ(t,t), of
+/// dropping R_g(t, k) for k ≤ t − W: the dropped mass of R_g's row, its
+/// geometric continuation from the last two quarters of the window (from the
+/// row itself, or at first order |R_g(t,k)| ≈ η·a·q²·sup ℓ''²·|R_θ(t,k)| when
+/// that is smaller — at small q the row's entries are mostly noise), times
+/// 2η and the relaxation time Σ_l |R_θ(t, t−l)|; with R_θ's decay rate per
+/// lag at the window's end.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn truncation_estimate(
+    now: &[f64],
+    rg: &[f64],
+    w: usize,
+    t: usize,
+    eta: f64,
+    a: f64,
+    q: f64,
+    h_max: f64,
+) -> (f64, f64) {
+    let r = |l: usize| now[(t - l) % w].abs();
+    let quarter = (w / 4).max(1);
+    let tail = |last: f64, prev: f64, sum_last: f64| {
+        let ratio = last / prev;
+        if prev > 0.0 && ratio < 1.0 {
+            sum_last * ratio / (1.0 - ratio)
+        } else if last == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    };
+    let max_r = |lo: usize, hi: usize| (lo..hi).map(r).fold(0.0, f64::max);
+    let (last, prev) = (
+        max_r(w - quarter + 1, w + 1),
+        max_r(w - 2 * quarter + 1, w - quarter + 1),
+    );
+    let tail_theta = tail(last, prev, (w - quarter + 1..=w).map(r).sum());
+    // R_θ's decay per lag, γ = ln(prev/last)/quarter (0: no decay seen)
+    let rate = if last > 0.0 && prev > last {
+        (prev / last).ln() / quarter as f64
+    } else {
+        0.0
+    };
+    let abs_sum = |lo: usize, hi: usize| rg[lo..hi].iter().map(|x| x.abs()).sum::<f64>();
+    let (s_prev, s_last) = (abs_sum(w - 2 * quarter, w - quarter), abs_sum(w - quarter, w));
+    let tail_g = tail(s_last, s_prev, s_last).min(eta * a * q * q * h_max * h_max * tail_theta);
+    if tail_g == 0.0 {
+        return (0.0, rate);
+    }
+    let relaxation: f64 = (1..=w).map(r).sum::<f64>() + tail_theta;
+    (2.0 * eta * tail_g * relaxation, rate)
+}
+
+/// Step t's metrics (the plain path mean of the loss; `solve` replaces it by
+/// the control-variate estimate), the loss's control-variate moments and
+/// C_θ(t,t), the field's variance,
+/// from the exact moments of the linear state: per mode Var θ̃ᵏ_t, then the mixtures.
+pub(super) fn step_record<'a>(
+    p: &DmftParams,
+    t: usize,
+    spectral: bool,
+    rho: f64,
+    amp: f64,
+    coords: impl Iterator<Item = &'a Coordinate>,
+    loss: &LossSums,
+) -> Result<(Metrics, LossMoments, f64), DmftError> {
+    let (mut c_tt, mut m_t, mut q0, mut m0, mut v_own, mut v_spread) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    for m in coords {
+        let (ak, vk) = (m.amp[t], m.state.var(Slot::Theta(t)));
+        c_tt += m.share * (m.teacher * ak * ak + vk);
+        m_t += m.share * m.teacher * ak;
+        q0 += m.weight * (m.teacher * ak * ak + vk);
+        m0 += m.weight * m.teacher * ak;
+        v_own += m.share * vk;
+        v_spread += m.share * m.teacher * (ak - amp) * (ak - amp);
+    }
+    let mt = if spectral {
+        spectral_metrics(p, t, rho, m_t, c_tt, m0, q0, loss.mean_loss())?
+    } else {
+        step_metrics(p, t, m_t, c_tt, loss.mean_loss())?
+    };
+    let v_centred = v_own + v_spread;
+    Ok((
+        mt,
+        loss.moments(train_loss::surrogate_mean(p.loss, rho, p.noise_sd, amp, v_centred)),
+        c_tt,
+    ))
+}
+
+/// Every path's values of one step ([`sample_step`]).
+pub(super) struct StepBuffers {
+    pub(super) r: Vec<f64>,
+    /// c = clip_C(ℓ').
+    pub(super) c: Vec<f64>,
+    /// ℓ''·1{|ℓ'| < C}.
+    pub(super) hh: Vec<f64>,
+    /// The selected c and ĥ (0 off the batch).
+    pub(super) g: Vec<f64>,
+    pub(super) h: Vec<f64>,
+    /// The baseline's clipped slope c⁰ at its own Onsager term.
+    pub(super) c0: Vec<f64>,
+}
+
+impl StepBuffers {
+    pub(super) fn new(n: usize) -> Self {
+        StepBuffers {
+            r: vec![0.0; n],
+            c: vec![0.0; n],
+            hh: vec![0.0; n],
+            g: vec![0.0; n],
+            h: vec![0.0; n],
+            c0: vec![0.0; n],
+        }
+    }
+}
+
+/// Step t on every path (§3.3): r_t = A_tν + G_t − η·(Onsager term), the
+/// loss and its control variate's surrogate, c, ĥ, the selections and the
+/// baselines' slopes, into `b`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn sample_step(
+    p: &DmftParams,
+    amp: f64,
+    (nu, label, baseline): (&[f64], &[f64], &[f64]),
+    thc: &[f64],
+    on_w: &[f64],
+    on0_w: &[f64],
+    selection: &[bool],
+    b: &mut StepBuffers,
+) -> LossSums {
+    let eta = p.eta;
+    let clip = |d1: f64| if d1.abs() < p.clip { d1 } else { p.clip.copysign(d1) };
+    let mut loss = LossSums::default();
+    for i in 0..nu.len() {
+        b.r[i] = amp * nu[i] + thc[i] - eta * on_w[i];
+        let (l, d1, d2) = p.loss.eval(label[i], b.r[i]);
+        loss.add(l, train_loss::surrogate(p.loss, label[i], amp, nu[i], thc[i]));
+        b.c[i] = clip(d1);
+        b.hh[i] = if d1.abs() < p.clip { d2 } else { 0.0 };
+        (b.g[i], b.h[i]) = if selection[i] { (b.c[i], b.hh[i]) } else { (0.0, 0.0) };
+        b.c0[i] = clip(p.loss.slope(baseline[i], thc[i] - eta * on0_w[i]));
+    }
+    loss
+}
+
+/// ρ = s²Σwωe: the variance of the teacher field ν (s² without a covariance).
+pub(super) fn teacher_field(s2: f64, spectrum: &[Atom]) -> f64 {
+    s2 * spectrum
+        .iter()
+        .map(|m| m.weight * m.eigenvalue * m.teacher)
+        .sum::<f64>()
+}
+
+/// The one atom of isotropic features.
+pub(super) const ISOTROPIC: [Atom; 1] = [Atom {
+    eigenvalue: 1.0,
+    weight: 1.0,
+    teacher: 1.0,
+}];
