@@ -40,8 +40,8 @@
 //!   (Gaussian conditioning).
 
 use propdp_core::config::LONG_HORIZON_POINTS;
-use propdp_core::input::machine_memory;
 use propdp_core::covariance::{Atom, Covariance};
+use propdp_core::input::machine_memory;
 use propdp_core::metrics::{self, Metrics};
 use rayon::prelude::*;
 
