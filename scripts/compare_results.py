@@ -2,8 +2,11 @@
 """Compare two result trees written by scripts/results_snapshot.sh, field by
 field: every results.jsonl, errors.jsonl, tune.jsonl and non_private.json.
 
-Numbers must agree to 1e-12 (relative, or absolute below 1); strings, keys and
-record counts and order exactly. Provenance (git commit, crate version) is ignored.
+Numbers must agree to 1e-12 (relative, or absolute below 1), or exactly with
+`--exact` (bit for bit: a refactoring); strings, keys and record counts and
+order exactly.
+
+    python3 scripts/compare_results.py [--exact] BEFORE AFTER Provenance (git commit, crate version) is ignored.
 Exit status 1 on any difference, with the first differences printed.
 """
 import json
@@ -65,6 +68,10 @@ def main(before, after):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    if args[:1] == ["--exact"]:
+        TOL = 0.0
+        args = args[1:]
+    if len(args) != 2:
         sys.exit(__doc__)
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(args[0], args[1]))

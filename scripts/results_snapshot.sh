@@ -4,7 +4,7 @@
 # Used to check that a refactoring changes no number:
 #   scripts/results_snapshot.sh OLD_BINARY /tmp/before
 #   scripts/results_snapshot.sh target/release/propdp /tmp/after
-#   python3 scripts/compare_results.py /tmp/before /tmp/after
+#   python3 scripts/compare_results.py --exact /tmp/before /tmp/after
 set -uo pipefail
 bin=${1:?usage: results_snapshot.sh PROPDP_BINARY OUT_DIR}
 out=${2:?usage: results_snapshot.sh PROPDP_BINARY OUT_DIR}
