@@ -4,7 +4,7 @@
 //! measured in the same run, for T ∈ {10, 25, 50, 100} at N = 2^16 and 2^18
 //! sample points in total (4 scrambles or replicates in parallel on the
 //! machine's cores).
-//! Run: cargo run --release -p propdp-theory --example bench_dmft
+//! Run: cargo bench -p propdp-theory --bench dmft
 use std::time::Instant;
 
 use propdp_core::loss::Loss;

@@ -3,7 +3,7 @@
 //! evolution), isotropic against power-law spectra of K = 10, 100 and 1000
 //! atoms, measured in the same run (best of `reps` after a warm-up).
 //!
-//! `cargo run --release -p propdp-theory --example bench_covariance [reps]`
+//! `cargo bench -p propdp-theory --bench covariance [-- reps]`
 
 use std::time::Instant;
 
@@ -23,7 +23,12 @@ fn best(reps: usize, f: impl Fn()) -> f64 {
 }
 
 fn main() {
-    let reps: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(5);
+    // the first argument not a flag (cargo bench passes --bench)
+    let reps: usize = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with("--"))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(5);
     let huber = Model::Huber {
         huber_m: 1.0,
         noise: NoiseLaw::Gaussian { sd: 0.5 },

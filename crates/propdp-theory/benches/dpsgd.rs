@@ -2,7 +2,7 @@
 //! and point budget (standard logistic, δ = 1, σ = 1, T = 100, the default
 //! 4 scrambles × 16384 points): DP-GD, DP-SGD q = 0.2, and q = 0.2 clipped
 //! at C = 0.5, interleaved over 3 rounds, the fastest of each.
-//! Run: cargo run --release -p propdp-theory --example bench_dpsgd [dpgd|dpsgd]
+//! Run: cargo bench -p propdp-theory --bench dpsgd [-- dpgd|dpsgd]
 //! (one kind only, to read its peak memory with /usr/bin/time -v).
 use std::time::Instant;
 
@@ -29,7 +29,8 @@ fn params(sample_rate: f64, clip: f64) -> DmftParams {
 }
 
 fn main() {
-    let only = std::env::args().nth(1);
+    // the first argument not a flag (cargo bench passes --bench)
+    let only = std::env::args().skip(1).find(|a| !a.starts_with("--"));
     let cases = [
         ("dpgd", params(1.0, f64::INFINITY)),
         ("dpsgd", params(0.2, f64::INFINITY)),
