@@ -71,7 +71,7 @@ impl Error {
     }
 
     /// Why an inference was refused, for [`ErrorKind::Refused`].
-    pub fn refusal(&self) -> Option<&crate::inference::Refusal> {
+    pub fn refusal(&self) -> Option<&crate::inference::refusal::Refusal> {
         self.inner.chain().find_map(|c| c.downcast_ref())
     }
 
@@ -123,7 +123,7 @@ fn classify(e: &anyhow::Error) -> (ErrorKind, Option<String>) {
         if let Some(a) = cause.downcast_ref::<Argument>() {
             return (ErrorKind::Argument, Some(a.argument.to_string()));
         }
-        if cause.is::<crate::inference::Refusal>() {
+        if cause.is::<crate::inference::refusal::Refusal>() {
             return (ErrorKind::Refused, None);
         }
         if cause.is::<Refused>() {

@@ -30,9 +30,8 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from . import _args, _native
-
-InferenceRefused = _native.InferenceRefused
+from . import _args
+from ._native import ConfigError, InferenceRefused, infer
 
 
 @dataclass(frozen=True)
@@ -217,15 +216,15 @@ class PrivateGLM:
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.ascontiguousarray(y, dtype=np.float64).ravel()
         if X.ndim != 2:
-            raise _native.ConfigError(f"`X` must be a 2-d array (n rows × d features); got shape {X.shape}")
+            raise ConfigError(f"`X` must be a 2-d array (n rows × d features); got shape {X.shape}")
         n, d = X.shape
         cov = None
         if self.covariance is not None:
             cov = np.ascontiguousarray(self.covariance, dtype=np.float64)
             if cov.shape != (d, d):
-                raise _native.ConfigError(f"`covariance` must be {d} × {d} (one row and column per feature); got shape {cov.shape}")
+                raise ConfigError(f"`covariance` must be {d} × {d} (one row and column per feature); got shape {cov.shape}")
             cov = cov.tobytes()
-        fitted = _native.infer(
+        fitted = infer(
             X.tobytes(),
             n,
             d,

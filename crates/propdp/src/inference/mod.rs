@@ -39,7 +39,7 @@
 pub mod deblur;
 mod interval;
 pub mod nuisance;
-mod refusal;
+pub(crate) mod refusal;
 pub mod release;
 mod report;
 mod spec;
