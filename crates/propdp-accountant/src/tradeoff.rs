@@ -37,8 +37,11 @@
 //! - Carlini et al. (2022), *Membership inference attacks from first
 //!   principles*, IEEE S&P (TPR at low FPR as the measure of an attack).
 
-use crate::bracket::{BracketSettings, Segment, UpperProfile, check_segments};
-use crate::{AccountantError, Neighbouring, brent_root, log_norm_cdf, norm_cdf, relation_factor};
+use crate::AccountantError;
+use crate::bracket::{BracketSettings, UpperProfile};
+use crate::events::{Segment, check_segments};
+use crate::gaussian::{brent_root, log_norm_cdf, norm_cdf};
+use crate::neighbouring::{Neighbouring, relation_factor};
 
 /// The grid of ε the profile bound is minimised over.
 const EPS_STEP: f64 = 1e-3;

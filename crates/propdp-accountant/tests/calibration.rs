@@ -4,9 +4,17 @@
 //! close to the best the certificate allows.
 
 use propdp_accountant::Neighbouring;
-use propdp_accountant::bracket::{BracketSettings, Segment};
-use propdp_accountant::calibrate::{Knob, Target, calibrate, certified_epsilon};
+use propdp_accountant::bracket::{BracketSettings, EpsilonBracket};
+use propdp_accountant::calibrate::{Knob, Target, calibrate};
+use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::sampling::{Sampling, sampled_epsilon};
 use proptest::prelude::*;
+
+/// The certified ε of one run: the Poisson figure of [`sampled_epsilon`].
+fn certified(run: &Segment, delta: f64, n: Neighbouring, s: BracketSettings) -> Option<EpsilonBracket> {
+    let events = Events::run(*run).ok()?;
+    sampled_epsilon(Sampling::Poisson, &events, delta, n, s).ok()?.epsilon
+}
 
 /// Brackets 1% wide: the search is the same, each evaluation cheaper.
 const COARSE: BracketSettings = BracketSettings {
@@ -24,7 +32,7 @@ fn relation() -> impl Strategy<Value = Neighbouring> {
 fn never_overshoots(knob: Knob, n: Neighbouring, run: Segment, epsilon: f64, delta: f64) -> Result<(), TestCaseError> {
     match calibrate(knob, run, Target::Epsilon { epsilon, delta }, n, COARSE) {
         Ok(c) => {
-            let back = certified_epsilon(&c.run, delta, n, COARSE).expect("a finite ε read back");
+            let back = certified(&c.run, delta, n, COARSE).expect("a finite ε read back");
             prop_assert!(
                 back.upper <= epsilon,
                 "{knob:?} {n:?} {run:?}: {c:?} reads back {back:?} > {epsilon}"
@@ -137,7 +145,7 @@ fn a_calibration_is_within_one_percent_of_the_true_optimum() {
                         ..c.run
                     },
                 };
-                let w = certified_epsilon(&worse, delta, n, s).unwrap();
+                let w = certified(&worse, delta, n, s).unwrap();
                 assert!(
                     w.lower > epsilon,
                     "{knob:?} {n:?} ε {epsilon}: {c:?}, 1% worse {worse:?} reads {w:?}"

@@ -3,13 +3,12 @@
 //! `propdp privacy` prints.
 
 use anyhow::{Result, bail};
-use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket, Segment};
+use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
 use propdp_core::accountant::calibrate::{Knob, Target, calibrate};
+use propdp_core::accountant::events::{Events, Segment};
 use propdp_core::accountant::sampling::{SampledEpsilon, Sampling, sampled_epsilon};
 use propdp_core::accountant::tradeoff::{gaussian_tpr, gdp_mu, tpr_from_profile, tpr_upper};
-use propdp_core::accountant::{
-    Mechanism, MechanismKind, Neighbouring, ObjectiveBound, dpsgd_rdp_epsilon, mu_dpgd, mu_output,
-};
+use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring, ObjectiveBound, mu_dpgd, mu_output};
 use propdp_core::parameters;
 use propdp_core::{AlgorithmKind, Model, ModelKind, NoiseLaw};
 
@@ -425,23 +424,26 @@ pub fn assess_sampled(args: &QueryArgs, sampling: Sampling) -> crate::Result<Sam
         .into());
     };
     let run = query.dpsgd_run(noise);
-    let sampled = sampled_epsilon(
-        sampling,
-        &run,
-        query.delta_priv,
-        query.neighbouring,
-        BracketSettings::default(),
-    )
-    .map_err(|e| {
-        Argument::new(
-            if e.argument() == "neighbouring" {
-                "neighbouring"
-            } else {
-                "noise"
-            },
-            format!(": {e}"),
-        )
-    })?;
+    let sampled = Events::run(run)
+        .and_then(|events| {
+            sampled_epsilon(
+                sampling,
+                &events,
+                query.delta_priv,
+                query.neighbouring,
+                BracketSettings::default(),
+            )
+        })
+        .map_err(|e| {
+            Argument::new(
+                if e.argument() == "neighbouring" {
+                    "neighbouring"
+                } else {
+                    "noise"
+                },
+                format!(": {e}"),
+            )
+        })?;
     Ok(SampledReport { query, sampled })
 }
 
@@ -752,12 +754,7 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
         epsilon: eps.map(|b| b.upper),
         epsilon_lower: eps.map(|b| b.lower),
         bracket: dpsgd_grid,
-        rdp_epsilon: (q.algorithm == AlgorithmKind::Dpsgd)
-            .then(|| {
-                let z = noise / mech.dpsgd_sensitivity(q.clip);
-                dpsgd_rdp_epsilon(z, q.sample_rate, q.steps as u64, q.delta_priv, q.neighbouring)
-            })
-            .filter(|e| e.is_finite()),
+        rdp_epsilon: mech.rdp_epsilon(noise, q.delta_priv),
     };
     report.check()?;
     Ok(report)
