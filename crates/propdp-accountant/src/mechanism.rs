@@ -264,7 +264,7 @@ impl Mechanism {
     ///
     /// ```
     /// use propdp_accountant::{Mechanism, MechanismKind, Neighbouring};
-    /// use propdp_accountant::BracketSettings;
+    /// use propdp_accountant::bracket::BracketSettings;
     /// let kind = MechanismKind::Dpsgd { steps: 1000, sample_rate: 0.01, clip: Some(1.0) };
     /// let m = Mechanism::new(kind, 1.0, 0.25, Neighbouring::AddRemoveOne);
     /// let b = m.epsilon_bracket(1.0, 1e-5, BracketSettings::default()).unwrap();

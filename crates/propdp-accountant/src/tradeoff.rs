@@ -85,7 +85,8 @@ pub fn tpr_from_profile<F: Fn(f64) -> f64>(delta_of: F, fpr: f64) -> f64 {
 ///
 /// ```
 /// use propdp_accountant::tradeoff::tpr_upper;
-/// use propdp_accountant::bracket::{BracketSettings, Segment};
+/// use propdp_accountant::bracket::BracketSettings;
+/// use propdp_accountant::events::Segment;
 /// use propdp_accountant::Neighbouring;
 /// let run = [Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 }];
 /// let t = tpr_upper(&run, Neighbouring::AddRemoveOne, &[0.001, 0.1], BracketSettings::default()).unwrap();
@@ -121,7 +122,7 @@ pub fn tpr_upper(
 ///
 /// ```
 /// use propdp_accountant::tradeoff::gdp_mu;
-/// use propdp_accountant::bracket::Segment;
+/// use propdp_accountant::events::Segment;
 /// use propdp_accountant::Neighbouring;
 /// let full = [Segment { noise_multiplier: 10.0, sample_rate: 1.0, steps: 100 }];
 /// assert_eq!(gdp_mu(&full, Neighbouring::ReplaceOne), Some((2.0, true)));

@@ -59,7 +59,8 @@ impl UpperProfile {
     /// the segment.
     ///
     /// ```
-    /// use propdp_accountant::bracket::{BracketSettings, Segment, UpperProfile};
+    /// use propdp_accountant::bracket::{BracketSettings, UpperProfile};
+    /// use propdp_accountant::events::Segment;
     /// use propdp_accountant::Neighbouring;
     /// let run = [Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 }];
     /// let p = UpperProfile::new(&run, Neighbouring::AddRemoveOne, BracketSettings::default()).unwrap();

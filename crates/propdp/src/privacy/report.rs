@@ -1,0 +1,244 @@
+//! The guarantee of a noise level in every notion ([`Report`]), checked,
+//! and printed as text or JSON.
+
+use super::query::{NoiseLevel, Query};
+use crate::error::Argument;
+use anyhow::{Result, bail};
+use propdp_core::AlgorithmKind;
+
+/// The guarantee of a noise level in every notion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The query.
+    pub query: Query,
+    /// The noise assessed (calibrated when the query gave a target).
+    pub noise: f64,
+    /// μ of μ-GDP (output perturbation, DP-GD).
+    pub mu: Option<f64>,
+    /// ρ of ρ-zCDP.
+    pub rho: f64,
+    /// Objective perturbation's privacy-loss bound c + A|Z| (add/remove-one): (c, A).
+    pub objective_bound: Option<(f64, f64)>,
+    /// Objective perturbation's RDP ε(α) at α = 2, 8, 32 (add/remove-one).
+    pub rdp: Vec<(f64, f64)>,
+    /// ε at `delta_priv`, a certified upper bound; `None` when no finite ε
+    /// reaches it (DP-SGD: the upper end of the PLD bracket, or the RDP or
+    /// full-batch bound where smaller).
+    pub epsilon: Option<f64>,
+    /// A certified lower bound on ε at `delta_priv` (= `epsilon` for the
+    /// closed-form curves; DP-SGD: the lower end of the PLD bracket).
+    pub epsilon_lower: Option<f64>,
+    /// DP-SGD: the grid width of the PLD bracket and whether it reached the
+    /// requested relative width (0.1%).
+    pub bracket: Option<(f64, bool)>,
+    /// DP-SGD: the RDP accountant's ε at `delta_priv` (looser; a cross-check).
+    pub rdp_epsilon: Option<f64>,
+}
+
+impl Report {
+    /// Every number finite and consistent: noise > 0, μ > 0, ρ > 0, and
+    /// ε = 0 only where the mechanism's δ(0) is already within δ_priv.
+    pub(super) fn check(&self) -> Result<()> {
+        let numbers = [
+            Some(self.noise),
+            self.mu,
+            Some(self.rho),
+            self.epsilon,
+            self.rdp_epsilon,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(self.objective_bound.iter().flat_map(|(c, a)| [*c, *a]))
+        .chain(self.rdp.iter().map(|r| r.1));
+        let q = &self.query;
+        let underflow = !(self.noise > 0.0 && self.rho > 0.0 && self.mu.is_none_or(|m| m > 0.0));
+        if let (AlgorithmKind::Dpsgd, Some(c)) = (q.algorithm, q.clip)
+            && (underflow || numbers.clone().any(|x| !x.is_finite()))
+        {
+            // the guarantee depends on σ/min(C, L): name both
+            return Err(Argument::both(
+                q.noise.argument(),
+                "clip",
+                format!(
+                    ": the noise multiplier σ/min(C, L) = {:?}/{c:?} is beyond the range of the accountant \
+                     (ρ = {:?}, μ = {:?}): no guarantee can be stated",
+                    self.noise, self.rho, self.mu
+                ),
+            )
+            .into());
+        }
+        if let Some(x) = numbers.into_iter().find(|x| !x.is_finite()) {
+            return Err(Argument::new(
+                self.query.noise.argument(),
+                format!(
+                    ": the guarantee is not a finite number ({x:?}); the arguments are beyond the accountant's range"
+                ),
+            )
+            .into());
+        }
+        if underflow {
+            return Err(Argument::new(
+                self.query.noise.argument(),
+                format!(
+                    ": the noise {:?} gives ρ = {:?}, μ = {:?} (beyond the range of f64): no guarantee can be stated",
+                    self.noise, self.rho, self.mu
+                ),
+            )
+            .into());
+        }
+        // (subsampled DP-SGD: ε⁺ = 0 is the certified curve's own δ⁺(0) ≤ δ_priv, which the fixed-grid δ(0) may exceed)
+        let subsampled = self.query.algorithm == AlgorithmKind::Dpsgd && self.query.sample_rate < 1.0;
+        if !subsampled
+            && self.epsilon == Some(0.0)
+            && self.query.mechanism().log_delta(0.0, self.noise) > self.query.delta_priv.ln()
+        {
+            bail!("internal error: ε = 0 reported while δ(0) exceeds δ_priv");
+        }
+        Ok(())
+    }
+
+    /// The report as data (`propdp privacy --json`, the Python package):
+    /// every number of [`Report::text`] under a stable key, `null` where a
+    /// notion does not apply.
+    pub fn json(&self) -> serde_json::Value {
+        let q = &self.query;
+        let dpsgd = q.algorithm == AlgorithmKind::Dpsgd;
+        let (target, level) = match q.noise {
+            NoiseLevel::Given(_) => (None, None),
+            NoiseLevel::Epsilon(e) => (Some("epsilon"), Some(e)),
+            NoiseLevel::Rho(r) => (Some("rho"), Some(r)),
+        };
+        serde_json::json!({
+            "algorithm": q.algorithm.name(),
+            "model": q.model.kind().name(),
+            "neighbouring": q.neighbouring.label(),
+            "lambda": (!q.algorithm.is_iterative()).then_some(q.lambda),
+            "steps": q.algorithm.is_iterative().then_some(q.steps),
+            "sample_rate": dpsgd.then_some(q.sample_rate),
+            "clip": if dpsgd { q.clip } else { None },
+            "calibrated_to": target,
+            "target": level,
+            "noise": self.noise,
+            "delta_priv": q.delta_priv,
+            "epsilon": self.epsilon,
+            "epsilon_lower": self.epsilon_lower,
+            "bracket_grid": self.bracket.map(|b| b.0),
+            "bracket_reached": self.bracket.map(|b| b.1),
+            "rdp_epsilon": self.rdp_epsilon,
+            "rho": self.rho,
+            "mu": self.mu,
+            "objective_bound": self.objective_bound,
+            "rdp": self.rdp,
+        })
+    }
+
+    /// The report as `propdp privacy` prints it.
+    pub fn text(&self) -> String {
+        let q = &self.query;
+        let delta_priv = format!("{:?}", q.delta_priv);
+        let mut s = match q.noise {
+            NoiseLevel::Given(_) => String::new(),
+            NoiseLevel::Epsilon(eps) => {
+                format!(
+                    "calibrated noise for (ε = {eps:?}, δ = {delta_priv}): {}\n",
+                    num(self.noise)
+                )
+            }
+            NoiseLevel::Rho(rho) => format!("calibrated noise for ρ = {rho:?} (zCDP): {}\n", num(self.noise)),
+        };
+        let model = match q.model.kind() {
+            propdp_core::ModelKind::Huber => "Huber",
+            propdp_core::ModelKind::Logistic => "Logistic",
+            propdp_core::ModelKind::LeastSquares => "least-squares",
+        };
+        let what = match q.algorithm {
+            AlgorithmKind::Dpgd => "DP-GD".to_string(),
+            AlgorithmKind::Dpsgd => format!(
+                "DP-SGD (T = {}, q = {:?}, {})",
+                q.steps,
+                q.sample_rate,
+                q.clip.map_or("no clipping".to_string(), |c| format!("clip C = {c:?}"))
+            ),
+            a => a.title().to_string(),
+        };
+        s += &format!(
+            "{what} of a {model} model, noise {:?}, {} neighbours:\n",
+            self.noise,
+            q.neighbouring.label()
+        );
+        if let Some(mu) = self.mu {
+            s += &format!("  μ-GDP: μ = {}\n", num(mu));
+            s += &format!("  zCDP: ρ = μ²/2 = {}\n", num(self.rho));
+        }
+        if let Some((c, a)) = self.objective_bound {
+            s += &format!(
+                "  loss bound c + A|Z|: c = {}, A = {} (add/remove-one)\n",
+                num(c),
+                num(a)
+            );
+            s += &format!("  zCDP: ρ = {}\n", num(self.rho));
+            let parts: Vec<String> = self.rdp.iter().map(|(a, e)| format!("ε({a}) = {}", num(*e))).collect();
+            s += &format!("  RDP (add/remove-one): {}\n", parts.join(", "));
+        }
+        if q.algorithm == AlgorithmKind::Dpsgd && self.mu.is_none() {
+            s += &format!(
+                "  zCDP: ρ = {} (subsampling gives zCDP no amplification)\n",
+                num(self.rho)
+            );
+        }
+        let accountant = if q.algorithm == AlgorithmKind::Dpsgd && q.sample_rate < 1.0 {
+            " (PLD, or RDP where tighter)"
+        } else {
+            ""
+        };
+        s += &match self.epsilon {
+            Some(e) => format!("  (ε, δ)-DP{accountant}: ε = {} at δ = {delta_priv}\n", num(e)),
+            None => format!("  (ε, δ)-DP{accountant}: no finite ε reaches δ = {delta_priv}\n"),
+        };
+        if let (Some(lo), Some(hi), Some((grid, reached))) = (self.epsilon_lower, self.epsilon, self.bracket) {
+            s += &format!(
+                "  certified bracket: {} ≤ ε ≤ {} (width {:.2}%, {}{})\n",
+                num(lo),
+                num(hi),
+                if hi > 0.0 { 100.0 * (hi - lo) / hi } else { 0.0 },
+                if grid > 0.0 {
+                    format!("grid {grid:.1e}")
+                } else {
+                    "closed form".to_string()
+                },
+                if reached {
+                    ""
+                } else {
+                    "; the 0.1% width was not reached (the memory limit, or ε beyond the PLD's range)"
+                }
+            );
+        }
+        if let Some(e) = self.rdp_epsilon {
+            s += &format!("  (ε, δ)-DP (RDP, looser): ε = {} at δ = {delta_priv}\n", num(e));
+        }
+        if q.algorithm == AlgorithmKind::Dpsgd {
+            // the same run in a training loop's knobs (docs/training_loop.md)
+            let run = q.dpsgd_run(self.noise);
+            s += &format!(
+                "  as a training loop (Opacus): noise_multiplier = {} (the noise over the per-example bound {}), \
+                 max_grad_norm = {}, sample_rate = {} (Poisson batches of q·n rows on average), epochs = q·T = {}\n",
+                num(run.noise_multiplier),
+                num(self.noise / run.noise_multiplier),
+                num(self.noise / run.noise_multiplier),
+                q.sample_rate,
+                num(q.sample_rate * q.steps as f64)
+            );
+        }
+        s
+    }
+}
+
+/// A number for people: 6 decimals between 1e-3 and 1e6, 6 significant
+/// digits in exponent form outside (a small ε never reads as 0.000000).
+pub(super) fn num(x: f64) -> String {
+    if x == 0.0 || (1e-3..1e6).contains(&x.abs()) {
+        format!("{x:.6}")
+    } else {
+        format!("{x:.5e}")
+    }
+}
