@@ -24,7 +24,10 @@ fn main() {
         for (eps, delta) in [(1.0, 1e-5), (8.0, 1e-5), (0.1, 1e-8), (20.0, 1e-18)] {
             for knob in [Knob::NoiseMultiplier, Knob::Steps, Knob::SampleRate] {
                 let t = std::time::Instant::now();
-                let target = Target::Epsilon { epsilon: eps, delta };
+                let target = Target::Approx {
+                    epsilon: eps,
+                    delta_priv: delta,
+                };
                 match calibrate(knob, run, target, n, s) {
                     Ok(c) => {
                         let back = certified(&c.run, delta, n, s).unwrap();

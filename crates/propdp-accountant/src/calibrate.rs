@@ -34,6 +34,8 @@
 //!   target, or that ran for minutes; both regressions are in
 //!   `tests/tracker_regressions.rs`.
 
+use serde::{Deserialize, Serialize};
+
 use crate::AccountantError;
 use crate::account::deciding;
 use crate::bracket::{BracketSettings, EpsilonBracket};
@@ -107,18 +109,41 @@ impl Knob {
     }
 }
 
-/// What a run is calibrated to.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A privacy target, what a mechanism's noise or a run's knob is
+/// calibrated to: (ε, δ)-DP or ρ-zCDP (in records tagged `notion`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "notion", rename_all = "snake_case")]
 pub enum Target {
     /// (ε, δ)-DP: ε > 0, 0 < δ < 1.
-    Epsilon {
+    Approx {
         /// ε > 0.
         epsilon: f64,
-        /// 0 < δ < 1.
-        delta: f64,
+        /// 0 < δ < 1 (named `delta_priv` to keep it apart from the aspect ratio δ = d/n).
+        delta_priv: f64,
     },
     /// ρ-zCDP, ρ > 0.
-    Rho(f64),
+    Zcdp {
+        /// ρ.
+        rho: f64,
+    },
+}
+
+impl Target {
+    /// The parameter name of the target's level: "epsilon" or "rho".
+    pub fn param(&self) -> &'static str {
+        match self {
+            Target::Approx { .. } => "epsilon",
+            Target::Zcdp { .. } => "rho",
+        }
+    }
+
+    /// The level: ε or ρ.
+    pub fn level(&self) -> f64 {
+        match *self {
+            Target::Approx { epsilon, .. } => epsilon,
+            Target::Zcdp { rho } => rho,
+        }
+    }
 }
 
 /// A calibrated run and its guarantee read back.
@@ -148,7 +173,7 @@ pub struct Calibrated {
 /// use propdp_accountant::Neighbouring;
 /// let (n, s) = (Neighbouring::AddRemoveOne, BracketSettings::default());
 /// let run = Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 };
-/// let target = Target::Epsilon { epsilon: 1.0, delta: 1e-5 };
+/// let target = Target::Approx { epsilon: 1.0, delta_priv: 1e-5 };
 /// let c = calibrate(Knob::NoiseMultiplier, run, target, n, s).unwrap();
 /// // read back: never above the target
 /// let back = sampled_epsilon(Sampling::Poisson, &Events::run(c.run).unwrap(), 1e-5, n, s).unwrap();
@@ -168,7 +193,7 @@ pub fn calibrate(
     let s2 = relation_factor(neighbouring).powi(2);
     let rho_of = |r: &Segment| r.steps as f64 * s2 / (2.0 * r.noise_multiplier * r.noise_multiplier);
     match target {
-        Target::Rho(rho) => {
+        Target::Zcdp { rho } => {
             if !(rho > 0.0 && rho.is_finite()) {
                 return Err(AccountantError::range("rho", rho, "0 < rho < ∞"));
             }
@@ -180,7 +205,10 @@ pub fn calibrate(
                 evaluations: 0,
             })
         }
-        Target::Epsilon { epsilon, delta } => {
+        Target::Approx {
+            epsilon,
+            delta_priv: delta,
+        } => {
             if !(epsilon > 0.0 && epsilon.is_finite()) {
                 return Err(AccountantError::range("epsilon", epsilon, "0 < epsilon < ∞"));
             }

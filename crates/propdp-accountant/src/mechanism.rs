@@ -146,7 +146,10 @@ impl Mechanism {
                 sample_rate,
                 steps: steps as u64,
             };
-            let target = Target::Epsilon { epsilon: eps, delta };
+            let target = Target::Approx {
+                epsilon: eps,
+                delta_priv: delta,
+            };
             let settings = BracketSettings::default();
             let z = crate::calibrate::calibrate(Knob::NoiseMultiplier, run, target, self.neighbouring, settings)
                 .ok()?

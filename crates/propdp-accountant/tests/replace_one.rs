@@ -202,9 +202,9 @@ fn the_issue_case_is_tight_through_the_mechanism_and_calibration() {
         steps: 2000,
     };
     let s = BracketSettings::default();
-    let target = Target::Epsilon {
+    let target = Target::Approx {
         epsilon: REFERENCE,
-        delta: 1e-5,
+        delta_priv: 1e-5,
     };
     let c = calibrate(Knob::NoiseMultiplier, run, target, REPLACE, s).unwrap();
     let z = c.run.noise_multiplier;

@@ -132,7 +132,10 @@ fn calibrations_never_overshoot_and_stay_bounded() {
                 &[Knob::NoiseMultiplier]
             };
             for &knob in knobs {
-                let target = Target::Epsilon { epsilon, delta };
+                let target = Target::Approx {
+                    epsilon,
+                    delta_priv: delta,
+                };
                 let Ok(c) = calibrate(knob, run, target, n, s) else {
                     // only the steps can be out of reach (one step above the target)
                     assert_eq!(knob, Knob::Steps, "{n:?} ε {epsilon} δ {delta}");

@@ -830,11 +830,11 @@ fn calibrate_run<'py>(
         )
     })?;
     let target = match (epsilon, rho) {
-        (Some(epsilon), None) => Target::Epsilon {
+        (Some(epsilon), None) => Target::Approx {
             epsilon,
-            delta: delta.ok_or_else(|| bad("delta".into(), " is required with epsilon".into()))?,
+            delta_priv: delta.ok_or_else(|| bad("delta".into(), " is required with epsilon".into()))?,
         },
-        (None, Some(rho)) => Target::Rho(rho),
+        (None, Some(rho)) => Target::Zcdp { rho },
         _ => return Err(bad("epsilon".into(), " or rho (exactly one) is required".into())),
     };
     let run = Segment {

@@ -51,11 +51,11 @@ pub fn calibrate_knob(args: &QueryArgs, knob: Knob) -> crate::Result<Report> {
         return Err(Argument::new("noise", format!(" is required to calibrate {name}")).into());
     };
     let target = match (args.epsilon, args.rho) {
-        (Some(epsilon), None) => Target::Epsilon {
+        (Some(epsilon), None) => Target::Approx {
             epsilon,
-            delta: args.delta_priv.unwrap_or(1e-6),
+            delta_priv: args.delta_priv.unwrap_or(1e-6),
         },
-        (None, Some(rho)) => Target::Rho(rho),
+        (None, Some(rho)) => Target::Zcdp { rho },
         _ => {
             return Err(Argument::new(
                 "epsilon",
