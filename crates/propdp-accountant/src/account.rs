@@ -59,7 +59,6 @@ pub fn epsilon(
 /// asked) the RDP bound, where those are smaller (both valid; the lower end
 /// then no higher than the upper); at q = 1 the
 /// exact Gaussian ε, [ε, ε]. `None` when no finite ε is reached.
-///
 pub(crate) fn certified(
     run: &Segment,
     delta: f64,

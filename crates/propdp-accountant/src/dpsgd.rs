@@ -3,6 +3,7 @@
 //! accountant's ε under either relation, and the noise multiplier meeting
 //! (ε, δ) by root finding on them.
 
+use crate::events::check_delta;
 use crate::gaussian::{brent_root, gdp_to_eps, log_delta_gaussian, mu_dpgd, smallest_noise};
 use crate::neighbouring::{Neighbouring, relation_factor};
 use crate::{pld, rdp};
@@ -115,7 +116,7 @@ pub(crate) fn fast_epsilon(z: f64, q: f64, steps: usize, delta: f64, n: Neighbou
 /// PLD that does not fit) the smaller of that z and the RDP-calibrated z is
 /// returned, both valid.
 pub(crate) fn calibrate_dpsgd(eps: f64, delta: f64, q: f64, steps: usize, n: Neighbouring) -> Option<f64> {
-    if !(eps > 0.0 && eps.is_finite() && delta > 0.0 && delta < 1.0) {
+    if !(eps > 0.0 && eps.is_finite()) || check_delta(delta).is_err() {
         return None;
     }
     let full = smallest_noise(|z| log_delta_gaussian(eps, mu_dpgd(1.0, 1.0, steps, z, n)), delta)?;
