@@ -1,8 +1,8 @@
 //! The certified ε bracket against dp-accounting's pessimistic ε (the
 //! reference files of the tests), with the time each query takes; or, given
 //! DELTA WIDTH and segments Z Q T …, the bracket of that schedule at that
-//! relative width — the propdp side of scripts/bench_dpsgd_accountant.py
-//! and scripts/accountant_reference.py. Add/remove-one, or replace-one
+//! relative width — the propdp side of scripts/bench/bench_dpsgd_accountant.py
+//! and scripts/reference/accountant_reference.py. Add/remove-one, or replace-one
 //! with `--replace-one` first.
 //!
 //! Run: cargo run --release -p propdp-accountant --example bracket [-- [--replace-one] [DELTA WIDTH Z Q T [Z Q T …]]]
@@ -10,7 +10,9 @@
 use std::time::Instant;
 
 use propdp_accountant::Neighbouring;
-use propdp_accountant::bracket::{BracketSettings, Segment, dpsgd_epsilon_bracket, schedule_epsilon_bracket};
+use propdp_accountant::bracket::BracketSettings;
+use propdp_accountant::epsilon;
+use propdp_accountant::events::{Events, Segment};
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -36,7 +38,12 @@ fn main() {
         let f: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
         let (z, q, steps, delta, reference) = (f[0], f[1], f[2] as u64, f[3], f[5]);
         let start = Instant::now();
-        let b = dpsgd_epsilon_bracket(z, q, steps, delta, relation, BracketSettings::default());
+        let b = Events::run(Segment {
+            noise_multiplier: z,
+            sample_rate: q,
+            steps,
+        })
+        .and_then(|e| epsilon(&e, delta, relation, BracketSettings::default()));
         let secs = start.elapsed().as_secs_f64();
         match b {
             Ok(Some(b)) => println!(
@@ -73,7 +80,7 @@ fn one_case(args: &[String], relation: Neighbouring) {
         })
         .collect();
     let start = Instant::now();
-    let b = schedule_epsilon_bracket(&segments, num(&args[0]), relation, settings);
+    let b = Events::schedule(&segments).and_then(|e| epsilon(&e, num(&args[0]), relation, settings));
     let seconds = start.elapsed().as_secs_f64();
     match b {
         Ok(Some(b)) => println!(

@@ -2,8 +2,16 @@
 //! reads the guarantee back: `cargo run --release -p propdp-accountant --example calibrate_knob`.
 
 use propdp_accountant::Neighbouring;
-use propdp_accountant::bracket::{BracketSettings, Segment};
-use propdp_accountant::calibrate::{Knob, Target, calibrate, certified_epsilon};
+use propdp_accountant::bracket::{BracketSettings, EpsilonBracket};
+use propdp_accountant::calibrate::{Knob, Target, calibrate};
+use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::sampling::{Sampling, sampled_epsilon};
+
+/// The certified ε of one run: the Poisson figure of [`sampled_epsilon`].
+fn certified(run: &Segment, delta: f64, n: Neighbouring, s: BracketSettings) -> Option<EpsilonBracket> {
+    let events = Events::run(*run).ok()?;
+    sampled_epsilon(Sampling::Poisson, &events, delta, n, s).ok()?.epsilon
+}
 
 fn main() {
     let run = Segment {
@@ -16,10 +24,13 @@ fn main() {
         for (eps, delta) in [(1.0, 1e-5), (8.0, 1e-5), (0.1, 1e-8), (20.0, 1e-18)] {
             for knob in [Knob::NoiseMultiplier, Knob::Steps, Knob::SampleRate] {
                 let t = std::time::Instant::now();
-                let target = Target::Epsilon { epsilon: eps, delta };
+                let target = Target::Approx {
+                    epsilon: eps,
+                    delta_priv: delta,
+                };
                 match calibrate(knob, run, target, n, s) {
                     Ok(c) => {
-                        let back = certified_epsilon(&c.run, delta, n, s).unwrap();
+                        let back = certified(&c.run, delta, n, s).unwrap();
                         println!(
                             "{:<15} ε {eps:<5} δ {delta:e} {:<18}: z {:.6} q {:.6e} T {:>9}  ε ∈ [{:.6}, {:.6}] ({} evals, {:.2} s)",
                             n.label(),

@@ -1,6 +1,7 @@
 //! Calibration of one knob of a DP-SGD run — the noise multiplier z, the
 //! number of steps T or the Poisson rate q — to a target (ε, δ) or ρ, on the
-//! certified ε ([`certified_epsilon`]), so that the value returned never
+//! certified ε (a run's [`crate::epsilon`], tightened by its RDP and full-batch
+//! bounds), so that the value returned never
 //! overshoots: the ε read back at it is ≤ the target, by construction.
 //!
 //! *(ε, δ).* ε⁺(v), the upper end of the certified bracket at knob value v,
@@ -33,10 +34,15 @@
 //!   target, or that ran for minutes; both regressions are in
 //!   `tests/tracker_regressions.rs`.
 
-use crate::bracket::{BracketSettings, EpsilonBracket, Segment, bracket_of};
-use crate::{
-    AccountantError, Neighbouring, dpsgd_rdp_epsilon, gdp_to_eps, log_delta_gaussian, mu_dpgd, relation_factor,
-};
+use serde::{Deserialize, Serialize};
+
+use crate::AccountantError;
+use crate::account::deciding;
+use crate::bracket::{BracketSettings, EpsilonBracket};
+use crate::dpsgd::{fast_epsilon, rdp_epsilon};
+use crate::events::{Segment, check_delta};
+use crate::gaussian::{gdp_to_eps, log_delta_gaussian, mu_dpgd, smallest_noise};
+use crate::neighbouring::{Neighbouring, relation_factor};
 
 /// The knob of a DP-SGD run that a calibration solves for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,18 +109,41 @@ impl Knob {
     }
 }
 
-/// What a run is calibrated to.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A privacy target, what a mechanism's noise or a run's knob is
+/// calibrated to: (ε, δ)-DP or ρ-zCDP (in records tagged `notion`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "notion", rename_all = "snake_case")]
 pub enum Target {
     /// (ε, δ)-DP: ε > 0, 0 < δ < 1.
-    Epsilon {
+    Approx {
         /// ε > 0.
         epsilon: f64,
-        /// 0 < δ < 1.
-        delta: f64,
+        /// 0 < δ < 1 (named `delta_priv` to keep it apart from the aspect ratio δ = d/n).
+        delta_priv: f64,
     },
     /// ρ-zCDP, ρ > 0.
-    Rho(f64),
+    Zcdp {
+        /// ρ.
+        rho: f64,
+    },
+}
+
+impl Target {
+    /// The parameter name of the target's level: "epsilon" or "rho".
+    pub fn param(&self) -> &'static str {
+        match self {
+            Target::Approx { .. } => "epsilon",
+            Target::Zcdp { .. } => "rho",
+        }
+    }
+
+    /// The level: ε or ρ.
+    pub fn level(&self) -> f64 {
+        match *self {
+            Target::Approx { epsilon, .. } => epsilon,
+            Target::Zcdp { rho } => rho,
+        }
+    }
 }
 
 /// A calibrated run and its guarantee read back.
@@ -131,101 +160,24 @@ pub struct Calibrated {
     pub evaluations: usize,
 }
 
-/// The certified ε at `delta` of `run` under `neighbouring`: the PLD
-/// bracket ([`crate::bracket::dpsgd_epsilon_bracket`]) with its upper end replaced by the
-/// full batch's exact Gaussian ε, or (where the bracket is not as narrow as
-/// asked) the RDP bound, where those are smaller (both valid; the lower end
-/// then no higher than the upper); at q = 1 the
-/// exact Gaussian ε, [ε, ε]. `None` when no finite ε is reached.
-///
-/// ```
-/// use propdp_accountant::calibrate::certified_epsilon;
-/// use propdp_accountant::bracket::{BracketSettings, Segment};
-/// use propdp_accountant::Neighbouring;
-/// let run = Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 };
-/// let b = certified_epsilon(&run, 1e-5, Neighbouring::AddRemoveOne, BracketSettings::default()).unwrap();
-/// assert!(b.lower <= b.upper && b.upper - b.lower <= 1e-3 * b.upper);
-/// ```
-pub fn certified_epsilon(
-    run: &Segment,
-    delta: f64,
-    neighbouring: Neighbouring,
-    settings: BracketSettings,
-) -> Option<EpsilonBracket> {
-    deciding(run, delta, neighbouring, settings, None).map(|b| b.0)
-}
-
-/// [`certified_epsilon`], its refinement stopped early (the `bool`) once
-/// the bracket lies on one side of `decide`.
-fn deciding(
-    run: &Segment,
-    delta: f64,
-    neighbouring: Neighbouring,
-    settings: BracketSettings,
-    decide: Option<f64>,
-) -> Option<(EpsilonBracket, bool)> {
-    let (z, q, steps) = (run.noise_multiplier, run.sample_rate, run.steps);
-    // subsampling never costs privacy: the full batch's exact ε bounds every q
-    let full = gdp_to_eps(mu_dpgd(1.0, 1.0, steps as usize, z, neighbouring), delta);
-    if q >= 1.0 {
-        let exact = full.map(|e| EpsilonBracket {
-            lower: e,
-            upper: e,
-            grid: 0.0,
-            reached: true,
-        });
-        return exact.map(|b| (b, false));
-    }
-    let segment = [*run];
-    let found = segment[0]
-        .check("")
-        .and_then(|()| bracket_of(&segment, &[], delta, neighbouring, settings, decide))
-        .ok()
-        .flatten();
-    let (pld, early) = (found.map(|b| b.0), found.is_some_and(|b| b.1));
-    // where the bracket was reached (or decided) the RDP bound cannot
-    // improve the upper end by more than the width, or change the decision
-    // (it is above the true ε): skip its cost
-    let rdp = match pld {
-        Some(b) if b.reached || early => None,
-        _ => Some(dpsgd_rdp_epsilon(z, q, steps, delta, neighbouring)).filter(|e| e.is_finite()),
-    };
-    let upper = [pld.map(|b| b.upper), rdp, full]
-        .into_iter()
-        .flatten()
-        .reduce(f64::min)?;
-    let bracket = match pld {
-        Some(b) => EpsilonBracket {
-            lower: b.lower.min(upper),
-            upper,
-            ..b
-        },
-        // no PLD bracket: the other bounds give an upper end only
-        None => EpsilonBracket {
-            lower: 0.0,
-            upper,
-            grid: 0.0,
-            reached: false,
-        },
-    };
-    Some((bracket, early))
-}
-
 /// Calibrates `knob` of `run` (its other fields as given; the knob's own
 /// value is ignored) to `target` under `neighbouring`, on the certified ε
 /// (see the module docs). Arguments out of range are refused naming them;
 /// a target no value of the knob meets is [`AccountantError::Unattainable`].
 ///
 /// ```
-/// use propdp_accountant::calibrate::{calibrate, certified_epsilon, Knob, Target};
-/// use propdp_accountant::bracket::{BracketSettings, Segment};
+/// use propdp_accountant::calibrate::{calibrate, Knob, Target};
+/// use propdp_accountant::bracket::BracketSettings;
+/// use propdp_accountant::events::{Events, Segment};
+/// use propdp_accountant::sampling::{sampled_epsilon, Sampling};
 /// use propdp_accountant::Neighbouring;
 /// let (n, s) = (Neighbouring::AddRemoveOne, BracketSettings::default());
 /// let run = Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 };
-/// let target = Target::Epsilon { epsilon: 1.0, delta: 1e-5 };
+/// let target = Target::Approx { epsilon: 1.0, delta_priv: 1e-5 };
 /// let c = calibrate(Knob::NoiseMultiplier, run, target, n, s).unwrap();
 /// // read back: never above the target
-/// assert!(certified_epsilon(&c.run, 1e-5, n, s).unwrap().upper <= 1.0);
+/// let back = sampled_epsilon(Sampling::Poisson, &Events::run(c.run).unwrap(), 1e-5, n, s).unwrap();
+/// assert!(back.epsilon.unwrap().upper <= 1.0);
 /// ```
 pub fn calibrate(
     knob: Knob,
@@ -237,17 +189,11 @@ pub fn calibrate(
     // the knob's own value is not an input: check the run with a valid stand-in
     let stand_in = knob.set(&run, 1.0);
     stand_in.check("")?;
-    if !(settings.relative_width > 0.0 && settings.relative_width.is_finite()) {
-        return Err(AccountantError::range(
-            "relative_width",
-            settings.relative_width,
-            "0 < relative_width < ∞",
-        ));
-    }
+    settings.check()?;
     let s2 = relation_factor(neighbouring).powi(2);
     let rho_of = |r: &Segment| r.steps as f64 * s2 / (2.0 * r.noise_multiplier * r.noise_multiplier);
     match target {
-        Target::Rho(rho) => {
+        Target::Zcdp { rho } => {
             if !(rho > 0.0 && rho.is_finite()) {
                 return Err(AccountantError::range("rho", rho, "0 < rho < ∞"));
             }
@@ -259,13 +205,14 @@ pub fn calibrate(
                 evaluations: 0,
             })
         }
-        Target::Epsilon { epsilon, delta } => {
+        Target::Approx {
+            epsilon,
+            delta_priv: delta,
+        } => {
             if !(epsilon > 0.0 && epsilon.is_finite()) {
                 return Err(AccountantError::range("epsilon", epsilon, "0 < epsilon < ∞"));
             }
-            if !(delta > 0.0 && delta < 1.0) {
-                return Err(AccountantError::range("delta", delta, "0 < delta < 1"));
-            }
+            check_delta(delta)?;
             let search = Search {
                 knob,
                 run: stand_in,
@@ -387,8 +334,8 @@ impl Search {
         let full = gdp_to_eps(mu_dpgd(1.0, 1.0, r.steps as usize, z, n), self.delta);
         let pld = (q < 1.0)
             .then(|| {
-                crate::dpsgd_epsilon(z, q, r.steps as usize, self.delta, n)
-                    .or_else(|| Some(dpsgd_rdp_epsilon(z, q, r.steps, self.delta, n)).filter(|e| e.is_finite()))
+                fast_epsilon(z, q, r.steps as usize, self.delta, n)
+                    .or_else(|| Some(rdp_epsilon(z, q, r.steps, self.delta, n)).filter(|e| e.is_finite()))
             })
             .flatten();
         [pld, full].into_iter().flatten().reduce(f64::min)
@@ -400,7 +347,7 @@ impl Search {
     /// μ* = [`crate::tradeoff::clt_mu`] (Bu, Dong, Long, Su 2020; linear in q),
     /// clamped to the knob's limits.
     fn start(&self) -> f64 {
-        let Some(noise) = crate::calibrate(|x| log_delta_gaussian(self.epsilon, 1.0 / x), self.delta) else {
+        let Some(noise) = smallest_noise(|x| log_delta_gaussian(self.epsilon, 1.0 / x), self.delta) else {
             return self.knob.snap(1.0);
         };
         let mu = 1.0 / noise;

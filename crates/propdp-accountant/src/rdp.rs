@@ -22,9 +22,9 @@
 //! - Mironov, Talwar, Zhang (2019), *Rényi differential privacy of the sampled Gaussian mechanism*.
 //! - Canonne, Kamath, Steinke (2020), *The discrete Gaussian for differential privacy*.
 
-use crate::log_norm_cdf;
+use crate::gaussian::log_norm_cdf;
 
-/// Largest order tried by [`epsilon`].
+/// Largest order tried by [`Curve::epsilon`].
 pub const MAX_ORDER: u32 = 1024;
 
 /// log n! for n = 0…[`MAX_ORDER`], computed once (cumulative sums of log k).
@@ -122,7 +122,7 @@ pub fn step_rdp_real(z: f64, q: f64, alpha: f64) -> f64 {
     ln_a / (alpha - 1.0)
 }
 
-/// The orders [`epsilon`] minimises over: 1 + k/16 (k = 1…15), 2 … 64 in
+/// The orders [`Curve::epsilon`] minimises over: 1 + k/16 (k = 1…15), 2 … 64 in
 /// steps of 1/4 (fractional ones only; the integers come next), and the
 /// integers 2 … [`MAX_ORDER`].
 pub fn orders() -> impl Iterator<Item = Order> {
@@ -158,21 +158,15 @@ impl Order {
     }
 }
 
-/// ε at `delta` after `steps` steps, minimised over [`orders`] (one
-/// [`Curve`] built and read once).
-pub fn epsilon(z: f64, q: f64, steps: u64, delta: f64) -> f64 {
-    Curve::cached(z, q).epsilon(steps, delta)
-}
-
 /// One step's ε_RDP(α) at every order of [`orders`], for one (z, q): built
 /// once (about 35 ms, the integer orders' sums dominate) and read for any
 /// (T, δ) at no cost — the replace-one bisection and calibration read it
 /// dozens of times.
 ///
 /// ```
-/// use propdp_accountant::rdp::{epsilon, Curve};
+/// use propdp_accountant::rdp::Curve;
 /// let curve = Curve::new(1.1, 0.01);
-/// assert_eq!(curve.epsilon(1000, 1e-5), epsilon(1.1, 0.01, 1000, 1e-5));
+/// assert_eq!(curve.epsilon(1000, 1e-5), Curve::cached(1.1, 0.01).epsilon(1000, 1e-5));
 /// assert!(curve.epsilon(1000, 1e-6) > curve.epsilon(1000, 1e-5));
 /// ```
 #[derive(Debug, Clone)]

@@ -1,7 +1,8 @@
 //! How DP-SGD's batches are drawn, and what each scheme's ε rests on.
 //!
 //! - *Poisson* (each example joins each batch independently with
-//!   probability q): the certified PLD bracket ([`certified_epsilon`]).
+//!   probability q): the certified PLD bracket ([`crate::epsilon`]; one run's
+//!   tightened by its RDP and full-batch bounds).
 //!   Add/remove-one: sensitivity C. Replace-one: the replaced example keeps
 //!   its inclusion coin, so a step is (1 − q)N(s, σ²) + qN(s + g, σ²) against
 //!   (1 − q)N(s, σ²) + qN(s + g', σ²), s the rest of the batch's sum and
@@ -50,9 +51,12 @@
 //!   private are DP-SGD implementations?*, ICML (shuffled batches are not
 //!   Poisson batches).
 
-use crate::bracket::{BracketSettings, EpsilonBracket, Segment, check_schedule, schedule_epsilon_bracket};
-use crate::calibrate::certified_epsilon;
-use crate::{AccountantError, Neighbouring, gdp_to_eps, relation_factor};
+use crate::AccountantError;
+use crate::account::certified;
+use crate::bracket::{BracketSettings, EpsilonBracket, bracket_of};
+use crate::events::{Events, Segment, check_delta};
+use crate::gaussian::gdp_to_eps;
+use crate::neighbouring::{Neighbouring, relation_factor};
 
 /// How DP-SGD's batches are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,76 +108,53 @@ pub struct SampledEpsilon {
     pub assumption: &'static str,
 }
 
-/// The ε at `delta` of `run` (z, q, T) under `sampling` and `neighbouring`
-/// (see the module docs). Fixed-size batches under add/remove-one are
-/// refused naming `neighbouring`; a run out of range naming its argument.
+/// The ε at `delta` of the DP-SGD `events` (one run, or a schedule
+/// composed as one run) with batches drawn by `sampling` throughout, under
+/// `neighbouring` (see the module docs; shuffled batches start a new epoch
+/// with each segment). Fixed-size batches under add/remove-one are refused
+/// naming `neighbouring`; objective releases naming `objective` (their
+/// noise is not sampled).
 ///
 /// ```
 /// use propdp_accountant::sampling::{Sampling, sampled_epsilon};
-/// use propdp_accountant::bracket::{BracketSettings, Segment};
+/// use propdp_accountant::bracket::BracketSettings;
+/// use propdp_accountant::events::{Events, Segment};
 /// use propdp_accountant::Neighbouring;
-/// let run = Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 };
-/// let s = BracketSettings::default();
-/// let shuffled = sampled_epsilon(Sampling::Shuffled, &run, 1e-5, Neighbouring::AddRemoveOne, s).unwrap();
+/// let (n, s) = (Neighbouring::AddRemoveOne, BracketSettings::default());
+/// let run = Events::run(Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 }).unwrap();
+/// let shuffled = sampled_epsilon(Sampling::Shuffled, &run, 1e-5, n, s).unwrap();
 /// // ten epochs without amplification are far less private than the Poisson figure
 /// assert!(shuffled.epsilon.unwrap().upper > 3.0 * shuffled.if_poisson.unwrap().upper);
-/// ```
-pub fn sampled_epsilon(
-    sampling: Sampling,
-    run: &Segment,
-    delta: f64,
-    neighbouring: Neighbouring,
-    settings: BracketSettings,
-) -> Result<SampledEpsilon, AccountantError> {
-    run.check("")?;
-    sampled(sampling, std::slice::from_ref(run), delta, neighbouring, settings)
-}
-
-/// [`sampled_epsilon`] of a schedule: `segments` composed as one run, its
-/// batches drawn by `sampling` throughout (see the module docs; shuffled
-/// batches start a new epoch with each segment). A segment out of range is
-/// refused naming it (`segment[1].sample_rate`).
-///
-/// ```
-/// use propdp_accountant::sampling::{Sampling, sampled_schedule_epsilon};
-/// use propdp_accountant::bracket::{BracketSettings, Segment};
-/// use propdp_accountant::Neighbouring;
-/// let run = [
+/// let schedule = Events::schedule(&[
 ///     Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 500 },
 ///     Segment { noise_multiplier: 2.0, sample_rate: 0.02, steps: 500 },
-/// ];
-/// let s = BracketSettings::default();
-/// let shuffled = sampled_schedule_epsilon(Sampling::Shuffled, &run, 1e-5, Neighbouring::AddRemoveOne, s).unwrap();
+/// ])
+/// .unwrap();
+/// let shuffled = sampled_epsilon(Sampling::Shuffled, &schedule, 1e-5, n, s).unwrap();
 /// // ⌈5⌉ + ⌈10⌉ Gaussian releases: μ² = 5/1 + 10/4
 /// let exact = propdp_accountant::gdp_to_eps((5.0f64 + 10.0 / 4.0).sqrt(), 1e-5).unwrap();
 /// assert!((shuffled.epsilon.unwrap().upper / exact - 1.0).abs() < 1e-12);
 /// ```
-pub fn sampled_schedule_epsilon(
+pub fn sampled_epsilon(
     sampling: Sampling,
-    segments: &[Segment],
+    events: &Events,
     delta: f64,
     neighbouring: Neighbouring,
     settings: BracketSettings,
 ) -> Result<SampledEpsilon, AccountantError> {
-    check_schedule(segments)?;
-    sampled(sampling, segments, delta, neighbouring, settings)
-}
-
-/// The ε of checked `segments` under `sampling`.
-fn sampled(
-    sampling: Sampling,
-    segments: &[Segment],
-    delta: f64,
-    neighbouring: Neighbouring,
-    settings: BracketSettings,
-) -> Result<SampledEpsilon, AccountantError> {
-    if !(delta > 0.0 && delta < 1.0) {
-        return Err(AccountantError::range("delta", delta, "0 < delta < 1"));
+    if !events.objectives().is_empty() {
+        return Err(AccountantError::range(
+            "objective",
+            events.objectives().len(),
+            "no objective releases: a sampling scheme draws DP-SGD's batches",
+        ));
     }
+    let segments = events.segments();
+    check_delta(delta)?;
     // the certified ε of Poisson batches: one run's (with its closed forms), or the schedule's
     let poisson = |run: &[Segment], relation: Neighbouring| match run {
-        [one] => Ok(certified_epsilon(one, delta, relation, settings)),
-        _ => schedule_epsilon_bracket(run, delta, relation, settings),
+        [one] => Ok(certified(one, delta, relation, settings)),
+        _ => Ok(bracket_of(run, &[], delta, relation, settings, None)?.map(|b| b.0)),
     };
     let s = relation_factor(neighbouring);
     Ok(match sampling {

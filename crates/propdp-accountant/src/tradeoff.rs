@@ -37,8 +37,11 @@
 //! - Carlini et al. (2022), *Membership inference attacks from first
 //!   principles*, IEEE S&P (TPR at low FPR as the measure of an attack).
 
-use crate::bracket::{BracketSettings, Segment, UpperProfile, check_segments};
-use crate::{AccountantError, Neighbouring, brent_root, log_norm_cdf, norm_cdf, relation_factor};
+use crate::AccountantError;
+use crate::bracket::{BracketSettings, UpperProfile};
+use crate::events::{Segment, check_segments};
+use crate::gaussian::{brent_root, log_norm_cdf, norm_cdf};
+use crate::neighbouring::{Neighbouring, relation_factor};
 
 /// The grid of ε the profile bound is minimised over.
 const EPS_STEP: f64 = 1e-3;
@@ -82,7 +85,8 @@ pub fn tpr_from_profile<F: Fn(f64) -> f64>(delta_of: F, fpr: f64) -> f64 {
 ///
 /// ```
 /// use propdp_accountant::tradeoff::tpr_upper;
-/// use propdp_accountant::bracket::{BracketSettings, Segment};
+/// use propdp_accountant::bracket::BracketSettings;
+/// use propdp_accountant::events::Segment;
 /// use propdp_accountant::Neighbouring;
 /// let run = [Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 }];
 /// let t = tpr_upper(&run, Neighbouring::AddRemoveOne, &[0.001, 0.1], BracketSettings::default()).unwrap();
@@ -118,7 +122,7 @@ pub fn tpr_upper(
 ///
 /// ```
 /// use propdp_accountant::tradeoff::gdp_mu;
-/// use propdp_accountant::bracket::Segment;
+/// use propdp_accountant::events::Segment;
 /// use propdp_accountant::Neighbouring;
 /// let full = [Segment { noise_multiplier: 10.0, sample_rate: 1.0, steps: 100 }];
 /// assert_eq!(gdp_mu(&full, Neighbouring::ReplaceOne), Some((2.0, true)));

@@ -4,9 +4,17 @@
 //! close to the best the certificate allows.
 
 use propdp_accountant::Neighbouring;
-use propdp_accountant::bracket::{BracketSettings, Segment};
-use propdp_accountant::calibrate::{Knob, Target, calibrate, certified_epsilon};
+use propdp_accountant::bracket::{BracketSettings, EpsilonBracket};
+use propdp_accountant::calibrate::{Knob, Target, calibrate};
+use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::sampling::{Sampling, sampled_epsilon};
 use proptest::prelude::*;
+
+/// The certified ε of one run: the Poisson figure of [`sampled_epsilon`].
+fn certified(run: &Segment, delta: f64, n: Neighbouring, s: BracketSettings) -> Option<EpsilonBracket> {
+    let events = Events::run(*run).ok()?;
+    sampled_epsilon(Sampling::Poisson, &events, delta, n, s).ok()?.epsilon
+}
 
 /// Brackets 1% wide: the search is the same, each evaluation cheaper.
 const COARSE: BracketSettings = BracketSettings {
@@ -22,9 +30,18 @@ fn relation() -> impl Strategy<Value = Neighbouring> {
 /// its ε read back from scratch is at most the target (and is the bracket
 /// the calibration reported).
 fn never_overshoots(knob: Knob, n: Neighbouring, run: Segment, epsilon: f64, delta: f64) -> Result<(), TestCaseError> {
-    match calibrate(knob, run, Target::Epsilon { epsilon, delta }, n, COARSE) {
+    match calibrate(
+        knob,
+        run,
+        Target::Approx {
+            epsilon,
+            delta_priv: delta,
+        },
+        n,
+        COARSE,
+    ) {
         Ok(c) => {
-            let back = certified_epsilon(&c.run, delta, n, COARSE).expect("a finite ε read back");
+            let back = certified(&c.run, delta, n, COARSE).expect("a finite ε read back");
             prop_assert!(
                 back.upper <= epsilon,
                 "{knob:?} {n:?} {run:?}: {c:?} reads back {back:?} > {epsilon}"
@@ -92,9 +109,9 @@ proptest! {
     ) {
         let run = Segment { noise_multiplier: 10f64.powf(log_z), sample_rate: 0.01, steps };
         let rho = 10f64.powf(log_rho);
-        let c = calibrate(Knob::NoiseMultiplier, run, Target::Rho(rho), n, COARSE).unwrap();
+        let c = calibrate(Knob::NoiseMultiplier, run, Target::Zcdp { rho }, n, COARSE).unwrap();
         prop_assert!(c.rho <= rho && c.rho >= rho * (1.0 - 1e-12), "{c:?}");
-        if let Ok(c) = calibrate(Knob::Steps, run, Target::Rho(rho), n, COARSE) {
+        if let Ok(c) = calibrate(Knob::Steps, run, Target::Zcdp { rho }, n, COARSE) {
             // and one more step would exceed ρ
             prop_assert!(c.rho <= rho && c.rho * (c.run.steps + 1) as f64 / c.run.steps as f64 > rho, "{c:?}");
         }
@@ -114,7 +131,10 @@ fn a_calibration_is_within_one_percent_of_the_true_optimum() {
     };
     for n in [Neighbouring::AddRemoveOne, Neighbouring::ReplaceOne] {
         for (epsilon, delta) in [(1.0, 1e-5), (4.0, 1e-8)] {
-            let target = Target::Epsilon { epsilon, delta };
+            let target = Target::Approx {
+                epsilon,
+                delta_priv: delta,
+            };
             for (knob, nudge) in [
                 (Knob::NoiseMultiplier, 0.99),
                 (Knob::SampleRate, 1.01),
@@ -137,7 +157,7 @@ fn a_calibration_is_within_one_percent_of_the_true_optimum() {
                         ..c.run
                     },
                 };
-                let w = certified_epsilon(&worse, delta, n, s).unwrap();
+                let w = certified(&worse, delta, n, s).unwrap();
                 assert!(
                     w.lower > epsilon,
                     "{knob:?} {n:?} ε {epsilon}: {c:?}, 1% worse {worse:?} reads {w:?}"
@@ -155,18 +175,24 @@ fn unattainable_targets_and_bad_arguments_are_refused_by_name() {
         sample_rate: 0.5,
         steps: 10,
     };
-    let eps = |epsilon: f64, delta: f64| Target::Epsilon { epsilon, delta };
+    let eps = |epsilon: f64, delta: f64| Target::Approx {
+        epsilon,
+        delta_priv: delta,
+    };
     let err = |knob: Knob, run: Segment, t: Target| calibrate(knob, run, t, n, s).unwrap_err();
     // one step at z = 0.5, q = 0.5 is far above ε = 0.01
     let e = err(Knob::Steps, run, eps(0.01, 1e-6));
     assert_eq!(e.argument(), "epsilon");
     assert!(e.to_string().contains("steps"), "{e}");
-    let e = err(Knob::SampleRate, run, Target::Rho(1.0));
+    let e = err(Knob::SampleRate, run, Target::Zcdp { rho: 1.0 });
     assert_eq!(e.argument(), "sample_rate");
     assert!(e.to_string().contains("does not depend on the sample rate"), "{e}");
     assert_eq!(err(Knob::NoiseMultiplier, run, eps(-1.0, 1e-6)).argument(), "epsilon");
     assert_eq!(err(Knob::NoiseMultiplier, run, eps(1.0, 0.0)).argument(), "delta");
-    assert_eq!(err(Knob::NoiseMultiplier, run, Target::Rho(0.0)).argument(), "rho");
+    assert_eq!(
+        err(Knob::NoiseMultiplier, run, Target::Zcdp { rho: 0.0 }).argument(),
+        "rho"
+    );
     let bad_q = Segment {
         sample_rate: 2.0,
         ..run

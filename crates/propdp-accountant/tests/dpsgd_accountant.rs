@@ -1,11 +1,11 @@
 //! The DP-SGD accountant (Poisson-subsampled Gaussian, T-fold composition):
 //! PLD against Google's dp-accounting (an independent implementation; data
-//! from scripts/dp_accounting_reference.py), q = 1 against the exact Gaussian
+//! from scripts/reference/dp_accounting_reference.py), q = 1 against the exact Gaussian
 //! mechanism, pessimism under grid refinement, and RDP as an upper bound.
 
 use propdp_accountant::bracket::BracketSettings;
 use propdp_accountant::gdp_to_eps;
-use propdp_accountant::pld::{SubsampledGaussian, delta as pld_delta, epsilon};
+use propdp_accountant::pld::{SubsampledGaussian, delta as pld_delta};
 use propdp_accountant::rdp;
 
 const TAIL: f64 = 1e-15;
@@ -59,7 +59,7 @@ fn pld_epsilon_is_within_0_1_percent_of_dp_accounting_and_never_below_it() {
     for r in refs {
         let (m, t) = (SubsampledGaussian { z: r.z, q: r.q }, r.steps);
         let g = grid(r.epsilon);
-        let got = epsilon(m, t, r.delta, g, TAIL).unwrap().unwrap();
+        let got = m.epsilon(t, r.delta, g, TAIL).unwrap().unwrap();
         let case = format!(
             "z = {}, q = {}, T = {t}, δ = {}: ε = {got}, dp-accounting {}",
             r.z, r.q, r.delta, r.epsilon
@@ -86,7 +86,7 @@ fn q_one_is_the_gaussian_mechanism() {
     for (z, t, delta) in [(0.8, 10u64, 1e-5), (2.0, 100, 1e-6), (5.0, 1000, 1e-8), (1.0, 1, 1e-3)] {
         let m = SubsampledGaussian { z, q: 1.0 };
         let exact = gdp_to_eps((t as f64).sqrt() / z, delta).unwrap();
-        let got = epsilon(m, t, delta, 1e-4, TAIL).unwrap().unwrap();
+        let got = m.epsilon(t, delta, 1e-4, TAIL).unwrap().unwrap();
         assert!(
             (got / exact - 1.0).abs() < 1e-6,
             "z = {z}, T = {t}: ε = {got}, exact {exact}"
@@ -110,7 +110,7 @@ fn halving_the_grid_never_raises_epsilon_and_changes_it_little() {
         let m = SubsampledGaussian { z, q };
         let mut previous = f64::INFINITY;
         for g in [4e-3, 2e-3, 1e-3, 5e-4] {
-            let e = epsilon(m, t, delta, g, TAIL).unwrap().unwrap();
+            let e = m.epsilon(t, delta, g, TAIL).unwrap().unwrap();
             assert!(
                 e <= previous * (1.0 + 1e-12),
                 "z = {z}, q = {q}, T = {t}: grid {g} raised ε {previous} → {e}"
@@ -127,7 +127,7 @@ fn halving_the_grid_never_raises_epsilon_and_changes_it_little() {
 #[test]
 fn rdp_is_an_upper_bound_of_the_pld_and_exact_at_q_one() {
     for r in references() {
-        let e = rdp::epsilon(r.z, r.q, r.steps, r.delta);
+        let e = rdp::Curve::new(r.z, r.q).epsilon(r.steps, r.delta);
         assert!(
             e >= r.epsilon,
             "z = {}, q = {}, T = {}: RDP ε = {e} below PLD {}",
@@ -163,16 +163,16 @@ fn bad_arguments_are_refused_naming_the_field() {
             "noise_multiplier",
         ),
         (ok, 0, 1e-5, "steps"),
-        (ok, 10, 0.0, "delta_priv"),
-        (ok, 10, 1.0, "delta_priv"),
+        (ok, 10, 0.0, "delta"),
+        (ok, 10, 1.0, "delta"),
     ];
     for (m, t, delta, field) in cases {
-        let e = epsilon(m, t, delta, 1e-3, TAIL).unwrap_err().to_string();
+        let e = m.epsilon(t, delta, 1e-3, TAIL).unwrap_err().to_string();
         assert!(e.contains(field), "{m:?}, T = {t}, δ = {delta}: {e}");
     }
 }
 
-/// RDP at fractional (and integer) orders (`scripts/dp_accounting_rdp_reference.py`,
+/// RDP at fractional (and integer) orders (`scripts/reference/dp_accounting_rdp_reference.py`,
 /// 220 (z, q, α) cases: z 0.5–5, q 0.001–0.5, α 1.0625–63.75) against 40-digit
 /// mpmath quadrature of A_α to 1e-7 relative, and never above dp-accounting's
 /// value (which, at fractional orders below ~4, is conservative by up to 2×;
@@ -263,19 +263,19 @@ fn calibrated_noise_reads_back_to_at_most_its_target() {
 #[test]
 fn the_certified_bracket_holds_dp_accountings_epsilon_from_below() {
     use propdp_accountant::Neighbouring;
-    use propdp_accountant::bracket::{BracketSettings, dpsgd_epsilon_bracket};
+    use propdp_accountant::bracket::BracketSettings;
+    use propdp_accountant::epsilon;
+    use propdp_accountant::events::{Events, Segment};
     for (i, r) in references().iter().enumerate() {
         if i % 3 != 0 && !(r.z == 0.6 && r.q == 0.004) {
             continue;
         }
-        let b = dpsgd_epsilon_bracket(
-            r.z,
-            r.q,
-            r.steps,
-            r.delta,
-            Neighbouring::AddRemoveOne,
-            BracketSettings::default(),
-        )
+        let b = Events::run(Segment {
+            noise_multiplier: r.z,
+            sample_rate: r.q,
+            steps: r.steps,
+        })
+        .and_then(|e| epsilon(&e, r.delta, Neighbouring::AddRemoveOne, BracketSettings::default()))
         .unwrap()
         .unwrap();
         let case = format!(
@@ -315,22 +315,28 @@ fn the_replace_one_bracket_holds_the_fast_accountants_figure() {
 /// add/remove-one) at prv_accountant's finest bracket: at most as wide as
 /// its [8.49323, 8.49534] at eps_error 0.001 (0.00211, 0.025%), holding
 /// dp-accounting's pessimistic ε at discretisation 10⁻⁵ (8.494286629164606,
-/// printed by scripts/bench_dpsgd_accountant.py; an upper bound on the true
+/// printed by scripts/bench/bench_dpsgd_accountant.py; an upper bound on the true
 /// ε, so the lower end must stay below it), and reached within the point
 /// limit — even a quarter of the default one (2²⁰ points).
 #[test]
 fn the_issue_case_reaches_prv_accountants_finest_width() {
     use propdp_accountant::Neighbouring;
-    use propdp_accountant::bracket::dpsgd_epsilon_bracket;
+    use propdp_accountant::epsilon;
+    use propdp_accountant::events::{Events, Segment};
     const FINE: f64 = 8.494286629164606;
     for max_points in [1 << 22, 1 << 20] {
         let settings = BracketSettings {
             relative_width: 2.4e-4,
             max_points,
         };
-        let b = dpsgd_epsilon_bracket(0.6, 0.004, 10_000, 1e-5, Neighbouring::AddRemoveOne, settings)
-            .unwrap()
-            .unwrap();
+        let b = Events::run(Segment {
+            noise_multiplier: 0.6,
+            sample_rate: 0.004,
+            steps: 10_000,
+        })
+        .and_then(|e| epsilon(&e, 1e-5, Neighbouring::AddRemoveOne, settings))
+        .unwrap()
+        .unwrap();
         assert!(b.reached, "{max_points} points: {b:?}");
         assert!(b.upper - b.lower <= 0.00211, "{b:?}");
         assert!(b.lower <= FINE && FINE <= b.upper, "{b:?} ∌ {FINE}");

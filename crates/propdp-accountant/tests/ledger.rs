@@ -1,11 +1,12 @@
 //! Objective-perturbation releases in the same certified composition as
-//! DP-SGD (`bracket::ledger_epsilon_bracket`): a release enters as the pair
+//! DP-SGD (`epsilon` of `Events::ledger`): a release enters as the pair
 //! whose privacy loss is its bound c + A|Z|. Checked against the bound's
 //! exact ε, alone and composed twice (a quadrature over the first release's
 //! loss), and against the composition theorems' simple bounds.
 
-use propdp_accountant::bracket::{BracketSettings, Segment, ledger_epsilon_bracket};
-use propdp_accountant::{Neighbouring, ObjectiveBound};
+use propdp_accountant::bracket::BracketSettings;
+use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::{Neighbouring, ObjectiveBound, epsilon};
 
 const S: BracketSettings = BracketSettings {
     relative_width: 1e-3,
@@ -63,7 +64,8 @@ fn one_release_is_bracketed_around_its_bounds_exact_epsilon() {
     for b in bounds() {
         for delta in [1e-3, 1e-5, 1e-8] {
             let exact = epsilon_of(|e| b.delta(e), delta);
-            let got = ledger_epsilon_bracket(&[], &[b], delta, Neighbouring::AddRemoveOne, S)
+            let got = Events::ledger(&[], &[b])
+                .and_then(|e| epsilon(&e, delta, Neighbouring::AddRemoveOne, S))
                 .unwrap()
                 .unwrap();
             assert!(
@@ -79,7 +81,8 @@ fn two_releases_are_bracketed_around_the_composed_bounds_exact_epsilon() {
     for b in bounds() {
         for delta in [1e-3, 1e-6] {
             let exact = epsilon_of(|e| two_releases(&b, e), delta);
-            let got = ledger_epsilon_bracket(&[], &[b, b], delta, Neighbouring::AddRemoveOne, S)
+            let got = Events::ledger(&[], &[b, b])
+                .and_then(|e| epsilon(&e, delta, Neighbouring::AddRemoveOne, S))
                 .unwrap()
                 .unwrap();
             assert!(
@@ -103,9 +106,18 @@ fn a_release_beside_dp_sgd_costs_between_the_parts_and_their_basic_composition()
     let delta = 1e-5;
     for b in bounds() {
         for n in [Neighbouring::AddRemoveOne, Neighbouring::ReplaceOne] {
-            let both = ledger_epsilon_bracket(&run, &[b], delta, n, S).unwrap().unwrap();
-            let sgd = ledger_epsilon_bracket(&run, &[], delta, n, S).unwrap().unwrap();
-            let obj = ledger_epsilon_bracket(&[], &[b], delta, n, S).unwrap().unwrap();
+            let both = Events::ledger(&run, &[b])
+                .and_then(|e| epsilon(&e, delta, n, S))
+                .unwrap()
+                .unwrap();
+            let sgd = Events::ledger(&run, &[])
+                .and_then(|e| epsilon(&e, delta, n, S))
+                .unwrap()
+                .unwrap();
+            let obj = Events::ledger(&[], &[b])
+                .and_then(|e| epsilon(&e, delta, n, S))
+                .unwrap()
+                .unwrap();
             // a composition is at least as costly as each part (post-processing)
             assert!(
                 both.upper >= sgd.lower && both.upper >= obj.lower,
@@ -115,7 +127,8 @@ fn a_release_beside_dp_sgd_costs_between_the_parts_and_their_basic_composition()
             // on the true ε (it sits 25–35% above the bracket at these cases: a 0.1%-wide
             // bracket can only cross it if the composition is wrong)
             let half = |segments: &[Segment], releases: &[ObjectiveBound]| {
-                ledger_epsilon_bracket(segments, releases, delta / 2.0, n, S)
+                Events::ledger(segments, releases)
+                    .and_then(|e| epsilon(&e, delta / 2.0, n, S))
                     .unwrap()
                     .unwrap()
                     .upper
@@ -135,19 +148,27 @@ fn a_release_beside_dp_sgd_costs_between_the_parts_and_their_basic_composition()
 
 #[test]
 fn bad_releases_are_refused_by_name() {
-    let e = ledger_epsilon_bracket(&[], &[], 1e-5, Neighbouring::AddRemoveOne, S).unwrap_err();
+    let e = Events::ledger(&[], &[])
+        .and_then(|e| epsilon(&e, 1e-5, Neighbouring::AddRemoveOne, S))
+        .unwrap_err();
     assert_eq!(e.argument(), "segment");
     let bad = ObjectiveBound::new(1.0, 0.25, 1.0, 1.0, f64::INFINITY);
-    let e = ledger_epsilon_bracket(&[], &[bounds()[0], bad], 1e-5, Neighbouring::AddRemoveOne, S).unwrap_err();
+    let e = Events::ledger(&[], &[bounds()[0], bad])
+        .and_then(|e| epsilon(&e, 1e-5, Neighbouring::AddRemoveOne, S))
+        .unwrap_err();
     assert_eq!(e.argument(), "objective[1].a");
     let bad = ObjectiveBound::new(1.0, 0.25, 1.0, -2.0, 1.0);
-    let e = ledger_epsilon_bracket(&[], &[bad], 1e-5, Neighbouring::AddRemoveOne, S).unwrap_err();
+    let e = Events::ledger(&[], &[bad])
+        .and_then(|e| epsilon(&e, 1e-5, Neighbouring::AddRemoveOne, S))
+        .unwrap_err();
     assert_eq!(e.argument(), "objective[0].c0");
     let seg = Segment {
         noise_multiplier: 1.0,
         sample_rate: 0.0,
         steps: 10,
     };
-    let e = ledger_epsilon_bracket(&[seg], &[bounds()[0]], 1e-5, Neighbouring::AddRemoveOne, S).unwrap_err();
+    let e = Events::ledger(&[seg], &[bounds()[0]])
+        .and_then(|e| epsilon(&e, 1e-5, Neighbouring::AddRemoveOne, S))
+        .unwrap_err();
     assert_eq!(e.argument(), "segment[0].sample_rate");
 }

@@ -5,8 +5,9 @@
 
 use std::time::Instant;
 
-use propdp_accountant::bracket::{BracketSettings, Segment, ledger_epsilon_bracket, schedule_epsilon_bracket};
-use propdp_accountant::{Mechanism, MechanismKind, Neighbouring, ObjectiveBound};
+use propdp_accountant::bracket::BracketSettings;
+use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::{Mechanism, MechanismKind, Neighbouring, ObjectiveBound, epsilon};
 
 const RELATIONS: [Neighbouring; 2] = [Neighbouring::AddRemoveOne, Neighbouring::ReplaceOne];
 
@@ -28,7 +29,9 @@ fn a_huge_lipschitz_constant_is_refused_by_name() {
     let run = [segment(1.0, 0.01, 100)];
     for n in RELATIONS {
         let start = Instant::now();
-        let err = ledger_epsilon_bracket(&run, &release, 1e-5, n, BracketSettings::default()).unwrap_err();
+        let err = Events::ledger(&run, &release)
+            .and_then(|e| epsilon(&e, 1e-5, n, BracketSettings::default()))
+            .unwrap_err();
         assert_eq!(err.argument(), "objective[0].a", "{n:?}: {err}");
         let text = err.to_string();
         assert!(text.contains("raise the noise") && text.contains("Lipschitz"), "{text}");
@@ -45,7 +48,8 @@ fn one_release_alone_is_its_closed_form_at_once() {
         for n in RELATIONS {
             let start = Instant::now();
             let release = [ObjectiveBound::new(l, beta, 1.0, lambda, sigma)];
-            let b = ledger_epsilon_bracket(&[], &release, 1e-5, n, BracketSettings::default())
+            let b = Events::ledger(&[], &release)
+                .and_then(|e| epsilon(&e, 1e-5, n, BracketSettings::default()))
                 .unwrap()
                 .unwrap();
             let m = Mechanism::new(MechanismKind::Objective { lambda }, l, beta, n);
@@ -73,14 +77,19 @@ fn a_small_noise_release_beside_steps_is_bounded() {
     let s = BracketSettings::default();
     let start = Instant::now();
     let n = Neighbouring::AddRemoveOne;
-    let b = ledger_epsilon_bracket(&run, &release, 1e-5, n, s).unwrap().unwrap();
+    let b = Events::ledger(&run, &release)
+        .and_then(|e| epsilon(&e, 1e-5, n, s))
+        .unwrap()
+        .unwrap();
     let m = Mechanism::new(MechanismKind::Objective { lambda: 10.0 }, 1.0, 0.25, n);
     let alone = m.epsilon(1e-3, 1e-5).unwrap();
     assert!(b.lower <= b.upper && b.upper >= alone, "{b:?} vs {alone}");
     assert!(b.upper <= alone * 1.001, "{b:?} vs {alone}");
     assert!(start.elapsed().as_secs_f64() < 20.0, "{:?}", start.elapsed());
     let start = Instant::now();
-    let err = ledger_epsilon_bracket(&run, &release, 1e-5, Neighbouring::ReplaceOne, s).unwrap_err();
+    let err = Events::ledger(&run, &release)
+        .and_then(|e| epsilon(&e, 1e-5, Neighbouring::ReplaceOne, s))
+        .unwrap_err();
     assert_eq!(err.argument(), "objective[0].a", "{err}");
     assert!(start.elapsed().as_secs_f64() < 2.0, "{:?}", start.elapsed());
 }
@@ -104,9 +113,13 @@ fn many_segments_compose_as_their_distinct_settings() {
             })
             .collect();
         let start = Instant::now();
-        let b = schedule_epsilon_bracket(&many, 1e-5, n, s).unwrap().unwrap();
+        let b = Events::schedule(&many)
+            .and_then(|e| epsilon(&e, 1e-5, n, s))
+            .unwrap()
+            .unwrap();
         let secs = start.elapsed().as_secs_f64();
-        let two = schedule_epsilon_bracket(&[segment(1.0, 0.01, 50_000), segment(2.0, 0.02, 50_000)], 1e-5, n, s)
+        let two = Events::schedule(&[segment(1.0, 0.01, 50_000), segment(2.0, 0.02, 50_000)])
+            .and_then(|e| epsilon(&e, 1e-5, n, s))
             .unwrap()
             .unwrap();
         assert_eq!(b, two, "{n:?}");
@@ -115,7 +128,10 @@ fn many_segments_compose_as_their_distinct_settings() {
             .map(|i| segment(1.0 + (i % 10) as f64 / 10.0, 0.01, 10))
             .collect();
         let start = Instant::now();
-        let b = schedule_epsilon_bracket(&ten, 1e-5, n, s).unwrap().unwrap();
+        let b = Events::schedule(&ten)
+            .and_then(|e| epsilon(&e, 1e-5, n, s))
+            .unwrap()
+            .unwrap();
         let secs = start.elapsed().as_secs_f64();
         assert!(b.lower <= b.upper && b.reached, "{n:?}: {b:?}");
         assert!(secs < 30.0, "{n:?}: 10⁴ segments took {secs} s");
@@ -127,13 +143,9 @@ fn many_segments_compose_as_their_distinct_settings() {
 #[test]
 fn a_step_total_beyond_u64_is_refused_by_name() {
     let big = segment(1.0, 0.01, i64::MAX as u64);
-    let err = schedule_epsilon_bracket(
-        &[big, big, big],
-        1e-5,
-        Neighbouring::AddRemoveOne,
-        BracketSettings::default(),
-    )
-    .unwrap_err();
+    let err = Events::schedule(&[big, big, big])
+        .and_then(|e| epsilon(&e, 1e-5, Neighbouring::AddRemoveOne, BracketSettings::default()))
+        .unwrap_err();
     assert_eq!(err.argument(), "steps", "{err}");
     let total = 3 * u128::from(i64::MAX as u64);
     assert!(err.to_string().contains(&total.to_string()), "{err}");

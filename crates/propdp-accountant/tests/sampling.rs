@@ -2,7 +2,8 @@
 //! pair at the 2C shift; shuffled batches get the no-amplification
 //! Gaussian ε, with the Poisson figure beside it.
 
-use propdp_accountant::bracket::{BracketSettings, Segment};
+use propdp_accountant::bracket::BracketSettings;
+use propdp_accountant::events::{Events, Segment};
 use propdp_accountant::sampling::{Sampling, sampled_epsilon};
 use propdp_accountant::{Neighbouring, delta_gaussian, gdp_to_eps};
 
@@ -25,7 +26,8 @@ fn one_fixed_size_step_brackets_the_coupling_bound_of_balle_et_al() {
         for eps0 in [0.5f64, 1.0, 2.0, 4.0] {
             let delta0 = delta_gaussian(eps0, 2.0 / z);
             let amplified = (gamma * eps0.exp_m1()).ln_1p();
-            let ours = sampled_epsilon(Sampling::FixedSize, &run, gamma * delta0, Neighbouring::ReplaceOne, S)
+            let ours = Events::run(run)
+                .and_then(|e| sampled_epsilon(Sampling::FixedSize, &e, gamma * delta0, Neighbouring::ReplaceOne, S))
                 .unwrap()
                 .epsilon
                 .unwrap();
@@ -47,7 +49,9 @@ fn full_fixed_size_batches_are_the_gaussian_mechanism_at_the_2c_shift() {
         sample_rate: 1.0,
         steps: 50,
     };
-    let r = sampled_epsilon(Sampling::FixedSize, &run, 1e-6, Neighbouring::ReplaceOne, S).unwrap();
+    let r = Events::run(run)
+        .and_then(|e| sampled_epsilon(Sampling::FixedSize, &e, 1e-6, Neighbouring::ReplaceOne, S))
+        .unwrap();
     let exact = gdp_to_eps(2.0 * 50f64.sqrt() / 3.0, 1e-6).unwrap();
     assert_eq!(r.epsilon.unwrap().upper, exact);
     assert_eq!(r.sensitivity, 2.0);
@@ -56,7 +60,9 @@ fn full_fixed_size_batches_are_the_gaussian_mechanism_at_the_2c_shift() {
         sample_rate: 0.01,
         ..run
     };
-    let s = sampled_epsilon(Sampling::FixedSize, &sub, 1e-6, Neighbouring::ReplaceOne, S).unwrap();
+    let s = Events::run(sub)
+        .and_then(|e| sampled_epsilon(Sampling::FixedSize, &e, 1e-6, Neighbouring::ReplaceOne, S))
+        .unwrap();
     let b = s.epsilon.unwrap();
     assert!(b.lower <= b.upper && b.upper < 0.2 * exact, "{b:?} vs {exact}");
 }
@@ -69,7 +75,9 @@ fn shuffled_batches_get_the_unamplified_epsilon_beside_the_poisson_figure() {
             sample_rate: 0.01,
             steps: 950, // 9.5 epochs: at most 10 batches per example
         };
-        let r = sampled_epsilon(Sampling::Shuffled, &run, 1e-5, n, S).unwrap();
+        let r = Events::run(run)
+            .and_then(|e| sampled_epsilon(Sampling::Shuffled, &e, 1e-5, n, S))
+            .unwrap();
         let s = match n {
             Neighbouring::AddRemoveOne => 1.0,
             Neighbouring::ReplaceOne => 2.0,
@@ -90,13 +98,17 @@ fn fixed_size_batches_under_add_remove_are_refused_naming_the_relation() {
         sample_rate: 0.1,
         steps: 10,
     };
-    let e = sampled_epsilon(Sampling::FixedSize, &run, 1e-5, Neighbouring::AddRemoveOne, S).unwrap_err();
+    let e = Events::run(run)
+        .and_then(|e| sampled_epsilon(Sampling::FixedSize, &e, 1e-5, Neighbouring::AddRemoveOne, S))
+        .unwrap_err();
     assert_eq!(e.argument(), "neighbouring");
     let bad = Segment {
         sample_rate: 0.0,
         ..run
     };
-    let e = sampled_epsilon(Sampling::Poisson, &bad, 1e-5, Neighbouring::AddRemoveOne, S).unwrap_err();
+    let e = Events::run(bad)
+        .and_then(|e| sampled_epsilon(Sampling::Poisson, &e, 1e-5, Neighbouring::AddRemoveOne, S))
+        .unwrap_err();
     assert_eq!(e.argument(), "sample_rate");
     assert_eq!(Sampling::parse("fixed-size"), Some(Sampling::FixedSize));
     assert_eq!(Sampling::parse("uniform"), None);
@@ -104,8 +116,7 @@ fn fixed_size_batches_under_add_remove_are_refused_naming_the_relation() {
 
 #[test]
 fn schedules_are_accounted_under_every_scheme() {
-    use propdp_accountant::bracket::schedule_epsilon_bracket;
-    use propdp_accountant::sampling::sampled_schedule_epsilon;
+    use propdp_accountant::epsilon;
     let run = [
         Segment {
             noise_multiplier: 1.0,
@@ -124,17 +135,21 @@ fn schedules_are_accounted_under_every_scheme() {
             Neighbouring::ReplaceOne => 2.0,
         };
         // shuffled: 5 releases at z = 1 and 10 at z = 2, each segment starting an epoch
-        let shuffled = sampled_schedule_epsilon(Sampling::Shuffled, &run, 1e-5, n, S).unwrap();
+        let shuffled = Events::schedule(&run)
+            .and_then(|e| sampled_epsilon(Sampling::Shuffled, &e, 1e-5, n, S))
+            .unwrap();
         let exact = gdp_to_eps(s * (5.0f64 / 1.0 + 10.0 / 4.0).sqrt(), 1e-5).unwrap();
         let got = shuffled.epsilon.unwrap().upper;
         assert!((got / exact - 1.0).abs() < 1e-12, "{n:?}: {got} vs {exact}");
         assert_eq!(shuffled.sensitivity, s);
         // beside it, the Poisson figure of the same schedule
-        let poisson = sampled_schedule_epsilon(Sampling::Poisson, &run, 1e-5, n, S).unwrap();
+        let poisson = Events::schedule(&run)
+            .and_then(|e| sampled_epsilon(Sampling::Poisson, &e, 1e-5, n, S))
+            .unwrap();
         assert_eq!(shuffled.if_poisson, poisson.epsilon);
         assert_eq!(
             poisson.epsilon,
-            schedule_epsilon_bracket(&run, 1e-5, n, S).unwrap(),
+            Events::schedule(&run).and_then(|e| epsilon(&e, 1e-5, n, S)).unwrap(),
             "{n:?}: Poisson batches are the schedule's certified bracket"
         );
         assert!(poisson.epsilon.unwrap().upper < got);
@@ -147,11 +162,17 @@ fn schedules_are_accounted_under_every_scheme() {
             ..*r
         })
         .collect();
-    let fixed = sampled_schedule_epsilon(Sampling::FixedSize, &run, 1e-5, Neighbouring::ReplaceOne, S).unwrap();
-    let want = schedule_epsilon_bracket(&halved, 1e-5, Neighbouring::AddRemoveOne, S).unwrap();
+    let fixed = Events::schedule(&run)
+        .and_then(|e| sampled_epsilon(Sampling::FixedSize, &e, 1e-5, Neighbouring::ReplaceOne, S))
+        .unwrap();
+    let want = Events::schedule(&halved)
+        .and_then(|e| epsilon(&e, 1e-5, Neighbouring::AddRemoveOne, S))
+        .unwrap();
     assert_eq!(fixed.epsilon, want);
     assert_eq!(fixed.sensitivity, 2.0);
-    let e = sampled_schedule_epsilon(Sampling::FixedSize, &run, 1e-5, Neighbouring::AddRemoveOne, S).unwrap_err();
+    let e = Events::schedule(&run)
+        .and_then(|e| sampled_epsilon(Sampling::FixedSize, &e, 1e-5, Neighbouring::AddRemoveOne, S))
+        .unwrap_err();
     assert_eq!(e.argument(), "neighbouring");
     // a segment out of range is named by its index
     let bad = [
@@ -161,21 +182,26 @@ fn schedules_are_accounted_under_every_scheme() {
             ..run[1]
         },
     ];
-    let e = sampled_schedule_epsilon(Sampling::Shuffled, &bad, 1e-5, Neighbouring::AddRemoveOne, S).unwrap_err();
+    let e = Events::schedule(&bad)
+        .and_then(|e| sampled_epsilon(Sampling::Shuffled, &e, 1e-5, Neighbouring::AddRemoveOne, S))
+        .unwrap_err();
     assert_eq!(e.argument(), "segment[1].sample_rate");
 }
 
 #[test]
 fn a_one_segment_schedule_is_the_run() {
-    use propdp_accountant::sampling::sampled_schedule_epsilon;
     let run = Segment {
         noise_multiplier: 1.5,
         sample_rate: 0.01,
         steps: 950,
     };
     for sampling in [Sampling::Poisson, Sampling::FixedSize, Sampling::Shuffled] {
-        let one = sampled_epsilon(sampling, &run, 1e-5, Neighbouring::ReplaceOne, S).unwrap();
-        let schedule = sampled_schedule_epsilon(sampling, &[run], 1e-5, Neighbouring::ReplaceOne, S).unwrap();
+        let one = Events::run(run)
+            .and_then(|e| sampled_epsilon(sampling, &e, 1e-5, Neighbouring::ReplaceOne, S))
+            .unwrap();
+        let schedule = Events::schedule(&[run])
+            .and_then(|e| sampled_epsilon(sampling, &e, 1e-5, Neighbouring::ReplaceOne, S))
+            .unwrap();
         assert_eq!(one, schedule, "{sampling:?}");
     }
 }

@@ -18,14 +18,27 @@
 //!   steps, rate; ε from 0.05 to 50, δ down to 1e-18) reads back at most
 //!   its target within a bounded number of certified evaluations.
 
-use propdp_accountant::bracket::{BracketSettings, EpsilonBracket, Segment, dpsgd_epsilon_bracket};
-use propdp_accountant::calibrate::{Knob, Target, calibrate, certified_epsilon};
-use propdp_accountant::{Neighbouring, gdp_to_eps};
+use propdp_accountant::bracket::{BracketSettings, EpsilonBracket};
+use propdp_accountant::calibrate::{Knob, Target, calibrate};
+use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::sampling::{Sampling, sampled_epsilon};
+use propdp_accountant::{Neighbouring, epsilon, gdp_to_eps};
+
+/// The certified ε of one run: the Poisson figure of [`sampled_epsilon`].
+fn certified(run: &Segment, delta: f64, n: Neighbouring, s: BracketSettings) -> Option<EpsilonBracket> {
+    let events = Events::run(*run).ok()?;
+    sampled_epsilon(Sampling::Poisson, &events, delta, n, s).ok()?.epsilon
+}
 
 fn bracket(z: f64, q: f64, steps: u64, delta: f64, n: Neighbouring) -> EpsilonBracket {
-    let b = dpsgd_epsilon_bracket(z, q, steps, delta, n, BracketSettings::default())
-        .unwrap_or_else(|e| panic!("z {z} q {q} T {steps} δ {delta}: {e}"))
-        .unwrap_or_else(|| panic!("z {z} q {q} T {steps} δ {delta}: no finite ε"));
+    let b = Events::run(Segment {
+        noise_multiplier: z,
+        sample_rate: q,
+        steps,
+    })
+    .and_then(|e| epsilon(&e, delta, n, BracketSettings::default()))
+    .unwrap_or_else(|e| panic!("z {z} q {q} T {steps} δ {delta}: {e}"))
+    .unwrap_or_else(|| panic!("z {z} q {q} T {steps} δ {delta}: no finite ε"));
     assert!(
         b.lower.is_finite() && b.upper.is_finite() && 0.0 <= b.lower && b.lower <= b.upper,
         "z {z} q {q} T {steps} δ {delta}: {b:?}"
@@ -119,13 +132,16 @@ fn calibrations_never_overshoot_and_stay_bounded() {
                 &[Knob::NoiseMultiplier]
             };
             for &knob in knobs {
-                let target = Target::Epsilon { epsilon, delta };
+                let target = Target::Approx {
+                    epsilon,
+                    delta_priv: delta,
+                };
                 let Ok(c) = calibrate(knob, run, target, n, s) else {
                     // only the steps can be out of reach (one step above the target)
                     assert_eq!(knob, Knob::Steps, "{n:?} ε {epsilon} δ {delta}");
                     continue;
                 };
-                let back = certified_epsilon(&c.run, delta, n, s).unwrap();
+                let back = certified(&c.run, delta, n, s).unwrap();
                 assert!(back.upper <= epsilon, "{knob:?} {n:?} ε {epsilon} δ {delta}: {c:?}");
                 assert!(c.evaluations <= 40, "{knob:?} {n:?} ε {epsilon} δ {delta}: {c:?}");
             }

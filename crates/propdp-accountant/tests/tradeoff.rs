@@ -6,7 +6,8 @@
 //! non-member law as the null, TPR = (1 − q)α + q·Φ̄(Φ̄⁻¹(α) − 1/z)). The
 //! bound must never be below the better of the two, and should be close.
 
-use propdp_accountant::bracket::{BracketSettings, Segment};
+use propdp_accountant::bracket::BracketSettings;
+use propdp_accountant::events::Segment;
 use propdp_accountant::tradeoff::{clt_mu, gaussian_tpr, tpr_from_profile, tpr_upper};
 use propdp_accountant::{Neighbouring, delta_gaussian, norm_cdf};
 

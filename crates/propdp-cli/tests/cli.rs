@@ -857,14 +857,16 @@ fn privacy_of_a_schedule_file_is_certified_and_bad_files_name_the_key() {
     assert_eq!(j["segments"].as_array().unwrap().len(), 2);
     // the same schedule through the accountant directly
     use propdp::core::accountant::Neighbouring;
-    use propdp::core::accountant::bracket::{BracketSettings, Segment, schedule_epsilon_bracket};
+    use propdp::core::accountant::bracket::BracketSettings;
+    use propdp::core::accountant::epsilon;
+    use propdp::core::accountant::events::{Events, Segment};
     let seg = |z: f64, steps: u64| Segment {
         noise_multiplier: z,
         sample_rate: 0.02,
         steps,
     };
-    let b = schedule_epsilon_bracket(
-        &[seg(1.0, 300), seg(2.0, 200)],
+    let b = epsilon(
+        &Events::schedule(&[seg(1.0, 300), seg(2.0, 200)]).unwrap(),
         1e-5,
         Neighbouring::AddRemoveOne,
         BracketSettings::default(),

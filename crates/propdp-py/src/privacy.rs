@@ -92,9 +92,9 @@ pub(crate) fn accounting<'py>(
     objectives: Vec<(f64, f64, f64, f64, f64)>,
 ) -> PyResult<Bound<'py, PyAny>> {
     use propdp::core::accountant::ObjectiveBound;
-    use propdp::core::accountant::bracket::{
-        BracketSettings, dpsgd_epsilon_bracket, ledger_epsilon_bracket, schedule_epsilon_bracket,
-    };
+    use propdp::core::accountant::bracket::BracketSettings;
+    use propdp::core::accountant::epsilon;
+    use propdp::core::accountant::events::Events;
     let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
     let relation = parse_relation(py, neighbouring)?;
     let plan = parse_plan(py, &segments)?;
@@ -103,17 +103,13 @@ pub(crate) fn accounting<'py>(
         .map(|&(l, beta, r, lambda, sigma)| ObjectiveBound::new(l, beta, r, lambda, sigma))
         .collect();
     let settings = BracketSettings::default();
-    let result = py.detach(|| match plan.as_slice() {
-        _ if !releases.is_empty() => ledger_epsilon_bracket(&plan, &releases, delta, relation, settings),
-        [one] => dpsgd_epsilon_bracket(
-            one.noise_multiplier,
-            one.sample_rate,
-            one.steps,
-            delta,
-            relation,
-            settings,
-        ),
-        _ => schedule_epsilon_bracket(&plan, delta, relation, settings),
+    let result = py.detach(|| {
+        match plan.as_slice() {
+            _ if !releases.is_empty() => Events::ledger(&plan, &releases),
+            [one] => Events::run(*one),
+            _ => Events::schedule(&plan),
+        }
+        .and_then(|events| epsilon(&events, delta, relation, settings))
     });
     let bracket = result.map_err(|e| bad(e.argument().to_string(), format!(": {e}")))?;
     let json = serde_json::json!({
@@ -131,8 +127,8 @@ pub(crate) fn accounting<'py>(
 pub(crate) fn parse_plan(
     py: Python<'_>,
     segments: &[(f64, f64, i64)],
-) -> PyResult<Vec<propdp::core::accountant::bracket::Segment>> {
-    use propdp::core::accountant::bracket::Segment;
+) -> PyResult<Vec<propdp::core::accountant::events::Segment>> {
+    use propdp::core::accountant::events::Segment;
     let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
     let mut plan = Vec::with_capacity(segments.len());
     for (i, &(z, q, t)) in segments.iter().enumerate() {
@@ -202,7 +198,8 @@ pub(crate) fn sampled_run<'py>(
     neighbouring: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     use propdp::core::accountant::bracket::BracketSettings;
-    use propdp::core::accountant::sampling::{Sampling, sampled_epsilon, sampled_schedule_epsilon};
+    use propdp::core::accountant::events::Events;
+    use propdp::core::accountant::sampling::{Sampling, sampled_epsilon};
     let relation = parse_relation(py, neighbouring)?;
     let scheme = Sampling::parse(sampling).ok_or_else(|| {
         config_error(
@@ -213,9 +210,12 @@ pub(crate) fn sampled_run<'py>(
     })?;
     let plan = parse_plan(py, &segments)?;
     let r = py
-        .detach(|| match plan.as_slice() {
-            [run] => sampled_epsilon(scheme, run, delta, relation, BracketSettings::default()),
-            _ => sampled_schedule_epsilon(scheme, &plan, delta, relation, BracketSettings::default()),
+        .detach(|| {
+            match plan.as_slice() {
+                [run] => Events::run(*run),
+                _ => Events::schedule(&plan),
+            }
+            .and_then(|events| sampled_epsilon(scheme, &events, delta, relation, BracketSettings::default()))
         })
         .map_err(|e| config_error(py, format!("{}: {e}", e.argument()), Some(e.argument().to_string())))?;
     let json = serde_json::json!({
@@ -250,8 +250,9 @@ pub(crate) fn calibrate_run<'py>(
     rho: Option<f64>,
     neighbouring: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
-    use propdp::core::accountant::bracket::{BracketSettings, Segment};
+    use propdp::core::accountant::bracket::BracketSettings;
     use propdp::core::accountant::calibrate::{Knob, Target, calibrate};
+    use propdp::core::accountant::events::Segment;
     let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
     let relation = parse_relation(py, neighbouring)?;
     let knob = Knob::parse(knob).ok_or_else(|| {
@@ -261,11 +262,11 @@ pub(crate) fn calibrate_run<'py>(
         )
     })?;
     let target = match (epsilon, rho) {
-        (Some(epsilon), None) => Target::Epsilon {
+        (Some(epsilon), None) => Target::Approx {
             epsilon,
-            delta: delta.ok_or_else(|| bad("delta".into(), " is required with epsilon".into()))?,
+            delta_priv: delta.ok_or_else(|| bad("delta".into(), " is required with epsilon".into()))?,
         },
-        (None, Some(rho)) => Target::Rho(rho),
+        (None, Some(rho)) => Target::Zcdp { rho },
         _ => return Err(bad("epsilon".into(), " or rho (exactly one) is required".into())),
     };
     let run = Segment {

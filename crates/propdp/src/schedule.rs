@@ -20,7 +20,7 @@
 //!
 //! An objective release (rows ‖x‖ ≤ 1, the model's L and β) enters the same
 //! certified composition as its privacy-loss bound c + A|Z|
-//! (`propdp_accountant::bracket::ledger_epsilon_bracket`); a schedule may
+//! (`propdp_accountant::epsilon` of `Events::ledger`); a schedule may
 //! hold releases only.
 //!
 //! Unknown keys, a missing key, a negative or fractional step count and a
@@ -37,8 +37,10 @@ use anyhow::Context;
 use propdp_core::ConfigError;
 use propdp_core::Model;
 use propdp_core::accountant::Neighbouring;
-use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket, Segment, ledger_epsilon_bracket};
-use propdp_core::accountant::sampling::{SampledEpsilon, Sampling, sampled_schedule_epsilon};
+use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
+use propdp_core::accountant::epsilon;
+use propdp_core::accountant::events::{Events, Segment};
+use propdp_core::accountant::sampling::{SampledEpsilon, Sampling, sampled_epsilon};
 use propdp_core::accountant::{ObjectiveBound, relation_factor};
 use serde::Deserialize;
 
@@ -261,18 +263,22 @@ fn certify(
     }
     let settings = BracketSettings::default();
     let sampled = if releases.is_empty() {
-        sampled_schedule_epsilon(sampling, &plan, delta_priv, neighbouring, settings)
+        Events::schedule(&plan)
+            .and_then(|events| sampled_epsilon(sampling, &events, delta_priv, neighbouring, settings))
     } else {
-        ledger_epsilon_bracket(&plan, &releases, delta_priv, neighbouring, settings).map(|epsilon| SampledEpsilon {
-            sampling,
-            neighbouring,
-            sensitivity: relation_factor(neighbouring),
-            epsilon,
-            if_poisson: None,
-            assumption: "Poisson sampling (replace-one: the pair (1 − q)N(0, z²) + qN(∓1, z²)); each objective \
+        let events = Events::ledger(&plan, &releases);
+        events
+            .and_then(|events| epsilon(&events, delta_priv, neighbouring, settings))
+            .map(|epsilon| SampledEpsilon {
+                sampling,
+                neighbouring,
+                sensitivity: relation_factor(neighbouring),
+                epsilon,
+                if_poisson: None,
+                assumption: "Poisson sampling (replace-one: the pair (1 − q)N(0, z²) + qN(∓1, z²)); each objective \
                          release through its privacy-loss bound c + A|Z| (rows ‖x‖ ≤ 1; replace-one: group privacy \
                          of size 2 on it)",
-        })
+            })
     }
     .map_err(|e| {
         // the accountant names segment[i].noise_multiplier: the file's key is `noise`

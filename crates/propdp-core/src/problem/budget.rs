@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::accountant::calibrate::Target;
 use crate::accountant::{MechanismKind, Neighbouring};
 use crate::problem::Model;
 
@@ -12,42 +13,6 @@ pub struct Budget {
     pub target: Target,
     /// The neighbouring relation the guarantee holds for.
     pub neighbouring: Neighbouring,
-}
-
-/// The notion and level of a budget.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "notion", rename_all = "snake_case")]
-pub enum Target {
-    /// (ε, δ)-DP.
-    Approx {
-        /// ε.
-        epsilon: f64,
-        /// δ (named `delta_priv` to keep it apart from the aspect ratio δ = d/n).
-        delta_priv: f64,
-    },
-    /// ρ-zCDP.
-    Zcdp {
-        /// ρ.
-        rho: f64,
-    },
-}
-
-impl Target {
-    /// The parameter name of the budget's level: "epsilon" or "rho".
-    pub fn param(&self) -> &'static str {
-        match self {
-            Target::Approx { .. } => "epsilon",
-            Target::Zcdp { .. } => "rho",
-        }
-    }
-
-    /// The level: ε or ρ.
-    pub fn level(&self) -> f64 {
-        match *self {
-            Target::Approx { epsilon, .. } => epsilon,
-            Target::Zcdp { rho } => rho,
-        }
-    }
 }
 
 impl Budget {

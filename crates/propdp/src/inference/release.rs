@@ -4,7 +4,7 @@
 //! logistic regression the label sum (checked against the no-intercept
 //! model's 0) — composes
 //! to at most the budget in one certified ledger
-//! ([`propdp_core::accountant::bracket::ledger_epsilon_bracket`]).
+//! ([`propdp_core::accountant::epsilon`] of [`Events::ledger`]).
 //!
 //! DP-SGD ([`super::Release::Dpsgd`]) is the accountant's subsampled
 //! Gaussian mechanism, its sensitivity min(C, L·R) in the rows' own scale.
@@ -19,7 +19,9 @@
 //! replace-one sensitivities 1 and M² — the factor two the accountant's
 //! replace-one pair assumes, so the ledger is exact for them.
 
-use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket, Segment, ledger_epsilon_bracket};
+use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
+use propdp_core::accountant::epsilon;
+use propdp_core::accountant::events::{Events, Segment};
 use propdp_core::accountant::{Mechanism, MechanismKind, ObjectiveBound};
 
 use super::{Glm, Spec};
@@ -99,7 +101,8 @@ fn composed(
 ) -> Option<EpsilonBracket> {
     let settings = BracketSettings::default();
     let at = |s: &[Segment], o: &[ObjectiveBound], delta: f64| {
-        ledger_epsilon_bracket(s, o, delta, neighbouring, settings)
+        Events::ledger(s, o)
+            .and_then(|events| epsilon(&events, delta, neighbouring, settings))
             .ok()
             .flatten()
     };

@@ -36,7 +36,9 @@
 //! - Dwork, Roth (2014), *The algorithmic foundations of differential
 //!   privacy*, §3.5 and Appendix A (the Gaussian mechanism).
 
-use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket, Segment, ledger_epsilon_bracket};
+use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
+use propdp_core::accountant::epsilon;
+use propdp_core::accountant::events::{Events, Segment};
 use propdp_core::accountant::{Mechanism, MechanismKind};
 use rand::RngExt;
 use serde::Serialize;
@@ -156,15 +158,10 @@ fn bracket(spec: &Spec, z: f64, k: usize) -> Option<EpsilonBracket> {
         sample_rate: 1.0,
         steps: k as u64,
     };
-    ledger_epsilon_bracket(
-        &[segment],
-        &[],
-        spec.delta_priv,
-        spec.neighbouring,
-        BracketSettings::default(),
-    )
-    .ok()
-    .flatten()
+    Events::ledger(&[segment], &[])
+        .and_then(|events| epsilon(&events, spec.delta_priv, spec.neighbouring, BracketSettings::default()))
+        .ok()
+        .flatten()
 }
 
 /// The noise multiplier of `k` Gaussian releases within the whole budget,

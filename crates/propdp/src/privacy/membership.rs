@@ -1,13 +1,11 @@
-//! The membership-inference reading of a guarantee: the largest true
-//! positive rate any attack reaches at each false positive rate
-//! (`propdp privacy --membership-inference`).
+//! What a report's guarantee means for membership inference: the largest
+//! TPR any attack reaches at each FPR ([`membership`]).
 
+use super::report::{Report, num};
+use crate::error::Argument;
 use propdp_core::AlgorithmKind;
 use propdp_core::accountant::bracket::BracketSettings;
 use propdp_core::accountant::tradeoff::{gaussian_tpr, gdp_mu, tpr_from_profile, tpr_upper};
-
-use super::report::num;
-use super::*;
 
 /// What a report's guarantee means for membership inference
 /// (`propdp_accountant::tradeoff`): the largest TPR any attack reaches at

@@ -1,10 +1,39 @@
-//! A guarantee's report: its consistency check, the text `propdp privacy`
-//! prints and its JSON.
+//! The guarantee of a noise level in every notion ([`Report`]), checked,
+//! and printed as text or JSON.
 
+use super::query::{NoiseLevel, Query};
+use crate::error::Argument;
 use anyhow::{Result, bail};
 use propdp_core::AlgorithmKind;
 
-use super::*;
+/// The guarantee of a noise level in every notion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The query.
+    pub query: Query,
+    /// The noise assessed (calibrated when the query gave a target).
+    pub noise: f64,
+    /// μ of μ-GDP (output perturbation, DP-GD).
+    pub mu: Option<f64>,
+    /// ρ of ρ-zCDP.
+    pub rho: f64,
+    /// Objective perturbation's privacy-loss bound c + A|Z| (add/remove-one): (c, A).
+    pub objective_bound: Option<(f64, f64)>,
+    /// Objective perturbation's RDP ε(α) at α = 2, 8, 32 (add/remove-one).
+    pub rdp: Vec<(f64, f64)>,
+    /// ε at `delta_priv`, a certified upper bound; `None` when no finite ε
+    /// reaches it (DP-SGD: the upper end of the PLD bracket, or the RDP or
+    /// full-batch bound where smaller).
+    pub epsilon: Option<f64>,
+    /// A certified lower bound on ε at `delta_priv` (= `epsilon` for the
+    /// closed-form curves; DP-SGD: the lower end of the PLD bracket).
+    pub epsilon_lower: Option<f64>,
+    /// DP-SGD: the grid width of the PLD bracket and whether it reached the
+    /// requested relative width (0.1%).
+    pub bracket: Option<(f64, bool)>,
+    /// DP-SGD: the RDP accountant's ε at `delta_priv` (looser; a cross-check).
+    pub rdp_epsilon: Option<f64>,
+}
 
 impl Report {
     /// Every number finite and consistent: noise > 0, μ > 0, ρ > 0, and

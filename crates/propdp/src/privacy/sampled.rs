@@ -1,11 +1,12 @@
-//! ε under a sampling scheme other than Poisson (shuffled or fixed-size
-//! batches): `propdp privacy --sampling`.
+//! DP-SGD's ε under a batch-sampling scheme other than Poisson
+//! ([`assess_sampled`]), printed with its assumption.
 
+use super::query::{NoiseLevel, Query, QueryArgs};
+use crate::error::Argument;
 use propdp_core::AlgorithmKind;
 use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
+use propdp_core::accountant::events::Events;
 use propdp_core::accountant::sampling::{SampledEpsilon, Sampling, sampled_epsilon};
-
-use super::*;
 
 /// DP-SGD's ε under a sampling scheme other than Poisson (fixed-size or
 /// shuffled batches; `propdp_accountant::sampling`), with the neighbouring
@@ -35,23 +36,26 @@ pub fn assess_sampled(args: &QueryArgs, sampling: Sampling) -> crate::Result<Sam
         .into());
     };
     let run = query.dpsgd_run(noise);
-    let sampled = sampled_epsilon(
-        sampling,
-        &run,
-        query.delta_priv,
-        query.neighbouring,
-        BracketSettings::default(),
-    )
-    .map_err(|e| {
-        Argument::new(
-            if e.argument() == "neighbouring" {
-                "neighbouring"
-            } else {
-                "noise"
-            },
-            format!(": {e}"),
-        )
-    })?;
+    let sampled = Events::run(run)
+        .and_then(|events| {
+            sampled_epsilon(
+                sampling,
+                &events,
+                query.delta_priv,
+                query.neighbouring,
+                BracketSettings::default(),
+            )
+        })
+        .map_err(|e| {
+            Argument::new(
+                if e.argument() == "neighbouring" {
+                    "neighbouring"
+                } else {
+                    "noise"
+                },
+                format!(": {e}"),
+            )
+        })?;
     Ok(SampledReport { query, sampled })
 }
 

@@ -1,9 +1,17 @@
-//! Accountant formulas against direct numerical integration of the
-//! privacy-loss bounds, monotonicity, known values and calibration round trips.
+//! The closed forms — the Gaussian mechanism's curve, objective
+//! perturbation's bound, the zCDP conversion — against direct numerical
+//! integration of the privacy-loss bounds and high-precision references,
+//! and noise calibrations read back.
 
-use propdp_core::accountant::*;
-use propdp_core::loss::norm_pdf;
-use propdp_core::problem::Target;
+use propdp_accountant::{
+    Mechanism, MechanismKind, Neighbouring, ObjectiveBound, delta_gaussian, gdp_to_eps, log_delta_gaussian,
+    log_norm_cdf, mu_dpgd, mu_output, norm_cdf, zcdp_to_eps,
+};
+
+/// φ(x), the standard normal density.
+fn norm_pdf(x: f64) -> f64 {
+    (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()
+}
 
 /// E f(Z), Z ~ N(0,1), by a fine midpoint rule on [−12, 12].
 fn gauss<F: Fn(f64) -> f64>(f: F) -> f64 {
@@ -40,7 +48,7 @@ fn gaussian_curve_is_monotone_and_finite_in_the_far_tail() {
     // the tail series against log(erfc) where Φ is still representable
     for k in 0..14 {
         let x = -30.5 - 0.5 * k as f64;
-        let direct = propdp_core::loss::norm_cdf(x).ln();
+        let direct = norm_cdf(x).ln();
         assert!(
             (log_norm_cdf(x) - direct).abs() < 1e-12 * direct.abs(),
             "x={x}: {} vs {direct}",
@@ -90,84 +98,33 @@ fn zcdp_conversion_is_an_upper_bound_on_the_exact_gaussian_epsilon() {
 fn calibration_round_trips() {
     let (eps, delta) = (1.0, 1e-6);
     // output perturbation (replace-one), logistic L = 1, λ = 0.5
-    let tau = calibrate(
-        |t| log_delta_gaussian(eps, mu_output(1.0, 1.0, 0.5, t, Neighbouring::ReplaceOne)),
-        delta,
-    )
-    .unwrap();
+    let output = Mechanism::new(
+        MechanismKind::Output { lambda: 0.5 },
+        1.0,
+        0.25,
+        Neighbouring::ReplaceOne,
+    );
+    let tau = output.calibrate(eps, delta).unwrap();
     let back = delta_gaussian(eps, mu_output(1.0, 1.0, 0.5, tau, Neighbouring::ReplaceOne));
     assert!((back - delta).abs() <= 1e-9 * delta, "τ = {tau}: δ = {back}");
     // DP-GD, 100 steps, Huber M = 1
-    let sigma = calibrate(
-        |s| log_delta_gaussian(eps, mu_dpgd(1.0, 1.0, 100, s, Neighbouring::ReplaceOne)),
-        delta,
-    )
-    .unwrap();
+    let dpgd = Mechanism::new(MechanismKind::Dpgd { steps: 100 }, 1.0, 1.0, Neighbouring::ReplaceOne);
+    let sigma = dpgd.calibrate(eps, delta).unwrap();
     let back = delta_gaussian(eps, mu_dpgd(1.0, 1.0, 100, sigma, Neighbouring::ReplaceOne));
     assert!((back - delta).abs() <= 1e-9 * delta, "σ = {sigma}: δ = {back}");
     // objective perturbation (add/remove), logistic, λ = 1
-    let sigma = calibrate(|s| ObjectiveBound::new(1.0, 0.25, 1.0, 1.0, s).log_delta(eps), delta).unwrap();
+    let objective = Mechanism::new(
+        MechanismKind::Objective { lambda: 1.0 },
+        1.0,
+        0.25,
+        Neighbouring::AddRemoveOne,
+    );
+    let sigma = objective.calibrate(eps, delta).unwrap();
     let back = ObjectiveBound::new(1.0, 0.25, 1.0, 1.0, sigma).delta(eps);
     assert!((back - delta).abs() <= 1e-9 * delta, "σ = {sigma}: δ = {back}");
     // and the inverse: ε achieved by the calibrated Gaussian noise
     let mu = mu_output(1.0, 1.0, 0.5, tau, Neighbouring::ReplaceOne);
     assert!((gdp_to_eps(mu, delta).unwrap() - eps).abs() < 1e-9);
-}
-
-#[test]
-fn budget_configs_calibrate_each_point_and_reject_bad_budgets() {
-    use propdp_core::Config;
-    let base = r#"
-[problem]
-model = "huber"
-delta = [0.5, 2.0]
-s2 = 1.0
-huber_m = 2.0
-noise = { law = "gaussian", sd = 0.5 }
-[algorithm]
-kind = "objective"
-lambda = [2.0, 8.0]
-epsilon = [1.5, 3.0]
-delta_priv = 1e-5
-"#;
-    let cfg = Config::from_toml_str(base).unwrap();
-    assert_eq!(cfg.sweep.points().len(), 8);
-    for p in cfg.sweep.points() {
-        let b = p.budget().expect("budget recorded");
-        let propdp_core::Algorithm::Objective { lambda, sigma } = p.algorithm() else {
-            panic!()
-        };
-        let Target::Approx { epsilon, delta_priv } = b.target else {
-            panic!("an (ε, δ) budget")
-        };
-        let mech = p.model().mechanism(MechanismKind::Objective { lambda }, b.neighbouring);
-        let d = mech.delta(epsilon, sigma);
-        assert!((d / delta_priv - 1.0).abs() < 1e-9, "{p:?}: δ = {d}");
-        assert_eq!(p.params()["epsilon"], epsilon);
-    }
-    for (edit, needle) in [
-        (base.replace("delta_priv = 1e-5", ""), "algorithm.delta_priv"),
-        (
-            base.replace("delta_priv = 1e-5", "delta_priv = 2.0"),
-            "algorithm.delta_priv",
-        ),
-        (
-            base.replace("delta_priv = 1e-5", "delta_priv = 1e-5\nsigma = 1.0"),
-            "algorithm.sigma",
-        ),
-        (
-            base.replace("epsilon = [1.5, 3.0]", "epsilon = [0.0, 3.0]"),
-            "algorithm.epsilon",
-        ),
-        // below the objective-perturbation floor 2·log(1 + 1/2) ≈ 0.81 at λ = 2
-        (
-            base.replace("epsilon = [1.5, 3.0]", "epsilon = [0.7, 3.0]"),
-            "cannot go below",
-        ),
-    ] {
-        let e = Config::from_toml_str(&edit).unwrap_err().to_string();
-        assert!(e.contains(needle), "{needle}: {e}");
-    }
 }
 
 #[test]
@@ -181,21 +138,15 @@ fn objective_zcdp_bounds_every_renyi_order_and_rho_calibration_round_trips() {
             assert!(b.rdp(alpha) <= rho * alpha + 1e-12, "λ={lambda} σ={sigma} α={alpha}");
         }
     }
-    let models = [
-        propdp_core::Model::Logistic,
-        propdp_core::Model::Huber {
-            huber_m: 1.5,
-            noise: propdp_core::NoiseLaw::Gaussian { sd: 1.0 },
-        },
-    ];
-    for model in &models {
+    // (L, β) of the logistic loss and of Huber's at M = 1.5
+    for (l, beta) in [(1.0, 0.25), (1.5, 1.0)] {
         for relation in [Neighbouring::ReplaceOne, Neighbouring::AddRemoveOne] {
             for kind in [
                 MechanismKind::Objective { lambda: 20.0 },
                 MechanismKind::Output { lambda: 0.3 },
                 MechanismKind::Dpgd { steps: 25 },
             ] {
-                let m = model.mechanism(kind, relation);
+                let m = Mechanism::new(kind, l, beta, relation);
                 for rho in [0.5, 2.0, 8.0] {
                     let noise = m.calibrate_rho(rho).expect("reachable");
                     assert!((m.rho(noise) / rho - 1.0).abs() < 1e-9, "{m:?} ρ={rho}");
@@ -204,64 +155,10 @@ fn objective_zcdp_bounds_every_renyi_order_and_rho_calibration_round_trips() {
                 }
             }
             // objective perturbation: ρ ≤ floor is out of reach
-            let m = model.mechanism(MechanismKind::Objective { lambda: 0.01 }, relation);
+            let m = Mechanism::new(MechanismKind::Objective { lambda: 0.01 }, l, beta, relation);
             let floor = m.rho(1e12);
             assert!(m.calibrate_rho(0.99 * floor).is_none());
         }
-    }
-}
-
-#[test]
-fn rho_budget_configs_calibrate_each_point() {
-    use propdp_core::Config;
-    let base = r#"
-[problem]
-model = "logistic"
-delta = [0.5, 2.0]
-s2 = 1.0
-[algorithm]
-kind = "dpgd"
-lambda = 0.1
-eta = 0.5
-steps = [5, 20]
-rho = [0.1, 1.0]
-"#;
-    let cfg = Config::from_toml_str(base).unwrap();
-    assert_eq!(cfg.sweep.points().len(), 8);
-    for p in cfg.sweep.points() {
-        let b = p.budget().expect("budget recorded");
-        let Target::Zcdp { rho } = b.target else {
-            panic!("a zCDP budget")
-        };
-        let propdp_core::Algorithm::Dpgd { sigma, steps, .. } = p.algorithm() else {
-            panic!()
-        };
-        // ρ = μ²/2 with μ = √T·2LR/σ (replace-one, L = R = 1)
-        let mu = (steps as f64).sqrt() * 2.0 / sigma;
-        assert!((0.5 * mu * mu / rho - 1.0).abs() < 1e-9, "{p:?}");
-        assert_eq!(p.params()["rho"], rho);
-        let privacy = propdp_core::record::Privacy::of(p).unwrap();
-        assert_eq!((privacy.notion.as_str(), privacy.rho), ("rho-zCDP", Some(rho)));
-    }
-    for (edit, needle) in [
-        (
-            base.replace("rho = [0.1, 1.0]", "rho = [0.1, 1.0]\nsigma = 1.0"),
-            "algorithm.sigma",
-        ),
-        (
-            base.replace("rho = [0.1, 1.0]", "rho = 1.0\nepsilon = 1.0"),
-            "algorithm.epsilon",
-        ),
-        (base.replace("rho = [0.1, 1.0]", "rho = -1.0"), "algorithm.rho"),
-        (
-            base.replace("kind = \"dpgd\"", "kind = \"objective\"")
-                .replace("eta = 0.5\nsteps = [5, 20]\n", "")
-                .replace("rho = [0.1, 1.0]", "rho = 0.5"),
-            "cannot go below",
-        ),
-    ] {
-        let e = Config::from_toml_str(&edit).unwrap_err().to_string();
-        assert!(e.contains(needle), "{needle}: {e}");
     }
 }
 

@@ -2,19 +2,15 @@
 //! noise, more ridge, a larger ε or δ never weaken a guarantee; more steps, a
 //! larger Lipschitz constant or the replace-one relation never strengthen it.
 
-use propdp_core::accountant::{MechanismKind, Neighbouring};
-use propdp_core::{Model, NoiseLaw};
+use propdp_accountant::{Mechanism, MechanismKind, Neighbouring};
 use proptest::prelude::*;
 use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
 
-fn model(huber_m: Option<f64>) -> Model {
-    match huber_m {
-        Some(m) => Model::Huber {
-            huber_m: m,
-            noise: NoiseLaw::Gaussian { sd: 1.0 },
-        },
-        None => Model::Logistic,
-    }
+/// The mechanism of `kind` for Huber's loss at M = `huber_m` (L = M, β = 1),
+/// or the logistic loss (L = 1, β = 1/4) without one.
+fn mechanism(huber_m: Option<f64>, kind: MechanismKind, relation: Neighbouring) -> Mechanism {
+    let (l, beta) = huber_m.map_or((1.0, 0.25), |m| (m, 1.0));
+    Mechanism::new(kind, l, beta, relation)
 }
 
 fn kind(which: u8, lambda: f64, steps: usize) -> MechanismKind {
@@ -54,7 +50,7 @@ fn guarantees_are_monotone_in_every_argument() {
         } else {
             Neighbouring::AddRemoveOne
         };
-        let m = model(huber_m).mechanism(kind(which, lambda, steps), rel);
+        let m = mechanism(huber_m, kind(which, lambda, steps), rel);
         let d = m.delta(eps, noise);
         let r = m.rho(noise);
         prop_assert!((0.0..=1.0).contains(&d));
@@ -63,7 +59,7 @@ fn guarantees_are_monotone_in_every_argument() {
         prop_assert!(le(m.delta(eps, noise * 1.2), d));
         prop_assert!(le(m.rho(noise * 1.2), r));
         // more ridge (objective, output): smaller δ and ρ; more steps (DP-GD): larger
-        let stronger = model(huber_m).mechanism(kind(which, lambda * 1.2, steps + 1), rel);
+        let stronger = mechanism(huber_m, kind(which, lambda * 1.2, steps + 1), rel);
         if which % 3 == 2 {
             prop_assert!(le(d, stronger.delta(eps, noise)) && le(r, stronger.rho(noise)));
         } else {
@@ -71,12 +67,12 @@ fn guarantees_are_monotone_in_every_argument() {
         }
         // a larger Lipschitz constant (Huber M): weaker
         if let Some(mm) = huber_m {
-            let rough = model(Some(mm * 1.2)).mechanism(kind(which, lambda, steps), rel);
+            let rough = mechanism(Some(mm * 1.2), kind(which, lambda, steps), rel);
             prop_assert!(le(d, rough.delta(eps, noise)) && le(r, rough.rho(noise)));
         }
         // replace-one is never stronger than add/remove-one
-        let add = model(huber_m).mechanism(kind(which, lambda, steps), Neighbouring::AddRemoveOne);
-        let rep = model(huber_m).mechanism(kind(which, lambda, steps), Neighbouring::ReplaceOne);
+        let add = mechanism(huber_m, kind(which, lambda, steps), Neighbouring::AddRemoveOne);
+        let rep = mechanism(huber_m, kind(which, lambda, steps), Neighbouring::ReplaceOne);
         prop_assert!(le(add.delta(eps, noise), rep.delta(eps, noise)) && le(add.rho(noise), rep.rho(noise)));
         // ε achieved: smaller with more noise and with a larger δ
         if let (Some(e0), Some(e1), Some(e2)) = (

@@ -1,0 +1,266 @@
+//! The refinement of a certified bracket: from a first grid sized to the
+//! point budget, compose, read [ε⁻, ε⁺] off the curves, and shrink the grid
+//! (tilting the FFT towards the last ε) until the bracket is as narrow as
+//! asked or the point limit stops it; closed forms where no grid is needed.
+
+use super::curves::{Curves, FIRST_GRID, OneStep, Profile, TAIL, distinct};
+use super::settings::{BracketSettings, EpsilonBracket};
+use crate::AccountantError;
+use crate::events::{Segment, check_delta, total_steps};
+use crate::gaussian::{eps_at, gdp_to_eps};
+use crate::neighbouring::Neighbouring;
+use crate::objective::ObjectiveBound;
+use crate::pld::{Aim, Composed, Direction, MAX_REPLACE_LOSS};
+
+/// The coarsest first grid (where a part's loss spans millions: ε is then
+/// in the hundreds of thousands, and a grid of 4 still resolves it).
+const COARSEST_GRID: f64 = 4.0;
+/// The aliasing a tilted window may let in, relative to the δ the curves
+/// are read at ([`crate::pld::Aim`]); it is charged to the lower end, where
+/// the one-step tails (2·10⁻³δ at most) and β (from 10⁻⁶δ) stand beside it.
+const ALIAS: f64 = 1e-5;
+
+/// The certified ε at `delta` of checked events ([`crate::epsilon`]), and whether the
+/// refinement stopped early at a bracket that `decide` lies outside (a
+/// search asking only whether ε⁺ ≤ `decide` needs no finer grid then).
+pub(crate) fn bracket_of(
+    segments: &[Segment],
+    objectives: &[ObjectiveBound],
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+    decide: Option<f64>,
+) -> Result<Option<(EpsilonBracket, bool)>, AccountantError> {
+    check_delta(delta)?;
+    settings.check()?;
+    if objectives.is_empty() && segments.iter().all(|s| s.sample_rate >= 1.0) {
+        // full-batch steps are one Gaussian mechanism, μ² = Σ T_i(Δ/σ_i)²
+        // (Δ = C add/remove, 2C replace): the closed form, no grid
+        let shift = match neighbouring {
+            Neighbouring::AddRemoveOne => 1.0,
+            Neighbouring::ReplaceOne => 2.0,
+        };
+        let mu2: f64 = segments
+            .iter()
+            .map(|s| s.steps as f64 * (shift / s.noise_multiplier).powi(2))
+            .sum();
+        return Ok(gdp_to_eps(mu2.sqrt(), delta).map(|e| {
+            let exact = EpsilonBracket {
+                lower: e,
+                upper: e,
+                grid: 0.0,
+                reached: true,
+            };
+            (exact, false)
+        }));
+    }
+    if let [one] = segments
+        && one.steps == 1
+        && objectives.is_empty()
+    {
+        // one step: the closed form, no grid
+        let exact = OneStep {
+            z: one.noise_multiplier,
+            q: one.sample_rate,
+            neighbouring,
+        };
+        return Ok(exact.bracket(delta).map(|(lower, upper)| {
+            let bracket = EpsilonBracket {
+                lower,
+                upper,
+                grid: 0.0,
+                reached: upper - lower <= settings.relative_width * upper,
+            };
+            (bracket, false)
+        }));
+    }
+    if let ([], [release]) = (segments, objectives) {
+        // one release alone: its own curve in closed form, no grid
+        let log_delta = |e: f64| match neighbouring {
+            Neighbouring::AddRemoveOne => release.log_delta(e),
+            Neighbouring::ReplaceOne => release.log_delta_replace(e),
+        };
+        // the root (to 4 ulp), each end moved 10⁻¹² outwards for the rounding of the curve
+        return Ok(eps_at(log_delta, delta).map(|e| {
+            let exact = EpsilonBracket {
+                lower: e * (1.0 - 1e-12),
+                upper: e * (1.0 + 1e-12),
+                grid: 0.0,
+                reached: true,
+            };
+            (exact, false)
+        }));
+    }
+    let total = total_steps(segments, objectives.len())?;
+    let tail = TAIL.min(1e-3 * delta / total as f64);
+    let mut grid = first_grid(segments, objectives, neighbouring, settings.max_points, tail)?;
+    let mut last: Option<EpsilonBracket> = None;
+    // a tilt guessed from the discrete curve alone, when the untilted bounds cannot reach δ
+    let mut guess: Option<f64> = None;
+    // a direction whose coarser composition stays far below δ over the last bracket
+    let mut kept: Vec<Option<Composed>> = Vec::new();
+    loop {
+        // tilt the FFT towards the ε the last grid found, the window serving down to its lower end
+        let aim = |eps: f64, least: f64| Aim {
+            eps,
+            least,
+            alias: ALIAS * delta,
+        };
+        let near = last.map(|b| aim(b.upper, b.lower)).or(guess.map(|e| aim(e, e)));
+        let Some(curves) = Curves::refine(
+            segments,
+            objectives,
+            neighbouring,
+            grid,
+            settings.max_points,
+            near,
+            tail,
+            kept.clone(),
+        ) else {
+            // too many points: back off towards the last grid that fitted
+            match last {
+                Some(b) if grid < 0.8 * b.grid => {
+                    grid = (grid * b.grid).sqrt();
+                    continue;
+                }
+                _ => return Ok(last.map(|b| (EpsilonBracket { reached: false, ..b }, false))),
+            }
+        };
+        let Some(bracket) = curves.bracket(delta) else {
+            // the upper curve does not reach δ at this grid (at a tiny δ the
+            // untilted round-off bound exceeds it): tilt towards the ε the
+            // discrete curve reads, once; then a finer grid may
+            if near.is_none()
+                && let Some(e) = curves.discrete_epsilon(delta)
+            {
+                guess = Some(e);
+                continue;
+            }
+            return match last {
+                Some(b) => Ok(Some((EpsilonBracket { reached: false, ..b }, false))),
+                None if grid > 1e-5 => {
+                    grid /= 2.0;
+                    continue;
+                }
+                None => Ok(None),
+            };
+        };
+        let bracket = EpsilonBracket {
+            grid,
+            reached: bracket.1 - bracket.0 <= settings.relative_width * bracket.1,
+            lower: bracket.0,
+            upper: bracket.1,
+        };
+        // a finer grid can only tighten either end; keep the tighter of each
+        let bracket = match last {
+            Some(b) => EpsilonBracket {
+                lower: bracket.lower.max(b.lower),
+                upper: bracket.upper.min(b.upper),
+                ..bracket
+            },
+            None => bracket,
+        };
+        let width = bracket.upper - bracket.lower;
+        let target = settings.relative_width * bracket.upper;
+        if width <= target {
+            let reached = EpsilonBracket {
+                reached: true,
+                ..bracket
+            };
+            return Ok(Some((reached, false)));
+        }
+        if decide.is_some_and(|d| bracket.upper <= d || bracket.lower > d) {
+            return Ok(Some((bracket, true)));
+        }
+        // the width goes as Δ^p: p = 2 where the second-order lower bound
+        // holds it (the usual case), 1 where a Hoeffding one does; p is
+        // measured from the last two grids, 2 until there are two
+        let order = match last {
+            Some(b) if b.upper - b.lower > width => ((b.upper - b.lower) / width).ln() / (b.grid / grid).ln(),
+            Some(_) => 1.0,
+            None => 2.0,
+        }
+        .clamp(1.0, 2.0);
+        last = Some(bracket);
+        // of two directions, one whose upper curve is at most δ/2 from the
+        // lower end on cannot decide ε⁺ on any finer grid (ε⁺ ≥ the true ε ≥
+        // the lower end), so its composition is kept rather than refined
+        let small: Vec<bool> = (curves.composed.iter())
+            .map(|c| c.delta_upper(bracket.lower) <= 0.5 * delta)
+            .collect();
+        kept = (curves.composed.iter().zip(&small))
+            .map(|(c, &s)| (s && small.iter().any(|s| !s)).then(|| c.clone()))
+            .collect();
+        // aim at 80% of the target, at least halving, but no finer than the
+        // window's point limit allows (its length is about proportional to 1/Δ)
+        let finest = grid * curves.points() as f64 / settings.max_points as f64 * 1.25;
+        let next = (grid * (0.8 * target / width).powf(1.0 / order).clamp(0.05, 0.5)).max(finest);
+        if next > 0.9 * grid {
+            return Ok(last.map(|b| (EpsilonBracket { reached: false, ..b }, false)));
+        }
+        grid = next;
+    }
+}
+
+/// The first grid width: [`FIRST_GRID`], doubled until every part's
+/// one-step PLD takes at most a quarter of the point budget (counted
+/// before any is built), so that the composition's window has room. A
+/// part that needs more than that even at Δ = [`COARSEST_GRID`] — an objective release of
+/// huge A = LR/σ (its loss spans about A², or 2A√(2 log(1/tail)) under
+/// add/remove-one, in units of Δ), or a tiny noise multiplier (about 1/(2z²))
+/// — is refused naming it and what to change.
+fn first_grid(
+    segments: &[Segment],
+    objectives: &[ObjectiveBound],
+    neighbouring: Neighbouring,
+    max_points: usize,
+    tail: f64,
+) -> Result<f64, AccountantError> {
+    let budget = max_points / 4;
+    let groups = distinct(segments);
+    let fits = |grid: f64| -> Option<(String, f64)> {
+        for (i, b) in objectives.iter().enumerate() {
+            if b.points(grid, tail, neighbouring).is_none_or(|n| n > budget) {
+                return Some((format!("objective[{i}].a"), b.a));
+            }
+        }
+        for (m, _) in &groups {
+            if Direction::of(neighbouring)
+                .iter()
+                .any(|&d| m.points(d, grid, tail) > budget)
+            {
+                let i = (segments.iter())
+                    .position(|s| s.noise_multiplier == m.z && s.sample_rate == m.q)
+                    .unwrap_or(0);
+                let name = if segments.len() == 1 && objectives.is_empty() {
+                    "noise_multiplier".to_string()
+                } else {
+                    format!("segment[{i}].noise_multiplier")
+                };
+                return Some((name, m.z));
+            }
+        }
+        None
+    };
+    let mut grid = FIRST_GRID;
+    while let Some((name, value)) = fits(grid) {
+        grid *= 2.0;
+        if grid > COARSEST_GRID {
+            let allowed = if name.starts_with("objective") {
+                format!(
+                    "a = LR/σ small enough that the release's privacy-loss distribution fits in max_points/4 = \
+                     {budget} grid points at grid width {COARSEST_GRID} (under replace-one, its group-privacy bound \
+                     must also fall to the tail below a loss of {MAX_REPLACE_LOSS}); raise the noise σ, or lower the \
+                     Lipschitz constant L"
+                )
+            } else {
+                format!(
+                    "a noise multiplier large enough that one step's privacy-loss distribution fits in max_points/4 \
+                     = {budget} grid points at grid width {COARSEST_GRID}; raise the noise σ, or lower the clip C"
+                )
+            };
+            return Err(AccountantError::range(&name, value, &allowed));
+        }
+    }
+    Ok(grid)
+}
