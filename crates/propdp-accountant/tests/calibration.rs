@@ -73,11 +73,13 @@ proptest! {
     /// 700 generated targets for the noise multiplier, 700 for the sample
     /// rate and 300 for the steps (below) never read back above the target.
     #[test]
+    #[ignore = "slow: run with --include-ignored"]
     fn calibrated_noise_never_reads_back_above_its_target((run, e, d) in run_and_target(), n in relation()) {
         never_overshoots(Knob::NoiseMultiplier, n, run, e, d)?;
     }
 
     #[test]
+    #[ignore = "slow: run with --include-ignored"]
     fn a_calibrated_sample_rate_never_reads_back_above_its_target((run, e, d) in run_and_target(), n in relation()) {
         never_overshoots(Knob::SampleRate, n, run, e, d)?;
     }
@@ -89,6 +91,7 @@ proptest! {
     /// Steps at q ≥ 0.1 and ε ≤ 3 (so that the calibrated T, and each
     /// certified ε on the way, stays small).
     #[test]
+    #[ignore = "slow: run with --include-ignored"]
     fn calibrated_steps_never_read_back_above_their_target((run, e, d) in run_and_target(), n in relation()) {
         let run = Segment { sample_rate: run.sample_rate.max(0.1), ..run };
         never_overshoots(Knob::Steps, n, run, e.min(3.0), d)?;
@@ -101,6 +104,7 @@ proptest! {
     /// A ρ calibration (closed form) reads back at most ρ, and is within
     /// one step or 10⁻¹² of it.
     #[test]
+    #[ignore = "slow: run with --include-ignored"]
     fn a_rho_calibration_never_reads_back_above_its_target(
         steps in 1u64..100_000,
         log_z in -1.0f64..2.0,
