@@ -288,9 +288,7 @@ def main():
         for m in re.finditer(r"(?m)^\s*pub\s+(?:async\s+)?fn\s+(\w+)[^{;]*?->\s*([^{;]+)", text):
             ret = m.group(2)
             if "anyhow" in ret or (anyhow_result and re.match(r"\s*Result\s*<[^,<>]*(<[^<>]*>)?[^,<>]*>\s*(where|$)", ret)):
-                line = text[: m.start()].count("\n") + 1
                 breaches.append(f"anyhow: {rel(f)}: pub fn {m.group(1)} returns anyhow ({ret.strip()})")
-                del line
 
     acc = []
     for f in sorted((CRATES / "propdp-accountant" / "src").rglob("*.rs")):
