@@ -70,7 +70,10 @@ pub(crate) struct InferArgs {
     /// The intervals' level.
     #[arg(long, default_value_t = 0.95, allow_hyphen_values = true)]
     level: f64,
-    /// Seed of the privacy noise [default: fresh randomness, recorded in the report].
+    /// Seed of the privacy noise [default: fresh randomness]. The seed is
+    /// never written to the report or printed: anyone holding it regenerates
+    /// the noise and subtracts it, voiding the guarantee. To reproduce a
+    /// release, choose a seed, keep it secret, and pass it again.
     #[arg(long)]
     seed: Option<u64>,
     /// Output directory (intervals.csv and report.json must not exist in it).

@@ -117,6 +117,26 @@ def test_refusals_and_bad_arguments_are_typed():
     with pytest.raises(propdp.ConfigError) as e:
         res.conf_int(alpha=2.0)
     assert e.value.field == "alpha"
+    with pytest.raises(propdp.InferenceRefused) as e:  # every row shrunk to a thousandth
+        propdp.PrivateGLM(model="logistic", epsilon=4.0, row_norm=1e-3).fit(X, y, seed=0)
+    assert e.value.reason == "rows_projected"
+
+
+def test_a_release_keeps_no_seed_and_no_exact_count():
+    X, y, _ = logistic_data(5, n=600, d=200)
+    seed = 123456789
+    for neighbouring in ("replace_one", "add_remove_one"):
+        model = propdp.PrivateGLM(model="logistic", epsilon=8.0, neighbouring=neighbouring, holdout=0.2)
+        res = model.fit(X, y, seed=seed)
+        assert not hasattr(res, "seed") and not hasattr(res, "projected_rows")
+        for out in (json.dumps(res._report), res.summary(), repr(res)):
+            assert str(seed) not in out and '"seed"' not in out
+        assert 0.0 <= res.rows["shrink"] <= 1.0 and res.rows["shrink_sd"] > 0.0
+        counts = {model.fit(X, y, seed=seed + k).n for k in range(4)}
+        if neighbouring == "add_remove_one":  # n is private: its released value moves with the noise
+            assert res.rows["fitted_sd"] > 1.0 and len(counts) > 1, counts
+        else:
+            assert res.rows["fitted_sd"] == 0.0
 
 
 @pytest.mark.skipif(not BINARY.exists(), reason="the CLI binary is built by scripts/test_python.sh")

@@ -214,7 +214,8 @@ fn a_seed_fixes_the_release_and_the_ledger_holds_the_budget() {
         fit(&rows, 400, 200, &y, &s, Some(9)).unwrap(),
     );
     assert_eq!(a.params, b.params);
-    assert_eq!(a.privacy.releases.len(), 2);
+    // θ̂, the rows' shrink, the two residual statistics
+    assert_eq!(a.privacy.releases.len(), 3);
     assert!(a.privacy.epsilon <= 4.0 && a.privacy.epsilon_lower <= a.privacy.epsilon);
     assert!(
         a.privacy.epsilon > 3.9,
@@ -497,4 +498,144 @@ fn with_a_public_covariance_the_whitened_intervals_keep_their_level() {
     bad[1] = 1.0;
     let e = fit_whitened(&rows, 400, 200, &y, &bad, &s, Some(1)).unwrap_err();
     assert_eq!(e.field(), Some("covariance"), "{e:#}");
+}
+
+/// Every key of a JSON value, at any depth.
+fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(o) => {
+            for (k, v) in o {
+                out.push(k.clone());
+                keys(v, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+/// A release holds neither the noise's seed (with it the noise is
+/// regenerated and subtracted) nor an exact count of private rows: the
+/// rows' shrink by the projection is released, and under add/remove so is
+/// n, whose released value moves with the noise.
+#[test]
+fn a_release_holds_no_seed_and_no_exact_count() {
+    let seed = 987_654_321_u64;
+    let (n, d) = (600, 200);
+    for (model, release) in [
+        (Glm::Logistic, Release::Objective),
+        (Glm::Huber { m: 1.0 }, Release::Output),
+    ] {
+        let (rows, y, _) = data(5, n, d, 1.0, model, NoiseLaw::Gaussian { sd: 0.5 });
+        for neighbouring in [Neighbouring::ReplaceOne, Neighbouring::AddRemoveOne] {
+            let s = Spec {
+                neighbouring,
+                holdout: 0.2,
+                ..spec(model, release, 1.0, 8.0)
+            };
+            let f = fit(&rows, n, d, &y, &s, Some(seed)).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            f.write(dir.path(), 0.05).unwrap();
+            let json = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
+            let text = f.text();
+            for out in [&json, &text] {
+                assert!(!out.contains(&seed.to_string()), "the seed in {out}");
+            }
+            let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+            let mut all = Vec::new();
+            keys(&report, &mut all);
+            for banned in ["seed", "projected", "grad_norm"] {
+                assert!(!all.iter().any(|k| k == banned), "{banned} in {json}");
+            }
+            assert!(f.rows.shrink_sd > 0.0 && f.rows.shrink.is_finite());
+            let fitted: Vec<usize> = (0..4)
+                .map(|k| fit(&rows, n, d, &y, &s, Some(seed + k)).unwrap().n)
+                .collect();
+            let held: Vec<usize> = (0..4)
+                .map(|k| {
+                    fit(&rows, n, d, &y, &s, Some(seed + k))
+                        .unwrap()
+                        .test_error
+                        .unwrap()
+                        .rows
+                })
+                .collect();
+            if neighbouring == Neighbouring::AddRemoveOne {
+                // the exact fitted count is n minus the held-out rows; its release moves by ~z
+                assert!(f.rows.fitted_sd > 1.0, "{:?}", f.rows);
+                let spread = fitted.iter().max().unwrap() - fitted.iter().min().unwrap();
+                assert!(spread > 3, "released counts {fitted:?} hardly move: exact?");
+                let spread = held.iter().max().unwrap() - held.iter().min().unwrap();
+                assert!(spread > 3, "released held-out counts {held:?} hardly move: exact?");
+                assert!(text.contains("about"), "{text}");
+            } else {
+                // replace-one: n is public and the split independent of the data
+                assert_eq!(f.rows.fitted_sd, 0.0);
+                for (a, b) in fitted.iter().zip(&held) {
+                    assert_eq!(a + b, n);
+                }
+            }
+        }
+    }
+}
+
+/// One extreme but finite label cannot make a Huber release NaN: the
+/// residual statistics are bounded per row (their sensitivity holds for
+/// every finite label), and a label far out moves the release no more than
+/// one a little less far out.
+#[test]
+fn an_extreme_label_leaves_the_huber_release_finite() {
+    let (n, d) = (600, 200);
+    let model = Glm::Huber { m: 1.0 };
+    let (rows, y, _) = data(6, n, d, 1.0, model, NoiseLaw::Gaussian { sd: 0.5 });
+    for release in [Release::Output, Release::Objective] {
+        let s = spec(model, release, 1.0, 4.0);
+        // far out on either side: the row's ψ is ±M whatever its label's size
+        let far = [1e6, 1e154, 1e155, 1e300, f64::MAX, -1e6, -1e155, -f64::MAX];
+        let fits: Vec<_> = far
+            .iter()
+            .map(|&big| {
+                let mut y = y.clone();
+                y[0] = big;
+                let f = fit(&rows, n, d, &y, &s, Some(3)).unwrap();
+                let ci = f.conf_int(0.05).unwrap();
+                assert!(
+                    ci.iter().all(|(lo, hi)| lo.is_finite() && hi.is_finite() && lo < hi),
+                    "{release:?}, y[0] = {big}: {:?}",
+                    &ci[..3]
+                );
+                let r = f.residuals.unwrap();
+                assert!(r.inside.is_finite() && r.beta2.is_finite(), "{r:?}");
+                (r.inside, r.beta2)
+            })
+            .collect();
+        // the statistics see the far label only through its bounded ψ
+        for side in [&fits[..5], &fits[5..]] {
+            for w in side.windows(2) {
+                assert!(
+                    (w[0].0 - w[1].0).abs() < 1e-6 && (w[0].1 - w[1].1).abs() < 1e-6,
+                    "{release:?}: {fits:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A row norm far below the rows' scale projects every row, breaking the
+/// intervals' assumption of rows N(0, I/d): refused, from the privately
+/// released shrink.
+#[test]
+fn rows_shrunk_by_the_projection_are_refused() {
+    let (n, d) = (1000, 200);
+    let model = Glm::Huber { m: 1.0 };
+    let (rows, y, _) = data(7, n, d, 1.0, model, NoiseLaw::Gaussian { sd: 0.5 });
+    for (row_norm, release) in [(1e-3, Release::Output), (0.3, Release::Objective)] {
+        let s = Spec {
+            row_norm,
+            ..spec(model, release, 1.0, 4.0)
+        };
+        assert_eq!(refusal(fit(&rows, n, d, &y, &s, Some(1))), Reason::RowsProjected);
+    }
+    let s = spec(model, Release::Output, 1.0, 4.0);
+    assert!(fit(&rows, n, d, &y, &s, Some(1)).is_ok());
 }

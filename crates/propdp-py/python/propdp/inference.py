@@ -52,7 +52,11 @@ class PrivateGLMResults:
     (θ̂/α̂), ``bse`` (standard errors of the debiased estimate),
     ``conf_int(alpha)``, ``contrast(a, alpha)``, ``test_error_int(alpha)``
     (with rows held out of the fit), ``nuisance`` (α̂, σ̂_eff, ŝ² with their
-    errors), ``privacy`` and ``summary()``."""
+    errors), ``privacy``, ``rows`` and ``summary()``. Nothing in it is an
+    exact statistic of the private rows but through a charged release:
+    ``rows`` holds the rows' mean shrink by the projection (released) and,
+    under add/remove, their count (``n`` is then the released count; under
+    replace-one n is public); the noise's seed is never kept."""
 
     def __init__(self, fitted: Any):
         self._fitted = fitted
@@ -75,8 +79,7 @@ class PrivateGLMResults:
         self.noise: float = report["noise"]
         self.n: int = report["n"]
         self.d: int = report["d"]
-        self.projected_rows: int = report["projected"]
-        self.seed: int = report["seed"]
+        self.rows: Dict[str, float] = dict(report["rows"])
         self.test_error: Optional[Dict[str, Any]] = report.get("test_error")
 
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:
@@ -111,15 +114,19 @@ class PrivateGLMResults:
         s = self._report["spec"]
         nu = self.nuisance
         ci = self.conf_int(alpha)
+        how = {"objective": "objective perturbation", "output": "output perturbation", "dpsgd": "DP-SGD"}
+        model = "logistic regression" if s["model"]["model"] == "logistic" else f"Huber regression (M = {s['model']['m']})"
+        approx = "~" if self.rows["fitted_sd"] > 0 else "="
         lines = [
-            f"PrivateGLM: {s['model']['model']} by {s['release']} perturbation, lambda = {s['lambda']}, "
-            f"n = {self.n}, d = {self.d} (d/n = {self.d / self.n:.3f})",
+            f"PrivateGLM: {model} by {how[s['release']]}, lambda = {s['lambda']}, "
+            f"n {approx} {self.n}, d = {self.d} (d/n = {self.d / self.n:.3f})",
             f"privacy: epsilon <= {self.privacy.epsilon:.4f} (lower bound {self.privacy.epsilon_lower:.4f}), "
             f"delta = {self.privacy.delta:g}, {self.privacy.neighbouring}",
         ]
         lines += [f"  released: {r}" for r in self.privacy.releases]
         lines += [
-            f"rows projected onto ||x|| <= {s['row_norm']}: {self.projected_rows} of {self.n}",
+            f"rows projected onto ||x|| <= {s['row_norm']}: shrunk by {100 * self.rows['shrink']:.2f}% on average "
+            f"(released, noise sd {100 * self.rows['shrink_sd']:.2f}%)",
             f"bias factor alpha = {nu['alpha']:.4f} (se {nu['alpha_se']:.4f}), sigma_eff = {nu['sigma_eff']:.4f}, "
             f"signal s2 = {nu['s2']:.4f}",
         ]
@@ -212,7 +219,9 @@ class PrivateGLM:
 
     def fit(self, X: Any, y: Any, seed: Optional[int] = None) -> PrivateGLMResults:
         """Fit privately to rows ``X`` (n × d) and labels ``y`` (n); ``seed``
-        fixes the privacy noise (None: fresh randomness, recorded in the result)."""
+        fixes the privacy noise (None: fresh randomness). The seed is never part of
+        the result: anyone holding it regenerates the noise and subtracts it, so
+        keep a seed you pass secret."""
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.ascontiguousarray(y, dtype=np.float64).ravel()
         if X.ndim != 2:

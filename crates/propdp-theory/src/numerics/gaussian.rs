@@ -142,6 +142,10 @@ pub fn clipped_square_mean(mu: f64, tau: f64, m: f64) -> f64 {
         let c = mu.clamp(-m, m);
         return c * c;
     }
+    // beyond M + 40τ the mass inside ±M underflows and the value is M²: clamping there keeps μ²
+    // finite (μ² overflows for |μ| > 1.3e154, and inf·0 would be NaN) without changing the result
+    let far = m + 40.0 * tau;
+    let mu = mu.clamp(-far, far);
     let a = (-m - mu) / tau;
     let b = (m - mu) / tau;
     let (pa, pb) = (pdf(a), pdf(b));
@@ -161,6 +165,28 @@ mod tests {
     }
 
     /// Closed forms against plain midpoint integration of the density.
+    /// E[clip(μ + τG, ±M)²] by midpoint integration over ±12τ, against the closed form, and
+    /// its limit M² for every finite μ far out (μ² overflows beyond 1.3e154).
+    #[test]
+    fn clipped_square_mean_is_finite_and_right_for_every_mean() {
+        for &(mu, tau, m) in &[(0.3, 0.5, 1.0), (1.1, 0.2, 1.0), (-4.0, 2.0, 1.5), (50.0, 1.0, 2.0)] {
+            let k = 200_000;
+            let h = 24.0 * tau / f64::from(k);
+            let direct: f64 = (0..k)
+                .map(|i| {
+                    let g = -12.0 + 24.0 * (f64::from(i) + 0.5) / f64::from(k);
+                    let c = (mu + tau * g).clamp(-m, m);
+                    c * c * pdf(g) * h / tau
+                })
+                .sum();
+            let closed = clipped_square_mean(mu, tau, m);
+            assert!((closed - direct).abs() < 1e-6, "μ {mu}, τ {tau}: {closed} vs {direct}");
+        }
+        for mu in [1e154, 1e155, -1e200, f64::MAX, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(clipped_square_mean(mu, 0.7, 1.2), 1.2 * 1.2, "μ = {mu}");
+        }
+    }
+
     #[test]
     fn truncated_moments_match_direct_integration() {
         for &(w, c) in &[

@@ -42,6 +42,7 @@ pub mod nuisance;
 pub(crate) mod refusal;
 pub mod release;
 mod report;
+pub mod rows;
 mod spec;
 pub mod test_error;
 pub mod whitening;
@@ -57,6 +58,7 @@ pub use interval::Interval;
 pub use nuisance::Nuisance;
 pub use refusal::{Reason, Refusal};
 pub use report::{Inference, Privacy, Residuals};
+pub use rows::Rows;
 pub use spec::{Descent, Glm, Release, Spec};
 pub use test_error::TestError;
 pub use whitening::Whitening;
@@ -93,9 +95,36 @@ pub const LABEL_SDS: f64 = 5.0;
 /// The key of the inference's random streams ([`propdp_sim::rng::stream`]).
 const STREAM: u64 = 0x1_F3E5;
 
+/// The sub-streams of one fit, one per draw: no two releases share noise
+/// (noise shared by two releases cancels in their difference).
+#[derive(Clone, Copy)]
+#[repr(u64)]
+enum Draw {
+    /// b of objective and output perturbation.
+    Estimator = 0,
+    /// The Huber residual statistics' noise.
+    Residuals = 1,
+    /// DP-SGD's batches and noise.
+    Descent = 2,
+    /// The label sum's noise.
+    Labels = 3,
+    /// Which rows are held out.
+    HoldOut = 4,
+    /// The test error's noise.
+    TestError = 5,
+    /// The rows' shrink and count ([`rows`]).
+    Rows = 6,
+}
+
+/// The seeded stream of one draw of a fit.
+fn draw_stream(seed: u64, draw: Draw) -> propdp_sim::rng::SimRng {
+    propdp_sim::rng::stream(seed, &[STREAM, draw as u64])
+}
+
 /// Fits `spec`'s model privately to the n × d rows (`rows`, row-major) and
 /// labels `y`, and estimates the nuisances of its intervals; `seed` fixes
-/// the noise (a random one when `None`, recorded in the result).
+/// the noise (fresh randomness when `None`). The seed is never part of the
+/// result: anyone holding it regenerates the noise and subtracts it.
 pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Option<u64>) -> crate::Result<Inference> {
     spec.check()?;
     if rows.len() != n * d || y.len() != n || n < 2 {
@@ -122,7 +151,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
     finite_rows(rows, d)?;
     let labels = labels(spec.model, y)?;
     let seed = seed.unwrap_or_else(rand::random);
-    let side = test_error::held_out(n, spec.holdout, seed);
+    let side = test_error::held_out(n, spec.holdout, &mut draw_stream(seed, Draw::HoldOut));
     let held = side.iter().filter(|&&h| h).count();
     if spec.holdout > 0.0 && (held < test_error::MIN_HELD_OUT || n - held < 2) {
         return Err(Argument::new(
@@ -144,7 +173,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
         part.1.push(y);
     }
     let [(rows, labels), (test_rows, test_labels)] = parts;
-    let (n, labels) = (n - held, DVector::from_vec(labels));
+    let labels = DVector::from_vec(labels);
     if matches!(spec.model, Glm::Huber { .. }) && spec.release == Release::Dpsgd && spec.noise.is_none() {
         return Err(refused(Refusal::new(
             Reason::NoiseLawNeeded,
@@ -154,32 +183,30 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
                 .into(),
         )));
     }
-    let mut xt = DMatrix::from_column_slice(d, n, &rows);
-    let mut projected = 0;
-    for mut row in xt.column_iter_mut() {
-        let norm = row.norm();
-        if norm > spec.row_norm {
-            row *= spec.row_norm / norm;
-            projected += 1;
-        }
-    }
+    let mut xt = DMatrix::from_column_slice(d, n - held, &rows);
     // the residual statistics are released only for Huber without a noise law
     let huber_m = match spec.model {
         Glm::Huber { m } if spec.noise.is_none() => Some(m),
         _ => None,
     };
-    // Huber without a noise law releases two residual statistics; logistic the label sum
-    let nuisances = match (spec.model, huber_m) {
-        (_, Some(_)) => 2,
-        (Glm::Logistic, None) => 1,
-        (Glm::Huber { .. }, None) => 0,
-    };
+    // Huber without a noise law releases two residual statistics; logistic the label sum; every
+    // fit the rows' shrink by the projection (and under add/remove their count)
+    let nuisances = rows::releases(spec)
+        + match (spec.model, huber_m) {
+            (_, Some(_)) => 2,
+            (Glm::Logistic, None) => 1,
+            (Glm::Huber { .. }, None) => 0,
+        };
     let plan = release::plan(spec, nuisances)?;
+    let z_rows = plan.nuisance_z.expect("every fit plans its rows' releases");
+    let g = propdp_sim::data::draw_gaussian_vector(2, &mut draw_stream(seed, Draw::Rows));
+    let rows = rows::project_and_release(&mut xt, spec, z_rows, g.as_slice()).map_err(refused)?;
+    // the rows fitted as released (exact under replace-one, where n is public)
+    let nf = rows.fitted;
+    let mut releases = vec![];
     let label_mean = if spec.model == Glm::Logistic {
-        let z = plan.nuisance_z.expect("logistic plans its label release");
-        let mut rng = propdp_sim::rng::stream(seed, &[STREAM, 3]);
-        let g = propdp_sim::data::draw_gaussian_vector(1, &mut rng)[0];
-        let nf = n as f64;
+        let z = z_rows;
+        let g = propdp_sim::data::draw_gaussian_vector(1, &mut draw_stream(seed, Draw::Labels))[0];
         // Σ yᵢ, yᵢ = ±1: add/remove sensitivity 1 (replace-one 2, the accountant's pair)
         let mean = ((labels.sum() + z * g) / nf).clamp(-1.0, 1.0);
         let sd = (1.0 / nf + (z / nf).powi(2)).sqrt();
@@ -198,7 +225,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
     } else {
         None
     };
-    let b = propdp_sim::data::draw_gaussian_vector(d, &mut propdp_sim::rng::stream(seed, &[STREAM, 0]));
+    let b = propdp_sim::data::draw_gaussian_vector(d, &mut draw_stream(seed, Draw::Estimator));
     let (sigma, tau) = if spec.is_objective() {
         (plan.noise, 0.0)
     } else {
@@ -215,24 +242,23 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             },
         ),
     };
-    let (theta, grad_norm, released) = match spec.descent {
+    let (theta, released) = match spec.descent {
         Some(g) => {
             let gradient = g.algorithm(spec.lambda, plan.noise).gradient_steps();
             let descent = propdp_sim::gd::Descent {
                 loss,
                 gradient: gradient.expect("DP-SGD is a gradient method"),
             };
-            let mut rng = propdp_sim::rng::stream(seed, &[STREAM, 2]);
+            let mut rng = draw_stream(seed, Draw::Descent);
             let theta = descent.run(&xt, &labels, &mut rng, |_, _, _| {}).map_err(|e| {
                 anyhow::anyhow!(
-                    "the private descent (n = {n}, d = {d}, lambda = {}, eta = {}, steps = {}, noise σ = {:.4}): {e}",
+                    "the private descent (d = {d}, lambda = {}, eta = {}, steps = {}, noise σ = {:.4}): {e}",
                     spec.lambda,
                     g.eta,
                     g.steps,
                     plan.noise
                 )
             })?;
-            let grad_norm = ridge_gradient_norm(&xt, &labels, loss, spec.lambda, &theta);
             let text = format!(
                 "θ̂ by DP-SGD ({} steps at sample rate {}, clip {}, noise σ = {:.6})",
                 g.steps,
@@ -240,7 +266,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
                 g.clip.map_or("none".to_string(), |c| c.to_string()),
                 plan.noise
             );
-            (theta, grad_norm, text)
+            (theta, text)
         }
         None => {
             let objective = Objective {
@@ -251,9 +277,9 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
                 sigma,
                 b: &b,
             };
-            let (theta, report) = objective.minimize(1e-9, 200).map_err(|e| {
+            let (theta, _) = objective.minimize(1e-9, 200).map_err(|e| {
                 anyhow::anyhow!(
-                    "the private fit (n = {n}, d = {d}, lambda = {}, noise = {:.4}) did not converge: {e}",
+                    "the private fit (d = {d}, lambda = {}, noise = {:.4}) did not converge: {e}",
                     spec.lambda,
                     plan.noise
                 )
@@ -264,12 +290,20 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
                 if spec.is_objective() { "σ" } else { "τ" },
                 plan.noise
             );
-            (theta + tau * &b, report.grad_norm, text)
+            (theta + tau * &b, text)
         }
     };
-    let delta = d as f64 / n as f64;
+    let delta = d as f64 / nf;
     let q_obs = theta.norm_squared() / d as f64;
-    let mut releases = vec![released];
+    releases.insert(0, released);
+    releases.push(if rows.fitted_sd > 0.0 {
+        format!(
+            "the rows' mean shrink by the projection and their count (add/remove: n is private), by the Gaussian \
+             mechanism (noise multiplier {z_rows:.3})"
+        )
+    } else {
+        format!("the rows' mean shrink by the projection, by the Gaussian mechanism (noise multiplier {z_rows:.3})")
+    });
     if let Some((mean, z)) = label_mean {
         releases.push(format!(
             "the mean label ({mean:+.4}; logistic has no intercept: checked against 0) by the Gaussian mechanism \
@@ -311,8 +345,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             let r = &labels - xt.tr_mul(&theta);
             // each residual's blur by the output noise, τ‖xᵢ‖ (0 for objective perturbation)
             let blur: Vec<f64> = xt.column_iter().map(|x| tau * x.norm()).collect();
-            let g = propdp_sim::data::draw_gaussian_vector(2, &mut propdp_sim::rng::stream(seed, &[STREAM, 1]));
-            let nf = n as f64;
+            let g = propdp_sim::data::draw_gaussian_vector(2, &mut draw_stream(seed, Draw::Residuals));
             // the centred sum Σ(ψ(rᵢ) − mid) with noise z·half (its add/remove sensitivity)
             let release = |f: deblur::Functional, g: f64| {
                 let (mid, half) = f.range(m, tau * spec.row_norm);
@@ -359,7 +392,13 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
         }
     };
     let test_error = if held > 0 {
-        let t = test_error::release(spec, theta.as_slice(), &test_rows, &test_labels, seed)?;
+        let t = test_error::release(
+            spec,
+            theta.as_slice(),
+            &test_rows,
+            &test_labels,
+            &mut draw_stream(seed, Draw::TestError),
+        )?;
         releases.push(t.release_text());
         Some(t)
     } else {
@@ -372,7 +411,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             plan.bracket.upper.max(t.epsilon),
         )
     });
-    Ok(Inference {
+    let inference = Inference {
         spec: *spec,
         params: theta.iter().copied().collect(),
         fitted: theta.iter().copied().collect(),
@@ -389,24 +428,42 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             neighbouring: spec.neighbouring.label(),
             releases,
         },
-        n,
+        n: nf.round() as usize,
         d,
-        projected,
-        grad_norm,
-        seed,
-    })
+        rows,
+    };
+    finite(inference)
 }
 
-/// ‖Σᵢℓ'(yᵢ, xᵢᵀθ)xᵢ + λθ‖/√d: how far θ is from the ridge optimum.
-fn ridge_gradient_norm(xt: &DMatrix<f64>, y: &DVector<f64>, loss: Loss, lambda: f64, theta: &DVector<f64>) -> f64 {
-    let psi = DVector::from_iterator(
-        y.len(),
-        xt.tr_mul(theta)
-            .iter()
-            .zip(y.iter())
-            .map(|(&r, &yi)| loss.eval(yi, r).1),
-    );
-    (xt * psi + lambda * theta).norm() / (theta.len() as f64).sqrt()
+/// The fit, or a computation error when anything it would release or
+/// report is not finite (never a NaN interval).
+fn finite(f: Inference) -> crate::Result<Inference> {
+    let n = &f.nuisance;
+    let bad = [
+        ("θ̂", f.params.iter().copied().find(|v| !v.is_finite())),
+        (
+            "the nuisances",
+            [n.alpha, n.alpha_se, n.sigma_eff, n.sigma_eff_se, n.s2]
+                .into_iter()
+                .find(|v| !v.is_finite()),
+        ),
+        (
+            "the standard errors",
+            f.standard_errors().into_iter().find(|v| !v.is_finite()),
+        ),
+    ];
+    match bad.iter().find(|(_, v)| v.is_some()) {
+        Some((what, Some(v))) => Err(anyhow::anyhow!(
+            "{what} of the private fit came out {v} (d = {}, lambda = {}, epsilon = {}, row_norm = {}): nothing is \
+             released",
+            f.d,
+            f.spec.lambda,
+            f.spec.epsilon,
+            f.spec.row_norm
+        )
+        .into()),
+        _ => Ok(f),
+    }
 }
 
 /// [`fit`] with a public feature covariance Σ (d × d, row-major; rows

@@ -21,6 +21,9 @@ pub enum Reason {
     /// Logistic labels whose released mean is far from 0: the model has
     /// no intercept.
     UnbalancedLabels,
+    /// The projection onto ‖x‖ ≤ row_norm shrinks the rows far more than
+    /// rows N(0, I/d) are ([`super::rows::MAX_SHRINK`]).
+    RowsProjected,
 }
 
 /// A refused inference: the reason, and what was found.

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::interval::{Interval, quantile};
-use super::{MAX_RELATIVE_ERROR, Nuisance, Release, SIGNAL_Z, Spec, TestError, Whitening};
+use super::{Glm, MAX_RELATIVE_ERROR, Nuisance, Release, Rows, SIGNAL_Z, Spec, TestError, Whitening};
 use crate::error::Argument;
 
 /// What the release certifies.
@@ -66,16 +66,15 @@ pub struct Inference {
     pub test_error: Option<TestError>,
     /// What the release certifies.
     pub privacy: Privacy,
-    /// Rows fitted (without the held-out ones).
+    /// Rows fitted (without the held-out ones) as the release states them:
+    /// exact under replace-one, where n is public; under add/remove the
+    /// privately released count, rounded ([`Rows`]).
     pub n: usize,
     /// Features.
     pub d: usize,
-    /// Rows projected onto the ball ‖x‖ ≤ row_norm.
-    pub projected: usize,
-    /// The optimiser's final ‖∇F‖/√d.
-    pub grad_norm: f64,
-    /// The seed of the noise draws.
-    pub seed: u64,
+    /// What was released of the rows: their count and their shrink by the
+    /// projection onto ‖x‖ ≤ row_norm.
+    pub rows: Rows,
 }
 
 impl Inference {
@@ -267,13 +266,18 @@ impl Inference {
     pub fn text(&self) -> String {
         let n = &self.nuisance;
         let how = match self.spec.release {
-            Release::Dpsgd => "DP-SGD".to_string(),
-            r => format!("{r:?} perturbation"),
+            Release::Dpsgd => "DP-SGD",
+            Release::Objective => "objective perturbation",
+            Release::Output => "output perturbation",
+        };
+        let model = match self.spec.model {
+            Glm::Logistic => "logistic regression".to_string(),
+            Glm::Huber { m } => format!("Huber regression (M = {m})"),
         };
         let mut out = format!(
-            "{:?} by {how}, lambda = {}, n = {}, d = {} (d/n = {:.3})\n",
-            self.spec.model,
+            "{model} by {how}, lambda = {}, n {} {}, d = {} (d/n = {:.3})\n",
             self.spec.lambda,
+            if self.rows.fitted_sd > 0.0 { "≈" } else { "=" },
             self.n,
             self.d,
             self.d as f64 / self.n as f64
@@ -285,10 +289,7 @@ impl Inference {
         for r in &self.privacy.releases {
             out += &format!("  released: {r}\n");
         }
-        out += &format!(
-            "rows projected onto ‖x‖ ≤ {}: {} of {}\n",
-            self.spec.row_norm, self.projected, self.n
-        );
+        out += &format!("{}\n", self.rows.text(self.spec.row_norm));
         out += &format!(
             "bias factor α̂ = {:.4} (se {:.4}), σ̂_eff = {:.4}, signal ŝ² = {:.4}\n",
             n.alpha, n.alpha_se, n.sigma_eff, n.s2
@@ -302,8 +303,9 @@ impl Inference {
         if let Some(t) = &self.test_error {
             let i = t.interval(0.05).expect("0.05 is a level");
             out += &format!(
-                "test error ({}) of θ̂ on {} held-out rows: {:.4}, 95% interval [{:.4}, {:.4}]\n",
+                "test error ({}) of θ̂ on {}{} held-out rows: {:.4}, 95% interval [{:.4}, {:.4}]\n",
                 t.metric.name(),
+                if t.rows_sd > 0.0 { "about " } else { "" },
                 t.rows,
                 i.estimate,
                 i.lower,

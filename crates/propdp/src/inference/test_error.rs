@@ -39,7 +39,7 @@
 use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
 use propdp_core::accountant::epsilon;
 use propdp_core::accountant::events::{Events, Segment};
-use propdp_core::accountant::{Mechanism, MechanismKind};
+use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
 use rand::RngExt;
 use serde::Serialize;
 
@@ -100,8 +100,11 @@ impl Metric {
 pub struct TestError {
     /// What was measured.
     pub metric: Metric,
-    /// The held-out rows m.
+    /// The held-out rows m as released: exact under replace-one (public
+    /// there), the Gaussian mechanism's m̃ (rounded) under add/remove.
     pub rows: usize,
+    /// The standard deviation of `rows`' release noise (0: public).
+    pub rows_sd: f64,
     /// The released mean μ̂.
     pub mean: f64,
     /// v̂, the variance of one row's error.
@@ -133,21 +136,24 @@ impl TestError {
 
     /// The ledger's line for this release.
     pub(super) fn release_text(&self) -> String {
+        let rows = if self.rows_sd > 0.0 {
+            format!("about {} held-out rows (their count released too)", self.rows)
+        } else {
+            format!("{} held-out rows", self.rows)
+        };
         format!(
-            "{} of θ̂ on {} held-out rows (disjoint from the fitted ones: composes in parallel), by the Gaussian \
-             mechanism (noise multiplier {:.3}; ε ≤ {:.4} alone)",
+            "{} of θ̂ on {rows} (disjoint from the fitted ones: composes in parallel), by the Gaussian mechanism \
+             (noise multiplier {:.3}; ε ≤ {:.4} alone)",
             self.metric.label(),
-            self.rows,
             self.noise_multiplier,
             self.epsilon
         )
     }
 }
 
-/// Which rows are held out: row i when the i-th uniform of `seed`'s stream
-/// is below `share`.
-pub(super) fn held_out(n: usize, share: f64, seed: u64) -> Vec<bool> {
-    let mut rng = propdp_sim::rng::stream(seed, &[super::STREAM, 2]);
+/// Which rows are held out: row i when the i-th uniform of `rng` (a
+/// seeded stream of its own) is below `share`.
+pub(super) fn held_out(n: usize, share: f64, rng: &mut impl rand::Rng) -> Vec<bool> {
     (0..n).map(|_| rng.random::<f64>() < share).collect()
 }
 
@@ -191,8 +197,16 @@ fn calibrate(spec: &Spec, k: usize) -> Result<(f64, EpsilonBracket), Argument> {
 }
 
 /// The private test error of `theta` on the held-out rows (`rows`
-/// row-major, m × d, labels `y` as the loss reads them).
-pub(super) fn release(spec: &Spec, theta: &[f64], rows: &[f64], y: &[f64], seed: u64) -> Result<TestError, Argument> {
+/// row-major, m × d, labels `y` as the loss reads them), its noise drawn
+/// from `rng` (a seeded stream of its own). Under add/remove the count m
+/// is private too and is released beside the sums (sensitivity 1).
+pub(super) fn release(
+    spec: &Spec,
+    theta: &[f64],
+    rows: &[f64],
+    y: &[f64],
+    rng: &mut impl rand::Rng,
+) -> Result<TestError, Argument> {
     let d = theta.len();
     let m = y.len();
     let metric = match spec.model {
@@ -220,10 +234,16 @@ pub(super) fn release(spec: &Spec, theta: &[f64], rows: &[f64], y: &[f64], seed:
         .collect();
     let b = metric.bound();
     let moments: usize = if metric == Metric::ClassError { 1 } else { 2 };
-    let (z, certified) = calibrate(spec, moments)?;
-    let mut rng = propdp_sim::rng::stream(seed, &[super::STREAM, 3]);
-    let g = propdp_sim::data::draw_gaussian_vector(2, &mut rng);
-    let mf = m as f64;
+    let private_count = spec.neighbouring == Neighbouring::AddRemoveOne;
+    let (z, certified) = calibrate(spec, moments + usize::from(private_count))?;
+    let g = propdp_sim::data::draw_gaussian_vector(3, rng);
+    // the held-out rows as released: m is public under replace-one (the split is drawn independently
+    // of the data and n is fixed), private under add/remove
+    let mf = if private_count {
+        (m as f64 + z * g[2]).max(1.0)
+    } else {
+        m as f64
+    };
     // centred sums, add/remove sensitivities B/2 and B²/2
     let first: f64 = errors.iter().map(|e| e - 0.5 * b).sum::<f64>() + z * 0.5 * b * g[0];
     let mean = first / mf + 0.5 * b;
@@ -236,7 +256,8 @@ pub(super) fn release(spec: &Spec, theta: &[f64], rows: &[f64], y: &[f64], seed:
     };
     Ok(TestError {
         metric,
-        rows: m,
+        rows: mf.round() as usize,
+        rows_sd: if private_count { z } else { 0.0 },
         mean,
         variance,
         noise_sd: z * 0.5 * b / mf,
