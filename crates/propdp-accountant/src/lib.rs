@@ -40,6 +40,6 @@ pub use error::AccountantError;
 pub use gaussian::{
     delta_gaussian, gdp_to_eps, log_delta_gaussian, log_norm_cdf, mu_dpgd, mu_output, norm_cdf, rdp_to_eps, zcdp_to_eps,
 };
-pub use mechanism::{Mechanism, MechanismKind};
+pub use mechanism::{ExtraRidge, Mechanism, MechanismKind};
 pub use neighbouring::{Neighbouring, relation_factor};
 pub use objective::{ObjectiveBound, objective_replace_one};

@@ -11,6 +11,38 @@ use crate::gaussian::{eps_at, log_delta_gaussian, mu_dpgd, mu_output, smallest_n
 use crate::neighbouring::Neighbouring;
 use crate::objective::ObjectiveBound;
 
+/// What a calibration does when objective perturbation's floor exceeds
+/// half the budget ([`Mechanism::extra_ridge`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExtraRidge {
+    /// Add the extra ridge Δ to λ that brings the floor to half the budget
+    /// and spend the other half on the noise (the standard algorithm).
+    #[default]
+    Auto,
+    /// Keep λ; refuse a budget at or below the floor.
+    Refuse,
+}
+
+impl ExtraRidge {
+    /// "auto" or "refuse", as configs and arguments spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExtraRidge::Auto => "auto",
+            ExtraRidge::Refuse => "refuse",
+        }
+    }
+
+    /// The policy named `name`, or `None`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "auto" => Some(ExtraRidge::Auto),
+            "refuse" => Some(ExtraRidge::Refuse),
+            _ => None,
+        }
+    }
+}
+
 /// A mechanism whose noise can be calibrated, with its loss constants.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Mechanism {
@@ -86,6 +118,39 @@ impl Mechanism {
             (true, Neighbouring::ReplaceOne) => 4.0 * c0,
             (_, Neighbouring::AddRemoveOne) => c0,
         }
+    }
+
+    /// Objective perturbation's extra ridge Δ ≥ 0 for a budget `level` (ε,
+    /// or ρ with `zcdp`): the smallest Δ whose floor is at most half the
+    /// budget, floor(λ + Δ) ≤ level/2, so that the other half is left for
+    /// the noise (Chaudhuri, Monteleoni, Sarwate 2011, Alg. 2; Kifer, Smith,
+    /// Thakurta 2012). With floor(λ) = k·log(1 + β/λ) (R = 1; k = 1 under
+    /// add/remove, 2 in ε and 4 in ρ under replace-one),
+    ///
+    ///   Δ = max(0, β/(e^{level/(2k)} − 1) − λ),
+    ///
+    /// 0 where the floor is already at most half the budget (continuous
+    /// there) and for the Gaussian mechanisms. docs/privacy.md derives it.
+    ///
+    /// ```
+    /// use propdp_accountant::{Mechanism, MechanismKind, Neighbouring};
+    /// // logistic (β = 1/4), λ = 0.1, ε = 1, replace-one: the floor 2·log(1 + β/λ) = 2.51 > ε
+    /// let m = Mechanism::new(MechanismKind::Objective { lambda: 0.1 }, 1.0, 0.25, Neighbouring::ReplaceOne);
+    /// let extra = m.extra_ridge(1.0, false);
+    /// let m2 = Mechanism::new(MechanismKind::Objective { lambda: 0.1 + extra }, 1.0, 0.25, Neighbouring::ReplaceOne);
+    /// assert!((m2.floor(false) - 0.5).abs() < 1e-12);
+    /// assert_eq!(m.extra_ridge(6.0, false), 0.0); // 2.51 ≤ 6/2
+    /// ```
+    pub fn extra_ridge(&self, level: f64, zcdp: bool) -> f64 {
+        let MechanismKind::Objective { lambda } = self.kind else {
+            return 0.0;
+        };
+        let k = match (zcdp, self.neighbouring) {
+            (_, Neighbouring::AddRemoveOne) => 1.0,
+            (false, Neighbouring::ReplaceOne) => 2.0,
+            (true, Neighbouring::ReplaceOne) => 4.0,
+        };
+        (self.curvature / (level / (2.0 * k)).exp_m1() - lambda).max(0.0)
     }
 
     /// δ(ε) at noise level `noise` (σ for objective and DP-GD, τ for output),

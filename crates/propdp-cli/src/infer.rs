@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use propdp::core::accountant::Neighbouring;
+use propdp::core::accountant::{ExtraRidge, Neighbouring};
 
 use crate::privacy::parse_neighbouring;
 
@@ -67,6 +67,13 @@ pub(crate) struct InferArgs {
     /// The clip B of the held-out squared error [model huber; default (3M)²].
     #[arg(long, allow_hyphen_values = true)]
     test_clip: Option<f64>,
+    /// Objective perturbation whose floor 2·log(1 + βR²/λ) (add/remove:
+    /// log(1 + βR²/λ)) exceeds half of ε: auto adds the extra ridge Δ that
+    /// brings it to ε/2 and spends the other half on the noise (the standard
+    /// algorithm; Δ and λ + Δ are reported); refuse keeps λ and refuses ε at
+    /// or below the floor.
+    #[arg(long, default_value = "auto", value_parser = parse_extra_ridge)]
+    extra_ridge: ExtraRidge,
     /// The intervals' level.
     #[arg(long, default_value_t = 0.95, allow_hyphen_values = true)]
     level: f64,
@@ -79,6 +86,11 @@ pub(crate) struct InferArgs {
     /// Output directory (intervals.csv and report.json must not exist in it).
     #[arg(long)]
     out: PathBuf,
+}
+
+/// `--extra-ridge`: auto or refuse.
+pub(crate) fn parse_extra_ridge(s: &str) -> Result<ExtraRidge, String> {
+    ExtraRidge::from_name(s).ok_or_else(|| format!("{s:?} is invalid: allowed auto, refuse"))
 }
 
 /// `propdp infer`.
@@ -129,6 +141,7 @@ pub(crate) fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
         holdout: a.holdout,
         test_clip: a.test_clip,
         descent,
+        extra_ridge: a.extra_ridge,
         noise: match &a.noise {
             None => None,
             Some(text) => Some(

@@ -54,6 +54,11 @@ pub(crate) struct PrivacyArgs {
     /// Target zCDP ρ for calibration (instead of --epsilon).
     #[arg(long, allow_hyphen_values = true)]
     rho: Option<f64>,
+    /// Objective perturbation calibrated to a target whose floor exceeds half of it: auto (default) adds the
+    /// extra ridge Δ that brings the floor to half the target (the mechanism runs at λ + Δ, reported);
+    /// refuse keeps λ.
+    #[arg(long, value_parser = crate::infer::parse_extra_ridge)]
+    extra_ridge: Option<propdp::core::accountant::ExtraRidge>,
     /// A DP-SGD schedule: a TOML file of [[segment]] tables with noise, sample_rate, steps and optional clip,
     /// and [[objective]] tables (lambda, noise) for models released by objective perturbation
     /// (instead of --noise/--sample-rate/--steps/--clip; its certified ε at --delta-priv; nothing is
@@ -144,6 +149,7 @@ impl PrivacyArgs {
             noise: self.noise,
             epsilon: self.epsilon,
             rho: self.rho,
+            extra_ridge: self.extra_ridge,
             ..QueryArgs::new(self.algorithm, self.model)
         }
     }

@@ -27,10 +27,7 @@ fn main() {
     for target in budgets {
         println!("{target:?}:");
         for (name, kind) in kinds {
-            let budget = Budget {
-                target,
-                neighbouring: Neighbouring::ReplaceOne,
-            };
+            let budget = Budget::new(target, Neighbouring::ReplaceOne);
             match budget.calibrate(&model, kind) {
                 Some(noise) => println!("  {name:<18} noise {noise:.4}"),
                 None => println!("  {name:<18} unreachable (below the objective-perturbation floor)"),

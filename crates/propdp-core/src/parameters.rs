@@ -84,7 +84,7 @@ impl Domain {
 /// Every key of `[problem]` and `[algorithm]`, and the simulation's `d`
 /// and the gradient step `t` as axes (a test checks the tables' keys are
 /// all here). Symbols are the keys' names where figures have used them so.
-pub const PARAMETERS: [Parameter; 22] = [
+pub const PARAMETERS: [Parameter; 23] = [
     Parameter {
         name: "model",
         table: "problem",
@@ -244,6 +244,14 @@ pub const PARAMETERS: [Parameter; 22] = [
         label: "neighbouring",
         domain: Domain::Choice,
         algorithms: &[],
+    },
+    Parameter {
+        name: "extra_ridge",
+        table: "algorithm",
+        symbol: "extra_ridge",
+        label: "extra ridge (auto | refuse)",
+        domain: Domain::Choice,
+        algorithms: &["objective"],
     },
     Parameter {
         name: "d",

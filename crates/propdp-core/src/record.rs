@@ -639,6 +639,14 @@ pub struct Privacy {
     /// δ of (ε, δ)-DP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta: Option<f64>,
+    /// Objective perturbation: the extra ridge Δ added to the config's λ
+    /// (`extra_ridge = "auto"` where the floor exceeded half the budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_ridge: Option<f64>,
+    /// With an extra ridge: the effective λ + Δ the noise was calibrated at
+    /// and the theory solved at (the point's λ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lambda_effective: Option<f64>,
 }
 
 impl Privacy {
@@ -655,9 +663,19 @@ impl Privacy {
             rho: None,
             epsilon: None,
             delta: None,
+            extra_ridge: None,
+            lambda_effective: None,
         };
         if let Some(b) = point.budget() {
-            return Some(match b.target {
+            let ridge = |p: Privacy| match b.added_ridge > 0.0 {
+                true => Privacy {
+                    extra_ridge: Some(b.added_ridge),
+                    lambda_effective: Some(point.algorithm().lambda()),
+                    ..p
+                },
+                false => p,
+            };
+            return Some(ridge(match b.target {
                 Target::Approx { epsilon, delta_priv } => Privacy {
                     epsilon: Some(epsilon),
                     delta: Some(delta_priv),
@@ -667,7 +685,7 @@ impl Privacy {
                     rho: Some(rho),
                     ..none(b.neighbouring, "rho-zCDP")
                 },
-            });
+            }));
         }
         let crate::Algorithm::Dpgd { sigma, steps, .. } = point.algorithm() else {
             return None;

@@ -154,31 +154,46 @@ fn point(
         NoiseSource::Approx {
             delta_priv,
             neighbouring,
+            extra_ridge,
             ..
         } => Some(Budget {
-            target: Target::Approx {
-                epsilon: v["epsilon"],
-                delta_priv,
-            },
-            neighbouring,
+            extra_ridge,
+            ..Budget::new(
+                Target::Approx {
+                    epsilon: v["epsilon"],
+                    delta_priv,
+                },
+                neighbouring,
+            )
         }),
-        NoiseSource::Zcdp { neighbouring, .. } => Some(Budget {
-            target: Target::Zcdp { rho: v["rho"] },
+        NoiseSource::Zcdp {
             neighbouring,
+            extra_ridge,
+            ..
+        } => Some(Budget {
+            extra_ridge,
+            ..Budget::new(Target::Zcdp { rho: v["rho"] }, neighbouring)
         }),
     };
-    let noise = match budget {
-        None => v[kind.noise_param()],
-        Some(b) => {
+    // objective perturbation below twice its floor: the theory and the noise at λ + Δ
+    let mut v = v.clone();
+    let (noise, budget) = match budget {
+        None => (v[kind.noise_param()], None),
+        Some(mut b) => {
             model.check()?;
             kind.check_lambda(v["lambda"], true)?;
             // validate the algorithm's fields before the accountant reads them
-            let unit = a.algorithm(v, 1.0)?;
+            let unit = a.algorithm(&v, 1.0)?;
             crate::problem::check_budget_applies(&model, &unit)?;
-            let mkind = unit.mechanism();
-            calibrated_noise(&model, mkind, b)?
+            b.added_ridge = b.ridge_to_add(&model, unit.mechanism());
+            if b.added_ridge > 0.0 {
+                *v.get_mut("lambda").expect("every algorithm has lambda") += b.added_ridge;
+            }
+            let mkind = a.algorithm(&v, 1.0)?.mechanism();
+            (calibrated_noise(&model, mkind, b)?, Some(b))
         }
     };
+    let v = &v;
     let point = Point::new(v["delta"], v["s2"], model, a.algorithm(v, noise)?)?;
     Ok(match budget {
         Some(b) => point.with_budget(b),
@@ -207,7 +222,8 @@ fn calibrated_noise(model: &Model, kind: MechanismKind, budget: Budget) -> Resul
             level,
             &format!(
                 "{what} > {floor:.4}: objective perturbation cannot go below log(1 + βR²/λ) per neighbour \
-                 (λ = {lambda}, β = {}) whatever σ; raise λ or {what}",
+                 (λ = {lambda}, β = {}) whatever σ; raise λ or {what}, or let algorithm.extra_ridge = \"auto\" \
+                 (the default) add the ridge that halves the floor",
                 model.curvature()
             ),
         ));

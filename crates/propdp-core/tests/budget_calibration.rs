@@ -49,9 +49,9 @@ delta_priv = 1e-5
             base.replace("epsilon = [1.5, 3.0]", "epsilon = [0.0, 3.0]"),
             "algorithm.epsilon",
         ),
-        // below the objective-perturbation floor 2·log(1 + 1/2) ≈ 0.81 at λ = 2
+        // below the objective-perturbation floor 2·log(1 + 1/2) ≈ 0.81 at λ = 2, extra ridge refused
         (
-            base.replace("epsilon = [1.5, 3.0]", "epsilon = [0.7, 3.0]"),
+            base.replace("epsilon = [1.5, 3.0]", "epsilon = [0.7, 3.0]\nextra_ridge = \"refuse\""),
             "cannot go below",
         ),
     ] {
@@ -105,7 +105,7 @@ rho = [0.1, 1.0]
         (
             base.replace("kind = \"dpgd\"", "kind = \"objective\"")
                 .replace("eta = 0.5\nsteps = [5, 20]\n", "")
-                .replace("rho = [0.1, 1.0]", "rho = 0.5"),
+                .replace("rho = [0.1, 1.0]", "rho = 0.5\nextra_ridge = \"refuse\""),
             "cannot go below",
         ),
     ] {

@@ -84,7 +84,7 @@ impl Fitted {
 /// One private fit of `model` by `algorithm` to the n × d rows `x`
 /// (row-major float64 bytes) and labels `y`.
 #[pyfunction]
-#[pyo3(signature = (x, n, d, y, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None, holdout=0.0, test_clip=None, covariance=None, steps=None, eta=None, sample_rate=None, clip=None))]
+#[pyo3(signature = (x, n, d, y, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None, holdout=0.0, test_clip=None, covariance=None, steps=None, eta=None, sample_rate=None, clip=None, extra_ridge="auto"))]
 #[allow(clippy::too_many_arguments)] // one per keyword of PrivateGLM
 pub fn infer(
     py: Python<'_>,
@@ -109,6 +109,7 @@ pub fn infer(
     eta: Option<f64>,
     sample_rate: Option<f64>,
     clip: Option<f64>,
+    extra_ridge: &str,
 ) -> PyResult<Fitted> {
     let bad = |argument: &'static str, text: String| {
         argument_error(
@@ -180,6 +181,12 @@ pub fn infer(
             )
         })?),
     };
+    let Some(extra_ridge) = propdp::core::accountant::ExtraRidge::from_name(extra_ridge) else {
+        return Err(bad(
+            "extra_ridge",
+            format!(" = {extra_ridge:?} is invalid: allowed \"auto\", \"refuse\""),
+        ));
+    };
     let spec = Spec {
         model,
         release,
@@ -192,6 +199,7 @@ pub fn infer(
         holdout,
         test_clip,
         descent,
+        extra_ridge,
     };
     let (x, y) = (floats(py, "X", x)?, floats(py, "y", y)?);
     let covariance = covariance.map(|c| floats(py, "covariance", c)).transpose()?;

@@ -14,7 +14,7 @@ use crate::errors::{PropdpError, argument_error, config_error, to_py};
 /// The guarantee of a noise level in every notion, or the noise calibrated
 /// to `epsilon` (at `delta_priv`) or `rho` (what `propdp privacy` prints).
 #[pyfunction]
-#[pyo3(signature = (algorithm, model, *, huber_m=None, lambda_=None, steps=None, neighbouring=None, delta_priv=None, noise=None, epsilon=None, rho=None, sample_rate=None, clip=None))]
+#[pyo3(signature = (algorithm, model, *, huber_m=None, lambda_=None, steps=None, neighbouring=None, delta_priv=None, noise=None, epsilon=None, rho=None, sample_rate=None, clip=None, extra_ridge=None))]
 #[allow(clippy::too_many_arguments)] // one per keyword of the Python call
 pub(crate) fn privacy<'py>(
     py: Python<'py>,
@@ -30,6 +30,7 @@ pub(crate) fn privacy<'py>(
     rho: Option<&Bound<'py, PyAny>>,
     sample_rate: Option<&Bound<'py, PyAny>>,
     clip: Option<&Bound<'py, PyAny>>,
+    extra_ridge: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let bad = |field: &str, why: String| config_error(py, format!("{field}{why}"), Some(field.into()));
     let name = |v: &Bound<'py, PyAny>, field: &str, allowed: &str| -> PyResult<String> {
@@ -66,6 +67,17 @@ pub(crate) fn privacy<'py>(
         noise: number(py, noise, "noise")?,
         epsilon: number(py, epsilon, "epsilon")?,
         rho: number(py, rho, "rho")?,
+        extra_ridge: match extra_ridge.filter(|v| !v.is_none()) {
+            None => None,
+            Some(v) => {
+                let allowed = "\"auto\", \"refuse\"";
+                let text = name(v, "extra_ridge", allowed)?;
+                Some(
+                    propdp::core::accountant::ExtraRidge::from_name(&text)
+                        .ok_or_else(|| bad("extra_ridge", format!(" = {text:?} is invalid: allowed {allowed}")))?,
+                )
+            }
+        },
         ..QueryArgs::new(algorithm, model)
     };
     let q = args.query().map_err(|a| argument_error(py, &a))?;

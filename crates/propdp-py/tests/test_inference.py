@@ -70,15 +70,15 @@ def huber_data(seed, n=800, d=400):
 def test_huber_charges_its_residual_statistics():
     X, y, _ = huber_data(5)
     res = propdp.PrivateGLM(model="huber", lambda_=1.0, epsilon=4.0, huber_m=1.0).fit(X, y, seed=1)
-    assert len(res.privacy.releases) == 2 and res.privacy.epsilon <= 4.0
+    assert len(res.privacy.releases) == 3 and res.privacy.epsilon <= 4.0
     assert 0 < res.nuisance["residuals"]["inside"] <= 1
 
 
 def test_huber_output_without_the_noise_law_releases_de_blurred_statistics():
     X, y, theta = huber_data(7)
     res = propdp.PrivateGLM(model="huber", algorithm="output", lambda_=1.0, epsilon=32.0).fit(X, y, seed=3)
-    assert len(res.privacy.releases) == 2 and res.privacy.epsilon <= 32.0
-    assert "de-blurred" in res.privacy.releases[1]
+    assert len(res.privacy.releases) == 3 and res.privacy.epsilon <= 32.0
+    assert "de-blurred" in res.privacy.releases[2]
     assert 0.4 < res.nuisance["residuals"]["blur"] < 0.5  # τR/M at λ = 1, ε = 32
     ci = res.conf_int()
     assert 0.9 < np.mean((ci[:, 0] <= theta) & (theta <= ci[:, 1])) <= 1.0
@@ -88,7 +88,7 @@ def test_huber_output_is_served_given_the_noise_law():
     X, y, theta = huber_data(6)
     law = {"law": "student_t", "dof": 3, "scale": 0.5}
     res = propdp.PrivateGLM(model="huber", algorithm="output", lambda_=1.0, epsilon=16.0, noise=law).fit(X, y, seed=2)
-    assert len(res.privacy.releases) == 1 and res.privacy.epsilon <= 16.0
+    assert len(res.privacy.releases) == 2 and res.privacy.epsilon <= 16.0
     ci = res.conf_int()
     assert 0.9 < np.mean((ci[:, 0] <= theta) & (theta <= ci[:, 1])) <= 1.0
     with pytest.raises(propdp.ConfigError) as e:

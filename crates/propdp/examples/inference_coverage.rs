@@ -166,6 +166,7 @@ fn main() {
         noise: args.iter().any(|a| a == "--known-noise").then_some(noise),
         holdout: 0.0,
         test_clip: None,
+        extra_ridge: propdp::core::accountant::ExtraRidge::Auto,
         descent: release.strip_prefix("dpsgd:").map(|p| {
             let p: Vec<&str> = p.split(':').collect();
             Descent {

@@ -17,6 +17,7 @@ fn main() -> anyhow::Result<()> {
             neighbouring: Neighbouring::ReplaceOne,
             delta_priv: 1e-6,
             noise: NoiseLevel::Epsilon(2.0),
+            extra_ridge: propdp::core::accountant::ExtraRidge::Auto,
         };
         let report = assess(&query)?;
         print!("{}", report.text());

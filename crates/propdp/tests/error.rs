@@ -85,14 +85,23 @@ fn validating_a_config_without_simulation_names_the_missing_table() {
 
 #[test]
 fn an_unreachable_budget_is_an_argument_error_naming_the_argument() {
-    let q = QueryArgs {
+    let args = QueryArgs {
         lambda: Some(1e-3),
         epsilon: Some(1e-3),
         ..QueryArgs::new(AlgorithmKind::Objective, ModelKind::Logistic)
-    }
-    .query()
-    .unwrap();
-    let e = propdp::privacy::assess(&q).unwrap_err();
+    };
+    // by default the extra ridge brings the floor to ε/2: λ + Δ = β/(e^{ε/4} − 1)
+    let r = propdp::privacy::assess(&args.query().unwrap()).unwrap();
+    let (asked, extra) = r.extra_ridge.expect("an extra ridge");
+    assert_eq!(asked, 1e-3);
+    assert!((r.query.lambda - 0.25 / (1e-3f64 / 4.0).exp_m1()).abs() < 1e-9 * r.query.lambda);
+    assert!((asked + extra - r.query.lambda).abs() < 1e-9 * r.query.lambda);
+    assert!(r.epsilon.unwrap() <= 1e-3);
+    let refuse = QueryArgs {
+        extra_ridge: Some(propdp::core::accountant::ExtraRidge::Refuse),
+        ..args
+    };
+    let e = propdp::privacy::assess(&refuse.query().unwrap()).unwrap_err();
     assert_eq!((e.kind(), e.field()), (ErrorKind::Argument, Some("epsilon")), "{e:#}");
     let a = e.argument().expect("the argument");
     assert!(

@@ -112,6 +112,8 @@ fn generated_privacy_queries_give_finite_consistent_guarantees_or_name_the_argum
                 neighbouring,
                 delta_priv,
                 noise,
+                // the round trips below read the noise back at the same λ
+                extra_ridge: propdp::core::accountant::ExtraRidge::Refuse,
             };
             assess_consistent(&q)
         },
@@ -191,6 +193,7 @@ fn generated_dpsgd_privacy_queries_give_finite_consistent_guarantees_or_name_the
             neighbouring,
             delta_priv: 1e-5,
             noise,
+            extra_ridge: propdp::core::accountant::ExtraRidge::Refuse,
         };
         assess_consistent(&q)?;
         if let Ok(r) = assess(&q)

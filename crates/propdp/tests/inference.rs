@@ -82,6 +82,7 @@ fn spec(model: Glm, release: Release, lambda: f64, epsilon: f64) -> Spec {
         holdout: 0.0,
         test_clip: None,
         descent: None,
+        extra_ridge: propdp::core::accountant::ExtraRidge::Auto,
     }
 }
 
@@ -301,8 +302,11 @@ fn arguments_out_of_range_are_named() {
         (ErrorKind::Argument, Some("delta_priv")),
         "{e:#}"
     );
-    // below objective perturbation's floor 2·log(1 + β/λ) = 2·log(1.25)
-    let s = spec(Glm::Logistic, Release::Objective, 1.0, 0.4);
+    // below objective perturbation's floor 2·log(1 + β/λ) = 2·log(1.25), extra ridge refused
+    let s = Spec {
+        extra_ridge: propdp::core::accountant::ExtraRidge::Refuse,
+        ..spec(Glm::Logistic, Release::Objective, 1.0, 0.4)
+    };
     let e = fit(&rows, 400, 200, &y, &s, None).unwrap_err();
     assert_eq!(e.field(), Some("epsilon"), "{e:#}");
     assert!(e.to_string().contains("floor"), "{e}");
@@ -638,4 +642,53 @@ fn rows_shrunk_by_the_projection_are_refused() {
     }
     let s = spec(model, Release::Output, 1.0, 4.0);
     assert!(fit(&rows, n, d, &y, &s, Some(1)).is_ok());
+}
+
+/// Objective perturbation below its floor (Chaudhuri, Monteleoni, Sarwate
+/// 2011, Alg. 2): with `extra_ridge = auto` the fit is made at λ + Δ, Δ
+/// bringing the floor to ε/2, and its intervals — the theory solved and
+/// the estimate debiased at λ + Δ — keep their level; with `refuse` the
+/// same ε is an argument error naming epsilon.
+#[test]
+fn below_its_floor_objective_perturbation_adds_ridge_and_keeps_its_level() {
+    let t = NoiseLaw::StudentT { dof: 3.0, scale: 0.5 };
+    let g0 = NoiseLaw::Gaussian { sd: 0.0 };
+    for (s, delta, s2, noise) in [
+        (
+            Spec {
+                row_norm: 1.5,
+                ..spec(Glm::Huber { m: 1.0 }, Release::Objective, 1.0, 2.0)
+            },
+            0.5,
+            1.0,
+            t,
+        ),
+        (
+            Spec {
+                row_norm: 1.5,
+                ..spec(Glm::Logistic, Release::Objective, 0.1, 4.0)
+            },
+            0.5,
+            4.0,
+            g0,
+        ),
+    ] {
+        let (rows, y, _) = data(1, 800, 400, s2, s.model, noise);
+        let f = fit(&rows, 800, 400, &y, &s, Some(1)).unwrap();
+        assert!(f.privacy.extra_ridge > 0.0 && f.privacy.lambda == s.lambda + f.privacy.extra_ridge);
+        assert!(f.privacy.epsilon <= s.epsilon);
+        assert!(f.text().contains("extra ridge"), "{}", f.text());
+        let refuse = Spec {
+            extra_ridge: propdp::core::accountant::ExtraRidge::Refuse,
+            ..s
+        };
+        let e = fit(&rows, 800, 400, &y, &refuse, Some(1)).unwrap_err();
+        assert_eq!((e.kind(), e.field()), (ErrorKind::Argument, Some("epsilon")), "{e:#}");
+        let (c, se, naive) = coverage(&s, delta, s2, noise, 16);
+        eprintln!(
+            "{:?} λ {} ε {}: Δ = {:.4}, coverage {c:.4} ± {se:.4}, naive {naive:.4}",
+            s.model, s.lambda, s.epsilon, f.privacy.extra_ridge
+        );
+        assert_covers(&format!("{:?} below the floor", s.model), (c, se, naive), 1.01);
+    }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::table::Kinds;
-use crate::accountant::Neighbouring;
+use crate::accountant::{ExtraRidge, Neighbouring};
 use crate::error::ConfigError;
 use crate::param::ParamSpec;
 use crate::problem::{Algorithm, AlgorithmKind, LossVariant};
@@ -24,7 +24,7 @@ const ALGORITHM: Kinds = Kinds {
     table: "algorithm",
     tag: "kind",
     kinds: &[
-        ("objective", with_budget!("lambda", "sigma?")),
+        ("objective", with_budget!("lambda", "sigma?", "extra_ridge?")),
         ("output", with_budget!("lambda", "tau?")),
         (
             "dpgd",
@@ -142,6 +142,10 @@ pub struct RawBudget {
     pub rho: Option<ParamSpec>,
     /// Neighbouring relation (default replace-one).
     pub neighbouring: Option<Neighbouring>,
+    /// Objective perturbation below twice its floor: "auto" (the default)
+    /// adds the extra ridge, "refuse" keeps λ and refuses a budget at or
+    /// below the floor.
+    pub extra_ridge: Option<ExtraRidge>,
 }
 
 /// Where the noise of each point comes from.
@@ -157,6 +161,8 @@ pub enum NoiseSource<'a> {
         delta_priv: f64,
         /// Relation.
         neighbouring: Neighbouring,
+        /// Objective perturbation's extra-ridge policy.
+        extra_ridge: ExtraRidge,
     },
     /// Calibrated to a ρ-zCDP budget.
     Zcdp {
@@ -164,6 +170,8 @@ pub enum NoiseSource<'a> {
         rho: &'a ParamSpec,
         /// Relation.
         neighbouring: Neighbouring,
+        /// Objective perturbation's extra-ridge policy.
+        extra_ridge: ExtraRidge,
     },
 }
 
@@ -210,6 +218,7 @@ impl RawAlgorithm {
         let (_, noise, b) = self.parts();
         let noise_field = format!("algorithm.{}", self.kind().noise_param());
         let neighbouring = b.neighbouring.unwrap_or(Neighbouring::ReplaceOne);
+        let extra_ridge = b.extra_ridge.unwrap_or_default();
         if let Some(rho) = &b.rho {
             if noise.is_some() {
                 return Err(ConfigError::not_applicable(
@@ -225,7 +234,11 @@ impl RawAlgorithm {
                     ));
                 }
             }
-            return Ok(NoiseSource::Zcdp { rho, neighbouring });
+            return Ok(NoiseSource::Zcdp {
+                rho,
+                neighbouring,
+                extra_ridge,
+            });
         }
         if let Some(epsilon) = &b.epsilon {
             if noise.is_some() {
@@ -250,16 +263,18 @@ impl RawAlgorithm {
                 epsilon,
                 delta_priv,
                 neighbouring,
+                extra_ridge,
             });
         }
         for (field, present) in [
             ("delta_priv", b.delta_priv.is_some()),
             ("neighbouring", b.neighbouring.is_some()),
+            ("extra_ridge", b.extra_ridge.is_some()),
         ] {
             if present {
                 return Err(ConfigError::not_applicable(
                     &format!("algorithm.{field}"),
-                    "only with a budget `epsilon` (or `rho` for neighbouring)",
+                    "only with a budget `epsilon` (or `rho` for neighbouring and extra_ridge)",
                 ));
             }
         }

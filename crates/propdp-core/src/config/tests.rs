@@ -112,8 +112,21 @@ fn budgets_are_calibrated_per_point_and_recorded() {
     // at the same λ and δ, a larger budget ρ needs less noise
     assert_eq!((p[0].algorithm().lambda(), p[2].algorithm().lambda()), (0.1, 0.1));
     assert!(p[0].algorithm().noise() > p[2].algorithm().noise());
-    let e = err(&HUBER.replace("sigma = 1.0", "rho = 0.01"));
+    // objective perturbation below twice its floor: at λ + Δ, the floor ρ/2 (replace-one:
+    // 4·log(1 + β/(λ + Δ)) = ρ/2), Δ recorded in the budget; refused with extra_ridge = "refuse"
+    let cfg = Config::from_toml_str(&HUBER.replace("sigma = 1.0", "rho = 0.01")).unwrap();
+    for p in cfg.sweep.points() {
+        let b = p.budget().unwrap();
+        let lambda = p.algorithm().lambda();
+        assert!(
+            b.added_ridge > 0.0 && (lambda - b.added_ridge - 0.1).abs() * (lambda - b.added_ridge - 1.0).abs() < 1e-9
+        );
+        assert!((4.0 * (1.0 / lambda).ln_1p() - 0.005).abs() < 1e-12, "λ + Δ = {lambda}");
+    }
+    let e = err(&HUBER.replace("sigma = 1.0", "rho = 0.01\nextra_ridge = \"refuse\""));
     assert!(e.contains("algorithm.rho") && e.contains("log(1 + βR²/λ)"), "{e}");
+    let e = err(&output.replace("rho = [0.5, 2.0]", "rho = 0.5\nextra_ridge = \"auto\""));
+    assert!(e.contains("algorithm.extra_ridge"), "{e}");
 }
 
 #[test]

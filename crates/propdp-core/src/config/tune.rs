@@ -194,7 +194,7 @@ impl TuneSpec {
         };
         Ok(targets
             .into_iter()
-            .map(|target| Budget { target, neighbouring })
+            .map(|target| Budget::new(target, neighbouring))
             .collect())
     }
 

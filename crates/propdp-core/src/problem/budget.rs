@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::accountant::calibrate::Target;
-use crate::accountant::{MechanismKind, Neighbouring};
+use crate::accountant::{ExtraRidge, MechanismKind, Neighbouring};
 use crate::problem::Model;
 
 /// A privacy budget the point's noise was calibrated to.
@@ -13,6 +13,18 @@ pub struct Budget {
     pub target: Target,
     /// The neighbouring relation the guarantee holds for.
     pub neighbouring: Neighbouring,
+    /// Objective perturbation whose floor exceeds half the budget: add the
+    /// extra ridge Δ (`auto`, the default) or refuse.
+    #[serde(default)]
+    pub extra_ridge: ExtraRidge,
+    /// The ridge Δ that `extra_ridge = auto` added to λ (0: none); the
+    /// point's λ includes it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub added_ridge: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Budget {
@@ -23,7 +35,7 @@ impl Budget {
     /// use propdp_core::accountant::{MechanismKind, Neighbouring};
     /// use propdp_core::problem::{Budget, Target};
     /// use propdp_core::Model;
-    /// let b = Budget { target: Target::Zcdp { rho: 0.5 }, neighbouring: Neighbouring::ReplaceOne };
+    /// let b = Budget::new(Target::Zcdp { rho: 0.5 }, Neighbouring::ReplaceOne);
     /// // DP-GD, T = 10 steps: ρ = μ²/2 with μ = √T·2/σ
     /// let sigma = b.calibrate(&Model::Logistic, MechanismKind::Dpgd { steps: 10 }).unwrap();
     /// assert!((sigma / 40f64.sqrt() - 1.0).abs() < 1e-9);
@@ -34,5 +46,40 @@ impl Budget {
             Target::Approx { epsilon, delta_priv } => mech.calibrate(epsilon, delta_priv),
             Target::Zcdp { rho } => mech.calibrate_rho(rho),
         }
+    }
+
+    /// A budget under `neighbouring` with the default extra-ridge policy
+    /// (`auto`) and no ridge added yet.
+    pub fn new(target: Target, neighbouring: Neighbouring) -> Self {
+        Budget {
+            target,
+            neighbouring,
+            extra_ridge: ExtraRidge::default(),
+            added_ridge: 0.0,
+        }
+    }
+
+    /// The ridge Δ this budget adds to objective perturbation's λ (`kind`
+    /// at the user's λ) on `model`: [`crate::accountant::Mechanism::extra_ridge`]
+    /// under `auto`, 0 under `refuse` and for every other mechanism.
+    ///
+    /// ```
+    /// use propdp_core::accountant::{MechanismKind, Neighbouring};
+    /// use propdp_core::problem::{Budget, Target};
+    /// use propdp_core::Model;
+    /// let b = Budget::new(Target::Approx { epsilon: 1.0, delta_priv: 1e-6 }, Neighbouring::ReplaceOne);
+    /// // logistic (β = 1/4) at λ = 0.1: floor 2·log(1 + 2.5) = 2.51 > ε/2; at λ + Δ it is ε/2
+    /// let extra = b.ridge_to_add(&Model::Logistic, MechanismKind::Objective { lambda: 0.1 });
+    /// assert!((2.0 * (0.25 / (0.1 + extra)).ln_1p() - 0.5).abs() < 1e-12);
+    /// ```
+    pub fn ridge_to_add(&self, model: &Model, kind: MechanismKind) -> f64 {
+        if self.extra_ridge == ExtraRidge::Refuse {
+            return 0.0;
+        }
+        let (level, zcdp) = match self.target {
+            Target::Approx { epsilon, .. } => (epsilon, false),
+            Target::Zcdp { rho } => (rho, true),
+        };
+        model.mechanism(kind, self.neighbouring).extra_ridge(level, zcdp)
     }
 }

@@ -413,6 +413,8 @@ class PrivacyReport:
     steps: Optional[int] = None
     sample_rate: Optional[float] = None
     clip: Optional[float] = None
+    extra_ridge: Optional[float] = None
+    lambda_effective: Optional[float] = None
 
     def __str__(self) -> str:
         return self.text
@@ -432,6 +434,7 @@ def privacy(
     neighbouring: str = _args.DEFAULT_NEIGHBOURING,
     sample_rate: Optional[float] = None,
     clip: Optional[float] = None,
+    extra_ridge: Optional[str] = None,
 ) -> PrivacyReport:
     """The privacy guarantee of ``noise`` for ``algorithm`` ("objective",
     "output", "dpgd", "dpsgd") — or, with ``epsilon`` (at ``delta_priv``,
@@ -445,10 +448,14 @@ def privacy(
     argument that does not apply, a float ``steps`` or two of
     noise/epsilon/rho raise :class:`ConfigError` naming the argument — the
     same rules as the ``propdp privacy`` command (one query builder in the
-    library)."""
+    library). Objective perturbation calibrated to a target whose floor
+    exceeds half of it runs at λ + Δ, the extra ridge that halves the floor
+    (``extra_ridge="auto"``, the default; ``report.extra_ridge`` and
+    ``report.lambda_effective``), or is refused (``"refuse"``)."""
     d = _native.privacy(
         algorithm, model, huber_m=huber_m, lambda_=lambda_, steps=steps, neighbouring=neighbouring,
         delta_priv=delta_priv, noise=noise, epsilon=epsilon, rho=rho, sample_rate=sample_rate, clip=clip,
+        extra_ridge=extra_ridge,
     )
     d["lambda_"] = d.pop("lambda")
     d["objective_bound"] = None if d["objective_bound"] is None else tuple(d["objective_bound"])
@@ -469,6 +476,7 @@ def calibrate(
     neighbouring: str = _args.DEFAULT_NEIGHBOURING,
     sample_rate: Optional[float] = None,
     clip: Optional[float] = None,
+    extra_ridge: Optional[str] = None,
 ) -> PrivacyReport:
     """The smallest noise meeting (``epsilon``, ``delta_priv``) or ``rho``
     (give one), with its guarantee in every notion (``report.noise``); the
@@ -477,5 +485,5 @@ def calibrate(
         raise config_error("give exactly one target: epsilon (with delta_priv) or rho", "epsilon")
     return privacy(
         algorithm, model, epsilon=epsilon, rho=rho, delta_priv=delta_priv, lambda_=lambda_, steps=steps,
-        huber_m=huber_m, neighbouring=neighbouring, sample_rate=sample_rate, clip=clip,
+        huber_m=huber_m, neighbouring=neighbouring, sample_rate=sample_rate, clip=clip, extra_ridge=extra_ridge,
     )

@@ -78,6 +78,7 @@ def privacy(
     rho: Optional[float] = None,
     sample_rate: Optional[float] = None,
     clip: Optional[float] = None,
+    extra_ridge: Optional[str] = None,
 ) -> Dict[str, Any]: ...
 def accounting(
     segments: List[Tuple[float, float, int]],
@@ -139,4 +140,5 @@ def infer(
     eta: Optional[float] = None,
     sample_rate: Optional[float] = None,
     clip: Optional[float] = None,
+    extra_ridge: str = "auto",
 ) -> Fitted: ...

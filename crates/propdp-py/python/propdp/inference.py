@@ -38,13 +38,18 @@ from ._native import ConfigError, InferenceRefused, infer
 class InferencePrivacy:
     """What a private fit certifies: ``epsilon`` (the accountant's certified
     upper bound for everything released), ``epsilon_lower`` (its lower bound),
-    ``delta``, the ``neighbouring`` relation and the list of ``releases``."""
+    ``delta``, the ``neighbouring`` relation, the list of ``releases``, and
+    the ridge the estimator was fitted at, ``lambda_`` = λ + ``extra_ridge``
+    (objective perturbation's extra ridge Δ where its floor exceeded half of
+    ε; 0 otherwise)."""
 
     epsilon: float
     epsilon_lower: float
     delta: float
     neighbouring: str
     releases: List[str]
+    extra_ridge: float
+    lambda_: float
 
 
 class PrivateGLMResults:
@@ -75,6 +80,8 @@ class PrivateGLMResults:
             delta=p["delta"],
             neighbouring=p["neighbouring"],
             releases=list(p["releases"]),
+            extra_ridge=p["extra_ridge"],
+            lambda_=p["lambda"],
         )
         self.noise: float = report["noise"]
         self.n: int = report["n"]
@@ -179,7 +186,13 @@ class PrivateGLM:
     ``sample_rate``, default 1: full-batch DP-GD; per-example ``clip``,
     default none) with its noise calibrated to the budget; its bias factor
     and effective noise come from the state evolution, whose RQMC error is
-    carried into the intervals (slower: the curve is solved 30–60 times)."""
+    carried into the intervals (slower: the curve is solved 30–60 times).
+    ``extra_ridge``: where objective perturbation's floor 2·log(1 + βR²/λ)
+    (add/remove: log(1 + βR²/λ)) exceeds half of ε, ``"auto"`` (the
+    standard algorithm) adds the extra ridge Δ that brings it to ε/2 and
+    spends the other half on the noise — the fit, its theory and its
+    debiasing are at λ + Δ, reported in ``privacy.extra_ridge`` and
+    ``privacy.lambda`` — and ``"refuse"`` keeps λ and refuses such an ε."""
 
     def __init__(
         self,
@@ -199,6 +212,7 @@ class PrivateGLM:
         eta: Optional[float] = None,
         sample_rate: Optional[float] = None,
         clip: Optional[float] = None,
+        extra_ridge: str = "auto",
     ):
         self.model = model
         self.algorithm = algorithm
@@ -216,6 +230,7 @@ class PrivateGLM:
         self.eta = eta
         self.sample_rate = sample_rate
         self.clip = clip
+        self.extra_ridge = extra_ridge
 
     def fit(self, X: Any, y: Any, seed: Optional[int] = None) -> PrivateGLMResults:
         """Fit privately to rows ``X`` (n × d) and labels ``y`` (n); ``seed``
@@ -255,6 +270,7 @@ class PrivateGLM:
             eta=None if self.eta is None else float(self.eta),
             sample_rate=None if self.sample_rate is None else float(self.sample_rate),
             clip=None if self.clip is None else float(self.clip),
+            extra_ridge=self.extra_ridge,
         )
         return PrivateGLMResults(fitted)
 

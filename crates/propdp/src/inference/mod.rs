@@ -198,6 +198,8 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             (Glm::Huber { .. }, None) => 0,
         };
     let plan = release::plan(spec, nuisances)?;
+    // the ridge fitted and solved at: λ, plus objective perturbation's extra ridge
+    let lambda = plan.lambda;
     let z_rows = plan.nuisance_z.expect("every fit plans its rows' releases");
     let g = propdp_sim::data::draw_gaussian_vector(2, &mut draw_stream(seed, Draw::Rows));
     let rows = rows::project_and_release(&mut xt, spec, z_rows, g.as_slice()).map_err(refused)?;
@@ -244,7 +246,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
     };
     let (theta, released) = match spec.descent {
         Some(g) => {
-            let gradient = g.algorithm(spec.lambda, plan.noise).gradient_steps();
+            let gradient = g.algorithm(lambda, plan.noise).gradient_steps();
             let descent = propdp_sim::gd::Descent {
                 loss,
                 gradient: gradient.expect("DP-SGD is a gradient method"),
@@ -253,7 +255,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             let theta = descent.run(&xt, &labels, &mut rng, |_, _, _| {}).map_err(|e| {
                 anyhow::anyhow!(
                     "the private descent (d = {d}, lambda = {}, eta = {}, steps = {}, noise σ = {:.4}): {e}",
-                    spec.lambda,
+                    lambda,
                     g.eta,
                     g.steps,
                     plan.noise
@@ -273,14 +275,14 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
                 xt: &xt,
                 y: &labels,
                 loss,
-                lambda: spec.lambda,
+                lambda,
                 sigma,
                 b: &b,
             };
             let (theta, _) = objective.minimize(1e-9, 200).map_err(|e| {
                 anyhow::anyhow!(
                     "the private fit (d = {d}, lambda = {}, noise = {:.4}) did not converge: {e}",
-                    spec.lambda,
+                    lambda,
                     plan.noise
                 )
             })?;
@@ -318,22 +320,10 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
                         dmft_points: Some(nuisance::DESCENT_POINTS),
                         ..Default::default()
                     }),
-                    g.algorithm(spec.lambda, plan.noise),
+                    g.algorithm(lambda, plan.noise),
                 ),
-                None if spec.is_objective() => (
-                    TheorySolver::default(),
-                    Algorithm::Objective {
-                        lambda: spec.lambda,
-                        sigma,
-                    },
-                ),
-                None => (
-                    TheorySolver::default(),
-                    Algorithm::Output {
-                        lambda: spec.lambda,
-                        tau,
-                    },
-                ),
+                None if spec.is_objective() => (TheorySolver::default(), Algorithm::Objective { lambda, sigma }),
+                None => (TheorySolver::default(), Algorithm::Output { lambda, tau }),
             };
             let curve = nuisance::Curve::new(&solver, delta, model, algorithm);
             (curve.estimate(q_obs, d)?.map_err(refused)?, None)
@@ -367,8 +357,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
                 // the de-blurred fraction's own spread around the realised one (|ψ_P − 1{·}| ≤ 2 in
                 // the mean) beside the release's noise, and the extrapolation's bias allowance
                 let p_sd = (4.0 / nf + p_noise * p_noise).sqrt();
-                let mut est =
-                    nuisance::huber((p, p_sd), beta2, delta, spec.lambda, sigma, tau, q_obs).map_err(refused)?;
+                let mut est = nuisance::huber((p, p_sd), beta2, delta, lambda, sigma, tau, q_obs).map_err(refused)?;
                 est.alpha_se = est
                     .alpha_se
                     .hypot(deblur::alpha_bias(tau * spec.row_norm / m) * est.alpha);
@@ -378,7 +367,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
                     "the fraction of residuals inside ±M and the mean clipped squared residual at θ̂, each by the \
                      Gaussian mechanism (noise multiplier {z:.3})"
                 ));
-                nuisance::huber((p, p_noise), beta2, delta, spec.lambda, sigma, 0.0, q_obs).map_err(refused)?
+                nuisance::huber((p, p_noise), beta2, delta, lambda, sigma, 0.0, q_obs).map_err(refused)?
             };
             (
                 est,
@@ -427,6 +416,8 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             delta: spec.delta_priv,
             neighbouring: spec.neighbouring.label(),
             releases,
+            extra_ridge: plan.extra_ridge,
+            lambda,
         },
         n: nf.round() as usize,
         d,

@@ -22,7 +22,7 @@
 use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
 use propdp_core::accountant::epsilon;
 use propdp_core::accountant::events::{Events, Segment};
-use propdp_core::accountant::{Mechanism, MechanismKind, ObjectiveBound};
+use propdp_core::accountant::{ExtraRidge, Mechanism, MechanismKind, ObjectiveBound};
 
 use super::{Glm, Spec};
 use crate::error::Argument;
@@ -43,6 +43,12 @@ pub struct Plan {
     pub nuisance_z: Option<f64>,
     /// The certified ε of everything released, at `delta_priv`.
     pub bracket: EpsilonBracket,
+    /// The ridge the estimator is fitted with: `spec.lambda`, plus the
+    /// extra ridge Δ where objective perturbation's floor exceeded half the
+    /// budget (`extra_ridge = auto`).
+    pub lambda: f64,
+    /// Δ (0: none).
+    pub extra_ridge: f64,
 }
 
 /// (L, β) of the loss: |ℓ'| ≤ L, 0 ≤ ℓ'' ≤ β.
@@ -139,13 +145,28 @@ pub fn plan(spec: &Spec, nuisances: u64) -> Result<Plan, Argument> {
         }
     };
     let mechanism = Mechanism::new(kind, l, beta, spec.neighbouring);
+    // the extra ridge, in the unit ball's scale λ/R² and back
+    let extra = match spec.extra_ridge {
+        ExtraRidge::Auto => mechanism.extra_ridge(spec.epsilon, false) * r * r,
+        ExtraRidge::Refuse => 0.0,
+    };
+    if extra > 0.0 {
+        let spec = Spec {
+            lambda: spec.lambda + extra,
+            ..*spec
+        };
+        let mut plan = plan(&spec, nuisances)?;
+        plan.extra_ridge = extra;
+        return Ok(plan);
+    }
     let floor = mechanism.floor(false);
     if spec.epsilon <= floor {
         return Err(Argument::new(
             "epsilon",
             format!(
                 " = {} is at or below objective perturbation's floor {} = {floor:.4} ({}): no noise reaches it; \
-                 raise lambda or epsilon, or lower row_norm",
+                 raise lambda or epsilon, lower row_norm, or let extra_ridge = \"auto\" (the default) add the \
+                 ridge that halves the floor",
                 spec.epsilon,
                 if spec.neighbouring == propdp_core::accountant::Neighbouring::ReplaceOne {
                     "2·log(1 + βR²/λ)"
@@ -221,6 +242,8 @@ fn finish(
         noise,
         nuisance_z: z.map(|(z, _)| z),
         bracket,
+        lambda: spec.lambda,
+        extra_ridge: 0.0,
     })
 }
 

@@ -22,6 +22,11 @@ pub struct Privacy {
     pub neighbouring: &'static str,
     /// What was released, in the ledger's order.
     pub releases: Vec<String>,
+    /// Objective perturbation: the extra ridge Δ added to λ where the
+    /// floor exceeded half of ε (`extra_ridge = auto`; 0: none).
+    pub extra_ridge: f64,
+    /// The ridge fitted and solved at, λ + Δ.
+    pub lambda: f64,
 }
 
 /// The released residual statistics of a Huber fit.
@@ -288,6 +293,12 @@ impl Inference {
         );
         for r in &self.privacy.releases {
             out += &format!("  released: {r}\n");
+        }
+        if self.privacy.extra_ridge > 0.0 {
+            out += &format!(
+                "  extra ridge Δ = {:.6} (objective perturbation's floor exceeded half of ε): fitted at λ + Δ = {:.6}\n",
+                self.privacy.extra_ridge, self.privacy.lambda
+            );
         }
         out += &format!("{}\n", self.rows.text(self.spec.row_norm));
         out += &format!(

@@ -2,7 +2,7 @@
 //! mechanism and its budget ([`Release`], [`Descent`]), and the settings
 //! ([`Spec`]) an inference is run with.
 
-use propdp_core::accountant::Neighbouring;
+use propdp_core::accountant::{ExtraRidge, Neighbouring};
 use propdp_core::{Algorithm, LossVariant};
 use serde::Serialize;
 
@@ -96,6 +96,9 @@ pub struct Spec {
     pub test_clip: Option<f64>,
     /// The descent of [`Release::Dpsgd`] (required there, absent otherwise).
     pub descent: Option<Descent>,
+    /// Objective perturbation whose floor exceeds half of ε: add the extra
+    /// ridge Δ that halves it (`Auto`, the standard algorithm) or refuse.
+    pub extra_ridge: ExtraRidge,
 }
 
 fn relation<S: serde::Serializer>(n: &Neighbouring, s: S) -> Result<S::Ok, S::Error> {

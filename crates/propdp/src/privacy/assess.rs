@@ -8,7 +8,7 @@ use crate::error::Argument;
 use propdp_core::AlgorithmKind;
 use propdp_core::accountant::bracket::BracketSettings;
 use propdp_core::accountant::calibrate::{Knob, Target, calibrate};
-use propdp_core::accountant::{Mechanism, ObjectiveBound, mu_dpgd, mu_output};
+use propdp_core::accountant::{ExtraRidge, Mechanism, ObjectiveBound, mu_dpgd, mu_output};
 
 /// DP-SGD's steps or sample rate calibrated to the target of `args`
 /// (`epsilon` with `delta_priv`, or `rho`) at the noise it gives, on the
@@ -101,6 +101,7 @@ pub fn calibrate_knob(args: &QueryArgs, knob: Knob) -> crate::Result<Report> {
 /// let q = Query {
 ///     algorithm: AlgorithmKind::Output, model: Model::Logistic, lambda: 1.0, steps: 1, sample_rate: 1.0, clip: None,
 ///     neighbouring: Neighbouring::ReplaceOne, delta_priv: 1e-6, noise: NoiseLevel::Epsilon(1.0),
+///     extra_ridge: propdp::core::accountant::ExtraRidge::Auto,
 /// };
 /// let r = assess(&q).unwrap();
 /// assert!((r.epsilon.unwrap() - 1.0).abs() < 1e-9);
@@ -108,6 +109,25 @@ pub fn calibrate_knob(args: &QueryArgs, knob: Knob) -> crate::Result<Report> {
 /// ```
 pub fn assess(q: &Query) -> crate::Result<Report> {
     check(q)?;
+    // objective perturbation to a target below twice its floor: calibrated at λ + Δ
+    let (level, zcdp) = match q.noise {
+        NoiseLevel::Given(_) => (0.0, false),
+        NoiseLevel::Epsilon(e) => (e, false),
+        NoiseLevel::Rho(r) => (r, true),
+    };
+    let extra = match (q.noise, q.extra_ridge) {
+        (NoiseLevel::Given(_), _) | (_, ExtraRidge::Refuse) => 0.0,
+        _ => q.mechanism().extra_ridge(level, zcdp),
+    };
+    if extra > 0.0 {
+        let mut report = assess(&Query {
+            lambda: q.lambda + extra,
+            extra_ridge: ExtraRidge::Refuse,
+            ..*q
+        })?;
+        report.extra_ridge = Some((q.lambda, extra));
+        return Ok(report);
+    }
     let mech = q.mechanism();
     let noise = match q.noise {
         NoiseLevel::Given(n) => n,
@@ -161,6 +181,7 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
         epsilon_lower: eps.map(|b| b.lower),
         bracket: dpsgd_grid,
         rdp_epsilon: mech.rdp_epsilon(noise, q.delta_priv),
+        extra_ridge: None,
     };
     report.check()?;
     Ok(report)
@@ -193,7 +214,8 @@ fn unreachable(arg: &'static str, level: f64, q: &Query, mech: &Mechanism, zcdp:
             arg,
             format!(
                 " = {level:?} is unreachable: objective perturbation cannot go below {floor:.4} \
-                 (log(1 + βR²/λ) per neighbour) whatever the noise; raise λ or the target"
+                 (log(1 + βR²/λ) per neighbour) whatever the noise; raise λ or the target, or let extra_ridge \
+                 = auto (the default) add the ridge that halves the floor"
             ),
         )
     } else if strict {

@@ -5,7 +5,7 @@
 use crate::error::Argument;
 use anyhow::Result;
 use propdp_core::accountant::events::Segment;
-use propdp_core::accountant::{Mechanism, Neighbouring};
+use propdp_core::accountant::{ExtraRidge, Mechanism, Neighbouring};
 use propdp_core::parameters;
 use propdp_core::{AlgorithmKind, Model, ModelKind, NoiseLaw};
 
@@ -61,6 +61,9 @@ pub struct QueryArgs {
     pub epsilon: Option<f64>,
     /// … or a zCDP ρ.
     pub rho: Option<f64>,
+    /// Objective perturbation calibrated to a target below twice its floor:
+    /// add the extra ridge (default) or refuse.
+    pub extra_ridge: Option<ExtraRidge>,
 }
 
 impl QueryArgs {
@@ -79,6 +82,7 @@ impl QueryArgs {
             noise: None,
             epsilon: None,
             rho: None,
+            extra_ridge: None,
         }
     }
 
@@ -119,6 +123,12 @@ impl QueryArgs {
             ("steps", self.steps.is_some(), kind.is_iterative(), alg.clone()),
             ("sample_rate", self.sample_rate.is_some(), dpsgd, alg.clone()),
             ("clip", self.clip.is_some(), dpsgd, alg.clone()),
+            (
+                "extra_ridge",
+                self.extra_ridge.is_some(),
+                kind == AlgorithmKind::Objective && self.noise.is_none(),
+                format!("{alg} with a given noise (it applies to objective perturbation calibrated to a target)"),
+            ),
         ] {
             if given && !applies {
                 return Err(Argument::new(key, not_for(&what)));
@@ -173,6 +183,7 @@ impl QueryArgs {
             neighbouring: self.neighbouring,
             delta_priv: self.delta_priv.unwrap_or(1e-6),
             noise,
+            extra_ridge: self.extra_ridge.unwrap_or_default(),
         };
         let q = match (self.noise, self.epsilon, self.rho) {
             (Some(n), _, _) => query(NoiseLevel::Given(n)),
@@ -213,6 +224,9 @@ pub struct Query {
     pub delta_priv: f64,
     /// The noise.
     pub noise: NoiseLevel,
+    /// Objective perturbation calibrated to a target whose floor exceeds
+    /// half of it: add the extra ridge Δ (`Auto`) or refuse.
+    pub extra_ridge: ExtraRidge,
 }
 
 impl Query {

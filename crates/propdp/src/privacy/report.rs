@@ -33,6 +33,10 @@ pub struct Report {
     pub bracket: Option<(f64, bool)>,
     /// DP-SGD: the RDP accountant's ε at `delta_priv` (looser; a cross-check).
     pub rdp_epsilon: Option<f64>,
+    /// Objective perturbation calibrated below twice its floor: (the λ
+    /// asked for, the extra ridge Δ added to it); `query` and every number
+    /// are at λ + Δ.
+    pub extra_ridge: Option<(f64, f64)>,
 }
 
 impl Report {
@@ -112,7 +116,9 @@ impl Report {
             "algorithm": q.algorithm.name(),
             "model": q.model.kind().name(),
             "neighbouring": q.neighbouring.label(),
-            "lambda": (!q.algorithm.is_iterative()).then_some(q.lambda),
+            "lambda": (!q.algorithm.is_iterative()).then_some(self.extra_ridge.map_or(q.lambda, |(l, _)| l)),
+            "extra_ridge": (q.algorithm == AlgorithmKind::Objective).then_some(self.extra_ridge.map_or(0.0, |e| e.1)),
+            "lambda_effective": (!q.algorithm.is_iterative()).then_some(q.lambda),
             "steps": q.algorithm.is_iterative().then_some(q.steps),
             "sample_rate": dpsgd.then_some(q.sample_rate),
             "clip": if dpsgd { q.clip } else { None },
@@ -161,6 +167,15 @@ impl Report {
             ),
             a => a.title().to_string(),
         };
+        if let Some((asked, extra)) = self.extra_ridge {
+            s += &format!(
+                "extra ridge Δ = {} added to λ = {:?}: its floor exceeded half the target, so the mechanism runs at \
+                 λ + Δ = {} (the floor is half the target there, the noise spends the other half)\n",
+                num(extra),
+                asked,
+                num(q.lambda)
+            );
+        }
         s += &format!(
             "{what} of a {model} model, noise {:?}, {} neighbours:\n",
             self.noise,

@@ -41,17 +41,22 @@ impl<'a> RidgeSearch<'a> {
     }
 
     /// The calibrated point at λ, or None when no noise meets the budget
-    /// there (objective perturbation below its floor log(1 + βR²/λ)).
+    /// there. Objective perturbation whose floor exceeds half the budget is
+    /// at λ + Δ, the extra ridge that halves the floor (the budget's
+    /// `extra_ridge = auto`): its λ is the effective one, and every λ below
+    /// the one whose floor is half the budget gives the same point.
     pub fn point(&self, lambda: f64) -> Option<Point> {
-        let unit = match self.kind {
+        let unit = |lambda| match self.kind {
             AlgorithmKind::Objective => Algorithm::Objective { lambda, sigma: 1.0 },
             _ => Algorithm::Output { lambda, tau: 1.0 },
         };
-        let noise = match &self.budget {
-            Some(b) => b.calibrate(&self.base.model(), unit.mechanism())?,
-            None => 0.0,
+        let model = self.base.model();
+        let Some(b) = self.budget else {
+            return self.base.with_algorithm(unit(lambda).with_noise(0.0)).ok();
         };
-        self.base.with_algorithm(unit.with_noise(noise)).ok()
+        let at = unit(lambda + b.ridge_to_add(&model, unit(lambda).mechanism()));
+        let noise = b.calibrate(&model, at.mechanism())?;
+        self.base.with_algorithm(at.with_noise(noise)).ok()
     }
 
     /// The metric at λ, or None when the budget is out of reach at λ or the
