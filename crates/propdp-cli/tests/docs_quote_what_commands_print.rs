@@ -52,10 +52,8 @@ fn read(page: &Path) -> (Vec<(String, String)>, Vec<Quote>) {
                     });
                 } else if l.starts_with('$') {
                     // another program's command: not ours to run
-                } else if let Some(q) = quotes.last_mut().filter(|q| q.page == page) {
-                    if !l.trim().is_empty() {
-                        q.expected.push(l.trim().to_string());
-                    }
+                } else if let Some(q) = quotes.last_mut().filter(|q| q.page == page && !l.trim().is_empty()) {
+                    q.expected.push(l.trim().to_string());
                 }
             }
         }
