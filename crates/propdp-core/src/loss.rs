@@ -29,6 +29,21 @@ pub enum Loss {
     ConditionalLogistic,
 }
 
+/// The loss as an error message names it: `huber (M = 1)`, `logistic`,
+/// `squared`, `conditional huber (M = 1, label noise sd 0.5)`,
+/// `conditional logistic`.
+impl std::fmt::Display for Loss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Loss::Huber { m } => write!(f, "huber (M = {m})"),
+            Loss::Logistic => write!(f, "logistic"),
+            Loss::Squared => write!(f, "squared"),
+            Loss::ConditionalHuber { m, se } => write!(f, "conditional huber (M = {m}, label noise sd {se})"),
+            Loss::ConditionalLogistic => write!(f, "conditional logistic"),
+        }
+    }
+}
+
 impl Loss {
     /// The loss used by `model`.
     pub fn of(model: &Model) -> Loss {

@@ -152,12 +152,17 @@ pub trait Line: Serialize + DeserializeOwned {
     type Key: Ord + Clone + std::fmt::Debug;
     /// The key of this line.
     fn key(&self) -> Self::Key;
+    /// The line as a message names it ("the theory record of point 3").
+    fn describe(&self) -> String;
 }
 
 impl Line for propdp_core::record::Record {
     type Key = propdp_core::record::RecordKey;
     fn key(&self) -> Self::Key {
         propdp_core::record::Record::key(self)
+    }
+    fn describe(&self) -> String {
+        self.key().to_string()
     }
 }
 
@@ -508,10 +513,10 @@ fn read_checked<T: Line>(path: &Path, check: &dyn Fn(&T) -> Result<(), String>) 
         if !seen.insert(r.key()) {
             refuse!(Advice::OverwriteOrOtherOut;
 
-                "{}:{}: {:?} is written twice (by two runs at once, or edited?): ",
+                "{}:{}: {} is written twice (by two runs at once, or edited?): ",
                 path.display(),
                 no + 1,
-                r.key()
+                r.describe()
             );
         }
     }

@@ -39,6 +39,30 @@ pub enum NoiseLaw {
     },
 }
 
+/// The law in the config's spelling, `{ law = "student_t", dof = 3, scale = 0.5 }`
+/// (what an error message shows a user).
+///
+/// ```
+/// use propdp_core::NoiseLaw;
+/// let t = NoiseLaw::StudentT { dof: 3.0, scale: 0.5 };
+/// assert_eq!(t.to_string(), r#"{ law = "student_t", dof = 3, scale = 0.5 }"#);
+/// ```
+impl std::fmt::Display for NoiseLaw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            NoiseLaw::Gaussian { sd } => write!(f, "{{ law = \"gaussian\", sd = {sd} }}"),
+            NoiseLaw::StudentT { dof, scale } => {
+                write!(f, "{{ law = \"student_t\", dof = {dof}, scale = {scale} }}")
+            }
+            NoiseLaw::Laplace { scale } => write!(f, "{{ law = \"laplace\", scale = {scale} }}"),
+            NoiseLaw::Contaminated { sd, p, outlier_sd } => write!(
+                f,
+                "{{ law = \"contaminated\", sd = {sd}, p = {p}, outlier_sd = {outlier_sd} }}"
+            ),
+        }
+    }
+}
+
 impl NoiseLaw {
     /// Variance of ε, or `None` when infinite (Student-t with dof ≤ 2).
     ///

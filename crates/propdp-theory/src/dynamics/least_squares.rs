@@ -109,6 +109,17 @@ pub struct LeastSquaresParams {
     pub steps: usize,
 }
 
+/// The parameters as a user set them (config keys), for error messages.
+impl std::fmt::Display for LeastSquaresParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "delta = {}, s2 = {}, noise.sd = {}, lambda = {}, sigma = {}, eta = {}, sample_rate = {}, steps = {}",
+            self.delta, self.s2, self.noise_sd, self.lambda, self.sigma, self.eta, self.sample_rate, self.steps
+        )
+    }
+}
+
 /// Failures of the exact least-squares solution.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum LeastSquaresError {
@@ -116,7 +127,7 @@ pub enum LeastSquaresError {
     /// G ≥ 1): the point has no finite trajectory to predict.
     #[error(
         "least squares: second moments diverge (sampling-noise gain G = {gain:.4}, η·L_q/2 = {ratio:.4}; \
-         both must be < 1) for {params:?}"
+         both must be < 1) at {params}"
     )]
     Diverges {
         /// G.
@@ -131,7 +142,7 @@ pub enum LeastSquaresError {
     #[error(
         "least squares with a covariance: the quadrature over the spectrum of XᵀX did not converge \
          ({nodes} nodes per interval of {intervals} change the path by {approx_error:.2e} relative; \
-         the support's intervals {support:?} are too close or too many: bin problem.covariance) for {params:?}"
+         the support's intervals {support:?} are too close or too many: bin problem.covariance) at {params}"
     )]
     Quadrature {
         /// Nodes per interval at the last refinement.

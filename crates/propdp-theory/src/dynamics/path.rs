@@ -49,10 +49,32 @@ pub struct DmftParams {
     pub seed: u32,
 }
 
+/// The parameters as a user set them (config keys), for error messages.
+impl std::fmt::Display for DmftParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "delta = {}, s2 = {}, lambda = {}, sigma = {}, eta = {}, steps = {}",
+            self.delta, self.s2, self.lambda, self.sigma, self.eta, self.steps
+        )?;
+        if self.sample_rate < 1.0 {
+            write!(f, ", sample_rate = {}", self.sample_rate)?;
+        }
+        if self.clip.is_finite() {
+            write!(f, ", clip = {}", self.clip)?;
+        }
+        write!(f, ", loss {}", self.loss)?;
+        if self.noise_sd > 0.0 {
+            write!(f, ", label noise sd = {}", self.noise_sd)?;
+        }
+        write!(f, " ({} RQMC points × {} scrambles)", self.points, self.scrambles)
+    }
+}
+
 /// Failures of the DMFT solver.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum DmftError {
-    #[error("dmft: covariance of (ν, w) lost positive-definiteness at step {step} (pivot {pivot:e}) for {params:?}")]
+    #[error("dmft: covariance of (ν, w) lost positive-definiteness at step {step} (pivot {pivot:e}) at {params}")]
     /// The covariance of the Gaussian fields lost positive definiteness.
     NotPositiveDefinite {
         /// The step.
@@ -65,7 +87,7 @@ pub enum DmftError {
     #[error(
         "dmft: ‖θ_t‖²/d = {norm2:e} at step {step}, beyond the state evolution's range (1e12): the iterates \
          diverge, or the privacy noise alone (η²σ² = {:e} per step) is too large for a finite answer; lower \
-         algorithm.eta or algorithm.sigma, for {params:?}",
+         algorithm.eta or algorithm.sigma, at {params}",
         params.eta * params.eta * params.sigma * params.sigma
     )]
     /// The iterates grew beyond the solver's range: divergence, or noise too large.
@@ -82,7 +104,7 @@ pub enum DmftError {
          standard error {stderr:.2e}, {:.1}% of it, above the {:.0}% a solve writes (healthy ones stay below \
          5%): the solve went unstable, and its numbers are not written (docs/theory.md §3.3, \
          \"Refusing an unstable solve\"); more paths (solver.dmft_points), a shorter horizon or dmft = \"exact\" \
-         (T ≤ 1000) may avoid it, for {params:?}",
+         (T ≤ 1000) may avoid it, at {params}",
         100.0 * stderr / norm2.abs(),
         100.0 * MAX_RELATIVE_SPREAD
     )]
@@ -106,7 +128,7 @@ pub enum DmftError {
         /// T.
         steps: usize,
     },
-    #[error("dmft: {what} for {params:?}")]
+    #[error("dmft: {what} at {params}")]
     /// The parameters are outside what the state evolution covers.
     Invalid {
         /// What is unsupported.

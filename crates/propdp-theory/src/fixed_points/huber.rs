@@ -70,6 +70,17 @@ pub struct HuberParams {
     pub sigma: f64,
 }
 
+/// The parameters as a user set them (config keys), for error messages.
+impl std::fmt::Display for HuberParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "delta = {}, s2 = {}, huber_m = {}, noise = {}, lambda = {}, sigma = {}",
+            self.delta, self.s2, self.huber_m, self.noise, self.lambda, self.sigma
+        )
+    }
+}
+
 /// Solution of (H1)–(H2).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HuberState {
@@ -84,7 +95,7 @@ pub struct HuberState {
 /// Failures of the Huber solver; every variant carries the parameters.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum HuberError {
-    #[error("huber: no solution at {params:?}: {reason}")]
+    #[error("huber: no solution at {params}: {reason}")]
     /// The system has no solution at these parameters (e.g. λ = 0 with δ ≥ 1).
     NoSolution {
         /// The parameters.
@@ -92,7 +103,7 @@ pub enum HuberError {
         /// Why not.
         reason: String,
     },
-    #[error("huber: not converged at {params:?} after {iterations} iterations (residual {residual:e})")]
+    #[error("huber: not converged at {params} after {iterations} iterations (residual {residual:e})")]
     /// The solver did not meet its tolerance.
     NotConverged {
         /// The parameters.

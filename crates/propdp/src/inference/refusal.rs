@@ -28,7 +28,7 @@ pub enum Reason {
 
 /// A refused inference: the reason, and what was found.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("no valid interval ({reason:?}): {detail}")]
+#[error("no valid interval ({}): {detail}", reason.name())]
 pub struct Refusal {
     /// Why.
     pub reason: Reason,
@@ -36,8 +36,44 @@ pub struct Refusal {
     pub detail: String,
 }
 
+impl Reason {
+    /// The reason as the report and Python's `InferenceRefused.reason` spell it (`rows_projected`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::TooFewFeatures => "too_few_features",
+            Reason::NearSeparable => "near_separable",
+            Reason::Unidentified => "unidentified",
+            Reason::NoiseLawNeeded => "noise_law_needed",
+            Reason::Labels => "labels",
+            Reason::UnbalancedLabels => "unbalanced_labels",
+            Reason::RowsProjected => "rows_projected",
+        }
+    }
+}
+
 impl Refusal {
     pub(crate) fn new(reason: Reason, detail: String) -> Self {
         Refusal { reason, detail }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Reason;
+
+    /// The message's name of each reason is the one Python's `reason` carries (serde's).
+    #[test]
+    fn a_reason_has_one_name() {
+        for r in [
+            Reason::TooFewFeatures,
+            Reason::NearSeparable,
+            Reason::Unidentified,
+            Reason::NoiseLawNeeded,
+            Reason::Labels,
+            Reason::UnbalancedLabels,
+            Reason::RowsProjected,
+        ] {
+            assert_eq!(serde_json::to_value(r).unwrap(), r.name(), "{r:?}");
+        }
     }
 }

@@ -190,16 +190,27 @@ impl Best {
         provenance: &Provenance,
     ) -> Result<(), String> {
         if self.params != base.problem_params() {
+            let show = |m: &std::collections::BTreeMap<String, f64>| {
+                m.iter()
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             return Err(format!(
-                "params {:?} are not the cell's {:?}",
-                self.params,
-                base.problem_params()
+                "params {} are not the cell's {}",
+                show(&self.params),
+                show(&base.problem_params())
             ));
         }
         if (self.budget, self.neighbouring) != (budget.target, budget.neighbouring) {
             return Err(format!(
-                "the budget {:?} is not the cell's {:?}",
-                self.budget, budget.target
+                "the budget {} = {} ({}) is not the cell's {} = {} ({})",
+                self.budget.param(),
+                self.budget.level(),
+                self.neighbouring.label(),
+                budget.target.param(),
+                budget.target.level(),
+                budget.neighbouring.label()
             ));
         }
         if self.metric != metric {
@@ -415,6 +426,17 @@ impl crate::rundir::Line for Best {
     type Key = CellKey;
     fn key(&self) -> CellKey {
         Best::key(self)
+    }
+    fn describe(&self) -> String {
+        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        format!(
+            "the {} cell at {}, {} = {} ({})",
+            self.algorithm.name(),
+            params.join(", "),
+            self.budget.param(),
+            self.budget.level(),
+            self.neighbouring.label()
+        )
     }
 }
 

@@ -85,6 +85,17 @@ pub struct LogisticParams {
     pub sigma: f64,
 }
 
+/// The parameters as a user set them (config keys), for error messages.
+impl std::fmt::Display for LogisticParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "delta = {}, s2 = {}, lambda = {}, sigma = {}",
+            self.delta, self.s2, self.lambda, self.sigma
+        )
+    }
+}
+
 /// Solution (m, q, V): overlap, norm2, response.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LogisticState {
@@ -99,7 +110,7 @@ pub struct LogisticState {
 /// Failures of the logistic solver; every variant carries the parameters.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum LogisticError {
-    #[error("logistic: no solution at {params:?}: {reason}")]
+    #[error("logistic: no solution at {params}: {reason}")]
     /// The system has no solution (e.g. the MLE beyond the separability threshold).
     NoSolution {
         /// The parameters.
@@ -107,7 +118,7 @@ pub enum LogisticError {
         /// Why not.
         reason: String,
     },
-    #[error("logistic: outside the solver's validated range at {params:?}: {reason}")]
+    #[error("logistic: outside the solver's validated range at {params}: {reason}")]
     /// The parameters are outside the range the solver is validated for.
     OutOfRange {
         /// The parameters.
@@ -115,7 +126,7 @@ pub enum LogisticError {
         /// Which bound, and why.
         reason: String,
     },
-    #[error("logistic: no solution within the time limit of {seconds} s ([solver] time_limit) at {params:?}")]
+    #[error("logistic: no solution within the time limit of {seconds} s ([solver] time_limit) at {params}")]
     /// The solver ran out of its wall-clock budget.
     TimeLimit {
         /// The parameters.
@@ -123,7 +134,7 @@ pub enum LogisticError {
         /// The budget in seconds.
         seconds: f64,
     },
-    #[error("logistic: not converged at {params:?} after {iterations} iterations (residual {residual:e})")]
+    #[error("logistic: not converged at {params} after {iterations} iterations (residual {residual:e})")]
     /// The solver did not meet its tolerance.
     NotConverged {
         /// The parameters.
