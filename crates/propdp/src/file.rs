@@ -6,7 +6,9 @@
 //! the `tempfile` crate) under an unpredictable hidden name in the target's
 //! directory, so a user's file, or a symbolic link, that happens to carry
 //! such a name is never opened, followed or overwritten; a temporary file
-//! that is not renamed (a failed write or rename) is removed. The rename
+//! that is not renamed (a failed write or rename) is removed. It is
+//! created with mode 0666 less the umask, as a file the user makes would
+//! be (not tempfile's private 0600). The rename
 //! replaces the final name itself: a symbolic link there is replaced, its
 //! target left as it was.
 
@@ -25,9 +27,14 @@ pub(crate) fn temporary(path: &Path) -> Result<NamedTempFile> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".propdp-tmp")
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".propdp-tmp");
+    // created with mode 0666, which the umask narrows as for any file the user makes (tempfile's
+    // default 0600 left results unreadable to a team sharing them)
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder
         .tempfile_in(dir)
         .with_context(|| format!("creating a temporary file beside {}", path.display()))
 }
@@ -59,6 +66,25 @@ pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The written file has the permissions the umask gives a new file, not 0600.
+    #[cfg(unix)]
+    #[test]
+    fn a_written_file_takes_the_umask_not_0600() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "x").unwrap();
+        let ours = dir.path().join("ours");
+        write_atomic(&ours, "x").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&ours), mode(&plain), "what std::fs::write gives a new file");
+        assert_ne!(
+            mode(&ours) & 0o044,
+            0,
+            "readable beyond the owner under the usual umask 022"
+        );
+    }
 
     #[test]
     fn a_users_file_or_link_at_the_old_temporary_name_survives() {

@@ -74,6 +74,55 @@ pub struct DirLock {
     _file: File,
 }
 
+/// Creates the output directory `dir` if missing, or refuses naming what
+/// stands in the way: a symbolic link that loops or points nowhere, a file
+/// where the directory (or one of its parents) should be.
+pub(crate) fn create_out_dir(dir: &Path) -> Result<()> {
+    if dir.symlink_metadata().is_ok()
+        && let Err(e) = dir.metadata()
+    {
+        let target = fs::read_link(dir).map(|t| t.display().to_string()).unwrap_or_default();
+        if e.kind() == std::io::ErrorKind::NotFound {
+            refuse!(Advice::CreateTargetOrOtherOut;
+                "{} is a symbolic link to {target:?}, which does not exist: ",
+                dir.display()
+            );
+        }
+        refuse!(Advice::ChooseOtherOut;
+            "{} is a symbolic link to {target:?} that cannot be followed ({}: a loop of links?): ",
+            dir.display(),
+            plain_io(&e)
+        );
+    }
+    if dir.metadata().is_ok_and(|m| !m.is_dir()) {
+        refuse!(Advice::ChooseOtherOut;
+            "{} is a file, not a directory: the output goes to a directory (new, or one propdp wrote); ",
+            dir.display()
+        );
+    }
+    if let Some(file) = dir
+        .ancestors()
+        .skip(1)
+        .find(|p| p.metadata().is_ok_and(|m| !m.is_dir()))
+    {
+        refuse!(Advice::ChooseOtherOut;
+            "{} cannot be created: {} is a file, not a directory; ",
+            dir.display(),
+            file.display()
+        );
+    }
+    fs::create_dir_all(dir).with_context(|| format!("creating the directory {}", dir.display()))
+}
+
+/// An I/O error's message without Rust's "(os error N)".
+fn plain_io(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
 impl DirLock {
     /// Lock `dir` (created if missing), or fail naming the directory
     /// ([`crate::ErrorKind::Directory`] when another run holds it).
@@ -82,15 +131,7 @@ impl DirLock {
     }
 
     pub(crate) fn lock(dir: &Path) -> Result<DirLock> {
-        if dir.symlink_metadata().is_ok() && dir.metadata().is_err() {
-            let target = fs::read_link(dir).map(|t| t.display().to_string()).unwrap_or_default();
-            refuse!(Advice::CreateTargetOrOtherOut;
-
-                "{} is a symbolic link to {target:?}, which does not exist: ",
-                dir.display()
-            );
-        }
-        fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        create_out_dir(dir)?;
         let path = dir.join(".propdp.lock");
         let file = OpenOptions::new()
             .create(true)
@@ -577,7 +618,37 @@ pub(crate) fn read_lines<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
 
 #[cfg(test)]
 mod tests {
-    use super::read_lines;
+    use super::{create_out_dir, read_lines};
+
+    /// What stands where the output directory should be is named, in words
+    /// (no "File exists (os error 17)", no "does not exist" for a loop).
+    #[cfg(unix)]
+    #[test]
+    fn an_output_directory_in_the_way_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, a, b) = (dir.path().join("f"), dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&file, "x").unwrap();
+        std::os::unix::fs::symlink(&b, &a).unwrap();
+        std::os::unix::fs::symlink(&a, &b).unwrap();
+        let message = |p: &std::path::Path| format!("{:#}", create_out_dir(p).unwrap_err());
+        let m = message(&file);
+        assert!(
+            m.contains("is a file, not a directory") && !m.contains("os error"),
+            "{m}"
+        );
+        let m = message(&file.join("sub"));
+        assert!(
+            m.contains("f is a file, not a directory") && !m.contains("os error"),
+            "{m}"
+        );
+        let m = message(&a);
+        assert!(m.contains("cannot be followed") && !m.contains("does not exist"), "{m}");
+        let dangling = dir.path().join("d");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        assert!(message(&dangling).contains("which does not exist"));
+        create_out_dir(&dir.path().join("new/deeper")).unwrap();
+        assert!(dir.path().join("new/deeper").is_dir());
+    }
 
     #[test]
     fn only_a_torn_last_line_is_dropped() {

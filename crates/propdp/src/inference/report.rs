@@ -243,7 +243,7 @@ impl Inference {
             }
         }
         let text = self.intervals_csv(alpha)?;
-        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
+        crate::rundir::create_out_dir(dir)?;
         let mut report = serde_json::to_value(self).map_err(anyhow::Error::from)?;
         if let Some(o) = report.as_object_mut() {
             o.remove("params");
