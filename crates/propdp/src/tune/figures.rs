@@ -17,6 +17,7 @@ pub(super) fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell
     let t = &plan.cfg.tune;
     let first = plan.budgets[0];
     let param = first.target.param();
+    let note = super::report::budget_note(&first);
     crate::figures::place(&out.dir.join("figures"), |aside| {
         let mut files = Vec::new();
         if plan.budgets.len() > 1 && !frontier.is_empty() {
@@ -29,7 +30,7 @@ pub(super) fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell
                 series: Some("algorithm".into()),
                 x_log: Some(true),
                 y_log: lo > 0.0 && hi > 10.0 * lo,
-                title: Some(format!("Best {}, hyperparameters tuned", t.metric)),
+                title: Some(format!("Best {}, hyperparameters tuned; {note}", t.metric)),
             };
             files.extend(propdp_plot::plot_records(frontier, &spec, aside)?);
         }
@@ -48,7 +49,7 @@ pub(super) fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell
                 series: Some(param.into()),
                 x_log: Some(true),
                 y_log: false,
-                title: Some(format!("Best DP-SGD {} vs q at equal privacy", t.metric)),
+                title: Some(format!("Best DP-SGD {} vs q at equal privacy; {note}", t.metric)),
             };
             files.extend(propdp_plot::plot_records(&rates, &spec, aside)?);
         }
@@ -66,7 +67,7 @@ pub(super) fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell
                 series: Some("algorithm".into()),
                 x_log: Some(true),
                 y_log: false,
-                title: Some("Full batch (dpgd) vs best q < 1 (dpsgd)".into()),
+                title: Some(format!("Full batch (dpgd) vs best q < 1 (dpsgd); {note}")),
             };
             // drawn aside under the frontier's name, then renamed
             let dir = aside.join("batches");

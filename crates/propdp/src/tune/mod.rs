@@ -142,6 +142,9 @@ pub struct TuneOutcome {
     pub metric: String,
     /// The budget's parameter: "epsilon" or "rho".
     pub param: &'static str,
+    /// The first budget: its notion (and δ_priv) and neighbouring relation,
+    /// which every budget of the search shares.
+    pub budget: Budget,
     /// The algorithms compared.
     pub algorithms: Vec<AlgorithmKind>,
     /// The figures drawn (frontiers and winner maps).
@@ -153,7 +156,7 @@ impl TuneOutcome {
     /// each algorithm with its hyperparameters, the winner, its margin and
     /// the price of privacy.
     pub fn table(&self) -> String {
-        report::table(&self.cells, &self.references, &self.metric, self.param)
+        report::table(&self.cells, &self.references, &self.metric, &self.budget)
     }
 
     /// The optimums file.
@@ -555,6 +558,7 @@ fn search(
         references,
         metric: t.metric.clone(),
         param,
+        budget: first,
         algorithms: t.algorithms.clone(),
         figures,
     })
@@ -616,7 +620,7 @@ fn optimise_cell(
         .as_ref()
         .and_then(|s| s.d.first())
         .map(|&d| propdp_sim::run::samples(d, base.delta()));
-    best.training = best::TrainingRun::of(&opt, n);
+    best.training = best::TrainingRun::of(&opt, &budget, n);
     if let Some(sim) = &cfg.simulation {
         tell(search_cost);
         progress.detail(&format!("{cell}: simulating its optimum"));
