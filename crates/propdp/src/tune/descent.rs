@@ -153,22 +153,33 @@ impl Candidates<'_> {
 
     /// Estimated seconds on one core of a search at `base` with final
     /// solver options `opts` and λ in [lo, hi], by the shards' cost model of
-    /// a solve ([`crate::shard::dmft_cost`]) and the solves a search makes,
-    /// as counted in measured searches (docs/performance.md, "tune's
-    /// estimate"): the grid at the coarse budget — when staged, its first
+    /// a solve (`shard::dmft_cost`) and the solves a search makes,
+    /// as counted in measured searches (docs/performance.md, "Cost
+    /// estimates"): the grid at the coarse budget — when staged, its first
     /// stage and the second at a typical (q, T, C) (the median over q of
-    /// each q's dearest; the leaders are rarely all at the dearest q); the
-    /// refinement of each q's best — [`REFINE_SOLVES`] coarse solves and
-    /// one at the full budget, at that q's dearest T; with several
-    /// `tune.epochs`, the same for the best within each smaller epochs
-    /// budget, at a typical q; and two more finalists at the full budget.
+    /// each q's typical run; the leaders are rarely all at the dearest q);
+    /// the refinement of each q's best — 12 coarse solves and one at the
+    /// full budget, at that q's typical run; with several `tune.epochs`, the
+    /// same for the best within each smaller epochs budget, at a typical q;
+    /// and two more finalists at the full budget. A q's typical run is its
+    /// dearest with `tune.epochs` (a q's best runs are its most epochs) and
+    /// the mean over its T with `tune.steps` (DP-GD's best T is often 1 or 2).
     pub fn cost(&self, opts: SolverOptions, lo: f64, hi: f64, base: &Point) -> f64 {
         let lambdas = lambda_grid(lo, hi);
         let grid = self.grid(&lambdas);
         let coarse = |k: &Knobs| self.solve_cost(&coarse_options(opts, k.steps), k, base);
         let fine = |k: &Knobs| self.solve_cost(&opts, k, base);
+        // the cost of a typical candidate among those kept: with `tune.epochs` the
+        // dearest (a q's best runs are its most epochs), with `tune.steps` the mean
+        // (DP-GD's best T is often 1 or 2 of up to 32 or 64)
+        let epochs = matches!(self.horizons, Horizons::Epochs(_));
         let dearest = |f: &dyn Fn(&Knobs) -> f64, keep: &dyn Fn(&Knobs) -> bool| {
-            grid.iter().filter(|k| keep(k)).map(f).fold(0.0, f64::max)
+            let v: Vec<f64> = grid.iter().filter(|k| keep(k)).map(f).collect();
+            if epochs {
+                v.iter().copied().fold(0.0, f64::max)
+            } else {
+                v.iter().sum::<f64>() / v.len().max(1) as f64
+            }
         };
         let median = |mut v: Vec<f64>| {
             v.sort_by(f64::total_cmp);
@@ -190,7 +201,7 @@ impl Candidates<'_> {
             .zip(per_q(&fine))
             .map(|(&c, f)| refine(c, f))
             .sum();
-        let epochs: f64 = match self.horizons {
+        let per_epochs: f64 = match self.horizons {
             Horizons::Epochs(e) if e.len() > 1 => {
                 let mut e = e.clone();
                 e.sort_by(f64::total_cmp);
@@ -212,7 +223,7 @@ impl Candidates<'_> {
             }
             _ => 0.0,
         };
-        ranked + rates + epochs + 2.0 * median(per_q(&fine))
+        ranked + rates + per_epochs + 2.0 * median(per_q(&fine))
     }
 }
 
