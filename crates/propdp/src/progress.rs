@@ -102,3 +102,33 @@ pub fn duration(seconds: f64) -> String {
         format!("{:.0} days", s / 86400.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::time_left;
+
+    /// Issue #59 item 5 (the bar read 0 s, 2 min, 17 h, 9 d, 80 y in one
+    /// run): at a steady pace r (r seconds per estimated second) the time
+    /// left lies between the model's remaining work and the remaining work
+    /// at the measured pace, at every point of the stage — it can neither
+    /// collapse to 0 after a quick first unit nor explode after a slow one.
+    #[test]
+    fn the_time_left_stays_between_the_model_and_the_measured_pace() {
+        let total = 1000.0;
+        for r in [0.01, 0.3, 1.0, 4.0, 100.0] {
+            for k in 0..=100 {
+                let done = total * k as f64 / 100.0;
+                let left = time_left(done, total, r * done);
+                let (model, measured) = (total - done, r * (total - done));
+                assert!(
+                    left >= model.min(measured) * (1.0 - 1e-12) && left <= model.max(measured) * (1.0 + 1e-12),
+                    "r = {r}, done = {done}: {left} outside [{model}, {measured}]"
+                );
+            }
+        }
+        // a first unit that took no time leaves most of the model's estimate
+        assert!(time_left(10.0, total, 0.0) > 0.9 * (total - 10.0) * 0.25 / 0.26);
+        // a slow first unit (100× its estimate) does not multiply the rest by 100
+        assert!(time_left(10.0, total, 1000.0) < 5.0 * total);
+    }
+}
