@@ -107,6 +107,17 @@ fn the_training_runs_table_names_its_relation_and_gives_the_add_remove_epsilon()
             .map_or("", |l| l);
         assert!(epochs.is_empty() || epochs.contains(label), "{epochs}");
 
+        // and every figure's title
+        let svgs: Vec<_> = std::fs::read_dir(out.join("figures"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "svg"))
+            .collect();
+        assert!(!svgs.is_empty(), "no figures in {}", out.display());
+        for svg in svgs {
+            let text = std::fs::read_to_string(&svg).unwrap();
+            assert!(text.contains(&format!("{label}, δ_priv = 1e-6")), "{}", svg.display());
+        }
         let line = &lines(&out)[0];
         let given = line["training"]["epsilon_add_remove"].as_f64().unwrap();
         let (fast, certified) = add_remove_epsilon(line);

@@ -139,6 +139,16 @@ pub(super) fn budget_note(budget: &Budget) -> String {
     }
 }
 
+/// [`budget_note`] short enough for a figure's one-line title:
+/// "replace-one, δ_priv = 1e-6" or "ρ-zCDP, replace-one".
+pub(super) fn budget_short(budget: &Budget) -> String {
+    let relation = budget.neighbouring.label();
+    match budget.target {
+        Target::Approx { delta_priv, .. } => format!("{relation}, δ_priv = {delta_priv:e}"),
+        Target::Zcdp { .. } => format!("ρ-zCDP, {relation}"),
+    }
+}
+
 pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, budget: &Budget) -> String {
     let param = budget.target.param();
     let note = budget_note(budget);
