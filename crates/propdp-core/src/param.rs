@@ -108,6 +108,20 @@ impl ParamSpec {
         if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
             return Err(ConfigError::range(&field(), bad, "a finite number"));
         }
+        if let (ParamSpec::List(_), Some((i, j))) = (self, repeated(&v)) {
+            // a repeated value repeats its points (each solved, simulated or calibrated again)
+            return Err(ConfigError::range(
+                &field(),
+                format!(
+                    "{} (at positions {} and {} of the list of {})",
+                    v[i],
+                    i + 1,
+                    j + 1,
+                    v.len()
+                ),
+                "distinct values: each is listed once",
+            ));
+        }
         Ok(v)
     }
 
@@ -119,6 +133,18 @@ impl ParamSpec {
             ParamSpec::Range { steps, .. } => *steps > 1,
         }
     }
+}
+
+/// The positions (first, second) of the first value of `v` listed twice
+/// (by the order of the second listing), if any.
+fn repeated(v: &[f64]) -> Option<(usize, usize)> {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]).then(a.cmp(&b)));
+    order
+        .windows(2)
+        .filter(|w| v[w[0]] == v[w[1]])
+        .map(|w| (w[0], w[1]))
+        .min_by_key(|&(_, j)| j)
 }
 
 impl From<f64> for ParamSpec {

@@ -258,7 +258,6 @@ impl Pass<'_> {
         let mut skipped = false;
         for index in mine {
             let point = &points[index];
-            self.progress.advance(1);
             if self.progress.cancelled() {
                 return Err(Cancelled.into());
             }
@@ -274,6 +273,7 @@ impl Pass<'_> {
             if self.done.contains(&key) {
                 self.summary.skipped += 1;
                 (warm, skipped) = (None, true);
+                self.progress.advance(1);
                 continue;
             }
             if skipped {
@@ -314,6 +314,7 @@ impl Pass<'_> {
                     None
                 }
             };
+            self.progress.advance(1);
         }
         self.progress.end();
         Ok(())

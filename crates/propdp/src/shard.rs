@@ -163,7 +163,13 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
     let atoms = cfg.covariance.as_ref().map_or(1, |c| c.atoms().len());
     let theory_cost = |i: usize| match points[i].algorithm().gradient_steps() {
         // the DMFT: RQMC paths × T² memory terms
-        Some(g) => dmft_cost(&s, g.steps, g.sample_rate, atoms),
+        Some(g) => dmft_cost(
+            &s,
+            g.steps,
+            g.sample_rate,
+            atoms,
+            matches!(points[i].model(), propdp_core::Model::LeastSquares { .. }) && g.clip.is_infinite(),
+        ),
         None => 1e-4,
     };
     // the DMFT starts from θ₀ = 0 at every point (no warm start): one point per unit
@@ -229,26 +235,57 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
 }
 
 /// Estimated seconds of a DMFT point with `steps` steps at sample rate `q`
-/// on one core: 1e-8 s × RQMC paths × T² for the full-memory solver (T = 100
-/// at the default budget: ~6.5 s; with a feature covariance of `atoms` > 1
-/// atoms about 2.5× the isotropic one, measured at T ≈ 110–250 with 10–20
-/// atoms: 12 s and 60–110 s), and the long-horizon solver's own model
-/// ([`propdp_theory::dynamics::long_horizon::cost_seconds`]) for the long-horizon one,
-/// at its default paths ([`propdp_theory::dynamics::long_horizon::default_points`]).
-pub(crate) fn dmft_cost(solver: &propdp_core::config::SolverOptions, steps: usize, q: f64, atoms: usize) -> f64 {
+/// on one core, measured on this machine (docs/performance.md, "Cost
+/// estimates"):
+/// - unclipped least squares under `solver.dmft = "auto"` (`spectral`): the
+///   exact spectral solution, O(T·K) with K quadrature nodes that settle
+///   early — 1.4 µs per step (T = 10⁴ and 10⁵: 0.02 and 0.14 s), plus
+///   0.25 s with a spectrum (the two-point measure's quadrature);
+/// - the full-memory state evolution: 0.6e-8 s × RQMC paths × T² (T = 100
+///   at the default budget: ~3.9 s; with a feature covariance of `atoms` > 1
+///   atoms about 2.5× the isotropic one, measured at T ≈ 110–250 with
+///   10–20 atoms: 12 s and 60–110 s);
+/// - the long-horizon one: its own model
+///   ([`propdp_theory::dynamics::long_horizon::cost_seconds`], at its
+///   default paths [`propdp_theory::dynamics::long_horizon::default_points`]),
+///   which was fitted at T = 3000 and over-estimates shorter horizons —
+///   measured 1.2× at T = 10⁴, 1.9× at 2000, 3× at 400–500 — corrected by
+///   [`long_horizon_correction`];
+/// - and 1 ms per solve of fixed work.
+pub(crate) fn dmft_cost(
+    solver: &propdp_core::config::SolverOptions,
+    steps: usize,
+    q: f64,
+    atoms: usize,
+    spectral: bool,
+) -> f64 {
     use propdp_core::config::{DMFT_POINTS, DmftMethod, LONG_HORIZON_FROM};
     use propdp_theory::dynamics::long_horizon::{cost_seconds, default_points};
+    const FIXED: f64 = 1e-3;
+    if spectral && solver.dmft == DmftMethod::Auto {
+        let spectrum = if atoms > 1 { 0.25 } else { 0.0 };
+        return FIXED + spectrum + 1.4e-6 * steps as f64;
+    }
     let long = solver.dmft == DmftMethod::LongHorizon || (solver.dmft == DmftMethod::Auto && steps > LONG_HORIZON_FROM);
     let scrambles = solver.dmft_scrambles;
-    if long {
-        let points = solver
-            .dmft_points
-            .unwrap_or_else(|| default_points(steps, q, atoms, scrambles));
-        cost_seconds((points * scrambles) as f64, steps, q, atoms)
-    } else {
-        let spectrum = if atoms > 1 { 2.5 } else { 1.0 };
-        spectrum * 1e-8 * (solver.dmft_points.unwrap_or(DMFT_POINTS) * scrambles) as f64 * (steps * steps) as f64
-    }
+    FIXED
+        + if long {
+            let points = solver
+                .dmft_points
+                .unwrap_or_else(|| default_points(steps, q, atoms, scrambles));
+            cost_seconds((points * scrambles) as f64, steps, q, atoms) * long_horizon_correction(steps)
+        } else {
+            let spectrum = if atoms > 1 { 2.5 } else { 1.0 };
+            spectrum * 0.6e-8 * (solver.dmft_points.unwrap_or(DMFT_POINTS) * scrambles) as f64 * (steps * steps) as f64
+        }
+}
+
+/// The measured over the modelled seconds of a long-horizon solve of `steps`
+/// steps (the model is fitted at T = 3000): the ratios measured at T = 400–500,
+/// 2000 and 10⁴ (1/3, 1/1.9, 1/1.25, clipped Huber at q from 0.002 to 0.05)
+/// follow 0.065·T^0.27, taken as 1 where that exceeds 1 (T ≳ 2·10⁴, not measured).
+pub(crate) fn long_horizon_correction(steps: usize) -> f64 {
+    (0.065 * (steps as f64).powf(0.27)).min(1.0)
 }
 
 /// Estimated seconds of the theory of the units `units` on this machine

@@ -77,11 +77,23 @@ pub struct TrainingRun {
     /// propdp's, E‖x‖² = 1.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub learning_rate: Option<f64>,
+    /// The ε of the same run (noise, q, T, C) under the add/remove-one
+    /// relation at the budget's δ_priv — what Opacus, TF-Privacy and
+    /// dp_accounting report, whose neighbours add or remove a row — by
+    /// propdp's accountant (an ε-budget; absent for a ρ-budget, or where no
+    /// finite ε is reached).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub epsilon_add_remove: Option<f64>,
+    /// The ρ-zCDP of the same run under the add/remove-one relation (a
+    /// ρ-budget).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rho_add_remove: Option<f64>,
 }
 
 impl TrainingRun {
-    /// The training run of a DP-GD/DP-SGD optimum; `n` samples when known.
-    pub fn of(opt: &Optimum, n: Option<usize>) -> Option<TrainingRun> {
+    /// The training run of a DP-GD/DP-SGD optimum calibrated to `budget`;
+    /// `n` samples when known.
+    pub fn of(opt: &Optimum, budget: &Budget, n: Option<usize>) -> Option<TrainingRun> {
         let (Algorithm::Dpgd { sigma, steps, eta, .. } | Algorithm::Dpsgd { sigma, steps, eta, .. }) =
             opt.point.algorithm()
         else {
@@ -93,12 +105,21 @@ impl TrainingRun {
         };
         let sensitivity = clip.map_or(opt.point.model().lipschitz(), |c| c.min(opt.point.model().lipschitz()));
         let batch_size = n.map(|n| q * n as f64);
+        // the same run under add/remove-one, by the accountant (its ε at the budget's δ, or its ρ)
+        let model = opt.point.model();
+        let add_remove = model.mechanism(opt.point.algorithm().mechanism(), Neighbouring::AddRemoveOne);
+        let (epsilon_add_remove, rho_add_remove) = match budget.target {
+            Target::Approx { delta_priv, .. } => (add_remove.epsilon(sigma, delta_priv), None),
+            Target::Zcdp { .. } => (None, Some(add_remove.rho(sigma)).filter(|r| r.is_finite())),
+        };
         Some(TrainingRun {
             noise_multiplier: sensitivity.is_finite().then(|| sigma / sensitivity),
             epochs: q * steps as f64,
             batch_size,
             noise_per_example: batch_size.map(|b| sigma / b),
             learning_rate: batch_size.map(|b| eta * b),
+            epsilon_add_remove,
+            rho_add_remove,
         })
     }
 }

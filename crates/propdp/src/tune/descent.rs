@@ -52,7 +52,7 @@ const COARSE_POINTS: usize = 4096;
 /// Points per scramble of the grid stage beyond LONG_HORIZON_FROM steps (the
 /// long-horizon solver's cost is linear in paths × T).
 const COARSE_LONG_POINTS: usize = 1024;
-const COARSE_SCRAMBLES: usize = 2;
+pub(super) const COARSE_SCRAMBLES: usize = 2;
 /// Non-zero λ values on the grid.
 const LAMBDA_GRID: usize = 6;
 /// Accuracy of the Brent searches in log λ and log η (1%: the finalists'
@@ -151,43 +151,96 @@ impl Candidates<'_> {
         grid
     }
 
-    /// Estimated seconds on one core of a search with final solver options
-    /// `opts` and λ in [lo, hi]: the grid (or its stages, the second at the
-    /// grid's dearest (q, T, C)) at the coarse budget, the two Brent searches
-    /// (about 10 solves each) of the winner and of each other q's best, and
-    /// the finalists (three, and the best at each q) at the full budget, the
-    /// Brent searches and finalists of a q at its dearest T (the shards'
-    /// cost model).
-    pub fn cost(&self, opts: SolverOptions, lo: f64, hi: f64) -> f64 {
-        let grid = self.grid(&lambda_grid(lo, hi));
-        let atoms = self.covariance.map_or(1, |c| c.atoms().len());
-        let cost = |o: &SolverOptions, k: &Knobs| crate::shard::dmft_cost(o, k.steps, k.q, atoms);
-        let coarse = |k: &Knobs| cost(&coarse_options(opts, k.steps), k);
-        let dearest_at = |f: &dyn Fn(&Knobs) -> f64, q: Option<f64>| {
-            grid.iter()
-                .filter(|k| q.is_none_or(|q| k.q == q))
-                .map(f)
-                .fold(0.0, f64::max)
+    /// Estimated seconds on one core of a search at `base` with final
+    /// solver options `opts` and λ in [lo, hi], by the shards' cost model of
+    /// a solve (`shard::dmft_cost`) and the solves a search makes,
+    /// as counted in measured searches (docs/performance.md, "Cost
+    /// estimates"): the grid at the coarse budget — when staged, its first
+    /// stage and the second at a typical (q, T, C) (the median over q of
+    /// each q's typical run; the leaders are rarely all at the dearest q);
+    /// the refinement of each q's best — 12 coarse solves and one at the
+    /// full budget, at that q's typical run; with several `tune.epochs`, the
+    /// same for the best within each smaller epochs budget, at a typical q;
+    /// and two more finalists at the full budget. A q's typical run is its
+    /// dearest with `tune.epochs` (a q's best runs are its most epochs) and
+    /// the mean over its T with `tune.steps` (DP-GD's best T is often 1 or 2).
+    pub fn cost(&self, opts: SolverOptions, lo: f64, hi: f64, base: &Point) -> f64 {
+        let lambdas = lambda_grid(lo, hi);
+        let grid = self.grid(&lambdas);
+        let coarse = |k: &Knobs| self.solve_cost(&coarse_options(opts, k.steps), k, base);
+        let fine = |k: &Knobs| self.solve_cost(&opts, k, base);
+        // the cost of a typical candidate among those kept: with `tune.epochs` the
+        // dearest (a q's best runs are its most epochs), with `tune.steps` the mean
+        // (DP-GD's best T is often 1 or 2 of up to 32 or 64)
+        let epochs = matches!(self.horizons, Horizons::Epochs(_));
+        let dearest = |f: &dyn Fn(&Knobs) -> f64, keep: &dyn Fn(&Knobs) -> bool| {
+            let v: Vec<f64> = grid.iter().filter(|k| keep(k)).map(f).collect();
+            if epochs {
+                v.iter().copied().fold(0.0, f64::max)
+            } else {
+                v.iter().sum::<f64>() / v.len().max(1) as f64
+            }
         };
-        let fine = |k: &Knobs| cost(&opts, k);
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied().unwrap_or(0.0)
+        };
+        let per_q = |f: &dyn Fn(&Knobs) -> f64| -> Vec<f64> {
+            self.sample_rates.iter().map(|&q| dearest(f, &|k| k.q == q)).collect()
+        };
         let ranked: f64 = if self.staged(grid.len()) {
-            let lambdas = lambda_grid(lo, hi);
             let per_run = self.fractions.len() * (lambdas.len() - 2);
             self.stage_one(&lambdas).iter().map(coarse).sum::<f64>()
-                + (STAGE_TWO * per_run) as f64 * dearest_at(&coarse, None)
+                + (STAGE_TWO * per_run) as f64 * median(per_q(&coarse))
         } else {
             grid.iter().map(coarse).sum()
         };
-        // per q: its Brent searches (the winner's q, and with several q each
-        // other q's best) and its finalist; three more finalists at the dearest
-        let per_rate: f64 = self
-            .sample_rates
+        let refine = |c: f64, f: f64| REFINE_SOLVES as f64 * c + f;
+        let rates: f64 = per_q(&coarse)
             .iter()
-            .map(|&q| 20.0 * dearest_at(&coarse, Some(q)) + dearest_at(&fine, Some(q)))
+            .zip(per_q(&fine))
+            .map(|(&c, f)| refine(c, f))
             .sum();
-        ranked + per_rate + 3.0 * dearest_at(&fine, None)
+        let per_epochs: f64 = match self.horizons {
+            Horizons::Epochs(e) if e.len() > 1 => {
+                let mut e = e.clone();
+                e.sort_by(f64::total_cmp);
+                e[..e.len() - 1]
+                    .iter()
+                    .map(|&e| {
+                        let within = |k: &Knobs| ((e / k.q).round() as usize).max(1) == k.steps;
+                        let typical = |f: &dyn Fn(&Knobs) -> f64| {
+                            median(
+                                self.sample_rates
+                                    .iter()
+                                    .map(|&q| dearest(f, &|k| k.q == q && within(k)))
+                                    .collect(),
+                            )
+                        };
+                        refine(typical(&coarse), typical(&fine))
+                    })
+                    .sum()
+            }
+            _ => 0.0,
+        };
+        ranked + rates + per_epochs + 2.0 * median(per_q(&fine))
     }
 }
+
+impl Candidates<'_> {
+    /// Estimated seconds of one core of the solve of `k` at `base` with
+    /// solver options `opts` ([`crate::shard::dmft_cost`]).
+    fn solve_cost(&self, opts: &SolverOptions, k: &Knobs, base: &Point) -> f64 {
+        let atoms = self.covariance.map_or(1, |c| c.atoms().len());
+        // unclipped least squares: the exact spectral solution (solver.dmft = "auto")
+        let spectral = matches!(base.model(), propdp_core::Model::LeastSquares { .. }) && k.clip.is_none();
+        crate::shard::dmft_cost(opts, k.steps, k.q, atoms, spectral)
+    }
+}
+
+/// Coarse solves of a refinement (the Brent searches in λ, then η, of one
+/// candidate), as counted in measured searches: 8 to 19.
+const REFINE_SOLVES: usize = 12;
 
 /// The λ grid: 0 and LAMBDA_GRID log-spaced values in [lo, hi].
 fn lambda_grid(lo: f64, hi: f64) -> Vec<f64> {
@@ -238,14 +291,20 @@ pub struct DescentSearch<'a> {
     candidates: Candidates<'a>,
     calibrations: &'a Calibrations,
     /// Candidate runs solved so far, and the callback told each time.
-    solved: std::cell::Cell<usize>,
-    on_solved: Option<&'a dyn Fn(usize)>,
+    /// The config's solver options (the full budget).
+    opts: SolverOptions,
+    /// Candidate runs solved so far, and their estimated seconds of one
+    /// core ([`Candidates::solve_cost`]).
+    solved: std::cell::Cell<(usize, f64)>,
+    on_solved: Option<&'a dyn Fn(usize, f64)>,
 }
 
 impl<'a> DescentSearch<'a> {
-    /// The same search, calling `on_solved(n)` after its n-th candidate run
-    /// (the grid's, then the refinement's), e.g. to show its progress.
-    pub fn with_progress(self, on_solved: &'a dyn Fn(usize)) -> Self {
+    /// The same search, calling `on_solved(n, seconds)` after its n-th
+    /// candidate run (the grid's, then the refinement's and the finalists')
+    /// with the estimated seconds of one core of the n solved
+    /// ([`Candidates::cost`]'s model), e.g. to show its progress.
+    pub fn with_progress(self, on_solved: &'a dyn Fn(usize, f64)) -> Self {
         DescentSearch {
             on_solved: Some(on_solved),
             ..self
@@ -294,7 +353,8 @@ impl<'a> DescentSearch<'a> {
             metric,
             candidates,
             calibrations,
-            solved: std::cell::Cell::new(0),
+            opts,
+            solved: std::cell::Cell::new((0, 0.0)),
             on_solved: None,
         }
     }
@@ -377,11 +437,18 @@ impl<'a> DescentSearch<'a> {
     fn coarse_value(&self, k: Knobs) -> Option<f64> {
         let solver = &self.coarse[usize::from(k.steps > LONG_HORIZON_FROM)];
         let value = self.eval(solver, &self.point(k)?).map(|v| v.0);
-        self.solved.set(self.solved.get() + 1);
-        if let Some(f) = self.on_solved {
-            f(self.solved.get());
-        }
+        self.count(&coarse_options(self.opts, k.steps), k);
         value
+    }
+
+    /// Count a solve of `k` with options `opts`, and tell the callback.
+    fn count(&self, opts: &SolverOptions, k: Knobs) {
+        let (n, spent) = self.solved.get();
+        let now = (n + 1, spent + self.candidates.solve_cost(opts, &k, &self.base));
+        self.solved.set(now);
+        if let Some(f) = self.on_solved {
+            f(now.0, now.1);
+        }
     }
 
     /// Refine grid candidate `k` (coarse value `best`) in λ, then η, by
@@ -447,7 +514,9 @@ impl<'a> DescentSearch<'a> {
         // a candidate re-solved at the full budget
         let solve = |k: Knobs| -> Option<(Knobs, Optimum)> {
             let p = self.point(k)?;
-            let (value, se) = self.eval(self.fine, &p)?;
+            let solved = self.eval(self.fine, &p);
+            self.count(&self.opts, k);
+            let (value, se) = solved?;
             let longest = c.horizons.at(k.q).last().copied().unwrap_or(1);
             let at_boundary = k.steps == longest
                 || k.fraction <= min_f * (1.0 + 1e-3)

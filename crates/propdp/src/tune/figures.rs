@@ -17,6 +17,8 @@ pub(super) fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell
     let t = &plan.cfg.tune;
     let first = plan.budgets[0];
     let param = first.target.param();
+    // the budgets' relation in every title (one line: the short form)
+    let note = super::report::budget_short(&first);
     crate::figures::place(&out.dir.join("figures"), |aside| {
         let mut files = Vec::new();
         if plan.budgets.len() > 1 && !frontier.is_empty() {
@@ -29,7 +31,7 @@ pub(super) fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell
                 series: Some("algorithm".into()),
                 x_log: Some(true),
                 y_log: lo > 0.0 && hi > 10.0 * lo,
-                title: Some(format!("Best {}, hyperparameters tuned", t.metric)),
+                title: Some(format!("Best {} tuned; {note}", t.metric)),
             };
             files.extend(propdp_plot::plot_records(frontier, &spec, aside)?);
         }
@@ -48,7 +50,7 @@ pub(super) fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell
                 series: Some(param.into()),
                 x_log: Some(true),
                 y_log: false,
-                title: Some(format!("Best DP-SGD {} vs q at equal privacy", t.metric)),
+                title: Some(format!("Best DP-SGD {} vs q; {note}", t.metric)),
             };
             files.extend(propdp_plot::plot_records(&rates, &spec, aside)?);
         }
@@ -66,7 +68,7 @@ pub(super) fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell
                 series: Some("algorithm".into()),
                 x_log: Some(true),
                 y_log: false,
-                title: Some("Full batch (dpgd) vs best q < 1 (dpsgd)".into()),
+                title: Some(format!("Full batch vs best q < 1; {note}")),
             };
             // drawn aside under the frontier's name, then renamed
             let dir = aside.join("batches");

@@ -5,6 +5,7 @@
 //! DP-GD and (q, T, η, λ) for DP-SGD through their DMFT ([`descent`]).
 
 mod best;
+mod cost;
 pub mod descent;
 mod figures;
 mod merge;
@@ -141,6 +142,9 @@ pub struct TuneOutcome {
     pub metric: String,
     /// The budget's parameter: "epsilon" or "rho".
     pub param: &'static str,
+    /// The first budget: its notion (and δ_priv) and neighbouring relation,
+    /// which every budget of the search shares.
+    pub budget: Budget,
     /// The algorithms compared.
     pub algorithms: Vec<AlgorithmKind>,
     /// The figures drawn (frontiers and winner maps).
@@ -152,7 +156,7 @@ impl TuneOutcome {
     /// each algorithm with its hyperparameters, the winner, its margin and
     /// the price of privacy.
     pub fn table(&self) -> String {
-        report::table(&self.cells, &self.references, &self.metric, self.param)
+        report::table(&self.cells, &self.references, &self.metric, &self.budget)
     }
 
     /// The optimums file.
@@ -235,31 +239,6 @@ impl Plan {
         }
     }
 
-    /// Refuse a search (of `shard`'s cells) whose estimated time on this
-    /// machine's cores exceeds `tune.max_hours`, with the estimate.
-    fn check_cost(&self, shard: Option<Shard>) -> Result<()> {
-        let costs = self.costs();
-        let seconds: f64 = match self.mine(shard) {
-            Some(mine) => mine.iter().map(|&c| costs[c]).sum(),
-            None => costs.iter().sum(),
-        };
-        let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as f64;
-        let hours = seconds / cores / 3600.0;
-        let limit = self.cfg.tune.max_hours()?;
-        if hours > limit {
-            return Err(propdp_core::error::ConfigError::OutOfRange {
-                field: "tune.max_hours".into(),
-                value: format!("{limit} (this search is estimated at {hours:.2} h on {cores} cores)"),
-                allowed: "at least the estimate: raise it, or use fewer candidates (tune.sample_rate, tune.epochs or \
-                          tune.steps, tune.eta_fraction, tune.clip), a smaller solver.dmft_points, or shards \
-                          (tune --shard K/N)"
-                    .into(),
-            }
-            .into());
-        }
-        Ok(())
-    }
-
     /// The cell of every key.
     fn cell_of(&self) -> BTreeMap<CellKey, usize> {
         (0..self.cells.len()).map(|c| (self.key(c), c)).collect()
@@ -304,37 +283,6 @@ impl Plan {
             self.budgets[b].target.level().to_bits(),
             kind,
         )
-    }
-
-    /// Estimated cost of every cell's search (seconds on one core): a few
-    /// dozen static solves for λ alone; for DP-GD and DP-SGD the DMFT
-    /// solves of the search ([`descent::Candidates::cost`]); plus the
-    /// simulated check of the optimum (at the longest horizon searched).
-    fn costs(&self) -> Vec<f64> {
-        let t = &self.cfg.tune;
-        self.cells
-            .iter()
-            .map(|&(p, _, kind)| {
-                let descent = matches!(kind, AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd);
-                let search = if descent {
-                    self.candidates(kind).cost(self.cfg.solver, t.lambda_min, t.lambda_max)
-                } else {
-                    5e-3
-                };
-                let check = self.cfg.simulation.as_ref().map_or(0.0, |sim| {
-                    // the dearest horizon any sample rate may win with
-                    let longest = self
-                        .candidates(kind)
-                        .sample_rates
-                        .iter()
-                        .filter_map(|&q| Some((*self.horizons.at(q).last()?, q)))
-                        .max_by(|a, b| (a.0 as f64 * a.1).total_cmp(&(b.0 as f64 * b.1)));
-                    let steps = if descent { longest } else { None };
-                    crate::shard::simulation_cost(sim.reps, sim.d[0], self.points[p].delta(), steps)
-                });
-                search + check
-            })
-            .collect()
     }
 }
 
@@ -397,9 +345,9 @@ pub struct TuneEstimate {
     pub algorithms: Vec<AlgorithmKind>,
     /// Cells searched (of the shard, when given).
     pub cells: usize,
-    /// Estimated seconds of one core (the solves of every cell's search and
-    /// the simulated checks).
-    pub seconds: f64,
+    /// Estimated wall seconds on this machine (the solves of every cell's
+    /// search, one cell after another, and the simulated checks).
+    pub wall_seconds: f64,
     /// The cores the search will use.
     pub cores: usize,
 }
@@ -408,14 +356,7 @@ impl TuneEstimate {
     /// One line: the cells and the estimated wall time on this machine.
     pub fn text(&self) -> String {
         let names: Vec<&str> = self.algorithms.iter().map(|a| a.name()).collect();
-        let wall = self.seconds / self.cores as f64;
-        let time = if wall < 90.0 {
-            format!("{wall:.0} s")
-        } else if wall < 5400.0 {
-            format!("{:.0} minutes", wall / 60.0)
-        } else {
-            format!("{:.1} hours", wall / 3600.0)
-        };
+        let time = crate::progress::duration(self.wall_seconds);
         format!(
             "estimate: {} cells ({} problem points × {} budgets × {}), about {time} on {} cores",
             self.cells,
@@ -439,18 +380,14 @@ pub fn estimate(text: &str, label: &str, shard: Option<Shard>) -> crate::Result<
         }
     }
     plan.check_cost(shard)?;
-    let costs = plan.costs();
-    let (cells, seconds) = match plan.mine(shard) {
-        Some(mine) => (mine.len(), mine.iter().map(|&c| costs[c]).sum()),
-        None => (costs.len(), costs.iter().sum()),
-    };
+    let cells = plan.mine(shard).map_or(plan.cells.len(), |m| m.len());
     Ok(TuneEstimate {
         points: plan.points.len(),
         budgets: plan.budgets.len(),
         algorithms: plan.cfg.tune.algorithms.clone(),
         cells,
-        seconds,
-        cores: std::thread::available_parallelism().map_or(1, |c| c.get()),
+        wall_seconds: plan.wall_seconds(shard),
+        cores: cost::cores(),
     })
 }
 
@@ -533,6 +470,19 @@ fn search(
         None => plan.cells.len(),
     };
     progress.begin("tune", count as u64);
+    // the time left: each cell's estimated wall seconds, those found in an earlier run free
+    let parts: Vec<(f64, f64)> = plan
+        .cost_parts()
+        .iter()
+        .map(|&(a, b)| (plan.wall(a), plan.wall_check(b)))
+        .collect();
+    let pending = |c: usize| searched(c) && !done.contains_key(&plan.key(c));
+    let total: f64 = (0..plan.cells.len())
+        .filter(|&c| pending(c))
+        .map(|c| parts[c].0 + parts[c].1)
+        .sum();
+    let mut finished = 0.0;
+    progress.work(0.0, total);
     let mut cells: Vec<Cell> = Vec::new();
     let mut frontier: Vec<Record> = Vec::new();
     let levels: Vec<f64> = budgets.iter().map(|b| b.target.level()).collect();
@@ -565,7 +515,10 @@ fn search(
                 Some(b) => Some(b.clone()),
                 None if !searched(c) => None,
                 None => {
-                    let b = optimise_cell(plan, &solver, &calibrations, c, &prov, progress);
+                    let tell = |within: f64| progress.work(finished + within, total);
+                    let b = optimise_cell(plan, &solver, &calibrations, c, &prov, progress, (parts[c], &tell));
+                    finished += parts[c].0 + parts[c].1;
+                    progress.work(finished, total);
                     if let Some(b) = &b {
                         out.append(b)?;
                     }
@@ -605,6 +558,7 @@ fn search(
         references,
         metric: t.metric.clone(),
         param,
+        budget: first,
         algorithms: t.algorithms.clone(),
         figures,
     })
@@ -614,6 +568,8 @@ fn search(
 /// candidates, the others over λ), and check its optimum by simulation
 /// when the config asks (a failed simulation is reported, the optimum
 /// kept); `None` when no searched configuration reaches the budget.
+/// `work`: the cell's estimated (search, check) seconds, and where to tell
+/// the estimated seconds of it done (the runs solved of those planned).
 fn optimise_cell(
     plan: &Plan,
     solver: &TheorySolver,
@@ -621,6 +577,7 @@ fn optimise_cell(
     c: usize,
     prov: &Provenance,
     progress: &dyn Progress,
+    ((search_cost, _), tell): ((f64, f64), &dyn Fn(f64)),
 ) -> Option<Best> {
     let (cfg, t) = (&plan.cfg, &plan.cfg.tune);
     let (p, b, kind) = plan.cells[c];
@@ -646,10 +603,12 @@ fn optimise_cell(
                 calibrations,
             );
             let planned = search.grid_runs(t.lambda_min, t.lambda_max);
-            let report = |n: usize| {
+            // the search's estimated work done: the cost model's seconds of the runs solved
+            let report = |n: usize, spent: f64| {
                 progress.detail(&format!(
                     "{cell}: searching its hyperparameters, {n} runs solved (a grid of about {planned}, then a refinement)"
                 ));
+                tell(plan.wall(spent).min(0.95 * search_cost));
             };
             search.with_progress(&report).optimise(t.lambda_min, t.lambda_max)
         }
@@ -661,8 +620,9 @@ fn optimise_cell(
         .as_ref()
         .and_then(|s| s.d.first())
         .map(|&d| propdp_sim::run::samples(d, base.delta()));
-    best.training = best::TrainingRun::of(&opt, n);
+    best.training = best::TrainingRun::of(&opt, &budget, n);
     if let Some(sim) = &cfg.simulation {
+        tell(search_cost);
         progress.detail(&format!("{cell}: simulating its optimum"));
         match simulate(
             &opt,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use propdp_core::AlgorithmKind;
 use propdp_core::accountant::Neighbouring;
-use propdp_core::problem::Target;
+use propdp_core::problem::{Budget, Target};
 
 use super::best::NonPrivate;
 use super::{Best, Cell};
@@ -128,9 +128,32 @@ fn winner_maps(cells: &[&Cell]) -> Vec<(String, Vec<propdp_plot::winner_map::Win
     maps.into_iter().collect()
 }
 
-pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, param: &str) -> String {
+/// The budgets' privacy notion and neighbouring relation, as every table
+/// and figure of a search names them: "(ε, δ_priv = 1e-6)-DP, replace-one
+/// neighbours" or "ρ-zCDP, replace-one neighbours".
+pub(super) fn budget_note(budget: &Budget) -> String {
+    let relation = budget.neighbouring.label();
+    match budget.target {
+        Target::Approx { delta_priv, .. } => format!("(ε, δ_priv = {delta_priv:e})-DP, {relation} neighbours"),
+        Target::Zcdp { .. } => format!("ρ-zCDP, {relation} neighbours"),
+    }
+}
+
+/// [`budget_note`] short enough for a figure's one-line title:
+/// "replace-one, δ_priv = 1e-6" or "ρ-zCDP, replace-one".
+pub(super) fn budget_short(budget: &Budget) -> String {
+    let relation = budget.neighbouring.label();
+    match budget.target {
+        Target::Approx { delta_priv, .. } => format!("{relation}, δ_priv = {delta_priv:e}"),
+        Target::Zcdp { .. } => format!("ρ-zCDP, {relation}"),
+    }
+}
+
+pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, budget: &Budget) -> String {
+    let param = budget.target.param();
+    let note = budget_note(budget);
     let mut out = format!(
-        "{:>7} {:>7}  best {metric} per algorithm (tuned hyperparameters)  winner (margin)  price (winner/non-private)\n",
+        "budgets: {note}\n{:>7} {:>7}  best {metric} per algorithm (tuned hyperparameters)  winner (margin)  price (winner/non-private)\n",
         "δ",
         propdp_core::parameters::symbol(param)
     );
@@ -195,16 +218,21 @@ pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, par
             text.join("  ")
         );
     }
-    out += &training_table(cells, param);
-    out += &epochs_table(cells, metric, param);
+    out += &training_table(cells, budget);
+    out += &epochs_table(cells, metric, budget);
     out += "(* optimum at the edge of the searched range: λ = lambda_min/lambda_max; DP-GD, DP-SGD: λ = lambda_max, \
             T = max of tune.steps (or of tune.epochs at that q) or η at a tenth of the smallest tune.eta_fraction; \
             DP-SGD: q = min of tune.sample_rate, or C = min or max of tune.clip)\n";
     out
 }
 
-/// The DP-GD/DP-SGD optima as a training loop sets them (empty without any).
-fn training_table(cells: &[Cell], param: &str) -> String {
+/// The DP-GD/DP-SGD optima as a training loop sets them (empty without
+/// any), with the budget's relation named and, beside the budget, the same
+/// run's ε (or ρ) under add/remove-one, the relation of Opacus, TF-Privacy
+/// and dp_accounting.
+fn training_table(cells: &[Cell], budget: &Budget) -> String {
+    let param = budget.target.param();
+    let symbol = propdp_core::parameters::symbol(param);
     let rows: Vec<(&Cell, &Best, &super::TrainingRun)> = cells
         .iter()
         .filter_map(|c| c.best.as_ref().and_then(|b| b.training.as_ref().map(|t| (c, b, t))))
@@ -213,12 +241,17 @@ fn training_table(cells: &[Cell], param: &str) -> String {
         return String::new();
     }
     let opt = |x: Option<f64>| x.map_or("—".to_string(), super::best::sig3);
+    let relation = budget.neighbouring.label();
     let mut out = format!(
-        "training runs (z = σ/min(C, L), the noise multiplier; B = q·n at n = d/δ of [simulation] d; \
-         lr = η·B for a loop that averages the batch's gradients, rows with E‖x‖² = 1):\n{:>7} {:>7}  {:9} \
+        "training runs at {} ({symbol} {relation}: the budget; {symbol} add/remove: the same run under \
+         add/remove-one neighbours, as Opacus, TF-Privacy and dp_accounting report it, by propdp's accountant; \
+         z = σ/min(C, L), the noise multiplier; B = q·n at n = d/δ of [simulation] d; \
+         lr = η·B for a loop that averages the batch's gradients, rows with E‖x‖² = 1):\n{:>7} {:>13} {:>13}  {:9} \
          {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8}\n",
+        budget_note(budget),
         "δ",
-        propdp_core::parameters::symbol(param),
+        format!("{symbol} {relation}"),
+        format!("{symbol} add/remove"),
         "algorithm",
         "z",
         "B",
@@ -233,11 +266,16 @@ fn training_table(cells: &[Cell], param: &str) -> String {
     );
     for (c, b, t) in rows {
         let v = &b.tuned;
+        let add_remove = match budget.target {
+            Target::Approx { .. } => t.epsilon_add_remove,
+            Target::Zcdp { .. } => t.rho_add_remove,
+        };
         let _ = writeln!(
             out,
-            "{:>7.3} {:>7.3}  {:9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8}",
+            "{:>7.3} {:>13.3} {:>13}  {:9} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8} {:>8}",
             c.delta,
             c.level,
+            add_remove.map_or("—".to_string(), |e| format!("{e:.3}")),
             c.algorithm.name(),
             opt(t.noise_multiplier),
             opt(t.batch_size),
@@ -257,7 +295,8 @@ fn training_table(cells: &[Cell], param: &str) -> String {
 /// DP-SGD's best run within each epochs budget (`tune.epochs`), every run
 /// at the full privacy budget: the privacy–compute–utility table (empty
 /// without several epochs).
-fn epochs_table(cells: &[Cell], metric: &str, param: &str) -> String {
+fn epochs_table(cells: &[Cell], metric: &str, budget: &Budget) -> String {
+    let param = budget.target.param();
     let rows: Vec<(&Cell, &Best)> = cells
         .iter()
         .filter_map(|c| c.best.as_ref().filter(|b| !b.per_epochs.is_empty()).map(|b| (c, b)))
@@ -266,7 +305,8 @@ fn epochs_table(cells: &[Cell], metric: &str, param: &str) -> String {
         return String::new();
     }
     let mut out = format!(
-        "best run per epochs budget E = q·T (each at the full privacy budget):\n{:>7} {:>7}  {:9} {:>7} {:>10}  run\n",
+        "best run per epochs budget E = q·T (each at the full privacy budget, {}):\n{:>7} {:>7}  {:9} {:>7} {:>10}  run\n",
+        budget_note(budget),
         "δ",
         propdp_core::parameters::symbol(param),
         "algorithm",
