@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use propdp::core::accountant::{ExtraRidge, Neighbouring};
 
-use crate::privacy::parse_neighbouring;
+use crate::privacy::{parse_extra_ridge, parse_neighbouring};
 
 /// Arguments of `propdp infer` (checks: `propdp::inference::Spec::check`).
 #[derive(Debug, Args)]
@@ -86,11 +86,6 @@ pub(crate) struct InferArgs {
     /// Output directory (intervals.csv and report.json must not exist in it).
     #[arg(long)]
     out: PathBuf,
-}
-
-/// `--extra-ridge`: auto or refuse.
-pub(crate) fn parse_extra_ridge(s: &str) -> Result<ExtraRidge, String> {
-    ExtraRidge::from_name(s).ok_or_else(|| format!("{s:?} is invalid: allowed auto, refuse"))
 }
 
 /// `propdp infer`.

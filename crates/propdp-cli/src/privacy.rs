@@ -57,7 +57,7 @@ pub(crate) struct PrivacyArgs {
     /// Objective perturbation calibrated to a target whose floor exceeds half of it: auto (default) adds the
     /// extra ridge Δ that brings the floor to half the target (the mechanism runs at λ + Δ, reported);
     /// refuse keeps λ.
-    #[arg(long, value_parser = crate::infer::parse_extra_ridge)]
+    #[arg(long, value_parser = parse_extra_ridge)]
     extra_ridge: Option<propdp::core::accountant::ExtraRidge>,
     /// A DP-SGD schedule: a TOML file of [[segment]] tables with noise, sample_rate, steps and optional clip,
     /// and [[objective]] tables (lambda, noise) for models released by objective perturbation
@@ -130,6 +130,11 @@ pub(crate) fn parse_neighbouring(s: &str) -> Result<Neighbouring, String> {
         "add-remove-one" | "add_remove_one" => Ok(Neighbouring::AddRemoveOne),
         _ => Err(format!("{s:?}: allowed replace-one, add-remove-one")),
     }
+}
+
+/// `--extra-ridge`: auto or refuse.
+pub(crate) fn parse_extra_ridge(s: &str) -> Result<propdp::core::accountant::ExtraRidge, String> {
+    propdp::core::accountant::ExtraRidge::from_name(s).ok_or_else(|| format!("{s:?} is invalid: allowed auto, refuse"))
 }
 
 impl PrivacyArgs {

@@ -639,12 +639,10 @@ pub struct Privacy {
     /// δ of (ε, δ)-DP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta: Option<f64>,
-    /// Objective perturbation: the extra ridge Δ added to the config's λ
-    /// (`extra_ridge = "auto"` where the floor exceeded half the budget).
+    /// Objective perturbation: the extra ridge Δ added to the config's λ (docs/privacy.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra_ridge: Option<f64>,
-    /// With an extra ridge: the effective λ + Δ the noise was calibrated at
-    /// and the theory solved at (the point's λ).
+    /// With an extra ridge: λ + Δ, the point's λ (noise and theory at it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lambda_effective: Option<f64>,
 }
@@ -656,6 +654,8 @@ impl Privacy {
     /// Δ = 2LR (R = 1, L = [`crate::Model::lipschitz`]), μ = √T·Δ/σ
     /// (Gaussian composition, exact). `None` otherwise.
     pub fn of(point: &Point) -> Option<Privacy> {
+        let extra_ridge = point.budget().map(|b| b.added_ridge).filter(|&a| a > 0.0);
+        let lambda_effective = extra_ridge.map(|_| point.algorithm().lambda());
         let none = |neighbouring: Neighbouring, notion: &str| Privacy {
             notion: notion.into(),
             neighbouring: neighbouring.label().into(),
@@ -663,19 +663,11 @@ impl Privacy {
             rho: None,
             epsilon: None,
             delta: None,
-            extra_ridge: None,
-            lambda_effective: None,
+            extra_ridge,
+            lambda_effective,
         };
         if let Some(b) = point.budget() {
-            let ridge = |p: Privacy| match b.added_ridge > 0.0 {
-                true => Privacy {
-                    extra_ridge: Some(b.added_ridge),
-                    lambda_effective: Some(point.algorithm().lambda()),
-                    ..p
-                },
-                false => p,
-            };
-            return Some(ridge(match b.target {
+            return Some(match b.target {
                 Target::Approx { epsilon, delta_priv } => Privacy {
                     epsilon: Some(epsilon),
                     delta: Some(delta_priv),
@@ -685,7 +677,7 @@ impl Privacy {
                     rho: Some(rho),
                     ..none(b.neighbouring, "rho-zCDP")
                 },
-            }));
+            });
         }
         let crate::Algorithm::Dpgd { sigma, steps, .. } = point.algorithm() else {
             return None;
