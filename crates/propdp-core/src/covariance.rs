@@ -247,7 +247,7 @@ impl RawCovariance {
                 let text = String::from_utf8(bytes.clone()).map_err(|_| {
                     ConfigError::range(&format!("{FIELD}.file"), format!("{file:?}"), "a UTF-8 CSV text file")
                 })?;
-                let (eigenvalue, weight, teacher) = read_csv(&text, &path)?;
+                let (eigenvalue, weight, teacher) = read_csv(crate::input::without_bom(&text), &path)?;
                 let label = format!("{FIELD}.file ({})", path.display());
                 Ok(
                     Covariance::from_columns(&eigenvalue, &weight, &teacher, &label)?.map(|c| Covariance {
@@ -350,6 +350,9 @@ impl Covariance {
     /// assert!((c.atoms()[0].eigenvalue - 16.0 / 7.0).abs() < 1e-15 && c.atoms()[0].teacher == 4.0);
     /// assert!(Covariance::from_columns(&[2.0], &[1.0], &[3.0], "c").unwrap().is_none());
     /// assert!(Covariance::from_columns(&[1.0, -1.0], &[0.5, 0.5], &[1.0, 1.0], "c").unwrap_err().to_string().contains("c.eigenvalue"));
+    /// // 1e-300 beside 1e300 underflows to 0 once normalised: refused, not solved as another spectrum
+    /// let e = Covariance::from_columns(&[1e300, 1e-300], &[0.5, 0.5], &[1.0, 1.0], "c").unwrap_err();
+    /// assert!(e.to_string().contains("c.eigenvalue[1]"), "{e}");
     /// ```
     pub fn from_columns(
         eigenvalue: &[f64],
@@ -419,6 +422,25 @@ impl Covariance {
         for a in &mut atoms {
             a.eigenvalue /= scale;
             a.teacher /= energy;
+        }
+        // a value that normalisation takes below f64's normal range is lost (1e-300 beside 1e300
+        // became 0): refused, naming it, rather than solved as another spectrum
+        let kept = (0..k).filter(|&i| weight[i] > 0.0);
+        for (i, a) in kept.zip(&atoms) {
+            for (name, given, value, over) in [
+                ("eigenvalue", eigenvalue[i], a.eigenvalue, scale),
+                ("teacher", teacher[i], a.teacher, energy),
+            ] {
+                if given > 0.0 && !(value.is_normal()) {
+                    return Err(ConfigError::range(
+                        &format!("{field}.{name}[{i}]"),
+                        given,
+                        &format!(
+                            "within f64's range of the spectrum's scale {over:e} (divided by it, it is {value:e}):                              at most ~1e300 between the largest and the smallest"
+                        ),
+                    ));
+                }
+            }
         }
         let first = atoms[0];
         if atoms

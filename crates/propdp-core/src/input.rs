@@ -41,7 +41,19 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
 /// [`read_regular`] as UTF-8 text.
 pub fn read_regular_text(path: &Path) -> std::io::Result<String> {
     String::from_utf8(read_regular(path)?)
+        .map(|t| without_bom(&t).to_string())
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not a UTF-8 text file"))
+}
+
+/// `text` without a leading UTF-8 byte-order mark (spreadsheet programs
+/// write one before a CSV's header): every text propdp reads goes through it.
+///
+/// ```
+/// assert_eq!(propdp_core::input::without_bom("\u{feff}a,b\n"), "a,b\n");
+/// assert_eq!(propdp_core::input::without_bom("a,b\n"), "a,b\n");
+/// ```
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
 /// What a file that is not regular is, in words.

@@ -272,7 +272,7 @@ pub fn parse_data(bytes: &[u8], path: &std::path::Path) -> Result<(Vec<String>, 
         return parse_npy(bytes);
     }
     let text = std::str::from_utf8(bytes).map_err(|_| "a CSV text file (UTF-8) or a .npy file".to_string())?;
-    parse_csv(text)
+    parse_csv(propdp_core::input::without_bom(text))
 }
 
 /// A `.npy` file's 2-D float64 array (C or Fortran order), columns named x0, x1, ….

@@ -363,3 +363,36 @@ mod generated {
         }
     }
 }
+
+/// A byte-order mark before a CSV's header (spreadsheet programs write one)
+/// is read past by every reader: a covariance file, a data file and a config
+/// read the same with and without it.
+#[test]
+fn a_byte_order_mark_is_read_past() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_data(&tmp.path().join("data.csv"), 1.0);
+    let spectrum = "eigenvalue,weight,teacher\n4.0,0.25,1.0\n1.0,0.75,1.0\n";
+    for (name, text) in [
+        ("plain.csv", spectrum.to_string()),
+        ("bom.csv", format!("\u{feff}{spectrum}")),
+    ] {
+        std::fs::write(tmp.path().join(name), text).unwrap();
+    }
+    let with = |file: &str| {
+        own_labels("objective").replace(
+            "noise = { law = \"gaussian\", sd = 0.5 }",
+            &format!("noise = {{ law = \"gaussian\", sd = 0.5 }}\ncovariance = {{ file = \"{file}\" }}"),
+        )
+    };
+    let (plain, bom) = (
+        config(tmp.path(), &with("plain.csv")).unwrap(),
+        config(tmp.path(), &with("bom.csv")).unwrap(),
+    );
+    assert_eq!(plain.sweep.points(), bom.sweep.points());
+    // a data file and a config
+    std::fs::write(tmp.path().join("d.csv"), "\u{feff}a,b\n1,2\n3,4\n").unwrap();
+    let (names, _) = propdp::data_spectrum::read_data(&tmp.path().join("d.csv")).unwrap();
+    assert_eq!(names, ["a", "b"]);
+    std::fs::write(tmp.path().join("bom.toml"), format!("\u{feff}{}", with("plain.csv"))).unwrap();
+    assert!(propdp::run::load(&tmp.path().join("bom.toml")).is_ok());
+}
