@@ -291,56 +291,56 @@ fn remainder(c: &Composed, eps: f64, v: f64, shift: f64, far: f64) -> f64 {
 }
 
 impl Profile for Curves {
-    /// The upper bound δ⁺(ε), the worse direction.
-    fn delta_upper(&self, eps: f64) -> f64 {
-        self.composed.iter().map(|c| c.delta_upper(eps)).fold(0.0, f64::max)
+    /// log δ⁺(ε), the worse direction.
+    fn log_delta_upper(&self, eps: f64) -> f64 {
+        self.delta_upper(eps).ln()
     }
 
     /// ε⁻ at δ: the largest over the second-order bound and the β tried
     /// (each a valid lower bound).
     fn lower_end(&self, delta: f64) -> f64 {
-        let smooth = smallest_eps(|e| self.delta_lower_smooth(e), delta).map_or(0.0, |b| b.0);
+        let smooth = smallest_eps(|e| self.delta_lower_smooth(e).ln(), delta.ln()).map_or(0.0, |b| b.0);
         BETAS
             .iter()
-            .map(|f| smallest_eps(|e| self.delta_lower(e, f.map(|f| f * delta)), delta).map_or(0.0, |b| b.0))
+            .map(|f| smallest_eps(|e| self.delta_lower(e, f.map(|f| f * delta)).ln(), delta.ln()).map_or(0.0, |b| b.0))
             .fold(smooth, f64::max)
     }
 }
 
+impl Curves {
+    /// The upper bound δ⁺(ε), the worse direction.
+    pub(super) fn delta_upper(&self, eps: f64) -> f64 {
+        self.composed.iter().map(|c| c.delta_upper(eps)).fold(0.0, f64::max)
+    }
+}
+
 /// Upper and lower bounds on the privacy profile δ(ε) (the worse
-/// direction of the relation's pair), and the ε bracket they give.
+/// direction of the relation's pair), and the ε bracket they give; in logs,
+/// so that a δ below f64's smallest number, or a term e^ε beyond its
+/// largest, is never formed.
 pub(super) trait Profile {
-    /// δ⁺(ε) ≥ δ(ε).
-    fn delta_upper(&self, eps: f64) -> f64;
+    /// log δ⁺(ε) ≥ log δ(ε).
+    fn log_delta_upper(&self, eps: f64) -> f64;
 
     /// ε⁻ at δ: a lower bound on the smallest ε with δ(ε) ≤ δ.
     fn lower_end(&self, delta: f64) -> f64;
 
-    /// [ε⁻, ε⁺] at δ; `None` when the upper curve never reaches δ.
+    /// [ε⁻, ε⁺] at δ; `None` when the upper curve does not reach δ below
+    /// ε = [`MAX_EPSILON`].
     fn bracket(&self, delta: f64) -> Option<(f64, f64)> {
-        let upper = smallest_eps(|e| self.delta_upper(e), delta)?.1;
+        let upper = smallest_eps(|e| self.log_delta_upper(e), delta.ln())?.1;
         Some((self.lower_end(delta).min(upper), upper))
     }
 }
 
 /// One step of the Poisson-subsampled Gaussian, δ(ε) in closed form: its
 /// privacy loss is monotone in the observation x, so the optimal set is a
-/// threshold. In units of σ, with Δ = 1/z:
-///
-/// - remove (P = (1 − q)N(0, 1) + qN(Δ, 1), Q = N(0, 1)): L > ε ⇔ x > a,
-///   a = ln((e^ε − 1 + q)/q)/Δ + Δ/2, and δ = q·Φ̄(a − Δ) − (e^ε − 1 + q)·Φ̄(a);
-/// - add (P, Q swapped): L > ε ⇔ x < b, b = ln((e^{−ε} − 1 + q)/q)/Δ + Δ/2
-///   (δ = 0 when e^{−ε} ≤ 1 − q), and δ = (1 − e^ε(1 − q))·Φ(b) − e^ε q·Φ(b − Δ);
-/// - replace-one (P = (1 − q)N(0, z²) + qN(−1, z²) against
-///   Q = (1 − q)N(0, z²) + qN(1, z²), in units of C): L > ε ⇔ x < x*,
-///   x* = −z²(ε/2 + asinh ρ), ρ = (1 − q) sinh(ε/2) e^{1/(2z²)}/q, and
-///   δ = qΦ((x* + 1)/z) − q e^ε Φ((x* − 1)/z) − (1 − q)(e^ε − 1)Φ(x*/z)
-///   ([`SubsampledGaussian::delta`]).
-///
-/// Each term is within a few ulp (libm's erfc and exp), and an error h in
-/// the threshold changes δ only at second order (the threshold is where
-/// the integrand vanishes); the curves add and subtract 10⁻¹³ of the terms'
-/// sum, so they bracket δ.
+/// threshold, and δ(ε) is a signed sum of normal tails in each direction
+/// (remove, add; or replace-one's pair), evaluated in logs with a bound on
+/// each term's error ([`SubsampledGaussian::log_terms`], the module docs of
+/// `pld::terms`): the true δ lies between the bounds at every ε, e^ε beyond
+/// f64 included. Under add/remove-one δ is the larger direction's, and so
+/// are both bounds.
 pub(super) struct OneStep {
     pub(super) z: f64,
     pub(super) q: f64,
@@ -348,71 +348,56 @@ pub(super) struct OneStep {
 }
 
 impl OneStep {
-    /// (δ̂, the error bound) of the worse direction at ε.
-    pub(super) fn delta(&self, eps: f64) -> (f64, f64) {
-        if self.neighbouring == Neighbouring::ReplaceOne {
-            let [t1, t2, t3] = SubsampledGaussian { z: self.z, q: self.q }.replace_terms(eps);
-            return (t1 - t2 - t3, 1e-13 * (t1 + t2 + t3.abs()));
-        }
-        let (d, q) = (1.0 / self.z, self.q);
-        let tail = |x: f64| norm_cdf(-x);
-        let r = eps.exp_m1() + q; // e^ε − 1 + q
-        let a = (r / q).ln() / d + d / 2.0;
-        let (t1, t2) = (q * tail(a - d), r * tail(a));
-        let remove = (t1 - t2, 1e-13 * (t1 + t2));
-        let s = (-eps).exp_m1() + q; // e^{−ε} − 1 + q
-        let add = if s > 0.0 {
-            let b = (s / q).ln() / d + d / 2.0;
-            let (u1, u2) = (-(eps.exp() * (1.0 - q)) + 1.0, eps.exp() * q);
-            let (u1, u2) = (u1 * norm_cdf(b), u2 * norm_cdf(b - d));
-            (u1 - u2, 1e-13 * (u1.abs() + u2))
-        } else {
-            (0.0, 0.0)
-        };
-        if remove.0 + remove.1 >= add.0 + add.1 {
-            remove
-        } else {
-            add
-        }
+    /// (log of a lower bound, log of an upper bound) on δ(ε), the worse direction.
+    pub(super) fn log_delta_bounds(&self, eps: f64) -> (f64, f64) {
+        let m = SubsampledGaussian { z: self.z, q: self.q };
+        Direction::of(self.neighbouring)
+            .iter()
+            .map(|&d| m.log_terms(d, eps).log_bounds())
+            .fold((f64::NEG_INFINITY, f64::NEG_INFINITY), |(lo, hi), (l, h)| {
+                (lo.max(l), hi.max(h))
+            })
     }
 }
 
 impl Profile for OneStep {
-    fn delta_upper(&self, eps: f64) -> f64 {
-        let (d, err) = self.delta(eps);
-        (d + err).clamp(0.0, 1.0)
+    fn log_delta_upper(&self, eps: f64) -> f64 {
+        self.log_delta_bounds(eps).1.min(0.0)
     }
 
     fn lower_end(&self, delta: f64) -> f64 {
-        smallest_eps(
-            |e| {
-                let (d, err) = self.delta(e);
-                (d - err).max(0.0)
-            },
-            delta,
-        )
-        .map_or(0.0, |b| b.0)
+        smallest_eps(|e| self.log_delta_bounds(e).0, delta.ln()).map_or(0.0, |b| b.0)
     }
 }
 
-/// For a non-increasing δ(ε): (a, b) with δ(a) > target ≥ δ(b), b − a ≤
-/// 1e-12·b (a = b = 0 when δ(0) ≤ target): the smallest ε with δ(ε) ≤
-/// target lies in (a, b]. `None` when δ stays above the target up to ε = 10⁶.
-pub(super) fn smallest_eps<F: Fn(f64) -> f64>(delta_of: F, target: f64) -> Option<(f64, f64)> {
-    if delta_of(0.0) <= target {
+/// The largest ε a bracket is searched to: beyond, no finite ε is reported
+/// (as [`crate::gdp_to_eps`] does beyond 10¹⁵).
+pub(super) const MAX_EPSILON: f64 = 1e15;
+
+/// For a non-increasing log δ(ε) (`log_delta_of`, −∞ where δ = 0): (a, b)
+/// with log δ(a) > `log_target` ≥ log δ(b), b − a ≤ 1e-12·b (a = b = 0 when
+/// log δ(0) ≤ `log_target`): the smallest ε with δ(ε) ≤ δ lies in (a, b].
+/// A value that is not a number counts as above the target. `None` when
+/// δ stays above the target up to ε = [`MAX_EPSILON`].
+pub(super) fn smallest_eps<F: Fn(f64) -> f64>(log_delta_of: F, log_target: f64) -> Option<(f64, f64)> {
+    let below = |e: f64| log_delta_of(e) <= log_target;
+    if below(0.0) {
         return Some((0.0, 0.0));
     }
     let (mut lo, mut hi) = (0.0, 1.0);
-    while delta_of(hi) > target {
+    while !below(hi) {
         lo = hi;
         hi *= 2.0;
-        if hi > 1e6 {
+        if hi > MAX_EPSILON {
             return None;
         }
     }
     // regula falsi (Illinois) on log δ − log target, which is close to
     // linear in ε; bisection where a value is not finite or the step stalls
-    let g = |e: f64| delta_of(e).ln() - target.ln();
+    let g = |e: f64| {
+        let g = log_delta_of(e) - log_target;
+        if g.is_nan() { f64::INFINITY } else { g }
+    };
     let (mut g_lo, mut g_hi) = (g(lo), g(hi));
     let mut side = 0i8;
     while hi - lo > BISECTION * hi {

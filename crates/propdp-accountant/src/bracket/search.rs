@@ -123,7 +123,22 @@ pub(crate) fn bracket_of(
                     grid = (grid * b.grid).sqrt();
                     continue;
                 }
-                _ => return Ok(last.map(|b| (EpsilonBracket { reached: false, ..b }, false))),
+                Some(b) => return Ok(Some((EpsilonBracket { reached: false, ..b }, false))),
+                // the first composition's window does not fit: a coarser grid, up to the coarsest
+                None if 2.0 * grid <= COARSEST_GRID => {
+                    grid *= 2.0;
+                    continue;
+                }
+                None => {
+                    return Err(too_wide(
+                        segments,
+                        objectives,
+                        neighbouring,
+                        grid,
+                        tail,
+                        settings.max_points,
+                    ));
+                }
             }
         };
         let Some(bracket) = curves.bracket(delta) else {
@@ -263,4 +278,56 @@ fn first_grid(
         }
     }
     Ok(grid)
+}
+
+/// The refusal of a composition whose window passes `max_points` even at
+/// the coarsest grid (its privacy loss spans about T/(2z²), or T·A²/2 for
+/// objective releases): named after the part whose one-step loss is widest.
+fn too_wide(
+    segments: &[Segment],
+    objectives: &[ObjectiveBound],
+    neighbouring: Neighbouring,
+    grid: f64,
+    tail: f64,
+    max_points: usize,
+) -> AccountantError {
+    let directions = Direction::of(neighbouring);
+    let widest_segment = (segments.iter().enumerate())
+        .map(|(i, s)| {
+            let m = crate::pld::SubsampledGaussian {
+                z: s.noise_multiplier,
+                q: s.sample_rate,
+            };
+            let points = directions.iter().map(|&d| m.points(d, grid, tail)).max().unwrap_or(0);
+            (points, i)
+        })
+        .max();
+    let widest_objective = (objectives.iter().enumerate())
+        .map(|(i, b)| (b.points(grid, tail, neighbouring).unwrap_or(usize::MAX), i))
+        .max();
+    let steps = total_steps(segments, objectives.len()).unwrap_or(u64::MAX);
+    let allowed = format!(
+        "a composition whose privacy-loss distribution fits in max_points = {max_points} grid points at grid \
+         width {COARSEST_GRID} (its {steps} steps and releases span more); raise the noise, lower the clip C \
+         or the Lipschitz constant, or compose fewer steps"
+    );
+    let objective_wider = match (widest_segment, widest_objective) {
+        (Some(s), Some(o)) => o.0 >= s.0,
+        (None, o) => o.is_some(),
+        (Some(_), None) => false,
+    };
+    match (widest_segment, widest_objective) {
+        (_, Some((_, i))) if objective_wider => {
+            AccountantError::range(&format!("objective[{i}].a"), objectives[i].a, &allowed)
+        }
+        (Some((_, i)), _) => {
+            let name = if segments.len() == 1 && objectives.is_empty() {
+                "noise_multiplier".to_string()
+            } else {
+                format!("segment[{i}].noise_multiplier")
+            };
+            AccountantError::range(&name, segments[i].noise_multiplier, &allowed)
+        }
+        _ => AccountantError::range("max_points", max_points, &allowed),
+    }
 }

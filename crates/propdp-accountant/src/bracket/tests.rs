@@ -127,7 +127,9 @@ fn the_second_order_lower_end_is_below_the_exact_gaussian_epsilon() {
         let mut gaps = Vec::new();
         for grid in [2e-2, 1e-2, 4e-3, 1e-3] {
             let curves = Curves::new(&run, Neighbouring::AddRemoveOne, grid, 1 << 22, None, TAIL).unwrap();
-            let smooth = smallest_eps(|e| curves.delta_lower_smooth(e), delta).unwrap().0;
+            let smooth = smallest_eps(|e| curves.delta_lower_smooth(e).ln(), delta.ln())
+                .unwrap()
+                .0;
             assert!(smooth <= exact, "z {z} T {steps} Δ {grid}: {smooth} > {exact}");
             gaps.push(exact - smooth);
         }
