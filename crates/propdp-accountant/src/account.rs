@@ -8,7 +8,7 @@
 use crate::AccountantError;
 use crate::bracket::{BracketSettings, EpsilonBracket, bracket_of};
 use crate::dpsgd::rdp_epsilon;
-use crate::events::{Events, Segment};
+use crate::events::{Events, Segment, check_delta};
 use crate::gaussian::{gdp_to_eps, mu_dpgd};
 use crate::neighbouring::Neighbouring;
 
@@ -22,6 +22,11 @@ use crate::neighbouring::Neighbouring;
 /// dominates it in both orders, beside the segments' replace-one pair.
 /// `Ok(None)` when no finite ε is reached even by the upper bound's
 /// discretisation at the finest grid (δ below what the composition resolves).
+/// One DP-SGD run alone is the bracket with its upper end tightened by
+/// the run's other valid upper bounds (the RDP accountant's, the full
+/// batch's), the figure `propdp privacy` states for it — one code
+/// path for every front end (the Python package's `accounting.epsilon`
+/// read the bare bracket: ≤ 0.0231 where the command line stated 0.0104).
 ///
 /// ```
 /// use propdp_accountant::events::{Events, Segment};
@@ -42,6 +47,11 @@ pub fn epsilon(
     neighbouring: Neighbouring,
     settings: BracketSettings,
 ) -> Result<Option<EpsilonBracket>, AccountantError> {
+    if let ([run], []) = (events.segments(), events.objectives()) {
+        check_delta(delta)?;
+        settings.check()?;
+        return Ok(certified(run, delta, neighbouring, settings));
+    }
     Ok(bracket_of(
         events.segments(),
         events.objectives(),

@@ -105,15 +105,63 @@ impl UpperProfile {
 /// 10⁻³δ moves ε far).
 const BETAS: [Option<f64>; 6] = [Some(1e-1), Some(1e-2), Some(1e-3), Some(1e-4), Some(1e-6), None];
 
+/// An estimate of what the one-step PLDs' rounding may move a
+/// composition's δ(ε) by. Part i's rounding moved mass w up across
+/// intervals whose top loss is l (`Pld::connect_the_dots`); replacing one
+/// step's PMF changes the composed δ(ε) by Σ w·g'(ξ), g(l) the other steps'
+/// δ at ε − l, whose slope e^{ε−l}Q(L > ε − l) is at most P(L > ε − l) ≤
+/// min(1, δ(ε − l − 1)/(1 − e⁻¹)) (δ(x − 1) ≥ (1 − e⁻¹)P(L > x)), and the
+/// other steps' δ is at most the whole composition's (dropping a step's
+/// output is post-processing), bounded by its upper curve. So T_i steps
+/// move δ(ε) by at most T_i Σ w·min(1, 1.582·δ⁺(ε − l − 1)) — times 4
+/// here for the noise the carry leaves unseen: the moved mass is the
+/// visible part of floating-point noise, so this is an estimate, not a
+/// bound. The refinement stops at the grid where it would reach a
+/// hundredth of δ ([`crate::bracket`]), since it grows as Δ⁻² (at
+/// z = 30.81, q = 1.01·10⁻⁴, T = 10⁵ a bracket read at Δ = 6·10⁻⁹ once
+/// lay entirely above the one read at 9·10⁻⁹).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Rounding {
+    /// (top loss l, Σ_i T_i × mass-distance moved below l).
+    moved: Vec<(f64, f64)>,
+}
+
+impl Rounding {
+    /// The estimate at ε, given the composition's upper curve.
+    fn at(&self, eps: f64, delta_upper: impl Fn(f64) -> f64) -> f64 {
+        let spread = 1.0 / (1.0 - (-1.0f64).exp());
+        4.0 * (self.moved.iter())
+            .map(|&(l, w)| w * (spread * delta_upper(eps - l - 1.0)).min(1.0))
+            .sum::<f64>()
+    }
+
+    /// The parts (their moved mass-distances, their steps).
+    fn of<'a>(parts: impl Iterator<Item = (&'a [(f64, f64)], u64)>) -> Rounding {
+        let mut moved: Vec<(f64, f64)> = Vec::new();
+        for (m, steps) in parts {
+            moved.extend(m.iter().map(|&(l, w)| (l, steps as f64 * w)));
+        }
+        Rounding { moved }
+    }
+}
+
+/// A direction's composition and its rounding charge, kept from a coarser
+/// grid in place of composing it again ([`Curves::refine`]).
+pub(super) type Kept = Option<(Composed, Rounding)>;
+
 /// The pessimistic compositions of one grid (remove and add, or replace),
-/// all segments in one.
+/// all segments in one; read through [`Profile`] and the methods below.
 pub(super) struct Curves {
-    pub(super) composed: Vec<Composed>,
+    /// Each direction's composition.
+    composed: Vec<Composed>,
+    /// Each direction's estimate of what the one-step PLDs' rounding may
+    /// move its δ by ([`Rounding`]): the refinement stops before it matters.
+    rounding: Vec<Rounding>,
     /// Whether each direction was composed on this grid (not kept from a coarser one).
-    pub(super) fresh: Vec<bool>,
-    pub(super) steps: u64,
-    pub(super) grid: f64,
-    pub(super) tail: f64,
+    fresh: Vec<bool>,
+    steps: u64,
+    grid: f64,
+    tail: f64,
 }
 
 impl Curves {
@@ -141,7 +189,7 @@ impl Curves {
         max_points: usize,
         near: Option<Aim>,
         tail: f64,
-        kept: Vec<Option<Composed>>,
+        kept: Vec<Kept>,
     ) -> Option<Curves> {
         // equal segments are one part raised to their summed steps
         let groups = distinct(segments);
@@ -153,32 +201,40 @@ impl Curves {
         {
             return None;
         }
-        // an objective release's bound is the same in both directions
-        let released: Vec<Pld> = objectives
+        // an objective release's bound is the same in both directions (its
+        // replace-one hull has exact slopes: nothing clamped)
+        let released: Vec<(Pld, Vec<(f64, f64)>)> = objectives
             .iter()
             .map(|b| match neighbouring {
-                Neighbouring::AddRemoveOne => b.pld(grid, tail),
-                Neighbouring::ReplaceOne => b.replace_pld(grid, tail),
+                Neighbouring::AddRemoveOne => b.pld_moved(grid, tail),
+                Neighbouring::ReplaceOne => (b.replace_pld(grid, tail), Vec::new()),
             })
             .collect();
         let one = |d: Direction| {
-            let plds: Vec<Pld> = groups.iter().map(|g| g.0.pld(d, grid, tail)).collect();
-            let parts: Vec<(&Pld, u64)> = (plds.iter().zip(&groups).map(|(p, g)| (p, g.1)))
-                .chain(released.iter().map(|p| (p, 1)))
+            let plds: Vec<(Pld, Vec<(f64, f64)>)> = groups.iter().map(|g| g.0.pld_moved(d, grid, tail)).collect();
+            let parts: Vec<(&Pld, u64)> = (plds.iter().zip(&groups).map(|(p, g)| (&p.0, g.1)))
+                .chain(released.iter().map(|p| (&p.0, 1)))
                 .collect();
-            compose_tilted(&parts, tail, max_points, near)
+            let rounding = Rounding::of(
+                (plds.iter().zip(&groups).map(|(p, g)| (p.1.as_slice(), g.1)))
+                    .chain(released.iter().map(|p| (p.1.as_slice(), 1))),
+            );
+            compose_tilted(&parts, tail, max_points, near).map(|c| (c, rounding))
         };
         let mut kept = kept;
         kept.resize(directions.len(), None);
         let fresh: Vec<bool> = kept.iter().map(Option::is_none).collect();
-        let composed = (directions.iter().zip(kept))
+        let (composed, rounding) = (directions.iter().zip(kept))
             .map(|(&d, k)| match k {
                 Some(c) => Some(c),
                 None => one(d),
             })
-            .collect::<Option<Vec<Composed>>>()?;
+            .collect::<Option<Vec<(Composed, Rounding)>>>()?
+            .into_iter()
+            .unzip();
         Some(Curves {
             composed,
+            rounding,
             fresh,
             steps: groups.iter().map(|g| g.1).sum::<u64>() + objectives.len() as u64,
             grid,
@@ -196,14 +252,35 @@ impl Curves {
             .filter(|e| *e > 0.0)
     }
 
-    /// The directions composed on this grid.
-    pub(super) fn fresh(&self) -> impl Iterator<Item = &Composed> {
-        self.composed.iter().zip(&self.fresh).filter(|p| *p.1).map(|p| p.0)
+    /// The directions composed on this grid, each with its rounding charge.
+    pub(super) fn fresh(&self) -> impl Iterator<Item = (&Composed, &Rounding)> {
+        (self.composed.iter().zip(&self.rounding).zip(&self.fresh))
+            .filter(|p| *p.1)
+            .map(|(p, _)| p)
+    }
+
+    /// The largest rounding charge at ε of a direction composed on this grid.
+    pub(super) fn rounding(&self, eps: f64) -> f64 {
+        let delta_upper = |e: f64| self.delta_upper(e);
+        self.fresh().map(|f| f.1.at(eps, delta_upper)).fold(0.0, f64::max)
+    }
+
+    /// The compositions to keep for the next grid: a direction whose upper
+    /// curve is at most δ/2 from `least` on (the last lower end) cannot
+    /// decide ε⁺ on any finer grid (ε⁺ ≥ the true ε ≥ `least`), so it is
+    /// kept rather than composed again, when another direction is not.
+    pub(super) fn kept(&self, least: f64, delta: f64) -> Vec<Kept> {
+        let small: Vec<bool> = (self.composed.iter().zip(&self.rounding))
+            .map(|(c, _)| c.delta_upper(least) <= 0.5 * delta)
+            .collect();
+        (self.composed.iter().zip(&self.rounding).zip(&small))
+            .map(|((c, r), &s)| (s && small.iter().any(|s| !s)).then(|| (c.clone(), r.clone())))
+            .collect()
     }
 
     /// The longest window composed on this grid.
     pub(super) fn points(&self) -> usize {
-        self.fresh().map(|c| c.pld.pmf.len()).max().unwrap_or(0)
+        self.fresh().map(|c| c.0.pld.pmf.len()).max().unwrap_or(0)
     }
 
     /// The lower bound δ(ε) ≥ δ_{Y'}(ε + η') − β − T·τ at the β given
@@ -220,7 +297,9 @@ impl Curves {
         // a rounding to +∞ (mass above the top point, ≤ tail) or up from below
         // the bottom one (Φ(−k) ≤ tail, `pld::sds`)
         let far = t * 2.0 * self.tail;
-        let composed = self.fresh().map(|c| c.delta_lower(eps + eta)).fold(0.0, f64::max);
+        let composed = (self.fresh())
+            .map(|(c, _)| c.delta_lower(eps + eta))
+            .fold(0.0, f64::max);
         (composed - beta - far).max(0.0)
     }
 
@@ -237,7 +316,7 @@ impl Curves {
         let v = grid * t.sqrt() / 2.0;
         let reach = (LEVELS as f64 / 4.0 + SMEARS[SMEARS.len() - 1]) * v;
         let mut best: f64 = 0.0;
-        for c in self.fresh() {
+        for (c, _) in self.fresh() {
             let eps = eps.max(c.pld.offset as f64 * grid + reach);
             let d = c.delta_lower(eps + shift) - far;
             // the remainder only lowers d: skip it where d cannot win

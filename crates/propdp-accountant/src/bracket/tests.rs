@@ -219,7 +219,7 @@ fn the_lower_curve_stays_below_the_upper_one() {
             );
         }
     }
-    for c in &curves.composed {
+    for (c, _) in curves.fresh() {
         assert!(c.roundoff < 1e-11, "round-off bound {:e}", c.roundoff);
     }
 }

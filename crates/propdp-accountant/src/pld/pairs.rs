@@ -237,6 +237,12 @@ impl SubsampledGaussian {
     /// pessimistically; at most [`MAX_ALLOCATION`] points (ask
     /// [`SubsampledGaussian::points`] first).
     pub fn pld(&self, direction: Direction, grid: f64, tail: f64) -> Pld {
+        self.pld_moved(direction, grid, tail).0
+    }
+
+    /// [`SubsampledGaussian::pld`] and the mass-distance its rounding moved
+    /// (`Pld::connect_the_dots`), the measure of its numerical noise.
+    pub(crate) fn pld_moved(&self, direction: Direction, grid: f64, tail: f64) -> (Pld, Vec<(f64, f64)>) {
         let (k_lo, n) = self
             .support(direction, grid, tail)
             .filter(|s| s.1 <= MAX_ALLOCATION)
@@ -268,6 +274,11 @@ impl ObjectiveBound {
     /// }
     /// ```
     pub fn pld(&self, grid: f64, tail: f64) -> Pld {
+        self.pld_moved(grid, tail).0
+    }
+
+    /// [`crate::ObjectiveBound::pld`] and the mass-distance its rounding moved.
+    pub(crate) fn pld_moved(&self, grid: f64, tail: f64) -> (Pld, Vec<(f64, f64)>) {
         let (k_lo, k_hi) = self
             .support(grid, tail)
             .expect("a support on the grid: check `points` first");
