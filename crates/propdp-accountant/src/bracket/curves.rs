@@ -13,7 +13,7 @@ use crate::pld::{Aim, Composed, Direction, Pld, SubsampledGaussian, compose_tilt
 
 /// Tail mass each one-step PLD leaves out (pessimistically at +∞), at most;
 /// smaller where δ asks for it (1e-3·δ/T: T·tail stays far below δ).
-pub(super) const TAIL: f64 = 1e-15;
+pub(crate) const TAIL: f64 = 1e-15;
 /// The first grid width tried.
 pub(super) const FIRST_GRID: f64 = 2e-3;
 /// Relative precision of the bisection on ε.

@@ -134,6 +134,7 @@ mod settings;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use curves::TAIL;
 pub use curves::UpperProfile;
-pub(crate) use search::bracket_of;
+pub(crate) use search::{bracket_of, first_grid};
 pub use settings::{BracketSettings, EpsilonBracket};

@@ -246,7 +246,7 @@ pub(crate) fn bracket_of(
 /// huge A = LR/σ (its loss spans about A², or 2A√(2 log(1/tail)) under
 /// add/remove-one, in units of Δ), or a tiny noise multiplier (about 1/(2z²))
 /// — is refused naming it and what to change.
-fn first_grid(
+pub(crate) fn first_grid(
     segments: &[Segment],
     objectives: &[ObjectiveBound],
     neighbouring: Neighbouring,
