@@ -50,11 +50,23 @@ pub fn epsilon(
     check_delta(delta)?;
     settings.check()?;
     let (segments, objectives) = (events.segments(), events.objectives());
-    if let ([run], []) = (segments, objectives) {
-        return Ok(certified(run, delta, neighbouring, settings));
-    }
     if !objectives.is_empty() {
         return Ok(bracket_of(segments, objectives, delta, neighbouring, settings, None)?.map(|b| b.0));
+    }
+    segments_epsilon(segments, delta, neighbouring, settings)
+}
+
+/// [`epsilon`] of checked DP-SGD segments alone (δ and the settings
+/// checked): one run [`certified`]; a schedule's PLD bracket beside its
+/// full batch's bound. Poisson sampling's figure (`crate::sampling`).
+pub(crate) fn segments_epsilon(
+    segments: &[Segment],
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+) -> Result<Option<EpsilonBracket>, AccountantError> {
+    if let [run] = segments {
+        return Ok(certified(run, delta, neighbouring, settings));
     }
     total_steps(segments, 0)?;
     // a schedule too wide for the point budget even at the coarsest grid
