@@ -171,6 +171,6 @@ fn epsilon_far_beyond_709_is_printed_as_it_is() {
     ];
     let j = json(&args);
     let (lo, hi) = (j["epsilon_lower"].as_f64().unwrap(), j["epsilon"].as_f64().unwrap());
-    assert!(lo <= 1398.946_294_488_762 && 1398.946_294_488_762 <= hi, "{j}");
+    assert!(lo <= 1_398.946_294_488_762 && 1_398.946_294_488_762 <= hi, "{j}");
     assert!(run(&args).contains("1398.946294 ≤ ε ≤ 1398.946294"));
 }
