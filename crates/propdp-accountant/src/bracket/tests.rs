@@ -43,7 +43,7 @@ fn schedule_bracket(
 fn two_steps(m: SubsampledGaussian, d: Direction, eps: f64) -> f64 {
     let z = m.z;
     let normal = |x: f64, mean: f64| (-(x - mean).powi(2) / (2.0 * z * z)).exp() / (z * std::f64::consts::TAU.sqrt());
-    let (a, b, n) = (-1.0 - 14.0 * z, 1.0 + 14.0 * z, 200_000usize);
+    let (a, b, n) = (-1.0 - 14.0 * z, 1.0 + 14.0 * z, 40_000usize);
     let h = (b - a) / n as f64;
     let mut sum = 0.0;
     for i in 0..=n {
