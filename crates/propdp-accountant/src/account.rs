@@ -6,9 +6,9 @@
 //! sampling read.
 
 use crate::AccountantError;
-use crate::bracket::{BracketSettings, EpsilonBracket, bracket_of};
+use crate::bracket::{BracketSettings, EpsilonBracket, bracket_of, first_grid};
 use crate::dpsgd::rdp_epsilon;
-use crate::events::{Events, Segment};
+use crate::events::{Events, Segment, check_delta, total_steps};
 use crate::gaussian::{gdp_to_eps, mu_dpgd};
 use crate::neighbouring::Neighbouring;
 
@@ -22,6 +22,11 @@ use crate::neighbouring::Neighbouring;
 /// dominates it in both orders, beside the segments' replace-one pair.
 /// `Ok(None)` when no finite ε is reached even by the upper bound's
 /// discretisation at the finest grid (δ below what the composition resolves).
+/// One DP-SGD run alone is the bracket with its upper end tightened by
+/// the run's other valid upper bounds (the RDP accountant's, the full
+/// batch's), the figure `propdp privacy` states for it — one code
+/// path for every front end (the Python package's `accounting.epsilon`
+/// read the bare bracket: ≤ 0.0231 where the command line stated 0.0104).
 ///
 /// ```
 /// use propdp_accountant::events::{Events, Segment};
@@ -42,15 +47,100 @@ pub fn epsilon(
     neighbouring: Neighbouring,
     settings: BracketSettings,
 ) -> Result<Option<EpsilonBracket>, AccountantError> {
-    Ok(bracket_of(
+    check_delta(delta)?;
+    settings.check()?;
+    let (segments, objectives) = (events.segments(), events.objectives());
+    if !objectives.is_empty() {
+        return Ok(bracket_of(segments, objectives, delta, neighbouring, settings, None)?.map(|b| b.0));
+    }
+    segments_epsilon(segments, delta, neighbouring, settings)
+}
+
+/// [`epsilon`] of checked DP-SGD segments alone (δ and the settings
+/// checked): one run [`certified`]; a schedule's PLD bracket beside its
+/// full batch's bound. Poisson sampling's figure (`crate::sampling`).
+pub(crate) fn segments_epsilon(
+    segments: &[Segment],
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+) -> Result<Option<EpsilonBracket>, AccountantError> {
+    if let [run] = segments {
+        return Ok(certified(run, delta, neighbouring, settings));
+    }
+    total_steps(segments, 0)?;
+    // a schedule too wide for the point budget even at the coarsest grid
+    // has no PLD bracket; its full batch's bound stands, as for one run
+    let pld = bracket_of(segments, &[], delta, neighbouring, settings, None)
+        .ok()
+        .flatten()
+        .map(|b| b.0);
+    // subsampling never costs privacy: every segment at rate 1 is one
+    // Gaussian mechanism, μ² = Σ T_i(s/z_i)², whose exact ε bounds the schedule
+    let mu2: f64 = (segments.iter())
+        .map(|s| s.steps as f64 * mu_dpgd(1.0, 1.0, 1, s.noise_multiplier, neighbouring).powi(2))
+        .sum();
+    let full = gdp_to_eps(mu2.sqrt(), delta);
+    Ok(tightened(pld, full))
+}
+
+/// A PLD bracket (if any) with its upper end replaced by `other`, another
+/// valid upper bound, where that is smaller (the lower end then no higher
+/// than the upper); without a bracket, [0, `other`], not reached.
+fn tightened(pld: Option<EpsilonBracket>, other: Option<f64>) -> Option<EpsilonBracket> {
+    let upper = [pld.map(|b| b.upper), other].into_iter().flatten().reduce(f64::min)?;
+    Some(match pld {
+        Some(b) => EpsilonBracket {
+            lower: b.lower.min(upper),
+            upper,
+            ..b
+        },
+        None => EpsilonBracket {
+            lower: 0.0,
+            upper,
+            grid: 0.0,
+            reached: false,
+        },
+    })
+}
+
+/// Whether [`epsilon`] takes `events` under `neighbouring` (at a δ of at
+/// least 10⁻¹²·T, whose one-step tails are the default's), decided without
+/// composing: the events' ranges were checked when they were built; DP-SGD
+/// segments alone are always taken (where no grid fits, their full batch's
+/// bound stands); beside objective releases, a part whose one-step PLD
+/// passes a quarter of the point budget even at the coarsest grid is
+/// refused naming it. What this cannot tell without composing: a ledger
+/// with objective releases whose T-fold window passes the point budget at
+/// the coarsest grid, which [`epsilon`] refuses naming the widest part.
+///
+/// ```
+/// use propdp_accountant::events::{Events, Segment};
+/// use propdp_accountant::bracket::BracketSettings;
+/// use propdp_accountant::{admits, Neighbouring, ObjectiveBound};
+/// let tiny = Segment { noise_multiplier: 1e-6, sample_rate: 0.5, steps: 10 };
+/// let (n, s) = (Neighbouring::AddRemoveOne, BracketSettings::default());
+/// let two = Events::schedule(&[tiny, Segment { noise_multiplier: 1.0, ..tiny }]).unwrap();
+/// assert!(admits(&two, n, s).is_ok());
+/// let release = [ObjectiveBound::new(1.0, 0.25, 1.0, 10.0, 4.0)];
+/// let ledger = Events::ledger(&[tiny], &release).unwrap();
+/// assert_eq!(admits(&ledger, n, s).unwrap_err().argument(), "segment[0].noise_multiplier");
+/// ```
+pub fn admits(events: &Events, neighbouring: Neighbouring, settings: BracketSettings) -> Result<(), AccountantError> {
+    settings.check()?;
+    total_steps(events.segments(), events.objectives().len())?;
+    if events.objectives().is_empty() {
+        return Ok(());
+    }
+    let tail = crate::bracket::TAIL;
+    first_grid(
         events.segments(),
         events.objectives(),
-        delta,
         neighbouring,
-        settings,
-        None,
-    )?
-    .map(|b| b.0))
+        settings.max_points,
+        tail,
+    )
+    .map(|_| ())
 }
 
 /// The certified ε at `delta` of `run` under `neighbouring`: the PLD
@@ -103,23 +193,7 @@ pub(crate) fn deciding(
         Some(b) if b.reached || early => None,
         _ => Some(rdp_epsilon(z, q, steps, delta, neighbouring)).filter(|e| e.is_finite()),
     };
-    let upper = [pld.map(|b| b.upper), rdp, full]
-        .into_iter()
-        .flatten()
-        .reduce(f64::min)?;
-    let bracket = match pld {
-        Some(b) => EpsilonBracket {
-            lower: b.lower.min(upper),
-            upper,
-            ..b
-        },
-        // no PLD bracket: the other bounds give an upper end only
-        None => EpsilonBracket {
-            lower: 0.0,
-            upper,
-            grid: 0.0,
-            reached: false,
-        },
-    };
-    Some((bracket, early))
+    let other = [rdp, full].into_iter().flatten().reduce(f64::min);
+    // no PLD bracket: the other bounds give an upper end only
+    Some((tightened(pld, other)?, early))
 }

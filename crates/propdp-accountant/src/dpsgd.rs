@@ -4,7 +4,7 @@
 //! (ε, δ) by root finding on them.
 
 use crate::events::check_delta;
-use crate::gaussian::{brent_root, gdp_to_eps, log_delta_gaussian, mu_dpgd, smallest_noise};
+use crate::gaussian::{brent_root, gdp_to_eps, log_delta_gaussian, mu_dpgd, smallest_noise, softplus};
 use crate::neighbouring::{Neighbouring, relation_factor};
 use crate::{pld, rdp};
 
@@ -156,13 +156,16 @@ pub(crate) fn calibrate_dpsgd(eps: f64, delta: f64, q: f64, steps: usize, n: Nei
 /// (ε/2, δ/(1 + e^{ε/2})) add/remove), to 1e-3 relative on the safe side,
 /// by bisection in log z over [1e-4, 1e8].
 fn calibrate_dpsgd_rdp(eps: f64, delta: f64, q: f64, steps: usize, n: Neighbouring) -> Option<f64> {
-    let (e_ar, d_ar) = match n {
-        Neighbouring::AddRemoveOne => (eps, delta),
-        Neighbouring::ReplaceOne => (eps / 2.0, delta / (1.0 + (eps / 2.0).exp())),
+    let (e_ar, log_d_ar) = match n {
+        Neighbouring::AddRemoveOne => (eps, delta.ln()),
+        Neighbouring::ReplaceOne => (eps / 2.0, delta.ln() - softplus(eps / 2.0)),
     };
     // NaN (the RDP sum overflowing at tiny q and z) counts as above
     let above = |z: f64| {
-        rdp::Curve::cached(z, q).epsilon(steps as u64, d_ar).partial_cmp(&e_ar) != Some(std::cmp::Ordering::Less)
+        rdp::Curve::cached(z, q)
+            .epsilon_at_log_delta(steps as u64, log_d_ar)
+            .partial_cmp(&e_ar)
+            != Some(std::cmp::Ordering::Less)
     };
     let (mut lo, mut hi) = (1e-4f64, 1e8f64);
     if above(hi) {
@@ -187,7 +190,8 @@ pub(crate) fn rdp_epsilon(z: f64, q: f64, steps: u64, delta: f64, n: Neighbourin
         Neighbouring::ReplaceOne if q >= 1.0 => rdp::Curve::cached(z / 2.0, q).epsilon(steps, delta),
         Neighbouring::ReplaceOne => {
             let curve = rdp::Curve::cached(z, q);
-            let holds = |e: f64| curve.epsilon(steps, delta / (1.0 + e.exp())) <= e;
+            // δ/(1 + e^e) in logs: it leaves f64 beyond e ≈ 709
+            let holds = |e: f64| curve.epsilon_at_log_delta(steps, delta.ln() - softplus(e)) <= e;
             let mut hi = curve.epsilon(steps, delta * 1e-6).max(1e-9);
             while !holds(hi) {
                 hi *= 2.0;

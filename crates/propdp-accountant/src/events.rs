@@ -28,7 +28,7 @@ pub struct Segment {
 
 impl Segment {
     /// The segment of `steps` steps at noise multiplier `noise_multiplier`
-    /// (0 < z < ∞) and rate `sample_rate` (0 < q ≤ 1), refused naming the
+    /// (10⁻¹⁵⁰ ≤ z < ∞, [`MIN_NOISE_MULTIPLIER`]) and rate `sample_rate` (0 < q ≤ 1), refused naming the
     /// field otherwise.
     ///
     /// ```
@@ -60,10 +60,19 @@ impl Segment {
     }
 }
 
-/// z = σ/C as argument `name`: 0 < z < ∞.
+/// The smallest noise multiplier the accountant takes: below it the loss
+/// of one included example, about 1/(2z²), passes f64's largest number
+/// (z² underflows near 1.5·10⁻¹⁵⁴), and no arithmetic on it is exact.
+pub const MIN_NOISE_MULTIPLIER: f64 = 1e-150;
+
+/// z = σ/C as argument `name`: [`MIN_NOISE_MULTIPLIER`] ≤ z < ∞.
 pub(crate) fn check_noise_multiplier(name: &str, z: f64) -> Result<(), AccountantError> {
-    if !(z > 0.0 && z.is_finite()) {
-        return Err(AccountantError::range(name, z, "0 < noise_multiplier < ∞"));
+    if !(z.is_finite() && z >= MIN_NOISE_MULTIPLIER) {
+        return Err(AccountantError::range(
+            name,
+            z,
+            "1e-150 ≤ noise_multiplier < ∞ (below, one example's privacy loss 1/(2z²) passes the range of f64)",
+        ));
     }
     Ok(())
 }

@@ -71,6 +71,15 @@ pub fn log_delta_gaussian(eps: f64, mu: f64) -> f64 {
     log_a + (-gap.exp_m1()).ln()
 }
 
+/// log(1 + e^x), without overflow (e^x leaves f64 beyond x ≈ 709.78).
+pub(crate) fn softplus(x: f64) -> f64 {
+    if x > 0.0 {
+        x + (-x).exp().ln_1p()
+    } else {
+        x.exp().ln_1p()
+    }
+}
+
 /// μ of output perturbation: Δ = LR/λ (add/remove) or 2LR/λ (replace), μ = Δ/τ.
 pub fn mu_output(l: f64, r: f64, lambda: f64, tau: f64, n: Neighbouring) -> f64 {
     relation_factor(n) * l * r / lambda / tau

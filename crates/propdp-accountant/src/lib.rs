@@ -34,7 +34,7 @@ pub mod rdp;
 pub mod sampling;
 pub mod tradeoff;
 
-pub use account::epsilon;
+pub use account::{admits, epsilon};
 pub use dpsgd::{DPSGD_GRID, DPSGD_TAIL};
 pub use error::AccountantError;
 pub use gaussian::{

@@ -2,7 +2,7 @@
 //! its (ε, δ) curve, RDP and zCDP, and group privacy for replace-one; its
 //! privacy-loss distributions are in [`crate::pld`].
 
-use crate::gaussian::{log_delta_gaussian, log_norm_cdf};
+use crate::gaussian::{log_delta_gaussian, log_norm_cdf, softplus};
 
 /// Objective perturbation, add/remove-one: privacy loss ≤ c + A|Z| with
 /// A = LR/σ, c = log(1 + βR²/λ) + A²/2.
@@ -61,10 +61,10 @@ impl ObjectiveBound {
 }
 
 /// Objective perturbation under replace-one: group privacy of size 2 applied
-/// to the add/remove guarantee (ε, δ) → (2ε, (1 + e^ε)δ).
+/// to the add/remove guarantee (ε, δ) → (2ε, (1 + e^ε)δ), the product
+/// taken in logs (e^ε leaves f64 beyond ε ≈ 709 while δ is tiny there) and
+/// capped at 1.
 pub fn objective_replace_one(bound: &ObjectiveBound, eps_add_remove: f64) -> (f64, f64) {
-    (
-        2.0 * eps_add_remove,
-        (1.0 + eps_add_remove.exp()) * bound.delta(eps_add_remove),
-    )
+    let log_delta = softplus(eps_add_remove) + bound.log_delta(eps_add_remove);
+    (2.0 * eps_add_remove, log_delta.min(0.0).exp())
 }

@@ -205,7 +205,13 @@ impl Curve {
     /// ε at `delta` after `steps` steps (the conversion of the module docs,
     /// minimised over the orders; ≥ 0).
     pub fn epsilon(&self, steps: u64, delta: f64) -> f64 {
-        let (t, log_delta) = (steps as f64, delta.ln());
+        self.epsilon_at_log_delta(steps, delta.ln())
+    }
+
+    /// [`Curve::epsilon`] at δ = e^`log_delta`, for a δ that f64 cannot
+    /// hold (replace-one's δ/(1 + e^ε) at ε beyond 709).
+    pub fn epsilon_at_log_delta(&self, steps: u64, log_delta: f64) -> f64 {
+        let t = steps as f64;
         self.points
             .iter()
             .map(|&(a, e)| t * e + ((a - 1.0) / a).ln() - (log_delta + a.ln()) / (a - 1.0))

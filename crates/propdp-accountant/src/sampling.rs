@@ -52,8 +52,8 @@
 //!   Poisson batches).
 
 use crate::AccountantError;
-use crate::account::certified;
-use crate::bracket::{BracketSettings, EpsilonBracket, bracket_of};
+use crate::account::segments_epsilon;
+use crate::bracket::{BracketSettings, EpsilonBracket};
 use crate::events::{Events, Segment, check_delta};
 use crate::gaussian::gdp_to_eps;
 use crate::neighbouring::{Neighbouring, relation_factor};
@@ -151,11 +151,9 @@ pub fn sampled_epsilon(
     }
     let segments = events.segments();
     check_delta(delta)?;
-    // the certified ε of Poisson batches: one run's (with its closed forms), or the schedule's
-    let poisson = |run: &[Segment], relation: Neighbouring| match run {
-        [one] => Ok(certified(one, delta, relation, settings)),
-        _ => Ok(bracket_of(run, &[], delta, relation, settings, None)?.map(|b| b.0)),
-    };
+    // the certified ε of Poisson batches, as `epsilon` states it
+    settings.check()?;
+    let poisson = |run: &[Segment], relation: Neighbouring| segments_epsilon(run, delta, relation, settings);
     let s = relation_factor(neighbouring);
     Ok(match sampling {
         Sampling::Poisson => SampledEpsilon {

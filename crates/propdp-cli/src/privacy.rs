@@ -18,9 +18,10 @@ pub(crate) struct PrivacyArgs {
     /// objective | output | dpgd | dpsgd
     #[arg(long)]
     algorithm: AlgorithmKind,
-    /// huber | logistic | least_squares
+    /// huber | logistic | least_squares [required, except for DP-SGD with --clip (or a --schedule of clipped
+    /// segments), whose guarantee is the clip's whatever the model]
     #[arg(long)]
-    model: ModelKind,
+    model: Option<ModelKind>,
     /// Huber threshold M, the Huber loss's Lipschitz constant [model huber only; default 1].
     #[arg(long, allow_hyphen_values = true)]
     huber_m: Option<f64>,
@@ -100,7 +101,7 @@ pub(crate) fn privacy_schedule(args: &PrivacyArgs) -> Result<ExitCode> {
         )
         .into());
     }
-    let mut q = QueryArgs::new(args.algorithm, args.model);
+    let mut q = QueryArgs::new(args.algorithm, args.model()?);
     q.huber_m = args.huber_m;
     // the model's loss constants, checked as for any query (a placeholder rate, noise and clip:
     // each segment's own clip is checked by the schedule, naming it — a least-squares schedule
@@ -138,12 +139,33 @@ pub(crate) fn parse_extra_ridge(s: &str) -> Result<propdp::core::accountant::Ext
 }
 
 impl PrivacyArgs {
-    fn query(&self) -> Result<Query> {
-        Ok(self.query_args().query()?)
+    /// The model: `--model`, or without it for DP-SGD that clips (`--clip`,
+    /// or a schedule, whose segments must each clip) a loss that is not
+    /// Lipschitz — least squares, L = ∞, so the sensitivity min(C, L) is the
+    /// clip C: the guarantee any model gets; otherwise refused naming `model`.
+    fn model(&self) -> Result<ModelKind> {
+        if let Some(m) = self.model {
+            return Ok(m);
+        }
+        if self.algorithm == AlgorithmKind::Dpsgd && (self.clip.is_some() || self.schedule.is_some()) {
+            return Ok(ModelKind::LeastSquares);
+        }
+        Err(propdp::privacy::Argument {
+            argument: "model",
+            also: None,
+            text: " is required (huber | logistic | least_squares): the guarantee depends on the loss's Lipschitz \
+                   constant, except for DP-SGD with --clip, whose guarantee is the clip's"
+                .to_string(),
+        }
+        .into())
     }
 
-    fn query_args(&self) -> QueryArgs {
-        QueryArgs {
+    fn query(&self) -> Result<Query> {
+        Ok(self.query_args()?.query()?)
+    }
+
+    fn query_args(&self) -> Result<QueryArgs> {
+        Ok(QueryArgs {
             huber_m: self.huber_m,
             lambda: self.lambda,
             steps: self.steps,
@@ -155,8 +177,8 @@ impl PrivacyArgs {
             epsilon: self.epsilon,
             rho: self.rho,
             extra_ridge: self.extra_ridge,
-            ..QueryArgs::new(self.algorithm, self.model)
-        }
+            ..QueryArgs::new(self.algorithm, self.model()?)
+        })
     }
 }
 
@@ -168,7 +190,7 @@ pub(crate) fn privacy(args: &PrivacyArgs) -> Result<ExitCode> {
         return privacy_schedule(args);
     }
     if let Some(sampling) = args.sampling.filter(|s| *s != Sampling::Poisson) {
-        return propdp::privacy::assess_sampled(&args.query_args(), sampling).map(|r| {
+        return propdp::privacy::assess_sampled(&args.query_args()?, sampling).map(|r| {
             if args.json {
                 println!("{}", r.json());
             } else {
@@ -178,7 +200,9 @@ pub(crate) fn privacy(args: &PrivacyArgs) -> Result<ExitCode> {
         });
     }
     let r = match args.calibrate {
-        Some(knob) => propdp::privacy::calibrate_knob(&args.query_args(), knob),
+        Some(knob) => args
+            .query_args()
+            .and_then(|a| propdp::privacy::calibrate_knob(&a, knob)),
         None => args.query().and_then(|q| propdp::privacy::assess(&q)),
     }?;
     let membership = args
@@ -187,6 +211,10 @@ pub(crate) fn privacy(args: &PrivacyArgs) -> Result<ExitCode> {
         .transpose()?;
     if args.json {
         let mut j = r.json();
+        if args.model.is_none() {
+            // the guarantee of any model: none was named
+            j["model"] = serde_json::Value::Null;
+        }
         if let Some(m) = &membership {
             j["membership_inference"] = m.json();
         }

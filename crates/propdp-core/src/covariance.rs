@@ -425,20 +425,14 @@ impl Covariance {
         }
         // a value that normalisation takes below f64's normal range is lost (1e-300 beside 1e300
         // became 0): refused, naming it, rather than solved as another spectrum
-        let kept = (0..k).filter(|&i| weight[i] > 0.0);
-        for (i, a) in kept.zip(&atoms) {
-            for (name, given, value, over) in [
-                ("eigenvalue", eigenvalue[i], a.eigenvalue, scale),
-                ("teacher", teacher[i], a.teacher, energy),
+        for (i, a) in (0..k).filter(|&i| weight[i] > 0.0).zip(&atoms) {
+            for (name, given, value) in [
+                ("eigenvalue", eigenvalue[i], a.eigenvalue),
+                ("teacher", teacher[i], a.teacher),
             ] {
-                if given > 0.0 && !(value.is_normal()) {
-                    return Err(ConfigError::range(
-                        &format!("{field}.{name}[{i}]"),
-                        given,
-                        &format!(
-                            "within f64's range of the spectrum's scale {over:e} (divided by it, it is {value:e}):                              at most ~1e300 between the largest and the smallest"
-                        ),
-                    ));
+                if given > 0.0 && !value.is_normal() {
+                    let allowed = format!("within ~1e300 of the spectrum's other values (normalised it is {value:e})");
+                    return Err(ConfigError::range(&format!("{field}.{name}[{i}]"), given, &allowed));
                 }
             }
         }

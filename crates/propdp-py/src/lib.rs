@@ -39,6 +39,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::draw, m)?)?;
     m.add_function(wrap_pyfunction!(privacy::privacy, m)?)?;
     m.add_function(wrap_pyfunction!(privacy::accounting, m)?)?;
+    m.add_function(wrap_pyfunction!(privacy::check_plan, m)?)?;
     m.add_function(wrap_pyfunction!(privacy::calibrate_run, m)?)?;
     m.add_function(wrap_pyfunction!(privacy::membership_run, m)?)?;
     m.add_function(wrap_pyfunction!(privacy::sampled_run, m)?)?;

@@ -133,6 +133,27 @@ pub(crate) fn accounting<'py>(
     pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
 }
 
+/// Whether `accounting` takes `segments` under `neighbouring` without
+/// composing them (`propdp_accountant::admits`: the ranges and the first
+/// grid): None, or ConfigError naming the argument as `accounting` would.
+/// `CertifiedAccountant.supports` and `from_dp_event` decide by it.
+#[pyfunction]
+#[pyo3(signature = (segments, neighbouring))]
+pub(crate) fn check_plan(py: Python<'_>, segments: Vec<(f64, f64, i64)>, neighbouring: &str) -> PyResult<()> {
+    use propdp::core::accountant::admits;
+    use propdp::core::accountant::bracket::BracketSettings;
+    use propdp::core::accountant::events::Events;
+    let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
+    let relation = parse_relation(py, neighbouring)?;
+    let plan = parse_plan(py, &segments)?;
+    match plan.as_slice() {
+        [one] => Events::run(*one),
+        _ => Events::schedule(&plan),
+    }
+    .and_then(|events| admits(&events, relation, BracketSettings::default()))
+    .map_err(|e| bad(e.argument().to_string(), format!(": {e}")))
+}
+
 /// The DP-SGD segments of (noise_multiplier, sample_rate, steps) triples;
 /// a step count below 1 raises ConfigError naming it (`steps`, or
 /// `segment[i].steps`). The other ranges are the accountant's to check.

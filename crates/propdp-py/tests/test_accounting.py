@@ -177,3 +177,95 @@ def test_against_dp_accounting_when_installed():
         ours = accounting.CertifiedAccountant(relation).compose(event).get_epsilon_bracket(1e-5)
         # dp-accounting's pessimistic ε is an upper bound: at or above our lower end, near our upper end
         assert ours.epsilon_lower <= theirs and abs(theirs - ours.epsilon) <= 2e-3 * ours.epsilon
+
+
+def _random_event(rng, depth):
+    """A random dp_accounting-shaped event: Gaussian releases, Poisson or
+    without-replacement sampling (some at rates 0 and 1, some of no noise
+    or of a noise multiplier below the accountant's range), no-ops,
+    non-private and unsupported events, nested compositions."""
+    def leaf():
+        z = rng.choice([0.0, 1e-200, 1e-151, 0.5, 1.0, 3.0, 20.0])
+        k = rng.random()
+        if k < 0.2:
+            return GaussianDpEvent(z)
+        if k < 0.5:
+            return PoissonSampledDpEvent(rng.choice([0.0, 0.01, 0.3, 1.0]), GaussianDpEvent(z))
+        if k < 0.7:
+            n = rng.choice([100, 10_000])
+            return SampledWithoutReplacementDpEvent(n, rng.choice([0, 1, n // 10, n]), GaussianDpEvent(z))
+        if k < 0.85:
+            return rng.choice([NoOpDpEvent(), LaplaceDpEvent(1.0), NonPrivateDpEvent()])
+        # a sampled composition is not a composition of sampled steps
+        return PoissonSampledDpEvent(0.1, SelfComposedDpEvent(GaussianDpEvent(z), 2))
+
+    r = rng.random()
+    if depth == 0 or r < 0.4:
+        return leaf()
+    if r < 0.7:
+        return SelfComposedDpEvent(_random_event(rng, depth - 1), rng.choice([0, 1, 3, 40]))
+    return ComposedDpEvent([_random_event(rng, depth - 1) for _ in range(rng.randint(1, 3))])
+
+
+def test_supports_agrees_with_from_dp_event_on_random_compositions():
+    # issue 59, 3: supports() said True for a composition of without-replacement
+    # and Poisson releases, which from_dp_event then refused
+    import random
+
+    rng = random.Random(59)
+    seen = {True: 0, False: 0}
+    for relation in ("replace_one", "add_remove_one"):
+        for _ in range(120):
+            event = _random_event(rng, 3)
+            supported = accounting.CertifiedAccountant(relation).supports(event)
+            try:
+                accounting.from_dp_event(event, 1e-5, neighbouring=relation)
+                taken = True
+            except propdp.ConfigError:
+                taken = False
+            assert supported == taken, (relation, event)
+            seen[supported] += 1
+    # both answers are exercised, the mixed ledgers among the refusals
+    assert min(seen.values()) >= 40, seen
+    mixed = ComposedDpEvent([SampledWithoutReplacementDpEvent(1000, 10, GaussianDpEvent(1.0)),
+                             PoissonSampledDpEvent(0.01, GaussianDpEvent(1.0))])
+    acc = accounting.CertifiedAccountant()
+    assert not acc.supports(mixed)
+    with pytest.raises(propdp.ConfigError, match="one batch"):
+        acc.compose(mixed)
+    assert acc.get_epsilon(1e-5) == 0.0
+    # supports() reads the events already composed, as compose() does
+    acc.compose(SampledWithoutReplacementDpEvent(1000, 10, GaussianDpEvent(1.0)))
+    assert not acc.supports(PoissonSampledDpEvent(0.01, GaussianDpEvent(1.0)))
+    assert acc.supports(GaussianDpEvent(5.0))
+
+
+def test_epsilon_far_beyond_709_and_tiny_noise(cli):
+    # issue 59, C: one step at z = 0.02, q = 0.01 was certified at 709.782713;
+    # the exact ε is 1398.946294 (mpmath, scripts/reference/large_epsilon_reference.py)
+    exact = 1398.9462944887619
+    r = propdp.privacy(algorithm="dpsgd", model="logistic", noise=0.02, sample_rate=0.01, steps=1, delta_priv=1e-5)
+    assert r.epsilon_lower <= exact <= r.epsilon and r.epsilon - r.epsilon_lower < 1e-6
+    b = accounting.epsilon(0.02, 0.01, 1, 1e-5)
+    assert b.epsilon_lower <= exact <= b.epsilon
+    # below 1e-150 the loss 1/(2z²) leaves f64: refused by name (it certified ε = 0)
+    for z in (1e-153, 1e-200):
+        with pytest.raises(propdp.ConfigError) as e:
+            accounting.epsilon(z, 0.01, 1, 1e-5)
+        assert e.value.field == "noise_multiplier" and "1e-150" in str(e.value)
+
+
+def test_one_run_has_one_figure_in_python_and_on_the_command_line(cli):
+    # issue 59, F: Python read the bare bracket (≤ 0.0231) where the command
+    # line stated 0.0104; both now state the certified bracket, reached
+    out = subprocess.run(
+        [cli, "privacy", "--algorithm", "dpsgd", "--model", "logistic", "--noise", "30.81", "--sample-rate",
+         "1.01e-4", "--steps", "100000", "--delta-priv", "1e-6", "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    want = json.loads(out.stdout)
+    got = accounting.epsilon(30.81, 1.01e-4, 100_000, 1e-6)
+    assert (got.epsilon, got.epsilon_lower) == (want["epsilon"], want["epsilon_lower"])
+    assert got.bracket_reached and got.epsilon - got.epsilon_lower <= 1e-3 * got.epsilon
+    # dp-accounting's pessimistic ε at grid 1e-7, read stably (tests/data/small_epsilon.csv)
+    assert got.epsilon_lower <= 0.006090981026937235 and got.epsilon <= 1.002 * 0.006090981026937235

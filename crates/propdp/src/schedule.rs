@@ -334,9 +334,11 @@ impl ScheduleReport {
                 o.lambda, o.noise
             );
         }
+        let relation = self.neighbouring.label();
         s += &match self.epsilon {
             Some(b) => format!(
-                "  (ε, δ)-DP: ε = {:.6} at δ = {:?}\n  certified bracket: {:.6} ≤ ε ≤ {:.6} (width {:.2}%{})\n",
+                "  (ε, δ)-DP: ε = {:.6} at δ = {:?} ({relation})\n  certified bracket: {:.6} ≤ ε ≤ {:.6} \
+                 ({relation}; width {:.2}%{})\n",
                 b.upper,
                 self.delta_priv,
                 b.lower,
@@ -349,15 +351,18 @@ impl ScheduleReport {
                 if b.reached {
                     ""
                 } else {
-                    "; the 0.1% width was not reached within the memory limit"
+                    "; the 0.1% width was not reached within the memory limit or the grid's rounding"
                 }
             ),
-            None => format!("  (ε, δ)-DP: no finite ε reaches δ = {:?}\n", self.delta_priv),
+            None => format!(
+                "  (ε, δ)-DP: no finite ε reaches δ = {:?} ({relation})\n",
+                self.delta_priv
+            ),
         };
         s += &format!("  assumes: {}\n", self.assumption);
         if let Some(p) = self.if_poisson {
             s += &format!(
-                "  if the batches had been Poisson-sampled: {:.6} ≤ ε ≤ {:.6}\n",
+                "  if the batches had been Poisson-sampled: {:.6} ≤ ε ≤ {:.6} ({relation})\n",
                 p.lower, p.upper
             );
         }

@@ -13,7 +13,7 @@ use crate::pld::{Aim, Composed, Direction, Pld, SubsampledGaussian, compose_tilt
 
 /// Tail mass each one-step PLD leaves out (pessimistically at +∞), at most;
 /// smaller where δ asks for it (1e-3·δ/T: T·tail stays far below δ).
-pub(super) const TAIL: f64 = 1e-15;
+pub(crate) const TAIL: f64 = 1e-15;
 /// The first grid width tried.
 pub(super) const FIRST_GRID: f64 = 2e-3;
 /// Relative precision of the bisection on ε.
@@ -105,15 +105,63 @@ impl UpperProfile {
 /// 10⁻³δ moves ε far).
 const BETAS: [Option<f64>; 6] = [Some(1e-1), Some(1e-2), Some(1e-3), Some(1e-4), Some(1e-6), None];
 
+/// An estimate of what the one-step PLDs' rounding may move a
+/// composition's δ(ε) by. Part i's rounding moved mass w up across
+/// intervals whose top loss is l (`Pld::connect_the_dots`); replacing one
+/// step's PMF changes the composed δ(ε) by Σ w·g'(ξ), g(l) the other steps'
+/// δ at ε − l, whose slope e^{ε−l}Q(L > ε − l) is at most P(L > ε − l) ≤
+/// min(1, δ(ε − l − 1)/(1 − e⁻¹)) (δ(x − 1) ≥ (1 − e⁻¹)P(L > x)), and the
+/// other steps' δ is at most the whole composition's (dropping a step's
+/// output is post-processing), bounded by its upper curve. So T_i steps
+/// move δ(ε) by at most T_i Σ w·min(1, 1.582·δ⁺(ε − l − 1)) — times 4
+/// here for the noise the carry leaves unseen: the moved mass is the
+/// visible part of floating-point noise, so this is an estimate, not a
+/// bound. The refinement stops at the grid where it would reach a
+/// hundredth of δ ([`crate::bracket`]), since it grows as Δ⁻² (at
+/// z = 30.81, q = 1.01·10⁻⁴, T = 10⁵ a bracket read at Δ = 6·10⁻⁹ once
+/// lay entirely above the one read at 9·10⁻⁹).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Rounding {
+    /// (top loss l, Σ_i T_i × mass-distance moved below l).
+    moved: Vec<(f64, f64)>,
+}
+
+impl Rounding {
+    /// The estimate at ε, given the composition's upper curve.
+    fn at(&self, eps: f64, delta_upper: impl Fn(f64) -> f64) -> f64 {
+        let spread = 1.0 / (1.0 - (-1.0f64).exp());
+        4.0 * (self.moved.iter())
+            .map(|&(l, w)| w * (spread * delta_upper(eps - l - 1.0)).min(1.0))
+            .sum::<f64>()
+    }
+
+    /// The parts (their moved mass-distances, their steps).
+    fn of<'a>(parts: impl Iterator<Item = (&'a [(f64, f64)], u64)>) -> Rounding {
+        let mut moved: Vec<(f64, f64)> = Vec::new();
+        for (m, steps) in parts {
+            moved.extend(m.iter().map(|&(l, w)| (l, steps as f64 * w)));
+        }
+        Rounding { moved }
+    }
+}
+
+/// A direction's composition and its rounding charge, kept from a coarser
+/// grid in place of composing it again ([`Curves::refine`]).
+pub(super) type Kept = Option<(Composed, Rounding)>;
+
 /// The pessimistic compositions of one grid (remove and add, or replace),
-/// all segments in one.
+/// all segments in one; read through [`Profile`] and the methods below.
 pub(super) struct Curves {
-    pub(super) composed: Vec<Composed>,
+    /// Each direction's composition.
+    composed: Vec<Composed>,
+    /// Each direction's estimate of what the one-step PLDs' rounding may
+    /// move its δ by ([`Rounding`]): the refinement stops before it matters.
+    rounding: Vec<Rounding>,
     /// Whether each direction was composed on this grid (not kept from a coarser one).
-    pub(super) fresh: Vec<bool>,
-    pub(super) steps: u64,
-    pub(super) grid: f64,
-    pub(super) tail: f64,
+    fresh: Vec<bool>,
+    steps: u64,
+    grid: f64,
+    tail: f64,
 }
 
 impl Curves {
@@ -141,7 +189,7 @@ impl Curves {
         max_points: usize,
         near: Option<Aim>,
         tail: f64,
-        kept: Vec<Option<Composed>>,
+        kept: Vec<Kept>,
     ) -> Option<Curves> {
         // equal segments are one part raised to their summed steps
         let groups = distinct(segments);
@@ -153,32 +201,40 @@ impl Curves {
         {
             return None;
         }
-        // an objective release's bound is the same in both directions
-        let released: Vec<Pld> = objectives
+        // an objective release's bound is the same in both directions (its
+        // replace-one hull has exact slopes: nothing clamped)
+        let released: Vec<(Pld, Vec<(f64, f64)>)> = objectives
             .iter()
             .map(|b| match neighbouring {
-                Neighbouring::AddRemoveOne => b.pld(grid, tail),
-                Neighbouring::ReplaceOne => b.replace_pld(grid, tail),
+                Neighbouring::AddRemoveOne => b.pld_moved(grid, tail),
+                Neighbouring::ReplaceOne => (b.replace_pld(grid, tail), Vec::new()),
             })
             .collect();
         let one = |d: Direction| {
-            let plds: Vec<Pld> = groups.iter().map(|g| g.0.pld(d, grid, tail)).collect();
-            let parts: Vec<(&Pld, u64)> = (plds.iter().zip(&groups).map(|(p, g)| (p, g.1)))
-                .chain(released.iter().map(|p| (p, 1)))
+            let plds: Vec<(Pld, Vec<(f64, f64)>)> = groups.iter().map(|g| g.0.pld_moved(d, grid, tail)).collect();
+            let parts: Vec<(&Pld, u64)> = (plds.iter().zip(&groups).map(|(p, g)| (&p.0, g.1)))
+                .chain(released.iter().map(|p| (&p.0, 1)))
                 .collect();
-            compose_tilted(&parts, tail, max_points, near)
+            let rounding = Rounding::of(
+                (plds.iter().zip(&groups).map(|(p, g)| (p.1.as_slice(), g.1)))
+                    .chain(released.iter().map(|p| (p.1.as_slice(), 1))),
+            );
+            compose_tilted(&parts, tail, max_points, near).map(|c| (c, rounding))
         };
         let mut kept = kept;
         kept.resize(directions.len(), None);
         let fresh: Vec<bool> = kept.iter().map(Option::is_none).collect();
-        let composed = (directions.iter().zip(kept))
+        let (composed, rounding) = (directions.iter().zip(kept))
             .map(|(&d, k)| match k {
                 Some(c) => Some(c),
                 None => one(d),
             })
-            .collect::<Option<Vec<Composed>>>()?;
+            .collect::<Option<Vec<(Composed, Rounding)>>>()?
+            .into_iter()
+            .unzip();
         Some(Curves {
             composed,
+            rounding,
             fresh,
             steps: groups.iter().map(|g| g.1).sum::<u64>() + objectives.len() as u64,
             grid,
@@ -196,14 +252,35 @@ impl Curves {
             .filter(|e| *e > 0.0)
     }
 
-    /// The directions composed on this grid.
-    pub(super) fn fresh(&self) -> impl Iterator<Item = &Composed> {
-        self.composed.iter().zip(&self.fresh).filter(|p| *p.1).map(|p| p.0)
+    /// The directions composed on this grid, each with its rounding charge.
+    pub(super) fn fresh(&self) -> impl Iterator<Item = (&Composed, &Rounding)> {
+        (self.composed.iter().zip(&self.rounding).zip(&self.fresh))
+            .filter(|p| *p.1)
+            .map(|(p, _)| p)
+    }
+
+    /// The largest rounding charge at ε of a direction composed on this grid.
+    pub(super) fn rounding(&self, eps: f64) -> f64 {
+        let delta_upper = |e: f64| self.delta_upper(e);
+        self.fresh().map(|f| f.1.at(eps, delta_upper)).fold(0.0, f64::max)
+    }
+
+    /// The compositions to keep for the next grid: a direction whose upper
+    /// curve is at most δ/2 from `least` on (the last lower end) cannot
+    /// decide ε⁺ on any finer grid (ε⁺ ≥ the true ε ≥ `least`), so it is
+    /// kept rather than composed again, when another direction is not.
+    pub(super) fn kept(&self, least: f64, delta: f64) -> Vec<Kept> {
+        let small: Vec<bool> = (self.composed.iter().zip(&self.rounding))
+            .map(|(c, _)| c.delta_upper(least) <= 0.5 * delta)
+            .collect();
+        (self.composed.iter().zip(&self.rounding).zip(&small))
+            .map(|((c, r), &s)| (s && small.iter().any(|s| !s)).then(|| (c.clone(), r.clone())))
+            .collect()
     }
 
     /// The longest window composed on this grid.
     pub(super) fn points(&self) -> usize {
-        self.fresh().map(|c| c.pld.pmf.len()).max().unwrap_or(0)
+        self.fresh().map(|c| c.0.pld.pmf.len()).max().unwrap_or(0)
     }
 
     /// The lower bound δ(ε) ≥ δ_{Y'}(ε + η') − β − T·τ at the β given
@@ -220,7 +297,9 @@ impl Curves {
         // a rounding to +∞ (mass above the top point, ≤ tail) or up from below
         // the bottom one (Φ(−k) ≤ tail, `pld::sds`)
         let far = t * 2.0 * self.tail;
-        let composed = self.fresh().map(|c| c.delta_lower(eps + eta)).fold(0.0, f64::max);
+        let composed = (self.fresh())
+            .map(|(c, _)| c.delta_lower(eps + eta))
+            .fold(0.0, f64::max);
         (composed - beta - far).max(0.0)
     }
 
@@ -237,7 +316,7 @@ impl Curves {
         let v = grid * t.sqrt() / 2.0;
         let reach = (LEVELS as f64 / 4.0 + SMEARS[SMEARS.len() - 1]) * v;
         let mut best: f64 = 0.0;
-        for c in self.fresh() {
+        for (c, _) in self.fresh() {
             let eps = eps.max(c.pld.offset as f64 * grid + reach);
             let d = c.delta_lower(eps + shift) - far;
             // the remainder only lowers d: skip it where d cannot win
@@ -291,56 +370,56 @@ fn remainder(c: &Composed, eps: f64, v: f64, shift: f64, far: f64) -> f64 {
 }
 
 impl Profile for Curves {
-    /// The upper bound δ⁺(ε), the worse direction.
-    fn delta_upper(&self, eps: f64) -> f64 {
-        self.composed.iter().map(|c| c.delta_upper(eps)).fold(0.0, f64::max)
+    /// log δ⁺(ε), the worse direction.
+    fn log_delta_upper(&self, eps: f64) -> f64 {
+        self.delta_upper(eps).ln()
     }
 
     /// ε⁻ at δ: the largest over the second-order bound and the β tried
     /// (each a valid lower bound).
     fn lower_end(&self, delta: f64) -> f64 {
-        let smooth = smallest_eps(|e| self.delta_lower_smooth(e), delta).map_or(0.0, |b| b.0);
+        let smooth = smallest_eps(|e| self.delta_lower_smooth(e).ln(), delta.ln()).map_or(0.0, |b| b.0);
         BETAS
             .iter()
-            .map(|f| smallest_eps(|e| self.delta_lower(e, f.map(|f| f * delta)), delta).map_or(0.0, |b| b.0))
+            .map(|f| smallest_eps(|e| self.delta_lower(e, f.map(|f| f * delta)).ln(), delta.ln()).map_or(0.0, |b| b.0))
             .fold(smooth, f64::max)
     }
 }
 
+impl Curves {
+    /// The upper bound δ⁺(ε), the worse direction.
+    pub(super) fn delta_upper(&self, eps: f64) -> f64 {
+        self.composed.iter().map(|c| c.delta_upper(eps)).fold(0.0, f64::max)
+    }
+}
+
 /// Upper and lower bounds on the privacy profile δ(ε) (the worse
-/// direction of the relation's pair), and the ε bracket they give.
+/// direction of the relation's pair), and the ε bracket they give; in logs,
+/// so that a δ below f64's smallest number, or a term e^ε beyond its
+/// largest, is never formed.
 pub(super) trait Profile {
-    /// δ⁺(ε) ≥ δ(ε).
-    fn delta_upper(&self, eps: f64) -> f64;
+    /// log δ⁺(ε) ≥ log δ(ε).
+    fn log_delta_upper(&self, eps: f64) -> f64;
 
     /// ε⁻ at δ: a lower bound on the smallest ε with δ(ε) ≤ δ.
     fn lower_end(&self, delta: f64) -> f64;
 
-    /// [ε⁻, ε⁺] at δ; `None` when the upper curve never reaches δ.
+    /// [ε⁻, ε⁺] at δ; `None` when the upper curve does not reach δ below
+    /// ε = [`MAX_EPSILON`].
     fn bracket(&self, delta: f64) -> Option<(f64, f64)> {
-        let upper = smallest_eps(|e| self.delta_upper(e), delta)?.1;
+        let upper = smallest_eps(|e| self.log_delta_upper(e), delta.ln())?.1;
         Some((self.lower_end(delta).min(upper), upper))
     }
 }
 
 /// One step of the Poisson-subsampled Gaussian, δ(ε) in closed form: its
 /// privacy loss is monotone in the observation x, so the optimal set is a
-/// threshold. In units of σ, with Δ = 1/z:
-///
-/// - remove (P = (1 − q)N(0, 1) + qN(Δ, 1), Q = N(0, 1)): L > ε ⇔ x > a,
-///   a = ln((e^ε − 1 + q)/q)/Δ + Δ/2, and δ = q·Φ̄(a − Δ) − (e^ε − 1 + q)·Φ̄(a);
-/// - add (P, Q swapped): L > ε ⇔ x < b, b = ln((e^{−ε} − 1 + q)/q)/Δ + Δ/2
-///   (δ = 0 when e^{−ε} ≤ 1 − q), and δ = (1 − e^ε(1 − q))·Φ(b) − e^ε q·Φ(b − Δ);
-/// - replace-one (P = (1 − q)N(0, z²) + qN(−1, z²) against
-///   Q = (1 − q)N(0, z²) + qN(1, z²), in units of C): L > ε ⇔ x < x*,
-///   x* = −z²(ε/2 + asinh ρ), ρ = (1 − q) sinh(ε/2) e^{1/(2z²)}/q, and
-///   δ = qΦ((x* + 1)/z) − q e^ε Φ((x* − 1)/z) − (1 − q)(e^ε − 1)Φ(x*/z)
-///   ([`SubsampledGaussian::delta`]).
-///
-/// Each term is within a few ulp (libm's erfc and exp), and an error h in
-/// the threshold changes δ only at second order (the threshold is where
-/// the integrand vanishes); the curves add and subtract 10⁻¹³ of the terms'
-/// sum, so they bracket δ.
+/// threshold, and δ(ε) is a signed sum of normal tails in each direction
+/// (remove, add; or replace-one's pair), evaluated in logs with a bound on
+/// each term's error ([`SubsampledGaussian::log_terms`], the module docs of
+/// `pld::terms`): the true δ lies between the bounds at every ε, e^ε beyond
+/// f64 included. Under add/remove-one δ is the larger direction's, and so
+/// are both bounds.
 pub(super) struct OneStep {
     pub(super) z: f64,
     pub(super) q: f64,
@@ -348,71 +427,56 @@ pub(super) struct OneStep {
 }
 
 impl OneStep {
-    /// (δ̂, the error bound) of the worse direction at ε.
-    pub(super) fn delta(&self, eps: f64) -> (f64, f64) {
-        if self.neighbouring == Neighbouring::ReplaceOne {
-            let [t1, t2, t3] = SubsampledGaussian { z: self.z, q: self.q }.replace_terms(eps);
-            return (t1 - t2 - t3, 1e-13 * (t1 + t2 + t3.abs()));
-        }
-        let (d, q) = (1.0 / self.z, self.q);
-        let tail = |x: f64| norm_cdf(-x);
-        let r = eps.exp_m1() + q; // e^ε − 1 + q
-        let a = (r / q).ln() / d + d / 2.0;
-        let (t1, t2) = (q * tail(a - d), r * tail(a));
-        let remove = (t1 - t2, 1e-13 * (t1 + t2));
-        let s = (-eps).exp_m1() + q; // e^{−ε} − 1 + q
-        let add = if s > 0.0 {
-            let b = (s / q).ln() / d + d / 2.0;
-            let (u1, u2) = (-(eps.exp() * (1.0 - q)) + 1.0, eps.exp() * q);
-            let (u1, u2) = (u1 * norm_cdf(b), u2 * norm_cdf(b - d));
-            (u1 - u2, 1e-13 * (u1.abs() + u2))
-        } else {
-            (0.0, 0.0)
-        };
-        if remove.0 + remove.1 >= add.0 + add.1 {
-            remove
-        } else {
-            add
-        }
+    /// (log of a lower bound, log of an upper bound) on δ(ε), the worse direction.
+    pub(super) fn log_delta_bounds(&self, eps: f64) -> (f64, f64) {
+        let m = SubsampledGaussian { z: self.z, q: self.q };
+        Direction::of(self.neighbouring)
+            .iter()
+            .map(|&d| m.log_terms(d, eps).log_bounds())
+            .fold((f64::NEG_INFINITY, f64::NEG_INFINITY), |(lo, hi), (l, h)| {
+                (lo.max(l), hi.max(h))
+            })
     }
 }
 
 impl Profile for OneStep {
-    fn delta_upper(&self, eps: f64) -> f64 {
-        let (d, err) = self.delta(eps);
-        (d + err).clamp(0.0, 1.0)
+    fn log_delta_upper(&self, eps: f64) -> f64 {
+        self.log_delta_bounds(eps).1.min(0.0)
     }
 
     fn lower_end(&self, delta: f64) -> f64 {
-        smallest_eps(
-            |e| {
-                let (d, err) = self.delta(e);
-                (d - err).max(0.0)
-            },
-            delta,
-        )
-        .map_or(0.0, |b| b.0)
+        smallest_eps(|e| self.log_delta_bounds(e).0, delta.ln()).map_or(0.0, |b| b.0)
     }
 }
 
-/// For a non-increasing δ(ε): (a, b) with δ(a) > target ≥ δ(b), b − a ≤
-/// 1e-12·b (a = b = 0 when δ(0) ≤ target): the smallest ε with δ(ε) ≤
-/// target lies in (a, b]. `None` when δ stays above the target up to ε = 10⁶.
-pub(super) fn smallest_eps<F: Fn(f64) -> f64>(delta_of: F, target: f64) -> Option<(f64, f64)> {
-    if delta_of(0.0) <= target {
+/// The largest ε a bracket is searched to: beyond, no finite ε is reported
+/// (as [`crate::gdp_to_eps`] does beyond 10¹⁵).
+pub(super) const MAX_EPSILON: f64 = 1e15;
+
+/// For a non-increasing log δ(ε) (`log_delta_of`, −∞ where δ = 0): (a, b)
+/// with log δ(a) > `log_target` ≥ log δ(b), b − a ≤ 1e-12·b (a = b = 0 when
+/// log δ(0) ≤ `log_target`): the smallest ε with δ(ε) ≤ δ lies in (a, b].
+/// A value that is not a number counts as above the target. `None` when
+/// δ stays above the target up to ε = [`MAX_EPSILON`].
+pub(super) fn smallest_eps<F: Fn(f64) -> f64>(log_delta_of: F, log_target: f64) -> Option<(f64, f64)> {
+    let below = |e: f64| log_delta_of(e) <= log_target;
+    if below(0.0) {
         return Some((0.0, 0.0));
     }
     let (mut lo, mut hi) = (0.0, 1.0);
-    while delta_of(hi) > target {
+    while !below(hi) {
         lo = hi;
         hi *= 2.0;
-        if hi > 1e6 {
+        if hi > MAX_EPSILON {
             return None;
         }
     }
     // regula falsi (Illinois) on log δ − log target, which is close to
     // linear in ε; bisection where a value is not finite or the step stalls
-    let g = |e: f64| delta_of(e).ln() - target.ln();
+    let g = |e: f64| {
+        let g = log_delta_of(e) - log_target;
+        if g.is_nan() { f64::INFINITY } else { g }
+    };
     let (mut g_lo, mut g_hi) = (g(lo), g(hi));
     let mut side = 0i8;
     while hi - lo > BISECTION * hi {

@@ -76,10 +76,22 @@
 //! more than a quarter of the point limit, counted before it is built; a
 //! part too wide even then is refused naming it), Δ shrinks (to the width's prediction, the width taken as
 //! ∝ Δ^p with p ∈ [1, 2] measured on the last two grids, 2 at first; at
-//! least halving) until (ε⁺ − ε⁻) ≤ w·ε⁺ (default w = 10⁻³) or the window
+//! least halving) until (ε⁺ − ε⁻) ≤ w·ε⁺ (default w = 10⁻³), or the window
 //! would exceed the point limit (memory stays bounded by it: about 40
-//! bytes a point); the bracket reached is returned either way, `reached`
-//! saying which. Segments of equal (z, q) are one part raised to their
+//! bytes a point), or the one-step PLDs' floating-point rounding, which
+//! grows as Δ⁻² (the masses are second differences of δ over Δ), would
+//! move δ by a hundredth (an estimate, `Rounding` in `curves`); the
+//! bracket reached is returned either way, `reached` saying which. A
+//! first composition whose window does not fit coarsens the grid, up to
+//! 4, and is then refused naming the widest part. Each finer grid's FFT
+//! is tilted at the ε the last grid's discrete curve read, within its
+//! bracket (a narrow composed loss takes exponents λ up to 24/sd, and a
+//! tilt aimed at a loose upper end would amplify the round-off at the
+//! true ε by e^{λ·gap}); where no finer grid is allowed and that aim was
+//! off, the grid is run once more at the better one. One DP-SGD run alone
+//! is [`crate::epsilon`]'s certified figure, this bracket with its upper
+//! end tightened by the run's RDP and full-batch bounds.
+//! Segments of equal (z, q) are one part raised to their
 //! summed steps (a schedule of 10⁵ one-step segments at two settings costs
 //! two one-step PLDs), and one objective release alone is its own curve in
 //! closed form. Add/remove-one, a direction whose upper curve is at most
@@ -89,7 +101,8 @@
 //!
 //! *One step* needs no grid: the subsampled Gaussian's loss is monotone in
 //! the observation under either relation, so δ(ε) is a difference of normal
-//! tails (`OneStep`), bracketed by its round-off.
+//! tails (`OneStep`), evaluated in logs (`pld::terms`; e^ε leaves f64
+//! beyond ε ≈ 709.78) and bracketed by its terms' rounding.
 //!
 //! Both ends bound the true ε of the pair under either relation: replace-one
 //! is the tight pair, not a bound on it (group privacy of size 2 on the
@@ -121,6 +134,7 @@ mod settings;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use curves::TAIL;
 pub use curves::UpperProfile;
-pub(crate) use search::bracket_of;
+pub(crate) use search::{bracket_of, first_grid};
 pub use settings::{BracketSettings, EpsilonBracket};

@@ -3,14 +3,14 @@
 //! (tilting the FFT towards the last ε) until the bracket is as narrow as
 //! asked or the point limit stops it; closed forms where no grid is needed.
 
-use super::curves::{Curves, FIRST_GRID, OneStep, Profile, TAIL, distinct};
+use super::curves::{Curves, FIRST_GRID, Kept, OneStep, Profile, TAIL, distinct};
 use super::settings::{BracketSettings, EpsilonBracket};
 use crate::AccountantError;
 use crate::events::{Segment, check_delta, total_steps};
 use crate::gaussian::{eps_at, gdp_to_eps};
 use crate::neighbouring::Neighbouring;
 use crate::objective::ObjectiveBound;
-use crate::pld::{Aim, Composed, Direction, MAX_REPLACE_LOSS};
+use crate::pld::{Aim, Direction, MAX_REPLACE_LOSS};
 
 /// The coarsest first grid (where a part's loss spans millions: ε is then
 /// in the hundreds of thousands, and a grid of 4 still resolves it).
@@ -97,8 +97,10 @@ pub(crate) fn bracket_of(
     let mut last: Option<EpsilonBracket> = None;
     // a tilt guessed from the discrete curve alone, when the untilted bounds cannot reach δ
     let mut guess: Option<f64> = None;
+    // whether this grid was already run again at a better tilt
+    let mut reaimed = false;
     // a direction whose coarser composition stays far below δ over the last bracket
-    let mut kept: Vec<Option<Composed>> = Vec::new();
+    let mut kept: Vec<Kept> = Vec::new();
     loop {
         // tilt the FFT towards the ε the last grid found, the window serving down to its lower end
         let aim = |eps: f64, least: f64| Aim {
@@ -106,7 +108,15 @@ pub(crate) fn bracket_of(
             least,
             alias: ALIAS * delta,
         };
-        let near = last.map(|b| aim(b.upper, b.lower)).or(guess.map(|e| aim(e, e)));
+        // (at the discrete curve's ε where it lies in the last bracket: with
+        // the large exponents of a narrow composed loss, a tilt aimed at a
+        // loose upper end amplifies the round-off at the true ε by e^{λ·gap})
+        let near = match (last, guess) {
+            (Some(b), Some(e)) => Some(aim(e.clamp(b.lower, b.upper), b.lower)),
+            (Some(b), None) => Some(aim(b.upper, b.lower)),
+            (None, g) => g.map(|e| aim(e, e)),
+        };
+        let aimed = near.map(|a| a.eps);
         let Some(curves) = Curves::refine(
             segments,
             objectives,
@@ -123,7 +133,22 @@ pub(crate) fn bracket_of(
                     grid = (grid * b.grid).sqrt();
                     continue;
                 }
-                _ => return Ok(last.map(|b| (EpsilonBracket { reached: false, ..b }, false))),
+                Some(b) => return Ok(Some((EpsilonBracket { reached: false, ..b }, false))),
+                // the first composition's window does not fit: a coarser grid, up to the coarsest
+                None if 2.0 * grid <= COARSEST_GRID => {
+                    grid *= 2.0;
+                    continue;
+                }
+                None => {
+                    return Err(too_wide(
+                        segments,
+                        objectives,
+                        neighbouring,
+                        grid,
+                        tail,
+                        settings.max_points,
+                    ));
+                }
             }
         };
         let Some(bracket) = curves.bracket(delta) else {
@@ -172,6 +197,10 @@ pub(crate) fn bracket_of(
         if decide.is_some_and(|d| bracket.upper <= d || bracket.lower > d) {
             return Ok(Some((bracket, true)));
         }
+        // the one-step PLDs' rounding grows as Δ⁻² (`Curves::rounding`): no
+        // grid finer than the one where it would move δ by a hundredth
+        let rounding = curves.rounding(bracket.upper);
+        let noisiest = grid * (rounding / (0.01 * delta)).sqrt();
         // the width goes as Δ^p: p = 2 where the second-order lower bound
         // holds it (the usual case), 1 where a Hoeffding one does; p is
         // measured from the last two grids, 2 until there are two
@@ -182,22 +211,30 @@ pub(crate) fn bracket_of(
         }
         .clamp(1.0, 2.0);
         last = Some(bracket);
-        // of two directions, one whose upper curve is at most δ/2 from the
-        // lower end on cannot decide ε⁺ on any finer grid (ε⁺ ≥ the true ε ≥
-        // the lower end), so its composition is kept rather than refined
-        let small: Vec<bool> = (curves.composed.iter())
-            .map(|c| c.delta_upper(bracket.lower) <= 0.5 * delta)
-            .collect();
-        kept = (curves.composed.iter().zip(&small))
-            .map(|(c, &s)| (s && small.iter().any(|s| !s)).then(|| c.clone()))
-            .collect();
+        guess = curves.discrete_epsilon(delta);
+        // of two directions, one that cannot decide ε⁺ on a finer grid is kept
+        kept = curves.kept(bracket.lower, delta);
         // aim at 80% of the target, at least halving, but no finer than the
         // window's point limit allows (its length is about proportional to 1/Δ)
         let finest = grid * curves.points() as f64 / settings.max_points as f64 * 1.25;
-        let next = (grid * (0.8 * target / width).powf(1.0 / order).clamp(0.05, 0.5)).max(finest);
+        let next = (grid * (0.8 * target / width).powf(1.0 / order).clamp(0.05, 0.5))
+            .max(finest)
+            .max(noisiest);
         if next > 0.9 * grid {
+            // no finer grid: once more at this one if the tilt was aimed far
+            // from where the discrete curve now puts ε (its round-off there
+            // was amplified), then stop
+            let off = match (aimed, guess) {
+                (Some(a), Some(g)) => (a - g.clamp(bracket.lower, bracket.upper)).abs() > 0.1 * width,
+                _ => false,
+            };
+            if off && !reaimed {
+                reaimed = true;
+                continue;
+            }
             return Ok(last.map(|b| (EpsilonBracket { reached: false, ..b }, false)));
         }
+        reaimed = false;
         grid = next;
     }
 }
@@ -209,7 +246,7 @@ pub(crate) fn bracket_of(
 /// huge A = LR/σ (its loss spans about A², or 2A√(2 log(1/tail)) under
 /// add/remove-one, in units of Δ), or a tiny noise multiplier (about 1/(2z²))
 /// — is refused naming it and what to change.
-fn first_grid(
+pub(crate) fn first_grid(
     segments: &[Segment],
     objectives: &[ObjectiveBound],
     neighbouring: Neighbouring,
@@ -263,4 +300,57 @@ fn first_grid(
         }
     }
     Ok(grid)
+}
+
+/// The refusal of a composition whose window passes `max_points` even at
+/// the coarsest grid (its privacy loss spans about T/(2z²), or T·A²/2 for
+/// objective releases): named after the part whose one-step loss is widest
+/// (the first of equals).
+fn too_wide(
+    segments: &[Segment],
+    objectives: &[ObjectiveBound],
+    neighbouring: Neighbouring,
+    grid: f64,
+    tail: f64,
+    max_points: usize,
+) -> AccountantError {
+    let directions = Direction::of(neighbouring);
+    let widest_segment = (segments.iter().enumerate())
+        .map(|(i, s)| {
+            let m = crate::pld::SubsampledGaussian {
+                z: s.noise_multiplier,
+                q: s.sample_rate,
+            };
+            let points = directions.iter().map(|&d| m.points(d, grid, tail)).max().unwrap_or(0);
+            (points, i)
+        })
+        .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let widest_objective = (objectives.iter().enumerate())
+        .map(|(i, b)| (b.points(grid, tail, neighbouring).unwrap_or(usize::MAX), i))
+        .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let steps = total_steps(segments, objectives.len()).unwrap_or(u64::MAX);
+    let allowed = format!(
+        "a composition whose privacy-loss distribution fits in max_points = {max_points} grid points at grid \
+         width {COARSEST_GRID} (its {steps} steps and releases span more); raise the noise, lower the clip C \
+         or the Lipschitz constant, or compose fewer steps"
+    );
+    let objective_wider = match (widest_segment, widest_objective) {
+        (Some(s), Some(o)) => o.0 >= s.0,
+        (None, o) => o.is_some(),
+        (Some(_), None) => false,
+    };
+    match (widest_segment, widest_objective) {
+        (_, Some((_, i))) if objective_wider => {
+            AccountantError::range(&format!("objective[{i}].a"), objectives[i].a, &allowed)
+        }
+        (Some((_, i)), _) => {
+            let name = if segments.len() == 1 && objectives.is_empty() {
+                "noise_multiplier".to_string()
+            } else {
+                format!("segment[{i}].noise_multiplier")
+            };
+            AccountantError::range(&name, segments[i].noise_multiplier, &allowed)
+        }
+        _ => AccountantError::range("max_points", max_points, &allowed),
+    }
 }

@@ -2,6 +2,10 @@
 //! connecting the dots of a pair's exact curve, read back as δ(ε) or ε(δ);
 //! its composition is in the sibling module `compose`.
 
+/// The width of the loss bins in which [`Pld::connect_the_dots`] sums the
+/// mass-distance its rounding moved.
+pub(crate) const MOVED_BIN: f64 = 0.25;
+
 /// The most grid points one PLD is built with (2²⁸, 2 GB of f64 at once);
 /// callers bound their own budget (`BracketSettings::max_points`) below it
 /// with the `points` counts, which allocate nothing.
@@ -35,7 +39,23 @@ impl Pld {
     /// (d_{n−1} = 0: only +∞ above the last point) — free of e^{ε_k}, which
     /// overflows beyond a loss of 709; the last δ is the mass at +∞ and the
     /// first point takes what is left of the total mass 1.
-    pub(super) fn connect_the_dots(offset: i64, grid: f64, deltas: &[f64]) -> Pld {
+    /// Returned with an estimate of how far its rounding moved mass. The
+    /// masses are second differences of δ over e^Δ − 1 ≈ Δ, so δ's rounding
+    /// (about u·δ, more where δ is a difference of larger terms) makes each
+    /// mass err by about u·δ/Δ, and where a true mass is below that the
+    /// computed one comes out negative. Set to 0 alone, each such mass
+    /// would be made up from the bottom point, a bias up the whole support
+    /// (at z = 30.81, q = 1.01·10⁻⁴ it grows as Δ⁻², 10⁻¹² of the mass at
+    /// Δ = 10⁻⁶ and 5·10⁻⁸ at 6·10⁻⁹, and T = 10⁵ steps compose it). So a
+    /// negative mass is carried down to the next point instead (scanning
+    /// from the top), where the true mass absorbs it: what is moved, moves
+    /// up (δ can only grow: the upper curve stays an upper bound) and only
+    /// as far as the carry travels. Returned beside the PLD: the
+    /// mass-distance moved across each grid interval, as (the interval's
+    /// top loss, carry × Δ), summed into bins of width [`MOVED_BIN`] (each
+    /// at its bin's top) — what the bracket weighs against the rest of the
+    /// composition's slope there (`Rounding` in `crate::bracket`).
+    pub(super) fn connect_the_dots(offset: i64, grid: f64, deltas: &[f64]) -> (Pld, Vec<(f64, f64)>) {
         let n = deltas.len();
         let drop = |i: usize| {
             if i + 1 < n {
@@ -45,24 +65,33 @@ impl Pld {
             }
         };
         let (up, m) = (grid.exp(), grid.exp_m1());
-        let mut pmf: Vec<f64> = (0..n)
-            .map(|i| {
-                if i == 0 {
-                    0.0
-                } else {
-                    ((up * drop(i - 1) - drop(i)) / m).max(0.0)
+        let mut pmf = vec![0.0; n];
+        let mut carry = 0.0f64;
+        let mut moved: Vec<(f64, f64)> = Vec::new();
+        for i in (1..n).rev() {
+            let raw = (up * drop(i - 1) - drop(i)) / m + carry;
+            if raw < 0.0 {
+                carry = raw;
+                let top = ((((offset + i as i64) as f64 * grid) / MOVED_BIN).ceil()) * MOVED_BIN;
+                match moved.last_mut() {
+                    Some(last) if last.0 == top => last.1 -= raw * grid,
+                    _ => moved.push((top, -raw * grid)),
                 }
-            })
-            .collect();
+            } else {
+                pmf[i] = raw;
+                carry = 0.0;
+            }
+        }
         let last = deltas[n - 1];
         let rest: f64 = pmf.iter().sum::<f64>() + last;
         pmf[0] = (1.0 - rest).max(0.0);
-        Pld {
+        let pld = Pld {
             grid,
             offset,
             pmf,
             infinity: last,
-        }
+        };
+        (pld, moved)
     }
 
     /// The discrete PLD of the slopes B_k of its curve δ̃ = A_k − e^ε B_k on

@@ -49,6 +49,7 @@
 mod compose;
 mod distribution;
 mod pairs;
+mod terms;
 
 pub use compose::{Aim, Composed, compose_all, compose_tilted, roundoff_bound};
 pub use distribution::{MAX_ALLOCATION, Pld};

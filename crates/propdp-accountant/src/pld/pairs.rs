@@ -6,7 +6,7 @@
 use super::distribution::{MAX_ALLOCATION, Pld, sds};
 use crate::AccountantError;
 use crate::events::{check_delta, check_noise_multiplier, check_sample_rate};
-use crate::gaussian::{gdp_to_eps, norm_cdf};
+use crate::gaussian::gdp_to_eps;
 use crate::neighbouring::Neighbouring;
 use crate::objective::ObjectiveBound;
 
@@ -100,11 +100,16 @@ impl SubsampledGaussian {
         for direction in [Direction::Remove, Direction::Add] {
             let n = m.points(direction, grid, tail);
             if n > MAX_ALLOCATION {
+                let needs = if n == usize::MAX {
+                    format!("more than {}", 2 * MAX_ALLOCATION)
+                } else {
+                    n.to_string()
+                };
                 return Err(AccountantError::range(
                     "noise_multiplier",
                     m.z,
                     &format!(
-                        "a noise multiplier whose one-step PLD fits in {MAX_ALLOCATION} points at grid {grid} (it needs {n}): raise it, or coarsen the grid"
+                        "a noise multiplier whose one-step PLD fits in {MAX_ALLOCATION} points at grid {grid} (it needs {needs}): raise it, or coarsen the grid"
                     ),
                 ));
             }
@@ -126,7 +131,9 @@ impl SubsampledGaussian {
     /// δ = μ₁(x > x*) − e^ε μ₀(x > x*) with L(x*) = ε; the add direction's loss
     /// is −L(x) at x ~ μ₀, and δ = μ₀(x < x*) − e^ε μ₁(x < x*) with −L(x*) = ε.
     /// Replace-one's loss is decreasing in x, and δ = P(x < x*) − e^ε Q(x < x*)
-    /// with x* = −z²(ε/2 + asinh ρ) (module docs).
+    /// with x* = −z²(ε/2 + asinh ρ) (module docs). Each is a signed sum of
+    /// normal tails weighted by q, e^ε, …, evaluated in logs (the sibling
+    /// module `terms`): finite and accurate at every ε, e^ε beyond f64 included.
     ///
     /// ```
     /// use propdp_accountant::pld::{Direction, SubsampledGaussian};
@@ -140,35 +147,7 @@ impl SubsampledGaussian {
     /// assert!((m.delta(Direction::Replace, 0.7) - delta_gaussian(0.7, 2.5)).abs() < 1e-12);
     /// ```
     pub fn delta(&self, direction: Direction, eps: f64) -> f64 {
-        let (z, q) = (self.z, self.q);
-        match direction {
-            Direction::Remove => {
-                // x* = z²·log((e^ε − 1 + q)/q) + 1/2; no solution below ε = log(1 − q)
-                let inner = eps.exp_m1() + q;
-                if inner <= 0.0 {
-                    return -eps.exp_m1();
-                }
-                let x = z * z * (inner / q).ln() + 0.5;
-                let tail0 = norm_cdf(-x / z);
-                let p = (1.0 - q) * tail0 + q * norm_cdf(-(x - 1.0) / z);
-                (p - eps.exp() * tail0).max(0.0)
-            }
-            Direction::Add => {
-                // −L(x*) = ε: x* = z²·log((e^{−ε} − 1 + q)/q) + 1/2; δ = 0 at ε ≥ −log(1 − q)
-                let inner = (-eps).exp_m1() + q;
-                if inner <= 0.0 {
-                    return 0.0;
-                }
-                let x = z * z * (inner / q).ln() + 0.5;
-                let p = norm_cdf(x / z);
-                let p1 = (1.0 - q) * p + q * norm_cdf((x - 1.0) / z);
-                (p - eps.exp() * p1).max(0.0)
-            }
-            Direction::Replace => {
-                let [t1, t2, t3] = self.replace_terms(eps);
-                (t1 - t2 - t3).max(0.0)
-            }
-        }
+        self.log_terms(direction, eps).log_value().exp()
     }
 
     /// The replace-one threshold x* with L(x*) = ε (module docs):
@@ -192,29 +171,15 @@ impl SubsampledGaussian {
         -z * z * (0.5 * eps + asinh.copysign(eps))
     }
 
-    /// The three terms of replace-one's δ(ε) = t₁ − t₂ − t₃ at x*:
-    /// t₁ = qΦ((x* + 1)/z), t₂ = q e^ε Φ((x* − 1)/z), t₃ = (1 − q)(e^ε − 1)Φ(x*/z)
-    /// (P(x < x*) − e^ε Q(x < x*), the shared (1 − q)Φ(x*/z) folded into t₃).
-    pub(crate) fn replace_terms(&self, eps: f64) -> [f64; 3] {
-        let (z, q) = (self.z, self.q);
-        let x = self.replace_threshold(eps);
-        [
-            q * norm_cdf((x + 1.0) / z),
-            q * eps.exp() * norm_cdf((x - 1.0) / z),
-            (1.0 - q) * eps.exp_m1() * norm_cdf(x / z),
-        ]
-    }
-
     /// The grid points k_lo..k_lo + n of one step's PLD: the top is the first
     /// point where δ ≤ `tail` (the rest goes to +∞ in the pessimistic PLD),
     /// the bottom the remove direction's least loss log(1 − q), or (add,
     /// replace, q = 1) a point below which lies mass Φ(−k) ≤ `tail`,
     /// k = max(8.5, √(2 log(1/tail))) (Φ(−8.5) ≈ 1e-17).
-    fn support(&self, direction: Direction, grid: f64, tail: f64) -> (i64, usize) {
-        let mut k_hi = 1i64;
-        while self.delta(direction, k_hi as f64 * grid) > tail {
-            k_hi *= 2;
-        }
+    /// `None` where it would pass [`MAX_ALLOCATION`] points (a tiny z: the
+    /// loss of an included example is about 1/(2z²)), counted without
+    /// stepping that far.
+    fn support(&self, direction: Direction, grid: f64, tail: f64) -> Option<(i64, usize)> {
         let z = self.z;
         let lower = match direction {
             Direction::Remove if self.q < 1.0 => (1.0 - self.q).ln(),
@@ -223,8 +188,25 @@ impl SubsampledGaussian {
             // P's components sit at 0 and −1: P(x > kz) ≤ Φ(−k)
             Direction::Replace => self.replace_loss(sds(tail) * z),
         };
-        let k_lo = (lower / grid).floor() as i64 - 1;
-        (k_lo, (k_hi - k_lo + 1) as usize)
+        let first = (lower / grid).floor() - 1.0;
+        let most = 2.0 * MAX_ALLOCATION as f64;
+        if first.is_nan() || first.abs() > most {
+            return None;
+        }
+        let k_lo = first as i64;
+        // (a δ that is not a number never counts as below the tail)
+        let mut k_hi = 1i64;
+        loop {
+            let d = self.delta(direction, k_hi as f64 * grid);
+            if d <= tail {
+                break;
+            }
+            k_hi *= 2;
+            if (k_hi - k_lo) as f64 > most {
+                return None;
+            }
+        }
+        Some((k_lo, (k_hi - k_lo + 1) as usize))
     }
 
     /// The remove direction's loss L(x) = log(1 − q + q e^u), u = (2x − 1)/(2z²),
@@ -245,8 +227,9 @@ impl SubsampledGaussian {
     /// The number of grid points of [`SubsampledGaussian::pld`], found
     /// without allocating them (a tiny z spreads one step's loss over
     /// about 1/(2z²Δ) points).
+    /// `usize::MAX` where it passes [`MAX_ALLOCATION`].
     pub fn points(&self, direction: Direction, grid: f64, tail: f64) -> usize {
-        self.support(direction, grid, tail).1
+        self.support(direction, grid, tail).map_or(usize::MAX, |s| s.1)
     }
 
     /// The connect-the-dots PLD of one step in `direction` on the grid of
@@ -254,8 +237,16 @@ impl SubsampledGaussian {
     /// pessimistically; at most [`MAX_ALLOCATION`] points (ask
     /// [`SubsampledGaussian::points`] first).
     pub fn pld(&self, direction: Direction, grid: f64, tail: f64) -> Pld {
-        let (k_lo, n) = self.support(direction, grid, tail);
-        assert!(n <= MAX_ALLOCATION, "{n} grid points: check `points` first");
+        self.pld_moved(direction, grid, tail).0
+    }
+
+    /// [`SubsampledGaussian::pld`] and the mass-distance its rounding moved
+    /// (`Pld::connect_the_dots`), the measure of its numerical noise.
+    pub(crate) fn pld_moved(&self, direction: Direction, grid: f64, tail: f64) -> (Pld, Vec<(f64, f64)>) {
+        let (k_lo, n) = self
+            .support(direction, grid, tail)
+            .filter(|s| s.1 <= MAX_ALLOCATION)
+            .expect("a support within MAX_ALLOCATION points: check `points` first");
         let deltas: Vec<f64> = (0..n)
             .map(|i| self.delta(direction, (k_lo + i as i64) as f64 * grid))
             .collect();
@@ -283,6 +274,11 @@ impl ObjectiveBound {
     /// }
     /// ```
     pub fn pld(&self, grid: f64, tail: f64) -> Pld {
+        self.pld_moved(grid, tail).0
+    }
+
+    /// [`crate::ObjectiveBound::pld`] and the mass-distance its rounding moved.
+    pub(crate) fn pld_moved(&self, grid: f64, tail: f64) -> (Pld, Vec<(f64, f64)>) {
         let (k_lo, k_hi) = self
             .support(grid, tail)
             .expect("a support on the grid: check `points` first");

@@ -3,6 +3,7 @@ releases, with the checks of δ and the relation every entry point of
 :mod:`propdp.accounting` shares."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -49,35 +50,66 @@ def _bracket(segments: Sequence[Tuple[float, float, int]], delta: float, neighbo
     return Bracket(**d, neighbouring=_args.relation_label(neighbouring))
 
 
-def _ledger_bracket(ledger: _dp_event.Ledger, delta: float, neighbouring: str) -> Bracket:
-    """The certified bracket of a ledger of Gaussian releases."""
+@dataclass(frozen=True)
+class _Plan:
+    """What a ledger composes to: ``fixed`` (a non-private release: ∞;
+    nothing: 0), or ``segments`` under ``relation`` (the native module's
+    name), reported under ``label``."""
+
+    fixed: Optional[float]
+    segments: List[Tuple[float, float, int]]
+    relation: str
+    label: str
+
+
+def _ledger_plan(ledger: _dp_event.Ledger, neighbouring: str) -> _Plan:
+    """The one decision of whether and how a ledger of Gaussian releases is
+    composed — :func:`propdp.accounting.from_dp_event`,
+    ``CertifiedAccountant.compose``, ``.supports`` and its brackets all
+    decide by it: one batch scheme per ledger, fixed-size batches under
+    replace-one only, and the segments' ranges as the native accountant
+    checks them before composing (``_native.check_plan``); a refusal
+    raises ConfigError naming the field."""
     label = _args.relation_label(neighbouring)
-    delta = _delta(delta)
     if ledger.non_private:
-        return Bracket(float("inf"), float("inf"), None, True, label)
+        return _Plan(float("inf"), [], neighbouring, label)
     if not ledger.poisson and not ledger.fixed_size:
-        return Bracket(0.0, 0.0, 0.0, True, label)
+        return _Plan(0.0, [], neighbouring, label)
     if not ledger.fixed_size:
-        return _bracket(ledger.poisson, delta, neighbouring)
-    # fixed-size batches (and full-batch releases) under replace-one: the
-    # add/remove pair at z/2 dominates each, in both orders (docs/privacy.md
-    # "Sampling schemes")
-    if _args.relation_label(neighbouring) != "replace-one":
-        raise config_error(
-            "neighbouring = add/remove-one is invalid with SampledWithoutReplacementDpEvent: sampling "
-            "without replacement is accounted under replace-one (n is public), as dp_accounting does",
-            "neighbouring",
-        )
-    mixed = [s for s in ledger.poisson if s[1] < 1.0]
-    if mixed:
-        raise config_error(
-            "the events mix Poisson-sampled and without-replacement releases: propdp certifies one batch "
-            f"scheme per ledger (Poisson segment {mixed[0]} beside fixed-size batches)",
-            "event",
-        )
-    halved = [(z / 2, q, t) for z, q, t in ledger.fixed_size + ledger.poisson]
-    b = _bracket(halved, delta, "add_remove_one")
-    return Bracket(b.epsilon, b.epsilon_lower, b.bracket_grid, b.bracket_reached, label)
+        segments, relation = list(ledger.poisson), neighbouring
+    else:
+        # fixed-size batches (and full-batch releases) under replace-one: the
+        # add/remove pair at z/2 dominates each, in both orders (docs/privacy.md
+        # "Sampling schemes")
+        if label != "replace-one":
+            raise config_error(
+                "neighbouring = add/remove-one is invalid with SampledWithoutReplacementDpEvent: sampling "
+                "without replacement is accounted under replace-one (n is public), as dp_accounting does",
+                "neighbouring",
+            )
+        mixed = [s for s in ledger.poisson if s[1] < 1.0]
+        if mixed:
+            raise config_error(
+                "the events mix Poisson-sampled and without-replacement releases: propdp certifies one batch "
+                f"scheme per ledger (Poisson segment {mixed[0]} beside fixed-size batches)",
+                "event",
+            )
+        segments = [(z / 2, q, t) for z, q, t in ledger.fixed_size + ledger.poisson]
+        relation = "add_remove_one"
+    segments = _plan(segments)
+    _native.check_plan(segments, _relation(relation))
+    return _Plan(None, segments, relation, label)
+
+
+def _ledger_bracket(ledger: _dp_event.Ledger, delta: float, neighbouring: str) -> Bracket:
+    """The certified bracket of a ledger of Gaussian releases (:func:`_ledger_plan`)."""
+    delta = _delta(delta)
+    plan = _ledger_plan(ledger, neighbouring)
+    if plan.fixed is not None:
+        grid = None if math.isinf(plan.fixed) else 0.0
+        return Bracket(plan.fixed, plan.fixed, grid, True, plan.label)
+    b = _bracket(plan.segments, delta, plan.relation)
+    return Bracket(b.epsilon, b.epsilon_lower, b.bracket_grid, b.bracket_reached, plan.label)
 
 
 def _read(event: Any, count: int = 1, ledger: Optional[_dp_event.Ledger] = None) -> _dp_event.Ledger:

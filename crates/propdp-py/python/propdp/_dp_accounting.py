@@ -8,7 +8,7 @@ import math
 from typing import Any, Optional
 
 from . import _args, _dp_event
-from ._bracket import Bracket, _ledger_bracket, _read
+from ._bracket import Bracket, _ledger_bracket, _ledger_plan, _read
 from ._config import config_error
 
 
@@ -53,21 +53,33 @@ class CertifiedAccountant:
         self.ledger = _dp_event.Ledger()
 
     def supports(self, event: Any) -> bool:
-        """Whether :meth:`compose` takes ``event``."""
+        """Whether :meth:`compose` takes ``event``: by the one decision
+        :meth:`compose` and :func:`from_dp_event` make (the event's types,
+        one batch scheme per ledger, fixed-size batches under replace-one,
+        and the ranges of the releases; a fresh accountant supports exactly
+        the events :func:`from_dp_event` takes under its relation)."""
         try:
-            _dp_event.read(event, 1, _dp_event.Ledger())
-        except _dp_event.Unsupported:
+            self._composed(event, 1)
+        except ValueError:
             return False
         return True
 
     def compose(self, event: Any, count: int = 1) -> "CertifiedAccountant":
-        """Add ``count`` compositions of ``event``; an unsupported event
-        raises :class:`propdp.ConfigError` naming its type and leaves the
+        """Add ``count`` compositions of ``event``; an event the accountant
+        cannot compose beside what it holds (:meth:`supports` is False)
+        raises :class:`propdp.ConfigError` naming the field and leaves the
         accountant as it was."""
         count = _dp_event.checked_count(count)
-        trial = _dp_event.Ledger(list(self.ledger.poisson), list(self.ledger.fixed_size), self.ledger.non_private)
-        self.ledger = _read(event, count, trial)
+        self.ledger = self._composed(event, count)
         return self
+
+    def _composed(self, event: Any, count: int) -> _dp_event.Ledger:
+        """The ledger with ``count`` compositions of ``event`` added, or
+        ConfigError (a ``ValueError``) naming why not."""
+        trial = _dp_event.Ledger(list(self.ledger.poisson), list(self.ledger.fixed_size), self.ledger.non_private)
+        ledger = _read(event, count, trial)
+        _ledger_plan(ledger, self.neighbouring)
+        return ledger
 
     def get_epsilon_bracket(self, target_delta: float) -> Bracket:
         """The certified bracket of everything composed, at ``target_delta``."""

@@ -86,6 +86,7 @@ def accounting(
     neighbouring: str,
     objectives: List[Tuple[float, float, float, float, float]] = ...,
 ) -> Dict[str, Any]: ...
+def check_plan(segments: List[Tuple[float, float, int]], neighbouring: str) -> None: ...
 def calibrate_run(
     knob: str,
     noise_multiplier: float,

@@ -138,24 +138,38 @@ impl Report {
         })
     }
 
-    /// The report as `propdp privacy` prints it.
+    /// The report as `propdp privacy` prints it. Every ε names the
+    /// neighbouring relation it holds for; DP-SGD's report leads with its
+    /// (ε, δ) guarantee and ends with ρ-zCDP, explained (subsampling gives
+    /// zCDP no amplification, so ρ is far looser than the ε above it). A
+    /// DP-SGD run whose clip binds (C ≤ L) is the same for every model.
     pub fn text(&self) -> String {
         let q = &self.query;
+        let relation = q.neighbouring.label();
         let delta_priv = format!("{:?}", q.delta_priv);
+        let dpsgd = q.algorithm == AlgorithmKind::Dpsgd;
         let mut s = match q.noise {
             NoiseLevel::Given(_) => String::new(),
             NoiseLevel::Epsilon(eps) => {
                 format!(
-                    "calibrated noise for (ε = {eps:?}, δ = {delta_priv}): {}\n",
+                    "calibrated noise for (ε = {eps:?}, δ = {delta_priv}, {relation}): {}\n",
                     num(self.noise)
                 )
             }
-            NoiseLevel::Rho(rho) => format!("calibrated noise for ρ = {rho:?} (zCDP): {}\n", num(self.noise)),
+            NoiseLevel::Rho(rho) => format!(
+                "calibrated noise for ρ = {rho:?} (zCDP, {relation}): {}\n",
+                num(self.noise)
+            ),
         };
         let model = match q.model.kind() {
-            propdp_core::ModelKind::Huber => "Huber",
-            propdp_core::ModelKind::Logistic => "Logistic",
-            propdp_core::ModelKind::LeastSquares => "least-squares",
+            propdp_core::ModelKind::Huber => "a Huber model",
+            propdp_core::ModelKind::Logistic => "a Logistic model",
+            propdp_core::ModelKind::LeastSquares => "a least-squares model",
+        };
+        // clipped below the loss's Lipschitz constant, DP-SGD's guarantee is the clip's alone
+        let model = match q.clip {
+            Some(c) if dpsgd && c <= q.model.lipschitz() => "any model",
+            _ => model,
         };
         let what = match q.algorithm {
             AlgorithmKind::Dpgd => "DP-GD".to_string(),
@@ -176,43 +190,45 @@ impl Report {
                 num(q.lambda)
             );
         }
-        s += &format!(
-            "{what} of a {model} model, noise {:?}, {} neighbours:\n",
-            self.noise,
-            q.neighbouring.label()
-        );
+        s += &format!("{what} of {model}, noise {:?}, {relation} neighbours:\n", self.noise);
+        // the closed forms' notions first; DP-SGD's after its (ε, δ)
+        let mut notions = String::new();
         if let Some(mu) = self.mu {
-            s += &format!("  μ-GDP: μ = {}\n", num(mu));
-            s += &format!("  zCDP: ρ = μ²/2 = {}\n", num(self.rho));
+            notions += &format!("  μ-GDP: μ = {} ({relation})\n", num(mu));
+            notions += &format!("  zCDP: ρ = μ²/2 = {} ({relation})\n", num(self.rho));
+            if dpsgd {
+                // (its zCDP line comes last, below)
+                notions = format!("  μ-GDP: μ = {} ({relation})\n", num(mu));
+            }
         }
         if let Some((c, a)) = self.objective_bound {
-            s += &format!(
+            notions += &format!(
                 "  loss bound c + A|Z|: c = {}, A = {} (add/remove-one)\n",
                 num(c),
                 num(a)
             );
-            s += &format!("  zCDP: ρ = {}\n", num(self.rho));
+            notions += &format!("  zCDP: ρ = {} ({relation})\n", num(self.rho));
             let parts: Vec<String> = self.rdp.iter().map(|(a, e)| format!("ε({a}) = {}", num(*e))).collect();
-            s += &format!("  RDP (add/remove-one): {}\n", parts.join(", "));
+            notions += &format!("  RDP (add/remove-one): {}\n", parts.join(", "));
         }
-        if q.algorithm == AlgorithmKind::Dpsgd && self.mu.is_none() {
-            s += &format!(
-                "  zCDP: ρ = {} (subsampling gives zCDP no amplification)\n",
-                num(self.rho)
-            );
+        if !dpsgd {
+            s += &notions;
         }
-        let accountant = if q.algorithm == AlgorithmKind::Dpsgd && q.sample_rate < 1.0 {
+        let accountant = if dpsgd && q.sample_rate < 1.0 {
             " (PLD, or RDP where tighter)"
         } else {
             ""
         };
         s += &match self.epsilon {
-            Some(e) => format!("  (ε, δ)-DP{accountant}: ε = {} at δ = {delta_priv}\n", num(e)),
-            None => format!("  (ε, δ)-DP{accountant}: no finite ε reaches δ = {delta_priv}\n"),
+            Some(e) => format!(
+                "  (ε, δ)-DP{accountant}: ε = {} at δ = {delta_priv} ({relation})\n",
+                num(e)
+            ),
+            None => format!("  (ε, δ)-DP{accountant}: no finite ε reaches δ = {delta_priv} ({relation})\n"),
         };
         if let (Some(lo), Some(hi), Some((grid, reached))) = (self.epsilon_lower, self.epsilon, self.bracket) {
             s += &format!(
-                "  certified bracket: {} ≤ ε ≤ {} (width {:.2}%, {}{})\n",
+                "  certified bracket: {} ≤ ε ≤ {} ({relation}; width {:.2}%, {}{})\n",
                 num(lo),
                 num(hi),
                 if hi > 0.0 { 100.0 * (hi - lo) / hi } else { 0.0 },
@@ -224,14 +240,18 @@ impl Report {
                 if reached {
                     ""
                 } else {
-                    "; the 0.1% width was not reached (the memory limit, or ε beyond the PLD's range)"
+                    "; the 0.1% width was not reached (the memory limit, the grid's rounding, or ε beyond the PLD's \
+                     range)"
                 }
             );
         }
         if let Some(e) = self.rdp_epsilon {
-            s += &format!("  (ε, δ)-DP (RDP, looser): ε = {} at δ = {delta_priv}\n", num(e));
+            s += &format!(
+                "  (ε, δ)-DP (RDP, looser): ε = {} at δ = {delta_priv} ({relation})\n",
+                num(e)
+            );
         }
-        if q.algorithm == AlgorithmKind::Dpsgd {
+        if dpsgd {
             // the same run in a training loop's knobs (docs/training_loop.md)
             let run = q.dpsgd_run(self.noise);
             s += &format!(
@@ -243,6 +263,25 @@ impl Report {
                 q.sample_rate,
                 num(q.sample_rate * q.steps as f64)
             );
+            s += &notions;
+            s += &if q.sample_rate < 1.0 {
+                format!(
+                    "  zCDP: ρ = T·s²/(2z²) = {} ({relation}, s = {}): subsampling gives zCDP no amplification, so \
+                     ρ is the full batch's and far looser than the ε above; it serves only to compose with other \
+                     zCDP releases\n",
+                    num(self.rho),
+                    if q.neighbouring == propdp_core::accountant::Neighbouring::ReplaceOne {
+                        2
+                    } else {
+                        1
+                    }
+                )
+            } else {
+                format!(
+                    "  zCDP: ρ = μ²/2 = {} ({relation}; it serves to compose with other zCDP releases)\n",
+                    num(self.rho)
+                )
+            };
         }
         s
     }

@@ -63,13 +63,14 @@ impl SampledReport {
     /// The report as `propdp privacy --sampling` prints it.
     pub fn text(&self) -> String {
         let (q, r) = (&self.query, &self.sampled);
+        let relation = r.neighbouring.label();
         let bracket = |b: Option<EpsilonBracket>| match b {
             Some(b) if b.lower == b.upper => format!("ε = {:.6}", b.upper),
             Some(b) => format!("{:.6} ≤ ε ≤ {:.6}", b.lower, b.upper),
             None => "no finite ε".into(),
         };
         let mut s = format!(
-            "DP-SGD with {} batches (T = {}, q = {}), {} neighbours, sensitivity {}C:\n  {} at δ = {:e}\n  assumes: {}\n",
+            "DP-SGD with {} batches (T = {}, q = {}), {} neighbours, sensitivity {}C:\n  {} at δ = {:e} ({relation})\n  assumes: {}\n",
             r.sampling.name().replace('_', "-"),
             q.steps,
             q.sample_rate,
@@ -80,7 +81,10 @@ impl SampledReport {
             r.assumption
         );
         if let Some(p) = r.if_poisson {
-            s += &format!("  if the batches had been Poisson-sampled: {}\n", bracket(Some(p)));
+            s += &format!(
+                "  if the batches had been Poisson-sampled: {} ({relation})\n",
+                bracket(Some(p))
+            );
         }
         s
     }
