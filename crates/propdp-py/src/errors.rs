@@ -9,7 +9,7 @@ use propdp::core::ConfigError;
 use propdp::error::Spelling;
 use propdp::privacy::Argument;
 use pyo3::create_exception;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(
@@ -34,7 +34,8 @@ create_exception!(
 /// The Python exception of a library error: a config error becomes
 /// `ConfigError` (a `ValueError`) with its field, a privacy argument's the
 /// same with the argument spelled as Python's keyword, a cancelled run
-/// `KeyboardInterrupt`, anything else `PropdpError`.
+/// `KeyboardInterrupt`, an allocation that failed `MemoryError`, anything
+/// else `PropdpError`.
 pub(crate) fn to_py(py: Python<'_>, e: propdp::Error) -> PyErr {
     // a refusal's advice spelled with Python's keywords (resume=True, not --resume)
     let message = e.message(Spelling::Keywords);
@@ -45,6 +46,7 @@ pub(crate) fn to_py(py: Python<'_>, e: propdp::Error) -> PyErr {
             None => config_error(py, message, e.field().map(str::to_string)),
         },
         ErrorKind::Cancelled => PyKeyboardInterrupt::new_err(message),
+        ErrorKind::Memory => PyMemoryError::new_err(message),
         ErrorKind::Refused => {
             let err = PropdpInferenceRefused::new_err(message);
             let reason = e

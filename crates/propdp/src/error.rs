@@ -34,6 +34,9 @@ pub enum ErrorKind {
     /// A computation could not deliver (no convergence, no solution, a
     /// damaged record): the message has the parameter values.
     Compute,
+    /// A large allocation (the rows of a fit) failed ([`OutOfMemory`]):
+    /// nothing was computed; Python raises `MemoryError`.
+    Memory,
 }
 
 /// A library error: its kind, the field at fault (config and argument
@@ -128,6 +131,9 @@ fn classify(e: &anyhow::Error) -> (ErrorKind, Option<String>) {
         }
         if cause.is::<Refused>() {
             return (ErrorKind::Directory, None);
+        }
+        if cause.is::<OutOfMemory>() {
+            return (ErrorKind::Memory, None);
         }
         if cause.is::<Cancelled>() || is_cancelled(cause) {
             return (ErrorKind::Cancelled, None);
@@ -305,6 +311,55 @@ impl Advice {
             Advice::FinishWithResume => format!("finish it with {resume}"),
         }
     }
+}
+
+/// A large allocation that failed — the copy of a fit's rows, asked for
+/// with `try_reserve_exact` before any work — instead of an abort of the
+/// process: `what` was to hold `values` float64 values.
+///
+/// ```
+/// let e = propdp::error::reserve::<f64>(usize::MAX / 16, "the rows").unwrap_err();
+/// assert!(e.to_string().starts_with("the rows need "), "{e}");
+/// assert_eq!(propdp::Error::from(e).kind(), propdp::ErrorKind::Memory);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutOfMemory {
+    /// What the allocation was for.
+    pub what: String,
+    /// Its size in bytes (beyond `usize` where it overflowed).
+    pub bytes: u128,
+}
+
+impl std::fmt::Display for OutOfMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} need {} bytes ({:.3} GB), which could not be allocated: nothing was computed; free memory or \
+             use fewer rows",
+            self.what,
+            self.bytes,
+            self.bytes as f64 / 1e9
+        )
+    }
+}
+
+impl std::error::Error for OutOfMemory {}
+
+impl From<OutOfMemory> for Error {
+    fn from(e: OutOfMemory) -> Self {
+        anyhow::Error::new(e).into()
+    }
+}
+
+/// An empty vector with room for `len` values, or [`OutOfMemory`] naming
+/// `what` when the allocator refuses (`Vec::try_reserve_exact`: no abort).
+pub fn reserve<T>(len: usize, what: &str) -> std::result::Result<Vec<T>, OutOfMemory> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| OutOfMemory {
+        what: what.to_string(),
+        bytes: len as u128 * std::mem::size_of::<T>() as u128,
+    })?;
+    Ok(v)
 }
 
 /// How a front end spells the options of a run.
