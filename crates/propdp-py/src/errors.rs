@@ -62,7 +62,7 @@ pub(crate) fn to_py(py: Python<'_>, e: propdp::Error) -> PyErr {
 
 /// A privacy query's argument error, with the argument as Python spells it.
 pub(crate) fn argument_error(py: Python<'_>, a: &Argument) -> PyErr {
-    config_error(py, a.keyword(), Some(propdp::privacy::python_keyword(a.argument)))
+    config_error(py, a.keyword(), Some(a.python_name()))
 }
 
 pub(crate) fn config_error(py: Python<'_>, message: String, field: Option<String>) -> PyErr {

@@ -210,15 +210,44 @@ impl Argument {
         }
     }
 
-    /// The message with Python's keyword spellings (`lambda_`, `huber_m`).
+    /// The message with Python's keyword spellings (`lambda_`, `huber_m`,
+    /// and the data `X` and labels `y`).
     pub fn keyword(&self) -> String {
-        self.render(propdp_core::parameters::python_keyword)
+        self.render(python_name)
+    }
+
+    /// The argument as Python names it ([`Argument::keyword`]'s spelling):
+    /// the field of the Python `ConfigError`.
+    pub fn python_name(&self) -> String {
+        python_name(self.argument)
+    }
+}
+
+/// A key as Python spells it: the data's rows and labels are the arrays
+/// `X` and `y` (the command line's `DATA` and `--label` column), the rest
+/// keywords ([`propdp_core::parameters::python_keyword`]).
+fn python_name(key: &str) -> String {
+    match key {
+        "data" => "X".into(),
+        "label" => "y".into(),
+        k => propdp_core::parameters::python_keyword(k),
+    }
+}
+
+/// A key as the command line spells it: the data's rows and labels are
+/// the file `DATA` and its `--label` column (Python's `X` and `y`), the
+/// rest flags (`--huber-m`).
+fn flag_name(key: &str) -> String {
+    match key {
+        "data" | "X" => "DATA".into(),
+        "y" => "the --label column".into(),
+        k => format!("--{}", k.replace('_', "-")),
     }
 }
 
 impl std::fmt::Display for Argument {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.render(|k| format!("--{}", k.replace('_', "-"))))
+        f.write_str(&self.render(flag_name))
     }
 }
 

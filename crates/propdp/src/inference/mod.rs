@@ -561,7 +561,7 @@ fn refused(r: Refusal) -> crate::Error {
 /// The labels as the loss reads them (logistic: 0/1 mapped to ∓1).
 fn labels(model: Glm, y: &[f64]) -> crate::Result<DVector<f64>> {
     if let Some(i) = y.iter().position(|v| !v.is_finite()) {
-        return Err(Argument::new("y", format!("[{i}] = {} is not finite", y[i])).into());
+        return Err(Argument::new("y", format!(" row {i}: {} is not finite", y[i])).into());
     }
     if model != Glm::Logistic {
         return Ok(DVector::from_column_slice(y));
