@@ -76,3 +76,17 @@ pub(crate) fn config_err(py: Python<'_>, e: ConfigError) -> PyErr {
     let field = e.field().map(str::to_string);
     config_error(py, e.to_string(), field)
 }
+
+/// At most [`EXCERPT`] characters of a value a message names: never a
+/// whole array echoed back.
+pub(crate) fn excerpt(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= EXCERPT {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(EXCERPT - 20).collect();
+    format!("{head}… ({count} characters)")
+}
+
+/// The longest value a message quotes whole.
+const EXCERPT: usize = 80;
