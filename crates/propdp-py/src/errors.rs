@@ -90,3 +90,21 @@ pub(crate) fn excerpt(text: &str) -> String {
 
 /// The longest value a message quotes whole.
 const EXCERPT: usize = 80;
+
+/// A Python value as a message quotes it: its `str` (`repr` with
+/// `repr = true`) cut to an [`excerpt`], or its type where that fails (an
+/// int beyond Python's 4300 printable digits) — never written to stderr as
+/// an unraisable error, as `Display` of a Python object would.
+pub(crate) fn shown(v: &Bound<'_, PyAny>, repr: bool) -> String {
+    let text = if repr { v.repr() } else { v.str() };
+    match text {
+        Ok(t) => excerpt(&t.to_string()),
+        Err(_) => {
+            let kind = v
+                .get_type()
+                .name()
+                .map_or_else(|_| "value".to_string(), |n| n.to_string());
+            format!("a {kind} too long to print")
+        }
+    }
+}

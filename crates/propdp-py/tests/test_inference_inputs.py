@@ -161,3 +161,39 @@ def test_rows_the_machine_cannot_hold_raise_memory_error_not_an_abort():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["MemoryError"] * 3, out.stdout
+
+
+def test_messages_name_x_and_y_as_python_does_and_quote_no_whole_array():
+    X, y = logistic_data()
+    Xb, yb = X.copy(), y.copy()
+    Xb[5, 3], yb[3] = np.inf, np.nan
+    for args, field, start in [((Xb, y), "X", "X row 5, column 3: inf is not finite"), ((X, yb), "y", "y row 3: NaN")]:
+        with pytest.raises(propdp.ConfigError) as e:
+            propdp.PrivateGLM(epsilon=8.0).fit(*args, seed=1)
+        assert (e.value.field, str(e.value)[: len(start)]) == (field, start)
+    small = X[:, :5]
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.spectrum(small, y[:1])
+    assert e.value.field == "y" and str(e.value).startswith("y: 1 labels for 600 rows"), str(e.value)
+    small = small.copy()
+    small[2, 1] = np.inf
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.spectrum(small)
+    assert e.value.field == "X" and str(e.value).startswith("X: "), str(e.value)
+    huge = list(range(10**5))
+    calls = {
+        "noise": lambda: propdp.PrivateGLM(model="huber", noise={"law": "student_t", "dof": huge}).fit(X, y, seed=1),
+        "epsilon": lambda: propdp.PrivateGLM(epsilon=huge),
+        "fpr": lambda: accounting.membership_inference(1.0, 0.01, 10, fpr="x" * 10**6),
+        "segments": lambda: accounting.schedule_epsilon([huge], 1e-5),
+        "delta": lambda: accounting.epsilon(1.0, 0.01, 10, delta=huge),
+        "steps": lambda: accounting.epsilon(1.0, 0.01, 10**10000, delta=1e-5),
+    }
+    for name, call in calls.items():
+        with pytest.raises(propdp.ConfigError) as e:
+            call()
+        assert len(str(e.value)) < 300, (name, len(str(e.value)), str(e.value)[:300])
+    for value in (huge, 10**10000):
+        with pytest.raises(propdp.ConfigError) as e:
+            propdp.privacy("dpsgd", epsilon=value, sample_rate=0.01, steps=10, delta_priv=1e-5)
+        assert e.value.field == "epsilon" and len(str(e.value)) < 300, str(e.value)[:300]

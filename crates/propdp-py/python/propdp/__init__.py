@@ -175,14 +175,14 @@ def simulate(
     }
     if prior is not None:
         if not isinstance(prior, Mapping):
-            raise config_error(f"prior = {prior!r} is invalid: allowed a dict such as {{'law': 'sparse', 'p': 0.1}}",
+            raise config_error(f"prior = {_args.excerpt(prior)} is invalid: allowed a dict such as {{'law': 'sparse', 'p': 0.1}}",
                                "simulation.prior")
         simulation["prior"] = dict(prior)
     if grad_tol is not None:
         simulation["grad_tol"] = _args.real("simulation.grad_tol", grad_tol)
     if data is not None:
         if not isinstance(data, Mapping):
-            raise config_error(f"data = {data!r} is invalid: allowed a dict such as {{'file': 'x.csv', "
+            raise config_error(f"data = {_args.excerpt(data)} is invalid: allowed a dict such as {{'file': 'x.csv', "
                                "'labels': 'y'}, as the [simulation] data table", "simulation.data")
         simulation["data"] = plain(dict(data))
     if executor is not None:

@@ -40,7 +40,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
-from . import _native
+from . import _args, _native
 from ._config import ConfigLike, config_error, resolve
 from ._results import read_records, read_results
 
@@ -71,7 +71,7 @@ def _runner(client: Any, executor: Any) -> Any:
         raise config_error("nothing to run the shards on: give a Dask client or executor= (an object with "
                            "submit() returning futures, or map())", "executor")
     if not (callable(getattr(runner, "submit", None)) or callable(getattr(runner, "map", None))):
-        raise config_error(f"executor = {runner!r} is invalid: allowed an object with submit(fn, *args) returning "
+        raise config_error(f"executor = {_args.excerpt(runner)} is invalid: allowed an object with submit(fn, *args) returning "
                            "futures (concurrent.futures) or with map(fn, iterable)", "executor")
     # a forked worker inherits the parent's thread pool without its threads and waits forever
     context = getattr(runner, "_mp_context", None) or getattr(runner, "_ctx", None)
