@@ -197,3 +197,23 @@ def test_messages_name_x_and_y_as_python_does_and_quote_no_whole_array():
         with pytest.raises(propdp.ConfigError) as e:
             propdp.privacy("dpsgd", epsilon=value, sample_rate=0.01, steps=10, delta_priv=1e-5)
         assert e.value.field == "epsilon" and len(str(e.value)) < 300, str(e.value)[:300]
+
+
+def test_part_a_leftovers_are_config_errors_naming_the_argument():
+    with pytest.raises(propdp.ConfigError) as e:
+        accounting.schedule_epsilon(None, 1e-5)
+    assert e.value.field == "segments"
+    # an iterable of triples is still a schedule
+    gen = accounting.schedule_epsilon(((1.0, 0.01, 10) for _ in range(2)), 1e-5)
+    assert gen == accounting.schedule_epsilon([(1.0, 0.01, 10)] * 2, 1e-5)
+    for objectives, field in [([(1.0, 2.0)], "objectives[0]"), ([(1.0, 0.25, 1.0, 1.0, 1.0), "x"], "objectives[1]"),
+                              (5, "objectives"), ("abc", "objectives")]:
+        with pytest.raises(propdp.ConfigError) as e:
+            accounting.Accountant(objectives=objectives)
+        assert e.value.field == field, (objectives, str(e.value))
+    X = np.random.default_rng(0).normal(size=(50, 4))
+    for v in ("yes", 1, None):
+        with pytest.raises(propdp.ConfigError) as e:
+            propdp.spectrum(X, standardize=v)
+        assert e.value.field == "standardize"
+    assert propdp.spectrum(X, standardize=np.bool_(True)).equals(propdp.spectrum(X, standardize=True))

@@ -107,7 +107,7 @@ def spectrum(X: Any, y: Any = None, *, standardize: bool = False) -> pd.DataFram
             raise config_error(f"y is invalid: allowed a 1-D array of numbers, one per row, not {type(y).__name__}",
                                "y")
         labels = [_args.real(f"y[{i}]", v, "a real number") for i, v in enumerate(ys)]
-    out = _native.spectrum(rows, names, labels, standardize)
+    out = _native.spectrum(rows, names, labels, _args.boolean("standardize", standardize))
     df = pd.DataFrame({k: out.pop(k) for k in ("eigenvalue", "weight", "teacher")})
     df.attrs.update(out)
     return df

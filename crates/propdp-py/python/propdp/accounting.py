@@ -76,8 +76,14 @@ def schedule_epsilon(
     """The certified ε at ``delta`` of a schedule: ``segments`` is a list of
     ``(noise_multiplier, sample_rate, steps)``, composed as one run (a
     training run that changes its noise or batch rate, or trains more epochs
-    later)."""
-    return _bracket(list(segments), delta, neighbouring)
+    later). A value that is not such a list raises ConfigError naming
+    ``segments`` (a segment: ``segment[i]``)."""
+    if segments is not None and not isinstance(segments, (str, bytes, Sequence)):
+        try:
+            segments = list(segments)  # a generator or an array of triples
+        except TypeError:
+            pass  # not iterable: refused by the checker, naming segments
+    return _bracket(segments, delta, neighbouring)
 
 
 @dataclass(frozen=True)
@@ -272,7 +278,16 @@ class Accountant:
         self.history: List[Tuple[float, float, int]] = _args.segments("history", history) if history else []
         self.neighbouring = _relation(neighbouring)
         self.objectives: List[Tuple[float, float, float, float, float]] = []
-        for o in objectives or []:
+        shape = "(lipschitz, curvature, radius, lambda_, sigma)"
+        if objectives is not None and (isinstance(objectives, (str, bytes)) or not isinstance(objectives, Sequence)):
+            raise config_error(
+                f"objectives = {_args.excerpt(objectives)} is invalid: allowed a list of {shape} tuples", "objectives"
+            )
+        for i, o in enumerate(objectives or []):
+            if isinstance(o, (str, bytes)) or not isinstance(o, Sequence) or len(o) != 5:
+                raise config_error(
+                    f"objectives[{i}] = {_args.excerpt(o)} is invalid: allowed a {shape} tuple", f"objectives[{i}]"
+                )
             lipschitz, curvature, radius, lambda_, sigma = o
             self.objective(lipschitz=lipschitz, curvature=curvature, lambda_=lambda_, sigma=sigma, radius=radius)
 
