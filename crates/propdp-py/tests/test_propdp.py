@@ -1093,3 +1093,24 @@ def test_a_fifo_config_is_refused_at_once(tmp_path):
     with pytest.raises(propdp.ConfigError):
         propdp.check("/dev/zero")
     assert time.time() - start < 5
+
+
+def test_every_executor_example_starts_its_process_pool_under_the_main_guard():
+    """A spawn process pool (and Dask's LocalCluster) imports the main script
+    again in each worker: every example of ``executor=`` or a client that
+    makes one — in docs/, README.md and the package's docstrings — does it
+    under ``if __name__ == "__main__":``."""
+    import inspect
+    import re
+
+    import propdp.distributed
+
+    blocks = []
+    for md in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        blocks += [(md.name, b) for b in re.findall(r"```python\n(.*?)```", md.read_text(), flags=re.S)]
+    for obj in (propdp.sweep, propdp.simulate, propdp.tune, propdp.distributed, propdp.distributed.sweep):
+        blocks.append((getattr(obj, "__name__", str(obj)), inspect.getdoc(obj) or ""))
+    pools = [(where, b) for where, b in blocks if re.search(r"ProcessPoolExecutor\(|LocalCluster\(", b)]
+    assert len(pools) >= 3, [w for w, _ in pools]
+    for where, block in pools:
+        assert 'if __name__ == "__main__":' in block, f"{where}: a process pool without the main guard:\n{block}"

@@ -164,7 +164,9 @@ def simulate(
     (``metrics``), ``stderr`` and ``per_rep`` values. Ctrl-C stops after the
     current repetitions. With ``executor`` (``concurrent.futures`` or a
     pool's ``map``, :mod:`propdp.distributed`) the repetitions run as blocks
-    on its workers; the record is the same, byte for byte.
+    on its workers; the record is the same, byte for byte (a spawn process
+    pool in a script: under ``if __name__ == "__main__":``, as in
+    :func:`sweep`).
     """
     # the kinds here; the ranges are the core's to check
     simulation: Dict[str, Any] = {
@@ -236,7 +238,14 @@ def sweep(
     ``client.get_executor()``) or with ``map`` (``multiprocessing.Pool``,
     Ray's ``Pool``) — the work runs as shards on its workers
     (:func:`propdp.distributed.sweep`: ``out/shards/K``, merged into
-    ``out/merged``, resumed on a rerun), byte for byte the same records.
+    ``out/merged``, resumed on a rerun), byte for byte the same records. A
+    process pool spawns its workers, which import the main script again: in
+    a script, make it under the main guard::
+
+        if __name__ == "__main__":
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(2, mp_context=ctx) as pool:
+                df = propdp.sweep("configs/finite_size.toml", "results/fs", executor=pool)
     """
     if resume and overwrite:
         raise config_error("resume=True and overwrite=True contradict each other: give one", "resume")

@@ -19,16 +19,30 @@ Kubernetes — the workers need the ``propdp`` package installed.
 
     from dask.distributed import Client, LocalCluster
     import propdp.distributed
-    with Client(LocalCluster(n_workers=2, threads_per_worker=1)) as client:
-        df = propdp.distributed.sweep("configs/finite_size.toml", client)
+
+    if __name__ == "__main__":  # spawned workers import the script again
+        with Client(LocalCluster(n_workers=2, threads_per_worker=1)) as client:
+            df = propdp.distributed.sweep("configs/finite_size.toml", client)
 
 Instead of a Dask ``client``, ``executor=`` takes any object with
 ``submit(fn, *args)`` returning futures (the ``concurrent.futures``
 protocol: ``ProcessPoolExecutor``, ``client.get_executor()``,
 ``mpi4py.futures.MPIPoolExecutor``, ``loky``, submitit's ``AutoExecutor``)
 or with ``map(fn, iterable)`` (``multiprocessing.Pool``,
-``ray.util.multiprocessing.Pool``); docs/sharding.md has the recipes. The
-result is byte for byte the single-process run's, whichever runs it.
+``ray.util.multiprocessing.Pool``); docs/sharding.md has the recipes. A
+process pool on one machine must spawn its workers (propdp refuses a forking
+one), and a spawned worker imports the main script again, so a script starts
+the pool under the main guard::
+
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    import propdp
+
+    if __name__ == "__main__":
+        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+            df = propdp.sweep("configs/finite_size.toml", "results/fs", executor=pool)
+
+The result is byte for byte the single-process run's, whichever runs it.
 """
 from __future__ import annotations
 
