@@ -315,12 +315,20 @@ pub fn fit_owned(
                 sigma,
                 b: &b,
             };
-            let (theta, _) = objective.minimize(1e-9, 200).map_err(|e| {
-                anyhow::anyhow!(
+            let (theta, _) = objective.minimize(1e-9, 200).map_err(|e| match e {
+                // the Newton fallback's two copies of the rows: a MemoryError in Python
+                propdp_sim::objective::FitError::OutOfMemory { bytes } => {
+                    crate::Error::from(crate::error::OutOfMemory {
+                        what: "the Newton fallback's two copies of the rows".into(),
+                        bytes: 2 * bytes,
+                    })
+                }
+                e => anyhow::anyhow!(
                     "the private fit (d = {d}, lambda = {}, noise = {:.4}) did not converge: {e}",
                     lambda,
                     plan.noise
                 )
+                .into(),
             })?;
             let text = format!(
                 "θ̂ by {} perturbation (noise {} = {:.6})",
