@@ -4,6 +4,7 @@ peak; MemoryError, not an abort, for rows the machine cannot hold); messages
 naming the arguments as Python spells them, never echoing a whole array; and
 the bare errors left from Part A."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -134,6 +135,41 @@ def test_a_fit_holds_x_and_one_copy_at_its_peak(holdout):
     extra = float(out.stdout.strip())
     assert extra < 1.5, f"a fit needed {extra:.2f}× the size of X beyond X"
 
+
+LIMITED = textwrap.dedent(
+    """
+    import resource, sys
+    import numpy as np, propdp
+    n, d = 20000, 400
+    rng = np.random.default_rng(0)
+    X = np.empty((n, d)); rng.standard_normal(out=X); X /= np.sqrt(d)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    size = [int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmSize")][0]
+    room = size + int(float(sys.argv[1]) * X.nbytes)
+    resource.setrlimit(resource.RLIMIT_AS, (room, room))
+    try:
+        propdp.PrivateGLM(epsilon=8.0).fit(X, y, seed=1)
+        print("fitted")
+    except MemoryError as e:
+        print("MemoryError", e)
+    """
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status and limits RLIMIT_AS")
+@pytest.mark.parametrize("room,outcome", [(0.5, "MemoryError"), (1.5, "fitted")])
+def test_a_fit_on_a_machine_with_little_memory_to_spare(room, outcome):
+    """The issue's abort in miniature: a 64 MB X in a process whose address
+    space has room for `room`× X more (RLIMIT_AS; one malloc arena and one
+    worker thread, so that the room is the fit's and not the threads'). With
+    1.5× X the fit runs (it needed 4.1× beyond X before: an abort); with
+    0.5× it raises MemoryError naming the rows, and the process lives on."""
+    env = {**os.environ, "MALLOC_ARENA_MAX": "1", "RAYON_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", LIMITED, str(room)], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == outcome, out.stdout
+    if outcome == "MemoryError":
+        assert "the rows X" in out.stdout and "64000000 bytes" in out.stdout, out.stdout
 
 def test_rows_the_machine_cannot_hold_raise_memory_error_not_an_abort():
     """Rows beyond the address space (2^45 values, 256 TiB; 2^59 values,
