@@ -8,7 +8,7 @@ use propdp::core::parameters;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::errors::{config_err, config_error, to_py};
+use crate::errors::{config_err, config_error, shown, to_py};
 
 /// The parameters' table ([`parameters::PARAMETERS`]): one dict per
 /// parameter with its name, Python keyword, TOML table, symbol, axis label,
@@ -145,7 +145,7 @@ pub(crate) fn value(py: Python<'_>, v: &Bound<'_, PyAny>, field: &str) -> PyResu
     } else if let Ok(i) = v.cast::<PyInt>() {
         let i: i64 = i
             .extract()
-            .map_err(|_| refuse(format!("{i} does not fit in 64 bits")))?;
+            .map_err(|_| refuse(format!("{} does not fit in 64 bits", shown(i, false))))?;
         Ok(i.into())
     } else if let Ok(s) = v.cast::<PyString>() {
         Ok(s.to_cow()?.into_owned().into())

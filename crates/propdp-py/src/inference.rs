@@ -1,30 +1,91 @@
 //! `propdp._native.infer`: one private fit with its intervals
 //! ([`propdp::inference`]), wrapped by `propdp.PrivateGLM` (python/propdp/inference.py).
 //! The rows cross as little-endian float64 bytes (numpy's `tobytes()`),
-//! without a per-element conversion.
+//! without a per-element conversion, a chunk of rows at a time into
+//! [`Rows`], whose one buffer (reserved up front: `MemoryError`, not an
+//! abort, when it cannot be had) becomes the fit's matrix: X and one copy
+//! at the peak.
 
 use propdp::core::accountant::Neighbouring;
 use propdp::inference::{Glm, Inference, Release, Spec};
 use pyo3::prelude::*;
 
-use crate::errors::{PropdpInferenceRefused, argument_error, to_py};
+use crate::errors::{PropdpInferenceRefused, argument_error, excerpt, to_py};
+
+/// A refusal of the argument `name` (Python's spelling).
+fn refuse(py: Python<'_>, argument: &'static str, text: String) -> PyErr {
+    argument_error(
+        py,
+        &propdp::privacy::Argument {
+            argument,
+            also: None,
+            text,
+        },
+    )
+}
 
 /// The bytes of a float64 array as values, or the argument at fault.
 fn floats(py: Python<'_>, name: &'static str, bytes: &[u8]) -> PyResult<Vec<f64>> {
+    let mut v = Vec::new();
+    append(py, name, &mut v, bytes, usize::MAX)?;
+    Ok(v)
+}
+
+/// Appends the float64 values of `bytes` to `v`, never beyond `cap` values.
+fn append(py: Python<'_>, name: &'static str, v: &mut Vec<f64>, bytes: &[u8], cap: usize) -> PyResult<()> {
     if !bytes.len().is_multiple_of(8) {
-        return Err(argument_error(
+        return Err(refuse(py, name, " is not a float64 buffer".into()));
+    }
+    if bytes.len() / 8 > cap - v.len() {
+        return Err(refuse(
             py,
-            &propdp::privacy::Argument {
-                argument: name,
-                also: None,
-                text: " is not a float64 buffer".into(),
-            },
+            name,
+            format!(" has more than the {cap} values its shape announced"),
         ));
     }
-    Ok(bytes
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().expect("eight bytes")))
-        .collect())
+    v.extend(
+        bytes
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("eight bytes"))),
+    );
+    Ok(())
+}
+
+/// The n × d rows (row-major) and n labels of one fit, filled a chunk at a
+/// time (`push`) into buffers reserved when made: a request the allocator
+/// refuses raises `MemoryError` naming its size, before anything is
+/// copied. [`infer`] takes the buffers over (a `Rows` serves one fit).
+#[pyclass(module = "propdp._native")]
+pub struct Rows {
+    n: usize,
+    d: usize,
+    x: Vec<f64>,
+    y: Vec<f64>,
+}
+
+#[pymethods]
+impl Rows {
+    #[new]
+    fn new(py: Python<'_>, n: usize, d: usize) -> PyResult<Self> {
+        let memory = |e: propdp::error::OutOfMemory| to_py(py, e.into());
+        let x = match n.checked_mul(d) {
+            Some(values) => propdp::error::reserve(values, "the rows X (n × d float64 values)").map_err(memory)?,
+            None => {
+                return Err(memory(propdp::error::OutOfMemory {
+                    what: "the rows X (n × d float64 values)".into(),
+                    bytes: n as u128 * d as u128 * 8,
+                }));
+            }
+        };
+        let y = propdp::error::reserve(n, "the labels y").map_err(memory)?;
+        Ok(Rows { n, d, x, y })
+    }
+
+    /// Appends rows (row-major float64 bytes, d values each) and their labels.
+    fn push(&mut self, py: Python<'_>, x: &[u8], y: &[u8]) -> PyResult<()> {
+        append(py, "X", &mut self.x, x, self.n * self.d)?;
+        append(py, "y", &mut self.y, y, self.n)
+    }
 }
 
 /// A fitted private GLM: its estimate, nuisances and privacy, with the
@@ -81,17 +142,14 @@ impl Fitted {
     }
 }
 
-/// One private fit of `model` by `algorithm` to the n × d rows `x`
-/// (row-major float64 bytes) and labels `y`.
+/// One private fit of `model` by `algorithm` to the rows and labels of
+/// `rows` (which it empties).
 #[pyfunction]
-#[pyo3(signature = (x, n, d, y, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None, holdout=0.0, test_clip=None, covariance=None, steps=None, eta=None, sample_rate=None, clip=None, extra_ridge="auto"))]
+#[pyo3(signature = (rows, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None, holdout=0.0, test_clip=None, covariance=None, steps=None, eta=None, sample_rate=None, clip=None, extra_ridge="auto"))]
 #[allow(clippy::too_many_arguments)] // one per keyword of PrivateGLM
 pub fn infer(
     py: Python<'_>,
-    x: &[u8],
-    n: usize,
-    d: usize,
-    y: &[u8],
+    rows: &Bound<'_, Rows>,
     model: &str,
     algorithm: &str,
     lambda_: f64,
@@ -111,16 +169,7 @@ pub fn infer(
     clip: Option<f64>,
     extra_ridge: &str,
 ) -> PyResult<Fitted> {
-    let bad = |argument: &'static str, text: String| {
-        argument_error(
-            py,
-            &propdp::privacy::Argument {
-                argument,
-                also: None,
-                text,
-            },
-        )
-    };
+    let bad = |argument: &'static str, text: String| refuse(py, argument, text);
     let model = match model {
         "logistic" => Glm::Logistic,
         "huber" => Glm::Huber { m: huber_m },
@@ -176,7 +225,8 @@ pub fn infer(
             bad(
                 "noise",
                 format!(
-                    " = {text} is not a noise law ({e}): e.g. {{\"law\": \"student_t\", \"dof\": 3, \"scale\": 0.5}}"
+                    " = {} is not a noise law ({e}): e.g. {{\"law\": \"student_t\", \"dof\": 3, \"scale\": 0.5}}",
+                    excerpt(text)
                 ),
             )
         })?),
@@ -201,12 +251,15 @@ pub fn infer(
         descent,
         extra_ridge,
     };
-    let (x, y) = (floats(py, "X", x)?, floats(py, "y", y)?);
     let covariance = covariance.map(|c| floats(py, "covariance", c)).transpose()?;
+    let (x, y, n, d) = {
+        let mut r = rows.borrow_mut();
+        (std::mem::take(&mut r.x), std::mem::take(&mut r.y), r.n, r.d)
+    };
     let fitted = py
         .detach(|| match &covariance {
-            Some(c) => propdp::inference::fit_whitened(&x, n, d, &y, c, &spec, seed),
-            None => propdp::inference::fit(&x, n, d, &y, &spec, seed),
+            Some(c) => propdp::inference::fit_whitened_owned(x, n, d, &y, c, &spec, seed),
+            None => propdp::inference::fit_owned(x, n, d, &y, &spec, seed),
         })
         .map_err(|e| to_py(py, e))?;
     Ok(Fitted { inner: fitted })
@@ -215,6 +268,7 @@ pub fn infer(
 /// Registers the inference functions and types.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Fitted>()?;
+    m.add_class::<Rows>()?;
     m.add_function(wrap_pyfunction!(infer, m)?)?;
     m.add("InferenceRefused", m.py().get_type::<PropdpInferenceRefused>())?;
     Ok(())

@@ -9,7 +9,7 @@ use propdp::privacy::QueryArgs;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
 
-use crate::errors::{PropdpError, argument_error, config_error, to_py};
+use crate::errors::{PropdpError, argument_error, config_error, shown, to_py};
 
 /// The guarantee of a noise level in every notion, or the noise calibrated
 /// to `epsilon` (at `delta_priv`) or `rho` (what `propdp privacy` prints).
@@ -35,7 +35,7 @@ pub(crate) fn privacy<'py>(
     let bad = |field: &str, why: String| config_error(py, format!("{field}{why}"), Some(field.into()));
     let name = |v: &Bound<'py, PyAny>, field: &str, allowed: &str| -> PyResult<String> {
         v.extract::<String>()
-            .map_err(|_| bad(field, format!(" = {v} is invalid: allowed {allowed}")))
+            .map_err(|_| bad(field, format!(" = {} is invalid: allowed {allowed}", shown(v, false))))
     };
     let algorithm: AlgorithmKind = name(algorithm, "algorithm", "\"objective\", \"output\", \"dpgd\", \"dpsgd\"")?
         .parse()
@@ -355,7 +355,7 @@ pub(crate) fn number(py: Python<'_>, v: Option<&Bound<'_, PyAny>>, field: &str) 
     if let Ok(i) = v.cast::<PyInt>() {
         return match i.extract::<f64>() {
             Ok(x) if x.is_finite() => Ok(Some(x)),
-            _ => Err(refuse(format!("{i} is too large for a 64-bit float"))),
+            _ => Err(refuse(format!("{} is too large for a 64-bit float", shown(i, false)))),
         };
     }
     if v.hasattr("dtype")? && v.hasattr("item")? {
@@ -363,7 +363,7 @@ pub(crate) fn number(py: Python<'_>, v: Option<&Bound<'_, PyAny>>, field: &str) 
     }
     Err(refuse(format!(
         "{} (a {}) is invalid: allowed a number",
-        v.repr()?,
+        shown(v, true),
         v.get_type().name()?
     )))
 }
@@ -380,17 +380,19 @@ pub(crate) fn integer(py: Python<'_>, v: Option<&Bound<'_, PyAny>>, field: &str)
         return Err(refuse(format!("{v} is a bool: allowed an integer")));
     }
     if let Ok(i) = v.cast::<PyInt>() {
-        return i
-            .extract::<u64>()
-            .map(Some)
-            .map_err(|_| refuse(format!("{i} is invalid: allowed an integer 1 ≤ T ≤ 1e9")));
+        return i.extract::<u64>().map(Some).map_err(|_| {
+            refuse(format!(
+                "{} is invalid: allowed an integer 1 ≤ T ≤ 1e9",
+                shown(i, false)
+            ))
+        });
     }
     if v.hasattr("dtype")? && v.hasattr("item")? {
         return integer(py, Some(&v.call_method0("item")?), field);
     }
     Err(refuse(format!(
         "{} (a {}) is invalid: allowed an integer (a float is never rounded: pass round(x) or int(x))",
-        v.repr()?,
+        shown(v, true),
         v.get_type().name()?
     )))
 }

@@ -749,6 +749,16 @@ def test_a_spectrum_is_a_covariance_for_solve_simulate_and_sweep(tmp_path):
     assert e.value.field == "problem.covariance.weight[1]"
 
 
+def _missing(module):
+    """Whether ``module`` cannot be imported (an optional extra not installed)."""
+    try:
+        __import__(module)
+    except ImportError:
+        return True
+    return False
+
+
+@pytest.mark.skipif(_missing("scipy"), reason="needs scipy (the test extra): pip install 'propdp[test]'")
 def test_the_covariance_theory_agrees_with_the_gaussian_covariate_model(cli):
     """scripts/reference/gcm_reference.py: the ridge state evolution of the Gaussian
     covariate model (Loureiro et al. 2021, as in IdePHICS/GCMProject) and the
@@ -1093,3 +1103,39 @@ def test_a_fifo_config_is_refused_at_once(tmp_path):
     with pytest.raises(propdp.ConfigError):
         propdp.check("/dev/zero")
     assert time.time() - start < 5
+
+
+def test_a_test_needing_scipy_skips_without_it_as_the_readme_promises():
+    """README: tests needing an extra that is not installed are skipped with
+    the reason. With scipy hidden (``sys.modules["scipy"] = None``) the
+    covariance test that runs scripts/reference/gcm_reference.py skips,
+    naming scipy, instead of failing (and before its fixture builds the CLI)."""
+    test = f"{Path(__file__)}::test_the_covariance_theory_agrees_with_the_gaussian_covariate_model"
+    code = (
+        "import sys; sys.modules['scipy'] = None; import pytest; "
+        f"sys.exit(pytest.main(['-q', '-rs', '-p', 'no:cacheprovider', {test!r}]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 skipped" in out.stdout and "scipy" in out.stdout, out.stdout
+
+
+def test_every_executor_example_starts_its_process_pool_under_the_main_guard():
+    """A spawn process pool (and Dask's LocalCluster) imports the main script
+    again in each worker: every example of ``executor=`` or a client that
+    makes one — in docs/, README.md and the package's docstrings — does it
+    under ``if __name__ == "__main__":``."""
+    import inspect
+    import re
+
+    import propdp.distributed
+
+    blocks = []
+    for md in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        blocks += [(md.name, b) for b in re.findall(r"```python\n(.*?)```", md.read_text(), flags=re.S)]
+    for obj in (propdp.sweep, propdp.simulate, propdp.tune, propdp.distributed, propdp.distributed.sweep):
+        blocks.append((getattr(obj, "__name__", str(obj)), inspect.getdoc(obj) or ""))
+    pools = [(where, b) for where, b in blocks if re.search(r"ProcessPoolExecutor\(|LocalCluster\(", b)]
+    assert len(pools) >= 3, [w for w, _ in pools]
+    for where, block in pools:
+        assert 'if __name__ == "__main__":' in block, f"{where}: a process pool without the main guard:\n{block}"

@@ -18,8 +18,8 @@ impl Objective<'_> {
         // transpose, and H = (Xs)ᵀXs via an explicit transpose and `gemm`
         // (matrixmultiply's blocked kernel): 7× faster than `tr_mul`'s
         // column dot products.
-        let mut xs = DMatrix::zeros(n, d);
-        let mut xst = DMatrix::zeros(d, n);
+        let mut xs = zeros(n, d)?;
+        let mut xst = zeros(d, n)?;
         let mut h = DMatrix::zeros(d, d);
         for it in 0..=max_iter {
             let r = self.xt.tr_mul(&theta);
@@ -66,5 +66,39 @@ impl Objective<'_> {
             }
         }
         unreachable!("loop returns at it == max_iter")
+    }
+}
+
+/// An r × c matrix of zeros, or [`FitError::OutOfMemory`] when the
+/// allocator refuses it (`DMatrix::zeros` would abort the process).
+fn zeros(r: usize, c: usize) -> Result<DMatrix<f64>, FitError> {
+    let len = r.checked_mul(c);
+    let mut v = Vec::new();
+    len.and_then(|len| v.try_reserve_exact(len).ok())
+        .ok_or(FitError::OutOfMemory {
+            bytes: r as u128 * c as u128 * 8,
+        })?;
+    v.resize(r * c, 0.0);
+    Ok(DMatrix::from_vec(r, c, v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Buffers beyond the address space (2^45 values) or whose size
+    /// overflows are an error, not an abort; a small one is zeros.
+    #[test]
+    fn newton_buffers_the_machine_cannot_hold_are_an_error() {
+        for (r, c) in [(1 << 24, 1 << 21), (1 << 40, 1 << 30), (usize::MAX, 2)] {
+            let e = zeros(r, c).unwrap_err();
+            assert_eq!(
+                e,
+                FitError::OutOfMemory {
+                    bytes: r as u128 * c as u128 * 8
+                }
+            );
+        }
+        assert_eq!(zeros(3, 2).unwrap(), DMatrix::zeros(3, 2));
     }
 }

@@ -58,6 +58,13 @@ pub enum FitError {
         /// The Newton step.
         iteration: usize,
     },
+    #[error("Newton's buffers of the rows ({bytes} bytes) could not be allocated")]
+    /// Newton's two n × d buffers could not be allocated (asked for with
+    /// `try_reserve_exact`: an error, not the allocator's abort).
+    OutOfMemory {
+        /// The size of one buffer in bytes.
+        bytes: u128,
+    },
 }
 
 /// The stopping rule of both solvers at iteration `it` with ‖∇F‖/√d =

@@ -34,6 +34,9 @@ pub enum ErrorKind {
     /// A computation could not deliver (no convergence, no solution, a
     /// damaged record): the message has the parameter values.
     Compute,
+    /// A large allocation (the rows of a fit) failed ([`OutOfMemory`]):
+    /// nothing was computed; Python raises `MemoryError`.
+    Memory,
 }
 
 /// A library error: its kind, the field at fault (config and argument
@@ -129,6 +132,9 @@ fn classify(e: &anyhow::Error) -> (ErrorKind, Option<String>) {
         if cause.is::<Refused>() {
             return (ErrorKind::Directory, None);
         }
+        if cause.is::<OutOfMemory>() {
+            return (ErrorKind::Memory, None);
+        }
         if cause.is::<Cancelled>() || is_cancelled(cause) {
             return (ErrorKind::Cancelled, None);
         }
@@ -204,15 +210,44 @@ impl Argument {
         }
     }
 
-    /// The message with Python's keyword spellings (`lambda_`, `huber_m`).
+    /// The message with Python's keyword spellings (`lambda_`, `huber_m`,
+    /// and the data `X` and labels `y`).
     pub fn keyword(&self) -> String {
-        self.render(propdp_core::parameters::python_keyword)
+        self.render(python_name)
+    }
+
+    /// The argument as Python names it ([`Argument::keyword`]'s spelling):
+    /// the field of the Python `ConfigError`.
+    pub fn python_name(&self) -> String {
+        python_name(self.argument)
+    }
+}
+
+/// A key as Python spells it: the data's rows and labels are the arrays
+/// `X` and `y` (the command line's `DATA` and `--label` column), the rest
+/// keywords ([`propdp_core::parameters::python_keyword`]).
+fn python_name(key: &str) -> String {
+    match key {
+        "data" => "X".into(),
+        "label" => "y".into(),
+        k => propdp_core::parameters::python_keyword(k),
+    }
+}
+
+/// A key as the command line spells it: the data's rows and labels are
+/// the file `DATA` and its `--label` column (Python's `X` and `y`), the
+/// rest flags (`--huber-m`).
+fn flag_name(key: &str) -> String {
+    match key {
+        "data" | "X" => "DATA".into(),
+        "y" => "the --label column".into(),
+        k => format!("--{}", k.replace('_', "-")),
     }
 }
 
 impl std::fmt::Display for Argument {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.render(|k| format!("--{}", k.replace('_', "-"))))
+        f.write_str(&self.render(flag_name))
     }
 }
 
@@ -305,6 +340,55 @@ impl Advice {
             Advice::FinishWithResume => format!("finish it with {resume}"),
         }
     }
+}
+
+/// A large allocation that failed — the copy of a fit's rows, asked for
+/// with `try_reserve_exact` before any work — instead of an abort of the
+/// process: `what` was to hold `values` float64 values.
+///
+/// ```
+/// let e = propdp::error::reserve::<f64>(usize::MAX / 16, "the rows").unwrap_err();
+/// assert!(e.to_string().starts_with("the rows need "), "{e}");
+/// assert_eq!(propdp::Error::from(e).kind(), propdp::ErrorKind::Memory);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutOfMemory {
+    /// What the allocation was for.
+    pub what: String,
+    /// Its size in bytes (beyond `usize` where it overflowed).
+    pub bytes: u128,
+}
+
+impl std::fmt::Display for OutOfMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} need {} bytes ({:.3} GB), which could not be allocated: nothing was computed; free memory or \
+             use fewer rows",
+            self.what,
+            self.bytes,
+            self.bytes as f64 / 1e9
+        )
+    }
+}
+
+impl std::error::Error for OutOfMemory {}
+
+impl From<OutOfMemory> for Error {
+    fn from(e: OutOfMemory) -> Self {
+        anyhow::Error::new(e).into()
+    }
+}
+
+/// An empty vector with room for `len` values, or [`OutOfMemory`] naming
+/// `what` when the allocator refuses (`Vec::try_reserve_exact`: no abort).
+pub fn reserve<T>(len: usize, what: &str) -> std::result::Result<Vec<T>, OutOfMemory> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| OutOfMemory {
+        what: what.to_string(),
+        bytes: len as u128 * std::mem::size_of::<T>() as u128,
+    })?;
+    Ok(v)
 }
 
 /// How a front end spells the options of a run.

@@ -166,7 +166,7 @@ fn extreme_magnitudes_in_data_are_refused_not_a_panic() {
             "{:#}",
             data_spectrum::from_file(&data, Some("y"), &[], false).unwrap_err()
         );
-        assert!(e.contains("data") && e.contains(what), "{scale}: {e}");
+        assert!(e.contains("DATA") && e.contains(what), "{scale}: {e}");
         // a run on the rows: refused naming the field
         let cfg = config(
             tmp.path(),
@@ -357,7 +357,7 @@ mod generated {
                 }
                 Err(e) => {
                     let e = format!("{e:#}");
-                    prop_assert!(e.contains("data") || e.contains("label"), "{e}");
+                    prop_assert!(e.contains("DATA") || e.contains("--label"), "{e}");
                 }
             }
         }

@@ -129,3 +129,66 @@ fn noise_and_epsilon_together_are_refused_naming_both_in_each_front_end_spelling
         "{py}"
     );
 }
+
+/// The data and labels of a fit or a spectrum are Python's arrays `X` and
+/// `y` and the command line's `DATA` file and `--label` column: never a
+/// flag `--X` or `--y` that the command line does not have, nor a keyword
+/// `data` or `label` that Python does not have.
+#[test]
+fn the_data_and_labels_are_named_as_each_front_end_names_them() {
+    let x: Vec<f64> = (0..4 * 200)
+        .map(|k| if k == 5 * 200 / 2 + 3 { f64::INFINITY } else { 0.01 })
+        .collect();
+    let spec = propdp::inference::Spec {
+        model: propdp::inference::Glm::Logistic,
+        release: propdp::inference::Release::Objective,
+        lambda: 1.0,
+        epsilon: 8.0,
+        delta_priv: 1e-6,
+        neighbouring: propdp::core::accountant::Neighbouring::ReplaceOne,
+        row_norm: 1.0,
+        noise: None,
+        holdout: 0.0,
+        test_clip: None,
+        descent: None,
+        extra_ridge: Default::default(),
+    };
+    let e = propdp::inference::fit(&x, 4, 200, &[1.0, -1.0, 1.0, -1.0], &spec, Some(1)).unwrap_err();
+    let a = e.argument().expect("an argument");
+    assert_eq!(
+        (a.to_string(), a.keyword()),
+        (
+            "DATA row 2, column 103: inf is not finite".to_string(),
+            "X row 2, column 103: inf is not finite".to_string()
+        )
+    );
+    assert_eq!(a.python_name(), "X");
+    let e = propdp::inference::fit(&x[..400], 2, 200, &[1.0], &spec, Some(1)).unwrap_err();
+    let a = e.argument().expect("an argument");
+    assert!(
+        a.to_string().starts_with("the --label column has 1 labels for 2 rows"),
+        "{a}"
+    );
+    assert!(a.keyword().starts_with("y has 1 labels for 2 rows"), "{}", a.keyword());
+    let names = ["a".to_string(), "b".to_string()];
+    let rows = nalgebra::DMatrix::from_row_slice(3, 2, &[1.0, 2.0, 3.0, 1.0, 2.0, 5.0]);
+    let y = nalgebra::DVector::from_vec(vec![1.0]);
+    let e = propdp::data_spectrum::spectrum(&rows, &names, Some(&y), false).unwrap_err();
+    let a = e.argument().expect("an argument");
+    assert_eq!(
+        (a.to_string(), a.keyword(), a.python_name()),
+        (
+            "--label: 1 labels for 3 rows".to_string(),
+            "y: 1 labels for 3 rows".to_string(),
+            "y".to_string()
+        )
+    );
+    let one = nalgebra::DMatrix::from_row_slice(1, 2, &[1.0, 2.0]);
+    let a = propdp::data_spectrum::spectrum(&one, &names, None, false).unwrap_err();
+    let a = a.argument().expect("an argument");
+    assert!(
+        a.to_string().starts_with("DATA: ") && a.keyword().starts_with("X: "),
+        "{a} / {}",
+        a.keyword()
+    );
+}

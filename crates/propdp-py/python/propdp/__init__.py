@@ -107,7 +107,7 @@ def spectrum(X: Any, y: Any = None, *, standardize: bool = False) -> pd.DataFram
             raise config_error(f"y is invalid: allowed a 1-D array of numbers, one per row, not {type(y).__name__}",
                                "y")
         labels = [_args.real(f"y[{i}]", v, "a real number") for i, v in enumerate(ys)]
-    out = _native.spectrum(rows, names, labels, standardize)
+    out = _native.spectrum(rows, names, labels, _args.boolean("standardize", standardize))
     df = pd.DataFrame({k: out.pop(k) for k in ("eigenvalue", "weight", "teacher")})
     df.attrs.update(out)
     return df
@@ -164,7 +164,9 @@ def simulate(
     (``metrics``), ``stderr`` and ``per_rep`` values. Ctrl-C stops after the
     current repetitions. With ``executor`` (``concurrent.futures`` or a
     pool's ``map``, :mod:`propdp.distributed`) the repetitions run as blocks
-    on its workers; the record is the same, byte for byte.
+    on its workers; the record is the same, byte for byte (a spawn process
+    pool in a script: under ``if __name__ == "__main__":``, as in
+    :func:`sweep`).
     """
     # the kinds here; the ranges are the core's to check
     simulation: Dict[str, Any] = {
@@ -175,14 +177,14 @@ def simulate(
     }
     if prior is not None:
         if not isinstance(prior, Mapping):
-            raise config_error(f"prior = {prior!r} is invalid: allowed a dict such as {{'law': 'sparse', 'p': 0.1}}",
+            raise config_error(f"prior = {_args.excerpt(prior)} is invalid: allowed a dict such as {{'law': 'sparse', 'p': 0.1}}",
                                "simulation.prior")
         simulation["prior"] = dict(prior)
     if grad_tol is not None:
         simulation["grad_tol"] = _args.real("simulation.grad_tol", grad_tol)
     if data is not None:
         if not isinstance(data, Mapping):
-            raise config_error(f"data = {data!r} is invalid: allowed a dict such as {{'file': 'x.csv', "
+            raise config_error(f"data = {_args.excerpt(data)} is invalid: allowed a dict such as {{'file': 'x.csv', "
                                "'labels': 'y'}, as the [simulation] data table", "simulation.data")
         simulation["data"] = plain(dict(data))
     if executor is not None:
@@ -236,7 +238,14 @@ def sweep(
     ``client.get_executor()``) or with ``map`` (``multiprocessing.Pool``,
     Ray's ``Pool``) — the work runs as shards on its workers
     (:func:`propdp.distributed.sweep`: ``out/shards/K``, merged into
-    ``out/merged``, resumed on a rerun), byte for byte the same records.
+    ``out/merged``, resumed on a rerun), byte for byte the same records. A
+    process pool spawns its workers, which import the main script again: in
+    a script, make it under the main guard::
+
+        if __name__ == "__main__":
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(2, mp_context=ctx) as pool:
+                df = propdp.sweep("configs/finite_size.toml", "results/fs", executor=pool)
     """
     if resume and overwrite:
         raise config_error("resume=True and overwrite=True contradict each other: give one", "resume")

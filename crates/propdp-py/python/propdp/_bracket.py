@@ -33,7 +33,7 @@ def _delta(delta: float) -> float:
     """δ, a real number in (0, 1)."""
     d = _args.real("delta", delta, "0 < delta < 1")
     if not 0.0 < d < 1.0:
-        raise config_error(f"delta = {delta!r} is invalid: allowed 0 < delta < 1", "delta")
+        raise config_error(f"delta = {_args.excerpt(delta)} is invalid: allowed 0 < delta < 1", "delta")
     return d
 
 
@@ -41,7 +41,7 @@ def _relation(neighbouring: str) -> str:
     """The neighbouring relation's name (its spelling checked by the core)."""
     if not isinstance(neighbouring, str):
         allowed = " or ".join(repr(n) for n in _args.NEIGHBOURING)
-        raise config_error(f"neighbouring = {neighbouring!r} is invalid: allowed {allowed}", "neighbouring")
+        raise config_error(f"neighbouring = {_args.excerpt(neighbouring)} is invalid: allowed {allowed}", "neighbouring")
     return neighbouring
 
 

@@ -96,7 +96,7 @@ class CertifiedAccountant:
         ``target_epsilon``; the composition is (target_epsilon, δ)-DP."""
         eps = _args.real("target_epsilon", target_epsilon, "0 ≤ target_epsilon < ∞")
         if not 0.0 <= eps < float("inf"):
-            raise config_error(f"target_epsilon = {target_epsilon!r} is invalid: allowed 0 ≤ target_epsilon < ∞",
+            raise config_error(f"target_epsilon = {_args.excerpt(target_epsilon)} is invalid: allowed 0 ≤ target_epsilon < ∞",
                                "target_epsilon")
         if self.ledger.non_private:
             return 1.0

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Tuple
 
+from . import _args
 from ._config import config_error
 
 #: The event types the certified accountant composes.
@@ -123,7 +124,7 @@ def read(event: Any, count: int, ledger: Ledger) -> None:
     elif kind == "SelfComposedDpEvent":
         times = _attr(event, "count")
         if not isinstance(times, int) or isinstance(times, bool) or times < 0:
-            raise Unsupported(f"SelfComposedDpEvent(count={times!r}): allowed an integer ≥ 0")
+            raise Unsupported(f"SelfComposedDpEvent(count={_args.excerpt(times)}): allowed an integer ≥ 0")
         read(_attr(event, "event"), count * times, ledger)
     elif kind == "ComposedDpEvent":
         for e in _attr(event, "events"):
@@ -138,7 +139,7 @@ def read(event: Any, count: int, ledger: Ledger) -> None:
 def checked_count(count: Any) -> int:
     """``compose``'s count: an integer ≥ 1."""
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise config_error(f"count = {count!r} is invalid: allowed an integer ≥ 1", "count")
+        raise config_error(f"count = {_args.excerpt(count)} is invalid: allowed an integer ≥ 1", "count")
     return count
 
 
@@ -156,7 +157,7 @@ def relation(neighboring_relation: Any) -> str:
     }
     if name not in spelled:
         raise config_error(
-            f"neighboring_relation = {neighboring_relation!r} is invalid: allowed ADD_OR_REMOVE_ONE or "
+            f"neighboring_relation = {_args.excerpt(neighboring_relation)} is invalid: allowed ADD_OR_REMOVE_ONE or "
             "REPLACE_ONE (dp_accounting's NeighboringRelation), or \"add_remove_one\", \"replace_one\"",
             "neighboring_relation",
         )

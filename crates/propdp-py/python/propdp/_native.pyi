@@ -109,6 +109,13 @@ class InferenceRefused(PropdpError):
 
     reason: Optional[str]
 
+class Rows:
+    """The n × d rows and n labels of one fit, filled a chunk at a time;
+    reserved when made (``MemoryError`` when the machine cannot give them)."""
+
+    def __init__(self, n: int, d: int) -> None: ...
+    def push(self, x: bytes, y: bytes) -> None: ...
+
 class Fitted:
     params: List[float]
     params_debiased: List[float]
@@ -119,10 +126,7 @@ class Fitted:
     def report(self) -> str: ...
 
 def infer(
-    x: bytes,
-    n: int,
-    d: int,
-    y: bytes,
+    rows: Rows,
     *,
     model: str,
     algorithm: str,

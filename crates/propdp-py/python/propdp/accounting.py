@@ -76,8 +76,14 @@ def schedule_epsilon(
     """The certified ε at ``delta`` of a schedule: ``segments`` is a list of
     ``(noise_multiplier, sample_rate, steps)``, composed as one run (a
     training run that changes its noise or batch rate, or trains more epochs
-    later)."""
-    return _bracket(list(segments), delta, neighbouring)
+    later). A value that is not such a list raises ConfigError naming
+    ``segments`` (a segment: ``segment[i]``)."""
+    if segments is not None and not isinstance(segments, (str, bytes, Sequence)):
+        try:
+            segments = list(segments)  # a generator or an array of triples
+        except TypeError:
+            pass  # not iterable: refused by the checker, naming segments
+    return _bracket(segments, delta, neighbouring)
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,7 @@ def calibrate(
 
     A target no value meets raises :class:`propdp.ConfigError` naming it."""
     if knob not in _KNOBS:
-        raise config_error(f"knob = {knob!r} is invalid: allowed {', '.join(map(repr, _KNOBS))}", "knob")
+        raise config_error(f"knob = {_args.excerpt(knob)} is invalid: allowed {', '.join(map(repr, _KNOBS))}", "knob")
     given = {"noise_multiplier": noise_multiplier, "sample_rate": sample_rate, "steps": steps}
     if given[knob] is not None:
         raise config_error(f"{knob} is given: it is what calibrate({knob!r}) solves for; leave it out", knob)
@@ -203,7 +209,7 @@ def sampled_schedule_epsilon(
 def _sampling(sampling: str) -> str:
     """The sampling scheme's name (its spelling checked by the core)."""
     if not isinstance(sampling, str):
-        raise config_error(f"sampling = {sampling!r} is invalid: allowed 'poisson', 'fixed_size' or 'shuffled'",
+        raise config_error(f"sampling = {_args.excerpt(sampling)} is invalid: allowed 'poisson', 'fixed_size' or 'shuffled'",
                            "sampling")
     return sampling
 
@@ -249,7 +255,7 @@ def membership_inference(
     elif any(v is not None for v in (noise_multiplier, sample_rate, steps)):
         raise config_error("segments is given: leave out noise_multiplier, sample_rate and steps", "segments")
     if isinstance(fpr, (str, bytes)) or not isinstance(fpr, Sequence):
-        raise config_error(f"fpr = {fpr!r} is invalid: allowed a list of rates in (0, 1)", "fpr")
+        raise config_error(f"fpr = {_args.excerpt(fpr)} is invalid: allowed a list of rates in (0, 1)", "fpr")
     rates = [_args.real(f"fpr[{i}]", a, "a rate in (0, 1)") for i, a in enumerate(fpr)]
     d = _native.membership_run(_plan(segments), rates, _relation(neighbouring))
     return MembershipInference(**d)
@@ -272,7 +278,16 @@ class Accountant:
         self.history: List[Tuple[float, float, int]] = _args.segments("history", history) if history else []
         self.neighbouring = _relation(neighbouring)
         self.objectives: List[Tuple[float, float, float, float, float]] = []
-        for o in objectives or []:
+        shape = "(lipschitz, curvature, radius, lambda_, sigma)"
+        if objectives is not None and (isinstance(objectives, (str, bytes)) or not isinstance(objectives, Sequence)):
+            raise config_error(
+                f"objectives = {_args.excerpt(objectives)} is invalid: allowed a list of {shape} tuples", "objectives"
+            )
+        for i, o in enumerate(objectives or []):
+            if isinstance(o, (str, bytes)) or not isinstance(o, Sequence) or len(o) != 5:
+                raise config_error(
+                    f"objectives[{i}] = {_args.excerpt(o)} is invalid: allowed a {shape} tuple", f"objectives[{i}]"
+                )
             lipschitz, curvature, radius, lambda_, sigma = o
             self.objective(lipschitz=lipschitz, curvature=curvature, lambda_=lambda_, sigma=sigma, radius=radius)
 
@@ -322,7 +337,7 @@ class Accountant:
             v = _args.real(name, value, allowed)
             low_ok = v >= 0 if name == "curvature" else v > 0
             if not (low_ok and v < float("inf")):
-                raise config_error(f"{name} = {value!r} is invalid: allowed {allowed}", name)
+                raise config_error(f"{name} = {_args.excerpt(value)} is invalid: allowed {allowed}", name)
         self.objectives.append(tuple(float(v) for v in args.values()))
 
     def __len__(self) -> int:
@@ -341,7 +356,7 @@ class Accountant:
         if not self.history and not self.objectives:
             if self.neighbouring not in _args.NEIGHBOURING + ("add-remove-one", "replace-one"):
                 allowed = " or ".join(repr(n) for n in _args.NEIGHBOURING)
-                raise config_error(f"neighbouring = {self.neighbouring!r} is invalid: allowed {allowed}",
+                raise config_error(f"neighbouring = {_args.excerpt(self.neighbouring)} is invalid: allowed {allowed}",
                                    "neighbouring")
             return Bracket(0.0, 0.0, 0.0, True, _args.relation_label(self.neighbouring))
         if not self.objectives:
@@ -399,7 +414,7 @@ def _rate(batch_size: Any, num_samples: Any) -> float:
     b = _args.integer("batch_size", batch_size)
     n = _args.integer("num_samples", num_samples)
     if not 1 <= b <= n:
-        raise config_error(f"batch_size = {batch_size!r} is invalid: allowed 1 ≤ batch_size ≤ num_samples = {n}",
+        raise config_error(f"batch_size = {_args.excerpt(batch_size)} is invalid: allowed 1 ≤ batch_size ≤ num_samples = {n}",
                            "batch_size")
     return b / n
 
@@ -463,6 +478,6 @@ def calibrate_batch_size(
     while b >= 1 and over(b):
         b -= 1
     if b < 1:
-        raise config_error(f"target_epsilon = {target_epsilon!r} is invalid: not met even by a batch of 1 "
+        raise config_error(f"target_epsilon = {_args.excerpt(target_epsilon)} is invalid: not met even by a batch of 1 "
                            f"out of {n}", "target_epsilon")
     return b

@@ -19,16 +19,30 @@ Kubernetes — the workers need the ``propdp`` package installed.
 
     from dask.distributed import Client, LocalCluster
     import propdp.distributed
-    with Client(LocalCluster(n_workers=2, threads_per_worker=1)) as client:
-        df = propdp.distributed.sweep("configs/finite_size.toml", client)
+
+    if __name__ == "__main__":  # spawned workers import the script again
+        with Client(LocalCluster(n_workers=2, threads_per_worker=1)) as client:
+            df = propdp.distributed.sweep("configs/finite_size.toml", client)
 
 Instead of a Dask ``client``, ``executor=`` takes any object with
 ``submit(fn, *args)`` returning futures (the ``concurrent.futures``
 protocol: ``ProcessPoolExecutor``, ``client.get_executor()``,
 ``mpi4py.futures.MPIPoolExecutor``, ``loky``, submitit's ``AutoExecutor``)
 or with ``map(fn, iterable)`` (``multiprocessing.Pool``,
-``ray.util.multiprocessing.Pool``); docs/sharding.md has the recipes. The
-result is byte for byte the single-process run's, whichever runs it.
+``ray.util.multiprocessing.Pool``); docs/sharding.md has the recipes. A
+process pool on one machine must spawn its workers (propdp refuses a forking
+one), and a spawned worker imports the main script again, so a script starts
+the pool under the main guard::
+
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    import propdp
+
+    if __name__ == "__main__":
+        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+            df = propdp.sweep("configs/finite_size.toml", "results/fs", executor=pool)
+
+The result is byte for byte the single-process run's, whichever runs it.
 """
 from __future__ import annotations
 
@@ -40,7 +54,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
-from . import _native
+from . import _args, _native
 from ._config import ConfigLike, config_error, resolve
 from ._results import read_records, read_results
 
@@ -71,7 +85,7 @@ def _runner(client: Any, executor: Any) -> Any:
         raise config_error("nothing to run the shards on: give a Dask client or executor= (an object with "
                            "submit() returning futures, or map())", "executor")
     if not (callable(getattr(runner, "submit", None)) or callable(getattr(runner, "map", None))):
-        raise config_error(f"executor = {runner!r} is invalid: allowed an object with submit(fn, *args) returning "
+        raise config_error(f"executor = {_args.excerpt(runner)} is invalid: allowed an object with submit(fn, *args) returning "
                            "futures (concurrent.futures) or with map(fn, iterable)", "executor")
     # a forked worker inherits the parent's thread pool without its threads and waits forever
     context = getattr(runner, "_mp_context", None) or getattr(runner, "_ctx", None)

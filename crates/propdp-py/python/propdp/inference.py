@@ -26,12 +26,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
 
-from . import _args
-from ._native import ConfigError, InferenceRefused, infer
+from . import _args, _native
+from ._config import config_error, plain
+from ._native import InferenceRefused, infer
+
+#: The neighbouring relations' spellings the core takes.
+_RELATIONS = ("replace_one", "add_remove_one", "replace-one", "add-remove-one", "add_remove")
+
+#: Bytes of X passed to the core at a time.
+_CHUNK = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -91,12 +98,13 @@ class PrivateGLMResults:
 
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:
         """The (1 − alpha) interval of every θ*_j, shape (d, 2): lower, upper."""
-        return np.asarray(self._fitted.conf_int(alpha))
+        return np.asarray(self._fitted.conf_int(_args.real("alpha", alpha)))
 
     def contrast(self, a: Any, alpha: float = 0.05) -> Dict[str, float]:
         """The (1 − alpha) interval of ⟨a, θ*⟩: estimate, se, lower, upper.
         A contrast aligned with θ* carries α̂'s error (delta method)."""
-        est, se, lo, hi = self._fitted.contrast(np.asarray(a, dtype=float).ravel().tolist(), alpha)
+        a = _args.real_array("a", a, max(np.ndim(a), 1)).astype(np.float64).ravel()
+        est, se, lo, hi = self._fitted.contrast(a.tolist(), _args.real("alpha", alpha))
         return {"estimate": est, "se": se, "lower": lo, "upper": hi}
 
     def test_error_int(self, alpha: float = 0.05) -> Dict[str, Any]:
@@ -105,7 +113,7 @@ class PrivateGLMResults:
         ``test_clip`` (Huber) a fresh row would show — from the rows held
         out of the fit (``PrivateGLM(holdout=...)``, released privately and
         charged): estimate, se, lower, upper, metric and held-out rows."""
-        est, se, lo, hi = self._fitted.test_error_int(alpha)
+        est, se, lo, hi = self._fitted.test_error_int(_args.real("alpha", alpha))
         t = self.test_error or {}
         return {
             "estimate": est,
@@ -231,47 +239,78 @@ class PrivateGLM:
         self.sample_rate = sample_rate
         self.clip = clip
         self.extra_ridge = extra_ridge
+        self._settings()
+
+    def _settings(self) -> Dict[str, Any]:
+        """Every keyword checked by the one argument checker
+        (:mod:`propdp._args`): a string, a bool or ``None`` where a number is
+        required, a non-integer ``steps``, a name not allowed raise
+        ConfigError naming the keyword (ranges are the core's to check).
+        Checked when made and again at :meth:`fit`, as the attributes may
+        have been set since."""
+        if self.noise is not None and not isinstance(self.noise, Mapping):
+            raise config_error(
+                f"noise = {_args.excerpt(self.noise)} is invalid: allowed None or a dict such as "
+                "{'law': 'student_t', 'dof': 3, 'scale': 0.5}",
+                "noise",
+            )
+        if self.covariance is not None:
+            _args.real_array("covariance", self.covariance, 2)
+        return dict(
+            model=_args.choice("model", self.model, ("logistic", "huber")),
+            algorithm=_args.choice("algorithm", self.algorithm, ("objective", "output", "dpsgd")),
+            lambda_=_args.real("lambda_", self.lambda_),
+            epsilon=_args.real("epsilon", self.epsilon),
+            delta_priv=_args.real("delta_priv", self.delta_priv),
+            neighbouring=_args.choice("neighbouring", self.neighbouring, _RELATIONS, _args.NEIGHBOURING),
+            row_norm=_args.real("row_norm", self.row_norm),
+            huber_m=_args.real("huber_m", self.huber_m),
+            noise=None if self.noise is None else json.dumps(plain(self.noise)),
+            holdout=_args.real("holdout", self.holdout),
+            test_clip=_args.optional_real("test_clip", self.test_clip),
+            steps=_args.optional_integer("steps", self.steps),
+            eta=_args.optional_real("eta", self.eta),
+            sample_rate=_args.optional_real("sample_rate", self.sample_rate),
+            clip=_args.optional_real("clip", self.clip),
+            extra_ridge=_args.choice("extra_ridge", self.extra_ridge, ("auto", "refuse")),
+        )
 
     def fit(self, X: Any, y: Any, seed: Optional[int] = None) -> PrivateGLMResults:
         """Fit privately to rows ``X`` (n × d) and labels ``y`` (n); ``seed``
         fixes the privacy noise (None: fresh randomness). The seed is never part of
         the result: anyone holding it regenerates the noise and subtracts it, so
-        keep a seed you pass secret."""
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        y = np.ascontiguousarray(y, dtype=np.float64).ravel()
-        if X.ndim != 2:
-            raise ConfigError(f"`X` must be a 2-d array (n rows × d features); got shape {X.shape}")
+        keep a seed you pass secret.
+
+        ``X`` and ``y`` are arrays of real numbers (integers or floats; a
+        complex, bool, object or string array is refused naming it). They
+        reach the core a chunk of rows at a time, into one buffer reserved
+        first: the fit holds X and one copy of it at the peak, and a buffer
+        the machine cannot give raises ``MemoryError`` before any work."""
+        settings = self._settings()
+        X = _args.real_array("X", X, 2)
         n, d = X.shape
+        y = _args.real_array("y", y, 2 if np.ndim(y) == 2 else 1)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        if y.shape != (n,):
+            raise config_error(f"y has shape {y.shape}: allowed one label per row of X, shape ({n},)", "y")
+        seed = _args.optional_integer("seed", seed, minimum=0)
         cov = None
         if self.covariance is not None:
-            cov = np.ascontiguousarray(self.covariance, dtype=np.float64)
-            if cov.shape != (d, d):
-                raise ConfigError(f"`covariance` must be {d} × {d} (one row and column per feature); got shape {cov.shape}")
-            cov = cov.tobytes()
-        fitted = infer(
-            X.tobytes(),
-            n,
-            d,
-            y.tobytes(),
-            model=self.model,
-            algorithm=self.algorithm,
-            lambda_=float(self.lambda_),
-            epsilon=float(self.epsilon),
-            delta_priv=float(self.delta_priv),
-            neighbouring=self.neighbouring,
-            row_norm=float(self.row_norm),
-            huber_m=float(self.huber_m),
-            seed=seed,
-            noise=None if self.noise is None else json.dumps(self.noise),
-            holdout=float(self.holdout),
-            test_clip=None if self.test_clip is None else float(self.test_clip),
-            covariance=cov,
-            steps=None if self.steps is None else int(self.steps),
-            eta=None if self.eta is None else float(self.eta),
-            sample_rate=None if self.sample_rate is None else float(self.sample_rate),
-            clip=None if self.clip is None else float(self.clip),
-            extra_ridge=self.extra_ridge,
-        )
+            c = _args.real_array("covariance", self.covariance, 2)
+            if c.shape != (d, d):
+                raise config_error(
+                    f"covariance has shape {c.shape}: allowed {d} × {d} (one row and column per feature)", "covariance"
+                )
+            cov = np.ascontiguousarray(c, dtype=np.float64).tobytes()
+        rows = _native.Rows(n, d)
+        step = max(1, _CHUNK // (8 * max(d, 1)))
+        for i in range(0, n, step):
+            rows.push(
+                np.ascontiguousarray(X[i : i + step], dtype=np.float64).tobytes(),
+                np.ascontiguousarray(y[i : i + step], dtype=np.float64).tobytes(),
+            )
+        fitted = infer(rows, seed=seed, covariance=cov, **settings)
         return PrivateGLMResults(fitted)
 
     def __repr__(self) -> str:

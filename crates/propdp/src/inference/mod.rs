@@ -125,7 +125,34 @@ fn draw_stream(seed: u64, draw: Draw) -> propdp_sim::rng::SimRng {
 /// labels `y`, and estimates the nuisances of its intervals; `seed` fixes
 /// the noise (fresh randomness when `None`). The seed is never part of the
 /// result: anyone holding it regenerates the noise and subtracts it.
+///
+/// The rows are copied once (into the fit's matrix, asked for with
+/// `try_reserve_exact`: [`crate::ErrorKind::Memory`] when that fails);
+/// [`fit_owned`] takes them without the copy.
 pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Option<u64>) -> crate::Result<Inference> {
+    spec.check()?;
+    fit_owned(copy_rows(rows)?, n, d, y, spec, seed)
+}
+
+/// A copy of the rows, or [`crate::ErrorKind::Memory`] when it cannot be allocated.
+fn copy_rows(rows: &[f64]) -> crate::Result<Vec<f64>> {
+    let mut copy = crate::error::reserve(rows.len(), "the rows' copy")?;
+    copy.extend_from_slice(rows);
+    Ok(copy)
+}
+
+/// [`fit`] on rows the caller hands over (row-major n × d): they become the
+/// fit's matrix in place — the held-out rows moved out, the rest projected
+/// onto the ball — so the fit holds no second copy of them (the Python
+/// binding fills them from X in chunks: X and one copy at the peak).
+pub fn fit_owned(
+    rows: Vec<f64>,
+    n: usize,
+    d: usize,
+    y: &[f64],
+    spec: &Spec,
+    seed: Option<u64>,
+) -> crate::Result<Inference> {
     spec.check()?;
     if rows.len() != n * d || y.len() != n || n < 2 {
         return Err(Argument::new(
@@ -148,7 +175,7 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
             ),
         )));
     }
-    finite_rows(rows, d)?;
+    finite_rows(&rows, d)?;
     let labels = labels(spec.model, y)?;
     let seed = seed.unwrap_or_else(rand::random);
     let side = test_error::held_out(n, spec.holdout, &mut draw_stream(seed, Draw::HoldOut));
@@ -165,15 +192,23 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
         )
         .into());
     }
-    // (fitted, held out): rows row-major and labels
-    let mut parts = [(Vec::new(), Vec::new()), (Vec::new(), Vec::new())];
-    for ((x, &y), &h) in rows.chunks_exact(d).zip(labels.iter()).zip(&side) {
-        let part = &mut parts[usize::from(h)];
-        part.0.extend_from_slice(x);
-        part.1.push(y);
+    // the held-out rows moved out, the fitted ones to the front in place (row-major, their order kept)
+    let mut rows = rows;
+    let mut test_rows = crate::error::reserve(held * d, "the held-out rows")?;
+    let (mut fitted_labels, mut test_labels) = (Vec::with_capacity(n - held), Vec::with_capacity(held));
+    let mut kept = 0;
+    for (i, (&h, &label)) in side.iter().zip(labels.iter()).enumerate() {
+        if h {
+            test_rows.extend_from_slice(&rows[i * d..(i + 1) * d]);
+            test_labels.push(label);
+        } else {
+            rows.copy_within(i * d..(i + 1) * d, kept * d);
+            fitted_labels.push(label);
+            kept += 1;
+        }
     }
-    let [(rows, labels), (test_rows, test_labels)] = parts;
-    let labels = DVector::from_vec(labels);
+    rows.truncate(kept * d);
+    let labels = DVector::from_vec(fitted_labels);
     if matches!(spec.model, Glm::Huber { .. }) && spec.release == Release::Dpsgd && spec.noise.is_none() {
         return Err(refused(Refusal::new(
             Reason::NoiseLawNeeded,
@@ -183,7 +218,8 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
                 .into(),
         )));
     }
-    let mut xt = DMatrix::from_column_slice(d, n - held, &rows);
+    // row-major n × d is column-major d × n: the rows become Xᵀ without a copy
+    let mut xt = DMatrix::from_vec(d, n - held, rows);
     // the residual statistics are released only for Huber without a noise law
     let huber_m = match spec.model {
         Glm::Huber { m } if spec.noise.is_none() => Some(m),
@@ -279,12 +315,20 @@ pub fn fit(rows: &[f64], n: usize, d: usize, y: &[f64], spec: &Spec, seed: Optio
                 sigma,
                 b: &b,
             };
-            let (theta, _) = objective.minimize(1e-9, 200).map_err(|e| {
-                anyhow::anyhow!(
+            let (theta, _) = objective.minimize(1e-9, 200).map_err(|e| match e {
+                // the Newton fallback's two copies of the rows: a MemoryError in Python
+                propdp_sim::objective::FitError::OutOfMemory { bytes } => {
+                    crate::Error::from(crate::error::OutOfMemory {
+                        what: "the Newton fallback's two copies of the rows".into(),
+                        bytes: 2 * bytes,
+                    })
+                }
+                e => anyhow::anyhow!(
                     "the private fit (d = {d}, lambda = {}, noise = {:.4}) did not converge: {e}",
                     lambda,
                     plan.noise
                 )
+                .into(),
             })?;
             let text = format!(
                 "θ̂ by {} perturbation (noise {} = {:.6})",
@@ -470,20 +514,41 @@ pub fn fit_whitened(
     spec: &Spec,
     seed: Option<u64>,
 ) -> crate::Result<Inference> {
+    Whitening::new(covariance, d)?;
+    check_rows(rows, n, d)?;
+    fit_whitened_owned(copy_rows(rows)?, n, d, y, covariance, spec, seed)
+}
+
+/// [`fit_whitened`] on rows the caller hands over: whitened in place, then
+/// [`fit_owned`] (no second copy of the rows).
+pub fn fit_whitened_owned(
+    mut rows: Vec<f64>,
+    n: usize,
+    d: usize,
+    y: &[f64],
+    covariance: &[f64],
+    spec: &Spec,
+    seed: Option<u64>,
+) -> crate::Result<Inference> {
     let w = Whitening::new(covariance, d)?;
-    if rows.len() != n * d {
-        return Err(Argument::new(
-            "X",
-            format!(" has {} values; {n} rows of {d} features have {}", rows.len(), n * d),
-        )
-        .into());
-    }
-    finite_rows(rows, d)?;
-    let mut f = fit(&w.rows(rows, d), n, d, y, spec, seed)?;
+    check_rows(&rows, n, d)?;
+    w.whiten(&mut rows, d);
+    let mut f = fit_owned(rows, n, d, y, spec, seed)?;
     f.params = w.apply(&f.fitted);
     f.whitening = Some(w);
     f.whitened = true;
     Ok(f)
+}
+
+/// n × d values, all finite.
+fn check_rows(rows: &[f64], n: usize, d: usize) -> Result<(), Argument> {
+    if rows.len() != n * d {
+        return Err(Argument::new(
+            "X",
+            format!(" has {} values; {n} rows of {d} features have {}", rows.len(), n * d),
+        ));
+    }
+    finite_rows(rows, d)
 }
 
 /// Every value of the rows finite, or the first that is not, named by row and column.
@@ -504,7 +569,7 @@ fn refused(r: Refusal) -> crate::Error {
 /// The labels as the loss reads them (logistic: 0/1 mapped to ∓1).
 fn labels(model: Glm, y: &[f64]) -> crate::Result<DVector<f64>> {
     if let Some(i) = y.iter().position(|v| !v.is_finite()) {
-        return Err(Argument::new("y", format!("[{i}] = {} is not finite", y[i])).into());
+        return Err(Argument::new("y", format!(" row {i}: {} is not finite", y[i])).into());
     }
     if model != Glm::Logistic {
         return Ok(DVector::from_column_slice(y));

@@ -25,6 +25,9 @@ use nalgebra::{DMatrix, SymmetricEigen};
 
 use crate::error::Argument;
 
+/// Rows whitened at a time by [`Whitening::whiten`]: a d × 512 buffer.
+pub const WHITEN_BLOCK: usize = 512;
+
 /// Eigenvalues of Σ below this fraction of its largest are refused: Σ^{-1/2}
 /// would amplify the rows' rounding beyond what the intervals can carry.
 pub const MIN_CONDITION: f64 = 1e-10;
@@ -89,13 +92,65 @@ impl Whitening {
 
     /// The n rows (row-major) whitened: Σ^{-1/2}x per row.
     pub fn rows(&self, rows: &[f64], d: usize) -> Vec<f64> {
-        let x = DMatrix::from_row_slice(rows.len() / d, d, rows);
-        // (XΣ^{-1/2})ᵀ = Σ^{-1/2}Xᵀ, column-major: row-major XΣ^{-1/2}
-        (&self.w * x.transpose()).as_slice().to_vec()
+        let mut out = rows.to_vec();
+        self.whiten(&mut out, d);
+        out
+    }
+
+    /// The n rows (row-major) whitened in place, [`WHITEN_BLOCK`] rows at a
+    /// time: row-major n × d is column-major Xᵀ, and Σ^{-1/2}Xᵀ is
+    /// computed a block of its columns at a time into a d × block buffer,
+    /// the only memory beside the rows. Each value is the same dot product,
+    /// summed in the same order, as in the whole product (a block keeps
+    /// more than nalgebra's 5 columns, below which it leaves `gemm`).
+    pub fn whiten(&self, rows: &mut [f64], d: usize) {
+        let n = rows.len() / d;
+        let mut start = 0;
+        while start < n {
+            // the last block takes a short remainder along, never ≤ 5 columns on its own
+            let mut len = WHITEN_BLOCK.min(n - start);
+            if n - start - len <= 5 {
+                len = n - start;
+            }
+            let block = &mut rows[start * d..(start + len) * d];
+            let xt = nalgebra::DMatrixView::from_slice(&*block, d, len);
+            let out = &self.w * xt;
+            block.copy_from_slice(out.as_slice());
+            start += len;
+        }
     }
 
     /// Row j of Σ^{-1/2} (= Σ^{-1/2}e_j: Σ^{-1/2} is symmetric).
     pub fn row(&self, j: usize) -> Vec<f64> {
         self.w.row(j).iter().copied().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Block by block in place is the whole product Σ^{-1/2}Xᵀ bit for bit,
+    /// for n below one block, a remainder of 5 taken along and one of 6 on its own.
+    #[test]
+    fn whitening_in_place_is_the_whole_product_bit_for_bit() {
+        let d = 40;
+        let a = DMatrix::from_fn(d, d, |i, j| ((i * 7 + j * 3) % 11) as f64 / 11.0 - 0.4);
+        let sigma = &a * a.transpose() + DMatrix::identity(d, d);
+        let w = Whitening::new(sigma.transpose().as_slice(), d).unwrap();
+        for n in [3, WHITEN_BLOCK + 5, 2 * WHITEN_BLOCK + 5, 2 * WHITEN_BLOCK + 6] {
+            let rows: Vec<f64> = (0..n * d)
+                .map(|k| ((k * 2654435761) % 1000) as f64 / 500.0 - 1.0)
+                .collect();
+            let whole = &w.w * DMatrix::from_row_slice(n, d, &rows).transpose();
+            let mut blocks = rows.clone();
+            w.whiten(&mut blocks, d);
+            let same = whole
+                .as_slice()
+                .iter()
+                .zip(&blocks)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "n = {n}");
+        }
     }
 }
