@@ -25,17 +25,22 @@
 //!   case need not decide the composition's; dp-accounting's PLD
 //!   accountant offers no fixed-size event (its RDP accountant bounds it by
 //!   Wang, Balle, Kasiviswanathan 2019).
-//! - *Shuffled batches* (a permutation per epoch, cut into batches): no
-//!   amplification by shuffling is known to be tight. Each example is in at
-//!   most ⌈T·q⌉ batches, so the run is at most ⌈T·q⌉ Gaussian mechanisms of
-//!   sensitivity C (2C replace-one): μ = s·√⌈Tq⌉/z, exact. The Poisson figure
+//! - *Shuffled batches* (a permutation per epoch, cut into batches of q·n):
+//!   no amplification by shuffling is known to be tight. An epoch holds
+//!   k = ⌊1/q⌋ whole batches (a remainder of fewer than q·n rows dropped, or
+//!   kept as one more batch: then k is larger, and the count below only
+//!   looser), each example is in at most one batch of an epoch, and T steps
+//!   touch ⌈T/k⌉ epochs: the run is at most m = ⌈T/⌊1/q⌋⌉ Gaussian
+//!   mechanisms of sensitivity C (2C replace-one), μ = s·√m/z, exact. (⌈T·q⌉,
+//!   used before, ignores the dropped remainder: at q = 0.4, T = 5 an epoch
+//!   is two batches and an example can be in three.) The Poisson figure
 //!   is reported beside it, as tensorflow_privacy's statement does, with the
 //!   assumption it needs: that the batches had been Poisson-sampled.
 //!
 //! A schedule (segments i of T_i steps at (z_i, q_i)) is accounted the same
 //! way, segment by segment in one composition: Poisson and fixed-size
 //! batches by the certified bracket of the schedule (at z_i/2 for
-//! fixed-size), shuffled batches as μ² = s² Σ_i ⌈T_i q_i⌉/z_i², each segment
+//! fixed-size), shuffled batches as μ² = s² Σ_i m_i/z_i², each segment
 //! starting a new epoch (a segment that starts mid-epoch may meet an example
 //! once more: split it at the epoch boundary).
 //!
@@ -199,10 +204,10 @@ pub fn sampled_epsilon(
             }
         }
         Sampling::Shuffled => {
-            // μ_i = √⌈T_i q_i⌉/z_i per segment, μ = √Σμ_i² (one segment: μ_1 exactly)
+            // μ_i = √m_i/z_i per segment, μ = √Σμ_i² (one segment: μ_1 exactly)
             let mu = segments
                 .iter()
-                .map(|run| (run.steps as f64 * run.sample_rate).ceil().max(1.0).sqrt() / run.noise_multiplier)
+                .map(|run| shuffled_batches(run.steps, run.sample_rate).sqrt() / run.noise_multiplier)
                 .map(|m| m * m)
                 .sum::<f64>()
                 .sqrt();
@@ -218,10 +223,23 @@ pub fn sampled_epsilon(
                     reached: true,
                 }),
                 if_poisson: poisson(segments, neighbouring)?,
-                assumption: "shuffled batches, no amplification: each example is in at most ⌈T·q⌉ batches (per \
+                assumption: "shuffled batches, no amplification: each example is in at most ⌈T/⌊1/q⌋⌉ batches (per \
                              segment, each starting an epoch), each a Gaussian mechanism (the Poisson figure beside \
                              it holds only if the batches had been Poisson-sampled)",
             }
         }
     })
+}
+/// The most batches of shuffled epochs an example is in over `steps` steps
+/// at rate `q`: ⌈T/⌊1/q⌋⌉ (module docs), ⌊1/q⌋ read to f64's precision.
+///
+/// ```
+/// use propdp_accountant::sampling::shuffled_batches;
+/// assert_eq!(shuffled_batches(5, 0.4), 3.0); // two batches an epoch: steps 1–2, 3–4, 5
+/// assert_eq!(shuffled_batches(1000, 0.01), 10.0);
+/// assert_eq!(shuffled_batches(7, 1.0), 7.0);
+/// ```
+pub fn shuffled_batches(steps: u64, q: f64) -> f64 {
+    let per_epoch = (1.0 / q * (1.0 + 4.0 * f64::EPSILON)).floor().max(1.0);
+    (steps as f64 / per_epoch).ceil().max(1.0)
 }

@@ -91,6 +91,35 @@ fn shuffled_batches_get_the_unamplified_epsilon_beside_the_poisson_figure() {
     }
 }
 
+/// A rate whose epochs drop a remainder: at q = 0.4 an epoch is two batches
+/// of 0.4n (0.2n dropped), so five steps touch three epochs and an example
+/// can be in three batches — ⌈T·q⌉ = 2 undercounted it. Counted by
+/// simulating the epochs: the largest number of batches any row is in.
+#[test]
+fn shuffled_batches_count_the_epochs_a_dropped_remainder_adds() {
+    for (q, steps) in [(0.4, 5u64), (0.3, 7), (0.25, 9), (0.7, 3), (0.01, 950)] {
+        let n = 1000usize;
+        let b = (q * n as f64).round() as usize;
+        let per_epoch = n / b;
+        // one epoch's batches cover rows [0, per_epoch·b); a row in them is in one batch per epoch
+        let most = (0..steps)
+            .map(|t| t / per_epoch as u64)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
+        let m = propdp_accountant::sampling::shuffled_batches(steps, q);
+        assert_eq!(m, most as f64, "q = {q}, T = {steps}");
+        let run = Segment {
+            noise_multiplier: 2.0,
+            sample_rate: q,
+            steps,
+        };
+        let r = Events::run(run)
+            .and_then(|e| sampled_epsilon(Sampling::Shuffled, &e, 1e-5, Neighbouring::AddRemoveOne, S))
+            .unwrap();
+        assert_eq!(r.epsilon.unwrap().upper, gdp_to_eps(m.sqrt() / 2.0, 1e-5).unwrap());
+    }
+}
+
 #[test]
 fn fixed_size_batches_under_add_remove_are_refused_naming_the_relation() {
     let run = Segment {

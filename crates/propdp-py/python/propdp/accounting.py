@@ -179,8 +179,8 @@ def sampled_epsilon(
     """The ε at ``delta`` of DP-SGD whose batches are drawn by ``sampling``:
     "poisson" (each example independently with probability q), "fixed_size"
     (b = q·n without replacement; replace-one only) or "shuffled" (a shuffle
-    per epoch; no amplification is known, so the ε of ⌈T·q⌉ Gaussian
-    releases, with the Poisson figure beside it)::
+    per epoch; no amplification is known, so the ε of ⌈T/⌊1/q⌋⌉ Gaussian
+    releases — one per epoch touched — with the Poisson figure beside it)::
 
         s = sampled_epsilon(1.0, 0.01, 1000, 1e-5, sampling="shuffled")
         s.epsilon, s.epsilon_if_poisson   # 17.86 without amplification, 1.83 if Poisson
@@ -200,7 +200,7 @@ def sampled_schedule_epsilon(
     """:func:`sampled_epsilon` of a schedule: ``segments`` is a list of
     ``(noise_multiplier, sample_rate, steps)`` composed as one run, its
     batches drawn by ``sampling`` throughout (shuffled batches: each segment
-    starts an epoch, and the ε is that of Σ⌈T_i·q_i⌉ Gaussian releases, the
+    starts an epoch, and the ε is that of Σ⌈T_i/⌊1/q_i⌋⌉ Gaussian releases, the
     Poisson figure beside it). A segment out of range raises
     :class:`propdp.ConfigError` naming it (``segment[1].sample_rate``)."""
     return Sampled(**_native.sampled_run(_plan(segments), _delta(delta), _sampling(sampling), _relation(neighbouring)))
