@@ -174,3 +174,50 @@ fn epsilon_far_beyond_709_is_printed_as_it_is() {
     assert!(lo <= 1_398.946_294_488_762 && 1_398.946_294_488_762 <= hi, "{j}");
     assert!(run(&args).contains("1398.946294 ≤ ε ≤ 1398.946294"));
 }
+
+/// The training-loop translation states the ε that Opacus and dp_accounting
+/// (add/remove-one by default) report for the same run: the add/remove
+/// query's own ε, below the replace-one one (z = 2.36, q = 0.01, T = 1000:
+/// replace-one 1.0 against about 0.5, as tune's training runs show).
+#[test]
+fn the_training_loop_line_gives_the_add_remove_epsilon() {
+    let base = [
+        "privacy",
+        "--algorithm",
+        "dpsgd",
+        "--clip",
+        "1",
+        "--sample-rate",
+        "0.01",
+        "--steps",
+        "1000",
+    ];
+    let replace = json(&[&base[..], &["--epsilon", "1", "--delta-priv", "1e-5"]].concat());
+    let noise = replace["noise"].as_f64().unwrap().to_string();
+    let add_remove = json(
+        &[
+            &base[..],
+            &[
+                "--noise",
+                &noise,
+                "--delta-priv",
+                "1e-5",
+                "--neighbouring",
+                "add-remove-one",
+            ],
+        ]
+        .concat(),
+    );
+    let stated = replace["epsilon_add_remove"].as_f64().unwrap();
+    // the same accounting (to rounding: the noise crosses as decimal text)
+    assert!((stated / add_remove["epsilon"].as_f64().unwrap() - 1.0).abs() < 1e-12);
+    assert_eq!(add_remove["epsilon_add_remove"], add_remove["epsilon"]);
+    assert!(stated > 0.4 && stated < 0.6, "{stated}");
+    let text = run(&[&base[..], &["--epsilon", "1", "--delta-priv", "1e-5"]].concat());
+    assert!(
+        text.contains(&format!(
+            "Opacus and dp_accounting (add/remove-one, their default) state this run as ε = {stated:.6}"
+        )),
+        "{text}"
+    );
+}

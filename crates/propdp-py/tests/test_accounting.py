@@ -269,3 +269,20 @@ def test_one_run_has_one_figure_in_python_and_on_the_command_line(cli):
     assert got.bracket_reached and got.epsilon - got.epsilon_lower <= 1e-3 * got.epsilon
     # dp-accounting's pessimistic ε at grid 1e-7, read stably (tests/data/small_epsilon.csv)
     assert got.epsilon_lower <= 0.006090981026937235 and got.epsilon <= 1.002 * 0.006090981026937235
+
+
+def test_objective_below_its_floor_adds_ridge_and_dpsgd_states_the_add_remove_epsilon():
+    # logistic, λ = 0.1, ε = 1 (replace-one): the floor 2·log(1 + β/λ) = 2.51 > ε/2
+    r = propdp.privacy("objective", "logistic", lambda_=0.1, epsilon=1.0, delta_priv=1e-6)
+    assert r.extra_ridge > 0 and abs(r.lambda_effective - 0.25 / math.expm1(0.25)) < 1e-9
+    assert r.lambda_ == 0.1 and r.epsilon <= 1.0
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.privacy("objective", "logistic", lambda_=0.1, epsilon=1.0, delta_priv=1e-6, extra_ridge="refuse")
+    assert e.value.field == "epsilon"
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.privacy("objective", "logistic", lambda_=0.1, epsilon=1.0, extra_ridge="sometimes")
+    assert e.value.field == "extra_ridge"
+    d = propdp.privacy("dpsgd", clip=1.0, sample_rate=0.01, steps=1000, epsilon=1.0, delta_priv=1e-5)
+    same = propdp.privacy("dpsgd", clip=1.0, sample_rate=0.01, steps=1000, noise=d.noise, delta_priv=1e-5,
+                          neighbouring="add_remove_one")
+    assert abs(d.epsilon_add_remove / same.epsilon - 1) < 1e-12 and d.epsilon_add_remove < d.epsilon

@@ -399,7 +399,10 @@ class PrivacyReport:
     μ-GDP (output perturbation, DP-GD, DP-SGD at q = 1), objective
     perturbation's loss bound (c, A) and its RDP ε(α) at α = 2, 8, 32, and
     the mechanism's ``lambda``, ``steps``, ``sample_rate``, ``clip`` where
-    they apply."""
+    they apply; DP-SGD's ``epsilon_add_remove`` is the ε Opacus and
+    dp_accounting (add/remove-one by default) state for the same run, and
+    objective perturbation's ``extra_ridge`` and ``lambda_effective`` the
+    ridge added where its floor exceeded half the target."""
 
     algorithm: str
     model: str
@@ -424,6 +427,7 @@ class PrivacyReport:
     clip: Optional[float] = None
     extra_ridge: Optional[float] = None
     lambda_effective: Optional[float] = None
+    epsilon_add_remove: Optional[float] = None
 
     def __str__(self) -> str:
         return self.text

@@ -8,7 +8,7 @@ use crate::error::Argument;
 use propdp_core::AlgorithmKind;
 use propdp_core::accountant::bracket::BracketSettings;
 use propdp_core::accountant::calibrate::{Knob, Target, calibrate};
-use propdp_core::accountant::{ExtraRidge, Mechanism, ObjectiveBound, mu_dpgd, mu_output};
+use propdp_core::accountant::{ExtraRidge, Mechanism, Neighbouring, ObjectiveBound, mu_dpgd, mu_output};
 
 /// DP-SGD's steps or sample rate calibrated to the target of `args`
 /// (`epsilon` with `delta_priv`, or `rho`) at the noise it gives, on the
@@ -182,6 +182,18 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
         bracket: dpsgd_grid,
         rdp_epsilon: mech.rdp_epsilon(noise, q.delta_priv),
         extra_ridge: None,
+        // what Opacus and dp_accounting (add/remove-one by default) report for the same run
+        epsilon_add_remove: match (q.algorithm, q.neighbouring) {
+            (AlgorithmKind::Dpsgd, Neighbouring::AddRemoveOne) => eps.map(|b| b.upper),
+            (AlgorithmKind::Dpsgd, Neighbouring::ReplaceOne) => Query {
+                neighbouring: Neighbouring::AddRemoveOne,
+                ..*q
+            }
+            .mechanism()
+            .epsilon_bracket(noise, q.delta_priv, BracketSettings::default())
+            .map(|b| b.upper),
+            _ => None,
+        },
     };
     report.check()?;
     Ok(report)

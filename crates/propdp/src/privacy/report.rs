@@ -37,6 +37,10 @@ pub struct Report {
     /// asked for, the extra ridge Δ added to it); `query` and every number
     /// are at λ + Δ.
     pub extra_ridge: Option<(f64, f64)>,
+    /// DP-SGD: ε at `delta_priv` of the same run under add/remove-one —
+    /// what Opacus and dp_accounting report by default (the certified upper
+    /// end; `None` where no finite ε reaches δ).
+    pub epsilon_add_remove: Option<f64>,
 }
 
 impl Report {
@@ -131,6 +135,7 @@ impl Report {
             "bracket_grid": self.bracket.map(|b| b.0),
             "bracket_reached": self.bracket.map(|b| b.1),
             "rdp_epsilon": self.rdp_epsilon,
+            "epsilon_add_remove": self.epsilon_add_remove,
             "rho": self.rho,
             "mu": self.mu,
             "objective_bound": self.objective_bound,
@@ -262,6 +267,16 @@ impl Report {
                 num(self.noise / run.noise_multiplier),
                 q.sample_rate,
                 num(q.sample_rate * q.steps as f64)
+            );
+            s += &format!(
+                "  Opacus and dp_accounting (add/remove-one, their default) state this run as ε = {} at δ = \
+                 {delta_priv}{}\n",
+                self.epsilon_add_remove.map_or("∞ (no finite ε)".to_string(), num),
+                if q.neighbouring == propdp_core::accountant::Neighbouring::ReplaceOne {
+                    " — the ε above is replace-one, the stronger relation"
+                } else {
+                    ""
+                }
             );
             s += &notions;
             s += &if q.sample_rate < 1.0 {
