@@ -91,6 +91,8 @@ impl Centred {
         }
         let mut constant = Vec::new();
         let mut cols = Vec::new();
+        // (sd, name) of the columns with the largest and the smallest spread
+        let (mut widest, mut narrowest) = ((0.0, ""), (f64::INFINITY, ""));
         for (j, name) in names.iter().enumerate().take(p) {
             let c = x.column(j);
             let mean = c.mean();
@@ -113,10 +115,32 @@ impl Centred {
                     1.0 / MAX_MAGNITUDE
                 ));
             }
+            if sd > widest.0 {
+                widest = (sd, name.as_str());
+            }
+            if sd < narrowest.0 {
+                narrowest = (sd, name.as_str());
+            }
             if standardize {
                 centred /= sd;
             }
             cols.push(centred);
+        }
+        // directions below 1e-12 of the largest eigenvalue are lost to rounding: columns whose variances
+        // differ by more would be dropped as if they had none
+        if !standardize && widest.0 > 1e6 * narrowest.0 {
+            return Err(format!(
+                "column {:?} spreads {:.1e} times as much as column {:?} (sd {:e} against {:e}): variances that \
+                 differ by more than 1e12 are beyond the sample covariance's resolution in f64, and the smaller \
+                 would be lost as directions without variance; standardize the columns (`--standardize`, Python \
+                 `standardize=True`) or \
+                 rescale them",
+                widest.1,
+                widest.0 / narrowest.0,
+                narrowest.1,
+                widest.0,
+                narrowest.0
+            ));
         }
         if cols.is_empty() {
             return Err("every column is constant".into());

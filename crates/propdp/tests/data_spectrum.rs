@@ -162,3 +162,21 @@ fn dropped_columns_are_not_features() {
         assert_eq!(e.field(), Some("drop"), "{e:#}");
     }
 }
+
+/// One column 1e12 times the others: the others' variances are beyond the
+/// sample covariance's resolution in f64 and would be dropped as "without
+/// variance". Refused naming both columns; standardized, the spectrum keeps
+/// every direction.
+#[test]
+fn columns_of_scales_beyond_f64_are_refused_not_dropped() {
+    let (mut x, _, _) = data(400);
+    let names: Vec<String> = (0..x.ncols()).map(|j| format!("x{j}")).collect();
+    x.column_mut(0).scale_mut(1e12);
+    let e = format!("{:#}", spectrum(&x, &names, None, false).unwrap_err());
+    assert!(
+        e.contains("\"x0\"") && e.contains("standardize") && !e.contains("without variance dropped"),
+        "{e}"
+    );
+    let s = spectrum(&x, &names, None, true).unwrap();
+    assert_eq!((s.eigenvalues.len(), s.null_directions), (x.ncols(), 0));
+}
