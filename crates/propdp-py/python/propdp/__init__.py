@@ -399,10 +399,7 @@ class PrivacyReport:
     μ-GDP (output perturbation, DP-GD, DP-SGD at q = 1), objective
     perturbation's loss bound (c, A) and its RDP ε(α) at α = 2, 8, 32, and
     the mechanism's ``lambda``, ``steps``, ``sample_rate``, ``clip`` where
-    they apply; DP-SGD's ``epsilon_add_remove`` is the ε Opacus and
-    dp_accounting (add/remove-one by default) state for the same run, and
-    objective perturbation's ``extra_ridge`` and ``lambda_effective`` the
-    ridge added where its floor exceeded half the target."""
+    they apply; ``epsilon_add_remove`` (DP-SGD: Opacus' ε), ``extra_ridge``, ``lambda_effective``."""
 
     algorithm: str
     model: str
