@@ -183,7 +183,22 @@ pub(crate) fn table_of<T: serde::de::DeserializeOwned>(
 ) -> PyResult<T> {
     let v = value(py, t, name)?;
     all.insert(name.into(), v.clone());
-    T::deserialize(v).map_err(|e| config_error(py, format!("config is not valid: [{name}]: {e}"), Some(name.into())))
+    T::deserialize(v).map_err(|e| {
+        // toml names the key at fault on a last line "in `data.drop`": the field is then `simulation.data.drop`
+        let text = e.to_string();
+        let key = text
+            .lines()
+            .rev()
+            .find_map(|l| l.trim().strip_prefix("in `").and_then(|k| k.strip_suffix('`')));
+        match key {
+            Some(key) => {
+                let field = format!("{name}.{key}");
+                let why = text.lines().next().unwrap_or_default();
+                config_error(py, format!("config is not valid: `{field}`: {why}"), Some(field))
+            }
+            None => config_error(py, format!("config is not valid: [{name}]: {e}"), Some(name.into())),
+        }
+    })
 }
 
 /// The one point of a config that must describe a single point.

@@ -253,3 +253,14 @@ def test_part_a_leftovers_are_config_errors_naming_the_argument():
             propdp.spectrum(X, standardize=v)
         assert e.value.field == "standardize"
     assert propdp.spectrum(X, standardize=np.bool_(True)).equals(propdp.spectrum(X, standardize=True))
+
+
+def test_a_nested_table_error_names_the_nested_field(tmp_path):
+    rows = tmp_path / "rows.csv"
+    rows.write_text("a,b\n1,2\n3,5\n4,4\n")
+    for drop in ("a", [1]):
+        with pytest.raises(propdp.ConfigError) as e:
+            propdp.simulate("huber", "objective", d=2, reps=2, delta=0.5, s2=1.0, lambda_=1.0, sigma=1.0,
+                            huber_m=1.0, noise={"law": "gaussian", "sd": 0.5},
+                            data={"file": str(rows), "drop": drop}, progress=False)
+        assert e.value.field == "simulation.data.drop", (e.value.field, str(e.value))

@@ -25,6 +25,42 @@ fn spec_for(results: &Path) -> Result<PlotSpec> {
     Ok(cfg.raw.plot)
 }
 
+/// The records of `results` read as a resumed run reads them: each a unit
+/// of the run its manifest (beside it) records and conforming to it, none
+/// twice (without a manifest: none twice) — a figure drawn from duplicate
+/// or foreign records would show a run that never was.
+fn check_records(results: &Path) -> Result<()> {
+    use propdp_core::record::{Record, RecordKey};
+    let no_check = |_: &Record| Ok(());
+    let manifest = results.with_file_name("manifest.json");
+    if !manifest.exists() {
+        return crate::rundir::read_checked(results, &no_check, None).map(|_| ());
+    }
+    let m = crate::rundir::read_manifest(results.parent().unwrap_or(Path::new(".")))?;
+    let cfg = Config::from_recorded(&m.config_text).with_context(|| format!("config in {}", manifest.display()))?;
+    let units = crate::shard::owned(&cfg, m.shard);
+    let provenance = m.provenance();
+    let unit_of: std::collections::BTreeMap<RecordKey, &crate::shard::Unit> =
+        units.iter().flat_map(|u| u.keys().map(move |k| (k, u))).collect();
+    // the recorded config names its data file unresolved: the records name the path the first one names
+    let data_path = std::cell::OnceCell::new();
+    let check = |r: &Record| {
+        let unit = unit_of
+            .get(&r.key())
+            .ok_or_else(|| format!("{} is not a unit of the run in {}", r.key(), manifest.display()))?;
+        let mut want = crate::run::expected(&cfg, unit, r.index, &provenance);
+        if let Some(sim) = want.simulation.as_mut()
+            && cfg.raw.simulation.as_ref().is_some_and(|s| s.data.is_some())
+        {
+            sim.data = data_path
+                .get_or_init(|| r.simulation.as_ref().and_then(|s| s.data.clone()))
+                .clone();
+        }
+        r.conforms(&want)
+    };
+    crate::rundir::read_checked(results, &check, None).map(|_| ())
+}
+
 /// The figures of one drawing.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Drawn {
@@ -82,6 +118,7 @@ pub fn draw(results: &Path, out: Option<PathBuf>) -> crate::Result<Drawn> {
 /// that names nothing in the results (a parameter, metric) is an error
 /// naming it and what the results have, not a skipped drawing.
 pub fn draw_as(results: &Path, out: Option<PathBuf>, layout: &Layout) -> crate::Result<Drawn> {
+    check_records(results)?;
     let spec = layout.over(spec_for(results)?);
     let given = layout.is_given();
     let out = out.unwrap_or_else(|| results.with_file_name("figures"));

@@ -338,7 +338,7 @@ impl RunDir {
             Existing::Resume if exists => {
                 let old = read_manifest(dir).context("cannot resume")?;
                 check_same_run(dir, &old, manifest)?;
-                earlier.records = read_checked(&records_path, check)?;
+                earlier.records = read_checked(&records_path, check, Some(Advice::OverwriteOrOtherOut))?;
                 if let Some(errors) = layout.errors.map(|e| dir.join(e)).filter(|p| p.exists()) {
                     earlier.failures = read_lines(&errors)?;
                 }
@@ -539,26 +539,31 @@ fn clear(dir: &Path, layout: Layout) -> Result<()> {
 
 /// The records of `path`, each passed to `check`, each key once; an error
 /// names the file, the line and the field.
-fn read_checked<T: Line>(path: &Path, check: &dyn Fn(&T) -> Result<(), String>) -> Result<Vec<T>> {
+pub(crate) fn read_checked<T: Line>(
+    path: &Path,
+    check: &dyn Fn(&T) -> Result<(), String>,
+    advice: Option<Advice>,
+) -> Result<Vec<T>> {
     let records: Vec<T> = read_lines(path)?;
     let mut seen = BTreeSet::new();
+    let refused = |text: String| -> anyhow::Error { crate::error::Refused::new(text, advice).into() };
     for (no, r) in records.iter().enumerate() {
         if let Err(why) = check(r) {
-            refuse!(Advice::OverwriteOrOtherOut;
-
-                "{}:{}: {why}; this record is not one this run writes (edited or damaged?): ",
+            let end = if advice.is_some() { ": " } else { "" };
+            return Err(refused(format!(
+                "{}:{}: {why}; this record is not one this run writes (edited or damaged?){end}",
                 path.display(),
                 no + 1
-            );
+            )));
         }
         if !seen.insert(r.key()) {
-            refuse!(Advice::OverwriteOrOtherOut;
-
-                "{}:{}: {} is written twice (by two runs at once, or edited?): ",
+            let end = if advice.is_some() { ": " } else { "" };
+            return Err(refused(format!(
+                "{}:{}: {} is written twice (by two runs at once, or edited?){end}",
                 path.display(),
                 no + 1,
                 r.describe()
-            );
+            )));
         }
     }
     Ok(records)

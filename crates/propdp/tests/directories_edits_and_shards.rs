@@ -310,11 +310,23 @@ fn hand_edited_records_are_refused_by_resume_and_merge() {
             let expect = if word == "stderr" && at == 1 { "est_err2" } else { word };
             assert!(e.contains(expect), "{word}: {e}");
             assert_eq!(lines(&results), edited, "the file is left as it is");
+            // plot refuses what resume refuses
+            let e = propdp::figures::draw(&results, None).unwrap_err().to_string();
+            assert!(e.contains(&format!("results.jsonl:{}", at + 1)), "plot, {word}: {e}");
         }
+    }
+    // a line twice: resume and plot refuse it alike
+    write_lines(&results, &[original.clone(), vec![original[1].clone()]].concat());
+    for e in [
+        run_into(&dir, Existing::Resume).unwrap_err().to_string(),
+        propdp::figures::draw(&results, None).unwrap_err().to_string(),
+    ] {
+        assert!(e.contains("written twice"), "{e}");
     }
     write_lines(&results, &original);
     run_into(&dir, Existing::Resume).unwrap();
     assert_eq!(lines(&results), original, "an intact run resumes to itself");
+    assert!(propdp::figures::draw(&results, None).is_ok());
     // merge checks the shards' lines the same way
     let dirs: Vec<PathBuf> = (0..2).map(|k| tmp.path().join(format!("s{k}"))).collect();
     for (k, d) in dirs.iter().enumerate() {
