@@ -36,6 +36,7 @@
 
 pub mod data_spectrum;
 pub mod error;
+mod figure_files;
 pub mod figures;
 mod file;
 pub mod inference;

@@ -289,7 +289,7 @@ impl RunDir {
     fn lock(dir: &Path) -> Result<DirLock> {
         let lock = DirLock::lock(dir)?;
         if !owned(dir)? {
-            let figures_index = Path::new("figures").join(crate::figures::INDEX);
+            let figures_index = Path::new("figures").join(crate::figure_files::INDEX);
             let found = RUN
                 .files()
                 .chain(TUNE.files())
@@ -534,7 +534,7 @@ fn clear(dir: &Path, layout: Layout) -> Result<()> {
             fs::remove_file(&f).with_context(|| format!("removing {}", f.display()))?;
         }
     }
-    Ok(crate::figures::remove_listed(&dir.join("figures"))?)
+    Ok(crate::figure_files::remove_listed(&dir.join("figures"))?)
 }
 
 /// The records of `path`, each passed to `check`, each key once; an error

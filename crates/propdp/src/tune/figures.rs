@@ -19,7 +19,7 @@ pub(super) fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell
     let param = first.target.param();
     // the budgets' relation in every title (one line: the short form)
     let note = super::report::budget_short(&first);
-    crate::figures::place(&out.dir.join("figures"), |aside| {
+    crate::figure_files::place(&out.dir.join("figures"), |aside| {
         let mut files = Vec::new();
         if plan.budgets.len() > 1 && !frontier.is_empty() {
             // a log y axis when the best errors span more than a decade (small δ, large ε)
