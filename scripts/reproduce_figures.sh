@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Regenerate the paper figure set into results/figures/<config>/figures/ and
-# copy the README gallery to docs/figures/. About 5 minutes on 2 cores
-# (plus ~4 minutes for the two tune searches).
+# copy the README gallery to docs/figures/, each figure with the records it
+# was drawn from (docs/figures/<name>.jsonl: the test
+# crates/propdp-cli/tests/gallery_is_current.rs re-solves their theory and
+# fails when the code no longer draws the figure shown). About 5 minutes on
+# 2 cores (plus ~4 minutes for the two tune searches).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -p propdp-cli
@@ -15,6 +18,7 @@ mkdir -p docs/figures
 for name in huber_objective logistic_objective logistic_budget huber_output finite_size dpgd dpsgd covariance; do
   # each of these configs draws exactly one figure
   cp results/figures/"$name"/figures/*.png "docs/figures/$name.png"
+  cp results/figures/"$name"/results.jsonl "docs/figures/$name.jsonl"
 done
 # least squares over 2000 steps (exact theory, simulation at d = 1000; ~1.5 minutes)
 "$bin" run configs/dpsgd_least_squares_long.toml --out results/dpsgd_least_squares_long --overwrite

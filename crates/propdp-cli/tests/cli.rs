@@ -1199,3 +1199,32 @@ fn a_dpsgd_privacy_report_names_the_training_loop_knobs() {
         "{line}"
     );
 }
+
+/// A run's table of calibrated points names the guarantee and relation its
+/// ε column is read under; with objective perturbation below its floor the
+/// records carry the extra ridge and the effective λ.
+#[test]
+fn a_budget_table_names_its_relation_and_the_extra_ridge_is_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write(
+        tmp.path(),
+        "b.toml",
+        "[problem]\nmodel = \"logistic\"\ndelta = [0.5]\ns2 = 1.0\n[algorithm]\nkind = \"objective\"\nlambda = 0.1\n\
+         epsilon = [1.0, 4.0]\ndelta_priv = 1e-5\nneighbouring = \"add_remove_one\"\n",
+    );
+    let out = tmp.path().join("out");
+    let o = propdp(&["run", &cfg, "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines().next().unwrap() == "guarantees: (epsilon, delta)-DP, add/remove-one neighbours",
+        "{text}"
+    );
+    let records = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(records.lines().next().unwrap()).unwrap();
+    // add/remove: λ + Δ = β/(e^{ε/2} − 1) at ε = 1 (k = 1), logistic β = 1/4
+    let effective = first["privacy"]["lambda_effective"].as_f64().unwrap();
+    assert!((effective - 0.25 / 0.5f64.exp_m1()).abs() < 1e-12, "{first}");
+    assert!((first["privacy"]["extra_ridge"].as_f64().unwrap() - (effective - 0.1)).abs() < 1e-12);
+    assert_eq!(first["params"]["lambda"].as_f64().unwrap(), effective);
+}

@@ -94,7 +94,20 @@ fn points(records: &[Record], max_points: usize) -> String {
         })
         .collect();
     let header: Vec<String> = swept.iter().zip(&widths).map(|(k, w)| format!("{k:>w$}")).collect();
-    let mut out = format!("{:>5}  {}", "point", header.join(" "));
+    // an ε or ρ column is read under its relation: name it
+    let guarantees: BTreeSet<String> = records
+        .iter()
+        .filter_map(|r| r.privacy.as_ref())
+        .map(|p| format!("{}, {} neighbours", p.notion, p.neighbouring))
+        .collect();
+    let mut out = match guarantees.is_empty() {
+        true => String::new(),
+        false => format!(
+            "guarantees: {}\n",
+            guarantees.into_iter().collect::<Vec<_>>().join("; ")
+        ),
+    };
+    let _ = write!(out, "{:>5}  {}", "point", header.join(" "));
     for m in &metrics {
         let _ = write!(out, "  {:>30}", format!("{m}: theory | sim ± se"));
     }
