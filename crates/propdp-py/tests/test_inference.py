@@ -245,3 +245,17 @@ def test_dpsgd_releases_its_iterate_and_the_cli_agrees(tmp_path):
     with pytest.raises(propdp.ConfigError) as e:
         propdp.PrivateGLM(model="logistic", steps=20).fit(X, y)
     assert e.value.field == "steps"
+
+
+def test_objective_perturbation_below_its_floor_adds_the_extra_ridge():
+    # the reproducers: both refused before (floor 2·log(1 + βR²/λ) above ε, or above ε/2 with δ out of reach)
+    X, y, _ = huber_data(3)
+    res = propdp.PrivateGLM(model="huber", algorithm="objective", lambda_=1, epsilon=2, row_norm=1.5).fit(X, y, seed=1)
+    assert res.privacy.extra_ridge > 0 and res.privacy.lambda_ == pytest.approx(1 + res.privacy.extra_ridge)
+    assert res.privacy.epsilon <= 2 and "extra ridge" in res.summary()
+    Xl, yl, _ = logistic_data(3)
+    res = propdp.PrivateGLM(model="logistic", lambda_=0.1, epsilon=4, row_norm=1.5).fit(Xl, yl, seed=1)
+    assert res.privacy.extra_ridge > 0 and res.privacy.epsilon <= 4
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.PrivateGLM(model="huber", lambda_=1, epsilon=2, row_norm=1.5, extra_ridge="refuse").fit(X, y, seed=1)
+    assert e.value.field == "epsilon"

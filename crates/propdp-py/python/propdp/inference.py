@@ -139,6 +139,9 @@ class PrivateGLMResults:
             f"delta = {self.privacy.delta:g}, {self.privacy.neighbouring}",
         ]
         lines += [f"  released: {r}" for r in self.privacy.releases]
+        if self.privacy.extra_ridge > 0:
+            lines.append(f"  extra ridge {self.privacy.extra_ridge:.6f} (objective perturbation's floor exceeded half of "
+                         f"epsilon): fitted at lambda + extra = {self.privacy.lambda_:.6f}")
         lines += [
             f"rows projected onto ||x|| <= {s['row_norm']}: shrunk by {100 * self.rows['shrink']:.2f}% on average "
             f"(released, noise sd {100 * self.rows['shrink_sd']:.2f}%)",
