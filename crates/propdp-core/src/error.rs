@@ -76,17 +76,27 @@ impl ConfigError {
 }
 
 /// A number as the shortest text that reads back the same (`1e300`, not 300
-/// digits); any other text unchanged.
+/// digits); a text over [`MAX_SHOWN`] characters (a whole list) cut to its
+/// start and its length; any other text unchanged.
 ///
 /// ```
 /// # use propdp_core::error::compact;
 /// assert_eq!(compact(format!("{}", 1e300)), "1e300");
 /// assert_eq!(compact("0.5".into()), "0.5");
 /// assert_eq!(compact("[1, 2]".into()), "[1, 2]");
+/// let long = compact(format!("{:?}", vec![400usize; 100_000]));
+/// assert!(long.len() < 150 && long.ends_with("… (500000 characters)"), "{long}");
 /// ```
 pub fn compact(text: String) -> String {
     match text.parse::<f64>() {
         Ok(x) if text.len() > 17 => format!("{x:?}"),
+        _ if text.chars().count() > MAX_SHOWN => {
+            let head: String = text.chars().take(MAX_SHOWN / 2).collect();
+            format!("{head}… ({} characters)", text.chars().count())
+        }
         _ => text,
     }
 }
+
+/// The longest value an error message quotes whole.
+pub const MAX_SHOWN: usize = 120;

@@ -476,7 +476,7 @@ pub(crate) fn load_rows(
     let bad = |field: &str, value: String, allowed: String| {
         anyhow::Error::new(propdp_core::ConfigError::OutOfRange {
             field: field.into(),
-            value,
+            value: propdp_core::error::compact(value),
             allowed,
         })
     };
