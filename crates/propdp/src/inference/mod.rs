@@ -611,13 +611,16 @@ pub fn fit_file(
         .into());
     };
     let y: Vec<f64> = x.column(j).iter().copied().collect();
-    let keep: Vec<usize> = (0..names.len()).filter(|&k| k != j).collect();
-    let features = x.select_columns(&keep);
-    let (n, d) = features.shape();
-    // row-major, as `fit` reads the rows
-    let rows: Vec<f64> = features.transpose().as_slice().to_vec();
+    let (n, d) = (x.nrows(), x.ncols() - 1);
+    // row-major without the label, as the fit reads the rows: one copy, and the file's matrix dropped
+    // before the fit (the data once more at the peak, not four times)
+    let mut rows = crate::error::reserve(n * d, "the rows")?;
+    for i in 0..n {
+        rows.extend((0..x.ncols()).filter(|&k| k != j).map(|k| x[(i, k)]));
+    }
+    drop(x);
     match covariance {
-        None => fit(&rows, n, d, &y, spec, seed),
+        None => fit_owned(rows, n, d, &y, spec, seed),
         Some(c) => {
             let (_, sigma) = crate::data_spectrum::read_data(c)?;
             if sigma.shape() != (d, d) {
@@ -632,7 +635,7 @@ pub fn fit_file(
                 )
                 .into());
             }
-            fit_whitened(&rows, n, d, &y, sigma.transpose().as_slice(), spec, seed)
+            fit_whitened_owned(rows, n, d, &y, sigma.transpose().as_slice(), spec, seed)
         }
     }
 }
