@@ -183,9 +183,10 @@ pub fn fit_owned(
     if spec.holdout > 0.0 && (held < test_error::MIN_HELD_OUT || n - held < 2) {
         return Err(Argument::new(
             "holdout",
+            // no exact count of the rows in the message: under add/remove n is private
             format!(
-                " = {} held out {held} of {n} rows: the test error's interval needs at least {} held out and two \
-                 fitted",
+                " = {} held out too few rows (or left too few to fit): the test error's interval needs at least {} \
+                 held out and two fitted; raise holdout or give more rows",
                 spec.holdout,
                 test_error::MIN_HELD_OUT
             ),
