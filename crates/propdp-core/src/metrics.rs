@@ -139,15 +139,20 @@ pub fn out_of_range(name: &str, value: f64) -> Option<&'static str> {
 /// ```
 /// use propdp_core::{metrics::offered, AlgorithmKind, ModelKind};
 /// assert!(offered(ModelKind::Huber, AlgorithmKind::Objective).contains(&"test_mse"));
-/// assert!(!offered(ModelKind::Huber, AlgorithmKind::Dpgd).contains(&"test_mse"));
+/// assert!(offered(ModelKind::Huber, AlgorithmKind::Dpsgd).contains(&"test_mse"));
+/// assert!(!offered(ModelKind::Logistic, AlgorithmKind::Dpsgd).contains(&"test_mse"));
 /// ```
 pub fn offered(model: crate::ModelKind, algorithm: crate::AlgorithmKind) -> &'static [&'static str] {
     use crate::ModelKind;
     match (model, algorithm) {
-        (ModelKind::Huber | ModelKind::LeastSquares, a) if a.is_iterative() => &[EST_ERR2, NORM2, OVERLAP, TRAIN_LOSS],
+        (ModelKind::Huber | ModelKind::LeastSquares, a) if a.is_iterative() => {
+            &[EST_ERR2, NORM2, OVERLAP, PRED_ERR2, TEST_MSE, TRAIN_LOSS]
+        }
         // objective and output perturbation refuse least squares (Point::check)
         (ModelKind::LeastSquares, _) => &[],
-        (ModelKind::Logistic, a) if a.is_iterative() => &[EST_ERR2, NORM2, OVERLAP, TEST_CLASS_ERR, TRAIN_LOSS],
+        (ModelKind::Logistic, a) if a.is_iterative() => {
+            &[EST_ERR2, NORM2, OVERLAP, PRED_ERR2, TEST_CLASS_ERR, TRAIN_LOSS]
+        }
         (ModelKind::Huber, _) => &[
             BIAS_FACTOR,
             EST_ERR,

@@ -50,9 +50,19 @@ impl Sweep {
     pub fn problem_points(problem: &RawProblem) -> Result<Vec<Point>, ConfigError> {
         let named = problem.axes().into_iter().chain([("delta", problem.delta())]);
         let axes = expand(named)?;
-        let placeholder = Algorithm::Objective {
-            lambda: 1.0,
-            sigma: 0.0,
+        // any algorithm the model admits (least squares: only the gradient methods)
+        let placeholder = match problem.kind() {
+            crate::ModelKind::LeastSquares => Algorithm::Dpgd {
+                lambda: 1.0,
+                sigma: 0.0,
+                eta: 0.1,
+                steps: 1,
+                loss_variant: Default::default(),
+            },
+            crate::ModelKind::Huber | crate::ModelKind::Logistic => Algorithm::Objective {
+                lambda: 1.0,
+                sigma: 0.0,
+            },
         };
         odometer(&axes, |v| {
             Point::new(v["delta"], v["s2"], problem.model(v), placeholder)

@@ -53,11 +53,11 @@ fn class_error(y: &DVector<f64>, fit: &DVector<f64>) -> f64 {
     wrong / y.len() as f64
 }
 
-/// DP-GD metrics at one step (docs/theory.md §3 observables): est_err2, overlap,
-/// norm2, train_loss, for logistic models test_class_err, and with a
-/// covariance pred_err2. With `test_mse` (a data set's own labels, where no
-/// metric of θ* exists) the regression models add test_mse on the held-out
-/// rows, as objective perturbation records it.
+/// DP-GD metrics at one step (docs/theory.md §3 observables): est_err2,
+/// pred_err2 (= est_err2 without a covariance), overlap, norm2,
+/// train_loss, and the test error: test_class_err (logistic) or test_mse
+/// (Huber, least squares), on the held-out rows or exactly from the
+/// population, as objective perturbation records them.
 pub fn dpgd_metrics(
     model: &Model,
     train: &Dataset,
@@ -65,16 +65,14 @@ pub fn dpgd_metrics(
     theta: &DVector<f64>,
     train_loss: f64,
     coords: Option<&Coordinates>,
-    test_mse: bool,
 ) -> Metrics {
     let d = theta.len() as f64;
     let star = &train.theta_star;
     let mut out = Metrics::new();
     let err = theta - star;
-    out.insert(metrics::EST_ERR2.into(), err.norm_squared() / d);
-    if let Some(c) = coords {
-        out.insert(metrics::PRED_ERR2.into(), c.pred_err2(&err));
-    }
+    let err2 = err.norm_squared() / d;
+    out.insert(metrics::EST_ERR2.into(), err2);
+    out.insert(metrics::PRED_ERR2.into(), coords.map_or(err2, |c| c.pred_err2(&err)));
     out.insert(metrics::OVERLAP.into(), theta.dot(star) / d);
     out.insert(metrics::NORM2.into(), theta.norm_squared() / d);
     out.insert(metrics::TRAIN_LOSS.into(), train_loss);
@@ -87,11 +85,16 @@ pub fn dpgd_metrics(
             let [q, m, s2] = population_overlaps(theta, star, coords);
             out.insert(metrics::TEST_CLASS_ERR.into(), population::test_class_error(s2, m, q));
         }
-        (Model::Huber { .. } | Model::LeastSquares { .. }, TestSet::Rows(test)) if test_mse => {
+        (Model::Huber { .. } | Model::LeastSquares { .. }, TestSet::Rows(test)) => {
             let fit = test.xt.tr_mul(theta);
             out.insert(metrics::TEST_MSE.into(), mean_squared(&test.y, &fit));
         }
-        _ => {}
+        (Model::Huber { .. } | Model::LeastSquares { .. }, TestSet::Population { noise_variance }) => {
+            if let Some(var) = noise_variance {
+                let [q, m, s2] = population_overlaps(theta, star, coords);
+                out.insert(metrics::TEST_MSE.into(), population::test_mse(s2, m, q, var));
+            }
+        }
     }
     out
 }

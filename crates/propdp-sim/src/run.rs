@@ -384,7 +384,6 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
                     theta,
                     train_loss,
                     coords,
-                    own_labels,
                 )));
             })
             .map_err(|source| SimError::Descent {

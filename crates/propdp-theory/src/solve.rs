@@ -381,11 +381,20 @@ impl TheorySolver {
     /// chooses; the point's summary is the last step.
     fn solve_dmft(&self, point: &Point, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Solution, TheoryError> {
         let noise_sd = self.label_noise_sd(point)?;
-        match self.dynamics(point, noise_sd)? {
+        let mut sol = match self.dynamics(point, noise_sd)? {
             DynamicsMethod::Spectral => self.solve_least_squares(point, noise_sd),
             DynamicsMethod::LongHorizon => self.solve_long_horizon(point, noise_sd, cancelled),
             DynamicsMethod::Dmft => self.solve_full_memory(point, noise_sd, cancelled),
-        }
+        }?;
+        let label_variance = match point.model() {
+            Model::Logistic => None,
+            Model::Huber { .. } | Model::LeastSquares { .. } => Some(noise_sd * noise_sd),
+        };
+        let path = sol.per_step.take().expect("a DP-GD/DP-SGD solve has a path");
+        let path = path.with_test_error(label_variance);
+        sol.metrics = path.last();
+        sol.per_step = Some(path);
+        Ok(sol)
     }
 
     /// The sd of the Gaussian label noise a DP-GD/DP-SGD point draws (0 for

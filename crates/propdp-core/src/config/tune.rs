@@ -368,16 +368,28 @@ impl TuneConfig {
                 "each algorithm once",
             ));
         }
-        if cfg.problem.kind() == crate::ModelKind::LeastSquares {
-            return Err(ConfigError::range(
-                "problem.model",
-                "\"least_squares\"",
-                "\"huber\" or \"logistic\": tune compares algorithms at privacy budgets, and the squared loss is \
-                 private only through DP-SGD's clipping, which tune does not search",
-            ));
-        }
         let dpgd = t.algorithms.contains(&AlgorithmKind::Dpgd);
         let dpsgd = t.algorithms.contains(&AlgorithmKind::Dpsgd);
+        if cfg.problem.kind() == crate::ModelKind::LeastSquares {
+            // the squared loss is not Lipschitz: private only through DP-SGD's clipping
+            if t.algorithms != [AlgorithmKind::Dpsgd] {
+                return Err(ConfigError::range(
+                    "tune.algorithms",
+                    format!("{:?}", t.algorithms.iter().map(|a| a.name()).collect::<Vec<_>>()),
+                    "[\"dpsgd\"] with model = \"least_squares\": the squared loss is private only through \
+                     DP-SGD's per-example clipping (tune.clip)",
+                ));
+            }
+            if t.clip.is_none() {
+                return Err(ConfigError::Missing {
+                    field: "tune.clip".into(),
+                    why: "least squares is private only through DP-SGD's clipping, and tune searches the clip \
+                          among these candidates: give a few around the labels' scale √(s² + Var ε), e.g. \
+                          clip = [0.25, 0.5, 1.0, 2.0] for labels of unit variance"
+                        .into(),
+                });
+            }
+        }
         for (field, given, applies, which) in [
             ("steps", t.steps.is_some(), dpgd || dpsgd, "\"dpgd\" or \"dpsgd\""),
             (

@@ -149,6 +149,28 @@ pub struct DmftPath {
 }
 
 impl DmftPath {
+    /// The test error of every step from the prediction error: pred_err2
+    /// (= est_err2 when no covariance wrote it) and, for regression labels
+    /// y = xᵀθ* + e with Var e = `label_variance`, test_mse = pred_err2 +
+    /// Var e (a fresh row's field error is independent of its label noise);
+    /// both with pred_err2's standard error.
+    pub fn with_test_error(mut self, label_variance: Option<f64>) -> Self {
+        for map in [&mut self.mean, &mut self.stderr] {
+            if !map.contains_key(metrics::PRED_ERR2)
+                && let Some(e) = map.get(metrics::EST_ERR2).cloned()
+            {
+                map.insert(metrics::PRED_ERR2.into(), e);
+            }
+        }
+        if let (Some(var), Some(pred)) = (label_variance, self.mean.get(metrics::PRED_ERR2)) {
+            let test: Vec<f64> = pred.iter().map(|p| p + var).collect();
+            let se = self.stderr[metrics::PRED_ERR2].clone();
+            self.mean.insert(metrics::TEST_MSE.into(), test);
+            self.stderr.insert(metrics::TEST_MSE.into(), se);
+        }
+        self
+    }
+
     /// The metrics at the last step.
     pub fn last(&self) -> Metrics {
         self.mean

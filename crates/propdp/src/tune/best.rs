@@ -388,10 +388,16 @@ impl Best {
             .collect()
     }
 
-    /// "value (λ=…, η=…, T=…, q=…)" with `*` at the edge of the searched range.
+    /// "value (λ=…, η=…, T=…, q=…)" with `*` at the edge of the searched
+    /// range, and beside the prediction the simulated value when the
+    /// optimum was simulated: "value [sim mean ± se] (…)".
     pub fn describe(&self) -> String {
         let star = if self.at_boundary { "*" } else { "" };
-        format!("{:.4} ({}{star})", self.tuned.value, self.tuned.run())
+        let sim = self
+            .simulation
+            .as_ref()
+            .map_or(String::new(), |s| format!(" [sim {:.4} ± {:.4}]", s.mean, s.stderr));
+        format!("{:.4}{sim} ({}{star})", self.tuned.value, self.tuned.run())
     }
 }
 

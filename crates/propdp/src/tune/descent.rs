@@ -362,13 +362,7 @@ impl<'a> DescentSearch<'a> {
     /// The calibrated point (standard loss), or None when no noise meets
     /// the budget.
     fn point(&self, k: Knobs) -> Option<Point> {
-        let at_lambda = self
-            .base
-            .with_algorithm(Algorithm::Objective {
-                lambda: k.lambda,
-                sigma: 0.0,
-            })
-            .ok()?;
+        let at_lambda = self.at_lambda(k.lambda)?;
         let eta = k.fraction * 2.0 / self.batch_smoothness(&at_lambda, k.q);
         let loss_variant = LossVariant::Standard;
         let unit = if self.candidates.kind == AlgorithmKind::Dpgd {
@@ -395,13 +389,23 @@ impl<'a> DescentSearch<'a> {
         self.base.with_algorithm(algorithm).ok()
     }
 
+    /// The base point with ridge λ and no noise, for its smoothness: a
+    /// short DP-GD, which every model admits (least squares refuses
+    /// objective perturbation).
+    fn at_lambda(&self, lambda: f64) -> Option<Point> {
+        let probe = Algorithm::Dpgd {
+            lambda,
+            sigma: 0.0,
+            eta: 1e-9,
+            steps: 1,
+            loss_variant: LossVariant::Standard,
+        };
+        self.base.with_algorithm(probe).ok()
+    }
+
     /// The mean step's limit 2/L_q over the batch step's 2/L_B(q) (1 at q = 1).
     fn limit_ratio(&self, k: Knobs) -> f64 {
-        let lambda = Algorithm::Objective {
-            lambda: k.lambda,
-            sigma: 0.0,
-        };
-        self.base.with_algorithm(lambda).map_or(1.0, |p| {
+        self.at_lambda(k.lambda).map_or(1.0, |p| {
             let mean = mean_step_smoothness_at(
                 p.model().curvature(),
                 p.delta(),

@@ -153,7 +153,7 @@ pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, bud
     let param = budget.target.param();
     let note = budget_note(budget);
     let mut out = format!(
-        "budgets: {note}\n{:>7} {:>7}  best {metric} per algorithm (tuned hyperparameters)  winner (margin)  price (winner/non-private)\n",
+        "budgets: {note}\n{:>7} {:>7}  best {metric} per algorithm: predicted [simulated ± se, when checked] (tuned hyperparameters)  winner (margin)  price (winner/non-private)\n",
         "δ",
         propdp_core::parameters::symbol(param)
     );
