@@ -14,7 +14,7 @@ output perturbation τ = 0.5) at two δ:
 
 Needs numpy and scikit-learn (pip install numpy scikit-learn) and a built
 propdp (cargo build --release -p propdp-cli). Writes into target/real_data/
-and prints the markdown tables. Usage: python3 scripts/studies/real_data_study.py [--reps 100]
+and prints the markdown tables. Usage: python3 scripts/studies/real_data_study.py [--reps 100] [--labels-only]
 """
 
 import argparse
@@ -97,6 +97,9 @@ def own_labels(a):
     for name, loader, target, standardize, deltas in LABELLED:
         bunch = loader()
         x, y = bunch.data, target(bunch)
+        # standardised as `[simulation] data = { labels }` does it (docs/training_loop.md): `propdp spectrum`
+        # then reports s² and noise in the units the simulation fits
+        y = (y - y.mean()) / y.std()
         data = OUT / f"{name}.csv"
         cols = [f"c{i}" for i in range(x.shape[1])] + ["y"]
         np.savetxt(data, np.column_stack([x, y]), delimiter=",", header=",".join(cols), comments="")
@@ -144,8 +147,12 @@ def own_labels(a):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=100)
+    ap.add_argument("--labels-only", action="store_true", help="only the data's own labels")
     a = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
+    if a.labels_only:
+        own_labels(a)
+        return
     for name, (loader, standardize, deltas) in DATASETS.items():
         data, spectra, d = spectrum_files(name, loader, standardize)
         print(f"\n### {name} (d = {d} directions, {'standardised' if standardize else 'centred'} columns)\n")

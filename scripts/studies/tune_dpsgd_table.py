@@ -30,7 +30,7 @@ def main(path: str) -> None:
         q, steps = r["sample_rate"], r["steps"]
         sim = r.get("simulation")
         simulated = (
-            f"{sim['mean']:.4f} ± {sim['stderr']:.4f} ({'agrees' if sim['agrees'] else 'DISAGREES'})"
+            f"{sim['mean']:.4f} ± {sim['stderr']:.4f} ({sim['verdict'] if sim['verdict'] != 'pass' else 'agrees'})"
             if sim
             else "—"
         )

@@ -214,8 +214,9 @@ pub struct RealData {
     pub coords: Coordinates,
     /// Where the rows came from (the data file), for records.
     pub source: String,
-    /// The data's own regression labels, centred (none: labels are drawn
-    /// from a synthetic teacher per repetition).
+    /// The data's own labels (none: labels are drawn from a synthetic
+    /// teacher per repetition): regression labels standardised
+    /// ([`standardized_labels`]), classification labels ±1 ([`class_labels`]).
     pub labels: Option<Vec<f64>>,
     /// The column `labels` came from, for records.
     pub label_column: Option<String>,
@@ -285,6 +286,83 @@ impl RealData {
     pub fn rows_at(&self, index: &[usize]) -> DMatrix<f64> {
         DMatrix::from_columns(&index.iter().map(|&i| self.rows.xt.column(i)).collect::<Vec<_>>())
     }
+}
+
+/// A data set's own label column as a simulation fits it: classification
+/// labels ±1 ([`class_labels`]) for logistic regression, otherwise
+/// regression labels standardised ([`standardized_labels`]); an error
+/// (text) for a value out of range ([`in_range`]) or a column that cannot
+/// serve.
+pub fn own_labels(y: &[f64], classes: bool) -> Result<Vec<f64>, String> {
+    if let Some(v) = y.iter().find(|v| !in_range(**v)) {
+        return Err(format!(
+            "a column of finite numbers of magnitude at most {MAX_MAGNITUDE:e} (it holds {v:e}; rescale it)"
+        ));
+    }
+    if classes {
+        class_labels(y)
+    } else {
+        standardized_labels(y)
+    }
+}
+
+/// The data's own regression labels in propdp's units: centred and
+/// divided by their standard deviation (ddof = 0, numpy's default) over
+/// the whole column — docs/training_loop.md's recipe; an error (text) for a
+/// constant column.
+///
+/// ```
+/// let y = propdp_sim::real::standardized_labels(&[1.0, 3.0, 5.0, 7.0]).unwrap();
+/// // mean 4, sd √5
+/// assert!((y[0] + 3.0 / 5f64.sqrt()).abs() < 1e-15 && (y[3] - 3.0 / 5f64.sqrt()).abs() < 1e-15);
+/// assert!(propdp_sim::real::standardized_labels(&[2.0, 2.0]).is_err());
+/// ```
+pub fn standardized_labels(y: &[f64]) -> Result<Vec<f64>, String> {
+    let mean = y.iter().sum::<f64>() / y.len() as f64;
+    let centred: Vec<f64> = y.iter().map(|v| v - mean).collect();
+    // the sd from the scaled column: its squares neither underflow nor overflow
+    let spread = centred.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let sd = if spread > 0.0 {
+        spread * (centred.iter().map(|v| (v / spread).powi(2)).sum::<f64>() / y.len() as f64).sqrt()
+    } else {
+        0.0
+    };
+    if sd == 0.0 || sd <= 1e-12 * mean.abs() || spread < 1.0 / MAX_MAGNITUDE {
+        return Err(format!(
+            "a label column that varies (it is constant at {mean:e}, or varies by less than {:e})",
+            1.0 / MAX_MAGNITUDE
+        ));
+    }
+    Ok(centred.iter().map(|v| v / sd).collect())
+}
+
+/// The data's own classification labels as ±1: the column must take
+/// exactly two distinct values, the larger mapped to +1 and the smaller to
+/// −1 (0/1 and −1/+1 columns keep their meaning); an error (text) naming
+/// the values found otherwise.
+///
+/// ```
+/// use propdp_sim::real::class_labels;
+/// assert_eq!(class_labels(&[0.0, 1.0, 1.0]).unwrap(), vec![-1.0, 1.0, 1.0]);
+/// assert_eq!(class_labels(&[3.0, 2.0]).unwrap(), vec![1.0, -1.0]);
+/// assert!(class_labels(&[0.0, 1.0, 2.0]).unwrap_err().contains("0, 1, 2"));
+/// ```
+pub fn class_labels(y: &[f64]) -> Result<Vec<f64>, String> {
+    let mut values = y.to_vec();
+    values.sort_by(f64::total_cmp);
+    values.dedup_by(|a, b| a == b);
+    let &[_, high] = values.as_slice() else {
+        let shown: Vec<String> = values.iter().take(6).map(|v| format!("{v}")).collect();
+        let more = if values.len() > 6 { ", …" } else { "" };
+        return Err(format!(
+            "a column of exactly two distinct values for logistic regression (the larger becomes +1, the \
+             smaller −1); it holds {} distinct value{}: {}{more}",
+            values.len(),
+            if values.len() == 1 { "" } else { "s" },
+            shown.join(", ")
+        ));
+    };
+    Ok(y.iter().map(|&v| if v == high { 1.0 } else { -1.0 }).collect())
 }
 
 /// A data file's columns (names) and N × p matrix: a NumPy `.npy` file

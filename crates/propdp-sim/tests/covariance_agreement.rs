@@ -30,7 +30,7 @@ fn check(points: &[Point], cov: &Covariance, seed: u64) -> Vec<String> {
         for (name, &t) in &th.metrics {
             let (m, se) = (sim.mean[name], sim.stderr[name]);
             z.push((m - t) / se);
-            if (t - m).abs() > propdp_core::validation::allowed_gap(t, se, D) {
+            if (t - m).abs() > propdp_core::validation::allowed_gap(name, t, se, D, true) {
                 bad.push(format!("{p:?}: {name} theory {t:.5} sim {m:.5} ± {se:.5}"));
             }
         }
@@ -182,7 +182,9 @@ fn dpgd_and_dpsgd_with_a_power_law_covariance_match_simulation() {
                 let (m, se) = (values[j], per.stderr[name][j]);
                 let (tv, tse) = (path.mean[name][t], path.stderr[name][t]);
                 z.push((m - tv) / (se * se + tse * tse).sqrt());
-                if (tv - m).abs() > propdp_core::validation::allowed_gap(tv, (se * se + tse * tse).sqrt(), D) {
+                if (tv - m).abs()
+                    > propdp_core::validation::allowed_gap(name, tv, (se * se + tse * tse).sqrt(), D, true)
+                {
                     bad.push(format!(
                         "{model:?} {teacher:?} {name} at t = {t}: theory {tv:.5} ± {tse:.1e}, sim {m:.5} ± {se:.1e}"
                     ));

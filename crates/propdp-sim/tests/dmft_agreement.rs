@@ -22,7 +22,7 @@ fn disagreements(point: &Point, design: Design, index: u64) -> Vec<String> {
         for (t, &th) in tv.iter().enumerate().skip(1) {
             let (m, se_sim) = (spath.mean[name][t], spath.stderr[name][t]);
             let se = (se_sim.powi(2) + tpath.stderr[name][t].powi(2)).sqrt();
-            if !agrees(th, m, se, D) {
+            if !agrees(name, th, m, se, D, false) {
                 bad.push(format!(
                     "{design:?} {name} t={t}: theory {th:.5} sim {m:.5} ± {se_sim:.5}"
                 ));
@@ -99,7 +99,7 @@ fn wrong_noise_level_is_rejected() {
     .unwrap();
     let (t, m, se) = (theory.metrics["norm2"], sim.mean["norm2"], sim.stderr["norm2"]);
     assert!(
-        !agrees(t, m, se, D),
+        !agrees("norm2", t, m, se, D, false),
         "σ = 3.6 theory {t} not rejected by σ = 3 simulation {m} ± {se}"
     );
 }

@@ -36,7 +36,7 @@ fn compare(
             let se = (se_sim.powi(2) + tpath.stderr[name][t].powi(2)).sqrt();
             z2 += ((th - m) / se).powi(2);
             k += 1.0;
-            if !agrees(th, m, se, d) {
+            if !agrees(name, th, m, se, d, false) {
                 bad.push(format!(
                     "{design:?} {name} t={t}: theory {th:.5} sim {m:.5} ± {se_sim:.5}"
                 ));

@@ -57,7 +57,7 @@ fn against_simulation(point: &Point, d: usize, reps: usize) -> (Vec<String>, f64
             let (m, se) = (sim.mean[name][i], sim.stderr[name][i]);
             z2 += ((th - m) / se).powi(2);
             k += 1.0;
-            if checkpoint(t, tv.len() - 1) && !agrees(th, m, se, d) {
+            if checkpoint(t, tv.len() - 1) && !agrees(name, th, m, se, d, false) {
                 bad.push(format!("{name} t={t}: exact {th:.5} sim {m:.5} ± {se:.5}"));
             }
         }

@@ -141,7 +141,7 @@ fn against_simulation(cov: &Covariance, p: &Point, d: usize, reps: usize, seed: 
             k += 1.0;
             worst = worst.max(z.abs());
             let checkpoint = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000].contains(&t) || t == steps;
-            if checkpoint && !agrees(th, m, se, d) {
+            if checkpoint && !agrees(name, th, m, se, d, true) {
                 bad.push(format!("{name} t={t}: exact {th:.5} sim {m:.5} ± {se:.5}"));
             }
         }

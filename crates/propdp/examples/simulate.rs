@@ -25,7 +25,7 @@ fn main() -> anyhow::Result<()> {
     );
     for (metric, &t) in &theory.metrics {
         let (mean, se) = (sim.mean[metric], sim.stderr[metric]);
-        let verdict = if agrees(t, mean, se, sim.d) {
+        let verdict = if agrees(metric, t, mean, se, sim.d, false) {
             "agrees"
         } else {
             "DISAGREES"

@@ -505,34 +505,28 @@ pub(crate) fn load_rows(
                     format!("a column of {label}: {}", names.join(", ")),
                 ));
             };
-            let regression = points.iter().all(|p| {
-                matches!(p.model(), Model::Huber { .. } | Model::LeastSquares { .. })
-                    && p.algorithm()
-                        .gradient_steps()
-                        .is_none_or(|g| g.loss_variant == propdp_core::LossVariant::Standard)
+            let standard = points.iter().all(|p| {
+                p.algorithm()
+                    .gradient_steps()
+                    .is_none_or(|g| g.loss_variant == propdp_core::LossVariant::Standard)
             });
-            if !regression {
+            let regression = points
+                .iter()
+                .all(|p| matches!(p.model(), Model::Huber { .. } | Model::LeastSquares { .. }));
+            let logistic = points.iter().all(|p| matches!(p.model(), Model::Logistic));
+            if !standard || !(regression || logistic) {
                 return Err(bad(
                     "simulation.data.labels",
                     format!("{col:?}"),
-                    "regression models (huber, least_squares) with their standard loss: the data's labels \
-                     are fitted as y = xᵀθ + ε"
+                    "a model with its standard loss: regression (huber, least_squares), the labels fitted as \
+                     y = xᵀθ + ε, or logistic, a two-valued label column"
                         .into(),
                 ));
             }
-            let y = x.column(j);
-            if let Some(v) = y.iter().find(|v| !propdp_sim::real::in_range(**v)) {
-                return Err(bad(
-                    "simulation.data.labels",
-                    format!("{col:?}"),
-                    format!(
-                        "a column of finite numbers of magnitude at most {:e} (it holds {v:e}; rescale it)",
-                        propdp_sim::real::MAX_MAGNITUDE
-                    ),
-                ));
-            }
-            let mean = y.mean();
-            Some((j, y.iter().map(|v| v - mean).collect::<Vec<f64>>()))
+            let y: Vec<f64> = x.column(j).iter().copied().collect();
+            let labels = propdp_sim::real::own_labels(&y, logistic)
+                .map_err(|e| bad("simulation.data.labels", format!("{col:?}"), e))?;
+            Some((j, labels))
         }
     };
     let keep: Vec<usize> = (0..names.len())

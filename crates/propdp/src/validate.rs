@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::Result;
 use propdp_core::Config;
 use propdp_core::record::{Record, Source};
-use propdp_core::validation::{agrees, allowed_gap};
+use propdp_core::validation::{Verdict, finite_size_allowance, verdict};
 
 use crate::progress::Progress;
 use crate::run::{RunSummary, Sources, run};
@@ -33,14 +33,23 @@ pub struct Comparison {
     pub mean: f64,
     /// Its standard error.
     pub stderr: f64,
-    /// Whether the pair passes the rule.
-    pub pass: bool,
+    /// Whether the features have a covariance (or are a data set's rows):
+    /// the rule's finite-size constants differ.
+    pub covariance: bool,
+    /// The rule's verdict (pass: |z| ≤ 3; finite-d: within the measured
+    /// finite-size allowance; FAIL).
+    pub verdict: Verdict,
 }
 
 impl Comparison {
     /// z with the simulation's and the prediction's standard errors combined.
     pub fn z(&self) -> f64 {
-        (self.mean - self.theory) / self.stderr.hypot(self.theory_stderr)
+        propdp_core::validation::z(self.theory, self.mean, self.stderr.hypot(self.theory_stderr))
+    }
+
+    /// The finite-size allowance of the rule at this d.
+    pub fn allowance(&self) -> f64 {
+        finite_size_allowance(&self.metric, self.theory, self.d, self.covariance)
     }
 }
 
@@ -56,7 +65,12 @@ pub struct Validation {
 impl Validation {
     /// Comparisons that fail the rule.
     pub fn failed(&self) -> usize {
-        self.rows.iter().filter(|r| !r.pass).count()
+        self.count(Verdict::Fail)
+    }
+
+    /// Comparisons with the verdict `v`.
+    pub fn count(&self, v: Verdict) -> usize {
+        self.rows.iter().filter(|r| r.verdict == v).count()
     }
 }
 
@@ -88,6 +102,7 @@ pub fn validate(cfg: &Config, label: &str, dir: &Path, progress: &dyn Progress) 
 /// Every (simulation, theory) pair of metrics of the same point.
 pub fn compare(cfg: &Config, records: &[Record]) -> Vec<Comparison> {
     let swept = cfg.sweep.swept_axes();
+    let covariance = cfg.covariance.is_some() || cfg.data.is_some();
     let theory: BTreeMap<usize, &Record> = records
         .iter()
         .filter(|r| r.source == Source::Theory)
@@ -123,7 +138,8 @@ pub fn compare(cfg: &Config, records: &[Record]) -> Vec<Comparison> {
                 theory_stderr: tse,
                 mean,
                 stderr: se,
-                pass: agrees(tv, mean, se.hypot(tse), s.d),
+                covariance,
+                verdict: verdict(metric, tv, mean, se.hypot(tse), s.d, covariance),
             });
         }
     }
@@ -148,14 +164,19 @@ pub fn table(rows: &[Comparison]) -> String {
             r.theory,
             format!("{:.5} ± {:.5}", r.mean, r.stderr),
             r.z(),
-            if r.pass { "pass" } else { "FAIL" }
+            match r.verdict {
+                Verdict::FiniteD => format!("finite-d (gap ≤ 3·stderr + {:.2e})", r.allowance()),
+                v => v.label().to_string(),
+            }
         );
     }
     s
 }
 
 fn write_csv(path: &Path, rows: &[Comparison]) -> Result<()> {
-    let mut s = String::from("index,params,d,metric,theory,theory_stderr,sim_mean,sim_stderr,z,allowed_gap,pass\n");
+    let mut s = String::from(
+        "index,params,d,metric,theory,theory_stderr,sim_mean,sim_stderr,z,finite_size_allowance,verdict\n",
+    );
     for r in rows {
         writeln!(
             s,
@@ -169,8 +190,8 @@ fn write_csv(path: &Path, rows: &[Comparison]) -> Result<()> {
             r.mean,
             r.stderr,
             r.z(),
-            allowed_gap(r.theory, r.stderr.hypot(r.theory_stderr), r.d),
-            r.pass
+            r.allowance(),
+            r.verdict.label()
         )?;
     }
     std::fs::write(path, s).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;

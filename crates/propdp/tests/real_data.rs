@@ -123,8 +123,8 @@ fn the_datas_own_labels_leave_out_the_metrics_of_a_ground_truth() {
         if r.source == Source::Simulation {
             let keys: Vec<&str> = r.metrics.keys().map(String::as_str).collect();
             assert_eq!(keys, ["noise_corr", "norm2", "test_mse", "train_resid_trunc"]);
-            // y = Σ columns + uniform noise, Var y ≈ 15: the fit beats the mean (n = 8 or 16 rows)
-            assert!(r.metrics["test_mse"] < 15.0, "{:?}", r.metrics);
+            // y = Σ columns + uniform noise, standardised (Var y = 1): the fit beats the mean (n = 8 or 16 rows)
+            assert!(r.metrics["test_mse"] < 1.0, "{:?}", r.metrics);
         }
     }
 }
@@ -142,7 +142,7 @@ fn gradient_descent_on_the_datas_own_labels_records_the_test_error() {
             .replace("delta = [0.5, 1.0]", "delta = 0.1")
             .replace(
                 "kind = \"objective\"\nlambda = 0.5\nsigma = 1.0",
-                &format!("kind = \"{kind}\"\nlambda = 0.01\nsigma = 0.01\neta = 0.1\nsteps = 200\n{extra}"),
+                &format!("kind = \"{kind}\"\nlambda = 0.01\nsigma = 0.01\neta = 0.02\nsteps = 200\n{extra}"),
             );
         let cfg = config(tmp.path(), &text).unwrap();
         let out = tmp.path().join(kind);
@@ -158,9 +158,10 @@ fn gradient_descent_on_the_datas_own_labels_records_the_test_error() {
             .find(|r| r.source == Source::Simulation)
             .expect("a simulation record");
         let path = &sim.per_step.as_ref().expect("per-step metrics")["test_mse"];
-        // from θ = 0 (test_mse = mean y² ≈ Var y ≈ 15) down as the fit learns y ≈ Σ columns
+        // from θ = 0 (test_mse = mean y² ≈ 1, the labels standardised) down as the fit learns y ≈ Σ columns
+        // (η = 0.02: the strongest direction's curvature n·ω/d ≈ 46 allows η < 0.04)
         let (first, last) = (path[0], *path.last().unwrap());
-        assert!(first > 5.0 && last < 0.75 * first, "{kind}: test_mse {first} → {last}");
+        assert!(first > 0.5 && last < 0.75 * first, "{kind}: test_mse {first} → {last}");
         assert_eq!(sim.metrics["test_mse"], last);
         assert!(!sim.metrics.contains_key("est_err2"), "{kind}: no θ*, no est_err2");
     }
@@ -207,6 +208,7 @@ fn data_that_cannot_serve_the_config_is_refused_naming_the_field() {
         .replace("noise = { law = \"gaussian\", sd = 0.5 }\n", "")
         .replace("COV", "")
         .replace("drop = [\"y\"]", "labels = \"y\"");
+    // logistic on a continuous label column: not two classes
     refused(logistic, "simulation.data.labels");
     // a spectrum that is not this data set's
     refused(

@@ -42,7 +42,10 @@ fn validates(name: &str, toml: &str, spectrum_power: Option<f64>) {
     assert!(
         v.failed() == 0,
         "{name}: {:?}",
-        v.rows.iter().filter(|r| !r.pass).collect::<Vec<_>>()
+        v.rows
+            .iter()
+            .filter(|r| r.verdict == propdp::core::validation::Verdict::Fail)
+            .collect::<Vec<_>>()
     );
     let records: Vec<Value> = std::fs::read_to_string(out.join("results.jsonl"))
         .unwrap()

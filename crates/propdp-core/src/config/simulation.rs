@@ -46,7 +46,7 @@ pub struct SimulationConfig {
 ///
 /// ```toml
 /// data = { file = "digits.csv", drop = ["label"], standardize = false }
-/// data = { file = "housing.csv", labels = "price" }   # the data's own regression labels
+/// data = { file = "housing.csv", labels = "price" }   # the data's own labels
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,8 +60,10 @@ pub struct DataSpec {
     /// Divide every column by its standard deviation after centring.
     #[serde(default)]
     pub standardize: bool,
-    /// A column of regression labels to fit instead of labels drawn from a
-    /// synthetic teacher (Huber and least squares; not a feature).
+    /// A column of the data's own labels to fit instead of labels drawn
+    /// from a synthetic teacher (not a feature): regression labels (Huber,
+    /// least squares) are centred and divided by their standard deviation;
+    /// logistic labels must take two values, the larger becoming +1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labels: Option<String>,
 }
@@ -79,7 +81,7 @@ pub struct DataFile {
     pub drop: Vec<String>,
     /// Standardise the columns.
     pub standardize: bool,
-    /// The column of regression labels, if the data's own labels are fitted.
+    /// The column of labels, if the data's own labels are fitted.
     pub labels: Option<String>,
 }
 

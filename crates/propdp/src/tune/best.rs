@@ -441,8 +441,13 @@ pub struct SimCheck {
     pub mean: f64,
     /// Its standard error.
     pub stderr: f64,
-    /// Whether |theory − simulation| passes the docs/theory.md §5 rule.
-    pub agrees: bool,
+    /// The docs/theory.md §5.1 verdict of the simulated mean against the
+    /// prediction: `pass` (|z| ≤ 3), `finite-d` (|z| > 3 within the
+    /// measured O(1/d) allowance), `fail`, or `inconclusive` when the
+    /// combined standard error exceeds 5% of max(|prediction|, 0.1) — too
+    /// wide to state agreement — or comes from fewer than 10 repetitions
+    /// (raise `simulation.reps`).
+    pub verdict: propdp_core::validation::Verdict,
     /// The data file whose rows were simulated on (`[simulation] data`);
     /// absent: drawn rows.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -488,7 +493,15 @@ pub(super) fn simulate(
         seed: sim.seed,
         mean,
         stderr: se,
-        agrees: (opt.value - mean).abs() <= propdp_core::validation::allowed_gap(opt.value, se_total, s.d),
+        verdict: propdp_core::validation::check(
+            metric,
+            opt.value,
+            mean,
+            se_total,
+            s.reps,
+            s.d,
+            covariance.is_some() || data.is_some(),
+        ),
         data,
     };
     Ok(check)
