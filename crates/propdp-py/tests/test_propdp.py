@@ -742,7 +742,7 @@ def test_spectrum_with_a_model_gives_the_effective_model_and_its_file(tmp_path):
     a = df.attrs
     assert a["model"] == "logistic" and a["noise_sd"] is None and a["describes"]
     assert a["s2_interval"][0] < a["s2"] < a["s2_interval"][1]
-    assert any("7.0 → +1" in line for line in a["summary"]), a["summary"]
+    assert any("labels 7 → +1" in line for line in a["summary"]), a["summary"]
     (tmp_path / "eff.csv").write_text(a["file_text"])
     cfg = ('[problem]\nmodel = "logistic"\ndelta = 0.5\ncovariance = { file = "eff.csv" }\n'
            '[algorithm]\nkind = "objective"\nlambda = 1.0\nsigma = 0.5\n')
