@@ -146,22 +146,34 @@ enum Command {
     /// The covariance spectrum of a data set (a CSV with a header row) as a
     /// `problem.covariance` file: eigenvalues of the centred columns'
     /// covariance, constant columns dropped; teacher energies from the
-    /// regression labels if named (docs/covariance.md). Computed without
-    /// privacy: for planning, not for publishing.
+    /// labels if named (in units of their sd), and with --model the
+    /// effective model's s2 and its checks (docs/covariance.md). Computed
+    /// without privacy: for planning, not for publishing.
     Spectrum {
         /// The data: a CSV file with a header row of column names, or a 2-D
         /// float64 .npy array (columns x0, x1, …).
         data: PathBuf,
-        /// The column holding regression labels (excluded from the features).
+        /// The column holding the labels (excluded from the features):
+        /// regression labels, or two classes with --model logistic.
         #[arg(long)]
         label: Option<String>,
         /// A column that is neither a feature nor the label (e.g. a class
         /// column); repeat for several.
         #[arg(long, value_name = "COLUMN")]
         drop: Vec<String>,
-        /// Divide every column by its standard deviation after centring.
+        /// Divide every column by its standard deviation after centring
+        /// (always done with --model).
         #[arg(long)]
         standardize: bool,
+        /// Estimate the effective model of the labels: s² (and the noise)
+        /// for which this model of the spectrum predicts the cross-fitted
+        /// error of a non-private fit, and check it (docs/covariance.md);
+        /// logistic labels take two values, the larger read as +1.
+        #[arg(long, value_enum)]
+        model: Option<SpectrumModel>,
+        /// The Huber threshold of --model huber, in units of sd(y).
+        #[arg(long, value_name = "M", default_value_t = 1.0)]
+        huber_m: f64,
         /// Write the spectrum here (a new file) instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -210,16 +222,14 @@ fn main() -> ExitCode {
             exit_code(figures_ok, m.failed, &out)
         }),
         Command::Validate { config, out } => validate(&config, out),
-        Command::Check { config } if is_tune(&config) => {
-            propdp::core::input::read_regular_text(&config)
-                .map_err(|e| anyhow::anyhow!("reading {}: {e}", config.display()).into())
-                .and_then(|text| propdp::tune::estimate(&text, &config.display().to_string(), None))
-                .map(|e| {
-                    println!("{}: a valid tune config", config.display());
-                    println!("{}", e.text());
-                    ExitCode::SUCCESS
-                })
-        }
+        Command::Check { config } if is_tune(&config) => propdp::core::input::read_regular_text(&config)
+            .map_err(|e| anyhow::anyhow!("reading {}: {e}", config.display()).into())
+            .and_then(|text| propdp::tune::estimate(&text, &config.display().to_string(), None))
+            .map(|e| {
+                println!("{}: a valid tune config", config.display());
+                println!("{}", e.text());
+                ExitCode::SUCCESS
+            }),
         Command::Check { config } => load(&config).and_then(|cfg| {
             propdp::run::check(&cfg)?;
             warn_step_sizes(&cfg);
@@ -259,28 +269,37 @@ fn main() -> ExitCode {
             label,
             drop,
             standardize,
+            model,
+            huber_m,
             out,
-        } => propdp::data_spectrum::from_file(&data, label.as_deref(), &drop, standardize).and_then(|s| {
-            let text = s.to_csv(&data.display().to_string());
-            match out {
-                Some(out) => {
-                    propdp::data_spectrum::write_new(&out, &text)?;
-                    eprintln!("wrote {} ({} atoms)", out.display(), s.eigenvalues.len());
-                    // the suggestion for the config, on the terminal too
-                    if let Some(f) = &s.labels {
-                        eprintln!(
-                            "labels {:?}: R² = {:.4} of the linear fit; in a config: s2 = {:e}, noise = {{ law = \"gaussian\", sd = {:e} }}",
-                            label.as_deref().unwrap_or_default(),
-                            f.r2,
-                            f.s2,
-                            f.noise_sd
-                        );
+        } => spectrum_model(model, huber_m)
+            .and_then(|model| propdp::data_spectrum::from_file(&data, label.as_deref(), &drop, standardize, model))
+            .and_then(|s| {
+                let text = s.to_csv(&data.display().to_string());
+                match out {
+                    Some(out) => {
+                        propdp::data_spectrum::write_new(&out, &text)?;
+                        eprintln!("wrote {} ({} atoms)", out.display(), s.eigenvalues.len());
+                        // the suggestion for the config, on the terminal too
+                        if let Some(f) = &s.labels {
+                            eprintln!(
+                                "labels {:?} (centred, divided by their sd {:e}): R² = {:.4} of the linear fit; in a \
+                                 config: s2 = {:e}, noise = {{ law = \"gaussian\", sd = {:e} }}",
+                                label.as_deref().unwrap_or_default(),
+                                f.label_sd,
+                                f.r2,
+                                f.s2,
+                                f.noise_sd
+                            );
+                        }
+                        for line in s.summary() {
+                            eprintln!("{line}");
+                        }
                     }
+                    None => print!("{text}"),
                 }
-                None => print!("{text}"),
-            }
-            Ok(ExitCode::SUCCESS)
-        }),
+                Ok(ExitCode::SUCCESS)
+            }),
     };
     match result {
         Ok(code) => code,
@@ -457,4 +476,26 @@ fn report_tune(o: &propdp::tune::TuneOutcome) -> ExitCode {
 /// what is wrong.
 fn is_tune(config: &std::path::Path) -> bool {
     propdp::core::input::read_regular_text(config).is_ok_and(|t| propdp::tune::is_tune_config(&t))
+}
+
+/// `propdp spectrum --model`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SpectrumModel {
+    /// Two classes: logistic regression.
+    Logistic,
+    /// Huber regression (threshold --huber-m).
+    Huber,
+    /// Least-squares regression.
+    #[value(name = "least_squares")]
+    LeastSquares,
+}
+
+/// The model of `propdp spectrum --model` (the library checks `--huber-m`).
+fn spectrum_model(model: Option<SpectrumModel>, huber_m: f64) -> Result<Option<propdp::data_spectrum::ModelChoice>> {
+    use propdp::data_spectrum::ModelChoice;
+    Ok(model.map(|m| match m {
+        SpectrumModel::Logistic => ModelChoice::Logistic,
+        SpectrumModel::Huber => ModelChoice::Huber { m: huber_m },
+        SpectrumModel::LeastSquares => ModelChoice::LeastSquares,
+    }))
 }

@@ -13,6 +13,7 @@
 
 pub mod config;
 pub mod covariance;
+pub mod effective_model;
 pub mod error;
 pub mod input;
 pub mod loss;

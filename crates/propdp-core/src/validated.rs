@@ -51,8 +51,12 @@ impl Config {
 
     /// [`Config::from_toml_str`] for a config read from a file in `dir`: a
     /// relative `problem.covariance.file` is taken relative to `dir` (to the
-    /// current directory when `None`).
+    /// current directory when `None`). The `s2` and `noise` it leaves out
+    /// come from the file's effective model, if it has one
+    /// ([`crate::effective_model::complete`]; the recorded text has them).
     pub fn from_toml_str_in(text: &str, dir: Option<&Path>) -> Result<Config, ConfigError> {
+        // s2 and noise from the covariance file's effective model, when the config leaves them out
+        let text = &crate::effective_model::complete(text, dir)?;
         let raw: RawConfig =
             toml::from_str(text).map_err(|e| tagged_table_error(text).unwrap_or(ConfigError::Parse(e.to_string())))?;
         Config::from_raw_in(raw, text.to_string(), dir)

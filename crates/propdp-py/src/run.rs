@@ -297,19 +297,26 @@ pub(crate) fn draw(
 }
 
 /// The spectrum of a data matrix `x` (rows × columns, named `names`) and,
-/// if given, regression labels `y`, as `propdp spectrum` computes it: a dict
-/// of the columns `eigenvalue`, `weight`, `teacher` and the facts behind
-/// them (`rows`, `columns`, `constant`, `null_directions`, and with labels
-/// `s2`, `noise_sd`, `r2`).
+/// if given, labels `y`, as `propdp spectrum` computes it: a dict of the
+/// columns `eigenvalue`, `weight`, `teacher` and the facts behind them
+/// (`rows`, `columns`, `constant`, `null_directions`; with regression labels
+/// `s2`, `noise_sd`, `r2`, `label_sd`). With `model` ("logistic", "huber",
+/// "least_squares"; columns standardised) also the effective model: `model`,
+/// `s2`, `s2_interval`, `noise_sd`, `rho`, `describes`, `summary` (the lines
+/// the command prints) and `file_text` (the spectrum file with its
+/// effective-model line, for `problem.covariance = { file = … }`).
 #[pyfunction]
-#[pyo3(signature = (x, names, y=None, standardize=false))]
+#[pyo3(signature = (x, names, y=None, standardize=false, model=None, huber_m=1.0))]
 pub(crate) fn spectrum<'py>(
     py: Python<'py>,
     x: Vec<Vec<f64>>,
     names: Vec<String>,
     y: Option<Vec<f64>>,
     standardize: bool,
+    model: Option<String>,
+    huber_m: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
+    use propdp::data_spectrum::ModelChoice;
     let p = names.len();
     if let Some((i, r)) = x.iter().enumerate().find(|(_, r)| r.len() != p) {
         return Err(config_error(
@@ -318,8 +325,21 @@ pub(crate) fn spectrum<'py>(
             Some("X".into()),
         ));
     }
+    let choice = match model.as_deref() {
+        None => None,
+        Some("logistic") => Some(ModelChoice::Logistic),
+        Some("huber") => Some(ModelChoice::Huber { m: huber_m }),
+        Some("least_squares") => Some(ModelChoice::LeastSquares),
+        Some(other) => {
+            return Err(config_error(
+                py,
+                format!("`model` = {other:?} is invalid: allowed \"logistic\", \"huber\" or \"least_squares\""),
+                Some("model".into()),
+            ));
+        }
+    };
     let s = py
-        .detach(|| propdp::data_spectrum::of_rows(&x, &names, y.as_deref(), standardize))
+        .detach(|| propdp::data_spectrum::of_rows(&x, &names, y.as_deref(), standardize, choice))
         .map_err(|e| to_py(py, e))?;
     let d = PyDict::new(py);
     let k = s.eigenvalues.len();
@@ -334,6 +354,17 @@ pub(crate) fn spectrum<'py>(
         d.set_item("s2", f.s2)?;
         d.set_item("noise_sd", f.noise_sd)?;
         d.set_item("r2", f.r2)?;
+        d.set_item("label_sd", f.label_sd)?;
+    }
+    if let Some(e) = &s.effective {
+        d.set_item("model", e.model.name())?;
+        d.set_item("s2", e.s2)?;
+        d.set_item("s2_interval", (e.s2_interval.0, e.s2_interval.1))?;
+        d.set_item("noise_sd", e.noise_sd)?;
+        d.set_item("rho", e.rho)?;
+        d.set_item("describes", e.describes())?;
+        d.set_item("summary", s.summary())?;
+        d.set_item("file_text", s.to_csv("the rows given to propdp.spectrum"))?;
     }
     Ok(d)
 }

@@ -716,8 +716,10 @@ def test_spectrum_recovers_a_known_covariance_as_the_cli_does(cli, tmp_path):
     assert list(df.columns) == ["eigenvalue", "weight", "teacher"] and len(df) == 30
     want = np.repeat([4.0, 1.0, 0.25], 10)
     assert np.all(np.abs(df["eigenvalue"].to_numpy() / want - 1) < 0.15)
-    assert abs(df.attrs["noise_sd"] / 0.3 - 1) < 0.05
-    assert abs(df.attrs["s2"] / (1.75 * np.sum(theta**2)) - 1) < 0.1
+    sd = np.std(y)  # the labels' unit: their sd, ddof 0
+    assert abs(df.attrs["label_sd"] / sd - 1) < 1e-12
+    assert abs(df.attrs["noise_sd"] * sd / 0.3 - 1) < 0.05
+    assert abs(df.attrs["s2"] * sd**2 / (1.75 * np.sum(theta**2)) - 1) < 0.1
     # the command line on the same data: the same numbers
     data = tmp_path / "data.csv"
     pd.DataFrame(np.column_stack([X, y]), columns=[f"c{j}" for j in range(30)] + ["y"]).to_csv(data, index=False)
@@ -725,6 +727,33 @@ def test_spectrum_recovers_a_known_covariance_as_the_cli_does(cli, tmp_path):
     rows = [l for l in out.stdout.splitlines() if l and not l.startswith("#")][1:]
     cli_eig = np.array([float(r.split(",")[0]) for r in rows])
     assert np.allclose(cli_eig, df["eigenvalue"].to_numpy(), rtol=1e-12)
+
+
+def test_spectrum_with_a_model_gives_the_effective_model_and_its_file(tmp_path):
+    """``model="logistic"``: two-class labels (the larger +1), s² matched to
+    the cross-fitted error with its interval, the checks, and the file text
+    whose effective-model line gives a config its s2; a third class is
+    refused naming ``y``."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((2000, 20)) * np.arange(1, 21)
+    t = (X / np.arange(1, 21)) @ (rng.standard_normal(20) * np.sqrt(2.0 / 20))
+    y = np.where(rng.random(2000) < 1 / (1 + np.exp(-t)), 7.0, 3.0)
+    df = propdp.spectrum(X, y, model="logistic")
+    a = df.attrs
+    assert a["model"] == "logistic" and a["noise_sd"] is None and a["describes"]
+    assert a["s2_interval"][0] < a["s2"] < a["s2_interval"][1]
+    assert any("labels 7 → +1" in line for line in a["summary"]), a["summary"]
+    (tmp_path / "eff.csv").write_text(a["file_text"])
+    cfg = ('[problem]\nmodel = "logistic"\ndelta = 0.5\ncovariance = { file = "eff.csv" }\n'
+           '[algorithm]\nkind = "objective"\nlambda = 1.0\nsigma = 0.5\n')
+    (tmp_path / "c.toml").write_text(cfg)
+    assert propdp.check(str(tmp_path / "c.toml"))
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.spectrum(X, np.where(t > 1, 2.0, y), model="logistic")
+    assert e.value.field == "y" and "found 3" in str(e.value)
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.spectrum(X, y, model="probit")
+    assert e.value.field == "model"
 
 
 def test_a_spectrum_is_a_covariance_for_solve_simulate_and_sweep(tmp_path):

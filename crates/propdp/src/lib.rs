@@ -35,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod data_spectrum;
+pub mod effective_model;
 pub mod error;
 mod figure_files;
 pub mod figures;

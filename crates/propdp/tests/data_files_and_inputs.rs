@@ -164,7 +164,7 @@ fn extreme_magnitudes_in_data_are_refused_not_a_panic() {
         // propdp spectrum: an error naming the data, no non-finite number
         let e = format!(
             "{:#}",
-            data_spectrum::from_file(&data, Some("y"), &[], false).unwrap_err()
+            data_spectrum::from_file(&data, Some("y"), &[], false, None).unwrap_err()
         );
         assert!(e.contains("DATA") && e.contains(what), "{scale}: {e}");
         // a run on the rows: refused naming the field
@@ -186,7 +186,7 @@ fn extreme_magnitudes_in_data_are_refused_not_a_panic() {
     std::fs::write(&data, lines.join("\n") + "\n").unwrap();
     let e = format!(
         "{:#}",
-        data_spectrum::from_file(&data, Some("y"), &[], false).unwrap_err()
+        data_spectrum::from_file(&data, Some("y"), &[], false, None).unwrap_err()
     );
     assert!(e.contains("label") && e.contains("row 5"), "{e}");
     let e = refused_run(&config(tmp.path(), &own_labels("objective")).unwrap(), tmp.path());
@@ -207,7 +207,7 @@ fn a_duplicate_column_name_is_refused() {
     std::fs::write(&data, doubled).unwrap();
     let e = format!(
         "{:#}",
-        data_spectrum::from_file(&data, Some("y"), &[], false).unwrap_err()
+        data_spectrum::from_file(&data, Some("y"), &[], false, None).unwrap_err()
     );
     assert!(e.contains("\"y\"") && e.contains("twice"), "{e}");
     let cfg = config(tmp.path(), &own_labels("objective")).unwrap();
@@ -235,11 +235,14 @@ fn a_fifo_or_a_device_as_an_input_is_refused_at_once() {
     fifo(&pipe);
     let start = Instant::now();
     // a data file
-    let e = format!("{:#}", data_spectrum::from_file(&pipe, None, &[], false).unwrap_err());
+    let e = format!(
+        "{:#}",
+        data_spectrum::from_file(&pipe, None, &[], false, None).unwrap_err()
+    );
     assert!(e.contains("not a regular file") && e.contains("FIFO"), "{e}");
     let e = format!(
         "{:#}",
-        data_spectrum::from_file(Path::new("/dev/zero"), None, &[], false).unwrap_err()
+        data_spectrum::from_file(Path::new("/dev/zero"), None, &[], false, None).unwrap_err()
     );
     assert!(e.contains("character device"), "{e}");
     // in a config: the data file and the covariance file

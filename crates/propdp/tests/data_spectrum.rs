@@ -30,9 +30,20 @@ fn a_known_covariance_and_teacher_are_recovered() {
         assert!((l / want - 1.0).abs() < 0.12, "eigenvalue {i}: {l} vs {want}");
     }
     let fit = s.labels.unwrap();
-    assert!((fit.noise_sd / 0.3 - 1.0).abs() < 0.05, "noise sd {}", fit.noise_sd);
-    // s² = λ̄·k·mean(θ²) in propdp's scale (λ̄ = 1.75, k = 30)
-    let want = 1.75 * 30.0 * theta.norm_squared() / 30.0;
+    // the labels' units: their sd, ddof 0
+    let sd = (y.map(|v| v - y.mean()).norm_squared() / 6000.0).sqrt();
+    assert!(
+        (fit.label_sd / sd - 1.0).abs() < 1e-12,
+        "label sd {} vs {sd}",
+        fit.label_sd
+    );
+    assert!(
+        (fit.noise_sd * sd / 0.3 - 1.0).abs() < 0.05,
+        "noise sd {} (units of sd(y) = {sd})",
+        fit.noise_sd
+    );
+    // s² = λ̄·k·mean(θ²) in propdp's scale (λ̄ = 1.75, k = 30), over sd(y)²
+    let want = 1.75 * 30.0 * theta.norm_squared() / 30.0 / (sd * sd);
     assert!((fit.s2 / want - 1.0).abs() < 0.1, "s2 {} vs {want}", fit.s2);
     // the file reads back as a covariance with the same atoms
     let dir = std::env::temp_dir().join(format!("propdp-data-spectrum-{}", std::process::id()));
@@ -58,19 +69,21 @@ fn constant_columns_are_dropped_and_bad_input_is_refused() {
     let dir = std::env::temp_dir().join(format!("propdp-data-spectrum-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("a.csv"), "a,b,c,y\n1,5,2,1\n2,5,1,0\n3,5,5,1\n4,5,0,3\n").unwrap();
-    let s = from_file(&dir.join("a.csv"), None, &[], true).unwrap();
+    let s = from_file(&dir.join("a.csv"), None, &[], true, None).unwrap();
     assert_eq!((s.constant.clone(), s.columns), (vec!["b".to_string()], 4));
     // three rows for two directions: the label noise is not identifiable
     std::fs::write(dir.join("c.csv"), "a,b,c,y\n1,5,2,1\n2,5,1,0\n3,5,5,1\n").unwrap();
-    let e = from_file(&dir.join("c.csv"), Some("y"), &[], false).unwrap_err();
+    let e = from_file(&dir.join("c.csv"), Some("y"), &[], false, None).unwrap_err();
     assert!(
         e.to_string().contains("--label") && e.to_string().contains("identifiable"),
         "{e}"
     );
-    let e = from_file(&dir.join("a.csv"), Some("z"), &[], false).unwrap_err();
+    let e = from_file(&dir.join("a.csv"), Some("z"), &[], false, None).unwrap_err();
     assert_eq!(e.field(), Some("label"));
     std::fs::write(dir.join("b.csv"), "a,b\n1,2\n3,x\n").unwrap();
-    let e = from_file(&dir.join("b.csv"), None, &[], false).unwrap_err().to_string();
+    let e = from_file(&dir.join("b.csv"), None, &[], false, None)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("line 3") && e.contains("\"b\""), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -123,10 +136,10 @@ fn a_npy_array_gives_the_spectrum_of_the_same_csv() {
         .collect();
     std::fs::write(dir.join("c.npy"), npy("<f8", false, &[200, 30], &rows)).unwrap();
     std::fs::write(dir.join("f.npy"), npy("<f8", true, &[200, 30], &cols)).unwrap();
-    let want = from_file(&dir.join("x.csv"), None, &[], false).unwrap();
+    let want = from_file(&dir.join("x.csv"), None, &[], false, None).unwrap();
     for f in ["c.npy", "f.npy"] {
         assert_eq!(
-            from_file(&dir.join(f), None, &[], false).unwrap().eigenvalues,
+            from_file(&dir.join(f), None, &[], false, None).unwrap().eigenvalues,
             want.eigenvalues,
             "{f}"
         );
@@ -135,7 +148,7 @@ fn a_npy_array_gives_the_spectrum_of_the_same_csv() {
     std::fs::write(dir.join("i.npy"), npy("<i8", false, &[3, 2], &ints)).unwrap();
     std::fs::write(dir.join("v.npy"), npy("<f8", false, &[6], &ints)).unwrap();
     for (f, want) in [("i.npy", "float64"), ("v.npy", "2-D")] {
-        let e = from_file(&dir.join(f), None, &[], false).unwrap_err();
+        let e = from_file(&dir.join(f), None, &[], false, None).unwrap_err();
         assert!(e.field() == Some("data") && e.to_string().contains(want), "{f}: {e}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -153,12 +166,12 @@ fn dropped_columns_are_not_features() {
     )
     .unwrap();
     std::fs::write(dir.path().join("b.csv"), "a,b,y\n1,5,1\n2,3,0\n3,5,1\n4,1,3\n0,2,2\n").unwrap();
-    let dropped = from_file(&dir.path().join("a.csv"), Some("y"), &["class".into()], false).unwrap();
-    let without = from_file(&dir.path().join("b.csv"), Some("y"), &[], false).unwrap();
+    let dropped = from_file(&dir.path().join("a.csv"), Some("y"), &["class".into()], false, None).unwrap();
+    let without = from_file(&dir.path().join("b.csv"), Some("y"), &[], false, None).unwrap();
     assert_eq!(dropped.eigenvalues, without.eigenvalues);
     assert_eq!(dropped.columns, 2);
     for bad in ["z", "y"] {
-        let e = from_file(&dir.path().join("a.csv"), Some("y"), &[bad.into()], false).unwrap_err();
+        let e = from_file(&dir.path().join("a.csv"), Some("y"), &[bad.into()], false, None).unwrap_err();
         assert_eq!(e.field(), Some("drop"), "{e:#}");
     }
 }

@@ -61,7 +61,7 @@ data = { file = "data.csv", drop = ["y"] }
 fn a_simulation_on_real_rows_records_its_data_and_uses_the_spectrum_teacher() {
     let tmp = tempfile::tempdir().unwrap();
     write_data(tmp.path());
-    let s = data_spectrum::from_file(&tmp.path().join("data.csv"), Some("y"), &[], false).unwrap();
+    let s = data_spectrum::from_file(&tmp.path().join("data.csv"), Some("y"), &[], false, None).unwrap();
     assert_eq!(
         (s.eigenvalues.len(), s.constant.clone()),
         (8, vec!["const".to_string()])

@@ -684,7 +684,7 @@ fn tune_simulates_its_optimum_on_the_datas_own_rows() {
         csv += &format!("{},{}\n", row.join(","), z[i * d] - z[i * d + 1]);
     }
     fs::write(tmp.path().join("rows.csv"), &csv).unwrap();
-    let s = propdp::data_spectrum::from_file(&tmp.path().join("rows.csv"), Some("y"), &[], false).unwrap();
+    let s = propdp::data_spectrum::from_file(&tmp.path().join("rows.csv"), Some("y"), &[], false, None).unwrap();
     fs::write(tmp.path().join("spectrum.csv"), s.to_csv("rows.csv")).unwrap();
     let text = |sim_d: usize, labels: &str| {
         format!(

@@ -34,6 +34,7 @@ from ._config import ConfigLike, config_error, plain, resolve
 from ._progress import ProgressLike, callback
 from ._results import Result, read_records, read_results
 from ._results import frame as _frame
+from ._spectrum import spectrum
 from .inference import InferenceRefused, PrivateGLM, PrivateGLMResults
 
 __version__: str = _native.__version__
@@ -71,59 +72,6 @@ def solve(model: str, algorithm: str, *, solver: Optional[Mapping[str, Any]] = N
 
 
 solve.__doc__ = _native.solve.__doc__
-
-
-def spectrum(X: Any, y: Any = None, *, standardize: bool = False) -> pd.DataFrame:
-    """The covariance spectrum of a data matrix ``X`` (rows × columns: a
-    DataFrame, a numpy array or nested lists), as ``propdp spectrum``
-    computes it: columns centred (``standardize=True``: also divided by
-    their standard deviation), constant columns dropped, one row per
-    eigenvalue of the sample covariance with weight 1/k and the teacher's
-    relative energy — from the least-squares fit of regression labels ``y``
-    (debiased), or spread without them.
-
-    Returns a DataFrame with columns ``eigenvalue``, ``weight``, ``teacher``,
-    accepted as ``covariance=`` by :func:`solve`, :func:`simulate` and in a
-    :func:`sweep` config (or written with ``to_csv(path, index=False)`` as a
-    ``covariance = { file = ... }``). ``df.attrs`` holds ``rows``,
-    ``columns``, ``constant`` (the dropped columns), ``null_directions``, and
-    with labels ``s2``, ``noise_sd`` (the config values in propdp's scale)
-    and ``r2``. See docs/covariance.md.
-    """
-    if hasattr(X, "columns"):
-        names = [str(c) for c in X.columns]
-        rows = plain(X.to_numpy())
-    else:
-        rows = plain(X)
-        names = [f"x{j}" for j in range(len(rows[0]) if _rows(rows) else 0)]
-    if not _rows(rows):
-        raise config_error(f"X is invalid: allowed a 2-D array of numbers (rows × columns), not {type(X).__name__} "
-                           f"{_shape(rows)}", "X")
-    rows = [[_args.real(f"X[{i}][{j}]", v, "a real number") for j, v in enumerate(row)] for i, row in enumerate(rows)]
-    labels = None
-    if y is not None:
-        ys = plain(y)
-        if isinstance(ys, (str, bytes)) or not isinstance(ys, list) or any(isinstance(v, list) for v in ys):
-            raise config_error(f"y is invalid: allowed a 1-D array of numbers, one per row, not {type(y).__name__}",
-                               "y")
-        labels = [_args.real(f"y[{i}]", v, "a real number") for i, v in enumerate(ys)]
-    out = _native.spectrum(rows, names, labels, _args.boolean("standardize", standardize))
-    df = pd.DataFrame({k: out.pop(k) for k in ("eigenvalue", "weight", "teacher")})
-    df.attrs.update(out)
-    return df
-
-
-def _rows(rows: Any) -> bool:
-    """Whether ``rows`` (plain Python values) is a list of equally long lists."""
-    return (isinstance(rows, list) and all(isinstance(r, list) for r in rows)
-            and len({len(r) for r in rows}) <= 1)
-
-
-def _shape(rows: Any) -> str:
-    """A short description of what was given instead of a 2-D array."""
-    if isinstance(rows, list):
-        return "(a 1-D list)" if rows and not isinstance(rows[0], list) else "(ragged rows)"
-    return ""
 
 
 def parameters() -> List[Dict[str, Any]]:

@@ -42,7 +42,12 @@ def run(
     shard: Optional[Tuple[int, int]] = None,
 ) -> Dict[str, Any]: ...
 def spectrum(
-    x: List[List[float]], names: List[str], y: Optional[List[float]] = None, standardize: bool = False
+    x: List[List[float]],
+    names: List[str],
+    y: Optional[List[float]] = None,
+    standardize: bool = False,
+    model: Optional[str] = None,
+    huber_m: float = 1.0,
 ) -> Dict[str, Any]: ...
 def records(path: _Path) -> List[Dict[str, Any]]: ...
 def merge(out: _Path, shards: List[_Path]) -> Dict[str, Any]: ...

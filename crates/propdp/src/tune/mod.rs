@@ -187,10 +187,12 @@ struct Plan {
 
 impl Plan {
     fn new(text: &str, label: &str) -> Result<Plan> {
-        let (cfg, points) = TuneConfig::from_toml_str(text).with_context(|| format!("in config {label}"))?;
         // a covariance file is read relative to the config's directory (when the label names the file)
         let path = std::path::Path::new(label);
         let dir = path.is_file().then(|| path.parent()).flatten();
+        // s2 and noise from the covariance file's effective model, when the config leaves them out
+        let text = &propdp_core::effective_model::complete(text, dir).with_context(|| format!("in config {label}"))?;
+        let (cfg, points) = TuneConfig::from_toml_str(text).with_context(|| format!("in config {label}"))?;
         let covariance = cfg.covariance_in(dir).with_context(|| format!("in config {label}"))?;
         let real = match (
             cfg.data_in(dir).with_context(|| format!("in config {label}"))?,
