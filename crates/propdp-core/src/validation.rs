@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn finite_d_is_the_gap_within_the_allowance_only() {
-        let (theory, se, d) = (1.0, 0.001, 20);
+        let (theory, se, d) = (1.0, 0.0005, 20);
         let a = finite_size_allowance("test_class_err", theory, d, false);
         assert!(a > 10.0 * se);
         let just_in = theory + 3.0 * se + 0.99 * a;

@@ -427,9 +427,19 @@ impl DataSpectrum {
             .filter(|c| !c.agrees())
             .map(|c| format!("{} (z = {:.1})", c.name, c.z()))
             .collect();
+        let balance_only = failed.len() == 1 && e.checks.iter().any(|c| c.is_balance() && !c.agrees());
         out.push(if failed.is_empty() {
             format!(
                 "the model describes these data: every check within {} s.e.",
+                effective_model::DISAGREE_Z
+            )
+        } else if balance_only {
+            format!(
+                "the model describes these data but for their class balance: {} beyond {} s.e. — the model \
+                 has no intercept, nor has propdp's training loop (docs/training_loop.md): its predictions are \
+                 for that loop on these labels (how close they came on such data sets: docs/real_data.md, \
+                 \"Your task\")",
+                failed.join("; "),
                 effective_model::DISAGREE_Z
             )
         } else {

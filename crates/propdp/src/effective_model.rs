@@ -107,7 +107,16 @@ impl Check {
     pub fn agrees(&self) -> bool {
         self.z().abs() <= DISAGREE_Z
     }
+
+    /// Whether this is the class-balance check (a model without intercept
+    /// against the data's mean label).
+    pub fn is_balance(&self) -> bool {
+        self.name == BALANCE
+    }
 }
+
+/// The class-balance check's name.
+const BALANCE: &str = "class balance: the mean ±1 label (the model's rows are centred, without intercept)";
 
 /// The effective model of a data set (module docs).
 #[derive(Debug, Clone, PartialEq)]
@@ -364,7 +373,7 @@ pub fn logistic(design: &Design, y: &DVector<f64>, probe: &Probe) -> crate::Resu
             observed_se: ll_se,
         },
         Check {
-            name: "class balance: the mean ±1 label (the model's rows are centred, without intercept)",
+            name: BALANCE,
             predicted: 0.0,
             predicted_se: 0.0,
             observed: balance,
