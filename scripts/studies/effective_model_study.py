@@ -94,7 +94,7 @@ def run(args):
     r = subprocess.run([str(PROPDP), *args], capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"propdp {' '.join(args)}\n{r.stderr}")
-    return r.stdout
+    return r.stdout + r.stderr
 
 
 def prepare(x, y, model):
