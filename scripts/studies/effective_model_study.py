@@ -195,11 +195,14 @@ def main():
             print(f"| {name} | {model} | | | | refused: {str(refused).splitlines()[-1]} | | | | | | |", flush=True)
             continue
         verdict = next((line for line in summary.splitlines() if "describe" in line), "")
-        fit = "fits" if "describes these" in verdict else "misfit: " + ", ".join(
+        fit = "fits" if "describes these data:" in verdict else "class balance (no intercept)" if (
+            "but for their class balance" in verdict
+        ) else "misfit: " + ", ".join(
             c for c in ["linear probe", "log-loss", "class balance", "MSE"] if c in verdict.split(" beyond")[0]
         )
         (OUT / f"{file}_summary.txt").write_text(summary)
-        k = x.shape[1]
+        # the directions of the effective model (collinear columns carry none)
+        k = sum(1 for line in eff.read_text().splitlines() if line and not line.startswith("#")) - 1
         n_train = int(round(TRAIN_FRACTION * len(y)))
         delta = k / n_train
         metric = METRIC[model]
