@@ -731,8 +731,8 @@ fn logistic_ridge_shrink(n: f64, lambda: f64, theta: &DVector<f64>) -> f64 {
 /// docs/inference.md's table: logistic objective perturbation, d = 10,
 /// n = 3000, ε = 8, λ the sufficient one, 100 data sets. The standard
 /// error of a coverage over 100 data sets of 10 coordinates is about
-/// √(0.95·0.05/1000) ≈ 0.007 (coordinates of one fit share Ĥ's noise: the
-/// table measured 0.006–0.010 over 200): 0.95 ± 0.03 is four of them.
+/// √(0.95·0.05/1000) ≈ 0.007 (coordinates of one fit share Ĥ's noise; the
+/// table measured 0.956 ± 0.005 over 200): 0.95 ± 0.03 is four of them.
 #[test]
 fn the_classical_interval_covers_its_ridge_target() {
     let (n, d) = (3000, 10);

@@ -66,7 +66,8 @@ use serde::Serialize;
 use super::{Glm, MIN_FEATURES, Reason, Refusal, Spec};
 
 /// The largest d/n the classical interval is given for. Measured
-/// (docs/inference.md): coverage 0.94–0.96 up to d/n = 0.1 at d = 10–50.
+/// (docs/inference.md, 200 data sets per cell): coverage of the ridge target
+/// 0.948–1.000 at d = 10–50, d/n = 0.003–0.1, ε = 1–8.
 pub const MAX_RATIO: f64 = 0.1;
 
 /// The share of ε the nuisance releases of a classical fit (H, J and the
@@ -77,7 +78,9 @@ pub const MAX_RATIO: f64 = 0.1;
 pub const SHARE: f64 = 0.5;
 
 /// The smallest ratio of Ĥ_λ's smallest eigenvalue to its noise's
-/// operator norm ν the classical interval is given for.
+/// operator norm ν the classical interval is given for (at λ = 2ν the
+/// measured coverage was 0.948–1.000; the unpenalised Hessian alone,
+/// floored at ν, covered 2% at d = 50, ε = 1).
 pub const HESSIAN_SNR: f64 = 2.0;
 
 /// How many releases the classical interval adds to the ledger (Ĥ and Ĵ).
