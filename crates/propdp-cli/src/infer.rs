@@ -74,6 +74,11 @@ pub(crate) struct InferArgs {
     /// or below the floor.
     #[arg(long, default_value = "auto", value_parser = parse_extra_ridge)]
     extra_ridge: ExtraRidge,
+    /// Standardise the columns first: each clipped, centred and scaled by
+    /// released means and standard deviations (three Gaussian releases
+    /// charged to the ledger; the coefficients are then per released sd).
+    #[arg(long)]
+    standardize: bool,
     /// The intervals' level.
     #[arg(long, default_value_t = 0.95, allow_hyphen_values = true)]
     level: f64,
@@ -137,6 +142,7 @@ pub(crate) fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
         test_clip: a.test_clip,
         descent,
         extra_ridge: a.extra_ridge,
+        standardize: a.standardize,
         noise: match &a.noise {
             None => None,
             Some(text) => Some(

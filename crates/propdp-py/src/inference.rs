@@ -115,6 +115,13 @@ impl Fitted {
         self.inner.standard_errors()
     }
 
+    /// The classical interval's intercept at level 1 − alpha: (estimate, se,
+    /// lower, upper), or None (the proportional interval has no intercept).
+    fn intercept_int(&self, py: Python<'_>, alpha: f64) -> PyResult<Option<(f64, f64, f64, f64)>> {
+        let c = self.inner.intercept_int(alpha).map_err(|a| argument_error(py, &a))?;
+        Ok(c.map(|c| (c.estimate, c.se, c.lower, c.upper)))
+    }
+
     /// (lower, upper) per coefficient at level 1 − alpha.
     fn conf_int(&self, py: Python<'_>, alpha: f64) -> PyResult<Vec<(f64, f64)>> {
         self.inner.conf_int(alpha).map_err(|a| argument_error(py, &a))
@@ -145,7 +152,7 @@ impl Fitted {
 /// One private fit of `model` by `algorithm` to the rows and labels of
 /// `rows` (which it empties).
 #[pyfunction]
-#[pyo3(signature = (rows, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None, holdout=0.0, test_clip=None, covariance=None, steps=None, eta=None, sample_rate=None, clip=None, extra_ridge="auto"))]
+#[pyo3(signature = (rows, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None, holdout=0.0, test_clip=None, covariance=None, steps=None, eta=None, sample_rate=None, clip=None, extra_ridge="auto", standardize=false))]
 #[allow(clippy::too_many_arguments)] // one per keyword of PrivateGLM
 pub fn infer(
     py: Python<'_>,
@@ -168,6 +175,7 @@ pub fn infer(
     sample_rate: Option<f64>,
     clip: Option<f64>,
     extra_ridge: &str,
+    standardize: bool,
 ) -> PyResult<Fitted> {
     let bad = |argument: &'static str, text: String| refuse(py, argument, text);
     let model = match model {
@@ -250,6 +258,7 @@ pub fn infer(
         test_clip,
         descent,
         extra_ridge,
+        standardize,
     };
     let covariance = covariance.map(|c| floats(py, "covariance", c)).transpose()?;
     let (x, y, n, d) = {

@@ -102,7 +102,7 @@ def test_huber_output_is_served_given_the_noise_law():
 def test_refusals_and_bad_arguments_are_typed():
     X, y, _ = logistic_data(1)
     with pytest.raises(propdp.InferenceRefused) as e:
-        propdp.PrivateGLM(model="logistic").fit(X[:, :50], y)
+        propdp.PrivateGLM(model="logistic").fit(X[:200, :50], y[:200])  # d/n = 0.25
     assert e.value.reason == "too_few_features"
     with pytest.raises(propdp.InferenceRefused) as e:  # an intercept: about 80% ones
         propdp.PrivateGLM(model="logistic", epsilon=8.0).fit(X, np.where(np.arange(len(y)) % 5 == 0, -1.0, 1.0))
@@ -259,3 +259,17 @@ def test_objective_perturbation_below_its_floor_adds_the_extra_ridge():
     with pytest.raises(propdp.ConfigError) as e:
         propdp.PrivateGLM(model="huber", lambda_=1, epsilon=2, row_norm=1.5, extra_ridge="refuse").fit(X, y, seed=1)
     assert e.value.field == "epsilon"
+
+
+def test_a_small_d_gets_the_classical_interval():
+    X, y, _ = logistic_data(2, n=2000, d=20)
+    res = propdp.PrivateGLM(model="logistic", lambda_=200.0, epsilon=8.0, standardize=True).fit(X, y, seed=1)
+    assert res.method == "classical" and res.nuisance == {}
+    assert res.conf_int().shape == (20, 2) and res.privacy.epsilon <= 8.0
+    b = res.intercept_int()
+    assert b is not None and b["lower"] < b["upper"]
+    assert res.standardization is not None and len(res.standardization["scale"]) == 20
+    assert "method: classical" in res.summary()
+    with pytest.raises(propdp.InferenceRefused) as e:  # the released Hessian within its noise at lambda = 1
+        propdp.PrivateGLM(model="logistic", lambda_=1.0, epsilon=8.0).fit(X, y, seed=1)
+    assert e.value.reason == "noisy_hessian"

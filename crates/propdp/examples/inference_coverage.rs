@@ -167,6 +167,7 @@ fn main() {
         holdout: 0.0,
         test_clip: None,
         extra_ridge: propdp::core::accountant::ExtraRidge::Auto,
+        standardize: false,
         descent: release.strip_prefix("dpsgd:").map(|p| {
             let p: Vec<&str> = p.split(':').collect();
             Descent {
@@ -204,16 +205,17 @@ fn main() {
                 continue;
             }
         };
-        alphas.push(inf.nuisance.alpha);
+        let nu = inf.nuisance.expect("d ≥ 200: a proportional fit");
+        alphas.push(nu.alpha);
         let (c95, c90) = (inf.conf_int(0.05).unwrap(), inf.conf_int(0.10).unwrap());
         let mut row = [0.0; 11];
         let s = s2.sqrt();
         let th_v = nalgebra::DVector::from_column_slice(&inf.params);
         let alpha_real = th_v.dot(&theta) / theta.norm_squared();
         let sigma_real = (&th_v - alpha_real * &theta).norm() / (d as f64).sqrt();
-        row[7] = inf.nuisance.sigma_eff / sigma_real * d as f64;
-        row[8] = (inf.nuisance.alpha - alpha_real).powi(2) * d as f64;
-        row[9] = inf.nuisance.alpha_se.powi(2) * d as f64;
+        row[7] = nu.sigma_eff / sigma_real * d as f64;
+        row[8] = (nu.alpha - alpha_real).powi(2) * d as f64;
+        row[9] = nu.alpha_se.powi(2) * d as f64;
         for j in 0..d {
             let t = theta[j];
             let (lo, hi) = c95[j];
@@ -223,14 +225,12 @@ fn main() {
             row[3] += f64::from(u8::from(c90[j].0 <= t && t <= c90[j].1));
             let th = inf.params[j];
             row[4] += f64::from(u8::from((th - alpha_real * t).abs() <= z95 * sigma_real));
-            row[6] += f64::from(u8::from(
-                (th - inf.nuisance.alpha * t).abs() <= z95 * inf.nuisance.sigma_eff,
-            ));
-            row[5] += f64::from(u8::from((th - t).abs() <= z95 * inf.nuisance.sigma_eff));
+            row[6] += f64::from(u8::from((th - nu.alpha * t).abs() <= z95 * nu.sigma_eff));
+            row[5] += f64::from(u8::from((th - t).abs() <= z95 * nu.sigma_eff));
             if t.abs() >= 1.5 * s {
                 large_n += 1;
                 large_hit += usize::from(lo <= t && t <= hi);
-                large_plain += usize::from((th - inf.nuisance.alpha * t).abs() <= z95 * inf.nuisance.sigma_eff);
+                large_plain += usize::from((th - nu.alpha * t).abs() <= z95 * nu.sigma_eff);
             }
         }
         if boot > 0 {
@@ -247,15 +247,7 @@ fn main() {
         if std::env::var("VERBOSE").is_ok() {
             eprintln!(
                 "rep {rep}: s2 {:.3} range {:?} alpha {:.4} se {:.4} real {:.4} sigma {:.4} real {:.4} cover {:.3} plain {:.3}",
-                inf.nuisance.s2,
-                inf.nuisance.s2_range,
-                inf.nuisance.alpha,
-                inf.nuisance.alpha_se,
-                alpha_real,
-                inf.nuisance.sigma_eff,
-                sigma_real,
-                row[0],
-                row[6]
+                nu.s2, nu.s2_range, nu.alpha, nu.alpha_se, alpha_real, nu.sigma_eff, sigma_real, row[0], row[6]
             );
         }
         per_set.push(row);

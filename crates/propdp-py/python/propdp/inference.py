@@ -77,7 +77,11 @@ class PrivateGLMResults:
         self.params = np.asarray(fitted.params)
         self.params_debiased = np.asarray(fitted.params_debiased)
         self.bse = np.asarray(fitted.bse)
-        self.nuisance: Dict[str, Any] = dict(report["nuisance"])
+        #: "proportional" (d ≥ 200: θ̂/α̂) or "classical" (d < 200, d/n ≤ 0.1: the
+        #: sandwich around θ̂ for the ridge target, with an intercept)
+        self.method: str = report["method"]
+        self.nuisance: Dict[str, Any] = dict(report["nuisance"] or {})
+        self.standardization: Optional[Dict[str, Any]] = report.get("standardization")
         if report.get("residuals"):
             self.nuisance["residuals"] = report["residuals"]
         p = report["privacy"]
@@ -107,6 +111,13 @@ class PrivateGLMResults:
         est, se, lo, hi = self._fitted.contrast(a.tolist(), _args.real("alpha", alpha))
         return {"estimate": est, "se": se, "lower": lo, "upper": hi}
 
+    def intercept_int(self, alpha: float = 0.05) -> Optional[Dict[str, float]]:
+        """The classical interval's (1 − alpha) interval for the ridge
+        target's intercept (estimate, se, lower, upper); None for the
+        proportional interval, whose model has no intercept."""
+        c = self._fitted.intercept_int(_args.real("alpha", alpha))
+        return None if c is None else dict(zip(("estimate", "se", "lower", "upper"), c))
+
     def test_error_int(self, alpha: float = 0.05) -> Dict[str, Any]:
         """The (1 − alpha) interval of θ̂'s population test error — the
         misclassification rate (logistic) or the squared error clipped at
@@ -134,7 +145,7 @@ class PrivateGLMResults:
         approx = "~" if self.rows["fitted_sd"] > 0 else "="
         lines = [
             f"PrivateGLM: {model} by {how[s['release']]}, lambda = {s['lambda']}, "
-            f"n {approx} {self.n}, d = {self.d} (d/n = {self.d / self.n:.3f})",
+            f"n {approx} {self.n}, d = {self.d} (d/n = {self.d / self.n:.3f}); method: {self.method}",
             f"privacy: epsilon <= {self.privacy.epsilon:.4f} (lower bound {self.privacy.epsilon_lower:.4f}), "
             f"delta = {self.privacy.delta:g}, {self.privacy.neighbouring}",
         ]
@@ -145,9 +156,16 @@ class PrivateGLMResults:
         lines += [
             f"rows projected onto ||x|| <= {s['row_norm']}: shrunk by {100 * self.rows['shrink']:.2f}% on average "
             f"(released, noise sd {100 * self.rows['shrink_sd']:.2f}%)",
-            f"bias factor alpha = {nu['alpha']:.4f} (se {nu['alpha_se']:.4f}), sigma_eff = {nu['sigma_eff']:.4f}, "
-            f"signal s2 = {nu['s2']:.4f}",
         ]
+        if self.method == "classical":
+            b = self.intercept_int(alpha) or {}
+            lines.append(f"classical interval for the ridge target (theta*_lambda, not the model's theta*), "
+                         f"intercept {b['estimate']:.4f} [{b['lower']:.4f}, {b['upper']:.4f}]")
+        else:
+            lines.append(f"bias factor alpha = {nu['alpha']:.4f} (se {nu['alpha_se']:.4f}), "
+                         f"sigma_eff = {nu['sigma_eff']:.4f}, signal s2 = {nu['s2']:.4f}")
+        if self.standardization is not None:
+            lines.append("columns standardised by released means and scales (coefficients per released sd)")
         if self.test_error is not None:
             t = self.test_error_int(alpha)
             lines.append(
@@ -169,7 +187,7 @@ class PrivateGLMResults:
 
     def __repr__(self) -> str:
         return (
-            f"PrivateGLMResults(d={self.d}, n={self.n}, alpha={self.nuisance['alpha']:.4f}, "
+            f"PrivateGLMResults(d={self.d}, n={self.n}, method={self.method!r}, "
             f"epsilon<={self.privacy.epsilon:.4f}, {self.privacy.neighbouring})"
         )
 
@@ -203,7 +221,13 @@ class PrivateGLM:
     standard algorithm) adds the extra ridge Δ that brings it to ε/2 and
     spends the other half on the noise — the fit, its theory and its
     debiasing are at λ + Δ, reported in ``privacy.extra_ridge`` and
-    ``privacy.lambda`` — and ``"refuse"`` keeps λ and refuses such an ε."""
+    ``privacy.lambda`` — and ``"refuse"`` keeps λ and refuses such an ε.
+    ``standardize=True`` clips, centres and scales each column by released
+    means and standard deviations (charged) before the projection. Below
+    d = 200 features and at d/n ≤ 0.1 the result is the classical private
+    interval (``method == "classical"``, with ``intercept_int``) for the
+    ridge target θ*_λ; a λ below what its released Hessian needs is refused
+    (``noisy_hessian``, naming it; docs/inference.md)."""
 
     def __init__(
         self,
@@ -224,6 +248,7 @@ class PrivateGLM:
         sample_rate: Optional[float] = None,
         clip: Optional[float] = None,
         extra_ridge: str = "auto",
+        standardize: bool = False,
     ):
         self.model = model
         self.algorithm = algorithm
@@ -242,6 +267,7 @@ class PrivateGLM:
         self.sample_rate = sample_rate
         self.clip = clip
         self.extra_ridge = extra_ridge
+        self.standardize = standardize
         self._settings()
 
     def _settings(self) -> Dict[str, Any]:
@@ -276,6 +302,7 @@ class PrivateGLM:
             sample_rate=_args.optional_real("sample_rate", self.sample_rate),
             clip=_args.optional_real("clip", self.clip),
             extra_ridge=_args.choice("extra_ridge", self.extra_ridge, ("auto", "refuse")),
+            standardize=_args.boolean("standardize", self.standardize),
         )
 
     def fit(self, X: Any, y: Any, seed: Optional[int] = None) -> PrivateGLMResults:

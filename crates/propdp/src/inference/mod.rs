@@ -36,7 +36,9 @@
 //!   designs with applications to hypothesis testing*, AoS (per-coordinate
 //!   normality of regularised estimators).
 
+pub mod classical;
 pub mod deblur;
+mod file;
 mod interval;
 pub mod nuisance;
 pub(crate) mod refusal;
@@ -44,22 +46,27 @@ pub mod release;
 mod report;
 pub mod rows;
 mod spec;
+pub mod standardize;
 pub mod test_error;
 pub mod whitening;
 
 use nalgebra::{DMatrix, DVector};
+use propdp_core::accountant::Neighbouring;
 use propdp_core::loss::Loss;
 use propdp_core::{Algorithm, Model};
 use propdp_sim::objective::Objective;
 use propdp_theory::solve::TheorySolver;
 
 use crate::error::Argument;
+pub use classical::Classical;
+pub use file::fit_file;
 pub use interval::Interval;
 pub use nuisance::Nuisance;
 pub use refusal::{Reason, Refusal};
-pub use report::{Inference, Privacy, Residuals};
+pub use report::{Inference, Method, Privacy, Residuals};
 pub use rows::Rows;
 pub use spec::{Descent, Glm, Release, Spec};
+pub use standardize::Standardization;
 pub use test_error::TestError;
 pub use whitening::Whitening;
 
@@ -114,6 +121,10 @@ enum Draw {
     TestError = 5,
     /// The rows' shrink and count ([`rows`]).
     Rows = 6,
+    /// The columns' standardisation ([`standardize`]).
+    Standardize = 7,
+    /// The classical interval's Hessian and score covariance ([`classical`]).
+    Matrices = 8,
 }
 
 /// The seeded stream of one draw of a fit.
@@ -166,14 +177,10 @@ pub fn fit_owned(
         )
         .into());
     }
-    if d < MIN_FEATURES {
-        return Err(refused(Refusal::new(
-            Reason::TooFewFeatures,
-            format!(
-                "d = {d} features, below {MIN_FEATURES}: the intervals rest on large-d laws whose nuisance error is \
-                 O(d^-1/2)"
-            ),
-        )));
+    // below the proportional regime's minimum: the classical interval, at small d/n ([`classical`])
+    let classical = d < MIN_FEATURES;
+    if classical {
+        classical::served(spec, d).map_err(refused)?;
     }
     finite_rows(&rows, d)?;
     let labels = labels(spec.model, y)?;
@@ -210,6 +217,10 @@ pub fn fit_owned(
     }
     rows.truncate(kept * d);
     let labels = DVector::from_vec(fitted_labels);
+    if classical && spec.neighbouring == Neighbouring::ReplaceOne {
+        // n is public under replace-one: refused before anything is released
+        classical::check_ratio(d, kept as f64, None).map_err(refused)?;
+    }
     if matches!(spec.model, Glm::Huber { .. }) && spec.release == Release::Dpsgd && spec.noise.is_none() {
         return Err(refused(Refusal::new(
             Reason::NoiseLawNeeded,
@@ -219,31 +230,64 @@ pub fn fit_owned(
                 .into(),
         )));
     }
-    // row-major n × d is column-major d × n: the rows become Xᵀ without a copy
-    let mut xt = DMatrix::from_vec(d, n - held, rows);
-    // the residual statistics are released only for Huber without a noise law
+    // the residual statistics are released only for Huber without a noise law (proportional)
     let huber_m = match spec.model {
-        Glm::Huber { m } if spec.noise.is_none() => Some(m),
+        Glm::Huber { m } if spec.noise.is_none() && !classical => Some(m),
         _ => None,
     };
-    // Huber without a noise law releases two residual statistics; logistic the label sum; every
-    // fit the rows' shrink by the projection (and under add/remove their count)
+    // the classical interval releases Ĥ and Ĵ; else Huber without a noise law two residual
+    // statistics, logistic the label sum; every fit the rows' shrink by the projection (and under
+    // add/remove their count), and the columns' standardisation if asked for
     let nuisances = rows::releases(spec)
-        + match (spec.model, huber_m) {
-            (_, Some(_)) => 2,
-            (Glm::Logistic, None) => 1,
-            (Glm::Huber { .. }, None) => 0,
+        + if spec.standardize { standardize::RELEASES } else { 0 }
+        + match (classical, spec.model, huber_m) {
+            (true, _, _) => classical::RELEASES,
+            (false, _, Some(_)) => 2,
+            (false, Glm::Logistic, None) => 1,
+            (false, Glm::Huber { .. }, None) => 0,
         };
-    let plan = release::plan(spec, nuisances)?;
+    let plan = if classical {
+        release::plan_with_share(&classical::augmented(spec), nuisances, classical::SHARE)?
+    } else {
+        release::plan(spec, nuisances)?
+    };
     // the ridge fitted and solved at: λ, plus objective perturbation's extra ridge
     let lambda = plan.lambda;
     let z_rows = plan.nuisance_z.expect("every fit plans its rows' releases");
     let g = propdp_sim::data::draw_gaussian_vector(2, &mut draw_stream(seed, Draw::Rows));
-    let rows = rows::project_and_release(&mut xt, spec, z_rows, g.as_slice()).map_err(refused)?;
+    let count = rows::count(kept, spec, z_rows, g[1]);
+    if classical && spec.neighbouring == Neighbouring::AddRemoveOne {
+        // n is private under add/remove: its released count decides, and is all that was spent
+        classical::check_ratio(d, count.0, release::spent(spec, z_rows, 1)).map_err(refused)?;
+    }
+    let standardization = if spec.standardize {
+        let g = propdp_sim::data::draw_gaussian_vector(3 * d, &mut draw_stream(seed, Draw::Standardize));
+        let s = Standardization::release(&rows, d, count.0, z_rows, g.as_slice());
+        s.apply(&mut rows, d);
+        s.apply(&mut test_rows, d);
+        Some(s)
+    } else {
+        None
+    };
+    // row-major n × d is column-major d × n: the rows become Xᵀ without a copy
+    let mut xt = DMatrix::from_vec(d, kept, rows);
+    let rows = rows::project_and_release(&mut xt, spec, z_rows, g[0], count).map_err(refused)?;
+    // the classical fit's rows get the constant feature c (its intercept)
+    let (xt, test_rows) = if classical {
+        let c = spec.row_norm;
+        let with_constant = test_rows
+            .chunks_exact(d)
+            .flat_map(|x| x.iter().copied().chain([c]))
+            .collect();
+        (xt.insert_row(d, c), with_constant)
+    } else {
+        (xt, test_rows)
+    };
+    let p = xt.nrows();
     // the rows fitted as released (exact under replace-one, where n is public)
     let nf = rows.fitted;
     let mut releases = vec![];
-    let label_mean = if spec.model == Glm::Logistic {
+    let label_mean = if spec.model == Glm::Logistic && !classical {
         let z = z_rows;
         let g = propdp_sim::data::draw_gaussian_vector(1, &mut draw_stream(seed, Draw::Labels))[0];
         // Σ yᵢ, yᵢ = ±1: add/remove sensitivity 1 (replace-one 2, the accountant's pair)
@@ -264,7 +308,7 @@ pub fn fit_owned(
     } else {
         None
     };
-    let b = propdp_sim::data::draw_gaussian_vector(d, &mut draw_stream(seed, Draw::Estimator));
+    let b = propdp_sim::data::draw_gaussian_vector(p, &mut draw_stream(seed, Draw::Estimator));
     let (sigma, tau) = if spec.is_objective() {
         (plan.noise, 0.0)
     } else {
@@ -343,6 +387,9 @@ pub fn fit_owned(
     let delta = d as f64 / nf;
     let q_obs = theta.norm_squared() / d as f64;
     releases.insert(0, released);
+    if let Some(s) = &standardization {
+        releases.push(s.release_text(z_rows));
+    }
     releases.push(if rows.fitted_sd > 0.0 {
         format!(
             "the rows' mean shrink by the projection and their count (add/remove: n is private), by the Gaussian \
@@ -357,7 +404,24 @@ pub fn fit_owned(
              (noise multiplier {z:.3})"
         ));
     }
-    let (nuisance, residuals) = match huber_m {
+    let (nuisance, residuals, classical) = match huber_m {
+        _ if classical => {
+            let g = propdp_sim::data::draw_gaussian_vector(p * (p + 1), &mut draw_stream(seed, Draw::Matrices));
+            let norm = classical::augmented(spec).row_norm;
+            let c = classical::interval(
+                &xt,
+                &labels,
+                &theta,
+                spec,
+                (lambda, sigma, tau),
+                norm,
+                z_rows,
+                g.as_slice(),
+            )
+            .map_err(refused)?;
+            releases.push(c.release_text(z_rows));
+            (None, None, Some(c))
+        }
         None => {
             let (solver, algorithm) = match spec.descent {
                 Some(g) => (
@@ -371,7 +435,7 @@ pub fn fit_owned(
                 None => (TheorySolver::default(), Algorithm::Output { lambda, tau }),
             };
             let curve = nuisance::Curve::new(&solver, delta, model, algorithm);
-            (curve.estimate(q_obs, d)?.map_err(refused)?, None)
+            (Some(curve.estimate(q_obs, d)?.map_err(refused)?), None, None)
         }
         Some(m) => {
             let z = plan
@@ -415,13 +479,14 @@ pub fn fit_owned(
                 nuisance::huber((p, p_noise), beta2, delta, lambda, sigma, 0.0, q_obs).map_err(refused)?
             };
             (
-                est,
+                Some(est),
                 Some(Residuals {
                     inside: p,
                     beta2,
                     noise_sd: (p_noise, b_noise),
                     blur: tau * spec.row_norm / m,
                 }),
+                None,
             )
         }
     };
@@ -446,12 +511,19 @@ pub fn fit_owned(
         )
     });
     let inference = Inference {
+        method: if classical.is_some() {
+            Method::Classical
+        } else {
+            Method::Proportional
+        },
         spec: *spec,
-        params: theta.iter().copied().collect(),
-        fitted: theta.iter().copied().collect(),
+        params: theta.iter().take(d).copied().collect(),
+        fitted: theta.iter().take(d).copied().collect(),
         whitening: None,
         whitened: false,
         nuisance,
+        classical,
+        standardization,
         noise: plan.noise,
         residuals,
         test_error,
@@ -474,15 +546,14 @@ pub fn fit_owned(
 /// The fit, or a computation error when anything it would release or
 /// report is not finite (never a NaN interval).
 fn finite(f: Inference) -> crate::Result<Inference> {
-    let n = &f.nuisance;
+    let nuisances: Vec<f64> = match (&f.nuisance, &f.classical) {
+        (Some(n), _) => vec![n.alpha, n.alpha_se, n.sigma_eff, n.sigma_eff_se, n.s2],
+        (None, Some(c)) => c.centre.iter().chain(c.covariance.iter()).copied().collect(),
+        (None, None) => vec![],
+    };
     let bad = [
         ("θ̂", f.params.iter().copied().find(|v| !v.is_finite())),
-        (
-            "the nuisances",
-            [n.alpha, n.alpha_se, n.sigma_eff, n.sigma_eff_se, n.s2]
-                .into_iter()
-                .find(|v| !v.is_finite()),
-        ),
+        ("the nuisances", nuisances.into_iter().find(|v| !v.is_finite())),
         (
             "the standard errors",
             f.standard_errors().into_iter().find(|v| !v.is_finite()),
@@ -586,57 +657,4 @@ fn labels(model: Glm, y: &[f64]) -> crate::Result<DVector<f64>> {
         y.len(),
         y.iter().map(|&v| if zero_one { 2.0 * v - 1.0 } else { v }),
     ))
-}
-
-/// [`fit`] on a data file (`propdp infer DATA`: a CSV with a header row or
-/// a 2-D float64 `.npy`): the column `label` holds the labels, every other
-/// column is a feature. With `covariance`, a file of the same kinds holding
-/// the public d × d covariance Σ ([`fit_whitened`]).
-pub fn fit_file(
-    path: &std::path::Path,
-    label: &str,
-    spec: &Spec,
-    seed: Option<u64>,
-    covariance: Option<&std::path::Path>,
-) -> crate::Result<Inference> {
-    let (names, x) = crate::data_spectrum::read_data(path)?;
-    let Some(j) = names.iter().position(|n| n == label) else {
-        return Err(Argument::new(
-            "label",
-            format!(
-                ": {label:?} is not a column of {}: {}",
-                path.display(),
-                names.join(", ")
-            ),
-        )
-        .into());
-    };
-    let y: Vec<f64> = x.column(j).iter().copied().collect();
-    let (n, d) = (x.nrows(), x.ncols() - 1);
-    // row-major without the label, as the fit reads the rows: one copy, and the file's matrix dropped
-    // before the fit (the data once more at the peak, not four times)
-    let mut rows = crate::error::reserve(n * d, "the rows")?;
-    for i in 0..n {
-        rows.extend((0..x.ncols()).filter(|&k| k != j).map(|k| x[(i, k)]));
-    }
-    drop(x);
-    match covariance {
-        None => fit_owned(rows, n, d, &y, spec, seed),
-        Some(c) => {
-            let (_, sigma) = crate::data_spectrum::read_data(c)?;
-            if sigma.shape() != (d, d) {
-                return Err(Argument::new(
-                    "covariance",
-                    format!(
-                        ": {} is {} × {}; the data has d = {d} features",
-                        c.display(),
-                        sigma.nrows(),
-                        sigma.ncols()
-                    ),
-                )
-                .into());
-            }
-            fit_whitened_owned(rows, n, d, &y, sigma.transpose().as_slice(), spec, seed)
-        }
-    }
 }

@@ -24,6 +24,9 @@ pub enum Reason {
     /// The projection onto ‖x‖ ≤ row_norm shrinks the rows far more than
     /// rows N(0, I/d) are ([`super::rows::MAX_SHRINK`]).
     RowsProjected,
+    /// The classical interval's released Hessian is dominated by its noise
+    /// ([`super::classical::HESSIAN_SNR`]).
+    NoisyHessian,
 }
 
 /// A refused inference: the reason, and what was found.
@@ -47,6 +50,7 @@ impl Reason {
             Reason::Labels => "labels",
             Reason::UnbalancedLabels => "unbalanced_labels",
             Reason::RowsProjected => "rows_projected",
+            Reason::NoisyHessian => "noisy_hessian",
         }
     }
 }
@@ -72,6 +76,7 @@ mod tests {
             Reason::Labels,
             Reason::UnbalancedLabels,
             Reason::RowsProjected,
+            Reason::NoisyHessian,
         ] {
             assert_eq!(serde_json::to_value(r).unwrap(), r.name(), "{r:?}");
         }

@@ -130,6 +130,14 @@ fn composed(
 /// statistics released beside it (Huber objective perturbation: the two
 /// residual statistics; logistic: the label sum).
 pub fn plan(spec: &Spec, nuisances: u64) -> Result<Plan, Argument> {
+    plan_with_share(spec, nuisances, NUISANCE_SHARE)
+}
+
+/// [`plan`] with the nuisance releases' noise multiplier calibrated to
+/// ε·`share` alone (the classical interval's matrices take a larger share:
+/// [`super::classical::SHARE`]). A release of a vector or matrix counts as
+/// one: its noise is the multiplier times its ℓ2 sensitivity.
+pub fn plan_with_share(spec: &Spec, nuisances: u64, share: f64) -> Result<Plan, Argument> {
     let (l, beta) = constants(spec);
     let r = spec.row_norm;
     if let Some(g) = spec.descent {
@@ -155,7 +163,7 @@ pub fn plan(spec: &Spec, nuisances: u64) -> Result<Plan, Argument> {
             lambda: spec.lambda + extra,
             ..*spec
         };
-        let mut plan = plan(&spec, nuisances)?;
+        let mut plan = plan_with_share(&spec, nuisances, share)?;
         plan.extra_ridge = extra;
         return Ok(plan);
     }
@@ -188,20 +196,20 @@ pub fn plan(spec: &Spec, nuisances: u64) -> Result<Plan, Argument> {
     };
     // to the rows' scale: σ = Rσ' (objective), τ = τ'/R (output)
     let to_rows = |unit: f64| if spec.is_objective() { unit * r } else { unit / r };
-    let z = nuisance_multiplier(spec, nuisances).map_err(|()| unattainable())?;
+    let z = nuisance_multiplier(spec, nuisances, share).map_err(|()| unattainable())?;
     let Some(alone) = mechanism.calibrate(spec.epsilon, spec.delta_priv) else {
         return Err(unattainable());
     };
     finish(spec, to_rows(alone), z, unattainable)
 }
 
-/// The noise multiplier of `count` nuisance releases at ε·NUISANCE_SHARE
-/// and δ/10 (none when `count` = 0; `Err` when unreachable).
-fn nuisance_multiplier(spec: &Spec, count: u64) -> Result<Option<(f64, u64)>, ()> {
+/// The noise multiplier of `count` nuisance releases at ε·`share` and
+/// δ/10 (none when `count` = 0; `Err` when unreachable).
+fn nuisance_multiplier(spec: &Spec, count: u64, share: f64) -> Result<Option<(f64, u64)>, ()> {
     if count == 0 {
         return Ok(None);
     }
-    let share = spec.epsilon * NUISANCE_SHARE;
+    let share = spec.epsilon * share;
     let steps = usize::try_from(count).expect("a handful of releases");
     let gaussian = Mechanism::new(MechanismKind::Dpgd { steps }, 1.0, 1.0, spec.neighbouring);
     match gaussian.calibrate(share, spec.delta_priv / 10.0) {
@@ -264,11 +272,22 @@ fn descent_plan(spec: &Spec, g: super::Descent, lipschitz: f64, beta: f64, nuisa
             ),
         )
     };
-    let z = nuisance_multiplier(spec, nuisances).map_err(|()| unattainable())?;
+    let z = nuisance_multiplier(spec, nuisances, NUISANCE_SHARE).map_err(|()| unattainable())?;
     let sigma = mechanism
         .calibrate(spec.epsilon, spec.delta_priv)
         .ok_or_else(unattainable)?;
     finish(spec, sigma, z, unattainable)
+}
+
+/// The certified ε of `count` Gaussian releases at noise multiplier `z`
+/// alone: what a fit refused after them has spent.
+pub(super) fn spent(spec: &Spec, z: f64, count: u64) -> Option<EpsilonBracket> {
+    let segment = Segment {
+        noise_multiplier: z,
+        sample_rate: 1.0,
+        steps: count,
+    };
+    composed(&[segment], &[], spec.delta_priv, spec.neighbouring)
 }
 
 /// A closed-form calibration read back through the certified ledger: the

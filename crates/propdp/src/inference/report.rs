@@ -4,7 +4,9 @@
 
 use serde::Serialize;
 
+use super::classical::Classical;
 use super::interval::{Interval, quantile};
+use super::standardize::Standardization;
 use super::{Glm, MAX_RELATIVE_ERROR, Nuisance, Release, Rows, SIGNAL_Z, Spec, TestError, Whitening};
 use crate::error::Argument;
 
@@ -44,9 +46,33 @@ pub struct Residuals {
     pub blur: f64,
 }
 
+/// Which interval a fit gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// d ≥ [`super::MIN_FEATURES`]: θ̂/α̂ with the fixed point's nuisances
+    /// (docs/theory.md §6).
+    Proportional,
+    /// d below it and d/n ≤ [`super::classical::MAX_RATIO`]: the sandwich
+    /// with the privacy noise linearised ([`super::classical`]).
+    Classical,
+}
+
+impl Method {
+    /// "proportional" or "classical".
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Proportional => "proportional",
+            Method::Classical => "classical",
+        }
+    }
+}
+
 /// One private fit and its intervals.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Inference {
+    /// Which interval: proportional or classical.
+    pub method: Method,
     /// The settings.
     pub spec: Spec,
     /// The released estimate θ̂, in the rows' coordinates.
@@ -61,8 +87,14 @@ pub struct Inference {
     pub whitening: Option<Whitening>,
     /// Whether the rows were whitened by a public covariance.
     pub whitened: bool,
-    /// The nuisances α̂, σ̂_eff, ŝ² and their errors.
-    pub nuisance: Nuisance,
+    /// The nuisances α̂, σ̂_eff, ŝ² and their errors (the proportional
+    /// interval; none for the classical one).
+    pub nuisance: Option<Nuisance>,
+    /// The classical interval's centre and covariance, with its intercept
+    /// ([`Method::Classical`]).
+    pub classical: Option<Classical>,
+    /// The released standardisation of the columns, if asked for.
+    pub standardization: Option<Standardization>,
     /// σ (objective) or τ (output) of the estimator's noise.
     pub noise: f64,
     /// The residual statistics released (Huber objective perturbation).
@@ -84,9 +116,14 @@ pub struct Inference {
 
 impl Inference {
     /// θ̂/α̂, the debiased estimate (with a public covariance:
-    /// Σ^{-1/2}θ̂'/α̂ from the whitened fit θ̂').
+    /// Σ^{-1/2}θ̂'/α̂ from the whitened fit θ̂'); the classical interval's
+    /// centre, θ̂ itself, for its ridge target.
     pub fn debiased(&self) -> Vec<f64> {
-        let fitted: Vec<f64> = self.fitted.iter().map(|t| t / self.nuisance.alpha).collect();
+        let fitted: Vec<f64> = match (&self.nuisance, &self.classical) {
+            (Some(n), _) => self.fitted.iter().map(|t| t / n.alpha).collect(),
+            (None, Some(c)) => c.centre[..self.d].to_vec(),
+            (None, None) => unreachable!("a fit has a proportional or a classical interval"),
+        };
         match &self.whitening {
             Some(w) => w.apply(&fitted),
             None => fitted,
@@ -96,10 +133,15 @@ impl Inference {
     /// The interval ⟨a, θ̂'⟩/α̂ ± z·se of a contrast `a` of the fit's own
     /// coordinates.
     fn interval_in_fit(&self, a: &[f64], z: f64) -> Interval {
-        let norm2: f64 = a.iter().map(|v| v * v).sum();
-        let x: f64 = a.iter().zip(&self.fitted).map(|(a, t)| a * t).sum();
-        let estimate = x / self.nuisance.alpha;
-        let se = self.se(self.energy(x, norm2), norm2);
+        let (estimate, se) = match (&self.nuisance, &self.classical) {
+            (Some(n), _) => {
+                let norm2: f64 = a.iter().map(|v| v * v).sum();
+                let x: f64 = a.iter().zip(&self.fitted).map(|(a, t)| a * t).sum();
+                (x / n.alpha, self.se(n, self.energy(n, x, norm2), norm2))
+            }
+            (None, Some(c)) => (a.iter().zip(&c.centre).map(|(a, t)| a * t).sum(), c.variance(a).sqrt()),
+            (None, None) => unreachable!("a fit has a proportional or a classical interval"),
+        };
         Interval {
             estimate,
             se,
@@ -110,14 +152,14 @@ impl Inference {
 
     /// The standard error of θ̂_j/α̂ at a coefficient whose square is
     /// estimated by `energy`.
-    fn se(&self, energy: f64, norm2: f64) -> f64 {
+    fn se(&self, nuisance: &Nuisance, energy: f64, norm2: f64) -> f64 {
         let Nuisance {
             alpha,
             alpha_se,
             sigma_eff,
             sigma_eff_se,
             ..
-        } = self.nuisance;
+        } = *nuisance;
         let relative = (alpha_se / alpha).min(MAX_RELATIVE_ERROR);
         let noise2 = sigma_eff * sigma_eff + sigma_eff_se * sigma_eff_se;
         (noise2 * norm2 + relative * relative * alpha * alpha * energy).sqrt() / alpha
@@ -131,10 +173,10 @@ impl Inference {
     /// ⟨a, θ*⟩ ~ N(0, ŝ²‖a‖²), which stays near ŝ²‖a‖² where the noise swamps
     /// the signal — the unbiased estimate's clipping overshoots there and
     /// widened the intervals to 98% coverage for a 95% level.
-    fn energy(&self, x: f64, norm2: f64) -> f64 {
+    fn energy(&self, nuisance: &Nuisance, x: f64, norm2: f64) -> f64 {
         let Nuisance {
             alpha, sigma_eff, s2, ..
-        } = self.nuisance;
+        } = *nuisance;
         let noise2 = sigma_eff * sigma_eff * norm2;
         let unbiased = ((x * x - noise2) / (alpha * alpha)).max(0.0);
         let prior = s2 * norm2;
@@ -158,7 +200,15 @@ impl Inference {
     pub fn standard_errors(&self) -> Vec<f64> {
         match &self.whitening {
             Some(w) => (0..self.d).map(|j| self.interval_in_fit(&w.row(j), 0.0).se).collect(),
-            None => self.fitted.iter().map(|&t| self.se(self.energy(t, 1.0), 1.0)).collect(),
+            None => match (&self.nuisance, &self.classical) {
+                (Some(n), _) => self
+                    .fitted
+                    .iter()
+                    .map(|&t| self.se(n, self.energy(n, t, 1.0), 1.0))
+                    .collect(),
+                (None, Some(c)) => (0..self.d).map(|j| c.covariance[(j, j)].sqrt()).collect(),
+                (None, None) => unreachable!("a fit has a proportional or a classical interval"),
+            },
         }
     }
 
@@ -192,6 +242,24 @@ impl Inference {
         })
     }
 
+    /// The classical interval's (1 − alpha) interval for the ridge target's
+    /// intercept, in the labels' units (θ*_λ,₀·c, c the constant feature);
+    /// `None` for the proportional interval, whose model has no intercept.
+    pub fn intercept_int(&self, alpha: f64) -> Result<Option<Interval>, Argument> {
+        let z = quantile(alpha)?;
+        Ok(self.classical.as_ref().map(|c| {
+            let p = c.centre.len() - 1;
+            let estimate = c.centre[p] * c.intercept_feature;
+            let se = c.covariance[(p, p)].sqrt() * c.intercept_feature;
+            Interval {
+                estimate,
+                se,
+                lower: estimate - z * se,
+                upper: estimate + z * se,
+            }
+        }))
+    }
+
     /// The (1 − alpha) interval of θ̂'s population test error, from the
     /// rows held out of the fit ([`super::test_error`]); an argument error when
     /// none were (holdout = 0).
@@ -221,6 +289,13 @@ impl Inference {
             .enumerate()
         {
             out += &format!("{j},{t:e},{b:e},{se:e},{lo:e},{hi:e}\n");
+        }
+        if let (Some(i), Some(c)) = (self.intercept_int(alpha)?, &self.classical) {
+            // the intercept in the labels' units: θ̂₀·c
+            out += &format!(
+                "intercept,{:e},{:e},{:e},{:e},{:e}\n",
+                c.intercept_released, i.estimate, i.se, i.lower, i.upper
+            );
         }
         Ok(out)
     }
@@ -269,7 +344,6 @@ impl Inference {
 
     /// A short text report: settings, privacy, nuisances.
     pub fn text(&self) -> String {
-        let n = &self.nuisance;
         let how = match self.spec.release {
             Release::Dpsgd => "DP-SGD",
             Release::Objective => "objective perturbation",
@@ -280,12 +354,13 @@ impl Inference {
             Glm::Huber { m } => format!("Huber regression (M = {m})"),
         };
         let mut out = format!(
-            "{model} by {how}, lambda = {}, n {} {}, d = {} (d/n = {:.3})\n",
+            "{model} by {how}, lambda = {}, n {} {}, d = {} (d/n = {:.3}); method: {}\n",
             self.spec.lambda,
             if self.rows.fitted_sd > 0.0 { "≈" } else { "=" },
             self.n,
             self.d,
-            self.d as f64 / self.n as f64
+            self.d as f64 / self.n as f64,
+            self.method.name()
         );
         out += &format!(
             "privacy: epsilon ≤ {:.4} (lower bound {:.4}) at delta = {:e}, {}\n",
@@ -301,14 +376,35 @@ impl Inference {
             );
         }
         out += &format!("{}\n", self.rows.text(self.spec.row_norm));
-        out += &format!(
-            "bias factor α̂ = {:.4} (se {:.4}), σ̂_eff = {:.4}, signal ŝ² = {:.4}\n",
-            n.alpha, n.alpha_se, n.sigma_eff, n.s2
-        );
-        if n.sigma_eff_se > 0.0 {
+        if let Some(s) = &self.standardization {
             out += &format!(
-                "  from the state evolution at ŝ²: RQMC standard error of σ̂_eff {:.2e}, in the width\n",
-                n.sigma_eff_se
+                "columns standardised by the released map x_j ↦ (clip(x_j, ±C_j) − μ̂_j)/(ŝ_j·√d): coefficients per \
+                 released sd (μ̂, ŝ, C in report.json; noise sd of the mean {:.3}·C_j)\n",
+                s.noise_sd.1
+            );
+        }
+        if let Some(n) = &self.nuisance {
+            out += &format!(
+                "bias factor α̂ = {:.4} (se {:.4}), σ̂_eff = {:.4}, signal ŝ² = {:.4}\n",
+                n.alpha, n.alpha_se, n.sigma_eff, n.s2
+            );
+            if n.sigma_eff_se > 0.0 {
+                out += &format!(
+                    "  from the state evolution at ŝ²: RQMC standard error of σ̂_eff {:.2e}, in the width\n",
+                    n.sigma_eff_se
+                );
+            }
+        }
+        if let Ok(Some(i)) = self.intercept_int(0.05) {
+            out += &format!(
+                "classical interval (d < {} and d/n ≤ {}) for the ridge target θ*_λ = argmin n·E ℓ + (λ/2)‖θ‖² \
+                 (not the model's θ*, which it shrinks): centre θ̂, covariance Ĥ_λ⁻¹(Ĵ + σ²I)Ĥ_λ⁻¹ (output: \
+                 Ĥ_λ⁻¹ĴĤ_λ⁻¹ + τ²I), Ĥ_λ = Ĥ + λI; intercept {:.4}, 95% interval [{:.4}, {:.4}]\n",
+                super::MIN_FEATURES,
+                super::classical::MAX_RATIO,
+                i.estimate,
+                i.lower,
+                i.upper
             );
         }
         if let Some(t) = &self.test_error {
@@ -323,11 +419,22 @@ impl Inference {
                 i.upper
             );
         }
-        out += if self.whitened {
-            "rows whitened by the public covariance Σ (assumes rows N(0, Σ/d), no intercept; the fit's penalty is \
-             (λ/2)θᵀΣθ, docs/inference.md)\n"
-        } else {
-            "assumes rows with isotropic covariance I/d and no intercept (docs/inference.md)\n"
+        out += match (self.method, self.whitened) {
+            (Method::Classical, true) => {
+                "rows whitened by the public covariance Σ; assumes d/n small, the linearisation's regime \
+                 (docs/inference.md)\n"
+            }
+            (Method::Classical, false) => {
+                "assumes d/n small, the linearisation's regime; any row law, an intercept fitted; the intervals are \
+                 for the ridge target θ*_λ (docs/inference.md)\n"
+            }
+            (Method::Proportional, true) => {
+                "rows whitened by the public covariance Σ (assumes rows N(0, Σ/d), no intercept; the fit's penalty \
+                 is (λ/2)θᵀΣθ, docs/inference.md)\n"
+            }
+            (Method::Proportional, false) => {
+                "assumes rows with isotropic covariance I/d and no intercept (docs/inference.md)\n"
+            }
         };
         out
     }

@@ -73,11 +73,29 @@ pub(super) fn releases(spec: &Spec) -> u64 {
     }
 }
 
+/// The rows fitted as released: `n` exactly under replace-one (public
+/// there), else n + z·`g` (the Gaussian mechanism, sensitivity 1) with its
+/// noise sd z. Released before anything else reads the count.
+pub(super) fn count(n: usize, spec: &Spec, z: f64, g: f64) -> (f64, f64) {
+    if spec.neighbouring == Neighbouring::AddRemoveOne {
+        ((n as f64 + z * g).max(2.0), z)
+    } else {
+        (n as f64, 0.0)
+    }
+}
+
 /// Projects the columns of `xt` (d × n, one row of the data per column)
-/// onto ‖x‖ ≤ R and releases the mean shrink (and under add/remove the
-/// count) with noise multiplier `z` and the standard Gaussians `g`
-/// (two). Refuses when the shrink is far beyond [`MAX_SHRINK`].
-pub(super) fn project_and_release(xt: &mut DMatrix<f64>, spec: &Spec, z: f64, g: &[f64]) -> Result<Rows, Refusal> {
+/// onto ‖x‖ ≤ R and releases the mean shrink with noise multiplier `z` and
+/// the standard Gaussian `g`, over the rows' count as released
+/// (`fitted`: [`count`]). Refuses when the shrink is far beyond
+/// [`MAX_SHRINK`].
+pub(super) fn project_and_release(
+    xt: &mut DMatrix<f64>,
+    spec: &Spec,
+    z: f64,
+    g: f64,
+    (fitted, fitted_sd): (f64, f64),
+) -> Result<Rows, Refusal> {
     let r = spec.row_norm;
     let mut centred = 0.0;
     for mut row in xt.column_iter_mut() {
@@ -86,14 +104,8 @@ pub(super) fn project_and_release(xt: &mut DMatrix<f64>, spec: &Spec, z: f64, g:
         row *= keep;
         centred += (1.0 - keep) - 0.5;
     }
-    let n = xt.ncols() as f64;
-    let (fitted, fitted_sd) = if spec.neighbouring == Neighbouring::AddRemoveOne {
-        ((n + z * g[1]).max(2.0), z)
-    } else {
-        (n, 0.0)
-    };
     let shrink_sd = 0.5 * z / fitted;
-    let shrink = ((centred + 0.5 * z * g[0]) / fitted + 0.5).clamp(0.0, 1.0);
+    let shrink = ((centred + 0.5 * z * g) / fitted + 0.5).clamp(0.0, 1.0);
     if shrink - SHRINK_SDS * shrink_sd > MAX_SHRINK {
         return Err(Refusal::new(
             Reason::RowsProjected,

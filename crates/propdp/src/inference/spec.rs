@@ -99,6 +99,9 @@ pub struct Spec {
     /// Objective perturbation whose floor exceeds half of ε: add the extra
     /// ridge Δ that halves it (`Auto`, the standard algorithm) or refuse.
     pub extra_ridge: ExtraRidge,
+    /// Standardise the columns by private, charged means and standard
+    /// deviations before the projection ([`super::standardize`]).
+    pub standardize: bool,
 }
 
 fn relation<S: serde::Serializer>(n: &Neighbouring, s: S) -> Result<S::Ok, S::Error> {
