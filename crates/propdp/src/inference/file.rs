@@ -5,10 +5,10 @@
 use super::{Inference, Spec, fit_owned, fit_whitened_owned};
 use crate::error::Argument;
 
-/// [`fit`] on a data file (`propdp infer DATA`: a CSV with a header row or
+/// [`super::fit`] on a data file (`propdp infer DATA`: a CSV with a header row or
 /// a 2-D float64 `.npy`): the column `label` holds the labels, every other
 /// column is a feature. With `covariance`, a file of the same kinds holding
-/// the public d × d covariance Σ ([`fit_whitened`]).
+/// the public d × d covariance Σ ([`super::fit_whitened`]).
 pub fn fit_file(
     path: &std::path::Path,
     label: &str,
