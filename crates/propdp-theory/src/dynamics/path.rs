@@ -49,6 +49,24 @@ pub struct DmftParams {
     pub seed: u32,
 }
 
+/// An intercept (prototype, docs/theory.md §3.5): the teacher's b* (labels
+/// P(y = 1 | ν) = sigmoid(ν + b*), or y = ν + b* + e) and, if `learned`, a
+/// learner's intercept b on a constant feature c = 1/√d, clipped jointly with
+/// θ and penalised by λ_b. Its field β_t = c·b_t is deterministic in the
+/// limit: β_{t+1} = (1 − ηλ_b)β_t − η·a·E[ĝ_t] (ĝ_t with the selection S_t).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Intercept {
+    /// The teacher's intercept b*.
+    pub teacher: f64,
+    /// Whether the learner fits an intercept.
+    pub learned: bool,
+    /// Its ridge λ_b (0: unpenalised).
+    pub lambda: f64,
+}
+
+/// The metric of the learned intercept's field β_t = c·b_t (prototype).
+pub const INTERCEPT: &str = "intercept";
+
 /// The parameters as a user set them (config keys), for error messages.
 impl std::fmt::Display for DmftParams {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
