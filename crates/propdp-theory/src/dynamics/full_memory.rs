@@ -513,4 +513,39 @@ mod tests {
             assert!((last["pred_err2"] - last["est_err2"]).abs() <= 1e-9 * last["est_err2"]);
         }
     }
+
+    /// No intercept anywhere (b* = 0, none learned) is the plain solve on
+    /// the same scrambles, bit for bit but for test_class_err's quadrature, with β ≡ 0.
+    #[test]
+    fn a_zero_intercept_is_the_plain_state_evolution() {
+        let p = DmftParams {
+            delta: 0.5,
+            s2: 4.0,
+            lambda: 0.1,
+            sigma: 1.0,
+            eta: 1.0,
+            steps: 8,
+            sample_rate: 0.3,
+            clip: 0.5,
+            loss: Loss::Logistic,
+            noise_sd: 0.0,
+            points: 1024,
+            scrambles: 2,
+            seed: 3,
+        };
+        let none = Intercept {
+            teacher: 0.0,
+            learned: false,
+            lambda: 0.0,
+        };
+        let (plain, icp) = (solve(&p).unwrap(), solve_intercept(&p, &none).unwrap());
+        for (k, v) in &plain.mean {
+            // test_class_err by the shifted formula: the same integral, other panels
+            for (a, b) in v.iter().zip(&icp.mean[k]) {
+                let tol = if k == metrics::TEST_CLASS_ERR { 1e-12 } else { 0.0 };
+                assert!((a - b).abs() <= tol, "{k}: {a} vs {b}");
+            }
+        }
+        assert!(icp.mean[INTERCEPT].iter().all(|&b| b == 0.0));
+    }
 }
