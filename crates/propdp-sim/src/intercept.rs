@@ -10,7 +10,7 @@
 //!
 //! Labels: P(y = 1 | ν) = sigmoid(ν + b*) (logistic), y = ν + b* + e
 //! (Huber, squared), ν = xᵀθ*, θ* ~ N(0, s²I). Metrics at every step:
-//! est_err2, overlap, norm2, train_loss, `intercept` = β_t = c·b_t and the
+//! est_err2, overlap, norm2, train_loss, `fitted_intercept` = β_t = c·b_t and the
 //! population test_class_err of sign(xᵀθ + β) (logistic) or test_mse
 //! (regression) at the iterate (Gaussian design: exact given θ_t, b_t).
 //! Standalone: nothing here is shared with the state evolution.
@@ -114,7 +114,7 @@ impl InterceptRun {
             mt.insert("overlap".to_string(), m);
             mt.insert("norm2".to_string(), q);
             mt.insert("train_loss".to_string(), loss / n as f64);
-            mt.insert("intercept".to_string(), beta);
+            mt.insert(propdp_core::metrics::FITTED_INTERCEPT.to_string(), beta);
             if self.loss == Loss::Logistic {
                 let err = test_class_error_shifted(s2_hat, m, q, beta, self.b_star);
                 mt.insert("test_class_err".to_string(), err);
