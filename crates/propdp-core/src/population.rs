@@ -53,7 +53,7 @@ pub fn test_class_error(s2: f64, m: f64, q: f64) -> f64 {
     })
 }
 
-/// [`test_class_error`] with intercepts (prototype, docs/theory.md §3.5):
+/// [`test_class_error`] with intercepts (docs/theory.md §3.5):
 /// P(sign(xᵀθ + β) ≠ y) on a fresh sample whose label has
 /// P(y = 1 | ν) = sigmoid(ν + b*). With ω = bν + τξ as there, it is
 /// E[sigmoid(ν + b*) Φ(−(bν + β)/τ) + (1 − sigmoid(ν + b*)) Φ((bν + β)/τ)];

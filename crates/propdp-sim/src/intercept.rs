@@ -1,5 +1,7 @@
-//! Prototype (docs/theory.md §3.5): DP-SGD with an intercept on synthetic
-//! data whose teacher has one. Rows xᵢ ~ N(0, I/d) get a constant feature
+//! A standalone reference (docs/theory.md §3.5): DP-SGD with an intercept on
+//! synthetic data whose teacher has one, written apart from the simulator
+//! ([`crate::gd::Descent::run_with_intercept`], which `propdp run` uses) as
+//! an independent check of the state evolution. Rows xᵢ ~ N(0, I/d) get a constant feature
 //! c = 1/√d; the learner is (θ, b), its field xᵢᵀθ + c·b; per-example
 //! gradients ℓ'ᵢ·(xᵢ, c) are clipped jointly to norm C, the intercept has its
 //! own ridge λ_b and gets the same privacy noise ησ as every coordinate:

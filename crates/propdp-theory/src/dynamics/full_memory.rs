@@ -59,7 +59,7 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
     solve_spectral(p, None, cancelled)
 }
 
-/// [`solve`] with an intercept (prototype, docs/theory.md §3.5): isotropic
+/// [`solve`] with an intercept (docs/theory.md §3.5): isotropic
 /// features, the standard logistic, Huber and squared losses. Writes the
 /// learned intercept's field β_t ([`INTERCEPT`]), test_class_err of
 /// sign(w + β) against labels of P(y = 1 | ν) = sigmoid(ν + b*) (logistic),
@@ -67,10 +67,7 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
 pub fn solve_intercept(p: &DmftParams, icp: &Intercept) -> Result<DmftPath, DmftError> {
     if !matches!(p.loss, Loss::Logistic | Loss::Huber { .. } | Loss::Squared) {
         return Err(DmftError::Invalid {
-            what: format!(
-                "an intercept with the {} loss (prototype: standard losses only)",
-                p.loss
-            ),
+            what: format!("an intercept with the {} loss (standard losses only)", p.loss),
             params: Box::new(*p),
         });
     }

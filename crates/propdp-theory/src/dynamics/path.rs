@@ -49,7 +49,7 @@ pub struct DmftParams {
     pub seed: u32,
 }
 
-/// An intercept (prototype, docs/theory.md §3.5): the teacher's b* (labels
+/// An intercept (docs/theory.md §3.5): the teacher's b* (labels
 /// P(y = 1 | ν) = sigmoid(ν + b*), or y = ν + b* + e) and, if `learned`, a
 /// learner's intercept b on a constant feature c = 1/√d, clipped jointly with
 /// θ and penalised by λ_b. Its field β_t = c·b_t is deterministic in the
