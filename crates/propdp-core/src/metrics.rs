@@ -31,6 +31,11 @@ pub const TRAIN_LOGLOSS: &str = "train_logloss";
 /// DP-GD: (1/n) Σ ℓ((Xθ_t)ᵢ; yᵢ) of the descended loss.
 pub const TRAIN_LOSS: &str = "train_loss";
 
+/// DP-GD/DP-SGD with an intercept: the learned intercept's field β = b/√d
+/// (the constant feature's value times its coefficient), on the scale of
+/// the teacher's b* (docs/theory.md §3.5); 0 when none is learned.
+pub const FITTED_INTERCEPT: &str = "fitted_intercept";
+
 /// One test sample's contribution to `test_class_err`: 1 for a wrong sign of
 /// the fitted field, 0 for a right one, and ½ for a tie (a field of exactly
 /// 0, e.g. at θ̂ = 0) — a fair coin, as the theory counts it: P(sign(ω) ≠ y)
@@ -67,6 +72,7 @@ pub fn describe(name: &str) -> Option<&'static str> {
         TEST_LOGLOSS => "E log(1+e^{−y xᵀθ̂})",
         TRAIN_LOGLOSS => "(1/n)Σ log(1+e^{−yᵢxᵢᵀθ̂})",
         TRAIN_LOSS => "(1/n)Σ ℓ(xᵢᵀθ_t; yᵢ)",
+        FITTED_INTERCEPT => "β = b/√d, the fitted intercept",
         _ => return None,
     })
 }

@@ -51,7 +51,15 @@ pub enum Domain {
     Steps,
     /// A whole number ≥ 0 (a dimension or a step index).
     Count,
+    /// A teacher's intercept: finite, |b*| ≤ [`MAX_INTERCEPT`].
+    Intercept,
+    /// A switch: 0 (false) or 1 (true).
+    Flag,
 }
+
+/// Largest teacher intercept |b*| (logistic labels: P(y = 1) = sigmoid(±10)
+/// at ν = 0, a class of 1 in 22 000).
+pub const MAX_INTERCEPT: f64 = 10.0;
 
 impl Domain {
     /// The allowed values in words (`0 < sample_rate ≤ 1`).
@@ -64,6 +72,8 @@ impl Domain {
             Domain::Probability => format!("0 < {name} < 1"),
             Domain::Steps => format!("an integer, 1 ≤ {name} ≤ {}", MAX_STEPS),
             Domain::Count => format!("an integer, 0 ≤ {name}"),
+            Domain::Intercept => format!("−{MAX_INTERCEPT} ≤ {name} ≤ {MAX_INTERCEPT}"),
+            Domain::Flag => format!("{name} = true or false"),
         }
     }
 
@@ -77,6 +87,8 @@ impl Domain {
             Domain::Probability => x > 0.0 && x < 1.0,
             Domain::Steps => x >= 1.0 && x.fract() == 0.0 && x <= MAX_STEPS as f64,
             Domain::Count => x >= 0.0 && x.fract() == 0.0 && x.is_finite(),
+            Domain::Intercept => x.abs() <= MAX_INTERCEPT,
+            Domain::Flag => x == 0.0 || x == 1.0,
         }
     }
 }
@@ -84,7 +96,7 @@ impl Domain {
 /// Every key of `[problem]` and `[algorithm]`, and the simulation's `d`
 /// and the gradient step `t` as axes (a test checks the tables' keys are
 /// all here). Symbols are the keys' names where figures have used them so.
-pub const PARAMETERS: [Parameter; 23] = [
+pub const PARAMETERS: [Parameter; 25] = [
     Parameter {
         name: "model",
         table: "problem",
@@ -123,6 +135,14 @@ pub const PARAMETERS: [Parameter; 23] = [
         symbol: "M",
         label: "M",
         domain: Domain::Positive,
+        algorithms: &[],
+    },
+    Parameter {
+        name: "intercept",
+        table: "problem",
+        symbol: "b*",
+        label: "b* (the teacher's intercept)",
+        domain: Domain::Intercept,
         algorithms: &[],
     },
     Parameter {
@@ -195,6 +215,14 @@ pub const PARAMETERS: [Parameter; 23] = [
         symbol: "loss_variant",
         label: "loss_variant",
         domain: Domain::Choice,
+        algorithms: &["dpgd", "dpsgd"],
+    },
+    Parameter {
+        name: "fit_intercept",
+        table: "algorithm",
+        symbol: "fit_intercept",
+        label: "fit_intercept (an unpenalised intercept learned)",
+        domain: Domain::Flag,
         algorithms: &["dpgd", "dpsgd"],
     },
     Parameter {

@@ -53,6 +53,41 @@ pub fn test_class_error(s2: f64, m: f64, q: f64) -> f64 {
     })
 }
 
+/// [`test_class_error`] with intercepts (docs/theory.md §3.5):
+/// P(sign(xᵀθ + β) ≠ y) on a fresh sample whose label has
+/// P(y = 1 | ν) = sigmoid(ν + b*). With ω = bν + τξ as there, it is
+/// E[sigmoid(ν + b*) Φ(−(bν + β)/τ) + (1 − sigmoid(ν + b*)) Φ((bν + β)/τ)];
+/// at β = b* = 0 it is [`test_class_error`].
+pub fn test_class_error_shifted(s2: f64, m: f64, q: f64, beta: f64, b_star: f64) -> f64 {
+    let q = q.max(0.0);
+    let b = if s2 > 0.0 { m / s2 } else { 0.0 };
+    let tp = (q - if s2 > 0.0 { m * m / s2 } else { 0.0 }).max(0.0).sqrt();
+    let wrong = |nu: f64| {
+        let f = b * nu + beta;
+        // P(ω + β < 0 | ν); a field of exactly 0 counts ½
+        let neg = if tp > 0.0 {
+            cdf(-f / tp)
+        } else if f == 0.0 {
+            0.5
+        } else {
+            f64::from(u8::from(f < 0.0))
+        };
+        let p1 = sigmoid(nu + b_star);
+        p1 * neg + (1.0 - p1) * (1.0 - neg)
+    };
+    let mut breaks = vec![-b_star];
+    if b != 0.0 {
+        breaks.push(-beta / b);
+    }
+    breaks.sort_by(f64::total_cmp);
+    let step = if b != 0.0 {
+        (2.0 * tp / b.abs()).clamp(1e-3, 1.0)
+    } else {
+        1.0
+    };
+    normal_expect(0.0, s2.max(0.0).sqrt(), &breaks, step, wrong)
+}
+
 /// E ρ(−y·xᵀθ) on a fresh sample (the population test log-loss) when
 /// θᵀθ*/d = m, ‖θ‖²/d = q and the teacher's field has variance s²: with
 /// ω = bν + τξ as in [`test_class_error`], by symmetry it is

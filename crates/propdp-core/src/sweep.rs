@@ -41,6 +41,12 @@ impl Sweep {
             .chain([("delta", raw.problem.delta())]);
         let axes = expand(named)?;
         let points = odometer(&axes, |v| point(&raw.problem, a, source, v))?;
+        if let Some(p) = points.iter().find(|p| p.intercept().is_some()) {
+            check_intercept(raw, p)?;
+            for p in &points {
+                check_intercept_steps(raw.solver.dmft, p)?;
+            }
+        }
         Ok(Sweep { axes, points })
     }
 
@@ -48,6 +54,12 @@ impl Sweep {
     /// searches choose the algorithm): each carries the non-private
     /// placeholder algorithm objective perturbation with λ = 1, σ = 0.
     pub fn problem_points(problem: &RawProblem) -> Result<Vec<Point>, ConfigError> {
+        if problem.intercept().is_some() {
+            return Err(ConfigError::not_applicable(
+                "problem.intercept",
+                "the searches of propdp tune have no intercept yet",
+            ));
+        }
         let named = problem.axes().into_iter().chain([("delta", problem.delta())]);
         let axes = expand(named)?;
         // any algorithm the model admits (least squares: only the gradient methods)
@@ -143,7 +155,7 @@ fn odometer(
 /// Field path in the config file of a parameter name.
 fn config_field(name: &str) -> String {
     match name {
-        "lambda" | "sigma" | "tau" | "eta" | "steps" | "sample_rate" | "clip" | "epsilon" | "rho" => {
+        "lambda" | "sigma" | "tau" | "eta" | "steps" | "sample_rate" | "clip" | "epsilon" | "rho" | "fit_intercept" => {
             format!("algorithm.{name}")
         }
         _ => format!("problem.{name}"),
@@ -205,10 +217,72 @@ fn point(
     };
     let v = &v;
     let point = Point::new(v["delta"], v["s2"], model, a.algorithm(v, noise)?)?;
+    let point = match (v.get("intercept"), v.get("fit_intercept")) {
+        (None, None) => point,
+        (teacher, learned) => point.with_intercept(crate::problem::Intercept {
+            teacher: teacher.copied().unwrap_or(0.0),
+            learned: learned.is_some_and(|&l| l == 1.0),
+        })?,
+    };
     Ok(match budget {
         Some(b) => point.with_budget(b),
         None => point,
     })
+}
+
+/// What the intercept's state evolution (docs/theory.md §3.5: isotropic
+/// features, synthetic rows) does not serve: a feature covariance, real rows.
+fn check_intercept(raw: &RawConfig, p: &Point) -> Result<(), ConfigError> {
+    let field = if p.intercept().is_some_and(|i| i.learned) {
+        "algorithm.fit_intercept"
+    } else {
+        "problem.intercept"
+    };
+    if raw.problem.covariance().is_some() {
+        return Err(ConfigError::not_applicable(
+            field,
+            "an intercept with problem.covariance: the state evolution of an intercept (docs/theory.md §3.5) has \
+             isotropic features only",
+        ));
+    }
+    if raw.simulation.as_ref().is_some_and(|s| s.data.is_some()) {
+        return Err(ConfigError::not_applicable(
+            field,
+            "an intercept with simulation.data: real rows with an intercept are not simulated yet (add a constant \
+             column to the data instead)",
+        ));
+    }
+    Ok(())
+}
+
+/// An intercept's DP-GD/DP-SGD point within the full-memory state
+/// evolution's horizon: `solver.dmft = "auto"` serves steps ≤
+/// [`crate::config::LONG_HORIZON_FROM`], `"exact"` steps ≤
+/// [`crate::problem::DMFT_MAX_STEPS`]; the long horizon has no intercept.
+fn check_intercept_steps(method: crate::config::DmftMethod, p: &Point) -> Result<(), ConfigError> {
+    use crate::config::DmftMethod;
+    let (Some(_), Some(g)) = (p.intercept(), p.algorithm().gradient_steps()) else {
+        return Ok(());
+    };
+    let (limit, name) = match method {
+        DmftMethod::Auto => (crate::config::LONG_HORIZON_FROM, "auto"),
+        DmftMethod::Exact => (crate::problem::DMFT_MAX_STEPS, "exact"),
+        DmftMethod::LongHorizon => (0, "long_horizon"),
+    };
+    if g.steps > limit {
+        return Err(ConfigError::range(
+            "algorithm.steps",
+            g.steps,
+            &format!(
+                "steps ≤ {limit} with an intercept and solver.dmft = \"{name}\": the long-horizon state evolution \
+                 has no intercept yet, only the full-memory one serves it (solver.dmft = \"auto\": steps ≤ {}, \
+                 \"exact\": steps ≤ {})",
+                crate::config::LONG_HORIZON_FROM,
+                crate::problem::DMFT_MAX_STEPS
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The smallest noise meeting the budget, or an error naming the budget's

@@ -210,10 +210,17 @@ pub fn draw_noise<R: Rng>(law: &NoiseLaw, rng: &mut R) -> f64 {
 /// Responses for teacher fields ν = Xθ*: y = ν + ε (Huber, least squares)
 /// or y = ±1 with P(+1) = sigmoid(ν) (logistic).
 pub fn draw_labels<R: Rng>(model: &Model, nu: &DVector<f64>, rng: &mut R) -> DVector<f64> {
+    draw_labels_shifted(model, nu, 0.0, rng)
+}
+
+/// [`draw_labels`] of a teacher with intercept b*: its fields are ν + b*
+/// (b* = 0: [`draw_labels`] exactly).
+pub fn draw_labels_shifted<R: Rng>(model: &Model, nu: &DVector<f64>, b_star: f64, rng: &mut R) -> DVector<f64> {
+    let field = |i: usize| if b_star == 0.0 { nu[i] } else { nu[i] + b_star };
     DVector::from_fn(nu.len(), |i, _| match model {
-        Model::Huber { noise, .. } | Model::LeastSquares { noise } => nu[i] + draw_noise(noise, rng),
+        Model::Huber { noise, .. } | Model::LeastSquares { noise } => field(i) + draw_noise(noise, rng),
         Model::Logistic => {
-            let p = 1.0 / (1.0 + (-nu[i]).exp());
+            let p = 1.0 / (1.0 + (-field(i)).exp());
             if rng.random::<f64>() < p { 1.0 } else { -1.0 }
         }
     })
@@ -246,12 +253,28 @@ pub fn draw_dataset_in<R: Rng>(
     coords: Option<&Coordinates>,
     rng: &mut R,
 ) -> Dataset {
+    draw_dataset_shifted(model, n, d, s2, 0.0, design, prior, coords, rng)
+}
+
+/// [`draw_dataset_in`] of a teacher with intercept b* ([`draw_labels_shifted`]).
+#[allow(clippy::too_many_arguments)]
+pub fn draw_dataset_shifted<R: Rng>(
+    model: &Model,
+    n: usize,
+    d: usize,
+    s2: f64,
+    b_star: f64,
+    design: Design,
+    prior: Prior,
+    coords: Option<&Coordinates>,
+    rng: &mut R,
+) -> Dataset {
     let mut theta_star = draw_theta(d, s2, prior, rng);
     if let Some(c) = coords {
         theta_star.iter_mut().zip(&c.teacher_sd).for_each(|(t, s)| *t *= s);
     }
     let xt = draw_design_in(n, d, design, coords, rng);
-    let y = draw_labels(model, &xt.tr_mul(&theta_star), rng);
+    let y = draw_labels_shifted(model, &xt.tr_mul(&theta_star), b_star, rng);
     Dataset { xt, y, theta_star }
 }
 

@@ -57,7 +57,9 @@ fn class_error(y: &DVector<f64>, fit: &DVector<f64>) -> f64 {
 /// pred_err2 (= est_err2 without a covariance), overlap, norm2,
 /// train_loss, and the test error: test_class_err (logistic) or test_mse
 /// (Huber, least squares), on the held-out rows or exactly from the
-/// population, as objective perturbation records them.
+/// population, as objective perturbation records them. With an intercept
+/// `Some((β, b*))` (the learned field β, the teacher's b*): the fit is xᵀθ +
+/// β against labels of ν + b*, and β is recorded as fitted_intercept.
 pub fn dpgd_metrics(
     model: &Model,
     train: &Dataset,
@@ -65,6 +67,7 @@ pub fn dpgd_metrics(
     theta: &DVector<f64>,
     train_loss: f64,
     coords: Option<&Coordinates>,
+    intercept: Option<(f64, f64)>,
 ) -> Metrics {
     let d = theta.len() as f64;
     let star = &train.theta_star;
@@ -76,23 +79,37 @@ pub fn dpgd_metrics(
     out.insert(metrics::OVERLAP.into(), theta.dot(star) / d);
     out.insert(metrics::NORM2.into(), theta.norm_squared() / d);
     out.insert(metrics::TRAIN_LOSS.into(), train_loss);
+    if let Some((beta, _)) = intercept {
+        out.insert(metrics::FITTED_INTERCEPT.into(), beta);
+    }
+    // a held-out row's fit: xᵀθ (+ β)
+    let fit = |test: &Dataset| {
+        let mut f = test.xt.tr_mul(theta);
+        if let Some((beta, _)) = intercept {
+            f.add_scalar_mut(beta);
+        }
+        f
+    };
     match (model, test) {
         (Model::Logistic, TestSet::Rows(test)) => {
-            let fit = test.xt.tr_mul(theta);
-            out.insert(metrics::TEST_CLASS_ERR.into(), class_error(&test.y, &fit));
+            out.insert(metrics::TEST_CLASS_ERR.into(), class_error(&test.y, &fit(test)));
         }
         (Model::Logistic, TestSet::Population { .. }) => {
             let [q, m, s2] = population_overlaps(theta, star, coords);
-            out.insert(metrics::TEST_CLASS_ERR.into(), population::test_class_error(s2, m, q));
+            let err = match intercept {
+                Some((beta, b_star)) => population::test_class_error_shifted(s2, m, q, beta, b_star),
+                None => population::test_class_error(s2, m, q),
+            };
+            out.insert(metrics::TEST_CLASS_ERR.into(), err);
         }
         (Model::Huber { .. } | Model::LeastSquares { .. }, TestSet::Rows(test)) => {
-            let fit = test.xt.tr_mul(theta);
-            out.insert(metrics::TEST_MSE.into(), mean_squared(&test.y, &fit));
+            out.insert(metrics::TEST_MSE.into(), mean_squared(&test.y, &fit(test)));
         }
         (Model::Huber { .. } | Model::LeastSquares { .. }, TestSet::Population { noise_variance }) => {
             if let Some(var) = noise_variance {
                 let [q, m, s2] = population_overlaps(theta, star, coords);
-                out.insert(metrics::TEST_MSE.into(), population::test_mse(s2, m, q, var));
+                let shift = intercept.map_or(0.0, |(beta, b_star)| (beta - b_star).powi(2));
+                out.insert(metrics::TEST_MSE.into(), population::test_mse(s2, m, q, var) + shift);
             }
         }
     }

@@ -97,12 +97,47 @@ impl Descent {
         rng: &mut R,
         mut observe: F,
     ) -> Result<DVector<f64>, GdError> {
+        self.descend(xt, labels, false, rng, |t, theta, _, loss| observe(t, theta, loss))
+    }
+
+    /// [`Descent::run`] with an unpenalised intercept b on a constant feature
+    /// c = 1/√d (docs/theory.md §3.5): the field of row i is xᵢᵀθ + β, β =
+    /// c·b; the per-example gradient ℓ'ᵢ·(xᵢ, c) is clipped jointly (norm
+    /// |ℓ'ᵢ|·√(‖xᵢ‖² + c²)), and b gets the same privacy noise as every
+    /// coordinate: b_{t+1} = b_t − η(Σ_{i∈B_t} ĝᵢc + σξ′_t), ξ′_t drawn after
+    /// θ's. `observe(t, θ_t, β_t, train_loss_t)`; returns θ_T.
+    pub fn run_with_intercept<R: Rng, F: FnMut(usize, &DVector<f64>, f64, f64)>(
+        &self,
+        xt: &DMatrix<f64>,
+        labels: &DVector<f64>,
+        rng: &mut R,
+        observe: F,
+    ) -> Result<DVector<f64>, GdError> {
+        self.descend(xt, labels, true, rng, observe)
+    }
+
+    /// The descent, with an intercept if `intercept` (else the draws and
+    /// arithmetic of [`Descent::run`] exactly).
+    fn descend<R: Rng, F: FnMut(usize, &DVector<f64>, f64, f64)>(
+        &self,
+        xt: &DMatrix<f64>,
+        labels: &DVector<f64>,
+        intercept: bool,
+        rng: &mut R,
+        mut observe: F,
+    ) -> Result<DVector<f64>, GdError> {
         let (d, n) = xt.shape();
         let mut theta = DVector::zeros(d);
-        let row_norms: Vec<f64> = if self.gradient.clip.is_finite() {
-            xt.column_iter().map(|row| row.norm()).collect()
-        } else {
-            Vec::new()
+        // the constant feature c and the intercept b (0 without one)
+        let c = if intercept { 1.0 / (d as f64).sqrt() } else { 0.0 };
+        let mut b = 0.0;
+        let row_norms: Vec<f64> = match (self.gradient.clip.is_finite(), intercept) {
+            (false, _) => Vec::new(),
+            (true, false) => xt.column_iter().map(|row| row.norm()).collect(),
+            (true, true) => xt
+                .column_iter()
+                .map(|row| (row.norm_squared() + c * c).sqrt())
+                .collect(),
         };
         // buffers reused at every step: the loop allocates nothing
         let mut selected = vec![true; n];
@@ -124,11 +159,13 @@ impl Descent {
             grad.fill(0.0);
             let (th, g) = (theta.as_slice(), grad.as_mut_slice());
             let mut loss = 0.0;
+            let (beta, mut gb) = (c * b, 0.0);
             for (i, row) in xt.as_slice().chunks_exact(d.max(1)).enumerate() {
                 if !evaluated && !selected[i] {
                     continue;
                 }
-                let (l, d1, _) = self.loss.eval(labels[i], dot(row, th));
+                let field = if intercept { dot(row, th) + beta } else { dot(row, th) };
+                let (l, d1, _) = self.loss.eval(labels[i], field);
                 loss += l;
                 if last || !selected[i] {
                     continue;
@@ -146,6 +183,7 @@ impl Descent {
                 for (gj, &xj) in g.iter_mut().zip(row) {
                     *gj += gi * xj;
                 }
+                gb += gi * c;
             }
             let norm2 = theta.norm_squared() / d as f64;
             if !norm2.is_finite() || norm2 > 1e12 {
@@ -162,7 +200,7 @@ impl Descent {
                 return Err(GdError::Diverged { step: t, norm2, advice });
             }
             if evaluated {
-                observe(t, &theta, loss / n as f64);
+                observe(t, &theta, beta, loss / n as f64);
             }
             if last {
                 break;
@@ -171,6 +209,10 @@ impl Descent {
             grad.axpy(self.gradient.lambda, &theta, 1.0);
             grad.axpy(self.gradient.sigma, &xi, 1.0);
             theta.axpy(-self.gradient.eta, &grad, 1.0);
+            if intercept {
+                let xi_b: f64 = rng.sample(rand_distr::StandardNormal);
+                b -= self.gradient.eta * (gb + self.gradient.sigma * xi_b);
+            }
         }
         Ok(theta)
     }

@@ -14,6 +14,7 @@
 pub mod data;
 pub mod evaluate;
 pub mod gd;
+pub mod intercept;
 pub mod lbfgs;
 pub mod newton;
 pub mod objective;

@@ -203,6 +203,12 @@ pub fn simulate_reps(
     on_rep: &(dyn Fn() + Sync),
 ) -> Result<Vec<Repetition>, SimError> {
     settings.check()?;
+    if point.intercept().is_some() && (settings.real.is_some() || settings.covariance.is_some()) {
+        return Err(SimError::Invalid(propdp_core::ConfigError::NotApplicable {
+            field: "problem.intercept".into(),
+            why: "an intercept is simulated with synthetic isotropic rows only".into(),
+        }));
+    }
     let n = samples(settings.d, point.delta());
     let runs = (reps.start as u64..reps.end as u64)
         .into_par_iter()
@@ -288,6 +294,8 @@ fn noise_variance(point: &Point) -> Option<f64> {
 
 fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64) -> Result<Repetition, SimError> {
     let mut rng = stream(s.seed, &[point_index, s.d as u64, rep]);
+    // the teacher's intercept b* (0 without one: the draws of a point without the feature)
+    let b_star = point.intercept().map_or(0.0, |i| i.teacher);
     let population = test_metrics(point, s) == TestMetrics::Population;
     let (train, test, coords) = match &s.real {
         Some(real) => {
@@ -319,11 +327,12 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         }
         None => {
             let coords = s.covariance.as_ref().map(|c| data::Coordinates::draw(c, s.d, &mut rng));
-            let train = data::draw_dataset_in(
+            let train = data::draw_dataset_shifted(
                 &point.model(),
                 n,
                 s.d,
                 point.s2(),
+                b_star,
                 s.design,
                 s.prior,
                 coords.as_ref(),
@@ -343,7 +352,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
     let test = test.map(|test| {
         if test.y.is_empty() {
             Dataset {
-                y: data::draw_labels(&point.model(), &test.xt.tr_mul(&test.theta_star), &mut rng),
+                y: data::draw_labels_shifted(&point.model(), &test.xt.tr_mul(&test.theta_star), b_star, &mut rng),
                 ..test
             }
         } else {
@@ -375,24 +384,38 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         };
         let descent = Descent { loss, gradient };
         let mut per_step = Vec::with_capacity(gradient.steps + 1);
-        descent
-            .run(&train.xt, &labels, &mut rng, |_, theta, train_loss| {
-                per_step.push(keep(evaluate::dpgd_metrics(
-                    &point.model(),
-                    &train,
-                    test_set,
-                    theta,
-                    train_loss,
-                    coords,
-                )));
-            })
-            .map_err(|source| SimError::Descent {
-                point: point_index,
-                rep,
-                n,
-                d: s.d,
-                source,
-            })?;
+        let mut observe = |theta: &DVector<f64>, train_loss: f64, intercept: Option<(f64, f64)>| {
+            per_step.push(keep(evaluate::dpgd_metrics(
+                &point.model(),
+                &train,
+                test_set,
+                theta,
+                train_loss,
+                coords,
+                intercept,
+            )));
+        };
+        match point.intercept() {
+            None => descent.run(&train.xt, &labels, &mut rng, |_, theta, train_loss| {
+                observe(theta, train_loss, None)
+            }),
+            // learned: the descent's β_t; not learned: β = 0 against the teacher's b*
+            Some(icp) if icp.learned => {
+                descent.run_with_intercept(&train.xt, &labels, &mut rng, |_, theta, beta, train_loss| {
+                    observe(theta, train_loss, Some((beta, b_star)))
+                })
+            }
+            Some(_) => descent.run(&train.xt, &labels, &mut rng, |_, theta, train_loss| {
+                observe(theta, train_loss, Some((0.0, b_star)))
+            }),
+        }
+        .map_err(|source| SimError::Descent {
+            point: point_index,
+            rep,
+            n,
+            d: s.d,
+            source,
+        })?;
         data::recycle(train.xt);
         if let Some(test) = test {
             data::recycle(test.xt);

@@ -381,11 +381,10 @@ impl TheorySolver {
     /// chooses; the point's summary is the last step.
     fn solve_dmft(&self, point: &Point, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Solution, TheoryError> {
         let noise_sd = self.label_noise_sd(point)?;
-        let mut sol = match self.dynamics(point, noise_sd)? {
-            DynamicsMethod::Spectral => self.solve_least_squares(point, noise_sd),
-            DynamicsMethod::LongHorizon => self.solve_long_horizon(point, noise_sd, cancelled),
-            DynamicsMethod::Dmft => self.solve_full_memory(point, noise_sd, cancelled),
-        }?;
+        let mut sol = match point.intercept() {
+            Some(icp) => self.solve_intercept(point, icp, noise_sd)?,
+            None => self.solve_without_intercept(point, noise_sd, cancelled)?,
+        };
         let label_variance = match point.model() {
             Model::Logistic => None,
             Model::Huber { .. } | Model::LeastSquares { .. } => Some(noise_sd * noise_sd),
@@ -395,6 +394,76 @@ impl TheorySolver {
         sol.metrics = path.last();
         sol.per_step = Some(path);
         Ok(sol)
+    }
+
+    /// A point with an intercept (docs/theory.md §3.5): the full-memory
+    /// state evolution with the intercept's field, isotropic features, up to
+    /// the horizon `solver.dmft` gives the full-memory DMFT
+    /// ([`LONG_HORIZON_FROM`] steps under "auto", [`DMFT_MAX_STEPS`] under
+    /// "exact"); a covariance or the long horizon is refused.
+    fn solve_intercept(
+        &self,
+        point: &Point,
+        icp: propdp_core::problem::Intercept,
+        noise_sd: f64,
+    ) -> Result<Solution, TheoryError> {
+        if self.covariance.is_some() {
+            return Err(TheoryError::Covariance {
+                what: "the state evolution of an intercept has isotropic features only".into(),
+                params: describe(point),
+            });
+        }
+        let params = self.dmft_params(point, noise_sd, DMFT_POINTS);
+        let limit = match self.dmft.method {
+            DmftMethod::Auto => LONG_HORIZON_FROM,
+            DmftMethod::Exact => DMFT_MAX_STEPS,
+            DmftMethod::LongHorizon => 0,
+        };
+        if params.steps > limit {
+            return Err(DmftError::Invalid {
+                what: format!(
+                    "an intercept at steps = {} under solver.dmft = {:?}: the long-horizon state evolution has no \
+                     intercept yet (the full-memory one serves steps ≤ {LONG_HORIZON_FROM} under \"auto\", ≤ \
+                     {DMFT_MAX_STEPS} under \"exact\")",
+                    params.steps, self.dmft.method
+                ),
+                params: Box::new(params),
+            }
+            .into());
+        }
+        let icp = crate::dynamics::Intercept {
+            teacher: icp.teacher,
+            learned: icp.learned,
+            lambda: 0.0,
+        };
+        let path = full_memory::solve_intercept(&params, &icp)?;
+        Ok(Solution {
+            metrics: path.last(),
+            report: SolverReport {
+                converged: true,
+                iterations: params.steps,
+                residual: last_stderr(&path),
+                method: Some(DynamicsMethod::Dmft),
+                ..Default::default()
+            },
+            state: State::Dmft,
+            per_step: Some(path),
+        })
+    }
+
+    /// [`TheorySolver::solve_dmft`] without an intercept: the method
+    /// [`TheorySolver::dynamics`] chooses.
+    fn solve_without_intercept(
+        &self,
+        point: &Point,
+        noise_sd: f64,
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Solution, TheoryError> {
+        match self.dynamics(point, noise_sd)? {
+            DynamicsMethod::Spectral => self.solve_least_squares(point, noise_sd),
+            DynamicsMethod::LongHorizon => self.solve_long_horizon(point, noise_sd, cancelled),
+            DynamicsMethod::Dmft => self.solve_full_memory(point, noise_sd, cancelled),
+        }
     }
 
     /// The sd of the Gaussian label noise a DP-GD/DP-SGD point draws (0 for

@@ -28,7 +28,7 @@ const ALGORITHM: Kinds = Kinds {
         ("output", with_budget!("lambda", "tau?")),
         (
             "dpgd",
-            with_budget!("lambda", "sigma?", "eta", "steps", "loss_variant?"),
+            with_budget!("lambda", "sigma?", "eta", "steps", "loss_variant?", "fit_intercept?"),
         ),
         (
             "dpsgd",
@@ -39,7 +39,8 @@ const ALGORITHM: Kinds = Kinds {
                 "steps",
                 "sample_rate",
                 "clip?",
-                "loss_variant?"
+                "loss_variant?",
+                "fit_intercept?"
             ),
         ),
     ],
@@ -103,6 +104,10 @@ pub enum RawAlgorithm {
         /// The loss descended (default "standard").
         #[serde(default)]
         loss_variant: LossVariant,
+        /// Whether an unpenalised intercept is learned (true/false, or both
+        /// as a sweep; absent: none).
+        #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
+        fit_intercept: Option<ParamSpec>,
         /// A budget instead of σ.
         #[serde(flatten)]
         budget: RawBudget,
@@ -124,10 +129,39 @@ pub enum RawAlgorithm {
         /// The loss descended (default "standard").
         #[serde(default)]
         loss_variant: LossVariant,
+        /// Whether an unpenalised intercept is learned (true/false, or both
+        /// as a sweep; absent: none).
+        #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
+        fit_intercept: Option<ParamSpec>,
         /// A budget instead of σ.
         #[serde(flatten)]
         budget: RawBudget,
     },
+}
+
+/// `fit_intercept`: `true`, `false` or a list of them (a sweep), read as
+/// 1 and 0 (as are the numbers 1 and 0, the form a config is written back in).
+fn flag<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ParamSpec>, D::Error> {
+    fn one(v: &toml::Value) -> Option<f64> {
+        match v {
+            toml::Value::Boolean(b) => Some(f64::from(u8::from(*b))),
+            toml::Value::Integer(i) if *i == 0 || *i == 1 => Some(*i as f64),
+            toml::Value::Float(x) if *x == 0.0 || *x == 1.0 => Some(*x),
+            _ => None,
+        }
+    }
+    let value = toml::Value::deserialize(d)?;
+    let spec = match &value {
+        toml::Value::Array(xs) if !xs.is_empty() => {
+            xs.iter().map(one).collect::<Option<Vec<f64>>>().map(ParamSpec::List)
+        }
+        v => one(v).map(ParamSpec::Scalar),
+    };
+    spec.map(Some).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "algorithm.fit_intercept = {value}: expected true, false, or [false, true] (a sweep)"
+        ))
+    })
 }
 
 /// The budget keys of `[algorithm]`: the noise is calibrated to
@@ -302,14 +336,24 @@ impl RawAlgorithm {
             NoiseSource::Zcdp { rho, .. } => ("rho", rho),
         });
         match self {
-            RawAlgorithm::Dpgd { eta, steps, .. } => v.extend([("eta", eta), ("steps", steps)]),
+            RawAlgorithm::Dpgd {
+                eta,
+                steps,
+                fit_intercept,
+                ..
+            } => {
+                v.extend(fit_intercept.as_ref().map(|f| ("fit_intercept", f)));
+                v.extend([("eta", eta), ("steps", steps)]);
+            }
             RawAlgorithm::Dpsgd {
                 eta,
                 steps,
                 sample_rate,
                 clip,
+                fit_intercept,
                 ..
             } => {
+                v.extend(fit_intercept.as_ref().map(|f| ("fit_intercept", f)));
                 v.extend([("eta", eta), ("steps", steps), ("sample_rate", sample_rate)]);
                 v.extend(clip.as_ref().map(|c| ("clip", c)));
             }

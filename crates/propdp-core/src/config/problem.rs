@@ -15,9 +15,12 @@ const PROBLEM: Kinds = Kinds {
     table: "problem",
     tag: "model",
     kinds: &[
-        ("huber", &["delta", "s2", "huber_m", "noise", "covariance?"]),
-        ("logistic", &["delta", "s2", "covariance?"]),
-        ("least_squares", &["delta", "s2", "noise", "covariance?"]),
+        (
+            "huber",
+            &["delta", "s2", "intercept?", "huber_m", "noise", "covariance?"],
+        ),
+        ("logistic", &["delta", "s2", "intercept?", "covariance?"]),
+        ("least_squares", &["delta", "s2", "intercept?", "noise", "covariance?"]),
     ],
 };
 
@@ -50,6 +53,9 @@ pub enum RawProblem {
         delta: ParamSpec,
         /// Prior energy s² = E(Θ²).
         s2: ParamSpec,
+        /// The teacher's intercept b* (absent: none, as b* = 0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        intercept: Option<ParamSpec>,
         /// Huber threshold M.
         huber_m: ParamSpec,
         /// Law of the label noise.
@@ -65,6 +71,9 @@ pub enum RawProblem {
         delta: ParamSpec,
         /// Prior energy s² = E(Θ²).
         s2: ParamSpec,
+        /// The teacher's intercept b* (absent: none, as b* = 0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        intercept: Option<ParamSpec>,
         /// The feature covariance (docs/theory.md §2.4); isotropic when absent.
         #[serde(default, deserialize_with = "covariance", skip_serializing_if = "Option::is_none")]
         covariance: Option<RawCovariance>,
@@ -75,6 +84,9 @@ pub enum RawProblem {
         delta: ParamSpec,
         /// Prior energy s² = E(Θ²).
         s2: ParamSpec,
+        /// The teacher's intercept b* (absent: none, as b* = 0).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        intercept: Option<ParamSpec>,
         /// Law of the label noise.
         #[serde(deserialize_with = "noise")]
         noise: RawNoise,
@@ -241,8 +253,27 @@ impl RawProblem {
         }
     }
 
-    /// The parameters other than δ, by name, in sweep order (outermost first).
+    /// The teacher's intercept b* as written (absent: no intercept).
+    pub fn intercept(&self) -> Option<&ParamSpec> {
+        match self {
+            RawProblem::Huber { intercept, .. }
+            | RawProblem::Logistic { intercept, .. }
+            | RawProblem::LeastSquares { intercept, .. } => intercept.as_ref(),
+        }
+    }
+
+    /// The parameters other than δ, by name, in sweep order (outermost
+    /// first): s² and b* (if given) first.
     pub(crate) fn axes(&self) -> Vec<(&'static str, &ParamSpec)> {
+        let mut v = self.model_axes();
+        if let Some(b) = self.intercept() {
+            v.insert(1, ("intercept", b));
+        }
+        v
+    }
+
+    /// [`RawProblem::axes`] without the intercept.
+    fn model_axes(&self) -> Vec<(&'static str, &ParamSpec)> {
         match self {
             RawProblem::Huber { s2, huber_m, noise, .. } => {
                 let mut v = vec![("s2", s2), ("huber_m", huber_m)];

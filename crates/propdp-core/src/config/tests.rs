@@ -214,3 +214,73 @@ fn a_step_whose_second_moments_diverge_is_refused_with_the_largest_stable_step()
         "{e}"
     );
 }
+
+const DPSGD_ICP: &str = r#"
+[problem]
+model = "logistic"
+delta = 0.5
+s2 = 4.0
+intercept = [0.8, 2.3]
+[algorithm]
+kind = "dpsgd"
+lambda = 0.1
+sigma = 1.0
+eta = 1.0
+steps = 20
+sample_rate = 0.3
+clip = 0.5
+fit_intercept = [false, true]
+"#;
+
+#[test]
+fn an_intercept_is_a_sweep_of_b_star_and_fit_intercept_and_absent_without_its_keys() {
+    let c = Config::from_toml_str(DPSGD_ICP).unwrap();
+    let got: Vec<(f64, f64)> = c
+        .sweep
+        .points()
+        .iter()
+        .map(|p| (p.params()["intercept"], p.params()["fit_intercept"]))
+        .collect();
+    assert_eq!(got, [(0.8, 0.0), (0.8, 1.0), (2.3, 0.0), (2.3, 1.0)]);
+    // without the keys: no intercept, and nothing of it in the parameters or the serialized point
+    let plain = DPSGD_ICP
+        .replace("intercept = [0.8, 2.3]\n", "")
+        .replace("fit_intercept = [false, true]\n", "");
+    let c = Config::from_toml_str(&plain).unwrap();
+    let p = c.sweep.points()[0];
+    assert!(p.intercept().is_none());
+    assert!(!p.params().keys().any(|k| k.contains("intercept")));
+    assert!(!serde_json::to_string(&p).unwrap().contains("intercept"));
+    // a point with one round-trips through its serialized form
+    let c = Config::from_toml_str(DPSGD_ICP).unwrap();
+    let p = c.sweep.points()[3];
+    let back: crate::Point = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+    assert_eq!(back, p);
+}
+
+#[test]
+fn an_intercept_is_refused_where_the_theory_does_not_serve_it_naming_the_field() {
+    let e = err(&DPSGD_ICP.replace("[0.8, 2.3]", "11.0"));
+    assert!(e.contains("problem.intercept") && e.contains("10"), "{e}");
+    let e = err(&DPSGD_ICP.replace("[false, true]", "[false, 2]"));
+    assert!(e.contains("algorithm.fit_intercept"), "{e}");
+    let e = err(&DPSGD_ICP.replace("steps = 20", "steps = 200"));
+    assert!(e.contains("algorithm.steps") && e.contains("long-horizon"), "{e}");
+    let exact = format!("{DPSGD_ICP}[solver]\ndmft = \"exact\"\n");
+    assert!(Config::from_toml_str(&exact.replace("steps = 20", "steps = 200")).is_ok());
+    let e = err(&DPSGD_ICP.replace("clip = 0.5", "clip = 0.5\nloss_variant = \"conditional\""));
+    assert!(e.contains("algorithm.loss_variant") && e.contains("intercept"), "{e}");
+    let e = err(&DPSGD_ICP.replace(
+        "s2 = 4.0",
+        "s2 = 4.0\ncovariance = { family = \"power_law\", exponent = 1.0, condition = 10.0, atoms = 10 }",
+    ));
+    assert!(e.contains("problem.intercept") && e.contains("isotropic"), "{e}");
+    // objective perturbation: a teacher's intercept is refused (no key fit_intercept there)
+    let obj = HUBER.replace("s2 = 1.0", "s2 = 1.0\nintercept = 0.5");
+    let e = err(&obj);
+    assert!(e.contains("problem.intercept") && e.contains("no intercept yet"), "{e}");
+    let e = err(&HUBER.replace("sigma = 1.0", "sigma = 1.0\nfit_intercept = true"));
+    assert!(e.contains("algorithm.fit_intercept") && e.contains("dpgd"), "{e}");
+    // b* = 0 with objective perturbation: the model without an intercept
+    assert!(Config::from_toml_str(&HUBER.replace("s2 = 1.0", "s2 = 1.0\nintercept = 0.0")).is_ok());
+}

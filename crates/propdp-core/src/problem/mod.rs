@@ -13,7 +13,7 @@ pub use algorithm::{Algorithm, AlgorithmKind, GradientSteps, LossVariant, is_noi
 pub use budget::{Budget, Target};
 pub use model::{Design, Model, ModelKind, NoiseLaw, Prior};
 pub(crate) use point::check_budget_applies;
-pub use point::{DMFT_MAX_STEPS, MAX_STEPS, Point, mean_step_smoothness_at};
+pub use point::{DMFT_MAX_STEPS, Intercept, MAX_STEPS, Point, mean_step_smoothness_at};
 
 use crate::error::ConfigError;
 

@@ -22,6 +22,19 @@ pub struct Point {
     model: Model,
     algorithm: Algorithm,
     budget: Option<Budget>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    intercept: Option<Intercept>,
+}
+
+/// An intercept (docs/theory.md §3.5): the teacher's b* (labels of ν + b*:
+/// P(y = 1 | ν) = sigmoid(ν + b*), or y = ν + b* + ε) and whether DP-GD or
+/// DP-SGD learns an unpenalised intercept on a constant feature 1/√d.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Intercept {
+    /// The teacher's intercept b* (`problem.intercept`).
+    pub teacher: f64,
+    /// Whether the learner fits one (`algorithm.fit_intercept`).
+    pub learned: bool,
 }
 
 /// The serialized form of a [`Point`], validated on the way in.
@@ -33,12 +46,18 @@ struct PointFields {
     algorithm: Algorithm,
     #[serde(default)]
     budget: Option<Budget>,
+    #[serde(default)]
+    intercept: Option<Intercept>,
 }
 
 impl TryFrom<PointFields> for Point {
     type Error = ConfigError;
     fn try_from(f: PointFields) -> Result<Point, ConfigError> {
         let p = Point::new(f.delta, f.s2, f.model, f.algorithm)?;
+        let p = match f.intercept {
+            Some(i) => p.with_intercept(i)?,
+            None => p,
+        };
         Ok(match f.budget {
             Some(b) => p.with_budget(b),
             None => p,
@@ -65,9 +84,73 @@ impl Point {
             model,
             algorithm,
             budget: None,
+            intercept: None,
         };
         p.check()?;
         Ok(p)
+    }
+
+    /// The same point with an intercept (validated): DP-GD and DP-SGD with
+    /// the standard losses only.
+    ///
+    /// ```
+    /// use propdp_core::{Point, Model, Algorithm};
+    /// use propdp_core::problem::Intercept;
+    /// let icp = Intercept { teacher: 1.0, learned: true };
+    /// let gd = Algorithm::Dpgd { lambda: 0.1, sigma: 0.0, eta: 0.2, steps: 10, loss_variant: Default::default() };
+    /// let p = Point::new(2.0, 1.0, Model::Logistic, gd).unwrap().with_intercept(icp).unwrap();
+    /// assert_eq!((p.params()["intercept"], p.params()["fit_intercept"]), (1.0, 1.0));
+    /// let obj = Point::new(2.0, 1.0, Model::Logistic, Algorithm::Objective { lambda: 1.0, sigma: 0.0 }).unwrap();
+    /// let e = obj.with_intercept(icp).unwrap_err().to_string();
+    /// assert!(e.contains("algorithm.fit_intercept") && e.contains("no intercept yet"), "{e}");
+    /// ```
+    pub fn with_intercept(self, intercept: Intercept) -> Result<Point, ConfigError> {
+        let p = Point {
+            intercept: Some(intercept),
+            ..self
+        };
+        p.check_intercept()?;
+        Ok(p)
+    }
+
+    /// The intercept, if the point has one (`None`: neither key was given).
+    pub fn intercept(&self) -> Option<Intercept> {
+        self.intercept
+    }
+
+    /// b* in range; an intercept (the teacher's ≠ 0, or a learned one) only
+    /// with DP-GD and DP-SGD and their standard losses.
+    fn check_intercept(&self) -> Result<(), ConfigError> {
+        let Some(icp) = self.intercept else {
+            return Ok(());
+        };
+        parameters::check("intercept", "problem.intercept", icp.teacher)?;
+        let kind = self.algorithm.kind();
+        let Some(g) = self.algorithm.gradient_steps() else {
+            let field = if icp.learned {
+                "algorithm.fit_intercept"
+            } else {
+                "problem.intercept"
+            };
+            if icp.learned || icp.teacher != 0.0 {
+                return Err(ConfigError::not_applicable(
+                    field,
+                    &format!(
+                        "{} with an intercept: the fixed points have no intercept yet (docs/theory.md §3.5); use                          kind = \"dpgd\" or \"dpsgd\"",
+                        kind.title()
+                    ),
+                ));
+            }
+            return Ok(());
+        };
+        if g.loss_variant == LossVariant::Conditional {
+            return Err(ConfigError::range(
+                "algorithm.loss_variant",
+                "\"conditional\"",
+                "\"standard\" with an intercept (the conditional losses average over labels drawn without one)",
+            ));
+        }
+        Ok(())
     }
 
     /// The same problem with another algorithm (validated), and no budget.
@@ -80,7 +163,11 @@ impl Point {
     /// assert!(p.with_algorithm(Algorithm::Output { lambda: 0.0, tau: 1.0 }).is_err());
     /// ```
     pub fn with_algorithm(&self, algorithm: Algorithm) -> Result<Point, ConfigError> {
-        Point::new(self.delta, self.s2, self.model, algorithm)
+        let p = Point::new(self.delta, self.s2, self.model, algorithm)?;
+        match self.intercept {
+            Some(i) => p.with_intercept(i),
+            None => Ok(p),
+        }
     }
 
     /// The same point, labelled with the budget its noise was calibrated to.
@@ -364,6 +451,10 @@ impl Point {
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v)),
         );
+        if let Some(icp) = self.intercept {
+            m.insert("intercept".into(), icp.teacher);
+            m.insert("fit_intercept".into(), f64::from(u8::from(icp.learned)));
+        }
         m
     }
 
@@ -373,7 +464,7 @@ impl Point {
         let algorithm: Vec<&str> = algorithm_params(&self.algorithm).iter().map(|p| p.0).collect();
         self.params()
             .into_iter()
-            .filter(|(k, _)| !algorithm.contains(&k.as_str()))
+            .filter(|(k, _)| !algorithm.contains(&k.as_str()) && k != "fit_intercept")
             .collect()
     }
 }

@@ -37,11 +37,12 @@
 
 use propdp_core::covariance::Covariance;
 use propdp_core::loss::{Loss, sigmoid};
-use propdp_core::metrics::Metrics;
+use propdp_core::metrics::{self, Metrics};
+use propdp_core::population::test_class_error_shifted;
 use rayon::prelude::*;
 
 use super::modes::{Modes, SPECTRAL_MAX_BYTES, spectral_metrics};
-use super::path::{DmftError, DmftParams, DmftPath, STEIN_MIN_S2, aggregate, step_metrics};
+use super::path::{DmftError, DmftParams, DmftPath, INTERCEPT, Intercept, STEIN_MIN_S2, aggregate, step_metrics};
 use super::rqmc::rqmc_uniform;
 use crate::numerics::axpy;
 use crate::numerics::gaussian::quantile;
@@ -56,6 +57,51 @@ pub fn solve(p: &DmftParams) -> Result<DmftPath, DmftError> {
 /// a long solve — T in the hundreds takes minutes — stops within a step).
 pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<DmftPath, DmftError> {
     solve_spectral(p, None, cancelled)
+}
+
+/// [`solve`] with an intercept (docs/theory.md §3.5): isotropic
+/// features, the standard logistic, Huber and squared losses. Writes the
+/// learned intercept's field β_t ([`INTERCEPT`]), test_class_err of
+/// sign(w + β) against labels of P(y = 1 | ν) = sigmoid(ν + b*) (logistic),
+/// test_mse = est_err2 + (β − b*)² + sd² (Huber, squared).
+pub fn solve_intercept(p: &DmftParams, icp: &Intercept) -> Result<DmftPath, DmftError> {
+    if !matches!(p.loss, Loss::Logistic | Loss::Huber { .. } | Loss::Squared) {
+        return Err(DmftError::Invalid {
+            what: format!("an intercept with the {} loss (standard losses only)", p.loss),
+            params: Box::new(*p),
+        });
+    }
+    check_budget(p)?;
+    let runs: Vec<Vec<Metrics>> = (0..p.scrambles as u32)
+        .into_par_iter()
+        .map(|k| {
+            solve_scramble(
+                p,
+                None,
+                Some(icp),
+                p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k),
+                &|| false,
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(aggregate(runs, p.steps))
+}
+
+/// The RQMC budget's limits: 1..=2^16 points, at least two scrambles.
+fn check_budget(p: &DmftParams) -> Result<(), DmftError> {
+    if p.points == 0 || p.points > 1 << 16 {
+        return Err(DmftError::Invalid {
+            what: format!("points = {} (allowed 1..=65536 per scramble)", p.points),
+            params: Box::new(*p),
+        });
+    }
+    if p.scrambles < 2 {
+        return Err(DmftError::Invalid {
+            what: "scrambles < 2 (a standard error needs two)".into(),
+            params: Box::new(*p),
+        });
+    }
+    Ok(())
 }
 
 /// [`solve_cancellable`] for features of covariance `cov` (docs/theory.md
@@ -83,21 +129,18 @@ pub fn solve_spectral(
             });
         }
     }
-    if p.points == 0 || p.points > 1 << 16 {
-        return Err(DmftError::Invalid {
-            what: format!("points = {} (allowed 1..=65536 per scramble)", p.points),
-            params: Box::new(*p),
-        });
-    }
-    if p.scrambles < 2 {
-        return Err(DmftError::Invalid {
-            what: "scrambles < 2 (a standard error needs two)".into(),
-            params: Box::new(*p),
-        });
-    }
+    check_budget(p)?;
     let runs: Vec<Vec<Metrics>> = (0..p.scrambles as u32)
         .into_par_iter()
-        .map(|k| solve_scramble(p, cov, p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k), cancelled))
+        .map(|k| {
+            solve_scramble(
+                p,
+                cov,
+                None,
+                p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k),
+                cancelled,
+            )
+        })
         .collect::<Result<_, _>>()?;
     Ok(aggregate(runs, p.steps))
 }
@@ -128,6 +171,7 @@ fn draws(p: &DmftParams, seed: u32, extra: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64
 fn solve_scramble(
     p: &DmftParams,
     cov: Option<&Covariance>,
+    icp: Option<&Intercept>,
     seed: u32,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<Vec<Metrics>, DmftError> {
@@ -150,16 +194,24 @@ fn solve_scramble(
         .collect();
     let u = u.pop().expect("the label's uniforms");
     let prior_sd = rho.sqrt();
+    // the teacher's intercept b* (labels of ν + b*) and the learner's field β_t
+    let b_star = icp.map_or(0.0, |c| c.teacher);
+    let mut beta = 0.0;
     let nu: Vec<f64> = z[0].iter().map(|x| prior_sd * x).collect();
     // label: y for standard losses, ν for conditional ones; for the Stein drift
     // also the labels of the baseline paths at ν = 0 (y⁰ = e; ±1 for the standard logistic)
     let (label, baselines): (Vec<f64>, Vec<Vec<f64>>) = match p.loss {
         Loss::Huber { .. } | Loss::Squared => {
             let e: Vec<f64> = u.iter().map(|&x| p.noise_sd * quantile(x)).collect();
-            ((0..n).map(|i| nu[i] + e[i]).collect(), vec![e])
+            (
+                (0..n).map(|i| nu[i] + b_star + e[i]).collect(),
+                vec![e.iter().map(|x| x + b_star).collect()],
+            )
         }
         Loss::Logistic => (
-            (0..n).map(|i| if u[i] < sigmoid(nu[i]) { 1.0 } else { -1.0 }).collect(),
+            (0..n)
+                .map(|i| if u[i] < sigmoid(nu[i] + b_star) { 1.0 } else { -1.0 })
+                .collect(),
             vec![vec![1.0; n], vec![-1.0; n]],
         ),
         Loss::ConditionalHuber { .. } | Loss::ConditionalLogistic => (nu.clone(), vec![vec![0.0; n]]),
@@ -240,7 +292,7 @@ fn solve_scramble(
         let (mut gt, mut ht, mut dt) = (vec![0.0; n], vec![0.0; n], vec![0.0; memory.len()]);
         let mut loss = 0.0;
         for i in 0..n {
-            let (l, d1, d2) = p.loss.eval(label[i], r[i]);
+            let (l, d1, d2) = p.loss.eval(label[i], r[i] + beta);
             loss += l;
             // DP-SGD: the path's selection and the clip (§3.1); ĥ and ∂_ν vanish where clipped
             if selected(t, i) && d1.abs() < p.clip {
@@ -261,6 +313,19 @@ fn solve_scramble(
             }
         }
         let mt = match &modes {
+            None if icp.is_some() => {
+                let (m_t, c_tt) = (p.s2 * amp[t], cth[t][t]);
+                let mut mt = step_metrics(p, t, m_t, c_tt, loss / nf)?;
+                mt.insert(INTERCEPT.into(), beta);
+                if p.loss == Loss::Logistic {
+                    let err = test_class_error_shifted(p.s2, m_t, c_tt, beta, b_star);
+                    mt.insert(metrics::TEST_CLASS_ERR.into(), err);
+                } else {
+                    let field = c_tt - 2.0 * m_t + p.s2 + (beta - b_star).powi(2);
+                    mt.insert(metrics::TEST_MSE.into(), field + p.noise_sd * p.noise_sd);
+                }
+                mt
+            }
             None => step_metrics(p, t, p.s2 * amp[t], cth[t][t], loss / nf)?,
             Some(md) => spectral_metrics(p, t, rho, rho * amp[t], cth[t][t], md.m0[t], md.q0[t], loss / nf)?,
         };
@@ -273,6 +338,12 @@ fn solve_scramble(
         if t == tt {
             break;
         }
+        // the intercept's field β_{t+1} = (1 − ηλ_b)β_t − η·a·E[ĝ_t] (docs/theory.md §3.5);
+        // β_t itself shifts every path's field at step t, the baselines' too
+        let beta_t = beta;
+        if let Some(c) = icp.filter(|c| c.learned) {
+            beta = (1.0 - eta * c.lambda) * beta - eta * a * mean(&g[t]);
+        }
         // the baseline paths at ν = 0: r⁰_t = w⁰_t − η Σ_{s<t} R_θ(t,s) ĝ⁰_s
         for (g0b, y0) in g0.iter_mut().zip(&baselines) {
             let mut r0 = w0.clone();
@@ -283,7 +354,7 @@ fn solve_scramble(
                 (0..n)
                     .map(|i| {
                         if selected(t, i) {
-                            clip(p.loss.eval(y0[i], r0[i]).1)
+                            clip(p.loss.eval(y0[i], r0[i] + beta_t).1)
                         } else {
                             0.0
                         }
@@ -334,7 +405,7 @@ fn solve_scramble(
                         * match p.loss {
                             Loss::Logistic => {
                                 let (plus, minus) = (g0[0][t][i], g0[1][t][i]);
-                                let score = f64::from(u8::from(label[i] > 0.0)) - sigmoid(nu[i]);
+                                let score = f64::from(u8::from(label[i] > 0.0)) - sigmoid(nu[i] + b_star);
                                 0.5 * (plus + minus) + score * (plus - minus)
                             }
                             _ => g0[0][t][i],
@@ -347,7 +418,7 @@ fn solve_scramble(
             let mg = match p.loss {
                 Loss::Logistic => {
                     a * (0..n)
-                        .map(|i| g[t][i] * (f64::from(u8::from(label[i] > 0.0)) - sigmoid(nu[i])))
+                        .map(|i| g[t][i] * (f64::from(u8::from(label[i] > 0.0)) - sigmoid(nu[i] + b_star)))
                         .sum::<f64>()
                         / nf
                 }
@@ -438,5 +509,40 @@ mod tests {
             let last = spec.last();
             assert!((last["pred_err2"] - last["est_err2"]).abs() <= 1e-9 * last["est_err2"]);
         }
+    }
+
+    /// No intercept anywhere (b* = 0, none learned) is the plain solve on
+    /// the same scrambles, bit for bit but for test_class_err's quadrature, with β ≡ 0.
+    #[test]
+    fn a_zero_intercept_is_the_plain_state_evolution() {
+        let p = DmftParams {
+            delta: 0.5,
+            s2: 4.0,
+            lambda: 0.1,
+            sigma: 1.0,
+            eta: 1.0,
+            steps: 8,
+            sample_rate: 0.3,
+            clip: 0.5,
+            loss: Loss::Logistic,
+            noise_sd: 0.0,
+            points: 1024,
+            scrambles: 2,
+            seed: 3,
+        };
+        let none = Intercept {
+            teacher: 0.0,
+            learned: false,
+            lambda: 0.0,
+        };
+        let (plain, icp) = (solve(&p).unwrap(), solve_intercept(&p, &none).unwrap());
+        for (k, v) in &plain.mean {
+            // test_class_err by the shifted formula: the same integral, other panels
+            for (a, b) in v.iter().zip(&icp.mean[k]) {
+                let tol = if k == metrics::TEST_CLASS_ERR { 1e-12 } else { 0.0 };
+                assert!((a - b).abs() <= tol, "{k}: {a} vs {b}");
+            }
+        }
+        assert!(icp.mean[INTERCEPT].iter().all(|&b| b == 0.0));
     }
 }

@@ -16,4 +16,4 @@ mod path;
 mod reverse_mode;
 mod rqmc;
 
-pub use path::{DmftError, DmftParams, DmftPath, MAX_RELATIVE_SPREAD};
+pub use path::{DmftError, DmftParams, DmftPath, INTERCEPT, Intercept, MAX_RELATIVE_SPREAD};

@@ -49,6 +49,24 @@ pub struct DmftParams {
     pub seed: u32,
 }
 
+/// An intercept (docs/theory.md §3.5): the teacher's b* (labels
+/// P(y = 1 | ν) = sigmoid(ν + b*), or y = ν + b* + e) and, if `learned`, a
+/// learner's intercept b on a constant feature c = 1/√d, clipped jointly with
+/// θ and penalised by λ_b. Its field β_t = c·b_t is deterministic in the
+/// limit: β_{t+1} = (1 − ηλ_b)β_t − η·a·E[ĝ_t] (ĝ_t with the selection S_t).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Intercept {
+    /// The teacher's intercept b*.
+    pub teacher: f64,
+    /// Whether the learner fits an intercept.
+    pub learned: bool,
+    /// Its ridge λ_b (0: unpenalised).
+    pub lambda: f64,
+}
+
+/// The metric of the learned intercept's field β_t = c·b_t.
+pub const INTERCEPT: &str = metrics::FITTED_INTERCEPT;
+
 /// The parameters as a user set them (config keys), for error messages.
 impl std::fmt::Display for DmftParams {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -153,7 +171,8 @@ impl DmftPath {
     /// (= est_err2 when no covariance wrote it) and, for regression labels
     /// y = xᵀθ* + e with Var e = `label_variance`, test_mse = pred_err2 +
     /// Var e (a fresh row's field error is independent of its label noise);
-    /// both with pred_err2's standard error.
+    /// both with pred_err2's standard error — unless the path has a
+    /// test_mse of its own (an intercept's, with (β − b*)²), which is kept.
     pub fn with_test_error(mut self, label_variance: Option<f64>) -> Self {
         for map in [&mut self.mean, &mut self.stderr] {
             if !map.contains_key(metrics::PRED_ERR2)
@@ -162,7 +181,12 @@ impl DmftPath {
                 map.insert(metrics::PRED_ERR2.into(), e);
             }
         }
-        if let (Some(var), Some(pred)) = (label_variance, self.mean.get(metrics::PRED_ERR2)) {
+        // a path with an intercept wrote its own test_mse (with (β − b*)²): kept
+        if let (Some(var), Some(pred), false) = (
+            label_variance,
+            self.mean.get(metrics::PRED_ERR2),
+            self.mean.contains_key(metrics::TEST_MSE),
+        ) {
             let test: Vec<f64> = pred.iter().map(|p| p + var).collect();
             let se = self.stderr[metrics::PRED_ERR2].clone();
             self.mean.insert(metrics::TEST_MSE.into(), test);
