@@ -53,7 +53,7 @@ pub struct DmftParams {
 /// P(y = 1 | ν) = sigmoid(ν + b*), or y = ν + b* + e) and, if `learned`, a
 /// learner's intercept b on a constant feature c = 1/√d, clipped jointly with
 /// θ and penalised by λ_b. Its field β_t = c·b_t is deterministic in the
-/// limit: β_{t+1} = (1 − ηλ_b)β_t − η·a·E[ĝ_t] (ĝ_t with the selection S_t).
+/// limit: β_{t+1} = (1 − ηλ_b)β_t − η·a·E\[ĝ_t\] (ĝ_t with the selection S_t).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Intercept {
     /// The teacher's intercept b*.
