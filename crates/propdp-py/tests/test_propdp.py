@@ -121,6 +121,44 @@ def test_solve_and_simulate_give_the_cli_record_of_a_one_point_config(cli, tmp_p
     assert s.per_rep["est_err2"].shape == (4,) and s.d == 60 and s.n == 30
 
 
+INTERCEPT = """
+[problem]
+model = "logistic"
+delta = 0.5
+s2 = 4.0
+intercept = 2.3
+[algorithm]
+kind = "dpsgd"
+lambda = 0.1
+sigma = 1.0
+eta = 1.0
+steps = 20
+sample_rate = 0.3
+clip = 0.5
+fit_intercept = true
+[simulation]
+d = 100
+reps = 4
+seed = 3
+"""
+
+
+def test_an_intercept_by_keyword_gives_the_cli_record(cli, tmp_path):
+    theory, sim = cli_records(cli, INTERCEPT, tmp_path)
+    params = dict(delta=0.5, s2=4.0, intercept=2.3, lambda_=0.1, sigma=1.0, eta=1.0, steps=20,
+                  sample_rate=0.3, clip=0.5, fit_intercept=True)
+    r = propdp.solve("logistic", "dpsgd", **params)
+    s = propdp.simulate("logistic", "dpsgd", d=100, reps=4, seed=3, progress=False, **params)
+    for got, want in [(r.record, theory), (s.record, sim)]:
+        got, want = dict(got), dict(want)
+        assert got.pop("provenance")["git_commit"] == want.pop("provenance")["git_commit"]
+        same(want, got)
+    assert "fitted_intercept" in r.metrics
+    # unbalanced classes (b* = 2.3): learning the intercept lowers the error
+    without = propdp.solve("logistic", "dpsgd", **{**params, "fit_intercept": False})
+    assert r.metrics["test_class_err"] < without.metrics["test_class_err"]
+
+
 def test_dpgd_per_step_arrays_and_long_format():
     r = propdp.solve("logistic", "dpgd", delta=2.0, s2=1.0, lambda_=0.1, sigma=1.0, eta=1.0, steps=8,
                      solver={"dmft_points": 1024, "dmft_scrambles": 2})
