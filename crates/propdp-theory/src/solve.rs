@@ -436,19 +436,7 @@ impl TheorySolver {
             learned: icp.learned,
             lambda: 0.0,
         };
-        let path = full_memory::solve_intercept(&params, &icp)?;
-        Ok(Solution {
-            metrics: path.last(),
-            report: SolverReport {
-                converged: true,
-                iterations: params.steps,
-                residual: last_stderr(&path),
-                method: Some(DynamicsMethod::Dmft),
-                ..Default::default()
-            },
-            state: State::Dmft,
-            per_step: Some(path),
-        })
+        Ok(full_memory_solution(full_memory::solve_intercept(&params, &icp)?))
     }
 
     /// [`TheorySolver::solve_dmft`] without an intercept: the method
@@ -602,19 +590,11 @@ impl TheorySolver {
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Solution, TheoryError> {
         let params = self.dmft_params(point, noise_sd, DMFT_POINTS);
-        let path = full_memory::solve_spectral(&params, self.covariance.as_ref(), cancelled)?;
-        Ok(Solution {
-            metrics: path.last(),
-            report: SolverReport {
-                converged: true,
-                iterations: params.steps,
-                residual: last_stderr(&path),
-                method: Some(DynamicsMethod::Dmft),
-                ..Default::default()
-            },
-            state: State::Dmft,
-            per_step: Some(path),
-        })
+        Ok(full_memory_solution(full_memory::solve_spectral(
+            &params,
+            self.covariance.as_ref(),
+            cancelled,
+        )?))
     }
 
     /// Unclipped least squares: the exact trajectory ([`crate::dynamics::least_squares`]),
@@ -648,6 +628,23 @@ impl TheorySolver {
             state: State::Dmft,
             per_step: Some(r.path),
         })
+    }
+}
+
+/// A full-memory DMFT path as a solution: its last step, every step
+/// solved, the largest last-step standard error as the residual.
+fn full_memory_solution(path: DmftPath) -> Solution {
+    Solution {
+        metrics: path.last(),
+        report: SolverReport {
+            converged: true,
+            iterations: path.mean.values().next().map_or(0, |v| v.len() - 1),
+            residual: last_stderr(&path),
+            method: Some(DynamicsMethod::Dmft),
+            ..Default::default()
+        },
+        state: State::Dmft,
+        per_step: Some(path),
     }
 }
 

@@ -71,18 +71,21 @@ pub fn solve_intercept(p: &DmftParams, icp: &Intercept) -> Result<DmftPath, Dmft
             params: Box::new(*p),
         });
     }
+    replicates(p, None, Some(icp), &|| false)
+}
+
+/// The path averaged over `p.scrambles` independent RQMC scrambles solved
+/// in parallel, each seeded from `p.seed`, after the budget's check.
+fn replicates(
+    p: &DmftParams,
+    cov: Option<&Covariance>,
+    icp: Option<&Intercept>,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<DmftPath, DmftError> {
     check_budget(p)?;
     let runs: Vec<Vec<Metrics>> = (0..p.scrambles as u32)
         .into_par_iter()
-        .map(|k| {
-            solve_scramble(
-                p,
-                None,
-                Some(icp),
-                p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k),
-                &|| false,
-            )
-        })
+        .map(|k| solve_scramble(p, cov, icp, p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k), cancelled))
         .collect::<Result<_, _>>()?;
     Ok(aggregate(runs, p.steps))
 }
@@ -129,20 +132,7 @@ pub fn solve_spectral(
             });
         }
     }
-    check_budget(p)?;
-    let runs: Vec<Vec<Metrics>> = (0..p.scrambles as u32)
-        .into_par_iter()
-        .map(|k| {
-            solve_scramble(
-                p,
-                cov,
-                None,
-                p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k),
-                cancelled,
-            )
-        })
-        .collect::<Result<_, _>>()?;
-    Ok(aggregate(runs, p.steps))
+    replicates(p, cov, None, cancelled)
 }
 
 /// Relative size below which a Cholesky pivot of Cov(ν, w) counts as zero.
