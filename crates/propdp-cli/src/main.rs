@@ -174,6 +174,12 @@ enum Command {
         /// The Huber threshold of --model huber, in units of sd(y).
         #[arg(long, value_name = "M", default_value_t = 1.0)]
         huber_m: f64,
+        /// How --model logistic models the rows and labels: a logistic link
+        /// of a Gaussian teacher field, two Gaussian clusters (near-separable
+        /// or unbalanced classes), or auto (the teacher if it describes the
+        /// data, else two clusters if they do; docs/covariance.md).
+        #[arg(long, value_enum, default_value_t = SpectrumData::Auto)]
+        data_model: SpectrumData,
         /// Write the spectrum here (a new file) instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -271,8 +277,9 @@ fn main() -> ExitCode {
             standardize,
             model,
             huber_m,
+            data_model,
             out,
-        } => spectrum_model(model, huber_m)
+        } => spectrum_model(model, huber_m, data_model)
             .and_then(|model| propdp::data_spectrum::from_file(&data, label.as_deref(), &drop, standardize, model))
             .and_then(|s| {
                 let text = s.to_csv(&data.display().to_string());
@@ -490,11 +497,33 @@ enum SpectrumModel {
     LeastSquares,
 }
 
+/// The data model of `propdp spectrum --model logistic`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SpectrumData {
+    /// The teacher if it describes the data, else two clusters if they do.
+    Auto,
+    /// A logistic link of a Gaussian teacher field.
+    Teacher,
+    /// Two Gaussian clusters.
+    #[value(name = "two_cluster")]
+    TwoCluster,
+}
+
 /// The model of `propdp spectrum --model` (the library checks `--huber-m`).
-fn spectrum_model(model: Option<SpectrumModel>, huber_m: f64) -> Result<Option<propdp::data_spectrum::ModelChoice>> {
+fn spectrum_model(
+    model: Option<SpectrumModel>,
+    huber_m: f64,
+    data: SpectrumData,
+) -> Result<Option<propdp::data_spectrum::ModelChoice>> {
     use propdp::data_spectrum::ModelChoice;
+    use propdp::effective_model::DataModelChoice;
+    let data = match data {
+        SpectrumData::Auto => DataModelChoice::Auto,
+        SpectrumData::Teacher => DataModelChoice::Teacher,
+        SpectrumData::TwoCluster => DataModelChoice::TwoCluster,
+    };
     Ok(model.map(|m| match m {
-        SpectrumModel::Logistic => ModelChoice::Logistic,
+        SpectrumModel::Logistic => ModelChoice::Logistic { data },
         SpectrumModel::Huber => ModelChoice::Huber { m: huber_m },
         SpectrumModel::LeastSquares => ModelChoice::LeastSquares,
     }))

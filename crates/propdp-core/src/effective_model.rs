@@ -4,12 +4,14 @@
 //! ```text
 //! # effective model: model = logistic, s2 = 2.5e0
 //! # effective model: model = huber, s2 = 6.1e-1, noise_sd = 6.2e-1
+//! # effective model: model = logistic, s2 = 3.1e0, data_model = two_cluster, balance = 6.3e-1, within = 7.2e-1
 //! ```
 //!
 //! from which a config whose `problem.covariance = { file = … }` names the
 //! file takes `problem.s2` (and, for Huber and least squares,
-//! `problem.noise = { law = "gaussian", sd = noise_sd }`) when it does not
-//! give them itself; values the config gives win. A file of another model
+//! `problem.noise = { law = "gaussian", sd = noise_sd }`; for two clusters
+//! `problem.data_model`, `problem.balance` and `problem.within`) when it
+//! does not give them itself; values the config gives win. A file of another model
 //! than `problem.model` is refused, naming `problem.model`. A file without
 //! the line (every spectrum written before it existed) changes nothing.
 //!
@@ -35,6 +37,17 @@ pub struct EffectiveModel {
     pub s2: f64,
     /// The sd of Gaussian label noise (Huber, least squares), `problem.noise.sd`.
     pub noise_sd: Option<f64>,
+    /// Two clusters (logistic, `problem.data_model = "two_cluster"`).
+    pub clusters: Option<Clusters>,
+}
+
+/// The two-cluster data model's parameters besides s² (docs/theory.md §3.6).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Clusters {
+    /// `problem.balance`, P(y = +1).
+    pub balance: f64,
+    /// `problem.within`, the within-class share κ² of E‖x‖².
+    pub within: f64,
 }
 
 impl EffectiveModel {
@@ -42,14 +55,24 @@ impl EffectiveModel {
     ///
     /// ```
     /// use propdp_core::{ModelKind, effective_model::EffectiveModel};
-    /// let m = EffectiveModel { model: ModelKind::Huber, s2: 0.5, noise_sd: Some(0.25) };
+    /// use propdp_core::effective_model::Clusters;
+    /// let m = EffectiveModel { model: ModelKind::Huber, s2: 0.5, noise_sd: Some(0.25), clusters: None };
     /// assert_eq!(m.line(), "# effective model: model = huber, s2 = 5e-1, noise_sd = 2.5e-1");
     /// assert_eq!(EffectiveModel::parse(&format!("a\n{}\nb", m.line())), Ok(Some(m)));
+    /// let clusters = Some(Clusters { balance: 0.625, within: 0.75 });
+    /// let c = EffectiveModel { model: ModelKind::Logistic, s2: 3.0, noise_sd: None, clusters };
+    /// assert_eq!(EffectiveModel::parse(&c.line()), Ok(Some(c)));
     /// ```
     pub fn line(&self) -> String {
         let mut out = format!("{PREFIX} model = {}, s2 = {:e}", self.model.name(), self.s2);
         if let Some(sd) = self.noise_sd {
             out += &format!(", noise_sd = {sd:e}");
+        }
+        if let Some(c) = self.clusters {
+            out += &format!(
+                ", data_model = two_cluster, balance = {:e}, within = {:e}",
+                c.balance, c.within
+            );
         }
         out
     }
@@ -62,6 +85,7 @@ impl EffectiveModel {
         };
         let bad = |why: &str| format!("the line {line:?}: {why}");
         let (mut model, mut s2, mut noise_sd) = (None, None, None);
+        let (mut two_cluster, mut balance, mut within) = (false, None, None);
         for item in line[PREFIX.len()..].split(',') {
             let Some((k, v)) = item.split_once('=') else {
                 return Err(bad(&format!("{item:?} is not key = value")));
@@ -80,6 +104,22 @@ impl EffectiveModel {
                 }
                 "s2" => s2 = Some(number()?),
                 "noise_sd" => noise_sd = Some(number()?),
+                "data_model" if v == "two_cluster" => two_cluster = true,
+                "data_model" => return Err(bad(&format!("data_model = {v} is not two_cluster"))),
+                "balance" => {
+                    balance = Some(
+                        Some(number()?)
+                            .filter(|b| *b < 1.0)
+                            .ok_or_else(|| bad("balance is not in (0, 1)"))?,
+                    )
+                }
+                "within" => {
+                    within = Some(
+                        Some(number()?)
+                            .filter(|w| *w <= 1.0)
+                            .ok_or_else(|| bad("within is not in (0, 1]"))?,
+                    )
+                }
                 _ => return Err(bad(&format!("unknown key {k:?}"))),
             }
         }
@@ -89,7 +129,21 @@ impl EffectiveModel {
         if (model == ModelKind::Logistic) != noise_sd.is_none() {
             return Err(bad("noise_sd is given for huber and least_squares, and only for them"));
         }
-        Ok(Some(EffectiveModel { model, s2, noise_sd }))
+        let clusters = match (two_cluster, balance, within) {
+            (false, None, None) => None,
+            (true, Some(balance), Some(within)) if model == ModelKind::Logistic => Some(Clusters { balance, within }),
+            _ => {
+                return Err(bad(
+                    "data_model = two_cluster comes with balance and within, for logistic only",
+                ));
+            }
+        };
+        Ok(Some(EffectiveModel {
+            model,
+            s2,
+            noise_sd,
+            clusters,
+        }))
     }
 }
 
@@ -170,6 +224,18 @@ pub fn complete(text: &str, dir: Option<&Path>) -> Result<String, ConfigError> {
             "noise = {{ law = \"gaussian\", sd = {sd:?} }}  # the effective model of {file}"
         ));
     }
+    let cluster_keys = eff.clusters.map(|c| {
+        [
+            ("data_model", toml::Value::String("two_cluster".into())),
+            ("balance", toml::Value::Float(c.balance)),
+            ("within", toml::Value::Float(c.within)),
+        ]
+    });
+    for (key, value) in cluster_keys.iter().flatten() {
+        if !problem.contains_key(*key) {
+            lines.push(format!("{key} = {value}  # the effective model of {file}"));
+        }
+    }
     if lines.is_empty() {
         return Ok(text.to_string());
     }
@@ -199,6 +265,9 @@ pub fn complete(text: &str, dir: Option<&Path>) -> Result<String, ConfigError> {
                         ("sd".to_string(), toml::Value::Float(sd)),
                     ]))
                 });
+            }
+            for (key, value) in cluster_keys.into_iter().flatten() {
+                p.entry(key).or_insert(value);
             }
             crate::config::text::render(&table)
         }

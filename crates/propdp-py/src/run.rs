@@ -301,12 +301,15 @@ pub(crate) fn draw(
 /// columns `eigenvalue`, `weight`, `teacher` and the facts behind them
 /// (`rows`, `columns`, `constant`, `null_directions`; with regression labels
 /// `s2`, `noise_sd`, `r2`, `label_sd`). With `model` ("logistic", "huber",
-/// "least_squares"; columns standardised) also the effective model: `model`,
-/// `s2`, `s2_interval`, `noise_sd`, `rho`, `describes`, `summary` (the lines
+/// "least_squares"; columns standardised; `data_model` "auto", "teacher" or
+/// "two_cluster" for logistic) also the effective model: `model`,
+/// `s2`, `s2_interval`, `noise_sd`, `rho`, logistic's `data_model` (two
+/// clusters: `balance`, `within`), `describes`, `summary` (the lines
 /// the command prints) and `file_text` (the spectrum file with its
 /// effective-model line, for `problem.covariance = { file = … }`).
 #[pyfunction]
-#[pyo3(signature = (x, names, y=None, standardize=false, model=None, huber_m=1.0))]
+#[allow(clippy::too_many_arguments)] // a Python signature of keywords
+#[pyo3(signature = (x, names, y=None, standardize=false, model=None, huber_m=1.0, data_model="auto".to_string()))]
 pub(crate) fn spectrum<'py>(
     py: Python<'py>,
     x: Vec<Vec<f64>>,
@@ -315,8 +318,10 @@ pub(crate) fn spectrum<'py>(
     standardize: bool,
     model: Option<String>,
     huber_m: f64,
+    data_model: String,
 ) -> PyResult<Bound<'py, PyDict>> {
     use propdp::data_spectrum::ModelChoice;
+    use propdp::effective_model::DataModelChoice;
     let p = names.len();
     if let Some((i, r)) = x.iter().enumerate().find(|(_, r)| r.len() != p) {
         return Err(config_error(
@@ -325,9 +330,21 @@ pub(crate) fn spectrum<'py>(
             Some("X".into()),
         ));
     }
+    let data = match data_model.as_str() {
+        "auto" => DataModelChoice::Auto,
+        "teacher" => DataModelChoice::Teacher,
+        "two_cluster" => DataModelChoice::TwoCluster,
+        other => {
+            return Err(config_error(
+                py,
+                format!("`data_model` = {other:?} is invalid: allowed \"auto\", \"teacher\" or \"two_cluster\""),
+                Some("data_model".into()),
+            ));
+        }
+    };
     let choice = match model.as_deref() {
         None => None,
-        Some("logistic") => Some(ModelChoice::Logistic),
+        Some("logistic") => Some(ModelChoice::Logistic { data }),
         Some("huber") => Some(ModelChoice::Huber { m: huber_m }),
         Some("least_squares") => Some(ModelChoice::LeastSquares),
         Some(other) => {
@@ -342,10 +359,11 @@ pub(crate) fn spectrum<'py>(
         .detach(|| propdp::data_spectrum::of_rows(&x, &names, y.as_deref(), standardize, choice))
         .map_err(|e| to_py(py, e))?;
     let d = PyDict::new(py);
-    let k = s.eigenvalues.len();
-    d.set_item("eigenvalue", s.eigenvalues.clone())?;
+    let (eigenvalues, teacher) = s.atoms();
+    let k = eigenvalues.len();
+    d.set_item("eigenvalue", eigenvalues.to_vec())?;
     d.set_item("weight", vec![1.0 / k as f64; k])?;
-    d.set_item("teacher", s.teacher.clone())?;
+    d.set_item("teacher", teacher.to_vec())?;
     d.set_item("rows", s.rows)?;
     d.set_item("columns", s.columns)?;
     d.set_item("constant", s.constant.clone())?;
@@ -362,6 +380,13 @@ pub(crate) fn spectrum<'py>(
         d.set_item("s2_interval", (e.s2_interval.0, e.s2_interval.1))?;
         d.set_item("noise_sd", e.noise_sd)?;
         d.set_item("rho", e.rho)?;
+        if let propdp::effective_model::DataModel::TwoCluster { balance, within, .. } = &e.data {
+            d.set_item("data_model", "two_cluster")?;
+            d.set_item("balance", *balance)?;
+            d.set_item("within", *within)?;
+        } else if e.model == propdp::core::ModelKind::Logistic {
+            d.set_item("data_model", "teacher")?;
+        }
         d.set_item("describes", e.describes())?;
         d.set_item("summary", s.summary())?;
         d.set_item("file_text", s.to_csv("the rows given to propdp.spectrum"))?;

@@ -792,6 +792,31 @@ def test_spectrum_with_a_model_gives_the_effective_model_and_its_file(tmp_path):
     with pytest.raises(propdp.ConfigError) as e:
         propdp.spectrum(X, y, model="probit")
     assert e.value.field == "model"
+    assert a["data_model"] == "teacher"
+
+
+def test_spectrum_of_two_clusters_gives_their_balance_and_within_class_spectrum():
+    """``data_model="two_cluster"``: 70/30 clusters x = (y − 0.4)μ + g; the
+    attrs carry the balance of the rows and the within-class share, the
+    DataFrame is the within-class spectrum (not the rows'), the file line
+    names the data model; an unknown data model is refused naming it."""
+    rng = np.random.default_rng(6)
+    n, d = 3000, 20
+    y = np.where(rng.random(n) < 0.7, 1.0, 0.0)
+    s = 2 * y - 1
+    mu = rng.standard_normal(d) * np.sqrt(2.0 / d)
+    X = (s - 0.4)[:, None] * mu + rng.standard_normal((n, d))
+    df = propdp.spectrum(X, y, model="logistic", data_model="two_cluster")
+    a = df.attrs
+    assert a["data_model"] == "two_cluster" and a["balance"] == np.mean(y == 1.0)
+    assert 0.5 < a["within"] < 1.0
+    assert "data_model = two_cluster" in a["file_text"]
+    total = propdp.spectrum(X, y, model="logistic", data_model="teacher")
+    assert total.attrs["data_model"] == "teacher"
+    assert not np.allclose(df["eigenvalue"].sum(), total["eigenvalue"].sum())
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.spectrum(X, y, model="logistic", data_model="three_cluster")
+    assert e.value.field == "data_model"
 
 
 def test_a_spectrum_is_a_covariance_for_solve_simulate_and_sweep(tmp_path):

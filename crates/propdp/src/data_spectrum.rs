@@ -107,8 +107,11 @@ pub fn effective(
 /// The model whose effective s² `propdp spectrum --model` estimates.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ModelChoice {
-    /// Logistic regression of two classes.
-    Logistic,
+    /// Logistic regression of two classes, under a data model.
+    Logistic {
+        /// The data model (`--data-model`).
+        data: effective_model::DataModelChoice,
+    },
     /// Huber regression with threshold `m` (in units of sd(y)).
     Huber {
         /// The threshold M of the checked fit.
@@ -227,7 +230,7 @@ fn build(
             format!("{n} rows for {k} directions: the label noise is not identifiable (needs n > k + 1)"),
         ));
     }
-    let (ys, sd, classes) = scaled_labels(y, model == Some(ModelChoice::Logistic))?;
+    let (ys, sd, classes) = scaled_labels(y, matches!(model, Some(ModelChoice::Logistic { .. })))?;
     let ym = ys.mean();
     let yc = ys.map(|v| v - ym);
     // scores' covariance with y, over λ: the coefficients in the eigenbasis
@@ -281,7 +284,7 @@ fn build(
         explained: explained / n as f64,
     };
     out.effective = Some(match model {
-        ModelChoice::Logistic => effective_model::logistic(&design, &ys, &probe)?,
+        ModelChoice::Logistic { data } => effective_model::classification(&design, &ys, &probe, data)?,
         ModelChoice::Huber { m } => effective_model::regression(&design, &ys, &probe, s2, Some(m))?,
         ModelChoice::LeastSquares => effective_model::regression(&design, &ys, &probe, s2, None)?,
     });
@@ -289,17 +292,35 @@ fn build(
 }
 
 impl DataSpectrum {
+    /// The spectrum of the file: eigenvalues and teacher energies — the
+    /// data's, or for two clusters the within-class covariance's and the
+    /// class means' ([`effective_model::two_cluster`]).
+    pub fn atoms(&self) -> (&[f64], &[f64]) {
+        self.two_clusters().unwrap_or((&self.eigenvalues, &self.teacher))
+    }
+
+    fn two_clusters(&self) -> Option<(&[f64], &[f64])> {
+        self.effective.as_ref().and_then(|e| match &e.data {
+            effective_model::DataModel::TwoCluster {
+                eigenvalues, teacher, ..
+            } => Some((eigenvalues.as_slice(), teacher.as_slice())),
+            effective_model::DataModel::Teacher => None,
+        })
+    }
+
     /// The spectrum file (header `eigenvalue,weight,teacher`), its `#`
     /// comment lines stating where it came from, the scaling and, with
     /// labels, the s² and noise a config should use (and, with a model, the
     /// [`DataSpectrum::summary`] and the machine-readable effective-model
     /// line that `[problem]` reads).
     pub fn to_csv(&self, source: &str) -> String {
-        let k = self.eigenvalues.len();
-        let mean = self.eigenvalues.iter().sum::<f64>() / k as f64;
+        let clusters = self.two_clusters();
+        let (eigenvalues, teacher) = self.atoms();
+        let k = eigenvalues.len();
+        let mean = eigenvalues.iter().sum::<f64>() / k as f64;
         let mut out = format!(
             "# propdp spectrum of {source}: {} rows, {} columns ({} constant dropped{}), {} directions ({} without variance dropped)\n\
-             # eigenvalues of (1/n)·X_cᵀX_c, columns centred{}; propdp divides them by their mean {mean:e} when it reads this file\n",
+             # eigenvalues of {}, columns centred{}; propdp divides them by their mean {mean:e} when it reads this file\n",
             self.rows,
             self.columns,
             self.constant.len(),
@@ -310,9 +331,17 @@ impl DataSpectrum {
             },
             k,
             self.null_directions,
+            if clusters.is_some() {
+                "the pooled within-class covariance of the rows (propdp's scale, mean ‖x‖² = 1)"
+            } else {
+                "(1/n)·X_cᵀX_c"
+            },
             if self.standardized { " and standardised" } else { "" },
         );
         match (&self.labels, &self.classes) {
+            _ if clusters.is_some() => {
+                out += "# teacher energies θ*_k² = μ_k²/λ_k² of the class means' half-difference μ, debiased (two clusters: μ = Σ_wθ*/d)\n";
+            }
             (Some(f), _) => {
                 out += &format!(
                     "# teacher energies from the least-squares fit of the labels (centred and divided by their sd \
@@ -334,12 +363,21 @@ impl DataSpectrum {
                 model: e.model,
                 s2: e.s2,
                 noise_sd: e.noise_sd,
+                clusters: match &e.data {
+                    effective_model::DataModel::TwoCluster { balance, within, .. } => {
+                        Some(propdp_core::effective_model::Clusters {
+                            balance: *balance,
+                            within: *within,
+                        })
+                    }
+                    effective_model::DataModel::Teacher => None,
+                },
             };
             out += &line.line();
             out += "\n";
         }
         out += "eigenvalue,weight,teacher\n";
-        for (l, e) in self.eigenvalues.iter().zip(&self.teacher) {
+        for (l, e) in eigenvalues.iter().zip(teacher) {
             out += &format!("{l:e},{:e},{e:e}\n", 1.0 / k as f64);
         }
         out
@@ -372,12 +410,20 @@ impl DataSpectrum {
         } else {
             "∞".into()
         };
-        out.push(match e.noise_sd {
-            None => format!(
+        out.push(match (e.noise_sd, &e.data) {
+            (None, effective_model::DataModel::TwoCluster { balance, within, .. }) => format!(
+                "model = logistic, data_model = two_cluster: s2 = {:.4} (one s.e.: {lo:.4} to {hi}), separation \
+                 ρ_w = {:.4} (balanced Bayes error {:.4}), balance = {balance:.4}, within = {within:.4}; the \
+                 separation is matched to the observed error",
+                e.s2,
+                e.rho,
+                propdp_core::loss::norm_cdf(-e.rho.sqrt())
+            ),
+            (None, _) => format!(
                 "model = logistic: s2 = {:.4} (one s.e.: {lo:.4} to {hi}), teacher field variance ρ = {:.4}",
                 e.s2, e.rho
             ),
-            Some(sd) => format!(
+            (Some(sd), _) => format!(
                 "model = {}: s2 = {:.4} (one s.e.: {lo:.4} to {hi}), noise sd = {sd:.4} (units of sd(y))",
                 e.model.name(),
                 e.s2

@@ -12,7 +12,7 @@ from ._config import config_error, plain
 
 
 def spectrum(X: Any, y: Any = None, *, standardize: bool = False, model: Optional[str] = None,
-             huber_m: float = 1.0) -> pd.DataFrame:
+             huber_m: float = 1.0, data_model: str = "auto") -> pd.DataFrame:
     """The covariance spectrum of a data matrix ``X`` (rows × columns: a
     DataFrame, a numpy array or nested lists), as ``propdp spectrum``
     computes it: columns centred (``standardize=True``: also divided by
@@ -37,6 +37,12 @@ def spectrum(X: Any, y: Any = None, *, standardize: bool = False, model: Optiona
     ``df.attrs`` then also holds ``model``, ``s2``, ``s2_interval`` (one
     standard error), ``noise_sd``, ``rho``, ``describes`` (whether every
     check agrees within 3 s.e.), ``summary`` (the lines the command prints)
+    and, for logistic, ``data_model``: ``"teacher"`` (a logistic link of a
+    Gaussian field) or ``"two_cluster"`` (two Gaussian clusters, with
+    ``balance`` and ``within``; then the DataFrame's spectrum is the
+    within-class covariance's) — ``data_model="auto"`` (the default) chooses
+    as ``propdp spectrum --data-model auto`` does, ``"teacher"`` or
+    ``"two_cluster"`` forces one —
     and ``file_text``: the spectrum file with its effective-model line —
     write it (not ``df.to_csv``) for a ``covariance = { file = ... }``
     that supplies ``s2``. Computed without privacy. See docs/covariance.md.
@@ -61,8 +67,11 @@ def spectrum(X: Any, y: Any = None, *, standardize: bool = False, model: Optiona
     if model is not None and not isinstance(model, str):
         raise config_error(f"model = {_args.excerpt(model)} is invalid: allowed \"logistic\", \"huber\" or "
                            "\"least_squares\"", "model")
+    if not isinstance(data_model, str):
+        raise config_error(f"data_model = {_args.excerpt(data_model)} is invalid: allowed \"auto\", \"teacher\" or "
+                           "\"two_cluster\"", "data_model")
     out = _native.spectrum(rows, names, labels, _args.boolean("standardize", standardize), model,
-                           _args.real("huber_m", huber_m))
+                           _args.real("huber_m", huber_m), data_model)
     df = pd.DataFrame({k: out.pop(k) for k in ("eigenvalue", "weight", "teacher")})
     df.attrs.update(out)
     return df

@@ -60,6 +60,8 @@ use rand::RngExt;
 
 use crate::error::Argument;
 
+pub mod two_cluster;
+
 /// Folds of the cross-fit.
 pub const FOLDS: usize = 5;
 /// The ridge λ₀ of every fit, in propdp's objective units (F = Σℓ + (λ₀/2)‖θ‖², rows of mean ‖x‖² = 1).
@@ -141,12 +143,52 @@ pub struct EffectiveModel {
     pub headline: Check,
     /// The checks of the fit (module docs).
     pub checks: Vec<Check>,
+    /// The data model (logistic: a teacher's link, or two clusters).
+    pub data: DataModel,
+}
+
+/// How the rows and labels are modelled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DataModel {
+    /// Gaussian rows of the data's covariance, labels by the model's link of a teacher's field.
+    Teacher,
+    /// Two Gaussian clusters ([`two_cluster`]).
+    TwoCluster {
+        /// p = P(y = +1), `problem.balance`.
+        balance: f64,
+        /// κ² = tr S_w, the within-class share of E‖x‖², `problem.within`.
+        within: f64,
+        /// Eigenvalues of the pooled within-class covariance S_w, largest first.
+        eigenvalues: Vec<f64>,
+        /// Relative teacher energies θ*_k² per eigenvalue.
+        teacher: Vec<f64>,
+    },
+}
+
+/// Which data model `propdp spectrum --model logistic` estimates (`--data-model`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DataModelChoice {
+    /// Both: the teacher model if it describes the data (every check,
+    /// the class balance's too), else the two-cluster model if it does,
+    /// else the teacher if it does but for the class balance, else the
+    /// two-cluster model with its failed checks.
+    #[default]
+    Auto,
+    /// The logistic link of a Gaussian teacher field.
+    Teacher,
+    /// Two Gaussian clusters.
+    TwoCluster,
 }
 
 impl EffectiveModel {
     /// Whether every check (and the headline) agrees within [`DISAGREE_Z`].
     pub fn describes(&self) -> bool {
         self.headline.agrees() && self.checks.iter().all(Check::agrees)
+    }
+
+    /// Whether every check but the class balance's agrees.
+    pub fn describes_but_for_balance(&self) -> bool {
+        self.headline.agrees() && self.checks.iter().all(|c| c.agrees() || c.is_balance())
     }
 }
 
@@ -283,26 +325,101 @@ fn refuse(why: String) -> crate::Error {
     Argument::new("label", format!(": {why}")).into()
 }
 
-/// The logistic effective model of ±1 labels `y` (module docs).
-pub fn logistic(design: &Design, y: &DVector<f64>, probe: &Probe) -> crate::Result<EffectiveModel> {
-    let (k, n) = design.xt.shape();
+/// The held-out results of the cross-fitted ridge logistic regression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrossFit {
+    /// Held-out error ê and its binomial s.e.
+    pub error: f64,
+    /// s.e. of ê.
+    pub error_se: f64,
+    /// Held-out log-loss, mean and s.e.
+    pub logloss: (f64, f64),
+    /// Training rows of one fold's fit.
+    pub n_train: usize,
+}
+
+impl CrossFit {
+    /// The cross-fit of ridge logistic regression of ±1 labels `y` on the rows `xt`.
+    pub fn logistic(xt: &DMatrix<f64>, y: &DVector<f64>) -> crate::Result<CrossFit> {
+        let n = y.len();
+        let (fitted, n_train) = cross_fit(xt, y, Loss::Logistic)?;
+        let error = fitted
+            .iter()
+            .zip(y.iter())
+            .map(|(r, y)| sign_error(*y, *r))
+            .sum::<f64>()
+            / n as f64;
+        Ok(CrossFit {
+            error,
+            error_se: (error * (1.0 - error) / n as f64).sqrt(),
+            logloss: mean_se(fitted.iter().zip(y.iter()).map(|(r, y)| Loss::Logistic.eval(*y, *r).0)),
+            n_train,
+        })
+    }
+
+    /// "5-fold held-out error ê ± s.e. of ridge logistic regression (λ₀ = 1)".
+    fn describe(&self) -> String {
+        format!(
+            "{FOLDS}-fold held-out error {:.4} ± {:.4} of ridge logistic regression (λ₀ = {LAMBDA0})",
+            self.error, self.error_se
+        )
+    }
+}
+
+/// The logistic effective model of ±1 labels `y` under `choice` (module
+/// docs; [`DataModelChoice::Auto`] tries both data models).
+pub fn classification(
+    design: &Design,
+    y: &DVector<f64>,
+    probe: &Probe,
+    choice: DataModelChoice,
+) -> crate::Result<EffectiveModel> {
+    let cv = CrossFit::logistic(design.xt, y)?;
+    match choice {
+        DataModelChoice::Teacher => logistic(design, y, probe, &cv),
+        DataModelChoice::TwoCluster => two_cluster::estimate(design.xt, y, &cv, probe),
+        DataModelChoice::Auto => {
+            let teacher = logistic(design, y, probe, &cv);
+            if let Ok(t) = &teacher
+                && t.describes()
+            {
+                return teacher;
+            }
+            let clusters = two_cluster::estimate(design.xt, y, &cv, probe);
+            match (clusters, teacher) {
+                (Ok(c), _) if c.describes() => Ok(c),
+                (_, Ok(t)) if t.describes_but_for_balance() => Ok(t),
+                (Ok(c), _) => Ok(c),
+                (Err(_), Ok(t)) => Ok(t),
+                (Err(c), Err(t)) => Err(refuse(format!(
+                    "neither data model describes these labels — a logistic teacher: {}; two clusters: {}",
+                    strip(&t),
+                    strip(&c)
+                ))),
+            }
+        }
+    }
+}
+
+/// A refusal's text without its `label: ` prefix.
+fn strip(e: &crate::Error) -> String {
+    let s = e.to_string();
+    s.split_once(": ").map_or(s.clone(), |(_, rest)| rest.to_string())
+}
+
+/// The logistic effective model of ±1 labels `y` with a teacher (module docs).
+fn logistic(design: &Design, y: &DVector<f64>, probe: &Probe, cv: &CrossFit) -> crate::Result<EffectiveModel> {
+    let k = design.xt.nrows();
     let cov = design.covariance()?;
     let field = cov.as_ref().map_or(1.0, Covariance::teacher_field);
     let solver = TheorySolver::default().with_covariance(cov);
-    let (fitted, n_train) = cross_fit(design.xt, y, Loss::Logistic)?;
+    let n_train = cv.n_train;
     let delta = k as f64 / n_train as f64;
-    let err = fitted
-        .iter()
-        .zip(y.iter())
-        .map(|(r, y)| sign_error(*y, *r))
-        .sum::<f64>()
-        / n as f64;
-    let err_se = (err * (1.0 - err) / n as f64).sqrt();
+    let (err, err_se) = (cv.error, cv.error_se);
     let at = |rho: f64| predict(&solver, delta, rho / field, Model::Logistic);
     let error_at = |rho: f64| at(rho).map(|m| m[TEST_CLASS_ERR]);
     let (chance, floor) = (error_at(RHO_MIN)?, error_at(RHO_MAX)?);
-    let rows =
-        format!("{FOLDS}-fold held-out error {err:.4} ± {err_se:.4} of ridge logistic regression (λ₀ = {LAMBDA0})");
+    let rows = cv.describe();
     if err >= chance {
         return Err(refuse(format!(
             "{rows} is at chance (the theory gives {chance:.4} at ρ = {RHO_MIN:e}): the labels carry no signal a \
@@ -355,7 +472,7 @@ pub fn logistic(design: &Design, y: &DVector<f64>, probe: &Probe) -> crate::Resu
     let probe_at = |r: f64| Ok(stein_mu(r).powi(2) * r);
     let (r2, r2_se) = probe.debiased();
     let logloss_at = |r: f64| at(r).map(|m| m[TEST_LOGLOSS]);
-    let (ll, ll_se) = mean_se(fitted.iter().zip(y.iter()).map(|(r, y)| Loss::Logistic.eval(*y, *r).0));
+    let (ll, ll_se) = cv.logloss;
     let (balance, balance_se) = mean_se(y.iter().copied());
     let checks = vec![
         Check {
@@ -397,6 +514,7 @@ pub fn logistic(design: &Design, y: &DVector<f64>, probe: &Probe) -> crate::Resu
             observed_se: err_se,
         },
         checks,
+        data: DataModel::Teacher,
     })
 }
 
@@ -456,6 +574,7 @@ pub fn regression(
             observed_se: mse_se,
         },
         checks: Vec::new(),
+        data: DataModel::Teacher,
     })
 }
 
