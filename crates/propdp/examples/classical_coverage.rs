@@ -8,7 +8,7 @@
 //! The target: by rotation invariance θ*_λ = c·θ* (intercept 0 by the
 //! labels' symmetry), c the root of n·E[ℓ'(y, cν)ν] + λc‖θ*‖² = 0 over
 //! ν = xᵀθ* ~ N(0, ‖θ*‖²/d) and y given ν (a grid of 1601 points in ν, and
-//! 401 in the Gaussian label noise for Huber; bisection).
+//! 401 in the Gaussian label noise for Huber; Brent's method).
 //!
 //! ```text
 //! cargo run --release -p propdp --example classical_coverage -- \
@@ -189,10 +189,6 @@ fn shrink(logistic: bool, n: f64, lambda: f64, theta: &DVector<f64>) -> f64 {
             .sum();
         n * mean + lambda * c * norm2
     };
-    let (mut lo, mut hi) = (0.0, 2.0);
-    for _ in 0..60 {
-        let mid = 0.5 * (lo + hi);
-        if gradient(mid) < 0.0 { lo = mid } else { hi = mid }
-    }
-    0.5 * (lo + hi)
+    propdp::theory::numerics::roots::brent_absolute(0.0, 2.0, gradient, 1e-12, 200)
+        .expect("the ridge target's shrink lies in (0, 2)")
 }

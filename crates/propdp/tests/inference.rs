@@ -699,7 +699,7 @@ fn below_its_floor_objective_perturbation_adds_ridge_and_keeps_its_level() {
 /// c of the ridge target θ*_λ = c·θ* of logistic labels on rows N(0, I/d)
 /// (rotation invariance; intercept 0 by the labels' symmetry): the root of
 /// n·E[ℓ'(y, cν)ν] + λc‖θ*‖² = 0, ν = xᵀθ* ~ N(0, ‖θ*‖²/d), on a grid of
-/// 1601 points in ν and by bisection.
+/// 1601 points in ν and by Brent's method.
 fn logistic_ridge_shrink(n: f64, lambda: f64, theta: &DVector<f64>) -> f64 {
     let norm2 = theta.norm_squared();
     let sd = (norm2 / theta.len() as f64).sqrt();
@@ -719,12 +719,8 @@ fn logistic_ridge_shrink(n: f64, lambda: f64, theta: &DVector<f64>) -> f64 {
             / total;
         n * mean + lambda * c * norm2
     };
-    let (mut lo, mut hi) = (0.0, 2.0);
-    for _ in 0..60 {
-        let mid = 0.5 * (lo + hi);
-        if gradient(mid) < 0.0 { lo = mid } else { hi = mid }
-    }
-    0.5 * (lo + hi)
+    propdp::theory::numerics::roots::brent_absolute(0.0, 2.0, gradient, 1e-12, 200)
+        .expect("the ridge target's shrink lies in (0, 2)")
 }
 
 /// The classical interval's coverage of the ridge target at one cell of
