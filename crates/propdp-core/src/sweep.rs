@@ -230,21 +230,14 @@ fn point(
     })
 }
 
-/// What the intercept's state evolution (docs/theory.md §3.5: isotropic
-/// features, synthetic rows) does not serve: a feature covariance, real rows.
+/// What the intercept's simulation (docs/theory.md §3.5: synthetic rows,
+/// isotropic or of a covariance) does not serve: real rows.
 fn check_intercept(raw: &RawConfig, p: &Point) -> Result<(), ConfigError> {
     let field = if p.intercept().is_some_and(|i| i.learned) {
         "algorithm.fit_intercept"
     } else {
         "problem.intercept"
     };
-    if raw.problem.covariance().is_some() {
-        return Err(ConfigError::not_applicable(
-            field,
-            "an intercept with problem.covariance: the state evolution of an intercept (docs/theory.md §3.5) has \
-             isotropic features only",
-        ));
-    }
     if raw.simulation.as_ref().is_some_and(|s| s.data.is_some()) {
         return Err(ConfigError::not_applicable(
             field,

@@ -382,7 +382,7 @@ impl TheorySolver {
     fn solve_dmft(&self, point: &Point, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Solution, TheoryError> {
         let noise_sd = self.label_noise_sd(point)?;
         let mut sol = match point.intercept() {
-            Some(icp) => self.solve_intercept(point, icp, noise_sd)?,
+            Some(icp) => self.solve_intercept(point, icp, noise_sd, cancelled)?,
             None => self.solve_without_intercept(point, noise_sd, cancelled)?,
         };
         let label_variance = match point.model() {
@@ -397,22 +397,17 @@ impl TheorySolver {
     }
 
     /// A point with an intercept (docs/theory.md §3.5): the full-memory
-    /// state evolution with the intercept's field, isotropic features, up to
-    /// the horizon `solver.dmft` gives the full-memory DMFT
-    /// ([`LONG_HORIZON_FROM`] steps under "auto", [`DMFT_MAX_STEPS`] under
-    /// "exact"); a covariance or the long horizon is refused.
+    /// state evolution with the intercept's field, isotropic or with the
+    /// solver's covariance (§3.4), up to the horizon `solver.dmft` gives the
+    /// full-memory DMFT ([`LONG_HORIZON_FROM`] steps under "auto",
+    /// [`DMFT_MAX_STEPS`] under "exact"); the long horizon is refused.
     fn solve_intercept(
         &self,
         point: &Point,
         icp: propdp_core::problem::Intercept,
         noise_sd: f64,
+        cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Solution, TheoryError> {
-        if self.covariance.is_some() {
-            return Err(TheoryError::Covariance {
-                what: "the state evolution of an intercept has isotropic features only".into(),
-                params: describe(point),
-            });
-        }
         let params = self.dmft_params(point, noise_sd, DMFT_POINTS);
         let limit = match self.dmft.method {
             DmftMethod::Auto => LONG_HORIZON_FROM,
@@ -436,7 +431,8 @@ impl TheorySolver {
             learned: icp.learned,
             lambda: 0.0,
         };
-        Ok(full_memory_solution(full_memory::solve_intercept(&params, &icp)?))
+        let path = full_memory::solve_intercept(&params, self.covariance.as_ref(), &icp, cancelled)?;
+        Ok(full_memory_solution(path))
     }
 
     /// [`TheorySolver::solve_dmft`] without an intercept: the method
