@@ -113,24 +113,50 @@ fn an_intercept_with_a_covariance_measures_its_test_error_in_the_prediction_spac
     }
 }
 
+/// Beyond 100 steps (or under `dmft = "long_horizon"`) the long-horizon
+/// state evolution serves the intercept, with its field and metrics; a
+/// conditional loss is refused by it as by the full-memory one.
 #[test]
-fn an_intercept_is_refused_at_the_long_horizon() {
-    let p = huber(10)
+fn the_long_horizon_serves_an_intercept() {
+    let p = huber(120)
         .with_intercept(Intercept {
             teacher: 1.0,
             learned: true,
         })
         .unwrap();
-    let e = solver(DmftMethod::LongHorizon).solve(&p, None).unwrap_err().to_string();
-    assert!(e.contains("long-horizon") && e.contains("intercept"), "{e}");
-    let long = huber(101)
-        .with_intercept(Intercept {
-            teacher: 1.0,
-            learned: false,
-        })
-        .unwrap();
-    let e = solver(DmftMethod::Auto).solve(&long, None).unwrap_err().to_string();
-    assert!(e.contains("steps = 101"), "{e}");
+    for method in [DmftMethod::Auto, DmftMethod::LongHorizon] {
+        let sol = solver(method).solve(&p, None).unwrap();
+        assert_eq!(
+            sol.report.method,
+            Some(propdp_core::record::DynamicsMethod::LongHorizon)
+        );
+        let beta = sol.metrics[FITTED_INTERCEPT];
+        assert!(beta > 0.5 && beta < 1.0, "β_T = {beta}");
+    }
+    let params = propdp_theory::dynamics::DmftParams {
+        delta: 0.5,
+        s2: 1.0,
+        lambda: 0.1,
+        sigma: 0.5,
+        eta: 0.5,
+        steps: 120,
+        sample_rate: 0.2,
+        clip: 0.5,
+        loss: propdp_core::loss::Loss::ConditionalHuber { m: 1.0, se: SD },
+        noise_sd: SD,
+        points: 256,
+        scrambles: 2,
+        seed: 1,
+    };
+    let icp = propdp_theory::dynamics::Intercept {
+        teacher: 1.0,
+        learned: true,
+        lambda: 0.0,
+    };
+    let e = propdp_theory::dynamics::long_horizon::solve_intercept(&params, None, &icp, &|| false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("intercept") && e.contains("standard losses"), "{e}");
 }
 
 /// `propdp_sim::simulate` of Huber and least-squares points with an
