@@ -43,9 +43,6 @@ impl Sweep {
         let points = odometer(&axes, |v| point(&raw.problem, a, source, v))?;
         if let Some(p) = points.iter().find(|p| p.intercept().is_some()) {
             check_intercept(raw, p)?;
-            for p in &points {
-                check_intercept_steps(raw.solver.dmft, p)?;
-            }
         }
         Ok(Sweep { axes, points })
     }
@@ -230,56 +227,19 @@ fn point(
     })
 }
 
-/// What the intercept's state evolution (docs/theory.md §3.5: isotropic
-/// features, synthetic rows) does not serve: a feature covariance, real rows.
+/// What the intercept's simulation (docs/theory.md §3.5: synthetic rows,
+/// isotropic or of a covariance) does not serve: real rows.
 fn check_intercept(raw: &RawConfig, p: &Point) -> Result<(), ConfigError> {
     let field = if p.intercept().is_some_and(|i| i.learned) {
         "algorithm.fit_intercept"
     } else {
         "problem.intercept"
     };
-    if raw.problem.covariance().is_some() {
-        return Err(ConfigError::not_applicable(
-            field,
-            "an intercept with problem.covariance: the state evolution of an intercept (docs/theory.md §3.5) has \
-             isotropic features only",
-        ));
-    }
     if raw.simulation.as_ref().is_some_and(|s| s.data.is_some()) {
         return Err(ConfigError::not_applicable(
             field,
             "an intercept with simulation.data: real rows with an intercept are not simulated yet (add a constant \
              column to the data instead)",
-        ));
-    }
-    Ok(())
-}
-
-/// An intercept's DP-GD/DP-SGD point within the full-memory state
-/// evolution's horizon: `solver.dmft = "auto"` serves steps ≤
-/// [`crate::config::LONG_HORIZON_FROM`], `"exact"` steps ≤
-/// [`crate::problem::DMFT_MAX_STEPS`]; the long horizon has no intercept.
-fn check_intercept_steps(method: crate::config::DmftMethod, p: &Point) -> Result<(), ConfigError> {
-    use crate::config::DmftMethod;
-    let (Some(_), Some(g)) = (p.intercept(), p.algorithm().gradient_steps()) else {
-        return Ok(());
-    };
-    let (limit, name) = match method {
-        DmftMethod::Auto => (crate::config::LONG_HORIZON_FROM, "auto"),
-        DmftMethod::Exact => (crate::problem::DMFT_MAX_STEPS, "exact"),
-        DmftMethod::LongHorizon => (0, "long_horizon"),
-    };
-    if g.steps > limit {
-        return Err(ConfigError::range(
-            "algorithm.steps",
-            g.steps,
-            &format!(
-                "steps ≤ {limit} with an intercept and solver.dmft = \"{name}\": the long-horizon state evolution \
-                 has no intercept yet, only the full-memory one serves it (solver.dmft = \"auto\": steps ≤ {}, \
-                 \"exact\": steps ≤ {})",
-                crate::config::LONG_HORIZON_FROM,
-                crate::problem::DMFT_MAX_STEPS
-            ),
         ));
     }
     Ok(())

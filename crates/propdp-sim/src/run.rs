@@ -203,10 +203,12 @@ pub fn simulate_reps(
     on_rep: &(dyn Fn() + Sync),
 ) -> Result<Vec<Repetition>, SimError> {
     settings.check()?;
-    if point.intercept().is_some() && (settings.real.is_some() || settings.covariance.is_some()) {
+    if point.intercept().is_some() && settings.real.is_some() {
         return Err(SimError::Invalid(propdp_core::ConfigError::NotApplicable {
             field: "problem.intercept".into(),
-            why: "an intercept is simulated with synthetic isotropic rows only".into(),
+            why: "an intercept is simulated with synthetic rows only (isotropic or of a covariance), not with \
+                  simulation.data"
+                .into(),
         }));
     }
     let n = samples(settings.d, point.delta());

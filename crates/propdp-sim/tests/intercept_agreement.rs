@@ -38,7 +38,7 @@ fn params(run: &InterceptRun) -> DmftParams {
 /// (disagreements, rms z over t ≥ 1 and metrics, max |z|) of the theory at
 /// `theory_icp` against the simulation of `run` at `reps` repetitions.
 fn compare(run: &InterceptRun, theory_icp: Intercept, reps: usize, seed: u64, label: &str) -> (Vec<String>, f64, f64) {
-    let th = solve_intercept(&params(run), &theory_icp).expect("DMFT solves");
+    let th = solve_intercept(&params(run), None, &theory_icp, &|| false).expect("DMFT solves");
     let (sm, ss) = run.simulate(reps, seed);
     let k = th.mean.values().map(|v| v.len() - 1).sum::<usize>() as f64;
     let z_k = -propdp_theory::numerics::gaussian::quantile(0.00135 / k);

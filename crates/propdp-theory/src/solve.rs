@@ -378,12 +378,34 @@ impl TheorySolver {
     }
 
     /// DP-GD and DP-SGD: the path of the state evolution [`TheorySolver::dynamics`]
-    /// chooses; the point's summary is the last step.
+    /// chooses; the point's summary is the last step. A point with an
+    /// intercept (docs/theory.md §3.5) is solved by the same state evolutions
+    /// with the intercept's field, isotropic or with the solver's covariance;
+    /// unclipped least squares, whose exact trajectory (§3.2) has no
+    /// intercept, by the full-memory DMFT up to [`LONG_HORIZON_FROM`] steps
+    /// and the long horizon beyond.
     fn solve_dmft(&self, point: &Point, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Solution, TheoryError> {
         let noise_sd = self.label_noise_sd(point)?;
-        let mut sol = match point.intercept() {
-            Some(icp) => self.solve_intercept(point, icp, noise_sd)?,
-            None => self.solve_without_intercept(point, noise_sd, cancelled)?,
+        let icp = point.intercept().map(|i| crate::dynamics::Intercept {
+            teacher: i.teacher,
+            learned: i.learned,
+            lambda: 0.0,
+        });
+        let method = match self.dynamics(point, noise_sd)? {
+            DynamicsMethod::Spectral if icp.is_some() => {
+                let steps = point.algorithm().gradient_steps().map_or(0, |g| g.steps);
+                if steps > LONG_HORIZON_FROM {
+                    DynamicsMethod::LongHorizon
+                } else {
+                    DynamicsMethod::Dmft
+                }
+            }
+            method => method,
+        };
+        let mut sol = match method {
+            DynamicsMethod::Spectral => self.solve_least_squares(point, noise_sd)?,
+            DynamicsMethod::LongHorizon => self.solve_long_horizon(point, noise_sd, icp.as_ref(), cancelled)?,
+            DynamicsMethod::Dmft => self.solve_full_memory(point, noise_sd, icp.as_ref(), cancelled)?,
         };
         let label_variance = match point.model() {
             Model::Logistic => None,
@@ -394,64 +416,6 @@ impl TheorySolver {
         sol.metrics = path.last();
         sol.per_step = Some(path);
         Ok(sol)
-    }
-
-    /// A point with an intercept (docs/theory.md §3.5): the full-memory
-    /// state evolution with the intercept's field, isotropic features, up to
-    /// the horizon `solver.dmft` gives the full-memory DMFT
-    /// ([`LONG_HORIZON_FROM`] steps under "auto", [`DMFT_MAX_STEPS`] under
-    /// "exact"); a covariance or the long horizon is refused.
-    fn solve_intercept(
-        &self,
-        point: &Point,
-        icp: propdp_core::problem::Intercept,
-        noise_sd: f64,
-    ) -> Result<Solution, TheoryError> {
-        if self.covariance.is_some() {
-            return Err(TheoryError::Covariance {
-                what: "the state evolution of an intercept has isotropic features only".into(),
-                params: describe(point),
-            });
-        }
-        let params = self.dmft_params(point, noise_sd, DMFT_POINTS);
-        let limit = match self.dmft.method {
-            DmftMethod::Auto => LONG_HORIZON_FROM,
-            DmftMethod::Exact => DMFT_MAX_STEPS,
-            DmftMethod::LongHorizon => 0,
-        };
-        if params.steps > limit {
-            return Err(DmftError::Invalid {
-                what: format!(
-                    "an intercept at steps = {} under solver.dmft = {:?}: the long-horizon state evolution has no \
-                     intercept yet (the full-memory one serves steps ≤ {LONG_HORIZON_FROM} under \"auto\", ≤ \
-                     {DMFT_MAX_STEPS} under \"exact\")",
-                    params.steps, self.dmft.method
-                ),
-                params: Box::new(params),
-            }
-            .into());
-        }
-        let icp = crate::dynamics::Intercept {
-            teacher: icp.teacher,
-            learned: icp.learned,
-            lambda: 0.0,
-        };
-        Ok(full_memory_solution(full_memory::solve_intercept(&params, &icp)?))
-    }
-
-    /// [`TheorySolver::solve_dmft`] without an intercept: the method
-    /// [`TheorySolver::dynamics`] chooses.
-    fn solve_without_intercept(
-        &self,
-        point: &Point,
-        noise_sd: f64,
-        cancelled: &(dyn Fn() -> bool + Sync),
-    ) -> Result<Solution, TheoryError> {
-        match self.dynamics(point, noise_sd)? {
-            DynamicsMethod::Spectral => self.solve_least_squares(point, noise_sd),
-            DynamicsMethod::LongHorizon => self.solve_long_horizon(point, noise_sd, cancelled),
-            DynamicsMethod::Dmft => self.solve_full_memory(point, noise_sd, cancelled),
-        }
     }
 
     /// The sd of the Gaussian label noise a DP-GD/DP-SGD point draws (0 for
@@ -552,11 +516,13 @@ impl TheorySolver {
     }
 
     /// The long-horizon state evolution (§3.3), one mode per atom of the
-    /// solver's covariance if any, on the default paths for its cost.
+    /// solver's covariance if any, with the intercept's field if any (§3.5),
+    /// on the default paths for its cost.
     fn solve_long_horizon(
         &self,
         point: &Point,
         noise_sd: f64,
+        icp: Option<&crate::dynamics::Intercept>,
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Solution, TheoryError> {
         let g = point
@@ -566,7 +532,11 @@ impl TheorySolver {
         let cov = self.covariance.as_ref();
         let atoms = cov.map_or(1, |c| c.atoms().len());
         let points = long_horizon::default_points(g.steps, g.sample_rate, atoms, self.dmft.scrambles);
-        let r = long_horizon::solve_spectrum(&self.dmft_params(point, noise_sd, points), cov, cancelled)?;
+        let params = self.dmft_params(point, noise_sd, points);
+        let r = match icp {
+            Some(icp) => long_horizon::solve_intercept(&params, cov, icp, cancelled)?,
+            None => long_horizon::solve_spectrum(&params, cov, cancelled)?,
+        };
         Ok(Solution {
             metrics: r.path.last(),
             report: SolverReport {
@@ -582,19 +552,21 @@ impl TheorySolver {
         })
     }
 
-    /// The full-memory state evolution (§3, §3.4 with the solver's covariance).
+    /// The full-memory state evolution (§3, §3.4 with the solver's
+    /// covariance, §3.5 with the intercept's field if any).
     fn solve_full_memory(
         &self,
         point: &Point,
         noise_sd: f64,
+        icp: Option<&crate::dynamics::Intercept>,
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Solution, TheoryError> {
         let params = self.dmft_params(point, noise_sd, DMFT_POINTS);
-        Ok(full_memory_solution(full_memory::solve_spectral(
-            &params,
-            self.covariance.as_ref(),
-            cancelled,
-        )?))
+        let cov = self.covariance.as_ref();
+        Ok(full_memory_solution(match icp {
+            Some(icp) => full_memory::solve_intercept(&params, cov, icp, cancelled)?,
+            None => full_memory::solve_spectral(&params, cov, cancelled)?,
+        }))
     }
 
     /// Unclipped least squares: the exact trajectory ([`crate::dynamics::least_squares`]),

@@ -5,7 +5,7 @@
 
 use propdp_core::config::{DmftMethod, SolverOptions};
 use propdp_core::covariance::Covariance;
-use propdp_core::metrics::{EST_ERR2, FITTED_INTERCEPT, TEST_MSE};
+use propdp_core::metrics::{EST_ERR2, FITTED_INTERCEPT, PRED_ERR2, TEST_MSE};
 use propdp_core::problem::Intercept;
 use propdp_core::{Algorithm, LossVariant, Model, NoiseLaw, Point};
 use propdp_theory::solve::TheorySolver;
@@ -75,33 +75,88 @@ fn the_intercept_path_keeps_its_test_mse_with_the_intercept_error() {
     assert!((plain[TEST_MSE] - (plain[EST_ERR2] + SD * SD)).abs() < 1e-12);
 }
 
+/// With a covariance the intercept's path carries pred_err2 and its
+/// test_mse = pred_err2 + (β − b*)² + sd² (up to the scrambles' spread of β,
+/// as above).
 #[test]
-fn an_intercept_is_refused_with_a_covariance_or_the_long_horizon() {
+fn an_intercept_with_a_covariance_measures_its_test_error_in_the_prediction_space() {
+    let b_star = 1.0;
     let p = huber(10)
         .with_intercept(Intercept {
-            teacher: 1.0,
+            teacher: b_star,
             learned: true,
         })
         .unwrap();
     let cov = Covariance::from_columns(&[2.0, 0.5], &[0.5, 0.5], &[1.0, 1.0], "c")
         .unwrap()
         .unwrap();
-    let e = solver(DmftMethod::Auto)
+    let path = solver(DmftMethod::Auto)
         .with_covariance(Some(cov))
         .solve(&p, None)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("isotropic"), "{e}");
-    let e = solver(DmftMethod::LongHorizon).solve(&p, None).unwrap_err().to_string();
-    assert!(e.contains("long-horizon") && e.contains("intercept"), "{e}");
-    let long = huber(101)
+        .unwrap()
+        .per_step
+        .unwrap();
+    let (pred, est) = (&path.mean[PRED_ERR2], &path.mean[EST_ERR2]);
+    let (beta, mse) = (&path.mean[FITTED_INTERCEPT], &path.mean[TEST_MSE]);
+    let k = SolverOptions::default().dmft_scrambles as f64;
+    let se = &path.stderr[FITTED_INTERCEPT];
+    assert!(beta[10] > 0.3 && beta[10] < b_star, "β_T = {}", beta[10]);
+    assert!(
+        (pred[10] - est[10]).abs() > 1e-3,
+        "pred_err2 {} = est_err2 {}",
+        pred[10],
+        est[10]
+    );
+    for t in 0..=10 {
+        let want = pred[t] + (beta[t] - b_star).powi(2) + (k - 1.0) * se[t] * se[t] + SD * SD;
+        assert!((mse[t] - want).abs() < 1e-12, "t = {t}: {} vs {want}", mse[t]);
+    }
+}
+
+/// Beyond 100 steps (or under `dmft = "long_horizon"`) the long-horizon
+/// state evolution serves the intercept, with its field and metrics; a
+/// conditional loss is refused by it as by the full-memory one.
+#[test]
+fn the_long_horizon_serves_an_intercept() {
+    let p = huber(120)
         .with_intercept(Intercept {
             teacher: 1.0,
-            learned: false,
+            learned: true,
         })
         .unwrap();
-    let e = solver(DmftMethod::Auto).solve(&long, None).unwrap_err().to_string();
-    assert!(e.contains("steps = 101"), "{e}");
+    for method in [DmftMethod::Auto, DmftMethod::LongHorizon] {
+        let sol = solver(method).solve(&p, None).unwrap();
+        assert_eq!(
+            sol.report.method,
+            Some(propdp_core::record::DynamicsMethod::LongHorizon)
+        );
+        let beta = sol.metrics[FITTED_INTERCEPT];
+        assert!(beta > 0.5 && beta < 1.0, "β_T = {beta}");
+    }
+    let params = propdp_theory::dynamics::DmftParams {
+        delta: 0.5,
+        s2: 1.0,
+        lambda: 0.1,
+        sigma: 0.5,
+        eta: 0.5,
+        steps: 120,
+        sample_rate: 0.2,
+        clip: 0.5,
+        loss: propdp_core::loss::Loss::ConditionalHuber { m: 1.0, se: SD },
+        noise_sd: SD,
+        points: 256,
+        scrambles: 2,
+        seed: 1,
+    };
+    let icp = propdp_theory::dynamics::Intercept {
+        teacher: 1.0,
+        learned: true,
+        lambda: 0.0,
+    };
+    let e = propdp_theory::dynamics::long_horizon::solve_intercept(&params, None, &icp, &|| false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("intercept") && e.contains("standard losses"), "{e}");
 }
 
 /// `propdp_sim::simulate` of Huber and least-squares points with an

@@ -37,12 +37,13 @@
 
 use propdp_core::covariance::Covariance;
 use propdp_core::loss::{Loss, sigmoid};
-use propdp_core::metrics::{self, Metrics};
-use propdp_core::population::test_class_error_shifted;
+use propdp_core::metrics::Metrics;
 use rayon::prelude::*;
 
 use super::modes::{Modes, SPECTRAL_MAX_BYTES, spectral_metrics};
-use super::path::{DmftError, DmftParams, DmftPath, INTERCEPT, Intercept, STEIN_MIN_S2, aggregate, step_metrics};
+use super::path::{
+    DmftError, DmftParams, DmftPath, Intercept, STEIN_MIN_S2, aggregate, insert_intercept_metrics, step_metrics,
+};
 use super::rqmc::rqmc_uniform;
 use crate::numerics::axpy;
 use crate::numerics::gaussian::quantile;
@@ -59,19 +60,26 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
     solve_spectral(p, None, cancelled)
 }
 
-/// [`solve`] with an intercept (docs/theory.md §3.5): isotropic
-/// features, the standard logistic, Huber and squared losses. Writes the
-/// learned intercept's field β_t ([`INTERCEPT`]), test_class_err of
-/// sign(w + β) against labels of P(y = 1 | ν) = sigmoid(ν + b*) (logistic),
-/// test_mse = est_err2 + (β − b*)² + sd² (Huber, squared).
-pub fn solve_intercept(p: &DmftParams, icp: &Intercept) -> Result<DmftPath, DmftError> {
+/// [`solve_spectral`] with an intercept (docs/theory.md §3.5): features
+/// isotropic or of covariance `cov` (§3.4), the standard logistic, Huber and
+/// squared losses. Writes the learned intercept's field β_t
+/// ([`super::INTERCEPT`]), test_class_err of sign(w + β) against labels of
+/// P(y = 1 | ν) = sigmoid(ν + b*) (logistic), test_mse = pred_err2 +
+/// (β − b*)² + sd² (Huber, squared), ν of variance ρ = s²Σwωe.
+pub fn solve_intercept(
+    p: &DmftParams,
+    cov: Option<&Covariance>,
+    icp: &Intercept,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<DmftPath, DmftError> {
     if !matches!(p.loss, Loss::Logistic | Loss::Huber { .. } | Loss::Squared) {
         return Err(DmftError::Invalid {
             what: format!("an intercept with the {} loss (standard losses only)", p.loss),
             params: Box::new(*p),
         });
     }
-    replicates(p, None, Some(icp), &|| false)
+    check_spectral_memory(p, cov)?;
+    replicates(p, cov, Some(icp), cancelled)
 }
 
 /// The path averaged over `p.scrambles` independent RQMC scrambles solved
@@ -115,8 +123,14 @@ pub fn solve_spectral(
     cov: Option<&Covariance>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<DmftPath, DmftError> {
+    check_spectral_memory(p, cov)?;
+    replicates(p, cov, None, cancelled)
+}
+
+/// The atoms' responses Rᵏ take K·(T+1)² numbers: refused above
+/// [`SPECTRAL_MAX_BYTES`], naming the sizes.
+fn check_spectral_memory(p: &DmftParams, cov: Option<&Covariance>) -> Result<(), DmftError> {
     if let Some(c) = cov {
-        // the atoms' responses R^k: K·(T+1)² numbers
         let bytes = 8.0 * c.atoms().len() as f64 * ((p.steps + 1) as f64).powi(2);
         if bytes > SPECTRAL_MAX_BYTES {
             return Err(DmftError::Invalid {
@@ -132,7 +146,7 @@ pub fn solve_spectral(
             });
         }
     }
-    replicates(p, cov, None, cancelled)
+    Ok(())
 }
 
 /// Relative size below which a Cholesky pivot of Cov(ν, w) counts as zero.
@@ -302,23 +316,13 @@ fn solve_scramble(
                 gt[i] = clip(d1);
             }
         }
-        let mt = match &modes {
-            None if icp.is_some() => {
-                let (m_t, c_tt) = (p.s2 * amp[t], cth[t][t]);
-                let mut mt = step_metrics(p, t, m_t, c_tt, loss / nf)?;
-                mt.insert(INTERCEPT.into(), beta);
-                if p.loss == Loss::Logistic {
-                    let err = test_class_error_shifted(p.s2, m_t, c_tt, beta, b_star);
-                    mt.insert(metrics::TEST_CLASS_ERR.into(), err);
-                } else {
-                    let field = c_tt - 2.0 * m_t + p.s2 + (beta - b_star).powi(2);
-                    mt.insert(metrics::TEST_MSE.into(), field + p.noise_sd * p.noise_sd);
-                }
-                mt
-            }
+        let mut mt = match &modes {
             None => step_metrics(p, t, p.s2 * amp[t], cth[t][t], loss / nf)?,
             Some(md) => spectral_metrics(p, t, rho, rho * amp[t], cth[t][t], md.m0[t], md.q0[t], loss / nf)?,
         };
+        if icp.is_some() {
+            insert_intercept_metrics(p, &mut mt, (rho, rho * amp[t], cth[t][t]), beta, b_star);
+        }
         out.push(mt);
         g.push(gt);
         h.push(ht);
@@ -456,6 +460,8 @@ fn solve_scramble(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dynamics::INTERCEPT;
+    use propdp_core::metrics;
 
     /// Two atoms of eigenvalue 1 with teacher energies 3/2 and 1/2 are the
     /// isotropic problem (the sample side sees only Σwω·(·) and Σwωe = 1)
@@ -525,7 +531,7 @@ mod tests {
             learned: false,
             lambda: 0.0,
         };
-        let (plain, icp) = (solve(&p).unwrap(), solve_intercept(&p, &none).unwrap());
+        let (plain, icp) = (solve(&p).unwrap(), solve_intercept(&p, None, &none, &|| false).unwrap());
         for (k, v) in &plain.mean {
             // test_class_err by the shifted formula: the same integral, other panels
             for (a, b) in v.iter().zip(&icp.mean[k]) {

@@ -17,6 +17,7 @@ use propdp_core::metrics::{self, Metrics};
 use thiserror::Error;
 
 use crate::fixed_points::logistic::test_class_error;
+use propdp_core::population::test_class_error_shifted;
 
 /// Parameters of a DMFT solve.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -247,6 +248,28 @@ pub(crate) fn step_metrics(
         mt.insert(metrics::TEST_CLASS_ERR.into(), test_class_error(p.s2, m_t, c_tt));
     }
     Ok(mt)
+}
+
+/// The metrics of step t with an intercept (docs/theory.md §3.5), into
+/// `mt`: β_t as fitted_intercept, and the test error of the fresh field
+/// w + β_t against labels of ν + b*, ν of variance ρ (s² isotropic),
+/// Cov(ν, w) = m_t, Var w = C_w(t,t) = `c_tt`: test_class_err of sign(w + β)
+/// (logistic) or test_mse = C_w − 2m_t + ρ + (β − b*)² + sd² (Huber, squared).
+pub(crate) fn insert_intercept_metrics(
+    p: &DmftParams,
+    mt: &mut Metrics,
+    (rho, m_t, c_tt): (f64, f64, f64),
+    beta: f64,
+    b_star: f64,
+) {
+    mt.insert(INTERCEPT.into(), beta);
+    if p.loss == Loss::Logistic {
+        let err = test_class_error_shifted(rho, m_t, c_tt, beta, b_star);
+        mt.insert(metrics::TEST_CLASS_ERR.into(), err);
+    } else {
+        let field = c_tt - 2.0 * m_t + rho + (beta - b_star).powi(2);
+        mt.insert(metrics::TEST_MSE.into(), field + p.noise_sd * p.noise_sd);
+    }
 }
 
 /// The overlap's drift D_t = Σ_k R_g(t,k)A_k + M_g(t) is the Stein quotient

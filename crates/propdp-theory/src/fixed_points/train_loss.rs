@@ -19,6 +19,9 @@
 //! - Logistic (labels P(y = 1 | ν) = σ(ν)) and its conditional form:
 //!   E_y ℓ(y, w) = softplus(w) − σ(ν)w, so E s = E softplus(W) − A·E[νσ(ν)],
 //!   W ~ N(0, A²s² + V).
+//! - With an intercept (docs/theory.md §3.5: labels of ν + b*, fields
+//!   shifted by β) the surrogate is ℓ(y, w_t + β): y − w − β ~ N(b* − β, v),
+//!   and E s = E softplus(W + β) − A·E[νσ(ν + b*)] − β·E σ(ν + b*).
 //!
 //! The estimate of replicate j is ℓ̄_j − β_{−j}(s̄_j − E s_j), with the
 //! regression slope β_{−j} = Σ_{k≠j} Cov_k(ℓ, s) / Σ_{k≠j} Var_k(s) pooled
@@ -89,33 +92,45 @@ impl LossSums {
     }
 }
 
-/// The surrogate's value at a path: ℓ(y, A·ν + θ̃).
+/// The surrogate's value at a path: ℓ(y, A·ν + θ̃) (θ̃ with the intercept's β, if any).
 pub(crate) fn surrogate(loss: Loss, label: f64, amp: f64, nu: f64, theta: f64) -> f64 {
     loss.value(label, amp * nu + theta)
 }
 
-/// E ℓ(y, Aν + θ̃) for ν ~ N(0, s²), θ̃ ~ N(0, v_theta) independent, and the
-/// model's labels: y = ν + e, e ~ N(0, noise_sd²) (Huber, squared), y = ±1
-/// with P(y = 1 | ν) = σ(ν) (logistic), y = ν (the conditional losses).
-pub(crate) fn surrogate_mean(loss: Loss, s2: f64, noise_sd: f64, amp: f64, v_theta: f64) -> f64 {
+/// E ℓ(y, Aν + θ̃ + β) for ν ~ N(0, s²), θ̃ ~ N(0, v_theta) independent, and the
+/// model's labels: y = ν + b* + e, e ~ N(0, noise_sd²) (Huber, squared), y = ±1
+/// with P(y = 1 | ν) = σ(ν + b*) (logistic), y = ν (the conditional losses, b* = 0);
+/// `(β, b*)` = `shift`, the intercept's field and the teacher's (docs/theory.md §3.5;
+/// (0, 0) without one). Logistic: E_y ℓ(y, w) = softplus(w) − σ(ν + b*)w, so
+/// E s = E softplus(W + β) − A·E[νσ(ν + b*)] − β·E σ(ν + b*); regression:
+/// y − w ~ N(b* − β, v).
+pub(crate) fn surrogate_mean(loss: Loss, s2: f64, noise_sd: f64, amp: f64, v_theta: f64, shift: (f64, f64)) -> f64 {
+    let (beta, b_star) = shift;
     let miss = (1.0 - amp).powi(2) * s2 + v_theta;
+    let offset = b_star - beta;
     match loss {
-        Loss::Squared => 0.5 * (miss + noise_sd * noise_sd),
-        // the Gaussian-smoothed Huber loss E ρ_M(Z), Z ~ N(0, v), is the conditional Huber loss at 0
-        Loss::Huber { m } => smoothed_huber(m, (miss + noise_sd * noise_sd).sqrt()),
-        Loss::ConditionalHuber { m, se } => smoothed_huber(m, (miss + se * se).sqrt()),
+        Loss::Squared => 0.5 * (miss + noise_sd * noise_sd + offset * offset),
+        // the Gaussian-smoothed Huber loss E ρ_M(Z), Z ~ N(b* − β, v), is the conditional Huber loss at b* − β
+        Loss::Huber { m } => smoothed_huber(m, offset, (miss + noise_sd * noise_sd).sqrt()),
+        Loss::ConditionalHuber { m, se } => smoothed_huber(m, offset, (miss + se * se).sqrt()),
         Loss::Logistic | Loss::ConditionalLogistic => {
             let field_sd = (amp * amp * s2 + v_theta).sqrt();
-            let softplus_mean = normal_expect(0.0, field_sd, &[0.0], PANEL, softplus);
-            let label_slope = normal_expect(0.0, s2.sqrt(), &[0.0], PANEL, |x| x * sigmoid(x));
-            softplus_mean - amp * label_slope
+            let softplus_mean = normal_expect(beta, field_sd, &[0.0], PANEL, softplus);
+            let sd = s2.sqrt();
+            let label_slope = normal_expect(0.0, sd, &[0.0 - b_star], PANEL, |x| x * sigmoid(x + b_star));
+            let balance = if beta == 0.0 {
+                0.0
+            } else {
+                normal_expect(0.0, sd, &[-b_star], PANEL, |x| sigmoid(x + b_star))
+            };
+            softplus_mean - amp * label_slope - beta * balance
         }
     }
 }
 
-/// E ρ_M(Z), Z ~ N(0, sd²).
-fn smoothed_huber(m: f64, sd: f64) -> f64 {
-    Loss::ConditionalHuber { m, se: sd }.eval(0.0, 0.0).0
+/// E ρ_M(Z), Z ~ N(mean, sd²).
+fn smoothed_huber(m: f64, mean: f64, sd: f64) -> f64 {
+    Loss::ConditionalHuber { m, se: sd }.eval(mean, 0.0).0
 }
 
 /// Each replicate's control-variate estimate of the training loss at every
@@ -148,28 +163,33 @@ mod tests {
     use rand_distr::StandardNormal;
 
     /// The exact means against plain Monte Carlo over (ν, y, θ̃) drawn from
-    /// the stated law, for every loss (5 SE).
+    /// the stated law, for every loss (5 SE); the standard losses also with
+    /// an intercept (β, b*) = (0.7, −1.2).
     #[test]
     fn the_surrogate_means_match_monte_carlo_over_the_stated_law() {
         let mut rng = stream(7, &[0]);
         let (s2, sd, amp, v): (f64, f64, f64, f64) = (1.7, 0.6, 0.45, 0.8);
-        let losses = [
-            Loss::Squared,
-            Loss::Huber { m: 0.7 },
-            Loss::ConditionalHuber { m: 0.7, se: sd },
-            Loss::Logistic,
-            Loss::ConditionalLogistic,
+        let none = (0.0, 0.0);
+        let cases = [
+            (Loss::Squared, none),
+            (Loss::Huber { m: 0.7 }, none),
+            (Loss::ConditionalHuber { m: 0.7, se: sd }, none),
+            (Loss::Logistic, none),
+            (Loss::ConditionalLogistic, none),
+            (Loss::Squared, (0.7, -1.2)),
+            (Loss::Huber { m: 0.7 }, (0.7, -1.2)),
+            (Loss::Logistic, (0.7, -1.2)),
         ];
-        for loss in losses {
+        for (loss, (beta, b_star)) in cases {
             let n = 400_000;
             let (mut sum, mut sum2) = (0.0, 0.0);
             for _ in 0..n {
                 let nu = s2.sqrt() * rng.sample::<f64, _>(StandardNormal);
                 let theta = v.sqrt() * rng.sample::<f64, _>(StandardNormal);
                 let label = match loss {
-                    Loss::Huber { .. } | Loss::Squared => nu + sd * rng.sample::<f64, _>(StandardNormal),
+                    Loss::Huber { .. } | Loss::Squared => nu + b_star + sd * rng.sample::<f64, _>(StandardNormal),
                     Loss::Logistic => {
-                        if rng.random::<f64>() < sigmoid(nu) {
+                        if rng.random::<f64>() < sigmoid(nu + b_star) {
                             1.0
                         } else {
                             -1.0
@@ -177,16 +197,16 @@ mod tests {
                     }
                     _ => nu,
                 };
-                let x = surrogate(loss, label, amp, nu, theta);
+                let x = surrogate(loss, label, amp, nu, theta + beta);
                 sum += x;
                 sum2 += x * x;
             }
             let mean = sum / n as f64;
             let se = ((sum2 / n as f64 - mean * mean) / n as f64).sqrt();
-            let exact = surrogate_mean(loss, s2, sd, amp, v);
+            let exact = surrogate_mean(loss, s2, sd, amp, v, (beta, b_star));
             assert!(
                 (mean - exact).abs() < 5.0 * se,
-                "{loss:?}: MC {mean} ± {se}, exact {exact}"
+                "{loss:?} at (β, b*) = ({beta}, {b_star}): MC {mean} ± {se}, exact {exact}"
             );
         }
     }

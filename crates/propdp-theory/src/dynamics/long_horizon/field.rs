@@ -27,6 +27,8 @@
 //!
 //! Per path and step the work is that of one isotropic atom; per atom it is
 //! deterministic (the virtual paths, the block lanes, the state covariance).
+//! An intercept's field β_t (docs/theory.md §3.5) shifts every path's and
+//! baseline's field as in the per-atom solver.
 //!
 //! # References
 //! - Rasmussen, Williams (2006), *Gaussian Processes for Machine Learning*, §2.2
@@ -40,7 +42,7 @@ use propdp_core::covariance::Atom;
 use super::combine::combine;
 use super::state::Slot;
 use crate::dynamics::dyadic::{Partition, Track};
-use crate::dynamics::path::{DmftError, DmftParams};
+use crate::dynamics::path::{DmftError, DmftParams, Intercept};
 use crate::dynamics::reverse_mode::Events;
 use crate::dynamics::rqmc::rqmc_uniform4;
 use crate::numerics::axpy;
@@ -49,7 +51,8 @@ use crate::numerics::gaussian::quantile;
 use super::generator::{GEN_WINDOW, Generator, conditional_weights};
 use super::step::{
     Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, Stop, curvature_bound, far_adjoints, memory,
-    recursion, sample_step, stein_drift, step_record, teacher, teacher_field, theta_positions, truncation,
+    next_intercept, recursion, sample_step, stein_drift, step_record, teacher, teacher_field, theta_positions,
+    truncation,
 };
 
 /// One atom's deterministic side: its coordinate, its virtual paths (lane
@@ -91,6 +94,7 @@ fn scaled_weights(sff: &DMatrix<f64>, sft: &DVector<f64>) -> DVector<f64> {
 pub(super) fn replicate(
     p: &DmftParams,
     atoms: Option<&[Atom]>,
+    icp: Option<&Intercept>,
     seed: u32,
     window: usize,
     cancelled: &(dyn Fn() -> bool + Sync),
@@ -105,7 +109,7 @@ pub(super) fn replicate(
     let draws = |group: usize| -> Vec<[f64; 4]> { (0..n).map(|i| rqmc_uniform4(i, group, seed)).collect() };
     let first = draws(0);
     let gaussian: Vec<f64> = first.iter().map(|x| rho.sqrt() * quantile(x[0])).collect();
-    let teacher = teacher(p, rho, &first, gaussian);
+    let teacher = teacher(p, rho, &first, gaussian, icp);
     let (nu, label, baseline) = (&teacher.nu, &teacher.label, &teacher.baseline);
     let w = window;
     // per path: the field G, the selected gradients ĝ and the baseline's ĝ⁰ (value at index
@@ -139,6 +143,8 @@ pub(super) fn replicate(
     let mut events = Events::new(n, w, q);
     let h_max = curvature_bound(p.loss);
     let mut amp_w = vec![0.0];
+    // the intercept's field β_t (docs/theory.md §3.5; 0 without one)
+    let mut beta = 0.0;
     // Σ_{s<t} Aᵏ_s per atom, for the amplitudes' block sums
     let mut amp_cum: Vec<Vec<f64>> = vec![vec![0.0]; modes.len()];
     let mut out = Vec::with_capacity(tt + 1);
@@ -178,8 +184,27 @@ pub(super) fn replicate(
         } else {
             vec![true; n]
         };
-        let loss = sample_step(p, amp, (nu, label, baseline), thc, &on_w, &on0_w, &selection, &mut sv);
-        let (mt, mom, c_tt) = step_record(p, t, true, rho, amp, modes.iter().map(|m| &m.coord), &loss)?;
+        let loss = sample_step(
+            p,
+            amp,
+            beta,
+            (nu, label, baseline),
+            thc,
+            &on_w,
+            &on0_w,
+            &selection,
+            &mut sv,
+        );
+        let (mt, mom, c_tt) = step_record(
+            p,
+            t,
+            true,
+            rho,
+            amp,
+            modes.iter().map(|m| &m.coord),
+            &loss,
+            icp.map(|c| (beta, c.teacher)),
+        )?;
         out.push(mt);
         moments.push(mom);
         if t == tt {
@@ -199,6 +224,8 @@ pub(super) fn replicate(
         let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
         // 5–6. the drift and the truncation estimate
         let drift = stein_drift(p, rho, &teacher, &sv.c, &sv.c0, a, q);
+        // the intercept's field at t + 1 (docs/theory.md §3.5)
+        beta = next_intercept(p, icp, beta, &sv.c);
         approx_error = approx_error.max(truncation(&vv, &kernel.rg, w, t, p, h_max, c_tt)?);
         sv.c0
             .iter_mut()

@@ -31,6 +31,10 @@
 //! feedback, docs/theory.md §3.3); the prediction is the mean over
 //! independent replicates with their spread as standard error.
 //!
+//! An intercept (docs/theory.md §3.5, [`solve_intercept`]) adds the
+//! deterministic field β_t to every path's r_t (and its baseline's):
+//! β_{t+1} = (1 − ηλ_b)β_t − η·a·q·E\[c_t\], labels of ν + b*.
+//!
 //! # References
 //! - Celentano, Cheng, Montanari (2021), *The high-dimensional asymptotics of
 //!   first order methods with random data*.
@@ -42,11 +46,12 @@
 use propdp_core::config::LONG_HORIZON_POINTS;
 use propdp_core::covariance::{Atom, Covariance};
 use propdp_core::input::machine_memory;
+use propdp_core::loss::Loss;
 use propdp_core::metrics::{self, Metrics};
 use rayon::prelude::*;
 
 use crate::dynamics::least_squares::{self, LeastSquaresParams};
-use crate::dynamics::path::{DmftError, DmftParams, DmftPath, MAX_RELATIVE_SPREAD, STEIN_MIN_S2, aggregate};
+use crate::dynamics::path::{DmftError, DmftParams, DmftPath, Intercept, MAX_RELATIVE_SPREAD, STEIN_MIN_S2, aggregate};
 use crate::dynamics::reverse_mode;
 use crate::fixed_points::train_loss::{self, LossMoments};
 use step::{Run, Stop, curvature_bound};
@@ -228,6 +233,35 @@ pub fn solve_spectrum(
     cov: Option<&Covariance>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LongHorizonPath, DmftError> {
+    solve_with(p, cov, None, cancelled)
+}
+
+/// [`solve_spectrum`] with an intercept (docs/theory.md §3.5): labels of
+/// ν + b* (logistic labels drawn with ν from its tilted law, `folded.rs`),
+/// the deterministic field β_{t+1} = (1 − ηλ_b)β_t − η·a·E\[ĝ_t\] shifting every
+/// path's and baseline's field, the shifted test metrics and
+/// `fitted_intercept`. The standard logistic, Huber and squared losses.
+pub fn solve_intercept(
+    p: &DmftParams,
+    cov: Option<&Covariance>,
+    icp: &Intercept,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<LongHorizonPath, DmftError> {
+    if !matches!(p.loss, Loss::Logistic | Loss::Huber { .. } | Loss::Squared) {
+        return Err(DmftError::Invalid {
+            what: format!("an intercept with the {} loss (standard losses only)", p.loss),
+            params: Box::new(*p),
+        });
+    }
+    solve_with(p, cov, Some(icp), cancelled)
+}
+
+fn solve_with(
+    p: &DmftParams,
+    cov: Option<&Covariance>,
+    icp: Option<&Intercept>,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<LongHorizonPath, DmftError> {
     let invalid = |what: String| DmftError::Invalid {
         what,
         params: Box::new(*p),
@@ -283,8 +317,8 @@ pub fn solve_spectrum(
             .map(|k| {
                 let seed = p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
                 match atoms {
-                    Some(a) if a.len() > 1 => field::replicate(p, atoms, seed, window, cancelled),
-                    _ => replicate::replicate(p, atoms, seed, window, cancelled),
+                    Some(a) if a.len() > 1 => field::replicate(p, atoms, icp, seed, window, cancelled),
+                    _ => replicate::replicate(p, atoms, icp, seed, window, cancelled),
                 }
             })
             .collect();
@@ -372,7 +406,6 @@ fn memory_estimate(p: &DmftParams, modes: usize, w: usize) -> f64 {
 mod tests {
     use super::*;
     use generator::Generator;
-    use propdp_core::loss::Loss;
     use replicate::replicate;
     use step::ISOTROPIC;
 
@@ -447,9 +480,9 @@ mod tests {
             let metrics = (0..8)
                 .map(|k| {
                     let r = if field {
-                        field::replicate(&p, Some(&ISOTROPIC), 100 + k, p.steps + 1, &|| false)
+                        field::replicate(&p, Some(&ISOTROPIC), None, 100 + k, p.steps + 1, &|| false)
                     } else {
-                        replicate(&p, None, 200 + k, p.steps + 1, &|| false)
+                        replicate(&p, None, None, 200 + k, p.steps + 1, &|| false)
                     };
                     match r {
                         Ok(r) => r.metrics,
@@ -572,7 +605,7 @@ mod tests {
 
     fn control_variate_against_plain_mean(p: &DmftParams, most: f64) {
         let runs: Vec<Run> = (0..p.scrambles as u32)
-            .map(|k| match replicate(p, None, 11 + k, 301, &|| false) {
+            .map(|k| match replicate(p, None, None, 11 + k, 301, &|| false) {
                 Ok(r) => r,
                 Err(_) => panic!("replicate {k} failed"),
             })

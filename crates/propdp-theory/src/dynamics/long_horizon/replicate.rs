@@ -3,7 +3,9 @@
 //! (docs/theory.md §3.3): every path carries its own field and Onsager memory,
 //!
 //!   w_t = A_tν + θ̃_t,   θ̃_{t+1} = (1−ηλ)θ̃_t − η[ũ_t + Σ_k R_g(t,k)θ̃_k] + ησξ̃_t,
-//!   r_t = w_t − ηO_t,   O_{t+1} = (1−ηλ)O_t − η Σ_k R_g(t,k)O_k + ĝ_t.
+//!   r_t = w_t − ηO_t + β_t,   O_{t+1} = (1−ηλ)O_t − η Σ_k R_g(t,k)O_k + ĝ_t,
+//!
+//! β_t the intercept's deterministic field (docs/theory.md §3.5; 0 without one).
 //!
 //! # References
 //! - Celentano, Cheng, Montanari (2021), *The high-dimensional asymptotics of
@@ -15,7 +17,7 @@ use propdp_core::covariance::Atom;
 
 use super::state::Slot;
 use crate::dynamics::dyadic::{Partition, Track};
-use crate::dynamics::path::{DmftError, DmftParams};
+use crate::dynamics::path::{DmftError, DmftParams, Intercept};
 use crate::dynamics::reverse_mode::Events;
 use crate::dynamics::rqmc::rqmc_uniform4;
 use crate::numerics::axpy;
@@ -24,7 +26,8 @@ use crate::numerics::gaussian::quantile;
 use super::generator::{GEN_WINDOW, Generator};
 use super::step::{
     Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, Mode, NEAR, Run, StepBuffers, Stop, curvature_bound, far_adjoints,
-    memory, recursion, sample_step, stein_drift, step_record, teacher, teacher_field, theta_positions, truncation,
+    memory, next_intercept, recursion, sample_step, stein_drift, step_record, teacher, teacher_field, theta_positions,
+    truncation,
 };
 
 // The kernels are indexed as in docs/theory.md §3 (R_θ(t,s), C_g(t,s), …).
@@ -32,6 +35,7 @@ use super::step::{
 pub(super) fn replicate(
     p: &DmftParams,
     atoms: Option<&[Atom]>,
+    icp: Option<&Intercept>,
     seed: u32,
     window: usize,
     cancelled: &(dyn Fn() -> bool + Sync),
@@ -61,7 +65,7 @@ pub(super) fn replicate(
             gaussian[i] += root * sd * zk[i];
         }
     }
-    let teacher = teacher(p, rho, &first, gaussian.clone());
+    let teacher = teacher(p, rho, &first, gaussian.clone(), icp);
     let (nu, label, baseline) = (&teacher.nu, &teacher.label, &teacher.baseline);
     let w = window;
     // the memory family: per mode θ̃, O, the baseline's O⁰ and the virtual paths V (lane s % W: Rᵏ(·, s))
@@ -103,6 +107,8 @@ pub(super) fn replicate(
     let h_max = curvature_bound(p.loss);
     // m_s/ρ of every step so far: the field's amplitude on ν
     let mut amp_w = vec![0.0];
+    // the intercept's field β_t (docs/theory.md §3.5; 0 without one)
+    let mut beta = 0.0;
     let mut out = Vec::with_capacity(tt + 1);
     let mut moments = Vec::with_capacity(tt + 1);
     let mut approx_error: f64 = 0.0;
@@ -135,8 +141,27 @@ pub(super) fn replicate(
         } else {
             vec![true; n]
         };
-        let loss = sample_step(p, amp, (nu, label, baseline), &thc, &on_w, &on0_w, &selection, &mut sv);
-        let (mt, mom, c_tt) = step_record(p, t, atoms.is_some(), rho, amp, modes.iter().map(|m| &m.coord), &loss)?;
+        let loss = sample_step(
+            p,
+            amp,
+            beta,
+            (nu, label, baseline),
+            &thc,
+            &on_w,
+            &on0_w,
+            &selection,
+            &mut sv,
+        );
+        let (mt, mom, c_tt) = step_record(
+            p,
+            t,
+            atoms.is_some(),
+            rho,
+            amp,
+            modes.iter().map(|m| &m.coord),
+            &loss,
+            icp.map(|c| (beta, c.teacher)),
+        )?;
         out.push(mt);
         moments.push(mom);
         if t == tt {
@@ -183,6 +208,8 @@ pub(super) fn replicate(
         let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
         // 5. the drift
         let drift = stein_drift(p, rho, &teacher, &sv.c, &sv.c0, a, q);
+        // the intercept's field at t + 1 (docs/theory.md §3.5)
+        beta = next_intercept(p, icp, beta, &sv.c);
         // 6. the truncation estimate (once lags ≥ W exist)
         approx_error = approx_error.max(truncation(&vv, &kernel.rg, w, t, p, h_max, c_tt)?);
         // 7. the recursions, per mode; the baseline's own selected gradients ĝ⁰_t = S_t·c⁰_t

@@ -22,7 +22,7 @@ use super::folded;
 use super::state::{Slot, StateCovariance};
 use crate::dynamics::dyadic::{Dyadic, Partition, Track};
 use crate::dynamics::modes::spectral_metrics;
-use crate::dynamics::path::{DmftError, DmftParams, step_metrics};
+use crate::dynamics::path::{DmftError, DmftParams, Intercept, insert_intercept_metrics, step_metrics};
 use crate::dynamics::reverse_mode::Events;
 use crate::fixed_points::train_loss::{self, LossMoments, LossSums};
 use crate::numerics::gaussian::quantile;
@@ -261,31 +261,63 @@ impl Kernel {
 
 /// Every path's teacher field ν, Stein weight z₀ = ν/√ρ, label and baseline
 /// (the label's value the Stein drift's control variate needs: the noise
-/// for a regression, +1 for logistic), and E z₀. `gaussian` is ν drawn
-/// from N(0, ρ); a logistic label is folded into it (`folded.rs`): ν' = yν
-/// from group 0's second uniform, label +1, E z₀ = E ν'/√ρ.
+/// plus b* for a regression, the path's own label for logistic), and
+/// E[z₀ | y] for y = +1, −1. `gaussian` is ν drawn from N(0, ρ); a logistic
+/// label is folded into it (`folded.rs`): ν' = yν from group 0's second
+/// uniform, label +1, E z₀ = E ν'/√ρ; with an intercept (labels of
+/// ν + b*, docs/theory.md §3.5) the same uniform gives the label and ν from
+/// its tilted law.
 pub(super) struct Teacher {
     pub(super) nu: Vec<f64>,
     pub(super) z0: Vec<f64>,
     pub(super) label: Vec<f64>,
     pub(super) baseline: Vec<f64>,
-    pub(super) z0_mean: f64,
+    pub(super) z0_mean: [f64; 2],
 }
 
-pub(super) fn teacher(p: &DmftParams, rho: f64, first: &[[f64; 4]], gaussian: Vec<f64>) -> Teacher {
+pub(super) fn teacher(
+    p: &DmftParams,
+    rho: f64,
+    first: &[[f64; 4]],
+    gaussian: Vec<f64>,
+    icp: Option<&Intercept>,
+) -> Teacher {
     let n = gaussian.len();
-    let (nu, label, baseline, z0_mean) = match p.loss {
-        Loss::Huber { .. } | Loss::Squared => {
+    let b_star = icp.map_or(0.0, |c| c.teacher);
+    let (nu, label, baseline, z0_mean) = match (p.loss, icp) {
+        (Loss::Huber { .. } | Loss::Squared, _) => {
             let e: Vec<f64> = first.iter().map(|x| p.noise_sd * quantile(x[1])).collect();
-            let label = (0..n).map(|i| gaussian[i] + e[i]).collect();
-            (gaussian, label, e, 0.0)
+            let label = (0..n).map(|i| gaussian[i] + b_star + e[i]).collect();
+            (gaussian, label, e.iter().map(|x| x + b_star).collect(), [0.0; 2])
         }
-        Loss::Logistic => {
+        (Loss::Logistic, None) => {
             let folded = folded::Folded::new(rho);
             let nu = first.iter().map(|x| folded.quantile(x[1])).collect();
-            (nu, vec![1.0; n], vec![1.0; n], folded.mean() / rho.sqrt())
+            (nu, vec![1.0; n], vec![1.0; n], [folded.mean() / rho.sqrt(), 0.0])
         }
-        Loss::ConditionalHuber { .. } | Loss::ConditionalLogistic => (gaussian.clone(), gaussian, vec![0.0; n], 0.0),
+        (Loss::Logistic, Some(_)) => {
+            // y = −1 below the cut 1 − π, ν the mirrored tilted law at −b*; y = +1 above, ν tilted at b*
+            let (plus, minus) = (
+                folded::Folded::tilted(rho, b_star),
+                folded::Folded::tilted(rho, -b_star),
+            );
+            let cut = minus.mass;
+            let (nu, label): (Vec<f64>, Vec<f64>) = first
+                .iter()
+                .map(|x| {
+                    if x[1] < cut {
+                        (-minus.quantile(1.0 - x[1] / cut), -1.0)
+                    } else {
+                        (plus.quantile((x[1] - cut) / (1.0 - cut)), 1.0)
+                    }
+                })
+                .unzip();
+            let z0_mean = [plus.mean() / rho.sqrt(), -minus.mean() / rho.sqrt()];
+            (nu, label.clone(), label, z0_mean)
+        }
+        (Loss::ConditionalHuber { .. } | Loss::ConditionalLogistic, _) => {
+            (gaussian.clone(), gaussian, vec![0.0; n], [0.0; 2])
+        }
     };
     Teacher {
         z0: nu.iter().map(|v| v / rho.sqrt()).collect(),
@@ -296,16 +328,34 @@ pub(super) fn teacher(p: &DmftParams, rho: f64, first: &[[f64; 4]], gaussian: Ve
     }
 }
 
-/// The drift (Stein, Rao–Blackwellised): D_t = (a·q/√ρ)·E[z₀(c_t − βc⁰_t) + βE z₀·c⁰_t],
-/// β = κ²/(ρ + κ²), c⁰ the baseline's slope (E z₀ ≠ 0 only for folded logistic labels).
+/// The drift (Stein, Rao–Blackwellised): D_t = (a·q/√ρ)·E[z₀(c_t − βc⁰_t) + βE[z₀ | y]·c⁰_t],
+/// β = κ²/(ρ + κ²), c⁰ the baseline's slope (E[z₀ | y] ≠ 0 only for logistic labels:
+/// folded, or kept with an intercept).
 pub(super) fn stein_drift(p: &DmftParams, rho: f64, teacher: &Teacher, c: &[f64], c0: &[f64], a: f64, q: f64) -> f64 {
     let (n, kappa2) = (c.len(), 1.0 + p.noise_sd * p.noise_sd);
     let beta_s = kappa2 / (rho + kappa2);
     let z0 = &teacher.z0;
     let x: f64 = (0..n).map(|i| z0[i] * (c[i] - beta_s * c0[i])).sum();
-    // E[z₀c⁰] = E z₀·E c⁰: the baseline does not depend on ν
-    let centre = beta_s * teacher.z0_mean * c0.iter().sum::<f64>();
+    // E[z₀c⁰] = E[E[z₀ | y]·c⁰]: given the label the baseline does not depend on ν
+    let (plus, minus) = c0.iter().zip(&teacher.label).fold(
+        (0.0, 0.0),
+        |(s, m), (&x, &y)| if y < 0.0 { (s, m + x) } else { (s + x, m) },
+    );
+    let centre = beta_s * teacher.z0_mean[0] * plus + beta_s * teacher.z0_mean[1] * minus;
     a * q * (x + centre) / n as f64 / rho.sqrt()
+}
+
+/// The intercept's field at t + 1 (docs/theory.md §3.5): β_{t+1} =
+/// (1 − ηλ_b)β_t − η·a·E[ĝ_t] with E[ĝ_t] = q·E[c_t] (the selection
+/// Rao–Blackwellised), if one is learned; 0 otherwise.
+pub(super) fn next_intercept(p: &DmftParams, icp: Option<&Intercept>, beta: f64, c: &[f64]) -> f64 {
+    match icp.filter(|c| c.learned) {
+        Some(icp) => {
+            let mean = c.iter().sum::<f64>() / c.len() as f64;
+            (1.0 - p.eta * icp.lambda) * beta - p.eta * p.sample_rate * mean / p.delta
+        }
+        None => 0.0,
+    }
 }
 
 /// How far below [`TRUNCATION_TOL`] a widened window aims, leaving room for
@@ -403,7 +453,9 @@ pub(super) fn truncation_estimate(
 /// Step t's metrics (the plain path mean of the loss; `solve` replaces it by
 /// the control-variate estimate), the loss's control-variate moments and
 /// C_θ(t,t), the field's variance,
-/// from the exact moments of the linear state: per mode Var θ̃ᵏ_t, then the mixtures.
+/// from the exact moments of the linear state: per mode Var θ̃ᵏ_t, then the mixtures;
+/// with an intercept `Some((β_t, b*))` its metrics (docs/theory.md §3.5).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn step_record<'a>(
     p: &DmftParams,
     t: usize,
@@ -412,6 +464,7 @@ pub(super) fn step_record<'a>(
     amp: f64,
     coords: impl Iterator<Item = &'a Coordinate>,
     loss: &LossSums,
+    intercept: Option<(f64, f64)>,
 ) -> Result<(Metrics, LossMoments, f64), DmftError> {
     let (mut c_tt, mut m_t, mut q0, mut m0, mut v_own, mut v_spread) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     for m in coords {
@@ -423,15 +476,21 @@ pub(super) fn step_record<'a>(
         v_own += m.share * vk;
         v_spread += m.share * m.teacher * (ak - amp) * (ak - amp);
     }
-    let mt = if spectral {
+    let mut mt = if spectral {
         spectral_metrics(p, t, rho, m_t, c_tt, m0, q0, loss.mean_loss())?
     } else {
         step_metrics(p, t, m_t, c_tt, loss.mean_loss())?
     };
+    if let Some((beta, b_star)) = intercept {
+        insert_intercept_metrics(p, &mut mt, (rho, m_t, c_tt), beta, b_star);
+    }
     let v_centred = v_own + v_spread;
+    let shift = intercept.unwrap_or((0.0, 0.0));
     Ok((
         mt,
-        loss.moments(train_loss::surrogate_mean(p.loss, rho, p.noise_sd, amp, v_centred)),
+        loss.moments(train_loss::surrogate_mean(
+            p.loss, rho, p.noise_sd, amp, v_centred, shift,
+        )),
         c_tt,
     ))
 }
@@ -463,13 +522,14 @@ impl StepBuffers {
     }
 }
 
-/// Step t on every path (§3.3): r_t = A_tν + G_t − η·(Onsager term), the
-/// loss and its control variate's surrogate, c, ĥ, the selections and the
-/// baselines' slopes, into `b`.
+/// Step t on every path (§3.3): r_t = A_tν + G_t − η·(Onsager term) + β_t
+/// (β_t the intercept's field, §3.5; 0 without), the loss and its control
+/// variate's surrogate, c, ĥ, the selections and the baselines' slopes, into `b`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn sample_step(
     p: &DmftParams,
     amp: f64,
+    beta: f64,
     (nu, label, baseline): (&[f64], &[f64], &[f64]),
     thc: &[f64],
     on_w: &[f64],
@@ -481,13 +541,13 @@ pub(super) fn sample_step(
     let clip = |d1: f64| if d1.abs() < p.clip { d1 } else { p.clip.copysign(d1) };
     let mut loss = LossSums::default();
     for i in 0..nu.len() {
-        b.r[i] = amp * nu[i] + thc[i] - eta * on_w[i];
+        b.r[i] = amp * nu[i] + thc[i] - eta * on_w[i] + beta;
         let (l, d1, d2) = p.loss.eval(label[i], b.r[i]);
-        loss.add(l, train_loss::surrogate(p.loss, label[i], amp, nu[i], thc[i]));
+        loss.add(l, train_loss::surrogate(p.loss, label[i], amp, nu[i], thc[i] + beta));
         b.c[i] = clip(d1);
         b.hh[i] = if d1.abs() < p.clip { d2 } else { 0.0 };
         (b.g[i], b.h[i]) = if selection[i] { (b.c[i], b.hh[i]) } else { (0.0, 0.0) };
-        b.c0[i] = clip(p.loss.slope(baseline[i], thc[i] - eta * on0_w[i]));
+        b.c0[i] = clip(p.loss.slope(baseline[i], thc[i] - eta * on0_w[i] + beta));
     }
     loss
 }
