@@ -1,59 +1,91 @@
-//! The one entry point of the accountant: the certified ε of composed
-//! [`Events`] at δ under a neighbouring relation ([`epsilon`], by the PLD
-//! bracket of [`crate::bracket`]); and a single DP-SGD run's certified ε,
-//! that bracket tightened by the run's other valid upper bounds (the RDP
-//! accountant's and the full batch's), which calibration and Poisson
-//! sampling read.
+//! The accountant's entry point: the certified ε of any [`Event`] at δ
+//! under a neighbouring relation ([`epsilon`], by the PLD bracket of
+//! [`crate::bracket`]); a single DP-SGD run's bracket tightened by the
+//! run's other valid upper bounds (the RDP accountant's and the full
+//! batch's), which calibration and Poisson sampling read.
+//!
+//! An event is read as its parts ([`Event::parts`]): a Gaussian release
+//! (T-fold) alone is exactly μ-GDP, μ = s·√T·Δ/σ (s = 1 add/remove-one,
+//! 2 replace-one), ε(δ) the root of δ = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2);
+//! one objective release alone is the exact ε of its bound; everything
+//! else is one composition of privacy-loss distributions.
+//!
+//! # References
+//! - Google, dp_accounting: `pld/pld_privacy_accountant.py` (an
+//!   accountant over `DpEvent`s).
+//! - Koskela, Jälkö, Honkela (2020), *Computing tight differential privacy
+//!   guarantees using FFT*, AISTATS (the composed PLD).
+//! - Dong, Roth, Su (2022), *Gaussian differential privacy*, JRSS B (μ-GDP).
 
 use crate::AccountantError;
 use crate::bracket::{BracketSettings, EpsilonBracket, bracket_of, first_grid};
 use crate::dpsgd::rdp_epsilon;
-use crate::events::{Events, Segment, check_delta, total_steps};
-use crate::gaussian::{gdp_to_eps, mu_dpgd};
+use crate::events::{Event, Segment, check_delta, total_steps};
+use crate::gaussian::{eps_at, gdp_to_eps, mu_dpgd};
 use crate::neighbouring::Neighbouring;
 
 /// The certified ε at `delta` (0 < δ < 1, else refused naming `delta`) of
-/// `events` under `neighbouring`, composed in one FFT per direction of the
-/// relation's pair (docs/privacy.md, "Certified brackets"; [`crate::bracket`]).
-/// An objective release enters add/remove-one as the pair whose loss is its
-/// bound c + A|Z| ([`crate::ObjectiveBound::pld`]), which dominates it;
-/// replace-one as the pair whose curve is the convex hull of its
-/// group-privacy bound ([`crate::ObjectiveBound::replace_pld`]), which
-/// dominates it in both orders, beside the segments' replace-one pair.
+/// `event` under `neighbouring` (docs/privacy.md, "Certified brackets";
+/// [`crate::bracket`]); the event's parts out of range are refused naming
+/// them (`segment[1].sample_rate`, [`Event::parts`]).
+///
+/// - A Gaussian release (T-fold) alone: its exact ε, [ε, ε]; one objective
+///   release alone: the exact ε of its bound (replace-one: group privacy
+///   of size 2 on it, [`crate::ObjectiveBound::log_delta_replace`]), [ε, ε].
+/// - One DP-SGD run alone: the PLD bracket with its upper end tightened by
+///   the run's other valid upper bounds (the RDP accountant's, the full
+///   batch's) — the figure `propdp privacy` states for it; a schedule of
+///   runs: its PLD bracket beside the full batch's bound.
+/// - Objective releases beside anything: one FFT per direction of the
+///   relation's pair, each release as the pair whose loss is its bound
+///   c + A|Z| ([`crate::ObjectiveBound::pld`]; replace-one, the convex hull
+///   of its group-privacy bound, [`crate::ObjectiveBound::replace_pld`]).
+///
 /// `Ok(None)` when no finite ε is reached even by the upper bound's
 /// discretisation at the finest grid (δ below what the composition resolves).
-/// One DP-SGD run alone is the bracket with its upper end tightened by
-/// the run's other valid upper bounds (the RDP accountant's, the full
-/// batch's), the figure `propdp privacy` states for it — one code
-/// path for every front end (the Python package's `accounting.epsilon`
-/// read the bare bracket: ≤ 0.0231 where the command line stated 0.0104).
 ///
 /// ```
-/// use propdp_accountant::events::{Events, Segment};
+/// use propdp_accountant::events::Event;
 /// use propdp_accountant::bracket::BracketSettings;
 /// use propdp_accountant::{epsilon, Neighbouring, ObjectiveBound};
 /// let (n, s) = (Neighbouring::AddRemoveOne, BracketSettings::default());
-/// let run = Segment::new(1.0, 0.01, 1000).unwrap();
-/// let b = epsilon(&Events::run(run).unwrap(), 1e-5, n, s).unwrap().unwrap();
+/// let run = Event::dpsgd(1.0, 0.01, 1000);
+/// let b = epsilon(&run, 1e-5, n, s).unwrap().unwrap();
 /// assert!(b.lower <= b.upper && b.upper - b.lower <= 1e-3 * b.upper && b.reached);
 /// // a logistic model (L = 1, β = 1/4) fitted by objective perturbation beside it
-/// let release = [ObjectiveBound::new(1.0, 0.25, 1.0, 10.0, 4.0)];
-/// let both = epsilon(&Events::ledger(&[run], &release).unwrap(), 1e-5, n, s).unwrap().unwrap();
+/// let release = Event::Objective(ObjectiveBound::new(1.0, 0.25, 1.0, 10.0, 4.0));
+/// let both = epsilon(&Event::Composed(vec![run, release]), 1e-5, n, s).unwrap().unwrap();
 /// assert!(both.lower > b.upper && both.lower <= both.upper && both.reached);
 /// ```
 pub fn epsilon(
-    events: &Events,
+    event: &Event,
     delta: f64,
     neighbouring: Neighbouring,
     settings: BracketSettings,
 ) -> Result<Option<EpsilonBracket>, AccountantError> {
     check_delta(delta)?;
     settings.check()?;
-    let (segments, objectives) = (events.segments(), events.objectives());
-    if !objectives.is_empty() {
-        return Ok(bracket_of(segments, objectives, delta, neighbouring, settings, None)?.map(|b| b.0));
+    let parts = event.parts()?;
+    let exact = |e: f64| EpsilonBracket {
+        lower: e,
+        upper: e,
+        grid: 0.0,
+        reached: true,
+    };
+    if let Some((noise, sensitivity, steps)) = parts.lone_gaussian() {
+        return Ok(gdp_to_eps(mu_dpgd(sensitivity, 1.0, steps as usize, noise, neighbouring), delta).map(exact));
     }
-    segments_epsilon(segments, delta, neighbouring, settings)
+    if let Some(release) = parts.lone_objective() {
+        let log_delta = |e: f64| match neighbouring {
+            Neighbouring::AddRemoveOne => release.log_delta(e),
+            Neighbouring::ReplaceOne => release.log_delta_replace(e),
+        };
+        return Ok(eps_at(log_delta, delta).map(exact));
+    }
+    if !parts.objectives.is_empty() {
+        return Ok(bracket_of(&parts.segments, &parts.objectives, delta, neighbouring, settings, None)?.map(|b| b.0));
+    }
+    segments_epsilon(&parts.segments, delta, neighbouring, settings)
 }
 
 /// [`epsilon`] of checked DP-SGD segments alone (δ and the settings
@@ -104,43 +136,36 @@ fn tightened(pld: Option<EpsilonBracket>, other: Option<f64>) -> Option<EpsilonB
     })
 }
 
-/// Whether [`epsilon`] takes `events` under `neighbouring` (at a δ of at
+/// Whether [`epsilon`] takes `event` under `neighbouring` (at a δ of at
 /// least 10⁻¹²·T, whose one-step tails are the default's), decided without
-/// composing: the events' ranges were checked when they were built; DP-SGD
-/// segments alone are always taken (where no grid fits, their full batch's
-/// bound stands); beside objective releases, a part whose one-step PLD
-/// passes a quarter of the point budget even at the coarsest grid is
-/// refused naming it. What this cannot tell without composing: a ledger
-/// with objective releases whose T-fold window passes the point budget at
-/// the coarsest grid, which [`epsilon`] refuses naming the widest part.
+/// composing: the parts' ranges ([`Event::parts`]); DP-SGD segments alone
+/// are always taken (where no grid fits, their full batch's bound stands);
+/// beside objective releases, a part whose one-step PLD passes a quarter
+/// of the point budget even at the coarsest grid is refused naming it.
+/// What this cannot tell without composing: a ledger with objective
+/// releases whose T-fold window passes the point budget at the coarsest
+/// grid, which [`epsilon`] refuses naming the widest part.
 ///
 /// ```
-/// use propdp_accountant::events::{Events, Segment};
+/// use propdp_accountant::events::Event;
 /// use propdp_accountant::bracket::BracketSettings;
 /// use propdp_accountant::{admits, Neighbouring, ObjectiveBound};
-/// let tiny = Segment { noise_multiplier: 1e-6, sample_rate: 0.5, steps: 10 };
+/// let tiny = Event::dpsgd(1e-6, 0.5, 10);
 /// let (n, s) = (Neighbouring::AddRemoveOne, BracketSettings::default());
-/// let two = Events::schedule(&[tiny, Segment { noise_multiplier: 1.0, ..tiny }]).unwrap();
+/// let two = Event::Composed(vec![tiny.clone(), Event::dpsgd(1.0, 0.5, 10)]);
 /// assert!(admits(&two, n, s).is_ok());
-/// let release = [ObjectiveBound::new(1.0, 0.25, 1.0, 10.0, 4.0)];
-/// let ledger = Events::ledger(&[tiny], &release).unwrap();
+/// let release = Event::Objective(ObjectiveBound::new(1.0, 0.25, 1.0, 10.0, 4.0));
+/// let ledger = Event::Composed(vec![tiny, release]);
 /// assert_eq!(admits(&ledger, n, s).unwrap_err().argument(), "segment[0].noise_multiplier");
 /// ```
-pub fn admits(events: &Events, neighbouring: Neighbouring, settings: BracketSettings) -> Result<(), AccountantError> {
+pub fn admits(event: &Event, neighbouring: Neighbouring, settings: BracketSettings) -> Result<(), AccountantError> {
     settings.check()?;
-    total_steps(events.segments(), events.objectives().len())?;
-    if events.objectives().is_empty() {
+    let parts = event.parts()?;
+    if parts.objectives.is_empty() {
         return Ok(());
     }
     let tail = crate::bracket::TAIL;
-    first_grid(
-        events.segments(),
-        events.objectives(),
-        neighbouring,
-        settings.max_points,
-        tail,
-    )
-    .map(|_| ())
+    first_grid(&parts.segments, &parts.objectives, neighbouring, settings.max_points, tail).map(|_| ())
 }
 
 /// The certified ε at `delta` of `run` under `neighbouring`: the PLD

@@ -1,8 +1,10 @@
-//! Calibration of one knob of a DP-SGD run — the noise multiplier z, the
-//! number of steps T or the Poisson rate q — to a target (ε, δ) or ρ, on the
-//! certified ε (a run's [`crate::epsilon`], tightened by its RDP and full-batch
-//! bounds), so that the value returned never
+//! Calibration of one knob of an [`Event`] — the noise (a DP-SGD run's
+//! noise multiplier z, a Gaussian's or objective release's σ), the number
+//! of steps T or the Poisson rate q — to a [`Target`] (ε, δ) or ρ, on the
+//! certified ε ([`crate::epsilon`] of the event; a run's tightened by its
+//! RDP and full-batch bounds), so that the value returned never
 //! overshoots: the ε read back at it is ≤ the target, by construction.
+//! [`calibrate`] takes the event as a function of the knob, `make_event`.
 //!
 //! *(ε, δ).* ε⁺(v), the upper end of the certified bracket at knob value v,
 //! decreases in z and increases in T and q (up to the grid's rounding,
@@ -18,14 +20,16 @@
 //! exactly its bracket.
 //!
 //! *ρ (zCDP).* T steps of DP-SGD are T·s²/(2z²)-zCDP (s = 1 add/remove-one,
-//! 2 replace-one; subsampling gives no zCDP amplification), solved in closed
-//! form and rounded to the safe side; ρ does not depend on q, so q cannot be
-//! calibrated to it.
+//! 2 replace-one; subsampling gives no zCDP amplification; an event's ρ is
+//! the sum of its parts', [`crate::events::Parts::rho`]), solved for the
+//! knob (the steps rounded down; the noise to 4 ulp); ρ does not depend
+//! on q, so q cannot be calibrated to it.
 //!
 //! Every value is searched within stated limits — z ∈ [10⁻³, 10⁹],
 //! T ∈ [1, 10⁹], q ∈ [10⁻¹², 1] — and a target no value in them meets is
 //! refused ([`AccountantError::Unattainable`]) naming the knob; a target met
-//! at the limit (z = 10⁻³, T = 10⁹ or q = 1) returns the limit.
+//! at the limit T = 10⁹ or q = 1 returns the limit, one met at z = 10⁻³ is
+//! refused (no smallest noise exists).
 //!
 //! # References
 //! - Dekker (1969) and Dowell, Jarratt (1971), *A modified regula falsi
@@ -40,14 +44,16 @@ use crate::AccountantError;
 use crate::account::deciding;
 use crate::bracket::{BracketSettings, EpsilonBracket};
 use crate::dpsgd::{fast_epsilon, rdp_epsilon};
-use crate::events::{Segment, check_delta};
+use crate::dpsgd::calibrate_dpsgd;
+use crate::events::{Event, Segment, check_delta};
 use crate::gaussian::{gdp_to_eps, log_delta_gaussian, mu_dpgd, smallest_noise};
 use crate::neighbouring::{Neighbouring, relation_factor};
 
 /// The knob of a DP-SGD run that a calibration solves for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Knob {
-    /// z = σ/C: the smallest z meeting the target.
+    /// The noise: the smallest z = σ/C of a DP-SGD run, or σ of a
+    /// Gaussian or objective release, meeting the target.
     NoiseMultiplier,
     /// T: the most steps meeting the target.
     Steps,
@@ -146,64 +152,95 @@ impl Target {
     }
 }
 
-/// A calibrated run and its guarantee read back.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A calibrated event and its guarantee read back.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Calibrated {
-    /// The run, the knob set to its calibrated value.
-    pub run: Segment,
+    /// The knob's calibrated value.
+    pub value: f64,
+    /// The event at it.
+    pub event: Event,
     /// The certified ε at the target's δ (an (ε, δ) target; its upper end is
     /// ≤ the target ε).
     pub epsilon: Option<EpsilonBracket>,
-    /// The run's zCDP ρ = T·s²/(2z²).
+    /// The event's zCDP ρ ([`crate::events::Parts::rho`]).
     pub rho: f64,
     /// Certified brackets evaluated by the search.
     pub evaluations: usize,
 }
 
-/// Calibrates `knob` of `run` (its other fields as given; the knob's own
-/// value is ignored) to `target` under `neighbouring`, on the certified ε
-/// (see the module docs). Arguments out of range are refused naming them;
-/// a target no value of the knob meets is [`AccountantError::Unattainable`].
+/// Calibrates `knob` to `target` under `neighbouring`: `make_event(v)` is
+/// the event at knob value `v` — the noise σ of its Gaussian (noise
+/// multiplier σ/Δ) or objective release, the steps T or the Poisson rate
+/// q of its DP-SGD run. The value returned meets the target as
+/// [`crate::epsilon`] reads the event back (never above it):
+///
+/// - (ε, δ), one DP-SGD run below the full batch (or its steps or rate):
+///   the certified search of the module docs, on the run's noise
+///   multiplier (σ = z·Δ, rounded up);
+/// - (ε, δ), a Gaussian release (T-fold), a full-batch run or one
+///   objective release: the closed form's smallest noise, raised (by
+///   factors of 1.1 up to 10³, then bisection to 10⁻¹² relative) if its ε
+///   read back exceeds the target;
+/// - ρ: the noise solving ρ(σ) = ρ (to 4 ulp), or the most steps with
+///   ρ(T) ≤ ρ; ρ does not depend on q.
+///
+/// Arguments out of range are refused naming them (the event's parts as
+/// [`Event::parts`] names them, at knob value 1); a target no value of the
+/// knob meets — or, for the noise, one so loose that its smallest value
+/// meets it — is [`AccountantError::Unattainable`]. An event with more
+/// than one part is calibrated only if it is one of the above.
 ///
 /// ```
 /// use propdp_accountant::calibrate::{calibrate, Knob, Target};
 /// use propdp_accountant::bracket::BracketSettings;
-/// use propdp_accountant::events::{Events, Segment};
-/// use propdp_accountant::sampling::{sampled_epsilon, Sampling};
-/// use propdp_accountant::Neighbouring;
+/// use propdp_accountant::events::Event;
+/// use propdp_accountant::{epsilon, Neighbouring};
 /// let (n, s) = (Neighbouring::AddRemoveOne, BracketSettings::default());
-/// let run = Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 };
 /// let target = Target::Approx { epsilon: 1.0, delta_priv: 1e-5 };
-/// let c = calibrate(Knob::NoiseMultiplier, run, target, n, s).unwrap();
+/// let c = calibrate(Knob::NoiseMultiplier, |z| Event::dpsgd(z, 0.01, 1000), target, n, s).unwrap();
 /// // read back: never above the target
-/// let back = sampled_epsilon(Sampling::Poisson, &Events::run(c.run).unwrap(), 1e-5, n, s).unwrap();
-/// assert!(back.epsilon.unwrap().upper <= 1.0);
+/// assert!(epsilon(&c.event, 1e-5, n, s).unwrap().unwrap().upper <= 1.0);
 /// ```
 pub fn calibrate(
     knob: Knob,
-    run: Segment,
+    make_event: impl Fn(f64) -> Event,
     target: Target,
     neighbouring: Neighbouring,
     settings: BracketSettings,
 ) -> Result<Calibrated, AccountantError> {
-    // the knob's own value is not an input: check the run with a valid stand-in
-    let stand_in = knob.set(&run, 1.0);
-    stand_in.check("")?;
+    // the knob's own value is not an input: check the event at a valid stand-in
+    let parts = make_event(1.0).parts()?;
     settings.check()?;
-    let s2 = relation_factor(neighbouring).powi(2);
-    let rho_of = |r: &Segment| r.steps as f64 * s2 / (2.0 * r.noise_multiplier * r.noise_multiplier);
+    let rho_of = |v: f64| make_event(v).parts().map_or(f64::INFINITY, |p| p.rho(neighbouring));
+    let done = |value: f64, epsilon: Option<EpsilonBracket>, evaluations: usize| {
+        let event = make_event(value);
+        let rho = event.parts().map_or(f64::INFINITY, |p| p.rho(neighbouring));
+        Calibrated {
+            value,
+            event,
+            epsilon,
+            rho,
+            evaluations,
+        }
+    };
+    let run = match (parts.segments.as_slice(), parts.objectives.is_empty()) {
+        ([run], true) => Some(*run),
+        _ => None,
+    };
+    if run.is_none() && (knob != Knob::NoiseMultiplier || parts.lone_objective().is_none()) {
+        return Err(AccountantError::range(
+            knob.name(),
+            "an event of several parts",
+            "a knob of one DP-SGD run, one Gaussian release (T-fold) or one objective release",
+        ));
+    }
     match target {
         Target::Zcdp { rho } => {
             if !(rho > 0.0 && rho.is_finite()) {
                 return Err(AccountantError::range("rho", rho, "0 < rho < ∞"));
             }
-            let run = calibrate_rho(knob, &stand_in, rho, rho_of)?;
-            Ok(Calibrated {
-                run,
-                epsilon: None,
-                rho: rho_of(&run),
-                evaluations: 0,
-            })
+            let value = calibrate_rho(knob, rho, rho_of)?;
+            Ok(done(value, None, 0))
         }
         Target::Approx {
             epsilon,
@@ -213,34 +250,66 @@ pub fn calibrate(
                 return Err(AccountantError::range("epsilon", epsilon, "0 < epsilon < ∞"));
             }
             check_delta(delta)?;
-            let search = Search {
-                knob,
-                run: stand_in,
-                epsilon,
-                delta,
-                neighbouring,
-                settings,
-                evaluations: std::cell::Cell::new(0),
-            };
-            let found = search.run()?;
-            let run = knob.set(&stand_in, found.value);
-            Ok(Calibrated {
-                run,
-                epsilon: found.bracket,
-                rho: rho_of(&run),
-                evaluations: search.evaluations.get(),
-            })
+            match run {
+                Some(run) if knob != Knob::NoiseMultiplier || run.sample_rate < 1.0 => {
+                    let search = Search {
+                        knob,
+                        run,
+                        epsilon,
+                        delta,
+                        neighbouring,
+                        settings,
+                        evaluations: std::cell::Cell::new(0),
+                    };
+                    let found = search.run()?;
+                    let value = match knob {
+                        Knob::NoiseMultiplier => noise_of_multiplier(&make_event, found.value, parts.gaussians[0].1)
+                            .ok_or_else(|| search.loose())?,
+                        _ => found.value,
+                    };
+                    Ok(done(value, found.bracket, search.evaluations.get()))
+                }
+                _ => {
+                    let closed = Closed {
+                        make_event: &make_event,
+                        epsilon,
+                        delta,
+                        neighbouring,
+                        settings,
+                        evaluations: std::cell::Cell::new(0),
+                    };
+                    let value = closed.smallest_noise(run, parts.gaussians.first().map(|g| g.1))?;
+                    let bracket = closed.bracket(value);
+                    Ok(done(value, bracket, closed.evaluations.get()))
+                }
+            }
         }
     }
 }
 
-/// ρ = T·s²/(2z²) solved for the knob, rounded to the safe side.
-fn calibrate_rho(
-    knob: Knob,
-    run: &Segment,
-    rho: f64,
-    rho_of: impl Fn(&Segment) -> f64,
-) -> Result<Segment, AccountantError> {
+/// The noise σ whose event's noise multiplier (σ/Δ) is at least `z`, the
+/// run's calibrated one; `None` at the smallest multiplier searched (the
+/// target is so loose that no smallest noise exists).
+fn noise_of_multiplier(make_event: &impl Fn(f64) -> Event, z: f64, sensitivity: f64) -> Option<f64> {
+    if z <= Knob::NoiseMultiplier.limits().0 {
+        return None;
+    }
+    let multiplier = |noise: f64| {
+        make_event(noise)
+            .parts()
+            .map_or(f64::INFINITY, |p| p.segments[0].noise_multiplier)
+    };
+    let mut noise = z * sensitivity;
+    while multiplier(noise) < z {
+        noise = noise.next_up();
+    }
+    Some(noise)
+}
+
+/// ρ(v) = `rho` solved for the knob: the noise by Brent's method on
+/// log ρ(σ) (to 4 ulp: ρ read back can pass the target by as much), the
+/// steps as the most with ρ(T) ≤ ρ.
+fn calibrate_rho(knob: Knob, rho: f64, rho_of: impl Fn(f64) -> f64) -> Result<f64, AccountantError> {
     match knob {
         Knob::SampleRate => Err(AccountantError::unattainable(
             "sample_rate",
@@ -248,17 +317,23 @@ fn calibrate_rho(
              amplification): calibrate noise_multiplier or steps to ρ, or the sample rate to an (ε, δ)",
         )),
         Knob::NoiseMultiplier => {
-            let scale = rho_of(&knob.set(run, 1.0));
-            let mut r = knob.set(run, (scale / rho).sqrt());
-            while rho_of(&r) > rho {
-                r.noise_multiplier = r.noise_multiplier.next_up();
+            // objective perturbation keeps ρ ≥ log(1 + βR²/λ) (×4 replace-one) whatever σ is
+            let floor = rho_of(f64::MAX.sqrt());
+            let unmet = || {
+                AccountantError::unattainable(
+                    "rho",
+                    &format!("rho = {rho:?} is not met by any noise in [e^-200, e^40] (ρ ≥ {floor:?} however large the noise)"),
+                )
+            };
+            if floor >= rho {
+                return Err(unmet());
             }
-            Ok(r)
+            smallest_noise(|s| rho_of(s).ln(), rho).ok_or_else(unmet)
         }
         Knob::Steps => {
-            let per_step = rho_of(&knob.set(run, 1.0));
+            let per_step = rho_of(1.0);
             let mut steps = (rho / per_step).floor().min(knob.limits().1);
-            while steps >= 1.0 && rho_of(&knob.set(run, steps)) > rho {
+            while steps >= 1.0 && rho_of(steps) > rho {
                 steps -= 1.0;
             }
             if steps < 1.0 {
@@ -267,8 +342,105 @@ fn calibrate_rho(
                     &format!("one step already has ρ = {per_step:?} > {rho:?}"),
                 ));
             }
-            Ok(knob.set(run, steps))
+            Ok(steps)
         }
+    }
+}
+
+/// The (ε, δ) calibration of the noise of an event with a closed-form
+/// curve (module docs of [`calibrate`]).
+struct Closed<'a, F: Fn(f64) -> Event> {
+    make_event: &'a F,
+    epsilon: f64,
+    delta: f64,
+    neighbouring: Neighbouring,
+    settings: BracketSettings,
+    evaluations: std::cell::Cell<usize>,
+}
+
+impl<F: Fn(f64) -> Event> Closed<'_, F> {
+    /// The certified ε of the event at noise `noise`.
+    fn bracket(&self, noise: f64) -> Option<EpsilonBracket> {
+        self.evaluations.set(self.evaluations.get() + 1);
+        crate::epsilon(&(self.make_event)(noise), self.delta, self.neighbouring, self.settings)
+            .ok()
+            .flatten()
+    }
+
+    /// Whether `noise` meets the target as [`crate::epsilon`] reads it back.
+    fn meets(&self, noise: f64) -> bool {
+        self.bracket(noise).is_some_and(|b| b.upper <= self.epsilon)
+    }
+
+    /// log δ(ε) of the event at noise `noise` in closed form: a Gaussian
+    /// release's curve at μ = s·√T·Δ/σ, or an objective release's.
+    fn log_delta(&self, noise: f64) -> f64 {
+        let (eps, n) = (self.epsilon, self.neighbouring);
+        let Ok(parts) = (self.make_event)(noise).parts() else {
+            return 0.0;
+        };
+        if let Some((sigma, sensitivity, steps)) = parts.lone_gaussian() {
+            return log_delta_gaussian(eps, mu_dpgd(sensitivity, 1.0, steps as usize, sigma, n));
+        }
+        match (parts.lone_objective(), n) {
+            (Some(b), Neighbouring::AddRemoveOne) => b.log_delta(eps),
+            (Some(b), Neighbouring::ReplaceOne) => b.log_delta_replace(eps),
+            (None, _) => 0.0,
+        }
+    }
+
+    /// The smallest noise meeting the target: the closed form's (a
+    /// full-batch `run`: DP-SGD's calibration at q = 1, times its
+    /// sensitivity), raised until its ε read back meets the target.
+    fn smallest_noise(&self, run: Option<Segment>, sensitivity: Option<f64>) -> Result<f64, AccountantError> {
+        let unmet = || {
+            AccountantError::unattainable(
+                "epsilon",
+                &format!(
+                    "epsilon = {:?} at delta = {:?} is not met by a smallest noise in [e^-200, e^40]",
+                    self.epsilon, self.delta
+                ),
+            )
+        };
+        let (eps, delta) = (self.epsilon, self.delta);
+        let first = match (run, sensitivity) {
+            (Some(run), Some(s)) if run.sample_rate >= 1.0 && !self.lone_gaussian() => {
+                calibrate_dpsgd(eps, delta, run.sample_rate, run.steps as usize, self.neighbouring).map(|z| z * s)
+            }
+            _ => smallest_noise(|s| self.log_delta(s), delta),
+        }
+        .ok_or_else(unmet)?;
+        if self.meets(first) {
+            return Ok(first);
+        }
+        let mut hi = first;
+        loop {
+            hi *= 1.1;
+            // the accountants agree to far better than 10³: beyond, refuse
+            if !hi.is_finite() || hi > 1e3 * first {
+                return Err(unmet());
+            }
+            if self.meets(hi) {
+                break;
+            }
+        }
+        let mut lo = hi / 1.1;
+        while hi / lo > 1.0 + 1e-12 {
+            let mid = (lo * hi).sqrt();
+            if self.meets(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Ok(hi)
+    }
+
+    /// Whether the event is a Gaussian release outside any sample.
+    fn lone_gaussian(&self) -> bool {
+        (self.make_event)(1.0)
+            .parts()
+            .is_ok_and(|p| p.lone_gaussian().is_some())
     }
 }
 
@@ -481,6 +653,20 @@ impl Search {
             }
         }
         Ok(f)
+    }
+
+    /// A target met at the smallest noise multiplier searched: no smallest
+    /// noise exists to calibrate.
+    fn loose(&self) -> AccountantError {
+        let (lo, hi) = self.knob.limits();
+        AccountantError::unattainable(
+            "epsilon",
+            &format!(
+                "epsilon = {:?} at delta = {:?} is met by every noise_multiplier in [{lo:e}, {hi:e}]: no smallest \
+                 noise exists to calibrate",
+                self.epsilon, self.delta
+            ),
+        )
     }
 
     fn unattainable(&self) -> AccountantError {

@@ -208,3 +208,36 @@ pub(crate) fn rdp_epsilon(z: f64, q: f64, steps: u64, delta: f64, n: Neighbourin
         }
     }
 }
+
+/// A fast upper bound on the ε at `delta` of `event`, one DP-SGD run
+/// (a Poisson-sampled Gaussian of noise σ and sensitivity Δ, T-fold),
+/// under `n`: the smallest of the fixed-grid
+/// PLD (Δ = 10⁻³; about 0.5% above the certified bracket of
+/// [`crate::epsilon`]), the RDP accountant's and the full batch's exact
+/// ε. `None` for another event, or where no finite ε is reached.
+///
+/// ```
+/// use propdp_accountant::events::Event;
+/// use propdp_accountant::{pld, Neighbouring};
+/// let e = pld::fixed_grid_epsilon(&Event::dpsgd(1.0, 0.01, 1000), 1e-5, Neighbouring::AddRemoveOne).unwrap();
+/// assert!(e > 0.0);
+/// ```
+pub fn fixed_grid_epsilon(event: &crate::events::Event, delta: f64, n: Neighbouring) -> Option<f64> {
+    let parts = event.parts().ok()?;
+    let ([run], [(noise, sensitivity, true)], true) = (
+        parts.segments.as_slice(),
+        parts.gaussians.as_slice(),
+        parts.objectives.is_empty(),
+    ) else {
+        return None;
+    };
+    let (z, q, steps) = (run.noise_multiplier, run.sample_rate, run.steps as usize);
+    // both accountants give upper bounds: the PLD's is the tighter, except
+    // where it would not fit, where the RDP's stands; and subsampling never
+    // costs privacy: the full batch's exact Gaussian ε bounds every q
+    // (where the subsampled accountants run out of range, e.g. at δ = 1e-300 or T = 10⁹)
+    let pld = fast_epsilon(z, q, steps, delta, n);
+    let rdp = Some(rdp_epsilon(z, q, run.steps, delta, n)).filter(|e| e.is_finite());
+    let full = gdp_to_eps(mu_dpgd(*sensitivity, 1.0, steps, *noise, n), delta);
+    [pld, rdp, full].into_iter().flatten().reduce(f64::min)
+}

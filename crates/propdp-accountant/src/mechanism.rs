@@ -1,13 +1,12 @@
-//! The four algorithms of docs/theory.md §4 as calibratable mechanisms:
-//! their δ(ε), ε, zCDP ρ and certified ε bracket at a noise level, and the
-//! smallest noise meeting a target.
+//! The four algorithms of docs/theory.md §4 as mechanisms: their privacy
+//! [`Event`] at a noise level ([`Mechanism::event`], which
+//! [`crate::epsilon`] reads and [`crate::calibrate::calibrate`] solves),
+//! their δ(ε) curves and zCDP ρ, and objective perturbation's floor and
+//! extra ridge.
 
-use crate::account::certified;
-use crate::bracket::{BracketSettings, EpsilonBracket};
-use crate::calibrate::{Knob, Target};
-use crate::dpsgd::{calibrate_dpsgd, dpsgd_log_delta, fast_epsilon, rdp_epsilon};
-use crate::events::Segment;
-use crate::gaussian::{eps_at, log_delta_gaussian, mu_dpgd, mu_output, smallest_noise};
+use crate::dpsgd::dpsgd_log_delta;
+use crate::events::Event;
+use crate::gaussian::{log_delta_gaussian, mu_dpgd, mu_output};
 use crate::neighbouring::Neighbouring;
 use crate::objective::ObjectiveBound;
 
@@ -182,232 +181,65 @@ impl Mechanism {
         }
     }
 
-    /// The smallest noise meeting (ε, δ). DP-SGD below the full batch: the
-    /// certified search of [`crate::calibrate::calibrate`] (its ε read back by
-    /// [`Mechanism::epsilon_bracket`] is at most the target). Otherwise, as
-    /// [`Mechanism::epsilon`] reads it back: the closed form's calibration,
-    /// raised (by factors of 1.1 up to 10³, then bisection to 1e-12
-    /// relative) if its ε read back exceeds the target.
-    /// `None` when no noise in the accountant's range meets it
-    /// ([`Mechanism::meets`] tells whether the target is too strict or too loose).
-    ///
-    /// ```
-    /// use propdp_accountant::{Mechanism, MechanismKind, Neighbouring};
-    /// let m = Mechanism::new(MechanismKind::Output { lambda: 1.0 }, 1.0, 0.25, Neighbouring::ReplaceOne);
-    /// let tau = m.calibrate(1.0, 1e-6).unwrap();
-    /// assert!((m.delta(1.0, tau) / 1e-6 - 1.0).abs() < 1e-9);
-    /// ```
-    pub fn calibrate(&self, eps: f64, delta: f64) -> Option<f64> {
-        if let MechanismKind::Dpsgd {
-            steps,
-            sample_rate,
-            clip,
-        } = self.kind
-            && sample_rate < 1.0
-        {
-            let sensitivity = self.dpsgd_sensitivity(clip);
-            let run = Segment {
-                noise_multiplier: 1.0,
-                sample_rate,
-                steps: steps as u64,
-            };
-            let target = Target::Approx {
-                epsilon: eps,
-                delta_priv: delta,
-            };
-            let settings = BracketSettings::default();
-            let z = crate::calibrate::calibrate(Knob::NoiseMultiplier, run, target, self.neighbouring, settings)
-                .ok()?
-                .run
-                .noise_multiplier;
-            // met at the smallest multiplier searched: no smallest noise to calibrate
-            if z <= Knob::NoiseMultiplier.limits().0 {
-                return None;
-            }
-            // the noise whose multiplier, as epsilon_bracket divides it back, is at least z
-            let mut noise = z * sensitivity;
-            while noise / sensitivity < z {
-                noise = noise.next_up();
-            }
-            return Some(noise);
-        }
-        let first = if let MechanismKind::Dpsgd {
-            steps,
-            sample_rate,
-            clip,
-        } = self.kind
-        {
-            let sensitivity = self.dpsgd_sensitivity(clip);
-            calibrate_dpsgd(eps, delta, sample_rate, steps, self.neighbouring).map(|z| z * sensitivity)
-        } else {
-            smallest_noise(|s| self.log_delta(eps, s), delta)
-        }?;
-        if self.meets(first, eps, delta) {
-            return Some(first);
-        }
-        let mut hi = first;
-        loop {
-            hi *= 1.1;
-            // the accountants agree to far better than 10³: beyond, refuse
-            if !hi.is_finite() || hi > 1e3 * first {
-                return None;
-            }
-            if self.meets(hi, eps, delta) {
-                break;
-            }
-        }
-        let mut lo = hi / 1.1;
-        while hi / lo > 1.0 + 1e-12 {
-            let mid = (lo * hi).sqrt();
-            if self.meets(mid, eps, delta) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        Some(hi)
-    }
-
-    /// Whether `noise` meets (ε, δ) as the certified ε reports it (the
-    /// upper end of [`Mechanism::epsilon_bracket`]; the closed forms' ε).
-    pub fn meets(&self, noise: f64, eps: f64, delta: f64) -> bool {
-        self.epsilon_bracket(noise, delta, BracketSettings::default())
-            .is_some_and(|b| b.upper <= eps)
-    }
-
-    /// zCDP ρ at noise level `noise` (R = 1): μ²/2 for output perturbation and
-    /// DP-GD (μ under the relation), c0 + A√(2/π) + A²/2 for objective
-    /// perturbation under add/remove-one and 4ρ under replace-one (docs/theory.md §4).
+    /// zCDP ρ at noise level `noise` (R = 1): the ρ of [`Mechanism::event`]
+    /// ([`crate::events::Parts::rho`]): μ²/2 for output perturbation,
+    /// DP-GD and DP-SGD (μ of the full batch under the relation: subsampling
+    /// gives no zCDP amplification), c0 + A√(2/π) + A²/2 for objective
+    /// perturbation under add/remove-one and 4ρ under replace-one
+    /// (docs/theory.md §4); ∞ for a noise out of range.
     pub fn rho(&self, noise: f64) -> f64 {
-        let (l, n) = (self.lipschitz, self.neighbouring);
-        match self.kind {
-            MechanismKind::Output { lambda } => 0.5 * mu_output(l, 1.0, lambda, noise, n).powi(2),
-            MechanismKind::Dpgd { steps } => 0.5 * mu_dpgd(l, 1.0, steps, noise, n).powi(2),
-            // subsampling gives no zCDP amplification: the subsampled Gaussian's
-            // RDP ε(α) ≤ α/(2z²) and ε(α)/α → 1/(2z²) as α → ∞, so ρ = T/(2z²)
-            // (×4 under replace-one: its pair is a mixture of (N(0), N(0)) and
-            // (N(−1), N(1)), a shift of 2) — DP-GD's ρ with L → min(C, L)
-            MechanismKind::Dpsgd { steps, clip, .. } => {
-                0.5 * mu_dpgd(self.dpsgd_sensitivity(clip), 1.0, steps, noise, n).powi(2)
-            }
-            MechanismKind::Objective { lambda } => {
-                let rho = ObjectiveBound::new(l, self.curvature, 1.0, lambda, noise).zcdp();
-                match n {
-                    Neighbouring::AddRemoveOne => rho,
-                    Neighbouring::ReplaceOne => 4.0 * rho,
-                }
-            }
-        }
+        self.event(noise)
+            .parts()
+            .map_or(f64::INFINITY, |p| p.rho(self.neighbouring))
     }
 
-    /// The smallest noise meeting ρ-zCDP; `None` when no noise does
-    /// (objective perturbation keeps ρ ≥ log(1 + βR²/λ), ×4 under replace-one).
+    /// The privacy event of the mechanism at noise level `noise` (σ for
+    /// objective perturbation, DP-GD and DP-SGD, τ for output
+    /// perturbation), R = 1: output perturbation is a Gaussian release of
+    /// sensitivity L/λ; DP-GD T of sensitivity L; DP-SGD T Poisson-sampled
+    /// ones of sensitivity min(C, L) (noise multiplier σ/min(C, L));
+    /// objective perturbation its release's bound. [`crate::epsilon`] reads
+    /// it; [`crate::calibrate::calibrate`] takes `|s| m.event(s)`.
     ///
     /// ```
-    /// use propdp_accountant::{Mechanism, MechanismKind, Neighbouring};
-    /// let m = Mechanism::new(MechanismKind::Dpgd { steps: 10 }, 1.0, 0.25, Neighbouring::ReplaceOne);
-    /// let sigma = m.calibrate_rho(0.5).unwrap();
-    /// // μ = √T·2LR/σ and ρ = μ²/2 give σ = √(T·4/(2ρ)) = √40
-    /// assert!((sigma / 40f64.sqrt() - 1.0).abs() < 1e-9);
+    /// use propdp_accountant::{epsilon, Mechanism, MechanismKind, Neighbouring};
+    /// use propdp_accountant::bracket::BracketSettings;
+    /// use propdp_accountant::calibrate::{calibrate, Knob, Target};
+    /// let m = Mechanism::new(MechanismKind::Output { lambda: 1.0 }, 1.0, 0.25, Neighbouring::ReplaceOne);
+    /// let (n, s) = (m.neighbouring, BracketSettings::default());
+    /// let target = Target::Approx { epsilon: 1.0, delta_priv: 1e-6 };
+    /// let tau = calibrate(Knob::NoiseMultiplier, |t| m.event(t), target, n, s).unwrap().value;
+    /// assert!((m.delta(1.0, tau) / 1e-6 - 1.0).abs() < 1e-9);
+    /// assert!(epsilon(&m.event(tau), 1e-6, n, s).unwrap().unwrap().upper <= 1.0);
     /// ```
-    pub fn calibrate_rho(&self, rho: f64) -> Option<f64> {
-        if !(rho > 0.0 && rho.is_finite()) || self.rho(f64::MAX.sqrt()) >= rho {
-            return None;
+    pub fn event(&self, noise: f64) -> Event {
+        let l = self.lipschitz;
+        match self.kind {
+            MechanismKind::Output { lambda } => Event::Gaussian {
+                noise,
+                sensitivity: l / lambda,
+            },
+            MechanismKind::Dpgd { steps } => Event::Gaussian { noise, sensitivity: l }.repeated(steps as u64),
+            MechanismKind::Dpsgd {
+                steps,
+                sample_rate,
+                clip,
+            } => Event::PoissonSampled {
+                sample_rate,
+                event: Box::new(Event::Gaussian {
+                    noise,
+                    sensitivity: self.dpsgd_sensitivity(clip),
+                }),
+            }
+            .repeated(steps as u64),
+            MechanismKind::Objective { lambda } => {
+                Event::Objective(ObjectiveBound::new(l, self.curvature, 1.0, lambda, noise))
+            }
         }
-        smallest_noise(|s| self.rho(s).ln(), rho)
     }
 
     /// DP-SGD's per-example sensitivity min(C, L) (R = 1); L alone without clipping.
     pub fn dpsgd_sensitivity(&self, clip: Option<f64>) -> f64 {
         clip.map_or(self.lipschitz, |c| c.min(self.lipschitz))
-    }
-
-    /// A certified [lower, upper] ε at `delta` for noise level `noise`
-    /// ([`crate::bracket`]): for DP-SGD below the full batch the PLD bracket, its
-    /// upper end replaced by the RDP or the full batch's bound where those
-    /// are smaller (both valid; the lower end then no higher than the
-    /// upper); for the closed-form curves (output and objective perturbation,
-    /// DP-GD, the full batch) [ε, ε] with ε as [`Mechanism::epsilon`]
-    /// reports it. `None` when no finite ε is reached.
-    ///
-    /// ```
-    /// use propdp_accountant::{Mechanism, MechanismKind, Neighbouring};
-    /// use propdp_accountant::bracket::BracketSettings;
-    /// let kind = MechanismKind::Dpsgd { steps: 1000, sample_rate: 0.01, clip: Some(1.0) };
-    /// let m = Mechanism::new(kind, 1.0, 0.25, Neighbouring::AddRemoveOne);
-    /// let b = m.epsilon_bracket(1.0, 1e-5, BracketSettings::default()).unwrap();
-    /// assert!(b.lower <= b.upper && b.upper - b.lower <= 1e-3 * b.upper);
-    /// ```
-    pub fn epsilon_bracket(&self, noise: f64, delta: f64, settings: BracketSettings) -> Option<EpsilonBracket> {
-        let closed = |e: f64| EpsilonBracket {
-            lower: e,
-            upper: e,
-            grid: 0.0,
-            reached: true,
-        };
-        let MechanismKind::Dpsgd {
-            steps,
-            sample_rate,
-            clip,
-        } = self.kind
-        else {
-            return self.epsilon(noise, delta).map(closed);
-        };
-        let run = Segment {
-            noise_multiplier: noise / self.dpsgd_sensitivity(clip),
-            sample_rate,
-            steps: steps as u64,
-        };
-        if !(run.noise_multiplier > 0.0 && run.noise_multiplier.is_finite()) {
-            return self.epsilon(noise, delta).map(closed);
-        }
-        certified(&run, delta, self.neighbouring, settings)
-    }
-
-    /// DP-SGD's ε at `delta` by the RDP accountant at noise level `noise`
-    /// (integer and fractional orders; replace-one by group privacy of size
-    /// 2 below the full batch): looser than the PLD, a cross-check. `None`
-    /// for the other algorithms, or where no finite ε is reached.
-    pub fn rdp_epsilon(&self, noise: f64, delta: f64) -> Option<f64> {
-        let MechanismKind::Dpsgd {
-            steps,
-            sample_rate,
-            clip,
-        } = self.kind
-        else {
-            return None;
-        };
-        let z = noise / self.dpsgd_sensitivity(clip);
-        Some(rdp_epsilon(z, sample_rate, steps as u64, delta, self.neighbouring)).filter(|e| e.is_finite())
-    }
-
-    /// The ε reached at `delta` by noise level `noise`: the closed forms'
-    /// ε; for subsampled DP-SGD a fast upper bound (the fixed-grid PLD,
-    /// Δ = 10⁻³, the RDP and the full batch's, whichever is smallest;
-    /// about 0.5% above the certified bracket's upper end, which is what
-    /// [`Mechanism::calibrate`] meets).
-    pub fn epsilon(&self, noise: f64, delta: f64) -> Option<f64> {
-        if let MechanismKind::Dpsgd {
-            steps,
-            sample_rate,
-            clip,
-        } = self.kind
-        {
-            // both accountants give upper bounds: the PLD's is the tighter,
-            // except where it would not fit, where the RDP's stands;
-            // and subsampling never costs privacy: the full batch's exact
-            // Gaussian ε bounds every q (where the subsampled accountants
-            // run out of range, e.g. at δ = 1e-300 or T = 10⁹)
-            let sensitivity = self.dpsgd_sensitivity(clip);
-            let (z, n) = (noise / sensitivity, self.neighbouring);
-            let pld = fast_epsilon(z, sample_rate, steps, delta, n);
-            let rdp = Some(rdp_epsilon(z, sample_rate, steps as u64, delta, n)).filter(|e| e.is_finite());
-            let full = eps_at(
-                |e| log_delta_gaussian(e, mu_dpgd(sensitivity, 1.0, steps, noise, n)),
-                delta,
-            );
-            return [pld, rdp, full].into_iter().flatten().reduce(f64::min);
-        }
-        eps_at(|e| self.log_delta(e, noise), delta)
     }
 }

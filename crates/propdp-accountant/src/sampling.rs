@@ -59,7 +59,7 @@
 use crate::AccountantError;
 use crate::account::segments_epsilon;
 use crate::bracket::{BracketSettings, EpsilonBracket};
-use crate::events::{Events, Segment, check_delta};
+use crate::events::{Event, Segment, check_delta};
 use crate::gaussian::gdp_to_eps;
 use crate::neighbouring::{Neighbouring, relation_factor};
 
@@ -113,28 +113,24 @@ pub struct SampledEpsilon {
     pub assumption: &'static str,
 }
 
-/// The ε at `delta` of the DP-SGD `events` (one run, or a schedule
-/// composed as one run) with batches drawn by `sampling` throughout, under
-/// `neighbouring` (see the module docs; shuffled batches start a new epoch
-/// with each segment). Fixed-size batches under add/remove-one are refused
-/// naming `neighbouring`; objective releases naming `objective` (their
-/// noise is not sampled).
+/// The ε at `delta` of the DP-SGD `event` (one run, or a schedule
+/// composed as one run: its parts, [`Event::parts`]) with batches drawn by
+/// `sampling` throughout, under `neighbouring` (see the module docs;
+/// shuffled batches start a new epoch with each segment). Fixed-size
+/// batches under add/remove-one are refused naming `neighbouring`;
+/// objective releases naming `objective` (their noise is not sampled).
 ///
 /// ```
 /// use propdp_accountant::sampling::{Sampling, sampled_epsilon};
 /// use propdp_accountant::bracket::BracketSettings;
-/// use propdp_accountant::events::{Events, Segment};
+/// use propdp_accountant::events::Event;
 /// use propdp_accountant::Neighbouring;
 /// let (n, s) = (Neighbouring::AddRemoveOne, BracketSettings::default());
-/// let run = Events::run(Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 }).unwrap();
+/// let run = Event::dpsgd(1.0, 0.01, 1000);
 /// let shuffled = sampled_epsilon(Sampling::Shuffled, &run, 1e-5, n, s).unwrap();
 /// // ten epochs without amplification are far less private than the Poisson figure
 /// assert!(shuffled.epsilon.unwrap().upper > 3.0 * shuffled.if_poisson.unwrap().upper);
-/// let schedule = Events::schedule(&[
-///     Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 500 },
-///     Segment { noise_multiplier: 2.0, sample_rate: 0.02, steps: 500 },
-/// ])
-/// .unwrap();
+/// let schedule = Event::Composed(vec![Event::dpsgd(1.0, 0.01, 500), Event::dpsgd(2.0, 0.02, 500)]);
 /// let shuffled = sampled_epsilon(Sampling::Shuffled, &schedule, 1e-5, n, s).unwrap();
 /// // ⌈5⌉ + ⌈10⌉ Gaussian releases: μ² = 5/1 + 10/4
 /// let exact = propdp_accountant::gdp_to_eps((5.0f64 + 10.0 / 4.0).sqrt(), 1e-5).unwrap();
@@ -142,19 +138,20 @@ pub struct SampledEpsilon {
 /// ```
 pub fn sampled_epsilon(
     sampling: Sampling,
-    events: &Events,
+    event: &Event,
     delta: f64,
     neighbouring: Neighbouring,
     settings: BracketSettings,
 ) -> Result<SampledEpsilon, AccountantError> {
-    if !events.objectives().is_empty() {
+    let parts = event.parts()?;
+    if !parts.objectives.is_empty() {
         return Err(AccountantError::range(
             "objective",
-            events.objectives().len(),
+            parts.objectives.len(),
             "no objective releases: a sampling scheme draws DP-SGD's batches",
         ));
     }
-    let segments = events.segments();
+    let segments = parts.segments.as_slice();
     check_delta(delta)?;
     // the certified ε of Poisson batches, as `epsilon` states it
     settings.check()?;

@@ -106,7 +106,7 @@ pub(crate) fn accounting<'py>(
     use propdp::core::accountant::ObjectiveBound;
     use propdp::core::accountant::bracket::BracketSettings;
     use propdp::core::accountant::epsilon;
-    use propdp::core::accountant::events::Events;
+    use propdp::core::accountant::events::Event;
     let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
     let relation = parse_relation(py, neighbouring)?;
     let plan = parse_plan(py, &segments)?;
@@ -115,14 +115,7 @@ pub(crate) fn accounting<'py>(
         .map(|&(l, beta, r, lambda, sigma)| ObjectiveBound::new(l, beta, r, lambda, sigma))
         .collect();
     let settings = BracketSettings::default();
-    let result = py.detach(|| {
-        match plan.as_slice() {
-            _ if !releases.is_empty() => Events::ledger(&plan, &releases),
-            [one] => Events::run(*one),
-            _ => Events::schedule(&plan),
-        }
-        .and_then(|events| epsilon(&events, delta, relation, settings))
-    });
+    let result = py.detach(|| epsilon(&Event::ledger(&plan, &releases), delta, relation, settings));
     let bracket = result.map_err(|e| bad(e.argument().to_string(), format!(": {e}")))?;
     let json = serde_json::json!({
         "epsilon": bracket.map(|b| b.upper),
@@ -142,15 +135,11 @@ pub(crate) fn accounting<'py>(
 pub(crate) fn check_plan(py: Python<'_>, segments: Vec<(f64, f64, i64)>, neighbouring: &str) -> PyResult<()> {
     use propdp::core::accountant::admits;
     use propdp::core::accountant::bracket::BracketSettings;
-    use propdp::core::accountant::events::Events;
+    use propdp::core::accountant::events::Event;
     let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
     let relation = parse_relation(py, neighbouring)?;
     let plan = parse_plan(py, &segments)?;
-    match plan.as_slice() {
-        [one] => Events::run(*one),
-        _ => Events::schedule(&plan),
-    }
-    .and_then(|events| admits(&events, relation, BracketSettings::default()))
+    admits(&Event::schedule(&plan), relation, BracketSettings::default())
     .map_err(|e| bad(e.argument().to_string(), format!(": {e}")))
 }
 
@@ -231,7 +220,7 @@ pub(crate) fn sampled_run<'py>(
     neighbouring: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     use propdp::core::accountant::bracket::BracketSettings;
-    use propdp::core::accountant::events::Events;
+    use propdp::core::accountant::events::Event;
     use propdp::core::accountant::sampling::{Sampling, sampled_epsilon};
     let relation = parse_relation(py, neighbouring)?;
     let scheme = Sampling::parse(sampling).ok_or_else(|| {
@@ -243,13 +232,7 @@ pub(crate) fn sampled_run<'py>(
     })?;
     let plan = parse_plan(py, &segments)?;
     let r = py
-        .detach(|| {
-            match plan.as_slice() {
-                [run] => Events::run(*run),
-                _ => Events::schedule(&plan),
-            }
-            .and_then(|events| sampled_epsilon(scheme, &events, delta, relation, BracketSettings::default()))
-        })
+        .detach(|| sampled_epsilon(scheme, &Event::schedule(&plan), delta, relation, BracketSettings::default()))
         .map_err(|e| config_error(py, format!("{}: {e}", e.argument()), Some(e.argument().to_string())))?;
     let json = serde_json::json!({
         "sampling": r.sampling.name(),
@@ -285,7 +268,7 @@ pub(crate) fn calibrate_run<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     use propdp::core::accountant::bracket::BracketSettings;
     use propdp::core::accountant::calibrate::{Knob, Target, calibrate};
-    use propdp::core::accountant::events::Segment;
+    use propdp::core::accountant::events::Event;
     let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
     let relation = parse_relation(py, neighbouring)?;
     let knob = Knob::parse(knob).ok_or_else(|| {
@@ -302,19 +285,20 @@ pub(crate) fn calibrate_run<'py>(
         (None, Some(rho)) => Target::Zcdp { rho },
         _ => return Err(bad("epsilon".into(), " or rho (exactly one) is required".into())),
     };
-    let run = Segment {
-        noise_multiplier,
-        sample_rate,
-        steps,
+    let make_event = |v: f64| match knob {
+        Knob::NoiseMultiplier => Event::dpsgd(v, sample_rate, steps),
+        Knob::Steps => Event::dpsgd(noise_multiplier, sample_rate, v as u64),
+        Knob::SampleRate => Event::dpsgd(noise_multiplier, v, steps),
     };
     let c = py
-        .detach(|| calibrate(knob, run, target, relation, BracketSettings::default()))
+        .detach(|| calibrate(knob, make_event, target, relation, BracketSettings::default()))
         .map_err(|e| bad(e.argument().to_string(), format!(": {e}")))?;
     let b = c.epsilon;
+    let run = c.event.parts().map_err(|e| bad(e.argument().to_string(), format!(": {e}")))?.segments[0];
     let json = serde_json::json!({
-        "noise_multiplier": c.run.noise_multiplier,
-        "sample_rate": c.run.sample_rate,
-        "steps": c.run.steps,
+        "noise_multiplier": run.noise_multiplier,
+        "sample_rate": run.sample_rate,
+        "steps": run.steps,
         "epsilon": b.map(|b| b.upper),
         "epsilon_lower": b.map(|b| b.lower),
         "bracket_grid": b.map(|b| b.grid),

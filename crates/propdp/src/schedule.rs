@@ -20,7 +20,7 @@
 //!
 //! An objective release (rows ‖x‖ ≤ 1, the model's L and β) enters the same
 //! certified composition as its privacy-loss bound c + A|Z|
-//! (`propdp_accountant::epsilon` of `Events::ledger`); a schedule may
+//! (`propdp_accountant::epsilon` of `Event::ledger`); a schedule may
 //! hold releases only.
 //!
 //! Unknown keys, a missing key, a negative or fractional step count and a
@@ -39,7 +39,7 @@ use propdp_core::Model;
 use propdp_core::accountant::Neighbouring;
 use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
 use propdp_core::accountant::epsilon;
-use propdp_core::accountant::events::{Events, Segment};
+use propdp_core::accountant::events::{Event, Segment};
 use propdp_core::accountant::sampling::{SampledEpsilon, Sampling, sampled_epsilon};
 use propdp_core::accountant::{ObjectiveBound, relation_factor};
 use serde::Deserialize;
@@ -263,13 +263,9 @@ fn certify(
     }
     let settings = BracketSettings::default();
     let sampled = if releases.is_empty() {
-        Events::schedule(&plan)
-            .and_then(|events| sampled_epsilon(sampling, &events, delta_priv, neighbouring, settings))
+        sampled_epsilon(sampling, &Event::schedule(&plan), delta_priv, neighbouring, settings)
     } else {
-        let events = Events::ledger(&plan, &releases);
-        events
-            .and_then(|events| epsilon(&events, delta_priv, neighbouring, settings))
-            .map(|epsilon| SampledEpsilon {
+        epsilon(&Event::ledger(&plan, &releases), delta_priv, neighbouring, settings).map(|epsilon| SampledEpsilon {
                 sampling,
                 neighbouring,
                 sensitivity: relation_factor(neighbouring),

@@ -2,13 +2,13 @@
 
 use super::curves::{Curves, OneStep, Profile, TAIL, smallest_eps};
 use super::{BracketSettings, EpsilonBracket};
-use crate::events::{Events, Segment};
+use crate::events::{Event, Segment};
 use crate::gaussian::gdp_to_eps;
 use crate::neighbouring::Neighbouring;
 use crate::pld::{Direction, SubsampledGaussian};
 use crate::{AccountantError, epsilon};
 
-/// The certified ε of one run (as [`crate::epsilon`] of [`Events::run`]).
+/// The certified ε of one run (as [`crate::epsilon`] of [`Event::dpsgd`]).
 fn run_bracket(
     z: f64,
     q: f64,
@@ -22,17 +22,17 @@ fn run_bracket(
         sample_rate: q,
         steps,
     };
-    epsilon(&Events::run(segment)?, delta, n, s)
+    epsilon(&Event::schedule(&[segment]), delta, n, s)
 }
 
-/// The certified ε of a schedule (as [`crate::epsilon`] of [`Events::schedule`]).
+/// The certified ε of a schedule (as [`crate::epsilon`] of [`Event::schedule`]).
 fn schedule_bracket(
     segments: &[Segment],
     delta: f64,
     n: Neighbouring,
     s: BracketSettings,
 ) -> Result<Option<EpsilonBracket>, AccountantError> {
-    epsilon(&Events::schedule(segments)?, delta, n, s)
+    epsilon(&Event::schedule(segments), delta, n, s)
 }
 
 /// δ of two steps in one direction, E_{Y₁}[δ₁(ε − Y₁)] with Y₁ the first

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::accountant::bracket::BracketSettings;
+use crate::accountant::calibrate::{Knob, calibrate};
 pub use crate::accountant::calibrate::Target;
 use crate::accountant::{ExtraRidge, MechanismKind, Neighbouring};
 use crate::problem::Model;
@@ -29,7 +31,9 @@ fn is_zero(x: &f64) -> bool {
 
 impl Budget {
     /// The smallest noise of `kind` on `model` meeting this budget, or None
-    /// when no noise does.
+    /// when no noise does: [`crate::accountant::calibrate::calibrate`] of
+    /// the mechanism's event ([`crate::accountant::Mechanism::event`]), its
+    /// ε read back by [`crate::accountant::epsilon`] at most the target.
     ///
     /// ```
     /// use propdp_core::accountant::{MechanismKind, Neighbouring};
@@ -42,10 +46,10 @@ impl Budget {
     /// ```
     pub fn calibrate(&self, model: &Model, kind: MechanismKind) -> Option<f64> {
         let mech = model.mechanism(kind, self.neighbouring);
-        match self.target {
-            Target::Approx { epsilon, delta_priv } => mech.calibrate(epsilon, delta_priv),
-            Target::Zcdp { rho } => mech.calibrate_rho(rho),
-        }
+        let settings = BracketSettings::default();
+        calibrate(Knob::NoiseMultiplier, |s| mech.event(s), self.target, self.neighbouring, settings)
+            .ok()
+            .map(|c| c.value)
     }
 
     /// A budget under `neighbouring` with the default extra-ridge policy

@@ -4,7 +4,7 @@
 //! logistic regression the label sum (checked against the no-intercept
 //! model's 0) — composes
 //! to at most the budget in one certified ledger
-//! ([`propdp_core::accountant::epsilon`] of [`Events::ledger`]).
+//! ([`propdp_core::accountant::epsilon`] of [`Event::ledger`]).
 //!
 //! DP-SGD ([`super::Release::Dpsgd`]) is the accountant's subsampled
 //! Gaussian mechanism, its sensitivity min(C, L·R) in the rows' own scale.
@@ -20,8 +20,9 @@
 //! replace-one pair assumes, so the ledger is exact for them.
 
 use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
+use propdp_core::accountant::calibrate::{Knob, Target, calibrate};
 use propdp_core::accountant::epsilon;
-use propdp_core::accountant::events::{Events, Segment};
+use propdp_core::accountant::events::{Event, Segment};
 use propdp_core::accountant::{ExtraRidge, Mechanism, MechanismKind, ObjectiveBound};
 
 use super::{Glm, Spec};
@@ -107,10 +108,7 @@ fn composed(
 ) -> Option<EpsilonBracket> {
     let settings = BracketSettings::default();
     let at = |s: &[Segment], o: &[ObjectiveBound], delta: f64| {
-        Events::ledger(s, o)
-            .and_then(|events| epsilon(&events, delta, neighbouring, settings))
-            .ok()
-            .flatten()
+        epsilon(&Event::ledger(s, o), delta, neighbouring, settings).ok().flatten()
     };
     let tight = at(segments, objectives, delta);
     if tight.is_some() || segments.is_empty() || objectives.is_empty() {
@@ -197,10 +195,24 @@ pub fn plan_with_share(spec: &Spec, nuisances: u64, share: f64) -> Result<Plan, 
     // to the rows' scale: σ = Rσ' (objective), τ = τ'/R (output)
     let to_rows = |unit: f64| if spec.is_objective() { unit * r } else { unit / r };
     let z = nuisance_multiplier(spec, nuisances, share).map_err(|()| unattainable())?;
-    let Some(alone) = mechanism.calibrate(spec.epsilon, spec.delta_priv) else {
+    let Some(alone) = calibrated_noise(&mechanism, spec.epsilon, spec.delta_priv) else {
         return Err(unattainable());
     };
     finish(spec, to_rows(alone), z, unattainable)
+}
+
+/// The smallest noise of `mechanism` meeting (ε, δ), its ε read back by
+/// the certified accountant at most ε ([`calibrate`] of its event); `None`
+/// when no noise does.
+pub(super) fn calibrated_noise(mechanism: &Mechanism, epsilon: f64, delta: f64) -> Option<f64> {
+    let target = Target::Approx {
+        epsilon,
+        delta_priv: delta,
+    };
+    let settings = BracketSettings::default();
+    calibrate(Knob::NoiseMultiplier, |s| mechanism.event(s), target, mechanism.neighbouring, settings)
+        .ok()
+        .map(|c| c.value)
 }
 
 /// The noise multiplier of `count` nuisance releases at ε·`share` and
@@ -212,7 +224,7 @@ fn nuisance_multiplier(spec: &Spec, count: u64, share: f64) -> Result<Option<(f6
     let share = spec.epsilon * share;
     let steps = usize::try_from(count).expect("a handful of releases");
     let gaussian = Mechanism::new(MechanismKind::Dpgd { steps }, 1.0, 1.0, spec.neighbouring);
-    match gaussian.calibrate(share, spec.delta_priv / 10.0) {
+    match calibrated_noise(&gaussian, share, spec.delta_priv / 10.0) {
         Some(z) => Ok(Some((z, count))),
         None => Err(()),
     }
@@ -273,9 +285,7 @@ fn descent_plan(spec: &Spec, g: super::Descent, lipschitz: f64, beta: f64, nuisa
         )
     };
     let z = nuisance_multiplier(spec, nuisances, NUISANCE_SHARE).map_err(|()| unattainable())?;
-    let sigma = mechanism
-        .calibrate(spec.epsilon, spec.delta_priv)
-        .ok_or_else(unattainable)?;
+    let sigma = calibrated_noise(&mechanism, spec.epsilon, spec.delta_priv).ok_or_else(unattainable)?;
     finish(spec, sigma, z, unattainable)
 }
 

@@ -38,7 +38,7 @@
 
 use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
 use propdp_core::accountant::epsilon;
-use propdp_core::accountant::events::{Events, Segment};
+use propdp_core::accountant::events::{Event, Segment};
 use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
 use rand::RngExt;
 use serde::Serialize;
@@ -164,8 +164,7 @@ fn bracket(spec: &Spec, z: f64, k: usize) -> Option<EpsilonBracket> {
         sample_rate: 1.0,
         steps: k as u64,
     };
-    Events::ledger(&[segment], &[])
-        .and_then(|events| epsilon(&events, spec.delta_priv, spec.neighbouring, BracketSettings::default()))
+    epsilon(&Event::ledger(&[segment], &[]), spec.delta_priv, spec.neighbouring, BracketSettings::default())
         .ok()
         .flatten()
 }
@@ -183,9 +182,7 @@ fn calibrate(spec: &Spec, k: usize) -> Result<(f64, EpsilonBracket), Argument> {
         )
     };
     let gaussian = Mechanism::new(MechanismKind::Dpgd { steps: k }, 1.0, 1.0, spec.neighbouring);
-    let mut z = gaussian
-        .calibrate(spec.epsilon, spec.delta_priv)
-        .ok_or_else(unattainable)?;
+    let mut z = super::release::calibrated_noise(&gaussian, spec.epsilon, spec.delta_priv).ok_or_else(unattainable)?;
     // the closed-form calibration read back through the certified ledger: raise it until it holds
     for _ in 0..200 {
         if let Some(b) = bracket(spec, z, k).filter(|b| b.upper <= spec.epsilon) {

@@ -8,7 +8,8 @@ use crate::error::Argument;
 use propdp_core::AlgorithmKind;
 use propdp_core::accountant::bracket::BracketSettings;
 use propdp_core::accountant::calibrate::{Knob, Target, calibrate};
-use propdp_core::accountant::{ExtraRidge, Mechanism, Neighbouring, ObjectiveBound, mu_dpgd, mu_output};
+use propdp_core::accountant::events::Event;
+use propdp_core::accountant::{ExtraRidge, Mechanism, Neighbouring, ObjectiveBound, epsilon, mu_dpgd, mu_output, rdp};
 
 /// DP-SGD's steps or sample rate calibrated to the target of `args`
 /// (`epsilon` with `delta_priv`, or `rho`) at the noise it gives, on the
@@ -76,7 +77,14 @@ pub fn calibrate_knob(args: &QueryArgs, knob: Knob) -> crate::Result<Report> {
     }
     let query = q.query()?;
     let run = query.dpsgd_run(noise);
-    let c = calibrate(knob, run, target, query.neighbouring, BracketSettings::default()).map_err(|e| {
+    let make_event = |v: f64| {
+        let (q, t) = match knob {
+            Knob::Steps => (run.sample_rate, v as u64),
+            _ => (v, run.steps),
+        };
+        Event::dpsgd(run.noise_multiplier, q, t)
+    };
+    let c = calibrate(knob, make_event, target, query.neighbouring, BracketSettings::default()).map_err(|e| {
         Argument::new(
             if e.argument() == "sample_rate" {
                 "rho"
@@ -86,9 +94,13 @@ pub fn calibrate_knob(args: &QueryArgs, knob: Knob) -> crate::Result<Report> {
             format!(": {e}"),
         )
     })?;
+    let (steps, sample_rate) = match knob {
+        Knob::Steps => (c.value as usize, query.sample_rate),
+        _ => (query.steps, c.value),
+    };
     assess(&Query {
-        steps: c.run.steps as usize,
-        sample_rate: c.run.sample_rate,
+        steps,
+        sample_rate,
         ..query
     })
 }
@@ -129,15 +141,24 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
         return Ok(report);
     }
     let mech = q.mechanism();
+    let settings = BracketSettings::default();
+    let calibrated = |target: Target| {
+        calibrate(Knob::NoiseMultiplier, |s| mech.event(s), target, q.neighbouring, settings)
+            .ok()
+            .map(|c| c.value)
+    };
     let noise = match q.noise {
         NoiseLevel::Given(n) => n,
-        NoiseLevel::Rho(rho) => mech
-            .calibrate_rho(rho)
-            .ok_or_else(|| unreachable("rho", rho, q, &mech, true))?,
-        NoiseLevel::Epsilon(eps) => mech
-            .calibrate(eps, q.delta_priv)
-            .ok_or_else(|| unreachable("epsilon", eps, q, &mech, false))?,
+        NoiseLevel::Rho(rho) => {
+            calibrated(Target::Zcdp { rho }).ok_or_else(|| unreachable("rho", rho, q, &mech, true))?
+        }
+        NoiseLevel::Epsilon(eps) => calibrated(Target::Approx {
+            epsilon: eps,
+            delta_priv: q.delta_priv,
+        })
+        .ok_or_else(|| unreachable("epsilon", eps, q, &mech, false))?,
     };
+    let bracket = |m: &Mechanism| epsilon(&m.event(noise), q.delta_priv, m.neighbouring, settings).ok().flatten();
     let (l, beta) = (mech.lipschitz, mech.curvature);
     let (mu, objective_bound, rdp) = match q.algorithm {
         AlgorithmKind::Output => (Some(mu_output(l, 1.0, q.lambda, noise, q.neighbouring)), None, vec![]),
@@ -157,7 +178,7 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
     };
     // the certified ε; a calibrated noise meets the target by construction
     // (subsampled DP-SGD: the search on the bracket's upper end itself)
-    let eps = mech.epsilon_bracket(noise, q.delta_priv, BracketSettings::default());
+    let eps = bracket(&mech);
     if let (NoiseLevel::Epsilon(target), Some(b)) = (q.noise, eps)
         && b.upper > target
     {
@@ -180,17 +201,20 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
         epsilon: eps.map(|b| b.upper),
         epsilon_lower: eps.map(|b| b.lower),
         bracket: dpsgd_grid,
-        rdp_epsilon: mech.rdp_epsilon(noise, q.delta_priv),
+        rdp_epsilon: (q.algorithm == AlgorithmKind::Dpsgd)
+            .then(|| rdp::dpsgd_epsilon(&q.dpsgd_run(noise), q.delta_priv, q.neighbouring))
+            .flatten(),
         extra_ridge: None,
         // what Opacus and dp_accounting (add/remove-one by default) report for the same run
         epsilon_add_remove: match (q.algorithm, q.neighbouring) {
             (AlgorithmKind::Dpsgd, Neighbouring::AddRemoveOne) => eps.map(|b| b.upper),
-            (AlgorithmKind::Dpsgd, Neighbouring::ReplaceOne) => Query {
-                neighbouring: Neighbouring::AddRemoveOne,
-                ..*q
-            }
-            .mechanism()
-            .epsilon_bracket(noise, q.delta_priv, BracketSettings::default())
+            (AlgorithmKind::Dpsgd, Neighbouring::ReplaceOne) => bracket(
+                &Query {
+                    neighbouring: Neighbouring::AddRemoveOne,
+                    ..*q
+                }
+                .mechanism(),
+            )
             .map(|b| b.upper),
             _ => None,
         },
@@ -215,11 +239,11 @@ fn unreachable(arg: &'static str, level: f64, q: &Query, mech: &Mechanism, zcdp:
     };
     let strict = if zcdp {
         mech.rho(largest) > level
-    } else if certified {
-        mech.epsilon_bracket(largest, q.delta_priv, BracketSettings::default())
-            .is_none_or(|b| b.upper > level)
     } else {
-        !mech.meets(largest, level, q.delta_priv)
+        epsilon(&mech.event(largest), q.delta_priv, q.neighbouring, BracketSettings::default())
+            .ok()
+            .flatten()
+            .is_none_or(|b| b.upper > level)
     };
     if level <= floor {
         Argument::new(

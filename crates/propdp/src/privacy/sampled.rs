@@ -5,7 +5,7 @@ use super::query::{NoiseLevel, Query, QueryArgs};
 use crate::error::Argument;
 use propdp_core::AlgorithmKind;
 use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
-use propdp_core::accountant::events::Events;
+use propdp_core::accountant::events::Event;
 use propdp_core::accountant::sampling::{SampledEpsilon, Sampling, sampled_epsilon};
 
 /// DP-SGD's ε under a sampling scheme other than Poisson (fixed-size or
@@ -36,16 +36,14 @@ pub fn assess_sampled(args: &QueryArgs, sampling: Sampling) -> crate::Result<Sam
         .into());
     };
     let run = query.dpsgd_run(noise);
-    let sampled = Events::run(run)
-        .and_then(|events| {
-            sampled_epsilon(
-                sampling,
-                &events,
-                query.delta_priv,
-                query.neighbouring,
-                BracketSettings::default(),
-            )
-        })
+    let event = Event::dpsgd(run.noise_multiplier, run.sample_rate, run.steps);
+    let sampled = sampled_epsilon(
+        sampling,
+        &event,
+        query.delta_priv,
+        query.neighbouring,
+        BracketSettings::default(),
+    )
         .map_err(|e| {
             Argument::new(
                 if e.argument() == "neighbouring" {

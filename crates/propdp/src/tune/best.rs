@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 
 use anyhow::Result;
-use propdp_core::accountant::Neighbouring;
+use propdp_core::accountant::bracket::BracketSettings;
+use propdp_core::accountant::pld::fixed_grid_epsilon;
+use propdp_core::accountant::{Neighbouring, epsilon};
 use propdp_core::problem::{Budget, Target};
 use propdp_core::record::{Provenance, Record, SolverReport, Source};
 use propdp_core::{Algorithm, AlgorithmKind, ModelKind};
@@ -109,7 +111,17 @@ impl TrainingRun {
         let model = opt.point.model();
         let add_remove = model.mechanism(opt.point.algorithm().mechanism(), Neighbouring::AddRemoveOne);
         let (epsilon_add_remove, rho_add_remove) = match budget.target {
-            Target::Approx { delta_priv, .. } => (add_remove.epsilon(sigma, delta_priv), None),
+            Target::Approx { delta_priv, .. } => {
+                let (event, n) = (add_remove.event(sigma), Neighbouring::AddRemoveOne);
+                // DP-SGD: the fast upper bound; DP-GD: its exact ε
+                let e = fixed_grid_epsilon(&event, delta_priv, n).or_else(|| {
+                    epsilon(&event, delta_priv, n, BracketSettings::default())
+                        .ok()
+                        .flatten()
+                        .map(|b| b.upper)
+                });
+                (e, None)
+            }
             Target::Zcdp { .. } => (None, Some(add_remove.rho(sigma)).filter(|r| r.is_finite())),
         };
         Some(TrainingRun {
