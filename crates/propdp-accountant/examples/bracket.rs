@@ -12,7 +12,7 @@ use std::time::Instant;
 use propdp_accountant::Neighbouring;
 use propdp_accountant::bracket::BracketSettings;
 use propdp_accountant::epsilon;
-use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::events::{Event, Segment};
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -38,12 +38,7 @@ fn main() {
         let f: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
         let (z, q, steps, delta, reference) = (f[0], f[1], f[2] as u64, f[3], f[5]);
         let start = Instant::now();
-        let b = Events::run(Segment {
-            noise_multiplier: z,
-            sample_rate: q,
-            steps,
-        })
-        .and_then(|e| epsilon(&e, delta, relation, BracketSettings::default()));
+        let b = epsilon(&Event::dpsgd(z, q, steps), delta, relation, BracketSettings::default());
         let secs = start.elapsed().as_secs_f64();
         match b {
             Ok(Some(b)) => println!(
@@ -80,7 +75,7 @@ fn one_case(args: &[String], relation: Neighbouring) {
         })
         .collect();
     let start = Instant::now();
-    let b = Events::schedule(&segments).and_then(|e| epsilon(&e, num(&args[0]), relation, settings));
+    let b = epsilon(&Event::schedule(&segments), num(&args[0]), relation, settings);
     let seconds = start.elapsed().as_secs_f64();
     match b {
         Ok(Some(b)) => println!(

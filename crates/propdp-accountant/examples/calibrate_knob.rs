@@ -4,13 +4,13 @@
 use propdp_accountant::Neighbouring;
 use propdp_accountant::bracket::{BracketSettings, EpsilonBracket};
 use propdp_accountant::calibrate::{Knob, Target, calibrate};
-use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::events::{Event, Segment};
 use propdp_accountant::sampling::{Sampling, sampled_epsilon};
 
 /// The certified ε of one run: the Poisson figure of [`sampled_epsilon`].
 fn certified(run: &Segment, delta: f64, n: Neighbouring, s: BracketSettings) -> Option<EpsilonBracket> {
-    let events = Events::run(*run).ok()?;
-    sampled_epsilon(Sampling::Poisson, &events, delta, n, s).ok()?.epsilon
+    let event = Event::dpsgd(run.noise_multiplier, run.sample_rate, run.steps);
+    sampled_epsilon(Sampling::Poisson, &event, delta, n, s).ok()?.epsilon
 }
 
 fn main() {
@@ -28,16 +28,22 @@ fn main() {
                     epsilon: eps,
                     delta_priv: delta,
                 };
-                match calibrate(knob, run, target, n, s) {
+                let make_event = |v: f64| match knob {
+                    Knob::NoiseMultiplier => Event::dpsgd(v, run.sample_rate, run.steps),
+                    Knob::Steps => Event::dpsgd(run.noise_multiplier, run.sample_rate, v as u64),
+                    Knob::SampleRate => Event::dpsgd(run.noise_multiplier, v, run.steps),
+                };
+                match calibrate(knob, make_event, target, n, s) {
                     Ok(c) => {
-                        let back = certified(&c.run, delta, n, s).unwrap();
+                        let run = c.event.parts().unwrap().segments[0];
+                        let back = certified(&run, delta, n, s).unwrap();
                         println!(
                             "{:<15} ε {eps:<5} δ {delta:e} {:<18}: z {:.6} q {:.6e} T {:>9}  ε ∈ [{:.6}, {:.6}] ({} evals, {:.2} s)",
                             n.label(),
                             knob.name(),
-                            c.run.noise_multiplier,
-                            c.run.sample_rate,
-                            c.run.steps,
+                            run.noise_multiplier,
+                            run.sample_rate,
+                            run.steps,
                             back.lower,
                             back.upper,
                             c.evaluations,

@@ -29,8 +29,8 @@ use crate::neighbouring::Neighbouring;
 /// [`crate::bracket`]); the event's parts out of range are refused naming
 /// them (`segment[1].sample_rate`, [`Event::parts`]).
 ///
-/// - A Gaussian release (T-fold) alone: its exact ε, [ε, ε]; one objective
-///   release alone: the exact ε of its bound (replace-one: group privacy
+/// - A Gaussian release (T-fold) alone: its exact ε, [ε, ε]; a bare
+///   [`Event::Objective`]: the exact ε of its bound (replace-one: group privacy
 ///   of size 2 on it, [`crate::ObjectiveBound::log_delta_replace`]), [ε, ε].
 /// - One DP-SGD run alone: the PLD bracket with its upper end tightened by
 ///   the run's other valid upper bounds (the RDP accountant's, the full
@@ -75,7 +75,9 @@ pub fn epsilon(
     if let Some((noise, sensitivity, steps)) = parts.lone_gaussian() {
         return Ok(gdp_to_eps(mu_dpgd(sensitivity, 1.0, steps as usize, noise, neighbouring), delta).map(exact));
     }
-    if let Some(release) = parts.lone_objective() {
+    // a bare objective event (a mechanism's): its curve in closed form; in a
+    // composition, the composition's bracket (each end moved 10⁻¹² outwards)
+    if let (Event::Objective(_), Some(release)) = (event, parts.lone_objective()) {
         let log_delta = |e: f64| match neighbouring {
             Neighbouring::AddRemoveOne => release.log_delta(e),
             Neighbouring::ReplaceOne => release.log_delta_replace(e),
@@ -165,7 +167,14 @@ pub fn admits(event: &Event, neighbouring: Neighbouring, settings: BracketSettin
         return Ok(());
     }
     let tail = crate::bracket::TAIL;
-    first_grid(&parts.segments, &parts.objectives, neighbouring, settings.max_points, tail).map(|_| ())
+    first_grid(
+        &parts.segments,
+        &parts.objectives,
+        neighbouring,
+        settings.max_points,
+        tail,
+    )
+    .map(|_| ())
 }
 
 /// The certified ε at `delta` of `run` under `neighbouring`: the PLD

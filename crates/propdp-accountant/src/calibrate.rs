@@ -43,8 +43,8 @@ use serde::{Deserialize, Serialize};
 use crate::AccountantError;
 use crate::account::deciding;
 use crate::bracket::{BracketSettings, EpsilonBracket};
-use crate::dpsgd::{fast_epsilon, rdp_epsilon};
 use crate::dpsgd::calibrate_dpsgd;
+use crate::dpsgd::{fast_epsilon, rdp_epsilon};
 use crate::events::{Event, Segment, check_delta};
 use crate::gaussian::{gdp_to_eps, log_delta_gaussian, mu_dpgd, smallest_noise};
 use crate::neighbouring::{Neighbouring, relation_factor};
@@ -322,7 +322,9 @@ fn calibrate_rho(knob: Knob, rho: f64, rho_of: impl Fn(f64) -> f64) -> Result<f6
             let unmet = || {
                 AccountantError::unattainable(
                     "rho",
-                    &format!("rho = {rho:?} is not met by any noise in [e^-200, e^40] (ρ ≥ {floor:?} however large the noise)"),
+                    &format!(
+                        "rho = {rho:?} is not met by any noise in [e^-200, e^40] (ρ ≥ {floor:?} however large the noise)"
+                    ),
                 )
             };
             if floor >= rho {

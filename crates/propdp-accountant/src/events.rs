@@ -180,7 +180,11 @@ impl Parts {
             Event::SelfComposed { event, count: k } => {
                 // a count of 0 reaches the part's own check (`steps ≥ 1`)
                 let total = count.checked_mul(*k).ok_or_else(|| {
-                    AccountantError::range("steps", u128::from(count) * u128::from(*k), "a total number of steps below 2⁶⁴")
+                    AccountantError::range(
+                        "steps",
+                        u128::from(count) * u128::from(*k),
+                        "a total number of steps below 2⁶⁴",
+                    )
                 })?;
                 self.add(event, total, sampled)?;
             }
@@ -211,8 +215,9 @@ impl Parts {
     /// α → ∞), and c0 + A√(2/π) + A²/2 per objective release (×4 under
     /// replace-one; [`ObjectiveBound::zcdp`]).
     pub fn rho(&self, neighbouring: Neighbouring) -> f64 {
-        let gaussians = (self.segments.iter().zip(&self.gaussians))
-            .map(|(s, &(noise, sensitivity, _))| 0.5 * mu_dpgd(sensitivity, 1.0, s.steps as usize, noise, neighbouring).powi(2));
+        let gaussians = (self.segments.iter().zip(&self.gaussians)).map(|(s, &(noise, sensitivity, _))| {
+            0.5 * mu_dpgd(sensitivity, 1.0, s.steps as usize, noise, neighbouring).powi(2)
+        });
         let scale = match neighbouring {
             Neighbouring::AddRemoveOne => 1.0,
             Neighbouring::ReplaceOne => 4.0,
@@ -224,7 +229,11 @@ impl Parts {
     /// The one Gaussian (self-composed) outside any sample, as (σ, Δ, T):
     /// the event is exactly μ-GDP with μ = s·√T·Δ/σ.
     pub(crate) fn lone_gaussian(&self) -> Option<(f64, f64, u64)> {
-        match (self.segments.as_slice(), self.gaussians.as_slice(), self.objectives.is_empty()) {
+        match (
+            self.segments.as_slice(),
+            self.gaussians.as_slice(),
+            self.objectives.is_empty(),
+        ) {
             ([s], [(noise, sensitivity, false)], true) => Some((*noise, *sensitivity, s.steps)),
             _ => None,
         }

@@ -3,6 +3,10 @@
 //! integration of the privacy-loss bounds and high-precision references,
 //! and noise calibrations read back.
 
+mod common;
+#[allow(unused_imports)]
+use common::{Events, MechanismExt};
+
 use propdp_accountant::{
     Mechanism, MechanismKind, Neighbouring, ObjectiveBound, delta_gaussian, gdp_to_eps, log_delta_gaussian,
     log_norm_cdf, mu_dpgd, mu_output, norm_cdf, zcdp_to_eps,

@@ -3,6 +3,10 @@
 //! from scripts/reference/dp_accounting_reference.py), q = 1 against the exact Gaussian
 //! mechanism, pessimism under grid refinement, and RDP as an upper bound.
 
+mod common;
+#[allow(unused_imports)]
+use common::{Events, MechanismExt};
+
 use propdp_accountant::bracket::BracketSettings;
 use propdp_accountant::gdp_to_eps;
 use propdp_accountant::pld::{SubsampledGaussian, delta as pld_delta};
@@ -265,7 +269,7 @@ fn the_certified_bracket_holds_dp_accountings_epsilon_from_below() {
     use propdp_accountant::Neighbouring;
     use propdp_accountant::bracket::BracketSettings;
     use propdp_accountant::epsilon;
-    use propdp_accountant::events::{Events, Segment};
+    use propdp_accountant::events::Segment;
     for (i, r) in references().iter().enumerate() {
         if i % 3 != 0 && !(r.z == 0.6 && r.q == 0.004) {
             continue;
@@ -322,7 +326,7 @@ fn the_replace_one_bracket_holds_the_fast_accountants_figure() {
 fn the_issue_case_reaches_prv_accountants_finest_width() {
     use propdp_accountant::Neighbouring;
     use propdp_accountant::epsilon;
-    use propdp_accountant::events::{Events, Segment};
+    use propdp_accountant::events::Segment;
     const FINE: f64 = 8.494286629164606;
     for max_points in [1 << 22, 1 << 20] {
         let settings = BracketSettings {

@@ -6,8 +6,12 @@
 //! propdp (tests/data/large_epsilon.csv, scripts/reference/large_epsilon_reference.py:
 //! mpmath closed forms, and dp-accounting's PMFs read stably).
 
+mod common;
+#[allow(unused_imports)]
+use common::{Events, MechanismExt};
+
 use propdp_accountant::bracket::BracketSettings;
-use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::events::Segment;
 use propdp_accountant::{Mechanism, MechanismKind, Neighbouring, epsilon};
 
 /// One reference row: the schedule, δ, its kind and [lower, upper].
@@ -114,7 +118,7 @@ fn tiny_noise_multipliers_are_refused_or_have_no_finite_epsilon() {
                 steps: 1,
             })
             .unwrap_err();
-            assert_eq!(err.argument(), "noise_multiplier", "{z}: {err}");
+            assert_eq!(err.argument(), "segment[0].noise_multiplier", "{z}: {err}");
             assert!(err.to_string().contains("1e-150 ≤ noise_multiplier"), "{err}");
         }
         let one = Events::run(Segment {

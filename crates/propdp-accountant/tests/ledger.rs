@@ -4,8 +4,12 @@
 //! exact ε, alone and composed twice (a quadrature over the first release's
 //! loss), and against the composition theorems' simple bounds.
 
+mod common;
+#[allow(unused_imports)]
+use common::{Events, MechanismExt};
+
 use propdp_accountant::bracket::BracketSettings;
-use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::events::Segment;
 use propdp_accountant::{Neighbouring, ObjectiveBound, epsilon};
 
 const S: BracketSettings = BracketSettings {

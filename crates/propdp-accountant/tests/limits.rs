@@ -3,10 +3,14 @@
 //! small noise, schedules of 10⁴–10⁵ segments, step counts near 2⁶⁴. Each
 //! case once allocated terabytes, ran for minutes or wrapped around.
 
+mod common;
+#[allow(unused_imports)]
+use common::{Events, MechanismExt};
+
 use std::time::Instant;
 
 use propdp_accountant::bracket::BracketSettings;
-use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::events::Segment;
 use propdp_accountant::{Mechanism, MechanismKind, Neighbouring, ObjectiveBound, epsilon};
 
 const RELATIONS: [Neighbouring; 2] = [Neighbouring::AddRemoveOne, Neighbouring::ReplaceOne];

@@ -2,6 +2,9 @@
 //! noise, more ridge, a larger ε or δ never weaken a guarantee; more steps, a
 //! larger Lipschitz constant or the replace-one relation never strengthen it.
 
+mod common;
+use common::MechanismExt;
+
 use propdp_accountant::{Mechanism, MechanismKind, Neighbouring};
 use proptest::prelude::*;
 use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};

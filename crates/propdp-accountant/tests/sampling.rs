@@ -2,8 +2,12 @@
 //! pair at the 2C shift; shuffled batches get the no-amplification
 //! Gaussian ε, with the Poisson figure beside it.
 
+mod common;
+#[allow(unused_imports)]
+use common::{Events, MechanismExt};
+
 use propdp_accountant::bracket::BracketSettings;
-use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::events::Segment;
 use propdp_accountant::sampling::{Sampling, sampled_epsilon};
 use propdp_accountant::{Neighbouring, delta_gaussian, gdp_to_eps};
 
@@ -138,7 +142,7 @@ fn fixed_size_batches_under_add_remove_are_refused_naming_the_relation() {
     let e = Events::run(bad)
         .and_then(|e| sampled_epsilon(Sampling::Poisson, &e, 1e-5, Neighbouring::AddRemoveOne, S))
         .unwrap_err();
-    assert_eq!(e.argument(), "sample_rate");
+    assert_eq!(e.argument(), "segment[0].sample_rate");
     assert_eq!(Sampling::parse("fixed-size"), Some(Sampling::FixedSize));
     assert_eq!(Sampling::parse("uniform"), None);
 }

@@ -9,8 +9,12 @@
 //! bound) and pessimistic (an upper bound), read stably
 //! (tests/data/small_epsilon.csv, scripts/reference/small_epsilon_reference.py).
 
+mod common;
+#[allow(unused_imports)]
+use common::{Events, MechanismExt};
+
 use propdp_accountant::bracket::BracketSettings;
-use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::events::Segment;
 use propdp_accountant::{Neighbouring, epsilon};
 
 /// Every case reaches the 0.1% width, holds the references in the valid

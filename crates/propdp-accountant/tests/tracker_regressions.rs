@@ -18,9 +18,13 @@
 //!   steps, rate; ε from 0.05 to 50, δ down to 1e-18) reads back at most
 //!   its target within a bounded number of certified evaluations.
 
+mod common;
+#[allow(unused_imports)]
+use common::{Events, MechanismExt};
+
 use propdp_accountant::bracket::{BracketSettings, EpsilonBracket};
-use propdp_accountant::calibrate::{Knob, Target, calibrate};
-use propdp_accountant::events::{Events, Segment};
+use propdp_accountant::calibrate::{Knob, Target};
+use propdp_accountant::events::Segment;
 use propdp_accountant::sampling::{Sampling, sampled_epsilon};
 use propdp_accountant::{Neighbouring, epsilon, gdp_to_eps};
 
@@ -136,7 +140,7 @@ fn calibrations_never_overshoot_and_stay_bounded() {
                     epsilon,
                     delta_priv: delta,
                 };
-                let Ok(c) = calibrate(knob, run, target, n, s) else {
+                let Ok(c) = common::calibrate(knob, run, target, n, s) else {
                     // only the steps can be out of reach (one step above the target)
                     assert_eq!(knob, Knob::Steps, "{n:?} ε {epsilon} δ {delta}");
                     continue;

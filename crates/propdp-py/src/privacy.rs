@@ -140,7 +140,7 @@ pub(crate) fn check_plan(py: Python<'_>, segments: Vec<(f64, f64, i64)>, neighbo
     let relation = parse_relation(py, neighbouring)?;
     let plan = parse_plan(py, &segments)?;
     admits(&Event::schedule(&plan), relation, BracketSettings::default())
-    .map_err(|e| bad(e.argument().to_string(), format!(": {e}")))
+        .map_err(|e| bad(e.argument().to_string(), format!(": {e}")))
 }
 
 /// The DP-SGD segments of (noise_multiplier, sample_rate, steps) triples;
@@ -232,7 +232,15 @@ pub(crate) fn sampled_run<'py>(
     })?;
     let plan = parse_plan(py, &segments)?;
     let r = py
-        .detach(|| sampled_epsilon(scheme, &Event::schedule(&plan), delta, relation, BracketSettings::default()))
+        .detach(|| {
+            sampled_epsilon(
+                scheme,
+                &Event::schedule(&plan),
+                delta,
+                relation,
+                BracketSettings::default(),
+            )
+        })
         .map_err(|e| config_error(py, format!("{}: {e}", e.argument()), Some(e.argument().to_string())))?;
     let json = serde_json::json!({
         "sampling": r.sampling.name(),
@@ -294,7 +302,11 @@ pub(crate) fn calibrate_run<'py>(
         .detach(|| calibrate(knob, make_event, target, relation, BracketSettings::default()))
         .map_err(|e| bad(e.argument().to_string(), format!(": {e}")))?;
     let b = c.epsilon;
-    let run = c.event.parts().map_err(|e| bad(e.argument().to_string(), format!(": {e}")))?.segments[0];
+    let run = c
+        .event
+        .parts()
+        .map_err(|e| bad(e.argument().to_string(), format!(": {e}")))?
+        .segments[0];
     let json = serde_json::json!({
         "noise_multiplier": run.noise_multiplier,
         "sample_rate": run.sample_rate,

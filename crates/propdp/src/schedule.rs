@@ -266,15 +266,15 @@ fn certify(
         sampled_epsilon(sampling, &Event::schedule(&plan), delta_priv, neighbouring, settings)
     } else {
         epsilon(&Event::ledger(&plan, &releases), delta_priv, neighbouring, settings).map(|epsilon| SampledEpsilon {
-                sampling,
-                neighbouring,
-                sensitivity: relation_factor(neighbouring),
-                epsilon,
-                if_poisson: None,
-                assumption: "Poisson sampling (replace-one: the pair (1 − q)N(0, z²) + qN(∓1, z²)); each objective \
+            sampling,
+            neighbouring,
+            sensitivity: relation_factor(neighbouring),
+            epsilon,
+            if_poisson: None,
+            assumption: "Poisson sampling (replace-one: the pair (1 − q)N(0, z²) + qN(∓1, z²)); each objective \
                          release through its privacy-loss bound c + A|Z| (rows ‖x‖ ≤ 1; replace-one: group privacy \
                          of size 2 on it)",
-            })
+        })
     }
     .map_err(|e| {
         // the accountant names segment[i].noise_multiplier: the file's key is `noise`

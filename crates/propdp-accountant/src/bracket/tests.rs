@@ -267,9 +267,12 @@ fn bad_arguments_are_refused_by_name() {
     let s = BracketSettings::default();
     let err = |r: Result<Option<EpsilonBracket>, AccountantError>| r.unwrap_err().argument().to_string();
     let n = Neighbouring::AddRemoveOne;
-    assert_eq!(err(run_bracket(1.0, 1.5, 10, 1e-5, n, s)), "sample_rate");
-    assert_eq!(err(run_bracket(0.0, 0.5, 10, 1e-5, n, s)), "noise_multiplier");
-    assert_eq!(err(run_bracket(1.0, 0.5, 0, 1e-5, n, s)), "steps");
+    assert_eq!(err(run_bracket(1.0, 1.5, 10, 1e-5, n, s)), "segment[0].sample_rate");
+    assert_eq!(
+        err(run_bracket(0.0, 0.5, 10, 1e-5, n, s)),
+        "segment[0].noise_multiplier"
+    );
+    assert_eq!(err(run_bracket(1.0, 0.5, 0, 1e-5, n, s)), "segment[0].steps");
     assert_eq!(err(run_bracket(1.0, 0.5, 10, 1.0, n, s)), "delta");
     let zero = BracketSettings {
         relative_width: 0.0,

@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::accountant::bracket::BracketSettings;
-use crate::accountant::calibrate::{Knob, calibrate};
 pub use crate::accountant::calibrate::Target;
+use crate::accountant::calibrate::{Knob, calibrate};
 use crate::accountant::{ExtraRidge, MechanismKind, Neighbouring};
 use crate::problem::Model;
 
@@ -47,9 +47,15 @@ impl Budget {
     pub fn calibrate(&self, model: &Model, kind: MechanismKind) -> Option<f64> {
         let mech = model.mechanism(kind, self.neighbouring);
         let settings = BracketSettings::default();
-        calibrate(Knob::NoiseMultiplier, |s| mech.event(s), self.target, self.neighbouring, settings)
-            .ok()
-            .map(|c| c.value)
+        calibrate(
+            Knob::NoiseMultiplier,
+            |s| mech.event(s),
+            self.target,
+            self.neighbouring,
+            settings,
+        )
+        .ok()
+        .map(|c| c.value)
     }
 
     /// A budget under `neighbouring` with the default extra-ridge policy

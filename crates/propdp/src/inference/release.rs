@@ -108,7 +108,9 @@ fn composed(
 ) -> Option<EpsilonBracket> {
     let settings = BracketSettings::default();
     let at = |s: &[Segment], o: &[ObjectiveBound], delta: f64| {
-        epsilon(&Event::ledger(s, o), delta, neighbouring, settings).ok().flatten()
+        epsilon(&Event::ledger(s, o), delta, neighbouring, settings)
+            .ok()
+            .flatten()
     };
     let tight = at(segments, objectives, delta);
     if tight.is_some() || segments.is_empty() || objectives.is_empty() {
@@ -210,9 +212,15 @@ pub(super) fn calibrated_noise(mechanism: &Mechanism, epsilon: f64, delta: f64) 
         delta_priv: delta,
     };
     let settings = BracketSettings::default();
-    calibrate(Knob::NoiseMultiplier, |s| mechanism.event(s), target, mechanism.neighbouring, settings)
-        .ok()
-        .map(|c| c.value)
+    calibrate(
+        Knob::NoiseMultiplier,
+        |s| mechanism.event(s),
+        target,
+        mechanism.neighbouring,
+        settings,
+    )
+    .ok()
+    .map(|c| c.value)
 }
 
 /// The noise multiplier of `count` nuisance releases at ε·`share` and

@@ -164,9 +164,14 @@ fn bracket(spec: &Spec, z: f64, k: usize) -> Option<EpsilonBracket> {
         sample_rate: 1.0,
         steps: k as u64,
     };
-    epsilon(&Event::ledger(&[segment], &[]), spec.delta_priv, spec.neighbouring, BracketSettings::default())
-        .ok()
-        .flatten()
+    epsilon(
+        &Event::ledger(&[segment], &[]),
+        spec.delta_priv,
+        spec.neighbouring,
+        BracketSettings::default(),
+    )
+    .ok()
+    .flatten()
 }
 
 /// The noise multiplier of `k` Gaussian releases within the whole budget,

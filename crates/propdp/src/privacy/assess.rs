@@ -143,9 +143,15 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
     let mech = q.mechanism();
     let settings = BracketSettings::default();
     let calibrated = |target: Target| {
-        calibrate(Knob::NoiseMultiplier, |s| mech.event(s), target, q.neighbouring, settings)
-            .ok()
-            .map(|c| c.value)
+        calibrate(
+            Knob::NoiseMultiplier,
+            |s| mech.event(s),
+            target,
+            q.neighbouring,
+            settings,
+        )
+        .ok()
+        .map(|c| c.value)
     };
     let noise = match q.noise {
         NoiseLevel::Given(n) => n,
@@ -158,7 +164,11 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
         })
         .ok_or_else(|| unreachable("epsilon", eps, q, &mech, false))?,
     };
-    let bracket = |m: &Mechanism| epsilon(&m.event(noise), q.delta_priv, m.neighbouring, settings).ok().flatten();
+    let bracket = |m: &Mechanism| {
+        epsilon(&m.event(noise), q.delta_priv, m.neighbouring, settings)
+            .ok()
+            .flatten()
+    };
     let (l, beta) = (mech.lipschitz, mech.curvature);
     let (mu, objective_bound, rdp) = match q.algorithm {
         AlgorithmKind::Output => (Some(mu_output(l, 1.0, q.lambda, noise, q.neighbouring)), None, vec![]),
@@ -240,10 +250,15 @@ fn unreachable(arg: &'static str, level: f64, q: &Query, mech: &Mechanism, zcdp:
     let strict = if zcdp {
         mech.rho(largest) > level
     } else {
-        epsilon(&mech.event(largest), q.delta_priv, q.neighbouring, BracketSettings::default())
-            .ok()
-            .flatten()
-            .is_none_or(|b| b.upper > level)
+        epsilon(
+            &mech.event(largest),
+            q.delta_priv,
+            q.neighbouring,
+            BracketSettings::default(),
+        )
+        .ok()
+        .flatten()
+        .is_none_or(|b| b.upper > level)
     };
     if level <= floor {
         Argument::new(

@@ -44,16 +44,16 @@ pub fn assess_sampled(args: &QueryArgs, sampling: Sampling) -> crate::Result<Sam
         query.neighbouring,
         BracketSettings::default(),
     )
-        .map_err(|e| {
-            Argument::new(
-                if e.argument() == "neighbouring" {
-                    "neighbouring"
-                } else {
-                    "noise"
-                },
-                format!(": {e}"),
-            )
-        })?;
+    .map_err(|e| {
+        Argument::new(
+            if e.argument() == "neighbouring" {
+                "neighbouring"
+            } else {
+                "noise"
+            },
+            format!(": {e}"),
+        )
+    })?;
     Ok(SampledReport { query, sampled })
 }
 
