@@ -3,8 +3,8 @@
 //! and carry warm starts along a sweep.
 
 use propdp_core::config::{
-    DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LONG_HORIZON_POINTS,
-    OSCILLATING_EXACT_MAX, SolverOptions,
+    DMFT_POINTS, DmftMethod, DmftOptions, FULL_MEMORY_AUTO_MAX, FixedPointOptions, LONG_HORIZON_FROM,
+    LONG_HORIZON_POINTS, OSCILLATING_EXACT_MAX, SolverOptions,
 };
 use propdp_core::covariance::Covariance;
 use propdp_core::metrics::Metrics;
@@ -381,9 +381,10 @@ impl TheorySolver {
     /// chooses; the point's summary is the last step.
     fn solve_dmft(&self, point: &Point, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Solution, TheoryError> {
         let noise_sd = self.label_noise_sd(point)?;
-        let mut sol = match point.intercept() {
-            Some(icp) => self.solve_intercept(point, icp, noise_sd)?,
-            None => self.solve_without_intercept(point, noise_sd, cancelled)?,
+        let mut sol = match (point.two_cluster(), point.intercept()) {
+            (Some(mix), icp) => self.solve_two_cluster(point, &mix, icp, cancelled)?,
+            (None, Some(icp)) => self.solve_intercept(point, icp, noise_sd)?,
+            (None, None) => self.solve_without_intercept(point, noise_sd, cancelled)?,
         };
         let label_variance = match point.model() {
             Model::Logistic => None,
@@ -437,6 +438,45 @@ impl TheorySolver {
             lambda: 0.0,
         };
         Ok(full_memory_solution(full_memory::solve_intercept(&params, &icp)?))
+    }
+
+    /// A point of the two-cluster data model (docs/theory.md §3.6): the
+    /// full-memory state evolution, isotropic or with the solver's
+    /// covariance, with a learned intercept if the point has one, up to the
+    /// horizon `solver.dmft` gives it ([`FULL_MEMORY_AUTO_MAX`] steps under
+    /// "auto", [`DMFT_MAX_STEPS`] under "exact"); the long horizon is refused.
+    fn solve_two_cluster(
+        &self,
+        point: &Point,
+        mix: &propdp_core::problem::TwoCluster,
+        icp: Option<propdp_core::problem::Intercept>,
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Solution, TheoryError> {
+        let params = self.dmft_params(point, 0.0, DMFT_POINTS);
+        let limit = match self.dmft.method {
+            DmftMethod::Auto => FULL_MEMORY_AUTO_MAX,
+            DmftMethod::Exact => DMFT_MAX_STEPS,
+            DmftMethod::LongHorizon => 0,
+        };
+        if params.steps > limit {
+            return Err(DmftError::Invalid {
+                what: format!(
+                    "two clusters at algorithm.steps = {} under solver.dmft = {:?}: the long-horizon state \
+                     evolution has no two clusters yet (the full-memory one serves steps ≤ {FULL_MEMORY_AUTO_MAX} \
+                     under \"auto\", ≤ {DMFT_MAX_STEPS} under \"exact\")",
+                    params.steps, self.dmft.method
+                ),
+                params: Box::new(params),
+            }
+            .into());
+        }
+        let icp = icp.map(|i| crate::dynamics::Intercept {
+            teacher: i.teacher,
+            learned: i.learned,
+            lambda: 0.0,
+        });
+        let path = full_memory::solve_two_cluster(&params, self.covariance.as_ref(), mix, icp.as_ref(), cancelled)?;
+        Ok(full_memory_solution(path))
     }
 
     /// [`TheorySolver::solve_dmft`] without an intercept: the method

@@ -48,6 +48,10 @@ pub const DMFT_POINTS: usize = 1 << 14;
 pub const LONG_HORIZON_POINTS: usize = 1 << 12;
 /// Horizons above which `dmft = "auto"` uses the long-horizon state evolution.
 pub const LONG_HORIZON_FROM: usize = 100;
+/// Longest horizon `dmft = "auto"` serves with the full-memory DMFT for
+/// what the long-horizon state evolution does not cover (two clusters,
+/// docs/theory.md §3.6).
+pub const FULL_MEMORY_AUTO_MAX: usize = 100;
 /// Longest horizon `dmft = "auto"` solves with the full-memory DMFT where
 /// the long-horizon state evolution is not vouched for (a DP-SGD step size
 /// beyond the mean step's limit 2/L_q, docs/theory.md §3.3): a few minutes
