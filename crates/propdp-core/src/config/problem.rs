@@ -21,7 +21,15 @@ const PROBLEM: Kinds = Kinds {
         ),
         (
             "logistic",
-            &["delta", "s2", "intercept?", "covariance?", "data_model?", "balance?", "within?"],
+            &[
+                "delta",
+                "s2",
+                "intercept?",
+                "covariance?",
+                "data_model?",
+                "balance?",
+                "within?",
+            ],
         ),
         ("least_squares", &["delta", "s2", "intercept?", "noise", "covariance?"]),
     ],

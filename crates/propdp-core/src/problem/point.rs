@@ -191,7 +191,11 @@ impl Point {
                 ),
             ));
         }
-        if self.algorithm.gradient_steps().is_some_and(|g| g.loss_variant == LossVariant::Conditional) {
+        if self
+            .algorithm
+            .gradient_steps()
+            .is_some_and(|g| g.loss_variant == LossVariant::Conditional)
+        {
             return Err(ConfigError::range(
                 "algorithm.loss_variant",
                 "\"conditional\"",

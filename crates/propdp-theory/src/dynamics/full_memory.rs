@@ -81,6 +81,8 @@ pub fn solve_intercept(p: &DmftParams, icp: &Intercept) -> Result<DmftPath, Dmft
 /// covariance `cov`, and a learned intercept if `icp` says so (the teacher
 /// has none). The within-class covariance's modes carry the drift
 /// a·E\[ĝ_t y\] of the class mean; every path's field is r_t + y·m_t + β_t.
+/// Rows have ‖x‖ → κ, so DP-SGD's clip C of the per-example gradient clips
+/// ℓ' at C/κ.
 /// Writes test_class_err, train_loss, norm2, overlap (θᵀθ*/d) and, with an
 /// intercept, fitted_intercept.
 pub fn solve_two_cluster(
@@ -92,7 +94,10 @@ pub fn solve_two_cluster(
 ) -> Result<DmftPath, DmftError> {
     if p.loss != Loss::Logistic {
         return Err(DmftError::Invalid {
-            what: format!("two clusters with the {} loss (the standard logistic loss only)", p.loss),
+            what: format!(
+                "two clusters with the {} loss (the standard logistic loss only)",
+                p.loss
+            ),
             params: Box::new(*p),
         });
     }
@@ -103,7 +108,13 @@ pub fn solve_two_cluster(
         });
     }
     check_spectral_memory(p, cov)?;
-    replicates(p, cov, icp, Some(mix), cancelled)
+    // per-example clipping at C of ĝᵢxᵢ with ‖xᵢ‖² → κ² (the class mean's share is
+    // O(1/d)) clips the scalar ℓ' at C/κ
+    let p = DmftParams {
+        clip: p.clip / mix.within.sqrt(),
+        ..*p
+    };
+    replicates(&p, cov, icp, Some(mix), cancelled)
 }
 
 /// The path averaged over `p.scrambles` independent RQMC scrambles solved
@@ -274,7 +285,10 @@ fn solve_scramble(
     };
     // two clusters: y = ±1 with P(y = +1) = p, independent of the Gaussian part
     let (label, baselines) = match mix {
-        Some(c) => (u.iter().map(|&x| if x < c.balance { 1.0 } else { -1.0 }).collect(), Vec::new()),
+        Some(c) => (
+            u.iter().map(|&x| if x < c.balance { 1.0 } else { -1.0 }).collect(),
+            Vec::new(),
+        ),
         None => (label, baselines),
     };
     let baselines = if stein { baselines } else { Vec::new() };
