@@ -89,7 +89,7 @@ pub enum RawProblem {
         #[serde(default, deserialize_with = "covariance", skip_serializing_if = "Option::is_none")]
         covariance: Option<RawCovariance>,
         /// How the data are drawn (absent: the teacher's labels).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default, deserialize_with = "data_model", skip_serializing_if = "Option::is_none")]
         data_model: Option<DataModel>,
         /// Two clusters: p = P(y = +1) (absent: ½).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,6 +118,20 @@ pub enum RawProblem {
 
 fn noise<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawNoise, D::Error> {
     NOISE.deserialize(d)
+}
+
+/// `problem.data_model`: `"teacher"` or `"two_cluster"`, an error naming the field otherwise.
+fn data_model<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<DataModel>, D::Error> {
+    let value = toml::Value::deserialize(d)?;
+    match value.as_str() {
+        Some("teacher") => Ok(Some(DataModel::Teacher)),
+        Some("two_cluster") => Ok(Some(DataModel::TwoCluster)),
+        _ => Err(serde::de::Error::custom(crate::ConfigError::range(
+            "problem.data_model",
+            &value,
+            "\"teacher\" | \"two_cluster\"",
+        ))),
+    }
 }
 
 fn covariance<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RawCovariance>, D::Error> {

@@ -21,6 +21,12 @@
 //! rounding of the paths, D_t is summed from the pathwise (score) M_g and R_g.
 //! The solve is causal (forward in t), O(N T³/6) work and O(N T) memory.
 //!
+//! Two clusters (§3.6, [`solve_two_cluster`]): rows x = y·μ + g, g ~ N(0, κ²Σ/d),
+//! μ = κ²Σθ*/d, labels P(y = +1) = p independent of g. The modes are those of
+//! Σ_w = κ²Σ, with M_g(t) = a·E[ĝ_t y] (the class mean's drift; no label depends
+//! on ν, so the drift is Σ_k R_g(t,k)A_k + M_g(t) without a Stein quotient); every
+//! path's field is r_t + y·m_t + β_t, m_t = μᵀθ_t, and ℓ' is clipped at C/κ.
+//!
 //! Expectations over samples use randomized quasi-Monte Carlo: Owen-scrambled
 //! Sobol points from `sobol_burley` (dimension T + 2: ν, w_1..w_T, label
 //! noise), mapped to normals by Φ⁻¹ ([`quantile`], `statrs`). That crate supports 2^16
@@ -34,6 +40,9 @@
 //!   first order methods with random data*.
 //! - Mignacco, Krzakala, Urbani, Zdeborová (2020), *Dynamical mean-field theory
 //!   for stochastic gradient descent in Gaussian mixture classification*.
+//! - Loureiro, Sicuro, Gerbelot, Pacco, Krzakala, Zdeborová (2021), *Learning
+//!   Gaussian mixtures with generalised linear models: precise asymptotics in
+//!   high dimensions*.
 
 use propdp_core::covariance::{Atom, Covariance};
 use propdp_core::loss::{Loss, sigmoid};
