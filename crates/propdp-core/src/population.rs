@@ -98,7 +98,7 @@ pub fn test_class_error_shifted(s2: f64, m: f64, q: f64, beta: f64, b_star: f64)
 /// use propdp_core::population::two_cluster_class_error;
 /// // θ = 0: a coin; no spread: the sign of the class mean decides
 /// assert_eq!(two_cluster_class_error(0.7, 0.0, 0.0, 0.0), 0.5);
-/// assert_eq!(two_cluster_class_error(0.7, 1.0, 0.0, 2.0), 0.3);
+/// assert_eq!(two_cluster_class_error(0.75, 1.0, 0.0, 2.0), 0.25);
 /// // balanced, no intercept: Φ(−m/√c)
 /// let e = two_cluster_class_error(0.5, 1.0, 1.0, 0.0);
 /// assert!((e - 0.158_655_253_931_457).abs() < 1e-12);
