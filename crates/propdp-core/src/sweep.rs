@@ -44,6 +44,12 @@ impl Sweep {
         if let Some(p) = points.iter().find(|p| p.intercept().is_some()) {
             check_intercept(raw, p)?;
         }
+        if points.iter().any(|p| p.two_cluster().is_some()) {
+            check_two_cluster(raw)?;
+            for p in &points {
+                check_two_cluster_steps(raw.solver.dmft, p)?;
+            }
+        }
         Ok(Sweep { axes, points })
     }
 
@@ -55,6 +61,12 @@ impl Sweep {
             return Err(ConfigError::not_applicable(
                 "problem.intercept",
                 "the searches of propdp tune have no intercept yet",
+            ));
+        }
+        if problem.data_model() == crate::problem::DataModel::TwoCluster {
+            return Err(ConfigError::not_applicable(
+                "problem.data_model",
+                "the searches of propdp tune have no two-cluster data model yet (data_model = \"teacher\")",
             ));
         }
         let named = problem.axes().into_iter().chain([("delta", problem.delta())]);
@@ -221,10 +233,74 @@ fn point(
             learned: learned.is_some_and(|&l| l == 1.0),
         })?,
     };
+    let point = match (v.get("balance"), v.get("within")) {
+        (Some(&balance), Some(&within)) => point.with_two_cluster(crate::problem::TwoCluster { balance, within })?,
+        _ => point,
+    };
     Ok(match budget {
         Some(b) => point.with_budget(b),
         None => point,
     })
+}
+
+/// What the two-cluster data model (docs/theory.md §3.6: Gaussian clusters,
+/// synthetic rows) does not serve: real rows, a non-Gaussian design.
+fn check_two_cluster(raw: &RawConfig) -> Result<(), ConfigError> {
+    let Some(sim) = raw.simulation.as_ref() else {
+        return Ok(());
+    };
+    if sim.data.is_some() {
+        return Err(ConfigError::not_applicable(
+            "problem.data_model",
+            "data_model = \"two_cluster\" with simulation.data: real rows bring their own clusters (simulate \
+             them with data_model = \"teacher\" and labels = \"y\")",
+        ));
+    }
+    if sim.design != crate::Design::Gaussian {
+        return Err(ConfigError::range(
+            "simulation.design",
+            format!("{:?}", sim.design),
+            "\"gaussian\" with data_model = \"two_cluster\" (its clusters are Gaussian)",
+        ));
+    }
+    Ok(())
+}
+
+/// A two-cluster DP-GD/DP-SGD point within the full-memory state
+/// evolution's horizon (the long-horizon state evolution has no two
+/// clusters yet).
+fn check_two_cluster_steps(method: crate::config::DmftMethod, p: &Point) -> Result<(), ConfigError> {
+    let (Some(_), Some(g)) = (p.two_cluster(), p.algorithm().gradient_steps()) else {
+        return Ok(());
+    };
+    let (limit, name) = full_memory_limit(method);
+    if g.steps > limit {
+        return Err(ConfigError::range(
+            "algorithm.steps",
+            g.steps,
+            &format!(
+                "steps ≤ {limit} with data_model = \"two_cluster\" and solver.dmft = \"{name}\": the long-horizon \
+                 state evolution has no two clusters yet, only the full-memory one serves them (solver.dmft = \
+                 \"auto\": steps ≤ {}, \"exact\": steps ≤ {})",
+                crate::config::FULL_MEMORY_AUTO_MAX,
+                crate::problem::DMFT_MAX_STEPS
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The longest horizon the full-memory state evolution serves under
+/// `solver.dmft`, and the method's name: [`crate::config::FULL_MEMORY_AUTO_MAX`]
+/// under "auto", [`crate::problem::DMFT_MAX_STEPS`] under "exact", none under
+/// "long_horizon".
+fn full_memory_limit(method: crate::config::DmftMethod) -> (usize, &'static str) {
+    use crate::config::DmftMethod;
+    match method {
+        DmftMethod::Auto => (crate::config::FULL_MEMORY_AUTO_MAX, "auto"),
+        DmftMethod::Exact => (crate::problem::DMFT_MAX_STEPS, "exact"),
+        DmftMethod::LongHorizon => (0, "long_horizon"),
+    }
 }
 
 /// What the intercept's simulation (docs/theory.md §3.5: synthetic rows,
