@@ -89,10 +89,12 @@ pub fn test_class_error_shifted(s2: f64, m: f64, q: f64, beta: f64, b_star: f64)
 }
 
 /// P(sign(xᵀθ + β) ≠ y) on a fresh row of the two-cluster data model
-/// (docs/theory.md §3.6): x = y·μ + g, P(y = +1) = p, g ~ N(0, Σ_w/d)
-/// independent of y, so xᵀθ + β = y·m + β + √c·ξ with m = μᵀθ = θ*ᵀΣ_wθ/d
-/// and c = θᵀΣ_wθ/d, and the error is
-/// p·Φ(−(m + β)/√c) + (1 − p)·Φ(−(m − β)/√c) (a field of exactly 0 counts ½).
+/// (docs/theory.md §3.6): rows centred as standardised data are,
+/// x = (y − (2p − 1))·μ + g, P(y = +1) = p, g ~ N(0, Σ_w/d) independent of
+/// y, so xᵀθ + β = (y − (2p − 1))·m + β + √c·ξ with m = μᵀθ = θ*ᵀΣ_wθ/d
+/// and c = θᵀΣ_wθ/d: the field's class means are 2(1 − p)m + β and
+/// −2pm + β, and the error is p·Φ(−(2(1 − p)m + β)/√c) +
+/// (1 − p)·Φ((−2pm + β)/√c) (a field of exactly 0 counts ½).
 ///
 /// ```
 /// use propdp_core::population::two_cluster_class_error;
@@ -115,7 +117,9 @@ pub fn two_cluster_class_error(balance: f64, m: f64, c: f64, beta: f64) -> f64 {
             f64::from(u8::from(mean < 0.0))
         }
     };
-    balance * negative(m + beta) + (1.0 - balance) * (1.0 - negative(-m + beta))
+    // centred rows: the class means of the field are (±1 − (2p − 1))·m
+    let shift = 2.0 * balance - 1.0;
+    balance * negative((1.0 - shift) * m + beta) + (1.0 - balance) * (1.0 - negative((-1.0 - shift) * m + beta))
 }
 
 /// E ρ(−y·xᵀθ) on a fresh sample (the population test log-loss) when

@@ -1,11 +1,12 @@
 //! The two-cluster data model (docs/theory.md §3.6): labels y = ±1 with
-//! P(y = +1) = p, rows x = y·μ + g with g ~ N(0, Σ_w/d), Σ_w = κ²Σ
+//! P(y = +1) = p, rows centred as standardised data are,
+//! x = (y − (2p − 1))·μ + g with g ~ N(0, Σ_w/d), Σ_w = κ²Σ
 //! (Σ = diag(ω) in its eigenbasis, I without a covariance) independent of
 //! y, and the class mean μ = Σ_wθ*/d for the ground truth θ* of
 //! [`crate::data::draw_theta`] (energy s²·e_k per eigen-direction). DP-GD
 //! and DP-SGD descend the standard logistic loss on it exactly as on the
 //! teacher's data ([`crate::gd::Descent`]); the metrics of an iterate are
-//! exact: a fresh row's field is xᵀθ + β = y·m + β + √c·ξ with m = μᵀθ and
+//! exact: a fresh row's field is xᵀθ + β = (y − (2p − 1))·m + β + √c·ξ with m = μᵀθ and
 //! c = θᵀΣ_wθ/d ([`propdp_core::population::two_cluster_class_error`]).
 //!
 //! # References
@@ -28,7 +29,7 @@ use crate::data::{self, Coordinates, Dataset};
 /// A two-cluster training set and its class mean μ.
 #[derive(Debug, Clone)]
 pub struct Clusters {
-    /// Rows xᵢ = yᵢμ + gᵢ (as Xᵀ, d × n), labels yᵢ = ±1 and θ*.
+    /// Rows xᵢ = (yᵢ − (2p − 1))μ + gᵢ (as Xᵀ, d × n), labels yᵢ = ±1 and θ*.
     pub data: Dataset,
     /// μ = Σ_wθ*/d.
     pub mu: DVector<f64>,
@@ -57,11 +58,13 @@ pub fn draw<R: Rng>(
         .map(|j| mix.within * coords.map_or(1.0, |c| c.feature_sd[j] * c.feature_sd[j]))
         .collect();
     let mu = DVector::from_fn(d, |j, _| within[j] * theta_star[j] / d as f64);
+    // centred rows, as standardised data are: x = (y − (2p − 1))·μ + g
+    let centre = 2.0 * mix.balance - 1.0;
     let mut xt = data::draw_design_in(n, d, Design::Gaussian, coords, rng);
     let kappa = mix.within.sqrt();
     for (i, mut row) in xt.column_iter_mut().enumerate() {
         for (x, m) in row.iter_mut().zip(mu.iter()) {
-            *x = kappa * *x + y[i] * m;
+            *x = kappa * *x + (y[i] - centre) * m;
         }
     }
     Clusters {
@@ -102,7 +105,7 @@ mod tests {
     use crate::rng::stream;
 
     /// The exact test error of an iterate is what fresh rows of the model
-    /// give: 400 000 rows drawn apart (labels, then g, then x = yμ + g) at
+    /// give: 400 000 rows drawn apart (labels, then g, then x = (y − (2p − 1))μ + g) at
     /// p = 0.75, κ² = 0.7, a two-atom covariance, an arbitrary θ and β.
     #[test]
     fn the_exact_test_error_is_that_of_fresh_rows() {
@@ -130,7 +133,7 @@ mod tests {
             let fit: f64 = (0..d)
                 .map(|j| {
                     let g: f64 = rng.sample(rand_distr::StandardNormal);
-                    let x = y * train.mu[j] + (train.within[j] / d as f64).sqrt() * g;
+                    let x = (y - (2.0 * mix.balance - 1.0)) * train.mu[j] + (train.within[j] / d as f64).sqrt() * g;
                     x * theta[j]
                 })
                 .sum::<f64>()

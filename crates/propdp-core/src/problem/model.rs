@@ -157,7 +157,7 @@ pub enum DataModel {
     /// Labels from the teacher's field xᵀθ* (docs/theory.md §1).
     #[default]
     Teacher,
-    /// Two Gaussian clusters x = y·μ + g, labels independent of g
+    /// Two Gaussian clusters x = (y − (2p − 1))·μ + g (centred), labels independent of g
     /// (docs/theory.md §3.6).
     TwoCluster,
 }

@@ -30,7 +30,7 @@ pub struct Point {
 
 /// The two-cluster data model (docs/theory.md §3.6, `problem.data_model =
 /// "two_cluster"`): labels y = ±1 with P(y = +1) = p, independent of the
-/// Gaussian part, rows x = y·μ + g with g ~ N(0, κ²Σ/d) and class mean
+/// Gaussian part, centred rows x = (y − (2p − 1))·μ + g with g ~ N(0, κ²Σ/d) and class mean
 /// μ = κ²Σθ*/d.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TwoCluster {

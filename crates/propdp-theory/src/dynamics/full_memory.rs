@@ -21,11 +21,12 @@
 //! rounding of the paths, D_t is summed from the pathwise (score) M_g and R_g.
 //! The solve is causal (forward in t), O(N T³/6) work and O(N T) memory.
 //!
-//! Two clusters (§3.6, [`solve_two_cluster`]): rows x = y·μ + g, g ~ N(0, κ²Σ/d),
-//! μ = κ²Σθ*/d, labels P(y = +1) = p independent of g. The modes are those of
-//! Σ_w = κ²Σ, with M_g(t) = a·E[ĝ_t y] (the class mean's drift; no label depends
-//! on ν, so the drift is Σ_k R_g(t,k)A_k + M_g(t) without a Stein quotient); every
-//! path's field is r_t + y·m_t + β_t, m_t = μᵀθ_t, and ℓ' is clipped at C/κ.
+//! Two clusters (§3.6, [`solve_two_cluster`]): centred rows x = ỹ·μ + g,
+//! ỹ = y − (2p − 1), g ~ N(0, κ²Σ/d), μ = κ²Σθ*/d, labels P(y = +1) = p
+//! independent of g. The modes are those of Σ_w = κ²Σ, with M_g(t) = a·E[ĝ_t ỹ]
+//! (the class mean's drift; no label depends on ν, so the drift is
+//! Σ_k R_g(t,k)A_k + M_g(t) without a Stein quotient); every path's field is
+//! r_t + ỹ·m_t + β_t, m_t = μᵀθ_t, and ℓ' is clipped at C/κ.
 //!
 //! Expectations over samples use randomized quasi-Monte Carlo: Owen-scrambled
 //! Sobol points from `sobol_burley` (dimension T + 2: ν, w_1..w_T, label
@@ -95,11 +96,12 @@ pub fn solve_intercept(
 }
 
 /// [`solve`] for the two-cluster data model (docs/theory.md §3.6): rows
-/// x = y·μ + g, g ~ N(0, κ²Σ/d), μ = κ²Σθ*/d, labels P(y = +1) = p
+/// centred rows x = (y − (2p − 1))·μ + g, g ~ N(0, κ²Σ/d), μ = κ²Σθ*/d, labels P(y = +1) = p
 /// independent of g; the standard logistic loss, isotropic features or a
 /// covariance `cov`, and a learned intercept if `icp` says so (the teacher
 /// has none). The within-class covariance's modes carry the drift
-/// a·E\[ĝ_t y\] of the class mean; every path's field is r_t + y·m_t + β_t.
+/// a·E\[ĝ_t(y − (2p − 1))\] of the class mean; every path's field is
+/// r_t + (y − (2p − 1))·m_t + β_t.
 /// Rows have ‖x‖ → κ, so DP-SGD's clip C of the per-example gradient clips
 /// ℓ' at C/κ.
 /// Writes test_class_err, train_loss, norm2, overlap (θᵀθ*/d) and, with an
@@ -268,7 +270,7 @@ fn solve_scramble(
     // κ² = 1 + sd²: the scale of the labels' and paths' randomness besides ν
     let kappa2 = 1.0 + p.noise_sd * p.noise_sd;
     // two clusters: no label depends on ν, so the drift is Σ_k R_g(t,k)A_k plus the
-    // class mean's a·E[ĝ_t y], and no path needs ∂_ν (`pathwise`) or baselines
+    // class mean's a·E[ĝ_t(y − (2p − 1))], and no path needs ∂_ν (`pathwise`) or baselines
     let stein = mix.is_none() && rho >= STEIN_MIN_S2 * kappa2;
     let pathwise = mix.is_none() && !stein;
     let (z, mut u) = draws(p, seed, if subsampled { 1 + tt } else { 1 });
@@ -303,6 +305,8 @@ fn solve_scramble(
         Loss::ConditionalHuber { .. } | Loss::ConditionalLogistic => (nu.clone(), vec![vec![0.0; n]]),
     };
     // two clusters: y = ±1 with P(y = +1) = p, independent of the Gaussian part
+    // two clusters: rows are centred, x = (y − (2p − 1))·μ + g
+    let centre = mix.map_or(0.0, |c| 2.0 * c.balance - 1.0);
     let (label, baselines) = match mix {
         Some(c) => (
             u.iter().map(|&x| if x < c.balance { 1.0 } else { -1.0 }).collect(),
@@ -388,7 +392,7 @@ fn solve_scramble(
         // two clusters: the class mean's part y·m_t of every field (m_t = μᵀθ_t)
         let m_mean = if mix.is_some() { rho * amp[t] } else { 0.0 };
         for i in 0..n {
-            let (l, d1, d2) = p.loss.eval(label[i], r[i] + label[i] * m_mean + beta);
+            let (l, d1, d2) = p.loss.eval(label[i], r[i] + (label[i] - centre) * m_mean + beta);
             loss += l;
             // DP-SGD: the path's selection and the clip (§3.1); ĥ and ∂_ν vanish where clipped
             if selected(t, i) && d1.abs() < p.clip {
@@ -491,8 +495,8 @@ fn solve_scramble(
         }
         // 4. the drift D_t and C_g(t, ·)
         let drift = if mix.is_some() {
-            // the Gaussian part's Stein drift Σ_k R_g(t,k)A_k and the class mean's a·E[ĝ_t y]
-            let mean_drift = a * (0..n).map(|i| g[t][i] * label[i]).sum::<f64>() / nf;
+            // the Gaussian part's Stein drift Σ_k R_g(t,k)A_k and the class mean's a·E[ĝ_t(y − (2p − 1))]
+            let mean_drift = a * (0..n).map(|i| g[t][i] * (label[i] - centre)).sum::<f64>() / nf;
             (0..=t).map(|k| rg[t][k] * amp[k]).sum::<f64>() + mean_drift
         } else if stein {
             // (a/s)·E[z₀(ĝ_t − βc_t)]: z₀c_t has mean zero, c_t = ĝ⁰_t, for the
@@ -668,10 +672,12 @@ mod tests {
     }
 
     /// One DP-GD step from θ₀ = 0 by hand (docs/theory.md §3.6): every
-    /// ℓ'(0; y) = −y/2, so θ₁ = (η/2)(Σᵢ yᵢgᵢ + nμ) + ησξ₀ and, with
-    /// Σ_w = κ²I, μ = κ²θ*/d: overlap θ₁ᵀθ*/d = ηaκ²s²/2, m₁ = μᵀθ₁ =
-    /// ηaκ⁴s²/2, norm2 = (η²/4)(aκ² + a²κ⁴s²) + η²σ², test error from
-    /// (m₁ + β₁, κ²·norm2) with the intercept's β₁ = ηa(2p − 1)/2.
+    /// ℓ'(0; y) = −y/2, so with centred rows x = ỹμ + g, ỹ = y − (2p − 1),
+    /// E[yỹ] = v = 4p(1 − p), θ₁ = (η/2)(Σᵢ yᵢgᵢ + nvμ) + ησξ₀ and, with
+    /// Σ_w = κ²I, μ = κ²θ*/d: overlap θ₁ᵀθ*/d = ηaκ²s²v/2, m₁ = μᵀθ₁ =
+    /// ηaκ⁴s²v/2, norm2 = (η²/4)(aκ² + a²κ⁴s²v²) + η²σ², test error from
+    /// the class means 2(1 − p)m₁ + β₁, −2pm₁ + β₁ and the variance κ²·norm2,
+    /// with the intercept's β₁ = ηa(2p − 1)/2.
     #[test]
     fn one_two_cluster_step_is_the_closed_form() {
         let p = DmftParams {
@@ -690,12 +696,13 @@ mod tests {
         };
         let path = solve_two_cluster(&p, None, &mix, Some(&icp), &|| false).unwrap();
         let last = path.last();
-        let norm2 = eta * eta / 4.0 * (a * k2 + a * a * k2 * k2 * s2) + eta * eta * p.sigma * p.sigma;
-        let (m1, beta) = (eta * a * k2 * k2 * s2 / 2.0, eta * a * (2.0 * 0.75 - 1.0) / 2.0);
+        let v = 4.0 * 0.75 * 0.25;
+        let norm2 = eta * eta / 4.0 * (a * k2 + a * a * k2 * k2 * s2 * v * v) + eta * eta * p.sigma * p.sigma;
+        let (m1, beta) = (eta * a * k2 * k2 * s2 * v / 2.0, eta * a * (2.0 * 0.75 - 1.0) / 2.0);
         let sd = (k2 * norm2).sqrt();
-        let err = 0.75 * norm_cdf(-(m1 + beta) / sd) + 0.25 * norm_cdf(-(m1 - beta) / sd);
+        let err = 0.75 * norm_cdf(-(0.5 * m1 + beta) / sd) + 0.25 * norm_cdf((-1.5 * m1 + beta) / sd);
         let want = [
-            (metrics::OVERLAP, eta * a * k2 * s2 / 2.0),
+            (metrics::OVERLAP, eta * a * k2 * s2 * v / 2.0),
             (metrics::NORM2, norm2),
             (metrics::TEST_CLASS_ERR, err),
             (INTERCEPT, beta),
