@@ -63,16 +63,18 @@ impl Sweep {
                 "the searches of propdp tune have no intercept yet",
             ));
         }
-        if problem.data_model() == crate::problem::DataModel::TwoCluster {
-            return Err(ConfigError::not_applicable(
-                "problem.data_model",
-                "the searches of propdp tune have no two-cluster data model yet (data_model = \"teacher\")",
-            ));
-        }
         let named = problem.axes().into_iter().chain([("delta", problem.delta())]);
         let axes = expand(named)?;
-        // any algorithm the model admits (least squares: only the gradient methods)
+        // any algorithm the model admits (least squares and two clusters: only the gradient methods)
+        let clusters = problem.data_model() == crate::problem::DataModel::TwoCluster;
         let placeholder = match problem.kind() {
+            _ if clusters => Algorithm::Dpgd {
+                lambda: 1.0,
+                sigma: 0.0,
+                eta: 0.1,
+                steps: 1,
+                loss_variant: Default::default(),
+            },
             crate::ModelKind::LeastSquares => Algorithm::Dpgd {
                 lambda: 1.0,
                 sigma: 0.0,
@@ -86,7 +88,13 @@ impl Sweep {
             },
         };
         odometer(&axes, |v| {
-            Point::new(v["delta"], v["s2"], problem.model(v), placeholder)
+            let point = Point::new(v["delta"], v["s2"], problem.model(v), placeholder)?;
+            match (v.get("balance"), v.get("within")) {
+                (Some(&balance), Some(&within)) if clusters => {
+                    point.with_two_cluster(crate::problem::TwoCluster { balance, within })
+                }
+                _ => Ok(point),
+            }
         })
     }
 
