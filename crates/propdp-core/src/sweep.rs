@@ -252,16 +252,17 @@ fn point(
 }
 
 /// What the two-cluster data model (docs/theory.md §3.6: Gaussian clusters,
-/// synthetic rows) does not serve: real rows, a non-Gaussian design.
+/// synthetic rows, or real rows with their own labels) does not serve: real
+/// rows without labels, a non-Gaussian design.
 fn check_two_cluster(raw: &RawConfig) -> Result<(), ConfigError> {
     let Some(sim) = raw.simulation.as_ref() else {
         return Ok(());
     };
-    if sim.data.is_some() {
+    if sim.data.as_ref().is_some_and(|d| d.labels.is_none()) {
         return Err(ConfigError::not_applicable(
             "problem.data_model",
-            "data_model = \"two_cluster\" with simulation.data: real rows bring their own clusters (simulate \
-             them with data_model = \"teacher\" and labels = \"y\")",
+            "data_model = \"two_cluster\" with simulation.data but no simulation.data.labels: two clusters \
+             cannot label real rows (give the data's own labels, labels = \"y\", to simulate on them)",
         ));
     }
     if sim.design != crate::Design::Gaussian {

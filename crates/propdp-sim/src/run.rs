@@ -211,10 +211,14 @@ pub fn simulate_reps(
                 .into(),
         }));
     }
-    if point.two_cluster().is_some() && (settings.real.is_some() || settings.design != Design::Gaussian) {
+    let own_labels = settings.real.as_ref().is_some_and(|r| r.labels.is_some());
+    if point.two_cluster().is_some() && !own_labels && (settings.real.is_some() || settings.design != Design::Gaussian)
+    {
         return Err(SimError::Invalid(propdp_core::ConfigError::NotApplicable {
             field: "problem.data_model".into(),
-            why: "two clusters are simulated with synthetic Gaussian rows only".into(),
+            why: "two clusters are simulated with synthetic Gaussian rows, or on real rows with their own labels \
+                  (simulation.data.labels)"
+                .into(),
         }));
     }
     let n = samples(settings.d, point.delta());
@@ -302,7 +306,11 @@ fn noise_variance(point: &Point) -> Option<f64> {
 
 fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64) -> Result<Repetition, SimError> {
     let mut rng = stream(s.seed, &[point_index, s.d as u64, rep]);
-    if let Some(mix) = point.two_cluster() {
+    // real rows with their own labels are simulated as they are, whatever the data model
+    if let Some(mix) = point
+        .two_cluster()
+        .filter(|_| !s.real.as_ref().is_some_and(|r| r.labels.is_some()))
+    {
         return two_cluster_rep(point, &mix, s, n, &mut rng).map_err(|source| SimError::Descent {
             point: point_index,
             rep,
