@@ -65,27 +65,22 @@ impl Sweep {
         }
         let named = problem.axes().into_iter().chain([("delta", problem.delta())]);
         let axes = expand(named)?;
-        // any algorithm the model admits (least squares and two clusters: only the gradient methods)
+        // any algorithm the model admits (least squares and two clusters: only the gradient methods,
+        // with a step far below every 2/L: L grows as 1/δ, and tune's searches set their own η)
         let clusters = problem.data_model() == crate::problem::DataModel::TwoCluster;
-        let placeholder = match problem.kind() {
-            _ if clusters => Algorithm::Dpgd {
+        let placeholder = if clusters || problem.kind() == crate::ModelKind::LeastSquares {
+            Algorithm::Dpgd {
                 lambda: 1.0,
                 sigma: 0.0,
-                eta: 0.1,
+                eta: PLACEHOLDER_ETA,
                 steps: 1,
                 loss_variant: Default::default(),
-            },
-            crate::ModelKind::LeastSquares => Algorithm::Dpgd {
+            }
+        } else {
+            Algorithm::Objective {
                 lambda: 1.0,
                 sigma: 0.0,
-                eta: 0.1,
-                steps: 1,
-                loss_variant: Default::default(),
-            },
-            crate::ModelKind::Huber | crate::ModelKind::Logistic => Algorithm::Objective {
-                lambda: 1.0,
-                sigma: 0.0,
-            },
+            }
         };
         odometer(&axes, |v| {
             let point = Point::new(v["delta"], v["s2"], problem.model(v), placeholder)?;
@@ -124,6 +119,10 @@ fn expand<'a>(named: impl Iterator<Item = (&'static str, &'a ParamSpec)>) -> Res
         })
         .collect()
 }
+
+/// The step of tune's placeholder DP-GD point (least squares, two
+/// clusters): below 2/L for every δ ≥ 10⁻⁶ (L ≤ (1 + 10³)²/4 < 3·10⁵).
+const PLACEHOLDER_ETA: f64 = 1e-6;
 
 /// Most points of one sweep.
 pub const MAX_POINTS: usize = 1_000_000;

@@ -170,6 +170,24 @@ delta_priv = 1e-6
     assert!(e.contains("tune.steps"), "{e}");
 }
 
+/// Least squares and two clusters get a DP-GD placeholder whose step is
+/// valid at every δ: at δ = 0.014 (L ≈ 20) a step of 0.1 was refused as
+/// above 2/L before any search ran.
+#[test]
+fn tune_placeholders_of_gradient_only_models_hold_at_small_delta() {
+    for problem in [
+        "model = \"least_squares\"\ns2 = 1.0\nnoise = { law = \"gaussian\", sd = 0.5 }",
+        "model = \"logistic\"\ns2 = 4.0\ndata_model = \"two_cluster\"\nbalance = 0.6\nwithin = 0.8",
+    ] {
+        let text = format!(
+            "[problem]\n{problem}\ndelta = [0.014, 0.001]\n[tune]\nalgorithms = [\"dpsgd\"]\nepsilon = [1.0]\n\
+             delta_priv = 1e-6\nclip = [1.0]\n"
+        );
+        let (_, points) = TuneConfig::from_toml_str(&text).unwrap_or_else(|e| panic!("{problem}: {e}"));
+        assert_eq!(points.len(), 2);
+    }
+}
+
 #[test]
 fn kappa_is_another_name_of_delta_and_not_both() {
     let cfg = Config::from_toml_str(&HUBER.replace("delta = [0.5, 2.0]", "kappa = [0.5, 2.0]")).unwrap();
