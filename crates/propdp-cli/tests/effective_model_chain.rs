@@ -51,6 +51,28 @@ fn propdp(args: &[&str], dir: &Path) -> String {
     text
 }
 
+/// Two clusters, unbalanced (70/30) and well separated: rows
+/// x = (y − 0.4)·μ + z + 0.8·f·1 (the factor of [`data_csv`], weaker), μ of
+/// Mahalanobis norm² ≈ 6 (balanced Bayes error ≈ 0.7%), labels 0/1.
+fn clusters_csv() -> String {
+    let rng = &mut stream(61, &[1]);
+    let z = draw_gaussian_vector(ROWS * COLS, rng);
+    let f = draw_gaussian_vector(ROWS, rng);
+    let mu = draw_gaussian_vector(COLS, rng) * (6.0f64 / COLS as f64).sqrt();
+    let u = draw_gaussian_vector(ROWS, rng);
+    let mut csv = (0..COLS).map(|j| format!("x{j}")).collect::<Vec<_>>().join(",") + ",y\n";
+    for i in 0..ROWS {
+        // P(y = 1) = 0.7 from a Gaussian's quantile: Φ(0.5244) = 0.7
+        let y = u32::from(u[i] < 0.5244);
+        let shift = 2.0 * f64::from(y) - 1.0 - 0.4;
+        for j in 0..COLS {
+            write!(csv, "{},", z[i * COLS + j] + 0.8 * f[i] + shift * mu[j]).unwrap();
+        }
+        writeln!(csv, "{y}").unwrap();
+    }
+    csv
+}
+
 /// (predicted, simulated mean, its s.e.) of the last step's test_class_err.
 fn predicted_and_simulated(dir: &Path, problem: &str, out: &str) -> (f64, f64, f64) {
     // n = d/δ = 3000 training rows, up to 2n = 3000 held-out rows of the rest
@@ -104,5 +126,38 @@ fn the_effective_model_predicts_private_training_on_the_datas_own_labels() {
     assert!(
         (wrong - mean).abs() > allowed,
         "an isotropic s² = 0.5 model predicted {wrong}, as close as the effective model to {mean} ± {se}"
+    );
+}
+
+/// The same chain on unbalanced, near-separable clusters: `auto` takes the
+/// two-cluster model (the teacher's has no place for 70/30), the DP-SGD
+/// config over its file predicts test_class_err within max(15%, 3 s.e.) of
+/// DP-SGD on the rows and their own labels, and the spread teacher's s² does
+/// not.
+#[test]
+fn two_clusters_predict_private_training_on_their_own_labels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("rows.csv"), clusters_csv()).unwrap();
+    let summary = propdp(
+        &[
+            "spectrum", "rows.csv", "--label", "y", "--model", "logistic", "--out", "eff.csv",
+        ],
+        dir,
+    );
+    assert!(summary.contains("data_model = two_cluster"), "{summary}");
+    assert!(summary.contains("the model describes these data"), "{summary}");
+    let (pred, mean, se) = predicted_and_simulated(dir, "covariance = { file = \"eff.csv\" }", "eff");
+    let allowed = (0.15 * mean).max(3.0 * se);
+    eprintln!("two clusters: predicted {pred}, simulated {mean} ± {se}");
+    assert!(
+        (pred - mean).abs() <= allowed,
+        "two clusters: predicted {pred}, simulated {mean} ± {se} (allowed {allowed})"
+    );
+    let (wrong, ..) = predicted_and_simulated(dir, "s2 = 0.5", "isotropic");
+    eprintln!("isotropic s² = 0.5: predicted {wrong}");
+    assert!(
+        (wrong - mean).abs() > allowed,
+        "an isotropic s² = 0.5 model predicted {wrong}, as close as the two clusters to {mean} ± {se}"
     );
 }

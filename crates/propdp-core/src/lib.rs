@@ -36,6 +36,6 @@ pub use propdp_accountant as accountant;
 
 pub use error::ConfigError;
 pub use problem::{
-    Algorithm, AlgorithmKind, Design, GradientSteps, LossVariant, Model, ModelKind, NoiseLaw, Point, Prior,
+    Algorithm, AlgorithmKind, DataModel, Design, GradientSteps, LossVariant, Model, ModelKind, NoiseLaw, Point, Prior,
 };
 pub use validated::Config;

@@ -139,6 +139,26 @@ pub fn out_of_range(name: &str, value: f64) -> Option<&'static str> {
     }
 }
 
+/// [`offered`] for a point of either data model: with two clusters
+/// (docs/theory.md §3.6) θ* sets the class mean, not a target of the fit,
+/// so no error against it (est_err2, pred_err2); `overlap` is θ̂ᵀθ*/d.
+///
+/// ```
+/// use propdp_core::{metrics::offered_for, AlgorithmKind, DataModel, ModelKind};
+/// let mix = offered_for(ModelKind::Logistic, AlgorithmKind::Dpsgd, DataModel::TwoCluster);
+/// assert!(mix.contains(&"test_class_err") && !mix.contains(&"est_err2"));
+/// ```
+pub fn offered_for(
+    model: crate::ModelKind,
+    algorithm: crate::AlgorithmKind,
+    data: crate::DataModel,
+) -> &'static [&'static str] {
+    match data {
+        crate::DataModel::Teacher => offered(model, algorithm),
+        crate::DataModel::TwoCluster => &[NORM2, OVERLAP, TEST_CLASS_ERR, TRAIN_LOSS],
+    }
+}
+
 /// The metrics the theory predicts (and the simulation measures) for a model
 /// and algorithm: what `[plot] metrics` and `tune.metric` may name.
 ///

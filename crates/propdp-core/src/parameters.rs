@@ -55,11 +55,19 @@ pub enum Domain {
     Intercept,
     /// A switch: 0 (false) or 1 (true).
     Flag,
+    /// The share of a class, within [`BALANCE_RANGE`].
+    Balance,
+    /// A share of a total: 0 < x ≤ 1.
+    Share,
 }
 
 /// Largest teacher intercept |b*| (logistic labels: P(y = 1) = sigmoid(±10)
 /// at ν = 0, a class of 1 in 22 000).
 pub const MAX_INTERCEPT: f64 = 10.0;
+
+/// Smallest and largest share P(y = +1) = p of the two-cluster data model
+/// (docs/theory.md §3.6), so a simulation's n rows hold both classes.
+pub const BALANCE_RANGE: (f64, f64) = (0.02, 0.98);
 
 impl Domain {
     /// The allowed values in words (`0 < sample_rate ≤ 1`).
@@ -74,6 +82,8 @@ impl Domain {
             Domain::Count => format!("an integer, 0 ≤ {name}"),
             Domain::Intercept => format!("−{MAX_INTERCEPT} ≤ {name} ≤ {MAX_INTERCEPT}"),
             Domain::Flag => format!("{name} = true or false"),
+            Domain::Balance => format!("{} ≤ {name} ≤ {}", BALANCE_RANGE.0, BALANCE_RANGE.1),
+            Domain::Share => format!("0 < {name} ≤ 1"),
         }
     }
 
@@ -89,6 +99,8 @@ impl Domain {
             Domain::Count => x >= 0.0 && x.fract() == 0.0 && x.is_finite(),
             Domain::Intercept => x.abs() <= MAX_INTERCEPT,
             Domain::Flag => x == 0.0 || x == 1.0,
+            Domain::Balance => (BALANCE_RANGE.0..=BALANCE_RANGE.1).contains(&x),
+            Domain::Share => x > 0.0 && x <= 1.0,
         }
     }
 }
@@ -96,7 +108,7 @@ impl Domain {
 /// Every key of `[problem]` and `[algorithm]`, and the simulation's `d`
 /// and the gradient step `t` as axes (a test checks the tables' keys are
 /// all here). Symbols are the keys' names where figures have used them so.
-pub const PARAMETERS: [Parameter; 25] = [
+pub const PARAMETERS: [Parameter; 28] = [
     Parameter {
         name: "model",
         table: "problem",
@@ -143,6 +155,30 @@ pub const PARAMETERS: [Parameter; 25] = [
         symbol: "b*",
         label: "b* (the teacher's intercept)",
         domain: Domain::Intercept,
+        algorithms: &[],
+    },
+    Parameter {
+        name: "data_model",
+        table: "problem",
+        symbol: "data_model",
+        label: "data model (teacher | two_cluster)",
+        domain: Domain::Choice,
+        algorithms: &[],
+    },
+    Parameter {
+        name: "balance",
+        table: "problem",
+        symbol: "p",
+        label: "p = P(y = +1) (two clusters)",
+        domain: Domain::Balance,
+        algorithms: &[],
+    },
+    Parameter {
+        name: "within",
+        table: "problem",
+        symbol: "κ²",
+        label: "κ² (within-class share of E‖x‖², two clusters)",
+        domain: Domain::Share,
         algorithms: &[],
     },
     Parameter {

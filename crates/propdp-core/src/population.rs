@@ -88,6 +88,40 @@ pub fn test_class_error_shifted(s2: f64, m: f64, q: f64, beta: f64, b_star: f64)
     normal_expect(0.0, s2.max(0.0).sqrt(), &breaks, step, wrong)
 }
 
+/// P(sign(xᵀθ + β) ≠ y) on a fresh row of the two-cluster data model
+/// (docs/theory.md §3.6): rows centred as standardised data are,
+/// x = (y − (2p − 1))·μ + g, P(y = +1) = p, g ~ N(0, Σ_w/d) independent of
+/// y, so xᵀθ + β = (y − (2p − 1))·m + β + √c·ξ with m = μᵀθ = θ*ᵀΣ_wθ/d
+/// and c = θᵀΣ_wθ/d: the field's class means are 2(1 − p)m + β and
+/// −2pm + β, and the error is p·Φ(−(2(1 − p)m + β)/√c) +
+/// (1 − p)·Φ((−2pm + β)/√c) (a field of exactly 0 counts ½).
+///
+/// ```
+/// use propdp_core::population::two_cluster_class_error;
+/// // θ = 0: a coin; no spread: the sign of the class mean decides
+/// assert_eq!(two_cluster_class_error(0.7, 0.0, 0.0, 0.0), 0.5);
+/// assert_eq!(two_cluster_class_error(0.75, 1.0, 0.0, 2.0), 0.25);
+/// // balanced, no intercept: Φ(−m/√c)
+/// let e = two_cluster_class_error(0.5, 1.0, 1.0, 0.0);
+/// assert!((e - 0.158_655_253_931_457).abs() < 1e-12);
+/// ```
+pub fn two_cluster_class_error(balance: f64, m: f64, c: f64, beta: f64) -> f64 {
+    let sd = c.max(0.0).sqrt();
+    // P(field < 0) for a field of mean `mean`
+    let negative = |mean: f64| {
+        if sd > 0.0 {
+            cdf(-mean / sd)
+        } else if mean == 0.0 {
+            0.5
+        } else {
+            f64::from(u8::from(mean < 0.0))
+        }
+    };
+    // centred rows: the class means of the field are (±1 − (2p − 1))·m
+    let shift = 2.0 * balance - 1.0;
+    balance * negative((1.0 - shift) * m + beta) + (1.0 - balance) * (1.0 - negative((-1.0 - shift) * m + beta))
+}
+
 /// E ρ(−y·xᵀθ) on a fresh sample (the population test log-loss) when
 /// θᵀθ*/d = m, ‖θ‖²/d = q and the teacher's field has variance s²: with
 /// ω = bν + τξ as in [`test_class_error`], by symmetry it is

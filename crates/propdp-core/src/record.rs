@@ -310,7 +310,13 @@ impl Record {
             return Err(format!("{path} is not a finite number"));
         }
         let own_labels = self.simulation.as_ref().is_some_and(|s| s.labels.is_some());
-        for name in crate::metrics::offered(self.model, self.algorithm) {
+        // a two-cluster point's parameters hold its class balance
+        let data = if expected.params.contains_key("balance") {
+            crate::DataModel::TwoCluster
+        } else {
+            crate::DataModel::Teacher
+        };
+        for name in crate::metrics::offered_for(self.model, self.algorithm, data) {
             if own_labels && crate::metrics::NEED_TEACHER.contains(name) {
                 if self.metrics.contains_key(*name) {
                     return Err(format!(

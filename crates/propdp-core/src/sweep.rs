@@ -44,6 +44,12 @@ impl Sweep {
         if let Some(p) = points.iter().find(|p| p.intercept().is_some()) {
             check_intercept(raw, p)?;
         }
+        if points.iter().any(|p| p.two_cluster().is_some()) {
+            check_two_cluster(raw)?;
+            for p in &points {
+                check_two_cluster_steps(raw.solver.dmft, p)?;
+            }
+        }
         Ok(Sweep { axes, points })
     }
 
@@ -59,22 +65,31 @@ impl Sweep {
         }
         let named = problem.axes().into_iter().chain([("delta", problem.delta())]);
         let axes = expand(named)?;
-        // any algorithm the model admits (least squares: only the gradient methods)
-        let placeholder = match problem.kind() {
-            crate::ModelKind::LeastSquares => Algorithm::Dpgd {
+        // any algorithm the model admits (least squares and two clusters: only the gradient methods,
+        // with a step far below every 2/L: L grows as 1/δ, and tune's searches set their own η)
+        let clusters = problem.data_model() == crate::problem::DataModel::TwoCluster;
+        let placeholder = if clusters || problem.kind() == crate::ModelKind::LeastSquares {
+            Algorithm::Dpgd {
                 lambda: 1.0,
                 sigma: 0.0,
-                eta: 0.1,
+                eta: PLACEHOLDER_ETA,
                 steps: 1,
                 loss_variant: Default::default(),
-            },
-            crate::ModelKind::Huber | crate::ModelKind::Logistic => Algorithm::Objective {
+            }
+        } else {
+            Algorithm::Objective {
                 lambda: 1.0,
                 sigma: 0.0,
-            },
+            }
         };
         odometer(&axes, |v| {
-            Point::new(v["delta"], v["s2"], problem.model(v), placeholder)
+            let point = Point::new(v["delta"], v["s2"], problem.model(v), placeholder)?;
+            match (v.get("balance"), v.get("within")) {
+                (Some(&balance), Some(&within)) if clusters => {
+                    point.with_two_cluster(crate::problem::TwoCluster { balance, within })
+                }
+                _ => Ok(point),
+            }
         })
     }
 
@@ -104,6 +119,10 @@ fn expand<'a>(named: impl Iterator<Item = (&'static str, &'a ParamSpec)>) -> Res
         })
         .collect()
 }
+
+/// The step of tune's placeholder DP-GD point (least squares, two
+/// clusters): below 2/L for every δ ≥ 10⁻⁶ (L ≤ (1 + 10³)²/4 < 3·10⁵).
+const PLACEHOLDER_ETA: f64 = 1e-6;
 
 /// Most points of one sweep.
 pub const MAX_POINTS: usize = 1_000_000;
@@ -221,10 +240,75 @@ fn point(
             learned: learned.is_some_and(|&l| l == 1.0),
         })?,
     };
+    let point = match (v.get("balance"), v.get("within")) {
+        (Some(&balance), Some(&within)) => point.with_two_cluster(crate::problem::TwoCluster { balance, within })?,
+        _ => point,
+    };
     Ok(match budget {
         Some(b) => point.with_budget(b),
         None => point,
     })
+}
+
+/// What the two-cluster data model (docs/theory.md §3.6: Gaussian clusters,
+/// synthetic rows, or real rows with their own labels) does not serve: real
+/// rows without labels, a non-Gaussian design.
+fn check_two_cluster(raw: &RawConfig) -> Result<(), ConfigError> {
+    let Some(sim) = raw.simulation.as_ref() else {
+        return Ok(());
+    };
+    if sim.data.as_ref().is_some_and(|d| d.labels.is_none()) {
+        return Err(ConfigError::not_applicable(
+            "problem.data_model",
+            "data_model = \"two_cluster\" with simulation.data but no simulation.data.labels: two clusters \
+             cannot label real rows (give the data's own labels, labels = \"y\", to simulate on them)",
+        ));
+    }
+    if sim.design != crate::Design::Gaussian {
+        return Err(ConfigError::range(
+            "simulation.design",
+            format!("{:?}", sim.design),
+            "\"gaussian\" with data_model = \"two_cluster\" (its clusters are Gaussian)",
+        ));
+    }
+    Ok(())
+}
+
+/// A two-cluster DP-GD/DP-SGD point within the full-memory state
+/// evolution's horizon (the long-horizon state evolution has no two
+/// clusters yet).
+fn check_two_cluster_steps(method: crate::config::DmftMethod, p: &Point) -> Result<(), ConfigError> {
+    let (Some(_), Some(g)) = (p.two_cluster(), p.algorithm().gradient_steps()) else {
+        return Ok(());
+    };
+    let (limit, name) = full_memory_limit(method);
+    if g.steps > limit {
+        return Err(ConfigError::range(
+            "algorithm.steps",
+            g.steps,
+            &format!(
+                "steps ≤ {limit} with data_model = \"two_cluster\" and solver.dmft = \"{name}\": the long-horizon \
+                 state evolution has no two clusters yet, only the full-memory one serves them (solver.dmft = \
+                 \"auto\": steps ≤ {}, \"exact\": steps ≤ {})",
+                crate::config::FULL_MEMORY_AUTO_MAX,
+                crate::problem::DMFT_MAX_STEPS
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The longest horizon the full-memory state evolution serves under
+/// `solver.dmft`, and the method's name: [`crate::config::FULL_MEMORY_AUTO_MAX`]
+/// under "auto", [`crate::problem::DMFT_MAX_STEPS`] under "exact", none under
+/// "long_horizon".
+fn full_memory_limit(method: crate::config::DmftMethod) -> (usize, &'static str) {
+    use crate::config::DmftMethod;
+    match method {
+        DmftMethod::Auto => (crate::config::FULL_MEMORY_AUTO_MAX, "auto"),
+        DmftMethod::Exact => (crate::problem::DMFT_MAX_STEPS, "exact"),
+        DmftMethod::LongHorizon => (0, "long_horizon"),
+    }
 }
 
 /// What the intercept's simulation (docs/theory.md §3.5: synthetic rows,

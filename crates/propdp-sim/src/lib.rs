@@ -22,6 +22,7 @@ pub mod real;
 pub mod rng;
 mod rows;
 pub mod run;
+pub mod two_cluster;
 
 pub use propdp_core::{Design, Prior};
 pub use run::{

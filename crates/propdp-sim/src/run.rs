@@ -211,6 +211,16 @@ pub fn simulate_reps(
                 .into(),
         }));
     }
+    let own_labels = settings.real.as_ref().is_some_and(|r| r.labels.is_some());
+    if point.two_cluster().is_some() && !own_labels && (settings.real.is_some() || settings.design != Design::Gaussian)
+    {
+        return Err(SimError::Invalid(propdp_core::ConfigError::NotApplicable {
+            field: "problem.data_model".into(),
+            why: "two clusters are simulated with synthetic Gaussian rows, or on real rows with their own labels \
+                  (simulation.data.labels)"
+                .into(),
+        }));
+    }
     let n = samples(settings.d, point.delta());
     let runs = (reps.start as u64..reps.end as u64)
         .into_par_iter()
@@ -296,6 +306,19 @@ fn noise_variance(point: &Point) -> Option<f64> {
 
 fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64) -> Result<Repetition, SimError> {
     let mut rng = stream(s.seed, &[point_index, s.d as u64, rep]);
+    // real rows with their own labels are simulated as they are, whatever the data model
+    if let Some(mix) = point
+        .two_cluster()
+        .filter(|_| !s.real.as_ref().is_some_and(|r| r.labels.is_some()))
+    {
+        return two_cluster_rep(point, &mix, s, n, &mut rng).map_err(|source| SimError::Descent {
+            point: point_index,
+            rep,
+            n,
+            d: s.d,
+            source,
+        });
+    }
     // the teacher's intercept b* (0 without one: the draws of a point without the feature)
     let b_star = point.intercept().map_or(0.0, |i| i.teacher);
     let population = test_metrics(point, s) == TestMetrics::Population;
@@ -461,5 +484,46 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         per_step: None,
         grad_norm: report.grad_norm,
         iterations: report.iterations,
+    })
+}
+
+/// One repetition of DP-GD/DP-SGD on two-cluster data (docs/theory.md
+/// §3.6, [`crate::two_cluster`]): the standard logistic loss on the ±1
+/// labels, with a learned intercept if the point has one; every metric
+/// exact at every evaluated step.
+fn two_cluster_rep<R: rand::Rng>(
+    point: &Point,
+    mix: &propdp_core::problem::TwoCluster,
+    s: &SimSettings,
+    n: usize,
+    rng: &mut R,
+) -> Result<Repetition, crate::gd::GdError> {
+    let gradient = point
+        .algorithm()
+        .gradient_steps()
+        .expect("two clusters only with DP-GD and DP-SGD (Point::with_two_cluster)");
+    let coords = s.covariance.as_ref().map(|c| data::Coordinates::draw(c, s.d, rng));
+    let clusters = crate::two_cluster::draw(mix, n, s.d, point.s2(), s.prior, coords.as_ref(), rng);
+    let descent = Descent {
+        loss: Loss::for_dpgd(&point.model(), gradient.loss_variant),
+        gradient,
+    };
+    let (xt, y) = (&clusters.data.xt, &clusters.data.y);
+    let mut per_step = Vec::with_capacity(gradient.steps + 1);
+    if point.intercept().is_some_and(|i| i.learned) {
+        descent.run_with_intercept(xt, y, rng, |_, theta, beta, train_loss| {
+            per_step.push(clusters.metrics(mix.balance, theta, train_loss, Some(beta)));
+        })?;
+    } else {
+        descent.run(xt, y, rng, |_, theta, train_loss| {
+            per_step.push(clusters.metrics(mix.balance, theta, train_loss, None));
+        })?;
+    }
+    data::recycle(clusters.data.xt);
+    Ok(Repetition {
+        metrics: per_step.last().expect("the last step is evaluated").clone(),
+        per_step: Some(per_step),
+        grad_norm: 0.0,
+        iterations: gradient.steps,
     })
 }

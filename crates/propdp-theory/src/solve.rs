@@ -3,8 +3,8 @@
 //! and carry warm starts along a sweep.
 
 use propdp_core::config::{
-    DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LONG_HORIZON_POINTS,
-    OSCILLATING_EXACT_MAX, SolverOptions,
+    DMFT_POINTS, DmftMethod, DmftOptions, FULL_MEMORY_AUTO_MAX, FixedPointOptions, LONG_HORIZON_FROM,
+    LONG_HORIZON_POINTS, OSCILLATING_EXACT_MAX, SolverOptions,
 };
 use propdp_core::covariance::Covariance;
 use propdp_core::metrics::Metrics;
@@ -391,21 +391,26 @@ impl TheorySolver {
             learned: i.learned,
             lambda: 0.0,
         });
-        let method = match self.dynamics(point, noise_sd)? {
-            DynamicsMethod::Spectral if icp.is_some() => {
-                let steps = point.algorithm().gradient_steps().map_or(0, |g| g.steps);
-                if steps > LONG_HORIZON_FROM {
-                    DynamicsMethod::LongHorizon
-                } else {
-                    DynamicsMethod::Dmft
+        let mut sol = match point.two_cluster() {
+            Some(mix) => self.solve_two_cluster(point, &mix, icp.as_ref(), cancelled)?,
+            None => {
+                let method = match self.dynamics(point, noise_sd)? {
+                    DynamicsMethod::Spectral if icp.is_some() => {
+                        let steps = point.algorithm().gradient_steps().map_or(0, |g| g.steps);
+                        if steps > LONG_HORIZON_FROM {
+                            DynamicsMethod::LongHorizon
+                        } else {
+                            DynamicsMethod::Dmft
+                        }
+                    }
+                    method => method,
+                };
+                match method {
+                    DynamicsMethod::Spectral => self.solve_least_squares(point, noise_sd)?,
+                    DynamicsMethod::LongHorizon => self.solve_long_horizon(point, noise_sd, icp.as_ref(), cancelled)?,
+                    DynamicsMethod::Dmft => self.solve_full_memory(point, noise_sd, icp.as_ref(), cancelled)?,
                 }
             }
-            method => method,
-        };
-        let mut sol = match method {
-            DynamicsMethod::Spectral => self.solve_least_squares(point, noise_sd)?,
-            DynamicsMethod::LongHorizon => self.solve_long_horizon(point, noise_sd, icp.as_ref(), cancelled)?,
-            DynamicsMethod::Dmft => self.solve_full_memory(point, noise_sd, icp.as_ref(), cancelled)?,
         };
         let label_variance = match point.model() {
             Model::Logistic => None,
@@ -416,6 +421,40 @@ impl TheorySolver {
         sol.metrics = path.last();
         sol.per_step = Some(path);
         Ok(sol)
+    }
+
+    /// A point of the two-cluster data model (docs/theory.md §3.6): the
+    /// full-memory state evolution, isotropic or with the solver's
+    /// covariance, with a learned intercept if the point has one, up to the
+    /// horizon `solver.dmft` gives it ([`FULL_MEMORY_AUTO_MAX`] steps under
+    /// "auto", [`DMFT_MAX_STEPS`] under "exact"); the long horizon is refused.
+    fn solve_two_cluster(
+        &self,
+        point: &Point,
+        mix: &propdp_core::problem::TwoCluster,
+        icp: Option<&crate::dynamics::Intercept>,
+        cancelled: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Solution, TheoryError> {
+        let params = self.dmft_params(point, 0.0, DMFT_POINTS);
+        let limit = match self.dmft.method {
+            DmftMethod::Auto => FULL_MEMORY_AUTO_MAX,
+            DmftMethod::Exact => DMFT_MAX_STEPS,
+            DmftMethod::LongHorizon => 0,
+        };
+        if params.steps > limit {
+            return Err(DmftError::Invalid {
+                what: format!(
+                    "two clusters at algorithm.steps = {} under solver.dmft = {:?}: the long-horizon state \
+                     evolution has no two clusters yet (the full-memory one serves steps ≤ {FULL_MEMORY_AUTO_MAX} \
+                     under \"auto\", ≤ {DMFT_MAX_STEPS} under \"exact\")",
+                    params.steps, self.dmft.method
+                ),
+                params: Box::new(params),
+            }
+            .into());
+        }
+        let path = full_memory::solve_two_cluster(&params, self.covariance.as_ref(), mix, icp, cancelled)?;
+        Ok(full_memory_solution(path))
     }
 
     /// The sd of the Gaussian label noise a DP-GD/DP-SGD point draws (0 for

@@ -560,6 +560,8 @@ pub(crate) fn load_rows(
             ),
         ));
     }
+    // two clusters' covariance is the within-class one, not the rows': their own labels need no teacher
+    let covariance = covariance.filter(|_| points.iter().all(|p| p.two_cluster().is_none()));
     let real =
         RealData::new(rows, covariance).map_err(|e| bad("problem.covariance", "the spectrum given".into(), e))?;
     Ok(Arc::new(RealData {

@@ -71,7 +71,7 @@ impl PlotSpec {
         if let Some(s) = self.series.as_ref().filter(|s| !params.contains(s)) {
             return Err(ConfigError::range("plot.series", format!("\"{s}\""), &quoted(&params)));
         }
-        let offered = crate::metrics::offered(problem.kind(), algorithm.kind());
+        let offered = crate::metrics::offered_for(problem.kind(), algorithm.kind(), problem.data_model());
         if let Some(m) = self.metrics.iter().flatten().find(|m| !offered.contains(&m.as_str())) {
             let names: Vec<String> = offered.iter().map(|m| m.to_string()).collect();
             return Err(ConfigError::range("plot.metrics", format!("\"{m}\""), &quoted(&names)));

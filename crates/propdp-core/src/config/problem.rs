@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::table::Kinds;
 use crate::covariance::RawCovariance;
 use crate::param::ParamSpec;
-use crate::problem::{Model, ModelKind, NoiseLaw};
+use crate::problem::{DataModel, Model, ModelKind, NoiseLaw};
 
 /// The keys of `[problem]` per model.
 const PROBLEM: Kinds = Kinds {
@@ -19,7 +19,18 @@ const PROBLEM: Kinds = Kinds {
             "huber",
             &["delta", "s2", "intercept?", "huber_m", "noise", "covariance?"],
         ),
-        ("logistic", &["delta", "s2", "intercept?", "covariance?"]),
+        (
+            "logistic",
+            &[
+                "delta",
+                "s2",
+                "intercept?",
+                "covariance?",
+                "data_model?",
+                "balance?",
+                "within?",
+            ],
+        ),
         ("least_squares", &["delta", "s2", "intercept?", "noise", "covariance?"]),
     ],
 };
@@ -77,6 +88,15 @@ pub enum RawProblem {
         /// The feature covariance (docs/theory.md §2.4); isotropic when absent.
         #[serde(default, deserialize_with = "covariance", skip_serializing_if = "Option::is_none")]
         covariance: Option<RawCovariance>,
+        /// How the data are drawn (absent: the teacher's labels).
+        #[serde(default, deserialize_with = "data_model", skip_serializing_if = "Option::is_none")]
+        data_model: Option<DataModel>,
+        /// Two clusters: p = P(y = +1) (absent: ½).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        balance: Option<ParamSpec>,
+        /// Two clusters: κ², the within-class share of E‖x‖² (absent: 1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        within: Option<ParamSpec>,
     },
     /// Least-squares regression (DP-GD and DP-SGD only).
     LeastSquares {
@@ -98,6 +118,20 @@ pub enum RawProblem {
 
 fn noise<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawNoise, D::Error> {
     NOISE.deserialize(d)
+}
+
+/// `problem.data_model`: `"teacher"` or `"two_cluster"`, an error naming the field otherwise.
+fn data_model<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<DataModel>, D::Error> {
+    let value = toml::Value::deserialize(d)?;
+    match value.as_str() {
+        Some("teacher") => Ok(Some(DataModel::Teacher)),
+        Some("two_cluster") => Ok(Some(DataModel::TwoCluster)),
+        _ => Err(serde::de::Error::custom(crate::ConfigError::range(
+            "problem.data_model",
+            &value,
+            "\"teacher\" | \"two_cluster\"",
+        ))),
+    }
 }
 
 fn covariance<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RawCovariance>, D::Error> {
@@ -133,6 +167,11 @@ fn kappa_as_delta(mut table: toml::Table) -> Result<toml::Table, crate::ConfigEr
     }
     Ok(table)
 }
+
+/// `problem.balance` when absent: balanced classes.
+const DEFAULT_BALANCE: ParamSpec = ParamSpec::Scalar(0.5);
+/// `problem.within` when absent: class means of no share of E‖x‖² (the limit d → ∞).
+const DEFAULT_WITHIN: ParamSpec = ParamSpec::Scalar(1.0);
 
 /// `problem.noise` table, as written: one kind per law.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -215,7 +254,33 @@ impl RawProblem {
     /// assert_eq!(delta.values("problem.delta").unwrap(), vec![0.2]);
     /// ```
     pub fn from_table(table: toml::Table) -> Result<RawProblem, crate::ConfigError> {
-        PROBLEM.read(kappa_as_delta(table)?)
+        let problem: RawProblem = PROBLEM.read(kappa_as_delta(table)?)?;
+        if let RawProblem::Logistic {
+            data_model,
+            balance,
+            within,
+            ..
+        } = &problem
+            && data_model.unwrap_or_default() == DataModel::Teacher
+            && let Some(key) = [("balance", balance), ("within", within)]
+                .into_iter()
+                .find_map(|(k, v)| v.as_ref().map(|_| k))
+        {
+            return Err(crate::ConfigError::not_applicable(
+                &format!("problem.{key}"),
+                "only data_model = \"two_cluster\" takes it (docs/theory.md §3.6)",
+            ));
+        }
+        Ok(problem)
+    }
+
+    /// How the data are drawn (`problem.data_model`; the teacher's labels
+    /// unless a logistic problem says `"two_cluster"`).
+    pub fn data_model(&self) -> DataModel {
+        match self {
+            RawProblem::Logistic { data_model, .. } => data_model.unwrap_or_default(),
+            RawProblem::Huber { .. } | RawProblem::LeastSquares { .. } => DataModel::Teacher,
+        }
     }
 
     /// The model family.
@@ -268,6 +333,12 @@ impl RawProblem {
         let mut v = self.model_axes();
         if let Some(b) = self.intercept() {
             v.insert(1, ("intercept", b));
+        }
+        if let RawProblem::Logistic { balance, within, .. } = self
+            && self.data_model() == DataModel::TwoCluster
+        {
+            v.push(("balance", balance.as_ref().unwrap_or(&DEFAULT_BALANCE)));
+            v.push(("within", within.as_ref().unwrap_or(&DEFAULT_WITHIN)));
         }
         v
     }

@@ -170,6 +170,24 @@ delta_priv = 1e-6
     assert!(e.contains("tune.steps"), "{e}");
 }
 
+/// Least squares and two clusters get a DP-GD placeholder whose step is
+/// valid at every δ: at δ = 0.014 (L ≈ 20) a step of 0.1 was refused as
+/// above 2/L before any search ran.
+#[test]
+fn tune_placeholders_of_gradient_only_models_hold_at_small_delta() {
+    for problem in [
+        "model = \"least_squares\"\ns2 = 1.0\nnoise = { law = \"gaussian\", sd = 0.5 }",
+        "model = \"logistic\"\ns2 = 4.0\ndata_model = \"two_cluster\"\nbalance = 0.6\nwithin = 0.8",
+    ] {
+        let text = format!(
+            "[problem]\n{problem}\ndelta = [0.014, 0.001]\n[tune]\nalgorithms = [\"dpsgd\"]\nepsilon = [1.0]\n\
+             delta_priv = 1e-6\nclip = [1.0]\n"
+        );
+        let (_, points) = TuneConfig::from_toml_str(&text).unwrap_or_else(|e| panic!("{problem}: {e}"));
+        assert_eq!(points.len(), 2);
+    }
+}
+
 #[test]
 fn kappa_is_another_name_of_delta_and_not_both() {
     let cfg = Config::from_toml_str(&HUBER.replace("delta = [0.5, 2.0]", "kappa = [0.5, 2.0]")).unwrap();
@@ -282,4 +300,88 @@ fn an_intercept_is_refused_where_the_theory_does_not_serve_it_naming_the_field()
     assert!(e.contains("algorithm.fit_intercept") && e.contains("dpgd"), "{e}");
     // b* = 0 with objective perturbation: the model without an intercept
     assert!(Config::from_toml_str(&HUBER.replace("s2 = 1.0", "s2 = 1.0\nintercept = 0.0")).is_ok());
+}
+
+const TWO_CLUSTER: &str = r#"
+[problem]
+model = "logistic"
+data_model = "two_cluster"
+delta = 0.5
+s2 = 4.0
+balance = [0.5, 0.75]
+within = 0.7
+[algorithm]
+kind = "dpsgd"
+lambda = 0.1
+sigma = 1.0
+eta = 1.0
+steps = 20
+sample_rate = 0.3
+clip = 0.5
+"#;
+
+#[test]
+fn two_clusters_sweep_their_balance_and_default_to_balanced_whole_rows() {
+    let c = Config::from_toml_str(TWO_CLUSTER).unwrap();
+    let got: Vec<(f64, f64)> = c
+        .sweep
+        .points()
+        .iter()
+        .map(|p| (p.params()["balance"], p.params()["within"]))
+        .collect();
+    assert_eq!(got, [(0.5, 0.7), (0.75, 0.7)]);
+    let p = c.sweep.points()[1];
+    let back: crate::Point = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+    assert_eq!(back, p);
+    let plain = TWO_CLUSTER
+        .replace("balance = [0.5, 0.75]\n", "")
+        .replace("within = 0.7\n", "");
+    let mix = Config::from_toml_str(&plain).unwrap().sweep.points()[0]
+        .two_cluster()
+        .unwrap();
+    assert_eq!((mix.balance, mix.within), (0.5, 1.0));
+    // the teacher's data model: no two clusters, nothing of them in the parameters
+    let teacher = plain.replace("data_model = \"two_cluster\"\n", "");
+    let p = Config::from_toml_str(&teacher).unwrap().sweep.points()[0];
+    assert!(p.two_cluster().is_none() && !p.params().contains_key("balance"));
+}
+
+#[test]
+fn two_clusters_are_refused_where_they_are_not_served_naming_the_field() {
+    let e = err(&TWO_CLUSTER.replace("[0.5, 0.75]", "0.99"));
+    assert!(e.contains("problem.balance") && e.contains("0.98"), "{e}");
+    let e = err(&TWO_CLUSTER.replace("within = 0.7", "within = 0.0"));
+    assert!(e.contains("problem.within") && e.contains("0 < within ≤ 1"), "{e}");
+    let e = err(&TWO_CLUSTER.replace("data_model = \"two_cluster\"\n", ""));
+    assert!(e.contains("problem.balance") && e.contains("two_cluster"), "{e}");
+    let e = err(&TWO_CLUSTER.replace("data_model = \"two_cluster\"", "data_model = \"mixture\""));
+    assert!(e.contains("problem.data_model"), "{e}");
+    let e = err(&HUBER.replace("s2 = 1.0", "s2 = 1.0\ndata_model = \"two_cluster\""));
+    assert!(
+        e.contains("problem.data_model") && e.contains("model = \"logistic\""),
+        "{e}"
+    );
+    let obj = TWO_CLUSTER.replace(
+        "kind = \"dpsgd\"\nlambda = 0.1\nsigma = 1.0\neta = 1.0\nsteps = 20\nsample_rate = 0.3\nclip = 0.5",
+        "kind = \"objective\"\nlambda = 0.1\nsigma = 1.0",
+    );
+    let e = err(&obj);
+    assert!(e.contains("problem.data_model") && e.contains("dpsgd"), "{e}");
+    let e = err(&TWO_CLUSTER.replace("clip = 0.5", "clip = 0.5\nloss_variant = \"conditional\""));
+    assert!(e.contains("algorithm.loss_variant") && e.contains("two_cluster"), "{e}");
+    let e = err(&TWO_CLUSTER.replace("s2 = 4.0", "s2 = 4.0\nintercept = 0.8"));
+    assert!(e.contains("problem.intercept") && e.contains("two_cluster"), "{e}");
+    let e = err(&TWO_CLUSTER.replace("steps = 20", "steps = 200"));
+    assert!(e.contains("algorithm.steps") && e.contains("two clusters"), "{e}");
+    let exact = format!("{TWO_CLUSTER}[solver]\ndmft = \"exact\"\n");
+    assert!(Config::from_toml_str(&exact.replace("steps = 20", "steps = 200")).is_ok());
+    let e = err(&format!("{TWO_CLUSTER}[solver]\ndmft = \"long_horizon\"\n"));
+    assert!(e.contains("algorithm.steps") && e.contains("long_horizon"), "{e}");
+    let e = err(&format!(
+        "{TWO_CLUSTER}[simulation]\nd = 100\nreps = 4\ndesign = \"rademacher\"\n"
+    ));
+    assert!(e.contains("simulation.design") && e.contains("gaussian"), "{e}");
+    // a learned intercept is served, with the teacher's b* absent
+    let fit = TWO_CLUSTER.replace("clip = 0.5", "clip = 0.5\nfit_intercept = true");
+    assert!(Config::from_toml_str(&fit).is_ok());
 }

@@ -370,6 +370,16 @@ impl TuneConfig {
         }
         let dpgd = t.algorithms.contains(&AlgorithmKind::Dpgd);
         let dpsgd = t.algorithms.contains(&AlgorithmKind::Dpsgd);
+        if cfg.problem.data_model() == crate::problem::DataModel::TwoCluster
+            && (!dpgd && !dpsgd || t.algorithms.len() > usize::from(dpgd) + usize::from(dpsgd))
+        {
+            return Err(ConfigError::range(
+                "tune.algorithms",
+                format!("{:?}", t.algorithms.iter().map(|a| a.name()).collect::<Vec<_>>()),
+                "\"dpgd\" and/or \"dpsgd\" with data_model = \"two_cluster\": the fixed points of objective and \
+                 output perturbation have no two clusters (docs/theory.md §3.6)",
+            ));
+        }
         if cfg.problem.kind() == crate::ModelKind::LeastSquares {
             // the squared loss is not Lipschitz: private only through DP-SGD's clipping
             if t.algorithms != [AlgorithmKind::Dpsgd] {

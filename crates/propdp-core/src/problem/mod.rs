@@ -11,9 +11,9 @@ mod point;
 
 pub use algorithm::{Algorithm, AlgorithmKind, GradientSteps, LossVariant, is_noise_param, is_non_private};
 pub use budget::{Budget, Target};
-pub use model::{Design, Model, ModelKind, NoiseLaw, Prior};
+pub use model::{DataModel, Design, Model, ModelKind, NoiseLaw, Prior};
 pub(crate) use point::check_budget_applies;
-pub use point::{DMFT_MAX_STEPS, Intercept, MAX_STEPS, Point, mean_step_smoothness_at};
+pub use point::{DMFT_MAX_STEPS, Intercept, MAX_STEPS, Point, TwoCluster, mean_step_smoothness_at};
 
 use crate::error::ConfigError;
 

@@ -150,6 +150,18 @@ pub enum Prior {
     },
 }
 
+/// How the data of a classification problem are drawn (`problem.data_model`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataModel {
+    /// Labels from the teacher's field xᵀθ* (docs/theory.md §1).
+    #[default]
+    Teacher,
+    /// Two Gaussian clusters x = (y − (2p − 1))·μ + g (centred), labels independent of g
+    /// (docs/theory.md §3.6).
+    TwoCluster,
+}
+
 /// The family of a model, by its config name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -24,6 +24,20 @@ pub struct Point {
     budget: Option<Budget>,
     #[serde(skip_serializing_if = "Option::is_none")]
     intercept: Option<Intercept>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    two_cluster: Option<TwoCluster>,
+}
+
+/// The two-cluster data model (docs/theory.md §3.6, `problem.data_model =
+/// "two_cluster"`): labels y = ±1 with P(y = +1) = p, independent of the
+/// Gaussian part, centred rows x = (y − (2p − 1))·μ + g with g ~ N(0, κ²Σ/d) and class mean
+/// μ = κ²Σθ*/d.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TwoCluster {
+    /// p = P(y = +1) (`problem.balance`).
+    pub balance: f64,
+    /// κ², the within-class share of E‖x‖² (`problem.within`): Σ_w = κ²Σ.
+    pub within: f64,
 }
 
 /// An intercept (docs/theory.md §3.5): the teacher's b* (labels of ν + b*:
@@ -48,6 +62,8 @@ struct PointFields {
     budget: Option<Budget>,
     #[serde(default)]
     intercept: Option<Intercept>,
+    #[serde(default)]
+    two_cluster: Option<TwoCluster>,
 }
 
 impl TryFrom<PointFields> for Point {
@@ -56,6 +72,10 @@ impl TryFrom<PointFields> for Point {
         let p = Point::new(f.delta, f.s2, f.model, f.algorithm)?;
         let p = match f.intercept {
             Some(i) => p.with_intercept(i)?,
+            None => p,
+        };
+        let p = match f.two_cluster {
+            Some(c) => p.with_two_cluster(c)?,
             None => p,
         };
         Ok(match f.budget {
@@ -85,6 +105,7 @@ impl Point {
             algorithm,
             budget: None,
             intercept: None,
+            two_cluster: None,
         };
         p.check()?;
         Ok(p)
@@ -116,6 +137,79 @@ impl Point {
     /// The intercept, if the point has one (`None`: neither key was given).
     pub fn intercept(&self) -> Option<Intercept> {
         self.intercept
+    }
+
+    /// The same point with the two-cluster data model (validated): the
+    /// standard logistic loss under DP-GD or DP-SGD, without a teacher's
+    /// intercept (a learned one is allowed).
+    ///
+    /// ```
+    /// use propdp_core::{Point, Model, Algorithm};
+    /// use propdp_core::problem::TwoCluster;
+    /// let mix = TwoCluster { balance: 0.75, within: 0.7 };
+    /// let gd = Algorithm::Dpgd { lambda: 0.1, sigma: 0.0, eta: 0.2, steps: 10, loss_variant: Default::default() };
+    /// let p = Point::new(2.0, 1.0, Model::Logistic, gd).unwrap().with_two_cluster(mix).unwrap();
+    /// assert_eq!((p.params()["balance"], p.params()["within"]), (0.75, 0.7));
+    /// let obj = Point::new(2.0, 1.0, Model::Logistic, Algorithm::Objective { lambda: 1.0, sigma: 0.0 }).unwrap();
+    /// let e = obj.with_two_cluster(mix).unwrap_err().to_string();
+    /// assert!(e.contains("problem.data_model") && e.contains("dpgd"), "{e}");
+    /// let e = p.with_two_cluster(TwoCluster { balance: 0.99, within: 0.7 }).unwrap_err().to_string();
+    /// assert!(e.contains("problem.balance") && e.contains("0.98"), "{e}");
+    /// ```
+    pub fn with_two_cluster(self, two_cluster: TwoCluster) -> Result<Point, ConfigError> {
+        let p = Point {
+            two_cluster: Some(two_cluster),
+            ..self
+        };
+        p.check_two_cluster()?;
+        Ok(p)
+    }
+
+    /// The two-cluster data model, if the point has it (`None`: the teacher's labels).
+    pub fn two_cluster(&self) -> Option<TwoCluster> {
+        self.two_cluster
+    }
+
+    /// p and κ² in range; two clusters only with the standard logistic loss
+    /// under DP-GD or DP-SGD and no teacher's intercept.
+    fn check_two_cluster(&self) -> Result<(), ConfigError> {
+        let Some(c) = self.two_cluster else {
+            return Ok(());
+        };
+        parameters::check("balance", "problem.balance", c.balance)?;
+        parameters::check("within", "problem.within", c.within)?;
+        let kind = self.algorithm.kind();
+        if self.model != Model::Logistic || !kind.is_iterative() {
+            return Err(ConfigError::range(
+                "problem.data_model",
+                "\"two_cluster\"",
+                &format!(
+                    "\"teacher\" with model = \"{}\" and algorithm.kind = \"{}\" (two clusters are served for \
+                     model = \"logistic\" with kind = \"dpgd\" or \"dpsgd\", docs/theory.md §3.6)",
+                    self.model.name(),
+                    kind.name()
+                ),
+            ));
+        }
+        if self
+            .algorithm
+            .gradient_steps()
+            .is_some_and(|g| g.loss_variant == LossVariant::Conditional)
+        {
+            return Err(ConfigError::range(
+                "algorithm.loss_variant",
+                "\"conditional\"",
+                "\"standard\" with data_model = \"two_cluster\" (the conditional loss averages over a teacher's labels)",
+            ));
+        }
+        if self.intercept.is_some_and(|i| i.teacher != 0.0) {
+            return Err(ConfigError::not_applicable(
+                "problem.intercept",
+                "data_model = \"two_cluster\" has no teacher's intercept (its class balance is problem.balance); \
+                 algorithm.fit_intercept = true learns one",
+            ));
+        }
+        Ok(())
     }
 
     /// b* in range; an intercept (the teacher's ≠ 0, or a learned one) only
@@ -164,8 +258,12 @@ impl Point {
     /// ```
     pub fn with_algorithm(&self, algorithm: Algorithm) -> Result<Point, ConfigError> {
         let p = Point::new(self.delta, self.s2, self.model, algorithm)?;
-        match self.intercept {
-            Some(i) => p.with_intercept(i),
+        let p = match self.intercept {
+            Some(i) => p.with_intercept(i)?,
+            None => p,
+        };
+        match self.two_cluster {
+            Some(c) => p.with_two_cluster(c),
             None => Ok(p),
         }
     }
@@ -454,6 +552,10 @@ impl Point {
         if let Some(icp) = self.intercept {
             m.insert("intercept".into(), icp.teacher);
             m.insert("fit_intercept".into(), f64::from(u8::from(icp.learned)));
+        }
+        if let Some(c) = self.two_cluster {
+            m.insert("balance".into(), c.balance);
+            m.insert("within".into(), c.within);
         }
         m
     }

@@ -21,6 +21,13 @@
 //! rounding of the paths, D_t is summed from the pathwise (score) M_g and R_g.
 //! The solve is causal (forward in t), O(N T³/6) work and O(N T) memory.
 //!
+//! Two clusters (§3.6, [`solve_two_cluster`]): centred rows x = ỹ·μ + g,
+//! ỹ = y − (2p − 1), g ~ N(0, κ²Σ/d), μ = κ²Σθ*/d, labels P(y = +1) = p
+//! independent of g. The modes are those of Σ_w = κ²Σ, with M_g(t) = a·E[ĝ_t ỹ]
+//! (the class mean's drift; no label depends on ν, so the drift is
+//! Σ_k R_g(t,k)A_k + M_g(t) without a Stein quotient); every path's field is
+//! r_t + ỹ·m_t + β_t, m_t = μᵀθ_t, and ℓ' is clipped at C/κ.
+//!
 //! Expectations over samples use randomized quasi-Monte Carlo: Owen-scrambled
 //! Sobol points from `sobol_burley` (dimension T + 2: ν, w_1..w_T, label
 //! noise), mapped to normals by Φ⁻¹ ([`quantile`], `statrs`). That crate supports 2^16
@@ -34,15 +41,21 @@
 //!   first order methods with random data*.
 //! - Mignacco, Krzakala, Urbani, Zdeborová (2020), *Dynamical mean-field theory
 //!   for stochastic gradient descent in Gaussian mixture classification*.
+//! - Loureiro, Sicuro, Gerbelot, Pacco, Krzakala, Zdeborová (2021), *Learning
+//!   Gaussian mixtures with generalised linear models: precise asymptotics in
+//!   high dimensions*.
 
-use propdp_core::covariance::Covariance;
+use propdp_core::covariance::{Atom, Covariance};
 use propdp_core::loss::{Loss, sigmoid};
 use propdp_core::metrics::Metrics;
+use propdp_core::population::two_cluster_class_error;
+use propdp_core::problem::TwoCluster;
 use rayon::prelude::*;
 
-use super::modes::{Modes, SPECTRAL_MAX_BYTES, spectral_metrics};
+use super::modes::{Modes, SPECTRAL_MAX_BYTES, spectral_metrics, two_cluster_metrics};
 use super::path::{
-    DmftError, DmftParams, DmftPath, Intercept, STEIN_MIN_S2, aggregate, insert_intercept_metrics, step_metrics,
+    DmftError, DmftParams, DmftPath, INTERCEPT, Intercept, STEIN_MIN_S2, aggregate, insert_intercept_metrics,
+    step_metrics,
 };
 use super::rqmc::rqmc_uniform;
 use crate::numerics::axpy;
@@ -79,7 +92,50 @@ pub fn solve_intercept(
         });
     }
     check_spectral_memory(p, cov)?;
-    replicates(p, cov, Some(icp), cancelled)
+    replicates(p, cov, Some(icp), None, cancelled)
+}
+
+/// [`solve`] for the two-cluster data model (docs/theory.md §3.6): rows
+/// centred rows x = (y − (2p − 1))·μ + g, g ~ N(0, κ²Σ/d), μ = κ²Σθ*/d, labels P(y = +1) = p
+/// independent of g; the standard logistic loss, isotropic features or a
+/// covariance `cov`, and a learned intercept if `icp` says so (the teacher
+/// has none). The within-class covariance's modes carry the drift
+/// a·E\[ĝ_t(y − (2p − 1))\] of the class mean; every path's field is
+/// r_t + (y − (2p − 1))·m_t + β_t.
+/// Rows have ‖x‖ → κ, so DP-SGD's clip C of the per-example gradient clips
+/// ℓ' at C/κ.
+/// Writes test_class_err, train_loss, norm2, overlap (θᵀθ*/d) and, with an
+/// intercept, fitted_intercept.
+pub fn solve_two_cluster(
+    p: &DmftParams,
+    cov: Option<&Covariance>,
+    mix: &TwoCluster,
+    icp: Option<&Intercept>,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<DmftPath, DmftError> {
+    if p.loss != Loss::Logistic {
+        return Err(DmftError::Invalid {
+            what: format!(
+                "two clusters with the {} loss (the standard logistic loss only)",
+                p.loss
+            ),
+            params: Box::new(*p),
+        });
+    }
+    if icp.is_some_and(|c| c.teacher != 0.0) {
+        return Err(DmftError::Invalid {
+            what: "two clusters with a teacher's intercept (their balance is problem.balance)".into(),
+            params: Box::new(*p),
+        });
+    }
+    check_spectral_memory(p, cov)?;
+    // per-example clipping at C of ĝᵢxᵢ with ‖xᵢ‖² → κ² (the class mean's share is
+    // O(1/d)) clips the scalar ℓ' at C/κ
+    let p = DmftParams {
+        clip: p.clip / mix.within.sqrt(),
+        ..*p
+    };
+    replicates(&p, cov, icp, Some(mix), cancelled)
 }
 
 /// The path averaged over `p.scrambles` independent RQMC scrambles solved
@@ -88,12 +144,16 @@ fn replicates(
     p: &DmftParams,
     cov: Option<&Covariance>,
     icp: Option<&Intercept>,
+    mix: Option<&TwoCluster>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<DmftPath, DmftError> {
     check_budget(p)?;
     let runs: Vec<Vec<Metrics>> = (0..p.scrambles as u32)
         .into_par_iter()
-        .map(|k| solve_scramble(p, cov, icp, p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k), cancelled))
+        .map(|k| {
+            let seed = p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
+            solve_scramble(p, cov, icp, mix, seed, cancelled)
+        })
         .collect::<Result<_, _>>()?;
     Ok(aggregate(runs, p.steps))
 }
@@ -124,7 +184,7 @@ pub fn solve_spectral(
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<DmftPath, DmftError> {
     check_spectral_memory(p, cov)?;
-    replicates(p, cov, None, cancelled)
+    replicates(p, cov, None, None, cancelled)
 }
 
 /// The atoms' responses Rᵏ take K·(T+1)² numbers: refused above
@@ -176,19 +236,43 @@ fn solve_scramble(
     p: &DmftParams,
     cov: Option<&Covariance>,
     icp: Option<&Intercept>,
+    mix: Option<&TwoCluster>,
     seed: u32,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<Vec<Metrics>, DmftError> {
     let (tt, n, a) = (p.steps, p.points, 1.0 / p.delta);
-    // the variance ρ of the teacher field (s² isotropic) and the atoms' modes
-    let rho = cov.map_or(p.s2, |c| p.s2 * c.teacher_field());
-    let mut modes = cov.map(|c| Modes::new(c.atoms(), tt));
+    // two clusters (§3.6): the modes of the within-class covariance Σ_w = κ²Σ
+    // (one atom of eigenvalue κ² for isotropic features)
+    let within_atoms: Option<Vec<Atom>> = mix.map(|c| {
+        let scaled = |a: &Atom| Atom {
+            eigenvalue: c.within * a.eigenvalue,
+            ..*a
+        };
+        match cov {
+            Some(cv) => cv.atoms().iter().map(scaled).collect(),
+            None => vec![Atom {
+                eigenvalue: c.within,
+                weight: 1.0,
+                teacher: 1.0,
+            }],
+        }
+    });
+    // the variance ρ of the teacher field (s² isotropic; with two clusters
+    // θ*ᵀΣ_wθ*/d, the Bayes margin) and the atoms' modes
+    let rho = cov.map_or(p.s2, |c| p.s2 * c.teacher_field()) * mix.map_or(1.0, |c| c.within);
+    let mut modes = match &within_atoms {
+        Some(atoms) => Some(Modes::new(atoms, tt)),
+        None => cov.map(|c| Modes::new(c.atoms(), tt)),
+    };
     let nf = n as f64;
     let mean = |v: &[f64]| v.iter().sum::<f64>() / nf;
     let subsampled = p.sample_rate < 1.0;
     // κ² = 1 + sd²: the scale of the labels' and paths' randomness besides ν
     let kappa2 = 1.0 + p.noise_sd * p.noise_sd;
-    let stein = rho >= STEIN_MIN_S2 * kappa2;
+    // two clusters: no label depends on ν, so the drift is Σ_k R_g(t,k)A_k plus the
+    // class mean's a·E[ĝ_t(y − (2p − 1))], and no path needs ∂_ν (`pathwise`) or baselines
+    let stein = mix.is_none() && rho >= STEIN_MIN_S2 * kappa2;
+    let pathwise = mix.is_none() && !stein;
     let (z, mut u) = draws(p, seed, if subsampled { 1 + tt } else { 1 });
     // S_t of path i (steps 0..T−1; the last step's g is not used)
     let selection: Vec<Vec<bool>> = u
@@ -220,6 +304,16 @@ fn solve_scramble(
         ),
         Loss::ConditionalHuber { .. } | Loss::ConditionalLogistic => (nu.clone(), vec![vec![0.0; n]]),
     };
+    // two clusters: y = ±1 with P(y = +1) = p, independent of the Gaussian part
+    // two clusters: rows are centred, x = (y − (2p − 1))·μ + g
+    let centre = mix.map_or(0.0, |c| 2.0 * c.balance - 1.0);
+    let (label, baselines) = match mix {
+        Some(c) => (
+            u.iter().map(|&x| if x < c.balance { 1.0 } else { -1.0 }).collect(),
+            Vec::new(),
+        ),
+        None => (label, baselines),
+    };
     let baselines = if stein { baselines } else { Vec::new() };
     let sq = |k: usize| vec![vec![0.0; k]; k];
     let (mut rth, mut cth, mut rg, mut cg) = (sq(tt + 1), sq(tt + 1), sq(tt + 1), sq(tt + 1));
@@ -231,7 +325,7 @@ fn solve_scramble(
     // or the baseline paths' ĝ⁰_t
     let mut g: Vec<Vec<f64>> = Vec::with_capacity(tt + 1);
     let mut h: Vec<Vec<f64>> = Vec::with_capacity(tt + 1);
-    let mut dv: Vec<Vec<f64>> = Vec::with_capacity(if stein { 0 } else { tt + 1 });
+    let mut dv: Vec<Vec<f64>> = Vec::with_capacity(if pathwise { tt + 1 } else { 0 });
     let mut g0: Vec<Vec<Vec<f64>>> = vec![Vec::with_capacity(tt); baselines.len()];
     let mut out = Vec::with_capacity(tt + 1);
     let eta = p.eta;
@@ -289,19 +383,21 @@ fn solve_scramble(
         for s in 0..t {
             axpy(&mut r, -eta * rth[t][s], &g[s]);
         }
-        let mut memory = vec![0.0; if stein { 0 } else { n }];
+        let mut memory = vec![0.0; if pathwise { n } else { 0 }];
         for s in 0..dv.len() {
             axpy(&mut memory, rth[t][s], &dv[s]);
         }
         let (mut gt, mut ht, mut dt) = (vec![0.0; n], vec![0.0; n], vec![0.0; memory.len()]);
         let mut loss = 0.0;
+        // two clusters: the class mean's part y·m_t of every field (m_t = μᵀθ_t)
+        let m_mean = if mix.is_some() { rho * amp[t] } else { 0.0 };
         for i in 0..n {
-            let (l, d1, d2) = p.loss.eval(label[i], r[i] + beta);
+            let (l, d1, d2) = p.loss.eval(label[i], r[i] + (label[i] - centre) * m_mean + beta);
             loss += l;
             // DP-SGD: the path's selection and the clip (§3.1); ĥ and ∂_ν vanish where clipped
             if selected(t, i) && d1.abs() < p.clip {
                 (gt[i], ht[i]) = (d1, d2);
-                if !stein {
+                if pathwise {
                     let dnu = match p.loss {
                         Loss::ConditionalLogistic => {
                             let s = sigmoid(nu[i]);
@@ -317,16 +413,26 @@ fn solve_scramble(
             }
         }
         let mut mt = match &modes {
+            Some(md) if let Some(c) = mix => {
+                let learned = icp.is_some_and(|i| i.learned);
+                let (m_t, c_tt) = (rho * amp[t], cth[t][t]);
+                let err = two_cluster_class_error(c.balance, m_t, c_tt, beta);
+                let mut mt = two_cluster_metrics(p, t, c_tt, md.m0[t], md.q0[t], loss / nf, err)?;
+                if learned {
+                    mt.insert(INTERCEPT.into(), beta);
+                }
+                mt
+            }
             None => step_metrics(p, t, p.s2 * amp[t], cth[t][t], loss / nf)?,
             Some(md) => spectral_metrics(p, t, rho, rho * amp[t], cth[t][t], md.m0[t], md.q0[t], loss / nf)?,
         };
-        if icp.is_some() {
+        if icp.is_some() && mix.is_none() {
             insert_intercept_metrics(p, &mut mt, (rho, rho * amp[t], cth[t][t]), beta, b_star);
         }
         out.push(mt);
         g.push(gt);
         h.push(ht);
-        if !stein {
+        if pathwise {
             dv.push(dt);
         }
         if t == tt {
@@ -388,7 +494,11 @@ fn solve_scramble(
             rg[t][s] = a * acc[s] / nf;
         }
         // 4. the drift D_t and C_g(t, ·)
-        let drift = if stein {
+        let drift = if mix.is_some() {
+            // the Gaussian part's Stein drift Σ_k R_g(t,k)A_k and the class mean's a·E[ĝ_t(y − (2p − 1))]
+            let mean_drift = a * (0..n).map(|i| g[t][i] * (label[i] - centre)).sum::<f64>() / nf;
+            (0..=t).map(|k| rg[t][k] * amp[k]).sum::<f64>() + mean_drift
+        } else if stein {
             // (a/s)·E[z₀(ĝ_t − βc_t)]: z₀c_t has mean zero, c_t = ĝ⁰_t, for the
             // standard logistic ½(ĝ⁺ + ĝ⁻) + (1{y = +1} − σ(ν))(ĝ⁺ − ĝ⁻) (its mean
             // given z₀ and the rest is ½(ĝ⁺ + ĝ⁻)); β = κ²/(s² + κ²), fixed, so unbiased
@@ -461,6 +571,7 @@ fn solve_scramble(
 mod tests {
     use super::*;
     use crate::dynamics::INTERCEPT;
+    use propdp_core::loss::norm_cdf;
     use propdp_core::metrics;
 
     /// Two atoms of eigenvalue 1 with teacher energies 3/2 and 1/2 are the
@@ -540,5 +651,116 @@ mod tests {
             }
         }
         assert!(icp.mean[INTERCEPT].iter().all(|&b| b == 0.0));
+    }
+
+    fn two_cluster_params() -> DmftParams {
+        DmftParams {
+            delta: 0.5,
+            s2: 4.0,
+            lambda: 0.1,
+            sigma: 0.5,
+            eta: 0.4,
+            steps: 6,
+            sample_rate: 1.0,
+            clip: f64::INFINITY,
+            loss: Loss::Logistic,
+            noise_sd: 0.0,
+            points: 1024,
+            scrambles: 2,
+            seed: 5,
+        }
+    }
+
+    /// One DP-GD step from θ₀ = 0 by hand (docs/theory.md §3.6): every
+    /// ℓ'(0; y) = −y/2, so with centred rows x = ỹμ + g, ỹ = y − (2p − 1),
+    /// E[yỹ] = v = 4p(1 − p), θ₁ = (η/2)(Σᵢ yᵢgᵢ + nvμ) + ησξ₀ and, with
+    /// Σ_w = κ²I, μ = κ²θ*/d: overlap θ₁ᵀθ*/d = ηaκ²s²v/2, m₁ = μᵀθ₁ =
+    /// ηaκ⁴s²v/2, norm2 = (η²/4)(aκ² + a²κ⁴s²v²) + η²σ², test error from
+    /// the class means 2(1 − p)m₁ + β₁, −2pm₁ + β₁ and the variance κ²·norm2,
+    /// with the intercept's β₁ = ηa(2p − 1)/2.
+    #[test]
+    fn one_two_cluster_step_is_the_closed_form() {
+        let p = DmftParams {
+            steps: 1,
+            ..two_cluster_params()
+        };
+        let (a, k2, s2, eta) = (1.0 / p.delta, 0.7, p.s2, p.eta);
+        let mix = TwoCluster {
+            balance: 0.75,
+            within: k2,
+        };
+        let icp = Intercept {
+            teacher: 0.0,
+            learned: true,
+            lambda: 0.0,
+        };
+        let path = solve_two_cluster(&p, None, &mix, Some(&icp), &|| false).unwrap();
+        let last = path.last();
+        let v = 4.0 * 0.75 * 0.25;
+        let norm2 = eta * eta / 4.0 * (a * k2 + a * a * k2 * k2 * s2 * v * v) + eta * eta * p.sigma * p.sigma;
+        let (m1, beta) = (eta * a * k2 * k2 * s2 * v / 2.0, eta * a * (2.0 * 0.75 - 1.0) / 2.0);
+        let sd = (k2 * norm2).sqrt();
+        let err = 0.75 * norm_cdf(-(0.5 * m1 + beta) / sd) + 0.25 * norm_cdf((-1.5 * m1 + beta) / sd);
+        let want = [
+            (metrics::OVERLAP, eta * a * k2 * s2 * v / 2.0),
+            (metrics::NORM2, norm2),
+            (metrics::TEST_CLASS_ERR, err),
+            (INTERCEPT, beta),
+        ];
+        for (k, v) in want {
+            // β₁ is a mean over the RQMC labels: exact to their stratification (1/N)
+            assert!((last[k] - v).abs() <= 2e-3 * v.abs(), "{k}: {} vs {v}", last[k]);
+        }
+        assert!(!last.contains_key(metrics::EST_ERR2));
+        assert_eq!(path.mean[metrics::TEST_CLASS_ERR][0], 0.5);
+    }
+
+    /// Balanced classes whose means vanish (s² → 0, so μ → 0) carry no
+    /// signal: without an intercept the classifier is a coin at every step,
+    /// however the iterates move.
+    #[test]
+    fn balanced_clusters_without_a_mean_are_a_coin_at_every_step() {
+        let p = DmftParams {
+            s2: 1e-14,
+            ..two_cluster_params()
+        };
+        let mix = TwoCluster {
+            balance: 0.5,
+            within: 1.0,
+        };
+        let path = solve_two_cluster(&p, None, &mix, None, &|| false).unwrap();
+        for (t, e) in path.mean[metrics::TEST_CLASS_ERR].iter().enumerate() {
+            assert!((e - 0.5).abs() < 1e-6, "t = {t}: {e}");
+        }
+        assert!(path.last()[metrics::NORM2] > 0.1);
+    }
+
+    /// Two atoms of eigenvalue 1 with teacher energies 3/2 and 1/2 are the
+    /// isotropic two-cluster problem through the covariance's modes, for
+    /// DP-GD and clipped DP-SGD at κ² = 0.7 and p = 0.75.
+    #[test]
+    fn a_split_teacher_over_equal_eigenvalues_is_the_isotropic_two_cluster_solve() {
+        let cov = Covariance::from_columns(&[1.0, 1.0], &[0.5, 0.5], &[1.5, 0.5], "c")
+            .unwrap()
+            .unwrap();
+        let mix = TwoCluster {
+            balance: 0.75,
+            within: 0.7,
+        };
+        let gd = two_cluster_params();
+        let sgd = DmftParams {
+            sample_rate: 0.3,
+            clip: 0.5,
+            ..gd
+        };
+        for p in [gd, sgd] {
+            let iso = solve_two_cluster(&p, None, &mix, None, &|| false).unwrap();
+            let spec = solve_two_cluster(&p, Some(&cov), &mix, None, &|| false).unwrap();
+            for (k, v) in &iso.mean {
+                for (t, (a, b)) in v.iter().zip(&spec.mean[k]).enumerate() {
+                    assert!((a - b).abs() <= 1e-9 * (1.0 + a.abs()), "{k} at t = {t}: {a} vs {b}");
+                }
+            }
+        }
     }
 }

@@ -49,6 +49,35 @@ pub(crate) fn spectral_metrics(
     Ok(mt)
 }
 
+/// The metrics of the two-cluster data model at step t (docs/theory.md
+/// §3.6): the test error `test_class_err` (from the class-mean field and
+/// the Gaussian part's variance C_w(t,t) = θᵀΣ_wθ/d, computed by the caller),
+/// train_loss, the parameter-space norm q₀ = ‖θ‖²/d and overlap m₀ = θᵀθ*/d;
+/// [`DmftError::Diverged`] when either norm blew up.
+pub(crate) fn two_cluster_metrics(
+    p: &DmftParams,
+    t: usize,
+    c_tt: f64,
+    m0: f64,
+    q0: f64,
+    train_loss: f64,
+    test_class_err: f64,
+) -> Result<Metrics, DmftError> {
+    if let Some(&norm2) = [c_tt, q0].iter().find(|x| !x.is_finite() || **x > 1e12) {
+        return Err(DmftError::Diverged {
+            step: t,
+            norm2,
+            params: Box::new(*p),
+        });
+    }
+    Ok(Metrics::from([
+        (metrics::NORM2.into(), q0),
+        (metrics::OVERLAP.into(), m0),
+        (metrics::TRAIN_LOSS.into(), train_loss),
+        (metrics::TEST_CLASS_ERR.into(), test_class_err),
+    ]))
+}
+
 /// The coordinate side with a spectrum: per atom k its response R^k(t, s)
 /// and amplitude A^k_t (θ^k_t = A^k_tΘ^k + Σ_s R^k(t,s)(−η√ω_k u_s + ησξ_s)).
 pub(crate) struct Modes<'a> {
