@@ -861,14 +861,14 @@ fn privacy_of_a_schedule_file_is_certified_and_bad_files_name_the_key() {
     use propdp::core::accountant::Neighbouring;
     use propdp::core::accountant::bracket::BracketSettings;
     use propdp::core::accountant::epsilon;
-    use propdp::core::accountant::events::{Events, Segment};
+    use propdp::core::accountant::events::{Event, Segment};
     let seg = |z: f64, steps: u64| Segment {
         noise_multiplier: z,
         sample_rate: 0.02,
         steps,
     };
     let b = epsilon(
-        &Events::schedule(&[seg(1.0, 300), seg(2.0, 200)]).unwrap(),
+        &Event::schedule(&[seg(1.0, 300), seg(2.0, 200)]),
         1e-5,
         Neighbouring::AddRemoveOne,
         BracketSettings::default(),

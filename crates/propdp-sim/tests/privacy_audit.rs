@@ -29,6 +29,7 @@
 use nalgebra::{DMatrix, DVector};
 use propdp_core::accountant::{MechanismKind, Neighbouring};
 use propdp_core::loss::Loss;
+use propdp_core::problem::{Budget, Target};
 use propdp_core::{Design, Model, Prior};
 use propdp_sim::data::{draw_dataset, draw_gaussian_vector};
 use propdp_sim::objective::Objective;
@@ -131,11 +132,18 @@ fn audit(pair: &Pair, mech: Release, m: usize) -> f64 {
     eps_lower_bound(releases(pair, 0, mech, &u, m), releases(pair, 1, mech, &u, m))
 }
 
+/// The smallest noise of `kind` on the logistic model meeting (EPS, DELTA)
+/// under `neighbouring`, by the accountant's one calibrate.
+fn calibrated_under(kind: MechanismKind, neighbouring: Neighbouring) -> f64 {
+    let target = Target::Approx {
+        epsilon: EPS,
+        delta_priv: DELTA,
+    };
+    (Budget::new(target, neighbouring).calibrate(&Model::Logistic, kind)).expect("reachable budget")
+}
+
 fn calibrated(kind: MechanismKind) -> f64 {
-    Model::Logistic
-        .mechanism(kind, Neighbouring::ReplaceOne)
-        .calibrate(EPS, DELTA)
-        .expect("reachable budget")
+    calibrated_under(kind, Neighbouring::ReplaceOne)
 }
 
 #[test]
@@ -220,15 +228,12 @@ fn dpsgd_step_audit_stays_below_the_accountant_and_flags_too_little_noise() {
     let u = DVector::from_fn(d, |i, _| if i % 2 == 0 { 1.0 } else { -1.0 }) / (d as f64).sqrt();
     let x1 = DMatrix::from_fn(d, n + 1, |j, i| if i < n { data.xt[(j, i)] } else { u[j] });
     let y1 = DVector::from_fn(n + 1, |i, _| if i < n { data.y[i] } else { -1.0 });
-    let mech = Model::Logistic.mechanism(
-        MechanismKind::Dpsgd {
-            steps: 1,
-            sample_rate: 0.5,
-            clip: Some(0.25),
-        },
-        Neighbouring::AddRemoveOne,
-    );
-    let sigma = mech.calibrate(EPS, DELTA).expect("reachable budget");
+    let kind = MechanismKind::Dpsgd {
+        steps: 1,
+        sample_rate: 0.5,
+        clip: Some(0.25),
+    };
+    let sigma = calibrated_under(kind, Neighbouring::AddRemoveOne);
     let m = 400_000;
     // S on D' is shifted by −C when the canary is selected: test S < t, i.e. −S > t
     let audit = |sigma: f64| {

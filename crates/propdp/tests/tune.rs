@@ -8,9 +8,28 @@ use std::path::Path;
 use propdp::Silent;
 use propdp::rundir::Existing;
 use propdp::tune::TuneOutcome;
+use propdp::core::accountant::bracket::BracketSettings;
+use propdp::core::accountant::calibrate::{Knob, Target, calibrate};
+use propdp::core::accountant::{Mechanism, pld};
 
 fn tune(text: &str, out: &Path, existing: Existing) -> propdp::Result<TuneOutcome> {
     propdp::tune::tune(text, "t.toml", out, existing, &Silent)
+}
+
+/// The smallest noise of `mech` meeting (ε, δ): the accountant's one calibrate
+/// of its event, as `Budget::calibrate` reads it.
+fn calibrated(mech: &Mechanism, epsilon: f64, delta_priv: f64) -> Option<f64> {
+    let target = Target::Approx { epsilon, delta_priv };
+    let settings = BracketSettings::default();
+    calibrate(Knob::NoiseMultiplier, |s| mech.event(s), target, mech.neighbouring, settings)
+        .ok()
+        .map(|c| c.value)
+}
+
+/// The fast ε of a DP-SGD `mech` at `noise` (the fixed-grid PLD, RDP and full
+/// batch's, the smallest), an upper bound on the certified ε.
+fn fast_epsilon(mech: &Mechanism, noise: f64, delta: f64) -> Option<f64> {
+    pld::fixed_grid_epsilon(&mech.event(noise), delta, mech.neighbouring)
 }
 
 fn huber_tune_config(delta: &str, epsilon: &str) -> String {
@@ -70,7 +89,7 @@ fn tune_finds_a_local_optimum_of_the_predicted_error() {
             } else {
                 MechanismKind::Output { lambda: other }
             };
-            let Some(noise) = model.mechanism(kind, Neighbouring::ReplaceOne).calibrate(eps, 1e-6) else {
+            let Some(noise) = calibrated(&model.mechanism(kind, Neighbouring::ReplaceOne), eps, 1e-6) else {
                 continue;
             };
             let alg = if objective {
@@ -128,7 +147,7 @@ seed = 5
     let solver = TheorySolver::new(SolverOptions::default());
     let solve = |steps: usize, fraction: f64, lambda: f64, eps: f64| -> Option<(f64, f64)> {
         let mech = Model::Logistic.mechanism(MechanismKind::Dpgd { steps }, Neighbouring::ReplaceOne);
-        let sigma = mech.calibrate(eps, 1e-6).unwrap();
+        let sigma = calibrated(&mech, eps, 1e-6).unwrap();
         let l = 0.25 * (1.0 + 0.5f64.sqrt()).powi(2) / 0.5 + lambda;
         let alg = Algorithm::Dpgd {
             lambda,
@@ -345,7 +364,7 @@ seed = 5
         clip: None,
     };
     let mech = |q: f64| Model::Logistic.mechanism(kind(q), Neighbouring::ReplaceOne);
-    let eps = mech(q).epsilon(f(sgd, "noise"), 1e-6).unwrap();
+    let eps = fast_epsilon(&mech(q), f(sgd, "noise"), 1e-6).unwrap();
     assert!(eps <= 2.0 + 1e-9 && eps > 2.0 * (1.0 - 1e-4), "ε = {eps}");
     // the other sample rate at the same (T, η·L_B(q)/2, λ), recalibrated, does no better
     // (L_B(q) = β(1 + √(q/δ))² + λ, a typical batch's curvature, β = 1/4)
@@ -353,7 +372,7 @@ seed = 5
     let l_batch = |q: f64| 0.25 * (1.0 + (q / 0.5).sqrt()).powi(2) + lambda;
     let fraction = f(sgd, "eta") * l_batch(q) / 2.0;
     let other = if q == 1.0 { 0.3 } else { 1.0 };
-    let sigma = mech(other).calibrate(2.0, 1e-6).unwrap();
+    let sigma = calibrated(&mech(other), 2.0, 1e-6).unwrap();
     let alg = Algorithm::Dpsgd {
         lambda,
         sigma,
@@ -457,7 +476,7 @@ seed = 11
         };
         Model::Logistic.mechanism(kind, Neighbouring::ReplaceOne)
     };
-    let eps = mech(q, steps).epsilon(f(best, "noise"), 1e-6).unwrap();
+    let eps = fast_epsilon(&mech(q, steps), f(best, "noise"), 1e-6).unwrap();
     assert!(eps <= 2.0 + 1e-9 && eps > 2.0 * (1.0 - 1e-4), "ε = {eps}");
     // the best at the other sample rate, recalibrated and re-solved here, is no better beyond the error bars
     let rates = best["per_sample_rate"].as_array().unwrap();
@@ -466,7 +485,7 @@ seed = 11
     let (q2, t2) = (f(other, "sample_rate"), other["steps"].as_u64().unwrap() as usize);
     let alg = Algorithm::Dpsgd {
         lambda: f(other, "lambda"),
-        sigma: mech(q2, t2).calibrate(2.0, 1e-6).unwrap(),
+        sigma: calibrated(&mech(q2, t2), 2.0, 1e-6).unwrap(),
         eta: f(other, "eta"),
         steps: t2,
         loss_variant: LossVariant::Standard,
@@ -587,7 +606,7 @@ dmft_points = 1024
     );
     let at = |lambda: f64| {
         let mechanism = model.mechanism(MechanismKind::Objective { lambda }, Neighbouring::ReplaceOne);
-        let sigma = mechanism.calibrate(2.0, 1e-6).unwrap();
+        let sigma = calibrated(&mechanism, 2.0, 1e-6).unwrap();
         Point::new(0.5, 1.0, model, Algorithm::Objective { lambda, sigma }).unwrap()
     };
     let own = spectral.solve(&at(lam), None).unwrap().metrics["est_err2"];

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use propdp::core::accountant::bracket::BracketSettings;
-use propdp::core::accountant::{MechanismKind, Neighbouring};
+use propdp::core::accountant::{MechanismKind, Neighbouring, epsilon, pld};
 use propdp::core::{Model, NoiseLaw};
 use propdp::rundir::Existing;
 
@@ -60,9 +60,10 @@ fn add_remove_epsilon(line: &serde_json::Value) -> (f64, f64) {
         noise: NoiseLaw::Gaussian { sd: 0.5 },
     };
     let m = model.mechanism(kind, Neighbouring::AddRemoveOne);
-    let fast = m.epsilon(f("noise"), 1e-6).unwrap();
-    let certified = m
-        .epsilon_bracket(f("noise"), 1e-6, BracketSettings::default())
+    let event = m.event(f("noise"));
+    let fast = pld::fixed_grid_epsilon(&event, 1e-6, m.neighbouring).unwrap();
+    let certified = epsilon(&event, 1e-6, m.neighbouring, BracketSettings::default())
+        .unwrap()
         .unwrap()
         .upper;
     (fast, certified)
