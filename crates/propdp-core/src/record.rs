@@ -1,6 +1,5 @@
-//! Result records: one JSON object per sweep point (JSON lines), written by
-//! runs and read by plots, validation and resume — the one format between
-//! the crates, with typed fields.
+//! Result records: one JSON object per sweep point (JSON lines), written by runs and read by
+//! plots, validation and resume — the one format between the crates, with typed fields.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,8 +19,7 @@ pub struct SolverReport {
     pub iterations: usize,
     /// Final residual (fixed point), largest RQMC standard error (DMFT) or largest ‖∇F‖/√d (simulation).
     pub residual: f64,
-    /// How DP-GD/DP-SGD dynamics were predicted (absent for the static
-    /// solvers and simulations).
+    /// How DP-GD/DP-SGD dynamics were predicted (absent for the static solvers and simulations).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<DynamicsMethod>,
     /// The method's own approximation error, relative, beside the RQMC
@@ -42,8 +40,7 @@ pub enum DynamicsMethod {
     Dmft,
     /// Unclipped least squares, exactly, as a spectral integral (§3.2).
     Spectral,
-    /// The long-horizon state evolution (§3.3): linear in T, with an
-    /// estimated truncation error.
+    /// The long-horizon state evolution (§3.3): linear in T, with an estimated truncation error.
     LongHorizon,
 }
 
@@ -142,9 +139,8 @@ pub struct Record {
     /// per-repetition values of every metric.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub simulation: Option<SimRecord>,
-    /// The non-private reference (the ridge estimator, λ tuned, no noise)
-    /// that `propdp tune` draws beside the private algorithms; never in a
-    /// results file.
+    /// The non-private reference (the ridge estimator, λ tuned, no noise) that `propdp tune`
+    /// draws beside the private algorithms; never in a results file.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub non_private_reference: bool,
 }
