@@ -2,7 +2,8 @@
 //! under a neighbouring relation ([`epsilon`], by the PLD bracket of
 //! [`crate::bracket`]); a single DP-SGD run's bracket tightened by the
 //! run's other valid upper bounds (the RDP accountant's and the full
-//! batch's), which calibration and Poisson sampling read.
+//! batch's), which calibration and Poisson sampling read; or, by another
+//! [`Method`], one run's fast fixed-grid or RDP upper bound.
 //!
 //! An event is read as its parts ([`Event::parts`]): a Gaussian release
 //! (T-fold) alone is exactly μ-GDP, μ = s·√T·Δ/σ (s = 1 add/remove-one,
@@ -18,8 +19,8 @@
 //! - Dong, Roth, Su (2022), *Gaussian differential privacy*, JRSS B (μ-GDP).
 
 use crate::AccountantError;
-use crate::bracket::{BracketSettings, EpsilonBracket, bracket_of, first_grid};
-use crate::dpsgd::rdp_epsilon;
+use crate::bracket::{BracketSettings, EpsilonBracket, Method, bracket_of, first_grid};
+use crate::dpsgd::{fixed_grid_epsilon, rdp_epsilon};
 use crate::events::{Event, Segment, check_delta, total_steps};
 use crate::gaussian::{eps_at, gdp_to_eps, mu_dpgd};
 use crate::neighbouring::Neighbouring;
@@ -40,6 +41,9 @@ use crate::neighbouring::Neighbouring;
 ///   relation's pair, each release as the pair whose loss is its bound
 ///   c + A|Z| ([`crate::ObjectiveBound::pld`]; replace-one, the convex hull
 ///   of its group-privacy bound, [`crate::ObjectiveBound::replace_pld`]).
+/// - With `settings.method` other than [`Method::Certified`]: one DP-SGD
+///   run's faster upper bound, [0, ε], the fixed-grid PLD's or the RDP
+///   accountant's ([`Method`]); another event is refused naming `method`.
 ///
 /// `Ok(None)` when no finite ε is reached even by the upper bound's
 /// discretisation at the finest grid (δ below what the composition resolves).
@@ -66,6 +70,32 @@ pub fn epsilon(
     check_delta(delta)?;
     settings.check()?;
     let parts = event.parts()?;
+    if settings.method != Method::Certified {
+        let (run, noise, sensitivity) = parts.lone_sampled_run().ok_or_else(|| {
+            AccountantError::range(
+                "method",
+                format!("{:?}", settings.method),
+                "Certified, for an event other than one DP-SGD run (a Poisson-sampled Gaussian, T-fold)",
+            )
+        })?;
+        let upper = match settings.method {
+            Method::Rdp => Some(rdp_epsilon(
+                run.noise_multiplier,
+                run.sample_rate,
+                run.steps,
+                delta,
+                neighbouring,
+            ))
+            .filter(|e| e.is_finite()),
+            _ => fixed_grid_epsilon(&run, noise, sensitivity, delta, neighbouring),
+        };
+        return Ok(upper.map(|upper| EpsilonBracket {
+            lower: 0.0,
+            upper,
+            grid: 0.0,
+            reached: false,
+        }));
+    }
     let exact = |e: f64| EpsilonBracket {
         lower: e,
         upper: e,

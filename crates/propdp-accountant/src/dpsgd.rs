@@ -3,7 +3,7 @@
 //! accountant's ε under either relation, and the noise multiplier meeting
 //! (ε, δ) by root finding on them.
 
-use crate::events::check_delta;
+use crate::events::{Segment, check_delta};
 use crate::gaussian::{brent_root, gdp_to_eps, log_delta_gaussian, mu_dpgd, smallest_noise, softplus};
 use crate::neighbouring::{Neighbouring, relation_factor};
 use crate::{pld, rdp};
@@ -82,7 +82,7 @@ fn pld_fits(m: pld::SubsampledGaussian, steps: usize, n: Neighbouring) -> bool {
     20.0 * (steps as f64 * var).sqrt() / DPSGD_GRID <= PLD_MAX_POINTS && reach / DPSGD_GRID <= PLD_MAX_POINTS
 }
 
-/// ε at δ of T steps of DP-SGD (as [`dpsgd_log_delta`]; the fast bound of [`crate::Mechanism::epsilon`]), read off the
+/// ε at δ of T steps of DP-SGD (as [`dpsgd_log_delta`]; the fast bound of [`fixed_grid_epsilon`]), read off the
 /// composed PLDs of the relation's pair.
 pub(crate) fn fast_epsilon(z: f64, q: f64, steps: usize, delta: f64, n: Neighbouring) -> Option<f64> {
     if !(z > 0.0 && z.is_finite()) {
@@ -209,28 +209,20 @@ pub(crate) fn rdp_epsilon(z: f64, q: f64, steps: u64, delta: f64, n: Neighbourin
     }
 }
 
-/// A fast upper bound on the ε at `delta` of `event`, one DP-SGD run
-/// (a Poisson-sampled Gaussian of noise σ and sensitivity Δ, T-fold),
-/// under `n`: the smallest of the fixed-grid
-/// PLD (Δ = 10⁻³; about 0.5% above the certified bracket of
-/// [`crate::epsilon`]), the RDP accountant's and the full batch's exact
-/// ε. `None` for another event, or where no finite ε is reached.
-///
-/// ```
-/// use propdp_accountant::events::Event;
-/// use propdp_accountant::{pld, Neighbouring};
-/// let e = pld::fixed_grid_epsilon(&Event::dpsgd(1.0, 0.01, 1000), 1e-5, Neighbouring::AddRemoveOne).unwrap();
-/// assert!(e > 0.0);
-/// ```
-pub fn fixed_grid_epsilon(event: &crate::events::Event, delta: f64, n: Neighbouring) -> Option<f64> {
-    let parts = event.parts().ok()?;
-    let ([run], [(noise, sensitivity, true)], true) = (
-        parts.segments.as_slice(),
-        parts.gaussians.as_slice(),
-        parts.objectives.is_empty(),
-    ) else {
-        return None;
-    };
+/// A fast upper bound on the ε at `delta` of one DP-SGD run (T steps of
+/// the Poisson-sampled Gaussian of noise σ = `noise` and sensitivity
+/// Δ = `sensitivity`, `run` its segment) under `n`: the smallest of the
+/// fixed-grid PLD (Δ = 10⁻³; about 0.5% above the certified bracket of
+/// [`crate::epsilon`]), the RDP accountant's and the full batch's exact ε
+/// ([`crate::bracket::Method::FixedGrid`]). `None` where no finite ε is
+/// reached.
+pub(crate) fn fixed_grid_epsilon(
+    run: &Segment,
+    noise: f64,
+    sensitivity: f64,
+    delta: f64,
+    n: Neighbouring,
+) -> Option<f64> {
     let (z, q, steps) = (run.noise_multiplier, run.sample_rate, run.steps as usize);
     // both accountants give upper bounds: the PLD's is the tighter, except
     // where it would not fit, where the RDP's stands; and subsampling never
@@ -238,6 +230,6 @@ pub fn fixed_grid_epsilon(event: &crate::events::Event, delta: f64, n: Neighbour
     // (where the subsampled accountants run out of range, e.g. at δ = 1e-300 or T = 10⁹)
     let pld = fast_epsilon(z, q, steps, delta, n);
     let rdp = Some(rdp_epsilon(z, q, run.steps, delta, n)).filter(|e| e.is_finite());
-    let full = gdp_to_eps(mu_dpgd(*sensitivity, 1.0, steps, *noise, n), delta);
+    let full = gdp_to_eps(mu_dpgd(sensitivity, 1.0, steps, noise, n), delta);
     [pld, rdp, full].into_iter().flatten().reduce(f64::min)
 }

@@ -239,6 +239,19 @@ impl Parts {
         }
     }
 
+    /// The one DP-SGD run (a Poisson-sampled Gaussian, self-composed),
+    /// nothing beside it, as its segment and its Gaussian's (σ, Δ).
+    pub(crate) fn lone_sampled_run(&self) -> Option<(Segment, f64, f64)> {
+        match (
+            self.segments.as_slice(),
+            self.gaussians.as_slice(),
+            self.objectives.is_empty(),
+        ) {
+            ([s], [(noise, sensitivity, true)], true) => Some((*s, *noise, *sensitivity)),
+            _ => None,
+        }
+    }
+
     /// The one objective release, nothing beside it.
     pub(crate) fn lone_objective(&self) -> Option<ObjectiveBound> {
         match (self.segments.as_slice(), self.objectives.as_slice()) {

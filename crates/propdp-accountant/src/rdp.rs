@@ -219,19 +219,3 @@ impl Curve {
             .max(0.0)
     }
 }
-
-/// The RDP accountant's ε at `delta` of DP-SGD `run` under `neighbouring`
-/// (integer and fractional orders; replace-one by group privacy of size 2
-/// below the full batch): looser than the PLD bracket of
-/// [`crate::epsilon`], a cross-check. `None` where no finite ε is reached.
-///
-/// ```
-/// use propdp_accountant::events::Segment;
-/// use propdp_accountant::{rdp, Neighbouring};
-/// let run = Segment { noise_multiplier: 1.0, sample_rate: 0.01, steps: 1000 };
-/// assert!(rdp::dpsgd_epsilon(&run, 1e-5, Neighbouring::AddRemoveOne).unwrap() > 0.0);
-/// ```
-pub fn dpsgd_epsilon(run: &crate::events::Segment, delta: f64, neighbouring: crate::Neighbouring) -> Option<f64> {
-    let (z, q, t) = (run.noise_multiplier, run.sample_rate, run.steps);
-    Some(crate::dpsgd::rdp_epsilon(z, q, t, delta, neighbouring)).filter(|e| e.is_finite())
-}

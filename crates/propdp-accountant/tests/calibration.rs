@@ -4,7 +4,7 @@
 //! close to the best the certificate allows.
 
 use propdp_accountant::Neighbouring;
-use propdp_accountant::bracket::{BracketSettings, EpsilonBracket};
+use propdp_accountant::bracket::{BracketSettings, EpsilonBracket, Method};
 use propdp_accountant::calibrate::{Knob, Target};
 use propdp_accountant::events::{Event, Segment};
 use propdp_accountant::sampling::{Sampling, sampled_epsilon};
@@ -23,6 +23,7 @@ fn certified(run: &Segment, delta: f64, n: Neighbouring, s: BracketSettings) -> 
 const COARSE: BracketSettings = BracketSettings {
     relative_width: 1e-2,
     max_points: 1 << 20,
+    method: Method::Certified,
 };
 
 fn relation() -> impl Strategy<Value = Neighbouring> {

@@ -325,6 +325,7 @@ fn the_replace_one_bracket_holds_the_fast_accountants_figure() {
 #[test]
 fn the_issue_case_reaches_prv_accountants_finest_width() {
     use propdp_accountant::Neighbouring;
+    use propdp_accountant::bracket::Method;
     use propdp_accountant::epsilon;
     use propdp_accountant::events::Segment;
     const FINE: f64 = 8.494286629164606;
@@ -332,6 +333,7 @@ fn the_issue_case_reaches_prv_accountants_finest_width() {
         let settings = BracketSettings {
             relative_width: 2.4e-4,
             max_points,
+            method: Method::Certified,
         };
         let b = Events::run(Segment {
             noise_multiplier: 0.6,

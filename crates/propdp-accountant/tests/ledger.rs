@@ -8,13 +8,14 @@ mod common;
 #[allow(unused_imports)]
 use common::{Events, MechanismExt};
 
-use propdp_accountant::bracket::BracketSettings;
+use propdp_accountant::bracket::{BracketSettings, Method};
 use propdp_accountant::events::Segment;
 use propdp_accountant::{Neighbouring, ObjectiveBound, epsilon};
 
 const S: BracketSettings = BracketSettings {
     relative_width: 1e-3,
     max_points: 1 << 22,
+    method: Method::Certified,
 };
 
 /// The smallest ε ≥ 0 with δ(ε) ≤ δ, δ decreasing, by bisection.

@@ -6,7 +6,7 @@ mod common;
 #[allow(unused_imports)]
 use common::{Events, MechanismExt};
 
-use propdp_accountant::bracket::BracketSettings;
+use propdp_accountant::bracket::{BracketSettings, Method};
 use propdp_accountant::events::Segment;
 use propdp_accountant::sampling::{Sampling, sampled_epsilon};
 use propdp_accountant::{Neighbouring, delta_gaussian, gdp_to_eps};
@@ -14,6 +14,7 @@ use propdp_accountant::{Neighbouring, delta_gaussian, gdp_to_eps};
 const S: BracketSettings = BracketSettings {
     relative_width: 1e-3,
     max_points: 1 << 22,
+    method: Method::Certified,
 };
 
 #[test]

@@ -6,11 +6,11 @@ use std::fs;
 use std::path::Path;
 
 use propdp::Silent;
+use propdp::core::accountant::bracket::{BracketSettings, Method};
+use propdp::core::accountant::calibrate::{Knob, Target, calibrate};
+use propdp::core::accountant::{Mechanism, epsilon};
 use propdp::rundir::Existing;
 use propdp::tune::TuneOutcome;
-use propdp::core::accountant::bracket::BracketSettings;
-use propdp::core::accountant::calibrate::{Knob, Target, calibrate};
-use propdp::core::accountant::{Mechanism, pld};
 
 fn tune(text: &str, out: &Path, existing: Existing) -> propdp::Result<TuneOutcome> {
     propdp::tune::tune(text, "t.toml", out, existing, &Silent)
@@ -21,15 +21,26 @@ fn tune(text: &str, out: &Path, existing: Existing) -> propdp::Result<TuneOutcom
 fn calibrated(mech: &Mechanism, epsilon: f64, delta_priv: f64) -> Option<f64> {
     let target = Target::Approx { epsilon, delta_priv };
     let settings = BracketSettings::default();
-    calibrate(Knob::NoiseMultiplier, |s| mech.event(s), target, mech.neighbouring, settings)
-        .ok()
-        .map(|c| c.value)
+    calibrate(
+        Knob::NoiseMultiplier,
+        |s| mech.event(s),
+        target,
+        mech.neighbouring,
+        settings,
+    )
+    .ok()
+    .map(|c| c.value)
 }
 
 /// The fast ε of a DP-SGD `mech` at `noise` (the fixed-grid PLD, RDP and full
 /// batch's, the smallest), an upper bound on the certified ε.
 fn fast_epsilon(mech: &Mechanism, noise: f64, delta: f64) -> Option<f64> {
-    pld::fixed_grid_epsilon(&mech.event(noise), delta, mech.neighbouring)
+    let fast = BracketSettings {
+        method: Method::FixedGrid,
+        ..BracketSettings::default()
+    };
+    let bracket = epsilon(&mech.event(noise), delta, mech.neighbouring, fast).ok()??;
+    Some(bracket.upper)
 }
 
 fn huber_tune_config(delta: &str, epsilon: &str) -> String {

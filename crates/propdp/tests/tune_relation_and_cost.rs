@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use propdp::core::accountant::bracket::BracketSettings;
-use propdp::core::accountant::{MechanismKind, Neighbouring, epsilon, pld};
+use propdp::core::accountant::bracket::{BracketSettings, Method};
+use propdp::core::accountant::{MechanismKind, Neighbouring, epsilon};
 use propdp::core::{Model, NoiseLaw};
 use propdp::rundir::Existing;
 
@@ -61,11 +61,14 @@ fn add_remove_epsilon(line: &serde_json::Value) -> (f64, f64) {
     };
     let m = model.mechanism(kind, Neighbouring::AddRemoveOne);
     let event = m.event(f("noise"));
-    let fast = pld::fixed_grid_epsilon(&event, 1e-6, m.neighbouring).unwrap();
-    let certified = epsilon(&event, 1e-6, m.neighbouring, BracketSettings::default())
-        .unwrap()
-        .unwrap()
-        .upper;
+    let upper = |method| {
+        let settings = BracketSettings {
+            method,
+            ..BracketSettings::default()
+        };
+        epsilon(&event, 1e-6, m.neighbouring, settings).unwrap().unwrap().upper
+    };
+    let (fast, certified) = (upper(Method::FixedGrid), upper(Method::Certified));
     (fast, certified)
 }
 

@@ -137,4 +137,4 @@ mod tests;
 pub(crate) use curves::TAIL;
 pub use curves::UpperProfile;
 pub(crate) use search::{bracket_of, first_grid};
-pub use settings::{BracketSettings, EpsilonBracket};
+pub use settings::{BracketSettings, EpsilonBracket, Method};

@@ -51,7 +51,6 @@ mod distribution;
 mod pairs;
 mod terms;
 
-pub use crate::dpsgd::fixed_grid_epsilon;
 pub use compose::{Aim, Composed, compose_all, compose_tilted, roundoff_bound};
 pub use distribution::{MAX_ALLOCATION, Pld};
 pub use pairs::{Direction, MAX_REPLACE_LOSS, SubsampledGaussian, composed, delta};

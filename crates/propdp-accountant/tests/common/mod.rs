@@ -4,10 +4,10 @@
 //! one [`calibrate`].
 #![allow(dead_code)] // each test crate uses part of it
 
-use propdp_accountant::bracket::{BracketSettings, EpsilonBracket};
+use propdp_accountant::bracket::{BracketSettings, EpsilonBracket, Method};
 use propdp_accountant::calibrate::{Knob, Target, calibrate as calibrate_event};
 use propdp_accountant::events::{Event, Segment};
-use propdp_accountant::{AccountantError, Mechanism, Neighbouring, ObjectiveBound, epsilon, pld};
+use propdp_accountant::{AccountantError, Mechanism, Neighbouring, ObjectiveBound, epsilon};
 
 /// Checked events of DP-SGD segments and objective releases.
 pub struct Events;
@@ -90,8 +90,15 @@ impl MechanismExt for Mechanism {
     }
 
     fn epsilon(&self, noise: f64, delta: f64) -> Option<f64> {
-        let event = self.event(noise);
-        pld::fixed_grid_epsilon(&event, delta, self.neighbouring).or_else(|| {
+        let fast = BracketSettings {
+            method: Method::FixedGrid,
+            ..BracketSettings::default()
+        };
+        (epsilon(&self.event(noise), delta, self.neighbouring, fast)
+            .ok()
+            .flatten()
+            .map(|b| b.upper))
+        .or_else(|| {
             self.epsilon_bracket(noise, delta, BracketSettings::default())
                 .map(|b| b.upper)
         })

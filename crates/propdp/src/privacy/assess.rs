@@ -6,10 +6,10 @@ use super::query::{NoiseLevel, Query, QueryArgs, check};
 use super::report::Report;
 use crate::error::Argument;
 use propdp_core::AlgorithmKind;
-use propdp_core::accountant::bracket::BracketSettings;
+use propdp_core::accountant::bracket::{BracketSettings, Method};
 use propdp_core::accountant::calibrate::{Knob, Target, calibrate};
 use propdp_core::accountant::events::Event;
-use propdp_core::accountant::{ExtraRidge, Mechanism, Neighbouring, ObjectiveBound, epsilon, mu_dpgd, mu_output, rdp};
+use propdp_core::accountant::{ExtraRidge, Mechanism, Neighbouring, ObjectiveBound, epsilon, mu_dpgd, mu_output};
 
 /// DP-SGD's steps or sample rate calibrated to the target of `args`
 /// (`epsilon` with `delta_priv`, or `rho`) at the noise it gives, on the
@@ -212,8 +212,17 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
         epsilon_lower: eps.map(|b| b.lower),
         bracket: dpsgd_grid,
         rdp_epsilon: (q.algorithm == AlgorithmKind::Dpsgd)
-            .then(|| rdp::dpsgd_epsilon(&q.dpsgd_run(noise), q.delta_priv, q.neighbouring))
-            .flatten(),
+            .then(|| {
+                let rdp = BracketSettings {
+                    method: Method::Rdp,
+                    ..BracketSettings::default()
+                };
+                epsilon(&mech.event(noise), q.delta_priv, q.neighbouring, rdp)
+                    .ok()
+                    .flatten()
+            })
+            .flatten()
+            .map(|b| b.upper),
         extra_ridge: None,
         // what Opacus and dp_accounting (add/remove-one by default) report for the same run
         epsilon_add_remove: match (q.algorithm, q.neighbouring) {

@@ -3,8 +3,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::Result;
-use propdp_core::accountant::bracket::BracketSettings;
-use propdp_core::accountant::pld::fixed_grid_epsilon;
+use propdp_core::accountant::bracket::{BracketSettings, Method};
 use propdp_core::accountant::{Neighbouring, epsilon};
 use propdp_core::problem::{Budget, Target};
 use propdp_core::record::{Provenance, Record, SolverReport, Source};
@@ -114,12 +113,12 @@ impl TrainingRun {
             Target::Approx { delta_priv, .. } => {
                 let (event, n) = (add_remove.event(sigma), Neighbouring::AddRemoveOne);
                 // DP-SGD: the fast upper bound; DP-GD: its exact ε
-                let e = fixed_grid_epsilon(&event, delta_priv, n).or_else(|| {
-                    epsilon(&event, delta_priv, n, BracketSettings::default())
-                        .ok()
-                        .flatten()
-                        .map(|b| b.upper)
-                });
+                let fast = BracketSettings {
+                    method: Method::FixedGrid,
+                    ..BracketSettings::default()
+                };
+                let upper = |s| epsilon(&event, delta_priv, n, s).ok().flatten().map(|b| b.upper);
+                let e = upper(fast).or_else(|| upper(BracketSettings::default()));
                 (e, None)
             }
             Target::Zcdp { .. } => (None, Some(add_remove.rho(sigma)).filter(|r| r.is_finite())),
