@@ -23,6 +23,10 @@ dp-accounting's REPLACE_ONE does. Opacus and dp-accounting default to
 add/remove-one (sensitivity C, the smaller ε): pass
 ``neighbouring="add_remove_one"`` for their numbers (docs/privacy.md). Every
 result names its relation.
+
+Every figure here is the Rust accountant's: its one ``epsilon`` of an event
+(``Event::dpsgd``, ``Event::schedule``, ``Event::ledger``) and its one
+``calibrate`` of a knob of one (docs/privacy.md, "The accountant").
 """
 from __future__ import annotations
 
