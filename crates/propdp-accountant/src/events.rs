@@ -26,8 +26,7 @@
 //!   PoissonSampledDpEvent, SelfComposedDpEvent, ComposedDpEvent).
 
 use crate::AccountantError;
-use crate::gaussian::mu_dpgd;
-use crate::neighbouring::Neighbouring;
+use crate::neighbouring::{Neighbouring, relation_factor};
 use crate::objective::ObjectiveBound;
 
 /// A privacy event: a mechanism as the accountant reads it (module docs).
@@ -209,15 +208,16 @@ impl Parts {
         Ok(())
     }
 
-    /// The zCDP ρ of the parts under `neighbouring`: Σ μ_i²/2 over the
-    /// Gaussians, μ_i = s·√T_i·Δ_i/σ_i (subsampling gives zCDP no
-    /// amplification: the subsampled Gaussian's RDP ε(α)/α → 1/(2z²) as
-    /// α → ∞), and c0 + A√(2/π) + A²/2 per objective release (×4 under
+    /// The zCDP ρ of the parts under `neighbouring`: Σ T_i·s²/(2z_i²) over
+    /// the Gaussians (μ_i²/2, μ_i = s·√T_i·Δ_i/σ_i, z_i = σ_i/Δ_i; linear in
+    /// T_i as written, so T steps are exactly T times one; subsampling gives
+    /// zCDP no amplification: the subsampled Gaussian's RDP ε(α)/α → 1/(2z²)
+    /// as α → ∞), and c0 + A√(2/π) + A²/2 per objective release (×4 under
     /// replace-one; [`ObjectiveBound::zcdp`]).
     pub fn rho(&self, neighbouring: Neighbouring) -> f64 {
-        let gaussians = (self.segments.iter().zip(&self.gaussians)).map(|(s, &(noise, sensitivity, _))| {
-            0.5 * mu_dpgd(sensitivity, 1.0, s.steps as usize, noise, neighbouring).powi(2)
-        });
+        let s2 = relation_factor(neighbouring).powi(2);
+        let gaussians =
+            (self.segments.iter()).map(|s| s.steps as f64 * s2 / (2.0 * s.noise_multiplier * s.noise_multiplier));
         let scale = match neighbouring {
             Neighbouring::AddRemoveOne => 1.0,
             Neighbouring::ReplaceOne => 4.0,

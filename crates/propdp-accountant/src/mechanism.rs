@@ -181,16 +181,29 @@ impl Mechanism {
         }
     }
 
-    /// zCDP ρ at noise level `noise` (R = 1): the ρ of [`Mechanism::event`]
-    /// ([`crate::events::Parts::rho`]): μ²/2 for output perturbation,
-    /// DP-GD and DP-SGD (μ of the full batch under the relation: subsampling
-    /// gives no zCDP amplification), c0 + A√(2/π) + A²/2 for objective
-    /// perturbation under add/remove-one and 4ρ under replace-one
-    /// (docs/theory.md §4); ∞ for a noise out of range.
+    /// zCDP ρ at noise level `noise` (R = 1) as `propdp privacy` and tune
+    /// report it: μ²/2 for output perturbation, DP-GD and DP-SGD (μ of the
+    /// full batch under the relation: subsampling gives no zCDP
+    /// amplification), c0 + A√(2/π) + A²/2 for objective perturbation under
+    /// add/remove-one and 4ρ under replace-one (docs/theory.md §4) — the ρ
+    /// of [`Mechanism::event`] ([`crate::events::Parts::rho`]) up to
+    /// rounding (μ² through √T here, T·s²/(2z²) there).
     pub fn rho(&self, noise: f64) -> f64 {
-        self.event(noise)
-            .parts()
-            .map_or(f64::INFINITY, |p| p.rho(self.neighbouring))
+        let (l, n) = (self.lipschitz, self.neighbouring);
+        match self.kind {
+            MechanismKind::Output { lambda } => 0.5 * mu_output(l, 1.0, lambda, noise, n).powi(2),
+            MechanismKind::Dpgd { steps } => 0.5 * mu_dpgd(l, 1.0, steps, noise, n).powi(2),
+            MechanismKind::Dpsgd { steps, clip, .. } => {
+                0.5 * mu_dpgd(self.dpsgd_sensitivity(clip), 1.0, steps, noise, n).powi(2)
+            }
+            MechanismKind::Objective { lambda } => {
+                let rho = ObjectiveBound::new(l, self.curvature, 1.0, lambda, noise).zcdp();
+                match n {
+                    Neighbouring::AddRemoveOne => rho,
+                    Neighbouring::ReplaceOne => 4.0 * rho,
+                }
+            }
+        }
     }
 
     /// The privacy event of the mechanism at noise level `noise` (σ for
