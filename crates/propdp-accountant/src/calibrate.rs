@@ -22,7 +22,7 @@
 //! *ρ (zCDP).* T steps of DP-SGD are T·s²/(2z²)-zCDP (s = 1 add/remove-one,
 //! 2 replace-one; subsampling gives no zCDP amplification; an event's ρ is
 //! the sum of its parts', [`crate::events::Parts::rho`]), solved for the
-//! knob (the steps rounded down; the noise to 4 ulp); ρ does not depend
+//! knob (the steps rounded down, the noise up: never above ρ); ρ does not depend
 //! on q, so q cannot be calibrated to it.
 //!
 //! Every value is searched within stated limits — z ∈ [10⁻³, 10⁹],
@@ -181,7 +181,7 @@ pub struct Calibrated {
 ///   objective release: the closed form's smallest noise, raised (by
 ///   factors of 1.1 up to 10³, then bisection to 10⁻¹² relative) if its ε
 ///   read back exceeds the target;
-/// - ρ: the noise solving ρ(σ) = ρ (to 4 ulp), or the most steps with
+/// - ρ: the smallest noise with ρ(σ) ≤ ρ (to an ulp), or the most steps with
 ///   ρ(T) ≤ ρ; ρ does not depend on q.
 ///
 /// Arguments out of range are refused naming them (the event's parts as
@@ -307,8 +307,8 @@ fn noise_of_multiplier(make_event: &impl Fn(f64) -> Event, z: f64, sensitivity: 
 }
 
 /// ρ(v) = `rho` solved for the knob: the noise by Brent's method on
-/// log ρ(σ) (to 4 ulp: ρ read back can pass the target by as much), the
-/// steps as the most with ρ(T) ≤ ρ.
+/// log ρ(σ) (to 4 ulp), raised by ulps until ρ read back is at most the
+/// target; the steps as the most with ρ(T) ≤ ρ.
 fn calibrate_rho(knob: Knob, rho: f64, rho_of: impl Fn(f64) -> f64) -> Result<f64, AccountantError> {
     match knob {
         Knob::SampleRate => Err(AccountantError::unattainable(
@@ -330,7 +330,12 @@ fn calibrate_rho(knob: Knob, rho: f64, rho_of: impl Fn(f64) -> f64) -> Result<f6
             if floor >= rho {
                 return Err(unmet());
             }
-            smallest_noise(|s| rho_of(s).ln(), rho).ok_or_else(unmet)
+            let mut noise = smallest_noise(|s| rho_of(s).ln(), rho).ok_or_else(unmet)?;
+            // Brent's root is within 4 ulp: raised until ρ read back is at most the target
+            while rho_of(noise) > rho {
+                noise = noise.next_up();
+            }
+            Ok(noise)
         }
         Knob::Steps => {
             let per_step = rho_of(1.0);
