@@ -221,6 +221,20 @@ fn point(
             learned: learned.is_some_and(|&l| l == 1.0),
         })?,
     };
+    if budget.is_some() && point.algorithm().gradient_steps().is_none() && point.intercept().is_some_and(|i| i.learned)
+    {
+        return Err(ConfigError::not_applicable(
+            "algorithm.fit_intercept",
+            &format!(
+                "{} calibrated to a budget with a learned intercept: the intercept is unpenalised, so the \
+                 objective's Hessian has no ridge along it (objective perturbation's Jacobian ratio, output \
+                 perturbation's sensitivity of b̂ are unbounded) and the constant feature lifts the row norm \
+                 past R (docs/theory.md §2.6); give the noise (sigma or tau) instead of a budget, or use \
+                 kind = \"dpgd\" or \"dpsgd\" (their clipping bounds the gradient with the constant feature)",
+                point.algorithm().kind().title()
+            ),
+        ));
+    }
     Ok(match budget {
         Some(b) => point.with_budget(b),
         None => point,
