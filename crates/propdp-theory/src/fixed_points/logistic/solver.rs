@@ -667,6 +667,64 @@ mod tests {
         }
     }
 
+    /// With intercepts (β, b*) the analytic Jacobian of the map still matches
+    /// central differences (the shift is fixed, the y = ±1 sides apart).
+    #[test]
+    fn analytic_jacobian_with_an_intercept_matches_finite_differences() {
+        let base = LogisticSolver::new(propdp_core::config::SolverOptions::default().logistic());
+        let p = LogisticParams {
+            delta: 0.5,
+            s2: 4.0,
+            lambda: 0.5,
+            sigma: 1.0,
+        };
+        for (beta, b_star) in [(0.7, 1.5), (-0.4, 0.8), (2.0, 2.3)] {
+            let solver = base.with_shift(beta, b_star);
+            let x = X::new(0.5, -0.2, -0.4);
+            let (_, j) = solver.map_x(&p, &x, true);
+            for c in 0..3 {
+                let h = 1e-5 * (1.0 + x[c].abs());
+                let (mut xp, mut xm) = (x, x);
+                xp[c] += h;
+                xm[c] -= h;
+                let fd = (solver.map_x(&p, &xp, false).0 - solver.map_x(&p, &xm, false).0) / (2.0 * h);
+                for r in 0..3 {
+                    assert!(
+                        (j[(r, c)] - fd[r]).abs() < 1e-5 * (1.0 + fd[r].abs()),
+                        "(β, b*) = ({beta}, {b_star}) d{r}/d{c}: analytic {} fd {}",
+                        j[(r, c)],
+                        fd[r]
+                    );
+                }
+            }
+        }
+    }
+
+    /// At b* = 0 the learned intercept is 0 (the symmetry y → −y) and the
+    /// state that of the system without one; at b* = 0.8 the stationarity
+    /// holds at the returned β, which lies strictly between 0 and a few b*.
+    #[test]
+    fn the_intercepts_stationarity_is_solved() {
+        let solver = LogisticSolver::new(propdp_core::config::SolverOptions::default().logistic());
+        let p = LogisticParams {
+            delta: 0.5,
+            s2: 4.0,
+            lambda: 0.5,
+            sigma: 1.0,
+        };
+        let (plain, _) = solver.solve(&p, None).unwrap();
+        let (st, beta, rep) = solver.solve_intercept(&p, 0.0, true, None).unwrap();
+        assert!(beta.abs() < 1e-10 && rep.converged, "β = {beta}");
+        assert!((st.q - plain.q).abs() < 1e-9 && (st.m - plain.m).abs() < 1e-9);
+        let (st, beta, rep) = solver.solve_intercept(&p, 0.8, true, None).unwrap();
+        assert!(beta > 0.0 && beta < 2.4, "β = {beta}");
+        let score = solver.with_shift(beta, 0.8).intercept_score(&p, &st);
+        assert!(
+            score.abs() < 1e-10 && rep.residual < 1e-8,
+            "a·E[g] = {score:e}, {rep:?}"
+        );
+    }
+
     /// The hats by an independent, refined 2-D quadrature over (ν, ξ), the
     /// form before the teacher field is integrated out given ω: ν by 16-node
     /// Gauss–Legendre panels of width 1/`refine` over |ν| ≤ 10√ρ; at each ν the
