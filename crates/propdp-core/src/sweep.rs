@@ -49,18 +49,22 @@ impl Sweep {
 
     /// The points of a `[problem]` table alone (for `propdp tune`, whose
     /// searches choose the algorithm): each carries the non-private
-    /// placeholder algorithm objective perturbation with λ = 1, σ = 0.
+    /// placeholder algorithm objective perturbation with λ = 1, σ = 0 — or,
+    /// with `problem.intercept`, DP-GD (which takes any intercept) and the
+    /// teacher's b* as an intercept not learned, for the caller to set the
+    /// learner's choice ([`Point::with_intercept`]).
     pub fn problem_points(problem: &RawProblem) -> Result<Vec<Point>, ConfigError> {
-        if problem.intercept().is_some() {
-            return Err(ConfigError::not_applicable(
-                "problem.intercept",
-                "the searches of propdp tune have no intercept yet",
-            ));
-        }
         let named = problem.axes().into_iter().chain([("delta", problem.delta())]);
         let axes = expand(named)?;
         // any algorithm the model admits (least squares: only the gradient methods)
         let placeholder = match problem.kind() {
+            _ if problem.intercept().is_some() => Algorithm::Dpgd {
+                lambda: 1.0,
+                sigma: 0.0,
+                eta: 0.1,
+                steps: 1,
+                loss_variant: Default::default(),
+            },
             crate::ModelKind::LeastSquares => Algorithm::Dpgd {
                 lambda: 1.0,
                 sigma: 0.0,
@@ -74,7 +78,14 @@ impl Sweep {
             },
         };
         odometer(&axes, |v| {
-            Point::new(v["delta"], v["s2"], problem.model(v), placeholder)
+            let p = Point::new(v["delta"], v["s2"], problem.model(v), placeholder)?;
+            match v.get("intercept") {
+                Some(&teacher) => p.with_intercept(crate::problem::Intercept {
+                    teacher,
+                    learned: false,
+                }),
+                None => Ok(p),
+            }
         })
     }
 
