@@ -134,7 +134,7 @@ pub fn metrics(
     metrics_with_intercept(model, train, test, theta, b, coords, None)
 }
 
-/// [`metrics`] of a fit with an intercept `Some((β, b*))` (docs/theory.md
+/// [`metrics()`] of a fit with an intercept `Some((β, b*))` (docs/theory.md
 /// §2.6: the fitted field β, the teacher's b*): every fit is xᵀθ̂ + β against
 /// labels of ν + b*, and β is recorded as fitted_intercept.
 pub fn metrics_with_intercept(

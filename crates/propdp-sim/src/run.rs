@@ -455,7 +455,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
     let (theta, intercept, report) = match point.intercept() {
         Some(icp) if icp.learned => {
             let (c, noise) = (1.0 / (s.d as f64).sqrt(), data::draw_gaussian_vector(1, &mut rng)[0]);
-            let fit = crate::objective::InterceptObjective { base: &obj, c, noise };
+            let fit = crate::intercept_objective::InterceptObjective { base: &obj, c, noise };
             let (theta, b_hat, report) = fit.minimize(s.grad_tol, s.max_iter).map_err(fit_error)?;
             (theta, Some((c * (b_hat + tau * noise), b_star)), report)
         }

@@ -179,7 +179,7 @@ impl LogisticSolver {
     }
 
     /// The intercept's stationarity at a state (docs/theory.md §2.6):
-    /// a·E[g] = a·E[−ℓ'(y, prox(ω + β))], the y = +1 side
+    /// a·E\[g\] = a·E\[−ℓ'(y, prox(ω + β))\], the y = +1 side
     /// aE[sigmoid(ν + b*) sigmoid(p₊)] less the same at (−β, −b*); it
     /// decreases in β and vanishes at the fitted intercept.
     fn intercept_score(&self, p: &LogisticParams, st: &LogisticState) -> f64 {
@@ -336,12 +336,12 @@ impl LogisticSolver {
 
     /// The system with an intercept (docs/theory.md §2.6): teacher's b*,
     /// and, if `learned`, the fitted intercept's field β, the root of the
-    /// stationarity a·E[g] = 0 ([`Self::intercept_score`], decreasing in β)
+    /// stationarity a·E\[g\] = 0 (`intercept_score`, decreasing in β)
     /// with (m, q, V) solved at each β (β = 0 when not learned). β is
     /// bracketed from [b* − 1, b* + 1], widened by doubling up to |β| ≤
     /// 1e3, and found by Brent to 1e-12; each inner solve is warm-started
     /// from the last. Returns the state, β and a report whose residual is
-    /// the larger of the last inner residual and |a·E[g]| at β.
+    /// the larger of the last inner residual and |a·E\[g\]| at β.
     pub fn solve_intercept(
         &self,
         p: &LogisticParams,
