@@ -55,20 +55,19 @@ impl Sweep {
 
     /// The points of a `[problem]` table alone (for `propdp tune`, whose
     /// searches choose the algorithm): each carries the non-private
-    /// placeholder algorithm objective perturbation with λ = 1, σ = 0.
+    /// placeholder algorithm objective perturbation with λ = 1, σ = 0 — or,
+    /// with `problem.intercept`, DP-GD (which takes any intercept) and the
+    /// teacher's b* as an intercept not learned, for the caller to set the
+    /// learner's choice ([`Point::with_intercept`]).
     pub fn problem_points(problem: &RawProblem) -> Result<Vec<Point>, ConfigError> {
-        if problem.intercept().is_some() {
-            return Err(ConfigError::not_applicable(
-                "problem.intercept",
-                "the searches of propdp tune have no intercept yet",
-            ));
-        }
         let named = problem.axes().into_iter().chain([("delta", problem.delta())]);
         let axes = expand(named)?;
-        // any algorithm the model admits (least squares and two clusters: only the gradient methods,
-        // with a step far below every 2/L: L grows as 1/δ, and tune's searches set their own η)
+        // any algorithm the model admits (least squares, two clusters, an intercept: the gradient
+        // methods, with a step far below every 2/L: L grows as 1/δ, and tune's searches set their own η)
         let clusters = problem.data_model() == crate::problem::DataModel::TwoCluster;
-        let placeholder = if clusters || problem.kind() == crate::ModelKind::LeastSquares {
+        let gradient_only =
+            clusters || problem.intercept().is_some() || problem.kind() == crate::ModelKind::LeastSquares;
+        let placeholder = if gradient_only {
             Algorithm::Dpgd {
                 lambda: 1.0,
                 sigma: 0.0,
@@ -84,6 +83,13 @@ impl Sweep {
         };
         odometer(&axes, |v| {
             let point = Point::new(v["delta"], v["s2"], problem.model(v), placeholder)?;
+            let point = match v.get("intercept") {
+                Some(&teacher) => point.with_intercept(crate::problem::Intercept {
+                    teacher,
+                    learned: false,
+                })?,
+                None => point,
+            };
             match (v.get("balance"), v.get("within")) {
                 (Some(&balance), Some(&within)) if clusters => {
                     point.with_two_cluster(crate::problem::TwoCluster { balance, within })
@@ -244,6 +250,20 @@ fn point(
         (Some(&balance), Some(&within)) => point.with_two_cluster(crate::problem::TwoCluster { balance, within })?,
         _ => point,
     };
+    if budget.is_some() && point.algorithm().gradient_steps().is_none() && point.intercept().is_some_and(|i| i.learned)
+    {
+        return Err(ConfigError::not_applicable(
+            "algorithm.fit_intercept",
+            &format!(
+                "{} calibrated to a budget with a learned intercept: the intercept is unpenalised, so the \
+                 objective's Hessian has no ridge along it (objective perturbation's Jacobian ratio, output \
+                 perturbation's sensitivity of b̂ are unbounded) and the constant feature lifts the row norm \
+                 past R (docs/theory.md §2.6); give the noise (sigma or tau) instead of a budget, or use \
+                 kind = \"dpgd\" or \"dpsgd\" (their clipping bounds the gradient with the constant feature)",
+                point.algorithm().kind().title()
+            ),
+        ));
+    }
     Ok(match budget {
         Some(b) => point.with_budget(b),
         None => point,

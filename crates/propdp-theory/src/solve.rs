@@ -248,7 +248,12 @@ impl TheorySolver {
                     Some(cov) => crate::fixed_points::spectral::solve_huber(&p, cov, &self.huber)?,
                     None => huber::solve(&p, &self.huber, warm)?,
                 };
-                (Static::Huber(p, st), report)
+                // a learned intercept fits the teacher's exactly: the noise laws are symmetric (§2.6);
+                // Point::check refuses a teacher's intercept that is not learned
+                let beta = point
+                    .intercept()
+                    .map_or(0.0, |i| if i.learned { i.teacher } else { 0.0 });
+                (Static::Huber(p, st, beta), report)
             }
             Model::Logistic => {
                 let p = LogisticParams {
@@ -261,8 +266,14 @@ impl TheorySolver {
                     Some(State::Logistic(l)) => Some(l),
                     _ => None,
                 };
-                let (st, report) = self.logistic.solve(&p, warm)?;
-                (Static::Logistic(p, st), report)
+                let (st, beta, report) = match point.intercept() {
+                    Some(i) => self.logistic.solve_intercept(&p, i.teacher, i.learned, warm)?,
+                    None => {
+                        let (st, report) = self.logistic.solve(&p, warm)?;
+                        (st, 0.0, report)
+                    }
+                };
+                (Static::Logistic(p, st, beta), report)
             }
             Model::LeastSquares { .. } => {
                 unreachable!("least squares is refused for objective and output perturbation by Point::check")
@@ -274,16 +285,18 @@ impl TheorySolver {
     /// overlap, norm2, bias_factor), without the quadratures of the others —
     /// for searches that call the solver many times.
     pub fn solve_light(&self, point: &Point, warm: Option<State>) -> Result<(Metrics, State), TheoryError> {
-        let Some((lambda, sigma, tau)) = static_noise(point).filter(|_| self.covariance.is_none()) else {
+        let Some((lambda, sigma, tau)) =
+            static_noise(point).filter(|_| self.covariance.is_none() && point.intercept().is_none())
+        else {
             let sol = self.solve(point, warm)?;
             return Ok((sol.metrics, sol.state));
         };
         let (m, q, state) = match self.solve_static(point, warm, lambda, sigma)?.0 {
-            Static::Huber(_, st) => {
+            Static::Huber(_, st, _) => {
                 let m = point.s2() * (1.0 - lambda * st.v);
                 (m, st.alpha2 + 2.0 * m - point.s2(), State::Huber(st))
             }
-            Static::Logistic(_, st) => (st.m, st.q, State::Logistic(st)),
+            Static::Logistic(_, st, _) => (st.m, st.q, State::Logistic(st)),
         };
         let q = q + tau * tau;
         let err2 = q - 2.0 * m + point.s2();
@@ -358,8 +371,10 @@ impl TheorySolver {
             return self.solve_dmft(point, cancelled);
         };
         let (st, report) = self.solve_static(point, warm, lambda, sigma)?;
-        Ok(match st {
-            Static::Huber(p, st) => Solution {
+        let b_star = point.intercept().map_or(0.0, |i| i.teacher);
+        let (Static::Huber(_, _, beta) | Static::Logistic(_, _, beta)) = st;
+        let mut sol = match st {
+            Static::Huber(p, st, _) => Solution {
                 metrics: match &self.covariance {
                     Some(cov) => crate::fixed_points::spectral::huber_metrics(&p, cov, &st, tau),
                     None => huber::metrics(&p, &st, tau),
@@ -368,13 +383,21 @@ impl TheorySolver {
                 state: State::Huber(st),
                 per_step: None,
             },
-            Static::Logistic(p, st) => Solution {
-                metrics: self.logistic.metrics(&p, &st, tau),
+            Static::Logistic(p, st, beta) => Solution {
+                metrics: match point.intercept() {
+                    Some(_) => self.logistic.with_shift(beta, b_star).metrics(&p, &st, tau),
+                    None => self.logistic.metrics(&p, &st, tau),
+                },
                 report,
                 state: State::Logistic(st),
                 per_step: None,
             },
-        })
+        };
+        // the intercept's field (§2.6): the release's own noise on it is O(1/√d)
+        if point.intercept().is_some() {
+            sol.metrics.insert(propdp_core::metrics::FITTED_INTERCEPT.into(), beta);
+        }
+        Ok(sol)
     }
 
     /// DP-GD and DP-SGD: the path of the state evolution [`TheorySolver::dynamics`]
@@ -667,10 +690,11 @@ fn last_stderr(path: &DmftPath) -> f64 {
         .fold(0.0, |a: f64, &b| a.max(b))
 }
 
-/// A solved static point: the model's parameters and its state.
+/// A solved static point: the model's parameters, its state and the
+/// fitted intercept's field β (0 without one; docs/theory.md §2.6).
 enum Static {
-    Huber(HuberParams, HuberState),
-    Logistic(LogisticParams, LogisticState),
+    Huber(HuberParams, HuberState, f64),
+    Logistic(LogisticParams, LogisticState, f64),
 }
 
 /// (λ, σ, τ) of a static point; `None` for DP-GD and DP-SGD.
