@@ -3,8 +3,8 @@
 //! and carry warm starts along a sweep.
 
 use propdp_core::config::{
-    DMFT_POINTS, DmftMethod, DmftOptions, FULL_MEMORY_AUTO_MAX, FixedPointOptions, LONG_HORIZON_FROM,
-    LONG_HORIZON_POINTS, OSCILLATING_EXACT_MAX, SolverOptions,
+    DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LONG_HORIZON_POINTS,
+    OSCILLATING_EXACT_MAX, SolverOptions,
 };
 use propdp_core::covariance::Covariance;
 use propdp_core::metrics::Metrics;
@@ -423,11 +423,15 @@ impl TheorySolver {
         Ok(sol)
     }
 
-    /// A point of the two-cluster data model (docs/theory.md §3.6): the
-    /// full-memory state evolution, isotropic or with the solver's
-    /// covariance, with a learned intercept if the point has one, up to the
-    /// horizon `solver.dmft` gives it ([`FULL_MEMORY_AUTO_MAX`] steps under
-    /// "auto", [`DMFT_MAX_STEPS`] under "exact"); the long horizon is refused.
+    /// A point of the two-cluster data model (docs/theory.md §3.6),
+    /// isotropic or with the solver's covariance, with a learned intercept if
+    /// the point has one: as the teacher's model (`dynamics`), the
+    /// full-memory state evolution up to [`LONG_HORIZON_FROM`] steps under
+    /// "auto" and up to [`DMFT_MAX_STEPS`] under "exact", the long horizon
+    /// beyond under "auto" and at any horizon under "long_horizon" — but under
+    /// "auto" beyond the mean step's limit 2/L_q (XᵀX's spectrum scaled by
+    /// κ²), where the full-memory one serves up to [`OSCILLATING_EXACT_MAX`]
+    /// steps and the long horizon refuses.
     fn solve_two_cluster(
         &self,
         point: &Point,
@@ -435,25 +439,40 @@ impl TheorySolver {
         icp: Option<&crate::dynamics::Intercept>,
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Solution, TheoryError> {
+        let g = point
+            .algorithm()
+            .gradient_steps()
+            .expect("DP-GD and DP-SGD points only");
+        let cov = self.covariance.as_ref();
+        let method = self.dmft.method;
+        let mut long = method == DmftMethod::LongHorizon || (method == DmftMethod::Auto && g.steps > LONG_HORIZON_FROM);
+        if long && method == DmftMethod::Auto && g.steps <= OSCILLATING_EXACT_MAX {
+            let curvature = point.model().curvature() * mix.within;
+            let limit = 2.0
+                / propdp_core::problem::mean_step_smoothness_at(curvature, point.delta(), g.lambda, g.sample_rate, cov);
+            // beyond the limit the long horizon is not vouched for (docs/theory.md §3.3)
+            long = g.eta < limit;
+        }
+        if long {
+            let atoms = cov.map_or(1, |c| c.atoms().len());
+            let points = long_horizon::default_points(g.steps, g.sample_rate, atoms, self.dmft.scrambles);
+            let params = self.dmft_params(point, 0.0, points);
+            let r = long_horizon::solve_two_cluster(&params, cov, mix, icp, cancelled)?;
+            return Ok(long_horizon_solution(r));
+        }
         let params = self.dmft_params(point, 0.0, DMFT_POINTS);
-        let limit = match self.dmft.method {
-            DmftMethod::Auto => FULL_MEMORY_AUTO_MAX,
-            DmftMethod::Exact => DMFT_MAX_STEPS,
-            DmftMethod::LongHorizon => 0,
-        };
-        if params.steps > limit {
+        if params.steps > DMFT_MAX_STEPS {
             return Err(DmftError::Invalid {
                 what: format!(
-                    "two clusters at algorithm.steps = {} under solver.dmft = {:?}: the long-horizon state \
-                     evolution has no two clusters yet (the full-memory one serves steps ≤ {FULL_MEMORY_AUTO_MAX} \
-                     under \"auto\", ≤ {DMFT_MAX_STEPS} under \"exact\")",
-                    params.steps, self.dmft.method
+                    "solver.dmft = \"exact\" serves steps ≤ {DMFT_MAX_STEPS} (O(N·T³)); use dmft = \"auto\" or \
+                     \"long_horizon\" for two clusters at steps = {}",
+                    params.steps
                 ),
                 params: Box::new(params),
             }
             .into());
         }
-        let path = full_memory::solve_two_cluster(&params, self.covariance.as_ref(), mix, icp, cancelled)?;
+        let path = full_memory::solve_two_cluster(&params, cov, mix, icp, cancelled)?;
         Ok(full_memory_solution(path))
     }
 
@@ -576,19 +595,7 @@ impl TheorySolver {
             Some(icp) => long_horizon::solve_intercept(&params, cov, icp, cancelled)?,
             None => long_horizon::solve_spectrum(&params, cov, cancelled)?,
         };
-        Ok(Solution {
-            metrics: r.path.last(),
-            report: SolverReport {
-                converged: true,
-                iterations: g.steps,
-                residual: last_stderr(&r.path),
-                method: Some(DynamicsMethod::LongHorizon),
-                approx_error: Some(r.approx_error),
-                window: Some(r.window),
-            },
-            state: State::Dmft,
-            per_step: Some(r.path),
-        })
+        Ok(long_horizon_solution(r))
     }
 
     /// The full-memory state evolution (§3, §3.4 with the solver's
@@ -644,6 +651,23 @@ impl TheorySolver {
 
 /// A full-memory DMFT path as a solution: its last step, every step
 /// solved, the largest last-step standard error as the residual.
+/// A long-horizon path as a solution: its approximation error and window in the report.
+fn long_horizon_solution(r: long_horizon::LongHorizonPath) -> Solution {
+    Solution {
+        metrics: r.path.last(),
+        report: SolverReport {
+            converged: true,
+            iterations: r.path.mean.values().next().map_or(0, |v| v.len() - 1),
+            residual: last_stderr(&r.path),
+            method: Some(DynamicsMethod::LongHorizon),
+            approx_error: Some(r.approx_error),
+            window: Some(r.window),
+        },
+        state: State::Dmft,
+        per_step: Some(r.path),
+    }
+}
+
 fn full_memory_solution(path: DmftPath) -> Solution {
     Solution {
         metrics: path.last(),
