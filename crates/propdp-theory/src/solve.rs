@@ -383,7 +383,8 @@ impl TheorySolver {
     /// with the intercept's field, isotropic or with the solver's covariance;
     /// unclipped least squares, whose exact trajectory (§3.2) has no
     /// intercept, by the full-memory DMFT up to [`LONG_HORIZON_FROM`] steps
-    /// and the long horizon beyond.
+    /// and the long horizon beyond; a two-cluster point (§3.6) by the same
+    /// rule ([`TheorySolver::solve_two_cluster`]).
     fn solve_dmft(&self, point: &Point, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Solution, TheoryError> {
         let noise_sd = self.label_noise_sd(point)?;
         let icp = point.intercept().map(|i| crate::dynamics::Intercept {
@@ -425,13 +426,8 @@ impl TheorySolver {
 
     /// A point of the two-cluster data model (docs/theory.md §3.6),
     /// isotropic or with the solver's covariance, with a learned intercept if
-    /// the point has one: as the teacher's model (`dynamics`), the
-    /// full-memory state evolution up to [`LONG_HORIZON_FROM`] steps under
-    /// "auto" and up to [`DMFT_MAX_STEPS`] under "exact", the long horizon
-    /// beyond under "auto" and at any horizon under "long_horizon" — but under
-    /// "auto" beyond the mean step's limit 2/L_q (XᵀX's spectrum scaled by
-    /// κ²), where the full-memory one serves up to [`OSCILLATING_EXACT_MAX`]
-    /// steps and the long horizon refuses.
+    /// the point has one, by the state evolution [`TheorySolver::dynamics`]
+    /// chooses (as for the teacher's model, XᵀX's spectrum scaled by κ²).
     fn solve_two_cluster(
         &self,
         point: &Point,
@@ -439,41 +435,21 @@ impl TheorySolver {
         icp: Option<&crate::dynamics::Intercept>,
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Solution, TheoryError> {
-        let g = point
-            .algorithm()
-            .gradient_steps()
-            .expect("DP-GD and DP-SGD points only");
         let cov = self.covariance.as_ref();
-        let method = self.dmft.method;
-        let mut long = method == DmftMethod::LongHorizon || (method == DmftMethod::Auto && g.steps > LONG_HORIZON_FROM);
-        if long && method == DmftMethod::Auto && g.steps <= OSCILLATING_EXACT_MAX {
-            let curvature = point.model().curvature() * mix.within;
-            let limit = 2.0
-                / propdp_core::problem::mean_step_smoothness_at(curvature, point.delta(), g.lambda, g.sample_rate, cov);
-            // beyond the limit the long horizon is not vouched for (docs/theory.md §3.3)
-            long = g.eta < limit;
-        }
-        if long {
+        if self.dynamics(point, 0.0)? == DynamicsMethod::LongHorizon {
+            let g = point
+                .algorithm()
+                .gradient_steps()
+                .expect("DP-GD and DP-SGD points only");
             let atoms = cov.map_or(1, |c| c.atoms().len());
             let points = long_horizon::default_points(g.steps, g.sample_rate, atoms, self.dmft.scrambles);
-            let params = self.dmft_params(point, 0.0, points);
-            let r = long_horizon::solve_two_cluster(&params, cov, mix, icp, cancelled)?;
+            let r = long_horizon::solve_two_cluster(&self.dmft_params(point, 0.0, points), cov, mix, icp, cancelled)?;
             return Ok(long_horizon_solution(r));
         }
         let params = self.dmft_params(point, 0.0, DMFT_POINTS);
-        if params.steps > DMFT_MAX_STEPS {
-            return Err(DmftError::Invalid {
-                what: format!(
-                    "solver.dmft = \"exact\" serves steps ≤ {DMFT_MAX_STEPS} (O(N·T³)); use dmft = \"auto\" or \
-                     \"long_horizon\" for two clusters at steps = {}",
-                    params.steps
-                ),
-                params: Box::new(params),
-            }
-            .into());
-        }
-        let path = full_memory::solve_two_cluster(&params, cov, mix, icp, cancelled)?;
-        Ok(full_memory_solution(path))
+        Ok(full_memory_solution(full_memory::solve_two_cluster(
+            &params, cov, mix, icp, cancelled,
+        )?))
     }
 
     /// The sd of the Gaussian label noise a DP-GD/DP-SGD point draws (0 for
@@ -502,7 +478,8 @@ impl TheorySolver {
     /// `solver.dmft`: unclipped least squares exactly (§3.2,
     /// [`DynamicsMethod::Spectral`]), the long horizon beyond
     /// `LONG_HORIZON_FROM` steps (§3.3), the full-memory DMFT otherwise (§3,
-    /// §3.4) — or the refusal of a point none of them serves.
+    /// §3.4; two clusters, §3.6, alike) — or the refusal of a point none of
+    /// them serves.
     fn dynamics(&self, point: &Point, noise_sd: f64) -> Result<DynamicsMethod, TheoryError> {
         let (Algorithm::Dpgd { steps, .. } | Algorithm::Dpsgd { steps, .. }) = point.algorithm() else {
             unreachable!("static points are solved by solve_static")
@@ -532,9 +509,11 @@ impl TheorySolver {
         // sign, which the long horizon's block memory does not resolve (docs/theory.md §3.3, "Step sizes
         // beyond the limit"): the full-memory DMFT where it is affordable, a refusal beyond
         let q = point.algorithm().gradient_steps().map_or(1.0, |g| g.sample_rate);
+        // two clusters: the within-class covariance κ²Σ scales XᵀX's spectrum by κ²
+        let curvature = point.model().curvature() * point.two_cluster().map_or(1.0, |m| m.within);
         let limit = 2.0
             / propdp_core::problem::mean_step_smoothness_at(
-                point.model().curvature(),
+                curvature,
                 point.delta(),
                 point.algorithm().lambda(),
                 q,

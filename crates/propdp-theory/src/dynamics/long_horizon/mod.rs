@@ -35,6 +35,13 @@
 //! deterministic field β_t to every path's r_t (and its baseline's):
 //! β_{t+1} = (1 − ηλ_b)β_t − η·a·q·E\[c_t\], labels of ν + b*.
 //!
+//! Two clusters (docs/theory.md §3.6, [`solve_two_cluster`], `two_cluster.rs`):
+//! the modes of Σ_w = κ²Σ, each path's label independent of ν (y = +1 below
+//! p, ỹ = y − (2p − 1)) and its field shifted by ỹ·m_t + β_t, the pathwise
+//! drift D_t = Σ_k R_g(t,k)·m_k/ρ_w + a·q·E\[c_t ỹ\] (no Stein quotient, no
+//! baselines), ℓ' clipped at C/κ, the training loss's control variate
+//! ℓ(y, w_t + ỹ·m_t + β_t).
+//!
 //! # References
 //! - Celentano, Cheng, Montanari (2021), *The high-dimensional asymptotics of
 //!   first order methods with random data*.

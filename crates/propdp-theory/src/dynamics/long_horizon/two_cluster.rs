@@ -42,8 +42,8 @@ use crate::dynamics::path::{DmftError, DmftParams, INTERCEPT, Intercept};
 /// bends on a scale of 1).
 const PANEL: f64 = 0.5;
 
-/// The within-class covariance's atoms: Σ's (the isotropic atom without
-/// one) with eigenvalues κ²ω_k.
+/// The within-class covariance's atoms: Σ's with eigenvalues κ²ω_k, or
+/// without one the isotropic atom of eigenvalue κ².
 pub(super) fn within_atoms(mix: &TwoCluster, atoms: Option<&[Atom]>) -> Vec<Atom> {
     let scaled = |a: &Atom| Atom {
         eigenvalue: mix.within * a.eigenvalue,
@@ -51,7 +51,11 @@ pub(super) fn within_atoms(mix: &TwoCluster, atoms: Option<&[Atom]>) -> Vec<Atom
     };
     match atoms {
         Some(a) => a.iter().map(scaled).collect(),
-        None => vec![scaled(&super::step::ISOTROPIC[0])],
+        None => vec![Atom {
+            eigenvalue: mix.within,
+            weight: 1.0,
+            teacher: 1.0,
+        }],
     }
 }
 
@@ -120,7 +124,7 @@ mod tests {
             balance: 0.75,
             within: 0.7,
         };
-        let (m, c_tt, beta) = (0.8, 1.7, -0.4);
+        let (m, c_tt, beta): (f64, f64, f64) = (0.8, 1.7, -0.4);
         let (k, width) = (400_000, 16.0);
         let mut direct = 0.0;
         for i in 0..k {
