@@ -628,8 +628,6 @@ impl TheorySolver {
     }
 }
 
-/// A full-memory DMFT path as a solution: its last step, every step
-/// solved, the largest last-step standard error as the residual.
 /// A long-horizon path as a solution: its approximation error and window in the report.
 fn long_horizon_solution(r: long_horizon::LongHorizonPath) -> Solution {
     Solution {
@@ -647,6 +645,8 @@ fn long_horizon_solution(r: long_horizon::LongHorizonPath) -> Solution {
     }
 }
 
+/// A full-memory DMFT path as a solution: its last step, every step
+/// solved, the largest last-step standard error as the residual.
 fn full_memory_solution(path: DmftPath) -> Solution {
     Solution {
         metrics: path.last(),
