@@ -46,9 +46,6 @@ impl Sweep {
         }
         if points.iter().any(|p| p.two_cluster().is_some()) {
             check_two_cluster(raw)?;
-            for p in &points {
-                check_two_cluster_steps(raw.solver.dmft, p)?;
-            }
         }
         Ok(Sweep { axes, points })
     }
@@ -292,43 +289,6 @@ fn check_two_cluster(raw: &RawConfig) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
-}
-
-/// A two-cluster DP-GD/DP-SGD point within the full-memory state
-/// evolution's horizon (the long-horizon state evolution has no two
-/// clusters yet).
-fn check_two_cluster_steps(method: crate::config::DmftMethod, p: &Point) -> Result<(), ConfigError> {
-    let (Some(_), Some(g)) = (p.two_cluster(), p.algorithm().gradient_steps()) else {
-        return Ok(());
-    };
-    let (limit, name) = full_memory_limit(method);
-    if g.steps > limit {
-        return Err(ConfigError::range(
-            "algorithm.steps",
-            g.steps,
-            &format!(
-                "steps ≤ {limit} with data_model = \"two_cluster\" and solver.dmft = \"{name}\": the long-horizon \
-                 state evolution has no two clusters yet, only the full-memory one serves them (solver.dmft = \
-                 \"auto\": steps ≤ {}, \"exact\": steps ≤ {})",
-                crate::config::FULL_MEMORY_AUTO_MAX,
-                crate::problem::DMFT_MAX_STEPS
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// The longest horizon the full-memory state evolution serves under
-/// `solver.dmft`, and the method's name: [`crate::config::FULL_MEMORY_AUTO_MAX`]
-/// under "auto", [`crate::problem::DMFT_MAX_STEPS`] under "exact", none under
-/// "long_horizon".
-fn full_memory_limit(method: crate::config::DmftMethod) -> (usize, &'static str) {
-    use crate::config::DmftMethod;
-    match method {
-        DmftMethod::Auto => (crate::config::FULL_MEMORY_AUTO_MAX, "auto"),
-        DmftMethod::Exact => (crate::problem::DMFT_MAX_STEPS, "exact"),
-        DmftMethod::LongHorizon => (0, "long_horizon"),
-    }
 }
 
 /// What the intercept's simulation (docs/theory.md §3.5: synthetic rows,

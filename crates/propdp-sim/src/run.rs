@@ -309,7 +309,7 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
     // real rows with their own labels are simulated as they are, whatever the data model
     if let Some(mix) = point
         .two_cluster()
-        .filter(|_| !s.real.as_ref().is_some_and(|r| r.labels.is_some()))
+        .filter(|_| s.real.as_ref().is_none_or(|r| r.labels.is_none()))
     {
         return two_cluster_rep(point, &mix, s, n, &mut rng).map_err(|source| SimError::Descent {
             point: point_index,

@@ -3,8 +3,8 @@
 //! and carry warm starts along a sweep.
 
 use propdp_core::config::{
-    DMFT_POINTS, DmftMethod, DmftOptions, FULL_MEMORY_AUTO_MAX, FixedPointOptions, LONG_HORIZON_FROM,
-    LONG_HORIZON_POINTS, OSCILLATING_EXACT_MAX, SolverOptions,
+    DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LONG_HORIZON_POINTS,
+    OSCILLATING_EXACT_MAX, SolverOptions,
 };
 use propdp_core::covariance::Covariance;
 use propdp_core::metrics::Metrics;
@@ -406,7 +406,8 @@ impl TheorySolver {
     /// with the intercept's field, isotropic or with the solver's covariance;
     /// unclipped least squares, whose exact trajectory (§3.2) has no
     /// intercept, by the full-memory DMFT up to [`LONG_HORIZON_FROM`] steps
-    /// and the long horizon beyond.
+    /// and the long horizon beyond; a two-cluster point (§3.6) by the same
+    /// rule ([`TheorySolver::solve_two_cluster`]).
     fn solve_dmft(&self, point: &Point, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Solution, TheoryError> {
         let noise_sd = self.label_noise_sd(point)?;
         let icp = point.intercept().map(|i| crate::dynamics::Intercept {
@@ -446,11 +447,10 @@ impl TheorySolver {
         Ok(sol)
     }
 
-    /// A point of the two-cluster data model (docs/theory.md §3.6): the
-    /// full-memory state evolution, isotropic or with the solver's
-    /// covariance, with a learned intercept if the point has one, up to the
-    /// horizon `solver.dmft` gives it ([`FULL_MEMORY_AUTO_MAX`] steps under
-    /// "auto", [`DMFT_MAX_STEPS`] under "exact"); the long horizon is refused.
+    /// A point of the two-cluster data model (docs/theory.md §3.6),
+    /// isotropic or with the solver's covariance, with a learned intercept if
+    /// the point has one, by the state evolution [`TheorySolver::dynamics`]
+    /// chooses (as for the teacher's model, XᵀX's spectrum scaled by κ²).
     fn solve_two_cluster(
         &self,
         point: &Point,
@@ -458,26 +458,21 @@ impl TheorySolver {
         icp: Option<&crate::dynamics::Intercept>,
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Solution, TheoryError> {
-        let params = self.dmft_params(point, 0.0, DMFT_POINTS);
-        let limit = match self.dmft.method {
-            DmftMethod::Auto => FULL_MEMORY_AUTO_MAX,
-            DmftMethod::Exact => DMFT_MAX_STEPS,
-            DmftMethod::LongHorizon => 0,
-        };
-        if params.steps > limit {
-            return Err(DmftError::Invalid {
-                what: format!(
-                    "two clusters at algorithm.steps = {} under solver.dmft = {:?}: the long-horizon state \
-                     evolution has no two clusters yet (the full-memory one serves steps ≤ {FULL_MEMORY_AUTO_MAX} \
-                     under \"auto\", ≤ {DMFT_MAX_STEPS} under \"exact\")",
-                    params.steps, self.dmft.method
-                ),
-                params: Box::new(params),
-            }
-            .into());
+        let cov = self.covariance.as_ref();
+        if self.dynamics(point, 0.0)? == DynamicsMethod::LongHorizon {
+            let g = point
+                .algorithm()
+                .gradient_steps()
+                .expect("DP-GD and DP-SGD points only");
+            let atoms = cov.map_or(1, |c| c.atoms().len());
+            let points = long_horizon::default_points(g.steps, g.sample_rate, atoms, self.dmft.scrambles);
+            let r = long_horizon::solve_two_cluster(&self.dmft_params(point, 0.0, points), cov, mix, icp, cancelled)?;
+            return Ok(long_horizon_solution(r));
         }
-        let path = full_memory::solve_two_cluster(&params, self.covariance.as_ref(), mix, icp, cancelled)?;
-        Ok(full_memory_solution(path))
+        let params = self.dmft_params(point, 0.0, DMFT_POINTS);
+        Ok(full_memory_solution(full_memory::solve_two_cluster(
+            &params, cov, mix, icp, cancelled,
+        )?))
     }
 
     /// The sd of the Gaussian label noise a DP-GD/DP-SGD point draws (0 for
@@ -506,7 +501,8 @@ impl TheorySolver {
     /// `solver.dmft`: unclipped least squares exactly (§3.2,
     /// [`DynamicsMethod::Spectral`]), the long horizon beyond
     /// `LONG_HORIZON_FROM` steps (§3.3), the full-memory DMFT otherwise (§3,
-    /// §3.4) — or the refusal of a point none of them serves.
+    /// §3.4; two clusters, §3.6, alike) — or the refusal of a point none of
+    /// them serves.
     fn dynamics(&self, point: &Point, noise_sd: f64) -> Result<DynamicsMethod, TheoryError> {
         let (Algorithm::Dpgd { steps, .. } | Algorithm::Dpsgd { steps, .. }) = point.algorithm() else {
             unreachable!("static points are solved by solve_static")
@@ -536,9 +532,11 @@ impl TheorySolver {
         // sign, which the long horizon's block memory does not resolve (docs/theory.md §3.3, "Step sizes
         // beyond the limit"): the full-memory DMFT where it is affordable, a refusal beyond
         let q = point.algorithm().gradient_steps().map_or(1.0, |g| g.sample_rate);
+        // two clusters: the within-class covariance κ²Σ scales XᵀX's spectrum by κ²
+        let curvature = point.model().curvature() * point.two_cluster().map_or(1.0, |m| m.within);
         let limit = 2.0
             / propdp_core::problem::mean_step_smoothness_at(
-                point.model().curvature(),
+                curvature,
                 point.delta(),
                 point.algorithm().lambda(),
                 q,
@@ -599,19 +597,7 @@ impl TheorySolver {
             Some(icp) => long_horizon::solve_intercept(&params, cov, icp, cancelled)?,
             None => long_horizon::solve_spectrum(&params, cov, cancelled)?,
         };
-        Ok(Solution {
-            metrics: r.path.last(),
-            report: SolverReport {
-                converged: true,
-                iterations: g.steps,
-                residual: last_stderr(&r.path),
-                method: Some(DynamicsMethod::LongHorizon),
-                approx_error: Some(r.approx_error),
-                window: Some(r.window),
-            },
-            state: State::Dmft,
-            per_step: Some(r.path),
-        })
+        Ok(long_horizon_solution(r))
     }
 
     /// The full-memory state evolution (§3, §3.4 with the solver's
@@ -662,6 +648,23 @@ impl TheorySolver {
             state: State::Dmft,
             per_step: Some(r.path),
         })
+    }
+}
+
+/// A long-horizon path as a solution: its approximation error and window in the report.
+fn long_horizon_solution(r: long_horizon::LongHorizonPath) -> Solution {
+    Solution {
+        metrics: r.path.last(),
+        report: SolverReport {
+            converged: true,
+            iterations: r.path.mean.values().next().map_or(0, |v| v.len() - 1),
+            residual: last_stderr(&r.path),
+            method: Some(DynamicsMethod::LongHorizon),
+            approx_error: Some(r.approx_error),
+            window: Some(r.window),
+        },
+        state: State::Dmft,
+        per_step: Some(r.path),
     }
 }
 
