@@ -53,13 +53,15 @@
 use propdp_core::config::LONG_HORIZON_POINTS;
 use propdp_core::covariance::{Atom, Covariance};
 use propdp_core::input::machine_memory;
-use propdp_core::loss::Loss;
 use propdp_core::metrics::{self, Metrics};
 use propdp_core::problem::TwoCluster;
 use rayon::prelude::*;
 
 use crate::dynamics::least_squares::{self, LeastSquaresParams};
-use crate::dynamics::path::{DmftError, DmftParams, DmftPath, Intercept, MAX_RELATIVE_SPREAD, STEIN_MIN_S2, aggregate};
+use crate::dynamics::path::{
+    DmftError, DmftParams, DmftPath, Intercept, MAX_RELATIVE_SPREAD, STEIN_MIN_S2, aggregate, check_intercept_loss,
+    two_cluster_params,
+};
 use crate::dynamics::reverse_mode;
 use crate::fixed_points::train_loss::{self, LossMoments};
 use step::{Run, Stop, curvature_bound};
@@ -256,12 +258,7 @@ pub fn solve_intercept(
     icp: &Intercept,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LongHorizonPath, DmftError> {
-    if !matches!(p.loss, Loss::Logistic | Loss::Huber { .. } | Loss::Squared) {
-        return Err(DmftError::Invalid {
-            what: format!("an intercept with the {} loss (standard losses only)", p.loss),
-            params: Box::new(*p),
-        });
-    }
+    check_intercept_loss(p)?;
     solve_with(
         p,
         cov,
@@ -289,32 +286,16 @@ pub fn solve_two_cluster(
     icp: Option<&Intercept>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LongHorizonPath, DmftError> {
-    let invalid = |what: String| DmftError::Invalid {
-        what,
-        params: Box::new(*p),
-    };
-    if p.loss != Loss::Logistic {
-        return Err(invalid(format!(
-            "two clusters with the {} loss (the standard logistic loss only)",
-            p.loss
-        )));
-    }
-    if icp.is_some_and(|c| c.teacher != 0.0) {
-        return Err(invalid(
-            "two clusters with a teacher's intercept (their balance is problem.balance)".into(),
-        ));
-    }
     if p.s2.is_nan() || p.s2 <= 0.0 {
-        return Err(invalid(format!(
-            "s2 = {:e}: two clusters at long horizons need a class mean (s2 > 0; μ = 0 is balanced noise)",
-            p.s2
-        )));
+        return Err(DmftError::Invalid {
+            what: format!(
+                "s2 = {:e}: two clusters at long horizons need a class mean (s2 > 0; μ = 0 is balanced noise)",
+                p.s2
+            ),
+            params: Box::new(*p),
+        });
     }
-    // per-example clipping at C of ĝᵢxᵢ with ‖xᵢ‖² → κ² clips the scalar ℓ' at C/κ
-    let p = DmftParams {
-        clip: p.clip / mix.within.sqrt(),
-        ..*p
-    };
+    let p = two_cluster_params(p, mix, icp)?;
     solve_with(&p, cov, Labels { icp, mix: Some(mix) }, cancelled)
 }
 
@@ -481,6 +462,7 @@ fn memory_estimate(p: &DmftParams, modes: usize, w: usize) -> f64 {
 mod tests {
     use super::*;
     use generator::Generator;
+    use propdp_core::loss::Loss;
     use replicate::replicate;
     use step::ISOTROPIC;
 
