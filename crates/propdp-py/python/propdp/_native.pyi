@@ -154,4 +154,5 @@ def infer(
     clip: Optional[float] = None,
     extra_ridge: str = "auto",
     standardize: bool = False,
+    intercept: Optional[bool] = None,
 ) -> Fitted: ...
