@@ -79,6 +79,10 @@ pub(crate) struct InferArgs {
     /// charged to the ledger; the coefficients are then per released sd).
     #[arg(long)]
     standardize: bool,
+    /// Fit an intercept (a constant feature) [default: true for logistic,
+    /// false for huber]. Logistic labels off balance without one are refused.
+    #[arg(long)]
+    intercept: Option<bool>,
     /// The intervals' level.
     #[arg(long, default_value_t = 0.95, allow_hyphen_values = true)]
     level: f64,
@@ -143,6 +147,7 @@ pub(crate) fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
         descent,
         extra_ridge: a.extra_ridge,
         standardize: a.standardize,
+        intercept: a.intercept.unwrap_or_else(|| Spec::default_intercept(model)),
         noise: match &a.noise {
             None => None,
             Some(text) => Some(

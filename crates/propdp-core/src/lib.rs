@@ -15,6 +15,7 @@ pub mod config;
 pub mod covariance;
 pub mod effective_model;
 pub mod error;
+pub mod guarantee;
 pub mod input;
 pub mod loss;
 pub mod metrics;

@@ -259,7 +259,7 @@ pub const PARAMETERS: [Parameter; 28] = [
         symbol: "fit_intercept",
         label: "fit_intercept (an unpenalised intercept learned)",
         domain: Domain::Flag,
-        algorithms: &["dpgd", "dpsgd"],
+        algorithms: &["objective", "output", "dpgd", "dpsgd"],
     },
     Parameter {
         name: "sample_rate",

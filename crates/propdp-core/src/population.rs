@@ -138,6 +138,21 @@ pub fn test_logloss(s2: f64, m: f64, q: f64) -> f64 {
     })
 }
 
+/// [`test_logloss`] with intercepts (docs/theory.md §2.6): E ρ(−y·(xᵀθ + β))
+/// on a fresh sample whose label has P(y = 1 | ν) = sigmoid(ν + b*), that is
+/// E[sigmoid(ν + b*) E_ξ ρ(−bν − β − τξ) + (1 − sigmoid(ν + b*)) E_ξ ρ(bν + β + τξ)];
+/// at β = b* = 0 it is [`test_logloss`].
+pub fn test_logloss_shifted(s2: f64, m: f64, q: f64, beta: f64, b_star: f64) -> f64 {
+    let q = q.max(0.0);
+    let b = if s2 > 0.0 { m / s2 } else { 0.0 };
+    let tp = (q - if s2 > 0.0 { m * m / s2 } else { 0.0 }).max(0.0).sqrt();
+    normal_expect(0.0, s2.max(0.0).sqrt(), &[-b_star], 1.0, |nu| {
+        let p1 = sigmoid(nu + b_star);
+        let f = b * nu + beta;
+        p1 * softplus_mean(-f, tp) + (1.0 - p1) * softplus_mean(f, tp)
+    })
+}
+
 /// E ρ(X) for X ~ N(mean, sd²) (ρ = softplus, kink of width 1 at 0).
 pub fn softplus_mean(mean: f64, sd: f64) -> f64 {
     normal_expect(mean, sd, &[0.0], 4.0, softplus)

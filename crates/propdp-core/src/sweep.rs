@@ -46,29 +46,25 @@ impl Sweep {
         }
         if points.iter().any(|p| p.two_cluster().is_some()) {
             check_two_cluster(raw)?;
-            for p in &points {
-                check_two_cluster_steps(raw.solver.dmft, p)?;
-            }
         }
         Ok(Sweep { axes, points })
     }
 
     /// The points of a `[problem]` table alone (for `propdp tune`, whose
     /// searches choose the algorithm): each carries the non-private
-    /// placeholder algorithm objective perturbation with λ = 1, σ = 0.
+    /// placeholder algorithm objective perturbation with λ = 1, σ = 0 — or,
+    /// with `problem.intercept`, DP-GD (which takes any intercept) and the
+    /// teacher's b* as an intercept not learned, for the caller to set the
+    /// learner's choice ([`Point::with_intercept`]).
     pub fn problem_points(problem: &RawProblem) -> Result<Vec<Point>, ConfigError> {
-        if problem.intercept().is_some() {
-            return Err(ConfigError::not_applicable(
-                "problem.intercept",
-                "the searches of propdp tune have no intercept yet",
-            ));
-        }
         let named = problem.axes().into_iter().chain([("delta", problem.delta())]);
         let axes = expand(named)?;
-        // any algorithm the model admits (least squares and two clusters: only the gradient methods,
-        // with a step far below every 2/L: L grows as 1/δ, and tune's searches set their own η)
+        // any algorithm the model admits (least squares, two clusters, an intercept: the gradient
+        // methods, with a step far below every 2/L: L grows as 1/δ, and tune's searches set their own η)
         let clusters = problem.data_model() == crate::problem::DataModel::TwoCluster;
-        let placeholder = if clusters || problem.kind() == crate::ModelKind::LeastSquares {
+        let gradient_only =
+            clusters || problem.intercept().is_some() || problem.kind() == crate::ModelKind::LeastSquares;
+        let placeholder = if gradient_only {
             Algorithm::Dpgd {
                 lambda: 1.0,
                 sigma: 0.0,
@@ -84,6 +80,13 @@ impl Sweep {
         };
         odometer(&axes, |v| {
             let point = Point::new(v["delta"], v["s2"], problem.model(v), placeholder)?;
+            let point = match v.get("intercept") {
+                Some(&teacher) => point.with_intercept(crate::problem::Intercept {
+                    teacher,
+                    learned: false,
+                })?,
+                None => point,
+            };
             match (v.get("balance"), v.get("within")) {
                 (Some(&balance), Some(&within)) if clusters => {
                     point.with_two_cluster(crate::problem::TwoCluster { balance, within })
@@ -244,6 +247,20 @@ fn point(
         (Some(&balance), Some(&within)) => point.with_two_cluster(crate::problem::TwoCluster { balance, within })?,
         _ => point,
     };
+    if budget.is_some() && point.algorithm().gradient_steps().is_none() && point.intercept().is_some_and(|i| i.learned)
+    {
+        return Err(ConfigError::not_applicable(
+            "algorithm.fit_intercept",
+            &format!(
+                "{} calibrated to a budget with a learned intercept: the intercept is unpenalised, so the \
+                 objective's Hessian has no ridge along it (objective perturbation's Jacobian ratio, output \
+                 perturbation's sensitivity of b̂ are unbounded) and the constant feature lifts the row norm \
+                 past R (docs/theory.md §2.6); give the noise (sigma or tau) instead of a budget, or use \
+                 kind = \"dpgd\" or \"dpsgd\" (their clipping bounds the gradient with the constant feature)",
+                point.algorithm().kind().title()
+            ),
+        ));
+    }
     Ok(match budget {
         Some(b) => point.with_budget(b),
         None => point,
@@ -272,43 +289,6 @@ fn check_two_cluster(raw: &RawConfig) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
-}
-
-/// A two-cluster DP-GD/DP-SGD point within the full-memory state
-/// evolution's horizon (the long-horizon state evolution has no two
-/// clusters yet).
-fn check_two_cluster_steps(method: crate::config::DmftMethod, p: &Point) -> Result<(), ConfigError> {
-    let (Some(_), Some(g)) = (p.two_cluster(), p.algorithm().gradient_steps()) else {
-        return Ok(());
-    };
-    let (limit, name) = full_memory_limit(method);
-    if g.steps > limit {
-        return Err(ConfigError::range(
-            "algorithm.steps",
-            g.steps,
-            &format!(
-                "steps ≤ {limit} with data_model = \"two_cluster\" and solver.dmft = \"{name}\": the long-horizon \
-                 state evolution has no two clusters yet, only the full-memory one serves them (solver.dmft = \
-                 \"auto\": steps ≤ {}, \"exact\": steps ≤ {})",
-                crate::config::FULL_MEMORY_AUTO_MAX,
-                crate::problem::DMFT_MAX_STEPS
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// The longest horizon the full-memory state evolution serves under
-/// `solver.dmft`, and the method's name: [`crate::config::FULL_MEMORY_AUTO_MAX`]
-/// under "auto", [`crate::problem::DMFT_MAX_STEPS`] under "exact", none under
-/// "long_horizon".
-fn full_memory_limit(method: crate::config::DmftMethod) -> (usize, &'static str) {
-    use crate::config::DmftMethod;
-    match method {
-        DmftMethod::Auto => (crate::config::FULL_MEMORY_AUTO_MAX, "auto"),
-        DmftMethod::Exact => (crate::problem::DMFT_MAX_STEPS, "exact"),
-        DmftMethod::LongHorizon => (0, "long_horizon"),
-    }
 }
 
 /// What the intercept's simulation (docs/theory.md §3.5: synthetic rows,

@@ -152,7 +152,7 @@ impl Fitted {
 /// One private fit of `model` by `algorithm` to the rows and labels of
 /// `rows` (which it empties).
 #[pyfunction]
-#[pyo3(signature = (rows, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None, holdout=0.0, test_clip=None, covariance=None, steps=None, eta=None, sample_rate=None, clip=None, extra_ridge="auto", standardize=false))]
+#[pyo3(signature = (rows, *, model, algorithm, lambda_, epsilon, delta_priv, neighbouring, row_norm, huber_m, seed, noise=None, holdout=0.0, test_clip=None, covariance=None, steps=None, eta=None, sample_rate=None, clip=None, extra_ridge="auto", standardize=false, intercept=None))]
 #[allow(clippy::too_many_arguments)] // one per keyword of PrivateGLM
 pub fn infer(
     py: Python<'_>,
@@ -176,6 +176,7 @@ pub fn infer(
     clip: Option<f64>,
     extra_ridge: &str,
     standardize: bool,
+    intercept: Option<bool>,
 ) -> PyResult<Fitted> {
     let bad = |argument: &'static str, text: String| refuse(py, argument, text);
     let model = match model {
@@ -259,6 +260,7 @@ pub fn infer(
         descent,
         extra_ridge,
         standardize,
+        intercept: intercept.unwrap_or_else(|| Spec::default_intercept(model)),
     };
     let covariance = covariance.map(|c| floats(py, "covariance", c)).transpose()?;
     let (x, y, n, d) = {

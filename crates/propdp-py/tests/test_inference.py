@@ -104,9 +104,15 @@ def test_refusals_and_bad_arguments_are_typed():
     with pytest.raises(propdp.InferenceRefused) as e:
         propdp.PrivateGLM(model="logistic").fit(X[:200, :50], y[:200])  # d/n = 0.25
     assert e.value.reason == "too_few_features"
-    with pytest.raises(propdp.InferenceRefused) as e:  # an intercept: about 80% ones
-        propdp.PrivateGLM(model="logistic", epsilon=8.0).fit(X, np.where(np.arange(len(y)) % 5 == 0, -1.0, 1.0))
+    unbalanced = np.where(np.arange(len(y)) % 5 == 0, -1.0, 1.0)  # about 80% ones
+    with pytest.raises(propdp.InferenceRefused) as e:  # without an intercept
+        propdp.PrivateGLM(model="logistic", epsilon=8.0, intercept=False).fit(X, unbalanced)
     assert e.value.reason == "unbalanced_labels"
+    res = propdp.PrivateGLM(model="logistic", epsilon=8.0).fit(X, unbalanced, seed=0)  # logistic's default: one
+    assert res.intercept is not None and res.intercept > 0
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.PrivateGLM(model="logistic", intercept="yes").fit(X, y)
+    assert e.value.field == "intercept"
     with pytest.raises(propdp.ConfigError) as e:
         propdp.PrivateGLM(model="logistic", delta_priv=2.0).fit(X, y)
     assert e.value.field == "delta_priv"

@@ -131,7 +131,23 @@ pub fn metrics(
     b: &DVector<f64>,
     coords: Option<&Coordinates>,
 ) -> Metrics {
+    metrics_with_intercept(model, train, test, theta, b, coords, None)
+}
+
+/// [`metrics()`] of a fit with an intercept `Some((β, b*))` (docs/theory.md
+/// §2.6: the fitted field β, the teacher's b*): every fit is xᵀθ̂ + β against
+/// labels of ν + b*, and β is recorded as fitted_intercept.
+pub fn metrics_with_intercept(
+    model: &Model,
+    train: &Dataset,
+    test: TestSet,
+    theta: &DVector<f64>,
+    b: &DVector<f64>,
+    coords: Option<&Coordinates>,
+    intercept: Option<(f64, f64)>,
+) -> Metrics {
     let d = theta.len() as f64;
+    let (beta, b_star) = intercept.unwrap_or((0.0, 0.0));
     let star = &train.theta_star;
     let err = theta - star;
     let err2 = err.norm_squared() / d;
@@ -144,7 +160,11 @@ pub fn metrics(
     out.insert(metrics::NORM2.into(), theta.norm_squared() / d);
     out.insert(metrics::BIAS_FACTOR.into(), theta.dot(star) / star.norm_squared());
     out.insert(metrics::NOISE_CORR.into(), theta.dot(b) / d);
-    let fit_train = train.xt.tr_mul(theta);
+    if intercept.is_some() {
+        out.insert(metrics::FITTED_INTERCEPT.into(), beta);
+    }
+    let fit = |xt: &nalgebra::DMatrix<f64>| xt.tr_mul(theta).add_scalar(beta);
+    let fit_train = fit(&train.xt);
     let mean = |v: &mut dyn Iterator<Item = f64>, n: usize| v.sum::<f64>() / n as f64;
     let n = train.y.len();
     let overlaps = || population_overlaps(theta, star, coords);
@@ -159,7 +179,7 @@ pub fn metrics(
                 n,
             );
             let mse = match test {
-                TestSet::Rows(test) => mean_squared(&test.y, &test.xt.tr_mul(theta)),
+                TestSet::Rows(test) => mean_squared(&test.y, &fit(&test.xt)),
                 TestSet::Population { noise_variance } => {
                     let [q, m, s2] = overlaps();
                     population::test_mse(
@@ -167,7 +187,7 @@ pub fn metrics(
                         m,
                         q,
                         noise_variance.expect("a regression model's population has Var ε"),
-                    )
+                    ) + (beta - b_star).powi(2)
                 }
             };
             out.insert(metrics::TRAIN_RESID_TRUNC.into(), trunc);
@@ -176,7 +196,7 @@ pub fn metrics(
         Model::Logistic => {
             let (wrong, test_ll) = match test {
                 TestSet::Rows(test) => {
-                    let fit_test = test.xt.tr_mul(theta);
+                    let fit_test = fit(&test.xt);
                     let ll = mean(
                         &mut test.y.iter().zip(fit_test.iter()).map(|(y, f)| softplus(-y * f)),
                         test.y.len(),
@@ -185,10 +205,16 @@ pub fn metrics(
                 }
                 TestSet::Population { .. } => {
                     let [q, m, s2] = overlaps();
-                    (
-                        population::test_class_error(s2, m, q),
-                        population::test_logloss(s2, m, q),
-                    )
+                    match intercept {
+                        Some(_) => (
+                            population::test_class_error_shifted(s2, m, q, beta, b_star),
+                            population::test_logloss_shifted(s2, m, q, beta, b_star),
+                        ),
+                        None => (
+                            population::test_class_error(s2, m, q),
+                            population::test_logloss(s2, m, q),
+                        ),
+                    }
                 }
             };
             let train_ll = mean(

@@ -15,6 +15,7 @@ pub mod data;
 pub mod evaluate;
 pub mod gd;
 pub mod intercept;
+pub mod intercept_objective;
 pub mod lbfgs;
 pub mod newton;
 pub mod objective;

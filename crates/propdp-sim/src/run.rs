@@ -466,15 +466,41 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         sigma,
         b: &b,
     };
-    let (theta, report) = obj.minimize(s.grad_tol, s.max_iter).map_err(|source| SimError::Fit {
+    let fit_error = |source| SimError::Fit {
         point: point_index,
         rep,
         n,
         d: s.d,
         source,
-    })?;
+    };
+    // a learned intercept (docs/theory.md §2.6): (θ, b) fitted jointly on rows with the constant
+    // feature c = 1/√d, the intercept's own noise coordinate; its field β = c·b (+ c·τ·ξ_b released)
+    let (theta, intercept, report) = match point.intercept() {
+        Some(icp) if icp.learned => {
+            let (c, noise) = (1.0 / (s.d as f64).sqrt(), data::draw_gaussian_vector(1, &mut rng)[0]);
+            let fit = crate::intercept_objective::InterceptObjective { base: &obj, c, noise };
+            let (theta, b_hat, report) = fit.minimize(s.grad_tol, s.max_iter).map_err(fit_error)?;
+            (theta, Some((c * (b_hat + tau * noise), b_star)), report)
+        }
+        Some(_) => {
+            let (theta, report) = obj.minimize(s.grad_tol, s.max_iter).map_err(fit_error)?;
+            (theta, Some((0.0, b_star)), report)
+        }
+        None => {
+            let (theta, report) = obj.minimize(s.grad_tol, s.max_iter).map_err(fit_error)?;
+            (theta, None, report)
+        }
+    };
     let theta = theta + tau * &b;
-    let metrics = keep(evaluate::metrics(&point.model(), &train, test_set, &theta, &b, coords));
+    let metrics = keep(evaluate::metrics_with_intercept(
+        &point.model(),
+        &train,
+        test_set,
+        &theta,
+        &b,
+        coords,
+        intercept,
+    ));
     data::recycle(train.xt);
     if let Some(test) = test {
         data::recycle(test.xt);

@@ -12,4 +12,5 @@
 pub mod dynamics;
 pub mod fixed_points;
 pub mod numerics;
+pub mod solution_check;
 pub mod solve;

@@ -3,20 +3,21 @@
 //! and carry warm starts along a sweep.
 
 use propdp_core::config::{
-    DMFT_POINTS, DmftMethod, DmftOptions, FULL_MEMORY_AUTO_MAX, FixedPointOptions, LONG_HORIZON_FROM,
-    LONG_HORIZON_POINTS, OSCILLATING_EXACT_MAX, SolverOptions,
+    DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LONG_HORIZON_POINTS,
+    OSCILLATING_EXACT_MAX, SolverOptions,
 };
 use propdp_core::covariance::Covariance;
 use propdp_core::metrics::Metrics;
 use propdp_core::problem::DMFT_MAX_STEPS;
 use propdp_core::record::{DynamicsMethod, SolverReport};
 use propdp_core::{Algorithm, Model, Point};
-use thiserror::Error;
 
 use crate::dynamics::long_horizon;
 use crate::dynamics::{DmftError, DmftParams, DmftPath, full_memory};
-use crate::fixed_points::huber::{self, HuberError, HuberParams, HuberState};
+use crate::fixed_points::huber::{self, HuberParams, HuberState};
 use crate::fixed_points::logistic::{LogisticError, LogisticParams, LogisticSolver, LogisticState};
+use crate::solution_check::describe;
+pub use crate::solution_check::{TheoryError, check_solution};
 
 /// Solver state of either model, used to warm-start the next point.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,104 +41,6 @@ pub struct Solution {
     pub state: State,
     /// DP-GD: the prediction at every step.
     pub per_step: Option<DmftPath>,
-}
-
-/// Any theory failure.
-#[derive(Debug, Error, Clone, PartialEq)]
-pub enum TheoryError {
-    #[error(transparent)]
-    /// The Huber system failed.
-    Huber(#[from] HuberError),
-    #[error(transparent)]
-    /// The logistic system failed.
-    Logistic(#[from] LogisticError),
-    #[error(transparent)]
-    /// The DP-GD state evolution failed.
-    Dmft(#[from] DmftError),
-    #[error(transparent)]
-    /// The exact least-squares trajectory does not exist (divergence).
-    LeastSquares(#[from] crate::dynamics::least_squares::LeastSquaresError),
-    /// A solver returned a metric that is not a finite number (an overflow,
-    /// e.g. σ² or τ² beyond the range of f64): never written as a result.
-    #[error("{metric} = {value:e} is not finite at {params}: the point is beyond the range of f64 arithmetic")]
-    NotFinite {
-        /// The metric.
-        metric: String,
-        /// Its value.
-        value: f64,
-        /// The point's parameters, "k=v, …".
-        params: String,
-    },
-    /// The point's solver does not take a feature covariance (yet).
-    #[error("{what} (at {params})")]
-    Covariance {
-        /// What is missing.
-        what: String,
-        /// The point's parameters, "k=v, …".
-        params: String,
-    },
-    /// A solution violates an identity every estimator satisfies (precision
-    /// lost to cancellation at extreme scales): never written as a result.
-    #[error("precision lost at {params}: {what}")]
-    Inconsistent {
-        /// The violated identity, with the values.
-        what: String,
-        /// The point's parameters, "k=v, …".
-        params: String,
-    },
-}
-
-/// The parameters of a point as "k=v, …" for error messages.
-fn describe(point: &Point) -> String {
-    point
-        .params()
-        .iter()
-        .map(|(k, v)| format!("{k}={v:e}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Every metric finite, and the identities of any estimator θ̂: est_err2 ≥ 0,
-/// norm2 ≥ 0, Cauchy–Schwarz overlap² ≤ norm2·s² (to 1e-9 relative), and
-/// est_err2 = norm2 − 2·overlap + s² (to 1e-6 of the terms' size). At extreme
-/// scales (s² ≳ 1e16 against an O(1) estimate) the solvers' differences lose
-/// every digit and break one of these: such a point is an error, not a result.
-pub fn check_solution(point: &Point, metrics: &Metrics) -> Result<(), TheoryError> {
-    use propdp_core::metrics::{EST_ERR2, NORM2, OVERLAP};
-    if let Some((k, &v)) = metrics.iter().find(|(_, v)| !v.is_finite()) {
-        return Err(TheoryError::NotFinite {
-            metric: k.clone(),
-            value: v,
-            params: describe(point),
-        });
-    }
-    let s2 = point.s2();
-    let (Some(&e), Some(&q), Some(&m)) = (metrics.get(EST_ERR2), metrics.get(NORM2), metrics.get(OVERLAP)) else {
-        return Ok(());
-    };
-    let fail = |what: String| {
-        Err(TheoryError::Inconsistent {
-            what,
-            params: describe(point),
-        })
-    };
-    if e < 0.0 || q < 0.0 {
-        return fail(format!("est_err2 = {e:e} or norm2 = {q:e} is negative"));
-    }
-    if m * m > q * s2 * (1.0 + 1e-9) + f64::MIN_POSITIVE {
-        return fail(format!(
-            "overlap² = {:e} exceeds norm2·s² = {:e} (Cauchy–Schwarz)",
-            m * m,
-            q * s2
-        ));
-    }
-    if (e - (q - 2.0 * m + s2)).abs() > 1e-6 * (e + q + 2.0 * m.abs() + s2) {
-        return fail(format!(
-            "est_err2 = {e:e} ≠ norm2 − 2·overlap + s² = {:e}",
-            q - 2.0 * m + s2
-        ));
-    }
-    Ok(())
 }
 
 /// Solves points; holds quadrature rules so they are built once per sweep.
@@ -248,7 +151,12 @@ impl TheorySolver {
                     Some(cov) => crate::fixed_points::spectral::solve_huber(&p, cov, &self.huber)?,
                     None => huber::solve(&p, &self.huber, warm)?,
                 };
-                (Static::Huber(p, st), report)
+                // a learned intercept fits the teacher's exactly: the noise laws are symmetric (§2.6);
+                // Point::check refuses a teacher's intercept that is not learned
+                let beta = point
+                    .intercept()
+                    .map_or(0.0, |i| if i.learned { i.teacher } else { 0.0 });
+                (Static::Huber(p, st, beta), report)
             }
             Model::Logistic => {
                 let p = LogisticParams {
@@ -261,8 +169,14 @@ impl TheorySolver {
                     Some(State::Logistic(l)) => Some(l),
                     _ => None,
                 };
-                let (st, report) = self.logistic.solve(&p, warm)?;
-                (Static::Logistic(p, st), report)
+                let (st, beta, report) = match point.intercept() {
+                    Some(i) => self.logistic.solve_intercept(&p, i.teacher, i.learned, warm)?,
+                    None => {
+                        let (st, report) = self.logistic.solve(&p, warm)?;
+                        (st, 0.0, report)
+                    }
+                };
+                (Static::Logistic(p, st, beta), report)
             }
             Model::LeastSquares { .. } => {
                 unreachable!("least squares is refused for objective and output perturbation by Point::check")
@@ -274,16 +188,18 @@ impl TheorySolver {
     /// overlap, norm2, bias_factor), without the quadratures of the others —
     /// for searches that call the solver many times.
     pub fn solve_light(&self, point: &Point, warm: Option<State>) -> Result<(Metrics, State), TheoryError> {
-        let Some((lambda, sigma, tau)) = static_noise(point).filter(|_| self.covariance.is_none()) else {
+        let Some((lambda, sigma, tau)) =
+            static_noise(point).filter(|_| self.covariance.is_none() && point.intercept().is_none())
+        else {
             let sol = self.solve(point, warm)?;
             return Ok((sol.metrics, sol.state));
         };
         let (m, q, state) = match self.solve_static(point, warm, lambda, sigma)?.0 {
-            Static::Huber(_, st) => {
+            Static::Huber(_, st, _) => {
                 let m = point.s2() * (1.0 - lambda * st.v);
                 (m, st.alpha2 + 2.0 * m - point.s2(), State::Huber(st))
             }
-            Static::Logistic(_, st) => (st.m, st.q, State::Logistic(st)),
+            Static::Logistic(_, st, _) => (st.m, st.q, State::Logistic(st)),
         };
         let q = q + tau * tau;
         let err2 = q - 2.0 * m + point.s2();
@@ -358,8 +274,10 @@ impl TheorySolver {
             return self.solve_dmft(point, cancelled);
         };
         let (st, report) = self.solve_static(point, warm, lambda, sigma)?;
-        Ok(match st {
-            Static::Huber(p, st) => Solution {
+        let b_star = point.intercept().map_or(0.0, |i| i.teacher);
+        let (Static::Huber(_, _, beta) | Static::Logistic(_, _, beta)) = st;
+        let mut sol = match st {
+            Static::Huber(p, st, _) => Solution {
                 metrics: match &self.covariance {
                     Some(cov) => crate::fixed_points::spectral::huber_metrics(&p, cov, &st, tau),
                     None => huber::metrics(&p, &st, tau),
@@ -368,13 +286,21 @@ impl TheorySolver {
                 state: State::Huber(st),
                 per_step: None,
             },
-            Static::Logistic(p, st) => Solution {
-                metrics: self.logistic.metrics(&p, &st, tau),
+            Static::Logistic(p, st, beta) => Solution {
+                metrics: match point.intercept() {
+                    Some(_) => self.logistic.with_shift(beta, b_star).metrics(&p, &st, tau),
+                    None => self.logistic.metrics(&p, &st, tau),
+                },
                 report,
                 state: State::Logistic(st),
                 per_step: None,
             },
-        })
+        };
+        // the intercept's field (§2.6): the release's own noise on it is O(1/√d)
+        if point.intercept().is_some() {
+            sol.metrics.insert(propdp_core::metrics::FITTED_INTERCEPT.into(), beta);
+        }
+        Ok(sol)
     }
 
     /// DP-GD and DP-SGD: the path of the state evolution [`TheorySolver::dynamics`]
@@ -383,7 +309,8 @@ impl TheorySolver {
     /// with the intercept's field, isotropic or with the solver's covariance;
     /// unclipped least squares, whose exact trajectory (§3.2) has no
     /// intercept, by the full-memory DMFT up to [`LONG_HORIZON_FROM`] steps
-    /// and the long horizon beyond.
+    /// and the long horizon beyond; a two-cluster point (§3.6) by the same
+    /// rule ([`TheorySolver::solve_two_cluster`]).
     fn solve_dmft(&self, point: &Point, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Solution, TheoryError> {
         let noise_sd = self.label_noise_sd(point)?;
         let icp = point.intercept().map(|i| crate::dynamics::Intercept {
@@ -423,11 +350,10 @@ impl TheorySolver {
         Ok(sol)
     }
 
-    /// A point of the two-cluster data model (docs/theory.md §3.6): the
-    /// full-memory state evolution, isotropic or with the solver's
-    /// covariance, with a learned intercept if the point has one, up to the
-    /// horizon `solver.dmft` gives it ([`FULL_MEMORY_AUTO_MAX`] steps under
-    /// "auto", [`DMFT_MAX_STEPS`] under "exact"); the long horizon is refused.
+    /// A point of the two-cluster data model (docs/theory.md §3.6),
+    /// isotropic or with the solver's covariance, with a learned intercept if
+    /// the point has one, by the state evolution [`TheorySolver::dynamics`]
+    /// chooses (as for the teacher's model, XᵀX's spectrum scaled by κ²).
     fn solve_two_cluster(
         &self,
         point: &Point,
@@ -435,26 +361,21 @@ impl TheorySolver {
         icp: Option<&crate::dynamics::Intercept>,
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Solution, TheoryError> {
-        let params = self.dmft_params(point, 0.0, DMFT_POINTS);
-        let limit = match self.dmft.method {
-            DmftMethod::Auto => FULL_MEMORY_AUTO_MAX,
-            DmftMethod::Exact => DMFT_MAX_STEPS,
-            DmftMethod::LongHorizon => 0,
-        };
-        if params.steps > limit {
-            return Err(DmftError::Invalid {
-                what: format!(
-                    "two clusters at algorithm.steps = {} under solver.dmft = {:?}: the long-horizon state \
-                     evolution has no two clusters yet (the full-memory one serves steps ≤ {FULL_MEMORY_AUTO_MAX} \
-                     under \"auto\", ≤ {DMFT_MAX_STEPS} under \"exact\")",
-                    params.steps, self.dmft.method
-                ),
-                params: Box::new(params),
-            }
-            .into());
+        let cov = self.covariance.as_ref();
+        if self.dynamics(point, 0.0)? == DynamicsMethod::LongHorizon {
+            let g = point
+                .algorithm()
+                .gradient_steps()
+                .expect("DP-GD and DP-SGD points only");
+            let atoms = cov.map_or(1, |c| c.atoms().len());
+            let points = long_horizon::default_points(g.steps, g.sample_rate, atoms, self.dmft.scrambles);
+            let r = long_horizon::solve_two_cluster(&self.dmft_params(point, 0.0, points), cov, mix, icp, cancelled)?;
+            return Ok(long_horizon_solution(r));
         }
-        let path = full_memory::solve_two_cluster(&params, self.covariance.as_ref(), mix, icp, cancelled)?;
-        Ok(full_memory_solution(path))
+        let params = self.dmft_params(point, 0.0, DMFT_POINTS);
+        Ok(full_memory_solution(full_memory::solve_two_cluster(
+            &params, cov, mix, icp, cancelled,
+        )?))
     }
 
     /// The sd of the Gaussian label noise a DP-GD/DP-SGD point draws (0 for
@@ -483,7 +404,8 @@ impl TheorySolver {
     /// `solver.dmft`: unclipped least squares exactly (§3.2,
     /// [`DynamicsMethod::Spectral`]), the long horizon beyond
     /// `LONG_HORIZON_FROM` steps (§3.3), the full-memory DMFT otherwise (§3,
-    /// §3.4) — or the refusal of a point none of them serves.
+    /// §3.4; two clusters, §3.6, alike) — or the refusal of a point none of
+    /// them serves.
     fn dynamics(&self, point: &Point, noise_sd: f64) -> Result<DynamicsMethod, TheoryError> {
         let (Algorithm::Dpgd { steps, .. } | Algorithm::Dpsgd { steps, .. }) = point.algorithm() else {
             unreachable!("static points are solved by solve_static")
@@ -513,9 +435,11 @@ impl TheorySolver {
         // sign, which the long horizon's block memory does not resolve (docs/theory.md §3.3, "Step sizes
         // beyond the limit"): the full-memory DMFT where it is affordable, a refusal beyond
         let q = point.algorithm().gradient_steps().map_or(1.0, |g| g.sample_rate);
+        // two clusters: the within-class covariance κ²Σ scales XᵀX's spectrum by κ²
+        let curvature = point.model().curvature() * point.two_cluster().map_or(1.0, |m| m.within);
         let limit = 2.0
             / propdp_core::problem::mean_step_smoothness_at(
-                point.model().curvature(),
+                curvature,
                 point.delta(),
                 point.algorithm().lambda(),
                 q,
@@ -576,19 +500,7 @@ impl TheorySolver {
             Some(icp) => long_horizon::solve_intercept(&params, cov, icp, cancelled)?,
             None => long_horizon::solve_spectrum(&params, cov, cancelled)?,
         };
-        Ok(Solution {
-            metrics: r.path.last(),
-            report: SolverReport {
-                converged: true,
-                iterations: g.steps,
-                residual: last_stderr(&r.path),
-                method: Some(DynamicsMethod::LongHorizon),
-                approx_error: Some(r.approx_error),
-                window: Some(r.window),
-            },
-            state: State::Dmft,
-            per_step: Some(r.path),
-        })
+        Ok(long_horizon_solution(r))
     }
 
     /// The full-memory state evolution (§3, §3.4 with the solver's
@@ -642,6 +554,23 @@ impl TheorySolver {
     }
 }
 
+/// A long-horizon path as a solution: its approximation error and window in the report.
+fn long_horizon_solution(r: long_horizon::LongHorizonPath) -> Solution {
+    Solution {
+        metrics: r.path.last(),
+        report: SolverReport {
+            converged: true,
+            iterations: r.path.mean.values().next().map_or(0, |v| v.len() - 1),
+            residual: last_stderr(&r.path),
+            method: Some(DynamicsMethod::LongHorizon),
+            approx_error: Some(r.approx_error),
+            window: Some(r.window),
+        },
+        state: State::Dmft,
+        per_step: Some(r.path),
+    }
+}
+
 /// A full-memory DMFT path as a solution: its last step, every step
 /// solved, the largest last-step standard error as the residual.
 fn full_memory_solution(path: DmftPath) -> Solution {
@@ -667,10 +596,11 @@ fn last_stderr(path: &DmftPath) -> f64 {
         .fold(0.0, |a: f64, &b| a.max(b))
 }
 
-/// A solved static point: the model's parameters and its state.
+/// A solved static point: the model's parameters, its state and the
+/// fitted intercept's field β (0 without one; docs/theory.md §2.6).
 enum Static {
-    Huber(HuberParams, HuberState),
-    Logistic(LogisticParams, LogisticState),
+    Huber(HuberParams, HuberState, f64),
+    Logistic(LogisticParams, LogisticState, f64),
 }
 
 /// (λ, σ, τ) of a static point; `None` for DP-GD and DP-SGD.

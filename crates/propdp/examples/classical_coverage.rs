@@ -60,6 +60,7 @@ fn main() {
         descent: None,
         extra_ridge: ExtraRidge::Auto,
         standardize: false,
+        intercept: false,
     };
     // λ: given, or the smallest never refused for its Hessian's noise
     let spec = Spec {

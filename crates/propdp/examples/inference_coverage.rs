@@ -168,6 +168,7 @@ fn main() {
         test_clip: None,
         extra_ridge: propdp::core::accountant::ExtraRidge::Auto,
         standardize: false,
+        intercept: false,
         descent: release.strip_prefix("dpsgd:").map(|p| {
             let p: Vec<&str> = p.split(':').collect();
             Descent {

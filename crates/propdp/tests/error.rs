@@ -153,6 +153,7 @@ fn the_data_and_labels_are_named_as_each_front_end_names_them() {
         descent: None,
         extra_ridge: Default::default(),
         standardize: false,
+        intercept: false,
     };
     let e = propdp::inference::fit(&x, 4, 200, &[1.0, -1.0, 1.0, -1.0], &spec, Some(1)).unwrap_err();
     let a = e.argument().expect("an argument");

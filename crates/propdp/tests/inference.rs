@@ -13,10 +13,11 @@ use rand::RngExt;
 
 /// Rows N(0, I/d) (row-major), θ* ~ N(0, s²I) and labels of `model`.
 fn data(seed: u64, n: usize, d: usize, s2: f64, model: Glm, noise: NoiseLaw) -> (Vec<f64>, Vec<f64>, DVector<f64>) {
-    data_with(seed, n, d, s2, model, noise, None)
+    data_with(seed, n, d, s2, model, noise, None, 0.0)
 }
 
 /// [`data`] with rows N(0, LLᵀ/d) for a factor L of the covariance.
+#[allow(clippy::too_many_arguments)] // one per knob of the generating model
 fn data_with(
     seed: u64,
     n: usize,
@@ -25,6 +26,7 @@ fn data_with(
     model: Glm,
     noise: NoiseLaw,
     factor: Option<&DMatrix<f64>>,
+    intercept: f64,
 ) -> (Vec<f64>, Vec<f64>, DVector<f64>) {
     let mut rng = stream(seed, &[7]);
     let mut theta = DVector::zeros(d);
@@ -43,7 +45,7 @@ fn data_with(
     let y = rows
         .chunks_exact(d)
         .map(|x| {
-            let nu: f64 = x.iter().zip(theta.iter()).map(|(a, b)| a * b).sum();
+            let nu: f64 = x.iter().zip(theta.iter()).map(|(a, b)| a * b).sum::<f64>() + intercept;
             match model {
                 Glm::Logistic => {
                     if rng.random::<f64>() < 1.0 / (1.0 + (-nu).exp()) {
@@ -84,17 +86,23 @@ fn spec(model: Glm, release: Release, lambda: f64, epsilon: f64) -> Spec {
         descent: None,
         extra_ridge: propdp::core::accountant::ExtraRidge::Auto,
         standardize: false,
+        intercept: false,
     }
 }
 
 /// Over `sets` data sets: (coverage of the 95% intervals with its standard
 /// error over data sets, coverage of the naive interval θ̂_j ± 1.96σ̂_eff).
 fn coverage(s: &Spec, delta: f64, s2: f64, noise: NoiseLaw, sets: u64) -> (f64, f64, f64) {
+    coverage_with(s, delta, s2, noise, 0.0, sets)
+}
+
+/// [`coverage`] of labels with a teacher's intercept b*.
+fn coverage_with(s: &Spec, delta: f64, s2: f64, noise: NoiseLaw, intercept: f64, sets: u64) -> (f64, f64, f64) {
     let d = 400;
     let n = (d as f64 / delta) as usize;
     let (mut per_set, mut naive) = (Vec::new(), 0.0);
     for k in 0..sets {
-        let (rows, y, theta) = data(k, n, d, s2, s.model, noise);
+        let (rows, y, theta) = data_with(k, n, d, s2, s.model, noise, None, intercept);
         let f = fit(&rows, n, d, &y, s, Some(100 + k)).unwrap();
         assert!(
             f.privacy.epsilon <= s.epsilon,
@@ -266,6 +274,14 @@ fn each_refusal_fires_with_its_reason() {
         refusal(fit(&rows, 800, 400, &y, &logistic, Some(1))),
         Reason::UnbalancedLabels
     );
+    // with an intercept they are served (the refusal of labels nearly all of one class: the
+    // nuisance module's unit tests)
+    let with_intercept = Spec {
+        intercept: true,
+        ..logistic
+    };
+    let f = fit(&rows, 800, 400, &y, &with_intercept, Some(1)).unwrap();
+    assert!(f.intercept.is_some_and(|b| b > 0.0), "{:?}", f.intercept);
     let (rows, y, _) = data(1, 400, 200, 1.0, Glm::Huber { m: 1.0 }, g);
     // Huber DP-SGD without the noise law: the residual statistics' equations are the fixed point's
     let huber_sgd = Spec {
@@ -464,7 +480,7 @@ fn with_a_public_covariance_the_whitened_intervals_keep_their_level() {
     let sets = 16;
     let (mut whitened, mut plain) = (Vec::new(), 0.0);
     for k in 0..sets {
-        let (rows, y, theta) = data_with(40 + k, n, d, s2, s.model, noise, Some(&factor));
+        let (rows, y, theta) = data_with(40 + k, n, d, s2, s.model, noise, Some(&factor), 0.0);
         let covers = |ci: Vec<(f64, f64)>| {
             ci.iter()
                 .zip(theta.iter())
@@ -842,6 +858,7 @@ fn standardize_releases_its_map_and_rescales_the_rows() {
     s.lambda = propdp::inference::classical::sufficient_lambda(&s, d).unwrap();
     let raw = Spec {
         standardize: false,
+        intercept: false,
         ..s
     };
     assert_eq!(refusal(fit(&rows, n, d, &y, &raw, Some(1))), Reason::RowsProjected);
@@ -858,5 +875,31 @@ fn standardize_releases_its_map_and_rescales_the_rows() {
             map.scale[j]
         );
         assert!(map.mean[j].abs() < unit * sd, "column {j}: mean {}", map.mean[j]);
+    }
+}
+
+/// With an intercept, logistic labels from 50/50 to 85/15 (s² = 4,
+/// b* = 0, 1.01, 2.75: P(y = 1) = 0.50, 0.65, 0.85; δ = 1, ε = 8): the
+/// teacher's intercept pinned by the released mean label, the intervals
+/// keep their level for objective and output perturbation and DP-SGD,
+/// where without one unbalanced labels are refused.
+#[test]
+#[ignore = "slow: run with --include-ignored"]
+fn with_an_intercept_unbalanced_logistic_labels_keep_their_level() {
+    let g = NoiseLaw::Gaussian { sd: 0.0 };
+    let with = |s: Spec| Spec { intercept: true, ..s };
+    let sgd = Spec {
+        descent: Some(descent(30, 0.5)),
+        ..spec(Glm::Logistic, Release::Dpsgd, 1.0, 32.0)
+    };
+    for (name, s, sets) in [
+        ("DP-SGD", sgd, 4),
+        ("objective", spec(Glm::Logistic, Release::Objective, 1.0, 8.0), 8),
+        ("output", spec(Glm::Logistic, Release::Output, 1.0, 8.0), 8),
+    ] {
+        for b in [0.0, 1.01, 2.75] {
+            let c = coverage_with(&with(s), 1.0, 4.0, g, b, sets);
+            assert_covers(&format!("logistic {name} with an intercept, b* = {b}"), c, 0.9);
+        }
     }
 }

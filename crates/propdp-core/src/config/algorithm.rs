@@ -24,8 +24,11 @@ const ALGORITHM: Kinds = Kinds {
     table: "algorithm",
     tag: "kind",
     kinds: &[
-        ("objective", with_budget!("lambda", "sigma?", "extra_ridge?")),
-        ("output", with_budget!("lambda", "tau?")),
+        (
+            "objective",
+            with_budget!("lambda", "sigma?", "extra_ridge?", "fit_intercept?"),
+        ),
+        ("output", with_budget!("lambda", "tau?", "fit_intercept?")),
         (
             "dpgd",
             with_budget!("lambda", "sigma?", "eta", "steps", "loss_variant?", "fit_intercept?"),
@@ -77,6 +80,10 @@ pub enum RawAlgorithm {
         lambda: ParamSpec,
         /// Noise σ (or a budget).
         sigma: Option<ParamSpec>,
+        /// Whether an unpenalised intercept is learned (true/false, or both
+        /// as a sweep; absent: none).
+        #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
+        fit_intercept: Option<ParamSpec>,
         /// A budget instead of σ.
         #[serde(flatten)]
         budget: RawBudget,
@@ -87,6 +94,10 @@ pub enum RawAlgorithm {
         lambda: ParamSpec,
         /// Noise τ (or a budget).
         tau: Option<ParamSpec>,
+        /// Whether an unpenalised intercept is learned (true/false, or both
+        /// as a sweep; absent: none).
+        #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
+        fit_intercept: Option<ParamSpec>,
         /// A budget instead of τ.
         #[serde(flatten)]
         budget: RawBudget,
@@ -235,14 +246,18 @@ impl RawAlgorithm {
     /// (λ, the given noise, the budget keys).
     fn parts(&self) -> (&ParamSpec, Option<&ParamSpec>, &RawBudget) {
         match self {
-            RawAlgorithm::Objective { lambda, sigma, budget }
+            RawAlgorithm::Objective {
+                lambda, sigma, budget, ..
+            }
             | RawAlgorithm::Dpgd {
                 lambda, sigma, budget, ..
             }
             | RawAlgorithm::Dpsgd {
                 lambda, sigma, budget, ..
             } => (lambda, sigma.as_ref(), budget),
-            RawAlgorithm::Output { lambda, tau, budget } => (lambda, tau.as_ref(), budget),
+            RawAlgorithm::Output {
+                lambda, tau, budget, ..
+            } => (lambda, tau.as_ref(), budget),
         }
     }
 
@@ -357,7 +372,9 @@ impl RawAlgorithm {
                 v.extend([("eta", eta), ("steps", steps), ("sample_rate", sample_rate)]);
                 v.extend(clip.as_ref().map(|c| ("clip", c)));
             }
-            _ => {}
+            RawAlgorithm::Objective { fit_intercept, .. } | RawAlgorithm::Output { fit_intercept, .. } => {
+                v.extend(fit_intercept.as_ref().map(|f| ("fit_intercept", f)));
+            }
         }
         Ok(v)
     }

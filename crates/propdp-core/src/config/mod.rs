@@ -38,8 +38,8 @@ pub use plot::PlotSpec;
 pub use problem::{RawNoise, RawProblem};
 pub use simulation::{SimulationConfig, check_simulation};
 pub use solver::{
-    DMFT_POINTS, DmftMethod, DmftOptions, FULL_MEMORY_AUTO_MAX, FixedPointOptions, LONG_HORIZON_FROM,
-    LONG_HORIZON_POINTS, LogisticOptions, OSCILLATING_EXACT_MAX, SolverOptions,
+    DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LONG_HORIZON_POINTS, LogisticOptions,
+    OSCILLATING_EXACT_MAX, SolverOptions,
 };
 pub use tune::{TuneConfig, TuneSpec};
 

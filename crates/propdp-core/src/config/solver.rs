@@ -48,15 +48,6 @@ pub const DMFT_POINTS: usize = 1 << 14;
 pub const LONG_HORIZON_POINTS: usize = 1 << 12;
 /// Horizons above which `dmft = "auto"` uses the long-horizon state evolution.
 pub const LONG_HORIZON_FROM: usize = 100;
-/// Longest horizon `dmft = "auto"` serves with the full-memory DMFT for
-/// what the long-horizon state evolution does not cover (two clusters,
-/// docs/theory.md §3.6). Measured (`propdp run --theory-only`,
-/// `dmft = "exact"`, two-cluster DP-SGD, default 4 × 2^14 paths, 2 cores
-/// shared, load 3–5): T = 100 in 3.7 s, 200 in 19 s, 300 in 65 s, 400 in
-/// 66 s (peak 92, 176, 262, 349 MB) — T = 300 costs well over 20 s, so
-/// "auto" keeps the long-horizon bound ([`LONG_HORIZON_FROM`]); `"exact"`
-/// serves up to 1000 steps.
-pub const FULL_MEMORY_AUTO_MAX: usize = LONG_HORIZON_FROM;
 /// Longest horizon `dmft = "auto"` solves with the full-memory DMFT where
 /// the long-horizon state evolution is not vouched for (a DP-SGD step size
 /// beyond the mean step's limit 2/L_q, docs/theory.md §3.3): a few minutes

@@ -29,6 +29,8 @@ use crate::sweep::Sweep;
 /// # clip = [0.1, 0.5]          # DP-SGD: candidate clipping norms C
 /// # max_hours = 1.0            # refuse a search estimated to take longer
 /// # search = "auto"            # "grid" (every candidate) or "staged"; auto: staged beyond 300
+/// # fit_intercept = true       # DP-GD, DP-SGD: learn an unpenalised intercept
+/// #                            # ([problem] intercept = b*: the teacher's)
 ///
 /// [simulation]                 # optional: simulate every optimum at one d
 /// d = 200
@@ -76,6 +78,11 @@ pub struct TuneSpec {
     /// The metric minimised.
     #[serde(default = "default_metric")]
     pub metric: String,
+    /// Whether every candidate learns an unpenalised intercept (docs/theory.md
+    /// §2.6, §3.5; default false): DP-GD and DP-SGD only, whose clipping
+    /// bounds the gradient with the constant feature.
+    #[serde(default)]
+    pub fit_intercept: bool,
     /// DP-GD and DP-SGD: candidate numbers of steps T (default 1, 2, 4, 8, 16, 32).
     pub steps: Option<ParamSpec>,
     /// DP-GD and DP-SGD: candidate step sizes η as fractions of a typical
@@ -324,6 +331,58 @@ impl TuneConfig {
         }
     }
 
+    /// The problem points with the teacher's intercept (`problem.intercept`)
+    /// and `tune.fit_intercept` (docs/theory.md §2.6, §3.5), checked against
+    /// every algorithm searched: a learned intercept with DP-GD and DP-SGD
+    /// only (objective and output perturbation are calibrated to the budget,
+    /// and their guarantee does not hold with an unpenalised intercept), and
+    /// each point valid for each algorithm (Huber's objective and output
+    /// perturbation take a teacher's intercept only when it is learned).
+    fn with_intercepts(&self, points: Vec<crate::Point>) -> Result<Vec<crate::Point>, ConfigError> {
+        let learned = self.tune.fit_intercept;
+        if self.problem.intercept().is_none() && !learned {
+            return Ok(points);
+        }
+        if learned
+            && let Some(kind) =
+                (self.tune.algorithms.iter()).find(|k| matches!(k, AlgorithmKind::Objective | AlgorithmKind::Output))
+        {
+            return Err(ConfigError::not_applicable(
+                "tune.fit_intercept",
+                &format!(
+                    "{} with a learned intercept under a budget: the intercept is unpenalised, so its privacy \
+                     guarantee does not hold (docs/theory.md §2.6); tune \"dpgd\" and \"dpsgd\" with it",
+                    kind.title()
+                ),
+            ));
+        }
+        if self.simulation.as_ref().is_some_and(|s| s.data.is_some()) {
+            return Err(ConfigError::not_applicable(
+                "simulation.data",
+                "real rows with an intercept are not simulated (docs/theory.md §3.5)",
+            ));
+        }
+        points
+            .into_iter()
+            .map(|p| {
+                let teacher = p.intercept().map_or(0.0, |i| i.teacher);
+                let p = p.with_intercept(crate::problem::Intercept { teacher, learned })?;
+                for kind in &self.tune.algorithms {
+                    let probe = match kind {
+                        AlgorithmKind::Objective => crate::Algorithm::Objective {
+                            lambda: 1.0,
+                            sigma: 0.0,
+                        },
+                        AlgorithmKind::Output => crate::Algorithm::Output { lambda: 1.0, tau: 0.0 },
+                        AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => continue,
+                    };
+                    p.with_algorithm(probe)?;
+                }
+                Ok(p)
+            })
+            .collect()
+    }
+
     /// Parse and validate; returns the config and the problem points (one per
     /// combination of the `[problem]` parameters, δ fastest).
     pub fn from_toml_str(text: &str) -> Result<(TuneConfig, Vec<crate::Point>), ConfigError> {
@@ -462,6 +521,7 @@ impl TuneConfig {
             }
         }
         let points = Sweep::problem_points(&cfg.problem)?;
+        let points = cfg.with_intercepts(points)?;
         Ok((cfg, points))
     }
 }

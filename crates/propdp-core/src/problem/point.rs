@@ -41,8 +41,8 @@ pub struct TwoCluster {
 }
 
 /// An intercept (docs/theory.md §3.5): the teacher's b* (labels of ν + b*:
-/// P(y = 1 | ν) = sigmoid(ν + b*), or y = ν + b* + ε) and whether DP-GD or
-/// DP-SGD learns an unpenalised intercept on a constant feature 1/√d.
+/// P(y = 1 | ν) = sigmoid(ν + b*), or y = ν + b* + ε) and whether the
+/// learner fits an unpenalised intercept on a constant feature 1/√d.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Intercept {
     /// The teacher's intercept b* (`problem.intercept`).
@@ -112,7 +112,8 @@ impl Point {
     }
 
     /// The same point with an intercept (validated): DP-GD and DP-SGD with
-    /// the standard losses only.
+    /// the standard losses, objective and output perturbation (Huber: a
+    /// teacher's intercept only when learned).
     ///
     /// ```
     /// use propdp_core::{Point, Model, Algorithm};
@@ -122,8 +123,11 @@ impl Point {
     /// let p = Point::new(2.0, 1.0, Model::Logistic, gd).unwrap().with_intercept(icp).unwrap();
     /// assert_eq!((p.params()["intercept"], p.params()["fit_intercept"]), (1.0, 1.0));
     /// let obj = Point::new(2.0, 1.0, Model::Logistic, Algorithm::Objective { lambda: 1.0, sigma: 0.0 }).unwrap();
-    /// let e = obj.with_intercept(icp).unwrap_err().to_string();
-    /// assert!(e.contains("algorithm.fit_intercept") && e.contains("no intercept yet"), "{e}");
+    /// assert!(obj.with_intercept(icp).is_ok());
+    /// let huber = Model::Huber { huber_m: 1.0, noise: propdp_core::NoiseLaw::Gaussian { sd: 0.5 } };
+    /// let obj = Point::new(2.0, 1.0, huber, Algorithm::Objective { lambda: 1.0, sigma: 0.0 }).unwrap();
+    /// let e = obj.with_intercept(Intercept { learned: false, ..icp }).unwrap_err().to_string();
+    /// assert!(e.contains("problem.intercept") && e.contains("fit_intercept = true"), "{e}");
     /// ```
     pub fn with_intercept(self, intercept: Intercept) -> Result<Point, ConfigError> {
         let p = Point {
@@ -212,8 +216,8 @@ impl Point {
         Ok(())
     }
 
-    /// b* in range; an intercept (the teacher's ≠ 0, or a learned one) only
-    /// with DP-GD and DP-SGD and their standard losses.
+    /// b* in range; DP-GD and DP-SGD with their standard losses; objective
+    /// and output perturbation, except Huber's b* ≠ 0 not learned.
     fn check_intercept(&self) -> Result<(), ConfigError> {
         let Some(icp) = self.intercept else {
             return Ok(());
@@ -221,17 +225,18 @@ impl Point {
         parameters::check("intercept", "problem.intercept", icp.teacher)?;
         let kind = self.algorithm.kind();
         let Some(g) = self.algorithm.gradient_steps() else {
-            let field = if icp.learned {
-                "algorithm.fit_intercept"
-            } else {
-                "problem.intercept"
-            };
-            if icp.learned || icp.teacher != 0.0 {
+            // objective and output perturbation (docs/theory.md §2.6): a Huber teacher's intercept is
+            // fitted exactly by a learned one; not learned, it is an off-centre noise law the
+            // Huber fixed point does not take
+            if !icp.learned && icp.teacher != 0.0 && matches!(self.model, Model::Huber { .. }) {
                 return Err(ConfigError::not_applicable(
-                    field,
+                    "problem.intercept",
                     &format!(
-                        "{} with an intercept: the fixed points have no intercept yet (docs/theory.md §3.5); use                          kind = \"dpgd\" or \"dpsgd\"",
-                        kind.title()
+                        "{} of Huber regression with a teacher's intercept b* = {} not learned: the fixed point \
+                         takes centred label noise only (docs/theory.md §2.6); set algorithm.fit_intercept = true \
+                         or use kind = \"dpgd\" or \"dpsgd\"",
+                        kind.title(),
+                        icp.teacher
                     ),
                 ));
             }

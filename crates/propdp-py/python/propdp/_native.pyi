@@ -48,6 +48,7 @@ def spectrum(
     standardize: bool = False,
     model: Optional[str] = None,
     huber_m: float = 1.0,
+    data_model: str = "auto",
 ) -> Dict[str, Any]: ...
 def records(path: _Path) -> List[Dict[str, Any]]: ...
 def merge(out: _Path, shards: List[_Path]) -> Dict[str, Any]: ...
@@ -153,4 +154,5 @@ def infer(
     clip: Optional[float] = None,
     extra_ridge: str = "auto",
     standardize: bool = False,
+    intercept: Optional[bool] = None,
 ) -> Fitted: ...

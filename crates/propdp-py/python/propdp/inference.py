@@ -99,6 +99,10 @@ class PrivateGLMResults:
         self.d: int = report["d"]
         self.rows: Dict[str, float] = dict(report["rows"])
         self.test_error: Optional[Dict[str, Any]] = report.get("test_error")
+        #: the proportional fit's intercept, its field β̂ = c·b̂ (the shift of
+        #: every xᵀθ̂); None without one (and for the classical interval: see
+        #: ``intercept_int``)
+        self.intercept: Optional[float] = report.get("intercept")
 
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:
         """The (1 − alpha) interval of every θ*_j, shape (d, 2): lower, upper."""
@@ -114,7 +118,8 @@ class PrivateGLMResults:
     def intercept_int(self, alpha: float = 0.05) -> Optional[Dict[str, float]]:
         """The classical interval's (1 − alpha) interval for the ridge
         target's intercept (estimate, se, lower, upper); None for the
-        proportional interval, whose model has no intercept."""
+        proportional interval, whose fitted intercept (``intercept``) has no
+        interval: its intervals are for θ*."""
         c = self._fitted.intercept_int(_args.real("alpha", alpha))
         return None if c is None else dict(zip(("estimate", "se", "lower", "upper"), c))
 
@@ -223,7 +228,11 @@ class PrivateGLM:
     debiasing are at λ + Δ, reported in ``privacy.extra_ridge`` and
     ``privacy.lambda`` — and ``"refuse"`` keeps λ and refuses such an ε.
     ``standardize=True`` clips, centres and scales each column by released
-    means and standard deviations (charged) before the projection. Below
+    means and standard deviations (charged) before the projection.
+    ``intercept`` fits a constant feature (default: ``True`` for logistic,
+    whose labels are rarely balanced, ``False`` for Huber; not for Huber
+    DP-SGD); without one, logistic labels whose released mean is off 0 are
+    refused (``unbalanced_labels``). Below
     d = 200 features and at d/n ≤ 0.1 the result is the classical private
     interval (``method == "classical"``, with ``intercept_int``) for the
     ridge target θ*_λ; a λ below what its released Hessian needs is refused
@@ -249,6 +258,7 @@ class PrivateGLM:
         clip: Optional[float] = None,
         extra_ridge: str = "auto",
         standardize: bool = False,
+        intercept: Optional[bool] = None,
     ):
         self.model = model
         self.algorithm = algorithm
@@ -268,6 +278,7 @@ class PrivateGLM:
         self.clip = clip
         self.extra_ridge = extra_ridge
         self.standardize = standardize
+        self.intercept = intercept
         self._settings()
 
     def _settings(self) -> Dict[str, Any]:
@@ -303,6 +314,7 @@ class PrivateGLM:
             clip=_args.optional_real("clip", self.clip),
             extra_ridge=_args.choice("extra_ridge", self.extra_ridge, ("auto", "refuse")),
             standardize=_args.boolean("standardize", self.standardize),
+            intercept=None if self.intercept is None else _args.boolean("intercept", self.intercept),
         )
 
     def fit(self, X: Any, y: Any, seed: Optional[int] = None) -> PrivateGLMResults:

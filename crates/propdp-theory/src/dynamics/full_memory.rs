@@ -54,8 +54,8 @@ use rayon::prelude::*;
 
 use super::modes::{Modes, SPECTRAL_MAX_BYTES, spectral_metrics, two_cluster_metrics};
 use super::path::{
-    DmftError, DmftParams, DmftPath, INTERCEPT, Intercept, STEIN_MIN_S2, aggregate, insert_intercept_metrics,
-    step_metrics,
+    DmftError, DmftParams, DmftPath, INTERCEPT, Intercept, STEIN_MIN_S2, aggregate, check_intercept_loss,
+    insert_intercept_metrics, step_metrics, two_cluster_params,
 };
 use super::rqmc::rqmc_uniform;
 use crate::numerics::axpy;
@@ -85,17 +85,12 @@ pub fn solve_intercept(
     icp: &Intercept,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<DmftPath, DmftError> {
-    if !matches!(p.loss, Loss::Logistic | Loss::Huber { .. } | Loss::Squared) {
-        return Err(DmftError::Invalid {
-            what: format!("an intercept with the {} loss (standard losses only)", p.loss),
-            params: Box::new(*p),
-        });
-    }
+    check_intercept_loss(p)?;
     check_spectral_memory(p, cov)?;
     replicates(p, cov, Some(icp), None, cancelled)
 }
 
-/// [`solve`] for the two-cluster data model (docs/theory.md §3.6): rows
+/// [`solve`] for the two-cluster data model (docs/theory.md §3.6):
 /// centred rows x = (y − (2p − 1))·μ + g, g ~ N(0, κ²Σ/d), μ = κ²Σθ*/d, labels P(y = +1) = p
 /// independent of g; the standard logistic loss, isotropic features or a
 /// covariance `cov`, and a learned intercept if `icp` says so (the teacher
@@ -113,28 +108,8 @@ pub fn solve_two_cluster(
     icp: Option<&Intercept>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<DmftPath, DmftError> {
-    if p.loss != Loss::Logistic {
-        return Err(DmftError::Invalid {
-            what: format!(
-                "two clusters with the {} loss (the standard logistic loss only)",
-                p.loss
-            ),
-            params: Box::new(*p),
-        });
-    }
-    if icp.is_some_and(|c| c.teacher != 0.0) {
-        return Err(DmftError::Invalid {
-            what: "two clusters with a teacher's intercept (their balance is problem.balance)".into(),
-            params: Box::new(*p),
-        });
-    }
-    check_spectral_memory(p, cov)?;
-    // per-example clipping at C of ĝᵢxᵢ with ‖xᵢ‖² → κ² (the class mean's share is
-    // O(1/d)) clips the scalar ℓ' at C/κ
-    let p = DmftParams {
-        clip: p.clip / mix.within.sqrt(),
-        ..*p
-    };
+    let p = two_cluster_params(p, mix, icp)?;
+    check_spectral_memory(&p, cov)?;
     replicates(&p, cov, icp, Some(mix), cancelled)
 }
 

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use propdp_core::loss::Loss;
 use propdp_core::metrics::{self, Metrics};
+use propdp_core::problem::TwoCluster;
 use thiserror::Error;
 
 use crate::fixed_points::logistic::test_class_error;
@@ -286,3 +287,45 @@ pub(crate) const STEIN_MIN_S2: f64 = 1e-10;
 /// (fixed in session 26, docs/theory.md §3.3: one replicate's C_θ(t,t)
 /// drifted from 2.4 to 5–270 while the others stayed) reached 20–79%.
 pub const MAX_RELATIVE_SPREAD: f64 = 0.2;
+
+/// An intercept's losses (docs/theory.md §3.5): the standard logistic,
+/// Huber and squared losses; refused otherwise. Both state evolutions check it.
+pub(crate) fn check_intercept_loss(p: &DmftParams) -> Result<(), DmftError> {
+    if matches!(p.loss, Loss::Logistic | Loss::Huber { .. } | Loss::Squared) {
+        return Ok(());
+    }
+    Err(DmftError::Invalid {
+        what: format!("an intercept with the {} loss (standard losses only)", p.loss),
+        params: Box::new(*p),
+    })
+}
+
+/// The parameters both state evolutions solve two clusters at (docs/theory.md
+/// §3.6): the standard logistic loss and no teacher's intercept, or refused;
+/// the clip C of the per-example gradient ĝᵢxᵢ with ‖xᵢ‖² → κ² (the class
+/// mean's share is O(1/d)) clips the scalar ℓ' at C/κ.
+pub(crate) fn two_cluster_params(
+    p: &DmftParams,
+    mix: &TwoCluster,
+    icp: Option<&Intercept>,
+) -> Result<DmftParams, DmftError> {
+    let invalid = |what: String| DmftError::Invalid {
+        what,
+        params: Box::new(*p),
+    };
+    if p.loss != Loss::Logistic {
+        return Err(invalid(format!(
+            "two clusters with the {} loss (the standard logistic loss only)",
+            p.loss
+        )));
+    }
+    if icp.is_some_and(|c| c.teacher != 0.0) {
+        return Err(invalid(
+            "two clusters with a teacher's intercept (their balance is problem.balance)".into(),
+        ));
+    }
+    Ok(DmftParams {
+        clip: p.clip / mix.within.sqrt(),
+        ..*p
+    })
+}

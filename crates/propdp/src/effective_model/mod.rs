@@ -320,6 +320,44 @@ fn predict(solver: &TheorySolver, delta: f64, s2: f64, model: Model) -> crate::R
         .metrics)
 }
 
+/// The x in `range` at which a decreasing `error_at(x)` equals `target`, by
+/// Brent's method in ln x; at or above `chance` (error_at(range.0)) and at
+/// or below `floor` (error_at(range.1)) the clamps `beyond` = (below the
+/// range, above it).
+fn match_error(
+    error_at: &dyn Fn(f64) -> crate::Result<f64>,
+    range: (f64, f64),
+    (chance, floor): (f64, f64),
+    target: f64,
+    beyond: (f64, f64),
+) -> crate::Result<f64> {
+    if target >= chance {
+        return Ok(beyond.0);
+    }
+    if target <= floor {
+        return Ok(beyond.1);
+    }
+    let failure = std::cell::Cell::new(None);
+    let root = propdp_theory::numerics::roots::brent(
+        range.0.ln(),
+        range.1.ln(),
+        |t| match error_at(t.exp()) {
+            Ok(e) => e - target,
+            Err(e) => {
+                failure.set(Some(e.to_string()));
+                f64::NAN
+            }
+        },
+        1e-6,
+        200,
+    );
+    match (root, failure.take()) {
+        (Some((t, _)), None) => Ok(t.exp()),
+        (_, Some(e)) => Err(anyhow!("matching the held-out error: {e}").into()),
+        (None, None) => Err(anyhow!("matching the held-out error {target}: Brent's method did not converge").into()),
+    }
+}
+
 /// A refusal naming `label`.
 fn refuse(why: String) -> crate::Error {
     Argument::new("label", format!(": {why}")).into()
@@ -432,35 +470,15 @@ fn logistic(design: &Design, y: &DVector<f64>, probe: &Probe, cv: &CrossFit) -> 
              δ = {delta:.4}: the data are (nearly) separable, and no s² of the logistic model describes them"
         )));
     }
-    // ρ at which the predicted error is `target` (clamped to the searched range)
-    let invert = |target: f64| -> crate::Result<f64> {
-        if target >= chance {
-            return Ok(0.0);
-        }
-        if target <= floor {
-            return Ok(f64::INFINITY);
-        }
-        let failure = std::cell::Cell::new(None);
-        let root = propdp_theory::numerics::roots::brent(
-            RHO_MIN.ln(),
-            RHO_MAX.ln(),
-            |t| match error_at(t.exp()) {
-                Ok(e) => e - target,
-                Err(e) => {
-                    failure.set(Some(e.to_string()));
-                    f64::NAN
-                }
-            },
-            1e-6,
-            200,
-        );
-        match (root, failure.take()) {
-            (Some((t, _)), None) => Ok(t.exp()),
-            (_, Some(e)) => Err(anyhow!("matching the held-out error: {e}").into()),
-            (None, None) => {
-                Err(anyhow!("matching the held-out error {target}: Brent's method did not converge").into())
-            }
-        }
+    // ρ at which the predicted error is `target` (0 at chance, ∞ at the floor)
+    let invert = |target: f64| {
+        match_error(
+            &error_at,
+            (RHO_MIN, RHO_MAX),
+            (chance, floor),
+            target,
+            (0.0, f64::INFINITY),
+        )
     };
     let rho = invert(err)?;
     let (rho_lo, rho_hi) = (invert(err + err_se)?, invert(err - err_se)?);

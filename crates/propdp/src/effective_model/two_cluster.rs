@@ -49,7 +49,7 @@ use propdp_sim::objective::Objective;
 use rand::RngExt;
 use rand_distr::StandardNormal;
 
-use super::{Check, CrossFit, DataModel, EffectiveModel, LAMBDA0, Probe, mean_se, refuse};
+use super::{Check, CrossFit, DataModel, EffectiveModel, LAMBDA0, Probe, match_error, mean_se, refuse};
 
 /// Draws of the mixture in the calibration (common to every c).
 pub const DRAWS: usize = 24;
@@ -218,35 +218,7 @@ pub fn estimate(xt: &DMatrix<f64>, y: &DVector<f64>, cv: &CrossFit, probe: &Prob
              separation searched (c = {hi:e}): no separation of these clusters describes the data"
         )));
     }
-    let invert = |target: f64| -> crate::Result<f64> {
-        if target >= chance {
-            return Ok(lo);
-        }
-        if target <= floor {
-            return Ok(hi);
-        }
-        let failure = std::cell::Cell::new(None);
-        let root = propdp_theory::numerics::roots::brent(
-            lo.ln(),
-            hi.ln(),
-            |t| match error_at(t.exp()) {
-                Ok(e) => e - target,
-                Err(e) => {
-                    failure.set(Some(e.to_string()));
-                    f64::NAN
-                }
-            },
-            1e-6,
-            200,
-        );
-        match (root, failure.take()) {
-            (Some((t, _)), None) => Ok(t.exp()),
-            (_, Some(e)) => Err(anyhow!("matching the held-out error: {e}").into()),
-            (None, None) => {
-                Err(anyhow!("matching the held-out error {target}: Brent's method did not converge").into())
-            }
-        }
-    };
+    let invert = |target: f64| match_error(&error_at, SCALE_RANGE, (chance, floor), target, SCALE_RANGE);
     let c = invert(err)?;
     let (c_lo, c_hi) = (invert(err + err_se)?, invert(err - err_se)?);
     let [(pred_err, pred_err_se), (pred_ll, pred_ll_se)] = draws.fit(&mix, c)?;

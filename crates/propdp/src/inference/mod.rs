@@ -25,7 +25,10 @@
 //! release makes public ([`nuisance`]): for logistic, ‖θ̂‖²/d (free, and
 //! the label sum, released to check the no-intercept model); for
 //! Huber, two residual statistics released by the Gaussian mechanism and
-//! charged in the same certified ledger as θ̂ ([`release`]).
+//! charged in the same certified ledger as θ̂ ([`release`]). With an
+//! intercept ([`Spec::intercept`], logistic's default) the teacher's is a
+//! second unknown, pinned by the released mean label ([`nuisance`]), and
+//! labels off balance are served rather than refused.
 //!
 //! # References
 //! - Chaudhuri, Monteleoni, Sarwate (2011), *Differentially private
@@ -40,6 +43,7 @@ pub mod classical;
 pub mod deblur;
 mod file;
 mod interval;
+mod labels;
 pub mod nuisance;
 pub(crate) mod refusal;
 pub mod release;
@@ -61,6 +65,7 @@ use crate::error::Argument;
 pub use classical::Classical;
 pub use file::fit_file;
 pub use interval::Interval;
+pub use labels::LABEL_SDS;
 pub use nuisance::Nuisance;
 pub use refusal::{Reason, Refusal};
 pub use report::{Inference, Method, Privacy, Residuals};
@@ -89,15 +94,6 @@ pub const MAX_RELATIVE_ERROR: f64 = 1.0;
 /// 96.0% with the large coordinates at 94–96%; with the posterior alone the
 /// large coordinates fell to 94.0% (δ = 0.2, ε = 8).
 pub const SIGNAL_Z: f64 = 4.0;
-
-/// Standard deviations (sampling and privacy noise) by which the released
-/// mean of logistic labels may miss 0 before the fit is refused
-/// ([`Reason::UnbalancedLabels`]); a false refusal has probability 6e-7. At
-/// 4 (6e-5) one data set in the validation's ~6000 fits was refused (n = 200,
-/// ε = 32: its labels' mean −0.295 was 4.1 standard deviations from 0) — a
-/// study of thousands of fits would meet one; an intercept moves the mean by
-/// far more (at n = 400 a mean label of 0.25 is 5 standard deviations).
-pub const LABEL_SDS: f64 = 5.0;
 
 /// The key of the inference's random streams ([`propdp_sim::rng::stream`]).
 const STREAM: u64 = 0x1_F3E5;
@@ -182,8 +178,10 @@ pub fn fit_owned(
     if classical {
         classical::served(spec, d).map_err(refused)?;
     }
+    // a proportional fit's own intercept (the classical fit always has one)
+    let icp = spec.intercept && !classical;
     finite_rows(&rows, d)?;
-    let labels = labels(spec.model, y)?;
+    let labels = labels::read(spec.model, y)?;
     let seed = seed.unwrap_or_else(rand::random);
     let side = test_error::held_out(n, spec.holdout, &mut draw_stream(seed, Draw::HoldOut));
     let held = side.iter().filter(|&&h| h).count();
@@ -246,10 +244,12 @@ pub fn fit_owned(
             (false, Glm::Logistic, None) => 1,
             (false, Glm::Huber { .. }, None) => 0,
         };
+    // the mechanism's bound is that of the rows with their constant feature
+    let fitted_spec = if icp { with_constant(spec, d) } else { *spec };
     let plan = if classical {
         release::plan_with_share(&classical::augmented(spec), nuisances, classical::SHARE)?
     } else {
-        release::plan(spec, nuisances)?
+        release::plan(&fitted_spec, nuisances)?
     };
     // the ridge fitted and solved at: λ, plus objective perturbation's extra ridge
     let lambda = plan.lambda;
@@ -272,39 +272,31 @@ pub fn fit_owned(
     // row-major n × d is column-major d × n: the rows become Xᵀ without a copy
     let mut xt = DMatrix::from_vec(d, kept, rows);
     let rows = rows::project_and_release(&mut xt, spec, z_rows, g[0], count).map_err(refused)?;
-    // the classical fit's rows get the constant feature c (its intercept)
-    let (xt, test_rows) = if classical {
-        let c = spec.row_norm;
-        let with_constant = test_rows
+    // the intercept's constant feature c: R for the classical fit and objective and output perturbation
+    // (penalised like θ, inside the mechanism's bound), 1/√d for DP-SGD (its descent appends it)
+    let constant = match (classical || icp, spec.descent) {
+        (false, _) => None,
+        (true, None) => Some(spec.row_norm),
+        (true, Some(_)) => Some(1.0 / (d as f64).sqrt()),
+    };
+    let test_rows = match constant {
+        Some(c) => test_rows
             .chunks_exact(d)
             .flat_map(|x| x.iter().copied().chain([c]))
-            .collect();
-        (xt.insert_row(d, c), with_constant)
-    } else {
-        (xt, test_rows)
+            .collect(),
+        None => test_rows,
+    };
+    let xt = match constant {
+        Some(c) if spec.descent.is_none() => xt.insert_row(d, c),
+        _ => xt,
     };
     let p = xt.nrows();
     // the rows fitted as released (exact under replace-one, where n is public)
     let nf = rows.fitted;
     let mut releases = vec![];
     let label_mean = if spec.model == Glm::Logistic && !classical {
-        let z = z_rows;
         let g = propdp_sim::data::draw_gaussian_vector(1, &mut draw_stream(seed, Draw::Labels))[0];
-        // Σ yᵢ, yᵢ = ±1: add/remove sensitivity 1 (replace-one 2, the accountant's pair)
-        let mean = ((labels.sum() + z * g) / nf).clamp(-1.0, 1.0);
-        let sd = (1.0 / nf + (z / nf).powi(2)).sqrt();
-        if mean.abs() > LABEL_SDS * sd {
-            return Err(refused(Refusal::new(
-                Reason::UnbalancedLabels,
-                format!(
-                    "the released mean label is {mean:+.4}, {:.1} standard deviations ({sd:.4}) from the 0 that \
-                     logistic labels without an intercept have: the theory has no intercept, and its intervals \
-                     would be wrong here; centre the problem (fit the intercept on public data) or rebalance",
-                    mean.abs() / sd
-                ),
-            )));
-        }
-        Some((mean, z))
+        Some(labels::MeanLabel::release(&labels, nf, z_rows, g, icp).map_err(refused)?)
     } else {
         None
     };
@@ -333,7 +325,12 @@ pub fn fit_owned(
                 gradient: gradient.expect("DP-SGD is a gradient method"),
             };
             let mut rng = draw_stream(seed, Draw::Descent);
-            let theta = descent.run(&xt, &labels, &mut rng, |_, _, _| {}).map_err(|e| {
+            let mut beta = 0.0;
+            let theta = match constant {
+                Some(_) => descent.run_with_intercept(&xt, &labels, &mut rng, |_, _, b, _| beta = b),
+                None => descent.run(&xt, &labels, &mut rng, |_, _, _| {}),
+            }
+            .map_err(|e| {
                 anyhow::anyhow!(
                     "the private descent (d = {d}, lambda = {}, eta = {}, steps = {}, noise σ = {:.4}): {e}",
                     lambda,
@@ -349,6 +346,11 @@ pub fn fit_owned(
                 g.clip.map_or("none".to_string(), |c| c.to_string()),
                 plan.noise
             );
+            // θ̃ = (θ, b) on the rows with the constant feature c: β = c·b
+            let theta = match constant {
+                Some(c) => theta.push(beta / c),
+                None => theta,
+            };
             (theta, text)
         }
         None => {
@@ -385,7 +387,8 @@ pub fn fit_owned(
         }
     };
     let delta = d as f64 / nf;
-    let q_obs = theta.norm_squared() / d as f64;
+    // θ̂'s own coordinates (the intercept's, if any, is the last)
+    let q_obs = theta.rows(0, d).norm_squared() / d as f64;
     releases.insert(0, released);
     if let Some(s) = &standardization {
         releases.push(s.release_text(z_rows));
@@ -398,11 +401,18 @@ pub fn fit_owned(
     } else {
         format!("the rows' mean shrink by the projection, by the Gaussian mechanism (noise multiplier {z_rows:.3})")
     });
-    if let Some((mean, z)) = label_mean {
-        releases.push(format!(
-            "the mean label ({mean:+.4}; logistic has no intercept: checked against 0) by the Gaussian mechanism \
-             (noise multiplier {z:.3})"
-        ));
+    if let Some(labels::MeanLabel { mean, z, .. }) = label_mean {
+        releases.push(if icp {
+            format!(
+                "the mean label ({mean:+.4}; it pins the teacher's intercept) by the Gaussian mechanism (noise \
+                 multiplier {z:.3})"
+            )
+        } else {
+            format!(
+                "the mean label ({mean:+.4}; the fit has no intercept: checked against 0) by the Gaussian mechanism \
+                 (noise multiplier {z:.3})"
+            )
+        });
     }
     let (nuisance, residuals, classical) = match huber_m {
         _ if classical => {
@@ -435,6 +445,12 @@ pub fn fit_owned(
                 None => (TheorySolver::default(), Algorithm::Output { lambda, tau }),
             };
             let curve = nuisance::Curve::new(&solver, delta, model, algorithm);
+            // with an intercept the teacher's is pinned by the mean label (Huber's learned one recovers
+            // b* exactly and leaves θ̂'s law as without: docs/theory.md §2.6)
+            let curve = match label_mean {
+                Some(labels::MeanLabel { mean, sd, .. }) if icp => curve.with_mean_label(mean, sd),
+                _ => curve,
+            };
             (Some(curve.estimate(q_obs, d)?.map_err(refused)?), None, None)
         }
         Some(m) => {
@@ -444,10 +460,12 @@ pub fn fit_owned(
             let r = &labels - xt.tr_mul(&theta);
             // each residual's blur by the output noise, τ‖xᵢ‖ (0 for objective perturbation)
             let blur: Vec<f64> = xt.column_iter().map(|x| tau * x.norm()).collect();
+            // the blur's bound: τ times the rows' norm bound, their constant feature included
+            let bound = fitted_spec.row_norm;
             let g = propdp_sim::data::draw_gaussian_vector(2, &mut draw_stream(seed, Draw::Residuals));
             // the centred sum Σ(ψ(rᵢ) − mid) with noise z·half (its add/remove sensitivity)
             let release = |f: deblur::Functional, g: f64| {
-                let (mid, half) = f.range(m, tau * spec.row_norm);
+                let (mid, half) = f.range(m, tau * bound);
                 let sum: f64 = r.iter().zip(&blur).map(|(&ri, &si)| f.psi(ri, si, m) - mid).sum();
                 ((sum + z * half * g) / nf + mid, z * half / nf)
             };
@@ -461,15 +479,13 @@ pub fn fit_owned(
                     "the fraction of residuals inside ±M and the mean clipped squared residual of the unperturbed \
                      fit, de-blurred from the residuals at θ̂ (blur τR/M = {:.3}), each by the Gaussian mechanism \
                      (noise multiplier {z:.3})",
-                    tau * spec.row_norm / m
+                    tau * bound / m
                 ));
                 // the de-blurred fraction's own spread around the realised one (|ψ_P − 1{·}| ≤ 2 in
                 // the mean) beside the release's noise, and the extrapolation's bias allowance
                 let p_sd = (4.0 / nf + p_noise * p_noise).sqrt();
                 let mut est = nuisance::huber((p, p_sd), beta2, delta, lambda, sigma, tau, q_obs).map_err(refused)?;
-                est.alpha_se = est
-                    .alpha_se
-                    .hypot(deblur::alpha_bias(tau * spec.row_norm / m) * est.alpha);
+                est.alpha_se = est.alpha_se.hypot(deblur::alpha_bias(tau * bound / m) * est.alpha);
                 est
             } else {
                 releases.push(format!(
@@ -484,7 +500,7 @@ pub fn fit_owned(
                     inside: p,
                     beta2,
                     noise_sd: (p_noise, b_noise),
-                    blur: tau * spec.row_norm / m,
+                    blur: tau * bound / m,
                 }),
                 None,
             )
@@ -519,6 +535,7 @@ pub fn fit_owned(
         spec: *spec,
         params: theta.iter().take(d).copied().collect(),
         fitted: theta.iter().take(d).copied().collect(),
+        intercept: if icp { constant.map(|c| c * theta[d]) } else { None },
         whitening: None,
         whitened: false,
         nuisance,
@@ -634,27 +651,21 @@ fn finite_rows(rows: &[f64], d: usize) -> Result<(), Argument> {
     }
 }
 
-fn refused(r: Refusal) -> crate::Error {
-    anyhow::Error::new(r).into()
+/// The spec whose row norm bounds the rows with the intercept's constant
+/// feature: √2·R for objective and output perturbation (c = R), and
+/// √(R² + 1/d) for DP-SGD without a clip (c = 1/√d; a clip bounds the
+/// joint gradient itself).
+fn with_constant(spec: &Spec, d: usize) -> Spec {
+    let r = spec.row_norm;
+    match spec.descent {
+        None => classical::augmented(spec),
+        Some(_) => Spec {
+            row_norm: (r * r + 1.0 / d as f64).sqrt(),
+            ..*spec
+        },
+    }
 }
 
-/// The labels as the loss reads them (logistic: 0/1 mapped to ∓1).
-fn labels(model: Glm, y: &[f64]) -> crate::Result<DVector<f64>> {
-    if let Some(i) = y.iter().position(|v| !v.is_finite()) {
-        return Err(Argument::new("y", format!(" row {i}: {} is not finite", y[i])).into());
-    }
-    if model != Glm::Logistic {
-        return Ok(DVector::from_column_slice(y));
-    }
-    let zero_one = y.iter().all(|&v| v == 0.0 || v == 1.0);
-    if let Some(i) = y.iter().position(|&v| !(zero_one || v == 1.0 || v == -1.0)) {
-        return Err(refused(Refusal::new(
-            Reason::Labels,
-            format!("logistic labels must be ±1 or 0/1; y[{i}] = {}", y[i]),
-        )));
-    }
-    Ok(DVector::from_iterator(
-        y.len(),
-        y.iter().map(|&v| if zero_one { 2.0 * v - 1.0 } else { v }),
-    ))
+fn refused(r: Refusal) -> crate::Error {
+    anyhow::Error::new(r).into()
 }

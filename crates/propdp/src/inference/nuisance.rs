@@ -9,6 +9,13 @@
 //!   Brent's method in log s². Given θ*, q_obs fluctuates around q with
 //!   variance (2σ_eff⁴ + 4α²s²σ_eff²)/d; α̂'s error is read off the curve
 //!   between the roots of q = q_obs ± that standard deviation.
+//! - **Logistic with an intercept** (docs/theory.md §6, *With an intercept*): the teacher's
+//!   intercept b* is a second unknown, pinned by the released mean label
+//!   ȳ: E[tanh((ν + b*)/2)] = ȳ with ν = xᵀθ* ~ N(0, s²) gives b*(s²)
+//!   ([`teacher_intercept`]), and the curve is the fixed point with that
+//!   teacher's intercept and a learned one. ȳ's standard deviation (its
+//!   sampling and its release noise) is carried into α̂'s error by the
+//!   roots of q = q_obs on the curves at ȳ ± one standard deviation.
 //! - **Huber** with an unknown noise law: the fraction P of training
 //!   residuals inside ±M and β² = mean ψ(rᵢ)², both at the public θ̂,
 //!   released by the Gaussian mechanism. The fixed point's second equation
@@ -26,6 +33,8 @@
 //!   performance of high-dimensional ridge-regularized generalized robust
 //!   regression estimators*, PTRF (the M-estimation fixed point).
 
+use propdp_core::parameters::MAX_INTERCEPT;
+use propdp_core::problem::Intercept;
 use propdp_core::{Algorithm, Model, Point};
 use propdp_theory::solve::{State, TheorySolver};
 use std::cell::RefCell;
@@ -83,7 +92,53 @@ pub struct Curve<'a> {
     delta: f64,
     model: Model,
     algorithm: Algorithm,
+    /// The released mean label and its standard deviation: the fit learns
+    /// an intercept and the teacher's is b*(s²) ([`teacher_intercept`]).
+    mean_label: Option<(f64, f64)>,
     warm: RefCell<Option<State>>,
+}
+
+/// The mean label E[tanh((ν + b)/2)], ν ~ N(0, s²), of a logistic teacher
+/// with intercept b on isotropic rows (increasing in b).
+pub fn mean_label(s2: f64, b: f64) -> f64 {
+    propdp_core::panels::normal_expect(b, s2.sqrt(), &[0.0], 1.0, |x| (0.5 * x).tanh())
+}
+
+/// The teacher's intercept b* with [`mean_label`]`(s², b*) = mean`, or
+/// `None` when it lies beyond ±[`MAX_INTERCEPT`] (the theory's range).
+pub fn teacher_intercept(s2: f64, mean: f64) -> Option<f64> {
+    let f = |b: f64| mean_label(s2, b) - mean;
+    if f(-MAX_INTERCEPT) > 0.0 || f(MAX_INTERCEPT) < 0.0 {
+        return None;
+    }
+    let mut conv = roots::SimpleConvergency {
+        eps: 1e-12,
+        max_iter: 200,
+    };
+    roots::find_root_brent(-MAX_INTERCEPT, MAX_INTERCEPT, f, &mut conv).ok()
+}
+
+/// The largest s² in [`S2_RANGE`] whose teacher's intercept for labels of
+/// mean `mean` lies within ±[`MAX_INTERCEPT`] (|b*(s²)| grows with s²: a
+/// stronger signal spreads the labels' probabilities towards 0 and 1), or
+/// `None` when none does.
+fn intercept_s2_max(mean: f64) -> Option<f64> {
+    let (lo, hi) = S2_RANGE;
+    let edge = |s2: f64| mean_label(s2, MAX_INTERCEPT.copysign(mean)).abs() - mean.abs();
+    if edge(lo) < 0.0 {
+        return None;
+    }
+    if edge(hi) >= 0.0 {
+        return Some(hi);
+    }
+    let mut conv = roots::SimpleConvergency {
+        eps: 1e-10,
+        max_iter: 200,
+    };
+    // the lower end of the bracket's final step keeps |b*| within range
+    roots::find_root_brent(lo.ln(), hi.ln(), |u: f64| edge(u.exp()), &mut conv)
+        .ok()
+        .map(|u| (u.exp() * (1.0 - 1e-9)).max(lo))
 }
 
 impl<'a> Curve<'a> {
@@ -94,13 +149,38 @@ impl<'a> Curve<'a> {
             delta,
             model,
             algorithm,
+            mean_label: None,
             warm: RefCell::new(None),
         }
     }
 
+    /// The curve of a fit that learns an intercept, the teacher's pinned by
+    /// the released mean label (`mean`, with standard deviation `sd`).
+    pub fn with_mean_label(self, mean: f64, sd: f64) -> Self {
+        Curve {
+            mean_label: Some((mean, sd)),
+            ..self
+        }
+    }
+
+    /// The point at s²: with the teacher's intercept b*(s²) and a learned
+    /// one when the fit has an intercept.
+    fn point(&self, s2: f64) -> anyhow::Result<Point> {
+        let point = Point::new(self.delta, s2, self.model, self.algorithm)?;
+        let Some((mean, _)) = self.mean_label else {
+            return Ok(point);
+        };
+        let teacher = teacher_intercept(s2, mean).ok_or_else(|| {
+            anyhow::anyhow!(
+                "no teacher's intercept within ±{MAX_INTERCEPT} gives labels of mean {mean:+.4} at s2 = {s2:e}"
+            )
+        })?;
+        Ok(point.with_intercept(Intercept { teacher, learned: true })?)
+    }
+
     /// (q, α, σ_eff²) at s².
     pub(crate) fn at(&self, s2: f64) -> anyhow::Result<(f64, f64, f64)> {
-        let point = Point::new(self.delta, s2, self.model, self.algorithm)?;
+        let point = self.point(s2)?;
         let warm = self.warm.borrow_mut().take();
         let (metrics, state) = self
             .solver
@@ -126,7 +206,7 @@ impl<'a> Curve<'a> {
         if self.algorithm.gradient_steps().is_none() {
             return Ok((0.0, 0.0));
         }
-        let point = Point::new(self.delta, s2, self.model, self.algorithm)?;
+        let point = self.point(s2)?;
         let sol = self
             .solver
             .solve(&point, None)
@@ -170,7 +250,15 @@ impl<'a> Curve<'a> {
 
     /// The nuisances at observed q_obs = ‖θ̂‖²/d with `d` features.
     pub(crate) fn estimate(&self, q_obs: f64, d: usize) -> anyhow::Result<Result<Nuisance, Refusal>> {
-        let (lo, hi) = S2_RANGE;
+        let lo = S2_RANGE.0;
+        // with an intercept, the signal strengths whose teacher's intercept is within the theory's range
+        let hi = match self.mean_label {
+            None => S2_RANGE.1,
+            Some((mean, _)) => match intercept_s2_max(mean) {
+                Some(hi) => hi,
+                None => return Ok(Err(unbalanced(mean, lo))),
+            },
+        };
         let sd_at = |s2: f64, alpha: f64, v: f64| ((2.0 * v * v + 4.0 * alpha * alpha * s2 * v) / d as f64).sqrt();
         // q(s²) on a log grid: where it rises to a peak and falls after (small λ), a q_obs the
         // falling branch also reaches does not determine s²
@@ -198,6 +286,11 @@ impl<'a> Curve<'a> {
         let s2 = self.root(q_obs, range, ends)?.unwrap_or(top);
         let (_, alpha, v) = self.at(s2)?;
         let sd = sd_at(s2, alpha, v);
+        if hi < S2_RANGE.1 && q_obs - SEPARABLE_SDS * sd > q_top {
+            // beyond the curve's top, where a larger s² would need a larger teacher's intercept
+            let mean = self.mean_label.map_or(0.0, |(m, _)| m);
+            return Ok(Err(unbalanced(mean, hi)));
+        }
         let s2_lo = self.root(q_obs - sd, range, ends)?.unwrap_or(top);
         let s2_hi = self.root(q_obs + sd, range, ends)?.unwrap_or(top);
         let q_sep = self.at(S2_SEPARABLE.min(top))?.0;
@@ -220,15 +313,57 @@ impl<'a> Curve<'a> {
             )));
         }
         let (rqmc_alpha, rqmc_sigma) = self.rqmc_errors(s2, alpha, v)?;
+        let label_alpha = self.label_error(q_obs, range, alpha)?;
         Ok(Ok(Nuisance {
             alpha,
-            alpha_se: (0.5 * (a_hi - a_lo).abs()).hypot(rqmc_alpha),
+            alpha_se: (0.5 * (a_hi - a_lo).abs()).hypot(rqmc_alpha).hypot(label_alpha),
             sigma_eff: v.sqrt(),
             s2,
             s2_range: Some((s2_lo, s2_hi)),
             sigma_eff_se: rqmc_sigma,
         }))
     }
+
+    /// The error of α̂ from the released mean label's (the fit with an
+    /// intercept; 0 without): half the spread of α at the roots of
+    /// q = q_obs on the curves at ȳ ± its standard deviation.
+    fn label_error(&self, q_obs: f64, range: (f64, f64), alpha: f64) -> anyhow::Result<f64> {
+        let Some((mean, sd)) = self.mean_label else {
+            return Ok(0.0);
+        };
+        let mut spread = [alpha; 2];
+        for (k, shifted) in [mean - sd, mean + sd].into_iter().enumerate() {
+            let shifted = shifted.clamp(-1.0 + 1e-12, 1.0 - 1e-12);
+            let curve = Curve {
+                mean_label: Some((shifted, sd)),
+                warm: RefCell::new(None),
+                ..*self
+            };
+            // a shifted mean may push the range's end beyond the intercept's limit: search within its own
+            let hi = intercept_s2_max(shifted).map_or(range.0, |h| h.min(range.1));
+            if hi <= range.0 {
+                continue;
+            }
+            // its own ends: q_obs between them brackets the root
+            let ends = (curve.at(range.0)?.0, curve.at(hi)?.0);
+            let s2 = curve.root(q_obs, (range.0, hi), ends)?.unwrap_or(hi);
+            spread[k] = curve.at(s2)?.1;
+        }
+        Ok(0.5 * (spread[1] - spread[0]).abs())
+    }
+}
+
+/// The refusal of labels whose released mean no teacher's intercept within
+/// ±[`MAX_INTERCEPT`] gives at signal strengths above `s2`.
+fn unbalanced(mean: f64, s2: f64) -> Refusal {
+    Refusal::new(
+        super::Reason::UnbalancedLabels,
+        format!(
+            "the released mean label {mean:+.4} and ‖θ̂‖²/d need a teacher's intercept beyond ±{MAX_INTERCEPT} \
+             (the theory's range) at every signal strength above s² = {s2:.3}: the labels are nearly all of one \
+             class; rebalance them or fit without the rare class"
+        ),
+    )
 }
 
 /// V solving V·P/(1 + V) = δ(1 − λV), the positive root of
@@ -281,6 +416,38 @@ pub fn huber(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The mean label is tanh(b/2) without a signal, odd in b, and
+    /// [`teacher_intercept`] inverts it; a signal pulls it towards 0.
+    #[test]
+    fn the_teacher_intercept_inverts_the_mean_label() {
+        for b in [0.0, 0.7, 2.5, 9.0] {
+            let flat = mean_label(1e-12, b) - (0.5 * b).tanh();
+            assert!(flat.abs() < 1e-10, "{b}: {flat:e}");
+            for s2 in [0.1, 4.0, 100.0] {
+                let m = mean_label(s2, b);
+                assert!((m + mean_label(s2, -b)).abs() < 1e-12, "odd: {s2} {b}");
+                assert!(m.abs() <= (0.5 * b).tanh().abs() + 1e-15, "attenuated: {s2} {b}");
+                let back = teacher_intercept(s2, m).expect("within range");
+                assert!((back - b).abs() < 1e-8, "s2 {s2}: b {b} came back {back}");
+            }
+        }
+        assert_eq!(teacher_intercept(1.0, 0.99999), None, "beyond ±10");
+    }
+
+    /// Labels nearly all of one class: no s² serves beyond tanh(5), the
+    /// mean label at b* = 10 without a signal; below it the search's end is
+    /// where b*(s²) reaches 10.
+    #[test]
+    fn the_search_ends_where_the_teacher_intercept_leaves_its_range() {
+        assert_eq!(intercept_s2_max(0.99995), None);
+        assert_eq!(intercept_s2_max(-0.99995), None);
+        assert_eq!(intercept_s2_max(0.3), Some(S2_RANGE.1));
+        let hi = intercept_s2_max(0.9).expect("served at small s²");
+        assert!(hi < S2_RANGE.1, "{hi}");
+        let b = teacher_intercept(hi, 0.9).expect("within range at the end");
+        assert!((b - MAX_INTERCEPT).abs() < 1e-3, "b*(hi = {hi}) = {b}");
+    }
 
     #[test]
     fn huber_v_solves_its_equation() {

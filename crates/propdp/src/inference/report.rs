@@ -81,6 +81,10 @@ pub struct Inference {
     /// Σ^{1/2}θ̂; else θ̂ itself).
     #[serde(skip)]
     pub fitted: Vec<f64>,
+    /// The released intercept's field β̂ = c·b̂ (the shift of every row's
+    /// xᵀθ̂), if the proportional fit learned one ([`Spec::intercept`]);
+    /// the classical interval's is the last coordinate of its centre.
+    pub intercept: Option<f64>,
     /// Σ^{-1/2} of the public covariance the rows were whitened by, if any
     /// ([`super::fit_whitened`]).
     #[serde(skip)]
@@ -376,6 +380,9 @@ impl Inference {
             );
         }
         out += &format!("{}\n", self.rows.text(self.spec.row_norm));
+        if let Some(b) = self.intercept {
+            out += &format!("intercept: fitted, its field β̂ = {b:+.4} (the shift of every xᵀθ̂)\n");
+        }
         if let Some(s) = &self.standardization {
             out += &format!(
                 "columns standardised by the released map x_j ↦ (clip(x_j, ±C_j) − μ̂_j)/(ŝ_j·√d): coefficients per \

@@ -102,6 +102,16 @@ pub struct Spec {
     /// Standardise the columns by private, charged means and standard
     /// deviations before the projection ([`super::standardize`]).
     pub standardize: bool,
+    /// Fit an intercept, a learned constant feature c (docs/theory.md §6,
+    /// *With an intercept*): objective and output perturbation put it at c = row_norm,
+    /// penalised by λ like θ, so the mechanism's bound holds for rows of
+    /// norm √2·row_norm (its ridge is O(1/n) of the loss: in the limit the
+    /// fit is the unpenalised one of the fixed point); DP-SGD at c = 1/√d,
+    /// unpenalised and clipped with θ's gradient. A logistic teacher's
+    /// intercept is read from the released mean label; Huber's is recovered
+    /// exactly and changes nothing in θ̂'s law. Not for Huber DP-SGD. The
+    /// classical interval (below [`super::MIN_FEATURES`]) always has one.
+    pub intercept: bool,
 }
 
 fn relation<S: serde::Serializer>(n: &Neighbouring, s: S) -> Result<S::Ok, S::Error> {
@@ -178,6 +188,15 @@ impl Spec {
             }
             (_, None) => {}
         }
+        if self.intercept && matches!(self.model, Glm::Huber { .. }) && self.release == Release::Dpsgd {
+            return Err(Argument::new(
+                "intercept",
+                " is not served for Huber DP-SGD: its T steps have not reached the teacher's intercept, whose \
+                 value the state evolution needs and unbounded labels do not release; centre the labels, or use \
+                 algorithm = \"objective\" or \"output\""
+                    .into(),
+            ));
+        }
         if !(self.delta_priv > 0.0 && self.delta_priv < 1.0) {
             return Err(Argument::new(
                 "delta_priv",
@@ -185,6 +204,14 @@ impl Spec {
             ));
         }
         Ok(())
+    }
+
+    /// The default of [`Spec::intercept`]: logistic fits one (real labels
+    /// are rarely balanced, and without one a mean label off 0 is refused),
+    /// Huber none (its labels are centred by the user, and DP-SGD does not
+    /// serve one).
+    pub fn default_intercept(model: Glm) -> bool {
+        model == Glm::Logistic
     }
 
     pub(super) fn is_objective(&self) -> bool {

@@ -38,6 +38,7 @@
 
 use nalgebra::{DMatrix, DVector};
 use propdp_core::covariance::Atom;
+use propdp_core::problem::TwoCluster;
 
 use super::combine::combine;
 use super::state::Slot;
@@ -50,9 +51,8 @@ use crate::numerics::gaussian::quantile;
 
 use super::generator::{GEN_WINDOW, Generator, conditional_weights};
 use super::step::{
-    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, Stop, curvature_bound, far_adjoints, memory,
-    next_intercept, recursion, sample_step, stein_drift, step_record, teacher, teacher_field, theta_positions,
-    truncation,
+    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, Stop, curvature_bound, drift, far_adjoints,
+    memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions, truncation,
 };
 
 /// One atom's deterministic side: its coordinate, its virtual paths (lane
@@ -95,6 +95,7 @@ pub(super) fn replicate(
     p: &DmftParams,
     atoms: Option<&[Atom]>,
     icp: Option<&Intercept>,
+    mix: Option<&TwoCluster>,
     seed: u32,
     window: usize,
     cancelled: &(dyn Fn() -> bool + Sync),
@@ -109,8 +110,7 @@ pub(super) fn replicate(
     let draws = |group: usize| -> Vec<[f64; 4]> { (0..n).map(|i| rqmc_uniform4(i, group, seed)).collect() };
     let first = draws(0);
     let gaussian: Vec<f64> = first.iter().map(|x| rho.sqrt() * quantile(x[0])).collect();
-    let teacher = teacher(p, rho, &first, gaussian, icp);
-    let (nu, label, baseline) = (&teacher.nu, &teacher.label, &teacher.baseline);
+    let teacher = teacher(p, rho, &first, gaussian, icp, mix);
     let w = window;
     // per path: the field G, the selected gradients ĝ and the baseline's ĝ⁰ (value at index
     // s + 1: the gradient of step s, whose response starts at s + 1), on the memory partition
@@ -176,7 +176,9 @@ pub(super) fn replicate(
             combine(out, &terms);
         };
         onsager(&grads, &mut on_w);
-        onsager(&grads0, &mut on0_w);
+        if teacher.stein() {
+            onsager(&grads0, &mut on0_w);
+        }
         let thc = field.value(&mem, t);
         let amp = amp_w[t];
         let selection: Vec<bool> = if q < 1.0 && t < tt {
@@ -188,7 +190,8 @@ pub(super) fn replicate(
             p,
             amp,
             beta,
-            (nu, label, baseline),
+            &teacher,
+            rho * amp,
             thc,
             &on_w,
             &on0_w,
@@ -204,6 +207,7 @@ pub(super) fn replicate(
             modes.iter().map(|m| &m.coord),
             &loss,
             icp.map(|c| (beta, c.teacher)),
+            mix.map(|m| (m, icp)),
         )?;
         out.push(mt);
         moments.push(mom);
@@ -223,7 +227,7 @@ pub(super) fn replicate(
         events.record(t, w, &sv.h, &vv);
         let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
         // 5–6. the drift and the truncation estimate
-        let drift = stein_drift(p, rho, &teacher, &sv.c, &sv.c0, a, q);
+        let drift = drift(p, rho, &teacher, &sv, &kernel.rg, &amp_w, t, a);
         // the intercept's field at t + 1 (docs/theory.md §3.5)
         beta = next_intercept(p, icp, beta, &sv.c);
         approx_error = approx_error.max(truncation(&vv, &kernel.rg, w, t, p, h_max, c_tt)?);

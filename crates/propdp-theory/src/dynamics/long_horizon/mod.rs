@@ -35,6 +35,13 @@
 //! deterministic field β_t to every path's r_t (and its baseline's):
 //! β_{t+1} = (1 − ηλ_b)β_t − η·a·q·E\[c_t\], labels of ν + b*.
 //!
+//! Two clusters (docs/theory.md §3.6, [`solve_two_cluster`], `two_cluster.rs`):
+//! the modes of Σ_w = κ²Σ, each path's label independent of ν (y = +1 below
+//! p, ỹ = y − (2p − 1)) and its field shifted by ỹ·m_t + β_t, the pathwise
+//! drift D_t = Σ_k R_g(t,k)·m_k/ρ_w + a·q·E\[c_t ỹ\] (no Stein quotient, no
+//! baselines), ℓ' clipped at C/κ, the training loss's control variate
+//! ℓ(y, w_t + ỹ·m_t + β_t).
+//!
 //! # References
 //! - Celentano, Cheng, Montanari (2021), *The high-dimensional asymptotics of
 //!   first order methods with random data*.
@@ -46,12 +53,15 @@
 use propdp_core::config::LONG_HORIZON_POINTS;
 use propdp_core::covariance::{Atom, Covariance};
 use propdp_core::input::machine_memory;
-use propdp_core::loss::Loss;
 use propdp_core::metrics::{self, Metrics};
+use propdp_core::problem::TwoCluster;
 use rayon::prelude::*;
 
 use crate::dynamics::least_squares::{self, LeastSquaresParams};
-use crate::dynamics::path::{DmftError, DmftParams, DmftPath, Intercept, MAX_RELATIVE_SPREAD, STEIN_MIN_S2, aggregate};
+use crate::dynamics::path::{
+    DmftError, DmftParams, DmftPath, Intercept, MAX_RELATIVE_SPREAD, STEIN_MIN_S2, aggregate, check_intercept_loss,
+    two_cluster_params,
+};
 use crate::dynamics::reverse_mode;
 use crate::fixed_points::train_loss::{self, LossMoments};
 use step::{Run, Stop, curvature_bound};
@@ -63,6 +73,7 @@ mod generator;
 mod replicate;
 mod state;
 mod step;
+mod two_cluster;
 
 pub use generator::GEN_WINDOW;
 pub use step::{NEAR, TRUNCATION_TOL};
@@ -233,7 +244,7 @@ pub fn solve_spectrum(
     cov: Option<&Covariance>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LongHorizonPath, DmftError> {
-    solve_with(p, cov, None, cancelled)
+    solve_with(p, cov, Labels::default(), cancelled)
 }
 
 /// [`solve_spectrum`] with an intercept (docs/theory.md §3.5): labels of
@@ -247,21 +258,62 @@ pub fn solve_intercept(
     icp: &Intercept,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LongHorizonPath, DmftError> {
-    if !matches!(p.loss, Loss::Logistic | Loss::Huber { .. } | Loss::Squared) {
+    check_intercept_loss(p)?;
+    solve_with(
+        p,
+        cov,
+        Labels {
+            icp: Some(icp),
+            mix: None,
+        },
+        cancelled,
+    )
+}
+
+/// The two-cluster data model (docs/theory.md §3.6, `two_cluster.rs`):
+/// centred rows x = (y − (2p − 1))·μ + g, g ~ N(0, κ²Σ/d), μ = κ²Σθ*/d,
+/// labels P(y = +1) = p independent of g; the standard logistic loss,
+/// isotropic features or a covariance `cov`, a learned intercept if `icp`
+/// says so (the teacher has none). The modes are Σ_w = κ²Σ's, every path's
+/// field r_t + (y − (2p − 1))·m_t + β_t, the drift pathwise; rows have
+/// ‖x‖ → κ, so DP-SGD's clip C clips ℓ' at C/κ. Writes test_class_err,
+/// train_loss, norm2, overlap (θᵀθ*/d) and, with an intercept,
+/// fitted_intercept.
+pub fn solve_two_cluster(
+    p: &DmftParams,
+    cov: Option<&Covariance>,
+    mix: &TwoCluster,
+    icp: Option<&Intercept>,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<LongHorizonPath, DmftError> {
+    if p.s2.is_nan() || p.s2 <= 0.0 {
         return Err(DmftError::Invalid {
-            what: format!("an intercept with the {} loss (standard losses only)", p.loss),
+            what: format!(
+                "s2 = {:e}: two clusters at long horizons need a class mean (s2 > 0; μ = 0 is balanced noise)",
+                p.s2
+            ),
             params: Box::new(*p),
         });
     }
-    solve_with(p, cov, Some(icp), cancelled)
+    let p = two_cluster_params(p, mix, icp)?;
+    solve_with(&p, cov, Labels { icp, mix: Some(mix) }, cancelled)
+}
+
+/// What sets a solve's labels and shifts its fields: an intercept (§3.5)
+/// and two clusters (§3.6).
+#[derive(Clone, Copy, Default)]
+struct Labels<'a> {
+    icp: Option<&'a Intercept>,
+    mix: Option<&'a TwoCluster>,
 }
 
 fn solve_with(
     p: &DmftParams,
     cov: Option<&Covariance>,
-    icp: Option<&Intercept>,
+    labels: Labels,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LongHorizonPath, DmftError> {
+    let Labels { icp, mix } = labels;
     let invalid = |what: String| DmftError::Invalid {
         what,
         params: Box::new(*p),
@@ -271,23 +323,27 @@ fn solve_with(
         _ => (cov.cloned(), 0.0),
     };
     let cov = compressed.as_ref();
-    let atoms = cov.map(Covariance::atoms);
-    let rho = p.s2 * cov.map_or(1.0, Covariance::teacher_field);
+    // two clusters: the modes of the within-class covariance κ²Σ (docs/theory.md §3.6)
+    let within = mix.map(|m| two_cluster::within_atoms(m, cov.map(Covariance::atoms)));
+    let atoms = within.as_deref().or(cov.map(Covariance::atoms));
+    let kappa2 = mix.map_or(1.0, |m| m.within);
+    let rho = p.s2 * cov.map_or(1.0, Covariance::teacher_field) * kappa2;
     if p.points == 0 {
         return Err(invalid("points = 0".into()));
     }
     if p.scrambles < 2 {
         return Err(invalid("scrambles < 2 (a standard error needs two)".into()));
     }
-    if rho < STEIN_MIN_S2 * (1.0 + p.noise_sd * p.noise_sd) {
+    if mix.is_none() && rho < STEIN_MIN_S2 * (1.0 + p.noise_sd * p.noise_sd) {
         return Err(invalid(format!(
             "s2 = {:e} (teacher field ρ = {rho:e}) below {STEIN_MIN_S2:e}·(1 + sd²): the long-horizon solver needs \
              the Stein drift; use dmft = \"exact\"",
             p.s2
         )));
     }
-    let limit = 2.0
-        / propdp_core::problem::mean_step_smoothness_at(curvature_bound(p.loss), p.delta, p.lambda, p.sample_rate, cov);
+    // the within-class covariance κ²Σ scales XᵀX's spectrum by κ²
+    let curvature = curvature_bound(p.loss) * kappa2;
+    let limit = 2.0 / propdp_core::problem::mean_step_smoothness_at(curvature, p.delta, p.lambda, p.sample_rate, cov);
     if p.eta >= limit {
         // the response kernels alternate in sign there, which the block memory does not resolve
         // (docs/theory.md §3.3: 24% off at δ = 1, q = 0.05, η = 3.8 ≥ 2.86, with no truncation at all)
@@ -317,8 +373,8 @@ fn solve_with(
             .map(|k| {
                 let seed = p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
                 match atoms {
-                    Some(a) if a.len() > 1 => field::replicate(p, atoms, icp, seed, window, cancelled),
-                    _ => replicate::replicate(p, atoms, icp, seed, window, cancelled),
+                    Some(a) if a.len() > 1 => field::replicate(p, atoms, icp, mix, seed, window, cancelled),
+                    _ => replicate::replicate(p, atoms, icp, mix, seed, window, cancelled),
                 }
             })
             .collect();
@@ -406,6 +462,7 @@ fn memory_estimate(p: &DmftParams, modes: usize, w: usize) -> f64 {
 mod tests {
     use super::*;
     use generator::Generator;
+    use propdp_core::loss::Loss;
     use replicate::replicate;
     use step::ISOTROPIC;
 
@@ -480,9 +537,9 @@ mod tests {
             let metrics = (0..8)
                 .map(|k| {
                     let r = if field {
-                        field::replicate(&p, Some(&ISOTROPIC), None, 100 + k, p.steps + 1, &|| false)
+                        field::replicate(&p, Some(&ISOTROPIC), None, None, 100 + k, p.steps + 1, &|| false)
                     } else {
-                        replicate(&p, None, None, 200 + k, p.steps + 1, &|| false)
+                        replicate(&p, None, None, None, 200 + k, p.steps + 1, &|| false)
                     };
                     match r {
                         Ok(r) => r.metrics,
@@ -605,7 +662,7 @@ mod tests {
 
     fn control_variate_against_plain_mean(p: &DmftParams, most: f64) {
         let runs: Vec<Run> = (0..p.scrambles as u32)
-            .map(|k| match replicate(p, None, None, 11 + k, 301, &|| false) {
+            .map(|k| match replicate(p, None, None, None, 11 + k, 301, &|| false) {
                 Ok(r) => r,
                 Err(_) => panic!("replicate {k} failed"),
             })

@@ -14,6 +14,7 @@
 //!   for stochastic gradient descent in Gaussian mixture classification*.
 
 use propdp_core::covariance::Atom;
+use propdp_core::problem::TwoCluster;
 
 use super::state::Slot;
 use crate::dynamics::dyadic::{Partition, Track};
@@ -25,8 +26,8 @@ use crate::numerics::gaussian::quantile;
 
 use super::generator::{GEN_WINDOW, Generator};
 use super::step::{
-    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, Mode, NEAR, Run, StepBuffers, Stop, curvature_bound, far_adjoints,
-    memory, next_intercept, recursion, sample_step, stein_drift, step_record, teacher, teacher_field, theta_positions,
+    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, Mode, NEAR, Run, StepBuffers, Stop, curvature_bound, drift,
+    far_adjoints, memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions,
     truncation,
 };
 
@@ -36,6 +37,7 @@ pub(super) fn replicate(
     p: &DmftParams,
     atoms: Option<&[Atom]>,
     icp: Option<&Intercept>,
+    mix: Option<&TwoCluster>,
     seed: u32,
     window: usize,
     cancelled: &(dyn Fn() -> bool + Sync),
@@ -65,8 +67,7 @@ pub(super) fn replicate(
             gaussian[i] += root * sd * zk[i];
         }
     }
-    let teacher = teacher(p, rho, &first, gaussian.clone(), icp);
-    let (nu, label, baseline) = (&teacher.nu, &teacher.label, &teacher.baseline);
+    let teacher = teacher(p, rho, &first, gaussian.clone(), icp, mix);
     let w = window;
     // the memory family: per mode θ̃, O, the baseline's O⁰ and the virtual paths V (lane s % W: Rᵏ(·, s))
     let mut mem = Partition::new(NEAR + 1, MEMORY_RULE);
@@ -145,7 +146,8 @@ pub(super) fn replicate(
             p,
             amp,
             beta,
-            (nu, label, baseline),
+            &teacher,
+            rho * amp,
             &thc,
             &on_w,
             &on0_w,
@@ -161,6 +163,7 @@ pub(super) fn replicate(
             modes.iter().map(|m| &m.coord),
             &loss,
             icp.map(|c| (beta, c.teacher)),
+            mix.map(|m| (m, icp)),
         )?;
         out.push(mt);
         moments.push(mom);
@@ -207,7 +210,7 @@ pub(super) fn replicate(
         events.record(t, w, &sv.h, &vv);
         let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
         // 5. the drift
-        let drift = stein_drift(p, rho, &teacher, &sv.c, &sv.c0, a, q);
+        let drift = drift(p, rho, &teacher, &sv, &kernel.rg, &amp_w, t, a);
         // the intercept's field at t + 1 (docs/theory.md §3.5)
         beta = next_intercept(p, icp, beta, &sv.c);
         // 6. the truncation estimate (once lags ≥ W exist)
@@ -231,8 +234,10 @@ pub(super) fn replicate(
             }
             memory(&m.onsager, &mem, t, near, far, &mut scratch);
             recursion(&mut m.on, decay, eta_om, &scratch, Some(&sv.g));
-            memory(&m.onsager0, &mem, t, near, far, &mut scratch);
-            recursion(&mut m.on0, decay, eta_om, &scratch, Some(&sv.c0));
+            if teacher.stein() {
+                memory(&m.onsager0, &mem, t, near, far, &mut scratch);
+                recursion(&mut m.on0, decay, eta_om, &scratch, Some(&sv.c0));
+            }
             m.virt.reset_lane(t % w);
             m.vv[t % w] = 0.0;
             memory(&m.virt, &mem, t, near, far, &mut vmem);

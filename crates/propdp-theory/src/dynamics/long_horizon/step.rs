@@ -16,10 +16,12 @@
 use propdp_core::covariance::Atom;
 use propdp_core::loss::Loss;
 use propdp_core::metrics::Metrics;
+use propdp_core::problem::TwoCluster;
 
 use super::combine::combine;
 use super::folded;
 use super::state::{Slot, StateCovariance};
+use super::two_cluster;
 use crate::dynamics::dyadic::{Dyadic, Partition, Track};
 use crate::dynamics::modes::spectral_metrics;
 use crate::dynamics::path::{DmftError, DmftParams, Intercept, insert_intercept_metrics, step_metrics};
@@ -266,13 +268,24 @@ impl Kernel {
 /// label is folded into it (`folded.rs`): ν' = yν from group 0's second
 /// uniform, label +1, E z₀ = E ν'/√ρ; with an intercept (labels of
 /// ν + b*, docs/theory.md §3.5) the same uniform gives the label and ν from
-/// its tilted law.
+/// its tilted law. Two clusters (`mix`): ν ~ N(0, ρ_w) as drawn, labels
+/// independent of it from the same uniform (`two_cluster.rs`).
 pub(super) struct Teacher {
     pub(super) nu: Vec<f64>,
     pub(super) z0: Vec<f64>,
     pub(super) label: Vec<f64>,
     pub(super) baseline: Vec<f64>,
     pub(super) z0_mean: [f64; 2],
+    /// Two clusters (docs/theory.md §3.6): every path's centred label
+    /// ỹ = y − (2p − 1), its field shifted by ỹ·m_t; no baselines (`baseline` empty).
+    pub(super) centred: Option<Vec<f64>>,
+}
+
+impl Teacher {
+    /// Whether the drift is Stein's with its baselines (not two clusters).
+    pub(super) fn stein(&self) -> bool {
+        self.centred.is_none()
+    }
 }
 
 pub(super) fn teacher(
@@ -281,7 +294,19 @@ pub(super) fn teacher(
     first: &[[f64; 4]],
     gaussian: Vec<f64>,
     icp: Option<&Intercept>,
+    mix: Option<&TwoCluster>,
 ) -> Teacher {
+    if let Some(mix) = mix {
+        let (label, centred) = two_cluster::labels(mix, first.iter().map(|x| x[1]));
+        return Teacher {
+            z0: Vec::new(),
+            nu: gaussian,
+            label,
+            baseline: Vec::new(),
+            z0_mean: [0.0; 2],
+            centred: Some(centred),
+        };
+    }
     let n = gaussian.len();
     let b_star = icp.map_or(0.0, |c| c.teacher);
     let (nu, label, baseline, z0_mean) = match (p.loss, icp) {
@@ -325,6 +350,7 @@ pub(super) fn teacher(
         label,
         baseline,
         z0_mean,
+        centred: None,
     }
 }
 
@@ -343,6 +369,26 @@ pub(super) fn stein_drift(p: &DmftParams, rho: f64, teacher: &Teacher, c: &[f64]
     );
     let centre = beta_s * teacher.z0_mean[0] * plus + beta_s * teacher.z0_mean[1] * minus;
     a * q * (x + centre) / n as f64 / rho.sqrt()
+}
+
+/// The amplitudes' drift D_t: Stein's ([`stein_drift`]), or with two
+/// clusters the pathwise Σ_k R_g(t,k)·m_k/ρ + a·q·E[c_t ỹ] (`two_cluster.rs`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn drift(
+    p: &DmftParams,
+    rho: f64,
+    teacher: &Teacher,
+    b: &StepBuffers,
+    rg: &[f64],
+    amp_w: &[f64],
+    t: usize,
+    a: f64,
+) -> f64 {
+    let q = p.sample_rate;
+    match &teacher.centred {
+        Some(centred) => two_cluster::drift(rg, amp_w, t, &b.c, centred, a, q),
+        None => stein_drift(p, rho, teacher, &b.c, &b.c0, a, q),
+    }
 }
 
 /// The intercept's field at t + 1 (docs/theory.md §3.5): β_{t+1} =
@@ -465,6 +511,7 @@ pub(super) fn step_record<'a>(
     coords: impl Iterator<Item = &'a Coordinate>,
     loss: &LossSums,
     intercept: Option<(f64, f64)>,
+    clusters: Option<(&TwoCluster, Option<&Intercept>)>,
 ) -> Result<(Metrics, LossMoments, f64), DmftError> {
     let (mut c_tt, mut m_t, mut q0, mut m0, mut v_own, mut v_spread) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     for m in coords {
@@ -475,6 +522,12 @@ pub(super) fn step_record<'a>(
         m0 += m.weight * m.teacher * ak;
         v_own += m.share * vk;
         v_spread += m.share * m.teacher * (ak - amp) * (ak - amp);
+    }
+    if let Some((mix, icp)) = clusters {
+        let beta = intercept.map_or(0.0, |(beta, _)| beta);
+        let mt = two_cluster::metrics(p, t, mix, (m_t, c_tt), (m0, q0), loss.mean_loss(), icp, beta)?;
+        let exact = two_cluster::surrogate_mean(mix, m_t, c_tt, beta);
+        return Ok((mt, loss.moments(exact), c_tt));
     }
     let mut mt = if spectral {
         spectral_metrics(p, t, rho, m_t, c_tt, m0, q0, loss.mean_loss())?
@@ -523,14 +576,17 @@ impl StepBuffers {
 }
 
 /// Step t on every path (§3.3): r_t = A_tν + G_t − η·(Onsager term) + β_t
-/// (β_t the intercept's field, §3.5; 0 without), the loss and its control
-/// variate's surrogate, c, ĥ, the selections and the baselines' slopes, into `b`.
+/// (β_t the intercept's field, §3.5; 0 without; two clusters, §3.6: plus
+/// ỹ·m_t, `m_t` the class-mean overlap), the loss and its control
+/// variate's surrogate, c, ĥ, the selections and the baselines' slopes
+/// (none with two clusters), into `b`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn sample_step(
     p: &DmftParams,
     amp: f64,
     beta: f64,
-    (nu, label, baseline): (&[f64], &[f64], &[f64]),
+    teacher: &Teacher,
+    m_t: f64,
     thc: &[f64],
     on_w: &[f64],
     on0_w: &[f64],
@@ -540,14 +596,18 @@ pub(super) fn sample_step(
     let eta = p.eta;
     let clip = |d1: f64| if d1.abs() < p.clip { d1 } else { p.clip.copysign(d1) };
     let mut loss = LossSums::default();
+    let (nu, label, baseline) = (&teacher.nu, &teacher.label, &teacher.baseline);
     for i in 0..nu.len() {
-        b.r[i] = amp * nu[i] + thc[i] - eta * on_w[i] + beta;
+        let shift = beta + teacher.centred.as_ref().map_or(0.0, |y| y[i] * m_t);
+        b.r[i] = amp * nu[i] + thc[i] - eta * on_w[i] + shift;
         let (l, d1, d2) = p.loss.eval(label[i], b.r[i]);
-        loss.add(l, train_loss::surrogate(p.loss, label[i], amp, nu[i], thc[i] + beta));
+        loss.add(l, train_loss::surrogate(p.loss, label[i], amp, nu[i], thc[i] + shift));
         b.c[i] = clip(d1);
         b.hh[i] = if d1.abs() < p.clip { d2 } else { 0.0 };
         (b.g[i], b.h[i]) = if selection[i] { (b.c[i], b.hh[i]) } else { (0.0, 0.0) };
-        b.c0[i] = clip(p.loss.slope(baseline[i], thc[i] - eta * on0_w[i] + beta));
+        if let Some(&y0) = baseline.get(i) {
+            b.c0[i] = clip(p.loss.slope(y0, thc[i] - eta * on0_w[i] + beta));
+        }
     }
     loss
 }

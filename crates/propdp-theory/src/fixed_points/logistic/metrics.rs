@@ -4,9 +4,9 @@
 use propdp_core::loss::{sigmoid, softplus};
 use propdp_core::metrics::{self, Metrics};
 use propdp_core::panels::normal_expect;
-use propdp_core::population::softplus_mean;
+use propdp_core::population::{softplus_mean, test_class_error_shifted, test_logloss_shifted};
 
-use super::quadrature::{TeacherGivenField, field_nodes};
+use super::quadrature::{TeacherGivenField, field_nodes_shifted};
 use super::solver::LogisticSolver;
 use super::{LogisticParams, LogisticState};
 use crate::fixed_points::spectral::Regulariser;
@@ -52,7 +52,10 @@ impl LogisticSolver {
     }
 
     /// Metrics of docs/theory.md §1 at a solution; `tau` > 0 gives output
-    /// perturbation (state must be the σ = 0 solution).
+    /// perturbation (state must be the σ = 0 solution). With the solver's
+    /// intercepts (β, b*) ([`LogisticSolver::with_shift`]) the test and
+    /// training metrics are those of the field ω + β against labels of ν + b*
+    /// (docs/theory.md §2.6).
     pub fn metrics(&self, p: &LogisticParams, st: &LogisticState, tau: f64) -> Metrics {
         let rho = self.field(p);
         let s = rho.sqrt();
@@ -62,38 +65,53 @@ impl LogisticSolver {
         let tp_test = (q_out - st.m * st.m / rho).max(0.0).sqrt();
         let tp = (st.q - st.m * st.m / rho).max(0.0).sqrt();
         let pred_err2 = q_out - 2.0 * st.m + rho;
+        let (beta, b_star) = self.shift;
+        let shifted = (beta, b_star) != (0.0, 0.0);
         // fresh test point: ω = bν + τ_test ξ; by symmetry 2E[sigmoid(ν)·(y = +1 term)]
         let step = if b != 0.0 {
             (2.0 * tp_test / b.abs()).clamp(1e-3, 1.0)
         } else {
             1.0
         };
-        let test_class_err = 2.0
-            * normal_expect(0.0, s, &[0.0], step, |nu| {
+        let test_class_err = if shifted {
+            test_class_error_shifted(rho, st.m, q_out, beta, b_star)
+        } else {
+            2.0 * normal_expect(0.0, s, &[0.0], step, |nu| {
                 let prob_neg = if tp_test > 0.0 {
                     cdf(-b * nu / tp_test)
                 } else {
                     f64::from(u8::from(b * nu < 0.0))
                 };
                 sigmoid(nu) * prob_neg
-            });
+            })
+        };
         // 2E[sigmoid(ν) ρ(−ω)], ω ~ N(0, q + τ²), with ν integrated out given ω;
         // panels of width ≤ 4 through ρ's kink, |ω| ≤ 40 (beyond, ρ(−ω) is linear to 4e-18)
-        let teacher = TeacherGivenField::new(rho, st.m, q_out);
-        let kink: [f64; 21] = std::array::from_fn(|i| -40.0 + 4.0 * i as f64);
-        let test_logloss = 2.0
-            * normal_expect(0.0, q_out.sqrt(), &kink, teacher.zone().1, |omega| {
+        let test_logloss = if shifted {
+            test_logloss_shifted(rho, st.m, q_out, beta, b_star)
+        } else {
+            let teacher = TeacherGivenField::new(rho, st.m, q_out);
+            let kink: [f64; 21] = std::array::from_fn(|i| -40.0 + 4.0 * i as f64);
+            2.0 * normal_expect(0.0, q_out.sqrt(), &kink, teacher.zone().1, |omega| {
                 teacher.moments(omega, false)[0] * softplus(-omega)
-            });
-        // training margin is −p₊ (+ τ xᵢᵀb for output perturbation): loss ρ(p₊ − τG), ω ~ N(0, q)
-        let teacher = TeacherGivenField::new(rho, st.m, st.q);
+            })
+        };
+        // training margin is −p₊ (+ τ xᵢᵀb for output perturbation): loss ρ(p₊ − τG), ω ~ N(0, q);
+        // with intercepts the y = +1 side at (β, b*) and the y = −1 side at (−β, −b*) (§2.6)
         let mut nodes = Vec::new();
-        field_nodes(st.q, st.v, teacher.zone(), &mut nodes);
-        let train_logloss = 2.0
-            * nodes
+        let mut side = |beta: f64, b_star: f64| {
+            let teacher = TeacherGivenField::new(rho, st.m, st.q).with_offset(b_star);
+            field_nodes_shifted(st.q, st.v, beta, -teacher.center() - beta, teacher.zone(), &mut nodes);
+            nodes
                 .iter()
                 .map(|&(pp, _, omega, w)| w * teacher.moments(omega, false)[0] * softplus_mean(pp, tau))
-                .sum::<f64>();
+                .sum::<f64>()
+        };
+        let train_logloss = if shifted {
+            side(beta, b_star) + side(-beta, -b_star)
+        } else {
+            2.0 * side(0.0, 0.0)
+        };
         // parameter space: the same in isotropic features; over the atoms otherwise
         let (m0, q0, noise_corr) = match &self.covariance {
             None => (st.m, st.q, -p.sigma * st.v),

@@ -74,6 +74,21 @@ fn prox_impl(u: f64, v: f64, start: f64) -> f64 {
 /// integrated with 16-node Gauss–Legendre. Fills `out` with
 /// (p, sigmoid(p), ω, weight), skipping weights below `PRUNE` (1e-18).
 pub fn field_nodes(q: f64, v: f64, zone: (f64, f64), out: &mut Vec<(f64, f64, f64, f64)>) {
+    field_nodes_shifted(q, v, 0.0, 0.0, zone, out);
+}
+
+/// [`field_nodes`] for the shifted argument u = −(ω + β) (an intercept's
+/// field β, docs/theory.md §2.6): u ~ N(−β, q), the zone of width `zone.1`
+/// centred at `center` in u (where the teacher's moments vary), and each
+/// node's ω = −u − β.
+pub(super) fn field_nodes_shifted(
+    q: f64,
+    v: f64,
+    beta: f64,
+    center: f64,
+    zone: (f64, f64),
+    out: &mut Vec<(f64, f64, f64, f64)>,
+) {
     out.clear();
     let rule = legendre16();
     let sd = q.sqrt();
@@ -91,18 +106,20 @@ pub fn field_nodes(q: f64, v: f64, zone: (f64, f64), out: &mut Vec<(f64, f64, f6
             let p = mid + half * x;
             let sp = sigmoid(p);
             let u = p + v * sp;
-            let z = u / sd;
+            let z = (u + beta) / sd;
             let weight = half * w * (1.0 + v * sp * (1.0 - sp)) * norm * (-0.5 * z * z).exp();
             if weight >= PRUNE {
-                out.push((p, sp, -u, weight));
+                out.push((p, sp, -u - beta, weight));
             }
         }
     };
-    let (end, inner) = (WINDOW * sd, zone.0.min(WINDOW * sd));
+    // the window of u around its mean −β, and the zone within it
+    let (lo, hi) = (-beta - WINDOW * sd, -beta + WINDOW * sd);
+    let (zlo, zhi) = ((center - zone.0).clamp(lo, hi), (center + zone.0).clamp(lo, hi));
     for (a, b, width) in [
-        (-end, -inner, 2.0 * sd),
-        (-inner, inner, zone.1.min(2.0 * sd)),
-        (inner, end, 2.0 * sd),
+        (lo, zlo, 2.0 * sd),
+        (zlo, zhi, zone.1.min(2.0 * sd)),
+        (zhi, hi, 2.0 * sd),
     ] {
         if b > a {
             for_each_panel(a, b, &breaks, width, &mut panel);
@@ -117,6 +134,8 @@ pub fn field_nodes(q: f64, v: f64, zone: (f64, f64), out: &mut Vec<(f64, f64, f6
 /// sigmoid(μ + κz) = 1/(1 + e^{−μ}e^{−κz}) costs one division per node.
 pub(super) struct TeacherGivenField {
     slope: f64,
+    /// The teacher's intercept b*: the moments are of sigmoid(ν + b*).
+    offset: f64,
     kappa: f64,
     nodes: Vec<(f64, f64, f64)>,
     /// max |κz| over the nodes.
@@ -174,18 +193,26 @@ impl TeacherGivenField {
         let reach = nodes.iter().fold(0.0, |a: f64, n| a.max(n.0.abs()));
         TeacherGivenField {
             slope: m / q,
+            offset: 0.0,
             kappa,
             nodes,
             reach,
         }
     }
 
-    /// At ω: [E sigmoid(ν), E sigmoid'(ν)] and, if `first`, also
-    /// [E ν·sigmoid(ν), E ν·sigmoid'(ν)] (else zeros), all given ω.
+    /// The same for labels of ν + b* (a teacher's intercept, docs/theory.md §2.6).
+    pub(super) fn with_offset(self, b_star: f64) -> Self {
+        TeacherGivenField { offset: b_star, ..self }
+    }
+
+    /// At ω: [E sigmoid(ν + b*), E sigmoid'(ν + b*)] and, if `first`, also
+    /// [E ν·sigmoid(ν + b*), E ν·sigmoid'(ν + b*)] (else zeros), all given ω
+    /// (b* = 0 without an intercept).
     pub(super) fn moments(&self, omega: f64, first: bool) -> [f64; 4] {
-        let mu = self.slope * omega;
+        let nu0 = self.slope * omega;
+        let mu = nu0 + self.offset;
         if mu.abs() > self.saturation() {
-            return if mu > 0.0 { [1.0, 0.0, mu, 0.0] } else { [0.0; 4] };
+            return if mu > 0.0 { [1.0, 0.0, nu0, 0.0] } else { [0.0; 4] };
         }
         let mut acc = [0.0; 4];
         if mu.abs() + self.reach <= PRODUCT_REACH {
@@ -197,8 +224,8 @@ impl TeacherGivenField {
                 acc[0] += w * s;
                 acc[1] += w * ds;
                 if first {
-                    acc[2] += w * (mu + kz) * s;
-                    acc[3] += w * (mu + kz) * ds;
+                    acc[2] += w * (nu0 + kz) * s;
+                    acc[3] += w * (nu0 + kz) * ds;
                 }
             }
         } else {
@@ -211,8 +238,8 @@ impl TeacherGivenField {
                 acc[0] += w * s;
                 acc[1] += w * ds;
                 if first {
-                    acc[2] += w * nu * s;
-                    acc[3] += w * nu * ds;
+                    acc[2] += w * (nu - self.offset) * s;
+                    acc[3] += w * (nu - self.offset) * ds;
                 }
             }
         }
@@ -223,6 +250,16 @@ impl TeacherGivenField {
     /// within e^{−40} of 0 or 1 over |z| ≤ 8.5.
     pub(super) fn saturation(&self) -> f64 {
         40.0 + WINDOW * self.kappa
+    }
+
+    /// The field ω at which the moments' argument μ + b* is 0 (the zone's
+    /// centre; 0 without an intercept).
+    pub(super) fn center(&self) -> f64 {
+        if self.offset == 0.0 || self.slope == 0.0 {
+            0.0
+        } else {
+            -self.offset / self.slope
+        }
     }
 
     /// The zone |u| < u₀ of [`field_nodes`] where the moments vary, and the

@@ -9,7 +9,7 @@ use propdp_core::covariance::Covariance;
 use propdp_core::panels::WINDOW;
 use propdp_core::record::SolverReport;
 
-use super::quadrature::{TEACHER_PANELS, TeacherGivenField, field_nodes, normal_panels};
+use super::quadrature::{TEACHER_PANELS, TeacherGivenField, field_nodes_shifted, normal_panels};
 use super::{LogisticError, LogisticParams, LogisticState};
 use crate::fixed_points::spectral::Regulariser;
 use crate::numerics::gauss_hermite::NormalRule;
@@ -21,6 +21,9 @@ pub struct LogisticSolver {
     opts: LogisticOptions,
     /// The feature covariance (docs/theory.md §2.4); isotropic when `None`.
     pub(super) covariance: Option<Covariance>,
+    /// The intercepts (β, b*) of docs/theory.md §2.6: the loss at the field
+    /// ω + β, labels of ν + b*; (0, 0) without one.
+    pub(super) shift: (f64, f64),
 }
 
 type X = Vector3<f64>;
@@ -41,7 +44,7 @@ const HERMITE_MAX_FIELD: f64 = 4.0;
 impl LogisticSolver {
     /// A solver whose separability threshold integrates ν with
     /// `opts.quad_nodes` Gauss–Hermite nodes (the channel's rules are fixed:
-    /// [`field_nodes`] and `conditional_rule`).
+    /// [`field_nodes`](super::field_nodes) and `conditional_rule`).
     ///
     /// ```
     /// use propdp_core::config::SolverOptions;
@@ -56,6 +59,18 @@ impl LogisticSolver {
             rule: NormalRule::shared(opts.quad_nodes),
             opts,
             covariance: None,
+            shift: (0.0, 0.0),
+        }
+    }
+
+    /// The same solver with the intercepts' fields fixed (docs/theory.md
+    /// §2.6): the loss at ω + β, labels drawn at ν + b*. [`Self::solve`]
+    /// then solves the three equations at this β;
+    /// [`Self::solve_intercept`] solves for β as well.
+    pub fn with_shift(&self, beta: f64, b_star: f64) -> Self {
+        LogisticSolver {
+            shift: (beta, b_star),
+            ..self.clone()
         }
     }
 
@@ -95,21 +110,49 @@ impl LogisticSolver {
 
     /// Channel side: the hats (m̂, q̂, V̂) at state (b = m/ρ, τ_⊥, V) and, if
     /// asked, their 3×3 Jacobian with respect to (b, τ_⊥, V) (rows m̂, q̂, V̂).
-    /// One integral over ω ~ N(0, q) ([`field_nodes`]), the teacher field
+    /// One integral over ω ~ N(0, q) ([`field_nodes`](super::field_nodes)), the teacher field
     /// integrated out given ω ([`TeacherGivenField`]): for ν-factor f,
     /// E[f(ν)·A(p)] = E_ω[E[f(ν) | ω]·A(p)]. The Jacobian is by the chain rule
     /// through the prox, ∂p/∂ω = −k, ∂p/∂V = −sigmoid(p)·k with
     /// k = 1/(1 + Vρ''(p)), and ∂ω/∂b = ν, ∂ω/∂τ_⊥ = ξ = (ω − bν)/τ_⊥, whose
     /// conditional moments E[f(ν)ν | ω] are integrated with the same rule.
     pub(super) fn hats(&self, p: &LogisticParams, b: f64, tp: f64, v: f64, jac: bool) -> ([f64; 3], [[f64; 3]; 3]) {
-        let rho = self.field(p);
-        let (m, q) = (b * rho, b * b * rho + tp * tp);
-        let teacher = TeacherGivenField::new(rho, m, q);
-        let mut nodes = Vec::new();
-        field_nodes(q, v, teacher.zone(), &mut nodes);
         let mut h = [0.0; 3];
         let mut j = [[0.0; 3]; 3];
+        let (beta, b_star) = self.shift;
+        // the y = −1 terms are the y = +1 terms at (−β, −b*) (docs/theory.md §2.6); equal without a shift
+        if (beta, b_star) == (0.0, 0.0) {
+            self.side(p, b, tp, v, (0.0, 0.0), jac, 2.0, &mut h, &mut j);
+        } else {
+            self.side(p, b, tp, v, (beta, b_star), jac, 1.0, &mut h, &mut j);
+            self.side(p, b, tp, v, (-beta, -b_star), jac, 1.0, &mut h, &mut j);
+        }
+        (h, j)
+    }
+
+    /// The y = +1 terms of [`Self::hats`] with the loss at ω + β and labels
+    /// of ν + b* (`shift` = (β, b*)), times `factor`/δ, added to `h` and `j`.
+    #[allow(clippy::too_many_arguments)]
+    fn side(
+        &self,
+        p: &LogisticParams,
+        b: f64,
+        tp: f64,
+        v: f64,
+        shift: (f64, f64),
+        jac: bool,
+        factor: f64,
+        h: &mut [f64; 3],
+        j: &mut [[f64; 3]; 3],
+    ) {
+        let rho = self.field(p);
+        let (m, q) = (b * rho, b * b * rho + tp * tp);
+        let teacher = TeacherGivenField::new(rho, m, q).with_offset(shift.1);
+        let mut nodes = Vec::new();
+        field_nodes_shifted(q, v, shift.0, -teacher.center() - shift.0, teacher.zone(), &mut nodes);
+        let a = factor / p.delta;
         for &(_, sp, omega, w) in &nodes {
+            let w = a * w;
             let [l0, l1, n0, n1] = teacher.moments(omega, jac);
             let r2 = sp * (1.0 - sp);
             let k = 1.0 / (1.0 + v * r2);
@@ -133,12 +176,25 @@ impl LogisticSolver {
                 }
             }
         }
-        let a2 = 2.0 / p.delta;
-        for (hi, ji) in h.iter_mut().zip(j.iter_mut()) {
-            *hi *= a2;
-            ji.iter_mut().for_each(|x| *x *= a2);
-        }
-        (h, j)
+    }
+
+    /// The intercept's stationarity at a state (docs/theory.md §2.6):
+    /// a·E\[g\] = a·E\[−ℓ'(y, prox(ω + β))\], the y = +1 side
+    /// aE[sigmoid(ν + b*) sigmoid(p₊)] less the same at (−β, −b*); it
+    /// decreases in β and vanishes at the fitted intercept.
+    fn intercept_score(&self, p: &LogisticParams, st: &LogisticState) -> f64 {
+        let rho = self.field(p);
+        let (beta, b_star) = self.shift;
+        let mut nodes = Vec::new();
+        let mut side = |beta: f64, b_star: f64| {
+            let teacher = TeacherGivenField::new(rho, st.m, st.q).with_offset(b_star);
+            field_nodes_shifted(st.q, st.v, beta, -teacher.center() - beta, teacher.zone(), &mut nodes);
+            nodes
+                .iter()
+                .map(|&(_, sp, omega, w)| w * teacher.moments(omega, false)[0] * sp)
+                .sum::<f64>()
+        };
+        (side(beta, b_star) - side(-beta, -b_star)) / p.delta
     }
 
     /// F in solver coordinates x = (m/s, ln τ_⊥², ln V), with its Jacobian dF/dx.
@@ -276,6 +332,93 @@ impl LogisticSolver {
                 _ => first,
             }),
         }
+    }
+
+    /// The system with an intercept (docs/theory.md §2.6): teacher's b*,
+    /// and, if `learned`, the fitted intercept's field β, the root of the
+    /// stationarity a·E\[g\] = 0 (`intercept_score`, decreasing in β)
+    /// with (m, q, V) solved at each β (β = 0 when not learned). β is
+    /// bracketed from [b* − 1, b* + 1], widened by doubling up to |β| ≤
+    /// 1e3, and found by Brent to 1e-12; each inner solve is warm-started
+    /// from the last. Returns the state, β and a report whose residual is
+    /// the larger of the last inner residual and |a·E\[g\]| at β.
+    pub fn solve_intercept(
+        &self,
+        p: &LogisticParams,
+        b_star: f64,
+        learned: bool,
+        warm: Option<LogisticState>,
+    ) -> Result<(LogisticState, f64, SolverReport), LogisticError> {
+        if !learned {
+            let (st, report) = self.with_shift(0.0, b_star).solve(p, warm)?;
+            return Ok((st, 0.0, report));
+        }
+        let last = std::cell::RefCell::new((warm, 0usize, None::<LogisticError>));
+        let score = |beta: f64| -> f64 {
+            let solver = self.with_shift(beta, b_star);
+            let mut l = last.borrow_mut();
+            match solver.solve(p, l.0) {
+                Ok((st, rep)) => {
+                    l.0 = Some(st);
+                    l.1 += rep.iterations;
+                    solver.intercept_score(p, &st)
+                }
+                Err(e) => {
+                    l.2.get_or_insert(e);
+                    f64::NAN
+                }
+            }
+        };
+        let failed = |last: &std::cell::RefCell<(Option<LogisticState>, usize, Option<LogisticError>)>| {
+            last.borrow_mut().2.take()
+        };
+        let (mut lo, mut hi) = (b_star - 1.0, b_star + 1.0);
+        let (mut f_lo, mut f_hi) = (score(lo), score(hi));
+        while f_lo.is_finite() && f_hi.is_finite() && f_lo * f_hi > 0.0 {
+            let width = hi - lo;
+            if width > 2e3 {
+                return Err(LogisticError::NoSolution {
+                    params: *p,
+                    reason: format!(
+                        "intercept = {b_star}: the fitted intercept's stationarity E[ℓ'] = 0 has no root with |β| ≤ 1e3 \
+                         (the classes are separable along the intercept)"
+                    ),
+                });
+            }
+            if f_lo < 0.0 {
+                lo -= width;
+                f_lo = score(lo);
+            } else {
+                hi += width;
+                f_hi = score(hi);
+            }
+        }
+        if let Some(e) = failed(&last) {
+            return Err(e);
+        }
+        let root = brent_absolute_counted(lo, hi, &score);
+        if let Some(e) = failed(&last) {
+            return Err(e);
+        }
+        let (beta, brent_iterations) = root.ok_or_else(|| LogisticError::NotConverged {
+            params: *p,
+            iterations: 200,
+            residual: f_lo.abs().min(f_hi.abs()),
+        })?;
+        let solver = self.with_shift(beta, b_star);
+        let (st, report) = solver.solve(p, last.borrow().0)?;
+        let stationarity = solver.intercept_score(p, &st).abs();
+        let iterations = last.borrow().1 + report.iterations + brent_iterations;
+        Ok((
+            st,
+            beta,
+            SolverReport {
+                converged: true,
+                iterations,
+                residual: report.residual.max(stationarity),
+                ..Default::default()
+            },
+        ))
     }
 
     /// A crude start: V from E[ρ''] ≈ 1/4, q ≥ σ²V² from the denoiser, then a
@@ -438,6 +581,22 @@ impl LogisticSolver {
     }
 }
 
+/// Brent's root of `f` on [lo, hi] to 1e-12 absolute, with the iterations.
+fn brent_absolute_counted(lo: f64, hi: f64, f: &dyn Fn(f64) -> f64) -> Option<(f64, usize)> {
+    let count = std::cell::Cell::new(0usize);
+    let root = crate::numerics::roots::brent_absolute(
+        lo,
+        hi,
+        |x| {
+            count.set(count.get() + 1);
+            f(x)
+        },
+        1e-12,
+        200,
+    )?;
+    Some((root, count.get()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -506,6 +665,64 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// With intercepts (β, b*) the analytic Jacobian of the map still matches
+    /// central differences (the shift is fixed, the y = ±1 sides apart).
+    #[test]
+    fn analytic_jacobian_with_an_intercept_matches_finite_differences() {
+        let base = LogisticSolver::new(propdp_core::config::SolverOptions::default().logistic());
+        let p = LogisticParams {
+            delta: 0.5,
+            s2: 4.0,
+            lambda: 0.5,
+            sigma: 1.0,
+        };
+        for (beta, b_star) in [(0.7, 1.5), (-0.4, 0.8), (2.0, 2.3)] {
+            let solver = base.with_shift(beta, b_star);
+            let x = X::new(0.5, -0.2, -0.4);
+            let (_, j) = solver.map_x(&p, &x, true);
+            for c in 0..3 {
+                let h = 1e-5 * (1.0 + x[c].abs());
+                let (mut xp, mut xm) = (x, x);
+                xp[c] += h;
+                xm[c] -= h;
+                let fd = (solver.map_x(&p, &xp, false).0 - solver.map_x(&p, &xm, false).0) / (2.0 * h);
+                for r in 0..3 {
+                    assert!(
+                        (j[(r, c)] - fd[r]).abs() < 1e-5 * (1.0 + fd[r].abs()),
+                        "(β, b*) = ({beta}, {b_star}) d{r}/d{c}: analytic {} fd {}",
+                        j[(r, c)],
+                        fd[r]
+                    );
+                }
+            }
+        }
+    }
+
+    /// At b* = 0 the learned intercept is 0 (the symmetry y → −y) and the
+    /// state that of the system without one; at b* = 0.8 the stationarity
+    /// holds at the returned β, which lies strictly between 0 and a few b*.
+    #[test]
+    fn the_intercepts_stationarity_is_solved() {
+        let solver = LogisticSolver::new(propdp_core::config::SolverOptions::default().logistic());
+        let p = LogisticParams {
+            delta: 0.5,
+            s2: 4.0,
+            lambda: 0.5,
+            sigma: 1.0,
+        };
+        let (plain, _) = solver.solve(&p, None).unwrap();
+        let (st, beta, rep) = solver.solve_intercept(&p, 0.0, true, None).unwrap();
+        assert!(beta.abs() < 1e-10 && rep.converged, "β = {beta}");
+        assert!((st.q - plain.q).abs() < 1e-9 && (st.m - plain.m).abs() < 1e-9);
+        let (st, beta, rep) = solver.solve_intercept(&p, 0.8, true, None).unwrap();
+        assert!(beta > 0.0 && beta < 2.4, "β = {beta}");
+        let score = solver.with_shift(beta, 0.8).intercept_score(&p, &st);
+        assert!(
+            score.abs() < 1e-10 && rep.residual < 1e-8,
+            "a·E[g] = {score:e}, {rep:?}"
+        );
     }
 
     /// The hats by an independent, refined 2-D quadrature over (ν, ξ), the
