@@ -5,36 +5,43 @@
     python3 scripts/check_tree.py            # all rules
     python3 scripts/check_tree.py --list     # also print each crate's file sizes
 
+    python3 scripts/check_tree.py --self-test   # only the rules' own tests
+
+Every run first checks each rule against a small tree made to break it
+(`self_test`): a rule that stops seeing its breach fails the run.
+
 Rules:
   cycles     no import cycle between the files of a crate (Rust: `use`,
              `crate::`/`super::`/`self::` paths and child-module paths; a
              parent's `mod` lines and `pub use` re-exports are its surface,
              not imports, unless the file uses the name itself; re-exports
-             are followed to the defining file;
-             a file using its own ancestor module (`super::`, the crate
-             root) is part of that module, not an edge; `#[cfg(test)]`
-             modules are left out) nor between the modules of the Python
-             package
+             are followed to the defining file; a file's use of its parent
+             or any ancestor module (`super::X`, the crate root) is an
+             import like any other; `#[cfg(test)]` modules are left out)
+             nor between the modules of the Python package
   size       no Rust source file above 700 lines without its `#[cfg(test)]`
-             module; none above 500 in the Python binding (crates/propdp-py:
-             src/*.rs and python/propdp/*.py)
-  anyhow     no `pub fn` of the `propdp` library returns `anyhow`
+             modules, wherever they sit; none above 500 in the Python
+             binding (crates/propdp-py: src/*.rs and python/propdp/*.py)
+  anyhow     no `pub fn` of a library crate (every crate but the CLI)
+             returns `anyhow`, type aliases and renamed imports followed
   rewrite    no flag rewriting by string replacement (`.replace("--`) in
              the Python package (its Python and its Rust binding)
   accountant at most 3 public free functions named *epsilon* or *calibrate*
              in propdp-accountant
-  mechanism  the algorithm -> mechanism mapping written once
-             (`Algorithm::… => MechanismKind::…` match arms in one file)
+  mechanism  the algorithm -> mechanism mapping written once: outside the
+             accountant, one file builds a `MechanismKind` where it branches
+             on an algorithm (a match or an if/else on `Algorithm`,
+             `AlgorithmKind`, `RawAlgorithm`, `Shape` or a release kind)
   subjects   the median subject of the last 30 commits at most 72 characters
              (skipped outside a git checkout)
 """
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CRATES = ROOT / "crates"
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 
 
@@ -59,13 +66,30 @@ def strip_rust(text):
     return "".join(out)
 
 
+def blank_literals(text):
+    """The text with comments, strings and char literals blanked (newlines
+    kept, so offsets and line numbers are the original's)."""
+    keep = lambda m: re.sub(r"[^\n]", " ", m.group(0))
+    text = re.sub(r"//[^\n]*", keep, text)
+    text = re.sub(r"/\*.*?\*/", keep, text, flags=re.S)
+    text = re.sub(r"'(?:\\.|[^'\\\n])'", keep, text)
+    text = re.sub(r'r#*"(?:.|\n)*?"#*', keep, text)
+    return re.sub(r'"(?:\\.|[^"\\])*"', keep, text, flags=re.S)
+
+
 def code_lines(path):
-    """Lines of a Rust file above its `#[cfg(test)] mod` block."""
-    lines = path.read_text().splitlines()
-    for k, line in enumerate(lines):
-        if re.match(r"\s*#\[cfg\(test\)\]", line) and k + 1 < len(lines) and re.match(r"\s*mod\s+\w+", lines[k + 1]):
-            return k
-    return len(lines)
+    """Lines of a Rust file without its `#[cfg(test)]` modules, wherever
+    they sit (a test module in the middle hides none of the code after it)."""
+    raw = path.read_text()
+    text = blank_literals(raw)
+    test_lines = 0
+    for m in re.finditer(r"#\[cfg\(test\)\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([a-z]+\))?\s+)?mod\s+\w+\s*\{", text):
+        depth, j = 1, m.end()
+        while j < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            j += 1
+        test_lines += raw.count("\n", m.start(), j) + 1
+    return len(raw.splitlines()) - test_lines
 
 
 def rust_modules(src):
@@ -182,8 +206,6 @@ def crate_graph(src):
             target = resolve(absolute(files[f], segs))
             if target is None or target == f:
                 continue
-            if files[f][: len(files[target])] == files[target]:
-                continue  # a child module using its own ancestor: one unit
             edges[f].add(target)
     return edges
 
@@ -242,14 +264,71 @@ def cycles(edges):
     return out
 
 
-def rel(f):
-    return str(Path(f).relative_to(ROOT))
+def anyhow_names(text):
+    """The names that mean anyhow's Result or Error in a file: `anyhow`
+    itself, `use anyhow::{Result, Error as E}` imports, and type aliases
+    whose right side names one of them (followed to a fixed point)."""
+    names = {"anyhow"}
+    for m in re.finditer(r"use\s+anyhow::([^;]+);", text):
+        for p in use_paths(m.group(1)):
+            if p in ("Result", "Error"):
+                names.add(p)
+        for m2 in re.finditer(r"\b(?:Result|Error)\s+as\s+(%s)" % IDENT, m.group(1)):
+            names.add(m2.group(1))
+    aliases = re.findall(r"\btype\s+(%s)\s*(?:<[^=]*>)?\s*=\s*([^;]+);" % IDENT, text)
+    grew = True
+    while grew:
+        grew = False
+        for name, rhs in aliases:
+            if name not in names and any(re.search(r"\b%s\b" % re.escape(n), rhs) for n in names):
+                names.add(name)
+                grew = True
+    return names
 
 
-def main():
-    breaches = []
-    listing = "--list" in sys.argv
-    for crate in sorted(CRATES.iterdir()):
+def names_anyhow(ret, name):
+    """Whether the return type `ret` names anyhow through `name`: the name
+    itself, not a path's last segment (`crate::Result` is the crate's own),
+    and with one type parameter where `name` stands for anyhow's
+    `Result<T, E = anyhow::Error>` (two name their error)."""
+    if name == "anyhow":
+        return re.search(r"\banyhow::", ret) is not None
+    for m in re.finditer(r"(?<![\w:])%s\b\s*(<)?" % re.escape(name), ret):
+        if not m.group(1):
+            return True
+        depth, j, commas = 1, m.end(), 0
+        while j < len(ret) and depth:
+            c = ret[j]
+            depth += {"<": 1, ">": -1, "(": 1, ")": -1}.get(c, 0)
+            commas += c == "," and depth == 1
+            j += 1
+        if commas == 0:
+            return True
+    return False
+
+
+def library_crates(crates):
+    """Every crate but the command line's."""
+    return [c for c in sorted(crates.iterdir()) if (c / "src").is_dir() and c.name != "propdp-cli"]
+
+
+# a branch on an algorithm: a match arm or an if/else test on one of its types
+ALGORITHM_BRANCH = re.compile(
+    r"\b(?:Algorithm|AlgorithmKind|RawAlgorithm|Shape|Release)::\w+\s*(?:\{[^{}]*\}|\([^()]*\))?\s*(?:\|[^=]*)?=>"
+    r"|\bif\s+(?:let\s+)?[^{]*\b(?:Algorithm|AlgorithmKind|RawAlgorithm|Shape|Release)::"
+    r"|\bmatches!\s*\([^)]*\b(?:Algorithm|AlgorithmKind|RawAlgorithm|Shape|Release)::"
+    r"|\bif\s+(?:let\s+[^=]*=\s*)?[^{]*\.(?:is_objective|is_output|is_iterative|gradient_steps|shape|kind|release|descent)\b"
+)
+# a MechanismKind built (not matched): after `=>`, `=`, `(`, `,`, `return` or an opening brace
+MECHANISM_BUILT = re.compile(r"(?:=>|[=(,{]|\breturn)\s*(?:propdp_core::accountant::|accountant::)?MechanismKind::\w+")
+
+
+def breaches(root):
+    """Every breach of the rules in the tree at `root`."""
+    crates = root / "crates"
+    rel = lambda f: str(Path(f).relative_to(root))
+    out = []
+    for crate in sorted(crates.iterdir()):
         src = crate / "src"
         if not src.is_dir():
             continue
@@ -257,75 +336,160 @@ def main():
         for comp in cycles(edges):
             names = sorted(rel(f) for f in comp)
             ties = [f"{rel(a)} -> {rel(b)}" for a in comp for b in edges[a] if b in comp]
-            breaches.append("cycles: " + ", ".join(names) + "\n      " + "\n      ".join(sorted(ties)))
+            out.append("cycles: " + ", ".join(names) + "\n      " + "\n      ".join(sorted(ties)))
         for f in sorted(src.rglob("*.rs")):
             n = code_lines(f)
             limit = 500 if crate.name == "propdp-py" else 700
-            if listing:
-                print(f"{n:6d} {rel(f)}")
             if n > limit:
-                breaches.append(f"size: {rel(f)} has {n} lines without its tests (at most {limit})")
-    pkg = CRATES / "propdp-py" / "python" / "propdp"
-    edges = python_graph(pkg)
-    for comp in cycles(edges):
-        ties = [f"{rel(a)} -> {rel(b)}" for a in comp for b in edges[a] if b in comp]
-        breaches.append("cycles: " + ", ".join(sorted(rel(f) for f in comp)) + "\n      " + "\n      ".join(sorted(ties)))
-    for f in sorted(pkg.glob("*.py")):
-        n = len(f.read_text().splitlines())
-        if listing:
-            print(f"{n:6d} {rel(f)}")
-        if n > 500:
-            breaches.append(f"size: {rel(f)} has {n} lines (at most 500)")
+                out.append(f"size: {rel(f)} has {n} lines without its tests (at most {limit})")
+    pkg = crates / "propdp-py" / "python" / "propdp"
+    if pkg.is_dir():
+        edges = python_graph(pkg)
+        for comp in cycles(edges):
+            ties = [f"{rel(a)} -> {rel(b)}" for a in comp for b in edges[a] if b in comp]
+            out.append("cycles: " + ", ".join(sorted(rel(f) for f in comp)) + "\n      " + "\n      ".join(sorted(ties)))
+        for f in sorted(pkg.glob("*.py")):
+            n = len(f.read_text().splitlines())
+            if n > 500:
+                out.append(f"size: {rel(f)} has {n} lines (at most 500)")
+        for f in sorted(pkg.glob("*.py")) + sorted((crates / "propdp-py" / "src").rglob("*.rs")):
+            for k, line in enumerate(f.read_text().splitlines(), 1):
+                if re.search(r"""\.replace\(\s*f?["'][^"']*--""", line):
+                    out.append(f"rewrite: {rel(f)}:{k} rewrites a CLI flag: {line.strip()}")
 
-    for f in sorted(pkg.glob("*.py")) + sorted((CRATES / "propdp-py" / "src").rglob("*.rs")):
-        for k, line in enumerate(f.read_text().splitlines(), 1):
-            if re.search(r"""\.replace\(\s*f?["'][^"']*--""", line):
-                breaches.append(f"rewrite: {rel(f)}:{k} rewrites a CLI flag: {line.strip()}")
-
-    for f in sorted((CRATES / "propdp" / "src").rglob("*.rs")):
-        text = strip_rust(f.read_text())
-        anyhow_result = re.search(r"use\s+anyhow::(?:Result\b|\{[^}]*\bResult\b)", text)
-        for m in re.finditer(r"(?m)^\s*pub\s+(?:async\s+)?fn\s+(\w+)[^{;]*?->\s*([^{;]+)", text):
-            ret = m.group(2)
-            if "anyhow" in ret or (anyhow_result and re.match(r"\s*Result\s*<[^,<>]*(<[^<>]*>)?[^,<>]*>\s*(where|$)", ret)):
-                breaches.append(f"anyhow: {rel(f)}: pub fn {m.group(1)} returns anyhow ({ret.strip()})")
+    for crate in library_crates(crates):
+        for f in sorted((crate / "src").rglob("*.rs")):
+            text = strip_rust(f.read_text())
+            names = anyhow_names(text)
+            if names == {"anyhow"} and "anyhow" not in text:
+                continue
+            for m in re.finditer(r"(?m)^\s*pub\s+(?:async\s+)?fn\s+(\w+)[^{;]*?->\s*([^{;]+)", text):
+                ret = re.sub(r"\bwhere\b.*", "", m.group(2), flags=re.S)
+                if any(names_anyhow(ret, n) for n in names):
+                    out.append(f"anyhow: {rel(f)}: pub fn {m.group(1)} returns anyhow ({ret.strip()})")
 
     acc = []
-    for f in sorted((CRATES / "propdp-accountant" / "src").rglob("*.rs")):
+    acc_src = crates / "propdp-accountant" / "src"
+    for f in sorted(acc_src.rglob("*.rs")) if acc_src.is_dir() else []:
         for m in re.finditer(r"(?m)^pub\s+fn\s+(\w*(?:epsilon|calibrate)\w*)", strip_rust(f.read_text())):
             acc.append(f"{rel(f)}: {m.group(1)}")
-    if listing:
-        print("accountant:", *acc, sep="\n  ")
     if len(acc) > 3:
-        breaches.append(f"accountant: {len(acc)} public free functions named *epsilon*/*calibrate* (at most 3): " + ", ".join(acc))
+        out.append(f"accountant: {len(acc)} public free functions named *epsilon*/*calibrate* (at most 3): " + ", ".join(acc))
 
-    arm = re.compile(r"Algorithm(?:Kind)?::\w+\s*(?:\{[^{}]*\})?\s*=>\s*\(?\s*MechanismKind::")
-    mapped = sorted(
-        rel(f)
-        for f in CRATES.rglob("*.rs")
-        if "propdp-accountant" not in f.parts and "tests" not in f.parts and arm.search(strip_rust(f.read_text()))
-    )
+    mapped = []
+    for f in sorted(crates.rglob("*.rs")):
+        if "propdp-accountant" in f.parts or "tests" in f.parts or "examples" in f.parts or "benches" in f.parts:
+            continue
+        text = strip_rust(f.read_text())
+        if MECHANISM_BUILT.search(text) and ALGORITHM_BRANCH.search(text):
+            mapped.append(rel(f))
     if len(mapped) != 1:
-        breaches.append("mechanism: the algorithm -> mechanism mapping is written in " + (", ".join(mapped) or "no file"))
+        out.append("mechanism: the algorithm -> mechanism mapping is written in " + (", ".join(mapped) or "no file"))
 
     try:
         subjects = subprocess.run(
-            ["git", "-C", str(ROOT), "log", "--format=%s", "-30"], capture_output=True, text=True, check=True
+            ["git", "-C", str(root), "log", "--format=%s", "-30"], capture_output=True, text=True, check=True
         ).stdout.splitlines()
     except (OSError, subprocess.CalledProcessError):
         subjects = []
     if subjects:
         lengths = sorted(len(s) for s in subjects)
         median = (lengths[(len(lengths) - 1) // 2] + lengths[len(lengths) // 2]) / 2
-        if listing:
-            print(f"median subject of the last {len(lengths)} commits: {median} characters")
         if median > 72:
-            breaches.append(f"subjects: the median subject of the last {len(lengths)} commits has {median} characters")
+            out.append(f"subjects: the median subject of the last {len(lengths)} commits has {median} characters")
+    return out
 
-    for b in breaches:
+
+def listing(root):
+    """Each file's size, the accountant's entry points."""
+    for f in sorted((root / "crates").rglob("src/**/*.rs")):
+        print(f"{code_lines(f):6d} {f.relative_to(root)}")
+
+
+# one small tree per rule, made to break it: (rule, files)
+BROKEN_TREES = {
+    "cycles": {
+        # a child using its parent's own item while the parent uses the child
+        "crates/a/src/lib.rs": "pub mod m;\n",
+        "crates/a/src/m/mod.rs": "mod child;\npub struct Shared;\npub fn f() { child::g(); }\n",
+        "crates/a/src/m/child.rs": "use super::Shared;\npub fn g() -> Option<Shared> { None }\n",
+    },
+    "size": {
+        # 690 lines of code, a test module, 20 more lines of code after it
+        "crates/a/src/lib.rs": "fn a() {}\n" * 690
+        + "#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n"
+        + "fn b() {}\n" * 20,
+    },
+    "anyhow": {
+        # an alias of anyhow's Result in a library crate other than propdp
+        "crates/a/src/lib.rs": "pub type Outcome<T> = anyhow::Result<T>;\npub type Again = Outcome<()>;\n"
+        "pub fn f() -> Again { Ok(()) }\n",
+    },
+    "accountant": {
+        "crates/propdp-accountant/src/lib.rs": "".join(f"pub fn epsilon_{k}() {{}}\n" for k in range(4)),
+    },
+    "mechanism": {
+        # the table, and a second mapping written as if/else (on the type, and on a predicate)
+        "crates/a/src/lib.rs": "pub fn m(k: AlgorithmKind) -> MechanismKind {\n    match k {\n"
+        "        AlgorithmKind::Objective => MechanismKind::Objective { lambda: 1.0 },\n"
+        "        AlgorithmKind::Dpgd => MechanismKind::Dpgd { steps: 1 },\n    }\n}\n",
+        "crates/b/src/lib.rs": "pub fn n(a: Algorithm) -> MechanismKind {\n"
+        "    if let Algorithm::Objective { lambda, .. } = a {\n        MechanismKind::Objective { lambda }\n"
+        "    } else {\n        let m = MechanismKind::Dpgd { steps: 1 };\n        m\n    }\n}\n",
+        "crates/c/src/lib.rs": "pub fn p(s: &Spec) -> MechanismKind {\n    if s.is_objective() {\n"
+        "        MechanismKind::Objective { lambda: s.lambda }\n    } else {\n"
+        "        MechanismKind::Output { lambda: s.lambda }\n    }\n}\n",
+    },
+    "rewrite": {
+        "crates/propdp-py/src/lib.rs": 'fn f(s: &str) -> String { s.replace("--epsilon", "epsilon") }\n',
+        "crates/propdp-py/python/propdp/__init__.py": "x = 1\n",
+    },
+}
+
+
+def self_test():
+    """Each rule finds the breach of its broken tree, and a tree keeping
+    every rule has none; the failures, named."""
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for rule, files in BROKEN_TREES.items():
+            root = Path(tmp) / rule
+            for name, text in files.items():
+                (root / name).parent.mkdir(parents=True, exist_ok=True)
+                (root / name).write_text(text)
+            found = [b.split(":")[0] for b in breaches(root)]
+            if rule not in found:
+                failures.append(f"self-test: the {rule} rule missed its broken tree (found: {found or 'nothing'})")
+        clean = Path(tmp) / "clean"
+        for name, text in {
+            "crates/a/src/lib.rs": "pub mod m;\npub fn top() { m::f(); }\n",
+            "crates/a/src/m/mod.rs": "mod child;\nmod shared;\npub use shared::Shared;\npub fn f() { child::g(); }\n",
+            "crates/a/src/m/shared.rs": "pub struct Shared;\n",
+            "crates/a/src/m/child.rs": "use super::Shared;\npub fn g() -> Option<Shared> { None }\n",
+            "crates/b/src/lib.rs": "pub fn m(k: AlgorithmKind) -> MechanismKind {\n    match k {\n"
+            "        AlgorithmKind::Dpgd => MechanismKind::Dpgd { steps: 1 },\n    }\n}\n",
+            "crates/propdp-cli/src/main.rs": "fn main() -> anyhow::Result<()> { Ok(()) }\n",
+        }.items():
+            (clean / name).parent.mkdir(parents=True, exist_ok=True)
+            (clean / name).write_text(text)
+        found = breaches(clean)
+        if found:
+            failures.append("self-test: a tree keeping every rule was found in breach: " + "; ".join(found))
+    return failures
+
+
+def main():
+    failures = self_test()
+    if "--self-test" in sys.argv:
+        found = failures
+    else:
+        if "--list" in sys.argv:
+            listing(ROOT)
+        found = failures + breaches(ROOT)
+    for b in found:
         print(b)
-    print(f"check_tree: {len(breaches)} breach(es)" if breaches else "check_tree: the tree keeps its rules")
-    return 1 if breaches else 0
+    print(f"check_tree: {len(found)} breach(es)" if found else "check_tree: the tree keeps its rules")
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod data;
+mod error;
 pub mod figure;
 pub mod render;
 pub mod winner_map;
@@ -18,45 +19,8 @@ pub mod winner_map;
 use std::path::{Path, PathBuf};
 
 use propdp_core::config::PlotSpec;
-use thiserror::Error;
 
-/// Failures of the figure pipeline.
-#[derive(Debug, Error)]
-pub enum PlotError {
-    /// A file or directory cannot be read or written.
-    #[error("reading {path}: {source}")]
-    Io {
-        /// The file or directory.
-        path: String,
-        /// The system's reason.
-        source: std::io::Error,
-    },
-    /// The results file cannot be read as records.
-    #[error(transparent)]
-    Read(#[from] propdp_core::record::ReadError),
-    /// The results file holds no records.
-    #[error("{0}: no result records to plot")]
-    Empty(String),
-    /// The records or the `[plot]` table do not make a figure.
-    #[error("cannot plot: {0}")]
-    Spec(String),
-    /// A layout key (`x`, `series`, `metrics`) names nothing the records have.
-    #[error("cannot plot: {key} = {text}")]
-    Layout {
-        /// The key: "x", "series" or "metrics".
-        key: &'static str,
-        /// Its value and what is wrong with it, to follow "key = ".
-        text: String,
-    },
-    /// plotters failed.
-    #[error("drawing {path}: {message}")]
-    Draw {
-        /// The figure file.
-        path: String,
-        /// plotters' reason.
-        message: String,
-    },
-}
+pub use error::PlotError;
 
 /// Draw every figure of a results file into `out_dir`; returns the files written.
 pub fn plot_file(results: &Path, spec: &PlotSpec, out_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {

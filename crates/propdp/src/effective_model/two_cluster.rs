@@ -17,7 +17,7 @@
 //! logistic error of 7.7% where the data show 2.8%). As the teacher model
 //! matches s², the separation is matched: the energies are scaled by c so
 //! that the mixture's error of the non-private ridge logistic fit (λ₀ =
-//! [`super::LAMBDA0`]) at the fold's n equals the observed cross-fitted error ê,
+//! [`super::matching::LAMBDA0`]) at the fold's n equals the observed cross-fitted error ê,
 //!
 //!   E(c) = ê,   E(c) = mean over R draws of the mixture of the exact
 //!                      population error of that fit,
@@ -49,7 +49,7 @@ use propdp_sim::objective::Objective;
 use rand::RngExt;
 use rand_distr::StandardNormal;
 
-use super::{Check, CrossFit, DataModel, EffectiveModel, LAMBDA0, Probe, match_error, mean_se, refuse};
+use super::matching::{Check, CrossFit, DataModel, EffectiveModel, LAMBDA0, Probe, match_error, mean_se, refuse};
 
 /// Draws of the mixture in the calibration (common to every c).
 pub const DRAWS: usize = 24;
