@@ -110,7 +110,7 @@ pub(crate) fn privacy_schedule(args: &PrivacyArgs) -> Result<ExitCode> {
     q.noise = Some(1.0);
     q.clip = Some(1.0);
     let model = q.query()?.model;
-    let report = propdp::schedule::assess_file(
+    let report = propdp::privacy::schedule::assess_file(
         path,
         &model,
         args.neighbouring,

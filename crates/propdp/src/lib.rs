@@ -7,7 +7,7 @@
 //! | theory against simulation, point by point | [`validate::validate`] | `propdp validate` |
 //! | the best hyperparameters per algorithm and budget | [`tune::tune`] | `propdp tune` |
 //! | the guarantee of a noise level, or the noise of a budget | [`privacy::assess`] | `propdp privacy` |
-//! | the certified ε of a DP-SGD schedule | [`schedule::assess`] | `propdp privacy --schedule` |
+//! | the certified ε of a DP-SGD schedule | [`privacy::schedule::assess`] | `propdp privacy --schedule` |
 //! | figures of a results file | [`figures::draw`] | `propdp plot` |
 //! | the covariance spectrum of a data set | [`data_spectrum::spectrum`] | `propdp spectrum` |
 //! | a private fit with confidence intervals for θ* | [`inference::fit`] | `propdp infer` |
@@ -47,7 +47,6 @@ pub mod progress;
 pub mod provenance;
 pub mod run;
 pub mod rundir;
-pub mod schedule;
 pub mod shard;
 pub mod summary;
 pub mod tune;

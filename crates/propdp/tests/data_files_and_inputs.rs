@@ -310,7 +310,7 @@ fn a_fifo_as_a_schedule_is_refused_at_once() {
     let pipe = tmp.path().join("run.toml");
     fifo(&pipe);
     let start = Instant::now();
-    let e = format!("{:#}", propdp::schedule::read(&pipe).unwrap_err());
+    let e = format!("{:#}", propdp::privacy::schedule::read(&pipe).unwrap_err());
     assert!(e.contains("schedule") && e.contains("FIFO"), "{e}");
     assert!(start.elapsed() < Duration::from_secs(5));
 }

@@ -12,6 +12,7 @@ mod membership;
 mod query;
 mod report;
 mod sampled;
+pub mod schedule;
 
 pub use crate::error::Argument;
 pub use assess::{assess, calibrate_knob};
