@@ -112,7 +112,7 @@ pub struct EffectiveModel {
 pub enum DataModel {
     /// Gaussian rows of the data's covariance, labels by the model's link of a teacher's field.
     Teacher,
-    /// Two Gaussian clusters ([`two_cluster`]).
+    /// Two Gaussian clusters ([`super::two_cluster`]).
     TwoCluster {
         /// p = P(y = +1), `problem.balance`.
         balance: f64,
