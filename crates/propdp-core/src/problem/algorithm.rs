@@ -234,8 +234,31 @@ pub enum LossVariant {
     Conditional,
 }
 
+/// An algorithm by its shape: what the theory solves and the simulation runs.
+/// Code that branches on static versus iterative algorithms matches on this
+/// (exhaustively), so a new kind is placed by [`Algorithm::shape`] alone.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shape {
+    /// θ̂ = argmin F(θ) + σ bᵀθ + τ b: a perturbed minimiser (objective
+    /// perturbation: τ = 0; output perturbation: σ = 0).
+    Static {
+        /// Ridge strength λ.
+        lambda: f64,
+        /// Noise σ of the objective's linear term.
+        sigma: f64,
+        /// Noise τ added to the minimiser.
+        tau: f64,
+    },
+    /// T steps of noisy (sub-sampled, clipped) gradient descent.
+    Descent(GradientSteps),
+}
+
 /// The hyperparameters of a gradient method (DP-GD: q = 1, C = ∞), in the
-/// form the DMFT and the simulation take.
+/// form the DMFT and the simulation take: T steps of size η, each on a
+/// batch drawn at sample rate q (Poisson sampling today; the rate is what a
+/// cyclic schedule of groups would also carry), its per-example gradients
+/// clipped at C, plus noise σ (independent across steps today; a correlated
+/// noise strategy would be a further field here).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GradientSteps {
     /// Ridge λ.
@@ -255,24 +278,36 @@ pub struct GradientSteps {
 }
 
 impl Algorithm {
-    /// DP-GD's and DP-SGD's hyperparameters; `None` for the static algorithms.
+    /// The algorithm's shape: (λ, σ, τ) of a perturbed minimiser, or the
+    /// hyperparameters of its gradient steps.
     ///
     /// ```
-    /// use propdp_core::{Algorithm, LossVariant};
+    /// use propdp_core::{Algorithm, LossVariant, Shape};
+    /// let out = Algorithm::Output { lambda: 1.0, tau: 0.5 };
+    /// assert_eq!(out.shape(), Shape::Static { lambda: 1.0, sigma: 0.0, tau: 0.5 });
     /// let gd = Algorithm::Dpgd { lambda: 1.0, sigma: 0.5, eta: 0.1, steps: 3, loss_variant: LossVariant::Standard };
-    /// let g = gd.gradient_steps().unwrap();
+    /// let Shape::Descent(g) = gd.shape() else { panic!("DP-GD descends") };
     /// assert_eq!((g.sample_rate, g.clip), (1.0, f64::INFINITY));
-    /// assert!(Algorithm::Output { lambda: 1.0, tau: 1.0 }.gradient_steps().is_none());
     /// ```
-    pub fn gradient_steps(&self) -> Option<GradientSteps> {
+    pub fn shape(&self) -> Shape {
         match *self {
+            Algorithm::Objective { lambda, sigma } => Shape::Static {
+                lambda,
+                sigma,
+                tau: 0.0,
+            },
+            Algorithm::Output { lambda, tau } => Shape::Static {
+                lambda,
+                sigma: 0.0,
+                tau,
+            },
             Algorithm::Dpgd {
                 lambda,
                 sigma,
                 eta,
                 steps,
                 loss_variant,
-            } => Some(GradientSteps {
+            } => Shape::Descent(GradientSteps {
                 lambda,
                 sigma,
                 eta,
@@ -289,7 +324,7 @@ impl Algorithm {
                 loss_variant,
                 sample_rate,
                 clip,
-            } => Some(GradientSteps {
+            } => Shape::Descent(GradientSteps {
                 lambda,
                 sigma,
                 eta,
@@ -298,7 +333,22 @@ impl Algorithm {
                 sample_rate,
                 clip: clip.unwrap_or(f64::INFINITY),
             }),
-            Algorithm::Objective { .. } | Algorithm::Output { .. } => None,
+        }
+    }
+
+    /// DP-GD's and DP-SGD's hyperparameters ([`Shape::Descent`]); `None`
+    /// for the static algorithms.
+    ///
+    /// ```
+    /// use propdp_core::{Algorithm, LossVariant};
+    /// let gd = Algorithm::Dpgd { lambda: 1.0, sigma: 0.5, eta: 0.1, steps: 3, loss_variant: LossVariant::Standard };
+    /// assert_eq!(gd.gradient_steps().map(|g| g.steps), Some(3));
+    /// assert!(Algorithm::Output { lambda: 1.0, tau: 1.0 }.gradient_steps().is_none());
+    /// ```
+    pub fn gradient_steps(&self) -> Option<GradientSteps> {
+        match self.shape() {
+            Shape::Descent(g) => Some(g),
+            Shape::Static { .. } => None,
         }
     }
 
