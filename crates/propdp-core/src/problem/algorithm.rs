@@ -52,6 +52,18 @@ impl AlgorithmKind {
         AlgorithmKind::Dpsgd,
     ];
 
+    /// Every config name, quoted, in [`AlgorithmKind::ALL`]'s order: what an
+    /// error lists as allowed.
+    ///
+    /// ```
+    /// use propdp_core::AlgorithmKind;
+    /// assert_eq!(AlgorithmKind::allowed(), r#""objective", "output", "dpgd", "dpsgd""#);
+    /// ```
+    pub fn allowed() -> String {
+        let names: Vec<String> = AlgorithmKind::ALL.iter().map(|k| format!("{:?}", k.name())).collect();
+        names.join(", ")
+    }
+
     /// Config name: `objective`, `output`, `dpgd` or `dpsgd`.
     ///
     /// ```
@@ -77,7 +89,10 @@ impl AlgorithmKind {
     /// assert!(AlgorithmKind::Dpsgd.is_iterative() && !AlgorithmKind::Output.is_iterative());
     /// ```
     pub fn is_iterative(self) -> bool {
-        matches!(self, AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd)
+        match self {
+            AlgorithmKind::Objective | AlgorithmKind::Output => false,
+            AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => true,
+        }
     }
 
     /// Name in prose: "objective perturbation", "output perturbation", "DP gradient descent".
@@ -148,7 +163,7 @@ impl std::str::FromStr for AlgorithmKind {
         AlgorithmKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown algorithm {s:?}: allowed \"objective\", \"output\", \"dpgd\", \"dpsgd\""))
+            .ok_or_else(|| format!("unknown algorithm {s:?}: allowed {}", AlgorithmKind::allowed()))
     }
 }
 
