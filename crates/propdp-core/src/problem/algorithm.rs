@@ -3,7 +3,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::accountant::MechanismKind;
-use crate::error::ConfigError;
 
 /// The family of an algorithm, by its config name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -118,36 +117,6 @@ impl AlgorithmKind {
             AlgorithmKind::Output => "tau",
             AlgorithmKind::Objective | AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => "sigma",
         }
-    }
-
-    /// The λ = 0 rule. Objective and output perturbation are private only
-    /// with a ridge: with λ = 0 the perturbed objective is unbounded below
-    /// (objective) and the sensitivity 2LR/λ is infinite (output). DP-GD
-    /// runs a fixed number of steps, so λ = 0 is well defined there.
-    /// `private` is true when the noise is positive or calibrated to a budget.
-    ///
-    /// ```
-    /// use propdp_core::AlgorithmKind;
-    /// assert!(AlgorithmKind::Objective.check_lambda(0.0, false).is_ok());
-    /// let e = AlgorithmKind::Output.check_lambda(0.0, true).unwrap_err().to_string();
-    /// assert!(e.contains("algorithm.lambda") && e.contains("λ > 0"));
-    /// assert!(AlgorithmKind::Dpgd.check_lambda(0.0, true).is_ok());
-    /// ```
-    pub fn check_lambda(self, lambda: f64, private: bool) -> Result<(), ConfigError> {
-        crate::parameters::check("lambda", "algorithm.lambda", lambda)?;
-        if lambda > 0.0 || !private {
-            return Ok(());
-        }
-        let allowed = match self {
-            AlgorithmKind::Objective => {
-                "λ > 0 when σ > 0 or a budget is given (with λ = 0 the perturbed objective is unbounded below)"
-            }
-            AlgorithmKind::Output => {
-                "λ > 0 when τ > 0 or a budget is given (output perturbation's sensitivity is 2LR/λ)"
-            }
-            AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => return Ok(()),
-        };
-        Err(ConfigError::range("algorithm.lambda", lambda, allowed))
     }
 }
 
