@@ -395,6 +395,50 @@ impl Algorithm {
         }
     }
 
+    /// The same algorithm with another ridge λ.
+    ///
+    /// ```
+    /// use propdp_core::Algorithm;
+    /// let out = Algorithm::Output { lambda: 1.0, tau: 0.5 }.with_lambda(2.0);
+    /// assert_eq!(out, Algorithm::Output { lambda: 2.0, tau: 0.5 });
+    /// ```
+    pub fn with_lambda(self, lambda: f64) -> Algorithm {
+        match self {
+            Algorithm::Objective { sigma, .. } => Algorithm::Objective { lambda, sigma },
+            Algorithm::Output { tau, .. } => Algorithm::Output { lambda, tau },
+            Algorithm::Dpgd {
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+                ..
+            } => Algorithm::Dpgd {
+                lambda,
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+            },
+            Algorithm::Dpsgd {
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+                sample_rate,
+                clip,
+                ..
+            } => Algorithm::Dpsgd {
+                lambda,
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+                sample_rate,
+                clip,
+            },
+        }
+    }
+
     /// The same algorithm with another noise level.
     pub fn with_noise(self, noise: f64) -> Algorithm {
         match self {
