@@ -27,6 +27,13 @@ Rules:
              (`Algorithm::… => MechanismKind::…` match arms in one file)
   subjects   the median subject of the last 30 commits at most 72 characters
              (skipped outside a git checkout)
+  algorithms the files of the tables in docs/guide.md, "Adding an algorithm",
+             are those whose non-test code (src/, examples/, benches/; no
+             `#[cfg(test)]` module) has an exhaustive `match` on an algorithm
+             kind (an arm naming `Algorithm::`, `AlgorithmKind::` or
+             `RawAlgorithm::`, and no `_` or bare binding arm: the compiler
+             names these when a kind is added) — and on its shape
+             (`Shape::`), the second table
 """
 import re
 import subprocess
@@ -246,6 +253,97 @@ def rel(f):
     return str(Path(f).relative_to(ROOT))
 
 
+KIND_ARM = re.compile(r"\b(?:Algorithm|AlgorithmKind|RawAlgorithm)::")
+SHAPE_ARM = re.compile(r"\bShape::")
+
+
+def match_arms(text):
+    """The arm patterns (guards included) of every `match` in stripped Rust
+    text (rustfmt's layout: an arm that is not a block ends with a comma)."""
+    pairs = {"(": ")", "[": "]", "{": "}"}
+
+    def close(i):
+        """The index after the bracket opened at i."""
+        depth = 0
+        while i < len(text):
+            if text[i] in pairs:
+                depth += 1
+            elif text[i] in ")]}":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return i
+
+    for m in re.finditer(r"\bmatch\b", text):
+        i = m.end()
+        while i < len(text) and text[i] not in "{;":  # the scrutinee: no braces outside brackets
+            i = close(i) if text[i] in "([" else i + 1
+        if i >= len(text) or text[i] != "{":
+            continue
+        end = close(i) - 1
+        arms, j = [], i + 1
+        while j < end:
+            k = j
+            while k < end and not text.startswith("=>", k):  # the pattern
+                k = close(k) if text[k] in pairs else k + 1
+            if k >= end:
+                break
+            arms.append(text[j:k].strip())
+            k += 2
+            while k < end and text[k].isspace():
+                k += 1
+            if k < end and text[k] == "{":  # a block: its end, then an optional comma
+                k = close(k)
+                while k < end and text[k].isspace():
+                    k += 1
+                k += text[k] == ","
+            else:  # an expression: to the comma at depth 0
+                while k < end and text[k] != ",":
+                    k = close(k) if text[k] in pairs else k + 1
+                k += 1
+            j = k
+        yield arms
+
+
+def catch_all(pattern):
+    """An arm matching every value: `_` or a binding (in a tuple alike), no guard."""
+    pattern = re.sub(r"#\[[^\]]*\]", "", pattern).strip().lstrip("|").strip()
+    return re.fullmatch(r"[\s(),_]*|[\s(),]*(?:ref\s+|mut\s+)?[a-z_][A-Za-z0-9_]*[\s(),_]*", pattern) is not None
+
+
+def exhaustive_files(arm):
+    """The files of non-test Rust code with an exhaustive `match` whose arms name `arm`."""
+    found = set()
+    for crate in sorted(CRATES.iterdir()):
+        for part in ("src", "examples", "benches"):
+            for f in sorted((crate / part).rglob("*.rs")):
+                for arms in match_arms(strip_rust(f.read_text())):
+                    if any(arm.search(a) for a in arms) and not any(catch_all(a) for a in arms):
+                        found.add(rel(f))
+                        break
+    return found
+
+
+def guide_tables():
+    """The `.rs` files of the first column of each table in docs/guide.md's
+    "Adding an algorithm" section, table by table."""
+    text = (ROOT / "docs" / "guide.md").read_text()
+    section = re.search(r"(?ms)^## Adding an algorithm\n(.*?)(?=^## )", text)
+    tables, current = [], None
+    for line in (section.group(1) if section else "").splitlines():
+        if line.startswith("|"):
+            if current is None:
+                current = set()
+                tables.append(current)
+            cell = line.split("|")[1].strip().strip("`")
+            if cell.endswith(".rs"):
+                current.add(cell)
+        else:
+            current = None
+    return tables
+
+
 def main():
     breaches = []
     listing = "--list" in sys.argv
@@ -321,6 +419,21 @@ def main():
             print(f"median subject of the last {len(lengths)} commits: {median} characters")
         if median > 72:
             breaches.append(f"subjects: the median subject of the last {len(lengths)} commits has {median} characters")
+
+    tables = guide_tables()
+    for name, arm, listed in [
+        ("kind", KIND_ARM, tables[0] if tables else set()),
+        ("shape", SHAPE_ARM, tables[1] if len(tables) > 1 else set()),
+    ]:
+        found = exhaustive_files(arm)
+        if listing:
+            print(f"exhaustive matches on an algorithm {name}:", *sorted(found), sep="\n  ")
+        if found != listed:
+            breaches.append(
+                f"algorithms: docs/guide.md's {name} table differs from the files with exhaustive matches on the "
+                f"algorithm {name}: missing " + (", ".join(sorted(found - listed)) or "none") + "; not matching "
+                + (", ".join(sorted(listed - found)) or "none")
+            )
 
     for b in breaches:
         print(b)
