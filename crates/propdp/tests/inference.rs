@@ -103,6 +103,32 @@ fn spec(model: Glm, algorithm: Algorithm, epsilon: f64) -> Spec {
     }
 }
 
+/// A report writes the spec's algorithm as the keys it always had: its
+/// name as `release`, its ridge as `lambda`, DP-SGD's `descent` (Python's
+/// summary reads them); the noise the budget calibrates is not among them.
+#[test]
+fn a_report_writes_the_algorithm_as_release_lambda_and_descent() {
+    let v = serde_json::to_value(spec(Glm::Logistic, dpsgd(0.5, 20, 0.25), 8.0)).unwrap();
+    assert_eq!(
+        (v["release"].as_str(), v["lambda"].as_f64()),
+        (Some("dpsgd"), Some(0.5))
+    );
+    assert_eq!(
+        v["descent"],
+        serde_json::json!({"steps": 20, "eta": 0.5, "sample_rate": 0.25, "clip": 1.0})
+    );
+    assert!(v.get("algorithm").is_none() && v.get("sigma").is_none(), "{v}");
+    for (algorithm, name) in [(objective(2.0), "objective"), (output(2.0), "output")] {
+        let v = serde_json::to_value(spec(Glm::Huber { m: 1.0 }, algorithm, 8.0)).unwrap();
+        assert_eq!(
+            (v["release"].as_str(), v["lambda"].as_f64(), v["descent"].is_null()),
+            (Some(name), Some(2.0), true),
+            "{v}"
+        );
+        assert_eq!(v["model"], serde_json::json!({"model": "huber", "m": 1.0}));
+    }
+}
+
 /// Over `sets` data sets: (coverage of the 95% intervals with its standard
 /// error over data sets, coverage of the naive interval θ̂_j ± 1.96σ̂_eff).
 fn coverage(s: &Spec, delta: f64, s2: f64, noise: NoiseLaw, sets: u64) -> (f64, f64, f64) {
