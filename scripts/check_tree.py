@@ -34,6 +34,17 @@ Rules:
              `AlgorithmKind`, `RawAlgorithm`, `Shape` or a release kind)
   subjects   the median subject of the last 30 commits at most 72 characters
              (skipped outside a git checkout)
+  catchall   no `match` in non-test code whose arms name an algorithm kind
+             (`Algorithm::`, `AlgorithmKind::`, `RawAlgorithm::`) or shape
+             (`Shape::`) ends in a catch-all arm (`_ =>` or a bare binding):
+             a new kind must be a compile error there
+  algorithms the files of the tables in docs/guide.md, "Adding an algorithm",
+             are those whose non-test code (src/, examples/, benches/; no
+             `#[cfg(test)]` module) has an exhaustive `match` on an algorithm
+             kind (an arm naming `Algorithm::`, `AlgorithmKind::` or
+             `RawAlgorithm::`, and no `_` or bare binding arm: the compiler
+             names these when a kind is added) — and on its shape
+             (`Shape::`), the second table
 """
 import re
 import subprocess
@@ -286,6 +297,102 @@ def anyhow_names(text):
     return names
 
 
+KIND_ARM = re.compile(r"\b(?:Algorithm|AlgorithmKind|RawAlgorithm)::")
+SHAPE_ARM = re.compile(r"\bShape::")
+
+
+def match_arms(text):
+    """The arm patterns (guards included) of every `match` in stripped Rust
+    text (rustfmt's layout: an arm that is not a block ends with a comma)."""
+    pairs = {"(": ")", "[": "]", "{": "}"}
+
+    def close(i):
+        """The index after the bracket opened at i."""
+        depth = 0
+        while i < len(text):
+            if text[i] in pairs:
+                depth += 1
+            elif text[i] in ")]}":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return i
+
+    for m in re.finditer(r"\bmatch\b", text):
+        i = m.end()
+        while i < len(text) and text[i] not in "{;":  # the scrutinee: no braces outside brackets
+            i = close(i) if text[i] in "([" else i + 1
+        if i >= len(text) or text[i] != "{":
+            continue
+        end = close(i) - 1
+        arms, j = [], i + 1
+        while j < end:
+            k = j
+            while k < end and not text.startswith("=>", k):  # the pattern
+                k = close(k) if text[k] in pairs else k + 1
+            if k >= end:
+                break
+            arms.append(text[j:k].strip())
+            k += 2
+            while k < end and text[k].isspace():
+                k += 1
+            if k < end and text[k] == "{":  # a block: its end, then an optional comma
+                k = close(k)
+                while k < end and text[k].isspace():
+                    k += 1
+                k += text[k] == ","
+            else:  # an expression: to the comma at depth 0
+                while k < end and text[k] != ",":
+                    k = close(k) if text[k] in pairs else k + 1
+                k += 1
+            j = k
+        yield arms
+
+
+def catch_all(pattern):
+    """An arm matching every value: `_` or a binding (in a tuple alike), no guard."""
+    pattern = re.sub(r"#\[[^\]]*\]", "", pattern).strip().lstrip("|").strip()
+    return re.fullmatch(r"[\s(),_]*|[\s(),]*(?:ref\s+|mut\s+)?[a-z_][A-Za-z0-9_]*[\s(),_]*", pattern) is not None
+
+
+def algorithm_matches(root, arm):
+    """(exhaustive, with a catch-all): the files of non-test Rust code with a
+    `match` whose arms name `arm` and list every case, and those with one
+    whose arms end in a catch-all (`_ =>` or a bare binding)."""
+    exhaustive, catch = set(), set()
+    for crate in sorted((root / "crates").iterdir()):
+        for part in ("src", "examples", "benches"):
+            for f in sorted((crate / part).rglob("*.rs")):
+                for arms in match_arms(strip_rust(f.read_text())):
+                    if any(arm.search(a) for a in arms):
+                        name = str(f.relative_to(root))
+                        (catch if any(catch_all(a) for a in arms) else exhaustive).add(name)
+    return exhaustive, catch
+
+
+def guide_tables(root):
+    """The `.rs` files of the first column of each table in docs/guide.md's
+    "Adding an algorithm" section, table by table (None without the guide)."""
+    guide = root / "docs" / "guide.md"
+    if not guide.is_file():
+        return None
+    text = guide.read_text()
+    section = re.search(r"(?ms)^## Adding an algorithm\n(.*?)(?=^## )", text)
+    tables, current = [], None
+    for line in (section.group(1) if section else "").splitlines():
+        if line.startswith("|"):
+            if current is None:
+                current = set()
+                tables.append(current)
+            cell = line.split("|")[1].strip().strip("`")
+            if cell.endswith(".rs"):
+                current.add(cell)
+        else:
+            current = None
+    return tables
+
+
 def names_anyhow(ret, name):
     """Whether the return type `ret` names anyhow through `name`: the name
     itself, not a path's last segment (`crate::Result` is the crate's own),
@@ -386,6 +493,21 @@ def breaches(root):
     if len(mapped) != 1:
         out.append("mechanism: the algorithm -> mechanism mapping is written in " + (", ".join(mapped) or "no file"))
 
+    tables = guide_tables(root)
+    for name, arm, k in [("kind", KIND_ARM, 0), ("shape", SHAPE_ARM, 1)]:
+        exhaustive, catch = algorithm_matches(root, arm)
+        for f in sorted(catch):
+            out.append(f"catchall: {f} matches on an algorithm {name} with a catch-all arm (`_ =>`): list every case")
+        if tables is None:
+            continue
+        listed = tables[k] if len(tables) > k else set()
+        if exhaustive != listed:
+            out.append(
+                f"algorithms: docs/guide.md's {name} table differs from the files with exhaustive matches on the "
+                f"algorithm {name}: missing " + (", ".join(sorted(exhaustive - listed)) or "none") + "; not matching "
+                + (", ".join(sorted(listed - exhaustive)) or "none")
+            )
+
     try:
         subjects = subprocess.run(
             ["git", "-C", str(root), "log", "--format=%s", "-30"], capture_output=True, text=True, check=True
@@ -439,6 +561,17 @@ BROKEN_TREES = {
         "crates/c/src/lib.rs": "pub fn p(s: &Spec) -> MechanismKind {\n    if s.is_objective() {\n"
         "        MechanismKind::Objective { lambda: s.lambda }\n    } else {\n"
         "        MechanismKind::Output { lambda: s.lambda }\n    }\n}\n",
+    },
+    "catchall": {
+        "crates/a/src/lib.rs": "pub fn f(a: Algorithm) -> f64 {\n    match a {\n"
+        "        Algorithm::Dpgd { eta, .. } => eta,\n        _ => 0.0,\n    }\n}\n",
+    },
+    "algorithms": {
+        # an exhaustive match in a file the guide's table does not list
+        "docs/guide.md": "## Adding an algorithm\n\n| file | what |\n|---|---|\n| `crates/a/src/other.rs` | x |\n\n"
+        "| file | what |\n|---|---|\n\n## Next\n",
+        "crates/a/src/lib.rs": "pub fn f(k: AlgorithmKind) -> u8 {\n    match k {\n"
+        "        AlgorithmKind::Dpgd => 1,\n        AlgorithmKind::Dpsgd => 2,\n    }\n}\n",
     },
     "rewrite": {
         "crates/propdp-py/src/lib.rs": 'fn f(s: &str) -> String { s.replace("--epsilon", "epsilon") }\n',

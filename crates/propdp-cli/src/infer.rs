@@ -99,7 +99,8 @@ pub(crate) struct InferArgs {
 
 /// `propdp infer`.
 pub(crate) fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
-    use propdp::inference::{Descent, Glm, Release, Spec};
+    use propdp::core::{Algorithm, LossVariant};
+    use propdp::inference::{Glm, Spec};
     let bad = |arg: &str, v: &str, allowed: &str| -> propdp::Error {
         anyhow::anyhow!("--{arg} {v:?} is invalid: allowed {allowed}").into()
     };
@@ -108,43 +109,43 @@ pub(crate) fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
         "huber" => Glm::Huber { m: a.huber_m },
         v => return Err(bad("model", v, "logistic, huber")),
     };
-    let release = match a.algorithm.as_str() {
-        "objective" => Release::Objective,
-        "output" => Release::Output,
-        "dpsgd" => Release::Dpsgd,
-        v => return Err(bad("algorithm", v, "objective, output, dpsgd")),
-    };
-    let descent = match (release, a.steps, a.eta) {
-        (Release::Dpsgd, Some(steps), Some(eta)) => Some(Descent {
-            steps,
-            eta,
-            sample_rate: a.sample_rate.unwrap_or(1.0),
-            clip: a.clip,
-        }),
-        (Release::Dpsgd, _, _) => {
-            return Err(anyhow::anyhow!("--algorithm dpsgd needs --steps and --eta").into());
-        }
-        _ if a.steps.is_some() || a.eta.is_some() || a.sample_rate.is_some() || a.clip.is_some() => {
+    let lambda = a.lambda;
+    let descent_flags = a.steps.is_some() || a.eta.is_some() || a.sample_rate.is_some() || a.clip.is_some();
+    // the noise is 0 until the budget calibrates it
+    let algorithm = match a.algorithm.as_str() {
+        "objective" | "output" if descent_flags => {
             return Err(
                 anyhow::anyhow!("--steps, --eta, --sample-rate and --clip apply to --algorithm dpsgd only").into(),
             );
         }
-        _ => None,
+        "objective" => Algorithm::Objective { lambda, sigma: 0.0 },
+        "output" => Algorithm::Output { lambda, tau: 0.0 },
+        "dpsgd" => match (a.steps, a.eta) {
+            (Some(steps), Some(eta)) => Algorithm::Dpsgd {
+                lambda,
+                sigma: 0.0,
+                eta,
+                steps,
+                loss_variant: LossVariant::Standard,
+                sample_rate: a.sample_rate.unwrap_or(1.0),
+                clip: a.clip,
+            },
+            _ => return Err(anyhow::anyhow!("--algorithm dpsgd needs --steps and --eta").into()),
+        },
+        v => return Err(bad("algorithm", v, "objective, output, dpsgd")),
     };
     if !(a.level > 0.0 && a.level < 1.0) {
         return Err(bad("level", &a.level.to_string(), "0 < level < 1"));
     }
     let spec = Spec {
         model,
-        release,
-        lambda: a.lambda,
+        algorithm,
         epsilon: a.epsilon,
         delta_priv: a.delta_priv,
         neighbouring: a.neighbouring,
         row_norm: a.row_norm,
         holdout: a.holdout,
         test_clip: a.test_clip,
-        descent,
         extra_ridge: a.extra_ridge,
         standardize: a.standardize,
         intercept: a.intercept.unwrap_or_else(|| Spec::default_intercept(model)),

@@ -68,8 +68,10 @@ impl Privacy {
                 },
             });
         }
-        let crate::Algorithm::Dpgd { sigma, steps, .. } = point.algorithm() else {
-            return None;
+        use crate::Algorithm;
+        let (sigma, steps) = match point.algorithm() {
+            Algorithm::Dpgd { sigma, steps, .. } => (sigma, steps),
+            Algorithm::Objective { .. } | Algorithm::Output { .. } | Algorithm::Dpsgd { .. } => return None,
         };
         let relation = Neighbouring::ReplaceOne;
         // an unbounded gradient (least squares) has no finite guarantee

@@ -38,5 +38,6 @@ pub use propdp_accountant as accountant;
 pub use error::ConfigError;
 pub use problem::{
     Algorithm, AlgorithmKind, DataModel, Design, GradientSteps, LossVariant, Model, ModelKind, NoiseLaw, Point, Prior,
+    Shape,
 };
 pub use validated::Config;

@@ -170,16 +170,14 @@ pub fn offered_for(
 /// ```
 pub fn offered(model: crate::ModelKind, algorithm: crate::AlgorithmKind) -> &'static [&'static str] {
     use crate::ModelKind;
-    match (model, algorithm) {
-        (ModelKind::Huber | ModelKind::LeastSquares, a) if a.is_iterative() => {
+    match (model, algorithm.is_iterative()) {
+        (ModelKind::Huber | ModelKind::LeastSquares, true) => {
             &[EST_ERR2, NORM2, OVERLAP, PRED_ERR2, TEST_MSE, TRAIN_LOSS]
         }
         // objective and output perturbation refuse least squares (Point::check)
-        (ModelKind::LeastSquares, _) => &[],
-        (ModelKind::Logistic, a) if a.is_iterative() => {
-            &[EST_ERR2, NORM2, OVERLAP, PRED_ERR2, TEST_CLASS_ERR, TRAIN_LOSS]
-        }
-        (ModelKind::Huber, _) => &[
+        (ModelKind::LeastSquares, false) => &[],
+        (ModelKind::Logistic, true) => &[EST_ERR2, NORM2, OVERLAP, PRED_ERR2, TEST_CLASS_ERR, TRAIN_LOSS],
+        (ModelKind::Huber, false) => &[
             BIAS_FACTOR,
             EST_ERR,
             EST_ERR2,
@@ -190,7 +188,7 @@ pub fn offered(model: crate::ModelKind, algorithm: crate::AlgorithmKind) -> &'st
             TEST_MSE,
             TRAIN_RESID_TRUNC,
         ],
-        (ModelKind::Logistic, _) => &[
+        (ModelKind::Logistic, false) => &[
             BIAS_FACTOR,
             EST_ERR,
             EST_ERR2,

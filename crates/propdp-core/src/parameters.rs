@@ -6,6 +6,7 @@
 //! by [`check`] wherever the parameter is read: configs, tune, the
 //! accountant) and the algorithms that take it.
 
+use crate::AlgorithmKind;
 use crate::error::ConfigError;
 
 /// Most DP-GD/DP-SGD steps of a config: what the exact least-squares
@@ -31,7 +32,7 @@ pub struct Parameter {
     /// The values it may take.
     pub domain: Domain,
     /// The algorithms (`kind`) that take it; empty: every algorithm.
-    pub algorithms: &'static [&'static str],
+    pub algorithms: &'static [AlgorithmKind],
 }
 
 /// The values a parameter may take, in words and as a check.
@@ -219,7 +220,7 @@ pub const PARAMETERS: [Parameter; 28] = [
         symbol: "σ",
         label: "σ (objective-perturbation noise)",
         domain: Domain::NonNegative,
-        algorithms: &["objective", "dpgd", "dpsgd"],
+        algorithms: &[AlgorithmKind::Objective, AlgorithmKind::Dpgd, AlgorithmKind::Dpsgd],
     },
     Parameter {
         name: "tau",
@@ -227,7 +228,7 @@ pub const PARAMETERS: [Parameter; 28] = [
         symbol: "τ",
         label: "τ (output-perturbation noise)",
         domain: Domain::NonNegative,
-        algorithms: &["output"],
+        algorithms: &[AlgorithmKind::Output],
     },
     Parameter {
         name: "eta",
@@ -235,7 +236,7 @@ pub const PARAMETERS: [Parameter; 28] = [
         symbol: "η",
         label: "η",
         domain: Domain::Positive,
-        algorithms: &["dpgd", "dpsgd"],
+        algorithms: &[AlgorithmKind::Dpgd, AlgorithmKind::Dpsgd],
     },
     Parameter {
         name: "steps",
@@ -243,7 +244,7 @@ pub const PARAMETERS: [Parameter; 28] = [
         symbol: "T",
         label: "T (steps)",
         domain: Domain::Steps,
-        algorithms: &["dpgd", "dpsgd"],
+        algorithms: &[AlgorithmKind::Dpgd, AlgorithmKind::Dpsgd],
     },
     Parameter {
         name: "loss_variant",
@@ -251,7 +252,7 @@ pub const PARAMETERS: [Parameter; 28] = [
         symbol: "loss_variant",
         label: "loss_variant",
         domain: Domain::Choice,
-        algorithms: &["dpgd", "dpsgd"],
+        algorithms: &[AlgorithmKind::Dpgd, AlgorithmKind::Dpsgd],
     },
     Parameter {
         name: "fit_intercept",
@@ -259,7 +260,12 @@ pub const PARAMETERS: [Parameter; 28] = [
         symbol: "fit_intercept",
         label: "fit_intercept (an unpenalised intercept learned)",
         domain: Domain::Flag,
-        algorithms: &["objective", "output", "dpgd", "dpsgd"],
+        algorithms: &[
+            AlgorithmKind::Objective,
+            AlgorithmKind::Output,
+            AlgorithmKind::Dpgd,
+            AlgorithmKind::Dpsgd,
+        ],
     },
     Parameter {
         name: "sample_rate",
@@ -267,7 +273,7 @@ pub const PARAMETERS: [Parameter; 28] = [
         symbol: "q",
         label: "q (Poisson sample rate)",
         domain: Domain::Rate,
-        algorithms: &["dpsgd"],
+        algorithms: &[AlgorithmKind::Dpsgd],
     },
     Parameter {
         name: "clip",
@@ -275,7 +281,7 @@ pub const PARAMETERS: [Parameter; 28] = [
         symbol: "C",
         label: "C (clipping norm)",
         domain: Domain::Positive,
-        algorithms: &["dpsgd"],
+        algorithms: &[AlgorithmKind::Dpsgd],
     },
     Parameter {
         name: "epsilon",
@@ -315,7 +321,7 @@ pub const PARAMETERS: [Parameter; 28] = [
         symbol: "extra_ridge",
         label: "extra ridge (auto | refuse)",
         domain: Domain::Choice,
-        algorithms: &["objective"],
+        algorithms: &[AlgorithmKind::Objective],
     },
     Parameter {
         name: "d",
@@ -331,7 +337,7 @@ pub const PARAMETERS: [Parameter; 28] = [
         symbol: "t",
         label: "t (gradient step)",
         domain: Domain::Count,
-        algorithms: &["dpgd", "dpsgd"],
+        algorithms: &[AlgorithmKind::Dpgd, AlgorithmKind::Dpsgd],
     },
 ];
 
@@ -359,6 +365,40 @@ pub fn check(name: &str, field: &str, value: f64) -> Result<(), ConfigError> {
         Ok(())
     } else {
         Err(ConfigError::range(field, value, &p.domain.allowed(name)))
+    }
+}
+
+// with the parameters' domains, so that the algorithm module does not
+// depend on this one (whose rows name algorithms)
+impl AlgorithmKind {
+    /// The λ = 0 rule. Objective and output perturbation are private only
+    /// with a ridge: with λ = 0 the perturbed objective is unbounded below
+    /// (objective) and the sensitivity 2LR/λ is infinite (output). DP-GD
+    /// runs a fixed number of steps, so λ = 0 is well defined there.
+    /// `private` is true when the noise is positive or calibrated to a budget.
+    ///
+    /// ```
+    /// use propdp_core::AlgorithmKind;
+    /// assert!(AlgorithmKind::Objective.check_lambda(0.0, false).is_ok());
+    /// let e = AlgorithmKind::Output.check_lambda(0.0, true).unwrap_err().to_string();
+    /// assert!(e.contains("algorithm.lambda") && e.contains("λ > 0"));
+    /// assert!(AlgorithmKind::Dpgd.check_lambda(0.0, true).is_ok());
+    /// ```
+    pub fn check_lambda(self, lambda: f64, private: bool) -> Result<(), ConfigError> {
+        check("lambda", "algorithm.lambda", lambda)?;
+        if lambda > 0.0 || !private {
+            return Ok(());
+        }
+        let allowed = match self {
+            AlgorithmKind::Objective => {
+                "λ > 0 when σ > 0 or a budget is given (with λ = 0 the perturbed objective is unbounded below)"
+            }
+            AlgorithmKind::Output => {
+                "λ > 0 when τ > 0 or a budget is given (output perturbation's sensitivity is 2LR/λ)"
+            }
+            AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => return Ok(()),
+        };
+        Err(ConfigError::range("algorithm.lambda", lambda, allowed))
     }
 }
 
@@ -424,7 +464,7 @@ mod tests {
             let want = if row.algorithms.is_empty() {
                 every.clone()
             } else {
-                row.algorithms.to_vec()
+                row.algorithms.iter().map(|k| k.name()).collect()
             };
             assert_eq!(crate::config::algorithm::kinds_taking(row.name), want, "{}", row.name);
         }

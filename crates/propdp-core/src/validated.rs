@@ -141,8 +141,11 @@ impl Config {
             .points()
             .iter()
             .filter_map(|p| {
-                let crate::Algorithm::Dpsgd { eta, sample_rate, .. } = p.algorithm() else {
-                    return None;
+                use crate::Algorithm;
+                let (eta, sample_rate) = match p.algorithm() {
+                    Algorithm::Dpsgd { eta, sample_rate, .. } => (eta, sample_rate),
+                    // DP-GD's η is refused at the limit (check_step_sizes)
+                    Algorithm::Objective { .. } | Algorithm::Output { .. } | Algorithm::Dpgd { .. } => return None,
                 };
                 let limit = 2.0 / mean_step_smoothness(p, cov, sample_rate);
                 (eta >= limit).then(|| {
@@ -171,20 +174,24 @@ fn mean_step_smoothness(p: &crate::Point, cov: &Covariance, q: f64) -> f64 {
 /// isotropic check of [`crate::Point`] (which also applies) does at Σ = I.
 fn check_step_sizes(sweep: &Sweep, cov: &Covariance) -> Result<(), ConfigError> {
     for p in sweep.points() {
-        if let crate::Algorithm::Dpgd { eta, .. } = p.algorithm() {
-            let limit = 2.0 / mean_step_smoothness(p, cov, 1.0);
-            if eta >= limit {
-                return Err(ConfigError::range(
-                    "algorithm.eta",
-                    eta,
-                    &format!(
-                        "η < 2/L_Σ = {limit:?} at δ = {:?}: the largest eigenvalue of XᵀX with this \
-                         covariance is {:.4}, and noiseless gradient descent diverges above",
-                        p.delta(),
-                        cov.right_edge(p.delta())
-                    ),
-                ));
-            }
+        use crate::Algorithm;
+        let eta = match p.algorithm() {
+            Algorithm::Dpgd { eta, .. } => eta,
+            // DP-SGD's oscillation is a warning (Config::step_size_warnings)
+            Algorithm::Objective { .. } | Algorithm::Output { .. } | Algorithm::Dpsgd { .. } => continue,
+        };
+        let limit = 2.0 / mean_step_smoothness(p, cov, 1.0);
+        if eta >= limit {
+            return Err(ConfigError::range(
+                "algorithm.eta",
+                eta,
+                &format!(
+                    "η < 2/L_Σ = {limit:?} at δ = {:?}: the largest eigenvalue of XᵀX with this \
+                     covariance is {:.4}, and noiseless gradient descent diverges above",
+                    p.delta(),
+                    cov.right_edge(p.delta())
+                ),
+            ));
         }
     }
     Ok(())

@@ -77,13 +77,15 @@ fn default_title(model: ModelKind, algorithm: AlgorithmKind) -> String {
 
 /// Default metrics per model.
 fn default_metrics(model: ModelKind, algorithm: AlgorithmKind) -> Vec<String> {
-    let m: &[&str] = match (model, algorithm) {
-        (ModelKind::Logistic, a) if a.is_iterative() => {
-            &[metrics::EST_ERR2, metrics::TRAIN_LOSS, metrics::TEST_CLASS_ERR]
+    let m: &[&str] = match (model, algorithm.is_iterative()) {
+        (ModelKind::Logistic, true) => &[metrics::EST_ERR2, metrics::TRAIN_LOSS, metrics::TEST_CLASS_ERR],
+        (ModelKind::Huber | ModelKind::LeastSquares, true) => {
+            &[metrics::EST_ERR2, metrics::OVERLAP, metrics::TRAIN_LOSS]
         }
-        (_, a) if a.is_iterative() => &[metrics::EST_ERR2, metrics::OVERLAP, metrics::TRAIN_LOSS],
-        (ModelKind::Huber, _) => &[metrics::EST_ERR2, metrics::TRAIN_RESID_TRUNC],
-        _ => &[metrics::EST_ERR2, metrics::BIAS_FACTOR, metrics::TEST_CLASS_ERR],
+        (ModelKind::Huber, false) => &[metrics::EST_ERR2, metrics::TRAIN_RESID_TRUNC],
+        (ModelKind::Logistic | ModelKind::LeastSquares, false) => {
+            &[metrics::EST_ERR2, metrics::BIAS_FACTOR, metrics::TEST_CLASS_ERR]
+        }
     };
     m.iter().map(|s| s.to_string()).collect()
 }

@@ -25,7 +25,7 @@ pub(crate) fn parameters_table(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         d.set_item("symbol", p.symbol)?;
         d.set_item("label", p.label)?;
         d.set_item("allowed", p.domain.allowed(p.name))?;
-        d.set_item("algorithms", p.algorithms.to_vec())?;
+        d.set_item("algorithms", p.algorithms.iter().map(|k| k.name()).collect::<Vec<_>>())?;
         rows.append(d)?;
     }
     Ok(rows)

@@ -7,7 +7,8 @@
 //! at the peak.
 
 use propdp::core::accountant::Neighbouring;
-use propdp::inference::{Glm, Inference, Release, Spec};
+use propdp::core::{Algorithm, LossVariant};
+use propdp::inference::{Glm, Inference, Spec};
 use pyo3::prelude::*;
 
 use crate::errors::{PropdpInferenceRefused, argument_error, excerpt, to_py};
@@ -189,34 +190,36 @@ pub fn infer(
             ));
         }
     };
-    let release = match algorithm {
-        "objective" => Release::Objective,
-        "output" => Release::Output,
-        "dpsgd" => Release::Dpsgd,
+    let lambda = lambda_;
+    let descent_given = steps.is_some() || eta.is_some() || sample_rate.is_some() || clip.is_some();
+    // the noise is 0 until the budget calibrates it
+    let algorithm = match algorithm {
+        "objective" | "output" if descent_given => {
+            return Err(bad(
+                "steps",
+                " (and eta, sample_rate, clip) apply to algorithm=\"dpsgd\" only".into(),
+            ));
+        }
+        "objective" => Algorithm::Objective { lambda, sigma: 0.0 },
+        "output" => Algorithm::Output { lambda, tau: 0.0 },
+        "dpsgd" => match (steps, eta) {
+            (Some(steps), Some(eta)) => Algorithm::Dpsgd {
+                lambda,
+                sigma: 0.0,
+                eta,
+                steps,
+                loss_variant: LossVariant::Standard,
+                sample_rate: sample_rate.unwrap_or(1.0),
+                clip,
+            },
+            _ => return Err(bad("steps", " and eta are needed by algorithm=\"dpsgd\"".into())),
+        },
         other => {
             return Err(bad(
                 "algorithm",
                 format!(" = {other:?} is invalid: allowed \"objective\", \"output\", \"dpsgd\""),
             ));
         }
-    };
-    let descent = match (release, steps, eta) {
-        (Release::Dpsgd, Some(steps), Some(eta)) => Some(propdp::inference::Descent {
-            steps,
-            eta,
-            sample_rate: sample_rate.unwrap_or(1.0),
-            clip,
-        }),
-        (Release::Dpsgd, _, _) => {
-            return Err(bad("steps", " and eta are needed by algorithm=\"dpsgd\"".into()));
-        }
-        _ if steps.is_some() || eta.is_some() || sample_rate.is_some() || clip.is_some() => {
-            return Err(bad(
-                "steps",
-                " (and eta, sample_rate, clip) apply to algorithm=\"dpsgd\" only".into(),
-            ));
-        }
-        _ => None,
     };
     let neighbouring = match neighbouring {
         "replace_one" | "replace-one" => Neighbouring::ReplaceOne,
@@ -248,8 +251,7 @@ pub fn infer(
     };
     let spec = Spec {
         model,
-        release,
-        lambda: lambda_,
+        algorithm,
         epsilon,
         delta_priv,
         neighbouring,
@@ -257,7 +259,6 @@ pub fn infer(
         noise,
         holdout,
         test_clip,
-        descent,
         extra_ridge,
         standardize,
         intercept: intercept.unwrap_or_else(|| Spec::default_intercept(model)),

@@ -37,7 +37,7 @@ pub(crate) fn privacy<'py>(
         v.extract::<String>()
             .map_err(|_| bad(field, format!(" = {} is invalid: allowed {allowed}", shown(v, false))))
     };
-    let algorithm: AlgorithmKind = name(algorithm, "algorithm", "\"objective\", \"output\", \"dpgd\", \"dpsgd\"")?
+    let algorithm: AlgorithmKind = name(algorithm, "algorithm", &AlgorithmKind::allowed())?
         .parse()
         .map_err(|e| bad("algorithm", format!(": {e}")))?;
     let model: ModelKind = name(model, "model", "\"huber\", \"logistic\", \"least_squares\"")?

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use nalgebra::DVector;
 use propdp_core::metrics::Metrics;
 use propdp_core::record::TestMetrics;
-use propdp_core::{Algorithm, Model, Point};
+use propdp_core::{Model, Point, Shape};
 use rayon::prelude::*;
 use thiserror::Error;
 
@@ -400,64 +400,62 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
         }
         m
     };
-    if let Some(gradient) = point.algorithm().gradient_steps() {
-        let loss = Loss::for_dpgd(&point.model(), gradient.loss_variant);
-        let labels = if loss.is_conditional() {
-            train.xt.tr_mul(&train.theta_star)
-        } else {
-            train.y.clone()
-        };
-        let descent = Descent { loss, gradient };
-        let mut per_step = Vec::with_capacity(gradient.steps + 1);
-        let mut observe = |theta: &DVector<f64>, train_loss: f64, intercept: Option<(f64, f64)>| {
-            per_step.push(keep(evaluate::dpgd_metrics(
-                &point.model(),
-                &train,
-                test_set,
-                theta,
-                train_loss,
-                coords,
-                intercept,
-            )));
-        };
-        match point.intercept() {
-            None => descent.run(&train.xt, &labels, &mut rng, |_, theta, train_loss| {
-                observe(theta, train_loss, None)
-            }),
-            // learned: the descent's β_t; not learned: β = 0 against the teacher's b*
-            Some(icp) if icp.learned => {
-                descent.run_with_intercept(&train.xt, &labels, &mut rng, |_, theta, beta, train_loss| {
-                    observe(theta, train_loss, Some((beta, b_star)))
-                })
+    let (lambda, sigma, tau) = match point.algorithm().shape() {
+        Shape::Static { lambda, sigma, tau } => (lambda, sigma, tau),
+        Shape::Descent(gradient) => {
+            let loss = Loss::for_dpgd(&point.model(), gradient.loss_variant);
+            let labels = if loss.is_conditional() {
+                train.xt.tr_mul(&train.theta_star)
+            } else {
+                train.y.clone()
+            };
+            let descent = Descent { loss, gradient };
+            let mut per_step = Vec::with_capacity(gradient.steps + 1);
+            let mut observe = |theta: &DVector<f64>, train_loss: f64, intercept: Option<(f64, f64)>| {
+                per_step.push(keep(evaluate::dpgd_metrics(
+                    &point.model(),
+                    &train,
+                    test_set,
+                    theta,
+                    train_loss,
+                    coords,
+                    intercept,
+                )));
+            };
+            match point.intercept() {
+                None => descent.run(&train.xt, &labels, &mut rng, |_, theta, train_loss| {
+                    observe(theta, train_loss, None)
+                }),
+                // learned: the descent's β_t; not learned: β = 0 against the teacher's b*
+                Some(icp) if icp.learned => {
+                    descent.run_with_intercept(&train.xt, &labels, &mut rng, |_, theta, beta, train_loss| {
+                        observe(theta, train_loss, Some((beta, b_star)))
+                    })
+                }
+                Some(_) => descent.run(&train.xt, &labels, &mut rng, |_, theta, train_loss| {
+                    observe(theta, train_loss, Some((0.0, b_star)))
+                }),
             }
-            Some(_) => descent.run(&train.xt, &labels, &mut rng, |_, theta, train_loss| {
-                observe(theta, train_loss, Some((0.0, b_star)))
-            }),
+            .map_err(|source| SimError::Descent {
+                point: point_index,
+                rep,
+                n,
+                d: s.d,
+                source,
+            })?;
+            data::recycle(train.xt);
+            if let Some(test) = test {
+                data::recycle(test.xt);
+            }
+            return Ok(Repetition {
+                metrics: per_step.last().expect("the last step is evaluated").clone(),
+                per_step: Some(per_step),
+                grad_norm: 0.0,
+                iterations: gradient.steps,
+            });
         }
-        .map_err(|source| SimError::Descent {
-            point: point_index,
-            rep,
-            n,
-            d: s.d,
-            source,
-        })?;
-        data::recycle(train.xt);
-        if let Some(test) = test {
-            data::recycle(test.xt);
-        }
-        return Ok(Repetition {
-            metrics: per_step.last().expect("the last step is evaluated").clone(),
-            per_step: Some(per_step),
-            grad_norm: 0.0,
-            iterations: gradient.steps,
-        });
-    }
-    let b = data::draw_gaussian_vector(s.d, &mut rng);
-    let (lambda, sigma, tau) = match point.algorithm() {
-        Algorithm::Objective { lambda, sigma } => (lambda, sigma, 0.0),
-        Algorithm::Output { lambda, tau } => (lambda, 0.0, tau),
-        Algorithm::Dpgd { .. } | Algorithm::Dpsgd { .. } => unreachable!("handled above"),
     };
+    let b = data::draw_gaussian_vector(s.d, &mut rng);
     let obj = Objective {
         xt: &train.xt,
         y: &train.y,

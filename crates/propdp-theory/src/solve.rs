@@ -10,7 +10,7 @@ use propdp_core::covariance::Covariance;
 use propdp_core::metrics::Metrics;
 use propdp_core::problem::DMFT_MAX_STEPS;
 use propdp_core::record::{DynamicsMethod, SolverReport};
-use propdp_core::{Algorithm, Model, Point};
+use propdp_core::{Model, Point, Shape};
 
 use crate::dynamics::long_horizon;
 use crate::dynamics::{DmftError, DmftParams, DmftPath, full_memory};
@@ -188,8 +188,8 @@ impl TheorySolver {
     /// overlap, norm2, bias_factor), without the quadratures of the others —
     /// for searches that call the solver many times.
     pub fn solve_light(&self, point: &Point, warm: Option<State>) -> Result<(Metrics, State), TheoryError> {
-        let Some((lambda, sigma, tau)) =
-            static_noise(point).filter(|_| self.covariance.is_none() && point.intercept().is_none())
+        let (Shape::Static { lambda, sigma, tau }, None, None) =
+            (point.algorithm().shape(), &self.covariance, point.intercept())
         else {
             let sol = self.solve(point, warm)?;
             return Ok((sol.metrics, sol.state));
@@ -252,7 +252,7 @@ impl TheorySolver {
         warm: Option<State>,
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Solution, TheoryError> {
-        if let (Model::Logistic, Algorithm::Output { lambda, tau }) = (point.model(), point.algorithm())
+        if let (Model::Logistic, Shape::Static { lambda, tau, .. }) = (point.model(), point.algorithm().shape())
             && tau > crate::fixed_points::logistic::MAX_NOISE_RATIO
         {
             return Err(LogisticError::OutOfRange {
@@ -270,8 +270,9 @@ impl TheorySolver {
             }
             .into());
         }
-        let Some((lambda, sigma, tau)) = static_noise(point) else {
-            return self.solve_dmft(point, cancelled);
+        let (lambda, sigma, tau) = match point.algorithm().shape() {
+            Shape::Static { lambda, sigma, tau } => (lambda, sigma, tau),
+            Shape::Descent(_) => return self.solve_dmft(point, cancelled),
         };
         let (st, report) = self.solve_static(point, warm, lambda, sigma)?;
         let b_star = point.intercept().map_or(0.0, |i| i.teacher);
@@ -407,9 +408,10 @@ impl TheorySolver {
     /// §3.4; two clusters, §3.6, alike) — or the refusal of a point none of
     /// them serves.
     fn dynamics(&self, point: &Point, noise_sd: f64) -> Result<DynamicsMethod, TheoryError> {
-        let (Algorithm::Dpgd { steps, .. } | Algorithm::Dpsgd { steps, .. }) = point.algorithm() else {
+        let Shape::Descent(g) = point.algorithm().shape() else {
             unreachable!("static points are solved by solve_static")
         };
+        let steps = g.steps;
         let method = self.dmft.method;
         let cov = self.covariance.as_ref();
         if cov.is_some() && method == DmftMethod::Exact && steps > DMFT_MAX_STEPS {
@@ -422,9 +424,8 @@ impl TheorySolver {
             });
         }
         // unclipped least squares: the exact spectral integral, with or without a spectrum (§3.2)
-        let spectral = matches!(point.model(), Model::LeastSquares { .. })
-            && point.algorithm().gradient_steps().is_some_and(|g| g.clip.is_infinite())
-            && method == DmftMethod::Auto;
+        let spectral =
+            matches!(point.model(), Model::LeastSquares { .. }) && g.clip.is_infinite() && method == DmftMethod::Auto;
         if spectral {
             return Ok(DynamicsMethod::Spectral);
         }
@@ -434,7 +435,7 @@ impl TheorySolver {
         // beyond the mean step's limit 2/L_q the iterates oscillate and the response kernels alternate in
         // sign, which the long horizon's block memory does not resolve (docs/theory.md §3.3, "Step sizes
         // beyond the limit"): the full-memory DMFT where it is affordable, a refusal beyond
-        let q = point.algorithm().gradient_steps().map_or(1.0, |g| g.sample_rate);
+        let q = g.sample_rate;
         // two clusters: the within-class covariance κ²Σ scales XᵀX's spectrum by κ²
         let curvature = point.model().curvature() * point.two_cluster().map_or(1.0, |m| m.within);
         let limit = 2.0
@@ -445,7 +446,7 @@ impl TheorySolver {
                 q,
                 cov,
             );
-        let eta = point.algorithm().gradient_steps().map_or(0.0, |g| g.eta);
+        let eta = g.eta;
         let oscillating = long && eta >= limit;
         if oscillating && (method == DmftMethod::LongHorizon || steps > OSCILLATING_EXACT_MAX) {
             return Err(DmftError::Invalid {
@@ -601,13 +602,4 @@ fn last_stderr(path: &DmftPath) -> f64 {
 enum Static {
     Huber(HuberParams, HuberState, f64),
     Logistic(LogisticParams, LogisticState, f64),
-}
-
-/// (λ, σ, τ) of a static point; `None` for DP-GD and DP-SGD.
-fn static_noise(point: &Point) -> Option<(f64, f64, f64)> {
-    match point.algorithm() {
-        Algorithm::Objective { lambda, sigma } => Some((lambda, sigma, 0.0)),
-        Algorithm::Output { lambda, tau } => Some((lambda, 0.0, tau)),
-        Algorithm::Dpgd { .. } | Algorithm::Dpsgd { .. } => None,
-    }
 }

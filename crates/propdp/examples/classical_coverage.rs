@@ -20,9 +20,10 @@
 //! per run.
 
 use nalgebra::DVector;
+use propdp::core::Algorithm;
 use propdp::core::NoiseLaw;
 use propdp::core::accountant::{ExtraRidge, Neighbouring};
-use propdp::inference::{Glm, Release, Spec, fit};
+use propdp::inference::{Glm, Spec, fit};
 use propdp::sim::data::{draw_noise, fill_gaussian};
 use propdp::sim::rng::stream;
 use rand::RngExt;
@@ -44,12 +45,15 @@ fn main() {
     let seed = flag("--seed", 1.0) as u64;
     let spec = Spec {
         model: if logistic { Glm::Logistic } else { Glm::Huber { m: 1.0 } },
-        release: if release == "output" {
-            Release::Output
+        // λ = 1 until chosen below; the noise is 0 until the budget calibrates it
+        algorithm: if release == "output" {
+            Algorithm::Output { lambda: 1.0, tau: 0.0 }
         } else {
-            Release::Objective
+            Algorithm::Objective {
+                lambda: 1.0,
+                sigma: 0.0,
+            }
         },
-        lambda: 1.0,
         epsilon,
         delta_priv: 1e-6,
         neighbouring: Neighbouring::ReplaceOne,
@@ -57,17 +61,17 @@ fn main() {
         noise: None,
         holdout: 0.0,
         test_clip: None,
-        descent: None,
         extra_ridge: ExtraRidge::Auto,
         standardize: false,
         intercept: false,
     };
     // λ: given, or the smallest never refused for its Hessian's noise
+    let lambda = match args.iter().position(|a| a == "--lambda") {
+        Some(i) if args[i + 1] != "auto" => args[i + 1].parse().expect("a number"),
+        _ => propdp::inference::classical::sufficient_lambda(&spec, d).unwrap(),
+    };
     let spec = Spec {
-        lambda: match args.iter().position(|a| a == "--lambda") {
-            Some(i) if args[i + 1] != "auto" => args[i + 1].parse().expect("a number"),
-            _ => propdp::inference::classical::sufficient_lambda(&spec, d).unwrap(),
-        },
+        algorithm: spec.algorithm.with_lambda(lambda),
         ..spec
     };
     let noise = NoiseLaw::Gaussian { sd: 0.5 };
@@ -105,7 +109,7 @@ fn main() {
             }
         };
         assert_eq!(f.method, propdp::inference::Method::Classical);
-        let c = shrink(logistic, n as f64, spec.lambda, &theta);
+        let c = shrink(logistic, n as f64, spec.lambda(), &theta);
         let target = &theta * c;
         let ci = f.conf_int(0.05).unwrap();
         let se = f.standard_errors();
@@ -143,7 +147,7 @@ fn main() {
         "{}",
         serde_json::json!({
             "model": model, "release": release, "d": d, "n": n, "epsilon": epsilon, "s2": s2,
-            "lambda": spec.lambda, "row_norm": spec.row_norm, "reps": reps,
+            "lambda": spec.lambda(), "row_norm": spec.row_norm, "reps": reps,
             "coverage": (mean * 1e4).round() / 1e4, "se": ((var / k).sqrt() * 1e4).round() / 1e4,
             "intercept_coverage": intercept_hit as f64 / k, "model_coverage": (model_hits / k * 1e4).round() / 1e4,
             "mean_se": (width / k * 1e4).round() / 1e4, "refused": refused,

@@ -23,7 +23,8 @@
 use nalgebra::{DMatrix, DVector};
 use propdp::core::NoiseLaw;
 use propdp::core::loss::Loss;
-use propdp::inference::{Descent, Glm, Inference, Release, Spec, fit};
+use propdp::core::{Algorithm, LossVariant, Shape};
+use propdp::inference::{Glm, Inference, Spec, fit};
 use propdp::sim::data::{draw_gaussian_vector, draw_noise, fill_gaussian};
 use propdp::sim::objective::Objective;
 use propdp::sim::rng::{SimRng, stream};
@@ -72,7 +73,9 @@ fn bootstrap(fit: &Inference, rng: &mut SimRng, b: usize, noise: &NoiseLaw, a: f
         Glm::Logistic => (true, Loss::Logistic),
         Glm::Huber { m } => (false, Loss::Huber { m }),
     };
-    let objective = fit.spec.release == Release::Objective;
+    let Shape::Static { lambda, sigma, tau } = fit.spec.algorithm.with_noise(fit.noise).shape() else {
+        panic!("--bootstrap refits by objective or output perturbation only")
+    };
     let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(b); d];
     for _ in 0..b {
         let (mut xt, y) = draw(rng, n, &theta, logistic, noise);
@@ -88,13 +91,13 @@ fn bootstrap(fit: &Inference, rng: &mut SimRng, b: usize, noise: &NoiseLaw, a: f
             xt: &xt,
             y: &y,
             loss,
-            lambda: fit.spec.lambda,
-            sigma: if objective { fit.noise } else { 0.0 },
+            lambda,
+            sigma,
             b: &noise_vector,
         };
         let (mut refit, _) = o.minimize(1e-9, 200).expect("a bootstrap refit converges");
-        if !objective {
-            refit += fit.noise * &noise_vector;
+        if tau > 0.0 {
+            refit += tau * &noise_vector;
         }
         for (j, v) in refit.iter().enumerate() {
             draws[j].push(v - theta[j]);
@@ -153,12 +156,24 @@ fn main() {
         } else {
             Glm::Huber { m: 1.0 }
         },
-        release: match release.split(':').next() {
-            Some("objective") => Release::Objective,
-            Some("dpsgd") => Release::Dpsgd,
-            _ => Release::Output,
+        // the noise is 0 until the budget calibrates it
+        algorithm: match release.split(':').next() {
+            Some("objective") => Algorithm::Objective { lambda, sigma: 0.0 },
+            Some("dpsgd") => {
+                let usage = "dpsgd:T:ETA:Q[:C]";
+                let p: Vec<&str> = release.strip_prefix("dpsgd:").expect(usage).split(':').collect();
+                Algorithm::Dpsgd {
+                    lambda,
+                    sigma: 0.0,
+                    eta: p[1].parse().expect(usage),
+                    steps: p[0].parse().expect(usage),
+                    loss_variant: LossVariant::Standard,
+                    sample_rate: p[2].parse().expect(usage),
+                    clip: p.get(3).map(|c| c.parse().expect(usage)),
+                }
+            }
+            _ => Algorithm::Output { lambda, tau: 0.0 },
         },
-        lambda,
         epsilon,
         delta_priv: 1e-6,
         neighbouring: Neighbouring::ReplaceOne,
@@ -169,15 +184,6 @@ fn main() {
         extra_ridge: propdp::core::accountant::ExtraRidge::Auto,
         standardize: false,
         intercept: false,
-        descent: release.strip_prefix("dpsgd:").map(|p| {
-            let p: Vec<&str> = p.split(':').collect();
-            Descent {
-                steps: p[0].parse().expect("dpsgd:T:ETA:Q[:C]"),
-                eta: p[1].parse().expect("dpsgd:T:ETA:Q[:C]"),
-                sample_rate: p[2].parse().expect("dpsgd:T:ETA:Q[:C]"),
-                clip: p.get(3).map(|c| c.parse().expect("dpsgd:T:ETA:Q[:C]")),
-            }
-        }),
     };
     let z95 = 1.959_963_984_540_054;
     let z90 = 1.644_853_626_951_472_2;
@@ -186,7 +192,7 @@ fn main() {
     let (mut large_n, mut large_hit, mut large_plain, mut large_boot) = (0usize, 0usize, 0usize, 0usize);
     let boot: usize = flag("--bootstrap", "0").parse().unwrap();
     assert!(
-        boot == 0 || spec.descent.is_none(),
+        boot == 0 || spec.algorithm.gradient_steps().is_none(),
         "--bootstrap refits by objective or output perturbation only"
     );
     let mut alphas = Vec::new();

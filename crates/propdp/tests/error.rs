@@ -141,8 +141,10 @@ fn the_data_and_labels_are_named_as_each_front_end_names_them() {
         .collect();
     let spec = propdp::inference::Spec {
         model: propdp::inference::Glm::Logistic,
-        release: propdp::inference::Release::Objective,
-        lambda: 1.0,
+        algorithm: propdp::core::Algorithm::Objective {
+            lambda: 1.0,
+            sigma: 0.0,
+        },
         epsilon: 8.0,
         delta_priv: 1e-6,
         neighbouring: propdp::core::accountant::Neighbouring::ReplaceOne,
@@ -150,7 +152,6 @@ fn the_data_and_labels_are_named_as_each_front_end_names_them() {
         noise: None,
         holdout: 0.0,
         test_clip: None,
-        descent: None,
         extra_ridge: Default::default(),
         standardize: false,
         intercept: false,

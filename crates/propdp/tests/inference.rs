@@ -6,7 +6,8 @@ use nalgebra::{DMatrix, DVector};
 use propdp::ErrorKind;
 use propdp::core::NoiseLaw;
 use propdp::core::accountant::Neighbouring;
-use propdp::inference::{Descent, Glm, Reason, Release, Spec, fit, fit_whitened};
+use propdp::core::{Algorithm, LossVariant};
+use propdp::inference::{Glm, Reason, Spec, fit, fit_whitened};
 use propdp::sim::data::{draw_noise, fill_gaussian};
 use propdp::sim::rng::stream;
 use rand::RngExt;
@@ -61,21 +62,34 @@ fn data_with(
     (rows, y, theta)
 }
 
-/// T steps of DP-SGD at step size 0.5 and sample rate `q`, clipped at 1.
-fn descent(steps: usize, q: f64) -> Descent {
-    Descent {
-        steps,
+/// Objective perturbation at ridge λ (its noise calibrated to the budget).
+fn objective(lambda: f64) -> Algorithm {
+    Algorithm::Objective { lambda, sigma: 0.0 }
+}
+
+/// Output perturbation at ridge λ (its noise calibrated to the budget).
+fn output(lambda: f64) -> Algorithm {
+    Algorithm::Output { lambda, tau: 0.0 }
+}
+
+/// T steps of DP-SGD at ridge λ, step size 0.5 and sample rate `q`,
+/// clipped at 1 (its noise calibrated to the budget).
+fn dpsgd(lambda: f64, steps: usize, q: f64) -> Algorithm {
+    Algorithm::Dpsgd {
+        lambda,
+        sigma: 0.0,
         eta: 0.5,
+        steps,
+        loss_variant: LossVariant::Standard,
         sample_rate: q,
         clip: Some(1.0),
     }
 }
 
-fn spec(model: Glm, release: Release, lambda: f64, epsilon: f64) -> Spec {
+fn spec(model: Glm, algorithm: Algorithm, epsilon: f64) -> Spec {
     Spec {
         model,
-        release,
-        lambda,
+        algorithm,
         epsilon,
         delta_priv: 1e-6,
         neighbouring: Neighbouring::ReplaceOne,
@@ -83,10 +97,35 @@ fn spec(model: Glm, release: Release, lambda: f64, epsilon: f64) -> Spec {
         noise: None,
         holdout: 0.0,
         test_clip: None,
-        descent: None,
         extra_ridge: propdp::core::accountant::ExtraRidge::Auto,
         standardize: false,
         intercept: false,
+    }
+}
+
+/// A report writes the spec's algorithm as the keys it always had: its
+/// name as `release`, its ridge as `lambda`, DP-SGD's `descent` (Python's
+/// summary reads them); the noise the budget calibrates is not among them.
+#[test]
+fn a_report_writes_the_algorithm_as_release_lambda_and_descent() {
+    let v = serde_json::to_value(spec(Glm::Logistic, dpsgd(0.5, 20, 0.25), 8.0)).unwrap();
+    assert_eq!(
+        (v["release"].as_str(), v["lambda"].as_f64()),
+        (Some("dpsgd"), Some(0.5))
+    );
+    assert_eq!(
+        v["descent"],
+        serde_json::json!({"steps": 20, "eta": 0.5, "sample_rate": 0.25, "clip": 1.0})
+    );
+    assert!(v.get("algorithm").is_none() && v.get("sigma").is_none(), "{v}");
+    for (algorithm, name) in [(objective(2.0), "objective"), (output(2.0), "output")] {
+        let v = serde_json::to_value(spec(Glm::Huber { m: 1.0 }, algorithm, 8.0)).unwrap();
+        assert_eq!(
+            (v["release"].as_str(), v["lambda"].as_f64(), v["descent"].is_null()),
+            (Some(name), Some(2.0), true),
+            "{v}"
+        );
+        assert_eq!(v["model"], serde_json::json!({"model": "huber", "m": 1.0}));
     }
 }
 
@@ -149,10 +188,10 @@ fn assert_covers(name: &str, (c, se, naive): (f64, f64, f64), naive_below: f64) 
 #[test]
 #[ignore = "slow: run with --include-ignored"]
 fn logistic_intervals_keep_their_level_where_the_naive_one_fails() {
-    let s = spec(Glm::Logistic, Release::Objective, 1.0, 32.0);
+    let s = spec(Glm::Logistic, objective(1.0), 32.0);
     let g = NoiseLaw::Gaussian { sd: 0.0 };
     assert_covers("logistic objective", coverage(&s, 0.5, 4.0, g, 24), 0.7);
-    let s = spec(Glm::Logistic, Release::Output, 1.0, 32.0);
+    let s = spec(Glm::Logistic, output(1.0), 32.0);
     assert_covers("logistic output", coverage(&s, 0.5, 4.0, g, 24), 0.7);
 }
 
@@ -168,8 +207,7 @@ fn dpsgd_intervals_keep_their_level_from_the_state_evolution() {
     let g = NoiseLaw::Gaussian { sd: 0.5 };
     let known = Spec {
         noise: Some(g),
-        descent: Some(descent(30, 0.2)),
-        ..spec(Glm::Huber { m: 1.0 }, Release::Dpsgd, 1.0, 32.0)
+        ..spec(Glm::Huber { m: 1.0 }, dpsgd(1.0, 30, 0.2), 32.0)
     };
     assert_covers("huber DP-SGD, known law", coverage(&known, 0.5, 1.0, g, 8), 0.7);
 }
@@ -177,7 +215,7 @@ fn dpsgd_intervals_keep_their_level_from_the_state_evolution() {
 #[test]
 #[ignore = "slow: run with --include-ignored"]
 fn huber_intervals_keep_their_level_without_the_noise_law() {
-    let s = spec(Glm::Huber { m: 1.0 }, Release::Objective, 1.0, 32.0);
+    let s = spec(Glm::Huber { m: 1.0 }, objective(1.0), 32.0);
     let t = NoiseLaw::StudentT { dof: 3.0, scale: 0.5 };
     assert_covers("huber objective", coverage(&s, 1.0, 1.0, t, 24), 0.85);
 }
@@ -189,7 +227,7 @@ fn huber_output_intervals_keep_their_level_given_the_noise_law() {
     let t = NoiseLaw::StudentT { dof: 3.0, scale: 0.5 };
     let s = Spec {
         noise: Some(t),
-        ..spec(Glm::Huber { m: 1.0 }, Release::Output, 1.0, 16.0)
+        ..spec(Glm::Huber { m: 1.0 }, output(1.0), 16.0)
     };
     assert_covers("huber output, known law", coverage(&s, 0.5, 1.0, t, 24), 0.93);
 }
@@ -204,7 +242,7 @@ fn huber_output_intervals_keep_their_level_given_the_noise_law() {
 fn huber_output_intervals_keep_their_level_without_the_noise_law() {
     let t = NoiseLaw::StudentT { dof: 3.0, scale: 0.5 };
     for (epsilon, naive_below) in [(32.0, 0.93), (8.0, 1.0)] {
-        let s = spec(Glm::Huber { m: 1.0 }, Release::Output, 1.0, epsilon);
+        let s = spec(Glm::Huber { m: 1.0 }, output(1.0), epsilon);
         assert_covers(
             &format!("huber output, ε = {epsilon}"),
             coverage(&s, 0.5, 1.0, t, 24),
@@ -217,7 +255,7 @@ fn huber_output_intervals_keep_their_level_without_the_noise_law() {
 /// of a Huber fit within the budget.
 #[test]
 fn a_seed_fixes_the_release_and_the_ledger_holds_the_budget() {
-    let s = spec(Glm::Huber { m: 1.0 }, Release::Objective, 1.0, 4.0);
+    let s = spec(Glm::Huber { m: 1.0 }, objective(1.0), 4.0);
     let (rows, y, _) = data(1, 400, 200, 1.0, s.model, NoiseLaw::Gaussian { sd: 0.5 });
     let (a, b) = (
         fit(&rows, 400, 200, &y, &s, Some(9)).unwrap(),
@@ -245,7 +283,7 @@ fn refusal(result: propdp::Result<propdp::inference::Inference>) -> Reason {
 #[test]
 fn each_refusal_fires_with_its_reason() {
     let g = NoiseLaw::Gaussian { sd: 0.5 };
-    let logistic = spec(Glm::Logistic, Release::Objective, 1.0, 8.0);
+    let logistic = spec(Glm::Logistic, objective(1.0), 8.0);
     // too few features
     let (rows, y, _) = data(1, 200, 100, 1.0, Glm::Logistic, g);
     assert_eq!(
@@ -285,8 +323,7 @@ fn each_refusal_fires_with_its_reason() {
     let (rows, y, _) = data(1, 400, 200, 1.0, Glm::Huber { m: 1.0 }, g);
     // Huber DP-SGD without the noise law: the residual statistics' equations are the fixed point's
     let huber_sgd = Spec {
-        descent: Some(descent(20, 1.0)),
-        ..spec(Glm::Huber { m: 1.0 }, Release::Dpsgd, 1.0, 8.0)
+        ..spec(Glm::Huber { m: 1.0 }, dpsgd(1.0, 20, 1.0), 8.0)
     };
     assert_eq!(
         refusal(fit(&rows, 400, 200, &y, &huber_sgd, Some(1))),
@@ -294,7 +331,7 @@ fn each_refusal_fires_with_its_reason() {
     );
     // labels a function of the rows (y = sign(xᵀθ*)), much data and little noise: ‖θ̂‖²/d
     // is consistent only with a huge signal
-    let sharp = spec(Glm::Logistic, Release::Objective, 1.0, 1000.0);
+    let sharp = spec(Glm::Logistic, objective(1.0), 1000.0);
     let (n, d) = (5000, 500);
     let (rows, _, theta) = data(2, n, d, 1.0, Glm::Logistic, g);
     let y: Vec<f64> = rows
@@ -303,7 +340,7 @@ fn each_refusal_fires_with_its_reason() {
         .collect();
     assert_eq!(refusal(fit(&rows, n, d, &y, &sharp, Some(1))), Reason::NearSeparable);
     // little ridge: q(s²) peaks and falls, and a strong signal's ‖θ̂‖²/d is reached on both sides
-    let small = spec(Glm::Logistic, Release::Objective, 0.01, 10_000.0);
+    let small = spec(Glm::Logistic, objective(0.01), 10_000.0);
     let (rows, y, _) = data(3, 800, 400, 30.0, Glm::Logistic, g);
     assert_eq!(refusal(fit(&rows, 800, 400, &y, &small, Some(1))), Reason::Unidentified);
 }
@@ -311,7 +348,7 @@ fn each_refusal_fires_with_its_reason() {
 #[test]
 fn arguments_out_of_range_are_named() {
     let (rows, y, _) = data(1, 400, 200, 1.0, Glm::Logistic, NoiseLaw::Gaussian { sd: 0.5 });
-    let mut s = spec(Glm::Logistic, Release::Objective, 1.0, 8.0);
+    let mut s = spec(Glm::Logistic, objective(1.0), 8.0);
     s.delta_priv = 2.0;
     let e = fit(&rows, 400, 200, &y, &s, None).unwrap_err();
     assert_eq!(
@@ -322,20 +359,12 @@ fn arguments_out_of_range_are_named() {
     // below objective perturbation's floor 2·log(1 + β/λ) = 2·log(1.25), extra ridge refused
     let s = Spec {
         extra_ridge: propdp::core::accountant::ExtraRidge::Refuse,
-        ..spec(Glm::Logistic, Release::Objective, 1.0, 0.4)
+        ..spec(Glm::Logistic, objective(1.0), 0.4)
     };
     let e = fit(&rows, 400, 200, &y, &s, None).unwrap_err();
     assert_eq!(e.field(), Some("epsilon"), "{e:#}");
     assert!(e.to_string().contains("floor"), "{e}");
-    let f = fit(
-        &rows,
-        400,
-        200,
-        &y,
-        &spec(Glm::Logistic, Release::Objective, 1.0, 8.0),
-        Some(1),
-    )
-    .unwrap();
+    let f = fit(&rows, 400, 200, &y, &spec(Glm::Logistic, objective(1.0), 8.0), Some(1)).unwrap();
     assert_eq!(f.conf_int(1.5).unwrap_err().argument, "alpha");
     assert_eq!(f.contrast(&[1.0; 3], 0.05).unwrap_err().argument, "a");
     // no rows held out: no test error interval, and the argument to change named
@@ -344,48 +373,53 @@ fn arguments_out_of_range_are_named() {
         let s = Spec {
             holdout,
             test_clip: clip,
-            ..spec(Glm::Huber { m: 1.0 }, Release::Objective, 1.0, 8.0)
+            ..spec(Glm::Huber { m: 1.0 }, objective(1.0), 8.0)
         };
         let field = if clip.is_some() { "test_clip" } else { "holdout" };
         assert_eq!(fit(&rows, 400, 200, &y, &s, None).unwrap_err().field(), Some(field));
     }
-    // DP-SGD's descent: needed by it, refused elsewhere, each setting in range
-    let dpsgd = spec(Glm::Logistic, Release::Dpsgd, 1.0, 8.0);
+    // DP-SGD's descent, each setting in range; DP-GD is DP-SGD at q = 1; the noise is calibrated
+    let sgd = |steps: usize, eta: f64, sample_rate: f64, clip: f64| Algorithm::Dpsgd {
+        lambda: 1.0,
+        sigma: 0.0,
+        eta,
+        steps,
+        loss_variant: LossVariant::Standard,
+        sample_rate,
+        clip: Some(clip),
+    };
     let bad = [
-        (None, Release::Dpsgd, "steps"),
-        (Some(descent(20, 1.0)), Release::Objective, "steps"),
+        (sgd(0, 0.5, 1.0, 1.0), "steps"),
+        (sgd(20, -1.0, 1.0, 1.0), "eta"),
+        (sgd(20, 0.5, 1.5, 1.0), "sample_rate"),
+        (sgd(20, 0.5, 1.0, 0.0), "clip"),
+        (sgd(20, 0.5, 1.0, 1.0).with_noise(1.0), "sigma"),
         (
-            Some(Descent {
-                steps: 0,
-                ..descent(20, 1.0)
-            }),
-            Release::Dpsgd,
-            "steps",
+            Algorithm::Dpsgd {
+                lambda: 1.0,
+                sigma: 0.0,
+                eta: 0.5,
+                steps: 20,
+                loss_variant: LossVariant::Conditional,
+                sample_rate: 1.0,
+                clip: None,
+            },
+            "loss_variant",
         ),
+        (output(1.0).with_noise(0.5), "tau"),
         (
-            Some(Descent {
-                eta: -1.0,
-                ..descent(20, 1.0)
-            }),
-            Release::Dpsgd,
-            "eta",
-        ),
-        (Some(descent(20, 1.5)), Release::Dpsgd, "sample_rate"),
-        (
-            Some(Descent {
-                clip: Some(0.0),
-                ..descent(20, 1.0)
-            }),
-            Release::Dpsgd,
-            "clip",
+            Algorithm::Dpgd {
+                lambda: 1.0,
+                sigma: 0.0,
+                eta: 0.5,
+                steps: 20,
+                loss_variant: LossVariant::Standard,
+            },
+            "algorithm",
         ),
     ];
-    for (descent, release, field) in bad {
-        let s = Spec {
-            descent,
-            release,
-            ..dpsgd
-        };
+    for (algorithm, field) in bad {
+        let s = spec(Glm::Logistic, algorithm, 8.0);
         assert_eq!(
             fit(&rows, 400, 200, &y, &s, None).unwrap_err().field(),
             Some(field),
@@ -395,7 +429,7 @@ fn arguments_out_of_range_are_named() {
     // too few rows held out for the interval: 2% of 400
     let s = Spec {
         holdout: 0.02,
-        ..spec(Glm::Logistic, Release::Objective, 1.0, 8.0)
+        ..spec(Glm::Logistic, objective(1.0), 8.0)
     };
     let e = fit(&rows, 400, 200, &y, &s, Some(1)).unwrap_err();
     assert_eq!(e.field(), Some("holdout"), "{e:#}");
@@ -448,7 +482,7 @@ fn the_held_out_test_error_interval_covers_the_fits_population_error() {
     for (model, sd) in [(Glm::Logistic, 0.0), (Glm::Huber { m: 1.0 }, 0.5)] {
         let s = Spec {
             holdout: 0.2,
-            ..spec(model, Release::Objective, 1.0, 4.0)
+            ..spec(model, objective(1.0), 4.0)
         };
         let (coverage, width) = test_error_coverage(&s, sd, 60);
         // 60 sets: the coverage's standard error at 0.95 is 0.028
@@ -475,7 +509,7 @@ fn with_a_public_covariance_the_whitened_intervals_keep_their_level() {
     });
     let sigma = &sigma * (d as f64 / sigma.trace());
     let factor = sigma.clone().cholesky().expect("positive definite").l();
-    let s = spec(Glm::Huber { m: 1.0 }, Release::Objective, 0.2, 32.0);
+    let s = spec(Glm::Huber { m: 1.0 }, objective(0.2), 32.0);
     let noise = NoiseLaw::Gaussian { sd: 0.5 };
     let sets = 16;
     let (mut whitened, mut plain) = (Vec::new(), 0.0);
@@ -545,16 +579,13 @@ fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
 fn a_release_holds_no_seed_and_no_exact_count() {
     let seed = 987_654_321_u64;
     let (n, d) = (600, 200);
-    for (model, release) in [
-        (Glm::Logistic, Release::Objective),
-        (Glm::Huber { m: 1.0 }, Release::Output),
-    ] {
+    for (model, release) in [(Glm::Logistic, objective(1.0)), (Glm::Huber { m: 1.0 }, output(1.0))] {
         let (rows, y, _) = data(5, n, d, 1.0, model, NoiseLaw::Gaussian { sd: 0.5 });
         for neighbouring in [Neighbouring::ReplaceOne, Neighbouring::AddRemoveOne] {
             let s = Spec {
                 neighbouring,
                 holdout: 0.2,
-                ..spec(model, release, 1.0, 8.0)
+                ..spec(model, release, 8.0)
             };
             let f = fit(&rows, n, d, &y, &s, Some(seed)).unwrap();
             let dir = tempfile::tempdir().unwrap();
@@ -611,8 +642,8 @@ fn an_extreme_label_leaves_the_huber_release_finite() {
     let (n, d) = (600, 200);
     let model = Glm::Huber { m: 1.0 };
     let (rows, y, _) = data(6, n, d, 1.0, model, NoiseLaw::Gaussian { sd: 0.5 });
-    for release in [Release::Output, Release::Objective] {
-        let s = spec(model, release, 1.0, 4.0);
+    for release in [output(1.0), objective(1.0)] {
+        let s = spec(model, release, 4.0);
         // far out on either side: the row's ψ is ±M whatever its label's size
         let far = [1e6, 1e154, 1e155, 1e300, f64::MAX, -1e6, -1e155, -f64::MAX];
         let fits: Vec<_> = far
@@ -652,14 +683,14 @@ fn rows_shrunk_by_the_projection_are_refused() {
     let (n, d) = (1000, 200);
     let model = Glm::Huber { m: 1.0 };
     let (rows, y, _) = data(7, n, d, 1.0, model, NoiseLaw::Gaussian { sd: 0.5 });
-    for (row_norm, release) in [(1e-3, Release::Output), (0.3, Release::Objective)] {
+    for (row_norm, release) in [(1e-3, output(1.0)), (0.3, objective(1.0))] {
         let s = Spec {
             row_norm,
-            ..spec(model, release, 1.0, 4.0)
+            ..spec(model, release, 4.0)
         };
         assert_eq!(refusal(fit(&rows, n, d, &y, &s, Some(1))), Reason::RowsProjected);
     }
-    let s = spec(model, Release::Output, 1.0, 4.0);
+    let s = spec(model, output(1.0), 4.0);
     assert!(fit(&rows, n, d, &y, &s, Some(1)).is_ok());
 }
 
@@ -676,7 +707,7 @@ fn below_its_floor_objective_perturbation_adds_ridge_and_keeps_its_level() {
         (
             Spec {
                 row_norm: 1.5,
-                ..spec(Glm::Huber { m: 1.0 }, Release::Objective, 1.0, 2.0)
+                ..spec(Glm::Huber { m: 1.0 }, objective(1.0), 2.0)
             },
             0.5,
             1.0,
@@ -685,7 +716,7 @@ fn below_its_floor_objective_perturbation_adds_ridge_and_keeps_its_level() {
         (
             Spec {
                 row_norm: 1.5,
-                ..spec(Glm::Logistic, Release::Objective, 0.1, 4.0)
+                ..spec(Glm::Logistic, objective(0.1), 4.0)
             },
             0.5,
             4.0,
@@ -694,7 +725,7 @@ fn below_its_floor_objective_perturbation_adds_ridge_and_keeps_its_level() {
     ] {
         let (rows, y, _) = data(1, 800, 400, s2, s.model, noise);
         let f = fit(&rows, 800, 400, &y, &s, Some(1)).unwrap();
-        assert!(f.privacy.extra_ridge > 0.0 && f.privacy.lambda == s.lambda + f.privacy.extra_ridge);
+        assert!(f.privacy.extra_ridge > 0.0 && f.privacy.lambda == s.lambda() + f.privacy.extra_ridge);
         assert!(f.privacy.epsilon <= s.epsilon);
         assert!(f.text().contains("extra ridge"), "{}", f.text());
         let refuse = Spec {
@@ -706,7 +737,10 @@ fn below_its_floor_objective_perturbation_adds_ridge_and_keeps_its_level() {
         let (c, se, naive) = coverage(&s, delta, s2, noise, 16);
         eprintln!(
             "{:?} λ {} ε {}: Δ = {:.4}, coverage {c:.4} ± {se:.4}, naive {naive:.4}",
-            s.model, s.lambda, s.epsilon, f.privacy.extra_ridge
+            s.model,
+            s.lambda(),
+            s.epsilon,
+            f.privacy.extra_ridge
         );
         assert_covers(&format!("{:?} below the floor", s.model), (c, se, naive), 1.01);
     }
@@ -748,14 +782,16 @@ fn logistic_ridge_shrink(n: f64, lambda: f64, theta: &DVector<f64>) -> f64 {
 #[test]
 fn the_classical_interval_covers_its_ridge_target() {
     let (n, d) = (3000, 10);
-    let mut s = spec(Glm::Logistic, Release::Objective, 1.0, 8.0);
+    let mut s = spec(Glm::Logistic, objective(1.0), 8.0);
     s.row_norm = 1.5;
-    s.lambda = propdp::inference::classical::sufficient_lambda(&s, d).unwrap();
+    s.algorithm = s
+        .algorithm
+        .with_lambda(propdp::inference::classical::sufficient_lambda(&s, d).unwrap());
     let (mut hits, mut intercept_hits, sets) = (0, 0, 100);
     for k in 0..sets {
         let (rows, y, theta) = data(500 + k, n, d, 4.0, Glm::Logistic, NoiseLaw::Gaussian { sd: 0.0 });
         let f = fit(&rows, n, d, &y, &s, Some(k)).unwrap();
-        let target = &theta * logistic_ridge_shrink(n as f64, s.lambda, &theta);
+        let target = &theta * logistic_ridge_shrink(n as f64, s.lambda(), &theta);
         hits += f
             .conf_int(0.05)
             .unwrap()
@@ -780,9 +816,11 @@ fn the_classical_interval_covers_its_ridge_target() {
 fn a_small_d_gets_the_classical_interval_labelled() {
     let (n, d) = (1000, 30);
     let (rows, y, _) = data(3, n, d, 1.0, Glm::Logistic, NoiseLaw::Gaussian { sd: 0.0 });
-    let mut s = spec(Glm::Logistic, Release::Objective, 1.0, 8.0);
+    let mut s = spec(Glm::Logistic, objective(1.0), 8.0);
     assert_eq!(refusal(fit(&rows, n, d, &y, &s, Some(1))), Reason::NoisyHessian);
-    s.lambda = propdp::inference::classical::sufficient_lambda(&s, d).unwrap();
+    s.algorithm = s
+        .algorithm
+        .with_lambda(propdp::inference::classical::sufficient_lambda(&s, d).unwrap());
     let f = fit(&rows, n, d, &y, &s, Some(1)).unwrap();
     assert_eq!(f.method, propdp::inference::Method::Classical);
     assert!(f.nuisance.is_none() && f.privacy.epsilon <= 8.0);
@@ -795,15 +833,16 @@ fn a_small_d_gets_the_classical_interval_labelled() {
     assert!(f.intervals_csv(0.05).unwrap().contains("\nintercept,"));
     // Huber and output perturbation are served too; DP-SGD is not (its iterate is not the minimiser)
     let (rows, y, _) = data(3, n, d, 1.0, Glm::Huber { m: 1.0 }, NoiseLaw::Gaussian { sd: 0.5 });
-    let mut h = spec(Glm::Huber { m: 1.0 }, Release::Output, 1.0, 8.0);
-    h.lambda = propdp::inference::classical::sufficient_lambda(&h, d).unwrap();
+    let mut h = spec(Glm::Huber { m: 1.0 }, output(1.0), 8.0);
+    h.algorithm = h
+        .algorithm
+        .with_lambda(propdp::inference::classical::sufficient_lambda(&h, d).unwrap());
     assert_eq!(
         fit(&rows, n, d, &y, &h, Some(1)).unwrap().method,
         propdp::inference::Method::Classical
     );
     let sgd = Spec {
-        descent: Some(descent(20, 1.0)),
-        ..spec(Glm::Huber { m: 1.0 }, Release::Dpsgd, 1.0, 8.0)
+        ..spec(Glm::Huber { m: 1.0 }, dpsgd(1.0, 20, 1.0), 8.0)
     };
     assert_eq!(refusal(fit(&rows, n, d, &y, &sgd, Some(1))), Reason::TooFewFeatures);
 }
@@ -816,7 +855,7 @@ fn a_small_d_gets_the_classical_interval_labelled() {
 fn a_small_d_at_large_d_over_n_is_refused_naming_the_minimum_and_the_spend() {
     let (n, d) = (200, 30);
     let (rows, y, _) = data(3, n, d, 1.0, Glm::Logistic, NoiseLaw::Gaussian { sd: 0.0 });
-    let s = spec(Glm::Logistic, Release::Objective, 100.0, 8.0);
+    let s = spec(Glm::Logistic, objective(100.0), 8.0);
     let e = fit(&rows, n, d, &y, &s, Some(1)).unwrap_err();
     assert_eq!(e.refusal().map(|r| r.reason), Some(Reason::TooFewFeatures), "{e:#}");
     let text = format!("{e:#}");
@@ -852,10 +891,12 @@ fn standardize_releases_its_map_and_rescales_the_rows() {
     for (k, v) in rows.iter_mut().enumerate() {
         *v *= if k % d < d / 2 { 1000.0 } else { 0.001 };
     }
-    let mut s = spec(Glm::Logistic, Release::Objective, 1.0, 8.0);
+    let mut s = spec(Glm::Logistic, objective(1.0), 8.0);
     s.row_norm = 1.5;
     s.standardize = true;
-    s.lambda = propdp::inference::classical::sufficient_lambda(&s, d).unwrap();
+    s.algorithm = s
+        .algorithm
+        .with_lambda(propdp::inference::classical::sufficient_lambda(&s, d).unwrap());
     let raw = Spec {
         standardize: false,
         intercept: false,
@@ -889,13 +930,12 @@ fn with_an_intercept_unbalanced_logistic_labels_keep_their_level() {
     let g = NoiseLaw::Gaussian { sd: 0.0 };
     let with = |s: Spec| Spec { intercept: true, ..s };
     let sgd = Spec {
-        descent: Some(descent(30, 0.5)),
-        ..spec(Glm::Logistic, Release::Dpsgd, 1.0, 32.0)
+        ..spec(Glm::Logistic, dpsgd(1.0, 30, 0.5), 32.0)
     };
     for (name, s, sets) in [
         ("DP-SGD", sgd, 4),
-        ("objective", spec(Glm::Logistic, Release::Objective, 1.0, 8.0), 8),
-        ("output", spec(Glm::Logistic, Release::Output, 1.0, 8.0), 8),
+        ("objective", spec(Glm::Logistic, objective(1.0), 8.0), 8),
+        ("output", spec(Glm::Logistic, output(1.0), 8.0), 8),
     ] {
         for b in [0.0, 1.01, 2.75] {
             let c = coverage_with(&with(s), 1.0, 4.0, g, b, sets);

@@ -382,7 +382,7 @@ impl RawAlgorithm {
     /// The number of steps T at one sweep point (DP-GD, DP-SGD), checked to
     /// be in its table's range ([`crate::parameters`]).
     pub(crate) fn steps(&self, v: &BTreeMap<&str, f64>) -> Result<Option<usize>, ConfigError> {
-        if !matches!(self, RawAlgorithm::Dpgd { .. } | RawAlgorithm::Dpsgd { .. }) {
+        if !self.kind().is_iterative() {
             return Ok(None);
         }
         let steps = v["steps"];

@@ -3,7 +3,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::accountant::MechanismKind;
-use crate::error::ConfigError;
 
 /// The family of an algorithm, by its config name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -52,6 +51,18 @@ impl AlgorithmKind {
         AlgorithmKind::Dpsgd,
     ];
 
+    /// Every config name, quoted, in [`AlgorithmKind::ALL`]'s order: what an
+    /// error lists as allowed.
+    ///
+    /// ```
+    /// use propdp_core::AlgorithmKind;
+    /// assert_eq!(AlgorithmKind::allowed(), r#""objective", "output", "dpgd", "dpsgd""#);
+    /// ```
+    pub fn allowed() -> String {
+        let names: Vec<String> = AlgorithmKind::ALL.iter().map(|k| format!("{:?}", k.name())).collect();
+        names.join(", ")
+    }
+
     /// Config name: `objective`, `output`, `dpgd` or `dpsgd`.
     ///
     /// ```
@@ -77,7 +88,10 @@ impl AlgorithmKind {
     /// assert!(AlgorithmKind::Dpsgd.is_iterative() && !AlgorithmKind::Output.is_iterative());
     /// ```
     pub fn is_iterative(self) -> bool {
-        matches!(self, AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd)
+        match self {
+            AlgorithmKind::Objective | AlgorithmKind::Output => false,
+            AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => true,
+        }
     }
 
     /// Name in prose: "objective perturbation", "output perturbation", "DP gradient descent".
@@ -104,36 +118,6 @@ impl AlgorithmKind {
             AlgorithmKind::Objective | AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => "sigma",
         }
     }
-
-    /// The λ = 0 rule. Objective and output perturbation are private only
-    /// with a ridge: with λ = 0 the perturbed objective is unbounded below
-    /// (objective) and the sensitivity 2LR/λ is infinite (output). DP-GD
-    /// runs a fixed number of steps, so λ = 0 is well defined there.
-    /// `private` is true when the noise is positive or calibrated to a budget.
-    ///
-    /// ```
-    /// use propdp_core::AlgorithmKind;
-    /// assert!(AlgorithmKind::Objective.check_lambda(0.0, false).is_ok());
-    /// let e = AlgorithmKind::Output.check_lambda(0.0, true).unwrap_err().to_string();
-    /// assert!(e.contains("algorithm.lambda") && e.contains("λ > 0"));
-    /// assert!(AlgorithmKind::Dpgd.check_lambda(0.0, true).is_ok());
-    /// ```
-    pub fn check_lambda(self, lambda: f64, private: bool) -> Result<(), ConfigError> {
-        crate::parameters::check("lambda", "algorithm.lambda", lambda)?;
-        if lambda > 0.0 || !private {
-            return Ok(());
-        }
-        let allowed = match self {
-            AlgorithmKind::Objective => {
-                "λ > 0 when σ > 0 or a budget is given (with λ = 0 the perturbed objective is unbounded below)"
-            }
-            AlgorithmKind::Output => {
-                "λ > 0 when τ > 0 or a budget is given (output perturbation's sensitivity is 2LR/λ)"
-            }
-            AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd => return Ok(()),
-        };
-        Err(ConfigError::range("algorithm.lambda", lambda, allowed))
-    }
 }
 
 impl std::fmt::Display for AlgorithmKind {
@@ -148,7 +132,7 @@ impl std::str::FromStr for AlgorithmKind {
         AlgorithmKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown algorithm {s:?}: allowed \"objective\", \"output\", \"dpgd\", \"dpsgd\""))
+            .ok_or_else(|| format!("unknown algorithm {s:?}: allowed {}", AlgorithmKind::allowed()))
     }
 }
 
@@ -234,8 +218,31 @@ pub enum LossVariant {
     Conditional,
 }
 
+/// An algorithm by its shape: what the theory solves and the simulation runs.
+/// Code that branches on static versus iterative algorithms matches on this
+/// (exhaustively), so a new kind is placed by [`Algorithm::shape`] alone.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shape {
+    /// θ̂ = argmin F(θ) + σ bᵀθ + τ b: a perturbed minimiser (objective
+    /// perturbation: τ = 0; output perturbation: σ = 0).
+    Static {
+        /// Ridge strength λ.
+        lambda: f64,
+        /// Noise σ of the objective's linear term.
+        sigma: f64,
+        /// Noise τ added to the minimiser.
+        tau: f64,
+    },
+    /// T steps of noisy (sub-sampled, clipped) gradient descent.
+    Descent(GradientSteps),
+}
+
 /// The hyperparameters of a gradient method (DP-GD: q = 1, C = ∞), in the
-/// form the DMFT and the simulation take.
+/// form the DMFT and the simulation take: T steps of size η, each on a
+/// batch drawn at sample rate q (Poisson sampling today; the rate is what a
+/// cyclic schedule of groups would also carry), its per-example gradients
+/// clipped at C, plus noise σ (independent across steps today; a correlated
+/// noise strategy would be a further field here).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GradientSteps {
     /// Ridge λ.
@@ -255,24 +262,36 @@ pub struct GradientSteps {
 }
 
 impl Algorithm {
-    /// DP-GD's and DP-SGD's hyperparameters; `None` for the static algorithms.
+    /// The algorithm's shape: (λ, σ, τ) of a perturbed minimiser, or the
+    /// hyperparameters of its gradient steps.
     ///
     /// ```
-    /// use propdp_core::{Algorithm, LossVariant};
+    /// use propdp_core::{Algorithm, LossVariant, Shape};
+    /// let out = Algorithm::Output { lambda: 1.0, tau: 0.5 };
+    /// assert_eq!(out.shape(), Shape::Static { lambda: 1.0, sigma: 0.0, tau: 0.5 });
     /// let gd = Algorithm::Dpgd { lambda: 1.0, sigma: 0.5, eta: 0.1, steps: 3, loss_variant: LossVariant::Standard };
-    /// let g = gd.gradient_steps().unwrap();
+    /// let Shape::Descent(g) = gd.shape() else { panic!("DP-GD descends") };
     /// assert_eq!((g.sample_rate, g.clip), (1.0, f64::INFINITY));
-    /// assert!(Algorithm::Output { lambda: 1.0, tau: 1.0 }.gradient_steps().is_none());
     /// ```
-    pub fn gradient_steps(&self) -> Option<GradientSteps> {
+    pub fn shape(&self) -> Shape {
         match *self {
+            Algorithm::Objective { lambda, sigma } => Shape::Static {
+                lambda,
+                sigma,
+                tau: 0.0,
+            },
+            Algorithm::Output { lambda, tau } => Shape::Static {
+                lambda,
+                sigma: 0.0,
+                tau,
+            },
             Algorithm::Dpgd {
                 lambda,
                 sigma,
                 eta,
                 steps,
                 loss_variant,
-            } => Some(GradientSteps {
+            } => Shape::Descent(GradientSteps {
                 lambda,
                 sigma,
                 eta,
@@ -289,7 +308,7 @@ impl Algorithm {
                 loss_variant,
                 sample_rate,
                 clip,
-            } => Some(GradientSteps {
+            } => Shape::Descent(GradientSteps {
                 lambda,
                 sigma,
                 eta,
@@ -298,7 +317,22 @@ impl Algorithm {
                 sample_rate,
                 clip: clip.unwrap_or(f64::INFINITY),
             }),
-            Algorithm::Objective { .. } | Algorithm::Output { .. } => None,
+        }
+    }
+
+    /// DP-GD's and DP-SGD's hyperparameters ([`Shape::Descent`]); `None`
+    /// for the static algorithms.
+    ///
+    /// ```
+    /// use propdp_core::{Algorithm, LossVariant};
+    /// let gd = Algorithm::Dpgd { lambda: 1.0, sigma: 0.5, eta: 0.1, steps: 3, loss_variant: LossVariant::Standard };
+    /// assert_eq!(gd.gradient_steps().map(|g| g.steps), Some(3));
+    /// assert!(Algorithm::Output { lambda: 1.0, tau: 1.0 }.gradient_steps().is_none());
+    /// ```
+    pub fn gradient_steps(&self) -> Option<GradientSteps> {
+        match self.shape() {
+            Shape::Descent(g) => Some(g),
+            Shape::Static { .. } => None,
         }
     }
 
@@ -358,6 +392,50 @@ impl Algorithm {
                 sigma
             }
             Algorithm::Output { tau, .. } => tau,
+        }
+    }
+
+    /// The same algorithm with another ridge λ.
+    ///
+    /// ```
+    /// use propdp_core::Algorithm;
+    /// let out = Algorithm::Output { lambda: 1.0, tau: 0.5 }.with_lambda(2.0);
+    /// assert_eq!(out, Algorithm::Output { lambda: 2.0, tau: 0.5 });
+    /// ```
+    pub fn with_lambda(self, lambda: f64) -> Algorithm {
+        match self {
+            Algorithm::Objective { sigma, .. } => Algorithm::Objective { lambda, sigma },
+            Algorithm::Output { tau, .. } => Algorithm::Output { lambda, tau },
+            Algorithm::Dpgd {
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+                ..
+            } => Algorithm::Dpgd {
+                lambda,
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+            },
+            Algorithm::Dpsgd {
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+                sample_rate,
+                clip,
+                ..
+            } => Algorithm::Dpsgd {
+                lambda,
+                sigma,
+                eta,
+                steps,
+                loss_variant,
+                sample_rate,
+                clip,
+            },
         }
     }
 

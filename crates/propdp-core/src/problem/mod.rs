@@ -9,7 +9,7 @@ mod budget;
 mod model;
 mod point;
 
-pub use algorithm::{Algorithm, AlgorithmKind, GradientSteps, LossVariant, is_noise_param, is_non_private};
+pub use algorithm::{Algorithm, AlgorithmKind, GradientSteps, LossVariant, Shape, is_noise_param, is_non_private};
 pub use budget::{Budget, Target};
 pub use model::{DataModel, Design, Model, ModelKind, NoiseLaw, Prior};
 pub(crate) use point::check_budget_applies;

@@ -352,8 +352,11 @@ impl Point {
         let noise = self.algorithm.noise();
         kind.check_lambda(self.algorithm.lambda(), noise > 0.0)?;
         parameters::check(kind.noise_param(), &format!("algorithm.{}", kind.noise_param()), noise)?;
-        self.check_dpgd()?;
-        self.check_dpsgd()
+        match self.algorithm {
+            Algorithm::Objective { .. } | Algorithm::Output { .. } => Ok(()),
+            Algorithm::Dpgd { .. } => self.check_dpgd(),
+            Algorithm::Dpsgd { .. } => self.check_dpsgd(),
+        }
     }
 
     /// Smoothness bound of F = Σℓ + (λ/2)‖θ‖² for Gaussian designs:
@@ -389,7 +392,7 @@ impl Point {
             ..
         } = self.algorithm
         else {
-            return Ok(());
+            unreachable!("called for DP-GD (Point::check)")
         };
         parameters::check("eta", "algorithm.eta", eta)?;
         let limit = 2.0 / self.smoothness();
@@ -429,7 +432,7 @@ impl Point {
             ..
         } = self.algorithm
         else {
-            return Ok(());
+            unreachable!("called for DP-SGD (Point::check)")
         };
         check_dpsgd_privacy_fields(sample_rate, clip)?;
         parameters::check("eta", "algorithm.eta", eta)?;
@@ -489,14 +492,15 @@ impl Point {
     /// assert!(w.contains("algorithm.eta") && w.contains("oscillate"), "{w}");
     /// ```
     pub fn step_size_warning(&self) -> Option<String> {
-        let Algorithm::Dpsgd {
-            lambda,
-            eta,
-            sample_rate,
-            ..
-        } = self.algorithm
-        else {
-            return None;
+        let (lambda, eta, sample_rate) = match self.algorithm {
+            Algorithm::Dpsgd {
+                lambda,
+                eta,
+                sample_rate,
+                ..
+            } => (lambda, eta, sample_rate),
+            // DP-GD's η is refused at the limit (Point::check)
+            Algorithm::Objective { .. } | Algorithm::Output { .. } | Algorithm::Dpgd { .. } => return None,
         };
         let limit = 2.0 / mean_step_smoothness(&self.model, self.delta, lambda, sample_rate);
         (eta >= limit).then(|| {
@@ -625,7 +629,7 @@ fn algorithm_params(a: &Algorithm) -> Vec<(&'static str, f64)> {
             v.extend([("eta", eta), ("steps", steps as f64), ("sample_rate", sample_rate)]);
             v.extend(clip.map(|c| ("clip", c)));
         }
-        _ => {}
+        Algorithm::Objective { .. } | Algorithm::Output { .. } => {}
     }
     v
 }
@@ -639,19 +643,22 @@ fn check_dpsgd_privacy_fields(sample_rate: f64, clip: Option<f64>) -> Result<(),
 /// What calibrating the noise to a budget needs: a bounded per-example
 /// gradient (a Lipschitz loss, or DP-SGD's `clip`), and for DP-SGD valid q and C.
 pub(crate) fn check_budget_applies(model: &Model, algorithm: &Algorithm) -> Result<(), ConfigError> {
-    let Algorithm::Dpsgd { sample_rate, clip, .. } = *algorithm else {
-        if model.lipschitz().is_infinite() {
-            return Err(ConfigError::range(
-                "algorithm.kind",
-                format!("\"{}\"", algorithm.name()),
-                &format!(
-                    "\"dpsgd\" with clip for a privacy budget with model = \"{}\": its gradient is unbounded, \
+    let (sample_rate, clip) = match *algorithm {
+        Algorithm::Dpsgd { sample_rate, clip, .. } => (sample_rate, clip),
+        Algorithm::Objective { .. } | Algorithm::Output { .. } | Algorithm::Dpgd { .. } => {
+            if model.lipschitz().is_infinite() {
+                return Err(ConfigError::range(
+                    "algorithm.kind",
+                    format!("\"{}\"", algorithm.name()),
+                    &format!(
+                        "\"dpsgd\" with clip for a privacy budget with model = \"{}\": its gradient is unbounded, \
                      so only clipping bounds the privacy loss",
-                    model.kind().name()
-                ),
-            ));
+                        model.kind().name()
+                    ),
+                ));
+            }
+            return Ok(());
         }
-        return Ok(());
     };
     check_dpsgd_privacy_fields(sample_rate, clip)?;
     if clip.is_none() && model.lipschitz().is_infinite() {

@@ -120,7 +120,7 @@ pub(super) fn augmented(spec: &Spec) -> Spec {
 /// DP-SGD is not served below [`MIN_FEATURES`]: its T-th iterate is not the
 /// M-estimator whose sandwich the classical interval is.
 pub(super) fn served(spec: &Spec, d: usize) -> Result<(), Refusal> {
-    if spec.descent.is_none() {
+    if !spec.is_descent() {
         return Ok(());
     }
     Err(Refusal::new(

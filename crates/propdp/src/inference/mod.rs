@@ -57,7 +57,7 @@ pub mod whitening;
 use nalgebra::{DMatrix, DVector};
 use propdp_core::accountant::Neighbouring;
 use propdp_core::loss::Loss;
-use propdp_core::{Algorithm, Model};
+use propdp_core::{Model, Shape};
 use propdp_sim::objective::Objective;
 use propdp_theory::solve::TheorySolver;
 
@@ -70,7 +70,7 @@ pub use nuisance::Nuisance;
 pub use refusal::{Reason, Refusal};
 pub use report::{Inference, Method, Privacy, Residuals};
 pub use rows::Rows;
-pub use spec::{Descent, Glm, Release, Spec};
+pub use spec::{Glm, Spec};
 pub use standardize::Standardization;
 pub use test_error::TestError;
 pub use whitening::Whitening;
@@ -219,7 +219,7 @@ pub fn fit_owned(
         // n is public under replace-one: refused before anything is released
         classical::check_ratio(d, kept as f64, None).map_err(refused)?;
     }
-    if matches!(spec.model, Glm::Huber { .. }) && spec.release == Release::Dpsgd && spec.noise.is_none() {
+    if matches!(spec.model, Glm::Huber { .. }) && spec.is_descent() && spec.noise.is_none() {
         return Err(refused(Refusal::new(
             Reason::NoiseLawNeeded,
             "Huber DP-SGD: the residual statistics' equations are the fixed point's, which T steps from θ₀ = 0 have \
@@ -253,6 +253,8 @@ pub fn fit_owned(
     };
     // the ridge fitted and solved at: λ, plus objective perturbation's extra ridge
     let lambda = plan.lambda;
+    // the algorithm fitted: the spec's at that ridge, with the calibrated noise
+    let algorithm = spec.algorithm.with_lambda(lambda).with_noise(plan.noise);
     let z_rows = plan.nuisance_z.expect("every fit plans its rows' releases");
     let g = propdp_sim::data::draw_gaussian_vector(2, &mut draw_stream(seed, Draw::Rows));
     let count = rows::count(kept, spec, z_rows, g[1]);
@@ -274,10 +276,10 @@ pub fn fit_owned(
     let rows = rows::project_and_release(&mut xt, spec, z_rows, g[0], count).map_err(refused)?;
     // the intercept's constant feature c: R for the classical fit and objective and output perturbation
     // (penalised like θ, inside the mechanism's bound), 1/√d for DP-SGD (its descent appends it)
-    let constant = match (classical || icp, spec.descent) {
+    let constant = match (classical || icp, algorithm.shape()) {
         (false, _) => None,
-        (true, None) => Some(spec.row_norm),
-        (true, Some(_)) => Some(1.0 / (d as f64).sqrt()),
+        (true, Shape::Static { .. }) => Some(spec.row_norm),
+        (true, Shape::Descent(_)) => Some(1.0 / (d as f64).sqrt()),
     };
     let test_rows = match constant {
         Some(c) => test_rows
@@ -287,7 +289,7 @@ pub fn fit_owned(
         None => test_rows,
     };
     let xt = match constant {
-        Some(c) if spec.descent.is_none() => xt.insert_row(d, c),
+        Some(c) if !spec.is_descent() => xt.insert_row(d, c),
         _ => xt,
     };
     let p = xt.nrows();
@@ -301,10 +303,9 @@ pub fn fit_owned(
         None
     };
     let b = propdp_sim::data::draw_gaussian_vector(p, &mut draw_stream(seed, Draw::Estimator));
-    let (sigma, tau) = if spec.is_objective() {
-        (plan.noise, 0.0)
-    } else {
-        (0.0, plan.noise)
+    let (sigma, tau) = match algorithm.shape() {
+        Shape::Static { sigma, tau, .. } => (sigma, tau),
+        Shape::Descent(_) => (0.0, 0.0),
     };
     let (loss, model) = match spec.model {
         Glm::Logistic => (Loss::Logistic, Model::Logistic),
@@ -317,13 +318,9 @@ pub fn fit_owned(
             },
         ),
     };
-    let (theta, released) = match spec.descent {
-        Some(g) => {
-            let gradient = g.algorithm(lambda, plan.noise).gradient_steps();
-            let descent = propdp_sim::gd::Descent {
-                loss,
-                gradient: gradient.expect("DP-SGD is a gradient method"),
-            };
+    let (theta, released) = match algorithm.shape() {
+        Shape::Descent(g) => {
+            let descent = propdp_sim::gd::Descent { loss, gradient: g };
             let mut rng = draw_stream(seed, Draw::Descent);
             let mut beta = 0.0;
             let theta = match constant {
@@ -343,7 +340,11 @@ pub fn fit_owned(
                 "θ̂ by DP-SGD ({} steps at sample rate {}, clip {}, noise σ = {:.6})",
                 g.steps,
                 g.sample_rate,
-                g.clip.map_or("none".to_string(), |c| c.to_string()),
+                if g.clip.is_finite() {
+                    g.clip.to_string()
+                } else {
+                    "none".to_string()
+                },
                 plan.noise
             );
             // θ̃ = (θ, b) on the rows with the constant feature c: β = c·b
@@ -353,7 +354,7 @@ pub fn fit_owned(
             };
             (theta, text)
         }
-        None => {
+        Shape::Static { .. } => {
             let objective = Objective {
                 xt: &xt,
                 y: &labels,
@@ -378,9 +379,13 @@ pub fn fit_owned(
                 .into(),
             })?;
             let text = format!(
-                "θ̂ by {} perturbation (noise {} = {:.6})",
-                if spec.is_objective() { "objective" } else { "output" },
-                if spec.is_objective() { "σ" } else { "τ" },
+                "θ̂ by {} (noise {} = {:.6})",
+                algorithm.kind().title(),
+                if algorithm.kind().noise_param() == "tau" {
+                    "τ"
+                } else {
+                    "σ"
+                },
                 plan.noise
             );
             (theta + tau * &b, text)
@@ -433,16 +438,12 @@ pub fn fit_owned(
             (None, None, Some(c))
         }
         None => {
-            let (solver, algorithm) = match spec.descent {
-                Some(g) => (
-                    TheorySolver::new(propdp_core::config::SolverOptions {
-                        dmft_points: Some(nuisance::DESCENT_POINTS),
-                        ..Default::default()
-                    }),
-                    g.algorithm(lambda, plan.noise),
-                ),
-                None if spec.is_objective() => (TheorySolver::default(), Algorithm::Objective { lambda, sigma }),
-                None => (TheorySolver::default(), Algorithm::Output { lambda, tau }),
+            let solver = match algorithm.shape() {
+                Shape::Descent(_) => TheorySolver::new(propdp_core::config::SolverOptions {
+                    dmft_points: Some(nuisance::DESCENT_POINTS),
+                    ..Default::default()
+                }),
+                Shape::Static { .. } => TheorySolver::default(),
             };
             let curve = nuisance::Curve::new(&solver, delta, model, algorithm);
             // with an intercept the teacher's is pinned by the mean label (Huber's learned one recovers
@@ -581,7 +582,7 @@ fn finite(f: Inference) -> crate::Result<Inference> {
             "{what} of the private fit came out {v} (d = {}, lambda = {}, epsilon = {}, row_norm = {}): nothing is \
              released",
             f.d,
-            f.spec.lambda,
+            f.spec.lambda(),
             f.spec.epsilon,
             f.spec.row_norm
         )
@@ -657,9 +658,9 @@ fn finite_rows(rows: &[f64], d: usize) -> Result<(), Argument> {
 /// joint gradient itself).
 fn with_constant(spec: &Spec, d: usize) -> Spec {
     let r = spec.row_norm;
-    match spec.descent {
-        None => classical::augmented(spec),
-        Some(_) => Spec {
+    match spec.algorithm.shape() {
+        Shape::Static { .. } => classical::augmented(spec),
+        Shape::Descent(_) => Spec {
             row_norm: (r * r + 1.0 / d as f64).sqrt(),
             ..*spec
         },

@@ -6,7 +6,7 @@
 //! to at most the budget in one certified ledger
 //! ([`propdp_core::accountant::epsilon`] of [`Event::ledger`]).
 //!
-//! DP-SGD ([`super::Release::Dpsgd`]) is the accountant's subsampled
+//! DP-SGD ([`propdp_core::Algorithm::Dpsgd`]) is the accountant's subsampled
 //! Gaussian mechanism, its sensitivity min(C, L·R) in the rows' own scale.
 //!
 //! Rows are projected onto the ball ‖x‖ ≤ R; the accountant's conventions
@@ -24,6 +24,8 @@ use propdp_core::accountant::calibrate::{Knob, Target, calibrate};
 use propdp_core::accountant::epsilon;
 use propdp_core::accountant::events::{Event, Segment};
 use propdp_core::accountant::{ExtraRidge, Mechanism, MechanismKind, ObjectiveBound};
+
+use propdp_core::{Algorithm, GradientSteps, Shape};
 
 use super::{Glm, Spec};
 use crate::error::Argument;
@@ -44,7 +46,7 @@ pub struct Plan {
     pub nuisance_z: Option<f64>,
     /// The certified ε of everything released, at `delta_priv`.
     pub bracket: EpsilonBracket,
-    /// The ridge the estimator is fitted with: `spec.lambda`, plus the
+    /// The ridge the estimator is fitted with: the spec's λ, plus the
     /// extra ridge Δ where objective perturbation's floor exceeded half the
     /// budget (`extra_ridge = auto`).
     pub lambda: f64,
@@ -74,23 +76,26 @@ fn ledger(spec: &Spec, noise: f64, z: Option<(f64, u64)>) -> Option<EpsilonBrack
         .into_iter()
         .collect();
     let mut objectives = Vec::new();
-    if let Some(g) = spec.descent {
-        // T steps of the subsampled Gaussian mechanism, sensitivity min(C, L·R)
-        let sensitivity = g.clip.map_or(l * r, |c| c.min(l * r));
-        segments.push(Segment {
-            noise_multiplier: noise / sensitivity,
-            sample_rate: g.sample_rate,
-            steps: g.steps as u64,
-        });
-    } else if spec.is_objective() {
-        objectives.push(ObjectiveBound::new(l, beta, r, spec.lambda, noise));
-    } else {
-        // output perturbation: the Gaussian mechanism with sensitivity LR/λ (add/remove)
-        segments.push(Segment {
-            noise_multiplier: noise * spec.lambda / (l * r),
-            sample_rate: 1.0,
-            steps: 1,
-        });
+    match spec.algorithm {
+        Algorithm::Dpgd { .. } | Algorithm::Dpsgd { .. } => {
+            let g = descent(spec);
+            // T steps of the subsampled Gaussian mechanism, sensitivity min(C, L·R) (C = ∞: none)
+            let sensitivity = g.clip.min(l * r);
+            segments.push(Segment {
+                noise_multiplier: noise / sensitivity,
+                sample_rate: g.sample_rate,
+                steps: g.steps as u64,
+            });
+        }
+        Algorithm::Objective { lambda, .. } => objectives.push(ObjectiveBound::new(l, beta, r, lambda, noise)),
+        Algorithm::Output { lambda, .. } => {
+            // output perturbation: the Gaussian mechanism with sensitivity LR/λ (add/remove)
+            segments.push(Segment {
+                noise_multiplier: noise * lambda / (l * r),
+                sample_rate: 1.0,
+                steps: 1,
+            });
+        }
     }
     composed(&segments, &objectives, spec.delta_priv, spec.neighbouring)
 }
@@ -140,18 +145,14 @@ pub fn plan(spec: &Spec, nuisances: u64) -> Result<Plan, Argument> {
 pub fn plan_with_share(spec: &Spec, nuisances: u64, share: f64) -> Result<Plan, Argument> {
     let (l, beta) = constants(spec);
     let r = spec.row_norm;
-    if let Some(g) = spec.descent {
-        return descent_plan(spec, g, l * r, beta, nuisances);
-    }
-    let kind = if spec.is_objective() {
-        MechanismKind::Objective {
-            lambda: spec.lambda / (r * r),
-        }
-    } else {
-        MechanismKind::Output {
-            lambda: spec.lambda / (r * r),
-        }
+    // to the rows' scale: σ = Rσ' (objective), τ = τ'/R (output)
+    let objective = match spec.algorithm {
+        Algorithm::Objective { .. } => true,
+        Algorithm::Output { .. } => false,
+        Algorithm::Dpgd { .. } | Algorithm::Dpsgd { .. } => return descent_plan(spec, l * r, beta, nuisances),
     };
+    // the unit ball's ridge λ/R²
+    let kind = spec.algorithm.with_lambda(spec.lambda() / (r * r)).mechanism();
     let mechanism = Mechanism::new(kind, l, beta, spec.neighbouring);
     // the extra ridge, in the unit ball's scale λ/R² and back
     let extra = match spec.extra_ridge {
@@ -159,10 +160,7 @@ pub fn plan_with_share(spec: &Spec, nuisances: u64, share: f64) -> Result<Plan, 
         ExtraRidge::Refuse => 0.0,
     };
     if extra > 0.0 {
-        let spec = Spec {
-            lambda: spec.lambda + extra,
-            ..*spec
-        };
+        let spec = spec.with_lambda(spec.lambda() + extra);
         let mut plan = plan_with_share(&spec, nuisances, share)?;
         plan.extra_ridge = extra;
         return Ok(plan);
@@ -194,8 +192,7 @@ pub fn plan_with_share(spec: &Spec, nuisances: u64, share: f64) -> Result<Plan, 
             ),
         )
     };
-    // to the rows' scale: σ = Rσ' (objective), τ = τ'/R (output)
-    let to_rows = |unit: f64| if spec.is_objective() { unit * r } else { unit / r };
+    let to_rows = |unit: f64| if objective { unit * r } else { unit / r };
     let z = nuisance_multiplier(spec, nuisances, share).map_err(|()| unattainable())?;
     let Some(alone) = calibrated_noise(&mechanism, spec.epsilon, spec.delta_priv) else {
         return Err(unattainable());
@@ -270,7 +267,7 @@ fn finish(
         noise,
         nuisance_z: z.map(|(z, _)| z),
         bracket,
-        lambda: spec.lambda,
+        lambda: spec.lambda(),
         extra_ridge: 0.0,
     })
 }
@@ -280,8 +277,9 @@ fn finish(
 /// Gaussian mechanism whose sensitivity is min(C, L·R) (`lipschitz` = L·R:
 /// |ℓ'| ≤ L on rows of norm ≤ R), calibrated and read back through the
 /// certified ledger.
-fn descent_plan(spec: &Spec, g: super::Descent, lipschitz: f64, beta: f64, nuisances: u64) -> Result<Plan, Argument> {
-    let kind = g.algorithm(spec.lambda, 1.0).mechanism();
+fn descent_plan(spec: &Spec, lipschitz: f64, beta: f64, nuisances: u64) -> Result<Plan, Argument> {
+    let g = descent(spec);
+    let kind = spec.algorithm.mechanism();
     let mechanism = Mechanism::new(kind, lipschitz, beta, spec.neighbouring);
     let unattainable = || {
         Argument::new(
@@ -295,6 +293,14 @@ fn descent_plan(spec: &Spec, g: super::Descent, lipschitz: f64, beta: f64, nuisa
     let z = nuisance_multiplier(spec, nuisances, NUISANCE_SHARE).map_err(|()| unattainable())?;
     let sigma = calibrated_noise(&mechanism, spec.epsilon, spec.delta_priv).ok_or_else(unattainable)?;
     finish(spec, sigma, z, unattainable)
+}
+
+/// The gradient steps of a DP-SGD spec.
+fn descent(spec: &Spec) -> GradientSteps {
+    match spec.algorithm.shape() {
+        Shape::Descent(g) => g,
+        Shape::Static { .. } => unreachable!("called for DP-SGD only"),
+    }
 }
 
 /// The certified ε of `count` Gaussian releases at noise multiplier `z`

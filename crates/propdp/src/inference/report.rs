@@ -2,12 +2,13 @@
 //! certifies, the debiased estimate, its standard errors, the intervals and
 //! their CSV and JSON reports.
 
+use propdp_core::Algorithm;
 use serde::Serialize;
 
 use super::classical::Classical;
 use super::interval::{Interval, quantile};
 use super::standardize::Standardization;
-use super::{Glm, MAX_RELATIVE_ERROR, Nuisance, Release, Rows, SIGNAL_Z, Spec, TestError, Whitening};
+use super::{Glm, MAX_RELATIVE_ERROR, Nuisance, Rows, SIGNAL_Z, Spec, TestError, Whitening};
 use crate::error::Argument;
 
 /// What the release certifies.
@@ -348,10 +349,10 @@ impl Inference {
 
     /// A short text report: settings, privacy, nuisances.
     pub fn text(&self) -> String {
-        let how = match self.spec.release {
-            Release::Dpsgd => "DP-SGD",
-            Release::Objective => "objective perturbation",
-            Release::Output => "output perturbation",
+        let how = match self.spec.algorithm {
+            Algorithm::Dpgd { .. } | Algorithm::Dpsgd { .. } => "DP-SGD",
+            Algorithm::Objective { .. } => "objective perturbation",
+            Algorithm::Output { .. } => "output perturbation",
         };
         let model = match self.spec.model {
             Glm::Logistic => "logistic regression".to_string(),
@@ -359,7 +360,7 @@ impl Inference {
         };
         let mut out = format!(
             "{model} by {how}, lambda = {}, n {} {}, d = {} (d/n = {:.3}); method: {}\n",
-            self.spec.lambda,
+            self.spec.lambda(),
             if self.rows.fitted_sd > 0.0 { "≈" } else { "=" },
             self.n,
             self.d,

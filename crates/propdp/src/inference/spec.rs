@@ -1,10 +1,10 @@
-//! What a private fit is asked for: the model ([`Glm`]), the release
-//! mechanism and its budget ([`Release`], [`Descent`]), and the settings
-//! ([`Spec`]) an inference is run with.
+//! What a private fit is asked for: the model ([`Glm`]), the algorithm
+//! releasing θ̂ and its budget, and the settings ([`Spec`]) an inference is
+//! run with.
 
 use propdp_core::accountant::{ExtraRidge, Neighbouring};
-use propdp_core::{Algorithm, LossVariant};
-use serde::Serialize;
+use propdp_core::{Algorithm, LossVariant, Shape};
+use serde::{Serialize, Serializer};
 
 use crate::error::Argument;
 
@@ -21,66 +21,23 @@ pub enum Glm {
     },
 }
 
-/// How θ̂ is made private.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Release {
-    /// argmin Σℓ + (λ/2)‖θ‖² + σbᵀθ.
-    Objective,
-    /// argmin Σℓ + (λ/2)‖θ‖², plus τb.
-    Output,
-    /// T steps of DP-SGD (DP-GD at sample rate 1) from θ₀ = 0 with the
-    /// settings of [`Spec::descent`]: θ_{t+1} = θ_t − η(Σ_{i∈B_t} clip_C(ℓ'ᵢxᵢ)
-    /// + λθ_t + σξ_t), Poisson batches B_t of rate q (propdp-sim's `gd`).
-    Dpsgd,
-}
-
-/// The descent of a DP-SGD release ([`Release::Dpsgd`]).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Descent {
-    /// Steps T ≥ 1.
-    pub steps: usize,
-    /// Step size η > 0 (on the summed gradient).
-    pub eta: f64,
-    /// Poisson sample rate 0 < q ≤ 1 (1: full-batch DP-GD).
-    pub sample_rate: f64,
-    /// Per-example clipping norm C of ℓ'ᵢxᵢ (none: the loss's bound times
-    /// row_norm is the sensitivity).
-    pub clip: Option<f64>,
-}
-
-impl Descent {
-    /// The DP-SGD run this descent is, at ridge λ and noise σ on the summed
-    /// gradient (the standard loss): what the theory predicts, the
-    /// simulation runs and the accountant charges.
-    pub(crate) fn algorithm(&self, lambda: f64, sigma: f64) -> Algorithm {
-        Algorithm::Dpsgd {
-            lambda,
-            sigma,
-            eta: self.eta,
-            steps: self.steps,
-            loss_variant: LossVariant::Standard,
-            sample_rate: self.sample_rate,
-            clip: self.clip,
-        }
-    }
-}
-
 /// A private fit's settings, checked by [`Spec::check`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Spec {
     /// The model.
     pub model: Glm,
-    /// The mechanism.
-    pub release: Release,
-    /// Ridge λ > 0.
-    pub lambda: f64,
+    /// How θ̂ is made private, with its ridge λ > 0: objective perturbation
+    /// (argmin Σℓ + (λ/2)‖θ‖² + σbᵀθ), output perturbation (the minimiser
+    /// plus τb), or T steps of DP-SGD on the standard loss from θ₀ = 0,
+    /// θ_{t+1} = θ_t − η(Σ_{i∈B_t} clip_C(ℓ'ᵢxᵢ) + λθ_t + σξ_t), Poisson
+    /// batches B_t of rate q (q = 1: full-batch DP-GD; propdp-sim's `gd`).
+    /// Its noise (σ or τ) is 0: the budget calibrates it ([`super::release::plan`]).
+    pub algorithm: Algorithm,
     /// The budget ε of everything released.
     pub epsilon: f64,
     /// The budget's δ.
     pub delta_priv: f64,
     /// The neighbouring relation of the guarantee.
-    #[serde(serialize_with = "relation")]
     pub neighbouring: Neighbouring,
     /// Rows are projected onto ‖x‖ ≤ row_norm.
     pub row_norm: f64,
@@ -94,8 +51,6 @@ pub struct Spec {
     /// Huber: the clip B of the held-out squared error (default
     /// [`super::test_error::default_clip`]).
     pub test_clip: Option<f64>,
-    /// The descent of [`Release::Dpsgd`] (required there, absent otherwise).
-    pub descent: Option<Descent>,
     /// Objective perturbation whose floor exceeds half of ε: add the extra
     /// ridge Δ that halves it (`Auto`, the standard algorithm) or refuse.
     pub extra_ridge: ExtraRidge,
@@ -114,8 +69,81 @@ pub struct Spec {
     pub intercept: bool,
 }
 
-fn relation<S: serde::Serializer>(n: &Neighbouring, s: S) -> Result<S::Ok, S::Error> {
+fn relation<S: Serializer>(n: &Neighbouring, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(n.label())
+}
+
+/// The spec as a report writes it: the algorithm as `release` (its name),
+/// `lambda` and, for DP-SGD, `descent` (steps, eta, sample_rate, clip).
+#[derive(Serialize)]
+struct Written<'a> {
+    model: &'a Glm,
+    release: &'static str,
+    lambda: f64,
+    epsilon: f64,
+    delta_priv: f64,
+    #[serde(serialize_with = "relation")]
+    neighbouring: &'a Neighbouring,
+    row_norm: f64,
+    noise: &'a Option<propdp_core::NoiseLaw>,
+    holdout: f64,
+    test_clip: Option<f64>,
+    descent: Option<WrittenDescent>,
+    extra_ridge: &'a ExtraRidge,
+    standardize: bool,
+    intercept: bool,
+}
+
+/// A DP-SGD release's descent as a report writes it.
+#[derive(Serialize)]
+struct WrittenDescent {
+    steps: usize,
+    eta: f64,
+    sample_rate: f64,
+    clip: Option<f64>,
+}
+
+impl Serialize for Spec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let descent = match self.algorithm {
+            Algorithm::Objective { .. } | Algorithm::Output { .. } => None,
+            Algorithm::Dpgd { steps, eta, .. } => Some(WrittenDescent {
+                steps,
+                eta,
+                sample_rate: 1.0,
+                clip: None,
+            }),
+            Algorithm::Dpsgd {
+                steps,
+                eta,
+                sample_rate,
+                clip,
+                ..
+            } => Some(WrittenDescent {
+                steps,
+                eta,
+                sample_rate,
+                clip,
+            }),
+        };
+        Written {
+            model: &self.model,
+            release: self.algorithm.name(),
+            lambda: self.algorithm.lambda(),
+            epsilon: self.epsilon,
+            delta_priv: self.delta_priv,
+            neighbouring: &self.neighbouring,
+            row_norm: self.row_norm,
+            noise: &self.noise,
+            holdout: self.holdout,
+            test_clip: self.test_clip,
+            descent,
+            extra_ridge: &self.extra_ridge,
+            standardize: self.standardize,
+            intercept: self.intercept,
+        }
+        .serialize(s)
+    }
 }
 
 impl Spec {
@@ -131,7 +159,7 @@ impl Spec {
                 ))
             }
         };
-        positive("lambda", self.lambda)?;
+        positive("lambda", self.algorithm.lambda())?;
         positive("epsilon", self.epsilon)?;
         positive("row_norm", self.row_norm)?;
         if let Glm::Huber { m } = self.model {
@@ -158,37 +186,55 @@ impl Spec {
                 " applies to the Huber model only (logistic labels have no noise law to give)".into(),
             ));
         }
-        match (self.release, self.descent) {
-            (Release::Dpsgd, None) => {
-                return Err(Argument::new(
-                    "steps",
-                    " is needed by algorithm = \"dpsgd\" (with eta, sample_rate and optionally clip)".into(),
-                ));
-            }
-            (Release::Dpsgd, Some(g)) => {
-                if g.steps == 0 {
+        match self.algorithm {
+            Algorithm::Objective { .. } | Algorithm::Output { .. } => {}
+            Algorithm::Dpsgd {
+                eta,
+                steps,
+                loss_variant,
+                sample_rate,
+                clip,
+                ..
+            } => {
+                if steps == 0 {
                     return Err(Argument::new("steps", " = 0 is invalid: allowed steps ≥ 1".into()));
                 }
-                positive("eta", g.eta)?;
-                if !(g.sample_rate > 0.0 && g.sample_rate <= 1.0) {
+                positive("eta", eta)?;
+                if !(sample_rate > 0.0 && sample_rate <= 1.0) {
                     return Err(Argument::new(
                         "sample_rate",
-                        format!(" = {} is invalid: allowed 0 < sample_rate ≤ 1", g.sample_rate),
+                        format!(" = {sample_rate} is invalid: allowed 0 < sample_rate ≤ 1"),
                     ));
                 }
-                if let Some(c) = g.clip {
+                if let Some(c) = clip {
                     positive("clip", c)?;
                 }
+                if loss_variant != LossVariant::Standard {
+                    return Err(Argument::new(
+                        "loss_variant",
+                        " = \"conditional\" is invalid: allowed \"standard\" (the private fit descends the \
+                         model's own loss; the conditional one needs the teacher)"
+                            .into(),
+                    ));
+                }
             }
-            (_, Some(_)) => {
+            Algorithm::Dpgd { .. } => {
                 return Err(Argument::new(
-                    "steps",
-                    " (and eta, sample_rate, clip) apply to algorithm = \"dpsgd\" only".into(),
+                    "algorithm",
+                    " = \"dpgd\" is invalid: allowed \"objective\", \"output\", \"dpsgd\" (DP-GD is \"dpsgd\" at \
+                     sample_rate = 1)"
+                        .into(),
                 ));
             }
-            (_, None) => {}
         }
-        if self.intercept && matches!(self.model, Glm::Huber { .. }) && self.release == Release::Dpsgd {
+        let (noise, name) = (self.algorithm.noise(), self.algorithm.kind().noise_param());
+        if noise != 0.0 {
+            return Err(Argument::new(
+                name,
+                format!(" = {noise} is invalid: allowed 0 (the budget epsilon calibrates the noise)"),
+            ));
+        }
+        if self.intercept && matches!(self.model, Glm::Huber { .. }) && self.is_descent() {
             return Err(Argument::new(
                 "intercept",
                 " is not served for Huber DP-SGD: its T steps have not reached the teacher's intercept, whose \
@@ -214,7 +260,25 @@ impl Spec {
         model == Glm::Logistic
     }
 
-    pub(super) fn is_objective(&self) -> bool {
-        self.release == Release::Objective
+    /// The ridge λ.
+    pub fn lambda(&self) -> f64 {
+        self.algorithm.lambda()
+    }
+
+    /// Whether θ̂ is released by gradient steps (DP-SGD), not as a
+    /// perturbed minimiser.
+    pub(super) fn is_descent(&self) -> bool {
+        match self.algorithm.shape() {
+            Shape::Static { .. } => false,
+            Shape::Descent(_) => true,
+        }
+    }
+
+    /// The same spec at another ridge λ.
+    pub(super) fn with_lambda(&self, lambda: f64) -> Spec {
+        Spec {
+            algorithm: self.algorithm.with_lambda(lambda),
+            ..*self
+        }
     }
 }

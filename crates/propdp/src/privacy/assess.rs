@@ -235,7 +235,7 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
                 .mechanism(),
             )
             .map(|b| b.upper),
-            _ => None,
+            (AlgorithmKind::Objective | AlgorithmKind::Output | AlgorithmKind::Dpgd, _) => None,
         },
     };
     report.check()?;

@@ -294,7 +294,7 @@ pub fn check(q: &Query) -> Result<(), Argument> {
                 in_domain("clip", c)?;
             }
         }
-        _ => {
+        AlgorithmKind::Objective | AlgorithmKind::Output => {
             if !(q.lambda > 0.0 && q.lambda.is_finite()) {
                 return Err(Argument::new(
                     "lambda",

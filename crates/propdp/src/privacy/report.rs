@@ -184,7 +184,7 @@ impl Report {
                 q.sample_rate,
                 q.clip.map_or("no clipping".to_string(), |c| format!("clip C = {c:?}"))
             ),
-            a => a.title().to_string(),
+            a @ (AlgorithmKind::Objective | AlgorithmKind::Output) => a.title().to_string(),
         };
         if let Some((asked, extra)) = self.extra_ridge {
             s += &format!(
