@@ -353,6 +353,8 @@ def match_arms(text):
 def catch_all(pattern):
     """An arm matching every value: `_` or a binding (in a tuple alike), no guard."""
     pattern = re.sub(r"#\[[^\]]*\]", "", pattern).strip().lstrip("|").strip()
+    if re.search(r"\b(?:true|false)\b", pattern):
+        return False  # a literal in a tuple: one case, not all
     return re.fullmatch(r"[\s(),_]*|[\s(),]*(?:ref\s+|mut\s+)?[a-z_][A-Za-z0-9_]*[\s(),_]*", pattern) is not None
 
 

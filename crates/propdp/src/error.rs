@@ -111,6 +111,12 @@ impl From<Refused> for Error {
     }
 }
 
+impl From<crate::inference::refusal::Refusal> for Error {
+    fn from(r: crate::inference::refusal::Refusal) -> Self {
+        anyhow::Error::new(r).into()
+    }
+}
+
 impl From<Argument> for Error {
     fn from(a: Argument) -> Self {
         anyhow::Error::new(a).into()

@@ -63,7 +63,11 @@ use propdp_core::accountant::bracket::EpsilonBracket;
 use propdp_core::loss::Loss;
 use serde::Serialize;
 
-use super::{Glm, MIN_FEATURES, Reason, Refusal, Spec};
+use super::{Glm, Reason, Refusal, Spec};
+
+/// The fewest features an interval is given for: the nuisances' error is
+/// O(d^-1/2) and the fixed point a large-d law.
+pub const MIN_FEATURES: usize = 200;
 
 /// The largest d/n the classical interval is given for. Measured
 /// (docs/inference.md, 200 data sets per cell): coverage of the ridge target

@@ -67,7 +67,7 @@ pub(super) fn read(model: Glm, y: &[f64]) -> crate::Result<DVector<f64>> {
     }
     let zero_one = y.iter().all(|&v| v == 0.0 || v == 1.0);
     if let Some(i) = y.iter().position(|&v| !(zero_one || v == 1.0 || v == -1.0)) {
-        return Err(super::refused(Refusal::new(
+        return Err(crate::Error::from(Refusal::new(
             Reason::Labels,
             format!("logistic labels must be ±1 or 0/1; y[{i}] = {}", y[i]),
         )));

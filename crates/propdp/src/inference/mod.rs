@@ -63,8 +63,9 @@ use propdp_theory::solve::TheorySolver;
 
 use crate::error::Argument;
 pub use classical::Classical;
+pub use classical::MIN_FEATURES;
 pub use file::fit_file;
-pub use interval::Interval;
+pub use interval::{Interval, MAX_RELATIVE_ERROR, SIGNAL_Z};
 pub use labels::LABEL_SDS;
 pub use nuisance::Nuisance;
 pub use refusal::{Reason, Refusal};
@@ -74,26 +75,6 @@ pub use spec::{Glm, Spec};
 pub use standardize::Standardization;
 pub use test_error::TestError;
 pub use whitening::Whitening;
-
-/// The fewest features an interval is given for: the nuisances' error is
-/// O(d^-1/2) and the fixed point a large-d law.
-pub const MIN_FEATURES: usize = 200;
-
-/// The largest relative error of α̂ the intervals carry. The centre's
-/// error is (α − α̂)θ*_j = (1 − α̂/α)·αθ*_j: a bias factor underestimated
-/// (where q(s²) saturates and ŝ² runs to the search's end, α̂ → 0) moves it
-/// by at most the signal part αθ*_j, whose energy ‖θ̂‖²/d − σ̂_eff² is well
-/// estimated even there; the delta method's se(α̂)/α̂ is unbounded as α̂ → 0
-/// and would widen those intervals far past their level (measured: 100%
-/// coverage on such fits, 97% on average for a 95% interval).
-pub const MAX_RELATIVE_ERROR: f64 = 1.0;
-
-/// Standard deviations of the noise beyond which a contrast of θ̂ counts as
-/// signal (see `Inference::energy`). Measured (logistic, s² = 4, d = 400, 60
-/// data sets): at 3 the widest cases covered 96.4% for a 95% level, at 4
-/// 96.0% with the large coordinates at 94–96%; with the posterior alone the
-/// large coordinates fell to 94.0% (δ = 0.2, ε = 8).
-pub const SIGNAL_Z: f64 = 4.0;
 
 /// The key of the inference's random streams ([`propdp_sim::rng::stream`]).
 const STREAM: u64 = 0x1_F3E5;
@@ -176,7 +157,7 @@ pub fn fit_owned(
     // below the proportional regime's minimum: the classical interval, at small d/n ([`classical`])
     let classical = d < MIN_FEATURES;
     if classical {
-        classical::served(spec, d).map_err(refused)?;
+        classical::served(spec, d).map_err(crate::Error::from)?;
     }
     // a proportional fit's own intercept (the classical fit always has one)
     let icp = spec.intercept && !classical;
@@ -217,10 +198,10 @@ pub fn fit_owned(
     let labels = DVector::from_vec(fitted_labels);
     if classical && spec.neighbouring == Neighbouring::ReplaceOne {
         // n is public under replace-one: refused before anything is released
-        classical::check_ratio(d, kept as f64, None).map_err(refused)?;
+        classical::check_ratio(d, kept as f64, None).map_err(crate::Error::from)?;
     }
     if matches!(spec.model, Glm::Huber { .. }) && spec.is_descent() && spec.noise.is_none() {
-        return Err(refused(Refusal::new(
+        return Err(crate::Error::from(Refusal::new(
             Reason::NoiseLawNeeded,
             "Huber DP-SGD: the residual statistics' equations are the fixed point's, which T steps from θ₀ = 0 have \
              not reached, so the fraction inside ±M and the clipped residual at θ̂ do not give its bias factor \
@@ -260,7 +241,7 @@ pub fn fit_owned(
     let count = rows::count(kept, spec, z_rows, g[1]);
     if classical && spec.neighbouring == Neighbouring::AddRemoveOne {
         // n is private under add/remove: its released count decides, and is all that was spent
-        classical::check_ratio(d, count.0, release::spent(spec, z_rows, 1)).map_err(refused)?;
+        classical::check_ratio(d, count.0, release::spent(spec, z_rows, 1)).map_err(crate::Error::from)?;
     }
     let standardization = if spec.standardize {
         let g = propdp_sim::data::draw_gaussian_vector(3 * d, &mut draw_stream(seed, Draw::Standardize));
@@ -273,7 +254,7 @@ pub fn fit_owned(
     };
     // row-major n × d is column-major d × n: the rows become Xᵀ without a copy
     let mut xt = DMatrix::from_vec(d, kept, rows);
-    let rows = rows::project_and_release(&mut xt, spec, z_rows, g[0], count).map_err(refused)?;
+    let rows = rows::project_and_release(&mut xt, spec, z_rows, g[0], count).map_err(crate::Error::from)?;
     // the intercept's constant feature c: R for the classical fit and objective and output perturbation
     // (penalised like θ, inside the mechanism's bound), 1/√d for DP-SGD (its descent appends it)
     let constant = match (classical || icp, algorithm.shape()) {
@@ -298,7 +279,7 @@ pub fn fit_owned(
     let mut releases = vec![];
     let label_mean = if spec.model == Glm::Logistic && !classical {
         let g = propdp_sim::data::draw_gaussian_vector(1, &mut draw_stream(seed, Draw::Labels))[0];
-        Some(labels::MeanLabel::release(&labels, nf, z_rows, g, icp).map_err(refused)?)
+        Some(labels::MeanLabel::release(&labels, nf, z_rows, g, icp).map_err(crate::Error::from)?)
     } else {
         None
     };
@@ -433,7 +414,7 @@ pub fn fit_owned(
                 z_rows,
                 g.as_slice(),
             )
-            .map_err(refused)?;
+            .map_err(crate::Error::from)?;
             releases.push(c.release_text(z_rows));
             (None, None, Some(c))
         }
@@ -452,7 +433,7 @@ pub fn fit_owned(
                 Some(labels::MeanLabel { mean, sd, .. }) if icp => curve.with_mean_label(mean, sd),
                 _ => curve,
             };
-            (Some(curve.estimate(q_obs, d)?.map_err(refused)?), None, None)
+            (Some(curve.estimate(q_obs, d)?.map_err(crate::Error::from)?), None, None)
         }
         Some(m) => {
             let z = plan
@@ -485,7 +466,8 @@ pub fn fit_owned(
                 // the de-blurred fraction's own spread around the realised one (|ψ_P − 1{·}| ≤ 2 in
                 // the mean) beside the release's noise, and the extrapolation's bias allowance
                 let p_sd = (4.0 / nf + p_noise * p_noise).sqrt();
-                let mut est = nuisance::huber((p, p_sd), beta2, delta, lambda, sigma, tau, q_obs).map_err(refused)?;
+                let mut est =
+                    nuisance::huber((p, p_sd), beta2, delta, lambda, sigma, tau, q_obs).map_err(crate::Error::from)?;
                 est.alpha_se = est.alpha_se.hypot(deblur::alpha_bias(tau * bound / m) * est.alpha);
                 est
             } else {
@@ -493,7 +475,7 @@ pub fn fit_owned(
                     "the fraction of residuals inside ±M and the mean clipped squared residual at θ̂, each by the \
                      Gaussian mechanism (noise multiplier {z:.3})"
                 ));
-                nuisance::huber((p, p_noise), beta2, delta, lambda, sigma, 0.0, q_obs).map_err(refused)?
+                nuisance::huber((p, p_noise), beta2, delta, lambda, sigma, 0.0, q_obs).map_err(crate::Error::from)?
             };
             (
                 Some(est),
@@ -665,8 +647,4 @@ fn with_constant(spec: &Spec, d: usize) -> Spec {
             ..*spec
         },
     }
-}
-
-fn refused(r: Refusal) -> crate::Error {
-    anyhow::Error::new(r).into()
 }

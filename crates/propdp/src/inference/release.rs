@@ -23,7 +23,7 @@ use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
 use propdp_core::accountant::calibrate::{Knob, Target, calibrate};
 use propdp_core::accountant::epsilon;
 use propdp_core::accountant::events::{Event, Segment};
-use propdp_core::accountant::{ExtraRidge, Mechanism, MechanismKind, ObjectiveBound};
+use propdp_core::accountant::{ExtraRidge, Mechanism, Neighbouring, ObjectiveBound};
 
 use propdp_core::{Algorithm, GradientSteps, Shape};
 
@@ -194,7 +194,7 @@ pub fn plan_with_share(spec: &Spec, nuisances: u64, share: f64) -> Result<Plan, 
     };
     let to_rows = |unit: f64| if objective { unit * r } else { unit / r };
     let z = nuisance_multiplier(spec, nuisances, share).map_err(|()| unattainable())?;
-    let Some(alone) = calibrated_noise(&mechanism, spec.epsilon, spec.delta_priv) else {
+    let Some(alone) = calibrated_noise(|s| mechanism.event(s), spec.neighbouring, spec.epsilon, spec.delta_priv) else {
         return Err(unattainable());
     };
     finish(spec, to_rows(alone), z, unattainable)
@@ -203,21 +203,20 @@ pub fn plan_with_share(spec: &Spec, nuisances: u64, share: f64) -> Result<Plan, 
 /// The smallest noise of `mechanism` meeting (ε, δ), its ε read back by
 /// the certified accountant at most ε ([`calibrate`] of its event); `None`
 /// when no noise does.
-pub(super) fn calibrated_noise(mechanism: &Mechanism, epsilon: f64, delta: f64) -> Option<f64> {
+pub(super) fn calibrated_noise(
+    make_event: impl Fn(f64) -> Event,
+    neighbouring: Neighbouring,
+    epsilon: f64,
+    delta: f64,
+) -> Option<f64> {
     let target = Target::Approx {
         epsilon,
         delta_priv: delta,
     };
     let settings = BracketSettings::default();
-    calibrate(
-        Knob::NoiseMultiplier,
-        |s| mechanism.event(s),
-        target,
-        mechanism.neighbouring,
-        settings,
-    )
-    .ok()
-    .map(|c| c.value)
+    calibrate(Knob::NoiseMultiplier, make_event, target, neighbouring, settings)
+        .ok()
+        .map(|c| c.value)
 }
 
 /// The noise multiplier of `count` nuisance releases at ε·`share` and
@@ -227,9 +226,8 @@ fn nuisance_multiplier(spec: &Spec, count: u64, share: f64) -> Result<Option<(f6
         return Ok(None);
     }
     let share = spec.epsilon * share;
-    let steps = usize::try_from(count).expect("a handful of releases");
-    let gaussian = Mechanism::new(MechanismKind::Dpgd { steps }, 1.0, 1.0, spec.neighbouring);
-    match calibrated_noise(&gaussian, share, spec.delta_priv / 10.0) {
+    let releases = |z: f64| Event::gaussian(z).repeated(count);
+    match calibrated_noise(releases, spec.neighbouring, share, spec.delta_priv / 10.0) {
         Some(z) => Ok(Some((z, count))),
         None => Err(()),
     }
@@ -291,7 +289,8 @@ fn descent_plan(spec: &Spec, lipschitz: f64, beta: f64, nuisances: u64) -> Resul
         )
     };
     let z = nuisance_multiplier(spec, nuisances, NUISANCE_SHARE).map_err(|()| unattainable())?;
-    let sigma = calibrated_noise(&mechanism, spec.epsilon, spec.delta_priv).ok_or_else(unattainable)?;
+    let sigma = calibrated_noise(|s| mechanism.event(s), spec.neighbouring, spec.epsilon, spec.delta_priv)
+        .ok_or_else(unattainable)?;
     finish(spec, sigma, z, unattainable)
 }
 

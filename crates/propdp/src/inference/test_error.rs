@@ -36,10 +36,10 @@
 //! - Dwork, Roth (2014), *The algorithmic foundations of differential
 //!   privacy*, §3.5 and Appendix A (the Gaussian mechanism).
 
+use propdp_core::accountant::Neighbouring;
 use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
 use propdp_core::accountant::epsilon;
 use propdp_core::accountant::events::{Event, Segment};
-use propdp_core::accountant::{Mechanism, MechanismKind, Neighbouring};
 use rand::RngExt;
 use serde::Serialize;
 
@@ -186,8 +186,9 @@ fn calibrate(spec: &Spec, k: usize) -> Result<(f64, EpsilonBracket), Argument> {
             ),
         )
     };
-    let gaussian = Mechanism::new(MechanismKind::Dpgd { steps: k }, 1.0, 1.0, spec.neighbouring);
-    let mut z = super::release::calibrated_noise(&gaussian, spec.epsilon, spec.delta_priv).ok_or_else(unattainable)?;
+    let releases = |z: f64| Event::gaussian(z).repeated(k as u64);
+    let mut z = super::release::calibrated_noise(releases, spec.neighbouring, spec.epsilon, spec.delta_priv)
+        .ok_or_else(unattainable)?;
     // the closed-form calibration read back through the certified ledger: raise it until it holds
     for _ in 0..200 {
         if let Some(b) = bracket(spec, z, k).filter(|b| b.upper <= spec.epsilon) {
