@@ -135,7 +135,14 @@ pub(crate) fn membership_run<'py>(
     let plan = parse_plan(py, &segments)?;
     let tpr = py
         .detach(|| tpr_upper(&plan, relation, &fprs, BracketSettings::default()))
-        .map_err(|e| config_error(py, format!("{}: {e}", e.argument()), Some(e.argument().to_string())))?;
+        .map_err(|e| {
+            // one run's arguments bare, as `parse_plan` names its steps
+            let field = match e.argument().strip_prefix("segment[0].") {
+                Some(bare) if plan.len() == 1 => bare,
+                _ => e.argument(),
+            };
+            config_error(py, format!("{field}: {e}"), Some(field.to_string()))
+        })?;
     let mu = gdp_mu(&plan, relation);
     let json = serde_json::json!({
         "fpr": fprs,
