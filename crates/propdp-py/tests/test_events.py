@@ -163,6 +163,11 @@ def test_a_dp_event_tree_gives_the_former_bracket_exactly(replayed, relation):
 def test_a_dp_accounting_tree_gives_the_former_bracket_exactly(replayed, relation):
     dp_accounting = pytest.importorskip("dp_accounting")
     assert replayed[f"dp_accounting tree {relation}"] == BEFORE[f"dp_event tree {relation}"]
+    # dp_accounting's relation taken by the one epsilon
+    theirs = {"replace_one": "REPLACE_ONE", "add_remove_one": "ADD_OR_REMOVE_ONE"}[relation]
+    run = acc.dpsgd_event(0.8, 0.01, 100)
+    by_name = acc.epsilon(run, 1e-5, getattr(dp_accounting.NeighboringRelation, theirs))
+    assert by_name == acc.epsilon(run, 1e-5, relation)
     with pytest.raises(propdp.ConfigError, match="LaplaceDpEvent") as e:
         acc.from_dp_event(dp_accounting.ComposedDpEvent([_tree(dp_accounting), dp_accounting.LaplaceDpEvent(1.0)]))
     assert e.value.field == "events[1]"

@@ -5,7 +5,7 @@ point of :mod:`propdp.accounting` shares."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 from . import _args, _native
 from ._config import config_error
@@ -17,6 +17,10 @@ SelfComposedEvent = _native.SelfComposedEvent
 ComposedEvent = _native.ComposedEvent
 ObjectiveEvent = _native.ObjectiveEvent
 dpsgd_event = _native.dpsgd_event
+
+
+#: dp_accounting's ``NeighboringRelation`` names, as propdp spells them.
+_DP_ACCOUNTING = {"ADD_OR_REMOVE_ONE": "add_remove_one", "REPLACE_ONE": "replace_one"}
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,7 @@ class Bracket:
 def epsilon(
     event: Event,
     delta: float,
-    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
+    neighbouring: Any = _args.DEFAULT_NEIGHBOURING,
     *,
     sampling: str = "poisson",
 ) -> Bracket:
@@ -55,11 +59,12 @@ def epsilon(
     "shuffled" (a shuffle per epoch, each segment starting one; no
     amplification is known, so the exact ε of ⌈T/⌊1/q⌋⌉ Gaussian releases
     per segment — ``epsilon(event, delta)`` is the figure had they been
-    Poisson-sampled). A part out of range raises
-    :class:`propdp.ConfigError` naming its path in the event
-    (``events[1].event.sample_rate``; ``count``, ``noise_multiplier``
-    for the outermost event), as do a bad ``delta``, ``neighbouring`` or
-    ``sampling``."""
+    Poisson-sampled). ``neighbouring`` is "replace_one" (the default) or
+    "add_remove_one", or dp_accounting's ``NeighboringRelation``. A part
+    out of range raises :class:`propdp.ConfigError` naming its path in the
+    event (``events[1].event.sample_rate``; ``count``,
+    ``noise_multiplier`` for the outermost event), as do a bad ``delta``,
+    ``neighbouring`` or ``sampling``."""
     relation = _relation(neighbouring)
     if not isinstance(sampling, str):
         raise config_error(f"sampling = {_args.excerpt(sampling)} is invalid: allowed 'poisson', 'fixed_size' or "
@@ -82,8 +87,12 @@ def _delta(delta: float) -> float:
     return d
 
 
-def _relation(neighbouring: str) -> str:
-    """The neighbouring relation's name (its spelling checked by the core)."""
+def _relation(neighbouring: Any) -> str:
+    """The neighbouring relation's name (its spelling checked by the core);
+    dp_accounting's ``NeighboringRelation`` is read by its ``name``."""
+    name = getattr(neighbouring, "name", None)
+    if isinstance(name, str) and name in _DP_ACCOUNTING:
+        neighbouring = _DP_ACCOUNTING[name]
     if not isinstance(neighbouring, str):
         allowed = " or ".join(repr(n) for n in _args.NEIGHBOURING)
         raise config_error(f"neighbouring = {_args.excerpt(neighbouring)} is invalid: allowed {allowed}", "neighbouring")
