@@ -14,7 +14,7 @@ use propdp::core::accountant::ObjectiveBound;
 use propdp::core::accountant::events::Event;
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
-use pyo3::types::{PyFloat, PyList};
+use pyo3::types::{PyBool, PyFloat, PyList};
 
 use crate::errors::{PropdpError, config_error, shown};
 use crate::event_paths::located;
@@ -51,12 +51,12 @@ impl PyEvent {
             return py.NotImplemented();
         };
         let same = self.inner == other.get().inner;
-        match op {
-            CompareOp::Eq => same.into_pyobject(py).map(|b| b.to_owned().into_any().unbind()),
-            CompareOp::Ne => (!same).into_pyobject(py).map(|b| b.to_owned().into_any().unbind()),
+        let answer = match op {
+            CompareOp::Eq => same,
+            CompareOp::Ne => !same,
             _ => return py.NotImplemented(),
-        }
-        .unwrap_or_else(|e| match e {})
+        };
+        PyBool::new(py, answer).to_owned().into_any().unbind()
     }
 
     fn __hash__(&self) -> u64 {
