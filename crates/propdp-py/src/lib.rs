@@ -12,7 +12,10 @@
 
 mod bridge;
 mod config;
+mod dp_event;
 mod errors;
+mod event_paths;
+mod events;
 mod inference;
 mod privacy;
 mod record;
@@ -38,11 +41,18 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::tune, m)?)?;
     m.add_function(wrap_pyfunction!(run::draw, m)?)?;
     m.add_function(wrap_pyfunction!(privacy::privacy, m)?)?;
-    m.add_function(wrap_pyfunction!(privacy::accounting, m)?)?;
-    m.add_function(wrap_pyfunction!(privacy::check_plan, m)?)?;
+    m.add_class::<events::PyEvent>()?;
+    m.add_class::<events::GaussianEvent>()?;
+    m.add_class::<events::PoissonSampledEvent>()?;
+    m.add_class::<events::SelfComposedEvent>()?;
+    m.add_class::<events::ComposedEvent>()?;
+    m.add_class::<events::ObjectiveEvent>()?;
+    m.add_function(wrap_pyfunction!(events::epsilon, m)?)?;
+    m.add_function(wrap_pyfunction!(events::dpsgd_event, m)?)?;
+    m.add_function(wrap_pyfunction!(events::admits, m)?)?;
+    m.add_function(wrap_pyfunction!(dp_event::from_dp_event, m)?)?;
     m.add_function(wrap_pyfunction!(privacy::calibrate_run, m)?)?;
     m.add_function(wrap_pyfunction!(privacy::membership_run, m)?)?;
-    m.add_function(wrap_pyfunction!(privacy::sampled_run, m)?)?;
     m.add_function(wrap_pyfunction!(config::describe, m)?)?;
     m.add_function(wrap_pyfunction!(config::config_text, m)?)?;
     m.add_function(wrap_pyfunction!(run::spectrum, m)?)?;

@@ -1,7 +1,7 @@
 //! The accountant from Python (`propdp.privacy`, `propdp.accounting`): the
-//! guarantee of a noise level, the certified ε of a DP-SGD schedule, its
-//! membership-inference reading, ε under a sampling scheme, and one knob
-//! calibrated to a target; the arguments read and checked here.
+//! guarantee of a noise level, a DP-SGD schedule's membership-inference
+//! reading, and one knob calibrated to a target; the arguments read and
+//! checked here (the ε of an event: the `events` module).
 
 use propdp::core::accountant::Neighbouring;
 use propdp::core::{AlgorithmKind, ModelKind};
@@ -87,62 +87,6 @@ pub(crate) fn privacy<'py>(
     pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
 }
 
-/// The certified ε bracket of a DP-SGD schedule of (noise_multiplier,
-/// sample_rate, steps) segments at `delta` (`propdp.accounting`), composed
-/// with objective-perturbation releases given as (lipschitz, curvature,
-/// radius, lambda, sigma) when there are any: a dict with epsilon (upper),
-/// epsilon_lower, bracket_grid, bracket_reached. Arguments out of range
-/// raise ConfigError naming them (`segment[1].sample_rate`; a single
-/// segment: `sample_rate`; `objective[0].a`).
-#[pyfunction]
-#[pyo3(signature = (segments, delta, neighbouring, objectives=Vec::new()))]
-pub(crate) fn accounting<'py>(
-    py: Python<'py>,
-    segments: Vec<(f64, f64, i64)>,
-    delta: f64,
-    neighbouring: &str,
-    objectives: Vec<(f64, f64, f64, f64, f64)>,
-) -> PyResult<Bound<'py, PyAny>> {
-    use propdp::core::accountant::ObjectiveBound;
-    use propdp::core::accountant::bracket::BracketSettings;
-    use propdp::core::accountant::epsilon;
-    use propdp::core::accountant::events::Event;
-    let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
-    let relation = parse_relation(py, neighbouring)?;
-    let plan = parse_plan(py, &segments)?;
-    let releases: Vec<ObjectiveBound> = objectives
-        .iter()
-        .map(|&(l, beta, r, lambda, sigma)| ObjectiveBound::new(l, beta, r, lambda, sigma))
-        .collect();
-    let settings = BracketSettings::default();
-    let result = py.detach(|| epsilon(&Event::ledger(&plan, &releases), delta, relation, settings));
-    let bracket = result.map_err(|e| bad(e.argument().to_string(), format!(": {e}")))?;
-    let json = serde_json::json!({
-        "epsilon": bracket.map(|b| b.upper),
-        "epsilon_lower": bracket.map(|b| b.lower),
-        "bracket_grid": bracket.map(|b| b.grid),
-        "bracket_reached": bracket.map(|b| b.reached),
-    });
-    pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
-}
-
-/// Whether `accounting` takes `segments` under `neighbouring` without
-/// composing them (`propdp_accountant::admits`: the ranges and the first
-/// grid): None, or ConfigError naming the argument as `accounting` would.
-/// `CertifiedAccountant.supports` and `from_dp_event` decide by it.
-#[pyfunction]
-#[pyo3(signature = (segments, neighbouring))]
-pub(crate) fn check_plan(py: Python<'_>, segments: Vec<(f64, f64, i64)>, neighbouring: &str) -> PyResult<()> {
-    use propdp::core::accountant::admits;
-    use propdp::core::accountant::bracket::BracketSettings;
-    use propdp::core::accountant::events::Event;
-    let bad = |field: String, why: String| config_error(py, format!("{field}{why}"), Some(field.clone()));
-    let relation = parse_relation(py, neighbouring)?;
-    let plan = parse_plan(py, &segments)?;
-    admits(&Event::schedule(&plan), relation, BracketSettings::default())
-        .map_err(|e| bad(e.argument().to_string(), format!(": {e}")))
-}
-
 /// The DP-SGD segments of (noise_multiplier, sample_rate, steps) triples;
 /// a step count below 1 raises ConfigError naming it (`steps`, or
 /// `segment[i].steps`). The other ranges are the accountant's to check.
@@ -191,65 +135,20 @@ pub(crate) fn membership_run<'py>(
     let plan = parse_plan(py, &segments)?;
     let tpr = py
         .detach(|| tpr_upper(&plan, relation, &fprs, BracketSettings::default()))
-        .map_err(|e| config_error(py, format!("{}: {e}", e.argument()), Some(e.argument().to_string())))?;
+        .map_err(|e| {
+            // one run's arguments bare, as `parse_plan` names its steps
+            let field = match e.argument().strip_prefix("segment[0].") {
+                Some(bare) if plan.len() == 1 => bare,
+                _ => e.argument(),
+            };
+            config_error(py, format!("{field}: {e}"), Some(field.to_string()))
+        })?;
     let mu = gdp_mu(&plan, relation);
     let json = serde_json::json!({
         "fpr": fprs,
         "tpr_upper": tpr,
         "mu": mu.map(|m| m.0),
         "mu_exact": mu.map(|m| m.1),
-    });
-    pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
-}
-
-/// A DP-SGD run's or schedule's ε under a sampling scheme
-/// (`propdp.accounting.sampled_epsilon`, `sampled_schedule_epsilon`): a dict
-/// with sampling, neighbouring, sensitivity (1 or 2, in units of C),
-/// epsilon / epsilon_lower (the guarantee), epsilon_if_poisson (shuffled
-/// batches: the Poisson figure, valid only if they had been Poisson-sampled)
-/// and assumption. `segments` are (noise_multiplier, sample_rate, steps);
-/// one segment is a run (its arguments named bare), more a schedule
-/// (`segment[i].…`). Refusals raise ConfigError naming the argument.
-#[pyfunction]
-#[pyo3(signature = (segments, delta, sampling, neighbouring))]
-pub(crate) fn sampled_run<'py>(
-    py: Python<'py>,
-    segments: Vec<(f64, f64, i64)>,
-    delta: f64,
-    sampling: &str,
-    neighbouring: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    use propdp::core::accountant::bracket::BracketSettings;
-    use propdp::core::accountant::events::Event;
-    use propdp::core::accountant::sampling::{Sampling, sampled_epsilon};
-    let relation = parse_relation(py, neighbouring)?;
-    let scheme = Sampling::parse(sampling).ok_or_else(|| {
-        config_error(
-            py,
-            format!("sampling = {sampling:?} is invalid: allowed \"poisson\", \"fixed_size\", \"shuffled\""),
-            Some("sampling".into()),
-        )
-    })?;
-    let plan = parse_plan(py, &segments)?;
-    let r = py
-        .detach(|| {
-            sampled_epsilon(
-                scheme,
-                &Event::schedule(&plan),
-                delta,
-                relation,
-                BracketSettings::default(),
-            )
-        })
-        .map_err(|e| config_error(py, format!("{}: {e}", e.argument()), Some(e.argument().to_string())))?;
-    let json = serde_json::json!({
-        "sampling": r.sampling.name(),
-        "neighbouring": r.neighbouring.label(),
-        "sensitivity": r.sensitivity,
-        "epsilon": r.epsilon.map(|b| b.upper),
-        "epsilon_lower": r.epsilon.map(|b| b.lower),
-        "epsilon_if_poisson": r.if_poisson.map(|b| b.upper),
-        "assumption": r.assumption,
     });
     pythonize::pythonize(py, &json).map_err(|e| PropdpError::new_err(e.to_string()))
 }

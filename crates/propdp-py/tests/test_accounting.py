@@ -63,6 +63,11 @@ def dpsgd(z, q, t):
     return SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), t)
 
 
+def run(z, q, t, delta, *relation):
+    """The bracket of t DP-SGD steps at (z, q), by the one epsilon of an event."""
+    return accounting.epsilon(accounting.dpsgd_event(z, q, t), delta, *relation)
+
+
 def cli_bracket(cli, *flags):
     out = subprocess.run(
         [cli, "privacy", "--algorithm", "dpsgd", "--model", "logistic", "--noise", "0.8", "--sample-rate", "0.01",
@@ -75,12 +80,14 @@ def cli_bracket(cli, *flags):
 def test_from_dp_event_gives_the_bracket_of_propdp_privacy(cli):
     for flags, relation in [((), "replace_one"), (("--neighbouring", "add-remove-one"), "add_remove_one")]:
         want = cli_bracket(cli, *flags)
-        got = accounting.from_dp_event(dpsgd(0.8, 0.01, 3000), 1e-5, **({} if not flags else {"neighbouring": relation}))
+        event = accounting.from_dp_event(dpsgd(0.8, 0.01, 3000))
+        assert event == accounting.dpsgd_event(0.8, 0.01, 3000)
+        got = accounting.epsilon(event, 1e-5, **({} if not flags else {"neighbouring": relation}))
         assert (got.epsilon, got.epsilon_lower) == (want["epsilon"], want["epsilon_lower"])
-    # dp_accounting's spelling of δ and of the relation
+    # dp_accounting's spelling of the relation, in its accountant
     class NeighboringRelation:
         name = "ADD_OR_REMOVE_ONE"
-    got = accounting.from_dp_event(dpsgd(0.8, 0.01, 3000), target_delta=1e-5, neighbouring=NeighboringRelation())
+    got = accounting.CertifiedAccountant(NeighboringRelation()).compose(dpsgd(0.8, 0.01, 3000)).get_epsilon_bracket(1e-5)
     assert got.epsilon == cli_bracket(cli, "--neighbouring", "add-remove-one")["epsilon"]
     assert got.neighbouring == "add/remove-one"
 
@@ -89,7 +96,7 @@ def test_an_opacus_loop_gives_the_epsilon_of_accounting_epsilon():
     acc = accounting.Accountant()
     for _ in range(1500):
         acc.step(noise_multiplier=1.1, sample_rate=0.004)
-    assert acc.get_epsilon(1e-5) == accounting.epsilon(1.1, 0.004, 1500, 1e-5).epsilon
+    assert acc.get_epsilon(1e-5) == run(1.1, 0.004, 1500, 1e-5).epsilon
     assert len(acc) == 1500 and acc.mechanism() == "propdp_pld_bracket"
     # state_dict round trip, and Opacus' optimiser hook (a DPOptimizer by its two fields)
     again = accounting.Accountant()
@@ -107,20 +114,26 @@ def test_an_opacus_loop_gives_the_epsilon_of_accounting_epsilon():
         bad = accounting.Accountant()
         bad.load_state_dict({"history": [(1.0, 2.0, 3)]})
         bad.get_epsilon(1e-5)
-    assert e.value.field == "sample_rate"
+    # history[0], the accountant's event's events[0]
+    assert e.value.field == "events[0].event.sample_rate"
 
 
 def test_the_privacy_accountant_composes_events_as_the_ledger_does():
     # DP-SGD, then 10 full-batch Gaussian releases, in one certified composition
     acc = accounting.CertifiedAccountant()
-    acc.compose(dpsgd(1.0, 0.01, 800)).compose(GaussianDpEvent(20.0), count=10).compose(NoOpDpEvent())
+    acc.compose(dpsgd(1.0, 0.01, 800)).compose(GaussianDpEvent(20.0), count=10)
     ledger = accounting.Accountant()
     for _ in range(800):
         ledger.step(noise_multiplier=1.0, sample_rate=0.01)
     ledger.gaussian(noise_multiplier=20.0, count=10)
     assert acc.get_epsilon_bracket(1e-5) == ledger.get_epsilon_bracket(1e-5)
     nested = ComposedDpEvent([dpsgd(1.0, 0.01, 400), SelfComposedDpEvent(ComposedDpEvent([dpsgd(1.0, 0.01, 200)]), 2)])
-    assert accounting.from_dp_event(nested, 1e-5) == accounting.epsilon(1.0, 0.01, 800, 1e-5)
+    # read as it is written: the tree's shape kept, its parts those of two 400-step segments
+    E = accounting
+    assert E.from_dp_event(nested) == E.ComposedEvent([E.dpsgd_event(1.0, 0.01, 400),
+                                                       E.ComposedEvent([E.dpsgd_event(1.0, 0.01, 200)]).repeat(2)])
+    two = E.ComposedEvent([E.dpsgd_event(1.0, 0.01, 400)] * 2)
+    assert E.epsilon(E.from_dp_event(nested), 1e-5) == E.epsilon(two, 1e-5)
     # δ at an ε: certified, and the smallest such δ to 0.1%
     eps = acc.get_epsilon(1e-5)
     d = acc.get_delta(eps)
@@ -130,37 +143,46 @@ def test_the_privacy_accountant_composes_events_as_the_ledger_does():
     assert not acc.supports(LaplaceDpEvent(1.0)) and acc.supports(dpsgd(1.0, 0.5, 3))
     with pytest.raises(propdp.ConfigError, match="LaplaceDpEvent") as e:
         acc.compose(ComposedDpEvent([GaussianDpEvent(1.0), LaplaceDpEvent(1.0)]))
-    assert e.value.field == "event" and acc.get_epsilon(1e-5) == eps
-    with pytest.raises(propdp.ConfigError, match="sampled GaussianDpEvent only"):
-        accounting.from_dp_event(PoissonSampledDpEvent(0.1, dpsgd(1.0, 0.5, 2)), 1e-5)
-    # no noise: no finite ε
-    assert accounting.from_dp_event(NonPrivateDpEvent(), 1e-5).epsilon == math.inf
-    assert accounting.from_dp_event(GaussianDpEvent(0.0), 1e-5).epsilon == math.inf
+    # the path of the refused part in the event tree
+    assert e.value.field == "events[1]" and acc.get_epsilon(1e-5) == eps
+    with pytest.raises(propdp.ConfigError, match="a Poisson-sampled event is a Gaussian one") as e:
+        accounting.epsilon(accounting.from_dp_event(PoissonSampledDpEvent(0.1, dpsgd(1.0, 0.5, 2))), 1e-5)
+    assert e.value.field == "event"
+    # no noise: refused by the core, named by its path
+    for event in (NonPrivateDpEvent(), NoOpDpEvent(), ComposedDpEvent([dpsgd(1.0, 0.01, 10), NonPrivateDpEvent()])):
+        assert not acc.supports(event)
+        with pytest.raises(propdp.ConfigError, match=type(event).__name__):
+            accounting.from_dp_event(event)
+    with pytest.raises(propdp.ConfigError) as e:
+        accounting.epsilon(accounting.from_dp_event(ComposedDpEvent([dpsgd(1.0, 0.01, 10), GaussianDpEvent(0.0)])), 1e-5)
+    assert e.value.field == "events[1].noise_multiplier"
 
 
 def test_sampling_without_replacement_is_the_fixed_size_bound():
     event = SelfComposedDpEvent(SampledWithoutReplacementDpEvent(10_000, 100, GaussianDpEvent(1.0)), 1000)
-    got = accounting.from_dp_event(event, 1e-5)
-    want = accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, sampling="fixed_size")
-    assert (got.epsilon, got.epsilon_lower, got.neighbouring) == (want.epsilon, want.epsilon_lower, "replace-one")
+    with pytest.raises(propdp.ConfigError, match='sampling="fixed_size"') as e:
+        accounting.from_dp_event(event)
+    assert e.value.field == "event"
+    # its figure: the Poisson-shaped event accounted with fixed-size batches
+    fixed = accounting.epsilon(accounting.dpsgd_event(1.0, 0.01, 1000), 1e-5, sampling="fixed_size")
+    halved = run(0.5, 0.01, 1000, 1e-5, "add_remove_one")
+    assert (fixed.epsilon, fixed.epsilon_lower, fixed.neighbouring) == (halved.epsilon, halved.epsilon_lower, "replace-one")
     with pytest.raises(propdp.ConfigError) as e:
-        accounting.from_dp_event(event, 1e-5, neighbouring="add_remove_one")
+        accounting.epsilon(accounting.dpsgd_event(1.0, 0.01, 1000), 1e-5, "add_remove_one", sampling="fixed_size")
     assert e.value.field == "neighbouring"
-    with pytest.raises(propdp.ConfigError, match="one batch"):
-        accounting.from_dp_event(ComposedDpEvent([event, dpsgd(1.0, 0.01, 10)]), 1e-5)
 
 
 def test_jax_privacy_shaped_calibration_never_overshoots():
     n, delta = 50_000, 1e-5
     z = accounting.calibrate_noise_multiplier(target_epsilon=3.0, batch_size=500, num_updates=2000, num_samples=n,
                                               target_delta=delta)
-    assert accounting.epsilon(z, 500 / n, 2000, delta).epsilon <= 3.0 < accounting.epsilon(z * 0.99, 500 / n, 2000, delta).epsilon
+    assert run(z, 500 / n, 2000, delta).epsilon <= 3.0 < run(z * 0.99, 500 / n, 2000, delta).epsilon
     t = accounting.calibrate_num_updates(target_epsilon=3.0, noise_multiplier=1.0, batch_size=500, num_samples=n,
                                          target_delta=delta)
-    assert accounting.epsilon(1.0, 0.01, t, delta).epsilon <= 3.0 < accounting.epsilon(1.0, 0.01, t + 1, delta).epsilon
+    assert run(1.0, 0.01, t, delta).epsilon <= 3.0 < run(1.0, 0.01, t + 1, delta).epsilon
     b = accounting.calibrate_batch_size(target_epsilon=3.0, noise_multiplier=1.0, num_updates=2000, num_samples=n,
                                         target_delta=delta)
-    assert accounting.epsilon(1.0, b / n, 2000, delta).epsilon <= 3.0 < accounting.epsilon(1.0, (b + 1) / n, 2000, delta).epsilon
+    assert run(1.0, b / n, 2000, delta).epsilon <= 3.0 < run(1.0, (b + 1) / n, 2000, delta).epsilon
     with pytest.raises(propdp.ConfigError) as e:
         accounting.calibrate_noise_multiplier(target_epsilon=3.0, batch_size=0, num_updates=10, num_samples=n,
                                               target_delta=delta)
@@ -183,7 +205,7 @@ def _random_event(rng, depth):
     """A random dp_accounting-shaped event: Gaussian releases, Poisson or
     without-replacement sampling (some at rates 0 and 1, some of no noise
     or of a noise multiplier below the accountant's range), no-ops,
-    non-private and unsupported events, nested compositions."""
+    non-private and other events propdp does not read, nested compositions."""
     def leaf():
         z = rng.choice([0.0, 1e-200, 1e-151, 0.5, 1.0, 3.0, 20.0])
         k = rng.random()
@@ -209,35 +231,32 @@ def _random_event(rng, depth):
 
 def test_supports_agrees_with_from_dp_event_on_random_compositions():
     # issue 59, 3: supports() said True for a composition of without-replacement
-    # and Poisson releases, which from_dp_event then refused
+    # and Poisson releases, which from_dp_event then refused; supports() and
+    # the ε of from_dp_event's event now decide by the one check, the core's
     import random
 
     rng = random.Random(59)
     seen = {True: 0, False: 0}
     for relation in ("replace_one", "add_remove_one"):
-        for _ in range(120):
+        for _ in range(200):
             event = _random_event(rng, 3)
             supported = accounting.CertifiedAccountant(relation).supports(event)
             try:
-                accounting.from_dp_event(event, 1e-5, neighbouring=relation)
+                accounting.epsilon(accounting.from_dp_event(event), 1e-5, relation)
                 taken = True
             except propdp.ConfigError:
                 taken = False
             assert supported == taken, (relation, event)
             seen[supported] += 1
-    # both answers are exercised, the mixed ledgers among the refusals
+    # both answers are exercised
     assert min(seen.values()) >= 40, seen
-    mixed = ComposedDpEvent([SampledWithoutReplacementDpEvent(1000, 10, GaussianDpEvent(1.0)),
-                             PoissonSampledDpEvent(0.01, GaussianDpEvent(1.0))])
-    acc = accounting.CertifiedAccountant()
-    assert not acc.supports(mixed)
-    with pytest.raises(propdp.ConfigError, match="one batch"):
-        acc.compose(mixed)
-    assert acc.get_epsilon(1e-5) == 0.0
     # supports() reads the events already composed, as compose() does
-    acc.compose(SampledWithoutReplacementDpEvent(1000, 10, GaussianDpEvent(1.0)))
-    assert not acc.supports(PoissonSampledDpEvent(0.01, GaussianDpEvent(1.0)))
-    assert acc.supports(GaussianDpEvent(5.0))
+    acc = accounting.CertifiedAccountant()
+    acc.compose(ComposedDpEvent([dpsgd(1.0, 0.01, 10), GaussianDpEvent(5.0)]))
+    assert acc.supports(GaussianDpEvent(5.0)) and not acc.supports(PoissonSampledDpEvent(1.5, GaussianDpEvent(1.0)))
+    with pytest.raises(propdp.ConfigError) as e:
+        acc.compose(PoissonSampledDpEvent(1.5, GaussianDpEvent(1.0)))
+    assert e.value.field == "events[1].sample_rate" and len(acc.events) == 1
 
 
 def test_epsilon_far_beyond_709_and_tiny_noise(cli):
@@ -246,13 +265,13 @@ def test_epsilon_far_beyond_709_and_tiny_noise(cli):
     exact = 1398.9462944887619
     r = propdp.privacy(algorithm="dpsgd", model="logistic", noise=0.02, sample_rate=0.01, steps=1, delta_priv=1e-5)
     assert r.epsilon_lower <= exact <= r.epsilon and r.epsilon - r.epsilon_lower < 1e-6
-    b = accounting.epsilon(0.02, 0.01, 1, 1e-5)
+    b = run(0.02, 0.01, 1, 1e-5)
     assert b.epsilon_lower <= exact <= b.epsilon
     # below 1e-150 the loss 1/(2z²) leaves f64: refused by name (it certified ε = 0)
     for z in (1e-153, 1e-200):
         with pytest.raises(propdp.ConfigError) as e:
-            accounting.epsilon(z, 0.01, 1, 1e-5)
-        assert e.value.field == "noise_multiplier" and "1e-150" in str(e.value)
+            run(z, 0.01, 1, 1e-5)
+        assert e.value.field == "event.event.noise_multiplier" and "1e-150" in str(e.value)
 
 
 def test_one_run_has_one_figure_in_python_and_on_the_command_line(cli):
@@ -264,7 +283,7 @@ def test_one_run_has_one_figure_in_python_and_on_the_command_line(cli):
         capture_output=True, text=True, check=True,
     )
     want = json.loads(out.stdout)
-    got = accounting.epsilon(30.81, 1.01e-4, 100_000, 1e-6)
+    got = run(30.81, 1.01e-4, 100_000, 1e-6)
     assert (got.epsilon, got.epsilon_lower) == (want["epsilon"], want["epsilon_lower"])
     assert got.bracket_reached and got.epsilon - got.epsilon_lower <= 1e-3 * got.epsilon
     # dp-accounting's pessimistic ε at grid 1e-7, read stably (tests/data/small_epsilon.csv)

@@ -221,9 +221,9 @@ def test_messages_name_x_and_y_as_python_does_and_quote_no_whole_array():
         "noise": lambda: propdp.PrivateGLM(model="huber", noise={"law": "student_t", "dof": huge}).fit(X, y, seed=1),
         "epsilon": lambda: propdp.PrivateGLM(epsilon=huge),
         "fpr": lambda: accounting.membership_inference(1.0, 0.01, 10, fpr="x" * 10**6),
-        "segments": lambda: accounting.schedule_epsilon([huge], 1e-5),
-        "delta": lambda: accounting.epsilon(1.0, 0.01, 10, delta=huge),
-        "steps": lambda: accounting.epsilon(1.0, 0.01, 10**10000, delta=1e-5),
+        "events": lambda: accounting.ComposedEvent([huge]),
+        "delta": lambda: accounting.epsilon(accounting.dpsgd_event(1.0, 0.01, 10), delta=huge),
+        "steps": lambda: accounting.dpsgd_event(1.0, 0.01, 10**10000),
     }
     for name, call in calls.items():
         with pytest.raises(propdp.ConfigError) as e:
@@ -237,11 +237,11 @@ def test_messages_name_x_and_y_as_python_does_and_quote_no_whole_array():
 
 def test_part_a_leftovers_are_config_errors_naming_the_argument():
     with pytest.raises(propdp.ConfigError) as e:
-        accounting.schedule_epsilon(None, 1e-5)
-    assert e.value.field == "segments"
-    # an iterable of triples is still a schedule
-    gen = accounting.schedule_epsilon(((1.0, 0.01, 10) for _ in range(2)), 1e-5)
-    assert gen == accounting.schedule_epsilon([(1.0, 0.01, 10)] * 2, 1e-5)
+        accounting.ComposedEvent(None)
+    assert e.value.field == "events"
+    # any iterable of events is a composition
+    gen = accounting.ComposedEvent(accounting.dpsgd_event(1.0, 0.01, 10) for _ in range(2))
+    assert gen == accounting.ComposedEvent([accounting.dpsgd_event(1.0, 0.01, 10)] * 2)
     for objectives, field in [([(1.0, 2.0)], "objectives[0]"), ([(1.0, 0.25, 1.0, 1.0, 1.0), "x"], "objectives[1]"),
                               (5, "objectives"), ("abc", "objectives")]:
         with pytest.raises(propdp.ConfigError) as e:

@@ -263,7 +263,7 @@ def test_one_neighbouring_default_named_in_every_result(cli):
 
     run = dict(noise=1.0, sample_rate=0.01, steps=2000, delta_priv=1e-5)
     report = propdp.privacy("dpsgd", **run)
-    bracket = accounting.epsilon(1.0, 0.01, 2000, 1e-5)
+    bracket = accounting.epsilon(accounting.dpsgd_event(1.0, 0.01, 2000), 1e-5)
     acc = accounting.Accountant()
     for _ in range(2000):
         acc.step(noise_multiplier=1.0, sample_rate=0.01)
@@ -276,7 +276,7 @@ def test_one_neighbouring_default_named_in_every_result(cli):
     assert report.epsilon == bracket.epsilon == acc.get_epsilon(1e-5) == want["epsilon"]
     assert bracket.neighbouring == "replace-one" and "replace-one" in repr(bracket)
     assert "replace-one" in str(report)
-    other = accounting.epsilon(1.0, 0.01, 2000, 1e-5, neighbouring="add_remove_one")
+    other = accounting.epsilon(accounting.dpsgd_event(1.0, 0.01, 2000), 1e-5, neighbouring="add_remove_one")
     assert other.epsilon < bracket.epsilon and "add/remove-one" in repr(other)
 
 
@@ -882,8 +882,8 @@ def test_simulate_on_the_rows_of_a_data_set(tmp_path, monkeypatch):
 def test_the_accounting_module_certifies_dp_sgd_and_has_opacus_shape():
     from propdp import accounting
 
-    b = accounting.epsilon(noise_multiplier=0.6, sample_rate=0.004, steps=10_000, delta=1e-5,
-                           neighbouring="add_remove_one")
+    run = accounting.dpsgd_event(noise_multiplier=0.6, sample_rate=0.004, steps=10_000)
+    b = accounting.epsilon(run, delta=1e-5, neighbouring="add_remove_one")
     assert b.neighbouring == "add/remove-one"
     # dp-accounting's pessimistic ε 8.49431 (fine grid) and prv_accountant's [8.49323, 8.49534]
     assert b.epsilon_lower <= 8.49431 <= b.epsilon * (1 + 1e-4) and b.bracket_reached
@@ -895,25 +895,27 @@ def test_the_accounting_module_certifies_dp_sgd_and_has_opacus_shape():
         acc.step(noise_multiplier=2.0, sample_rate=0.02)
     assert acc.history == [(1.0, 0.02, 300), (2.0, 0.02, 200)] and len(acc) == 500
     whole = acc.get_epsilon_bracket(delta=1e-5)
-    same = accounting.schedule_epsilon([(1.0, 0.02, 300), (2.0, 0.02, 200)], delta=1e-5)
-    assert whole == same and acc.get_epsilon(1e-5) == whole.epsilon
+    schedule = accounting.ComposedEvent([accounting.dpsgd_event(1.0, 0.02, 300), accounting.dpsgd_event(2.0, 0.02, 200)])
+    same = accounting.epsilon(schedule, delta=1e-5)
+    assert whole == same and acc.get_epsilon(1e-5) == whole.epsilon and acc.event() == schedule
     # the quieter run bounds the mixed one from below, the louder from above
-    quiet = accounting.epsilon(2.0, 0.02, 500, 1e-5)
-    loud = accounting.epsilon(1.0, 0.02, 500, 1e-5)
+    quiet = accounting.epsilon(accounting.dpsgd_event(2.0, 0.02, 500), 1e-5)
+    loud = accounting.epsilon(accounting.dpsgd_event(1.0, 0.02, 500), 1e-5)
     assert quiet.epsilon < whole.epsilon_lower and whole.epsilon < loud.epsilon_lower
     # a saved history extends
     later = accounting.Accountant(history=acc.history)
     later.step(noise_multiplier=2.0, sample_rate=0.02)
     assert later.history[-1] == (2.0, 0.02, 201)
-    # bad input names the argument
+    # bad input names the argument, a part out of range its path in the event
     with pytest.raises(propdp.ConfigError) as e:
-        accounting.epsilon(1.0, 1.5, 10, 1e-5)
-    assert e.value.field == "sample_rate"
+        accounting.epsilon(accounting.dpsgd_event(1.0, 1.5, 10), 1e-5)
+    assert e.value.field == "event.sample_rate"
     with pytest.raises(propdp.ConfigError) as e:
-        accounting.schedule_epsilon([(1.0, 0.1, 5), (1.0, 0.1, -3)], 1e-5)
-    assert e.value.field == "segment[1].steps"
+        two = [accounting.dpsgd_event(1.0, 0.1, 5), accounting.GaussianEvent(1.0).poisson(0.1).repeat(0)]
+        accounting.epsilon(accounting.ComposedEvent(two), 1e-5)
+    assert e.value.field == "events[1].count"
     with pytest.raises(propdp.ConfigError) as e:
-        accounting.epsilon(1.0, 0.1, 10.5, 1e-5)
+        accounting.dpsgd_event(1.0, 0.1, 10.5)
     assert e.value.field == "steps"
 
 
@@ -927,9 +929,9 @@ def test_accounting_calibrates_any_knob_without_overshooting():
     for c in (z, t, q):
         assert c.epsilon_lower <= c.epsilon <= 2.0 and c.epsilon >= 2.0 * (1 - 1e-3)
         # read back from scratch: the same certified ε
-        assert accounting.epsilon(c.noise_multiplier, c.sample_rate, c.steps, 1e-5).epsilon <= 2.0
+        assert accounting.epsilon(accounting.dpsgd_event(c.noise_multiplier, c.sample_rate, c.steps), 1e-5).epsilon <= 2.0
     # one more step is over the target (the lower end says so, or the upper end cannot certify it)
-    assert accounting.epsilon(1.0, 0.01, t.steps + 1, 1e-5).epsilon > 2.0
+    assert accounting.epsilon(accounting.dpsgd_event(1.0, 0.01, t.steps + 1), 1e-5).epsilon > 2.0
     r = accounting.calibrate("noise_multiplier", sample_rate=0.01, steps=1000, rho=0.5)
     # ρ = T·Δ²/(2z²), Δ = 2 under replace-one (the default), 1 under add/remove-one
     assert r.epsilon is None and r.rho <= 0.5 and abs(r.noise_multiplier - (1000 * 4 / (2 * 0.5)) ** 0.5) < 1e-9
@@ -1014,45 +1016,49 @@ def test_accounting_states_the_sampling_scheme_and_its_assumption():
     from propdp import accounting
 
     ar = dict(neighbouring="add_remove_one")
-    poisson = accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, **ar)
-    assert poisson.epsilon == accounting.epsilon(1.0, 0.01, 1000, 1e-5, **ar).epsilon and poisson.sensitivity == 1
-    # shuffled: ⌈T·q⌉ = 10 Gaussian releases, μ = √10 (add/remove), exact; the Poisson figure beside it
-    shuffled = accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, sampling="shuffled", **ar)
-    ten = accounting.epsilon(1.0, 1.0, 10, 1e-5, **ar).epsilon
-    assert shuffled.epsilon == pytest.approx(ten, rel=1e-12) and shuffled.epsilon_if_poisson == poisson.epsilon
-    assert "Poisson" in shuffled.assumption or "poisson" in shuffled.assumption
+    run = accounting.dpsgd_event(1.0, 0.01, 1000)
+    poisson = accounting.epsilon(run, 1e-5, **ar)
+    assert accounting.epsilon(run, 1e-5, sampling="poisson", **ar) == poisson
+    # shuffled: ⌈T·q⌉ = 10 Gaussian releases, μ = √10 (add/remove), exact
+    shuffled = accounting.epsilon(run, 1e-5, sampling="shuffled", **ar)
+    ten = accounting.epsilon(accounting.GaussianEvent(1.0).repeat(10), 1e-5, **ar).epsilon
+    assert shuffled.epsilon == pytest.approx(ten, rel=1e-12) and shuffled.epsilon > poisson.epsilon
     # fixed-size batches: replace-one, sensitivity 2C
-    fixed = accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, sampling="fixed_size", neighbouring="replace_one")
-    assert fixed.sensitivity == 2 and fixed.neighbouring == "replace-one" and fixed.epsilon > poisson.epsilon
+    fixed = accounting.epsilon(run, 1e-5, sampling="fixed_size", neighbouring="replace_one")
+    assert fixed.neighbouring == "replace-one" and fixed.epsilon > poisson.epsilon
     for bad, field in [
         (dict(sampling="fixed_size", neighbouring="add_remove_one"), "neighbouring"),
         (dict(sampling="stratified"), "sampling"),
+        (dict(sampling=3), "sampling"),
     ]:
         with pytest.raises(propdp.ConfigError) as e:
-            accounting.sampled_epsilon(1.0, 0.01, 1000, 1e-5, **bad)
+            accounting.epsilon(run, 1e-5, **bad)
         assert e.value.field == field
 
 
 def test_accounting_states_the_sampling_scheme_of_a_schedule():
     from propdp import accounting
 
-    run = [(1.0, 0.01, 450), (2.0, 0.02, 500)]  # 4.5 and 10 epochs: 5 + 10 batches per example at most
+    segments = [(1.0, 0.01, 450), (2.0, 0.02, 500)]  # 4.5 and 10 epochs: 5 + 10 batches per example at most
+    schedule = accounting.ComposedEvent([accounting.dpsgd_event(*s) for s in segments])
     ar = dict(neighbouring="add_remove_one")
-    shuffled = accounting.sampled_schedule_epsilon(run, 1e-5, sampling="shuffled", **ar)
+    shuffled = accounting.epsilon(schedule, 1e-5, sampling="shuffled", **ar)
     # 5 releases at z = 1 and 10 at z = 2: μ² = 5 + 10/4
     mu2 = 5 + 10 / 4
-    poisson = accounting.schedule_epsilon(run, 1e-5, **ar)
-    assert shuffled.epsilon_if_poisson == poisson.epsilon and shuffled.epsilon > poisson.epsilon
+    poisson = accounting.epsilon(schedule, 1e-5, **ar)
+    assert shuffled.epsilon > poisson.epsilon
     # the same as the Gaussian mechanism's ε at μ = √7.5, via a DP-GD ledger of equal μ²
     acc = accounting.Accountant(**ar)
     acc.gaussian(noise_multiplier=(1 / mu2) ** 0.5)
     assert shuffled.epsilon == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
-    fixed = accounting.sampled_schedule_epsilon(run, 1e-5, sampling="fixed_size", neighbouring="replace_one")
-    halved = accounting.schedule_epsilon([(z / 2, q, t) for z, q, t in run], 1e-5, **ar)
-    assert fixed.sensitivity == 2 and fixed.epsilon == halved.epsilon
+    fixed = accounting.epsilon(schedule, 1e-5, sampling="fixed_size", neighbouring="replace_one")
+    halved = accounting.epsilon(accounting.ComposedEvent([accounting.dpsgd_event(z / 2, q, t) for z, q, t in segments]),
+                                1e-5, **ar)
+    assert fixed.epsilon == halved.epsilon
     with pytest.raises(propdp.ConfigError) as e:
-        accounting.sampled_schedule_epsilon([(1.0, 0.01, 450), (2.0, 1.5, 500)], 1e-5, sampling="shuffled")
-    assert e.value.field == "segment[1].sample_rate"
+        bad = accounting.ComposedEvent([accounting.dpsgd_event(1.0, 0.01, 450), accounting.dpsgd_event(2.0, 1.5, 500)])
+        accounting.epsilon(bad, 1e-5, sampling="shuffled")
+    assert e.value.field == "events[1].event.sample_rate"
 
 
 def test_accountant_composes_an_objective_perturbation_release_with_dp_sgd():
@@ -1086,7 +1092,7 @@ def test_accountant_composes_an_objective_perturbation_release_with_dp_sgd():
     acc.objective(**release)
     both = acc.get_epsilon_bracket(1e-5)
     release_alone = accounting.Accountant(objectives=acc.objectives, **ar)
-    basic = accounting.epsilon(1.0, 0.01, 1000, 5e-6, **ar).epsilon + release_alone.get_epsilon(5e-6)
+    basic = accounting.epsilon(accounting.dpsgd_event(1.0, 0.01, 1000), 5e-6, **ar).epsilon + release_alone.get_epsilon(5e-6)
     assert max(sgd.epsilon_lower, hi) <= both.epsilon <= basic and both.epsilon_lower <= both.epsilon
     # the ledger is plain data: saved and reloaded, it gives the same bracket
     again = accounting.Accountant(history=list(acc.history), objectives=list(acc.objectives), **ar)
@@ -1106,10 +1112,11 @@ def _accounting_calls(key, value):
     delta = value if key == "delta" else 1e-5
     nb = value if key == "neighbouring" else "add_remove_one"
     if key != "fpr":
-        yield lambda: acc.epsilon(run["noise_multiplier"], run["sample_rate"], run["steps"], delta, neighbouring=nb)
-        yield lambda: acc.schedule_epsilon([(run["noise_multiplier"], run["sample_rate"], run["steps"])], delta, nb)
-        yield lambda: acc.sampled_epsilon(run["noise_multiplier"], run["sample_rate"], run["steps"], delta,
-                                          neighbouring=nb)
+        def event():
+            return acc.dpsgd_event(run["noise_multiplier"], run["sample_rate"], run["steps"])
+        yield lambda: acc.epsilon(event(), delta, neighbouring=nb)
+        yield lambda: acc.epsilon(acc.ComposedEvent([event()]), delta, nb)
+        yield lambda: acc.epsilon(event(), delta, nb, sampling="shuffled")
     if key != "delta":
         yield lambda: acc.membership_inference(run["noise_multiplier"], run["sample_rate"], run["steps"],
                                                fpr=[value] if key == "fpr" else [0.01], neighbouring=nb)
@@ -1136,7 +1143,8 @@ def test_accounting_arguments_of_any_type_give_an_answer_or_name_the_argument(ke
                 call()
             except propdp.ConfigError as e:
                 named = e.field is not None and e.field.split(".")[-1].split("[")[0]
-                assert named == key, f"{key}={value!r}: {e.field}: {e}"
+                # a step count out of range: the count of the event dpsgd_event built
+                assert named == key or (key, named) == ("steps", "count"), f"{key}={value!r}: {e.field}: {e}"
                 continue
             assert not isinstance(value, (bool, np.bool_, str, list, dict, complex)) and value is not None, \
                 f"{key}={value!r} was accepted"
@@ -1144,8 +1152,8 @@ def test_accounting_arguments_of_any_type_give_an_answer_or_name_the_argument(ke
 
 def test_accounting_takes_numpy_scalars_and_an_empty_accountant_checks_its_arguments():
     from propdp import accounting as acc
-    a = acc.epsilon(np.float64(1.0), np.float32(0.01), np.int64(1000), np.float64(1e-5))
-    b = acc.epsilon(1.0, float(np.float32(0.01)), 1000, 1e-5)
+    a = acc.epsilon(acc.dpsgd_event(np.float64(1.0), np.float32(0.01), np.int64(1000)), np.float64(1e-5))
+    b = acc.epsilon(acc.dpsgd_event(1.0, float(np.float32(0.01)), 1000), 1e-5)
     assert a == b
     empty = acc.Accountant()
     assert empty.get_epsilon(1e-5) == 0.0

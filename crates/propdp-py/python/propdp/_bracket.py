@@ -1,14 +1,26 @@
-"""The certified ε bracket of a DP-SGD schedule or of a ledger of Gaussian
-releases, with the checks of δ and the relation every entry point of
-:mod:`propdp.accounting` shares."""
+"""The certified ε bracket of a privacy event (:func:`epsilon`), the events
+themselves (the native module's classes, re-exported by
+:mod:`propdp.accounting`) and the checks of δ and the relation every entry
+point of :mod:`propdp.accounting` shares."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
-from . import _args, _dp_event, _native
+from . import _args, _native
 from ._config import config_error
+
+Event = _native.Event
+GaussianEvent = _native.GaussianEvent
+PoissonSampledEvent = _native.PoissonSampledEvent
+SelfComposedEvent = _native.SelfComposedEvent
+ComposedEvent = _native.ComposedEvent
+ObjectiveEvent = _native.ObjectiveEvent
+dpsgd_event = _native.dpsgd_event
+
+
+#: dp_accounting's ``NeighboringRelation`` names, as propdp spells them.
+_DP_ACCOUNTING = {"ADD_OR_REMOVE_ONE": "add_remove_one", "REPLACE_ONE": "replace_one"}
 
 
 @dataclass(frozen=True)
@@ -21,6 +33,44 @@ class Bracket:
     bracket_reached: Optional[bool]
     #: The neighbouring relation: "replace-one" or "add/remove-one".
     neighbouring: str
+
+
+def epsilon(
+    event: Event,
+    delta: float,
+    neighbouring: Any = _args.DEFAULT_NEIGHBOURING,
+    *,
+    sampling: str = "poisson",
+) -> Bracket:
+    """The certified ε at ``delta`` of a privacy ``event``: DP-SGD
+    (:func:`dpsgd_event`, or ``GaussianEvent(z).poisson(q).repeat(T)``), a
+    schedule or a ledger (:class:`ComposedEvent`), objective-perturbation
+    releases (:class:`ObjectiveEvent`), or a dp_accounting event read by
+    :func:`from_dp_event`::
+
+        epsilon(dpsgd_event(1.0, 0.01, 1000), 1e-5)             # one run
+        epsilon(ComposedEvent([dpsgd_event(1.0, 0.02, 300),
+                               dpsgd_event(2.0, 0.02, 200)]), 1e-5)  # a schedule
+
+    ``sampling`` says how the sampled steps' batches were drawn:
+    "poisson" (each example independently with probability q: the
+    certified bracket), "fixed_size" (b = q·n without replacement;
+    replace-one only: the add/remove pair at z/2, both orders) or
+    "shuffled" (a shuffle per epoch, each segment starting one; no
+    amplification is known, so the exact ε of ⌈T/⌊1/q⌋⌉ Gaussian releases
+    per segment — ``epsilon(event, delta)`` is the figure had they been
+    Poisson-sampled). ``neighbouring`` is "replace_one" (the default) or
+    "add_remove_one", or dp_accounting's ``NeighboringRelation``. A part
+    out of range raises :class:`propdp.ConfigError` naming its path in the
+    event (``events[1].event.sample_rate``; ``count``,
+    ``noise_multiplier`` for the outermost event), as do a bad ``delta``,
+    ``neighbouring`` or ``sampling``."""
+    relation = _relation(neighbouring)
+    if not isinstance(sampling, str):
+        raise config_error(f"sampling = {_args.excerpt(sampling)} is invalid: allowed 'poisson', 'fixed_size' or "
+                           "'shuffled'", "sampling")
+    d = _native.epsilon(event, delta, relation, sampling)
+    return Bracket(**d, neighbouring=_args.relation_label(relation))
 
 
 def _plan(segments: Sequence[Tuple[float, float, int]]) -> List[Tuple[float, float, int]]:
@@ -37,85 +87,13 @@ def _delta(delta: float) -> float:
     return d
 
 
-def _relation(neighbouring: str) -> str:
-    """The neighbouring relation's name (its spelling checked by the core)."""
+def _relation(neighbouring: Any) -> str:
+    """The neighbouring relation's name (its spelling checked by the core);
+    dp_accounting's ``NeighboringRelation`` is read by its ``name``."""
+    name = getattr(neighbouring, "name", None)
+    if isinstance(name, str) and name in _DP_ACCOUNTING:
+        neighbouring = _DP_ACCOUNTING[name]
     if not isinstance(neighbouring, str):
         allowed = " or ".join(repr(n) for n in _args.NEIGHBOURING)
         raise config_error(f"neighbouring = {_args.excerpt(neighbouring)} is invalid: allowed {allowed}", "neighbouring")
     return neighbouring
-
-
-def _bracket(segments: Sequence[Tuple[float, float, int]], delta: float, neighbouring: str) -> Bracket:
-    d = _native.accounting(_plan(segments), _delta(delta), _relation(neighbouring))
-    return Bracket(**d, neighbouring=_args.relation_label(neighbouring))
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What a ledger composes to: ``fixed`` (a non-private release: ∞;
-    nothing: 0), or ``segments`` under ``relation`` (the native module's
-    name), reported under ``label``."""
-
-    fixed: Optional[float]
-    segments: List[Tuple[float, float, int]]
-    relation: str
-    label: str
-
-
-def _ledger_plan(ledger: _dp_event.Ledger, neighbouring: str) -> _Plan:
-    """The one decision of whether and how a ledger of Gaussian releases is
-    composed — :func:`propdp.accounting.from_dp_event`,
-    ``CertifiedAccountant.compose``, ``.supports`` and its brackets all
-    decide by it: one batch scheme per ledger, fixed-size batches under
-    replace-one only, and the segments' ranges as the native accountant
-    checks them before composing (``_native.check_plan``); a refusal
-    raises ConfigError naming the field."""
-    label = _args.relation_label(neighbouring)
-    if ledger.non_private:
-        return _Plan(float("inf"), [], neighbouring, label)
-    if not ledger.poisson and not ledger.fixed_size:
-        return _Plan(0.0, [], neighbouring, label)
-    if not ledger.fixed_size:
-        segments, relation = list(ledger.poisson), neighbouring
-    else:
-        # fixed-size batches (and full-batch releases) under replace-one: the
-        # add/remove pair at z/2 dominates each, in both orders (docs/privacy.md
-        # "Sampling schemes")
-        if label != "replace-one":
-            raise config_error(
-                "neighbouring = add/remove-one is invalid with SampledWithoutReplacementDpEvent: sampling "
-                "without replacement is accounted under replace-one (n is public), as dp_accounting does",
-                "neighbouring",
-            )
-        mixed = [s for s in ledger.poisson if s[1] < 1.0]
-        if mixed:
-            raise config_error(
-                "the events mix Poisson-sampled and without-replacement releases: propdp certifies one batch "
-                f"scheme per ledger (Poisson segment {mixed[0]} beside fixed-size batches)",
-                "event",
-            )
-        segments = [(z / 2, q, t) for z, q, t in ledger.fixed_size + ledger.poisson]
-        relation = "add_remove_one"
-    segments = _plan(segments)
-    _native.check_plan(segments, _relation(relation))
-    return _Plan(None, segments, relation, label)
-
-
-def _ledger_bracket(ledger: _dp_event.Ledger, delta: float, neighbouring: str) -> Bracket:
-    """The certified bracket of a ledger of Gaussian releases (:func:`_ledger_plan`)."""
-    delta = _delta(delta)
-    plan = _ledger_plan(ledger, neighbouring)
-    if plan.fixed is not None:
-        grid = None if math.isinf(plan.fixed) else 0.0
-        return Bracket(plan.fixed, plan.fixed, grid, True, plan.label)
-    b = _bracket(plan.segments, delta, plan.relation)
-    return Bracket(b.epsilon, b.epsilon_lower, b.bracket_grid, b.bracket_reached, plan.label)
-
-
-def _read(event: Any, count: int = 1, ledger: Optional[_dp_event.Ledger] = None) -> _dp_event.Ledger:
-    ledger = ledger if ledger is not None else _dp_event.Ledger()
-    try:
-        _dp_event.read(event, count, ledger)
-    except _dp_event.Unsupported as e:
-        raise config_error(str(e), "event") from None
-    return ledger

@@ -1,7 +1,7 @@
 """Type stubs of the Rust extension `propdp._native` (see `propdp` for the documented API)."""
 
 from os import PathLike
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._results import Result
 
@@ -86,13 +86,50 @@ def privacy(
     clip: Optional[float] = None,
     extra_ridge: Optional[str] = None,
 ) -> Dict[str, Any]: ...
-def accounting(
-    segments: List[Tuple[float, float, int]],
-    delta: float,
-    neighbouring: str,
-    objectives: List[Tuple[float, float, float, float, float]] = ...,
-) -> Dict[str, Any]: ...
-def check_plan(segments: List[Tuple[float, float, int]], neighbouring: str) -> None: ...
+class Event:
+    """A privacy event (the accountant's one event type); its subclasses build it."""
+
+    def poisson(self, sample_rate: float) -> "PoissonSampledEvent": ...
+    def repeat(self, count: int) -> "SelfComposedEvent": ...
+
+class GaussianEvent(Event):
+    """One release of the Gaussian mechanism at noise multiplier σ/Δ."""
+
+    noise_multiplier: float
+    def __init__(self, noise_multiplier: float) -> None: ...
+
+class PoissonSampledEvent(Event):
+    """A Gaussian event run on a Poisson sample of rate ``sample_rate``."""
+
+    sample_rate: float
+    event: Event
+    def __init__(self, sample_rate: float, event: Event) -> None: ...
+
+class SelfComposedEvent(Event):
+    """``event`` composed with itself ``count`` times."""
+
+    event: Event
+    count: int
+    def __init__(self, event: Event, count: int) -> None: ...
+
+class ComposedEvent(Event):
+    """Events composed in order."""
+
+    events: List[Event]
+    def __init__(self, events: Sequence[Event]) -> None: ...
+
+class ObjectiveEvent(Event):
+    """A model released by objective perturbation (privacy loss ≤ c + A|Z|)."""
+
+    parameters: Tuple[float, float, float, float, float]
+    def __init__(
+        self, lipschitz: float, curvature: float, lambda_: float, sigma: float, radius: Optional[float] = None
+    ) -> None: ...
+
+def dpsgd_event(noise_multiplier: float, sample_rate: float, steps: int) -> SelfComposedEvent: ...
+def epsilon(event: Event, delta: float, neighbouring: str, sampling: str) -> Dict[str, Any]: ...
+def admits(event: Event, neighbouring: str) -> None: ...
+def from_dp_event(dp_event: Any) -> Event: ...
 def calibrate_run(
     knob: str,
     noise_multiplier: float,
@@ -104,9 +141,6 @@ def calibrate_run(
     neighbouring: str,
 ) -> Dict[str, Any]: ...
 def membership_run(segments: List[Tuple[float, float, int]], fprs: List[float], neighbouring: str) -> Dict[str, Any]: ...
-def sampled_run(
-    segments: List[Tuple[float, float, int]], delta: float, sampling: str, neighbouring: str
-) -> Dict[str, Any]: ...
 def describe(config_: _Config, label: str) -> str: ...
 def config_text(config_: _Config) -> str: ...
 

@@ -25,8 +25,17 @@ add/remove-one (sensitivity C, the smaller ε): pass
 result names its relation.
 
 Every figure here is the Rust accountant's: its one ``epsilon`` of an event
-(``Event::dpsgd``, ``Event::schedule``, ``Event::ledger``) and its one
-``calibrate`` of a knob of one (docs/privacy.md, "The accountant").
+and its one ``calibrate`` of a knob of one (docs/privacy.md, "The
+accountant"). An event is built from :class:`GaussianEvent`,
+:class:`PoissonSampledEvent`, :class:`SelfComposedEvent`,
+:class:`ComposedEvent` and :class:`ObjectiveEvent` (dp_accounting's
+``DpEvent`` shapes; :func:`from_dp_event` reads those), and
+:func:`epsilon` is its certified bracket::
+
+    from propdp.accounting import GaussianEvent, ComposedEvent, dpsgd_event, epsilon
+    epsilon(GaussianEvent(1.1).poisson(0.004).repeat(1500), 1e-5)   # one DP-SGD run
+    epsilon(dpsgd_event(1.1, 0.004, 1500), 1e-5)                     # the same event
+    epsilon(ComposedEvent([dpsgd_event(1.0, 0.02, 300), dpsgd_event(2.0, 0.02, 200)]), 1e-5)
 """
 from __future__ import annotations
 
@@ -35,7 +44,20 @@ from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
 from . import _args, _native
-from ._bracket import Bracket, _bracket, _delta, _plan, _relation
+from ._bracket import (
+    Bracket,
+    ComposedEvent,
+    Event,
+    GaussianEvent,
+    ObjectiveEvent,
+    PoissonSampledEvent,
+    SelfComposedEvent,
+    _delta,
+    _plan,
+    _relation,
+    dpsgd_event,
+    epsilon,
+)
 from ._config import config_error
 from ._dp_accounting import CertifiedAccountant, from_dp_event
 
@@ -44,50 +66,22 @@ __all__ = [
     "Bracket",
     "Calibration",
     "CertifiedAccountant",
+    "ComposedEvent",
+    "Event",
+    "GaussianEvent",
     "MembershipInference",
-    "Sampled",
+    "ObjectiveEvent",
+    "PoissonSampledEvent",
+    "SelfComposedEvent",
     "calibrate",
     "calibrate_batch_size",
     "calibrate_noise_multiplier",
     "calibrate_num_updates",
+    "dpsgd_event",
     "epsilon",
     "from_dp_event",
     "membership_inference",
-    "sampled_epsilon",
-    "sampled_schedule_epsilon",
-    "schedule_epsilon",
 ]
-
-
-def epsilon(
-    noise_multiplier: float,
-    sample_rate: float,
-    steps: int,
-    delta: float,
-    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
-) -> Bracket:
-    """The certified ε at ``delta`` of ``steps`` steps of DP-SGD with Poisson
-    rate ``sample_rate`` and noise multiplier σ/C; arguments out of range
-    raise :class:`propdp.ConfigError` naming them."""
-    return _bracket([(noise_multiplier, sample_rate, steps)], delta, neighbouring)
-
-
-def schedule_epsilon(
-    segments: Sequence[Tuple[float, float, int]],
-    delta: float,
-    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
-) -> Bracket:
-    """The certified ε at ``delta`` of a schedule: ``segments`` is a list of
-    ``(noise_multiplier, sample_rate, steps)``, composed as one run (a
-    training run that changes its noise or batch rate, or trains more epochs
-    later). A value that is not such a list raises ConfigError naming
-    ``segments`` (a segment: ``segment[i]``)."""
-    if segments is not None and not isinstance(segments, (str, bytes, Sequence)):
-        try:
-            segments = list(segments)  # a generator or an array of triples
-        except TypeError:
-            pass  # not iterable: refused by the checker, naming segments
-    return _bracket(segments, delta, neighbouring)
 
 
 @dataclass(frozen=True)
@@ -153,69 +147,6 @@ def calibrate(
         _relation(neighbouring),
     )
     return Calibration(**d)
-
-
-@dataclass(frozen=True)
-class Sampled:
-    """A run's ε under a sampling scheme: ``epsilon`` (the guarantee to
-    state) and ``epsilon_lower``; the ``neighbouring`` relation and the
-    ``sensitivity`` it implies (in units of the clip C); for shuffled
-    batches ``epsilon_if_poisson``, valid only if they had been
-    Poisson-sampled; and the ``assumption`` the figure rests on."""
-
-    sampling: str
-    neighbouring: str
-    sensitivity: float
-    epsilon: Optional[float]
-    epsilon_lower: Optional[float]
-    epsilon_if_poisson: Optional[float]
-    assumption: str
-
-
-def sampled_epsilon(
-    noise_multiplier: float,
-    sample_rate: float,
-    steps: int,
-    delta: float,
-    sampling: str = "poisson",
-    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
-) -> Sampled:
-    """The ε at ``delta`` of DP-SGD whose batches are drawn by ``sampling``:
-    "poisson" (each example independently with probability q), "fixed_size"
-    (b = q·n without replacement; replace-one only) or "shuffled" (a shuffle
-    per epoch; no amplification is known, so the ε of ⌈T/⌊1/q⌋⌉ Gaussian
-    releases — one per epoch touched — with the Poisson figure beside it)::
-
-        s = sampled_epsilon(1.0, 0.01, 1000, 1e-5, sampling="shuffled")
-        s.epsilon, s.epsilon_if_poisson   # 17.86 without amplification, 1.83 if Poisson
-
-    Refusals (fixed-size under add/remove-one, arguments out of range) raise
-    :class:`propdp.ConfigError` naming the argument."""
-    return Sampled(**_native.sampled_run(_plan([(noise_multiplier, sample_rate, steps)]), _delta(delta),
-                                         _sampling(sampling), _relation(neighbouring)))
-
-
-def sampled_schedule_epsilon(
-    segments: Sequence[Tuple[float, float, int]],
-    delta: float,
-    sampling: str = "poisson",
-    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
-) -> Sampled:
-    """:func:`sampled_epsilon` of a schedule: ``segments`` is a list of
-    ``(noise_multiplier, sample_rate, steps)`` composed as one run, its
-    batches drawn by ``sampling`` throughout (shuffled batches: each segment
-    starts an epoch, and the ε is that of Σ⌈T_i/⌊1/q_i⌋⌉ Gaussian releases, the
-    Poisson figure beside it). A segment out of range raises
-    :class:`propdp.ConfigError` naming it (``segment[1].sample_rate``)."""
-    return Sampled(**_native.sampled_run(_plan(segments), _delta(delta), _sampling(sampling), _relation(neighbouring)))
-
-
-def _sampling(sampling: str) -> str:
-    """The sampling scheme's name (its spelling checked by the core)."""
-    if not isinstance(sampling, str):
-        raise config_error(f"sampling = {_args.excerpt(sampling)} is invalid: allowed 'poisson', 'fixed_size' or 'shuffled'",
-                           "sampling")
-    return sampling
 
 
 @dataclass(frozen=True)
@@ -333,16 +264,10 @@ class Accountant:
         hull of group privacy of size 2 on it). Arguments out of range raise
         :class:`propdp.ConfigError` naming them, and so does
         :meth:`get_epsilon` for a release whose loss is too wide for the
-        accountant's point budget (a huge L/σ: ``objective[0].a``, saying
-        what to change). One release alone is its closed form."""
-        args = {"lipschitz": lipschitz, "curvature": curvature, "radius": radius, "lambda_": lambda_, "sigma": sigma}
-        for name, value in args.items():
-            allowed = "0 ≤ curvature < ∞" if name == "curvature" else f"0 < {name} < ∞"
-            v = _args.real(name, value, allowed)
-            low_ok = v >= 0 if name == "curvature" else v > 0
-            if not (low_ok and v < float("inf")):
-                raise config_error(f"{name} = {_args.excerpt(value)} is invalid: allowed {allowed}", name)
-        self.objectives.append(tuple(float(v) for v in args.values()))
+        accountant's point budget (a huge L/σ: its ``a`` by its place in
+        :meth:`event`, ``events[1].a``, saying what to change). One release alone is its closed form."""
+        release = ObjectiveEvent(lipschitz, curvature, lambda_, sigma, radius)
+        self.objectives.append(release.parameters)
 
     def __len__(self) -> int:
         return sum(t for _, _, t in self.history) + len(self.objectives)
@@ -363,11 +288,14 @@ class Accountant:
                 raise config_error(f"neighbouring = {_args.excerpt(self.neighbouring)} is invalid: allowed {allowed}",
                                    "neighbouring")
             return Bracket(0.0, 0.0, 0.0, True, _args.relation_label(self.neighbouring))
-        if not self.objectives:
-            return schedule_epsilon(self.history, delta, self.neighbouring)
-        plan = _plan(self.history) if self.history else []
-        d = _native.accounting(plan, delta, self.neighbouring, list(self.objectives))
-        return Bracket(**d, neighbouring=_args.relation_label(self.neighbouring))
+        return epsilon(self.event(), delta, self.neighbouring)
+
+    def event(self) -> ComposedEvent:
+        """Everything recorded as one event: the DP-SGD segments of
+        ``history`` in order, then the objective releases."""
+        runs = [dpsgd_event(z, q, t) for z, q, t in self.history]
+        releases = [ObjectiveEvent(l, beta, lam, sigma, r) for l, beta, r, lam, sigma in self.objectives]
+        return ComposedEvent(runs + releases)
 
     def get_epsilon(self, delta: float) -> float:
         """The certified upper bound on ε at ``delta`` (``inf`` when no finite ε reaches it)."""
@@ -476,7 +404,7 @@ def calibrate_batch_size(
     budget = _budget(target_epsilon, target_delta)
 
     def over(b: int) -> bool:
-        e = epsilon(noise_multiplier, b / n, num_updates, budget["delta"], neighbouring).epsilon
+        e = epsilon(dpsgd_event(noise_multiplier, b / n, num_updates), budget["delta"], neighbouring).epsilon
         return e is None or e > budget["epsilon"]
 
     while b >= 1 and over(b):
