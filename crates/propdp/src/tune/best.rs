@@ -465,7 +465,7 @@ pub struct SimCheck {
     pub data: Option<String>,
 }
 
-impl crate::rundir::Line for Best {
+impl crate::run::Line for Best {
     type Key = CellKey;
     fn key(&self) -> CellKey {
         Best::key(self)

@@ -6,7 +6,7 @@ use anyhow::Result;
 use propdp_core::AlgorithmKind;
 
 use super::{Plan, descent};
-use crate::shard::Shard;
+use crate::run::Shard;
 
 impl Plan {
     /// Refuse a search (of `shard`'s cells) whose estimated wall time on
@@ -95,7 +95,7 @@ impl Plan {
                         .filter_map(|&q| Some((*self.horizons.at(q).last()?, q)))
                         .max_by(|a, b| (a.0 as f64 * a.1).total_cmp(&(b.0 as f64 * b.1)));
                     let steps = if descent { longest } else { None };
-                    crate::shard::simulation_cost(sim.reps, sim.d[0], self.points[p].delta(), steps)
+                    crate::run::simulation_cost(sim.reps, sim.d[0], self.points[p].delta(), steps)
                 });
                 (search, check)
             })

@@ -229,12 +229,12 @@ impl Candidates<'_> {
 
 impl Candidates<'_> {
     /// Estimated seconds of one core of the solve of `k` at `base` with
-    /// solver options `opts` ([`crate::shard::dmft_cost`]).
+    /// solver options `opts` ([`crate::run::shard::dmft_cost`]).
     fn solve_cost(&self, opts: &SolverOptions, k: &Knobs, base: &Point) -> f64 {
         let atoms = self.covariance.map_or(1, |c| c.atoms().len());
         // unclipped least squares: the exact spectral solution (solver.dmft = "auto")
         let spectral = matches!(base.model(), propdp_core::Model::LeastSquares { .. }) && k.clip.is_none();
-        crate::shard::dmft_cost(opts, k.steps, k.q, atoms, spectral)
+        crate::run::dmft_cost(opts, k.steps, k.q, atoms, spectral)
     }
 }
 

@@ -8,7 +8,7 @@ use propdp_core::config::PlotSpec;
 use propdp_core::record::Record;
 
 use super::{Cell, Plan};
-use crate::rundir::RunDir;
+use crate::run::RunDir;
 
 /// A whole search's figures, placed in `out`'s figures/: the frontier (best
 /// metric against the budget, one curve per algorithm) when there are

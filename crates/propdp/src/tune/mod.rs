@@ -28,9 +28,9 @@ pub use best::{Best, NonPrivate, SimCheck, TrainingRun};
 pub use merge::merge;
 
 use crate::progress::Progress;
-use crate::provenance::Manifest;
-use crate::rundir::{Existing, RunDir, TUNE};
-use crate::shard::Shard;
+use crate::run::Manifest;
+use crate::run::Shard;
+use crate::run::{Existing, RunDir, TUNE};
 
 /// The result of one search: the tuned, calibrated point and its predicted metric.
 #[derive(Debug, Clone, PartialEq)]
@@ -270,7 +270,7 @@ impl Plan {
     /// The cells of shard `shard` (every cell without one).
     fn mine(&self, shard: Option<Shard>) -> Option<BTreeSet<usize>> {
         shard.map(|s| {
-            let owner = crate::shard::assign(&self.costs(), s.count);
+            let owner = crate::run::assign(&self.costs(), s.count);
             (0..self.cells.len()).filter(|&c| owner[c] == s.index).collect()
         })
     }
@@ -292,7 +292,7 @@ impl Plan {
 enum Scope {
     /// Every cell.
     All,
-    /// Shard K/N: only its cells (by [`crate::shard::assign`] over the cells' costs).
+    /// Shard K/N: only its cells (by [`crate::run::shard::assign`] over the cells' costs).
     Shard(Shard),
     /// None: assemble the merged optimums of a sharded search.
     Assemble,
@@ -454,7 +454,7 @@ fn search(
         _ => None,
     };
     let mine = plan.mine(shard);
-    let prov = crate::provenance::provenance_of(&plan.text);
+    let prov = crate::run::provenance_of(&plan.text);
     if shard.is_some() {
         out.remove_file(COMPLETE)?;
     }
