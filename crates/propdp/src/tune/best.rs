@@ -9,7 +9,8 @@ use propdp_core::problem::{Budget, Target};
 use propdp_core::record::{Provenance, Record, SolverReport, Source};
 use propdp_core::{Algorithm, AlgorithmKind, ModelKind};
 
-use super::{CellKey, Optimum, facet};
+use super::types::{CellKey, Optimum, facet};
+use crate::run::{Line, sim_settings};
 
 /// One optimum, as written to tune.jsonl (one line each).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -465,7 +466,7 @@ pub struct SimCheck {
     pub data: Option<String>,
 }
 
-impl crate::run::Line for Best {
+impl Line for Best {
     type Key = CellKey;
     fn key(&self) -> CellKey {
         Best::key(self)
@@ -513,7 +514,7 @@ pub(super) fn simulate(
     index: u64,
 ) -> Result<SimCheck> {
     let data = real.as_ref().map(|r| r.source.clone());
-    let mut settings = crate::run::sim_settings(sim, sim.d[0], covariance).with_real(real);
+    let mut settings = sim_settings(sim, sim.d[0], covariance).with_real(real);
     let mut s = propdp_sim::simulate(&opt.point, &settings, index)?;
     let pred_se = opt.stderr.unwrap_or(0.0);
     // too wide to state agreement: as many repetitions as the target needs (the first

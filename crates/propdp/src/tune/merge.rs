@@ -6,10 +6,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::{Best, COMPLETE, CellKey, Complete, Plan, Scope, TuneOutcome, search};
+use super::best::Best;
+use super::plan::Plan;
+use super::report::TuneOutcome;
+use super::search::{COMPLETE, Complete, Scope, search};
+use super::types::CellKey;
 use crate::progress::Progress;
-use crate::run::Manifest;
-use crate::run::{RunDir, TUNE};
+use crate::run::{Manifest, RunDir, TUNE, check_shards};
 
 /// Merge the directories of a sharded search (`propdp tune --shard K/N`,
 /// every K of one config and N, each complete) into `out`: the optimums of
@@ -19,7 +22,7 @@ use crate::run::{RunDir, TUNE};
 /// written: what [`crate::run::merge::merge`] refuses, an unfinished shard, and
 /// an optimum of a cell another shard owns.
 pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> crate::Result<TuneOutcome> {
-    let (manifest, shards) = crate::run::check_shards(dirs)?;
+    let (manifest, shards) = check_shards(dirs)?;
     let plan = Plan::new(&manifest.config_text, &manifest.config_path)?;
     let prov = manifest.provenance();
     let cell_of = plan.cell_of();
