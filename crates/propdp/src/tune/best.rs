@@ -96,14 +96,17 @@ impl TrainingRun {
     /// The training run of a DP-GD/DP-SGD optimum calibrated to `budget`;
     /// `n` samples when known.
     pub fn of(opt: &Optimum, budget: &Budget, n: Option<usize>) -> Option<TrainingRun> {
-        let (Algorithm::Dpgd { sigma, steps, eta, .. } | Algorithm::Dpsgd { sigma, steps, eta, .. }) =
-            opt.point.algorithm()
-        else {
-            return None;
-        };
-        let (q, clip) = match opt.point.algorithm() {
-            Algorithm::Dpsgd { sample_rate, clip, .. } => (sample_rate, clip),
-            _ => (1.0, None),
+        let (sigma, steps, eta, q, clip) = match opt.point.algorithm() {
+            Algorithm::Dpgd { sigma, steps, eta, .. } => (sigma, steps, eta, 1.0, None),
+            Algorithm::Dpsgd {
+                sigma,
+                steps,
+                eta,
+                sample_rate,
+                clip,
+                ..
+            } => (sigma, steps, eta, sample_rate, clip),
+            Algorithm::Objective { .. } | Algorithm::Output { .. } => return None,
         };
         let sensitivity = clip.map_or(opt.point.model().lipschitz(), |c| c.min(opt.point.model().lipschitz()));
         let batch_size = n.map(|n| q * n as f64);
@@ -175,7 +178,7 @@ impl Variant {
                 clip,
                 ..
             } => (Some(eta), Some(steps), Some(sample_rate), clip),
-            _ => (None, None, None, None),
+            Algorithm::Objective { .. } | Algorithm::Output { .. } => (None, None, None, None),
         };
         Variant {
             lambda: algorithm.lambda(),
