@@ -10,7 +10,7 @@ use propdp_core::config::PlotSpec;
 
 use crate::figure_files::place;
 pub use crate::figure_files::remove_listed;
-use crate::provenance::Manifest;
+use crate::run::{Manifest, Unit, expected, owned, read_checked, read_manifest};
 
 /// The `[plot]` table of the config recorded in the run's manifest (beside
 /// the results file), or the defaults when there is none.
@@ -36,13 +36,13 @@ fn check_records(results: &Path) -> Result<()> {
     let no_check = |_: &Record| Ok(());
     let manifest = results.with_file_name("manifest.json");
     if !manifest.exists() {
-        return crate::rundir::read_checked(results, &no_check, None).map(|_| ());
+        return read_checked(results, &no_check, None).map(|_| ());
     }
-    let m = crate::rundir::read_manifest(results.parent().unwrap_or(Path::new(".")))?;
+    let m = read_manifest(results.parent().unwrap_or(Path::new(".")))?;
     let cfg = Config::from_recorded(&m.config_text).with_context(|| format!("config in {}", manifest.display()))?;
-    let units = crate::shard::owned(&cfg, m.shard);
+    let units = owned(&cfg, m.shard);
     let provenance = m.provenance();
-    let unit_of: std::collections::BTreeMap<RecordKey, &crate::shard::Unit> =
+    let unit_of: std::collections::BTreeMap<RecordKey, &Unit> =
         units.iter().flat_map(|u| u.keys().map(move |k| (k, u))).collect();
     // the recorded config names its data file unresolved: the records name the path the first one names
     let data_path = std::cell::OnceCell::new();
@@ -50,7 +50,7 @@ fn check_records(results: &Path) -> Result<()> {
         let unit = unit_of
             .get(&r.key())
             .ok_or_else(|| format!("{} is not a unit of the run in {}", r.key(), manifest.display()))?;
-        let mut want = crate::run::expected(&cfg, unit, r.index, &provenance);
+        let mut want = expected(&cfg, unit, r.index, &provenance);
         if let Some(sim) = want.simulation.as_mut()
             && cfg.raw.simulation.as_ref().is_some_and(|s| s.data.is_some())
         {
@@ -60,7 +60,7 @@ fn check_records(results: &Path) -> Result<()> {
         }
         r.conforms(&want)
     };
-    crate::rundir::read_checked(results, &check, None).map(|_| ())
+    read_checked(results, &check, None).map(|_| ())
 }
 
 /// The figures of one drawing.

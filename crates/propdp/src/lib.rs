@@ -41,16 +41,14 @@ mod figure_files;
 pub mod figures;
 mod file;
 pub mod inference;
-pub mod merge;
 pub mod privacy;
 pub mod progress;
-pub mod provenance;
 pub mod run;
-pub mod rundir;
-pub mod shard;
-pub mod summary;
 pub mod tune;
 pub mod validate;
+
+// the parts of a run (`run`'s modules), also named from the root
+pub use run::{merge, provenance, rundir, shard, summary};
 
 pub use error::{Error, ErrorKind, Result};
 pub use progress::{Cancelled, Progress, Silent};

@@ -11,8 +11,7 @@ use propdp_core::record::{Record, Source};
 use propdp_core::validation::{Verdict, finite_size_allowance, verdict};
 
 use crate::progress::Progress;
-use crate::run::{RunSummary, Sources, run};
-use crate::rundir::{Existing, RunDir};
+use crate::run::{Existing, RunDir, RunSummary, Sources, run};
 
 /// One comparison of a predicted and a simulated metric.
 #[derive(Debug, Clone, PartialEq)]

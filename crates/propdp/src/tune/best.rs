@@ -9,7 +9,8 @@ use propdp_core::problem::{Budget, Target};
 use propdp_core::record::{Provenance, Record, SolverReport, Source};
 use propdp_core::{Algorithm, AlgorithmKind, ModelKind};
 
-use super::{CellKey, Optimum, facet};
+use super::types::{CellKey, Optimum, facet};
+use crate::run::{Line, sim_settings};
 
 /// One optimum, as written to tune.jsonl (one line each).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -95,14 +96,17 @@ impl TrainingRun {
     /// The training run of a DP-GD/DP-SGD optimum calibrated to `budget`;
     /// `n` samples when known.
     pub fn of(opt: &Optimum, budget: &Budget, n: Option<usize>) -> Option<TrainingRun> {
-        let (Algorithm::Dpgd { sigma, steps, eta, .. } | Algorithm::Dpsgd { sigma, steps, eta, .. }) =
-            opt.point.algorithm()
-        else {
-            return None;
-        };
-        let (q, clip) = match opt.point.algorithm() {
-            Algorithm::Dpsgd { sample_rate, clip, .. } => (sample_rate, clip),
-            _ => (1.0, None),
+        let (sigma, steps, eta, q, clip) = match opt.point.algorithm() {
+            Algorithm::Dpgd { sigma, steps, eta, .. } => (sigma, steps, eta, 1.0, None),
+            Algorithm::Dpsgd {
+                sigma,
+                steps,
+                eta,
+                sample_rate,
+                clip,
+                ..
+            } => (sigma, steps, eta, sample_rate, clip),
+            Algorithm::Objective { .. } | Algorithm::Output { .. } => return None,
         };
         let sensitivity = clip.map_or(opt.point.model().lipschitz(), |c| c.min(opt.point.model().lipschitz()));
         let batch_size = n.map(|n| q * n as f64);
@@ -174,7 +178,7 @@ impl Variant {
                 clip,
                 ..
             } => (Some(eta), Some(steps), Some(sample_rate), clip),
-            _ => (None, None, None, None),
+            Algorithm::Objective { .. } | Algorithm::Output { .. } => (None, None, None, None),
         };
         Variant {
             lambda: algorithm.lambda(),
@@ -465,7 +469,7 @@ pub struct SimCheck {
     pub data: Option<String>,
 }
 
-impl crate::rundir::Line for Best {
+impl Line for Best {
     type Key = CellKey;
     fn key(&self) -> CellKey {
         Best::key(self)
@@ -513,7 +517,7 @@ pub(super) fn simulate(
     index: u64,
 ) -> Result<SimCheck> {
     let data = real.as_ref().map(|r| r.source.clone());
-    let mut settings = crate::run::sim_settings(sim, sim.d[0], covariance).with_real(real);
+    let mut settings = sim_settings(sim, sim.d[0], covariance).with_real(real);
     let mut s = propdp_sim::simulate(&opt.point, &settings, index)?;
     let pred_se = opt.stderr.unwrap_or(0.0);
     // too wide to state agreement: as many repetitions as the target needs (the first

@@ -1,14 +1,86 @@
 //! How long a search will take: each cell's estimated seconds of one core
 //! (its search and its simulated check), the wall time on this machine,
-//! and the refusal of a search above `tune.max_hours`.
+//! the refusal of a search above `tune.max_hours`, the cells of a shard
+//! (balanced by those estimates), and the estimate `propdp tune` prints
+//! before searching ([`estimate`]).
+
+use std::collections::BTreeSet;
 
 use anyhow::Result;
 use propdp_core::AlgorithmKind;
 
-use super::{Plan, descent};
-use crate::shard::Shard;
+use super::descent;
+use super::plan::{Method, Plan, check_metric};
+use crate::run::{Shard, assign, simulation_cost};
+
+/// What a tune config asks for, checked before any work: its cells and
+/// the estimated time of the search ([`estimate`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuneEstimate {
+    /// Problem points (one per combination of the `[problem]` parameters).
+    pub points: usize,
+    /// Privacy budgets.
+    pub budgets: usize,
+    /// The algorithms compared.
+    pub algorithms: Vec<AlgorithmKind>,
+    /// Cells searched (of the shard, when given).
+    pub cells: usize,
+    /// Estimated wall seconds on this machine (the solves of every cell's
+    /// search, one cell after another, and the simulated checks).
+    pub wall_seconds: f64,
+    /// The cores the search will use.
+    pub cores: usize,
+}
+
+impl TuneEstimate {
+    /// One line: the cells and the estimated wall time on this machine.
+    pub fn text(&self) -> String {
+        let names: Vec<&str> = self.algorithms.iter().map(|a| a.name()).collect();
+        let time = crate::progress::duration(self.wall_seconds);
+        format!(
+            "estimate: {} cells ({} problem points × {} budgets × {}), about {time} on {} cores",
+            self.cells,
+            self.points,
+            self.budgets,
+            names.join(", "),
+            self.cores
+        )
+    }
+}
+
+/// Check a tune config as [`tune`](crate::tune::tune()) does before
+/// searching — its fields, the covariance and data files (relative to
+/// `label`'s directory when it names the file), the metric against every
+/// algorithm, `tune.max_hours` — and estimate the search (of shard
+/// `shard`, when given).
+pub fn estimate(text: &str, label: &str, shard: Option<Shard>) -> crate::Result<TuneEstimate> {
+    let plan = Plan::new(text, label)?;
+    if let Some(base) = plan.points.first() {
+        for &kind in &plan.cfg.tune.algorithms {
+            check_metric(base, kind, &plan.cfg.tune.metric)?;
+        }
+    }
+    plan.check_cost(shard)?;
+    let cells = plan.mine(shard).map_or(plan.cells.len(), |m| m.len());
+    Ok(TuneEstimate {
+        points: plan.points.len(),
+        budgets: plan.budgets.len(),
+        algorithms: plan.cfg.tune.algorithms.clone(),
+        cells,
+        wall_seconds: plan.wall_seconds(shard),
+        cores: cores(),
+    })
+}
 
 impl Plan {
+    /// The cells of shard `shard` (every cell without one).
+    pub(super) fn mine(&self, shard: Option<Shard>) -> Option<BTreeSet<usize>> {
+        shard.map(|s| {
+            let owner = assign(&self.costs(), s.count);
+            (0..self.cells.len()).filter(|&c| owner[c] == s.index).collect()
+        })
+    }
+
     /// Refuse a search (of `shard`'s cells) whose estimated wall time on
     /// this machine ([`Plan::wall_seconds`]) exceeds `tune.max_hours`, with
     /// the estimate, whether the limit is the default, and how to raise it.
@@ -79,23 +151,25 @@ impl Plan {
         self.cells
             .iter()
             .map(|&(p, _, kind)| {
-                let descent = matches!(kind, AlgorithmKind::Dpgd | AlgorithmKind::Dpsgd);
-                let search = if descent {
-                    self.candidates(kind)
-                        .cost(self.cfg.solver, t.lambda_min, t.lambda_max, &self.points[p])
-                } else {
-                    5e-3
+                let search = match Method::of(kind) {
+                    Method::Ridge(_) => 5e-3,
+                    Method::Descent(kind) => {
+                        self.candidates(kind)
+                            .cost(self.cfg.solver, t.lambda_min, t.lambda_max, &self.points[p])
+                    }
                 };
                 let check = self.cfg.simulation.as_ref().map_or(0.0, |sim| {
                     // the dearest horizon any sample rate may win with
-                    let longest = self
-                        .candidates(kind)
-                        .sample_rates
-                        .iter()
-                        .filter_map(|&q| Some((*self.horizons.at(q).last()?, q)))
-                        .max_by(|a, b| (a.0 as f64 * a.1).total_cmp(&(b.0 as f64 * b.1)));
-                    let steps = if descent { longest } else { None };
-                    crate::shard::simulation_cost(sim.reps, sim.d[0], self.points[p].delta(), steps)
+                    let steps = match Method::of(kind) {
+                        Method::Ridge(_) => None,
+                        Method::Descent(kind) => self
+                            .candidates(kind)
+                            .sample_rates
+                            .iter()
+                            .filter_map(|&q| Some((*self.horizons.at(q).last()?, q)))
+                            .max_by(|a, b| (a.0 as f64 * a.1).total_cmp(&(b.0 as f64 * b.1))),
+                    };
+                    simulation_cost(sim.reps, sim.d[0], self.points[p].delta(), steps)
                 });
                 (search, check)
             })
@@ -104,6 +178,6 @@ impl Plan {
 }
 
 /// The cores this process may use.
-pub(super) fn cores() -> usize {
+fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |c| c.get())
 }

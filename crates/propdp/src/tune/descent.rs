@@ -42,10 +42,12 @@ use propdp_core::config::tune::{Horizons, STAGED_FROM, SearchKind};
 use propdp_core::config::{LONG_HORIZON_FROM, SolverOptions};
 use propdp_core::covariance::Covariance;
 use propdp_core::problem::{Budget, mean_step_smoothness_at};
-use propdp_core::{Algorithm, AlgorithmKind, LossVariant, Point};
+use propdp_core::{Algorithm, LossVariant, Point};
 use propdp_theory::solve::TheorySolver;
 
-use super::Optimum;
+use super::brent::minimise;
+use super::types::Optimum;
+use crate::run::dmft_cost;
 
 /// RQMC budget of the grid stage.
 const COARSE_POINTS: usize = 4096;
@@ -81,11 +83,20 @@ impl Calibrations {
     }
 }
 
+/// The algorithms tune searches by descent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// DP full-batch gradient descent.
+    Dpgd,
+    /// Mini-batch DP-SGD.
+    Dpsgd,
+}
+
 /// What a search varies: the algorithm and its candidate values.
 #[derive(Debug, Clone, Copy)]
 pub struct Candidates<'a> {
     /// DP-GD or DP-SGD.
-    pub kind: AlgorithmKind,
+    pub kind: Kind,
     /// Sample rates q (DP-GD: only q = 1).
     pub sample_rates: &'a [f64],
     /// Numbers of steps T, or epochs.
@@ -229,12 +240,12 @@ impl Candidates<'_> {
 
 impl Candidates<'_> {
     /// Estimated seconds of one core of the solve of `k` at `base` with
-    /// solver options `opts` ([`crate::shard::dmft_cost`]).
+    /// solver options `opts` ([`crate::run::shard::dmft_cost`]).
     fn solve_cost(&self, opts: &SolverOptions, k: &Knobs, base: &Point) -> f64 {
         let atoms = self.covariance.map_or(1, |c| c.atoms().len());
         // unclipped least squares: the exact spectral solution (solver.dmft = "auto")
         let spectral = matches!(base.model(), propdp_core::Model::LeastSquares { .. }) && k.clip.is_none();
-        crate::shard::dmft_cost(opts, k.steps, k.q, atoms, spectral)
+        dmft_cost(opts, k.steps, k.q, atoms, spectral)
     }
 }
 
@@ -365,16 +376,15 @@ impl<'a> DescentSearch<'a> {
         let at_lambda = self.at_lambda(k.lambda)?;
         let eta = k.fraction * 2.0 / self.batch_smoothness(&at_lambda, k.q);
         let loss_variant = LossVariant::Standard;
-        let unit = if self.candidates.kind == AlgorithmKind::Dpgd {
-            Algorithm::Dpgd {
+        let unit = match self.candidates.kind {
+            Kind::Dpgd => Algorithm::Dpgd {
                 lambda: k.lambda,
                 sigma: 1.0,
                 eta,
                 steps: k.steps,
                 loss_variant,
-            }
-        } else {
-            Algorithm::Dpsgd {
+            },
+            Kind::Dpsgd => Algorithm::Dpsgd {
                 lambda: k.lambda,
                 sigma: 1.0,
                 eta,
@@ -382,7 +392,7 @@ impl<'a> DescentSearch<'a> {
                 loss_variant,
                 sample_rate: k.q,
                 clip: k.clip,
-            }
+            },
         };
         let sigma = self.calibrations.noise(&self.budget, &self.base, unit.mechanism())?;
         let algorithm = unit.with_noise(sigma);
@@ -465,7 +475,7 @@ impl<'a> DescentSearch<'a> {
             let a = lambdas[i - 1].max(lo / 10.0).ln();
             let b = lambdas.get(i + 1).copied().unwrap_or(hi).ln();
             let at = |g: f64| Knobs { lambda: g.exp(), ..k };
-            let g = super::minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b, BRENT_TOL);
+            let g = minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b, BRENT_TOL);
             if let Some(v) = self.coarse_value(at(g)).filter(|&v| v <= best) {
                 (best, k) = (v, at(g));
             }
@@ -478,7 +488,7 @@ impl<'a> DescentSearch<'a> {
             .unwrap_or_else(|| 0.99 * self.limit_ratio(k))
             .ln();
         let at = |g: f64| Knobs { fraction: g.exp(), ..k };
-        let g = super::minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b, BRENT_TOL);
+        let g = minimise(|g| self.coarse_value(at(g)).unwrap_or(f64::INFINITY), a, b, BRENT_TOL);
         if self.coarse_value(at(g)).is_some_and(|v| v <= best) {
             k = at(g);
         }
@@ -512,7 +522,7 @@ impl<'a> DescentSearch<'a> {
         let min_f = fr[0] / 10.0;
         let k = self.refine(best, k, &lambdas, &fr, lo, hi);
         let min_q = c.sample_rates.iter().copied().fold(1.0, f64::min);
-        let sgd = c.kind == AlgorithmKind::Dpsgd && c.sample_rates.len() > 1;
+        let sgd = c.kind == Kind::Dpsgd && c.sample_rates.len() > 1;
         let min_clip = c.clips.iter().flatten().copied().fold(f64::INFINITY, f64::min);
         let max_clip = c.clips.iter().flatten().copied().fold(0.0, f64::max);
         // a candidate re-solved at the full budget

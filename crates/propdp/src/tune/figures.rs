@@ -7,8 +7,9 @@ use anyhow::{Context, Result};
 use propdp_core::config::PlotSpec;
 use propdp_core::record::Record;
 
-use super::{Cell, Plan};
-use crate::rundir::RunDir;
+use super::plan::Plan;
+use super::report::{Cell, budget_short, draw_winner_maps};
+use crate::run::RunDir;
 
 /// A whole search's figures, placed in `out`'s figures/: the frontier (best
 /// metric against the budget, one curve per algorithm) when there are
@@ -18,7 +19,7 @@ pub(super) fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell
     let first = plan.budgets[0];
     let param = first.target.param();
     // the budgets' relation in every title (one line: the short form)
-    let note = super::report::budget_short(&first);
+    let note = budget_short(&first);
     crate::figure_files::place(&out.dir.join("figures"), |aside| {
         let mut files = Vec::new();
         if plan.budgets.len() > 1 && !frontier.is_empty() {
@@ -80,7 +81,7 @@ pub(super) fn draw(plan: &Plan, out: &RunDir, frontier: &[Record], cells: &[Cell
             }
             std::fs::remove_dir(&dir).with_context(|| format!("removing {}", dir.display()))?;
         }
-        files.extend(super::report::draw_winner_maps(
+        files.extend(draw_winner_maps(
             cells,
             &t.algorithms,
             &t.metric,

@@ -6,20 +6,23 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::{Best, COMPLETE, CellKey, Complete, Plan, Scope, TuneOutcome, search};
+use super::best::Best;
+use super::plan::Plan;
+use super::report::TuneOutcome;
+use super::search::{COMPLETE, Complete, Scope, search};
+use super::types::CellKey;
 use crate::progress::Progress;
-use crate::provenance::Manifest;
-use crate::rundir::{RunDir, TUNE};
+use crate::run::{Manifest, RunDir, TUNE, check_shards};
 
 /// Merge the directories of a sharded search (`propdp tune --shard K/N`,
 /// every K of one config and N, each complete) into `out`: the optimums of
 /// every cell in search order (lines copied byte for byte: the single
 /// search's tune.jsonl), then the non-private references, table and figures
 /// as a single search draws them. Refused, naming the shard, with nothing
-/// written: what [`crate::merge::merge`] refuses, an unfinished shard, and
+/// written: what [`crate::run::merge::merge`] refuses, an unfinished shard, and
 /// an optimum of a cell another shard owns.
 pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> crate::Result<TuneOutcome> {
-    let (manifest, shards) = crate::merge::check_shards(dirs)?;
+    let (manifest, shards) = check_shards(dirs)?;
     let plan = Plan::new(&manifest.config_text, &manifest.config_path)?;
     let prov = manifest.provenance();
     let cell_of = plan.cell_of();

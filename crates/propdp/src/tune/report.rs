@@ -1,5 +1,6 @@
-//! The verdicts of a tune run: the winner of each (δ, budget) cell, the
-//! printed table and the winner maps.
+//! What a tune run reports: its outcome ([`TuneOutcome`], one [`Cell`]
+//! per problem point, budget and algorithm), the verdict of each (δ,
+//! budget) — its winner — the printed table and the winner maps.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -10,8 +11,59 @@ use propdp_core::AlgorithmKind;
 use propdp_core::accountant::Neighbouring;
 use propdp_core::problem::{Budget, Target};
 
-use super::best::NonPrivate;
-use super::{Best, Cell};
+use super::best::{Best, NonPrivate, TrainingRun, sig3};
+use super::types;
+
+/// One tuned cell: a problem point, a budget and an algorithm.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// The problem parameters other than δ (one winner map per facet).
+    pub facet: String,
+    /// δ.
+    pub delta: f64,
+    /// The budget level, ε or ρ.
+    pub level: f64,
+    /// The algorithm.
+    pub algorithm: AlgorithmKind,
+    /// The optimum; `None` when no hyperparameters reach the budget.
+    pub best: Option<Best>,
+}
+
+/// What a tune search found.
+#[derive(Debug)]
+pub struct TuneOutcome {
+    /// The output directory.
+    pub dir: PathBuf,
+    /// Every (problem point, budget, algorithm) cell, in search order.
+    pub cells: Vec<Cell>,
+    /// The non-private reference of each problem point.
+    pub references: Vec<NonPrivate>,
+    /// The metric minimised.
+    pub metric: String,
+    /// The budget's parameter: "epsilon" or "rho".
+    pub param: &'static str,
+    /// The first budget: its notion (and δ_priv) and neighbouring relation,
+    /// which every budget of the search shares.
+    pub budget: Budget,
+    /// The algorithms compared.
+    pub algorithms: Vec<AlgorithmKind>,
+    /// The figures drawn (frontiers and winner maps).
+    pub figures: Vec<PathBuf>,
+}
+
+impl TuneOutcome {
+    /// The table `propdp tune` prints: per δ and budget, the best metric of
+    /// each algorithm with its hyperparameters, the winner, its margin and
+    /// the price of privacy.
+    pub fn table(&self) -> String {
+        table(&self.cells, &self.references, &self.metric, &self.budget)
+    }
+
+    /// The optimums file.
+    pub fn file(&self) -> PathBuf {
+        self.dir.join("tune.jsonl")
+    }
+}
 
 /// Winner maps into `figures`: all algorithms, then (with three) each pair,
 /// e.g. objective vs output; one map per facet of the problem parameters.
@@ -149,7 +201,7 @@ pub(super) fn budget_short(budget: &Budget) -> String {
     }
 }
 
-pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, budget: &Budget) -> String {
+fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, budget: &Budget) -> String {
     let param = budget.target.param();
     let note = budget_note(budget);
     let mut out = format!(
@@ -178,7 +230,7 @@ pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, bud
             delta = Some(c0.delta.to_bits());
             let reference = references
                 .iter()
-                .find(|r| r.params["delta"] == c0.delta && super::facet(&r.params) == c0.facet);
+                .find(|r| r.params["delta"] == c0.delta && types::facet(&r.params) == c0.facet);
             if let Some(r) = reference {
                 let _ = writeln!(
                     out,
@@ -186,7 +238,7 @@ pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, bud
                     c0.delta,
                     "∞",
                     r.value,
-                    super::best::sig3(r.lambda)
+                    sig3(r.lambda)
                 );
             }
             reference_value = reference.map(|r| r.value);
@@ -233,14 +285,14 @@ pub(super) fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, bud
 fn training_table(cells: &[Cell], budget: &Budget) -> String {
     let param = budget.target.param();
     let symbol = propdp_core::parameters::symbol(param);
-    let rows: Vec<(&Cell, &Best, &super::TrainingRun)> = cells
+    let rows: Vec<(&Cell, &Best, &TrainingRun)> = cells
         .iter()
         .filter_map(|c| c.best.as_ref().and_then(|b| b.training.as_ref().map(|t| (c, b, t))))
         .collect();
     if rows.is_empty() {
         return String::new();
     }
-    let opt = |x: Option<f64>| x.map_or("—".to_string(), super::best::sig3);
+    let opt = |x: Option<f64>| x.map_or("—".to_string(), sig3);
     let relation = budget.neighbouring.label();
     let mut out = format!(
         "training runs at {} ({symbol} {relation}: the budget; {symbol} add/remove: the same run under \
@@ -279,12 +331,12 @@ fn training_table(cells: &[Cell], budget: &Budget) -> String {
             c.algorithm.name(),
             opt(t.noise_multiplier),
             opt(t.batch_size),
-            super::best::sig3(t.epochs),
+            sig3(t.epochs),
             v.steps.unwrap_or(0),
-            super::best::sig3(v.sample_rate.unwrap_or(1.0)),
+            sig3(v.sample_rate.unwrap_or(1.0)),
             opt(v.clip),
             opt(v.eta),
-            super::best::sig3(v.lambda),
+            sig3(v.lambda),
             opt(t.noise_per_example),
             opt(t.learning_rate),
         );
@@ -322,7 +374,7 @@ fn epochs_table(cells: &[Cell], metric: &str, budget: &Budget) -> String {
                 c.delta,
                 c.level,
                 c.algorithm.name(),
-                super::best::sig3(epochs),
+                sig3(epochs),
                 v.value,
                 v.run()
             );

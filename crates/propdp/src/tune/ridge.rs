@@ -4,16 +4,36 @@
 //! refined by Brent's method (argmin) in log λ around the best grid point.
 
 use propdp_core::problem::Budget;
-use propdp_core::{Algorithm, AlgorithmKind, Point};
+use propdp_core::{Algorithm, Point};
 use propdp_theory::solve::{State, TheorySolver};
 
-use super::Optimum;
+use super::brent::minimise;
+use super::types::Optimum;
+
+/// The algorithms whose only hyperparameter tune searches is λ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Perturbation {
+    /// Objective perturbation.
+    Objective,
+    /// Output perturbation.
+    Output,
+}
+
+impl Perturbation {
+    /// The algorithm at λ with unit noise.
+    fn unit(self, lambda: f64) -> Algorithm {
+        match self {
+            Perturbation::Objective => Algorithm::Objective { lambda, sigma: 1.0 },
+            Perturbation::Output => Algorithm::Output { lambda, tau: 1.0 },
+        }
+    }
+}
 
 /// The λ search of objective or output perturbation at one problem point.
 pub struct RidgeSearch<'a> {
     solver: &'a TheorySolver,
     base: Point,
-    kind: AlgorithmKind,
+    kind: Perturbation,
     /// None: the non-private estimator (the reference privacy is measured against).
     budget: Option<Budget>,
     metric: &'a str,
@@ -26,7 +46,7 @@ impl<'a> RidgeSearch<'a> {
     pub fn new(
         solver: &'a TheorySolver,
         base: Point,
-        kind: AlgorithmKind,
+        kind: Perturbation,
         budget: Option<Budget>,
         metric: &'a str,
     ) -> Self {
@@ -46,10 +66,7 @@ impl<'a> RidgeSearch<'a> {
     /// `extra_ridge = auto`): its λ is the effective one, and every λ below
     /// the one whose floor is half the budget gives the same point.
     pub fn point(&self, lambda: f64) -> Option<Point> {
-        let unit = |lambda| match self.kind {
-            AlgorithmKind::Objective => Algorithm::Objective { lambda, sigma: 1.0 },
-            _ => Algorithm::Output { lambda, tau: 1.0 },
-        };
+        let unit = |lambda| self.kind.unit(lambda);
         let model = self.base.model();
         let Some(b) = self.budget else {
             return self.base.with_algorithm(unit(lambda).with_noise(0.0)).ok();
@@ -90,7 +107,7 @@ impl<'a> RidgeSearch<'a> {
             .filter_map(|(i, v)| v.map(|v| (i, v)))
             .min_by(|a, b| a.1.total_cmp(&b.1))?;
         let f = |g: f64| self.eval(g.exp()).unwrap_or(f64::INFINITY);
-        let g = super::minimise(f, grid[i.saturating_sub(1)], grid[(i + 1).min(k - 1)], 1e-5);
+        let g = minimise(f, grid[i.saturating_sub(1)], grid[(i + 1).min(k - 1)], 1e-5);
         let (g, value) = match self.eval(g.exp()) {
             Some(v) if v <= best => (g, v),
             _ => (grid[i], best),

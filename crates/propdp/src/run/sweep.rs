@@ -19,13 +19,13 @@ use propdp_sim::{Repetition, SimSettings, SimSummary, simulate_reps, summarise};
 use propdp_theory::solve::{Solution, State, TheorySolver};
 use std::sync::Arc;
 
+use super::provenance::Manifest;
+use super::rundir::{Existing, RUN, RunDir};
+use super::shard::{Shard, Unit, WARM_BLOCK, owned};
 use crate::progress::{Cancelled, Progress};
 
 /// Points with more steps than this report their progress step by step.
 const LONG_POINT_STEPS: usize = 100;
-use crate::provenance::Manifest;
-use crate::rundir::{Existing, RUN, RunDir};
-use crate::shard::{Shard, Unit, WARM_BLOCK, owned};
 
 /// Which sources a run computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,7 +146,7 @@ pub fn run(
 }
 
 /// [`run`] restricted to shard K/N of the config's units of work
-/// ([`crate::shard`]); `None` runs them all. The manifest records the shard,
+/// ([`super::shard`]); `None` runs them all. The manifest records the shard,
 /// and `--resume` continues only the same shard.
 pub fn run_shard(
     cfg: &Config,
@@ -674,7 +674,7 @@ pub fn simulation_record(
 
 /// Run a solver or a simulation, turning its error — or a panic, which is
 /// a bug — into the message of a failed point, so the sweep goes on.
-pub(crate) fn guarded<T, E: std::fmt::Display>(f: impl FnOnce() -> Result<T, E>) -> Result<T, String> {
+fn guarded<T, E: std::fmt::Display>(f: impl FnOnce() -> Result<T, E>) -> Result<T, String> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r.map_err(|e| e.to_string()),
         Err(panic) => {

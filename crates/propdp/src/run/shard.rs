@@ -6,7 +6,7 @@
 //! run, blocks of at least 2 of its repetitions — are split into N shards by
 //! estimated cost (longest first, each to the least loaded shard; ties by
 //! position), a partition that depends only on the config and N.
-//! `propdp run --shard K/N` computes shard K; [`crate::merge`] combines the
+//! `propdp run --shard K/N` computes shard K; [`super::merge`] combines the
 //! shards into the records a single run writes (the repetitions of a split
 //! point draw from their own streams, so its statistics are recomputed
 //! exactly).

@@ -23,11 +23,11 @@ use propdp_core::Config;
 use propdp_core::record::{Failure, Provenance, Record, RecordKey};
 use propdp_sim::{Repetition, summarise};
 
+use super::provenance::Manifest;
+use super::rundir::{RUN, RunDir, refuse};
+use super::shard::{Shard, Unit, assign, costs, units};
+use super::sweep::{expected, sim_settings, simulation_record};
 use crate::error::Advice;
-use crate::provenance::Manifest;
-use crate::run::{expected, sim_settings, simulation_record};
-use crate::rundir::{RUN, RunDir, refuse};
-use crate::shard::{Shard, Unit, assign, costs, units};
 
 /// What a merge wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +74,7 @@ fn keyed_lines(path: &Path, key: &dyn Fn(&str) -> Result<RecordKey, String>) -> 
 
 /// The manifest of a shard directory, and its shard.
 fn read_manifest(dir: &Path) -> Result<(Manifest, Shard)> {
-    let manifest = crate::rundir::read_manifest(dir)?;
+    let manifest = super::rundir::read_manifest(dir)?;
     let Some(shard) = manifest.shard else {
         refuse!(
             "{} is not a shard (its manifest has no \"shard\"): run it with --shard K/N",

@@ -36,9 +36,9 @@ use propdp_core::record::Failure;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::provenance::Manifest;
 use crate::error::Advice;
 use crate::file::{persist, write_atomic, write_temporary};
-use crate::provenance::Manifest;
 
 pub use crate::error::Refused;
 
@@ -486,7 +486,7 @@ impl Drop for RunDir {
 /// (or a whole run as a shard, or the reverse).
 fn check_same_run(dir: &Path, old: &Manifest, new: &Manifest) -> Result<()> {
     if old.shard != new.shard {
-        let name = |s: Option<crate::shard::Shard>| s.map_or("the whole run".to_string(), |s| format!("shard {s}"));
+        let name = |s: Option<super::shard::Shard>| s.map_or("the whole run".to_string(), |s| format!("shard {s}"));
         refuse!(Advice::OverwriteOrOtherOut;
 
             "cannot resume: {} holds {}, not {}; ",

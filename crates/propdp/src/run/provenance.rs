@@ -29,7 +29,7 @@ pub struct Manifest {
     pub data_sha256: Option<String>,
     /// The shard K/N this run computed (`propdp run --shard`); none for a whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<super::shard::Shard>,
 }
 
 impl Manifest {
