@@ -402,78 +402,24 @@ impl Algorithm {
     /// let out = Algorithm::Output { lambda: 1.0, tau: 0.5 }.with_lambda(2.0);
     /// assert_eq!(out, Algorithm::Output { lambda: 2.0, tau: 0.5 });
     /// ```
-    pub fn with_lambda(self, lambda: f64) -> Algorithm {
-        match self {
-            Algorithm::Objective { sigma, .. } => Algorithm::Objective { lambda, sigma },
-            Algorithm::Output { tau, .. } => Algorithm::Output { lambda, tau },
-            Algorithm::Dpgd {
-                sigma,
-                eta,
-                steps,
-                loss_variant,
-                ..
-            } => Algorithm::Dpgd {
-                lambda,
-                sigma,
-                eta,
-                steps,
-                loss_variant,
-            },
-            Algorithm::Dpsgd {
-                sigma,
-                eta,
-                steps,
-                loss_variant,
-                sample_rate,
-                clip,
-                ..
-            } => Algorithm::Dpsgd {
-                lambda,
-                sigma,
-                eta,
-                steps,
-                loss_variant,
-                sample_rate,
-                clip,
-            },
+    pub fn with_lambda(mut self, value: f64) -> Algorithm {
+        match &mut self {
+            Algorithm::Objective { lambda, .. }
+            | Algorithm::Output { lambda, .. }
+            | Algorithm::Dpgd { lambda, .. }
+            | Algorithm::Dpsgd { lambda, .. } => *lambda = value,
         }
+        self
     }
 
     /// The same algorithm with another noise level.
-    pub fn with_noise(self, noise: f64) -> Algorithm {
-        match self {
-            Algorithm::Objective { lambda, .. } => Algorithm::Objective { lambda, sigma: noise },
-            Algorithm::Output { lambda, .. } => Algorithm::Output { lambda, tau: noise },
-            Algorithm::Dpgd {
-                lambda,
-                eta,
-                steps,
-                loss_variant,
-                ..
-            } => Algorithm::Dpgd {
-                lambda,
-                sigma: noise,
-                eta,
-                steps,
-                loss_variant,
-            },
-            Algorithm::Dpsgd {
-                lambda,
-                eta,
-                steps,
-                loss_variant,
-                sample_rate,
-                clip,
-                ..
-            } => Algorithm::Dpsgd {
-                lambda,
-                sigma: noise,
-                eta,
-                steps,
-                loss_variant,
-                sample_rate,
-                clip,
-            },
+    pub fn with_noise(mut self, noise: f64) -> Algorithm {
+        match &mut self {
+            Algorithm::Objective { sigma, .. } | Algorithm::Dpgd { sigma, .. } | Algorithm::Dpsgd { sigma, .. } => {
+                *sigma = noise
+            }
+            Algorithm::Output { tau, .. } => *tau = noise,
         }
+        self
     }
 }
