@@ -127,7 +127,7 @@ pub struct ScheduleReport {
 /// `sampling` (Poisson only beside objective releases).
 ///
 /// ```
-/// use propdp::schedule::{assess, Schedule, ScheduleObjective, ScheduleSegment};
+/// use propdp::privacy::schedule::{assess, Schedule, ScheduleObjective, ScheduleSegment};
 /// use propdp::core::{accountant::{Neighbouring, sampling::Sampling}, Model};
 /// let mut run = Schedule {
 ///     segment: vec![
