@@ -647,22 +647,27 @@ mod tests {
             ),
         ];
         for (p, x) in cases {
-            let (_, j) = solver.map_x(&p, &x, true);
-            for c in 0..3 {
-                let h = 1e-5 * (1.0 + x[c].abs());
-                let (mut xp, mut xm) = (x, x);
-                xp[c] += h;
-                xm[c] -= h;
-                let fd = (solver.map_x(&p, &xp, false).0 - solver.map_x(&p, &xm, false).0) / (2.0 * h);
-                for r in 0..3 {
-                    let tol = 1e-5 * (1.0 + fd[r].abs());
-                    assert!(
-                        (j[(r, c)] - fd[r]).abs() < tol,
-                        "{p:?} d{r}/d{c}: analytic {} fd {}",
-                        j[(r, c)],
-                        fd[r]
-                    );
-                }
+            assert_jacobian_matches(&solver, &p, &x, &format!("{p:?}"));
+        }
+    }
+
+    /// The analytic Jacobian of the map at `x` against central differences
+    /// (relative step 1e-5, tolerance 1e-5·(1 + |fd|)); `case` names it.
+    fn assert_jacobian_matches(solver: &LogisticSolver, p: &LogisticParams, x: &X, case: &str) {
+        let (_, j) = solver.map_x(p, x, true);
+        for c in 0..3 {
+            let h = 1e-5 * (1.0 + x[c].abs());
+            let (mut xp, mut xm) = (*x, *x);
+            xp[c] += h;
+            xm[c] -= h;
+            let fd = (solver.map_x(p, &xp, false).0 - solver.map_x(p, &xm, false).0) / (2.0 * h);
+            for r in 0..3 {
+                assert!(
+                    (j[(r, c)] - fd[r]).abs() < 1e-5 * (1.0 + fd[r].abs()),
+                    "{case} d{r}/d{c}: analytic {} fd {}",
+                    j[(r, c)],
+                    fd[r]
+                );
             }
         }
     }
@@ -681,22 +686,7 @@ mod tests {
         for (beta, b_star) in [(0.7, 1.5), (-0.4, 0.8), (2.0, 2.3)] {
             let solver = base.with_shift(beta, b_star);
             let x = X::new(0.5, -0.2, -0.4);
-            let (_, j) = solver.map_x(&p, &x, true);
-            for c in 0..3 {
-                let h = 1e-5 * (1.0 + x[c].abs());
-                let (mut xp, mut xm) = (x, x);
-                xp[c] += h;
-                xm[c] -= h;
-                let fd = (solver.map_x(&p, &xp, false).0 - solver.map_x(&p, &xm, false).0) / (2.0 * h);
-                for r in 0..3 {
-                    assert!(
-                        (j[(r, c)] - fd[r]).abs() < 1e-5 * (1.0 + fd[r].abs()),
-                        "(β, b*) = ({beta}, {b_star}) d{r}/d{c}: analytic {} fd {}",
-                        j[(r, c)],
-                        fd[r]
-                    );
-                }
-            }
+            assert_jacobian_matches(&solver, &p, &x, &format!("(β, b*) = ({beta}, {b_star})"));
         }
     }
 
