@@ -22,8 +22,9 @@ Rules:
   size       no Rust source file above 700 lines without its `#[cfg(test)]`
              modules, wherever they sit; none above 500 in the Python
              binding (crates/propdp-py: src/*.rs and python/propdp/*.py)
-  anyhow     no `pub fn` of a library crate (every crate but the CLI)
-             returns `anyhow`, type aliases and renamed imports followed
+  anyhow     no library crate (every crate but the CLI) depends on anyhow,
+             and no `pub fn` of one returns it, type aliases and renamed
+             imports followed
   rewrite    no flag rewriting by string replacement (`.replace("--`) in
              the Python package (its Python and its Rust binding)
   accountant at most 3 public free functions named *epsilon* or *calibrate*
@@ -467,6 +468,9 @@ def breaches(root):
                     out.append(f"rewrite: {rel(f)}:{k} rewrites a CLI flag: {line.strip()}")
 
     for crate in library_crates(crates):
+        manifest = crate / "Cargo.toml"
+        if manifest.is_file() and re.search(r"(?m)^\s*anyhow\b", manifest.read_text()):
+            out.append(f"anyhow: {rel(manifest)}: a library crate depends on anyhow (errors are typed where they arise)")
         for f in sorted((crate / "src").rglob("*.rs")):
             text = strip_rust(f.read_text())
             names = anyhow_names(text)

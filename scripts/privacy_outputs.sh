@@ -4,7 +4,8 @@
 # objective perturbation, zCDP targets, both relations, refusals), its
 # stdout, stderr and exit code. `bash scripts/privacy_outputs.sh` compares
 # them with scripts/privacy_outputs/expected.txt (exit 1 on a difference);
-# `--record` rewrites that file. PROPDP overrides the binary.
+# `--record` rewrites that file. PROPDP overrides the binary. Paths of
+# the checkout are written DIR, as invocations.txt writes them.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 dir="$here/privacy_outputs"
@@ -15,8 +16,8 @@ while IFS= read -r line; do
     args=${line//DIR/$dir}
     echo "\$ propdp privacy $line" >>"$out"
     # shellcheck disable=SC2086
-    "$bin" privacy $args >>"$out" 2>&1
-    echo "[exit $?]" >>"$out"
+    "$bin" privacy $args 2>&1 | sed "s#$dir#DIR#g" >>"$out"
+    echo "[exit ${PIPESTATUS[0]}]" >>"$out"
 done <"$dir/invocations.txt"
 if [ "${1:-}" = "--record" ]; then
     mv "$out" "$dir/expected.txt"

@@ -102,7 +102,7 @@ pub(crate) fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
     use propdp::core::{Algorithm, LossVariant};
     use propdp::inference::{Glm, Spec};
     let bad = |arg: &str, v: &str, allowed: &str| -> propdp::Error {
-        anyhow::anyhow!("--{arg} {v:?} is invalid: allowed {allowed}").into()
+        propdp::Error::compute(format!("--{arg} {v:?} is invalid: allowed {allowed}"))
     };
     let model = match a.model.as_str() {
         "logistic" => Glm::Logistic,
@@ -114,9 +114,9 @@ pub(crate) fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
     // the noise is 0 until the budget calibrates it
     let algorithm = match a.algorithm.as_str() {
         "objective" | "output" if descent_flags => {
-            return Err(
-                anyhow::anyhow!("--steps, --eta, --sample-rate and --clip apply to --algorithm dpsgd only").into(),
-            );
+            return Err(propdp::Error::compute(
+                "--steps, --eta, --sample-rate and --clip apply to --algorithm dpsgd only",
+            ));
         }
         "objective" => Algorithm::Objective { lambda, sigma: 0.0 },
         "output" => Algorithm::Output { lambda, tau: 0.0 },
@@ -130,7 +130,7 @@ pub(crate) fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
                 sample_rate: a.sample_rate.unwrap_or(1.0),
                 clip: a.clip,
             },
-            _ => return Err(anyhow::anyhow!("--algorithm dpsgd needs --steps and --eta").into()),
+            _ => return Err(propdp::Error::compute("--algorithm dpsgd needs --steps and --eta")),
         },
         v => return Err(bad("algorithm", v, "objective, output, dpsgd")),
     };
@@ -152,7 +152,8 @@ pub(crate) fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
         noise: match &a.noise {
             None => None,
             Some(text) => Some(
-                serde_json::from_str(text).map_err(|e| anyhow::anyhow!("--noise {text:?} is not a noise law ({e})"))?,
+                serde_json::from_str(text)
+                    .map_err(|e| propdp::Error::compute(format!("--noise {text:?} is not a noise law ({e})")))?,
             ),
         },
     };

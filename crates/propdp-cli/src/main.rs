@@ -229,7 +229,7 @@ fn main() -> ExitCode {
         }),
         Command::Validate { config, out } => validate(&config, out),
         Command::Check { config } if is_tune(&config) => propdp::core::input::read_regular_text(&config)
-            .map_err(|e| anyhow::anyhow!("reading {}: {e}", config.display()).into())
+            .map_err(|e| propdp::Error::from(e).context(format!("reading {}", config.display())))
             .and_then(|text| propdp::tune::estimate(&text, &config.display().to_string(), None))
             .map(|e| {
                 println!("{}: a valid tune config", config.display());
@@ -260,7 +260,7 @@ fn main() -> ExitCode {
         }
         .and_then(|drawn| {
             if let Some(why) = drawn.skipped {
-                return Err(anyhow::anyhow!("{why}").into());
+                return Err(propdp::Error::compute(why.to_string()));
             }
             for f in drawn.files {
                 println!("wrote {}", f.display());
@@ -447,7 +447,7 @@ fn validate(config: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
 /// `propdp tune`.
 fn tune(job: &Job, shard: Option<propdp::shard::Shard>) -> Result<ExitCode> {
     let text = propdp::core::input::read_regular_text(&job.config)
-        .map_err(|e| anyhow::anyhow!("reading {}: {e}", job.config.display()))?;
+        .map_err(|e| propdp::Error::from(e).context(format!("reading {}", job.config.display())))?;
     let (label, dir, existing, bar) = (job.label(), job.dir(), job.existing(), Bar::default());
     eprintln!("{}", propdp::tune::estimate(&text, &label, shard)?.text());
     let o = match shard {

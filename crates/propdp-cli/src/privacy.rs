@@ -95,11 +95,10 @@ pub(crate) fn parse_knob(s: &str) -> std::result::Result<Knob, String> {
 pub(crate) fn privacy_schedule(args: &PrivacyArgs) -> Result<ExitCode> {
     let path = args.schedule.as_deref().expect("called with a schedule");
     if args.algorithm != AlgorithmKind::Dpsgd {
-        return Err(anyhow::anyhow!(
+        return Err(propdp::Error::compute(format!(
             "--schedule is a DP-SGD schedule: give --algorithm dpsgd (not {})",
             args.algorithm.name()
-        )
-        .into());
+        )));
     }
     let mut q = QueryArgs::new(args.algorithm, args.model()?);
     q.huber_m = args.huber_m;

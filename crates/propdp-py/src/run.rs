@@ -108,7 +108,7 @@ pub(crate) fn simulate<'py>(
     let provenance = provenance_of_config(&cfg);
     let record = bridge::blocking(py, progress, |p| {
         p.begin("simulation repetitions", settings.reps as u64);
-        let s = simulate_with_progress(&point, &settings, 0, &|| p.advance(1)).map_err(anyhow::Error::from)?;
+        let s = simulate_with_progress(&point, &settings, 0, &|| p.advance(1))?;
         p.end();
         Ok(propdp::run::simulation_record(&point, 0, s, &settings, &provenance))
     })?

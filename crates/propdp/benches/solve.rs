@@ -21,7 +21,7 @@ fn median_ns(mut f: impl FnMut()) -> f64 {
     times[times.len() / 2]
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> propdp::Result<()> {
     let model = Model::Huber {
         huber_m: 1.0,
         noise: NoiseLaw::Gaussian { sd: 0.5 },

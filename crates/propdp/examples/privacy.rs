@@ -5,7 +5,7 @@ use propdp::core::accountant::Neighbouring;
 use propdp::core::{AlgorithmKind, Model};
 use propdp::privacy::{NoiseLevel, Query, assess};
 
-fn main() -> anyhow::Result<()> {
+fn main() -> propdp::Result<()> {
     for algorithm in AlgorithmKind::ALL {
         let query = Query {
             algorithm,

@@ -23,7 +23,7 @@ d = 100
 reps = 4
 "#;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> propdp::Result<()> {
     let cfg = Config::from_toml_str(CONFIG)?;
     let dir = std::env::temp_dir().join("propdp-example-run");
     let s = run(&cfg, "example", &dir, Existing::Overwrite, Sources::default(), &Silent)?;

@@ -6,7 +6,7 @@ use propdp::core::{Algorithm, Design, Model, Point, Prior};
 use propdp::sim::{SimSettings, simulate};
 use propdp::theory::solve::TheorySolver;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> propdp::Result<()> {
     let point = Point::new(
         2.0,
         4.0,

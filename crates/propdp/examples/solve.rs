@@ -4,7 +4,7 @@
 use propdp::core::{Algorithm, LossVariant, Model, NoiseLaw, Point};
 use propdp::theory::solve::TheorySolver;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> propdp::Result<()> {
     let model = Model::Huber {
         huber_m: 1.0,
         noise: NoiseLaw::Gaussian { sd: 0.5 },

@@ -16,7 +16,7 @@ delta_priv = 1e-6
 steps = [1, 2, 4]
 "#;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> propdp::Result<()> {
     let dir = std::env::temp_dir().join("propdp-example-tune");
     let outcome = propdp::tune::tune(CONFIG, "example", &dir, Existing::Overwrite, &Silent)?;
     print!("{}", outcome.table());

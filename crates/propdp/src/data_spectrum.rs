@@ -23,7 +23,7 @@
 //! +1) with their teacher from the same fit (∝ θ*ₖ for Gaussian rows,
 //! Brillinger), and [`crate::effective_model`] estimates and checks s².
 
-use anyhow::Context;
+use crate::error::Context;
 use nalgebra::{DMatrix, DVector};
 use propdp_sim::real::{Centred, parse_data};
 
@@ -598,5 +598,5 @@ pub fn write_new(out: &std::path::Path, text: &str) -> crate::Result<()> {
         )
         .into());
     }
-    Ok(crate::file::write_atomic(out, text)?)
+    crate::file::write_atomic(out, text)
 }

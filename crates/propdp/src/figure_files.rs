@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 
 /// The list of figure files propdp wrote into a figures directory; only
 /// these are ever replaced or removed.
@@ -39,11 +39,11 @@ pub(crate) fn place(out: &Path, draw_into: impl FnOnce(&Path) -> Result<Vec<Path
         }
         drawn?;
         if let Some(n) = foreign {
-            anyhow::bail!(
+            return Err(crate::error::Error::compute(format!(
                 "{} exists and propdp did not write it (it is not in {}): move it, or draw with propdp plot --out",
                 out.join(n).display(),
                 out.join(INDEX).display()
-            );
+            )));
         }
         return Ok(Vec::new());
     }

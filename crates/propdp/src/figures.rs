@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use propdp_core::Config;
 use propdp_core::config::PlotSpec;
 

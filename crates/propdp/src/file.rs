@@ -15,7 +15,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use tempfile::NamedTempFile;
 
 /// A new, empty temporary file beside `path`, created exclusively.
@@ -52,9 +52,9 @@ pub(crate) fn write_temporary(path: &Path, text: &str) -> Result<NamedTempFile> 
 /// Rename a temporary file from [`write_temporary`] to `path`; on failure
 /// the temporary file is removed.
 pub(crate) fn persist(tmp: NamedTempFile, path: &Path) -> Result<()> {
-    tmp.persist(path)
-        .map(|_| ())
-        .map_err(|e| anyhow::Error::new(e.error).context(format!("renaming a temporary file to {}", path.display())))
+    tmp.persist(path).map(|_| ()).map_err(|e| {
+        crate::error::Error::from(e.error).context(format!("renaming a temporary file to {}", path.display()))
+    })
 }
 
 /// Write `text` to `path` whole: to a temporary file beside it, then

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::Result;
+use crate::error::{Context, Result};
 use propdp_core::Config;
 use propdp_core::record::{Record, Source};
 use propdp_core::validation::{Verdict, finite_size_allowance, verdict};
@@ -77,11 +77,10 @@ impl Validation {
 /// every simulated metric with its prediction; writes `dir/validation.csv`.
 pub fn validate(cfg: &Config, label: &str, dir: &Path, progress: &dyn Progress) -> crate::Result<Validation> {
     if cfg.raw.simulation.is_none() {
-        return Err(anyhow::Error::new(propdp_core::ConfigError::Missing {
+        return Err(crate::error::Error::from(propdp_core::ConfigError::Missing {
             field: "simulation".into(),
             why: format!("{label} has no [simulation] table: nothing to validate against"),
-        })
-        .into());
+        }));
     }
     let existing = if RunDir::results_path(dir).exists() {
         Existing::Resume
@@ -89,10 +88,13 @@ pub fn validate(cfg: &Config, label: &str, dir: &Path, progress: &dyn Progress) 
         Existing::Refuse
     };
     let summary = run(cfg, label, dir, existing, Sources::default(), progress)?;
-    let records = Record::read_file(&summary.results()).map_err(anyhow::Error::from)?;
+    let records = Record::read_file(&summary.results())?;
     let rows = compare(cfg, &records);
     if rows.is_empty() {
-        return Err(anyhow::anyhow!("no theory/simulation pairs to compare in {}", dir.display()).into());
+        return Err(crate::error::Error::compute(format!(
+            "no theory/simulation pairs to compare in {}",
+            dir.display()
+        )));
     }
     write_csv(&dir.join("validation.csv"), &rows)?;
     Ok(Validation { run: summary, rows })
@@ -177,7 +179,7 @@ fn write_csv(path: &Path, rows: &[Comparison]) -> Result<()> {
         "index,params,d,metric,theory,theory_stderr,sim_mean,sim_stderr,z,finite_size_allowance,verdict\n",
     );
     for r in rows {
-        writeln!(
+        let _ = writeln!(
             s,
             "{},{},{},{},{},{},{},{},{},{},{}",
             r.index,
@@ -191,9 +193,9 @@ fn write_csv(path: &Path, rows: &[Comparison]) -> Result<()> {
             r.z(),
             r.allowance(),
             r.verdict.label()
-        )?;
+        );
     }
-    std::fs::write(path, s).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    std::fs::write(path, s).with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }
 

@@ -10,7 +10,7 @@
 //!   high-dimensional logistic regression", PNAS 116 (2019): estimating the
 //!   signal strength from data by matching the theory (their ProbeFrontier).
 
-use anyhow::{Context, anyhow};
+use crate::error::Context;
 use nalgebra::{DMatrix, DVector};
 use propdp_core::covariance::Covariance;
 use propdp_core::loss::Loss;
@@ -189,10 +189,8 @@ pub struct Design<'a> {
 impl Design<'_> {
     pub(super) fn covariance(&self) -> crate::Result<Option<Covariance>> {
         let k = self.eigenvalues.len();
-        Ok(
-            Covariance::from_columns(self.eigenvalues, &vec![1.0 / k as f64; k], self.teacher, "spectrum")
-                .context("the data's spectrum as a covariance")?,
-        )
+        Covariance::from_columns(self.eigenvalues, &vec![1.0 / k as f64; k], self.teacher, "spectrum")
+            .context("the data's spectrum as a covariance")
     }
 }
 
@@ -225,7 +223,7 @@ pub(super) fn cross_fit(xt: &DMatrix<f64>, y: &DVector<f64>, loss: Loss) -> crat
         };
         let (theta, _) = obj
             .minimize(1e-9, 500)
-            .map_err(|e| anyhow!("the {loss} fit of fold {} of {FOLDS}: {e}", f + 1))?;
+            .map_err(|e| crate::error::Error::compute(format!("the {loss} fit of fold {} of {FOLDS}: {e}", f + 1)))?;
         for &i in &test {
             fitted[i] = xt.column(i).dot(&theta);
         }
@@ -318,8 +316,12 @@ pub(super) fn match_error(
     );
     match (root, failure.take()) {
         (Some((t, _)), None) => Ok(t.exp()),
-        (_, Some(e)) => Err(anyhow!("matching the held-out error: {e}").into()),
-        (None, None) => Err(anyhow!("matching the held-out error {target}: Brent's method did not converge").into()),
+        (_, Some(e)) => Err(crate::error::Error::compute(format!(
+            "matching the held-out error: {e}"
+        ))),
+        (None, None) => Err(crate::error::Error::compute(format!(
+            "matching the held-out error {target}: Brent's method did not converge"
+        ))),
     }
 }
 

@@ -39,7 +39,6 @@
 //!   L. Zdeborová, "Learning Gaussian mixtures with generalised linear
 //!   models: precise asymptotics in high-dimensions", NeurIPS (2021).
 
-use anyhow::anyhow;
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
 use propdp_core::ModelKind;
 use propdp_core::loss::{Loss, norm_cdf};
@@ -143,9 +142,11 @@ impl Draws {
                 sigma: 0.0,
                 b: &zero,
             };
-            let (theta, _) = obj
-                .minimize(1e-9, 500)
-                .map_err(|e| anyhow!("the ridge logistic fit to a draw of the two-cluster model at c = {c:e}: {e}"))?;
+            let (theta, _) = obj.minimize(1e-9, 500).map_err(|e| {
+                crate::error::Error::compute(format!(
+                    "the ridge logistic fit to a draw of the two-cluster model at c = {c:e}: {e}"
+                ))
+            })?;
             let (err, ll) = mix.population(&theta, c);
             out.0.push(err);
             out.1.push(ll);

@@ -309,13 +309,10 @@ pub fn fit_owned(
                 None => descent.run(&xt, &labels, &mut rng, |_, _, _| {}),
             }
             .map_err(|e| {
-                anyhow::anyhow!(
+                crate::error::Error::compute(format!(
                     "the private descent (d = {d}, lambda = {}, eta = {}, steps = {}, noise σ = {:.4}): {e}",
-                    lambda,
-                    g.eta,
-                    g.steps,
-                    plan.noise
-                )
+                    lambda, g.eta, g.steps, plan.noise
+                ))
             })?;
             let text = format!(
                 "θ̂ by DP-SGD ({} steps at sample rate {}, clip {}, noise σ = {:.6})",
@@ -352,12 +349,10 @@ pub fn fit_owned(
                         bytes: 2 * bytes,
                     })
                 }
-                e => anyhow::anyhow!(
+                e => crate::error::Error::compute(format!(
                     "the private fit (d = {d}, lambda = {}, noise = {:.4}) did not converge: {e}",
-                    lambda,
-                    plan.noise
-                )
-                .into(),
+                    lambda, plan.noise
+                )),
             })?;
             let text = format!(
                 "θ̂ by {} (noise {} = {:.6})",
@@ -560,15 +555,14 @@ fn finite(f: Inference) -> crate::Result<Inference> {
         ),
     ];
     match bad.iter().find(|(_, v)| v.is_some()) {
-        Some((what, Some(v))) => Err(anyhow::anyhow!(
+        Some((what, Some(v))) => Err(crate::error::Error::compute(format!(
             "{what} of the private fit came out {v} (d = {}, lambda = {}, epsilon = {}, row_norm = {}): nothing is \
              released",
             f.d,
             f.spec.lambda(),
             f.spec.epsilon,
             f.spec.row_norm
-        )
-        .into()),
+        ))),
         _ => Ok(f),
     }
 }

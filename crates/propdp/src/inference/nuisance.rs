@@ -165,27 +165,26 @@ impl<'a> Curve<'a> {
 
     /// The point at s²: with the teacher's intercept b*(s²) and a learned
     /// one when the fit has an intercept.
-    fn point(&self, s2: f64) -> anyhow::Result<Point> {
+    fn point(&self, s2: f64) -> crate::error::Result<Point> {
         let point = Point::new(self.delta, s2, self.model, self.algorithm)?;
         let Some((mean, _)) = self.mean_label else {
             return Ok(point);
         };
         let teacher = teacher_intercept(s2, mean).ok_or_else(|| {
-            anyhow::anyhow!(
+            crate::error::Error::compute(format!(
                 "no teacher's intercept within ±{MAX_INTERCEPT} gives labels of mean {mean:+.4} at s2 = {s2:e}"
-            )
+            ))
         })?;
         Ok(point.with_intercept(Intercept { teacher, learned: true })?)
     }
 
     /// (q, α, σ_eff²) at s².
-    pub(crate) fn at(&self, s2: f64) -> anyhow::Result<(f64, f64, f64)> {
+    pub(crate) fn at(&self, s2: f64) -> crate::error::Result<(f64, f64, f64)> {
         let point = self.point(s2)?;
         let warm = self.warm.borrow_mut().take();
-        let (metrics, state) = self
-            .solver
-            .solve_light(&point, warm)
-            .map_err(|e| anyhow::anyhow!("the fixed point at s2 = {s2:e}, delta = {}: {e}", self.delta))?;
+        let (metrics, state) = self.solver.solve_light(&point, warm).map_err(|e| {
+            crate::error::Error::compute(format!("the fixed point at s2 = {s2:e}, delta = {}: {e}", self.delta))
+        })?;
         *self.warm.borrow_mut() = Some(state);
         let q = metrics[propdp_core::metrics::NORM2];
         // the state evolution reports the overlap m = αs² only
@@ -202,15 +201,17 @@ impl<'a> Curve<'a> {
     /// solved to a residual far below them): se(α) = se(m)/s², and
     /// σ_eff² = q − α²s² by the delta method, the two errors added in
     /// quadrature.
-    pub(crate) fn rqmc_errors(&self, s2: f64, alpha: f64, v: f64) -> anyhow::Result<(f64, f64)> {
+    pub(crate) fn rqmc_errors(&self, s2: f64, alpha: f64, v: f64) -> crate::error::Result<(f64, f64)> {
         if self.algorithm.gradient_steps().is_none() {
             return Ok((0.0, 0.0));
         }
         let point = self.point(s2)?;
-        let sol = self
-            .solver
-            .solve(&point, None)
-            .map_err(|e| anyhow::anyhow!("the state evolution at s2 = {s2:e}, delta = {}: {e}", self.delta))?;
+        let sol = self.solver.solve(&point, None).map_err(|e| {
+            crate::error::Error::compute(format!(
+                "the state evolution at s2 = {s2:e}, delta = {}: {e}",
+                self.delta
+            ))
+        })?;
         let path = sol.per_step.expect("the state evolution reports every step");
         let last = |k: &str| path.stderr.get(k).and_then(|v| v.last().copied()).unwrap_or(0.0);
         let (se_m, se_q) = (last(propdp_core::metrics::OVERLAP), last(propdp_core::metrics::NORM2));
@@ -221,7 +222,7 @@ impl<'a> Curve<'a> {
 
     /// The s² in `range` with q(s²) = `target` (q increasing there), the
     /// range's start where `target` lies below it (`Ok(None)` above it).
-    fn root(&self, target: f64, range: (f64, f64), ends: (f64, f64)) -> anyhow::Result<Option<f64>> {
+    fn root(&self, target: f64, range: (f64, f64), ends: (f64, f64)) -> crate::error::Result<Option<f64>> {
         if target <= ends.0 {
             return Ok(Some(range.0));
         }
@@ -244,12 +245,13 @@ impl<'a> Curve<'a> {
         if let Some(e) = failure.into_inner() {
             return Err(e);
         }
-        let u = found.map_err(|e| anyhow::anyhow!("the search for s2 with q(s2) = {target:e}: {e:?}"))?;
+        let u = found
+            .map_err(|e| crate::error::Error::compute(format!("the search for s2 with q(s2) = {target:e}: {e:?}")))?;
         Ok(Some(u.exp()))
     }
 
     /// The nuisances at observed q_obs = ‖θ̂‖²/d with `d` features.
-    pub(crate) fn estimate(&self, q_obs: f64, d: usize) -> anyhow::Result<Result<Nuisance, Refusal>> {
+    pub(crate) fn estimate(&self, q_obs: f64, d: usize) -> crate::error::Result<Result<Nuisance, Refusal>> {
         let lo = S2_RANGE.0;
         // with an intercept, the signal strengths whose teacher's intercept is within the theory's range
         let hi = match self.mean_label {
@@ -327,7 +329,7 @@ impl<'a> Curve<'a> {
     /// The error of α̂ from the released mean label's (the fit with an
     /// intercept; 0 without): half the spread of α at the roots of
     /// q = q_obs on the curves at ȳ ± its standard deviation.
-    fn label_error(&self, q_obs: f64, range: (f64, f64), alpha: f64) -> anyhow::Result<f64> {
+    fn label_error(&self, q_obs: f64, range: (f64, f64), alpha: f64) -> crate::error::Result<f64> {
         let Some((mean, sd)) = self.mean_label else {
             return Ok(0.0);
         };

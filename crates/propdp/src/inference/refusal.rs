@@ -61,6 +61,19 @@ impl Refusal {
     }
 }
 
+impl From<Refusal> for crate::Error {
+    fn from(r: Refusal) -> Self {
+        crate::Error::new(crate::ErrorKind::Refused, None, r)
+    }
+}
+
+impl crate::Error {
+    /// Why an inference was refused, for [`crate::ErrorKind::Refused`].
+    pub fn refusal(&self) -> Option<&Refusal> {
+        self.cause()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Reason;

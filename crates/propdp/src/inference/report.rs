@@ -324,15 +324,12 @@ impl Inference {
         }
         let text = self.intervals_csv(alpha)?;
         crate::rundir::create_out_dir(dir)?;
-        let mut report = serde_json::to_value(self).map_err(anyhow::Error::from)?;
+        let mut report = serde_json::to_value(self)?;
         if let Some(o) = report.as_object_mut() {
             o.remove("params");
             o.insert("level".into(), (1.0 - alpha).into());
             if let Ok(i) = self.test_error_int(alpha) {
-                o.insert(
-                    "test_error_interval".into(),
-                    serde_json::to_value(i).map_err(anyhow::Error::from)?,
-                );
+                o.insert("test_error_interval".into(), serde_json::to_value(i)?);
             }
             o.insert(
                 "provenance".into(),

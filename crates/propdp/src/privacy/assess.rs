@@ -196,7 +196,7 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
             "internal error: the noise {noise:?} calibrated to ε = {target:?} reads back ε ≤ {:?}",
             b.upper
         );
-        return Err(anyhow::anyhow!(msg).into());
+        return Err(crate::error::Error::compute(msg));
     }
     let dpsgd_grid = (q.algorithm == AlgorithmKind::Dpsgd && q.sample_rate < 1.0)
         .then(|| eps.map(|b| (b.grid, b.reached)))

@@ -3,7 +3,7 @@
 //! and targets no noise can reach refused naming the argument).
 
 use crate::error::Argument;
-use anyhow::Result;
+use crate::error::Result;
 use propdp_core::accountant::events::Segment;
 use propdp_core::accountant::{ExtraRidge, Mechanism, Neighbouring};
 use propdp_core::parameters;

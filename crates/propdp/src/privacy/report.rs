@@ -3,7 +3,7 @@
 
 use super::query::{NoiseLevel, Query};
 use crate::error::Argument;
-use anyhow::{Result, bail};
+use crate::error::Result;
 use propdp_core::AlgorithmKind;
 
 /// The guarantee of a noise level in every notion.
@@ -100,7 +100,9 @@ impl Report {
             && self.epsilon == Some(0.0)
             && self.query.mechanism().log_delta(0.0, self.noise) > self.query.delta_priv.ln()
         {
-            bail!("internal error: ε = 0 reported while δ(0) exceeds δ_priv");
+            return Err(crate::error::Error::compute(
+                "internal error: ε = 0 reported while δ(0) exceeds δ_priv".to_string(),
+            ));
         }
         Ok(())
     }

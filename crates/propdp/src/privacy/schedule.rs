@@ -33,7 +33,7 @@
 
 use std::path::Path;
 
-use anyhow::Context;
+use crate::error::Context;
 use propdp_core::ConfigError;
 use propdp_core::Model;
 use propdp_core::accountant::Neighbouring;
@@ -151,7 +151,7 @@ pub fn assess(
     sampling: Sampling,
     delta_priv: f64,
 ) -> Result<ScheduleReport> {
-    Ok(certify(schedule, model, neighbouring, sampling, delta_priv)?)
+    certify(schedule, model, neighbouring, sampling, delta_priv)
 }
 
 /// [`read`] and [`assess`] a schedule file, its errors naming the file.
@@ -163,8 +163,8 @@ pub fn assess_file(
     delta_priv: f64,
 ) -> Result<ScheduleReport> {
     let schedule = read(path)?;
-    Ok(certify(&schedule, model, neighbouring, sampling, delta_priv)
-        .with_context(|| format!("the schedule {}", path.display()))?)
+    certify(&schedule, model, neighbouring, sampling, delta_priv)
+        .with_context(|| format!("the schedule {}", path.display()))
 }
 
 fn certify(
@@ -173,7 +173,7 @@ fn certify(
     neighbouring: Neighbouring,
     sampling: Sampling,
     delta_priv: f64,
-) -> anyhow::Result<ScheduleReport> {
+) -> crate::error::Result<ScheduleReport> {
     let range = |field: String, value: String, allowed: &str| ConfigError::OutOfRange {
         field,
         value,

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use propdp_core::Config;
 use propdp_core::record::{Failure, Provenance, Record, RecordKey};
 use propdp_sim::{Repetition, summarise};

@@ -31,7 +31,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use propdp_core::record::Failure;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -127,7 +127,7 @@ impl DirLock {
     /// Lock `dir` (created if missing), or fail naming the directory
     /// ([`crate::ErrorKind::Directory`] when another run holds it).
     pub fn acquire(dir: &Path) -> crate::Result<DirLock> {
-        Ok(Self::lock(dir)?)
+        Self::lock(dir)
     }
 
     pub(crate) fn lock(dir: &Path) -> Result<DirLock> {
@@ -534,7 +534,7 @@ fn clear(dir: &Path, layout: Layout) -> Result<()> {
             fs::remove_file(&f).with_context(|| format!("removing {}", f.display()))?;
         }
     }
-    Ok(crate::figure_files::remove_listed(&dir.join("figures"))?)
+    crate::figure_files::remove_listed(&dir.join("figures"))
 }
 
 /// The records of `path`, each passed to `check`, each key once; an error
@@ -546,7 +546,7 @@ pub(crate) fn read_checked<T: Line>(
 ) -> Result<Vec<T>> {
     let records: Vec<T> = read_lines(path)?;
     let mut seen = BTreeSet::new();
-    let refused = |text: String| -> anyhow::Error { crate::error::Refused::new(text, advice).into() };
+    let refused = |text: String| -> crate::error::Error { crate::error::Refused::new(text, advice).into() };
     for (no, r) in records.iter().enumerate() {
         if let Err(why) = check(r) {
             let end = if advice.is_some() { ": " } else { "" };

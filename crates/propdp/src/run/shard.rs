@@ -13,7 +13,7 @@
 
 use std::str::FromStr;
 
-use anyhow::{Result, bail};
+use crate::error::Result;
 use propdp_core::Config;
 use propdp_core::record::Source;
 
@@ -73,7 +73,7 @@ impl Shard {
 }
 
 impl FromStr for Shard {
-    type Err = anyhow::Error;
+    type Err = crate::error::Error;
 
     /// "K/N" with 0 ≤ K < N ≤ [`MAX_SHARDS`].
     ///
@@ -88,8 +88,10 @@ impl FromStr for Shard {
             .split_once('/')
             .and_then(|(k, n)| Some((k.trim().parse::<usize>().ok()?, n.trim().parse::<usize>().ok()?)));
         match parsed {
-            Some((index, count)) => Shard::new(index, count).map_err(anyhow::Error::msg),
-            None => bail!("--shard {s:?}: expected K/N with 0 ≤ K < N ≤ {MAX_SHARDS}, e.g. 0/4"),
+            Some((index, count)) => Shard::new(index, count).map_err(crate::error::Error::compute),
+            None => Err(crate::error::Error::compute(format!(
+                "--shard {s:?}: expected K/N with 0 ≤ K < N ≤ {MAX_SHARDS}, e.g. 0/4"
+            ))),
         }
     }
 }

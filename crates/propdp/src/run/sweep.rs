@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use propdp_core::config::SimulationConfig;
 use propdp_core::covariance::Covariance;
 use propdp_core::record::{
@@ -49,7 +49,7 @@ impl Default for Sources {
 pub fn load(path: &Path) -> crate::Result<Config> {
     let text =
         propdp_core::input::read_regular_text(path).with_context(|| format!("reading config {}", path.display()))?;
-    Ok(Config::from_toml_str_in(&text, path.parent()).with_context(|| format!("in config {}", path.display()))?)
+    Config::from_toml_str_in(&text, path.parent()).with_context(|| format!("in config {}", path.display()))
 }
 
 /// The default run directory of a config file: `results/<config stem>/`.
@@ -158,11 +158,10 @@ pub fn run_shard(
     progress: &dyn Progress,
 ) -> crate::Result<RunSummary> {
     if sources.simulation && !sources.theory && cfg.raw.simulation.is_none() {
-        return Err(anyhow::Error::new(propdp_core::ConfigError::Missing {
+        return Err(crate::error::Error::from(propdp_core::ConfigError::Missing {
             field: "simulation".into(),
             why: format!("--sim-only: {label} has no [simulation] table"),
-        })
-        .into());
+        }));
     }
     let manifest = Manifest {
         shard,
@@ -453,7 +452,7 @@ pub fn check(cfg: &Config) -> crate::Result<()> {
 /// data cannot serve the config: `simulation.d` other than the data's
 /// number of directions, or a δ needing as many rows as the data has.
 pub fn real_data(cfg: &Config) -> crate::Result<Option<Arc<RealData>>> {
-    Ok(load_real(cfg)?)
+    load_real(cfg)
 }
 
 /// [`real_data`], its config errors at the root of the chain.
@@ -474,7 +473,7 @@ pub(crate) fn load_rows(
     covariance: Option<&Covariance>,
 ) -> Result<Arc<RealData>> {
     let bad = |field: &str, value: String, allowed: String| {
-        anyhow::Error::new(propdp_core::ConfigError::OutOfRange {
+        crate::error::Error::from(propdp_core::ConfigError::OutOfRange {
             field: field.into(),
             value: propdp_core::error::compact(value),
             allowed,

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::Result;
+use crate::error::Result;
 use propdp_core::accountant::bracket::{BracketSettings, Method};
 use propdp_core::accountant::{Neighbouring, epsilon};
 use propdp_core::problem::{Budget, Target};

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use anyhow::Result;
+use crate::error::Result;
 use propdp_core::AlgorithmKind;
 
 use super::descent;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use propdp_core::config::PlotSpec;
 use propdp_core::record::Record;
 

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use crate::error::{Context, Error, ErrorKind};
 
 use super::best::Best;
 use super::plan::Plan;
@@ -12,7 +12,67 @@ use super::report::TuneOutcome;
 use super::search::{COMPLETE, Complete, Scope, search};
 use super::types::CellKey;
 use crate::progress::Progress;
-use crate::run::{Manifest, RunDir, TUNE, check_shards};
+use crate::run::{Manifest, RunDir, Shard, TUNE, check_shards};
+
+/// Why the shards given to merge cannot be merged as they are
+/// ([`ErrorKind::Directory`]): nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    /// The shard has no record of having finished.
+    #[error(
+        "{dir} (shard {shard}) has not finished (no {COMPLETE}): finish it with propdp tune --shard {shard} --resume"
+    )]
+    Unfinished {
+        /// The shard's directory.
+        dir: String,
+        /// The shard.
+        shard: Shard,
+    },
+    /// An optimum the shard's plan does not own or describe.
+    #[error("{at}: {why}")]
+    Foreign {
+        /// File, line and shard.
+        at: String,
+        /// What does not match.
+        why: String,
+    },
+    /// A cell's optimum appears twice.
+    #[error("{at}: cell {cell} is written twice")]
+    Twice {
+        /// File, line and shard.
+        at: String,
+        /// The cell.
+        cell: usize,
+    },
+    /// A cell both found and listed unreachable, or neither.
+    #[error("{dir} (shard {shard}): {cell} is {state} (edited or damaged?): search the shard again with --overwrite")]
+    Cell {
+        /// The shard's directory.
+        dir: String,
+        /// The shard.
+        shard: Shard,
+        /// The cell, in words.
+        cell: String,
+        /// Found and listed unreachable, or neither.
+        state: String,
+    },
+    /// The record of a finished shard counts other cells than its plan's.
+    #[error("{path} does not describe shard {shard}'s {cells} cells (edited or damaged?)")]
+    Complete {
+        /// The record of the finished shard.
+        path: String,
+        /// The shard.
+        shard: Shard,
+        /// The cells its plan gives it.
+        cells: usize,
+    },
+}
+
+impl From<ShardError> for Error {
+    fn from(e: ShardError) -> Self {
+        Error::new(ErrorKind::Directory, None, e)
+    }
+}
 
 /// Merge the directories of a sharded search (`propdp tune --shard K/N`,
 /// every K of one config and N, each complete) into `out`: the optimums of
@@ -33,10 +93,13 @@ pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> crate::Re
         let complete: Complete = match std::fs::read_to_string(&complete_path) {
             Ok(text) => serde_json::from_str(&text)
                 .with_context(|| format!("{} is not propdp's record of a finished shard", complete_path.display()))?,
-            Err(_) => return Err(anyhow::anyhow!(
-                "{} (shard {shard}) has not finished (no {COMPLETE}): finish it with propdp tune --shard {shard} --resume",
-                dir.display()
-            ).into()),
+            Err(_) => {
+                return Err(ShardError::Unfinished {
+                    dir: dir.display().to_string(),
+                    shard,
+                }
+                .into());
+            }
         };
         let mine = plan.mine(Some(shard)).unwrap_or_default();
         let file = dir.join("tune.jsonl");
@@ -47,9 +110,9 @@ pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> crate::Re
             let best: Best = serde_json::from_str(line).with_context(|| format!("{}: not an optimum", at()))?;
             let c = plan
                 .check(&best, &cell_of, Some(&mine), &prov)
-                .map_err(|why| anyhow::anyhow!("{}: {why}", at()))?;
+                .map_err(|why| ShardError::Foreign { at: at(), why })?;
             if lines.insert(c, line.to_string()).is_some() {
-                return Err(anyhow::anyhow!("{}: cell {c} is written twice", at()).into());
+                return Err(ShardError::Twice { at: at(), cell: c }.into());
             }
             found.insert(c);
             done.insert(best.key(), best);
@@ -62,22 +125,25 @@ pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> crate::Re
             } else {
                 format!("missing from tune.jsonl and not listed unreachable in {COMPLETE}")
             };
-            return Err(anyhow::anyhow!(
-                "{} (shard {shard}): the {kind} cell at δ = {}, {} = {} is {state} (edited or damaged?): \
-                 search the shard again with --overwrite",
-                dir.display(),
-                plan.points[p].delta(),
-                plan.budgets[b].target.param(),
-                plan.budgets[b].target.level(),
-            )
+            return Err(ShardError::Cell {
+                dir: dir.display().to_string(),
+                shard,
+                cell: format!(
+                    "the {kind} cell at δ = {}, {} = {}",
+                    plan.points[p].delta(),
+                    plan.budgets[b].target.param(),
+                    plan.budgets[b].target.level()
+                ),
+                state,
+            }
             .into());
         }
         if complete.cells != mine.len() || unreachable.iter().any(|c| !mine.contains(c)) {
-            return Err(anyhow::anyhow!(
-                "{} does not describe shard {shard}'s {} cells (edited or damaged?)",
-                complete_path.display(),
-                mine.len()
-            )
+            return Err(ShardError::Complete {
+                path: complete_path.display().to_string(),
+                shard,
+                cells: mine.len(),
+            }
             .into());
         }
     }
@@ -88,5 +154,5 @@ pub fn merge(out: &Path, dirs: &[PathBuf], progress: &dyn Progress) -> crate::Re
         ..manifest
     };
     dir.publish(&merged, "", &whole)?;
-    Ok(search(&plan, &mut dir, done, Scope::Assemble, progress)?)
+    search(&plan, &mut dir, done, Scope::Assemble, progress)
 }

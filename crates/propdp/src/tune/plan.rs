@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use propdp_core::config::TuneConfig;
 use propdp_core::config::tune::Horizons;
 use propdp_core::problem::Budget;
@@ -81,7 +81,7 @@ impl Plan {
         let t = &cfg.tune;
         let budgets = t.budgets()?;
         if budgets.is_empty() {
-            anyhow::bail!("tune: no budgets");
+            return Err(crate::error::Error::compute("tune: no budgets".to_string()));
         }
         let cells = (0..points.len())
             .flat_map(|p| (0..budgets.len()).flat_map(move |b| t.algorithms.iter().map(move |&k| (p, b, k))))
@@ -168,10 +168,15 @@ pub fn is_tune_config(text: &str) -> bool {
 pub(super) fn check_metric(base: &Point, kind: AlgorithmKind, metric: &str) -> Result<()> {
     let offered = propdp_core::metrics::offered(base.model().kind(), kind);
     if !offered.contains(&metric) {
-        anyhow::bail!(
-            "tune.metric = \"{metric}\" is not predicted for {kind} with this model; allowed: {}",
-            offered.join(", ")
-        );
+        return Err(propdp_core::ConfigError::OutOfRange {
+            field: "tune.metric".into(),
+            value: format!("\"{metric}\""),
+            allowed: format!(
+                "a metric the theory of {kind} predicts for this model: {}",
+                offered.join(", ")
+            ),
+        }
+        .into());
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use crate::error::Result;
 use propdp_core::AlgorithmKind;
 use propdp_core::accountant::Neighbouring;
 use propdp_core::problem::{Budget, Target};

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::Result;
+use crate::error::Result;
 use propdp_core::record::{Provenance, Record};
 use propdp_theory::solve::TheorySolver;
 
@@ -59,7 +59,7 @@ pub fn tune(
     let plan = Plan::new(text, label)?;
     plan.check_cost(None)?;
     let (mut out, done) = open(&plan, text, label, dir, existing, None)?;
-    Ok(search(&plan, &mut out, done, Scope::All, progress)?)
+    search(&plan, &mut out, done, Scope::All, progress)
 }
 
 /// [`tune`] restricted to shard K/N of the cells (balanced by estimated
@@ -78,7 +78,7 @@ pub fn tune_shard(
     let plan = Plan::new(text, label)?;
     plan.check_cost(Some(shard))?;
     let (mut out, done) = open(&plan, text, label, dir, existing, Some(shard))?;
-    Ok(search(&plan, &mut out, done, Scope::Shard(shard), progress)?)
+    search(&plan, &mut out, done, Scope::Shard(shard), progress)
 }
 
 /// Open `dir` for a search of `plan` (of `shard`): the optimums of an
