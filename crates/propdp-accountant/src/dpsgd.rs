@@ -4,7 +4,7 @@
 //! (ε, δ) by root finding on them.
 
 use crate::events::{Segment, check_delta};
-use crate::gaussian::{brent_root, gdp_to_eps, log_delta_gaussian, mu_dpgd, smallest_noise, softplus};
+use crate::gaussian::{brent_ulp, gdp_to_eps, log_delta_gaussian, mu_dpgd, smallest_noise, softplus};
 use crate::neighbouring::{Neighbouring, relation_factor};
 use crate::{pld, rdp};
 
@@ -139,7 +139,7 @@ pub(crate) fn calibrate_dpsgd(eps: f64, delta: f64, q: f64, steps: usize, n: Nei
     }
     // g is monotone only up to the grid's rounding, so the root is checked
     // and nudged up until the PLD confirms it
-    let root = brent_root(|x| g(x.exp()), lo.ln(), hi.ln()).map_or(hi, f64::exp);
+    let root = brent_ulp(|x| g(x.exp()), lo.ln(), hi.ln()).map_or(hi, f64::exp);
     let mut step = 1e-9 * root;
     let mut z = root;
     while g(z) > 0.0 {

@@ -1,7 +1,7 @@
 //! The Gaussian mechanism's maths: Φ and log Φ in the far tail, the exact
 //! (ε, δ) curve δ_G of a μ-GDP mechanism, the μ of output perturbation and
-//! DP-GD, the conversions RDP, zCDP and GDP → (ε, δ), and the root finders
-//! every ε and every calibrated noise is solved by (`roots`).
+//! DP-GD, the conversions RDP, zCDP and GDP → (ε, δ), and the search for
+//! the smallest noise; Φ, log Φ and Brent are `propdp_numerics`'.
 //!
 //! # References
 //! - Balle, Wang (2018), *Improving the Gaussian mechanism for differential privacy*.
@@ -10,29 +10,8 @@
 
 use crate::neighbouring::{Neighbouring, relation_factor};
 
-/// Φ(x), the standard normal CDF.
-///
-/// ```
-/// assert!((propdp_accountant::norm_cdf(0.0) - 0.5).abs() < 1e-16);
-/// ```
-pub fn norm_cdf(x: f64) -> f64 {
-    0.5 * libm::erfc(-x * std::f64::consts::FRAC_1_SQRT_2)
-}
-
-/// log Φ(x), accurate in the far left tail where Φ underflows.
-///
-/// For x < −30 uses the asymptotic series
-/// log Φ(x) = −x²/2 − log(−x√(2π)) + log(1 − 1/x² + 3/x⁴ − 15/x⁶ + 105/x⁸)
-/// (relative error below 1e-12 there); `libm::erfc` elsewhere. No crate offers
-/// log Φ in the deep tail, which the Gaussian-mechanism curve needs at large ε/μ.
-pub fn log_norm_cdf(x: f64) -> f64 {
-    if x > -30.0 {
-        return norm_cdf(x).ln();
-    }
-    let x2 = x * x;
-    let series = 1.0 - 1.0 / x2 + 3.0 / (x2 * x2) - 15.0 / (x2 * x2 * x2) + 105.0 / (x2 * x2 * x2 * x2);
-    -0.5 * x2 - (-x * (2.0 * std::f64::consts::PI).sqrt()).ln() + series.ln()
-}
+pub use propdp_numerics::normal::{log_norm_cdf, norm_cdf};
+pub(crate) use propdp_numerics::roots::brent_ulp;
 
 /// δ_G(ε; μ) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ): the exact (ε, δ) curve of a
 /// μ-GDP mechanism (Balle & Wang 2018); `exp` of [`log_delta_gaussian`].
@@ -129,7 +108,7 @@ pub fn gdp_to_eps(mu: f64, delta: f64) -> Option<f64> {
 
 /// The smallest ε ≥ 0 with δ(ε) ≤ `delta`, for a decreasing log δ(ε); `None`
 /// beyond ε = 1e5. The root is taken of log δ(ε) − log δ, which is O(1)
-/// where δ(ε) − δ would be as small as δ itself (see [`brent_root`]).
+/// where δ(ε) − δ would be as small as δ itself (see [`brent_ulp`]).
 pub(crate) fn eps_at<F: Fn(f64) -> f64>(log_delta_of: F, delta: f64) -> Option<f64> {
     let log_target = delta.ln();
     let g = |e: f64| log_delta_of(e).max(LOG_FLOOR) - log_target;
@@ -144,40 +123,12 @@ pub(crate) fn eps_at<F: Fn(f64) -> f64>(log_delta_of: F, delta: f64) -> Option<f
             return None;
         }
     }
-    brent_root(g, 0.0, hi)
+    brent_ulp(g, 0.0, hi)
 }
 
 /// log δ values below this are clamped so root finding sees finite numbers
 /// (δ = e^-1e5 is far below any target: `delta_priv` ≥ f64's smallest).
 const LOG_FLOOR: f64 = -1e5;
-
-/// Root of a monotone function on [lo, hi] by Brent (`roots`), to 4 ulp
-/// relative in x (or f exactly 0). `f` must be O(1)-scaled near the root:
-/// `roots` tests signs by the product f(a)·f(s), which underflows to 0 for
-/// values near 1e-161 and sends the bracket the wrong way (ε = 0.100001 was
-/// reported for δ = 1e-161, ε = 0.1); callers pass log-space differences.
-pub(crate) fn brent_root<F: Fn(f64) -> f64>(f: F, lo: f64, hi: f64) -> Option<f64> {
-    roots::find_root_brent(lo, hi, &f, &mut Relative).ok()
-}
-
-/// Convergence of [`brent_root`]: an absolute x tolerance cannot be met by
-/// roots far from 0 (at ε ≈ 1e4 the spacing of doubles is 2e-12), so the
-/// bracket is asked to shrink to 4 ulp of its end points; and no absolute
-/// |f| is small enough to stop on (at δ = 1e-75 every δ(ε) − δ is below
-/// 1e-15), so only an exact 0 does.
-struct Relative;
-
-impl roots::Convergency<f64> for Relative {
-    fn is_root_found(&mut self, y: f64) -> bool {
-        y == 0.0
-    }
-    fn is_converged(&mut self, x1: f64, x2: f64) -> bool {
-        (x1 - x2).abs() <= 4.0 * f64::EPSILON * x1.abs().max(x2.abs()) + f64::MIN_POSITIVE
-    }
-    fn is_iteration_limit_reached(&mut self, iter: usize) -> bool {
-        iter >= 500
-    }
-}
 
 /// The smallest noise (σ, τ, or DP-GD σ) whose guarantee meets (ε, δ):
 /// `log_delta_of(noise)` is log δ and must decrease in the noise. Solved in
@@ -200,5 +151,5 @@ pub(crate) fn smallest_noise<F: Fn(f64) -> f64>(log_delta_of: F, target_delta: f
             return None;
         }
     }
-    brent_root(g, lo, hi).map(f64::exp)
+    brent_ulp(g, lo, hi).map(f64::exp)
 }

@@ -40,7 +40,7 @@
 use crate::AccountantError;
 use crate::bracket::{BracketSettings, UpperProfile};
 use crate::events::{Segment, check_segments};
-use crate::gaussian::{brent_root, log_norm_cdf, norm_cdf};
+use crate::gaussian::{brent_ulp, log_norm_cdf, norm_cdf};
 use crate::neighbouring::{Neighbouring, relation_factor};
 
 /// The grid of ε the profile bound is minimised over.
@@ -154,7 +154,7 @@ pub fn gdp_mu(segments: &[Segment], neighbouring: Neighbouring) -> Option<(f64, 
 /// ```
 pub fn gaussian_tpr(mu: f64, fpr: f64) -> f64 {
     // Φ⁻¹(α) by Brent on log Φ (accurate in the far tail)
-    let x = brent_root(|x| log_norm_cdf(x) - fpr.ln(), -40.0, 40.0).unwrap_or(if fpr < 0.5 { -40.0 } else { 40.0 });
+    let x = brent_ulp(|x| log_norm_cdf(x) - fpr.ln(), -40.0, 40.0).unwrap_or(if fpr < 0.5 { -40.0 } else { 40.0 });
     norm_cdf(x + mu)
 }
 

@@ -123,12 +123,7 @@ impl Loss {
     }
 }
 
-pub use propdp_accountant::norm_cdf;
-
-/// φ(x), the standard normal density.
-pub fn norm_pdf(x: f64) -> f64 {
-    (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt()
-}
+pub use propdp_numerics::normal::{norm_cdf, norm_pdf};
 
 /// E ρ_M(z) and its derivatives in r for z = u + e, u = ν − r, e ~ N(0, s²):
 /// with a = (−M − u)/s, b = (M − u)/s (truncated-normal moments),

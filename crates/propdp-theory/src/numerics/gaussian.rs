@@ -1,17 +1,10 @@
-//! Standard normal functions — the crate's one Φ and φ (`propdp_core`'s),
-//! Φ⁻¹ (`statrs`) — and closed-form Gaussian moments used by the solvers
-//! (from a table of erfcx and Taylor series).
+//! Standard normal functions — Φ, φ and Φ⁻¹, `propdp_numerics`' — and
+//! closed-form Gaussian moments used by the solvers (from a table of erfcx
+//! and Taylor series).
 
 use std::f64::consts::FRAC_1_SQRT_2;
 
-use statrs::distribution::{ContinuousCDF, Normal};
-
-pub use propdp_core::loss::{norm_cdf as cdf, norm_pdf as pdf};
-
-/// Φ⁻¹(u), the standard normal quantile of u ∈ (0, 1) (`statrs`).
-pub fn quantile(u: f64) -> f64 {
-    Normal::standard().inverse_cdf(u)
-}
+pub use propdp_numerics::normal::{norm_cdf as cdf, norm_pdf as pdf, quantile};
 
 /// Terms of the Taylor series below: (q/2)ⁿ/n! < 1e-19 for q = k² < 1/4.
 const SERIES_TERMS: usize = 12;

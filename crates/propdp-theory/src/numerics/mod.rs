@@ -1,13 +1,13 @@
 //! Numerical building blocks of every solver: Gaussian quadrature
 //! ([`gauss_hermite`]; composite Gauss–Legendre panels are
 //! `propdp_core::panels`), the standard normal functions and closed-form
-//! Gaussian moments ([`gaussian`]), bracketed root finding ([`roots`]), and y += a·x (`axpy`).
+//! Gaussian moments ([`gaussian`]), bracketed root finding ([`roots`], `propdp_numerics`'), and y += a·x (`axpy`).
 
 #[rustfmt::skip]
 mod erfcx_table;
 pub mod gauss_hermite;
 pub mod gaussian;
-pub mod roots;
+pub use propdp_numerics::roots;
 
 /// y += a·x.
 pub(crate) fn axpy(y: &mut [f64], a: f64, x: &[f64]) {

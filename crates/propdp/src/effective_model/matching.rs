@@ -301,7 +301,7 @@ pub(super) fn match_error(
         return Ok(beyond.1);
     }
     let failure = std::cell::Cell::new(None);
-    let root = propdp_theory::numerics::roots::brent(
+    let root = propdp_numerics::roots::brent(
         range.0.ln(),
         range.1.ln(),
         |t| match error_at(t.exp()) {

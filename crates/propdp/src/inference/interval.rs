@@ -2,7 +2,6 @@
 //! interval of a fit is built with.
 
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::error::Argument;
 
@@ -43,5 +42,5 @@ pub(super) fn quantile(alpha: f64) -> Result<f64, Argument> {
             format!(" = {alpha} is invalid: allowed 0 < alpha < 1"),
         ));
     }
-    Ok(Normal::standard().inverse_cdf(1.0 - alpha / 2.0))
+    Ok(propdp_numerics::normal::quantile(1.0 - alpha / 2.0))
 }

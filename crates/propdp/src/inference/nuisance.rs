@@ -36,6 +36,7 @@
 use propdp_core::parameters::MAX_INTERCEPT;
 use propdp_core::problem::Intercept;
 use propdp_core::{Algorithm, Model, Point};
+use propdp_numerics::roots::brent_absolute;
 use propdp_theory::solve::{State, TheorySolver};
 use std::cell::RefCell;
 
@@ -111,11 +112,7 @@ pub fn teacher_intercept(s2: f64, mean: f64) -> Option<f64> {
     if f(-MAX_INTERCEPT) > 0.0 || f(MAX_INTERCEPT) < 0.0 {
         return None;
     }
-    let mut conv = roots::SimpleConvergency {
-        eps: 1e-12,
-        max_iter: 200,
-    };
-    roots::find_root_brent(-MAX_INTERCEPT, MAX_INTERCEPT, f, &mut conv).ok()
+    brent_absolute(-MAX_INTERCEPT, MAX_INTERCEPT, f, 1e-12, 200)
 }
 
 /// The largest s² in [`S2_RANGE`] whose teacher's intercept for labels of
@@ -131,14 +128,8 @@ fn intercept_s2_max(mean: f64) -> Option<f64> {
     if edge(hi) >= 0.0 {
         return Some(hi);
     }
-    let mut conv = roots::SimpleConvergency {
-        eps: 1e-10,
-        max_iter: 200,
-    };
     // the lower end of the bracket's final step keeps |b*| within range
-    roots::find_root_brent(lo.ln(), hi.ln(), |u: f64| edge(u.exp()), &mut conv)
-        .ok()
-        .map(|u| (u.exp() * (1.0 - 1e-9)).max(lo))
+    brent_absolute(lo.ln(), hi.ln(), |u: f64| edge(u.exp()), 1e-10, 200).map(|u| (u.exp() * (1.0 - 1e-9)).max(lo))
 }
 
 impl<'a> Curve<'a> {
@@ -237,16 +228,15 @@ impl<'a> Curve<'a> {
                 f64::NAN
             }
         };
-        let mut conv = roots::SimpleConvergency {
-            eps: 1e-9,
-            max_iter: 200,
-        };
-        let found = roots::find_root_brent(range.0.ln(), range.1.ln(), f, &mut conv);
+        let found = brent_absolute(range.0.ln(), range.1.ln(), f, 1e-9, 200);
         if let Some(e) = failure.into_inner() {
             return Err(e);
         }
-        let u = found
-            .map_err(|e| crate::error::Error::compute(format!("the search for s2 with q(s2) = {target:e}: {e:?}")))?;
+        let u = found.ok_or_else(|| {
+            crate::error::Error::compute(format!(
+                "the search for s2 with q(s2) = {target:e}: Brent's method found no root in {range:?}"
+            ))
+        })?;
         Ok(Some(u.exp()))
     }
 
