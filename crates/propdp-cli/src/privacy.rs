@@ -40,12 +40,22 @@ pub(crate) struct PrivacyArgs {
     /// DP-SGD's per-example clipping norm C (default: none; the loss's Lipschitz constant bounds the gradient).
     #[arg(long, allow_hyphen_values = true)]
     clip: Option<f64>,
+    /// DP-SGD in G cyclic groups (amplified BandMF): only group t mod G is eligible at step t, each of its rows
+    /// taken with probability --sample-rate; certified as Poisson DP-SGD over ⌈T/G⌉ rounds [DP-SGD only;
+    /// default 1].
+    #[arg(long)]
+    groups: Option<u64>,
+    /// The bands of DP-SGD's correlated-noise strategy, at most --groups [DP-SGD only; default 1: independent
+    /// noise]; more bands than groups have no certified ε here.
+    #[arg(long)]
+    bands: Option<u64>,
     /// Print the report as one JSON object (for scripts).
     #[arg(long)]
     json: bool,
-    /// replace-one | add-remove-one (or replace_one | add_remove_one)
-    #[arg(long, default_value = "replace-one", value_parser = parse_neighbouring)]
-    neighbouring: Neighbouring,
+    /// replace-one | add-remove-one (or replace_one | add_remove_one) [default: replace-one; add-remove-one with
+    /// --groups, amplified BandMF's relation and jax_privacy's]
+    #[arg(long, value_parser = parse_neighbouring)]
+    neighbouring: Option<Neighbouring>,
     /// Target ε (with --delta-priv) for calibration.
     #[arg(long, allow_hyphen_values = true)]
     epsilon: Option<f64>,
@@ -66,7 +76,7 @@ pub(crate) struct PrivacyArgs {
     /// calibrated, so not with --calibrate).
     #[arg(
         long,
-        conflicts_with_all = ["noise", "epsilon", "rho", "steps", "sample_rate", "clip", "lambda", "calibrate"]
+        conflicts_with_all = ["noise", "epsilon", "rho", "steps", "sample_rate", "clip", "lambda", "calibrate", "groups", "bands"]
     )]
     schedule: Option<PathBuf>,
     /// What --epsilon or --rho calibrates: noise (default), or DP-SGD's steps or sample-rate (give the noise and
@@ -112,7 +122,7 @@ pub(crate) fn privacy_schedule(args: &PrivacyArgs) -> Result<ExitCode> {
     let report = propdp::privacy::schedule::assess_file(
         path,
         &model,
-        args.neighbouring,
+        args.neighbouring.unwrap_or(Neighbouring::ReplaceOne),
         args.sampling.unwrap_or(Sampling::Poisson),
         args.delta_priv.unwrap_or(1e-6),
     )?;
@@ -170,6 +180,8 @@ impl PrivacyArgs {
             steps: self.steps,
             sample_rate: self.sample_rate,
             clip: self.clip,
+            groups: self.groups,
+            bands: self.bands,
             neighbouring: self.neighbouring,
             delta_priv: self.delta_priv,
             noise: self.noise,

@@ -44,10 +44,10 @@ pub(crate) fn privacy<'py>(
         .parse()
         .map_err(|e| bad("model", format!(": {e}")))?;
     let neighbouring = match neighbouring.filter(|v| !v.is_none()) {
-        None => Neighbouring::ReplaceOne,
+        None => None,
         Some(v) => match name(v, "neighbouring", "\"replace_one\", \"add_remove_one\"")?.as_str() {
-            "replace_one" | "replace-one" => Neighbouring::ReplaceOne,
-            "add_remove_one" | "add-remove-one" => Neighbouring::AddRemoveOne,
+            "replace_one" | "replace-one" => Some(Neighbouring::ReplaceOne),
+            "add_remove_one" | "add-remove-one" => Some(Neighbouring::AddRemoveOne),
             other => {
                 return Err(bad(
                     "neighbouring",

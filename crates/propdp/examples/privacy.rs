@@ -3,7 +3,7 @@
 //! Run: cargo run --release -p propdp --example privacy
 use propdp::core::accountant::Neighbouring;
 use propdp::core::{AlgorithmKind, Model};
-use propdp::privacy::{NoiseLevel, Query, assess};
+use propdp::privacy::{NoiseLevel, Participation, Query, assess};
 
 fn main() -> propdp::Result<()> {
     for algorithm in AlgorithmKind::ALL {
@@ -14,6 +14,7 @@ fn main() -> propdp::Result<()> {
             steps: 10,
             sample_rate: 1.0,
             clip: None,
+            participation: Participation::POISSON,
             neighbouring: Neighbouring::ReplaceOne,
             delta_priv: 1e-6,
             noise: NoiseLevel::Epsilon(2.0),

@@ -77,7 +77,7 @@ fn generated_configs_end_in_results_or_errors_with_finite_numbers() {
 fn generated_privacy_queries_give_finite_consistent_guarantees_or_name_the_argument() {
     use propdp::core::accountant::Neighbouring;
     use propdp::core::{AlgorithmKind, Model, NoiseLaw};
-    use propdp::privacy::{NoiseLevel, Query};
+    use propdp::privacy::{NoiseLevel, Participation, Query};
     let algorithm = prop_oneof![
         Just(AlgorithmKind::Objective),
         Just(AlgorithmKind::Output),
@@ -109,6 +109,7 @@ fn generated_privacy_queries_give_finite_consistent_guarantees_or_name_the_argum
                 steps,
                 sample_rate: 1.0,
                 clip: None,
+                participation: Participation::POISSON,
                 neighbouring,
                 delta_priv,
                 noise,
@@ -169,7 +170,7 @@ fn assess_consistent(q: &propdp::privacy::Query) -> Result<(), TestCaseError> {
 fn generated_dpsgd_privacy_queries_give_finite_consistent_guarantees_or_name_the_argument() {
     use propdp::core::accountant::Neighbouring;
     use propdp::core::{AlgorithmKind, Model};
-    use propdp::privacy::{NoiseLevel, Query, assess};
+    use propdp::privacy::{NoiseLevel, Participation, Query, assess};
     let relation = prop_oneof![Just(Neighbouring::ReplaceOne), Just(Neighbouring::AddRemoveOne)];
     let noise = prop_oneof![
         scale().prop_map(NoiseLevel::Given),
@@ -181,28 +182,37 @@ fn generated_dpsgd_privacy_queries_give_finite_consistent_guarantees_or_name_the
     let sample_rate = prop_oneof![(-4i32..1).prop_map(|k| 10f64.powi(k)), scale()];
     let clip = prop_oneof![Just(None), scale().prop_map(Some)];
     let steps = prop_oneof![0usize..5, 1usize..2000, Just(1_000_000), Just(usize::MAX)];
-    let cases = (sample_rate, clip, steps, relation, noise);
-    let result = runner(40).run(&cases, |(sample_rate, clip, steps, neighbouring, noise)| {
-        let q = Query {
-            algorithm: AlgorithmKind::Dpsgd,
-            model: Model::Logistic,
-            lambda: 1.0,
-            steps,
-            sample_rate,
-            clip,
-            neighbouring,
-            delta_priv: 1e-5,
-            noise,
-            extra_ridge: propdp::core::accountant::ExtraRidge::Refuse,
-        };
-        assess_consistent(&q)?;
-        if let Ok(r) = assess(&q)
-            && let (Some(e), Some(rdp)) = (r.epsilon, r.rdp_epsilon)
-        {
-            prop_assert!(e <= rdp * (1.0 + 1e-12), "{q:?}: ε = {e} above the RDP's {rdp}");
-        }
-        Ok(())
-    });
+    // cyclic groups with bands ≤ groups (certified) and beyond (refused)
+    let participation = prop_oneof![
+        Just(Participation::POISSON),
+        (1usize..40, 1usize..40).prop_map(|(groups, bands)| Participation { groups, bands })
+    ];
+    let cases = (sample_rate, clip, steps, relation, noise, participation);
+    let result = runner(40).run(
+        &cases,
+        |(sample_rate, clip, steps, neighbouring, noise, participation)| {
+            let q = Query {
+                algorithm: AlgorithmKind::Dpsgd,
+                model: Model::Logistic,
+                lambda: 1.0,
+                steps,
+                sample_rate,
+                clip,
+                participation,
+                neighbouring,
+                delta_priv: 1e-5,
+                noise,
+                extra_ridge: propdp::core::accountant::ExtraRidge::Refuse,
+            };
+            assess_consistent(&q)?;
+            if let Ok(r) = assess(&q)
+                && let (Some(e), Some(rdp)) = (r.epsilon, r.rdp_epsilon)
+            {
+                prop_assert!(e <= rdp * (1.0 + 1e-12), "{q:?}: ε = {e} above the RDP's {rdp}");
+            }
+            Ok(())
+        },
+    );
     if let Err(e) = result {
         panic!("{e}");
     }

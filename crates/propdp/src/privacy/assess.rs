@@ -94,8 +94,9 @@ pub fn calibrate_knob(args: &QueryArgs, knob: Knob) -> crate::Result<Report> {
             format!(": {e}"),
         )
     })?;
+    // calibrated rounds r: the most steps with ⌈T/G⌉ = r
     let (steps, sample_rate) = match knob {
-        Knob::Steps => (c.value as usize, query.sample_rate),
+        Knob::Steps => (c.value as usize * query.participation.groups, query.sample_rate),
         _ => (query.steps, c.value),
     };
     assess(&Query {
@@ -112,7 +113,7 @@ pub fn calibrate_knob(args: &QueryArgs, knob: Knob) -> crate::Result<Report> {
 /// use propdp::core::{accountant::Neighbouring, AlgorithmKind, Model};
 /// let q = Query {
 ///     algorithm: AlgorithmKind::Output, model: Model::Logistic, lambda: 1.0, steps: 1, sample_rate: 1.0, clip: None,
-///     neighbouring: Neighbouring::ReplaceOne, delta_priv: 1e-6, noise: NoiseLevel::Epsilon(1.0),
+///     participation: propdp::privacy::Participation::POISSON, neighbouring: Neighbouring::ReplaceOne, delta_priv: 1e-6, noise: NoiseLevel::Epsilon(1.0),
 ///     extra_ridge: propdp::core::accountant::ExtraRidge::Auto,
 /// };
 /// let r = assess(&q).unwrap();
@@ -172,11 +173,11 @@ pub fn assess(q: &Query) -> crate::Result<Report> {
     let (l, beta) = (mech.lipschitz, mech.curvature);
     let (mu, objective_bound, rdp) = match q.algorithm {
         AlgorithmKind::Output => (Some(mu_output(l, 1.0, q.lambda, noise, q.neighbouring)), None, vec![]),
-        AlgorithmKind::Dpgd => (Some(mu_dpgd(l, 1.0, q.steps, noise, q.neighbouring)), None, vec![]),
+        AlgorithmKind::Dpgd => (Some(mu_dpgd(l, 1.0, q.rounds(), noise, q.neighbouring)), None, vec![]),
         // q = 1 is the Gaussian mechanism with sensitivity min(C, L)
         AlgorithmKind::Dpsgd => (
             (q.sample_rate >= 1.0)
-                .then(|| mu_dpgd(mech.dpsgd_sensitivity(q.clip), 1.0, q.steps, noise, q.neighbouring)),
+                .then(|| mu_dpgd(mech.dpsgd_sensitivity(q.clip), 1.0, q.rounds(), noise, q.neighbouring)),
             None,
             vec![],
         ),

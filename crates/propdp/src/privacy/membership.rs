@@ -35,7 +35,7 @@ pub const FPRS: [f64; 5] = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1];
 /// use propdp::core::{accountant::Neighbouring, AlgorithmKind, Model};
 /// let q = Query {
 ///     algorithm: AlgorithmKind::Dpsgd, model: Model::Logistic, lambda: 1.0, steps: 1000, sample_rate: 0.01,
-///     clip: Some(1.0), neighbouring: Neighbouring::AddRemoveOne, delta_priv: 1e-5, noise: NoiseLevel::Given(1.0),
+///     clip: Some(1.0), participation: propdp::privacy::Participation::POISSON, neighbouring: Neighbouring::AddRemoveOne, delta_priv: 1e-5, noise: NoiseLevel::Given(1.0),
 ///     extra_ridge: propdp::core::accountant::ExtraRidge::Auto,
 /// };
 /// let m = membership(&assess(&q).unwrap()).unwrap();

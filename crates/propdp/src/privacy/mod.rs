@@ -18,6 +18,6 @@ pub use crate::error::Argument;
 pub use assess::{assess, calibrate_knob};
 pub use membership::{FPRS, Membership, membership};
 pub use propdp_core::parameters::python_keyword;
-pub use query::{NoiseLevel, Query, QueryArgs, check};
+pub use query::{NoiseLevel, Participation, Query, QueryArgs, check};
 pub use report::Report;
 pub use sampled::{SampledReport, assess_sampled};

@@ -9,6 +9,39 @@ use propdp_core::accountant::{ExtraRidge, Mechanism, Neighbouring};
 use propdp_core::parameters;
 use propdp_core::{AlgorithmKind, Model, ModelKind, NoiseLaw};
 
+/// DP-SGD's participation pattern: the rows split into `groups` cyclic
+/// groups (only group t mod G is eligible at step t, each of its rows taken
+/// with probability q) and the number of `bands` of the noise strategy
+/// (1: independent noise). With bands ≤ groups an example's participations
+/// are at least G steps apart and meet disjoint rows of the strategy, so
+/// the release is Poisson DP-SGD over ⌈T/G⌉ rounds at the same rate and
+/// noise multiplier (amplified BandMF: Choquette-Choo et al. 2023, Thm. 4).
+/// With more bands than groups no certified ε is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Participation {
+    /// Cyclic groups G ≥ 1 (1: plain Poisson sampling).
+    pub groups: usize,
+    /// Bands b ≥ 1 of the noise strategy, at most G.
+    pub bands: usize,
+}
+
+impl Participation {
+    /// Plain Poisson sampling with independent noise.
+    pub const POISSON: Participation = Participation { groups: 1, bands: 1 };
+
+    /// The rounds an example can take part in over `steps` steps: ⌈T/G⌉.
+    ///
+    /// ```
+    /// use propdp::privacy::Participation;
+    /// assert_eq!(Participation { groups: 4, bands: 4 }.rounds(1024), 256);
+    /// assert_eq!(Participation { groups: 3, bands: 1 }.rounds(1000), 334);
+    /// assert_eq!(Participation::POISSON.rounds(7), 7);
+    /// ```
+    pub fn rounds(&self, steps: usize) -> usize {
+        steps.div_ceil(self.groups.max(1))
+    }
+}
+
 /// The noise to assess: given, or calibrated to a target.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum NoiseLevel {
@@ -51,8 +84,12 @@ pub struct QueryArgs {
     pub sample_rate: Option<f64>,
     /// Clipping norm C (DP-SGD only).
     pub clip: Option<f64>,
-    /// The neighbouring relation.
-    pub neighbouring: Neighbouring,
+    /// Cyclic participation groups G (DP-SGD only; default 1).
+    pub groups: Option<u64>,
+    /// Bands of the noise strategy (DP-SGD only; default 1, at most G).
+    pub bands: Option<u64>,
+    /// The neighbouring relation (default [`QueryArgs::default_neighbouring`]).
+    pub neighbouring: Option<Neighbouring>,
     /// δ of the (ε, δ) guarantee (default 1e-6).
     pub delta_priv: Option<f64>,
     /// A noise to assess …
@@ -77,12 +114,26 @@ impl QueryArgs {
             steps: None,
             sample_rate: None,
             clip: None,
-            neighbouring: Neighbouring::ReplaceOne,
+            groups: None,
+            bands: None,
+            neighbouring: None,
             delta_priv: None,
             noise: None,
             epsilon: None,
             rho: None,
             extra_ridge: None,
+        }
+    }
+
+    /// The relation when none is given: replace-one, the stronger; for
+    /// DP-SGD in cyclic groups, add/remove-one, the relation amplified
+    /// BandMF's guarantee and jax_privacy's `amplified_bandmf_event` are
+    /// stated in (Choquette-Choo et al. 2023), so that its ε reads as
+    /// theirs (the report names the relation either way).
+    pub fn default_neighbouring(&self) -> Neighbouring {
+        match self.groups {
+            Some(_) => Neighbouring::AddRemoveOne,
+            None => Neighbouring::ReplaceOne,
         }
     }
 
@@ -123,6 +174,8 @@ impl QueryArgs {
             ("steps", self.steps.is_some(), kind.is_iterative(), alg.clone()),
             ("sample_rate", self.sample_rate.is_some(), dpsgd, alg.clone()),
             ("clip", self.clip.is_some(), dpsgd, alg.clone()),
+            ("groups", self.groups.is_some(), dpsgd, alg.clone()),
+            ("bands", self.bands.is_some(), dpsgd, alg.clone()),
             (
                 "extra_ridge",
                 self.extra_ridge.is_some(),
@@ -180,7 +233,11 @@ impl QueryArgs {
             steps: usize::try_from(steps).unwrap_or(usize::MAX),
             sample_rate,
             clip: self.clip,
-            neighbouring: self.neighbouring,
+            participation: Participation {
+                groups: usize::try_from(self.groups.unwrap_or(1)).unwrap_or(usize::MAX),
+                bands: usize::try_from(self.bands.unwrap_or(1)).unwrap_or(usize::MAX),
+            },
+            neighbouring: self.neighbouring.unwrap_or(self.default_neighbouring()),
             delta_priv: self.delta_priv.unwrap_or(1e-6),
             noise,
             extra_ridge: self.extra_ridge.unwrap_or_default(),
@@ -218,6 +275,8 @@ pub struct Query {
     pub sample_rate: f64,
     /// DP-SGD's clipping norm C (none: the loss's Lipschitz constant bounds the gradient).
     pub clip: Option<f64>,
+    /// DP-SGD's cyclic groups and noise bands ([`Participation::POISSON`] otherwise).
+    pub participation: Participation,
     /// The neighbouring relation.
     pub neighbouring: Neighbouring,
     /// δ of the (ε, δ) guarantee.
@@ -233,16 +292,22 @@ impl Query {
     pub(super) fn mechanism(&self) -> Mechanism {
         let kind = self
             .algorithm
-            .mechanism(self.lambda, self.steps, self.sample_rate, self.clip);
+            .mechanism(self.lambda, self.rounds(), self.sample_rate, self.clip);
         self.model.mechanism(kind, self.neighbouring)
     }
 
-    /// DP-SGD's run at `noise`: z = noise/min(C, L), the query's q and T.
+    /// The rounds the guarantee composes: ⌈T/G⌉ for DP-SGD in G cyclic
+    /// groups ([`Participation`]), T otherwise.
+    pub fn rounds(&self) -> usize {
+        self.participation.rounds(self.steps)
+    }
+
+    /// DP-SGD's run at `noise`: z = noise/min(C, L), the query's q and its rounds.
     pub(super) fn dpsgd_run(&self, noise: f64) -> Segment {
         Segment {
             noise_multiplier: noise / self.mechanism().dpsgd_sensitivity(self.clip),
             sample_rate: self.sample_rate,
-            steps: self.steps as u64,
+            steps: self.rounds() as u64,
         }
     }
 }
@@ -261,10 +326,41 @@ fn in_domain(name: &'static str, value: f64) -> Result<(), Argument> {
     }
 }
 
+/// 1 ≤ G ≤ 10⁹ groups and 1 ≤ b ≤ G bands: more bands than groups meet
+/// overlapping rows of the strategy, whose certified ε is not computed.
+fn check_participation(p: Participation) -> Result<(), Argument> {
+    if !(1..=1_000_000_000).contains(&p.groups) {
+        return Err(Argument::new(
+            "groups",
+            format!(" = {} is invalid: allowed 1 ≤ G ≤ 1e9", p.groups),
+        ));
+    }
+    if p.bands < 1 {
+        return Err(Argument::new(
+            "bands",
+            " = 0 is invalid: allowed 1 ≤ bands ≤ groups".into(),
+        ));
+    }
+    if p.bands > p.groups {
+        return Err(Argument::both(
+            "bands",
+            "groups",
+            format!(
+                " ({} > {}): no certified ε for this pattern. With more bands than groups an example's \
+                 participations meet overlapping rows of the strategy, whose amplified guarantee (MMCC) propdp \
+                 does not compute; propdp run still predicts the error at a given sigma. Use bands ≤ groups \
+                 (amplified BandMF)",
+                p.bands, p.groups
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Range checks of a query, naming the argument: the model's parameters
 /// (M > 0), 0 < δ < 1, λ > 0 and finite for objective and output
 /// perturbation (their sensitivity bounds need a ridge), 1 ≤ T ≤ 10⁹ for
-/// DP-GD and DP-SGD, 0 < q ≤ 1 and 0 < C < ∞ for DP-SGD (C required for a
+/// DP-GD and DP-SGD, 0 < q ≤ 1, 0 < C < ∞ and 1 ≤ bands ≤ groups for DP-SGD (C required for a
 /// loss that is not Lipschitz), and a noise (or target) that is positive and finite.
 pub fn check(q: &Query) -> Result<(), Argument> {
     if let Err(e) = q.model.check() {
@@ -293,6 +389,7 @@ pub fn check(q: &Query) -> Result<(), Argument> {
             if let Some(c) = q.clip {
                 in_domain("clip", c)?;
             }
+            check_participation(q.participation)?;
         }
         AlgorithmKind::Objective | AlgorithmKind::Output => {
             if !(q.lambda > 0.0 && q.lambda.is_finite()) {

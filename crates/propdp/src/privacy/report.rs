@@ -1,7 +1,7 @@
 //! The guarantee of a noise level in every notion ([`Report`]), checked,
 //! and printed as text or JSON.
 
-use super::query::{NoiseLevel, Query};
+use super::query::{NoiseLevel, Participation, Query};
 use crate::error::Argument;
 use crate::error::Result;
 use propdp_core::AlgorithmKind;
@@ -128,6 +128,9 @@ impl Report {
             "steps": q.algorithm.is_iterative().then_some(q.steps),
             "sample_rate": dpsgd.then_some(q.sample_rate),
             "clip": if dpsgd { q.clip } else { None },
+            "groups": dpsgd.then_some(q.participation.groups),
+            "bands": dpsgd.then_some(q.participation.bands),
+            "rounds": q.algorithm.is_iterative().then_some(q.rounds()),
             "calibrated_to": target,
             "target": level,
             "noise": self.noise,
@@ -181,10 +184,19 @@ impl Report {
         let what = match q.algorithm {
             AlgorithmKind::Dpgd => "DP-GD".to_string(),
             AlgorithmKind::Dpsgd => format!(
-                "DP-SGD (T = {}, q = {:?}, {})",
+                "DP-SGD (T = {}, q = {:?}, {}{})",
                 q.steps,
                 q.sample_rate,
-                q.clip.map_or("no clipping".to_string(), |c| format!("clip C = {c:?}"))
+                q.clip.map_or("no clipping".to_string(), |c| format!("clip C = {c:?}")),
+                match q.participation {
+                    Participation::POISSON => String::new(),
+                    Participation { groups, bands } => format!(
+                        ", {groups} cyclic groups, noise of {bands} band{} ≤ groups: Poisson DP-SGD over ⌈T/G⌉ = {} \
+                         rounds, amplified BandMF",
+                        if bands == 1 { "" } else { "s" },
+                        q.rounds()
+                    ),
+                }
             ),
             a @ (AlgorithmKind::Objective | AlgorithmKind::Output) => a.title().to_string(),
         };
@@ -261,15 +273,26 @@ impl Report {
         if dpsgd {
             // the same run in a training loop's knobs (docs/training_loop.md)
             let run = q.dpsgd_run(self.noise);
-            s += &format!(
-                "  as a training loop (Opacus): noise_multiplier = {} (the noise over the per-example bound {}), \
-                 max_grad_norm = {}, sample_rate = {} (Poisson batches of q·n rows on average), epochs = q·T = {}\n",
-                num(run.noise_multiplier),
-                num(self.noise / run.noise_multiplier),
-                num(self.noise / run.noise_multiplier),
-                q.sample_rate,
-                num(q.sample_rate * q.steps as f64)
-            );
+            if q.participation != Participation::POISSON {
+                s += &format!(
+                    "  as jax_privacy's amplified BandMF: noise_multiplier = {}, sampling_prob = {}, iterations = {}, \
+                     num_bands = {} (its groups; the strategy's bands ≤ it)\n",
+                    num(run.noise_multiplier),
+                    q.sample_rate,
+                    q.steps,
+                    q.participation.groups
+                );
+            } else {
+                s += &format!(
+                    "  as a training loop (Opacus): noise_multiplier = {} (the noise over the per-example bound {}), \
+                     max_grad_norm = {}, sample_rate = {} (Poisson batches of q·n rows on average), epochs = q·T = {}\n",
+                    num(run.noise_multiplier),
+                    num(self.noise / run.noise_multiplier),
+                    num(self.noise / run.noise_multiplier),
+                    q.sample_rate,
+                    num(q.sample_rate * q.steps as f64)
+                );
+            }
             s += &format!(
                 "  Opacus and dp_accounting (add/remove-one, their default) state this run as ε = {} at δ = \
                  {delta_priv}{}\n",

@@ -1,7 +1,7 @@
 //! DP-SGD's ε under a batch-sampling scheme other than Poisson
 //! ([`assess_sampled`]), printed with its assumption.
 
-use super::query::{NoiseLevel, Query, QueryArgs};
+use super::query::{NoiseLevel, Participation, Query, QueryArgs};
 use crate::error::Argument;
 use propdp_core::AlgorithmKind;
 use propdp_core::accountant::bracket::{BracketSettings, EpsilonBracket};
@@ -25,6 +25,17 @@ pub fn assess_sampled(args: &QueryArgs, sampling: Sampling) -> crate::Result<Sam
         return Err(Argument::new("sampling", " applies to DP-SGD only (give --algorithm dpsgd)".into()).into());
     }
     let query = args.query()?;
+    if query.participation != Participation::POISSON {
+        return Err(Argument::new(
+            "groups",
+            format!(
+                " applies to Poisson sampling only (cyclic groups are their own sampling scheme): leave it out \
+                 with sampling {}",
+                sampling.name()
+            ),
+        )
+        .into());
+    }
     let NoiseLevel::Given(noise) = query.noise else {
         return Err(Argument::new(
             "noise",
