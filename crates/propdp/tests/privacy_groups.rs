@@ -15,7 +15,7 @@ fn references() -> Vec<(f64, f64, u64, f64, f64)> {
     include_str!("../../propdp-accountant/tests/data/dp_accounting_eps.csv")
         .lines()
         .filter(|l| !l.starts_with('#') && !l.starts_with('z'))
-        .map(|l| {
+        .filter_map(|l| {
             let f: Vec<&str> = l.split(',').collect();
             let (delta, eps): (f64, f64) = (f[3].parse().unwrap(), f[5].parse().unwrap());
             let tight = f[6].parse::<f64>().unwrap() > delta;
@@ -29,7 +29,6 @@ fn references() -> Vec<(f64, f64, u64, f64, f64)> {
                 )
             })
         })
-        .flatten()
         .collect()
 }
 
