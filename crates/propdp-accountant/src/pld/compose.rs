@@ -4,6 +4,7 @@
 //! and the result ([`Composed`]) with the mass the window left out and a
 //! bound on the FFT's round-off.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
@@ -375,16 +376,29 @@ const LAMBDAS: [f64; 9] = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
 /// windows' tails (10⁻¹⁵ and below) are 8–12 sd out.
 const SD_MULTIPLES: [f64; 8] = [1.0, 2.0, 4.0, 6.0, 8.0, 11.0, 16.0, 24.0];
 
+/// The FFT plans of one length, forward and inverse.
+type Plans = (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexToReal<f64>>);
+
 /// Real-to-complex and complex-to-real FFT plans (`realfft`, half-length
 /// complex transforms), built once per length and shared (building one
-/// computes its twiddle factors).
-fn plans(n: usize) -> (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexToReal<f64>>) {
-    static PLANNER: OnceLock<Mutex<RealFftPlanner<f64>>> = OnceLock::new();
-    let mut planner = PLANNER
-        .get_or_init(|| Mutex::new(RealFftPlanner::new()))
+/// computes its twiddle factors). Each length's plans come from a fresh
+/// planner: a planner shared across lengths reuses the inner transforms it
+/// has cached, so the decomposition of a length — and the last bits of
+/// every ε — depended on which lengths the process had planned before
+/// (45.08091406475451 or 45.080914050181065 for one DP-SGD run).
+fn plans(n: usize) -> Plans {
+    static PLANS: OnceLock<Mutex<HashMap<usize, Plans>>> = OnceLock::new();
+    let mut plans = PLANS
+        .get_or_init(|| Mutex::new(HashMap::new()))
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    (planner.plan_fft_forward(n), planner.plan_fft_inverse(n))
+    plans
+        .entry(n)
+        .or_insert_with(|| {
+            let mut planner = RealFftPlanner::new();
+            (planner.plan_fft_forward(n), planner.plan_fft_inverse(n))
+        })
+        .clone()
 }
 
 /// The smallest even length ≥ `width` of the form 2^a·3^b·5^c (fast FFT
@@ -591,4 +605,32 @@ pub fn roundoff_bound(n: usize, parts: &[(u64, f64)]) -> f64 {
         .sum::<f64>()
         + 3.0 * U * (parts.len() as f64 - 1.0) * g * root_n * p_max;
     (1.0 + kappa) * e_f / root_n + kappa * g * p_min + U * p_min
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The forward transform of a fixed signal of length `n` by `plan`.
+    fn transform(plan: &Arc<dyn RealToComplex<f64>>, n: usize) -> Vec<(u64, u64)> {
+        let mut input: Vec<f64> = (0..n).map(|k| ((k * 7919) % 1013) as f64 / 1013.0 - 0.4).collect();
+        let mut output = plan.make_output_vec();
+        plan.process(&mut input, &mut output).expect("lengths match");
+        output.iter().map(|c| (c.re.to_bits(), c.im.to_bits())).collect()
+    }
+
+    #[test]
+    fn a_length_is_planned_alike_whatever_was_planned_before() {
+        // the lengths four DP-SGD brackets plan (both relations), before those of a fifth
+        for m in [
+            11250, 25920, 7200, 6144, 64000, 28800, 19200, 16000, 7500, 24576, 4800, 60750, 24300, 22500, 80000, 15552,
+            14400, 108000,
+        ] {
+            let _ = plans(m);
+        }
+        for n in [54000, 27000] {
+            let fresh = RealFftPlanner::<f64>::new().plan_fft_forward(n);
+            assert_eq!(transform(&plans(n).0, n), transform(&fresh, n), "length {n}");
+        }
+    }
 }
