@@ -103,6 +103,7 @@ impl TheorySolver {
             loss_variant,
             sample_rate,
             clip,
+            ..
         } = point
             .algorithm()
             .gradient_steps()
@@ -320,7 +321,10 @@ impl TheorySolver {
             lambda: 0.0,
         });
         let mut sol = match point.two_cluster() {
-            Some(mix) => self.solve_two_cluster(point, &mix, icp.as_ref(), cancelled)?,
+            Some(mix) => {
+                self.check_correlated(point, DynamicsMethod::Dmft)?;
+                self.solve_two_cluster(point, &mix, icp.as_ref(), cancelled)?
+            }
             None => {
                 let method = match self.dynamics(point, noise_sd)? {
                     DynamicsMethod::Spectral if icp.is_some() => {
@@ -333,6 +337,7 @@ impl TheorySolver {
                     }
                     method => method,
                 };
+                self.check_correlated(point, method)?;
                 match method {
                     DynamicsMethod::Spectral => self.solve_least_squares(point, noise_sd)?,
                     DynamicsMethod::LongHorizon => self.solve_long_horizon(point, noise_sd, icp.as_ref(), cancelled)?,
@@ -377,6 +382,40 @@ impl TheorySolver {
         Ok(full_memory_solution(full_memory::solve_two_cluster(
             &params, cov, mix, icp, cancelled,
         )?))
+    }
+
+    /// Refuse a point with cyclic groups or a noise strategy whose state
+    /// evolution `method` does not take them (docs/theory.md §3.7): the
+    /// exact least-squares trajectory takes a strategy with one group; no
+    /// solver takes groups > 1 yet.
+    fn check_correlated(&self, point: &Point, method: DynamicsMethod) -> Result<(), TheoryError> {
+        let Shape::Descent(g) = point.algorithm().shape() else {
+            return Ok(());
+        };
+        let refuse = |field: &str, what: &str| {
+            Err(TheoryError::CorrelatedNoise {
+                field: field.into(),
+                what: what.into(),
+                params: describe(point),
+            })
+        };
+        if g.groups > 1 {
+            return refuse(
+                "algorithm.groups",
+                "cyclic participation groups (groups > 1) are simulated but not yet served by any state \
+                 evolution; use groups = 1 for a theory prediction, or run the simulation alone",
+            );
+        }
+        let served = method == DynamicsMethod::Spectral && point.intercept().is_none() && point.two_cluster().is_none();
+        if !g.strategy.is_identity() && !served {
+            return refuse(
+                "algorithm.strategy",
+                "a noise strategy other than the identity is served by the exact least-squares trajectory only \
+                 (unclipped least squares, solver.dmft = \"auto\", no intercept, the teacher's data model); the \
+                 full-memory and long-horizon state evolutions do not take it yet",
+            );
+        }
+        Ok(())
     }
 
     /// The sd of the Gaussian label noise a DP-GD/DP-SGD point draws (0 for
@@ -538,7 +577,7 @@ impl TheorySolver {
             sample_rate: g.sample_rate,
             steps: g.steps,
         };
-        let r = crate::dynamics::least_squares::solve_with_covariance(&params, self.covariance.as_ref())?;
+        let r = crate::dynamics::least_squares::solve_correlated(&params, self.covariance.as_ref(), &g.strategy)?;
         Ok(Solution {
             metrics: r.path.last(),
             report: SolverReport {

@@ -123,6 +123,8 @@ fn two_cluster_point(eta: f64, steps: usize) -> Point {
         loss_variant: LossVariant::Standard,
         sample_rate: 0.05,
         clip: Some(0.5),
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     };
     Point::new(0.5, 4.0 / KAPPA2, Model::Logistic, algorithm)
         .unwrap()

@@ -37,6 +37,8 @@ fn dpsgd(model: Model, delta: f64, lambda: f64, eta: f64, steps: usize, q: f64) 
             loss_variant: LossVariant::Standard,
             sample_rate: q,
             clip: Some(1.0),
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         },
     )
     .unwrap()

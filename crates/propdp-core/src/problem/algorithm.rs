@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Strategy;
 use crate::accountant::MechanismKind;
 
 /// The family of an algorithm, by its config name.
@@ -185,9 +186,11 @@ pub enum Algorithm {
         /// Which loss is descended.
         loss_variant: LossVariant,
     },
-    /// Mini-batch DP-SGD (docs/theory.md §3.1): θ₀ = 0, at every step a
-    /// Poisson batch B_t (each sample with probability q),
-    /// θ_{t+1} = (1 − ηλ)θ_t − η Σ_{i∈B_t} clip_C(ℓ'ᵢ xᵢ) + ησ ξ_t.
+    /// Mini-batch DP-SGD (docs/theory.md §3.1, §3.7): θ₀ = 0, the rows split
+    /// into G balanced cyclic groups; at step t a Poisson batch B_t of group
+    /// t mod G (each of its rows with probability q),
+    /// θ_{t+1} = (1 − ηλ)θ_t − η Σ_{i∈B_t} clip_C(ℓ'ᵢ xᵢ) − ησ w_t, w = C⁻¹z
+    /// with the strategy C (identity: w = ξ independent; G = 1: plain Poisson).
     Dpsgd {
         /// Ridge strength λ.
         lambda: f64,
@@ -203,7 +206,23 @@ pub enum Algorithm {
         sample_rate: f64,
         /// Per-example clipping norm C (none: no clipping).
         clip: Option<f64>,
+        /// Cyclic participation groups G ≥ 1 (1: every row eligible at every step).
+        #[serde(default = "one_group", skip_serializing_if = "is_one_group")]
+        groups: usize,
+        /// The noise strategy (identity: independent noise).
+        #[serde(default, skip_serializing_if = "Strategy::is_identity")]
+        strategy: Strategy,
     },
+}
+
+/// `groups`' default: one group, plain Poisson sampling.
+fn one_group() -> usize {
+    1
+}
+
+/// Whether `groups` is its default (records of plain DP-SGD omit it).
+fn is_one_group(groups: &usize) -> bool {
+    *groups == 1
 }
 
 /// Which loss DP-GD descends (docs/theory.md §3).
@@ -237,12 +256,11 @@ pub enum Shape {
     Descent(GradientSteps),
 }
 
-/// The hyperparameters of a gradient method (DP-GD: q = 1, C = ∞), in the
-/// form the DMFT and the simulation take: T steps of size η, each on a
-/// batch drawn at sample rate q (Poisson sampling today; the rate is what a
-/// cyclic schedule of groups would also carry), its per-example gradients
-/// clipped at C, plus noise σ (independent across steps today; a correlated
-/// noise strategy would be a further field here).
+/// The hyperparameters of a gradient method (DP-GD: q = 1, C = ∞, G = 1,
+/// identity strategy), in the form the DMFT and the simulation take: T
+/// steps of size η, each on a batch of the eligible group t mod G drawn at
+/// sample rate q, its per-example gradients clipped at C, plus noise σ·w_t
+/// correlated in time by the strategy (docs/theory.md §3.7).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GradientSteps {
     /// Ridge λ.
@@ -259,6 +277,17 @@ pub struct GradientSteps {
     pub sample_rate: f64,
     /// Clipping threshold C (∞: none).
     pub clip: f64,
+    /// Cyclic participation groups G (1 for DP-GD and plain DP-SGD).
+    pub groups: usize,
+    /// The noise strategy (identity for DP-GD).
+    pub strategy: Strategy,
+}
+
+impl GradientSteps {
+    /// Whether the steps are plain DP-GD/DP-SGD: one group and independent noise.
+    pub fn is_plain(&self) -> bool {
+        self.groups == 1 && self.strategy.is_identity()
+    }
 }
 
 impl Algorithm {
@@ -299,6 +328,8 @@ impl Algorithm {
                 loss_variant,
                 sample_rate: 1.0,
                 clip: f64::INFINITY,
+                groups: 1,
+                strategy: Strategy::IDENTITY,
             }),
             Algorithm::Dpsgd {
                 lambda,
@@ -308,6 +339,8 @@ impl Algorithm {
                 loss_variant,
                 sample_rate,
                 clip,
+                groups,
+                strategy,
             } => Shape::Descent(GradientSteps {
                 lambda,
                 sigma,
@@ -316,6 +349,8 @@ impl Algorithm {
                 loss_variant,
                 sample_rate,
                 clip: clip.unwrap_or(f64::INFINITY),
+                groups,
+                strategy,
             }),
         }
     }
@@ -338,7 +373,9 @@ impl Algorithm {
 
     /// The mechanism the accountant charges for this algorithm, with what its
     /// guarantee depends on (λ; T; q and C; [`AlgorithmKind::mechanism`]).
-    /// The noise level is not part of it.
+    /// The noise level is not part of it. For DP-SGD it is plain Poisson
+    /// DP-SGD's: groups and a noise strategy have no certified ε here, and a
+    /// budget is refused for them before any calibration reads this.
     ///
     /// ```
     /// use propdp_core::Algorithm;

@@ -429,12 +429,14 @@ impl Point {
             loss_variant,
             sample_rate,
             clip,
+            groups,
             ..
         } = self.algorithm
         else {
             unreachable!("called for DP-SGD (Point::check)")
         };
         check_dpsgd_privacy_fields(sample_rate, clip)?;
+        parameters::check("groups", "algorithm.groups", groups as f64)?;
         parameters::check("eta", "algorithm.eta", eta)?;
         parameters::check("steps", "algorithm.steps", steps as f64)?;
         if eta * lambda >= 2.0 {
@@ -485,7 +487,8 @@ impl Point {
     /// ```
     /// use propdp_core::{Algorithm, LossVariant, Model, Point};
     /// let sgd = |eta| Algorithm::Dpsgd { lambda: 0.1, sigma: 1.0, eta, steps: 10,
-    ///     loss_variant: LossVariant::Standard, sample_rate: 0.5, clip: None };
+    ///     loss_variant: LossVariant::Standard, sample_rate: 0.5, clip: None,
+    ///     groups: 1, strategy: propdp_core::problem::Strategy::IDENTITY };
     /// let p = Point::new(1.0, 1.0, Model::Logistic, sgd(0.5)).unwrap();
     /// assert!(p.step_size_warning().is_none());
     /// let w = Point::new(1.0, 1.0, Model::Logistic, sgd(10.0)).unwrap().step_size_warning().unwrap();
@@ -624,10 +627,16 @@ fn algorithm_params(a: &Algorithm) -> Vec<(&'static str, f64)> {
             steps,
             sample_rate,
             clip,
+            groups,
+            strategy,
             ..
         } => {
             v.extend([("eta", eta), ("steps", steps as f64), ("sample_rate", sample_rate)]);
             v.extend(clip.map(|c| ("clip", c)));
+            // plain DP-SGD's parameters are as before; correlated noise names its groups
+            if groups > 1 || !strategy.is_identity() {
+                v.push(("groups", groups as f64));
+            }
         }
         Algorithm::Objective { .. } | Algorithm::Output { .. } => {}
     }
@@ -641,9 +650,24 @@ fn check_dpsgd_privacy_fields(sample_rate: f64, clip: Option<f64>) -> Result<(),
 }
 
 /// What calibrating the noise to a budget needs: a bounded per-example
-/// gradient (a Lipschitz loss, or DP-SGD's `clip`), and for DP-SGD valid q and C.
+/// gradient (a Lipschitz loss, or DP-SGD's `clip`), and for DP-SGD valid q
+/// and C, one group and the identity strategy (no certified ε is computed
+/// for correlated noise or cyclic groups: refused, never the plain
+/// DP-SGD's ε).
 pub(crate) fn check_budget_applies(model: &Model, algorithm: &Algorithm) -> Result<(), ConfigError> {
     let (sample_rate, clip) = match *algorithm {
+        Algorithm::Dpsgd { groups, strategy, .. } if groups > 1 || !strategy.is_identity() => {
+            return Err(ConfigError::not_applicable(
+                if groups > 1 {
+                    "algorithm.groups"
+                } else {
+                    "algorithm.strategy"
+                },
+                "certified ε for correlated noise / groups is not implemented: a budget (epsilon or rho) \
+                 cannot be calibrated for groups > 1 or a strategy other than the identity; give sigma \
+                 instead (the theory and the simulation run for a given σ)",
+            ));
+        }
         Algorithm::Dpsgd { sample_rate, clip, .. } => (sample_rate, clip),
         Algorithm::Objective { .. } | Algorithm::Output { .. } | Algorithm::Dpgd { .. } => {
             if model.lipschitz().is_infinite() {

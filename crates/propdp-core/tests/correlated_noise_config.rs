@@ -1,0 +1,107 @@
+//! `groups` and `strategy` of `kind = "dpsgd"` (docs/correlated_noise.md):
+//! read, swept, carried by the point's serialised form, and refused with
+//! their field named — including any budget, which has no certified ε here.
+
+use propdp_core::problem::Strategy;
+use propdp_core::{Algorithm, Config, Point};
+
+const BANDED: &str = r#"
+[problem]
+model = "logistic"
+delta = 1.0
+s2 = 1.0
+[algorithm]
+kind = "dpsgd"
+lambda = 0.5
+sigma = 1.0
+eta = 0.5
+steps = 20
+sample_rate = 0.5
+clip = 1.0
+groups = [1, 4]
+strategy = { coefficients = [3.0, 4.0] }
+"#;
+
+fn err(text: &str) -> String {
+    Config::from_toml_str(text).unwrap_err().to_string()
+}
+
+#[test]
+fn groups_are_swept_and_the_strategy_is_normalised() {
+    let cfg = Config::from_toml_str(BANDED).unwrap();
+    let got: Vec<(usize, Vec<f64>)> = cfg
+        .sweep
+        .points()
+        .iter()
+        .map(|p| match p.algorithm() {
+            Algorithm::Dpsgd { groups, strategy, .. } => (groups, strategy.coefficients().to_vec()),
+            a => panic!("{a:?}"),
+        })
+        .collect();
+    assert_eq!(got, [(1, vec![0.6, 0.8]), (4, vec![0.6, 0.8])]);
+    assert_eq!(cfg.sweep.points()[1].params()["groups"], 4.0);
+}
+
+#[test]
+fn records_carry_groups_and_coefficients_and_read_back_equal() {
+    let cfg = Config::from_toml_str(BANDED).unwrap();
+    let p = cfg.sweep.points()[1];
+    let json = serde_json::to_string(&p).unwrap();
+    assert!(
+        json.contains(r#""groups":4"#) && json.contains(r#""strategy":{"coefficients":[0.6,0.8]}"#),
+        "{json}"
+    );
+    let back: Point = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, p);
+    // plain DP-SGD's records are unchanged: neither field is written
+    let plain = Config::from_toml_str(
+        &BANDED
+            .replace("groups = [1, 4]\n", "")
+            .replace("strategy = { coefficients = [3.0, 4.0] }\n", ""),
+    )
+    .unwrap();
+    let json = serde_json::to_string(&plain.sweep.points()[0]).unwrap();
+    assert!(!json.contains("groups") && !json.contains("strategy"), "{json}");
+    match plain.sweep.points()[0].algorithm() {
+        Algorithm::Dpsgd { groups, strategy, .. } => assert_eq!((groups, strategy), (1, Strategy::IDENTITY)),
+        a => panic!("{a:?}"),
+    }
+}
+
+#[test]
+fn bad_groups_and_coefficients_are_refused_naming_the_field() {
+    for g in ["0", "2.5", "-1"] {
+        let e = err(&BANDED.replace("groups = [1, 4]", &format!("groups = {g}")));
+        assert!(e.contains("algorithm.groups") && e.contains("1 ≤ groups"), "{g}: {e}");
+    }
+    for (c, field) in [
+        ("[0.0, 1.0]", "algorithm.strategy.coefficients[0]"),
+        ("[-0.5, 1.0]", "algorithm.strategy.coefficients[0]"),
+        ("[]", "algorithm.strategy.coefficients"),
+    ] {
+        let e = err(&BANDED.replace("[3.0, 4.0]", c));
+        assert!(e.contains(field), "{c}: {e}");
+    }
+    let e = err(&BANDED.replace("strategy = { coefficients", "strategy = { bands = 4, coefficients"));
+    assert!(e.contains("bands"), "{e}");
+    let e = err(&BANDED
+        .replace("kind = \"dpsgd\"", "kind = \"dpgd\"")
+        .replace("sample_rate = 0.5\nclip = 1.0\n", ""));
+    assert!(e.contains("algorithm.groups"), "{e}");
+}
+
+#[test]
+fn a_budget_with_groups_or_a_strategy_is_refused_not_certified_as_dpsgd() {
+    let budget = |text: &str| text.replace("sigma = 1.0", "epsilon = 4.0\ndelta_priv = 1e-5");
+    let e = err(&budget(&BANDED.replace("groups = [1, 4]", "groups = 4")));
+    assert!(e.contains("algorithm.groups") && e.contains("not implemented"), "{e}");
+    let e = err(&budget(&BANDED.replace("groups = [1, 4]", "groups = 1")));
+    assert!(e.contains("algorithm.strategy") && e.contains("not implemented"), "{e}");
+    // the identity with one group is plain DP-SGD, calibrated as before
+    let plain = budget(
+        &BANDED
+            .replace("groups = [1, 4]", "groups = 1")
+            .replace("[3.0, 4.0]", "[1.0]"),
+    );
+    assert!(Config::from_toml_str(&plain).is_ok());
+}
