@@ -103,7 +103,8 @@ impl TheorySolver {
             loss_variant,
             sample_rate,
             clip,
-            ..
+            groups,
+            strategy,
         } = point
             .algorithm()
             .gradient_steps()
@@ -122,6 +123,8 @@ impl TheorySolver {
             points: self.dmft.points.unwrap_or(default_points),
             scrambles: self.dmft.scrambles,
             seed: 1,
+            groups,
+            strategy,
         }
     }
 
@@ -399,23 +402,39 @@ impl TheorySolver {
                 params: describe(point),
             })
         };
-        if g.groups > 1 {
+        if g.is_plain() || method == DynamicsMethod::LongHorizon && point.two_cluster().is_none() {
+            return Ok(());
+        }
+        if point.two_cluster().is_some() {
+            let field = if g.groups > 1 {
+                "algorithm.groups"
+            } else {
+                "algorithm.strategy"
+            };
             return refuse(
+                field,
+                "the two-cluster data model's state evolutions take neither cyclic groups nor a noise strategy; \
+                 use groups = 1 and the identity strategy, or run the simulation alone",
+            );
+        }
+        match method {
+            DynamicsMethod::LongHorizon => Ok(()),
+            DynamicsMethod::Spectral if g.groups == 1 && point.intercept().is_none() => Ok(()),
+            DynamicsMethod::Spectral if g.groups > 1 => refuse(
                 "algorithm.groups",
-                "cyclic participation groups (groups > 1) are simulated but not yet served by any state \
-                 evolution; use groups = 1 for a theory prediction, or run the simulation alone",
-            );
+                "the exact least-squares trajectory takes no cyclic groups; give solver.dmft = \"long_horizon\" \
+                 (or steps > 100 with clipping) for the long-horizon state evolution, which takes them",
+            ),
+            DynamicsMethod::Spectral | DynamicsMethod::Dmft => refuse(
+                if g.groups > 1 {
+                    "algorithm.groups"
+                } else {
+                    "algorithm.strategy"
+                },
+                "the full-memory state evolution takes neither cyclic groups nor a noise strategy; use steps > \
+                 100 or solver.dmft = \"long_horizon\" (the long-horizon state evolution takes both)",
+            ),
         }
-        let served = method == DynamicsMethod::Spectral && point.intercept().is_none() && point.two_cluster().is_none();
-        if !g.strategy.is_identity() && !served {
-            return refuse(
-                "algorithm.strategy",
-                "a noise strategy other than the identity is served by the exact least-squares trajectory only \
-                 (unclipped least squares, solver.dmft = \"auto\", no intercept, the teacher's data model); the \
-                 full-memory and long-horizon state evolutions do not take it yet",
-            );
-        }
-        Ok(())
     }
 
     /// The sd of the Gaussian label noise a DP-GD/DP-SGD point draws (0 for
@@ -463,8 +482,11 @@ impl TheorySolver {
             });
         }
         // unclipped least squares: the exact spectral integral, with or without a spectrum (§3.2)
-        let spectral =
-            matches!(point.model(), Model::LeastSquares { .. }) && g.clip.is_infinite() && method == DmftMethod::Auto;
+        // (one group: cyclic groups are the long horizon's, §3.7)
+        let spectral = matches!(point.model(), Model::LeastSquares { .. })
+            && g.clip.is_infinite()
+            && method == DmftMethod::Auto
+            && g.groups == 1;
         if spectral {
             return Ok(DynamicsMethod::Spectral);
         }
@@ -477,10 +499,11 @@ impl TheorySolver {
         let q = g.sample_rate;
         // two clusters: the within-class covariance κ²Σ scales XᵀX's spectrum by κ²
         let curvature = point.model().curvature() * point.two_cluster().map_or(1.0, |m| m.within);
+        // with G groups a step's batch comes from n/G rows: the mean step of a group at δ·G (§3.7)
         let limit = 2.0
             / propdp_core::problem::mean_step_smoothness_at(
                 curvature,
-                point.delta(),
+                point.delta() * g.groups as f64,
                 point.algorithm().lambda(),
                 q,
                 cov,

@@ -149,6 +149,8 @@ fn the_long_horizon_serves_an_intercept() {
         points: 256,
         scrambles: 2,
         seed: 1,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     };
     let icp = propdp_theory::dynamics::Intercept {
         teacher: 1.0,

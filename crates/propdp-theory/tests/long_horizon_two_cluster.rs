@@ -42,6 +42,8 @@ fn params(rho_w: f64, cov: Option<&Covariance>) -> DmftParams {
         points: 1024,
         scrambles: 16,
         seed: 5,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     }
 }
 

@@ -124,6 +124,8 @@ proptest! {
             points: 64,
             scrambles: 2,
             seed: 1,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         });
         prop_assert!(direct.is_err_and(|e| e.to_string().contains("2/L_q")));
     }

@@ -572,6 +572,8 @@ mod tests {
             points: 1024,
             scrambles: 2,
             seed: 3,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         };
         let sgd = DmftParams {
             loss: Loss::Huber { m: 1.0 },
@@ -611,6 +613,8 @@ mod tests {
             points: 1024,
             scrambles: 2,
             seed: 3,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         };
         let none = Intercept {
             teacher: 0.0,
@@ -643,6 +647,8 @@ mod tests {
             points: 1024,
             scrambles: 2,
             seed: 5,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         }
     }
 
