@@ -357,7 +357,10 @@ fn solve_with(
             p.eta
         )));
     }
-    let mut window = (p.steps + 1).min(16.max((2.0 / p.mean_rate()).ceil() as usize));
+    // with G groups R_g is periodic in the lag (a path's events are G steps apart): at least 8
+    // periods, so that the truncation estimate's quarters hold whole periods (§3.7)
+    let first = 16.max((2.0 / p.mean_rate()).ceil() as usize).max(8 * p.groups);
+    let mut window = (p.steps + 1).min(first);
     loop {
         let (need, total) = (
             memory_estimate(p, atoms.map_or(1, <[Atom]>::len), window),

@@ -471,7 +471,8 @@ pub(super) fn truncation(
     if t < w {
         return Ok(0.0);
     }
-    let (e, decay_rate) = truncation_estimate(vv, rg, w, t, p.eta, 1.0 / p.delta, p.mean_rate(), h_max);
+    let rate = (p.mean_rate(), p.groups);
+    let (e, decay_rate) = truncation_estimate(vv, rg, w, t, p.eta, 1.0 / p.delta, rate, h_max);
     let e = e * c_tt.sqrt();
     if e > TRUNCATION_TOL {
         let more = (WINDOW_HEADROOM * e / TRUNCATION_TOL).ln() / decay_rate;
@@ -489,7 +490,8 @@ pub(super) fn truncation(
 /// dropping R_g(t, k) for k ≤ t − W: the dropped mass of R_g's row, its
 /// geometric continuation from the last two quarters of the window (from the
 /// row itself, or at first order |R_g(t,k)| ≈ η·a·q²·sup ℓ''²·|R_θ(t,k)| when
-/// that is smaller — at small q the row's entries are mostly noise), times
+/// that is smaller — at small q the row's entries are mostly noise; q the
+/// mean rate, over quarters of whole periods G of cyclic groups), times
 /// 2η and the relaxation time Σ_l |R_θ(t, t−l)|; with R_θ's decay rate per
 /// lag at the window's end.
 #[allow(clippy::too_many_arguments)]
@@ -500,11 +502,15 @@ pub(super) fn truncation_estimate(
     t: usize,
     eta: f64,
     a: f64,
-    q: f64,
+    (q, period): (f64, usize),
     h_max: f64,
 ) -> (f64, f64) {
     let r = |l: usize| now[(t - l) % w].abs();
-    let quarter = (w / 4).max(1);
+    // with G groups the kernels are periodic in the lag: quarters of whole periods (§3.7)
+    let quarter = match period {
+        0 | 1 => (w / 4).max(1),
+        g => ((w / 4 / g).max(1) * g).min(w / 2).max(1),
+    };
     let tail = |last: f64, prev: f64, sum_last: f64| {
         let ratio = last / prev;
         if prev > 0.0 && ratio < 1.0 {
