@@ -73,6 +73,8 @@ pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawA
 }
 
 /// `[algorithm]` table, as written.
+// DP-SGD's strategy is held inline, as in `Algorithm`
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RawAlgorithm {

@@ -155,6 +155,10 @@ pub fn is_non_private(param: &str, value: f64) -> bool {
 }
 
 /// A DP learning algorithm with its hyperparameters.
+// DP-SGD holds its noise strategy inline (up to MAX_BANDS coefficients) so
+// that an algorithm stays `Copy`, as every sweep point, record and solver
+// takes it; the other variants are small
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Algorithm {
@@ -240,6 +244,8 @@ pub enum LossVariant {
 /// An algorithm by its shape: what the theory solves and the simulation runs.
 /// Code that branches on static versus iterative algorithms matches on this
 /// (exhaustively), so a new kind is placed by [`Algorithm::shape`] alone.
+// the descent's strategy is inline, as in `Algorithm`
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Shape {
     /// θ̂ = argmin F(θ) + σ bᵀθ + τ b: a perturbed minimiser (objective
