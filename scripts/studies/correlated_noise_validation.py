@@ -50,6 +50,8 @@ CASES = {
     "logistic_b32_g32_q05": (LOGISTIC, 0.01, 0.5, 0.5, 2048, 0.05, 32, 1.0, sqrt_series(32), ""),
     "huber_b16_g4_q1_fixed": (HUBER, 0.01, 0.5, 0.1, 1024, 1.0, 4, 1.0, sqrt_series(16), ""),
     "ls_b8_g2_q3_spectrum": (LS, 0.02, 1.0, 0.1, 1200, 0.3, 2, 1.0, sqrt_series(8), SPECTRUM),
+    "ls_unclipped_b4_g4_q25": (LS, 0.02, 1.0, 0.1, 1024, 0.25, 4, None, BANDS4, ""),
+    "huber_b32_g1_q05": (HUBER, 0.01, 0.5, 0.1, 2048, 0.05, 1, 1.0, sqrt_series(32), ""),
 }
 
 
