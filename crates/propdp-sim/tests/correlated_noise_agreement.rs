@@ -2,9 +2,10 @@
 //! evolution and the exact least-squares trajectory with cyclic groups and
 //! banded strategies against the simulated algorithm (d = 500, or 1000 with
 //! a spectrum, 20 repetitions, T = 200: seconds each); the d = 1000, T ≥ 1000 cases are in
-//! `scripts/studies/correlated_noise_validation.py`. Also: the simulation's
-//! cyclic groups against a loop written out here, and the refusals of the
-//! solvers that take neither.
+//! `scripts/studies/correlated_noise_validation.py`. Also the full-memory
+//! DMFT with bands against the exact trajectory and with groups against
+//! simulation, the simulation's cyclic groups against a loop written out
+//! here, and the refusal of the two-cluster model, which takes neither.
 
 use nalgebra::DVector;
 use propdp_core::config::{DmftMethod, SolverOptions};
@@ -161,19 +162,73 @@ fn the_strategy_moves_the_prediction_beyond_its_error() {
 }
 
 #[test]
-fn solvers_without_groups_or_strategies_refuse_naming_the_field() {
+fn the_full_memory_dmft_with_bands_converges_to_the_exact_path() {
+    // unclipped least squares, 4 bands, q = 0.2, T = 20: the DMFT's RQMC spread is its only error
+    let p = point(least_squares(), 0.3, 20, 0.2, 1, None, &BANDS4);
+    let exact = TheorySolver::default().solve(&p, None).unwrap().per_step.unwrap();
+    let opts = SolverOptions {
+        dmft_scrambles: 16,
+        dmft: DmftMethod::Exact,
+        ..SolverOptions::default()
+    };
+    let sol = TheorySolver::new(opts).solve(&p, None).unwrap();
+    assert_eq!(sol.report.method, Some(DynamicsMethod::Dmft));
+    let dmft = sol.per_step.unwrap();
+    let (mut z2, mut k, mut worst) = (0.0, 0.0, 0.0f64);
+    for (name, ev) in &exact.mean {
+        for (t, e) in ev.iter().enumerate().skip(1) {
+            let z = (dmft.mean[name][t] - e) / dmft.stderr[name][t];
+            z2 += z * z;
+            k += 1.0;
+            worst = worst.max(z.abs());
+        }
+    }
+    let rms = (z2 / k).sqrt();
+    eprintln!("full memory against exact: rms z {rms:.2}, max |z| {worst:.2}");
+    assert!(rms < 2.0 && worst < 5.0, "rms z {rms:.2}, max |z| {worst:.2}");
+}
+
+#[test]
+fn the_full_memory_dmft_with_groups_agrees_with_simulation() {
     let exact = TheorySolver::new(SolverOptions {
         dmft: DmftMethod::Exact,
         ..SolverOptions::default()
     });
-    for (p, field) in [
-        (point(huber(), 0.1, 20, 0.5, 2, Some(1.0), &[1.0]), "algorithm.groups"),
-        (
-            point(huber(), 0.1, 20, 0.5, 1, Some(1.0), &BANDS4),
-            "algorithm.strategy",
-        ),
+    let p = point(huber(), 0.1, 50, 0.5, 4, Some(1.0), &BANDS4);
+    let sol = exact.solve(&p, None).expect("solves");
+    assert_eq!(sol.report.method, Some(DynamicsMethod::Dmft));
+    let th = sol.per_step.expect("a path");
+    let sim = simulate(&p, &SimSettings::new(500, 20, Design::Gaussian, Prior::Gaussian, 6), 0).expect("runs");
+    let sim = sim.per_step.expect("a path");
+    let (mut z2, mut k, mut worst) = (0.0, 0.0, 0.0f64);
+    for t in [1, 2, 5, 10, 20, 50] {
+        for m in METRICS {
+            let z = (th.mean[m][t] - sim.mean[m][t]) / th.stderr[m][t].hypot(sim.stderr[m][t]);
+            z2 += z * z;
+            k += 1.0;
+            worst = worst.max(z.abs());
+        }
+    }
+    let rms = (z2 / k).sqrt();
+    eprintln!("full memory with groups: rms z {rms:.2}, max |z| {worst:.2}");
+    assert!(rms < 2.0 && worst < 5.0, "rms z {rms:.2}, max |z| {worst:.2}");
+}
+
+#[test]
+fn two_clusters_with_groups_or_bands_are_refused_naming_the_field() {
+    use propdp_core::problem::TwoCluster;
+    let mix = TwoCluster {
+        balance: 0.5,
+        within: 0.8,
+    };
+    for (groups, coefs, field) in [
+        (2, &[1.0][..], "algorithm.groups"),
+        (1, &BANDS4[..], "algorithm.strategy"),
     ] {
-        match exact.solve(&p, None) {
+        let p = point(Model::Logistic, 0.5, 20, 0.5, groups, Some(1.0), coefs)
+            .with_two_cluster(mix)
+            .unwrap();
+        match TheorySolver::default().solve(&p, None) {
             Err(TheoryError::CorrelatedNoise { field: f, .. }) => assert_eq!(f, field),
             other => panic!("{field}: {other:?}"),
         }

@@ -389,8 +389,9 @@ impl TheorySolver {
 
     /// Refuse a point with cyclic groups or a noise strategy whose state
     /// evolution `method` does not take them (docs/theory.md §3.7): the
-    /// exact least-squares trajectory takes a strategy with one group; no
-    /// solver takes groups > 1 yet.
+    /// full-memory and long-horizon state evolutions take both, the exact
+    /// least-squares trajectory a strategy with one group (`dynamics`
+    /// sends groups elsewhere), the two-cluster model neither.
     fn check_correlated(&self, point: &Point, method: DynamicsMethod) -> Result<(), TheoryError> {
         let Shape::Descent(g) = point.algorithm().shape() else {
             return Ok(());
@@ -402,7 +403,7 @@ impl TheorySolver {
                 params: describe(point),
             })
         };
-        if g.is_plain() || method == DynamicsMethod::LongHorizon && point.two_cluster().is_none() {
+        if g.is_plain() {
             return Ok(());
         }
         if point.two_cluster().is_some() {
@@ -418,21 +419,11 @@ impl TheorySolver {
             );
         }
         match method {
-            DynamicsMethod::LongHorizon => Ok(()),
+            DynamicsMethod::LongHorizon | DynamicsMethod::Dmft => Ok(()),
             DynamicsMethod::Spectral if g.groups == 1 && point.intercept().is_none() => Ok(()),
-            DynamicsMethod::Spectral if g.groups > 1 => refuse(
+            DynamicsMethod::Spectral => refuse(
                 "algorithm.groups",
-                "the exact least-squares trajectory takes no cyclic groups; give solver.dmft = \"long_horizon\" \
-                 (or steps > 100 with clipping) for the long-horizon state evolution, which takes them",
-            ),
-            DynamicsMethod::Spectral | DynamicsMethod::Dmft => refuse(
-                if g.groups > 1 {
-                    "algorithm.groups"
-                } else {
-                    "algorithm.strategy"
-                },
-                "the full-memory state evolution takes neither cyclic groups nor a noise strategy; use steps > \
-                 100 or solver.dmft = \"long_horizon\" (the long-horizon state evolution takes both)",
+                "the exact least-squares trajectory takes no cyclic groups (they go to the state evolutions)",
             ),
         }
     }
