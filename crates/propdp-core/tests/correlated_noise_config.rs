@@ -105,3 +105,36 @@ fn a_budget_with_groups_or_a_strategy_is_refused_not_certified_as_dpsgd() {
     );
     assert!(Config::from_toml_str(&plain).is_ok());
 }
+
+#[test]
+fn bands_are_computed_per_point_and_recorded_as_coefficients() {
+    let text = BANDED
+        .replace("steps = 20", "steps = [20, 1024]")
+        .replace("groups = [1, 4]", "groups = 4")
+        .replace("{ coefficients = [3.0, 4.0] }", "{ bands = 4 }");
+    let cfg = Config::from_toml_str(&text).unwrap();
+    let coefs: Vec<Vec<f64>> = cfg
+        .sweep
+        .points()
+        .iter()
+        .map(|p| match p.algorithm() {
+            Algorithm::Dpsgd { strategy, .. } => strategy.coefficients().to_vec(),
+            a => panic!("{a:?}"),
+        })
+        .collect();
+    // jax_privacy's toeplitz.optimize_banded_toeplitz(1024, 4), to four digits
+    for (got, want) in coefs[1].iter().zip([0.5863, 0.5036, 0.4685, 0.4279]) {
+        assert!((got - want).abs() < 1e-4, "{coefs:?}");
+    }
+    // a shorter horizon has its own optimum
+    assert!((coefs[0][0] - coefs[1][0]).abs() > 1e-3, "{coefs:?}");
+    let json = serde_json::to_string(&cfg.sweep.points()[1]).unwrap();
+    assert!(json.contains(r#""strategy":{"coefficients":[0.586"#), "{json}");
+    for (bands, e) in [("0", "1 ≤ bands ≤ 64"), ("65", "1 ≤ bands ≤ 64")] {
+        let e2 = err(&text.replace("{ bands = 4 }", &format!("{{ bands = {bands} }}")));
+        assert!(
+            e2.contains("algorithm.strategy.bands") && e2.contains(e),
+            "{bands}: {e2}"
+        );
+    }
+}

@@ -73,8 +73,6 @@ pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RawA
 }
 
 /// `[algorithm]` table, as written.
-// DP-SGD's strategy is held inline, as in `Algorithm`
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RawAlgorithm {
@@ -144,9 +142,10 @@ pub enum RawAlgorithm {
         /// Cyclic participation groups G (absent: 1, plain Poisson sampling).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         groups: Option<ParamSpec>,
-        /// The noise strategy `{ coefficients = [...] }` (absent: the identity).
+        /// The noise strategy `{ coefficients = [...] }` or `{ bands = B }`
+        /// (absent: the identity).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        strategy: Option<Strategy>,
+        strategy: Option<RawStrategy>,
         /// The loss descended (default "standard").
         #[serde(default)]
         loss_variant: LossVariant,
@@ -158,6 +157,61 @@ pub enum RawAlgorithm {
         #[serde(flatten)]
         budget: RawBudget,
     },
+}
+
+/// `strategy` as written: the coefficients of the first column of C, or a
+/// number of bands whose prefix-sum-optimal coefficients propdp computes
+/// for each point's steps ([`Strategy::prefix_sum_optimal`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum RawStrategy {
+    /// `{ coefficients = [...] }`, normalised (boxed: a strategy holds its
+    /// coefficients inline).
+    Coefficients(Box<Strategy>),
+    /// `{ bands = B }`.
+    Bands {
+        /// The number of bands B.
+        bands: usize,
+    },
+}
+
+/// `strategy`'s keys: one of the two.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StrategyKeys {
+    coefficients: Option<Vec<f64>>,
+    bands: Option<usize>,
+}
+
+impl<'de> Deserialize<'de> for RawStrategy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match StrategyKeys::deserialize(d)? {
+            StrategyKeys {
+                coefficients: Some(c),
+                bands: None,
+            } => Strategy::banded(&c)
+                .map(|s| RawStrategy::Coefficients(Box::new(s)))
+                .map_err(serde::de::Error::custom),
+            StrategyKeys {
+                coefficients: None,
+                bands: Some(bands),
+            } => Ok(RawStrategy::Bands { bands }),
+            StrategyKeys { .. } => Err(serde::de::Error::custom(
+                "algorithm.strategy: give one of coefficients = [c₀, …] (the first column of C) or bands = B \
+                 (prefix-sum-optimal coefficients)",
+            )),
+        }
+    }
+}
+
+impl RawStrategy {
+    /// The strategy at `steps` steps.
+    fn at(&self, steps: usize) -> Result<Strategy, ConfigError> {
+        match self {
+            RawStrategy::Coefficients(s) => Ok(**s),
+            RawStrategy::Bands { bands } => Strategy::prefix_sum_optimal(*bands, steps),
+        }
+    }
 }
 
 /// `fit_intercept`: `true`, `false` or a list of them (a sweep), read as
@@ -432,7 +486,10 @@ impl RawAlgorithm {
                     }
                     None => 1,
                 },
-                strategy: strategy.unwrap_or_default(),
+                strategy: match strategy {
+                    Some(s) => s.at(self.steps(v)?.expect("DP-SGD has steps"))?,
+                    None => Strategy::IDENTITY,
+                },
             },
         })
     }

@@ -8,6 +8,7 @@ mod algorithm;
 mod budget;
 mod model;
 mod point;
+mod prefix_sum;
 mod strategy;
 
 pub use algorithm::{Algorithm, AlgorithmKind, GradientSteps, LossVariant, Shape, is_noise_param, is_non_private};

@@ -105,6 +105,31 @@ impl Strategy {
         Ok(Strategy { bands: b, coefs })
     }
 
+    /// The prefix-sum-optimal strategy of `bands` bands for `steps` steps
+    /// (`strategy = { bands = B }`; the objective in `prefix_sum.rs`:
+    /// jax_privacy's `toeplitz.optimize_banded_toeplitz`), refused (naming
+    /// `algorithm.strategy.bands`) unless 1 ≤ bands ≤ [`MAX_BANDS`].
+    ///
+    /// ```
+    /// use propdp_core::problem::Strategy;
+    /// let c = Strategy::prefix_sum_optimal(4, 1024).unwrap();
+    /// assert!((c.coefficients()[0] - 0.5863).abs() < 1e-4);
+    /// assert!(Strategy::prefix_sum_optimal(1, 10).unwrap().is_identity());
+    /// ```
+    pub fn prefix_sum_optimal(bands: usize, steps: usize) -> Result<Strategy, ConfigError> {
+        if bands == 0 || bands > MAX_BANDS {
+            return Err(ConfigError::range(
+                "algorithm.strategy.bands",
+                bands,
+                &format!("an integer, 1 ≤ bands ≤ {MAX_BANDS}"),
+            ));
+        }
+        if bands == 1 {
+            return Ok(Strategy::IDENTITY);
+        }
+        Strategy::banded(&super::prefix_sum::optimal_coefficients(bands, steps))
+    }
+
     /// The normalised first column c of C (‖c‖₂ = 1).
     pub fn coefficients(&self) -> &[f64] {
         &self.coefs[..self.bands]
