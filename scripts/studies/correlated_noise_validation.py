@@ -52,6 +52,8 @@ CASES = {
     "ls_b8_g2_q3_spectrum": (LS, 0.02, 1.0, 0.1, 1200, 0.3, 2, 1.0, sqrt_series(8), SPECTRUM),
     "ls_unclipped_b4_g4_q25": (LS, 0.02, 1.0, 0.1, 1024, 0.25, 4, None, BANDS4, ""),
     "huber_b32_g1_q05": (HUBER, 0.01, 0.5, 0.1, 2048, 0.05, 1, 1.0, sqrt_series(32), ""),
+    "ls_unclipped_b4_g1_q1_spectrum": (LS, 0.02, 1.0, 0.1, 1024, 0.1, 1, None, BANDS4, SPECTRUM),
+    "logistic_b16_g8_q5_spectrum": (LOGISTIC, 0.01, 0.5, 0.5, 1024, 0.5, 8, 1.0, sqrt_series(16), SPECTRUM),
 }
 
 
