@@ -129,6 +129,8 @@ pub(crate) fn infer(a: &InferArgs) -> propdp::Result<ExitCode> {
                 loss_variant: LossVariant::Standard,
                 sample_rate: a.sample_rate.unwrap_or(1.0),
                 clip: a.clip,
+                groups: 1,
+                strategy: propdp::core::problem::Strategy::IDENTITY,
             },
             _ => return Err(propdp::Error::compute("--algorithm dpsgd needs --steps and --eta")),
         },

@@ -52,6 +52,8 @@ pub enum Domain {
     Steps,
     /// A whole number ≥ 0 (a dimension or a step index).
     Count,
+    /// A whole number ≥ 1 (cyclic participation groups).
+    Whole,
     /// A teacher's intercept: finite, |b*| ≤ [`MAX_INTERCEPT`].
     Intercept,
     /// A switch: 0 (false) or 1 (true).
@@ -81,6 +83,7 @@ impl Domain {
             Domain::Probability => format!("0 < {name} < 1"),
             Domain::Steps => format!("an integer, 1 ≤ {name} ≤ {}", MAX_STEPS),
             Domain::Count => format!("an integer, 0 ≤ {name}"),
+            Domain::Whole => format!("an integer, 1 ≤ {name}"),
             Domain::Intercept => format!("−{MAX_INTERCEPT} ≤ {name} ≤ {MAX_INTERCEPT}"),
             Domain::Flag => format!("{name} = true or false"),
             Domain::Balance => format!("{} ≤ {name} ≤ {}", BALANCE_RANGE.0, BALANCE_RANGE.1),
@@ -98,6 +101,7 @@ impl Domain {
             Domain::Probability => x > 0.0 && x < 1.0,
             Domain::Steps => x >= 1.0 && x.fract() == 0.0 && x <= MAX_STEPS as f64,
             Domain::Count => x >= 0.0 && x.fract() == 0.0 && x.is_finite(),
+            Domain::Whole => x >= 1.0 && x.fract() == 0.0 && x.is_finite(),
             Domain::Intercept => x.abs() <= MAX_INTERCEPT,
             Domain::Flag => x == 0.0 || x == 1.0,
             Domain::Balance => (BALANCE_RANGE.0..=BALANCE_RANGE.1).contains(&x),
@@ -109,7 +113,7 @@ impl Domain {
 /// Every key of `[problem]` and `[algorithm]`, and the simulation's `d`
 /// and the gradient step `t` as axes (a test checks the tables' keys are
 /// all here). Symbols are the keys' names where figures have used them so.
-pub const PARAMETERS: [Parameter; 28] = [
+pub const PARAMETERS: [Parameter; 30] = [
     Parameter {
         name: "model",
         table: "problem",
@@ -281,6 +285,22 @@ pub const PARAMETERS: [Parameter; 28] = [
         symbol: "C",
         label: "C (clipping norm)",
         domain: Domain::Positive,
+        algorithms: &[AlgorithmKind::Dpsgd],
+    },
+    Parameter {
+        name: "groups",
+        table: "algorithm",
+        symbol: "G",
+        label: "G (cyclic participation groups)",
+        domain: Domain::Whole,
+        algorithms: &[AlgorithmKind::Dpsgd],
+    },
+    Parameter {
+        name: "strategy",
+        table: "algorithm",
+        symbol: "strategy",
+        label: "noise strategy (banded Toeplitz coefficients)",
+        domain: Domain::Choice,
         algorithms: &[AlgorithmKind::Dpsgd],
     },
     Parameter {

@@ -211,6 +211,8 @@ pub fn infer(
                 loss_variant: LossVariant::Standard,
                 sample_rate: sample_rate.unwrap_or(1.0),
                 clip,
+                groups: 1,
+                strategy: propdp::core::problem::Strategy::IDENTITY,
             },
             _ => return Err(bad("steps", " and eta are needed by algorithm=\"dpsgd\"".into())),
         },

@@ -14,7 +14,7 @@ use crate::errors::{PropdpError, argument_error, config_error, shown, to_py};
 /// The guarantee of a noise level in every notion, or the noise calibrated
 /// to `epsilon` (at `delta_priv`) or `rho` (what `propdp privacy` prints).
 #[pyfunction]
-#[pyo3(signature = (algorithm, model, *, huber_m=None, lambda_=None, steps=None, neighbouring=None, delta_priv=None, noise=None, epsilon=None, rho=None, sample_rate=None, clip=None, extra_ridge=None))]
+#[pyo3(signature = (algorithm, model, *, huber_m=None, lambda_=None, steps=None, neighbouring=None, delta_priv=None, noise=None, epsilon=None, rho=None, sample_rate=None, clip=None, extra_ridge=None, groups=None))]
 #[allow(clippy::too_many_arguments)] // one per keyword of the Python call
 pub(crate) fn privacy<'py>(
     py: Python<'py>,
@@ -31,6 +31,7 @@ pub(crate) fn privacy<'py>(
     sample_rate: Option<&Bound<'py, PyAny>>,
     clip: Option<&Bound<'py, PyAny>>,
     extra_ridge: Option<&Bound<'py, PyAny>>,
+    groups: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let bad = |field: &str, why: String| config_error(py, format!("{field}{why}"), Some(field.into()));
     let name = |v: &Bound<'py, PyAny>, field: &str, allowed: &str| -> PyResult<String> {
@@ -62,6 +63,7 @@ pub(crate) fn privacy<'py>(
         steps: integer(py, steps, "steps")?,
         sample_rate: number(py, sample_rate, "sample_rate")?,
         clip: number(py, clip, "clip")?,
+        groups: integer(py, groups, "groups")?,
         neighbouring,
         delta_priv: number(py, delta_priv, "delta_priv")?,
         noise: number(py, noise, "noise")?,

@@ -143,6 +143,49 @@ seed = 3
 """
 
 
+CORRELATED = """
+[problem]
+model = "huber"
+delta = 0.5
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[algorithm]
+kind = "dpsgd"
+lambda = 0.01
+sigma = 0.5
+eta = 0.1
+steps = 120
+sample_rate = 0.5
+clip = 1.0
+groups = 2
+strategy = { coefficients = [0.5863, 0.5036, 0.4685, 0.4279] }
+[simulation]
+d = 100
+reps = 4
+seed = 3
+"""
+
+
+def test_groups_and_a_strategy_by_keyword_give_the_cli_record(cli, tmp_path):
+    theory, sim = cli_records(cli, CORRELATED, tmp_path)
+    params = dict(delta=0.5, s2=1.0, huber_m=1.0, noise={"law": "gaussian", "sd": 0.5}, lambda_=0.01, sigma=0.5,
+                  eta=0.1, steps=120, sample_rate=0.5, clip=1.0, groups=2,
+                  strategy={"coefficients": [0.5863, 0.5036, 0.4685, 0.4279]})
+    r = propdp.solve("huber", "dpsgd", **params)
+    s = propdp.simulate("huber", "dpsgd", d=100, reps=4, seed=3, progress=False, **params)
+    for got, want in [(r.record, theory), (s.record, sim)]:
+        got, want = dict(got), dict(want)
+        assert got.pop("provenance")["git_commit"] == want.pop("provenance")["git_commit"]
+        same(want, got)
+    assert r.record["params"]["groups"] == 2
+    # a budget has no certified ε for 4 bands in 2 groups: refused, naming the field
+    with pytest.raises(propdp.ConfigError) as e:
+        budget = {k: v for k, v in params.items() if k != "sigma"}
+        propdp.solve("huber", "dpsgd", epsilon=4.0, delta_priv=1e-5, **budget)
+    assert "algorithm.strategy" in str(e.value) and "no certified ε" in str(e.value)
+
+
 def test_an_intercept_by_keyword_gives_the_cli_record(cli, tmp_path):
     theory, sim = cli_records(cli, INTERCEPT, tmp_path)
     params = dict(delta=0.5, s2=4.0, intercept=2.3, lambda_=0.1, sigma=1.0, eta=1.0, steps=20,

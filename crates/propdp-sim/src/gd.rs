@@ -2,7 +2,14 @@
 //! θ₀ = 0, θ_{t+1} = θ_t − η(Xᵀℓ'(Xθ_t) + λθ_t + σ ξ_t), ξ_t ~ N(0, I_d) fresh;
 //! and mini-batch DP-SGD (§3.1): a fresh Poisson batch B_t (each row with
 //! probability q) and per-example gradients clipped to norm C,
-//! θ_{t+1} = θ_t − η(Σ_{i∈B_t} clip_C(ℓ'ᵢ xᵢ) + λθ_t + σ ξ_t).
+//! θ_{t+1} = θ_t − η(Σ_{i∈B_t} clip_C(ℓ'ᵢ xᵢ) + λθ_t + σ w_t).
+//!
+//! Correlated noise (§3.7, docs/correlated_noise.md): the rows are split
+//! into G balanced cyclic groups ([`Partition`]), only group t mod G is
+//! eligible at step t (each of its rows taken with probability q), and the
+//! noise is w = C⁻¹z for the banded Toeplitz strategy C,
+//! w_t = (z_t − Σ_{k=1}^{b−1} c_k w_{t−k}) / c₀ with z_t the draws DP-SGD
+//! takes as ξ_t (the identity strategy with G = 1 is DP-SGD, draw for draw).
 //!
 //! A step touches only its batch's rows; the metrics (the training loss is a
 //! pass over every row) are evaluated at every step up to
@@ -73,6 +80,60 @@ pub fn evaluation_steps(steps: usize) -> Option<Vec<usize>> {
     Some(at)
 }
 
+/// The cyclic participation groups of the rows: a fixed balanced random
+/// partition into G groups (sizes ⌊n/G⌋ or ⌈n/G⌉); G = 1 holds no table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    groups: usize,
+    group_of: Vec<u32>,
+}
+
+impl Partition {
+    /// Every row in the one group: plain DP-GD/DP-SGD.
+    pub fn single() -> Self {
+        Partition {
+            groups: 1,
+            group_of: Vec::new(),
+        }
+    }
+
+    /// A uniformly random balanced partition of `n` rows into `groups`
+    /// groups: a Fisher–Yates shuffle of the rows, the k-th shuffled row in
+    /// group k mod G. Draws nothing for G = 1.
+    ///
+    /// ```
+    /// use propdp_sim::gd::Partition;
+    /// let p = Partition::draw(10, 3, &mut propdp_sim::rng::stream(1, &[0]));
+    /// let sizes: Vec<usize> = (0..3).map(|g| (0..10).filter(|&i| p.group(i) == g).count()).collect();
+    /// assert_eq!(sizes, [4, 3, 3]);
+    /// ```
+    pub fn draw<R: Rng>(n: usize, groups: usize, rng: &mut R) -> Self {
+        if groups <= 1 {
+            return Partition::single();
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let j = rng.random_range(0..=i);
+            order.swap(i, j);
+        }
+        let mut group_of = vec![0u32; n];
+        for (k, &i) in order.iter().enumerate() {
+            group_of[i] = (k % groups) as u32;
+        }
+        Partition { groups, group_of }
+    }
+
+    /// The number of groups G.
+    pub fn groups(&self) -> usize {
+        self.groups
+    }
+
+    /// The group of row `i`.
+    pub fn group(&self, i: usize) -> usize {
+        self.group_of.get(i).map_or(0, |&g| g as usize)
+    }
+}
+
 /// The descent's settings: the loss descended and the hyperparameters of
 /// the gradient method (DP-GD: q = 1, C = ∞), as the algorithm states them.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -89,31 +150,43 @@ impl Descent {
     /// steps of [`evaluation_steps`] (every t = 0..=steps up to
     /// [`EVERY_STEP_UP_TO`]), where train_loss_t = (1/n) Σ ℓ(labelᵢ, (Xθ_t)ᵢ).
     /// `xt` is the design row by row (Xᵀ, d × n: column i is xᵢ); `labels`
-    /// are yᵢ for standard losses and νᵢ = xᵢᵀθ* for conditional ones.
+    /// are yᵢ for standard losses and νᵢ = xᵢᵀθ* for conditional ones;
+    /// `partition` the rows' cyclic groups (its G the gradient's).
+    ///
+    /// # Panics
+    /// If the partition's G is not the gradient steps' `groups`.
     pub fn run<R: Rng, F: FnMut(usize, &DVector<f64>, f64)>(
         &self,
         xt: &DMatrix<f64>,
         labels: &DVector<f64>,
+        partition: &Partition,
         rng: &mut R,
         mut observe: F,
     ) -> Result<DVector<f64>, GdError> {
-        self.descend(xt, labels, false, rng, |t, theta, _, loss| observe(t, theta, loss))
+        self.descend(xt, labels, false, partition, rng, |t, theta, _, loss| {
+            observe(t, theta, loss)
+        })
     }
 
     /// [`Descent::run`] with an unpenalised intercept b on a constant feature
     /// c = 1/√d (docs/theory.md §3.5): the field of row i is xᵢᵀθ + β, β =
     /// c·b; the per-example gradient ℓ'ᵢ·(xᵢ, c) is clipped jointly (norm
     /// |ℓ'ᵢ|·√(‖xᵢ‖² + c²)), and b gets the same privacy noise as every
-    /// coordinate: b_{t+1} = b_t − η(Σ_{i∈B_t} ĝᵢc + σξ′_t), ξ′_t drawn after
-    /// θ's. `observe(t, θ_t, β_t, train_loss_t)`; returns θ_T.
+    /// coordinate: b_{t+1} = b_t − η(Σ_{i∈B_t} ĝᵢc + σw′_t), its z′_t drawn
+    /// after θ's (and correlated by the same strategy).
+    /// `observe(t, θ_t, β_t, train_loss_t)`; returns θ_T.
+    ///
+    /// # Panics
+    /// If the partition's G is not the gradient steps' `groups`.
     pub fn run_with_intercept<R: Rng, F: FnMut(usize, &DVector<f64>, f64, f64)>(
         &self,
         xt: &DMatrix<f64>,
         labels: &DVector<f64>,
+        partition: &Partition,
         rng: &mut R,
         observe: F,
     ) -> Result<DVector<f64>, GdError> {
-        self.descend(xt, labels, true, rng, observe)
+        self.descend(xt, labels, true, partition, rng, observe)
     }
 
     /// The descent, with an intercept if `intercept` (else the draws and
@@ -123,10 +196,17 @@ impl Descent {
         xt: &DMatrix<f64>,
         labels: &DVector<f64>,
         intercept: bool,
+        partition: &Partition,
         rng: &mut R,
         mut observe: F,
     ) -> Result<DVector<f64>, GdError> {
         let (d, n) = xt.shape();
+        let groups = self.gradient.groups;
+        assert_eq!(partition.groups(), groups, "the partition's groups are the algorithm's");
+        let strategy = self.gradient.strategy;
+        // w_{t−1}, w_{t−2}, … (θ's and the intercept's), newest first: b − 1 of them
+        let mut past: std::collections::VecDeque<DVector<f64>> = std::collections::VecDeque::new();
+        let mut past_b: Vec<f64> = Vec::new();
         let mut theta = DVector::zeros(d);
         // the constant feature c and the intercept b (0 without one)
         let c = if intercept { 1.0 / (d as f64).sqrt() } else { 0.0 };
@@ -148,10 +228,13 @@ impl Descent {
             let last = t == self.gradient.steps;
             let evaluated = at.as_ref().is_none_or(|at| at.get(next_at) == Some(&t));
             next_at += usize::from(evaluated);
-            // the batch of this step (drawn before the pass; nothing else draws between)
-            if !last && self.gradient.sample_rate < 1.0 {
-                for s in selected.iter_mut() {
-                    *s = rng.random_bool(self.gradient.sample_rate);
+            // the batch of this step, from the eligible group t mod G (drawn before the pass;
+            // nothing else draws between)
+            if !last && (self.gradient.sample_rate < 1.0 || groups > 1) {
+                let eligible = t % groups;
+                for (i, s) in selected.iter_mut().enumerate() {
+                    *s = partition.group(i) == eligible
+                        && (self.gradient.sample_rate >= 1.0 || rng.random_bool(self.gradient.sample_rate));
                 }
             }
             // one pass over the rows: xᵢᵀθ, the loss, and clip_C(ℓ'ᵢ xᵢ) into the gradient,
@@ -206,12 +289,34 @@ impl Descent {
                 break;
             }
             fill_gaussian(&mut xi, rng);
+            if !strategy.is_identity() {
+                // w_t = (z_t − Σ_{k≥1} c_k w_{t−k}) / c₀, in place of z_t
+                let c = strategy.coefficients();
+                for (ck, w) in c[1..].iter().zip(&past) {
+                    xi.axpy(-ck, w, 1.0);
+                }
+                xi.iter_mut().for_each(|x| *x /= c[0]);
+                if c.len() > 1 {
+                    let mut oldest = if past.len() == c.len() - 1 {
+                        past.pop_back().expect("b − 1 ≥ 1 past values")
+                    } else {
+                        DVector::zeros(d)
+                    };
+                    oldest.copy_from(&xi);
+                    past.push_front(oldest);
+                }
+            }
             grad.axpy(self.gradient.lambda, &theta, 1.0);
             grad.axpy(self.gradient.sigma, &xi, 1.0);
             theta.axpy(-self.gradient.eta, &grad, 1.0);
             if intercept {
-                let xi_b: f64 = rng.sample(rand_distr::StandardNormal);
-                b -= self.gradient.eta * (gb + self.gradient.sigma * xi_b);
+                let z_b: f64 = rng.sample(rand_distr::StandardNormal);
+                let w_b = strategy.correlate(z_b, &past_b);
+                if strategy.bands() > 1 {
+                    past_b.insert(0, w_b);
+                    past_b.truncate(strategy.bands() - 1);
+                }
+                b -= self.gradient.eta * (gb + self.gradient.sigma * w_b);
             }
         }
         Ok(theta)

@@ -12,7 +12,7 @@ use thiserror::Error;
 
 use crate::data::{self, Dataset};
 use crate::evaluate;
-use crate::gd::Descent;
+use crate::gd::{Descent, Partition};
 use crate::objective::{FitError, Objective};
 use crate::real::RealData;
 use crate::rng::stream;
@@ -304,14 +304,28 @@ fn noise_variance(point: &Point) -> Option<f64> {
     }
 }
 
+/// The last key of the stream the rows' cyclic groups are drawn from
+/// ([point, d, repetition, PARTITION_STREAM]: "groups" in ASCII), apart
+/// from the repetition's own stream so that G = 1 draws as before.
+const PARTITION_STREAM: u64 = 0x6772_6f75_7073;
+
+/// The rows' cyclic participation groups of a repetition (none drawn for
+/// static algorithms and G = 1).
+fn partition(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64) -> Partition {
+    let groups = point.algorithm().gradient_steps().map_or(1, |g| g.groups);
+    let mut rng = stream(s.seed, &[point_index, s.d as u64, rep, PARTITION_STREAM]);
+    Partition::draw(n, groups, &mut rng)
+}
+
 fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64) -> Result<Repetition, SimError> {
     let mut rng = stream(s.seed, &[point_index, s.d as u64, rep]);
+    let partition = partition(point, s, n, point_index, rep);
     // real rows with their own labels are simulated as they are, whatever the data model
     if let Some(mix) = point
         .two_cluster()
         .filter(|_| s.real.as_ref().is_none_or(|r| r.labels.is_none()))
     {
-        return two_cluster_rep(point, &mix, s, n, &mut rng).map_err(|source| SimError::Descent {
+        return two_cluster_rep(point, &mix, s, n, &partition, &mut rng).map_err(|source| SimError::Descent {
             point: point_index,
             rep,
             n,
@@ -423,16 +437,18 @@ fn one_rep(point: &Point, s: &SimSettings, n: usize, point_index: u64, rep: u64)
                 )));
             };
             match point.intercept() {
-                None => descent.run(&train.xt, &labels, &mut rng, |_, theta, train_loss| {
+                None => descent.run(&train.xt, &labels, &partition, &mut rng, |_, theta, train_loss| {
                     observe(theta, train_loss, None)
                 }),
                 // learned: the descent's β_t; not learned: β = 0 against the teacher's b*
-                Some(icp) if icp.learned => {
-                    descent.run_with_intercept(&train.xt, &labels, &mut rng, |_, theta, beta, train_loss| {
-                        observe(theta, train_loss, Some((beta, b_star)))
-                    })
-                }
-                Some(_) => descent.run(&train.xt, &labels, &mut rng, |_, theta, train_loss| {
+                Some(icp) if icp.learned => descent.run_with_intercept(
+                    &train.xt,
+                    &labels,
+                    &partition,
+                    &mut rng,
+                    |_, theta, beta, train_loss| observe(theta, train_loss, Some((beta, b_star))),
+                ),
+                Some(_) => descent.run(&train.xt, &labels, &partition, &mut rng, |_, theta, train_loss| {
                     observe(theta, train_loss, Some((0.0, b_star)))
                 }),
             }
@@ -520,6 +536,7 @@ fn two_cluster_rep<R: rand::Rng>(
     mix: &propdp_core::problem::TwoCluster,
     s: &SimSettings,
     n: usize,
+    partition: &Partition,
     rng: &mut R,
 ) -> Result<Repetition, crate::gd::GdError> {
     let gradient = point
@@ -535,11 +552,11 @@ fn two_cluster_rep<R: rand::Rng>(
     let (xt, y) = (&clusters.data.xt, &clusters.data.y);
     let mut per_step = Vec::with_capacity(gradient.steps + 1);
     if point.intercept().is_some_and(|i| i.learned) {
-        descent.run_with_intercept(xt, y, rng, |_, theta, beta, train_loss| {
+        descent.run_with_intercept(xt, y, partition, rng, |_, theta, beta, train_loss| {
             per_step.push(clusters.metrics(mix.balance, theta, train_loss, Some(beta)));
         })?;
     } else {
-        descent.run(xt, y, rng, |_, theta, train_loss| {
+        descent.run(xt, y, partition, rng, |_, theta, train_loss| {
             per_step.push(clusters.metrics(mix.balance, theta, train_loss, None));
         })?;
     }

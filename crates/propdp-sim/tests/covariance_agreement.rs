@@ -153,6 +153,8 @@ fn dpgd_and_dpsgd_with_a_power_law_covariance_match_simulation() {
         loss_variant: LossVariant::Standard,
         sample_rate,
         clip,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     };
     let huber = Model::Huber {
         huber_m: 1.0,

@@ -78,6 +78,8 @@ fn dpsgd(
             loss_variant: LossVariant::Standard,
             sample_rate: q,
             clip,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         },
     )
     .unwrap()
@@ -113,6 +115,8 @@ fn full_batch(p: &Point) -> Point {
         loss_variant,
         sample_rate: 1.0,
         clip,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     };
     p.with_algorithm(a).unwrap()
 }

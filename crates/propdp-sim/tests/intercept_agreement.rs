@@ -32,6 +32,8 @@ fn params(run: &InterceptRun) -> DmftParams {
         points: 1 << 14,
         scrambles: 8,
         seed: 5,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     }
 }
 

@@ -79,6 +79,8 @@ fn dpsgd(eta: f64, steps: usize, sample_rate: f64) -> Algorithm {
         loss_variant: LossVariant::Standard,
         sample_rate,
         clip: Some(0.5),
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     }
 }
 

@@ -26,6 +26,8 @@ fn least_squares(delta: f64, lambda: f64, sigma: f64, eta: f64, steps: usize, q:
             loss_variant: LossVariant::Standard,
             sample_rate: q,
             clip: None,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         },
     )
     .unwrap()

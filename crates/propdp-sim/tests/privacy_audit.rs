@@ -187,7 +187,7 @@ fn objective_perturbation_audit_stays_below_the_accountant_and_flags_too_little_
 /// releases on D (`with_canary` false) or D', projected on the canary's
 /// direction u.
 fn dpsgd_releases(xt: &DMatrix<f64>, y: &DVector<f64>, u: &DVector<f64>, sigma: f64, m: usize, seed: u64) -> Vec<f64> {
-    use propdp_sim::gd::Descent;
+    use propdp_sim::gd::{Descent, Partition};
     let descent = Descent {
         loss: Loss::Logistic,
         gradient: propdp_core::GradientSteps {
@@ -198,13 +198,15 @@ fn dpsgd_releases(xt: &DMatrix<f64>, y: &DVector<f64>, u: &DVector<f64>, sigma: 
             loss_variant: propdp_core::LossVariant::Standard,
             sample_rate: 0.5,
             clip: 0.25,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         },
     };
     (0..m as u64)
         .into_par_iter()
         .map(|r| {
             let theta = descent
-                .run(xt, y, &mut stream(seed, &[r]), |_, _, _| {})
+                .run(xt, y, &Partition::single(), &mut stream(seed, &[r]), |_, _, _| {})
                 .expect("one step of a bounded gradient");
             u.dot(&theta)
         })

@@ -6,7 +6,7 @@ use nalgebra::DVector;
 use propdp_core::loss::Loss;
 use propdp_core::{Design, GradientSteps, LossVariant, Model, Prior};
 use propdp_sim::data::draw_dataset;
-use propdp_sim::gd::{Descent, EVERY_STEP_UP_TO, evaluation_steps};
+use propdp_sim::gd::{Descent, EVERY_STEP_UP_TO, Partition, evaluation_steps};
 use propdp_sim::rng::stream;
 
 #[test]
@@ -30,23 +30,33 @@ fn a_thinned_run_has_the_iterates_and_losses_of_a_full_one() {
             loss_variant: LossVariant::Standard,
             sample_rate: 0.1,
             clip: 1.0,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         },
     };
     // every step up to the threshold: its last iterate
     let mut full = Vec::new();
     descent(EVERY_STEP_UP_TO)
-        .run(&data.xt, &data.y, &mut stream(5, &[1]), |t, theta, loss| {
-            full.push((t, theta.clone(), loss))
-        })
+        .run(
+            &data.xt,
+            &data.y,
+            &Partition::single(),
+            &mut stream(5, &[1]),
+            |t, theta, loss| full.push((t, theta.clone(), loss)),
+        )
         .unwrap();
     assert_eq!(full.len(), EVERY_STEP_UP_TO + 1);
     // a longer run evaluates only its grid, which contains that step
     let long = 3 * EVERY_STEP_UP_TO;
     let mut seen = Vec::new();
     descent(long)
-        .run(&data.xt, &data.y, &mut stream(5, &[1]), |t, theta, loss| {
-            seen.push((t, theta.clone(), loss))
-        })
+        .run(
+            &data.xt,
+            &data.y,
+            &Partition::single(),
+            &mut stream(5, &[1]),
+            |t, theta, loss| seen.push((t, theta.clone(), loss)),
+        )
         .unwrap();
     let at = evaluation_steps(long).unwrap();
     assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), at);

@@ -46,6 +46,8 @@ fn dpsgd() -> Algorithm {
         loss_variant: LossVariant::Standard,
         sample_rate: 0.3,
         clip: Some(0.5),
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     }
 }
 

@@ -39,6 +39,8 @@ fn dpsgd(steps: usize) -> Algorithm {
         loss_variant: LossVariant::Standard,
         sample_rate: 0.05,
         clip: Some(0.5),
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     }
 }
 

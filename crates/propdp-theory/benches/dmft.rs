@@ -28,6 +28,8 @@ fn main() {
                 points: total / 4,
                 scrambles: 4,
                 seed: 1,
+                groups: 1,
+                strategy: propdp_core::problem::Strategy::IDENTITY,
             };
             let show = |name: &str, seconds: f64, path: &DmftPath| {
                 println!(

@@ -25,6 +25,8 @@ fn params(sample_rate: f64, clip: f64) -> DmftParams {
         points: 16384,
         scrambles: 4,
         seed: 1,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     }
 }
 

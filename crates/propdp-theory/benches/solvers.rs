@@ -111,6 +111,8 @@ fn bench(c: &mut Criterion) {
                     loss_variant: LossVariant::Standard,
                     sample_rate: q,
                     clip: None,
+                    groups: 1,
+                    strategy: propdp_core::problem::Strategy::IDENTITY,
                 },
             )
             .unwrap();

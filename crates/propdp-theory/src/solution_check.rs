@@ -49,6 +49,17 @@ pub enum TheoryError {
         /// The point's parameters, "k=v, …".
         params: String,
     },
+    /// The point's state evolution does not take its participation groups or
+    /// its noise strategy (docs/theory.md §3.7): refused, never ignored.
+    #[error("{field}: {what} (at {params})")]
+    CorrelatedNoise {
+        /// The config field the solver does not take (`algorithm.groups`, `algorithm.strategy`).
+        field: String,
+        /// Which solver, and what serves the point instead.
+        what: String,
+        /// The point's parameters, "k=v, …".
+        params: String,
+    },
     /// A solution violates an identity every estimator satisfies (precision
     /// lost to cancellation at extreme scales): never written as a result.
     #[error("precision lost at {params}: {what}")]

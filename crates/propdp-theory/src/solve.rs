@@ -103,6 +103,8 @@ impl TheorySolver {
             loss_variant,
             sample_rate,
             clip,
+            groups,
+            strategy,
         } = point
             .algorithm()
             .gradient_steps()
@@ -121,6 +123,8 @@ impl TheorySolver {
             points: self.dmft.points.unwrap_or(default_points),
             scrambles: self.dmft.scrambles,
             seed: 1,
+            groups,
+            strategy,
         }
     }
 
@@ -320,7 +324,10 @@ impl TheorySolver {
             lambda: 0.0,
         });
         let mut sol = match point.two_cluster() {
-            Some(mix) => self.solve_two_cluster(point, &mix, icp.as_ref(), cancelled)?,
+            Some(mix) => {
+                self.check_correlated(point, DynamicsMethod::Dmft)?;
+                self.solve_two_cluster(point, &mix, icp.as_ref(), cancelled)?
+            }
             None => {
                 let method = match self.dynamics(point, noise_sd)? {
                     DynamicsMethod::Spectral if icp.is_some() => {
@@ -333,6 +340,7 @@ impl TheorySolver {
                     }
                     method => method,
                 };
+                self.check_correlated(point, method)?;
                 match method {
                     DynamicsMethod::Spectral => self.solve_least_squares(point, noise_sd)?,
                     DynamicsMethod::LongHorizon => self.solve_long_horizon(point, noise_sd, icp.as_ref(), cancelled)?,
@@ -377,6 +385,47 @@ impl TheorySolver {
         Ok(full_memory_solution(full_memory::solve_two_cluster(
             &params, cov, mix, icp, cancelled,
         )?))
+    }
+
+    /// Refuse a point with cyclic groups or a noise strategy whose state
+    /// evolution `method` does not take them (docs/theory.md §3.7): the
+    /// full-memory and long-horizon state evolutions take both, the exact
+    /// least-squares trajectory a strategy with one group (`dynamics`
+    /// sends groups elsewhere), the two-cluster model neither.
+    fn check_correlated(&self, point: &Point, method: DynamicsMethod) -> Result<(), TheoryError> {
+        let Shape::Descent(g) = point.algorithm().shape() else {
+            return Ok(());
+        };
+        let refuse = |field: &str, what: &str| {
+            Err(TheoryError::CorrelatedNoise {
+                field: field.into(),
+                what: what.into(),
+                params: describe(point),
+            })
+        };
+        if g.is_plain() {
+            return Ok(());
+        }
+        if point.two_cluster().is_some() {
+            let field = if g.groups > 1 {
+                "algorithm.groups"
+            } else {
+                "algorithm.strategy"
+            };
+            return refuse(
+                field,
+                "the two-cluster data model's state evolutions take neither cyclic groups nor a noise strategy; \
+                 use groups = 1 and the identity strategy, or run the simulation alone",
+            );
+        }
+        match method {
+            DynamicsMethod::LongHorizon | DynamicsMethod::Dmft => Ok(()),
+            DynamicsMethod::Spectral if g.groups == 1 && point.intercept().is_none() => Ok(()),
+            DynamicsMethod::Spectral => refuse(
+                "algorithm.groups",
+                "the exact least-squares trajectory takes no cyclic groups (they go to the state evolutions)",
+            ),
+        }
     }
 
     /// The sd of the Gaussian label noise a DP-GD/DP-SGD point draws (0 for
@@ -424,8 +473,11 @@ impl TheorySolver {
             });
         }
         // unclipped least squares: the exact spectral integral, with or without a spectrum (§3.2)
-        let spectral =
-            matches!(point.model(), Model::LeastSquares { .. }) && g.clip.is_infinite() && method == DmftMethod::Auto;
+        // (one group: cyclic groups are the long horizon's, §3.7)
+        let spectral = matches!(point.model(), Model::LeastSquares { .. })
+            && g.clip.is_infinite()
+            && method == DmftMethod::Auto
+            && g.groups == 1;
         if spectral {
             return Ok(DynamicsMethod::Spectral);
         }
@@ -438,10 +490,11 @@ impl TheorySolver {
         let q = g.sample_rate;
         // two clusters: the within-class covariance κ²Σ scales XᵀX's spectrum by κ²
         let curvature = point.model().curvature() * point.two_cluster().map_or(1.0, |m| m.within);
+        // with G groups a step's batch comes from n/G rows: the mean step of a group at δ·G (§3.7)
         let limit = 2.0
             / propdp_core::problem::mean_step_smoothness_at(
                 curvature,
-                point.delta(),
+                point.delta() * g.groups as f64,
                 point.algorithm().lambda(),
                 q,
                 cov,
@@ -538,7 +591,7 @@ impl TheorySolver {
             sample_rate: g.sample_rate,
             steps: g.steps,
         };
-        let r = crate::dynamics::least_squares::solve_with_covariance(&params, self.covariance.as_ref())?;
+        let r = crate::dynamics::least_squares::solve_correlated(&params, self.covariance.as_ref(), &g.strategy)?;
         Ok(Solution {
             metrics: r.path.last(),
             report: SolverReport {

@@ -28,6 +28,8 @@ fn params(loss: Loss, delta: f64, s2: f64, lambda: f64, sigma: f64, eta: f64, st
         points: 1 << 14,
         scrambles: 4,
         seed: 3,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     }
 }
 

@@ -18,6 +18,8 @@ fn dpsgd(model: Model, s2: f64, clip: f64) -> Point {
         loss_variant: LossVariant::Standard,
         sample_rate: 0.2,
         clip: Some(clip),
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     };
     Point::new(0.5, s2, model, algorithm).unwrap()
 }

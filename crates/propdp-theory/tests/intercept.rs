@@ -21,6 +21,8 @@ fn huber(steps: usize) -> Point {
         loss_variant: LossVariant::Standard,
         sample_rate: 0.2,
         clip: Some(0.5),
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     };
     let model = Model::Huber {
         huber_m: 1.0,
@@ -147,6 +149,8 @@ fn the_long_horizon_serves_an_intercept() {
         points: 256,
         scrambles: 2,
         seed: 1,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     };
     let icp = propdp_theory::dynamics::Intercept {
         teacher: 1.0,
@@ -181,6 +185,8 @@ fn the_simulator_agrees_with_the_theory_for_regression_with_an_intercept() {
             loss_variant: LossVariant::Standard,
             sample_rate: 0.3,
             clip: Some(1.0),
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         },
     )
     .unwrap();

@@ -29,6 +29,8 @@ fn point(delta: f64, lambda: f64, eta: f64, steps: usize, q: f64) -> Point {
             loss_variant: LossVariant::Standard,
             sample_rate: q,
             clip: None,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         },
     )
     .unwrap()

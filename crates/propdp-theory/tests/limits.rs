@@ -316,6 +316,8 @@ fn predicted_metrics_are_the_offered_ones() {
                     loss_variant: LossVariant::Standard,
                     sample_rate: 0.5,
                     clip: Some(0.5),
+                    groups: 1,
+                    strategy: propdp_core::problem::Strategy::IDENTITY,
                 },
             };
             let p = Point::new(0.5, 1.0, model, algorithm).unwrap();

@@ -29,6 +29,8 @@ fn huber() -> DmftParams {
         points: 1024,
         scrambles: 32,
         seed: 3,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     }
 }
 
@@ -98,6 +100,8 @@ fn least_squares_dpsgd_at_t_10000_agrees_with_the_exact_trajectory() {
         points: 1024,
         scrambles: 8,
         seed: 5,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     };
     let long = long_horizon::solve(&p).expect("long-horizon solve");
     let exact = least_squares::solve(&LeastSquaresParams {

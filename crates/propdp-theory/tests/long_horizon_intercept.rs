@@ -32,6 +32,8 @@ fn logistic() -> DmftParams {
         points: 1024,
         scrambles: 16,
         seed: 3,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     }
 }
 

@@ -29,6 +29,8 @@ fn base() -> DmftParams {
         points: 1024,
         scrambles: 32,
         seed: 7,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     }
 }
 

@@ -42,6 +42,8 @@ fn params(rho_w: f64, cov: Option<&Covariance>) -> DmftParams {
         points: 1024,
         scrambles: 16,
         seed: 5,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     }
 }
 
@@ -123,6 +125,8 @@ fn two_cluster_point(eta: f64, steps: usize) -> Point {
         loss_variant: LossVariant::Standard,
         sample_rate: 0.05,
         clip: Some(0.5),
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     };
     Point::new(0.5, 4.0 / KAPPA2, Model::Logistic, algorithm)
         .unwrap()

@@ -37,6 +37,8 @@ fn dpsgd(model: Model, delta: f64, lambda: f64, eta: f64, steps: usize, q: f64) 
             loss_variant: LossVariant::Standard,
             sample_rate: q,
             clip: Some(1.0),
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         },
     )
     .unwrap()
@@ -122,6 +124,8 @@ proptest! {
             points: 64,
             scrambles: 2,
             seed: 1,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         });
         prop_assert!(direct.is_err_and(|e| e.to_string().contains("2/L_q")));
     }

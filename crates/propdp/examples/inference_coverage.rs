@@ -170,6 +170,8 @@ fn main() {
                     loss_variant: LossVariant::Standard,
                     sample_rate: p[2].parse().expect(usage),
                     clip: p.get(3).map(|c| c.parse().expect(usage)),
+                    groups: 1,
+                    strategy: propdp_core::problem::Strategy::IDENTITY,
                 }
             }
             _ => Algorithm::Output { lambda, tau: 0.0 },

@@ -83,6 +83,8 @@ fn dpsgd(lambda: f64, steps: usize, q: f64) -> Algorithm {
         loss_variant: LossVariant::Standard,
         sample_rate: q,
         clip: Some(1.0),
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     }
 }
 
@@ -387,6 +389,8 @@ fn arguments_out_of_range_are_named() {
         loss_variant: LossVariant::Standard,
         sample_rate,
         clip: Some(clip),
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     };
     let bad = [
         (sgd(0, 0.5, 1.0, 1.0), "steps"),
@@ -403,6 +407,8 @@ fn arguments_out_of_range_are_named() {
                 loss_variant: LossVariant::Conditional,
                 sample_rate: 1.0,
                 clip: None,
+                groups: 1,
+                strategy: propdp_core::problem::Strategy::IDENTITY,
             },
             "loss_variant",
         ),

@@ -392,6 +392,8 @@ seed = 5
         loss_variant: LossVariant::Standard,
         sample_rate: other,
         clip: None,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     };
     let sol = TheorySolver::new(SolverOptions::default())
         .solve(&Point::new(0.5, 1.0, Model::Logistic, alg).unwrap(), None)
@@ -502,6 +504,8 @@ seed = 11
         loss_variant: LossVariant::Standard,
         sample_rate: q2,
         clip: Some(0.5),
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
     };
     let sol = TheorySolver::new(SolverOptions::default())
         .solve(&Point::new(0.5, 1.0, Model::Logistic, alg).unwrap(), None)

@@ -10,7 +10,7 @@ use super::table::Kinds;
 use crate::accountant::{ExtraRidge, Neighbouring};
 use crate::error::ConfigError;
 use crate::param::ParamSpec;
-use crate::problem::{Algorithm, AlgorithmKind, LossVariant};
+use crate::problem::{Algorithm, AlgorithmKind, LossVariant, Strategy};
 
 /// Budget keys, taken by every kind.
 macro_rules! with_budget {
@@ -42,6 +42,8 @@ const ALGORITHM: Kinds = Kinds {
                 "steps",
                 "sample_rate",
                 "clip?",
+                "groups?",
+                "strategy?",
                 "loss_variant?",
                 "fit_intercept?"
             ),
@@ -137,6 +139,13 @@ pub enum RawAlgorithm {
         sample_rate: ParamSpec,
         /// Per-example clipping norm C (absent: no clipping).
         clip: Option<ParamSpec>,
+        /// Cyclic participation groups G (absent: 1, plain Poisson sampling).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        groups: Option<ParamSpec>,
+        /// The noise strategy `{ coefficients = [...] }` or `{ bands = B }`
+        /// (absent: the identity).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        strategy: Option<RawStrategy>,
         /// The loss descended (default "standard").
         #[serde(default)]
         loss_variant: LossVariant,
@@ -148,6 +157,61 @@ pub enum RawAlgorithm {
         #[serde(flatten)]
         budget: RawBudget,
     },
+}
+
+/// `strategy` as written: the coefficients of the first column of C, or a
+/// number of bands whose prefix-sum-optimal coefficients propdp computes
+/// for each point's steps ([`Strategy::prefix_sum_optimal`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum RawStrategy {
+    /// `{ coefficients = [...] }`, normalised (boxed: a strategy holds its
+    /// coefficients inline).
+    Coefficients(Box<Strategy>),
+    /// `{ bands = B }`.
+    Bands {
+        /// The number of bands B.
+        bands: usize,
+    },
+}
+
+/// `strategy`'s keys: one of the two.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StrategyKeys {
+    coefficients: Option<Vec<f64>>,
+    bands: Option<usize>,
+}
+
+impl<'de> Deserialize<'de> for RawStrategy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match StrategyKeys::deserialize(d)? {
+            StrategyKeys {
+                coefficients: Some(c),
+                bands: None,
+            } => Strategy::banded(&c)
+                .map(|s| RawStrategy::Coefficients(Box::new(s)))
+                .map_err(serde::de::Error::custom),
+            StrategyKeys {
+                coefficients: None,
+                bands: Some(bands),
+            } => Ok(RawStrategy::Bands { bands }),
+            StrategyKeys { .. } => Err(serde::de::Error::custom(
+                "algorithm.strategy: give one of coefficients = [c₀, …] (the first column of C) or bands = B \
+                 (prefix-sum-optimal coefficients)",
+            )),
+        }
+    }
+}
+
+impl RawStrategy {
+    /// The strategy at `steps` steps.
+    fn at(&self, steps: usize) -> Result<Strategy, ConfigError> {
+        match self {
+            RawStrategy::Coefficients(s) => Ok(**s),
+            RawStrategy::Bands { bands } => Strategy::prefix_sum_optimal(*bands, steps),
+        }
+    }
 }
 
 /// `fit_intercept`: `true`, `false` or a list of them (a sweep), read as
@@ -341,7 +405,7 @@ impl RawAlgorithm {
     }
 
     /// The swept parameters, by name, in sweep order (outermost first): λ,
-    /// the noise or budget level, then DP-GD's η and T (DP-SGD's also q and C).
+    /// the noise or budget level, then DP-GD's η and T (DP-SGD's also q, C and G).
     pub(crate) fn axes(&self) -> Result<Vec<(&'static str, &ParamSpec)>, ConfigError> {
         let (lambda, _, _) = self.parts();
         let mut v = vec![("lambda", lambda)];
@@ -365,12 +429,14 @@ impl RawAlgorithm {
                 steps,
                 sample_rate,
                 clip,
+                groups,
                 fit_intercept,
                 ..
             } => {
                 v.extend(fit_intercept.as_ref().map(|f| ("fit_intercept", f)));
                 v.extend([("eta", eta), ("steps", steps), ("sample_rate", sample_rate)]);
                 v.extend(clip.as_ref().map(|c| ("clip", c)));
+                v.extend(groups.as_ref().map(|g| ("groups", g)));
             }
             RawAlgorithm::Objective { fit_intercept, .. } | RawAlgorithm::Output { fit_intercept, .. } => {
                 v.extend(fit_intercept.as_ref().map(|f| ("fit_intercept", f)));
@@ -403,7 +469,9 @@ impl RawAlgorithm {
                 steps: self.steps(v)?.expect("DP-GD has steps"),
                 loss_variant: *loss_variant,
             },
-            RawAlgorithm::Dpsgd { loss_variant, .. } => Algorithm::Dpsgd {
+            RawAlgorithm::Dpsgd {
+                loss_variant, strategy, ..
+            } => Algorithm::Dpsgd {
                 lambda,
                 sigma: noise,
                 eta: v["eta"],
@@ -411,6 +479,17 @@ impl RawAlgorithm {
                 loss_variant: *loss_variant,
                 sample_rate: v["sample_rate"],
                 clip: v.get("clip").copied(),
+                groups: match v.get("groups") {
+                    Some(&g) => {
+                        crate::parameters::check("groups", "algorithm.groups", g)?;
+                        g as usize
+                    }
+                    None => 1,
+                },
+                strategy: match strategy {
+                    Some(s) => s.at(self.steps(v)?.expect("DP-SGD has steps"))?,
+                    None => Strategy::IDENTITY,
+                },
             },
         })
     }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Strategy;
 use crate::accountant::MechanismKind;
 
 /// The family of an algorithm, by its config name.
@@ -154,6 +155,10 @@ pub fn is_non_private(param: &str, value: f64) -> bool {
 }
 
 /// A DP learning algorithm with its hyperparameters.
+// DP-SGD holds its noise strategy inline (up to MAX_BANDS coefficients) so
+// that an algorithm stays `Copy`, as every sweep point, record and solver
+// takes it; the other variants are small
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Algorithm {
@@ -185,9 +190,11 @@ pub enum Algorithm {
         /// Which loss is descended.
         loss_variant: LossVariant,
     },
-    /// Mini-batch DP-SGD (docs/theory.md §3.1): θ₀ = 0, at every step a
-    /// Poisson batch B_t (each sample with probability q),
-    /// θ_{t+1} = (1 − ηλ)θ_t − η Σ_{i∈B_t} clip_C(ℓ'ᵢ xᵢ) + ησ ξ_t.
+    /// Mini-batch DP-SGD (docs/theory.md §3.1, §3.7): θ₀ = 0, the rows split
+    /// into G balanced cyclic groups; at step t a Poisson batch B_t of group
+    /// t mod G (each of its rows with probability q),
+    /// θ_{t+1} = (1 − ηλ)θ_t − η Σ_{i∈B_t} clip_C(ℓ'ᵢ xᵢ) − ησ w_t, w = C⁻¹z
+    /// with the strategy C (identity: w = ξ independent; G = 1: plain Poisson).
     Dpsgd {
         /// Ridge strength λ.
         lambda: f64,
@@ -203,7 +210,37 @@ pub enum Algorithm {
         sample_rate: f64,
         /// Per-example clipping norm C (none: no clipping).
         clip: Option<f64>,
+        /// Cyclic participation groups G ≥ 1 (1: every row eligible at every step).
+        #[serde(default = "one_group", skip_serializing_if = "is_one_group")]
+        groups: usize,
+        /// The noise strategy (identity: independent noise).
+        #[serde(default, skip_serializing_if = "Strategy::is_identity")]
+        strategy: Strategy,
     },
+}
+
+/// `groups`' default: one group, plain Poisson sampling.
+fn one_group() -> usize {
+    1
+}
+
+/// Whether `groups` is its default (records of plain DP-SGD omit it).
+fn is_one_group(groups: &usize) -> bool {
+    *groups == 1
+}
+
+/// The rounds an example can take part in over `steps` steps of DP-SGD in
+/// `groups` cyclic groups, ⌈T/G⌉: with a noise strategy of at most G
+/// bands, the release is Poisson DP-SGD over that many rounds
+/// (Choquette-Choo et al. 2023, *(Amplified) banded matrix factorizations*,
+/// Thm. 4; jax_privacy's `amplified_bandmf_event`).
+///
+/// ```
+/// use propdp_core::problem::rounds;
+/// assert_eq!((rounds(1024, 4), rounds(1000, 3), rounds(7, 1)), (256, 334, 7));
+/// ```
+pub fn rounds(steps: usize, groups: usize) -> usize {
+    steps.div_ceil(groups.max(1))
 }
 
 /// Which loss DP-GD descends (docs/theory.md §3).
@@ -221,6 +258,8 @@ pub enum LossVariant {
 /// An algorithm by its shape: what the theory solves and the simulation runs.
 /// Code that branches on static versus iterative algorithms matches on this
 /// (exhaustively), so a new kind is placed by [`Algorithm::shape`] alone.
+// the descent's strategy is inline, as in `Algorithm`
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Shape {
     /// θ̂ = argmin F(θ) + σ bᵀθ + τ b: a perturbed minimiser (objective
@@ -237,12 +276,11 @@ pub enum Shape {
     Descent(GradientSteps),
 }
 
-/// The hyperparameters of a gradient method (DP-GD: q = 1, C = ∞), in the
-/// form the DMFT and the simulation take: T steps of size η, each on a
-/// batch drawn at sample rate q (Poisson sampling today; the rate is what a
-/// cyclic schedule of groups would also carry), its per-example gradients
-/// clipped at C, plus noise σ (independent across steps today; a correlated
-/// noise strategy would be a further field here).
+/// The hyperparameters of a gradient method (DP-GD: q = 1, C = ∞, G = 1,
+/// identity strategy), in the form the DMFT and the simulation take: T
+/// steps of size η, each on a batch of the eligible group t mod G drawn at
+/// sample rate q, its per-example gradients clipped at C, plus noise σ·w_t
+/// correlated in time by the strategy (docs/theory.md §3.7).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GradientSteps {
     /// Ridge λ.
@@ -259,6 +297,17 @@ pub struct GradientSteps {
     pub sample_rate: f64,
     /// Clipping threshold C (∞: none).
     pub clip: f64,
+    /// Cyclic participation groups G (1 for DP-GD and plain DP-SGD).
+    pub groups: usize,
+    /// The noise strategy (identity for DP-GD).
+    pub strategy: Strategy,
+}
+
+impl GradientSteps {
+    /// Whether the steps are plain DP-GD/DP-SGD: one group and independent noise.
+    pub fn is_plain(&self) -> bool {
+        self.groups == 1 && self.strategy.is_identity()
+    }
 }
 
 impl Algorithm {
@@ -299,6 +348,8 @@ impl Algorithm {
                 loss_variant,
                 sample_rate: 1.0,
                 clip: f64::INFINITY,
+                groups: 1,
+                strategy: Strategy::IDENTITY,
             }),
             Algorithm::Dpsgd {
                 lambda,
@@ -308,6 +359,8 @@ impl Algorithm {
                 loss_variant,
                 sample_rate,
                 clip,
+                groups,
+                strategy,
             } => Shape::Descent(GradientSteps {
                 lambda,
                 sigma,
@@ -316,6 +369,8 @@ impl Algorithm {
                 loss_variant,
                 sample_rate,
                 clip: clip.unwrap_or(f64::INFINITY),
+                groups,
+                strategy,
             }),
         }
     }
@@ -338,7 +393,10 @@ impl Algorithm {
 
     /// The mechanism the accountant charges for this algorithm, with what its
     /// guarantee depends on (λ; T; q and C; [`AlgorithmKind::mechanism`]).
-    /// The noise level is not part of it.
+    /// The noise level is not part of it. DP-SGD in G cyclic groups with a
+    /// strategy of at most G bands is Poisson DP-SGD over ⌈T/G⌉ rounds
+    /// ([`rounds`]); more bands than groups have no certified ε, and a
+    /// budget is refused for them before any calibration reads this.
     ///
     /// ```
     /// use propdp_core::Algorithm;
@@ -353,8 +411,9 @@ impl Algorithm {
                 steps,
                 sample_rate,
                 clip,
+                groups,
                 ..
-            } => (steps, sample_rate, clip),
+            } => (rounds(steps, groups), sample_rate, clip),
             Algorithm::Objective { .. } | Algorithm::Output { .. } => (0, 1.0, None),
         };
         self.kind().mechanism(self.lambda(), steps, sample_rate, clip)

@@ -6,7 +6,9 @@ use crate::accountant::bracket::BracketSettings;
 pub use crate::accountant::calibrate::Target;
 use crate::accountant::calibrate::{Knob, calibrate};
 use crate::accountant::{ExtraRidge, MechanismKind, Neighbouring};
-use crate::problem::Model;
+use crate::error::ConfigError;
+use crate::parameters;
+use crate::problem::{Algorithm, Model};
 
 /// A privacy budget the point's noise was calibrated to.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -92,4 +94,61 @@ impl Budget {
         };
         model.mechanism(kind, self.neighbouring).extra_ridge(level, zcdp)
     }
+}
+
+/// DP-SGD's sample rate 0 < q ≤ 1 and clipping norm 0 < C < ∞, naming the field.
+pub(crate) fn check_dpsgd_privacy_fields(sample_rate: f64, clip: Option<f64>) -> Result<(), ConfigError> {
+    parameters::check("sample_rate", "algorithm.sample_rate", sample_rate)?;
+    clip.map_or(Ok(()), |c| parameters::check("clip", "algorithm.clip", c))
+}
+
+/// What calibrating the noise to a budget needs: a bounded per-example
+/// gradient (a Lipschitz loss, or DP-SGD's `clip`), and for DP-SGD valid q
+/// and C and a strategy of at most `groups` bands (amplified BandMF,
+/// certified as Poisson DP-SGD over ⌈T/G⌉ rounds: [`super::rounds`]); more
+/// bands than groups have no certified ε here: refused, never another
+/// pattern's ε.
+pub(crate) fn check_budget_applies(model: &Model, algorithm: &Algorithm) -> Result<(), ConfigError> {
+    let (sample_rate, clip) = match *algorithm {
+        Algorithm::Dpsgd { groups, strategy, .. } if strategy.bands() > groups => {
+            return Err(ConfigError::not_applicable(
+                "algorithm.strategy",
+                &format!(
+                    "a budget (epsilon or rho) has no certified ε for a strategy of {} bands in {groups} group(s): \
+                     with more bands than groups an example's participations meet overlapping rows of the \
+                     strategy, whose amplified guarantee (MMCC) propdp does not compute; use at most {groups} \
+                     bands (amplified BandMF), or give sigma instead (the theory and the simulation run for a \
+                     given σ)",
+                    strategy.bands()
+                ),
+            ));
+        }
+        Algorithm::Dpsgd { sample_rate, clip, .. } => (sample_rate, clip),
+        Algorithm::Objective { .. } | Algorithm::Output { .. } | Algorithm::Dpgd { .. } => {
+            if model.lipschitz().is_infinite() {
+                return Err(ConfigError::range(
+                    "algorithm.kind",
+                    format!("\"{}\"", algorithm.name()),
+                    &format!(
+                        "\"dpsgd\" with clip for a privacy budget with model = \"{}\": its gradient is unbounded, \
+                     so only clipping bounds the privacy loss",
+                        model.kind().name()
+                    ),
+                ));
+            }
+            return Ok(());
+        }
+    };
+    check_dpsgd_privacy_fields(sample_rate, clip)?;
+    if clip.is_none() && model.lipschitz().is_infinite() {
+        return Err(ConfigError::missing(
+            "algorithm.clip",
+            &format!(
+                "a privacy budget with model = \"{}\" needs clip > 0: its gradient is unbounded, so without \
+                 clipping no noise bounds the privacy loss",
+                model.kind().name()
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -8,12 +8,17 @@ mod algorithm;
 mod budget;
 mod model;
 mod point;
+mod prefix_sum;
+mod strategy;
 
-pub use algorithm::{Algorithm, AlgorithmKind, GradientSteps, LossVariant, Shape, is_noise_param, is_non_private};
+pub use algorithm::{
+    Algorithm, AlgorithmKind, GradientSteps, LossVariant, Shape, is_noise_param, is_non_private, rounds,
+};
+pub(crate) use budget::check_budget_applies;
 pub use budget::{Budget, Target};
 pub use model::{DataModel, Design, Model, ModelKind, NoiseLaw, Prior};
-pub(crate) use point::check_budget_applies;
 pub use point::{DMFT_MAX_STEPS, Intercept, MAX_STEPS, Point, TwoCluster, mean_step_smoothness_at};
+pub use strategy::{MAX_BANDS, Strategy};
 
 use crate::error::ConfigError;
 

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::budget::check_dpsgd_privacy_fields;
 use super::{Algorithm, Budget, LossVariant, Model, NoiseLaw, Target};
 use crate::covariance::Covariance;
 use crate::error::ConfigError;
@@ -429,12 +430,14 @@ impl Point {
             loss_variant,
             sample_rate,
             clip,
+            groups,
             ..
         } = self.algorithm
         else {
             unreachable!("called for DP-SGD (Point::check)")
         };
         check_dpsgd_privacy_fields(sample_rate, clip)?;
+        parameters::check("groups", "algorithm.groups", groups as f64)?;
         parameters::check("eta", "algorithm.eta", eta)?;
         parameters::check("steps", "algorithm.steps", steps as f64)?;
         if eta * lambda >= 2.0 {
@@ -485,7 +488,8 @@ impl Point {
     /// ```
     /// use propdp_core::{Algorithm, LossVariant, Model, Point};
     /// let sgd = |eta| Algorithm::Dpsgd { lambda: 0.1, sigma: 1.0, eta, steps: 10,
-    ///     loss_variant: LossVariant::Standard, sample_rate: 0.5, clip: None };
+    ///     loss_variant: LossVariant::Standard, sample_rate: 0.5, clip: None,
+    ///     groups: 1, strategy: propdp_core::problem::Strategy::IDENTITY };
     /// let p = Point::new(1.0, 1.0, Model::Logistic, sgd(0.5)).unwrap();
     /// assert!(p.step_size_warning().is_none());
     /// let w = Point::new(1.0, 1.0, Model::Logistic, sgd(10.0)).unwrap().step_size_warning().unwrap();
@@ -624,52 +628,18 @@ fn algorithm_params(a: &Algorithm) -> Vec<(&'static str, f64)> {
             steps,
             sample_rate,
             clip,
+            groups,
+            strategy,
             ..
         } => {
             v.extend([("eta", eta), ("steps", steps as f64), ("sample_rate", sample_rate)]);
             v.extend(clip.map(|c| ("clip", c)));
+            // plain DP-SGD's parameters are as before; correlated noise names its groups
+            if groups > 1 || !strategy.is_identity() {
+                v.push(("groups", groups as f64));
+            }
         }
         Algorithm::Objective { .. } | Algorithm::Output { .. } => {}
     }
     v
-}
-
-/// DP-SGD's sample rate 0 < q ≤ 1 and clipping norm 0 < C < ∞, naming the field.
-fn check_dpsgd_privacy_fields(sample_rate: f64, clip: Option<f64>) -> Result<(), ConfigError> {
-    parameters::check("sample_rate", "algorithm.sample_rate", sample_rate)?;
-    clip.map_or(Ok(()), |c| parameters::check("clip", "algorithm.clip", c))
-}
-
-/// What calibrating the noise to a budget needs: a bounded per-example
-/// gradient (a Lipschitz loss, or DP-SGD's `clip`), and for DP-SGD valid q and C.
-pub(crate) fn check_budget_applies(model: &Model, algorithm: &Algorithm) -> Result<(), ConfigError> {
-    let (sample_rate, clip) = match *algorithm {
-        Algorithm::Dpsgd { sample_rate, clip, .. } => (sample_rate, clip),
-        Algorithm::Objective { .. } | Algorithm::Output { .. } | Algorithm::Dpgd { .. } => {
-            if model.lipschitz().is_infinite() {
-                return Err(ConfigError::range(
-                    "algorithm.kind",
-                    format!("\"{}\"", algorithm.name()),
-                    &format!(
-                        "\"dpsgd\" with clip for a privacy budget with model = \"{}\": its gradient is unbounded, \
-                     so only clipping bounds the privacy loss",
-                        model.kind().name()
-                    ),
-                ));
-            }
-            return Ok(());
-        }
-    };
-    check_dpsgd_privacy_fields(sample_rate, clip)?;
-    if clip.is_none() && model.lipschitz().is_infinite() {
-        return Err(ConfigError::missing(
-            "algorithm.clip",
-            &format!(
-                "a privacy budget with model = \"{}\" needs clip > 0: its gradient is unbounded, so without \
-                 clipping no noise bounds the privacy loss",
-                model.kind().name()
-            ),
-        ));
-    }
-    Ok(())
 }

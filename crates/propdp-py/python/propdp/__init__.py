@@ -346,8 +346,9 @@ class PrivacyReport:
     RDP bound), zCDP ``rho``, ``mu`` of
     μ-GDP (output perturbation, DP-GD, DP-SGD at q = 1), objective
     perturbation's loss bound (c, A) and its RDP ε(α) at α = 2, 8, 32, and
-    the mechanism's ``lambda``, ``steps``, ``sample_rate``, ``clip`` where
-    they apply; ``epsilon_add_remove`` (DP-SGD: Opacus' ε), ``extra_ridge``, ``lambda_effective``."""
+    the mechanism's ``lambda``, ``steps``, ``sample_rate``, ``clip``,
+    ``groups``, ``bands`` and the ``rounds`` composed where they apply;
+    ``epsilon_add_remove`` (DP-SGD: Opacus' ε), ``extra_ridge``, ``lambda_effective``."""
 
     algorithm: str
     model: str
@@ -370,6 +371,9 @@ class PrivacyReport:
     steps: Optional[int] = None
     sample_rate: Optional[float] = None
     clip: Optional[float] = None
+    groups: Optional[int] = None
+    bands: Optional[int] = None
+    rounds: Optional[int] = None
     extra_ridge: Optional[float] = None
     lambda_effective: Optional[float] = None
     epsilon_add_remove: Optional[float] = None
@@ -389,10 +393,11 @@ def privacy(
     lambda_: Optional[float] = None,
     steps: Optional[int] = None,
     huber_m: Optional[float] = None,
-    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
+    neighbouring: Optional[str] = None,
     sample_rate: Optional[float] = None,
     clip: Optional[float] = None,
     extra_ridge: Optional[str] = None,
+    groups: Optional[int] = None,
 ) -> PrivacyReport:
     """The privacy guarantee of ``noise`` for ``algorithm`` ("objective",
     "output", "dpgd", "dpsgd") — or, with ``epsilon`` (at ``delta_priv``,
@@ -402,7 +407,12 @@ def privacy(
     (default 1) applies to objective and output perturbation, ``steps``
     (an integer, default 1) to DP-GD and DP-SGD, ``huber_m`` (default 1) to
     the Huber model; DP-SGD takes ``sample_rate`` q and optionally ``clip``
-    C (noise multiplier σ/min(C, L)); its ε is the PLD accountant's. An
+    C (noise multiplier σ/min(C, L)); its ε is the PLD accountant's. DP-SGD
+    in ``groups`` cyclic groups with a noise strategy of at most that many
+    bands (amplified BandMF) is certified as Poisson DP-SGD over ⌈T/G⌉
+    rounds (``report.rounds``), under "add_remove_one" unless
+    ``neighbouring`` says otherwise (jax_privacy's relation; otherwise the
+    default is "replace_one"). An
     argument that does not apply, a float ``steps`` or two of
     noise/epsilon/rho raise :class:`ConfigError` naming the argument — the
     same rules as the ``propdp privacy`` command (one query builder in the
@@ -413,7 +423,7 @@ def privacy(
     d = _native.privacy(
         algorithm, model, huber_m=huber_m, lambda_=lambda_, steps=steps, neighbouring=neighbouring,
         delta_priv=delta_priv, noise=noise, epsilon=epsilon, rho=rho, sample_rate=sample_rate, clip=clip,
-        extra_ridge=extra_ridge,
+        extra_ridge=extra_ridge, groups=groups,
     )
     d["lambda_"] = d.pop("lambda")
     d["objective_bound"] = None if d["objective_bound"] is None else tuple(d["objective_bound"])
@@ -431,10 +441,11 @@ def calibrate(
     lambda_: Optional[float] = None,
     steps: Optional[int] = None,
     huber_m: Optional[float] = None,
-    neighbouring: str = _args.DEFAULT_NEIGHBOURING,
+    neighbouring: Optional[str] = None,
     sample_rate: Optional[float] = None,
     clip: Optional[float] = None,
     extra_ridge: Optional[str] = None,
+    groups: Optional[int] = None,
 ) -> PrivacyReport:
     """The smallest noise meeting (``epsilon``, ``delta_priv``) or ``rho``
     (give one), with its guarantee in every notion (``report.noise``); the
@@ -444,4 +455,5 @@ def calibrate(
     return privacy(
         algorithm, model, epsilon=epsilon, rho=rho, delta_priv=delta_priv, lambda_=lambda_, steps=steps,
         huber_m=huber_m, neighbouring=neighbouring, sample_rate=sample_rate, clip=clip, extra_ridge=extra_ridge,
+        groups=groups,
     )

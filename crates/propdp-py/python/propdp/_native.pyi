@@ -85,6 +85,7 @@ def privacy(
     sample_rate: Optional[float] = None,
     clip: Optional[float] = None,
     extra_ridge: Optional[str] = None,
+    groups: Optional[int] = None,
 ) -> Dict[str, Any]: ...
 class Event:
     """A privacy event (the accountant's one event type); its subclasses build it."""

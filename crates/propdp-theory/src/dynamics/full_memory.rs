@@ -53,6 +53,7 @@ use propdp_core::problem::TwoCluster;
 use rayon::prelude::*;
 
 use super::modes::{Modes, SPECTRAL_MAX_BYTES, spectral_metrics, two_cluster_metrics};
+use super::noise_kernel::{NoiseKernel, noise_term};
 use super::path::{
     DmftError, DmftParams, DmftPath, INTERCEPT, Intercept, STEIN_MIN_S2, aggregate, check_intercept_loss,
     insert_intercept_metrics, step_metrics, two_cluster_params,
@@ -241,20 +242,39 @@ fn solve_scramble(
     };
     let nf = n as f64;
     let mean = |v: &[f64]| v.iter().sum::<f64>() / nf;
-    let subsampled = p.sample_rate < 1.0;
+    // cyclic groups (§3.7) select too, at any q: a path only at its group's steps
+    let subsampled = p.sample_rate < 1.0 || p.groups > 1;
     // κ² = 1 + sd²: the scale of the labels' and paths' randomness besides ν
     let kappa2 = 1.0 + p.noise_sd * p.noise_sd;
     // two clusters: no label depends on ν, so the drift is Σ_k R_g(t,k)A_k plus the
     // class mean's a·E[ĝ_t(y − (2p − 1))], and no path needs ∂_ν (`pathwise`) or baselines
     let stein = mix.is_none() && rho >= STEIN_MIN_S2 * kappa2;
     let pathwise = mix.is_none() && !stein;
-    let (z, mut u) = draws(p, seed, if subsampled { 1 + tt } else { 1 });
+    // the label's uniforms, one per step for the selections, and with groups the path's group g = ⌊uG⌋
+    let extra = if subsampled { 1 + tt } else { 1 } + usize::from(p.groups > 1);
+    let (z, mut u) = draws(p, seed, extra);
+    let group: Vec<usize> = match p.groups {
+        1 => Vec::new(),
+        g => u
+            .pop()
+            .expect("the groups' uniforms")
+            .iter()
+            .map(|x| ((x * g as f64) as usize).min(g - 1))
+            .collect(),
+    };
     // S_t of path i (steps 0..T−1; the last step's g is not used)
     let selection: Vec<Vec<bool>> = u
         .split_off(1)
         .into_iter()
-        .map(|v| v.into_iter().map(|x| x < p.sample_rate).collect())
+        .enumerate()
+        .map(|(t, v)| {
+            v.into_iter()
+                .enumerate()
+                .map(|(i, x)| x < p.sample_rate && group.get(i).is_none_or(|&g| g == t % p.groups))
+                .collect()
+        })
         .collect();
+    let kernel = NoiseKernel::new(p);
     let u = u.pop().expect("the label's uniforms");
     let prior_sd = rho.sqrt();
     // the teacher's intercept b* (labels of ν + b*) and the learner's field β_t
@@ -514,7 +534,7 @@ fn solve_scramble(
         //    spectrum, per atom, M_g(t) = D_t − Σ_k R_g(t,k)·m_k/ρ (Stein)
         if let Some(md) = modes.as_mut() {
             let mg = drift - (0..=t).map(|k| rg[t][k] * amp[k]).sum::<f64>();
-            md.advance(p, t, &rg, mg, &cg, rho, &mut rth, &mut cth, &mut amp);
+            md.advance(p, t, &rg, mg, &cg, rho, &mut rth, &mut cth, &mut amp, &kernel);
             continue;
         }
         let decay = 1.0 - eta * p.lambda;
@@ -528,12 +548,10 @@ fn solve_scramble(
         let v: Vec<f64> = (0..=t)
             .map(|s2| (0..=t).map(|s| rth[t + 1][s] * cg[s][s2]).sum())
             .collect();
+        let weights = kernel.weights(&rth[t + 1], t);
         for tp in 0..=t + 1 {
-            let noise: f64 = (0..=t.min(tp.saturating_sub(1)))
-                .map(|s| rth[t + 1][s] * rth[tp][s])
-                .sum();
+            let noise = noise_term(weights.as_deref(), &rth[t + 1], &rth[tp], t, tp);
             let signal: f64 = (0..tp).map(|s2| v[s2] * rth[tp][s2]).sum();
-            let noise = if tp == 0 { 0.0 } else { noise };
             let c = p.s2 * amp[t + 1] * amp[tp] + eta * eta * signal + eta * eta * p.sigma * p.sigma * noise;
             cth[t + 1][tp] = c;
             cth[tp][t + 1] = c;
@@ -572,6 +590,8 @@ mod tests {
             points: 1024,
             scrambles: 2,
             seed: 3,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         };
         let sgd = DmftParams {
             loss: Loss::Huber { m: 1.0 },
@@ -611,6 +631,8 @@ mod tests {
             points: 1024,
             scrambles: 2,
             seed: 3,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         };
         let none = Intercept {
             teacher: 0.0,
@@ -643,6 +665,8 @@ mod tests {
             points: 1024,
             scrambles: 2,
             seed: 5,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         }
     }
 

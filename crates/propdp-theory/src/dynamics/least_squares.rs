@@ -21,6 +21,15 @@
 //!   est_err2 = ∫[s²(p − 1)² + sd²x g² + v] dμ,
 //!   train_loss = (δ/2)∫[(p − 1)²(s²x + sd²) + x v] dμ + sd²(1 − δ)/2.
 //!
+//! With correlated privacy noise σw, w = C⁻¹z for a banded Toeplitz
+//! strategy C (docs/theory.md §3.7), the privacy part of v is no longer
+//! white: it is v^σ_t(x) = η²σ² Σ_{n<t} f_n(x)², f_n = ρf_{n−1} + h_n, with
+//! h the first column of C⁻¹ — the quadratic form η²σ² Σ_{s,s'<t}
+//! ρ^{t−1−s}K_{ss'}ρ^{t−1−s'} of K = C⁻¹C⁻ᵀ — added to the rest of v (the
+//! selections' noise, uncorrelated with it), which keeps its recursion
+//! without the η²σ² term ([`solve_correlated`]; cyclic groups, G > 1, are
+//! not served here).
+//!
 //! At step t every integrand is a polynomial of degree ≤ 2t + 1 in x, so
 //! the quadrature of [`MarchenkoPastur::rule`] with K = T + 1 nodes gives the
 //! whole trajectory to rounding; fewer nodes are used when K and 2K agree to
@@ -56,6 +65,7 @@ use std::collections::BTreeMap;
 
 use propdp_core::covariance::Covariance;
 use propdp_core::metrics;
+use propdp_core::problem::Strategy;
 use propdp_core::spectrum::MarchenkoPastur;
 use thiserror::Error;
 
@@ -198,6 +208,62 @@ impl LeastSquaresPath {
 /// assert_eq!(r.approx_error, 0.0);
 /// ```
 pub fn solve(p: &LeastSquaresParams) -> Result<LeastSquaresPath, LeastSquaresError> {
+    solve_isotropic(p, &Privacy::white(p))
+}
+
+/// Solve `p` with the privacy noise correlated by `strategy` (see the
+/// module docs), isotropic or with features of covariance `cov`; the
+/// identity strategy is [`solve_with_covariance`], to the bit.
+pub fn solve_correlated(
+    p: &LeastSquaresParams,
+    cov: Option<&Covariance>,
+    strategy: &Strategy,
+) -> Result<LeastSquaresPath, LeastSquaresError> {
+    let privacy = match strategy.is_identity() {
+        true => Privacy::white(p),
+        false => Privacy {
+            white: 0.0,
+            scale: p.eta * p.eta * p.sigma * p.sigma,
+            impulse: strategy.impulse_response(p.steps),
+        },
+    };
+    match cov {
+        None => solve_isotropic(p, &privacy),
+        Some(cov) => solve_spectrum(p, cov, &privacy),
+    }
+}
+
+/// How the privacy noise enters v: `white` per step (η²σ², independent
+/// noise), or the correlated part η²σ²Σ_{n<t}f_n² of C⁻¹'s first column
+/// `impulse` (empty for white noise).
+struct Privacy {
+    white: f64,
+    scale: f64,
+    impulse: Vec<f64>,
+}
+
+impl Privacy {
+    fn white(p: &LeastSquaresParams) -> Self {
+        Privacy {
+            white: p.eta * p.eta * p.sigma * p.sigma,
+            scale: 0.0,
+            impulse: Vec::new(),
+        }
+    }
+
+    /// One step of the correlated part at every node: f ← ρf + h_t, v^σ += η²σ²f².
+    fn step(&self, t: usize, rho: &[f64], f: &mut [f64], v_sigma: &mut [f64]) {
+        let Some(&h) = self.impulse.get(t) else {
+            return;
+        };
+        for ((f, v), r) in f.iter_mut().zip(v_sigma.iter_mut()).zip(rho) {
+            *f = r * *f + h;
+            *v += self.scale * *f * *f;
+        }
+    }
+}
+
+fn solve_isotropic(p: &LeastSquaresParams, privacy: &Privacy) -> Result<LeastSquaresPath, LeastSquaresError> {
     let mp = MarchenkoPastur::new(p.delta).expect("a validated δ");
     let gain = mp.sgd_noise_gain(p.lambda, p.eta, p.sample_rate);
     let ratio = p.eta * (p.sample_rate * mp.edges().1 + p.lambda) / 2.0;
@@ -210,11 +276,11 @@ pub fn solve(p: &LeastSquaresParams) -> Result<LeastSquaresPath, LeastSquaresErr
     }
     let exact = p.steps + 1;
     let mut k = FIRST_NODES.min(exact);
-    let mut path = trajectory(p, &mp, k);
+    let mut path = trajectory(p, &mp, k, privacy);
     let mut approx_error = 0.0;
     while k < exact {
         let finer = (2 * k).min(exact);
-        let next = trajectory(p, &mp, finer);
+        let next = trajectory(p, &mp, finer, privacy);
         approx_error = if finer == exact {
             0.0
         } else {
@@ -242,6 +308,14 @@ pub fn solve_with_covariance(
     let Some(cov) = cov else {
         return solve(p);
     };
+    solve_spectrum(p, cov, &Privacy::white(p))
+}
+
+fn solve_spectrum(
+    p: &LeastSquaresParams,
+    cov: &Covariance,
+    privacy: &Privacy,
+) -> Result<LeastSquaresPath, LeastSquaresError> {
     let spec = Spectrum::new(cov, p.delta);
     let gain = spec.noise_gain(p.lambda, p.eta, p.sample_rate);
     let ratio = p.eta * (p.sample_rate * spec.right_edge() + p.lambda) / 2.0;
@@ -255,9 +329,9 @@ pub fn solve_with_covariance(
     // the two-point grid costs O(K²) to build and O(K·rank) a step: capped lower
     let pairs = |k: usize| k.min(COVARIANCE_MAX_PAIR_NODES / spec.intervals().len()).max(8);
     let mut k = COVARIANCE_FIRST_NODES;
-    let mut path = covariance_trajectory(p, &spec.rule(k, pairs(k)));
+    let mut path = covariance_trajectory(p, &spec.rule(k, pairs(k)), privacy);
     let approx_error = loop {
-        let next = covariance_trajectory(p, &spec.rule(2 * k, pairs(2 * k)));
+        let next = covariance_trajectory(p, &spec.rule(2 * k, pairs(2 * k)), privacy);
         let change = largest_change(&path, &next);
         (path, k) = (next, 2 * k);
         if change <= COVARIANCE_TOLERANCE || k >= COVARIANCE_MAX_NODES {
@@ -280,11 +354,12 @@ pub fn solve_with_covariance(
 /// teacher's terms against μ*, and `pred_err2` = B_t + sd²∫xg² dμ_Σ + ∫v dμ_Σ
 /// with B_t/s² = ⟨eω⟩ − 2∫p dμ_{eω} + ∫p²R dμ_Σ + ∫∫p₁p₂ dν_ac.
 #[allow(clippy::needless_range_loop)]
-fn covariance_trajectory(p: &LeastSquaresParams, rule: &Rule) -> BTreeMap<String, Vec<f64>> {
+fn covariance_trajectory(p: &LeastSquaresParams, rule: &Rule, privacy: &Privacy) -> BTreeMap<String, Vec<f64>> {
     let (x, n) = (&rule.x, rule.x.len());
     let (eta, q, sd2, s2) = (p.eta, p.sample_rate, p.noise_sd * p.noise_sd, p.s2);
     let rho: Vec<f64> = x.iter().map(|x| 1.0 - eta * p.lambda - eta * q * x).collect();
-    let (mut g, mut v, mut pt) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut g, mut v_rest, mut pt) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut f, mut v_sigma, mut v) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let names = [
         metrics::EST_ERR2,
         metrics::OVERLAP,
@@ -330,9 +405,11 @@ fn covariance_trajectory(p: &LeastSquaresParams, rule: &Rule) -> BTreeMap<String
         }
         let feed = eta * eta * q * (1.0 - q) * 2.0 * loss;
         let mut moved = 0.0f64;
+        privacy.step(t, &rho, &mut f, &mut v_sigma);
         for j in 0..n {
             let (v0, g0) = (v[j], g[j]);
-            v[j] = rho[j] * rho[j] * v[j] + eta * eta * p.sigma * p.sigma + feed * x[j];
+            v_rest[j] = rho[j] * rho[j] * v_rest[j] + privacy.white + feed * x[j];
+            v[j] = v_rest[j] + v_sigma[j];
             g[j] = rho[j] * g[j] + eta * q;
             moved = moved.max((v[j] - v0).abs() / v[j].abs().max(f64::MIN_POSITIVE));
             moved = moved.max((g[j] - g0).abs() / g[j].abs().max(f64::MIN_POSITIVE));
@@ -350,11 +427,12 @@ fn covariance_trajectory(p: &LeastSquaresParams, rule: &Rule) -> BTreeMap<String
 }
 
 /// The trajectory with the `k`-node rule.
-fn trajectory(p: &LeastSquaresParams, mp: &MarchenkoPastur, k: usize) -> BTreeMap<String, Vec<f64>> {
+fn trajectory(p: &LeastSquaresParams, mp: &MarchenkoPastur, k: usize, privacy: &Privacy) -> BTreeMap<String, Vec<f64>> {
     let (x, w) = mp.rule(k);
     let (eta, q, sd2) = (p.eta, p.sample_rate, p.noise_sd * p.noise_sd);
     let rho: Vec<f64> = x.iter().map(|x| 1.0 - eta * p.lambda - eta * q * x).collect();
-    let (mut g, mut v) = (vec![0.0; k + 1], vec![0.0; k + 1]);
+    let (mut g, mut v_rest) = (vec![0.0; k + 1], vec![0.0; k + 1]);
+    let (mut f, mut v_sigma, mut v) = (vec![0.0; k + 1], vec![0.0; k + 1], vec![0.0; k + 1]);
     let names = [metrics::EST_ERR2, metrics::OVERLAP, metrics::NORM2, metrics::TRAIN_LOSS];
     let mut out: Vec<Vec<f64>> = vec![Vec::with_capacity(p.steps + 1); names.len()];
     for t in 0..=p.steps {
@@ -375,8 +453,10 @@ fn trajectory(p: &LeastSquaresParams, mp: &MarchenkoPastur, k: usize) -> BTreeMa
             break;
         }
         let feed = eta * eta * q * (1.0 - q) * 2.0 * loss;
+        privacy.step(t, &rho, &mut f, &mut v_sigma);
         for j in 0..=k {
-            v[j] = rho[j] * rho[j] * v[j] + eta * eta * p.sigma * p.sigma + feed * x[j];
+            v_rest[j] = rho[j] * rho[j] * v_rest[j] + privacy.white + feed * x[j];
+            v[j] = v_rest[j] + v_sigma[j];
             g[j] = rho[j] * g[j] + eta * q;
         }
     }
@@ -499,7 +579,7 @@ mod tests {
             r.approx_error
         );
         let mp = MarchenkoPastur::new(p.delta).unwrap();
-        let exact = trajectory(&p, &mp, p.steps + 1);
+        let exact = trajectory(&p, &mp, p.steps + 1, &Privacy::white(&p));
         assert!(largest_change(&r.path.mean, &exact) < 1e-11);
     }
 

@@ -12,6 +12,7 @@ pub mod full_memory;
 pub mod least_squares;
 pub mod long_horizon;
 mod modes;
+mod noise_kernel;
 mod path;
 mod reverse_mode;
 mod rqmc;

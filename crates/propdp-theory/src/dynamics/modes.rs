@@ -16,6 +16,7 @@
 use propdp_core::covariance::Atom;
 use propdp_core::metrics::{self, Metrics};
 
+use super::noise_kernel::{NoiseKernel, noise_term};
 use super::path::{DmftError, DmftParams, step_metrics};
 
 /// The most memory the atoms' responses of a spectral solve may take.
@@ -116,6 +117,7 @@ impl<'a> Modes<'a> {
         rw: &mut [Vec<f64>],
         cw: &mut [Vec<f64>],
         amp_w: &mut [f64],
+        kernel: &NoiseKernel,
     ) {
         let (eta, decay) = (p.eta, 1.0 - p.eta * p.lambda);
         let (s2, sig2) = (p.s2, p.sigma * p.sigma);
@@ -141,16 +143,13 @@ impl<'a> Modes<'a> {
             }
             m_w += w * om * s2 * e * ak[t + 1];
             m0 += w * s2 * e * ak[t + 1];
-            // C^k(t+1, t') = s²e A^k A^k + η²ω R^k C_g R^kᵀ + η²σ² R^k R^kᵀ
+            // C^k(t+1, t') = s²e A^k A^k + η²ω R^k C_g R^kᵀ + η²σ² R^k K R^kᵀ (K = I: independent noise)
             let v: Vec<f64> = (0..=t)
                 .map(|s2i| (0..=t).map(|s| rk[t + 1][s] * cg[s][s2i]).sum())
                 .collect();
+            let weights = kernel.weights(&rk[t + 1], t);
             for tp in 0..=t + 1 {
-                let noise: f64 = if tp == 0 {
-                    0.0
-                } else {
-                    (0..=t.min(tp - 1)).map(|s| rk[t + 1][s] * rk[tp][s]).sum()
-                };
+                let noise = noise_term(weights.as_deref(), &rk[t + 1], &rk[tp], t, tp);
                 let signal: f64 = (0..tp).map(|s| v[s] * rk[tp][s]).sum();
                 let c = s2 * e * ak[t + 1] * ak[tp] + eta * eta * om * signal + eta * eta * sig2 * noise;
                 cw[t + 1][tp] += w * om * c;

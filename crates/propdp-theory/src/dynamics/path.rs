@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use propdp_core::loss::Loss;
 use propdp_core::metrics::{self, Metrics};
-use propdp_core::problem::TwoCluster;
+use propdp_core::problem::{Strategy, TwoCluster};
 use thiserror::Error;
 
 use crate::fixed_points::logistic::test_class_error;
@@ -49,6 +49,18 @@ pub struct DmftParams {
     pub scrambles: usize,
     /// Seed of the Sobol scrambles.
     pub seed: u32,
+    /// Cyclic participation groups G (1: plain Poisson sampling; docs/theory.md §3.7).
+    pub groups: usize,
+    /// The privacy noise's strategy (identity: independent noise; §3.7).
+    pub strategy: Strategy,
+}
+
+impl DmftParams {
+    /// The mean rate at which an example is selected, q/G: what the mean
+    /// step sees of the full gradient.
+    pub fn mean_rate(&self) -> f64 {
+        self.sample_rate / self.groups as f64
+    }
 }
 
 /// An intercept (docs/theory.md §3.5): the teacher's b* (labels
@@ -82,6 +94,12 @@ impl std::fmt::Display for DmftParams {
         }
         if self.clip.is_finite() {
             write!(f, ", clip = {}", self.clip)?;
+        }
+        if self.groups > 1 {
+            write!(f, ", groups = {}", self.groups)?;
+        }
+        if !self.strategy.is_identity() {
+            write!(f, ", strategy coefficients {:?}", self.strategy.coefficients())?;
         }
         write!(f, ", loss {}", self.loss)?;
         if self.noise_sd > 0.0 {

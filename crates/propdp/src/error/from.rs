@@ -82,6 +82,11 @@ fn dmft_kind(e: &DmftError) -> ErrorKind {
 impl From<TheoryError> for Error {
     fn from(e: TheoryError) -> Self {
         let kind = match &e {
+            // a pattern the point's solver does not take, named by its config field
+            TheoryError::CorrelatedNoise { field, .. } => {
+                let field = Some(field.clone());
+                return Error::new(ErrorKind::Config, field, e);
+            }
             TheoryError::Dmft(d) => dmft_kind(d),
             TheoryError::Huber(_)
             | TheoryError::Logistic(_)

@@ -376,11 +376,13 @@ pub(super) fn estimate(f: &Fitting, x: &Prepared, seed: u64) -> crate::Result<(D
     Ok(match algorithm.shape() {
         Shape::Descent(g) => {
             let descent = propdp_sim::gd::Descent { loss, gradient: g };
+            // a release's descent is plain DP-GD/DP-SGD: one group
+            let single = propdp_sim::gd::Partition::single();
             let mut rng = draw_stream(seed, Draw::Descent);
             let mut beta = 0.0;
             let theta = match constant {
-                Some(_) => descent.run_with_intercept(xt, labels, &mut rng, |_, _, b, _| beta = b),
-                None => descent.run(xt, labels, &mut rng, |_, _, _| {}),
+                Some(_) => descent.run_with_intercept(xt, labels, &single, &mut rng, |_, _, b, _| beta = b),
+                None => descent.run(xt, labels, &single, &mut rng, |_, _, _| {}),
             }
             .map_err(|e| {
                 crate::error::Error::compute(format!(

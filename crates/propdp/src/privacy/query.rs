@@ -38,7 +38,7 @@ impl Participation {
     /// assert_eq!(Participation::POISSON.rounds(7), 7);
     /// ```
     pub fn rounds(&self, steps: usize) -> usize {
-        steps.div_ceil(self.groups.max(1))
+        propdp_core::problem::rounds(steps, self.groups)
     }
 }
 

@@ -392,6 +392,8 @@ impl<'a> DescentSearch<'a> {
                 loss_variant,
                 sample_rate: k.q,
                 clip: k.clip,
+                groups: 1,
+                strategy: propdp_core::problem::Strategy::IDENTITY,
             },
         };
         let sigma = self.calibrations.noise(&self.budget, &self.base, unit.mechanism())?;

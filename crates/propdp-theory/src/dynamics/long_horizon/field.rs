@@ -50,6 +50,7 @@ use crate::numerics::axpy;
 use crate::numerics::gaussian::quantile;
 
 use super::generator::{GEN_WINDOW, Generator, conditional_weights};
+use super::participation::{eligible, noise_window, path_groups, selections};
 use super::step::{
     Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, Stop, curvature_bound, drift, far_adjoints,
     memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions, truncation,
@@ -100,7 +101,7 @@ pub(super) fn replicate(
     window: usize,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<Run, Stop> {
-    let (tt, n, a, eta, q) = (p.steps, p.points, 1.0 / p.delta, p.eta, p.sample_rate);
+    let (tt, n, a, eta) = (p.steps, p.points, 1.0 / p.delta, p.eta);
     let nf = n as f64;
     let decay = 1.0 - eta * p.lambda;
     let spectrum = atoms.unwrap_or(&ISOTROPIC);
@@ -109,6 +110,8 @@ pub(super) fn replicate(
     // innovation, S_t) for every step
     let draws = |group: usize| -> Vec<[f64; 4]> { (0..n).map(|i| rqmc_uniform4(i, group, seed)).collect() };
     let first = draws(0);
+    // every path's cyclic group (§3.7) from its first point's last coordinate
+    let groups_of = path_groups(p, first.iter().map(|x| x[3]));
     let gaussian: Vec<f64> = first.iter().map(|x| rho.sqrt() * quantile(x[0])).collect();
     let teacher = teacher(p, rho, &first, gaussian, icp, mix);
     let w = window;
@@ -140,7 +143,7 @@ pub(super) fn replicate(
         }
     }
     let mut generator = Generator::new(n);
-    let mut events = Events::new(n, w, q);
+    let mut events = Events::new(n, w, p.mean_rate());
     let h_max = curvature_bound(p.loss);
     let mut amp_w = vec![0.0];
     // the intercept's field β_t (docs/theory.md §3.5; 0 without one)
@@ -181,11 +184,7 @@ pub(super) fn replicate(
         }
         let thc = field.value(&mem, t);
         let amp = amp_w[t];
-        let selection: Vec<bool> = if q < 1.0 && t < tt {
-            step_draws.iter().map(|x| x[2] < q).collect()
-        } else {
-            vec![true; n]
-        };
+        let selection = selections(p, t, &step_draws, n, &groups_of);
         let loss = sample_step(
             p,
             amp,
@@ -227,9 +226,10 @@ pub(super) fn replicate(
         events.record(t, w, &sv.h, &vv);
         let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
         // 5–6. the drift and the truncation estimate
-        let drift = drift(p, rho, &teacher, &sv, &kernel.rg, &amp_w, t, a);
+        let elig = eligible(p, t, &groups_of);
+        let drift = drift(p, rho, &teacher, &sv, &kernel.rg, &amp_w, t, a, elig.as_deref());
         // the intercept's field at t + 1 (docs/theory.md §3.5)
-        beta = next_intercept(p, icp, beta, &sv.c);
+        beta = next_intercept(p, icp, beta, &sv.c, elig.as_deref());
         approx_error = approx_error.max(truncation(&vv, &kernel.rg, w, t, p, h_max, c_tt)?);
         sv.c0
             .iter_mut()
@@ -251,7 +251,8 @@ pub(super) fn replicate(
             let lmem = &mut lmem_buf[..m.lv.len()];
             memory(&m.lanes, &mem, t, near, far, lmem);
             recursion(&mut m.lv, decay, eta_om, lmem, None);
-            m.coord.step(t, &kernel, &amp_w, drift, decay, eta, p.sigma, &at);
+            m.coord
+                .step(t, &kernel, &amp_w, drift, decay, eta, p.sigma, &p.strategy, &at);
         }
         // 8. G_{t+1} by conditioning on its window (indices t − NEAR..=t) and block sums
         let slots: Vec<Slot> = (t.saturating_sub(NEAR)..=t)
@@ -327,10 +328,11 @@ pub(super) fn replicate(
                 m.lv = m.lanes.value(&mem, t + 1).to_vec();
             }
         }
-        let layout = modes[0]
-            .coord
-            .state
-            .layout((&theta_window, mem.blocks()), (&u_window, generator.part.blocks()));
+        let layout = modes[0].coord.state.layout(
+            (&theta_window, mem.blocks()),
+            (&u_window, generator.part.blocks()),
+            &noise_window(p, t),
+        );
         for m in &mut modes {
             m.coord.state.apply(&layout);
         }

@@ -70,6 +70,7 @@ mod combine;
 mod field;
 mod folded;
 mod generator;
+mod participation;
 mod replicate;
 mod state;
 mod step;
@@ -343,7 +344,10 @@ fn solve_with(
     }
     // the within-class covariance κ²Σ scales XᵀX's spectrum by κ²
     let curvature = curvature_bound(p.loss) * kappa2;
-    let limit = 2.0 / propdp_core::problem::mean_step_smoothness_at(curvature, p.delta, p.lambda, p.sample_rate, cov);
+    // with G groups a step's batch comes from n/G rows: the mean step of a group at δ·G (§3.7)
+    let group_delta = p.delta * p.groups as f64;
+    let limit =
+        2.0 / propdp_core::problem::mean_step_smoothness_at(curvature, group_delta, p.lambda, p.sample_rate, cov);
     if p.eta >= limit {
         // the response kernels alternate in sign there, which the block memory does not resolve
         // (docs/theory.md §3.3: 24% off at δ = 1, q = 0.05, η = 3.8 ≥ 2.86, with no truncation at all)
@@ -353,7 +357,10 @@ fn solve_with(
             p.eta
         )));
     }
-    let mut window = (p.steps + 1).min(16.max((2.0 / p.sample_rate).ceil() as usize));
+    // with G groups R_g is periodic in the lag (a path's events are G steps apart): at least 8
+    // periods, so that the truncation estimate's quarters hold whole periods (§3.7)
+    let first = 16.max((2.0 / p.mean_rate()).ceil() as usize).max(8 * p.groups);
+    let mut window = (p.steps + 1).min(first);
     loop {
         let (need, total) = (
             memory_estimate(p, atoms.map_or(1, <[Atom]>::len), window),
@@ -455,7 +462,7 @@ fn memory_estimate(p: &DmftParams, modes: usize, w: usize) -> f64 {
     };
     let histories = per_path + n * (GEN_WINDOW + 64) as f64 + 16.0 * n;
     let per_atom = k * ((w + 64) as f64 * history + 2.0 * 200f64.powi(2));
-    parallel * (8.0 * (histories + per_atom) + reverse_mode::bytes(p.points, w, p.sample_rate))
+    parallel * (8.0 * (histories + per_atom) + reverse_mode::bytes(p.points, w, p.mean_rate()))
 }
 
 #[cfg(test)]
@@ -481,6 +488,8 @@ mod tests {
             points,
             scrambles: 4,
             seed: 1,
+            groups: 1,
+            strategy: propdp_core::problem::Strategy::IDENTITY,
         }
     }
 

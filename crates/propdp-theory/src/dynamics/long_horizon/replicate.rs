@@ -25,6 +25,7 @@ use crate::numerics::axpy;
 use crate::numerics::gaussian::quantile;
 
 use super::generator::{GEN_WINDOW, Generator};
+use super::participation::{PathNoise, eligible, noise_window, path_groups, selections};
 use super::step::{
     Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, Mode, NEAR, Run, StepBuffers, Stop, curvature_bound, drift,
     far_adjoints, memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions,
@@ -42,7 +43,7 @@ pub(super) fn replicate(
     window: usize,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<Run, Stop> {
-    let (tt, n, a, eta, q) = (p.steps, p.points, 1.0 / p.delta, p.eta, p.sample_rate);
+    let (tt, n, a, eta) = (p.steps, p.points, 1.0 / p.delta, p.eta);
     let nf = n as f64;
     let decay = 1.0 - eta * p.lambda;
     let spectrum = atoms.unwrap_or(&ISOTROPIC);
@@ -54,6 +55,8 @@ pub(super) fn replicate(
     let draws = |group: usize| -> Vec<[f64; 4]> { (0..n).map(|i| rqmc_uniform4(i, group, seed)).collect() };
     let mode_group = |k: usize, t: usize| tt + k_modes + t * (k_modes - 1) + k - 1;
     let first = draws(0);
+    // every path's cyclic group (§3.7) from its first point's last coordinate
+    let groups_of = path_groups(p, first.iter().map(|x| x[3]));
     let teacher_normals: Vec<Vec<f64>> = (0..k_modes)
         .map(|k| {
             let d = if k == 0 { first.clone() } else { draws(tt + k) };
@@ -103,8 +106,10 @@ pub(super) fn replicate(
         }
     }
     let mut generator = Generator::new(n);
+    // each mode's paths' privacy noise w (their last b − 1 values)
+    let mut noises: Vec<PathNoise> = modes.iter().map(|_| PathNoise::new(p, n)).collect();
     // each path's recent events (steps with ĥ ≠ 0) for the reverse mode: a ring of capacity E
-    let mut events = Events::new(n, w, q);
+    let mut events = Events::new(n, w, p.mean_rate());
     let h_max = curvature_bound(p.loss);
     // m_s/ρ of every step so far: the field's amplitude on ν
     let mut amp_w = vec![0.0];
@@ -137,11 +142,7 @@ pub(super) fn replicate(
             }
             axpy(&mut on0_w, m.coord.share, &m.on0);
         }
-        let selection: Vec<bool> = if q < 1.0 && t < tt {
-            step_draws.iter().map(|x| x[2] < q).collect()
-        } else {
-            vec![true; n]
-        };
+        let selection = selections(p, t, &step_draws, n, &groups_of);
         let loss = sample_step(
             p,
             amp,
@@ -210,9 +211,10 @@ pub(super) fn replicate(
         events.record(t, w, &sv.h, &vv);
         let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
         // 5. the drift
-        let drift = drift(p, rho, &teacher, &sv, &kernel.rg, &amp_w, t, a);
+        let elig = eligible(p, t, &groups_of);
+        let drift = drift(p, rho, &teacher, &sv, &kernel.rg, &amp_w, t, a, elig.as_deref());
         // the intercept's field at t + 1 (docs/theory.md §3.5)
-        beta = next_intercept(p, icp, beta, &sv.c);
+        beta = next_intercept(p, icp, beta, &sv.c, elig.as_deref());
         // 6. the truncation estimate (once lags ≥ W exist)
         approx_error = approx_error.max(truncation(&vv, &kernel.rg, w, t, p, h_max, c_tt)?);
         // 7. the recursions, per mode; the baseline's own selected gradients ĝ⁰_t = S_t·c⁰_t
@@ -228,9 +230,11 @@ pub(super) fn replicate(
             let (om, eta_om) = (m.coord.omega, eta * m.coord.omega);
             memory(&m.theta, &mem, t, near, far, &mut scratch);
             let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
+            let mut noise: Vec<f64> = d.iter().map(|x| quantile(x[1])).collect();
+            noises[k].correlate(p, &mut noise);
             for i in 0..n {
-                let xi = quantile(d[i][1]);
-                m.th[i] = decay * m.th[i] - eta * (m.coord.sqrt_omega * m.u[i] + om * scratch[i]) + eta * p.sigma * xi;
+                m.th[i] =
+                    decay * m.th[i] - eta * (m.coord.sqrt_omega * m.u[i] + om * scratch[i]) + eta * p.sigma * noise[i];
             }
             memory(&m.onsager, &mem, t, near, far, &mut scratch);
             recursion(&mut m.on, decay, eta_om, &scratch, Some(&sv.g));
@@ -244,7 +248,8 @@ pub(super) fn replicate(
             recursion(&mut m.vv, decay, eta_om, &vmem, None);
             m.vv[t % w] += 1.0;
             axpy(&mut vv, m.coord.share, &m.vv);
-            m.coord.step(t, &kernel, &amp_w, drift, decay, eta, p.sigma, &at);
+            m.coord
+                .step(t, &kernel, &amp_w, drift, decay, eta, p.sigma, &p.strategy, &at);
         }
         // then the windows and blocks of step t + 1
         let step = mem.advance();
@@ -256,10 +261,11 @@ pub(super) fn replicate(
             m.onsager0.push(&mem, &step, &m.on0);
             m.virt.push(&mem, &step, &m.vv);
         }
-        let layout = modes[0]
-            .coord
-            .state
-            .layout((&theta_window, mem.blocks()), (&u_window, generator.part.blocks()));
+        let layout = modes[0].coord.state.layout(
+            (&theta_window, mem.blocks()),
+            (&u_window, generator.part.blocks()),
+            &noise_window(p, t),
+        );
         for m in &mut modes {
             m.coord.state.apply(&layout);
         }

@@ -1,6 +1,7 @@
 //! The covariance of the generated linear state of the long-horizon solver
 //! (docs/theory.md §3.3): the θ̃ and ũ windows and the block sums of their
-//! dyadic partitions. Every step adds entries that are linear combinations
+//! dyadic partitions, and with correlated privacy noise (§3.7) the window
+//! of its last b − 1 values w_t. Every step adds entries that are linear combinations
 //! of the current ones plus independent innovations,
 //!
 //!   Cov(new, j) = Σ_a c_a·Cov(a, j),   Var(new) = Σ_a c_a·Cov(new, a) + innovation,
@@ -31,6 +32,8 @@ pub(super) enum Slot {
     ThetaBlock(Block),
     U(usize),
     UBlock(Block),
+    /// The privacy noise w_t of a banded strategy.
+    Noise(usize),
 }
 
 /// The covariance of the generated linear state, one entry per position
@@ -126,10 +129,11 @@ impl StateCovariance {
     }
 
     /// How to re-lay the state out as `windows` (kept entries) and `blocks`
-    /// (sums of the current entries they contain), for θ̃ and ũ. Every atom's
-    /// state has the same entries at the same positions, so one layout serves
-    /// them all.
-    pub(super) fn layout(&self, theta: (&[usize], &[Block]), u: (&[usize], &[Block])) -> Layout {
+    /// (sums of the current entries they contain), for θ̃ and ũ, keeping the
+    /// privacy noise's entries at the steps `noise` (the rest are dropped).
+    /// Every atom's state has the same entries at the same positions, so one
+    /// layout serves them all.
+    pub(super) fn layout(&self, theta: (&[usize], &[Block]), u: (&[usize], &[Block]), noise: &[usize]) -> Layout {
         let inside = |s: &Slot, theta_kind: bool, (b0, b1): Block| match (*s, theta_kind) {
             (Slot::Theta(k), true) | (Slot::U(k), false) => b0 <= k && k < b1,
             (Slot::ThetaBlock((s0, s1)), true) | (Slot::UBlock((s0, s1)), false) => b0 <= s0 && s1 <= b1,
@@ -162,7 +166,11 @@ impl StateCovariance {
                 let s = if theta_kind { Slot::Theta(k) } else { Slot::U(k) };
                 (s, vec![self.position(&s)])
             });
-            for (slot, members) in groups.chain(singles) {
+            let noise_window = if theta_kind { noise } else { &[] };
+            let kept_noise = noise_window
+                .iter()
+                .map(|&k| (Slot::Noise(k), vec![self.position(&Slot::Noise(k))]));
+            for (slot, members) in groups.chain(singles).chain(kept_noise) {
                 match members[..] {
                     [a] => {
                         used[a] = true;
@@ -297,7 +305,7 @@ mod tests {
             // window of 3, older values in blocks of 2 (singletons where odd)
             let window: Vec<usize> = ((t + 1).saturating_sub(2)..=t + 1).collect();
             let blocks: Vec<Block> = (0..window[0]).step_by(2).map(|b| (b, (b + 2).min(window[0]))).collect();
-            let layout = state.layout((&window, &blocks), (&[], &[]));
+            let layout = state.layout((&window, &blocks), (&[], &[]), &[]);
             state.apply(&layout);
             let old = std::mem::take(&mut exact);
             let value = |pred: &dyn Fn(&Slot) -> bool| {

@@ -16,7 +16,7 @@
 use propdp_core::covariance::Atom;
 use propdp_core::loss::Loss;
 use propdp_core::metrics::Metrics;
-use propdp_core::problem::TwoCluster;
+use propdp_core::problem::{Strategy, TwoCluster};
 
 use super::combine::combine;
 use super::folded;
@@ -173,7 +173,8 @@ impl Coordinate {
 
     /// Aᵏ_{t+1} = (1 − ηλ)Aᵏ_t − ηω_k[Σ_j R_g(t,j)Aᵏ_j + M_g(t)], M_g(t) = D_t − Σ_j R_g(t,j)m_j/ρ,
     /// and θ̃ᵏ_{t+1}'s entry in the state's covariance, its terms at the positions `at`
-    /// ([`theta_positions`]).
+    /// ([`theta_positions`]) plus the privacy noise ησw_t (independent, or
+    /// correlated by `strategy` through an entry w_t of its own).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn step(
         &mut self,
@@ -184,6 +185,7 @@ impl Coordinate {
         decay: f64,
         eta: f64,
         sigma: f64,
+        strategy: &Strategy,
         at: &[usize],
     ) {
         let om = self.omega;
@@ -205,7 +207,19 @@ impl Coordinate {
         for (b, &cb) in k.far.iter().enumerate() {
             terms.push((at[k.near.len().max(1) + 1 + b], -eta * om * cb));
         }
-        self.state.extend(Slot::Theta(t + 1), &terms, (eta * sigma).powi(2));
+        if strategy.is_identity() {
+            self.state.extend(Slot::Theta(t + 1), &terms, (eta * sigma).powi(2));
+            return;
+        }
+        // correlated noise (§3.7): w_t = (z_t − Σ_{k≥1} c_k w_{t−k})/c₀ an entry of its own,
+        // θ̃ᵏ_{t+1} its ησ multiple with no innovation of its own
+        let c = strategy.coefficients();
+        let past: Vec<(usize, f64)> = (1..c.len().min(t + 1))
+            .map(|k| (self.state.position(&Slot::Noise(t - k)), -c[k] / c[0]))
+            .collect();
+        self.state.extend(Slot::Noise(t), &past, 1.0 / (c[0] * c[0]));
+        terms.push((self.state.position(&Slot::Noise(t)), eta * sigma));
+        self.state.extend(Slot::Theta(t + 1), &terms, 0.0);
     }
 }
 
@@ -357,16 +371,33 @@ pub(super) fn teacher(
 /// The drift (Stein, Rao–Blackwellised): D_t = (a·q/√ρ)·E[z₀(c_t − βc⁰_t) + βE[z₀ | y]·c⁰_t],
 /// β = κ²/(ρ + κ²), c⁰ the baseline's slope (E[z₀ | y] ≠ 0 only for logistic labels:
 /// folded, or kept with an intercept).
-pub(super) fn stein_drift(p: &DmftParams, rho: f64, teacher: &Teacher, c: &[f64], c0: &[f64], a: f64, q: f64) -> f64 {
+#[allow(clippy::too_many_arguments)]
+pub(super) fn stein_drift(
+    p: &DmftParams,
+    rho: f64,
+    teacher: &Teacher,
+    c: &[f64],
+    c0: &[f64],
+    a: f64,
+    q: f64,
+    eligible: Option<&[bool]>,
+) -> f64 {
     let (n, kappa2) = (c.len(), 1.0 + p.noise_sd * p.noise_sd);
     let beta_s = kappa2 / (rho + kappa2);
     let z0 = &teacher.z0;
-    let x: f64 = (0..n).map(|i| z0[i] * (c[i] - beta_s * c0[i])).sum();
+    // with groups (§3.7) only the paths of the eligible group are selected
+    let on = |i: usize| eligible.is_none_or(|e| e[i]);
+    let x: f64 = (0..n).filter(|&i| on(i)).map(|i| z0[i] * (c[i] - beta_s * c0[i])).sum();
     // E[z₀c⁰] = E[E[z₀ | y]·c⁰]: given the label the baseline does not depend on ν
-    let (plus, minus) = c0.iter().zip(&teacher.label).fold(
-        (0.0, 0.0),
-        |(s, m), (&x, &y)| if y < 0.0 { (s, m + x) } else { (s + x, m) },
-    );
+    let (plus, minus) =
+        c0.iter()
+            .zip(&teacher.label)
+            .enumerate()
+            .filter(|(i, _)| on(*i))
+            .fold(
+                (0.0, 0.0),
+                |(s, m), (_, (&x, &y))| if y < 0.0 { (s, m + x) } else { (s + x, m) },
+            );
     let centre = beta_s * teacher.z0_mean[0] * plus + beta_s * teacher.z0_mean[1] * minus;
     a * q * (x + centre) / n as f64 / rho.sqrt()
 }
@@ -383,21 +414,31 @@ pub(super) fn drift(
     amp_w: &[f64],
     t: usize,
     a: f64,
+    eligible: Option<&[bool]>,
 ) -> f64 {
     let q = p.sample_rate;
     match &teacher.centred {
         Some(centred) => two_cluster::drift(rg, amp_w, t, &b.c, centred, a, q),
-        None => stein_drift(p, rho, teacher, &b.c, &b.c0, a, q),
+        None => stein_drift(p, rho, teacher, &b.c, &b.c0, a, q, eligible),
     }
 }
 
 /// The intercept's field at t + 1 (docs/theory.md §3.5): β_{t+1} =
 /// (1 − ηλ_b)β_t − η·a·E[ĝ_t] with E[ĝ_t] = q·E[c_t] (the selection
 /// Rao–Blackwellised), if one is learned; 0 otherwise.
-pub(super) fn next_intercept(p: &DmftParams, icp: Option<&Intercept>, beta: f64, c: &[f64]) -> f64 {
+pub(super) fn next_intercept(
+    p: &DmftParams,
+    icp: Option<&Intercept>,
+    beta: f64,
+    c: &[f64],
+    eligible: Option<&[bool]>,
+) -> f64 {
     match icp.filter(|c| c.learned) {
         Some(icp) => {
-            let mean = c.iter().sum::<f64>() / c.len() as f64;
+            let mean = match eligible {
+                None => c.iter().sum::<f64>(),
+                Some(e) => c.iter().zip(e).filter(|(_, e)| **e).map(|(c, _)| c).sum::<f64>(),
+            } / c.len() as f64;
             (1.0 - p.eta * icp.lambda) * beta - p.eta * p.sample_rate * mean / p.delta
         }
         None => 0.0,
@@ -430,7 +471,8 @@ pub(super) fn truncation(
     if t < w {
         return Ok(0.0);
     }
-    let (e, decay_rate) = truncation_estimate(vv, rg, w, t, p.eta, 1.0 / p.delta, p.sample_rate, h_max);
+    let rate = (p.mean_rate(), p.groups);
+    let (e, decay_rate) = truncation_estimate(vv, rg, w, t, p.eta, 1.0 / p.delta, rate, h_max);
     let e = e * c_tt.sqrt();
     if e > TRUNCATION_TOL {
         let more = (WINDOW_HEADROOM * e / TRUNCATION_TOL).ln() / decay_rate;
@@ -448,7 +490,8 @@ pub(super) fn truncation(
 /// dropping R_g(t, k) for k ≤ t − W: the dropped mass of R_g's row, its
 /// geometric continuation from the last two quarters of the window (from the
 /// row itself, or at first order |R_g(t,k)| ≈ η·a·q²·sup ℓ''²·|R_θ(t,k)| when
-/// that is smaller — at small q the row's entries are mostly noise), times
+/// that is smaller — at small q the row's entries are mostly noise; q the
+/// mean rate, over quarters of whole periods G of cyclic groups), times
 /// 2η and the relaxation time Σ_l |R_θ(t, t−l)|; with R_θ's decay rate per
 /// lag at the window's end.
 #[allow(clippy::too_many_arguments)]
@@ -459,11 +502,15 @@ pub(super) fn truncation_estimate(
     t: usize,
     eta: f64,
     a: f64,
-    q: f64,
+    (q, period): (f64, usize),
     h_max: f64,
 ) -> (f64, f64) {
     let r = |l: usize| now[(t - l) % w].abs();
-    let quarter = (w / 4).max(1);
+    // with G groups the kernels are periodic in the lag: quarters of whole periods (§3.7)
+    let quarter = match period {
+        0 | 1 => (w / 4).max(1),
+        g => ((w / 4 / g).max(1) * g).min(w / 2).max(1),
+    };
     let tail = |last: f64, prev: f64, sum_last: f64| {
         let ratio = last / prev;
         if prev > 0.0 && ratio < 1.0 {

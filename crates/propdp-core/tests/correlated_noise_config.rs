@@ -1,0 +1,146 @@
+//! `groups` and `strategy` of `kind = "dpsgd"` (docs/correlated_noise.md):
+//! read, swept, carried by the point's serialised form, and refused with
+//! their field named — including a budget for more bands than groups,
+//! which has no certified ε here.
+
+use propdp_core::problem::Strategy;
+use propdp_core::{Algorithm, Config, Point};
+
+const BANDED: &str = r#"
+[problem]
+model = "logistic"
+delta = 1.0
+s2 = 1.0
+[algorithm]
+kind = "dpsgd"
+lambda = 0.5
+sigma = 1.0
+eta = 0.5
+steps = 20
+sample_rate = 0.5
+clip = 1.0
+groups = [1, 4]
+strategy = { coefficients = [3.0, 4.0] }
+"#;
+
+fn err(text: &str) -> String {
+    Config::from_toml_str(text).unwrap_err().to_string()
+}
+
+#[test]
+fn groups_are_swept_and_the_strategy_is_normalised() {
+    let cfg = Config::from_toml_str(BANDED).unwrap();
+    let got: Vec<(usize, Vec<f64>)> = cfg
+        .sweep
+        .points()
+        .iter()
+        .map(|p| match p.algorithm() {
+            Algorithm::Dpsgd { groups, strategy, .. } => (groups, strategy.coefficients().to_vec()),
+            a => panic!("{a:?}"),
+        })
+        .collect();
+    assert_eq!(got, [(1, vec![0.6, 0.8]), (4, vec![0.6, 0.8])]);
+    assert_eq!(cfg.sweep.points()[1].params()["groups"], 4.0);
+}
+
+#[test]
+fn records_carry_groups_and_coefficients_and_read_back_equal() {
+    let cfg = Config::from_toml_str(BANDED).unwrap();
+    let p = cfg.sweep.points()[1];
+    let json = serde_json::to_string(&p).unwrap();
+    assert!(
+        json.contains(r#""groups":4"#) && json.contains(r#""strategy":{"coefficients":[0.6,0.8]}"#),
+        "{json}"
+    );
+    let back: Point = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, p);
+    // plain DP-SGD's records are unchanged: neither field is written
+    let plain = Config::from_toml_str(
+        &BANDED
+            .replace("groups = [1, 4]\n", "")
+            .replace("strategy = { coefficients = [3.0, 4.0] }\n", ""),
+    )
+    .unwrap();
+    let json = serde_json::to_string(&plain.sweep.points()[0]).unwrap();
+    assert!(!json.contains("groups") && !json.contains("strategy"), "{json}");
+    match plain.sweep.points()[0].algorithm() {
+        Algorithm::Dpsgd { groups, strategy, .. } => assert_eq!((groups, strategy), (1, Strategy::IDENTITY)),
+        a => panic!("{a:?}"),
+    }
+}
+
+#[test]
+fn bad_groups_and_coefficients_are_refused_naming_the_field() {
+    for g in ["0", "2.5", "-1"] {
+        let e = err(&BANDED.replace("groups = [1, 4]", &format!("groups = {g}")));
+        assert!(e.contains("algorithm.groups") && e.contains("1 ≤ groups"), "{g}: {e}");
+    }
+    for (c, field) in [
+        ("[0.0, 1.0]", "algorithm.strategy.coefficients[0]"),
+        ("[-0.5, 1.0]", "algorithm.strategy.coefficients[0]"),
+        ("[]", "algorithm.strategy.coefficients"),
+    ] {
+        let e = err(&BANDED.replace("[3.0, 4.0]", c));
+        assert!(e.contains(field), "{c}: {e}");
+    }
+    let e = err(&BANDED.replace("strategy = { coefficients", "strategy = { bands = 4, coefficients"));
+    assert!(e.contains("bands"), "{e}");
+    let e = err(&BANDED
+        .replace("kind = \"dpsgd\"", "kind = \"dpgd\"")
+        .replace("sample_rate = 0.5\nclip = 1.0\n", ""));
+    assert!(e.contains("algorithm.groups"), "{e}");
+}
+
+#[test]
+fn a_budget_is_certified_for_bands_within_the_groups_and_refused_beyond() {
+    let budget = |text: &str| text.replace("sigma = 1.0", "epsilon = 4.0\ndelta_priv = 1e-5");
+    let sigma = |text: &str| match Config::from_toml_str(text).unwrap().sweep.points()[0].algorithm() {
+        Algorithm::Dpsgd { sigma, .. } => sigma,
+        a => panic!("{a:?}"),
+    };
+    // 2 bands in 4 groups: Poisson DP-SGD over ⌈20/4⌉ = 5 rounds, the σ of plain DP-SGD with 5 steps
+    let grouped = sigma(&budget(&BANDED.replace("groups = [1, 4]", "groups = 4")));
+    let plain = sigma(&budget(
+        &BANDED
+            .replace("groups = [1, 4]", "groups = 1")
+            .replace("[3.0, 4.0]", "[1.0]")
+            .replace("steps = 20", "steps = 5"),
+    ));
+    assert_eq!(grouped, plain);
+    // 2 bands in one group: overlapping rows of the strategy, no certified ε
+    let e = err(&budget(&BANDED.replace("groups = [1, 4]", "groups = 1")));
+    assert!(e.contains("algorithm.strategy") && e.contains("no certified ε"), "{e}");
+}
+
+#[test]
+fn bands_are_computed_per_point_and_recorded_as_coefficients() {
+    let text = BANDED
+        .replace("steps = 20", "steps = [20, 1024]")
+        .replace("groups = [1, 4]", "groups = 4")
+        .replace("{ coefficients = [3.0, 4.0] }", "{ bands = 4 }");
+    let cfg = Config::from_toml_str(&text).unwrap();
+    let coefs: Vec<Vec<f64>> = cfg
+        .sweep
+        .points()
+        .iter()
+        .map(|p| match p.algorithm() {
+            Algorithm::Dpsgd { strategy, .. } => strategy.coefficients().to_vec(),
+            a => panic!("{a:?}"),
+        })
+        .collect();
+    // jax_privacy's toeplitz.optimize_banded_toeplitz(1024, 4), to four digits
+    for (got, want) in coefs[1].iter().zip([0.5863, 0.5036, 0.4685, 0.4279]) {
+        assert!((got - want).abs() < 1e-4, "{coefs:?}");
+    }
+    // a shorter horizon has its own optimum
+    assert!((coefs[0][0] - coefs[1][0]).abs() > 1e-3, "{coefs:?}");
+    let json = serde_json::to_string(&cfg.sweep.points()[1]).unwrap();
+    assert!(json.contains(r#""strategy":{"coefficients":[0.586"#), "{json}");
+    for (bands, e) in [("0", "1 ≤ bands ≤ 64"), ("65", "1 ≤ bands ≤ 64")] {
+        let e2 = err(&text.replace("{ bands = 4 }", &format!("{{ bands = {bands} }}")));
+        assert!(
+            e2.contains("algorithm.strategy.bands") && e2.contains(e),
+            "{bands}: {e2}"
+        );
+    }
+}
