@@ -129,6 +129,28 @@ enum Command {
     /// Privacy guarantee of a noise level in every notion, or the noise
     /// calibrated to a target (ε, δ) or ρ (docs/theory.md §4).
     Privacy(PrivacyArgs),
+    /// Which noise for a DP-SGD problem: DP-SGD against BandMF in cyclic
+    /// groups (prefix-sum-optimal coefficients, and coefficients optimised
+    /// for the predicted metric), each σ calibrated to (ε, δ), ranked by
+    /// the predicted metric at step T (docs/correlated_noise.md).
+    Mechanism {
+        /// A config with one DP-SGD point: [problem] and [algorithm]
+        /// (lambda, eta, steps, clip, sample_rate = the expected batch
+        /// fraction, and a sigma or budget, which the calibration replaces).
+        config: PathBuf,
+        /// The budget's ε.
+        #[arg(long, allow_hyphen_values = true)]
+        epsilon: f64,
+        /// The budget's δ.
+        #[arg(long, default_value_t = 1e-6, allow_hyphen_values = true)]
+        delta_priv: f64,
+        /// The metric compared [default: est_err2 for regression, test_class_err for logistic].
+        #[arg(long)]
+        metric: Option<String>,
+        /// Print the choice as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// For each algorithm, problem point and privacy budget of a [tune]
     /// config: the hyperparameters (λ; for DP-GD also η, T) minimising the
     /// predicted metric with calibrated noise; writes DIR/tune.jsonl, frontier
@@ -268,6 +290,13 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }),
         Command::Privacy(args) => privacy::privacy(&args),
+        Command::Mechanism {
+            config,
+            epsilon,
+            delta_priv,
+            metric,
+            json,
+        } => mechanism(&config, epsilon, delta_priv, metric.as_deref(), json),
         Command::Tune { job, shard } => tune(&job, shard),
         Command::Infer(a) => infer::infer(&a),
         Command::Spectrum {
@@ -445,6 +474,25 @@ fn validate(config: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
 }
 
 /// `propdp tune`.
+/// `propdp mechanism`: the cost estimate, then the candidates with a progress bar.
+fn mechanism(config: &Path, epsilon: f64, delta_priv: f64, metric: Option<&str>, json: bool) -> Result<ExitCode> {
+    let cfg = propdp::run::load(config)?;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from) as f64;
+    eprintln!(
+        "{} candidates and a search of the coefficients: about {:.0} s ({} solves)",
+        config.display(),
+        propdp::mechanism::cost_seconds(&cfg) / cores,
+        propdp::mechanism::planned_solves(&cfg)
+    );
+    let choice = propdp::mechanism::choose(&cfg, epsilon, delta_priv, metric, &Bar::default())?;
+    if json {
+        println!("{}", choice.json());
+    } else {
+        print!("{}", choice.text());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn tune(job: &Job, shard: Option<propdp::shard::Shard>) -> Result<ExitCode> {
     let text = propdp::core::input::read_regular_text(&job.config)
         .map_err(|e| propdp::Error::from(e).context(format!("reading {}", job.config.display())))?;

@@ -41,6 +41,7 @@ mod figure_files;
 pub mod figures;
 mod file;
 pub mod inference;
+pub mod mechanism;
 pub mod privacy;
 pub mod progress;
 pub mod run;

@@ -1,0 +1,272 @@
+//! Which noise for this problem (`propdp mechanism`): DP-SGD's independent
+//! noise against matrix-factorization noise (BandMF in G cyclic groups),
+//! every candidate's σ calibrated to the same (ε, δ) by the certified
+//! accountant, ranked by propdp's predicted metric at step T — not by the
+//! error of noisy prefix sums that prefix-sum-optimal strategies minimise.
+//!
+//! The candidates, at the config's expected batch fraction q = B/n:
+//! 1. DP-SGD: one group, independent noise, rate q.
+//! 2. BandMF in G ∈ {2, 4, 8, …} groups (q·G ≤ 1, G ≤ T/2, G ≤ 64) at rate
+//!    p = q·G inside the eligible group, with G bands of prefix-sum-optimal
+//!    coefficients (jax_privacy's `optimize_banded_toeplitz`).
+//! 3. For the best of 2, the banded strategy (at most 8 bands, ≤ G) whose
+//!    coefficients minimise the predicted metric ([`optimize`]: Nelder–Mead
+//!    on a coarse RQMC budget, then solved at the config's).
+//!
+//! With b ≤ G bands an example's participations meet disjoint rows of the
+//! strategy, so every candidate is certified as Poisson DP-SGD over ⌈T/G⌉
+//! rounds (Choquette-Choo et al. 2023, Thm. 4): σ depends on G, not on the
+//! coefficients.
+//!
+//! # References
+//! - Choquette-Choo, McMahan, Rush, Thakurta (2023), *(Amplified) banded
+//!   matrix factorization: a unified approach to private training*, arXiv 2306.08153.
+//! - Choquette-Choo, Dvijotham, Pillutla, Ganesh, Steinke, Thakurta (2023),
+//!   *Correlated noise provably beats independent noise for differentially
+//!   private learning*, arXiv 2310.06771.
+
+mod candidate;
+mod optimize;
+
+use propdp_core::config::SolverOptions;
+use propdp_core::problem::{Budget, MAX_BANDS, Strategy, Target};
+use propdp_core::{Config, ModelKind};
+use propdp_theory::solve::TheorySolver;
+use serde::Serialize;
+
+use candidate::Problem;
+pub use candidate::{Candidate, Origin};
+
+use crate::progress::Progress;
+
+/// Bands of the optimised strategy at most (its search is over b − 1 ratios).
+pub const OPTIMIZED_BANDS: usize = 8;
+/// Coarse solves the coefficient search may spend.
+pub const SEARCH_SOLVES: usize = 60;
+/// The coarse RQMC budget of the search: points per scramble and scrambles.
+const COARSE: (usize, usize) = (1024, 2);
+
+/// The candidates, ranked, and the best.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Choice {
+    /// The candidate of least predicted metric.
+    pub best: Candidate,
+    /// Every candidate, in the order tried.
+    pub candidates: Vec<Candidate>,
+    /// The budget's relation.
+    pub neighbouring: &'static str,
+    /// The clip C (noise multipliers are σ/C), if any.
+    pub clip: Option<f64>,
+}
+
+impl Choice {
+    /// The choice as `propdp mechanism --json` prints it.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "best": self.best,
+            "candidates": self.candidates,
+            "neighbouring": self.neighbouring,
+            "jax_privacy": self.clip.map(|c| self.best.jax_privacy(c)),
+        })
+    }
+
+    /// The choice as a table.
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "{:<12} {:>6} {:>8} {:>10} {:>10} {:>12} {:>10}  coefficients\n",
+            "candidate", "groups", "rate", "sigma", "epsilon", self.best.metric, "stderr"
+        );
+        for c in &self.candidates {
+            let name = match c.origin {
+                Origin::Dpsgd => "dpsgd",
+                Origin::PrefixSum => "bandmf",
+                Origin::Optimized => "optimized",
+            };
+            let coefs: Vec<String> = c.coefficients.iter().map(|v| format!("{v:.4}")).collect();
+            s += &format!(
+                "{:<12} {:>6} {:>8.4} {:>10.5} {:>10.5} {:>12.6} {:>10.2e}  [{}]{}\n",
+                name,
+                c.groups,
+                c.sample_rate,
+                c.sigma,
+                c.epsilon,
+                c.predicted,
+                c.stderr,
+                coefs.join(", "),
+                if c == &self.best { "  ← best" } else { "" }
+            );
+        }
+        if let Some(clip) = self.clip {
+            s += &format!(
+                "jax_privacy: noise_multiplier = {:.6}, sampling_prob = {}, num_bands = {} (relation {})\n",
+                self.best.sigma / clip,
+                self.best.sample_rate,
+                self.best.groups,
+                self.neighbouring
+            );
+        }
+        s
+    }
+}
+
+/// The metric compared by default: the estimation error for regression,
+/// the test classification error for logistic regression.
+pub fn default_metric(model: ModelKind) -> &'static str {
+    match model {
+        ModelKind::Logistic => "test_class_err",
+        ModelKind::Huber | ModelKind::LeastSquares => "est_err2",
+    }
+}
+
+/// The groups tried: powers of two with q·G ≤ 1, G ≤ T/2 and G ≤ 64.
+fn group_counts(q: f64, steps: usize) -> Vec<usize> {
+    (1..=6)
+        .map(|k| 1usize << k)
+        .filter(|&g| q * g as f64 <= 1.0 && 2 * g <= steps && g <= MAX_BANDS)
+        .collect()
+}
+
+/// The estimated seconds of one core a choice takes: each candidate's
+/// solve at the config's RQMC budget and the search's coarse solves, by the
+/// shards' cost model of a solve (`run::dmft_cost`).
+pub fn cost_seconds(cfg: &Config) -> f64 {
+    let Some((q, steps)) = cfg.sweep.points().first().and_then(candidate::rate_and_steps) else {
+        return 0.0;
+    };
+    let atoms = cfg.covariance.as_ref().map_or(1, |c| c.atoms().len());
+    let coarse = coarse_options(cfg.raw.solver);
+    let solve = |opts: &SolverOptions, rate: f64| crate::run::dmft_cost(opts, steps, rate.min(1.0), atoms, false);
+    let groups = group_counts(q, steps);
+    let candidates: f64 = std::iter::once(1)
+        .chain(groups.iter().copied())
+        .map(|g| solve(&cfg.raw.solver, q * g as f64))
+        .sum();
+    let search = groups.last().map_or(0.0, |&g| {
+        SEARCH_SOLVES as f64 * solve(&coarse, q * g as f64) + solve(&cfg.raw.solver, q * g as f64)
+    });
+    candidates + search
+}
+
+/// The coarse solver options of the coefficient search.
+fn coarse_options(opts: SolverOptions) -> SolverOptions {
+    SolverOptions {
+        dmft_points: Some(COARSE.0),
+        dmft_scrambles: COARSE.1,
+        ..opts
+    }
+}
+
+/// The solves a choice makes (for the cost estimate and the progress bar):
+/// a calibration and a solve per candidate, then the search's.
+pub fn planned_solves(cfg: &Config) -> usize {
+    let Some((q, steps)) = cfg.sweep.points().first().and_then(candidate::rate_and_steps) else {
+        return 0;
+    };
+    let groups = group_counts(q, steps).len();
+    1 + groups + usize::from(groups > 0) * (SEARCH_SOLVES + 1)
+}
+
+/// The best noise for the config's one DP-SGD point at (`epsilon`,
+/// `delta_priv`) by the predicted `metric` (default [`default_metric`]).
+/// The config's `[algorithm]` gives DP-SGD's λ, η, T, clip and q (the
+/// expected batch fraction); its noise (σ or a budget) is replaced by the
+/// calibrated one.
+pub fn choose(
+    cfg: &Config,
+    epsilon: f64,
+    delta_priv: f64,
+    metric: Option<&str>,
+    progress: &dyn Progress,
+) -> crate::Result<Choice> {
+    let points = cfg.sweep.points();
+    let base = match points {
+        [one] => *one,
+        _ => {
+            return Err(crate::Error::from(crate::error::Argument::new(
+                "config",
+                format!(
+                    " sweeps {} points: mechanism chooses the noise of one problem; give single values",
+                    points.len()
+                ),
+            )));
+        }
+    };
+    let neighbouring = base
+        .budget()
+        .map_or(propdp_core::accountant::Neighbouring::ReplaceOne, |b| b.neighbouring);
+    for (name, value) in [("epsilon", epsilon), ("delta_priv", delta_priv)] {
+        propdp_core::parameters::check(name, name, value)
+            .map_err(|e| crate::error::Argument::new(name, format!(": {e}")))?;
+    }
+    let budget = Budget::new(Target::Approx { epsilon, delta_priv }, neighbouring);
+    let metric = metric.unwrap_or(default_metric(base.model().kind()));
+    let offered = propdp_core::metrics::offered(base.model().kind(), base.algorithm().kind());
+    if !offered.contains(&metric) {
+        return Err(crate::error::Argument::new(
+            "metric",
+            format!(
+                " = {metric:?} is not predicted for this model: allowed {}",
+                offered.join(", ")
+            ),
+        )
+        .into());
+    }
+    let solver = TheorySolver::new(cfg.raw.solver).with_covariance(cfg.covariance.clone());
+    let coarse = TheorySolver::new(coarse_options(cfg.raw.solver)).with_covariance(cfg.covariance.clone());
+    let problem = Problem::new(base, budget, metric, &solver)?;
+    let (q, steps, clip) = problem.dpsgd();
+    progress.begin("mechanism", planned_solves(cfg) as u64);
+    let stop = || -> crate::Result<()> {
+        match progress.cancelled() {
+            true => Err(crate::progress::Cancelled.into()),
+            false => Ok(()),
+        }
+    };
+    let unreachable = |groups: usize| {
+        crate::Error::from(crate::error::Argument::new(
+            "epsilon",
+            format!(" = {epsilon} at delta_priv = {delta_priv} is met by no noise with {groups} group(s)"),
+        ))
+    };
+    let mut candidates = Vec::new();
+    let noise = problem.calibrate(1)?.ok_or_else(|| unreachable(1))?;
+    candidates.push(problem.candidate(Origin::Dpsgd, 1, Strategy::IDENTITY, noise)?);
+    progress.advance(1);
+    let mut banded: Option<(Candidate, (f64, f64))> = None;
+    for groups in group_counts(q, steps) {
+        stop()?;
+        let Some(noise) = problem.calibrate(groups)? else {
+            progress.message(&format!("{groups} groups: no noise meets the budget"));
+            progress.advance(1);
+            continue;
+        };
+        let strategy = Strategy::prefix_sum_optimal(groups, steps)?;
+        let c = problem.candidate(Origin::PrefixSum, groups, strategy, noise)?;
+        progress.advance(1);
+        if banded.as_ref().is_none_or(|(b, _)| c.predicted < b.predicted) {
+            banded = Some((c.clone(), noise));
+        }
+        candidates.push(c);
+    }
+    if let Some((b, noise)) = banded {
+        stop()?;
+        let bands = b.groups.min(OPTIMIZED_BANDS);
+        let start = Strategy::prefix_sum_optimal(bands, steps)?;
+        let tick = || progress.advance(1);
+        let (strategy, _) = optimize::optimise(&problem, &coarse, b.groups, noise.0, start, SEARCH_SOLVES, &tick)?;
+        candidates.push(problem.candidate(Origin::Optimized, b.groups, strategy, noise)?);
+        progress.advance(1);
+    }
+    progress.end();
+    let best = candidates
+        .iter()
+        .min_by(|a, b| a.predicted.total_cmp(&b.predicted))
+        .cloned()
+        .expect("DP-SGD is always a candidate");
+    Ok(Choice {
+        best,
+        candidates,
+        neighbouring: neighbouring.label(),
+        clip: clip.is_finite().then_some(clip),
+    })
+}

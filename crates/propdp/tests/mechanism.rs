@@ -1,0 +1,118 @@
+//! `propdp mechanism`: every candidate's σ calibrated to the same (ε, δ)
+//! (checked against the privacy query of its participation), the best the
+//! least predicted, the optimised strategy no worse than the prefix-sum
+//! one it starts from, and the inputs it refuses.
+
+use propdp::Silent;
+use propdp::core::{AlgorithmKind, Config, ModelKind};
+use propdp::mechanism::{Origin, choose};
+use propdp::privacy::{QueryArgs, assess};
+
+const SMALL: &str = r#"
+[problem]
+model = "least_squares"
+delta = 0.5
+s2 = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+
+[algorithm]
+kind = "dpsgd"
+lambda = 0.05
+sigma = 1.0
+eta = 0.2
+steps = 160
+sample_rate = 0.1
+clip = 1.0
+
+[solver]
+dmft_points = 1024
+dmft_scrambles = 2
+"#;
+
+/// σ calibrated by `propdp privacy` for rate `p` in `groups` groups.
+fn privacy_sigma(p: f64, groups: u64) -> f64 {
+    let args = QueryArgs {
+        epsilon: Some(4.0),
+        delta_priv: Some(1e-5),
+        clip: Some(1.0),
+        sample_rate: Some(p),
+        steps: Some(160),
+        groups: (groups > 1).then_some(groups),
+        neighbouring: Some(propdp::core::accountant::Neighbouring::ReplaceOne),
+        ..QueryArgs::new(AlgorithmKind::Dpsgd, ModelKind::LeastSquares)
+    };
+    assess(&args.query().unwrap()).unwrap().noise
+}
+
+#[test]
+fn candidates_meet_one_budget_and_the_best_is_the_least_predicted() {
+    let cfg = Config::from_toml_str(SMALL).unwrap();
+    let c = choose(&cfg, 4.0, 1e-5, None, &Silent).unwrap();
+    let origins: Vec<Origin> = c.candidates.iter().map(|c| c.origin).collect();
+    assert_eq!(origins[0], Origin::Dpsgd);
+    assert!(origins.contains(&Origin::PrefixSum) && origins.last() == Some(&Origin::Optimized));
+    for k in &c.candidates {
+        assert!(k.epsilon <= 4.0 && k.epsilon > 3.99, "{k:?}");
+        assert!((k.sample_rate - 0.1 * k.groups as f64).abs() < 1e-15, "{k:?}");
+        let want = privacy_sigma(k.sample_rate, k.groups as u64);
+        assert!(
+            (k.sigma - want).abs() <= 1e-12 * want,
+            "{k:?}: privacy calibrates {want}"
+        );
+        let norm: f64 = k.coefficients.iter().map(|v| v * v).sum();
+        assert!((norm - 1.0).abs() < 1e-12, "{k:?}");
+        assert_eq!(k.metric, "est_err2");
+    }
+    let least = c.candidates.iter().map(|k| k.predicted).fold(f64::INFINITY, f64::min);
+    assert_eq!(c.best.predicted, least);
+    // the search starts at the prefix-sum coefficients of its groups and keeps the best it sees
+    let optimized = c.candidates.last().unwrap();
+    let start = c
+        .candidates
+        .iter()
+        .find(|k| k.origin == Origin::PrefixSum && k.groups == optimized.groups)
+        .unwrap();
+    assert!(
+        optimized.predicted <= start.predicted,
+        "{optimized:?} against {start:?}"
+    );
+    let json = c.json();
+    for key in [
+        "groups",
+        "sample_rate",
+        "coefficients",
+        "sigma",
+        "epsilon",
+        "metric",
+        "predicted",
+        "stderr",
+    ] {
+        assert!(
+            json["best"].get(key).is_some() && json["candidates"][0].get(key).is_some(),
+            "{key}"
+        );
+    }
+}
+
+#[test]
+fn one_dpsgd_point_and_a_predicted_metric_are_required() {
+    let sweep = Config::from_toml_str(&SMALL.replace("steps = 160", "steps = [80, 160]")).unwrap();
+    let e = choose(&sweep, 4.0, 1e-5, None, &Silent).unwrap_err();
+    assert_eq!(e.field(), Some("config"), "{e}");
+    let e = choose(
+        &Config::from_toml_str(SMALL).unwrap(),
+        4.0,
+        1e-5,
+        Some("test_class_err"),
+        &Silent,
+    )
+    .unwrap_err();
+    assert_eq!(e.field(), Some("metric"), "{e}");
+    let e = choose(&Config::from_toml_str(SMALL).unwrap(), -1.0, 1e-5, None, &Silent).unwrap_err();
+    assert_eq!(e.field(), Some("epsilon"), "{e}");
+    let dpgd = SMALL
+        .replace("kind = \"dpsgd\"", "kind = \"dpgd\"")
+        .replace("sample_rate = 0.1\nclip = 1.0\n", "");
+    let e = choose(&Config::from_toml_str(&dpgd).unwrap(), 4.0, 1e-5, None, &Silent).unwrap_err();
+    assert_eq!(e.field(), Some("algorithm.kind"), "{e}");
+}
