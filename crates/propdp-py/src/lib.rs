@@ -17,6 +17,7 @@ mod errors;
 mod event_paths;
 mod events;
 mod inference;
+mod mechanism;
 mod privacy;
 mod record;
 mod run;
@@ -41,6 +42,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run::tune, m)?)?;
     m.add_function(wrap_pyfunction!(run::draw, m)?)?;
     m.add_function(wrap_pyfunction!(privacy::privacy, m)?)?;
+    m.add_function(wrap_pyfunction!(mechanism::mechanism, m)?)?;
     m.add_class::<events::PyEvent>()?;
     m.add_class::<events::GaussianEvent>()?;
     m.add_class::<events::PoissonSampledEvent>()?;

@@ -35,6 +35,7 @@ from ._progress import ProgressLike, callback
 from ._results import Result, read_records, read_results
 from ._results import frame as _frame
 from ._spectrum import spectrum
+from ._mechanism import Mechanism, mechanism
 from .inference import InferenceRefused, PrivateGLM, PrivateGLMResults
 
 __version__: str = _native.__version__
@@ -55,6 +56,8 @@ __all__ = [
     "check",
     "privacy",
     "calibrate",
+    "mechanism",
+    "Mechanism",
     "parameters",
     "tune",
     "figures",

@@ -70,6 +70,16 @@ def draw(
     metrics: Optional[List[str]] = None,
     y_log: Optional[bool] = None,
 ) -> Tuple[List[str], Optional[str]]: ...
+def mechanism(
+    config_: Optional[Any],
+    model: Optional[str],
+    epsilon: float,
+    delta_priv: float,
+    metric: Optional[str] = None,
+    solver: Optional[Dict[str, Any]] = None,
+    progress: Optional[Any] = None,
+    **params: Any,
+) -> str: ...
 def privacy(
     algorithm: str,
     model: str,

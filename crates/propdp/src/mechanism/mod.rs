@@ -66,6 +66,7 @@ impl Choice {
             "best": self.best,
             "candidates": self.candidates,
             "neighbouring": self.neighbouring,
+            "clip": self.clip,
             "jax_privacy": self.clip.map(|c| self.best.jax_privacy(c)),
         })
     }

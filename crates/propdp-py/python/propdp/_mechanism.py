@@ -1,0 +1,89 @@
+"""Which noise for one DP-SGD problem (``propdp mechanism``): DP-SGD against
+BandMF in cyclic groups, each σ calibrated to the same (ε, δ), ranked by
+propdp's predicted metric (docs/correlated_noise.md)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
+
+from . import _native
+from ._config import ConfigLike, config_error, plain, resolve
+from ._progress import ProgressLike, callback
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One mechanism at the budget: ``origin`` ("dpsgd", "prefix_sum" or
+    "optimized"), ``groups`` G, ``sample_rate`` p inside the eligible group
+    (q·G), the strategy's ``coefficients`` (‖c‖ = 1), the calibrated
+    ``sigma`` on the summed clipped gradient, its certified ``epsilon``, and
+    the ``metric`` ``predicted`` at step T with its ``stderr``."""
+
+    origin: str
+    groups: int
+    sample_rate: float
+    coefficients: List[float]
+    sigma: float
+    epsilon: float
+    metric: str
+    predicted: float
+    stderr: float
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """The ``best`` candidate, every candidate tried, the budget's
+    ``neighbouring`` relation and ``clip`` C (noise multipliers are σ/C)."""
+
+    best: Candidate
+    candidates: List[Candidate]
+    neighbouring: str
+    clip: Optional[float]
+
+    def to_jax_privacy(self) -> Dict[str, Any]:
+        """The best run in jax_privacy's conventions: ``noise_multiplier``
+        (σ/C), ``sampling_prob`` (p), ``num_bands`` (G, the groups of
+        amplified BandMF) and the strategy's ``coefficients``."""
+        clip = self.clip if self.clip is not None else 1.0
+        return {
+            "noise_multiplier": self.best.sigma / clip,
+            "sampling_prob": self.best.sample_rate,
+            "num_bands": self.best.groups,
+            "coefficients": list(self.best.coefficients),
+        }
+
+
+def mechanism(
+    config: Optional[ConfigLike] = None,
+    *,
+    epsilon: float,
+    delta_priv: float = 1e-6,
+    metric: Optional[str] = None,
+    model: Optional[str] = None,
+    solver: Optional[Dict[str, Any]] = None,
+    progress: ProgressLike = True,
+    **params: Any,
+) -> Mechanism:
+    """The best noise for one DP-SGD problem at (``epsilon``, ``delta_priv``):
+    a ``config`` (a path, TOML text or a dict with one DP-SGD point), or
+    ``model`` and its ``[problem]``/``[algorithm]`` keywords (``delta``,
+    ``s2``, ``lambda_``, ``eta``, ``steps``, ``sample_rate`` = the expected
+    batch fraction, ``clip``, and a ``sigma`` the calibration replaces).
+    ``metric`` defaults to est_err2 (regression) or test_class_err
+    (logistic). Raises :class:`propdp.ConfigError` naming a bad argument."""
+    if (config is None) == (model is None):
+        raise config_error("give a config or model= and its keywords (not both)", "config")
+    cfg = None
+    if config is not None:
+        if params:
+            raise config_error(f"{sorted(params)[0]} applies to keywords without a config: put it in the config",
+                               sorted(params)[0])
+        cfg, _ = resolve(config)
+    text = _native.mechanism(cfg, model, float(epsilon), float(delta_priv), metric, solver, callback(progress),
+                             **plain(params))
+    d = json.loads(text)
+    candidates = [Candidate(**c) for c in d["candidates"]]
+    best = Candidate(**d["best"])
+    return Mechanism(best=best, candidates=candidates, neighbouring=d["neighbouring"], clip=d["clip"])
