@@ -476,7 +476,10 @@ fn validate(config: &Path, out: Option<PathBuf>) -> Result<ExitCode> {
 /// `propdp tune`.
 /// `propdp mechanism`: the cost estimate, then the candidates with a progress bar.
 fn mechanism(config: &Path, epsilon: f64, delta_priv: f64, metric: Option<&str>, json: bool) -> Result<ExitCode> {
-    let cfg = propdp::run::load(config)?;
+    let text = propdp::core::input::read_regular_text(config)
+        .map_err(|e| propdp::Error::from(e).context(format!("reading {}", config.display())))?;
+    let cfg = propdp::mechanism::load(&text, config.parent(), epsilon, delta_priv)
+        .map_err(|e| e.context(format!("in config {}", config.display())))?;
     let cores = std::thread::available_parallelism().map_or(1, usize::from) as f64;
     eprintln!(
         "{} candidates and a search of the coefficients: about {:.0} s ({} solves)",

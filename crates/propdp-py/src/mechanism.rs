@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::bridge;
-use crate::config::{config, keyword_config};
+use crate::config::{keyword_config, rendered};
 use crate::errors::{config_error, to_py};
 
 /// The choice as JSON text (the `propdp mechanism --json` object): from a
@@ -26,10 +26,26 @@ pub(crate) fn mechanism<'py>(
     params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<String> {
     let cfg = match (config_, model) {
-        (Some(c), None) => config(py, c, "")?,
+        (Some(c), None) => {
+            propdp::mechanism::load(&rendered(py, c)?, None, epsilon, delta_priv).map_err(|e| to_py(py, e))?
+        }
         (None, Some(m)) => {
-            let empty = PyDict::new(py);
-            keyword_config(py, m, "dpsgd", params.unwrap_or(&empty), solver, None)?
+            // the noise gives way to the budget, as propdp::mechanism::load does a config's
+            let keywords = match params {
+                Some(p) => p.copy()?,
+                None => PyDict::new(py),
+            };
+            for key in ["sigma", "rho"] {
+                if keywords.contains(key)? {
+                    keywords.del_item(key)?;
+                }
+            }
+            keywords.set_item("epsilon", epsilon)?;
+            keywords.set_item("delta_priv", delta_priv)?;
+            if !keywords.contains("neighbouring")? {
+                keywords.set_item("neighbouring", "add_remove_one")?;
+            }
+            keyword_config(py, m, "dpsgd", &keywords, solver, None)?
         }
         _ => {
             return Err(config_error(

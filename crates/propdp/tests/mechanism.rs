@@ -1,11 +1,12 @@
 //! `propdp mechanism`: every candidate's σ calibrated to the same (ε, δ)
+//! under add/remove-one
 //! (checked against the privacy query of its participation), the best the
 //! least predicted, the optimised strategy no worse than the prefix-sum
 //! one it starts from, and the inputs it refuses.
 
 use propdp::Silent;
 use propdp::core::{AlgorithmKind, Config, ModelKind};
-use propdp::mechanism::{Origin, choose};
+use propdp::mechanism::{Origin, choose, load};
 use propdp::privacy::{QueryArgs, assess};
 
 const SMALL: &str = r#"
@@ -38,7 +39,7 @@ fn privacy_sigma(p: f64, groups: u64) -> f64 {
         sample_rate: Some(p),
         steps: Some(160),
         groups: (groups > 1).then_some(groups),
-        neighbouring: Some(propdp::core::accountant::Neighbouring::ReplaceOne),
+        neighbouring: Some(propdp::core::accountant::Neighbouring::AddRemoveOne),
         ..QueryArgs::new(AlgorithmKind::Dpsgd, ModelKind::LeastSquares)
     };
     assess(&args.query().unwrap()).unwrap().noise
@@ -46,8 +47,11 @@ fn privacy_sigma(p: f64, groups: u64) -> f64 {
 
 #[test]
 fn candidates_meet_one_budget_and_the_best_is_the_least_predicted() {
-    let cfg = Config::from_toml_str(SMALL).unwrap();
+    // the config's σ gives way to the budget, under add/remove-one (amplified BandMF's relation)
+    let cfg = load(SMALL, None, 4.0, 1e-5).unwrap();
+    assert!(load(&SMALL.replace("sigma = 1.0\n", ""), None, 4.0, 1e-5).is_ok());
     let c = choose(&cfg, 4.0, 1e-5, None, &Silent).unwrap();
+    assert_eq!(c.neighbouring, "add/remove-one");
     let origins: Vec<Origin> = c.candidates.iter().map(|c| c.origin).collect();
     assert_eq!(origins[0], Origin::Dpsgd);
     assert!(origins.contains(&Origin::PrefixSum) && origins.last() == Some(&Origin::Optimized));

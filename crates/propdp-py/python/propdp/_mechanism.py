@@ -70,9 +70,12 @@ def mechanism(
     a ``config`` (a path, TOML text or a dict with one DP-SGD point), or
     ``model`` and its ``[problem]``/``[algorithm]`` keywords (``delta``,
     ``s2``, ``lambda_``, ``eta``, ``steps``, ``sample_rate`` = the expected
-    batch fraction, ``clip``, and a ``sigma`` the calibration replaces).
-    ``metric`` defaults to est_err2 (regression) or test_class_err
-    (logistic). Raises :class:`propdp.ConfigError` naming a bad argument."""
+    batch fraction, ``clip``; a ``sigma`` is replaced by the calibration).
+    The relation is ``neighbouring`` (the config's), by default
+    "add_remove_one" (amplified BandMF's, jax_privacy's and
+    dp_accounting's). ``metric`` defaults to est_err2 (regression) or
+    test_class_err (logistic). Raises :class:`propdp.ConfigError` naming a
+    bad argument."""
     if (config is None) == (model is None):
         raise config_error("give a config or model= and its keywords (not both)", "config")
     cfg = None

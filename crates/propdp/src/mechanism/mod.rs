@@ -6,12 +6,14 @@
 //!
 //! The candidates, at the config's expected batch fraction q = B/n:
 //! 1. DP-SGD: one group, independent noise, rate q.
-//! 2. BandMF in G ∈ {2, 4, 8, …} groups (q·G ≤ 1, G ≤ T/2, G ≤ 64) at rate
+//! 2. BandMF in G ∈ {2, 3, 4, 6, 8, …, 48, 64} groups (q·G ≤ 1, G ≤ T/2) at rate
 //!    p = q·G inside the eligible group, with G bands of prefix-sum-optimal
 //!    coefficients (jax_privacy's `optimize_banded_toeplitz`).
-//! 3. For the best of 2, the banded strategy (at most 8 bands, ≤ G) whose
-//!    coefficients minimise the predicted metric ([`optimize`]: Nelder–Mead
-//!    on a coarse RQMC budget, then solved at the config's).
+//! 3. For the best of 2, the G-band strategy whose coefficients minimise
+//!    the predicted metric ([`optimize`]: Nelder–Mead from the
+//!    prefix-sum-optimal coefficients, over every ratio up to 5 bands and a
+//!    three-parameter warp beyond, on a coarse RQMC budget, then solved at
+//!    the config's).
 //!
 //! With b ≤ G bands an example's participations meet disjoint rows of the
 //! strategy, so every candidate is certified as Poisson DP-SGD over ⌈T/G⌉
@@ -39,8 +41,6 @@ pub use candidate::{Candidate, Origin};
 
 use crate::progress::Progress;
 
-/// Bands of the optimised strategy at most (its search is over b − 1 ratios).
-pub const OPTIMIZED_BANDS: usize = 8;
 /// Coarse solves the coefficient search may spend.
 pub const SEARCH_SOLVES: usize = 60;
 /// The coarse RQMC budget of the search: points per scramble and scrambles.
@@ -110,6 +110,36 @@ impl Choice {
     }
 }
 
+/// The config of `text` (read from `dir`) with its noise replaced by the
+/// budget (`epsilon`, `delta_priv`): `sigma`, `epsilon`, `delta_priv` and
+/// `rho` of `[algorithm]` give way to it, so a config may give none. Its
+/// relation is the config's `neighbouring`, or add/remove-one — the
+/// relation of amplified BandMF's guarantee, of jax_privacy and of
+/// dp_accounting, so that the σ of every candidate is theirs.
+pub fn load(text: &str, dir: Option<&std::path::Path>, epsilon: f64, delta_priv: f64) -> crate::Result<Config> {
+    let mut table: toml::Table = text
+        .parse()
+        .map_err(|e| propdp_core::ConfigError::Parse(format!("{e}")))?;
+    let algorithm = table
+        .entry("algorithm")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let toml::Value::Table(algorithm) = algorithm else {
+        return Err(propdp_core::ConfigError::Parse("[algorithm] is not a table".into()).into());
+    };
+    for key in ["sigma", "rho"] {
+        algorithm.remove(key);
+    }
+    algorithm.insert("epsilon".into(), toml::Value::Float(epsilon));
+    algorithm.insert("delta_priv".into(), toml::Value::Float(delta_priv));
+    algorithm
+        .entry("neighbouring")
+        .or_insert_with(|| toml::Value::String("add_remove_one".into()));
+    Ok(Config::from_toml_str_in(
+        &toml::to_string(&table).map_err(|e| crate::Error::compute(e.to_string()))?,
+        dir,
+    )?)
+}
+
 /// The metric compared by default: the estimation error for regression,
 /// the test classification error for logistic regression.
 pub fn default_metric(model: ModelKind) -> &'static str {
@@ -119,10 +149,14 @@ pub fn default_metric(model: ModelKind) -> &'static str {
     }
 }
 
-/// The groups tried: powers of two with q·G ≤ 1, G ≤ T/2 and G ≤ 64.
+/// The groups tried, about √2 apart (2, 3, 4, 6, …, 48, 64): those with
+/// q·G ≤ 1, G ≤ T/2 and G ≤ 64 (the strategy's bands).
+const GROUPS: [usize; 11] = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
+
+/// The groups tried for rate `q` and `steps` steps ([`GROUPS`]).
 fn group_counts(q: f64, steps: usize) -> Vec<usize> {
-    (1..=6)
-        .map(|k| 1usize << k)
+    GROUPS
+        .into_iter()
         .filter(|&g| q * g as f64 <= 1.0 && 2 * g <= steps && g <= MAX_BANDS)
         .collect()
 }
@@ -170,8 +204,9 @@ pub fn planned_solves(cfg: &Config) -> usize {
 /// The best noise for the config's one DP-SGD point at (`epsilon`,
 /// `delta_priv`) by the predicted `metric` (default [`default_metric`]).
 /// The config's `[algorithm]` gives DP-SGD's λ, η, T, clip and q (the
-/// expected batch fraction); its noise (σ or a budget) is replaced by the
-/// calibrated one.
+/// expected batch fraction); its noise is replaced by the calibrated one,
+/// under its budget's relation (replace-one when it has no budget; [`load`]
+/// gives it one under add/remove-one).
 pub fn choose(
     cfg: &Config,
     epsilon: f64,
@@ -251,8 +286,7 @@ pub fn choose(
     }
     if let Some((b, noise)) = banded {
         stop()?;
-        let bands = b.groups.min(OPTIMIZED_BANDS);
-        let start = Strategy::prefix_sum_optimal(bands, steps)?;
+        let start = Strategy::prefix_sum_optimal(b.groups, steps)?;
         let tick = || progress.advance(1);
         let (strategy, _) = optimize::optimise(&problem, &coarse, b.groups, noise.0, start, SEARCH_SOLVES, &tick)?;
         candidates.push(problem.candidate(Origin::Optimized, b.groups, strategy, noise)?);

@@ -1,11 +1,15 @@
 //! The banded strategy that minimises propdp's predicted metric: at a fixed
 //! participation (G groups, b ≤ G bands) and a fixed σ — the guarantee does
 //! not depend on the coefficients, only on G, p and T — the metric at step
-//! T is a function of the b − 1 ratios c_k/c₀, minimised by Nelder–Mead
-//! (argmin's `NelderMead`, derivative-free: the state evolution's metric
-//! has no cheap gradient in the coefficients) from the prefix-sum-optimal
-//! ratios, on a coarse RQMC budget with fixed scrambles (a smooth,
-//! deterministic function of the coefficients), within a budget of solves.
+//! T is a function of the coefficients, minimised by Nelder–Mead (argmin's
+//! `NelderMead`, derivative-free: the state evolution's metric has no cheap
+//! gradient in the coefficients) from the prefix-sum-optimal ones s, on a
+//! coarse RQMC budget with fixed scrambles (a smooth, deterministic
+//! function of the coefficients), within a budget of solves. Up to
+//! [`FULL_BANDS`] bands the search is over the b − 1 ratios c_k/c₀; beyond,
+//! over a warp of s with three parameters, c₀ = s₀ and
+//! c_k = s_k·exp(a₀ + a₁u + a₂u²), u = k/(b − 1) (a level and a tilt of
+//! the tail against the diagonal) — so the search never ends above s.
 //!
 //! # References
 //! - Nelder, Mead (1965), *A simplex method for function minimization*.
@@ -19,12 +23,48 @@ use propdp_theory::solve::TheorySolver;
 
 use super::candidate::Problem;
 
+/// Bands up to which every ratio c_k/c₀ is searched.
+pub const FULL_BANDS: usize = 5;
+
+/// The coordinates of the search.
+#[derive(Debug, Clone)]
+enum Coordinates {
+    /// The ratios c_k/c₀, k ≥ 1.
+    Ratios,
+    /// (a₀, a₁, a₂) warping the start's coefficients.
+    Warp(Vec<f64>),
+}
+
+impl Coordinates {
+    /// The strategy at `x` (None: not a valid strategy).
+    fn strategy(&self, x: &[f64]) -> Option<Strategy> {
+        let c: Vec<f64> = match self {
+            Coordinates::Ratios => std::iter::once(1.0).chain(x.iter().copied()).collect(),
+            Coordinates::Warp(s) => {
+                let last = (s.len() - 1) as f64;
+                s.iter()
+                    .enumerate()
+                    .map(|(k, &v)| match k {
+                        0 => v,
+                        _ => {
+                            let u = k as f64 / last;
+                            v * (x[0] + x[1] * u + x[2] * u * u).exp()
+                        }
+                    })
+                    .collect()
+            }
+        };
+        Strategy::banded(&c).ok()
+    }
+}
+
 /// A metric far above any prediction, standing for a strategy whose
 /// prediction failed (NaN-free for the simplex).
 const FAILED: f64 = 1e100;
 
-/// The metric of the strategy (1, x₁, …, x_{b−1}) normalised.
+/// The metric of the strategy at a point of the coordinates.
 struct Metric<'p, 'a> {
+    coordinates: Coordinates,
     problem: &'p Problem<'a>,
     solver: &'p TheorySolver,
     groups: usize,
@@ -33,20 +73,15 @@ struct Metric<'p, 'a> {
     on_solve: &'p dyn Fn(),
 }
 
-impl Metric<'_, '_> {
-    fn strategy(x: &[f64]) -> Option<Strategy> {
-        let c: Vec<f64> = std::iter::once(1.0).chain(x.iter().copied()).collect();
-        Strategy::banded(&c).ok()
-    }
-}
-
 impl CostFunction for Metric<'_, '_> {
     type Param = Vec<f64>;
     type Output = f64;
     fn cost(&self, x: &Vec<f64>) -> Result<f64, argmin::core::Error> {
         self.solves.set(self.solves.get() + 1);
         (self.on_solve)();
-        let value = Metric::strategy(x)
+        let value = self
+            .coordinates
+            .strategy(x)
             .and_then(|s| self.problem.predict(self.solver, self.groups, s, self.sigma).ok())
             .map_or(FAILED, |(v, _)| if v.is_finite() { v } else { FAILED });
         Ok(value)
@@ -66,11 +101,18 @@ pub fn optimise(
     on_solve: &dyn Fn(),
 ) -> crate::Result<(Strategy, usize)> {
     let c = start.coefficients();
-    let x0: Vec<f64> = c[1..].iter().map(|v| v / c[0]).collect();
-    if x0.is_empty() {
+    if c.len() < 2 {
         return Ok((start, 0));
     }
-    // the simplex: the start and a step of a fifth of each ratio (at least 0.05) along each axis
+    let (coordinates, x0) = if c.len() <= FULL_BANDS {
+        (
+            Coordinates::Ratios,
+            c[1..].iter().map(|v| v / c[0]).collect::<Vec<f64>>(),
+        )
+    } else {
+        (Coordinates::Warp(c.to_vec()), vec![0.0; 3])
+    };
+    // the simplex: the start and a step along each axis (a fifth of a ratio, at least 0.05)
     let mut simplex = vec![x0.clone()];
     for i in 0..x0.len() {
         let mut v = x0.clone();
@@ -78,6 +120,7 @@ pub fn optimise(
         simplex.push(v);
     }
     let metric = Metric {
+        coordinates: coordinates.clone(),
         problem,
         solver: coarse,
         groups,
@@ -98,7 +141,7 @@ pub fn optimise(
     let best = result
         .state
         .get_best_param()
-        .and_then(|x| Metric::strategy(x))
+        .and_then(|x| coordinates.strategy(x))
         .unwrap_or(start);
     Ok((best, used))
 }
