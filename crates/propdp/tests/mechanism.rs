@@ -120,3 +120,45 @@ fn one_dpsgd_point_and_a_predicted_metric_are_required() {
     let e = choose(&Config::from_toml_str(&dpgd).unwrap(), 4.0, 1e-5, None, &Silent).unwrap_err();
     assert_eq!(e.field(), Some("algorithm.kind"), "{e}");
 }
+
+#[test]
+fn the_chosen_run_is_confirmed_by_simulating_it_beside_dpsgd() {
+    use propdp::core::problem::Strategy;
+    use propdp::core::{Algorithm, LossVariant, Point};
+    use propdp::sim::{Design, Prior, SimSettings, simulate};
+
+    let cfg = load(SMALL, None, 4.0, 1e-5).unwrap();
+    let c = choose(&cfg, 4.0, 1e-5, None, &Silent).unwrap();
+    let base: Point = cfg.sweep.points()[0];
+    let run = |k: &propdp::mechanism::Candidate| {
+        let algorithm = Algorithm::Dpsgd {
+            lambda: 0.05,
+            sigma: k.sigma,
+            eta: 0.2,
+            steps: 160,
+            loss_variant: LossVariant::Standard,
+            sample_rate: k.sample_rate,
+            clip: Some(1.0),
+            groups: k.groups,
+            strategy: Strategy::banded(&k.coefficients).unwrap(),
+        };
+        let point = base.with_algorithm(algorithm).unwrap();
+        let s = simulate(
+            &point,
+            &SimSettings::new(500, 20, Design::Gaussian, Prior::Gaussian, 5),
+            0,
+        )
+        .unwrap();
+        (s.mean["est_err2"], s.stderr["est_err2"])
+    };
+    let (best, best_se) = run(&c.best);
+    let (dpsgd, dpsgd_se) = run(&c.candidates[0]);
+    // the prediction within 3 standard errors (theory's and simulation's) of the simulated run
+    let z = (best - c.best.predicted) / best_se.hypot(c.best.stderr);
+    assert!(z.abs() <= 3.0, "best {:?}: simulated {best} ± {best_se}", c.best);
+    // and no worse than DP-SGD's simulated run, within 2 standard errors
+    assert!(
+        best <= dpsgd + 2.0 * best_se.hypot(dpsgd_se),
+        "{best} ± {best_se} against DP-SGD's {dpsgd} ± {dpsgd_se}"
+    );
+}
