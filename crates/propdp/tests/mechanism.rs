@@ -102,7 +102,7 @@ fn candidates_meet_one_budget_and_the_best_is_the_least_predicted() {
 fn one_dpsgd_point_and_a_predicted_metric_are_required() {
     let sweep = Config::from_toml_str(&SMALL.replace("steps = 160", "steps = [80, 160]")).unwrap();
     let e = choose(&sweep, 4.0, 1e-5, None, &Silent).unwrap_err();
-    assert_eq!(e.field(), Some("config"), "{e}");
+    assert_eq!(e.field(), Some("algorithm.steps"), "{e}");
     let e = choose(
         &Config::from_toml_str(SMALL).unwrap(),
         4.0,

@@ -218,13 +218,18 @@ pub fn choose(
     let base = match points {
         [one] => *one,
         _ => {
-            return Err(crate::Error::from(crate::error::Argument::new(
-                "config",
-                format!(
-                    " sweeps {} points: mechanism chooses the noise of one problem; give single values",
+            let axis = cfg.sweep.swept_axes().first().map_or("problem".to_string(), |a| {
+                let table = propdp_core::parameters::parameter(a).map_or("problem", |p| p.table);
+                format!("{table}.{a}")
+            });
+            return Err(propdp_core::ConfigError::NotApplicable {
+                field: axis,
+                why: format!(
+                    "the config sweeps {} points, and mechanism chooses the noise of one problem: give one value",
                     points.len()
                 ),
-            )));
+            }
+            .into());
         }
     };
     let neighbouring = base
