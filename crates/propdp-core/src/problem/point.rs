@@ -653,6 +653,11 @@ fn check_dpsgd_privacy_fields(sample_rate: f64, clip: Option<f64>) -> Result<(),
     clip.map_or(Ok(()), |c| parameters::check("clip", "algorithm.clip", c))
 }
 
+/// Why a budget is refused for cyclic groups or a noise strategy.
+const UNCERTIFIED: &str = "certified ε for correlated noise / groups is not implemented: a budget (epsilon or \
+     rho) cannot be calibrated for groups > 1 or a strategy other than the identity; give sigma instead (the \
+     theory and the simulation run for a given σ)";
+
 /// What calibrating the noise to a budget needs: a bounded per-example
 /// gradient (a Lipschitz loss, or DP-SGD's `clip`), and for DP-SGD valid q
 /// and C, one group and the identity strategy (no certified ε is computed
@@ -661,16 +666,8 @@ fn check_dpsgd_privacy_fields(sample_rate: f64, clip: Option<f64>) -> Result<(),
 pub(crate) fn check_budget_applies(model: &Model, algorithm: &Algorithm) -> Result<(), ConfigError> {
     let (sample_rate, clip) = match *algorithm {
         Algorithm::Dpsgd { groups, strategy, .. } if groups > 1 || !strategy.is_identity() => {
-            return Err(ConfigError::not_applicable(
-                if groups > 1 {
-                    "algorithm.groups"
-                } else {
-                    "algorithm.strategy"
-                },
-                "certified ε for correlated noise / groups is not implemented: a budget (epsilon or rho) \
-                 cannot be calibrated for groups > 1 or a strategy other than the identity; give sigma \
-                 instead (the theory and the simulation run for a given σ)",
-            ));
+            let field = ["algorithm.strategy", "algorithm.groups"][usize::from(groups > 1)];
+            return Err(ConfigError::not_applicable(field, UNCERTIFIED));
         }
         Algorithm::Dpsgd { sample_rate, clip, .. } => (sample_rate, clip),
         Algorithm::Objective { .. } | Algorithm::Output { .. } | Algorithm::Dpgd { .. } => {
