@@ -144,3 +144,21 @@ fn bands_are_computed_per_point_and_recorded_as_coefficients() {
         );
     }
 }
+
+#[test]
+fn unclipped_least_squares_steps_are_limited_per_group() {
+    // q = 1, δ = 0.5: a step on all n rows has L = (1 + √δ)²/δ = 5.83 (η < 0.343),
+    // a step on one of G = 4 groups (n/4 rows, δ·G = 2) L = (1 + √2)²/2 = 2.91 (η < 0.686)
+    let text = |groups: usize| {
+        format!(
+            "[problem]\nmodel = \"least_squares\"\ndelta = 0.5\ns2 = 1.0\nnoise = {{ law = \"gaussian\", sd = 0.5 }}\n\
+             [algorithm]\nkind = \"dpsgd\"\nlambda = 0.0\nsigma = 1.0\neta = 0.5\nsteps = 20\nsample_rate = 1.0\n\
+             groups = {groups}\n"
+        )
+    };
+    let e = err(&text(1));
+    assert!(e.contains("algorithm.eta") && e.contains("0.343"), "{e}");
+    assert!(Config::from_toml_str(&text(4)).is_ok());
+    let e = err(&text(4).replace("eta = 0.5", "eta = 0.7"));
+    assert!(e.contains("algorithm.eta") && e.contains("0.686"), "{e}");
+}

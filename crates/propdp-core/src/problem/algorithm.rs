@@ -15,7 +15,8 @@ pub enum AlgorithmKind {
     Output,
     /// DP full-batch gradient descent.
     Dpgd,
-    /// Mini-batch DP-SGD: Poisson-subsampled batches, per-example clipping.
+    /// Mini-batch DP-SGD: Poisson-subsampled batches (of cyclic groups),
+    /// per-example clipping, noise independent or correlated by a strategy.
     Dpsgd,
 }
 

@@ -447,8 +447,10 @@ impl Point {
                 &format!("η·λ < 2 (λ = {lambda:?}: the ridge's contraction 1 − ηλ must stay in (−1, 1])"),
             ));
         }
+        // with G cyclic groups a step's batch comes from n/G rows: a group's step at δ·G
+        let group_delta = self.delta * groups as f64;
         if clip.is_none() && self.model.lipschitz().is_infinite() {
-            let limit = 2.0 / mean_step_smoothness(&self.model, self.delta, lambda, sample_rate);
+            let limit = 2.0 / mean_step_smoothness(&self.model, group_delta, lambda, sample_rate);
             if eta >= limit {
                 return Err(ConfigError::range(
                     "algorithm.eta",
@@ -456,12 +458,12 @@ impl Point {
                     &format!(
                         "η < 2/L_q = {limit:?} at δ = {:?}, q = {sample_rate:?} (the unclipped squared loss \
                          diverges in mean above; clip it or lower η)",
-                        self.delta
+                        group_delta
                     ),
                 ));
             }
             // the batch's sampling noise feeds the loss back into the variance
-            let mp = crate::spectrum::MarchenkoPastur::new(self.delta)?;
+            let mp = crate::spectrum::MarchenkoPastur::new(group_delta)?;
             let gain = mp.sgd_noise_gain(lambda, eta, sample_rate);
             if gain >= 1.0 {
                 return Err(ConfigError::range(
@@ -472,7 +474,7 @@ impl Point {
                          second moments diverge above (the batch's sampling-noise gain G = {gain:.4} ≥ 1, \
                          docs/theory.md §3.2); clip it or lower η",
                         mp.sgd_max_step(lambda, sample_rate, 1.0),
-                        self.delta
+                        group_delta
                     ),
                 ));
             }
@@ -496,17 +498,19 @@ impl Point {
     /// assert!(w.contains("algorithm.eta") && w.contains("oscillate"), "{w}");
     /// ```
     pub fn step_size_warning(&self) -> Option<String> {
-        let (lambda, eta, sample_rate) = match self.algorithm {
+        let (lambda, eta, sample_rate, groups) = match self.algorithm {
             Algorithm::Dpsgd {
                 lambda,
                 eta,
                 sample_rate,
+                groups,
                 ..
-            } => (lambda, eta, sample_rate),
+            } => (lambda, eta, sample_rate, groups),
             // DP-GD's η is refused at the limit (Point::check)
             Algorithm::Objective { .. } | Algorithm::Output { .. } | Algorithm::Dpgd { .. } => return None,
         };
-        let limit = 2.0 / mean_step_smoothness(&self.model, self.delta, lambda, sample_rate);
+        // a group's step at δ·G (G = 1: δ)
+        let limit = 2.0 / mean_step_smoothness(&self.model, self.delta * groups as f64, lambda, sample_rate);
         (eta >= limit).then(|| {
             format!(
                 "algorithm.eta = {eta:?} ≥ 2/L_q = {limit:.4} at δ = {:?}, q = {sample_rate:?}: the gradient is \

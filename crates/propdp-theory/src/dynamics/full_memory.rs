@@ -21,6 +21,11 @@
 //! rounding of the paths, D_t is summed from the pathwise (score) M_g and R_g.
 //! The solve is causal (forward in t), O(N T³/6) work and O(N T) memory.
 //!
+//! Correlated noise and cyclic groups (§3.7): the noise σw, w = C⁻¹z, enters
+//! C_θ as η²σ²R_θKR_θᵀ with K = C⁻¹C⁻ᵀ (`noise_kernel.rs`); with G groups each
+//! path draws its group g from one more Sobol coordinate and is selected
+//! (S_t = 1[t ≡ g mod G]·Bernoulli(q)) only at its group's steps.
+//!
 //! Two clusters (§3.6, [`solve_two_cluster`]): centred rows x = ỹ·μ + g,
 //! ỹ = y − (2p − 1), g ~ N(0, κ²Σ/d), μ = κ²Σθ*/d, labels P(y = +1) = p
 //! independent of g. The modes are those of Σ_w = κ²Σ, with M_g(t) = a·E[ĝ_t ỹ]

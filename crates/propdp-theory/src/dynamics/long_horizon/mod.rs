@@ -31,6 +31,11 @@
 //! feedback, docs/theory.md §3.3); the prediction is the mean over
 //! independent replicates with their spread as standard error.
 //!
+//! Correlated noise and cyclic groups (docs/theory.md §3.7,
+//! `participation.rs`): ξ̃ becomes each path's own w̃ = C⁻¹z̃ by the banded
+//! recurrence, held in the state covariance as entries of their own (the
+//! last b − 1), and each path is selected only at the steps of its group.
+//!
 //! An intercept (docs/theory.md §3.5, [`solve_intercept`]) adds the
 //! deterministic field β_t to every path's r_t (and its baseline's):
 //! β_{t+1} = (1 − ηλ_b)β_t − η·a·q·E\[c_t\], labels of ν + b*.
