@@ -10,7 +10,7 @@
 //!    p = q·G inside the eligible group, with G bands of prefix-sum-optimal
 //!    coefficients (jax_privacy's `optimize_banded_toeplitz`).
 //! 3. For the best of 2, the G-band strategy whose coefficients minimise
-//!    the predicted metric ([`optimize`]: Nelder–Mead from the
+//!    the predicted metric (Nelder–Mead from the
 //!    prefix-sum-optimal coefficients, over every ratio up to 5 bands and a
 //!    three-parameter warp beyond, on a coarse RQMC budget, then solved at
 //!    the config's).
