@@ -162,3 +162,81 @@ fn the_chosen_run_is_confirmed_by_simulating_it_beside_dpsgd() {
         "{best} ± {best_se} against DP-SGD's {dpsgd} ± {dpsgd_se}"
     );
 }
+
+#[test]
+fn tune_reruns_the_dpsgd_optimum_with_correlated_noise() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = r#"
+[problem]
+model = "huber"
+delta = 0.5
+s2 = 1.0
+huber_m = 1.0
+noise = { law = "gaussian", sd = 0.5 }
+[tune]
+algorithms = ["dpsgd"]
+epsilon = [16.0]
+delta_priv = 1e-5
+steps = [256]
+eta_fraction = [0.25]
+sample_rate = [0.05]
+clip = [1.0]
+lambda_min = 0.01
+lambda_max = 0.1
+strategies = ["identity", "bandmf"]
+[solver]
+dmft_points = 1024
+dmft_scrambles = 2
+"#;
+    let out = propdp::tune::tune(
+        cfg,
+        "t",
+        &tmp.path().join("out"),
+        propdp::rundir::Existing::Refuse,
+        &Silent,
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(out.file()).unwrap();
+    let best: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let run = &best["correlated_noise"];
+    let groups = run["groups"].as_u64().unwrap();
+    assert!(groups >= 2 && run["origin"] == "prefix_sum", "{best}");
+    // certified at the budget: the σ privacy calibrates for that participation under tune's relation
+    let p = run["sample_rate"].as_f64().unwrap();
+    let args = QueryArgs {
+        epsilon: Some(16.0),
+        delta_priv: Some(1e-5),
+        clip: Some(1.0),
+        sample_rate: Some(p),
+        steps: Some(256),
+        groups: Some(groups),
+        neighbouring: Some(propdp::core::accountant::Neighbouring::ReplaceOne),
+        ..QueryArgs::new(AlgorithmKind::Dpsgd, ModelKind::Huber)
+    };
+    let sigma = assess(&args.query().unwrap()).unwrap().noise;
+    assert!(
+        (run["sigma"].as_f64().unwrap() - sigma).abs() <= 1e-12 * sigma,
+        "{run} against {sigma}"
+    );
+    assert!((p - 0.05 * groups as f64).abs() < 1e-12, "{run}");
+    assert!(
+        out.table().contains("DP-SGD's optima with correlated noise"),
+        "{}",
+        out.table()
+    );
+    // without the strategies, no correlated run is written
+    let plain = cfg.replace("strategies = [\"identity\", \"bandmf\"]\n", "");
+    let out = propdp::tune::tune(
+        &plain,
+        "t",
+        &tmp.path().join("plain"),
+        propdp::rundir::Existing::Refuse,
+        &Silent,
+    )
+    .unwrap();
+    assert!(
+        !std::fs::read_to_string(out.file())
+            .unwrap()
+            .contains("correlated_noise")
+    );
+}

@@ -29,6 +29,7 @@ use crate::sweep::Sweep;
 /// # clip = [0.1, 0.5]          # DP-SGD: candidate clipping norms C
 /// # max_hours = 1.0            # refuse a search estimated to take longer
 /// # search = "auto"            # "grid" (every candidate) or "staged"; auto: staged beyond 300
+/// # strategies = ["identity", "bandmf", "optimized"]  # DP-SGD: also BandMF at its optimum
 /// # fit_intercept = true       # DP-GD, DP-SGD: learn an unpenalised intercept
 /// #                            # ([problem] intercept = b*: the teacher's)
 ///
@@ -104,6 +105,30 @@ pub struct TuneSpec {
     /// How DP-GD and DP-SGD candidates are searched (default "auto").
     #[serde(default)]
     pub search: SearchKind,
+    /// DP-SGD's noise strategies (default `["identity"]`, independent
+    /// noise): with "bandmf" the DP-SGD optimum is also run as BandMF in
+    /// cyclic groups at the same hyperparameters, expected batch and budget
+    /// (prefix-sum-optimal coefficients), with "optimized" also with the
+    /// coefficients optimised for the metric (`propdp mechanism`).
+    #[serde(default = "identity_only")]
+    pub strategies: Vec<TuneStrategy>,
+}
+
+/// A noise strategy `propdp tune` tries for DP-SGD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TuneStrategy {
+    /// Independent noise: DP-SGD's own search.
+    Identity,
+    /// BandMF in G cyclic groups, prefix-sum-optimal coefficients.
+    Bandmf,
+    /// BandMF with coefficients optimised for the predicted metric.
+    Optimized,
+}
+
+/// `tune.strategies`' default: DP-SGD's independent noise alone.
+fn identity_only() -> Vec<TuneStrategy> {
+    vec![TuneStrategy::Identity]
 }
 
 /// How the DP-GD and DP-SGD candidates are searched at the coarse budget.
@@ -458,6 +483,20 @@ impl TuneConfig {
                         .into(),
                 });
             }
+        }
+        if !t.strategies.contains(&TuneStrategy::Identity) {
+            return Err(ConfigError::range(
+                "tune.strategies",
+                format!("{:?}", t.strategies),
+                "a list holding \"identity\" (DP-SGD's search, whose optimum the other strategies rerun), \
+                 and optionally \"bandmf\" and \"optimized\"",
+            ));
+        }
+        if t.strategies.len() > 1 && !dpsgd {
+            return Err(ConfigError::not_applicable(
+                "tune.strategies",
+                "correlated-noise strategies apply to \"dpsgd\": add it to tune.algorithms",
+            ));
         }
         for (field, given, applies, which) in [
             ("steps", t.steps.is_some(), dpgd || dpsgd, "\"dpgd\" or \"dpsgd\""),

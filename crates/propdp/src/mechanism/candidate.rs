@@ -9,10 +9,10 @@ use propdp_core::accountant::epsilon;
 use propdp_core::problem::{Budget, Strategy, Target};
 use propdp_core::{Algorithm, GradientSteps, Point, Shape};
 use propdp_theory::solve::TheorySolver;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a candidate's strategy was chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     /// Independent noise, one group: DP-SGD.
@@ -25,7 +25,7 @@ pub enum Origin {
 }
 
 /// A candidate and its prediction.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     /// How its strategy was chosen.
     pub origin: Origin,
@@ -60,10 +60,10 @@ impl Candidate {
     }
 }
 
-/// A descent's sample rate and steps (None for a perturbed minimiser).
-pub fn rate_and_steps(point: &Point) -> Option<(f64, usize)> {
+/// A descent's gradient steps (None for a perturbed minimiser).
+pub fn descent(point: &Point) -> Option<GradientSteps> {
     match point.algorithm().shape() {
-        Shape::Descent(g) => Some((g.sample_rate, g.steps)),
+        Shape::Descent(g) => Some(g),
         Shape::Static { .. } => None,
     }
 }

@@ -165,7 +165,13 @@ fn group_counts(q: f64, steps: usize) -> Vec<usize> {
 /// solve at the config's RQMC budget and the search's coarse solves, by the
 /// shards' cost model of a solve (`run::dmft_cost`).
 pub fn cost_seconds(cfg: &Config) -> f64 {
-    let Some((q, steps)) = cfg.sweep.points().first().and_then(candidate::rate_and_steps) else {
+    let Some((q, steps)) = cfg
+        .sweep
+        .points()
+        .first()
+        .and_then(candidate::descent)
+        .map(|g| (g.sample_rate, g.steps))
+    else {
         return 0.0;
     };
     let atoms = cfg.covariance.as_ref().map_or(1, |c| c.atoms().len());
@@ -182,6 +188,14 @@ pub fn cost_seconds(cfg: &Config) -> f64 {
     candidates + search
 }
 
+/// The solver of the coefficient search: `opts` at the coarse RQMC budget.
+pub(crate) fn coarse_solver(
+    opts: SolverOptions,
+    covariance: Option<propdp_core::covariance::Covariance>,
+) -> TheorySolver {
+    TheorySolver::new(coarse_options(opts)).with_covariance(covariance)
+}
+
 /// The coarse solver options of the coefficient search.
 fn coarse_options(opts: SolverOptions) -> SolverOptions {
     SolverOptions {
@@ -194,7 +208,13 @@ fn coarse_options(opts: SolverOptions) -> SolverOptions {
 /// The solves a choice makes (for the cost estimate and the progress bar):
 /// a calibration and a solve per candidate, then the search's.
 pub fn planned_solves(cfg: &Config) -> usize {
-    let Some((q, steps)) = cfg.sweep.points().first().and_then(candidate::rate_and_steps) else {
+    let Some((q, steps)) = cfg
+        .sweep
+        .points()
+        .first()
+        .and_then(candidate::descent)
+        .map(|g| (g.sample_rate, g.steps))
+    else {
         return 0;
     };
     let groups = group_counts(q, steps).len();
@@ -253,10 +273,39 @@ pub fn choose(
         .into());
     }
     let solver = TheorySolver::new(cfg.raw.solver).with_covariance(cfg.covariance.clone());
-    let coarse = TheorySolver::new(coarse_options(cfg.raw.solver)).with_covariance(cfg.covariance.clone());
-    let problem = Problem::new(base, budget, metric, &solver)?;
-    let (q, steps, clip) = problem.dpsgd();
     progress.begin("mechanism", planned_solves(cfg) as u64);
+    let coarse = coarse_solver(cfg.raw.solver, cfg.covariance.clone());
+    let candidates = compare(base, budget, metric, &solver, &coarse, true, progress)?;
+    progress.end();
+    let best = candidates
+        .iter()
+        .min_by(|a, b| a.predicted.total_cmp(&b.predicted))
+        .cloned()
+        .expect("DP-SGD is always a candidate");
+    let clip = candidate::descent(&base).map_or(f64::INFINITY, |g| g.clip);
+    Ok(Choice {
+        best,
+        candidates,
+        neighbouring: neighbouring.label(),
+        clip: clip.is_finite().then_some(clip),
+    })
+}
+
+/// The candidates for DP-SGD point `base` at `budget`, in order: DP-SGD,
+/// BandMF in each of the groups tried with prefix-sum-optimal coefficients,
+/// and with `optimized` the coefficients searched for the best of those
+/// (by `coarse`, [`coarse_solver`]). Each solve advances `progress` by one.
+pub(crate) fn compare(
+    base: propdp_core::Point,
+    budget: Budget,
+    metric: &str,
+    solver: &TheorySolver,
+    coarse: &TheorySolver,
+    optimized: bool,
+    progress: &dyn Progress,
+) -> crate::Result<Vec<Candidate>> {
+    let problem = Problem::new(base, budget, metric, solver)?;
+    let (q, steps, _) = problem.dpsgd();
     let stop = || -> crate::Result<()> {
         match progress.cancelled() {
             true => Err(crate::progress::Cancelled.into()),
@@ -266,7 +315,7 @@ pub fn choose(
     let unreachable = |groups: usize| {
         crate::Error::from(crate::error::Argument::new(
             "epsilon",
-            format!(" = {epsilon} at delta_priv = {delta_priv} is met by no noise with {groups} group(s)"),
+            format!(" = {:?} is met by no noise with {groups} group(s)", budget.target),
         ))
     };
     let mut candidates = Vec::new();
@@ -289,24 +338,13 @@ pub fn choose(
         }
         candidates.push(c);
     }
-    if let Some((b, noise)) = banded {
+    if let Some((b, noise)) = banded.filter(|_| optimized) {
         stop()?;
         let start = Strategy::prefix_sum_optimal(b.groups, steps)?;
         let tick = || progress.advance(1);
-        let (strategy, _) = optimize::optimise(&problem, &coarse, b.groups, noise.0, start, SEARCH_SOLVES, &tick)?;
+        let (strategy, _) = optimize::optimise(&problem, coarse, b.groups, noise.0, start, SEARCH_SOLVES, &tick)?;
         candidates.push(problem.candidate(Origin::Optimized, b.groups, strategy, noise)?);
         progress.advance(1);
     }
-    progress.end();
-    let best = candidates
-        .iter()
-        .min_by(|a, b| a.predicted.total_cmp(&b.predicted))
-        .cloned()
-        .expect("DP-SGD is always a candidate");
-    Ok(Choice {
-        best,
-        candidates,
-        neighbouring: neighbouring.label(),
-        clip: clip.is_finite().then_some(clip),
-    })
+    Ok(candidates)
 }

@@ -52,6 +52,12 @@ pub struct Best {
     /// DP-GD, DP-SGD: the optimum in a training loop's terms.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub training: Option<TrainingRun>,
+    /// DP-SGD with `tune.strategies` beyond "identity": the best
+    /// correlated-noise run (BandMF in cyclic groups) at the optimum's
+    /// hyperparameters, expected batch and budget; it beats the optimum
+    /// when its `predicted` is below the optimum's.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub correlated_noise: Option<crate::mechanism::Candidate>,
     /// What produced the line.
     pub provenance: Provenance,
 }
@@ -209,6 +215,7 @@ impl Best {
             at_boundary: opt.at_boundary,
             simulation: None,
             training: None,
+            correlated_noise: None,
             provenance: provenance.clone(),
         }
     }

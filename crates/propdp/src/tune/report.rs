@@ -271,10 +271,61 @@ fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, budget: &Budge
         );
     }
     out += &training_table(cells, budget);
+    out += &correlated_table(cells, metric);
     out += &epochs_table(cells, metric, budget);
     out += "(* optimum at the edge of the searched range: λ = lambda_min/lambda_max; DP-GD, DP-SGD: λ = lambda_max, \
             T = max of tune.steps (or of tune.epochs at that q) or η at a tenth of the smallest tune.eta_fraction; \
             DP-SGD: q = min of tune.sample_rate, or C = min or max of tune.clip)\n";
+    out
+}
+
+/// The DP-SGD optima run with correlated noise (`tune.strategies`; empty
+/// without): the best BandMF run at the optimum's hyperparameters and
+/// budget, whether it beats the optimum, and jax_privacy's names for it.
+fn correlated_table(cells: &[Cell], metric: &str) -> String {
+    let rows: Vec<(&Cell, &Best, &crate::mechanism::Candidate)> = cells
+        .iter()
+        .filter_map(|c| {
+            c.best
+                .as_ref()
+                .and_then(|b| b.correlated_noise.as_ref().map(|k| (c, b, k)))
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "DP-SGD's optima with correlated noise (BandMF in G cyclic groups at rate q·G, the same expected batch and \
+         budget; jax_privacy: noise_multiplier = σ/C, sampling_prob, num_bands = G):\n{:>7} {:>7}  {:>12} {:>12}  \
+         {:>4} {:>10} {:>9} {:>15} {:>13}  {}\n",
+        "δ", "level", "DP-SGD", "BandMF", "G", "origin", "σ", "noise_mult.", "sampling_prob", metric
+    );
+    for (c, b, k) in rows {
+        let clip = b.tuned.clip.unwrap_or(1.0);
+        let origin = match k.origin {
+            crate::mechanism::Origin::Dpsgd => "dpsgd",
+            crate::mechanism::Origin::PrefixSum => "prefix-sum",
+            crate::mechanism::Origin::Optimized => "optimized",
+        };
+        let _ = writeln!(
+            out,
+            "{:>7.3} {:>7.3}  {:>12} {:>12}  {:>4} {:>10} {:>9} {:>15} {:>13}  {}",
+            c.delta,
+            c.level,
+            sig3(b.tuned.value),
+            sig3(k.predicted),
+            k.groups,
+            origin,
+            sig3(k.sigma),
+            sig3(k.sigma / clip),
+            sig3(k.sample_rate),
+            if k.predicted < b.tuned.value {
+                "correlated noise wins"
+            } else {
+                "DP-SGD wins"
+            }
+        );
+    }
     out
 }
 

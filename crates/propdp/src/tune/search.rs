@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::Result;
+use propdp_core::AlgorithmKind;
+use propdp_core::config::tune::TuneStrategy;
 use propdp_core::record::{Provenance, Record};
 use propdp_theory::solve::TheorySolver;
 
@@ -297,6 +299,20 @@ fn optimise_cell(
         .and_then(|s| s.d.first())
         .map(|&d| propdp_sim::run::samples(d, base.delta()));
     best.training = TrainingRun::of(&opt, &budget, n);
+    if kind == AlgorithmKind::Dpsgd && t.strategies.iter().any(|s| *s != TuneStrategy::Identity) {
+        progress.detail(&format!("{cell}: its optimum with correlated noise"));
+        let coarse = crate::mechanism::coarse_solver(cfg.solver, plan.covariance.clone());
+        let optimized = t.strategies.contains(&TuneStrategy::Optimized);
+        match crate::mechanism::compare(opt.point, budget, &t.metric, solver, &coarse, optimized, &crate::Silent) {
+            Ok(runs) => {
+                best.correlated_noise = runs
+                    .into_iter()
+                    .skip(1)
+                    .min_by(|a, b| a.predicted.total_cmp(&b.predicted));
+            }
+            Err(err) => progress.message(&format!("{cell}: correlated noise at its optimum: {err}")),
+        }
+    }
     if let Some(sim) = &cfg.simulation {
         tell(search_cost);
         progress.detail(&format!("{cell}: simulating its optimum"));
