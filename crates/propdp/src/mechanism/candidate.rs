@@ -174,12 +174,18 @@ impl<'a> Problem<'a> {
         let value = sol.metrics.get(self.metric).copied().ok_or_else(|| {
             crate::Error::compute(format!("the theory of this point does not predict {}", self.metric))
         })?;
+        // a descent's state evolution reports its RQMC error per step: never a made-up 0
         let stderr = sol
             .per_step
             .as_ref()
             .and_then(|p| p.stderr.get(self.metric))
             .and_then(|s| s.last().copied())
-            .unwrap_or(0.0);
+            .ok_or_else(|| {
+                crate::Error::compute(format!(
+                    "the theory of this point gives no standard error of {}",
+                    self.metric
+                ))
+            })?;
         Ok((value, stderr))
     }
 
