@@ -85,8 +85,13 @@ impl Config {
 
     /// Validate; resolve the files relative to `files` (`Some(None)`: the
     /// current directory; `None`: do not read them).
-    fn build(raw: RawConfig, text: String, files: Option<Option<&Path>>) -> Result<Config, ConfigError> {
+    fn build(mut raw: RawConfig, mut text: String, files: Option<Option<&Path>>) -> Result<Config, ConfigError> {
         raw.check()?;
+        if let Some(dir) = files
+            && let Some((file, strategy)) = raw.algorithm.read_strategy_file(dir)?
+        {
+            text = with_strategy_read(&text, &file, &strategy);
+        }
         let (covariance, data) = match files {
             None => (None, None),
             Some(dir) => (
@@ -215,4 +220,27 @@ fn tagged_table_error(text: &str) -> Option<ConfigError> {
         return typed(e);
     }
     None
+}
+
+/// The config text with `algorithm.strategy = { file = … }` replaced by the
+/// coefficients read from it, so that the recorded text reproduces the run
+/// without the file (rendered again, its comments lost; a first comment
+/// line names the file).
+fn with_strategy_read(text: &str, file: &str, strategy: &crate::problem::Strategy) -> String {
+    let Ok(mut table) = toml::from_str::<toml::Table>(text) else {
+        return text.to_string();
+    };
+    if let Some(toml::Value::Table(alg)) = table.get_mut("algorithm") {
+        let coefficients = strategy.coefficients().unwrap_or_default();
+        let mut s = toml::Table::new();
+        s.insert(
+            "coefficients".into(),
+            toml::Value::Array(coefficients.iter().map(|&c| toml::Value::Float(c)).collect()),
+        );
+        alg.insert("strategy".into(), toml::Value::Table(s));
+    }
+    format!(
+        "# algorithm.strategy: the coefficients of {file:?}, normalised\n{}",
+        crate::config::text::render(&table)
+    )
 }

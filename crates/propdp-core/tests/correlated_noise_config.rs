@@ -35,7 +35,7 @@ fn groups_are_swept_and_the_strategy_is_normalised() {
         .points()
         .iter()
         .map(|p| match p.algorithm() {
-            Algorithm::Dpsgd { groups, strategy, .. } => (groups, strategy.coefficients().to_vec()),
+            Algorithm::Dpsgd { groups, strategy, .. } => (groups, strategy.coefficients().unwrap().to_vec()),
             a => panic!("{a:?}"),
         })
         .collect();
@@ -124,7 +124,7 @@ fn bands_are_computed_per_point_and_recorded_as_coefficients() {
         .points()
         .iter()
         .map(|p| match p.algorithm() {
-            Algorithm::Dpsgd { strategy, .. } => strategy.coefficients().to_vec(),
+            Algorithm::Dpsgd { strategy, .. } => strategy.coefficients().unwrap().to_vec(),
             a => panic!("{a:?}"),
         })
         .collect();
@@ -161,4 +161,66 @@ fn unclipped_least_squares_steps_are_limited_per_group() {
     assert!(Config::from_toml_str(&text(4)).is_ok());
     let e = err(&text(4).replace("eta = 0.5", "eta = 0.7"));
     assert!(e.contains("algorithm.eta") && e.contains("0.686"), "{e}");
+}
+
+#[test]
+fn a_blt_strategy_is_read_recorded_and_refused_a_budget() {
+    let text = BANDED.replace(
+        "{ coefficients = [3.0, 4.0] }",
+        "{ blt = { buf_decay = [0.9, 0.5], output_scale = [0.3, 0.2] } }",
+    );
+    let cfg = Config::from_toml_str(&text).unwrap();
+    let p = cfg.sweep.points()[1];
+    let json = serde_json::to_string(&p).unwrap();
+    assert!(
+        json.contains(r#""strategy":{"blt":{"buf_decay":[0.9,0.5],"output_scale":[0.3,0.2]}}"#),
+        "{json}"
+    );
+    assert_eq!(serde_json::from_str::<Point>(&json).unwrap(), p);
+    for (bad, field) in [
+        ("buf_decay = [0.9, 1.5]", "algorithm.strategy.blt.buf_decay[1]"),
+        ("buf_decay = [0.9]", "algorithm.strategy.blt"),
+        ("buf_decay = [0.9, 0.5], extra = 1", "algorithm.strategy.blt"),
+    ] {
+        let e = err(&text.replace("buf_decay = [0.9, 0.5]", bad));
+        assert!(e.contains(field), "{bad}: {e}");
+    }
+    // every band below the diagonal: no certified ε here, whatever the groups
+    let e = err(&text
+        .replace("sigma = 1.0", "epsilon = 4.0\ndelta_priv = 1e-5")
+        .replace("groups = [1, 4]", "groups = 16"));
+    assert!(
+        e.contains("algorithm.strategy") && e.contains("BLT") && e.contains("no certified ε"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_coefficient_file_is_read_relative_to_the_config_and_recorded_inline() {
+    let dir = std::env::temp_dir().join(format!("propdp-strategy-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("coef.csv"), "coefficient\n3.0  # c0\n4.0\n").unwrap();
+    let text = BANDED.replace("{ coefficients = [3.0, 4.0] }", "{ file = \"coef.csv\" }");
+    let cfg = Config::from_toml_str_in(&text, Some(&dir)).unwrap();
+    let inline = Config::from_toml_str(BANDED).unwrap();
+    assert_eq!(cfg.sweep.points(), inline.sweep.points());
+    // the recorded text reproduces the run without the file
+    assert!(
+        cfg.text.contains("coef.csv") && cfg.text.contains("coefficients = [0.6"),
+        "{}",
+        cfg.text
+    );
+    let again = Config::from_recorded(&cfg.text).unwrap();
+    assert_eq!(again.sweep.points(), inline.sweep.points());
+    // a bad line is named with its file and line; a missing file with the field
+    std::fs::write(dir.join("bad.csv"), "1.0\n0.5, x\n").unwrap();
+    let e = Config::from_toml_str_in(&text.replace("coef.csv", "bad.csv"), Some(&dir))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("algorithm.strategy.file") && e.contains("line 2"), "{e}");
+    let e = Config::from_toml_str_in(&text.replace("coef.csv", "none.csv"), Some(&dir))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("algorithm.strategy.file") && e.contains("none.csv"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

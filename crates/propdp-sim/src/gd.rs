@@ -7,9 +7,10 @@
 //! Correlated noise (§3.7, docs/correlated_noise.md): the rows are split
 //! into G balanced cyclic groups ([`Partition`]), only group t mod G is
 //! eligible at step t (each of its rows taken with probability q), and the
-//! noise is w = C⁻¹z for the banded Toeplitz strategy C,
-//! w_t = (z_t − Σ_{k=1}^{b−1} c_k w_{t−k}) / c₀ with z_t the draws DP-SGD
-//! takes as ξ_t (the identity strategy with G = 1 is DP-SGD, draw for draw).
+//! noise is w = C⁻¹z for the Toeplitz strategy C (banded:
+//! w_t = (z_t − Σ_{k=1}^{b−1} c_k w_{t−k}) / c₀; BLT: its buffers'
+//! recurrence, [`NoiseRecurrence`]) with z_t the draws DP-SGD takes as ξ_t
+//! (the identity strategy with G = 1 is DP-SGD, draw for draw).
 //!
 //! A step touches only its batch's rows; the metrics (the training loss is a
 //! pass over every row) are evaluated at every step up to
@@ -19,6 +20,7 @@
 use nalgebra::{DMatrix, DVector};
 use propdp_core::GradientSteps;
 use propdp_core::loss::Loss;
+use propdp_core::problem::NoiseRecurrence;
 use rand::{Rng, RngExt};
 use thiserror::Error;
 
@@ -205,8 +207,8 @@ impl Descent {
         assert_eq!(partition.groups(), groups, "the partition's groups are the algorithm's");
         let strategy = self.gradient.strategy;
         // w_{t−1}, w_{t−2}, … (θ's and the intercept's), newest first: b − 1 of them
-        let mut past: std::collections::VecDeque<DVector<f64>> = std::collections::VecDeque::new();
-        let mut past_b: Vec<f64> = Vec::new();
+        let mut noise = NoiseRecurrence::new(strategy, d);
+        let mut noise_b = NoiseRecurrence::new(strategy, 1);
         let mut theta = DVector::zeros(d);
         // the constant feature c and the intercept b (0 without one)
         let c = if intercept { 1.0 / (d as f64).sqrt() } else { 0.0 };
@@ -289,33 +291,15 @@ impl Descent {
                 break;
             }
             fill_gaussian(&mut xi, rng);
-            if !strategy.is_identity() {
-                // w_t = (z_t − Σ_{k≥1} c_k w_{t−k}) / c₀, in place of z_t
-                let c = strategy.coefficients();
-                for (ck, w) in c[1..].iter().zip(&past) {
-                    xi.axpy(-ck, w, 1.0);
-                }
-                xi.iter_mut().for_each(|x| *x /= c[0]);
-                if c.len() > 1 {
-                    let mut oldest = if past.len() == c.len() - 1 {
-                        past.pop_back().expect("b − 1 ≥ 1 past values")
-                    } else {
-                        DVector::zeros(d)
-                    };
-                    oldest.copy_from(&xi);
-                    past.push_front(oldest);
-                }
-            }
+            // w_t = C⁻¹z in place of z_t (the identity leaves z_t)
+            noise.correlate(xi.as_mut_slice());
             grad.axpy(self.gradient.lambda, &theta, 1.0);
             grad.axpy(self.gradient.sigma, &xi, 1.0);
             theta.axpy(-self.gradient.eta, &grad, 1.0);
             if intercept {
-                let z_b: f64 = rng.sample(rand_distr::StandardNormal);
-                let w_b = strategy.correlate(z_b, &past_b);
-                if strategy.bands() > 1 {
-                    past_b.insert(0, w_b);
-                    past_b.truncate(strategy.bands() - 1);
-                }
+                let mut w_b = [rng.sample(rand_distr::StandardNormal)];
+                noise_b.correlate(&mut w_b);
+                let w_b = w_b[0];
                 b -= self.gradient.eta * (gb + self.gradient.sigma * w_b);
             }
         }

@@ -1,6 +1,6 @@
 //! Correlated-noise DP-SGD (docs/theory.md §3.7): the long-horizon state
 //! evolution and the exact least-squares trajectory with cyclic groups and
-//! banded strategies against the simulated algorithm (d = 500, or 1000 with
+//! banded and BLT strategies against the simulated algorithm (d = 500, or 1000 with
 //! a spectrum, 20 repetitions, T = 200: seconds each); the d = 1000, T ≥ 1000 cases are in
 //! `scripts/studies/correlated_noise_validation.py`. Also the full-memory
 //! DMFT with bands against the exact trajectory and with groups against
@@ -38,6 +38,27 @@ fn least_squares() -> Model {
 
 #[allow(clippy::too_many_arguments)]
 fn point(model: Model, eta: f64, steps: usize, q: f64, groups: usize, clip: Option<f64>, coefs: &[f64]) -> Point {
+    with_strategy(model, eta, steps, q, groups, clip, Strategy::banded(coefs).unwrap())
+}
+
+/// jax_privacy's optimised BLT for 1024 steps, min separation 32 (one buffer), and a two-buffer one.
+fn blt(buffers: usize) -> Strategy {
+    match buffers {
+        1 => Strategy::blt(&[0.9638688021548572], &[0.4395754230012441]).unwrap(),
+        _ => Strategy::blt(&[0.9, 0.5], &[0.3, 0.2]).unwrap(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn with_strategy(
+    model: Model,
+    eta: f64,
+    steps: usize,
+    q: f64,
+    groups: usize,
+    clip: Option<f64>,
+    strategy: Strategy,
+) -> Point {
     Point::new(
         0.5,
         1.0,
@@ -51,7 +72,7 @@ fn point(model: Model, eta: f64, steps: usize, q: f64, groups: usize, clip: Opti
             sample_rate: q,
             clip,
             groups,
-            strategy: Strategy::banded(coefs).unwrap(),
+            strategy,
         },
     )
     .unwrap()
@@ -111,6 +132,42 @@ fn the_long_horizon_with_bands_and_groups_agrees_with_simulation() {
             "{:?}: rms z {rms:.2}, max |z| {worst:.2}",
             p.params()
         );
+    }
+}
+
+#[test]
+fn blt_strategies_agree_with_simulation_and_the_exact_path() {
+    // every band below the diagonal (b > G): Huber with plain Poisson sampling, logistic in the fixed order
+    let cases = [
+        (with_strategy(huber(), 0.1, 200, 0.1, 1, Some(1.0), blt(1)), 7),
+        (with_strategy(Model::Logistic, 0.5, 200, 1.0, 4, Some(1.0), blt(2)), 8),
+    ];
+    for (p, seed) in cases {
+        let (rms, worst) = agreement(&p, &long_horizon(), DynamicsMethod::LongHorizon, seed);
+        assert!(rms < 2.0 && worst < 5.0, "{p:?}: rms z {rms:.2}, max |z| {worst:.2}");
+    }
+    let p = with_strategy(least_squares(), 0.1, 200, 0.1, 1, None, blt(1));
+    let (rms, worst) = agreement(&p, &TheorySolver::default(), DynamicsMethod::Spectral, 9);
+    assert!(
+        rms < 2.0 && worst < 5.0,
+        "exact least squares: rms z {rms:.2}, max |z| {worst:.2}"
+    );
+}
+
+#[test]
+fn a_memoryless_blt_is_its_two_bands_in_the_long_horizon() {
+    // θ = 0: c = (1, ω)/s, the banded strategy (1, ω): the buffers' entries in the state
+    // evolution and the banded window give the same path, up to rounding
+    let solve = |s: Strategy| {
+        let p = with_strategy(huber(), 0.1, 60, 0.3, 1, Some(1.0), s);
+        long_horizon().solve(&p, None).unwrap().per_step.unwrap()
+    };
+    let a = solve(Strategy::blt(&[0.0], &[0.7]).unwrap());
+    let b = solve(Strategy::banded(&[1.0, 0.7]).unwrap());
+    for m in METRICS {
+        for (x, y) in a.mean[m].iter().zip(&b.mean[m]) {
+            assert!((x - y).abs() <= 1e-9 * y.abs().max(1.0), "{m}: {x} vs {y}");
+        }
     }
 }
 

@@ -142,7 +142,8 @@ pub enum RawAlgorithm {
         /// Cyclic participation groups G (absent: 1, plain Poisson sampling).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         groups: Option<ParamSpec>,
-        /// The noise strategy `{ coefficients = [...] }` or `{ bands = B }`
+        /// The noise strategy `{ coefficients = [...] }`, `{ bands = B }`,
+        /// `{ blt = {...} }` or `{ file = "coef.csv" }`
         /// (absent: the identity).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         strategy: Option<RawStrategy>,
@@ -159,47 +160,79 @@ pub enum RawAlgorithm {
     },
 }
 
-/// `strategy` as written: the coefficients of the first column of C, or a
-/// number of bands whose prefix-sum-optimal coefficients propdp computes
-/// for each point's steps ([`Strategy::prefix_sum_optimal`]).
+/// `strategy` as written: the coefficients of the first column of C, a
+/// BLT's parameters, a number of bands whose prefix-sum-optimal
+/// coefficients propdp computes for each point's steps
+/// ([`Strategy::prefix_sum_optimal`]), or a file of coefficients.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum RawStrategy {
-    /// `{ coefficients = [...] }`, normalised (boxed: a strategy holds its
+    /// `{ coefficients = [...] }` (normalised) or `{ blt = { buf_decay =
+    /// [...], output_scale = [...] } }` (boxed: a strategy holds its
     /// coefficients inline).
-    Coefficients(Box<Strategy>),
+    Given(Box<Strategy>),
     /// `{ bands = B }`.
     Bands {
         /// The number of bands B.
         bands: usize,
     },
+    /// `{ file = "coef.csv" }`: the coefficients c₀, c₁, … of a file (one
+    /// or more per line, comma- or space-separated, `#` comments, an
+    /// optional header line), read relative to the config's directory when
+    /// the config is loaded ([`RawStrategy::read_file`]); the config's
+    /// recorded text then carries the coefficients.
+    File {
+        /// The file's path as written.
+        file: String,
+    },
 }
 
-/// `strategy`'s keys: one of the two.
+/// `strategy`'s keys: one of them.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StrategyKeys {
     coefficients: Option<Vec<f64>>,
     bands: Option<usize>,
+    blt: Option<toml::Value>,
+    file: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for RawStrategy {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match StrategyKeys::deserialize(d)? {
+        let keys = StrategyKeys::deserialize(d)?;
+        let given = [
+            keys.coefficients.is_some(),
+            keys.bands.is_some(),
+            keys.blt.is_some(),
+            keys.file.is_some(),
+        ];
+        if given.iter().filter(|&&g| g).count() != 1 {
+            return Err(serde::de::Error::custom(
+                "algorithm.strategy: give one of coefficients = [c₀, …] (the first column of C), bands = B \
+                 (prefix-sum-optimal coefficients), blt = { buf_decay = [θ…], output_scale = [ω…] } \
+                 (jax_privacy's buffered linear Toeplitz) or file = \"coef.csv\" (coefficients c₀, c₁, …)",
+            ));
+        }
+        let given = |s: Result<Strategy, ConfigError>| {
+            s.map(|s| RawStrategy::Given(Box::new(s)))
+                .map_err(serde::de::Error::custom)
+        };
+        match keys {
             StrategyKeys {
-                coefficients: Some(c),
-                bands: None,
-            } => Strategy::banded(&c)
-                .map(|s| RawStrategy::Coefficients(Box::new(s)))
-                .map_err(serde::de::Error::custom),
-            StrategyKeys {
-                coefficients: None,
-                bands: Some(bands),
-            } => Ok(RawStrategy::Bands { bands }),
-            StrategyKeys { .. } => Err(serde::de::Error::custom(
-                "algorithm.strategy: give one of coefficients = [c₀, …] (the first column of C) or bands = B \
-                 (prefix-sum-optimal coefficients)",
-            )),
+                coefficients: Some(c), ..
+            } => given(Strategy::banded(&c)),
+            StrategyKeys { bands: Some(bands), .. } => Ok(RawStrategy::Bands { bands }),
+            StrategyKeys { blt: Some(b), .. } => {
+                let b: crate::problem::BltFields = b.try_into().map_err(|e: toml::de::Error| {
+                    serde::de::Error::custom(format!(
+                        "algorithm.strategy.blt: {} (expected {{ buf_decay = [θ…], output_scale = [ω…] }})",
+                        e.message()
+                    ))
+                })?;
+                given(Strategy::blt(&b.buf_decay, &b.output_scale))
+            }
+            StrategyKeys { file: Some(file), .. } => Ok(RawStrategy::File { file }),
+            StrategyKeys { .. } => unreachable!("exactly one key, checked above"),
         }
     }
 }
@@ -208,9 +241,52 @@ impl RawStrategy {
     /// The strategy at `steps` steps.
     fn at(&self, steps: usize) -> Result<Strategy, ConfigError> {
         match self {
-            RawStrategy::Coefficients(s) => Ok(**s),
+            RawStrategy::Given(s) => Ok(**s),
             RawStrategy::Bands { bands } => Strategy::prefix_sum_optimal(*bands, steps),
+            RawStrategy::File { file } => Err(ConfigError::not_applicable(
+                "algorithm.strategy.file",
+                &format!("{file:?} is read when a config is loaded from its file or text; this config was not"),
+            )),
         }
+    }
+
+    /// The banded strategy of a `{ file = … }` (relative to `dir`, or the
+    /// current directory), naming the file and line of a bad value.
+    pub fn read_file(file: &str, dir: Option<&std::path::Path>) -> Result<Strategy, ConfigError> {
+        const FIELD: &str = "algorithm.strategy.file";
+        let path = match dir {
+            Some(dir) if std::path::Path::new(file).is_relative() => dir.join(file),
+            _ => std::path::PathBuf::from(file),
+        };
+        let bytes = crate::input::read_regular(&path)
+            .map_err(|e| ConfigError::range(FIELD, format!("{file:?}"), &format!("a readable file ({e})")))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| ConfigError::range(FIELD, format!("{file:?}"), "a UTF-8 text file"))?;
+        let mut coefficients = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            let tokens: Vec<&str> = line.split([',', ' ', '\t']).filter(|t| !t.is_empty()).collect();
+            let numbers: Result<Vec<f64>, _> = tokens.iter().map(|t| t.parse::<f64>()).collect();
+            match numbers {
+                Ok(xs) => coefficients.extend(xs),
+                // a header before the first number
+                Err(_) if coefficients.is_empty() && tokens.iter().all(|t| t.parse::<f64>().is_err()) => {}
+                Err(_) => {
+                    return Err(ConfigError::range(
+                        FIELD,
+                        format!("{file:?} line {}: {line:?}", i + 1),
+                        "numbers c₀, c₁, … (comma- or space-separated; a header line only before them)",
+                    ));
+                }
+            }
+        }
+        Strategy::banded(&coefficients).map_err(|e| {
+            ConfigError::range(
+                FIELD,
+                format!("{file:?}"),
+                &format!("coefficients a strategy takes: {e}"),
+            )
+        })
     }
 }
 
@@ -285,6 +361,25 @@ pub enum NoiseSource<'a> {
 }
 
 impl RawAlgorithm {
+    /// Read a `strategy = { file = … }` (relative to `dir`, or the current
+    /// directory) into its coefficients; the file's name and its strategy,
+    /// or `None` when the strategy is not a file.
+    pub(crate) fn read_strategy_file(
+        &mut self,
+        dir: Option<&std::path::Path>,
+    ) -> Result<Option<(String, Strategy)>, ConfigError> {
+        let RawAlgorithm::Dpsgd { strategy, .. } = self else {
+            return Ok(None);
+        };
+        let Some(RawStrategy::File { file }) = strategy else {
+            return Ok(None);
+        };
+        let file = file.clone();
+        let read = RawStrategy::read_file(&file, dir)?;
+        *strategy = Some(RawStrategy::Given(Box::new(read)));
+        Ok(Some((file, read)))
+    }
+
     /// Read an `[algorithm]` table, refusing keys its kind does not take.
     ///
     /// ```

@@ -110,16 +110,18 @@ pub(crate) fn check_dpsgd_privacy_fields(sample_rate: f64, clip: Option<f64>) ->
 /// pattern's ε.
 pub(crate) fn check_budget_applies(model: &Model, algorithm: &Algorithm) -> Result<(), ConfigError> {
     let (sample_rate, clip) = match *algorithm {
-        Algorithm::Dpsgd { groups, strategy, .. } if strategy.bands() > groups => {
+        Algorithm::Dpsgd { groups, strategy, .. } if strategy.bands().is_none_or(|b| b > groups) => {
+            let bands = strategy.bands().map_or("a BLT strategy (every band)".to_string(), |b| {
+                format!("a strategy of {b} bands")
+            });
             return Err(ConfigError::not_applicable(
                 "algorithm.strategy",
                 &format!(
-                    "a budget (epsilon or rho) has no certified ε for a strategy of {} bands in {groups} group(s): \
+                    "a budget (epsilon or rho) has no certified ε for {bands} in {groups} group(s): \
                      with more bands than groups an example's participations meet overlapping rows of the \
                      strategy, whose amplified guarantee (MMCC) propdp does not compute; use at most {groups} \
                      bands (amplified BandMF), or give sigma instead (the theory and the simulation run for a \
-                     given σ)",
-                    strategy.bands()
+                     given σ)"
                 ),
             ));
         }

@@ -18,7 +18,8 @@ pub(crate) use budget::check_budget_applies;
 pub use budget::{Budget, Target};
 pub use model::{DataModel, Design, Model, ModelKind, NoiseLaw, Prior};
 pub use point::{DMFT_MAX_STEPS, Intercept, MAX_STEPS, Point, TwoCluster, mean_step_smoothness_at};
-pub use strategy::{MAX_BANDS, Strategy};
+pub(crate) use strategy::BltFields;
+pub use strategy::{MAX_BANDS, MAX_BUFFERS, NoiseRecurrence, Strategy};
 
 use crate::error::ConfigError;
 

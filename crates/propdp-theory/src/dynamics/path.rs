@@ -99,7 +99,13 @@ impl std::fmt::Display for DmftParams {
             write!(f, ", groups = {}", self.groups)?;
         }
         if !self.strategy.is_identity() {
-            write!(f, ", strategy coefficients {:?}", self.strategy.coefficients())?;
+            match (self.strategy.coefficients(), self.strategy.blt_parameters()) {
+                (Some(c), _) => write!(f, ", strategy coefficients {c:?}")?,
+                (None, Some((decay, scale))) => {
+                    write!(f, ", BLT strategy buf_decay {decay:?}, output_scale {scale:?}")?
+                }
+                (None, None) => unreachable!("a strategy is banded or a BLT"),
+            }
         }
         write!(f, ", loss {}", self.loss)?;
         if self.noise_sd > 0.0 {

@@ -202,7 +202,10 @@ impl<'a> Problem<'a> {
             origin,
             groups,
             sample_rate: self.steps.sample_rate * groups as f64,
-            coefficients: strategy.coefficients().to_vec(),
+            coefficients: strategy
+                .coefficients()
+                .expect("the candidates are banded strategies")
+                .to_vec(),
             sigma,
             epsilon: eps,
             metric: self.metric.to_string(),

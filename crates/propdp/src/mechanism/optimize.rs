@@ -100,10 +100,9 @@ pub fn optimise(
     solves: usize,
     on_solve: &dyn Fn(),
 ) -> crate::Result<(Strategy, usize)> {
-    let c = start.coefficients();
-    if c.len() < 2 {
+    let Some(c) = start.coefficients().filter(|c| c.len() >= 2) else {
         return Ok((start, 0));
-    }
+    };
     let (coordinates, x0) = if c.len() <= FULL_BANDS {
         (
             Coordinates::Ratios,

@@ -6,8 +6,9 @@
 //! selection at step t is S_t = 1[t ≡ g mod G]·Bernoulli(q); the
 //! Rao–Blackwellised drifts weigh a path by its eligibility 1[t ≡ g mod G]
 //! times q. Each path's coordinate process θ̃ receives the noise ησw_t of
-//! the strategy C, w = C⁻¹z: w_t = (z_t − Σ_{k≥1} c_k w_{t−k})/c₀ from its
-//! own draws z_t (the noise is exogenous: no memory window). With G = 1 and
+//! the strategy C, w = C⁻¹z (banded: w_t = (z_t − Σ_{k≥1} c_k w_{t−k})/c₀;
+//! BLT: its buffers' recurrence) from its own draws z_t (the noise is
+//! exogenous: no memory window). With G = 1 and
 //! the identity strategy every draw and every operation is DP-SGD's.
 //!
 //! # References
@@ -17,6 +18,9 @@
 //!   independent noise for differentially private learning",
 //!   arXiv:2310.06771 (2023).
 
+use propdp_core::problem::NoiseRecurrence;
+
+use super::state::Slot;
 use crate::dynamics::path::DmftParams;
 
 /// Every path's group (empty for G = 1): ⌊u·G⌋ of its uniform `u`.
@@ -50,41 +54,27 @@ pub(super) fn selections(p: &DmftParams, t: usize, draws: &[[f64; 4]], n: usize,
     }
 }
 
-/// The privacy noise of every path of one mode: its last b − 1 values.
-pub(super) struct PathNoise {
-    /// w_{t−k} of every path at index k − 1.
-    past: Vec<Vec<f64>>,
-}
+/// The privacy noise of every path of one mode: the strategy's recurrence
+/// over the paths.
+pub(super) struct PathNoise(NoiseRecurrence);
 
 impl PathNoise {
     pub(super) fn new(p: &DmftParams, n: usize) -> Self {
-        PathNoise {
-            past: vec![vec![0.0; n]; p.strategy.bands() - 1],
-        }
+        PathNoise(NoiseRecurrence::new(p.strategy, n))
     }
 
     /// w_t of every path from its draws z_t (in place), the strategy's recurrence.
-    pub(super) fn correlate(&mut self, p: &DmftParams, z: &mut [f64]) {
-        if p.strategy.is_identity() {
-            return;
-        }
-        let c = p.strategy.coefficients();
-        for (i, x) in z.iter_mut().enumerate() {
-            let memory: f64 = c[1..].iter().zip(&self.past).map(|(ck, w)| ck * w[i]).sum();
-            *x = (*x - memory) / c[0];
-        }
-        if let Some(mut oldest) = self.past.pop() {
-            oldest.copy_from_slice(z);
-            self.past.insert(0, oldest);
-        }
+    pub(super) fn correlate(&mut self, z: &mut [f64]) {
+        self.0.correlate(z);
     }
 }
 
-/// The steps whose noise the state keeps after step t: the last b − 1.
-pub(super) fn noise_window(p: &DmftParams, t: usize) -> Vec<usize> {
-    let b = p.strategy.bands();
-    if b <= 1 {
-        return Vec::new();
+/// The noise entries the state keeps after step t: the last b − 1 w of a
+/// banded strategy, the m buffers bᵢ,t+1 of a BLT.
+pub(super) fn noise_window(p: &DmftParams, t: usize) -> Vec<Slot> {
+    match p.strategy.bands() {
+        Some(b) if b <= 1 => Vec::new(),
+        Some(b) => ((t + 2).saturating_sub(b)..=t).map(Slot::Noise).collect(),
+        None => (0..p.strategy.memory_len()).map(|i| Slot::Buffer(i, t + 1)).collect(),
     }
-    ((t + 2).saturating_sub(b)..=t).collect()
 }

@@ -231,7 +231,7 @@ pub(super) fn replicate(
             memory(&m.theta, &mem, t, near, far, &mut scratch);
             let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
             let mut noise: Vec<f64> = d.iter().map(|x| quantile(x[1])).collect();
-            noises[k].correlate(p, &mut noise);
+            noises[k].correlate(&mut noise);
             for i in 0..n {
                 m.th[i] =
                     decay * m.th[i] - eta * (m.coord.sqrt_omega * m.u[i] + om * scratch[i]) + eta * p.sigma * noise[i];

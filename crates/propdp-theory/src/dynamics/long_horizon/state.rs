@@ -1,7 +1,7 @@
 //! The covariance of the generated linear state of the long-horizon solver
 //! (docs/theory.md §3.3): the θ̃ and ũ windows and the block sums of their
 //! dyadic partitions, and with correlated privacy noise (§3.7) the window
-//! of its last b − 1 values w_t. Every step adds entries that are linear combinations
+//! of its memory (the last b − 1 values w_t, or a BLT's buffers). Every step adds entries that are linear combinations
 //! of the current ones plus independent innovations,
 //!
 //!   Cov(new, j) = Σ_a c_a·Cov(a, j),   Var(new) = Σ_a c_a·Cov(new, a) + innovation,
@@ -32,8 +32,10 @@ pub(super) enum Slot {
     ThetaBlock(Block),
     U(usize),
     UBlock(Block),
-    /// The privacy noise w_t of a banded strategy.
+    /// The privacy noise w_t.
     Noise(usize),
+    /// Buffer i of a BLT strategy at step t: bᵢ,t = θᵢbᵢ,t−1 + w_{t−1}.
+    Buffer(usize, usize),
 }
 
 /// The covariance of the generated linear state, one entry per position
@@ -130,10 +132,10 @@ impl StateCovariance {
 
     /// How to re-lay the state out as `windows` (kept entries) and `blocks`
     /// (sums of the current entries they contain), for θ̃ and ũ, keeping the
-    /// privacy noise's entries at the steps `noise` (the rest are dropped).
+    /// privacy noise's entries `noise` (the rest are dropped).
     /// Every atom's state has the same entries at the same positions, so one
     /// layout serves them all.
-    pub(super) fn layout(&self, theta: (&[usize], &[Block]), u: (&[usize], &[Block]), noise: &[usize]) -> Layout {
+    pub(super) fn layout(&self, theta: (&[usize], &[Block]), u: (&[usize], &[Block]), noise: &[Slot]) -> Layout {
         let inside = |s: &Slot, theta_kind: bool, (b0, b1): Block| match (*s, theta_kind) {
             (Slot::Theta(k), true) | (Slot::U(k), false) => b0 <= k && k < b1,
             (Slot::ThetaBlock((s0, s1)), true) | (Slot::UBlock((s0, s1)), false) => b0 <= s0 && s1 <= b1,
@@ -167,9 +169,7 @@ impl StateCovariance {
                 (s, vec![self.position(&s)])
             });
             let noise_window = if theta_kind { noise } else { &[] };
-            let kept_noise = noise_window
-                .iter()
-                .map(|&k| (Slot::Noise(k), vec![self.position(&Slot::Noise(k))]));
+            let kept_noise = noise_window.iter().map(|&s| (s, vec![self.position(&s)]));
             for (slot, members) in groups.chain(singles).chain(kept_noise) {
                 match members[..] {
                     [a] => {

@@ -211,13 +211,32 @@ impl Coordinate {
             self.state.extend(Slot::Theta(t + 1), &terms, (eta * sigma).powi(2));
             return;
         }
-        // correlated noise (§3.7): w_t = (z_t − Σ_{k≥1} c_k w_{t−k})/c₀ an entry of its own,
-        // θ̃ᵏ_{t+1} its ησ multiple with no innovation of its own
-        let c = strategy.coefficients();
-        let past: Vec<(usize, f64)> = (1..c.len().min(t + 1))
-            .map(|k| (self.state.position(&Slot::Noise(t - k)), -c[k] / c[0]))
-            .collect();
-        self.state.extend(Slot::Noise(t), &past, 1.0 / (c[0] * c[0]));
+        // correlated noise (§3.7): w_t an entry of its own, θ̃ᵏ_{t+1} its ησ multiple with no
+        // innovation of its own; banded: w_t = (z_t − Σ_{k≥1} c_k w_{t−k})/c₀; BLT:
+        // w_t = z_t/c₀ − Σᵢ ωᵢbᵢ,t and the buffers bᵢ,t+1 = θᵢbᵢ,t + w_t entries too
+        let c0 = strategy.diagonal();
+        let past: Vec<(usize, f64)> = match (strategy.coefficients(), strategy.blt_parameters()) {
+            (Some(c), _) => (1..c.len().min(t + 1))
+                .map(|k| (self.state.position(&Slot::Noise(t - k)), -c[k] / c0))
+                .collect(),
+            (None, Some((_, scale))) if t > 0 => scale
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| (self.state.position(&Slot::Buffer(i, t)), -w))
+                .collect(),
+            (None, _) => Vec::new(),
+        };
+        self.state.extend(Slot::Noise(t), &past, 1.0 / (c0 * c0));
+        if let Some((decay, _)) = strategy.blt_parameters() {
+            let noise = self.state.position(&Slot::Noise(t));
+            for (i, &theta) in decay.iter().enumerate() {
+                let mut terms = vec![(noise, 1.0)];
+                if t > 0 {
+                    terms.push((self.state.position(&Slot::Buffer(i, t)), theta));
+                }
+                self.state.extend(Slot::Buffer(i, t + 1), &terms, 0.0);
+            }
+        }
         terms.push((self.state.position(&Slot::Noise(t)), eta * sigma));
         self.state.extend(Slot::Theta(t + 1), &terms, 0.0);
     }
