@@ -1,4 +1,5 @@
-//! The four algorithms of docs/theory.md §4 as mechanisms: their privacy
+//! The four algorithms of docs/theory.md §4 as mechanisms (DP-SGD also in
+//! a fixed order with correlated noise): their privacy
 //! [`Event`] at a noise level ([`Mechanism::event`], which
 //! [`crate::epsilon`] reads and [`crate::calibrate::calibrate`] solves),
 //! their δ(ε) curves and zCDP ρ, and objective perturbation's floor and
@@ -81,6 +82,17 @@ pub enum MechanismKind {
         steps: usize,
         /// Poisson sample rate q.
         sample_rate: f64,
+        /// Clipping norm C (none: the loss's Lipschitz constant bounds the gradient).
+        clip: Option<f64>,
+    },
+    /// DP-SGD in a fixed cyclic order with correlated noise (the matrix
+    /// mechanism, sample rate 1, no amplification): the noisy stream
+    /// C·g + σz is one Gaussian release of sensitivity s·min(C, L), s the
+    /// strategy's participation sensitivity (`Strategy::sensitivity` of
+    /// propdp-core).
+    FixedOrder {
+        /// s, per unit bound on a per-example gradient.
+        sensitivity: f64,
         /// Clipping norm C (none: the loss's Lipschitz constant bounds the gradient).
         clip: Option<f64>,
     },
@@ -169,6 +181,10 @@ impl Mechanism {
                 sample_rate,
                 clip,
             } => dpsgd_log_delta(eps, noise / self.dpsgd_sensitivity(clip), sample_rate, steps, n),
+            MechanismKind::FixedOrder { sensitivity, clip } => log_delta_gaussian(
+                eps,
+                mu_dpgd(sensitivity * self.dpsgd_sensitivity(clip), 1.0, 1, noise, n),
+            ),
             MechanismKind::Objective { lambda } => {
                 let b = ObjectiveBound::new(l, self.curvature, 1.0, lambda, noise);
                 match n {
@@ -196,6 +212,9 @@ impl Mechanism {
             MechanismKind::Dpsgd { steps, clip, .. } => {
                 0.5 * mu_dpgd(self.dpsgd_sensitivity(clip), 1.0, steps, noise, n).powi(2)
             }
+            MechanismKind::FixedOrder { sensitivity, clip } => {
+                0.5 * mu_dpgd(sensitivity * self.dpsgd_sensitivity(clip), 1.0, 1, noise, n).powi(2)
+            }
             MechanismKind::Objective { lambda } => {
                 let rho = ObjectiveBound::new(l, self.curvature, 1.0, lambda, noise).zcdp();
                 match n {
@@ -210,7 +229,8 @@ impl Mechanism {
     /// objective perturbation, DP-GD and DP-SGD, τ for output
     /// perturbation), R = 1: output perturbation is a Gaussian release of
     /// sensitivity L/λ; DP-GD T of sensitivity L; DP-SGD T Poisson-sampled
-    /// ones of sensitivity min(C, L) (noise multiplier σ/min(C, L));
+    /// ones of sensitivity min(C, L) (noise multiplier σ/min(C, L)), in a
+    /// fixed order with correlated noise one of sensitivity s·min(C, L);
     /// objective perturbation its release's bound. [`crate::epsilon`] reads
     /// it; [`crate::calibrate::calibrate`] takes `|s| m.event(s)`.
     ///
@@ -245,6 +265,10 @@ impl Mechanism {
                 }),
             }
             .repeated(steps as u64),
+            MechanismKind::FixedOrder { sensitivity, clip } => Event::Gaussian {
+                noise,
+                sensitivity: sensitivity * self.dpsgd_sensitivity(clip),
+            },
             MechanismKind::Objective { lambda } => {
                 Event::Objective(ObjectiveBound::new(l, self.curvature, 1.0, lambda, noise))
             }

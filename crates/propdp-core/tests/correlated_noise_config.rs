@@ -224,3 +224,45 @@ fn a_coefficient_file_is_read_relative_to_the_config_and_recorded_inline() {
     assert!(e.contains("algorithm.strategy.file") && e.contains("none.csv"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_fixed_order_calibrates_any_strategy_by_its_sensitivity() {
+    use propdp_core::accountant::MechanismKind;
+    // jax_privacy's optimised BLT for 1024 steps, min separation 32, in 32 groups at sample rate 1
+    let text = BANDED
+        .replace(
+            "{ coefficients = [3.0, 4.0] }",
+            "{ blt = { buf_decay = [0.9638688021548572], output_scale = [0.4395754230012441] } }",
+        )
+        .replace("groups = [1, 4]", "groups = 32")
+        .replace("steps = 20", "steps = 1024")
+        .replace("sample_rate = 0.5", "sample_rate = 1.0")
+        .replace(
+            "sigma = 1.0",
+            "epsilon = 8.0\ndelta_priv = 1e-6\nneighbouring = \"add_remove_one\"",
+        );
+    let cfg = Config::from_toml_str(&text).unwrap();
+    let a = cfg.sweep.points()[0].algorithm();
+    let (sigma, strategy) = match a {
+        Algorithm::Dpsgd { sigma, strategy, .. } => (sigma, strategy),
+        a => panic!("{a:?}"),
+    };
+    // jax_privacy's min-sep sensitivity of this BLT (c₀ = 1) is 14.319160825567359
+    let s = strategy.sensitivity(1024, 32);
+    assert!((s / strategy.diagonal() / 14.319160825567359 - 1.0).abs() < 1e-12);
+    assert_eq!(
+        a.mechanism(),
+        MechanismKind::FixedOrder {
+            sensitivity: s,
+            clip: Some(1.0)
+        }
+    );
+    // one Gaussian release at (8, 1e-6): noise multiplier 0.65294 by dp_accounting's PLD (to its grid)
+    assert!((sigma / s / 0.65294 - 1.0).abs() < 2e-3, "{}", sigma / s);
+    // two bands in one group, sampled: still refused; in the fixed order: calibrated
+    let sampled = BANDED
+        .replace("groups = [1, 4]", "groups = 1")
+        .replace("sigma = 1.0", "epsilon = 4.0\ndelta_priv = 1e-5");
+    assert!(err(&sampled).contains("no certified ε"));
+    assert!(Config::from_toml_str(&sampled.replace("sample_rate = 0.5", "sample_rate = 1.0")).is_ok());
+}

@@ -396,8 +396,11 @@ impl Algorithm {
     /// guarantee depends on (λ; T; q and C; [`AlgorithmKind::mechanism`]).
     /// The noise level is not part of it. DP-SGD in G cyclic groups with a
     /// strategy of at most G bands is Poisson DP-SGD over ⌈T/G⌉ rounds
-    /// ([`rounds`]); more bands than groups have no certified ε, and a
-    /// budget is refused for them before any calibration reads this.
+    /// ([`rounds`]); with more bands than groups (or a BLT) in the fixed
+    /// order (sample rate 1) the stream is one Gaussian release of the
+    /// strategy's sensitivity ([`super::Strategy::sensitivity`]); sampled,
+    /// they have no certified ε, and a budget is refused for them before
+    /// any calibration reads this.
     ///
     /// ```
     /// use propdp_core::Algorithm;
@@ -406,6 +409,23 @@ impl Algorithm {
     /// assert_eq!(out.mechanism(), MechanismKind::Output { lambda: 0.5 });
     /// ```
     pub fn mechanism(&self) -> MechanismKind {
+        if let Algorithm::Dpsgd {
+            steps,
+            sample_rate,
+            clip,
+            groups,
+            strategy,
+            ..
+        } = *self
+            && sample_rate >= 1.0
+            && strategy.bands().is_none_or(|b| b > groups)
+        {
+            // overlapping rows of C in the fixed order: one Gaussian release of the stream
+            return MechanismKind::FixedOrder {
+                sensitivity: strategy.sensitivity(steps, groups),
+                clip,
+            };
+        }
         let (steps, sample_rate, clip) = match *self {
             Algorithm::Dpgd { steps, .. } => (steps, 1.0, None),
             Algorithm::Dpsgd {

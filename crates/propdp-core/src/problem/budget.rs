@@ -105,12 +105,18 @@ pub(crate) fn check_dpsgd_privacy_fields(sample_rate: f64, clip: Option<f64>) ->
 /// What calibrating the noise to a budget needs: a bounded per-example
 /// gradient (a Lipschitz loss, or DP-SGD's `clip`), and for DP-SGD valid q
 /// and C and a strategy of at most `groups` bands (amplified BandMF,
-/// certified as Poisson DP-SGD over ⌈T/G⌉ rounds: [`super::rounds`]); more
-/// bands than groups have no certified ε here: refused, never another
-/// pattern's ε.
+/// certified as Poisson DP-SGD over ⌈T/G⌉ rounds: [`super::rounds`]), or
+/// any strategy in the fixed order (sample rate 1: one Gaussian release);
+/// more bands than groups with sampling have no certified ε here: refused,
+/// never another pattern's ε.
 pub(crate) fn check_budget_applies(model: &Model, algorithm: &Algorithm) -> Result<(), ConfigError> {
     let (sample_rate, clip) = match *algorithm {
-        Algorithm::Dpsgd { groups, strategy, .. } if strategy.bands().is_none_or(|b| b > groups) => {
+        Algorithm::Dpsgd {
+            groups,
+            strategy,
+            sample_rate,
+            ..
+        } if sample_rate < 1.0 && strategy.bands().is_none_or(|b| b > groups) => {
             let bands = strategy.bands().map_or("a BLT strategy (every band)".to_string(), |b| {
                 format!("a strategy of {b} bands")
             });
@@ -120,8 +126,9 @@ pub(crate) fn check_budget_applies(model: &Model, algorithm: &Algorithm) -> Resu
                     "a budget (epsilon or rho) has no certified ε for {bands} in {groups} group(s): \
                      with more bands than groups an example's participations meet overlapping rows of the \
                      strategy, whose amplified guarantee (MMCC) propdp does not compute; use at most {groups} \
-                     bands (amplified BandMF), or give sigma instead (the theory and the simulation run for a \
-                     given σ)"
+                     bands (amplified BandMF), the fixed order (sample_rate = 1: one Gaussian release, its \
+                     sensitivity the strategy's), or give sigma instead (the theory and the simulation run for \
+                     a given σ)"
                 ),
             ));
         }

@@ -290,6 +290,37 @@ impl Strategy {
         }
     }
 
+    /// The L2 sensitivity of the noisy stream C·g + σz to one example in
+    /// the fixed cyclic order (sample rate 1, `groups` = G groups, `steps` =
+    /// T; gradients of norm ≤ 1): the largest ‖Σⱼ C e_{tⱼ} gⱼᵀ‖_F over the
+    /// participations tⱼ = g, g + G, … < T of a group and ‖gⱼ‖ ≤ 1, bounded
+    /// by ‖|C|u₀‖ (u₀ the indicator of 0, G, 2G, …: the first group's
+    /// pattern holds every other's, truncated), and equal to it when c ≥ 0
+    /// (every prefix-sum-optimal banded strategy and jax_privacy's optimised
+    /// BLTs): jax_privacy's `minsep_sensitivity_squared` with min_sep = G,
+    /// up to C's normalisation. One participation (G ≥ T) gives ‖c‖ over T
+    /// steps ≤ 1.
+    ///
+    /// ```
+    /// use propdp_core::problem::Strategy;
+    /// // 2 bands in 2 groups: disjoint rows, √(participations) = √3 over T = 6
+    /// let s = Strategy::banded(&[0.6, 0.8]).unwrap();
+    /// assert!((s.sensitivity(6, 2) - 3f64.sqrt()).abs() < 1e-15);
+    /// ```
+    pub fn sensitivity(&self, steps: usize, groups: usize) -> f64 {
+        let groups = groups.max(1);
+        let c: Vec<f64> = self.toeplitz(steps).iter().map(|x| x.abs()).collect();
+        let nonzero = c.iter().rposition(|&x| x != 0.0).map_or(0, |i| i + 1);
+        let mut norm2 = 0.0;
+        for s in 0..steps {
+            // (|C|u₀)_s = Σ_{j: jG ≤ s, s − jG < nonzero} |c|_{s − jG}
+            let first = (s + 1).saturating_sub(nonzero).div_ceil(groups);
+            let v: f64 = (first..=s / groups).map(|j| c[s - j * groups]).sum();
+            norm2 += v * v;
+        }
+        norm2.sqrt()
+    }
+
     /// The first `len` entries of C⁻¹'s first column h (w = Σ_u h_{t−u} z_u):
     /// the recurrence's response to z = (1, 0, 0, …).
     ///
@@ -486,6 +517,40 @@ mod tests {
         }
         for (got, want) in s.impulse_response(8).iter().zip(h) {
             assert!((got / norm - want).abs() < 1e-14, "{got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn the_fixed_order_sensitivity_is_jax_privacys() {
+        // jax_privacy 2.0 toeplitz.minsep_sensitivity_squared(blt.toeplitz_coefs(n), min_sep, k) (c₀ = 1)
+        for (decay, scale, steps, groups, want) in [
+            (vec![0.9, 0.5], vec![0.3, 0.2], 64, 8, 4.723108089387237),
+            (
+                vec![0.9638688021548572],
+                vec![0.4395754230012441],
+                1024,
+                32,
+                14.319160825567359,
+            ),
+        ] {
+            let s = Strategy::blt(&decay, &scale).unwrap();
+            let got = s.sensitivity(steps, groups) / s.diagonal();
+            assert!((got / want - 1.0).abs() < 1e-12, "{got} vs {want}");
+        }
+        // banded, with and without overlapping rows, and negative coefficients bounded by |c|
+        let brute = |c: &[f64], steps: usize, groups: usize| {
+            let mut v = vec![0.0; steps];
+            for t in (0..steps).step_by(groups) {
+                for (k, ck) in c.iter().enumerate().filter(|&(k, _)| t + k < steps) {
+                    v[t + k] += ck.abs();
+                }
+            }
+            v.iter().map(|x| x * x).sum::<f64>().sqrt()
+        };
+        for (c, steps, groups) in [(&[0.5863, 0.5036, 0.4685, 0.4279][..], 50, 2), (&[0.8, -0.6][..], 9, 1)] {
+            let s = Strategy::banded(c).unwrap();
+            let want = brute(s.coefficients().unwrap(), steps, groups);
+            assert!((s.sensitivity(steps, groups) - want).abs() < 1e-12);
         }
     }
 
