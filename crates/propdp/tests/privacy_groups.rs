@@ -80,3 +80,42 @@ fn more_bands_than_groups_have_no_certified_epsilon() {
     (objective.noise, objective.groups) = (Some(1.0), Some(2));
     assert_eq!(objective.query().unwrap_err().argument, "groups");
 }
+
+#[test]
+fn a_schedule_segment_in_groups_composes_its_rounds() {
+    use propdp::core::Model;
+    use propdp::core::accountant::sampling::Sampling;
+    use propdp::privacy::schedule::{Schedule, assess as assess_schedule};
+    let read = |text: &str| -> Schedule { toml::from_str(text).unwrap() };
+    let eps = |text: &str| {
+        assess_schedule(
+            &read(text),
+            &Model::Logistic,
+            Neighbouring::AddRemoveOne,
+            Sampling::Poisson,
+            1e-5,
+        )
+        .unwrap()
+        .epsilon
+        .expect("a finite ε")
+    };
+    // 1000 steps in 4 groups then 300 plain: the ε of 250 + 300 plain steps, and not of 1300
+    let grouped = eps(
+        "[[segment]]\nnoise = 1.0\nsample_rate = 0.05\nsteps = 1000\nclip = 1.0\ngroups = 4\n\
+                       [[segment]]\nnoise = 1.0\nsample_rate = 0.05\nsteps = 300\nclip = 1.0\n",
+    );
+    let rounds = eps("[[segment]]\nnoise = 1.0\nsample_rate = 0.05\nsteps = 550\nclip = 1.0\n");
+    assert_eq!(grouped, rounds);
+    let all = eps("[[segment]]\nnoise = 1.0\nsample_rate = 0.05\nsteps = 1300\nclip = 1.0\n");
+    assert!(all.upper > grouped.upper * 1.2, "{all:?} vs {grouped:?}");
+    let bad = assess_schedule(
+        &read("[[segment]]\nnoise = 1.0\nsample_rate = 0.05\nsteps = 10\nclip = 1.0\ngroups = 0\n"),
+        &Model::Logistic,
+        Neighbouring::AddRemoveOne,
+        Sampling::Poisson,
+        1e-5,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(bad.contains("segment[0].groups"), "{bad}");
+}

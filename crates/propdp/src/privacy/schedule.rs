@@ -12,6 +12,7 @@
 //! sample_rate = 0.01   # Poisson rate q, 0 < q ≤ 1
 //! steps = 2000         # T ≥ 1
 //! clip = 1.0           # optional: C (the noise multiplier is σ/min(C, L))
+//! groups = 4           # optional: G cyclic groups (amplified BandMF, ≤ G bands): ⌈T/G⌉ rounds
 //!
 //! [[objective]]        # optional: a model released by objective perturbation
 //! lambda = 10.0        # its ridge λ > 0
@@ -59,6 +60,10 @@ pub struct ScheduleSegment {
     pub steps: i64,
     /// Clipping norm C (none: the loss's Lipschitz constant bounds the gradient).
     pub clip: Option<f64>,
+    /// Cyclic participation groups G (amplified BandMF with at most G
+    /// bands; none: 1): ⌈T/G⌉ Poisson rounds ([`propdp_core::problem::rounds`]).
+    #[serde(default)]
+    pub groups: Option<i64>,
 }
 
 /// One model released by objective perturbation, as written: its ridge λ
@@ -131,8 +136,8 @@ pub struct ScheduleReport {
 /// use propdp::core::{accountant::{Neighbouring, sampling::Sampling}, Model};
 /// let mut run = Schedule {
 ///     segment: vec![
-///         ScheduleSegment { noise: 1.0, sample_rate: 0.01, steps: 1000, clip: Some(1.0) },
-///         ScheduleSegment { noise: 2.0, sample_rate: 0.02, steps: 500, clip: Some(1.0) },
+///         ScheduleSegment { noise: 1.0, sample_rate: 0.01, steps: 1000, clip: Some(1.0), groups: None },
+///         ScheduleSegment { noise: 2.0, sample_rate: 0.02, steps: 500, clip: Some(1.0), groups: None },
 ///     ],
 ///     objective: vec![],
 /// };
@@ -241,10 +246,15 @@ fn certify(
             )
             .into());
         }
+        let groups = match s.groups {
+            None => 1,
+            Some(g) if g >= 1 => g as usize,
+            Some(g) => return Err(range(field("groups"), g.to_string(), "groups ≥ 1").into()),
+        };
         plan.push(Segment {
             noise_multiplier: s.noise / sensitivity,
             sample_rate: s.sample_rate,
-            steps: s.steps as u64,
+            steps: propdp_core::problem::rounds(s.steps as usize, groups) as u64,
         });
     }
     // each segment's steps fit in i64; their total need not (two of 2⁶³ − 1 printed "-2 steps")
@@ -317,10 +327,14 @@ impl ScheduleReport {
         );
         for (i, (seg, z)) in self.segments.iter().zip(&self.noise_multipliers).enumerate() {
             s += &format!(
-                "  segment {i}: σ = {:?}, q = {:?}, T = {}, {} → noise multiplier {z:.6}\n",
+                "  segment {i}: σ = {:?}, q = {:?}, T = {}{}, {} → noise multiplier {z:.6}\n",
                 seg.noise,
                 seg.sample_rate,
                 seg.steps,
+                seg.groups.filter(|&g| g > 1).map_or(String::new(), |g| format!(
+                    " in {g} groups ({} rounds)",
+                    propdp_core::problem::rounds(seg.steps as usize, g as usize)
+                )),
                 seg.clip.map_or("no clipping".to_string(), |c| format!("C = {c:?}"))
             );
         }
@@ -375,7 +389,8 @@ impl ScheduleReport {
             "assumption": self.assumption,
             "delta_priv": self.delta_priv,
             "segments": self.segments.iter().zip(&self.noise_multipliers).map(|(s, z)| serde_json::json!({
-                "noise": s.noise, "sample_rate": s.sample_rate, "steps": s.steps, "clip": s.clip, "noise_multiplier": z,
+                "noise": s.noise, "sample_rate": s.sample_rate, "steps": s.steps, "clip": s.clip,
+                "groups": s.groups.unwrap_or(1), "noise_multiplier": z,
             })).collect::<Vec<_>>(),
             "objectives": self.objectives.iter().map(|o| serde_json::json!({"lambda": o.lambda, "noise": o.noise}))
                 .collect::<Vec<_>>(),
