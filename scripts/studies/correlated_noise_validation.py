@@ -35,6 +35,11 @@ def sqrt_series(b):
     return c
 
 
+# a BLT strategy: (buf_decay, output_scale)
+BLT_1024_32 = ([0.9638688021548572], [0.4395754230012441])
+BLT_1024_16 = ([0.9431615726498437], [0.5654134200769894])
+BLT_2 = ([0.9, 0.5], [0.3, 0.2])
+
 SPECTRUM = 'covariance = { family = "power_law", exponent = 1.0, condition = 20.0, atoms = 10, teacher = "aligned" }'
 
 # name: (model lines, algorithm lines)
@@ -54,6 +59,11 @@ CASES = {
     "huber_b32_g1_q05": (HUBER, 0.01, 0.5, 0.1, 2048, 0.05, 1, 1.0, sqrt_series(32), ""),
     "ls_unclipped_b4_g1_q1_spectrum": (LS, 0.02, 1.0, 0.1, 1024, 0.1, 1, None, BANDS4, SPECTRUM),
     "logistic_b16_g8_q5_spectrum": (LOGISTIC, 0.01, 0.5, 0.5, 1024, 0.5, 8, 1.0, sqrt_series(16), SPECTRUM),
+    # BLTs: jax_privacy 2.0's buffered_toeplitz.optimize(n=1024, min_sep=G, max_participations=None)
+    "huber_blt_g32_q1_fixed": (HUBER, 0.01, 0.5, 0.1, 1024, 1.0, 32, 1.0, BLT_1024_32, ""),
+    "logistic_blt2_g1_q02": (LOGISTIC, 0.01, 0.5, 0.5, 1024, 0.02, 1, 1.0, BLT_2, ""),
+    "ls_blt_g1_q05_exact": (LS, 0.02, 1.0, 0.1, 2048, 0.05, 1, None, BLT_1024_32, ""),
+    "huber_blt_g16_q1_spectrum": (HUBER, 0.01, 0.5, 0.1, 1024, 1.0, 16, 1.0, BLT_1024_16, SPECTRUM),
 }
 
 
@@ -67,7 +77,11 @@ def config(name, case, seed):
               f"steps = {steps}", f"sample_rate = {q}", f"groups = {groups}"]
     if clip is not None:
         lines.append(f"clip = {clip}")
-    lines.append("strategy = { coefficients = [" + ", ".join(repr(c) for c in coefs) + "] }")
+    if isinstance(coefs, tuple):
+        decay, scale = coefs
+        lines.append(f"strategy = {{ blt = {{ buf_decay = {decay!r}, output_scale = {scale!r} }} }}")
+    else:
+        lines.append("strategy = { coefficients = [" + ", ".join(repr(c) for c in coefs) + "] }")
     lines += ["[simulation]", "d = 1000", "reps = 40", f"seed = {seed}"]
     return "\n".join(lines) + "\n"
 
