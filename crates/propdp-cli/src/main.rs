@@ -81,6 +81,11 @@ enum Command {
         /// Print no table of the computed numbers (only where they were written).
         #[arg(long)]
         quiet: bool,
+        /// The long-horizon theory's target relative standard error at the
+        /// last step (`solver.precision`, recorded in the run's config;
+        /// 1e-4 to 0.2; default 0.01): its paths follow from a pilot solve.
+        #[arg(long)]
+        precision: Option<f64>,
     },
     /// Combine the directories of a sharded run (`propdp run --shard K/N`
     /// or `propdp tune --shard K/N`, every K of the same config and N) into
@@ -226,6 +231,7 @@ fn main() -> ExitCode {
             sim_only,
             shard,
             quiet,
+            precision,
         } => run(
             &job,
             Sources {
@@ -234,6 +240,7 @@ fn main() -> ExitCode {
             },
             shard,
             quiet,
+            precision,
         ),
         Command::Merge { shards, out } if shards[0].join("tune.jsonl").exists() => {
             propdp::tune::merge(&out, &shards, &Bar::default()).map(|o| report_tune(&o))
@@ -361,8 +368,17 @@ fn warn_step_sizes(cfg: &propdp::core::Config) {
     }
 }
 
-fn run(job: &Job, sources: Sources, shard: Option<propdp::shard::Shard>, quiet: bool) -> Result<ExitCode> {
-    let cfg = load(&job.config)?;
+fn run(
+    job: &Job,
+    sources: Sources,
+    shard: Option<propdp::shard::Shard>,
+    quiet: bool,
+    precision: Option<f64>,
+) -> Result<ExitCode> {
+    let cfg = match precision {
+        Some(p) => propdp::run::load_at_precision(&job.config, p)?,
+        None => load(&job.config)?,
+    };
     warn_step_sizes(&cfg);
     if sources.theory {
         let seconds = propdp::shard::theory_seconds(&propdp::shard::owned(&cfg, shard));

@@ -1230,3 +1230,32 @@ fn a_budget_table_names_its_relation_and_the_extra_ridge_is_recorded() {
     assert!((first["privacy"]["extra_ridge"].as_f64().unwrap() - (effective - 0.1)).abs() < 1e-12);
     assert_eq!(first["params"]["lambda"].as_f64().unwrap(), effective);
 }
+
+#[test]
+fn a_precision_from_the_command_line_is_recorded_and_checked() {
+    // 150 steps: the long-horizon solver, whose paths the precision chooses
+    let text = "[problem]\nmodel = \"huber\"\ndelta = 0.5\ns2 = 1.0\nhuber_m = 1.0\n\
+                noise = { law = \"gaussian\", sd = 0.5 }\n[algorithm]\nkind = \"dpsgd\"\nlambda = 0.05\n\
+                sigma = 0.3\neta = 0.1\nsteps = 150\nsample_rate = 0.1\nclip = 1.0\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write(tmp.path(), "lh.toml", text);
+    let out = tmp.path().join("out");
+    let o = propdp(&["run", &cfg, "--precision", "0.05", "--out", out.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = &records(&out)[0];
+    let rqmc = r.solver.rqmc.expect("a long-horizon record carries its paths");
+    assert_eq!((rqmc.target, rqmc.replicates), (Some(0.05), 4));
+    assert!(rqmc.precision <= 0.05 && rqmc.points >= 2048, "{rqmc:?}");
+    let manifest = fs::read_to_string(out.join("manifest.json")).unwrap();
+    assert!(manifest.contains("precision = 0.05"), "{manifest}");
+    // the config's own default: no target written, the default applied
+    let out2 = tmp.path().join("out2");
+    assert!(propdp(&["run", &cfg, "--out", out2.to_str().unwrap(), "--quiet"]).status.success());
+    assert_eq!(records(&out2)[0].solver.rqmc.unwrap().target, Some(0.01));
+    // out of range, or beside fixed paths: refused naming the key
+    let o = propdp(&["run", &cfg, "--precision", "0.5", "--out", tmp.path().join("o3").to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("solver.precision"), "{}", stderr(&o));
+    let fixed = write(tmp.path(), "fixed.toml", &format!("{text}[solver]\ndmft_points = 2048\n"));
+    let o = propdp(&["run", &fixed, "--precision", "0.01", "--out", tmp.path().join("o4").to_str().unwrap()]);
+    assert!(stderr(&o).contains("solver.precision") && stderr(&o).contains("dmft_points"), "{}", stderr(&o));
+}

@@ -30,6 +30,27 @@ pub struct SolverReport {
     /// keeps (absent for the other methods).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<usize>,
+    /// The long-horizon solver's RQMC paths and the precision they reached
+    /// (absent for the other methods).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rqmc: Option<Rqmc>,
+}
+
+/// The long-horizon solver's RQMC budget and the precision it reached
+/// (`solver.precision`, docs/theory.md §3.3, "Precision").
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Rqmc {
+    /// Paths per replicate.
+    pub points: usize,
+    /// Independent replicates (their spread is the standard error).
+    pub replicates: usize,
+    /// The relative standard error asked for (absent: the paths were fixed
+    /// by `solver.dmft_points`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<f64>,
+    /// The relative standard error reached at the last step: the largest
+    /// over est_err2, pred_err2, norm2, the training loss and the test error.
+    pub precision: f64,
 }
 
 /// The method that predicted a DP-GD/DP-SGD trajectory.

@@ -1283,3 +1283,14 @@ def test_every_executor_example_starts_its_process_pool_under_the_main_guard():
     assert len(pools) >= 3, [w for w, _ in pools]
     for where, block in pools:
         assert 'if __name__ == "__main__":' in block, f"{where}: a process pool without the main guard:\n{block}"
+
+
+def test_solve_takes_a_precision_and_records_the_paths_it_chose():
+    kw = dict(delta=0.5, s2=1.0, huber_m=1.0, noise={"law": "gaussian", "sd": 0.5}, lambda_=0.05, sigma=0.3,
+              eta=0.1, steps=150, sample_rate=0.1, clip=1.0)
+    r = propdp.solve("huber", "dpsgd", precision=0.05, **kw)
+    rqmc = r.record["solver"]["rqmc"]
+    assert rqmc["target"] == 0.05 and rqmc["precision"] <= 0.05 and rqmc["points"] >= 2048
+    with pytest.raises(propdp.ConfigError) as e:
+        propdp.solve("huber", "dpsgd", precision=0.5, **kw)
+    assert "solver.precision" in str(e.value)

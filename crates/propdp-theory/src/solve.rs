@@ -3,7 +3,7 @@
 //! and carry warm starts along a sweep.
 
 use propdp_core::config::{
-    DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LONG_HORIZON_POINTS,
+    DEFAULT_PRECISION, DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM,
     OSCILLATING_EXACT_MAX, SolverOptions,
 };
 use propdp_core::covariance::Covariance;
@@ -91,6 +91,16 @@ impl TheorySolver {
             logistic: self.logistic.with_covariance(covariance.clone()),
             covariance,
             ..self
+        }
+    }
+
+    /// The long-horizon solver's target relative standard error: the
+    /// config's, or [`DEFAULT_PRECISION`] when it fixes no paths; `None`
+    /// when `solver.dmft_points` fixes them.
+    fn precision(&self) -> Option<f64> {
+        match self.dmft.points {
+            Some(_) => None,
+            None => Some(self.dmft.precision.unwrap_or(DEFAULT_PRECISION)),
         }
     }
 
@@ -372,13 +382,11 @@ impl TheorySolver {
     ) -> Result<Solution, TheoryError> {
         let cov = self.covariance.as_ref();
         if self.dynamics(point, 0.0)? == DynamicsMethod::LongHorizon {
-            let g = point
-                .algorithm()
-                .gradient_steps()
-                .expect("DP-GD and DP-SGD points only");
-            let atoms = cov.map_or(1, |c| c.atoms().len());
-            let points = long_horizon::default_points(g.steps, g.sample_rate, atoms, self.dmft.scrambles);
-            let r = long_horizon::solve_two_cluster(&self.dmft_params(point, 0.0, points), cov, mix, icp, cancelled)?;
+            let params = self.dmft_params(point, 0.0, long_horizon::precision::PILOT_POINTS);
+            let r = match self.precision() {
+                Some(target) => long_horizon::solve_to_precision(&params, cov, icp, Some(mix), target, cancelled)?,
+                None => long_horizon::solve_two_cluster(&params, cov, mix, icp, cancelled)?,
+            };
             return Ok(long_horizon_solution(r));
         }
         let params = self.dmft_params(point, 0.0, DMFT_POINTS);
@@ -512,7 +520,7 @@ impl TheorySolver {
                     limit,
                     point.delta(),
                 ),
-                params: Box::new(self.dmft_params(point, noise_sd, LONG_HORIZON_POINTS)),
+                params: Box::new(self.dmft_params(point, noise_sd, long_horizon::precision::PILOT_POINTS)),
             }
             .into());
         }
@@ -542,17 +550,12 @@ impl TheorySolver {
         icp: Option<&crate::dynamics::Intercept>,
         cancelled: &(dyn Fn() -> bool + Sync),
     ) -> Result<Solution, TheoryError> {
-        let g = point
-            .algorithm()
-            .gradient_steps()
-            .expect("DP-GD and DP-SGD points only");
         let cov = self.covariance.as_ref();
-        let atoms = cov.map_or(1, |c| c.atoms().len());
-        let points = long_horizon::default_points(g.steps, g.sample_rate, atoms, self.dmft.scrambles);
-        let params = self.dmft_params(point, noise_sd, points);
-        let r = match icp {
-            Some(icp) => long_horizon::solve_intercept(&params, cov, icp, cancelled)?,
-            None => long_horizon::solve_spectrum(&params, cov, cancelled)?,
+        let params = self.dmft_params(point, noise_sd, long_horizon::precision::PILOT_POINTS);
+        let r = match (self.precision(), icp) {
+            (Some(target), _) => long_horizon::solve_to_precision(&params, cov, icp, None, target, cancelled)?,
+            (None, Some(icp)) => long_horizon::solve_intercept(&params, cov, icp, cancelled)?,
+            (None, None) => long_horizon::solve_spectrum(&params, cov, cancelled)?,
         };
         Ok(long_horizon_solution(r))
     }
@@ -601,6 +604,7 @@ impl TheorySolver {
                 method: Some(DynamicsMethod::Spectral),
                 approx_error: Some(r.approx_error),
                 window: None,
+                rqmc: None,
             },
             state: State::Dmft,
             per_step: Some(r.path),
@@ -619,6 +623,12 @@ fn long_horizon_solution(r: long_horizon::LongHorizonPath) -> Solution {
             method: Some(DynamicsMethod::LongHorizon),
             approx_error: Some(r.approx_error),
             window: Some(r.window),
+            rqmc: Some(propdp_core::record::Rqmc {
+                points: r.points,
+                replicates: r.replicates,
+                target: r.target,
+                precision: long_horizon::precision::relative_stderr(&r.path),
+            }),
         },
         state: State::Dmft,
         per_step: Some(r.path),

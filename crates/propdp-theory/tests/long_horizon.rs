@@ -119,3 +119,60 @@ fn least_squares_dpsgd_at_t_10000_agrees_with_the_exact_trajectory() {
     assert!(rms <= 2.0 && max <= 4.0, "rms z {rms:.2}, max |z| {max:.2}");
     assert!(long.approx_error <= TRUNCATION_TOL, "{}", long.approx_error);
 }
+
+#[test]
+#[ignore = "slow: run with --include-ignored"]
+fn a_precision_chooses_the_paths_and_holds_against_the_exact_trajectory() {
+    use long_horizon::precision::{MAX_POINTS, PILOT_POINTS, relative_stderr};
+    // unclipped least squares through the long-horizon solver, whose exact trajectory is known
+    let p = DmftParams {
+        delta: 0.5,
+        s2: 1.0,
+        lambda: 0.05,
+        sigma: 0.3,
+        eta: 0.5,
+        steps: 2000,
+        sample_rate: 0.05,
+        clip: f64::INFINITY,
+        loss: Loss::Squared,
+        noise_sd: 0.5,
+        points: 0,
+        // eight replicates: four give a standard error of 3 degrees of freedom, whose
+        // underestimates put |z| past 4 somewhere over 5 metrics × 2000 steps (t(3) tails)
+        scrambles: 8,
+        seed: 9,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
+    };
+    let exact = least_squares::solve(&LeastSquaresParams {
+        delta: p.delta,
+        s2: p.s2,
+        noise_sd: p.noise_sd,
+        lambda: p.lambda,
+        sigma: p.sigma,
+        eta: p.eta,
+        sample_rate: p.sample_rate,
+        steps: p.steps,
+    })
+    .expect("exact trajectory");
+    for target in [0.02, 0.004] {
+        let long = long_horizon::solve_to_precision(&p, None, None, None, target, &|| false).expect("solves");
+        let achieved = relative_stderr(&long.path);
+        eprintln!(
+            "target {target}: {} paths per replicate, achieved {achieved:.2e}",
+            long.points
+        );
+        assert_eq!(long.target, Some(target));
+        assert!(long.points.is_power_of_two() && long.points >= PILOT_POINTS);
+        // the safety factor covers a four-replicate spread, not every one: within twice the target
+        assert!(
+            achieved <= 2.0 * target || long.points == MAX_POINTS,
+            "{achieved} for {target}"
+        );
+        let (rms, max) = z_scores(&long.path, &exact.path);
+        assert!(
+            rms <= 2.0 && max <= 4.0,
+            "target {target}: rms z {rms:.2}, max |z| {max:.2}"
+        );
+    }
+}

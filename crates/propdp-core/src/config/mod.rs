@@ -38,7 +38,7 @@ pub use plot::PlotSpec;
 pub use problem::{RawNoise, RawProblem};
 pub use simulation::{SimulationConfig, check_simulation};
 pub use solver::{
-    DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LONG_HORIZON_POINTS, LogisticOptions,
+    DEFAULT_PRECISION, DMFT_POINTS, DmftMethod, DmftOptions, FixedPointOptions, LONG_HORIZON_FROM, LogisticOptions,
     OSCILLATING_EXACT_MAX, SolverOptions,
 };
 pub use tune::{TuneConfig, TuneSpec};

@@ -18,13 +18,18 @@ pub struct SolverOptions {
     /// (docs/theory.md §2.2).
     pub quad_nodes: usize,
     /// DP-GD theory: RQMC sample points per scramble (≤ 65536); when absent
-    /// [`DMFT_POINTS`] for the full-memory state evolution and
-    /// [`LONG_HORIZON_POINTS`] for the long-horizon one (half as many where
-    /// its estimated cost is above two minutes of one core:
-    /// `propdp_theory::dynamics::long_horizon::default_points`).
+    /// [`DMFT_POINTS`] for the full-memory state evolution, and for the
+    /// long-horizon one as many as `precision` asks for.
     pub dmft_points: Option<usize>,
     /// DP-GD theory: independent scrambles (≥ 2; their spread is the stderr).
     pub dmft_scrambles: usize,
+    /// Long-horizon theory: the relative standard error its metrics at the
+    /// last step should reach (1e-4 ≤ precision ≤ 0.2); the paths follow
+    /// from a pilot solve's spread (`propdp_theory::dynamics::long_horizon::
+    /// precision`). Absent: [`DEFAULT_PRECISION`] when `dmft_points` is
+    /// absent too; `dmft_points` fixes the paths instead (not both).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<f64>,
     /// Wall-clock budget of one point's iterative solve, in seconds: past it
     /// the point is a typed error, not a wait.
     pub time_limit: f64,
@@ -41,11 +46,12 @@ pub struct SolverOptions {
 
 /// Default RQMC points per scramble of the full-memory state evolution.
 pub const DMFT_POINTS: usize = 1 << 14;
-/// Default RQMC points per replicate of the long-horizon state evolution
-/// (its per-step cost is linear in them; at 4 × 4096 its standard errors are
-/// a median 0.01–0.41 of a d = 1000, 40-repetition simulation's over every
-/// metric, docs/theory.md §3.3).
-pub const LONG_HORIZON_POINTS: usize = 1 << 12;
+/// The long-horizon state evolution's default relative standard error at
+/// the last step (`solver.precision`), the largest over est_err2,
+/// pred_err2, norm2, the training loss and the test error: what keeps it
+/// below half a d = 1000, 40-repetition simulation's (docs/theory.md §3.3,
+/// "Precision").
+pub const DEFAULT_PRECISION: f64 = 0.01;
 /// Horizons above which `dmft = "auto"` uses the long-horizon state evolution.
 pub const LONG_HORIZON_FROM: usize = 100;
 /// Longest horizon `dmft = "auto"` solves with the full-memory DMFT where
@@ -78,6 +84,7 @@ impl Default for SolverOptions {
             quad_nodes: 96,
             dmft_points: None,
             dmft_scrambles: 4,
+            precision: None,
             time_limit: 60.0,
             dmft: DmftMethod::Auto,
         }
@@ -112,6 +119,9 @@ pub struct DmftOptions {
     pub points: Option<usize>,
     /// Independent scrambles (their spread is the standard error).
     pub scrambles: usize,
+    /// The long-horizon solver's target relative standard error (absent:
+    /// the default, unless `points` fixes the paths).
+    pub precision: Option<f64>,
     /// The method.
     pub method: DmftMethod,
 }
@@ -140,6 +150,22 @@ impl SolverOptions {
                 points,
                 "256 ≤ dmft_points ≤ 65536",
             ));
+        }
+        if let Some(p) = self.precision {
+            if !(1e-4..=0.2).contains(&p) {
+                return Err(ConfigError::range(
+                    "solver.precision",
+                    p,
+                    "1e-4 ≤ precision ≤ 0.2 (a relative standard error)",
+                ));
+            }
+            if self.dmft_points.is_some() {
+                return Err(ConfigError::range(
+                    "solver.precision",
+                    p,
+                    "absent when solver.dmft_points is given: the points fix the paths, the precision chooses them",
+                ));
+            }
         }
         if !(self.time_limit >= 0.1 && self.time_limit <= 86_400.0) {
             return Err(ConfigError::range(
@@ -188,6 +214,7 @@ impl SolverOptions {
         DmftOptions {
             points: self.dmft_points,
             scrambles: self.dmft_scrambles,
+            precision: self.precision,
             method: self.dmft,
         }
     }

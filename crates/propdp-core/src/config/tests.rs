@@ -400,3 +400,20 @@ fn two_clusters_are_refused_where_they_are_not_served_naming_the_field() {
     let fit = TWO_CLUSTER.replace("clip = 0.5", "clip = 0.5\nfit_intercept = true");
     assert!(Config::from_toml_str(&fit).is_ok());
 }
+
+#[test]
+fn a_precision_is_a_relative_error_and_not_beside_fixed_points() {
+    let ok = Config::from_toml_str(&format!("{HUBER}[solver]\nprecision = 0.005\n")).unwrap();
+    assert_eq!(ok.raw.solver.dmft().precision, Some(0.005));
+    for bad in [
+        "precision = 0.0",
+        "precision = 0.5",
+        "precision = 0.01\ndmft_points = 4096",
+    ] {
+        let e = err(&format!("{HUBER}[solver]\n{bad}\n"));
+        assert!(e.contains("solver.precision"), "{bad}: {e}");
+    }
+    // absent, the manifest's [solver] table is unchanged
+    let text = toml::to_string(&SolverOptions::default()).unwrap();
+    assert!(!text.contains("precision"), "{text}");
+}

@@ -70,11 +70,26 @@ __all__ = [
 ]
 
 
-def solve(model: str, algorithm: str, *, solver: Optional[Mapping[str, Any]] = None, **params: Any) -> Result:
+def solve(
+    model: str,
+    algorithm: str,
+    *,
+    solver: Optional[Mapping[str, Any]] = None,
+    precision: Optional[float] = None,
+    **params: Any,
+) -> Result:
+    if precision is not None:
+        # the [solver] table's key: `precision=` is `solver={"precision": ...}`
+        solver = {**(solver or {}), "precision": precision}
     return _native.solve(model, algorithm, solver=solver, **plain(params))
 
 
-solve.__doc__ = _native.solve.__doc__
+solve.__doc__ = (_native.solve.__doc__ or "") + """
+
+``precision`` is the long-horizon theory's target relative standard error
+at the last step (``solver.precision``: 1e-4 to 0.2, default 0.01); its
+RQMC paths follow from a pilot solve, and the record's ``solver["rqmc"]``
+gives the paths and the precision reached."""
 
 
 def parameters() -> List[Dict[str, Any]]:

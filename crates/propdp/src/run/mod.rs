@@ -2,6 +2,7 @@
 //!
 //! | file | what it is |
 //! |---|---|
+//! | `load.rs` | a config file read for a run: as written ([`load`]) or at a precision ([`load_at_precision`]) |
 //! | `sweep.rs` | the run itself: every point of a config's sweep solved and simulated ([`run()`], [`run_shard`]), and the records it writes |
 //! | [`rundir`] | the run directory: manifest, lock, resume, records appended |
 //! | [`shard`] | the units of work of a run, their estimated cost, and their split into shards |
@@ -14,6 +15,7 @@
 //! rest of the crate may use: the public API below, and the crate-internal
 //! items a tune search borrows (`crate::tune` names nothing else of `run/`).
 
+mod load;
 pub mod merge;
 pub mod provenance;
 pub mod rundir;
@@ -21,9 +23,10 @@ pub mod shard;
 pub mod summary;
 mod sweep;
 
+pub use load::{load, load_at_precision};
 pub use sweep::{
-    RunSummary, Sources, check, default_dir, describe, load, real_data, run, run_shard, sim_settings,
-    simulation_record, theory_record,
+    RunSummary, Sources, check, default_dir, describe, real_data, run, run_shard, sim_settings, simulation_record,
+    theory_record,
 };
 
 // What the rest of the crate borrows of a run: a tune search writes its

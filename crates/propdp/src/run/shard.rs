@@ -248,8 +248,10 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
 ///   atoms about 2.5× the isotropic one, measured at T ≈ 110–250 with
 ///   10–20 atoms: 12 s and 60–110 s);
 /// - the long-horizon one: its own model
-///   ([`propdp_theory::dynamics::long_horizon::cost_seconds`], at its
-///   default paths [`propdp_theory::dynamics::long_horizon::default_points`]),
+///   ([`propdp_theory::dynamics::long_horizon::cost_seconds`], at the
+///   paths a precision's pilot takes,
+///   [`propdp_theory::dynamics::long_horizon::precision::PILOT_POINTS`], which
+///   meets the default precision on the measured points),
 ///   which was fitted at T = 3000 and over-estimates shorter horizons —
 ///   measured 1.2× at T = 10⁴, 1.9× at 2000, 3× at 400–500 — corrected by
 ///   [`long_horizon_correction`];
@@ -262,7 +264,8 @@ pub(crate) fn dmft_cost(
     spectral: bool,
 ) -> f64 {
     use propdp_core::config::{DMFT_POINTS, DmftMethod, LONG_HORIZON_FROM};
-    use propdp_theory::dynamics::long_horizon::{cost_seconds, default_points};
+    use propdp_theory::dynamics::long_horizon::cost_seconds;
+    use propdp_theory::dynamics::long_horizon::precision::PILOT_POINTS;
     const FIXED: f64 = 1e-3;
     if spectral && solver.dmft == DmftMethod::Auto {
         let spectrum = if atoms > 1 { 0.25 } else { 0.0 };
@@ -272,9 +275,7 @@ pub(crate) fn dmft_cost(
     let scrambles = solver.dmft_scrambles;
     FIXED
         + if long {
-            let points = solver
-                .dmft_points
-                .unwrap_or_else(|| default_points(steps, q, atoms, scrambles));
+            let points = solver.dmft_points.unwrap_or(PILOT_POINTS);
             cost_seconds((points * scrambles) as f64, steps, q, atoms) * long_horizon_correction(steps)
         } else {
             let spectrum = if atoms > 1 { 2.5 } else { 1.0 };

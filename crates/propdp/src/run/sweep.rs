@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Context, Result};
+use crate::error::Result;
 use propdp_core::config::SimulationConfig;
 use propdp_core::covariance::Covariance;
 use propdp_core::record::{
@@ -43,13 +43,6 @@ impl Default for Sources {
             simulation: true,
         }
     }
-}
-
-/// Read and validate a config file.
-pub fn load(path: &Path) -> crate::Result<Config> {
-    let text =
-        propdp_core::input::read_regular_text(path).with_context(|| format!("reading config {}", path.display()))?;
-    Config::from_toml_str_in(&text, path.parent()).with_context(|| format!("in config {}", path.display()))
 }
 
 /// The default run directory of a config file: `results/<config stem>/`.

@@ -55,7 +55,6 @@
 //! - Rasmussen, Williams (2006), *Gaussian Processes for Machine Learning*, §2.2
 //!   (Gaussian conditioning).
 
-use propdp_core::config::LONG_HORIZON_POINTS;
 use propdp_core::covariance::{Atom, Covariance};
 use propdp_core::input::machine_memory;
 use propdp_core::metrics::{self, Metrics};
@@ -76,6 +75,7 @@ mod field;
 mod folded;
 mod generator;
 mod participation;
+pub mod precision;
 mod replicate;
 mod state;
 mod step;
@@ -93,6 +93,12 @@ pub struct LongHorizonPath {
     pub approx_error: f64,
     /// The response window W the solve settled on.
     pub window: usize,
+    /// RQMC paths per replicate.
+    pub points: usize,
+    /// Independent replicates (scrambles).
+    pub replicates: usize,
+    /// The relative standard error asked for ([`solve_to_precision`]; `None`: fixed paths).
+    pub target: Option<f64>,
 }
 
 /// Most atoms the solver carries (one coordinate-side mode each: their
@@ -144,26 +150,6 @@ pub fn cost_seconds(paths: f64, steps: usize, q: f64, atoms: usize) -> f64 {
         0.0
     };
     (per_path_step + spectrum) * paths * steps as f64
-}
-
-/// One core's estimated seconds ([`cost_seconds`]) above which the default
-/// paths per replicate are halved ([`default_points`]).
-pub const BUDGET_SECONDS: f64 = 120.0;
-
-/// Paths per replicate when `solver.dmft_points` is not given:
-/// [`LONG_HORIZON_POINTS`], or half as many where that would cost more than
-/// [`BUDGET_SECONDS`] of one core (about a minute on two cores) — the long
-/// horizons with spectra, or at q ≈ 0.1–0.3 (T = 10⁴ with 20 atoms:
-/// 49–73 s on two cores at 2048 paths for q from 0.002 to 1). The standard
-/// error grows with it and is reported; docs/theory.md §3.4 compares it with
-/// a simulation's.
-pub fn default_points(steps: usize, q: f64, atoms: usize, scrambles: usize) -> usize {
-    let full = LONG_HORIZON_POINTS;
-    if cost_seconds((full * scrambles) as f64, steps, q, atoms) > BUDGET_SECONDS {
-        full / 2
-    } else {
-        full
-    }
 }
 
 /// Nodes a larger spectrum is compressed to first.
@@ -250,7 +236,7 @@ pub fn solve_spectrum(
     cov: Option<&Covariance>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LongHorizonPath, DmftError> {
-    solve_with(p, cov, Labels::default(), cancelled)
+    solve_with(p, cov, Labels::default(), None, cancelled)
 }
 
 /// [`solve_spectrum`] with an intercept (docs/theory.md §3.5): labels of
@@ -272,6 +258,7 @@ pub fn solve_intercept(
             icp: Some(icp),
             mix: None,
         },
+        None,
         cancelled,
     )
 }
@@ -292,6 +279,52 @@ pub fn solve_two_cluster(
     icp: Option<&Intercept>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LongHorizonPath, DmftError> {
+    solve_labelled(p, cov, Labels { icp, mix: Some(mix) }, None, cancelled)
+}
+
+/// [`solve_spectrum`], with an intercept [`solve_intercept`], with two
+/// clusters [`solve_two_cluster`], on the RQMC paths that reach relative
+/// standard error `target` ([`precision`]): a pilot of
+/// [`precision::PILOT_POINTS`] paths per replicate, and when it is not
+/// within the target a solve on the paths it asks for, from the pilot's
+/// response window. `p.points` is not used.
+pub fn solve_to_precision(
+    p: &DmftParams,
+    cov: Option<&Covariance>,
+    icp: Option<&Intercept>,
+    mix: Option<&TwoCluster>,
+    target: f64,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<LongHorizonPath, DmftError> {
+    if icp.is_some() && mix.is_none() {
+        check_intercept_loss(p)?;
+    }
+    let labels = Labels { icp, mix };
+    let at = |points: usize| DmftParams { points, ..*p };
+    let pilot = solve_labelled(&at(precision::PILOT_POINTS), cov, labels, None, cancelled)?;
+    let points = precision::points_for(pilot.points, precision::relative_stderr(&pilot.path), target);
+    let run = if points == pilot.points {
+        pilot
+    } else {
+        solve_labelled(&at(points), cov, labels, Some(pilot.window), cancelled)?
+    };
+    Ok(LongHorizonPath {
+        target: Some(target),
+        ..run
+    })
+}
+
+/// [`solve_with`] after the two-cluster model's check and parameters.
+fn solve_labelled(
+    p: &DmftParams,
+    cov: Option<&Covariance>,
+    labels: Labels,
+    start: Option<usize>,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<LongHorizonPath, DmftError> {
+    let Some(mix) = labels.mix else {
+        return solve_with(p, cov, labels, start, cancelled);
+    };
     if p.s2.is_nan() || p.s2 <= 0.0 {
         return Err(DmftError::Invalid {
             what: format!(
@@ -301,8 +334,8 @@ pub fn solve_two_cluster(
             params: Box::new(*p),
         });
     }
-    let p = two_cluster_params(p, mix, icp)?;
-    solve_with(&p, cov, Labels { icp, mix: Some(mix) }, cancelled)
+    let p = two_cluster_params(p, mix, labels.icp)?;
+    solve_with(&p, cov, labels, start, cancelled)
 }
 
 /// What sets a solve's labels and shifts its fields: an intercept (§3.5)
@@ -313,10 +346,12 @@ struct Labels<'a> {
     mix: Option<&'a TwoCluster>,
 }
 
+/// The solve, its response window starting at least at `start`.
 fn solve_with(
     p: &DmftParams,
     cov: Option<&Covariance>,
     labels: Labels,
+    start: Option<usize>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LongHorizonPath, DmftError> {
     let Labels { icp, mix } = labels;
@@ -365,7 +400,7 @@ fn solve_with(
     // with G groups R_g is periodic in the lag (a path's events are G steps apart): at least 8
     // periods, so that the truncation estimate's quarters hold whole periods (§3.7)
     let first = 16.max((2.0 / p.mean_rate()).ceil() as usize).max(8 * p.groups);
-    let mut window = (p.steps + 1).min(first);
+    let mut window = (p.steps + 1).min(first.max(start.unwrap_or(0)));
     loop {
         let (need, total) = (
             memory_estimate(p, atoms.map_or(1, <[Atom]>::len), window),
@@ -432,6 +467,9 @@ fn solve_with(
             path,
             approx_error,
             window,
+            points: p.points,
+            replicates: p.scrambles,
+            target: None,
         });
     }
 }
@@ -509,15 +547,7 @@ mod tests {
     }
 
     #[test]
-    fn the_default_paths_are_halved_only_where_the_full_budget_would_take_minutes() {
-        // the full-batch corner of docs/performance.md: T = 10⁴, q = 1, 20 atoms
-        assert_eq!(default_points(10_000, 1.0, 20, 4), LONG_HORIZON_POINTS / 2);
-        // the validated configurations keep the full budget: 10 atoms at q = 0.01, T = 3000;
-        // isotropic full batch at T = 10⁴
-        assert_eq!(default_points(3000, 0.01, 10, 4), LONG_HORIZON_POINTS);
-        assert_eq!(default_points(10_000, 1.0, 1, 4), LONG_HORIZON_POINTS);
-        // the long windows of q ≈ 0.1–0.3: Huber at q = 0.1 with 10 atoms (W ≈ 800)
-        assert_eq!(default_points(10_000, 0.1, 10, 4), LONG_HORIZON_POINTS / 2);
+    fn the_cost_model_is_linear_in_paths_and_steps_and_reads_its_nodes() {
         // linear in the paths and the steps, the measured nodes in q, 3e-8 per atom and path-step
         let one = cost_seconds(1000.0, 100, 0.1, 1);
         assert!((one - 1e5 * 1.0e-6).abs() < 1e-12);
