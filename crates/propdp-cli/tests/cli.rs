@@ -1240,7 +1240,15 @@ fn a_precision_from_the_command_line_is_recorded_and_checked() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = write(tmp.path(), "lh.toml", text);
     let out = tmp.path().join("out");
-    let o = propdp(&["run", &cfg, "--precision", "0.05", "--out", out.to_str().unwrap(), "--quiet"]);
+    let o = propdp(&[
+        "run",
+        &cfg,
+        "--precision",
+        "0.05",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = &records(&out)[0];
     let rqmc = r.solver.rqmc.expect("a long-horizon record carries its paths");
@@ -1250,12 +1258,42 @@ fn a_precision_from_the_command_line_is_recorded_and_checked() {
     assert!(manifest.contains("precision = 0.05"), "{manifest}");
     // the config's own default: no target written, the default applied
     let out2 = tmp.path().join("out2");
-    assert!(propdp(&["run", &cfg, "--out", out2.to_str().unwrap(), "--quiet"]).status.success());
+    assert!(
+        propdp(&["run", &cfg, "--out", out2.to_str().unwrap(), "--quiet"])
+            .status
+            .success()
+    );
     assert_eq!(records(&out2)[0].solver.rqmc.unwrap().target, Some(0.01));
     // out of range, or beside fixed paths: refused naming the key
-    let o = propdp(&["run", &cfg, "--precision", "0.5", "--out", tmp.path().join("o3").to_str().unwrap()]);
-    assert!(!o.status.success() && stderr(&o).contains("solver.precision"), "{}", stderr(&o));
-    let fixed = write(tmp.path(), "fixed.toml", &format!("{text}[solver]\ndmft_points = 2048\n"));
-    let o = propdp(&["run", &fixed, "--precision", "0.01", "--out", tmp.path().join("o4").to_str().unwrap()]);
-    assert!(stderr(&o).contains("solver.precision") && stderr(&o).contains("dmft_points"), "{}", stderr(&o));
+    let o = propdp(&[
+        "run",
+        &cfg,
+        "--precision",
+        "0.5",
+        "--out",
+        tmp.path().join("o3").to_str().unwrap(),
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("solver.precision"),
+        "{}",
+        stderr(&o)
+    );
+    let fixed = write(
+        tmp.path(),
+        "fixed.toml",
+        &format!("{text}[solver]\ndmft_points = 2048\n"),
+    );
+    let o = propdp(&[
+        "run",
+        &fixed,
+        "--precision",
+        "0.01",
+        "--out",
+        tmp.path().join("o4").to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&o).contains("solver.precision") && stderr(&o).contains("dmft_points"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -33,6 +33,16 @@ pub(crate) fn record_dict<'py>(py: Python<'py>, r: &Record) -> PyResult<Bound<'p
     if let Some(w) = r.solver.window {
         solver.set_item(intern!(py, "window"), w)?;
     }
+    if let Some(q) = r.solver.rqmc {
+        let rqmc = PyDict::new(py);
+        rqmc.set_item(intern!(py, "points"), q.points)?;
+        rqmc.set_item(intern!(py, "replicates"), q.replicates)?;
+        if let Some(t) = q.target {
+            rqmc.set_item(intern!(py, "target"), t)?;
+        }
+        rqmc.set_item(intern!(py, "precision"), q.precision)?;
+        solver.set_item(intern!(py, "rqmc"), rqmc)?;
+    }
     d.set_item(intern!(py, "solver"), solver)?;
     let provenance = PyDict::new(py);
     provenance.set_item(intern!(py, "config_sha256"), &r.provenance.config_sha256)?;
