@@ -19,14 +19,14 @@ lines to OUT/summary.jsonl.
 """
 import argparse
 import json
-import math
 import subprocess
 import time
 from pathlib import Path
 
+from correlated_noise_validation import compare_records
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "target" / "release" / "propdp"
-METRICS = ["est_err2", "pred_err2", "overlap", "norm2", "train_loss"]
 HUBER = 'model = "huber"\nhuber_m = 1.0\nnoise = { law = "gaussian", sd = 0.5 }'
 LS = 'model = "least_squares"\nnoise = { law = "gaussian", sd = 0.5 }'
 LOGISTIC = 'model = "logistic"'
@@ -74,30 +74,8 @@ def config(name, case, solver):
     return "\n".join(lines) + "\n"
 
 
-def checkpoints(steps, k=21):
-    return sorted({max(1, min(steps, round(math.exp(i * math.log(steps) / (k - 1))))) for i in range(k)})
-
-
 def record(path, source):
     return next(json.loads(line) for line in open(path) if line.strip() and json.loads(line)["source"] == source)
-
-
-def compare(theory, sim):
-    at = sim.get("per_step_at") or list(range(len(sim["per_step"]["norm2"])))
-    where = {t: i for i, t in enumerate(at)}
-    zs, ratios = [], []
-    for t in checkpoints(at[-1]):
-        s = max(x for x in where if x <= t)
-        i = where[s]
-        for m in METRICS:
-            sa, sb = theory["per_step_stderr"][m][s], sim["per_step_stderr"][m][i]
-            if max(sa, sb) < 1e-12:
-                continue
-            zs.append((theory["per_step"][m][s] - sim["per_step"][m][i]) / math.hypot(sa, sb))
-            if sb > 0:
-                ratios.append(sa / sb)
-    ratios.sort()
-    return math.sqrt(sum(z * z for z in zs) / len(zs)), max(abs(z) for z in zs), ratios[len(ratios) // 2]
 
 
 def run(args):
@@ -130,7 +108,7 @@ def main():
             run([str(cfg), "--theory-only", "--out", str(out)])
             seconds = time.time() - start
             theory = record(out / "results.jsonl", "theory")
-            rms, worst, ratio = compare(theory, sim)
+            rms, worst, ratio = compare_records(theory, sim)
             rqmc = theory["solver"].get("rqmc") or {}
             row = {"case": name, "setting": label, "seconds": round(seconds, 2), "points": rqmc.get("points"),
                    "precision": rqmc.get("precision"), "rms_z": round(rms, 3), "max_z": round(worst, 3),

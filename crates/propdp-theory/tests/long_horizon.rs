@@ -34,6 +34,21 @@ fn huber() -> DmftParams {
     }
 }
 
+/// The exact trajectory of unclipped least squares at `p`'s parameters.
+fn exact_least_squares(p: &DmftParams) -> least_squares::LeastSquaresPath {
+    least_squares::solve(&LeastSquaresParams {
+        delta: p.delta,
+        s2: p.s2,
+        noise_sd: p.noise_sd,
+        lambda: p.lambda,
+        sigma: p.sigma,
+        eta: p.eta,
+        sample_rate: p.sample_rate,
+        steps: p.steps,
+    })
+    .expect("exact trajectory")
+}
+
 fn agrees_with_the_full_memory_solver(p: DmftParams) {
     let long = long_horizon::solve(&p).expect("long-horizon solve");
     let exact = full_memory::solve(&DmftParams { points: 2048, ..p }).expect("full-memory solve");
@@ -104,17 +119,7 @@ fn least_squares_dpsgd_at_t_10000_agrees_with_the_exact_trajectory() {
         strategy: propdp_core::problem::Strategy::IDENTITY,
     };
     let long = long_horizon::solve(&p).expect("long-horizon solve");
-    let exact = least_squares::solve(&LeastSquaresParams {
-        delta: p.delta,
-        s2: p.s2,
-        noise_sd: p.noise_sd,
-        lambda: p.lambda,
-        sigma: p.sigma,
-        eta: p.eta,
-        sample_rate: p.sample_rate,
-        steps: p.steps,
-    })
-    .expect("exact trajectory");
+    let exact = exact_least_squares(&p);
     let (rms, max) = z_scores(&long.path, &exact.path);
     assert!(rms <= 2.0 && max <= 4.0, "rms z {rms:.2}, max |z| {max:.2}");
     assert!(long.approx_error <= TRUNCATION_TOL, "{}", long.approx_error);
@@ -144,17 +149,7 @@ fn a_precision_chooses_the_paths_and_holds_against_the_exact_trajectory() {
         groups: 1,
         strategy: propdp_core::problem::Strategy::IDENTITY,
     };
-    let exact = least_squares::solve(&LeastSquaresParams {
-        delta: p.delta,
-        s2: p.s2,
-        noise_sd: p.noise_sd,
-        lambda: p.lambda,
-        sigma: p.sigma,
-        eta: p.eta,
-        sample_rate: p.sample_rate,
-        steps: p.steps,
-    })
-    .expect("exact trajectory");
+    let exact = exact_least_squares(&p);
     for target in [0.02, 0.004] {
         let long = long_horizon::solve_to_precision(&p, None, None, None, target, &|| false).expect("solves");
         let achieved = relative_stderr(&long.path);
