@@ -251,3 +251,23 @@ fn a_repeated_value_in_a_list_is_refused_naming_the_field() {
     let ok = run.replace("[0.5, 1.0, 0.5]", "{ from = 0.5, to = 1.0, steps = 3 }");
     propdp::core::Config::from_toml_str(&ok).unwrap();
 }
+
+#[test]
+fn the_estimate_counts_the_correlated_noise_reruns() {
+    // epochs 20 at q = 0.1: T = 200, long enough for BandMF groups to be tried
+    let base = dpsgd_config("add_remove_one").replace("epochs = [2]", "epochs = [20]");
+    let wall = |strategies: &str| {
+        let text = base.replace("clip = [0.5]", &format!("clip = [0.5]\nstrategies = {strategies}"));
+        propdp::tune::estimate(&text, "t.toml", None).unwrap().wall_seconds
+    };
+    let (plain, bandmf, optimized) = (
+        wall(r#"["identity"]"#),
+        wall(r#"["identity", "bandmf"]"#),
+        wall(r#"["identity", "bandmf", "optimized"]"#),
+    );
+    assert!(plain < bandmf && bandmf < optimized, "{plain} {bandmf} {optimized}");
+    assert_eq!(
+        plain,
+        propdp::tune::estimate(&base, "t.toml", None).unwrap().wall_seconds
+    );
+}

@@ -175,15 +175,22 @@ pub fn cost_seconds(cfg: &Config) -> f64 {
         return 0.0;
     };
     let atoms = cfg.covariance.as_ref().map_or(1, |c| c.atoms().len());
-    let coarse = coarse_options(cfg.raw.solver);
+    choice_seconds(&cfg.raw.solver, q, steps, atoms, true)
+}
+
+/// The estimated seconds of one core of [`compare`] at rate `q` and `steps`
+/// steps with `atoms` atoms: each candidate's solve by `solver` and, when
+/// `optimized`, the coarse search's solves.
+pub(crate) fn choice_seconds(solver: &SolverOptions, q: f64, steps: usize, atoms: usize, optimized: bool) -> f64 {
+    let coarse = coarse_options(*solver);
     let solve = |opts: &SolverOptions, rate: f64| crate::run::dmft_cost(opts, steps, rate.min(1.0), atoms, false);
     let groups = group_counts(q, steps);
     let candidates: f64 = std::iter::once(1)
         .chain(groups.iter().copied())
-        .map(|g| solve(&cfg.raw.solver, q * g as f64))
+        .map(|g| solve(solver, q * g as f64))
         .sum();
-    let search = groups.last().map_or(0.0, |&g| {
-        SEARCH_SOLVES as f64 * solve(&coarse, q * g as f64) + solve(&cfg.raw.solver, q * g as f64)
+    let search = groups.last().filter(|_| optimized).map_or(0.0, |&g| {
+        SEARCH_SOLVES as f64 * solve(&coarse, q * g as f64) + solve(solver, q * g as f64)
     });
     candidates + search
 }

@@ -156,6 +156,7 @@ impl Plan {
                     Method::Descent(kind) => {
                         self.candidates(kind)
                             .cost(self.cfg.solver, t.lambda_min, t.lambda_max, &self.points[p])
+                            + self.strategies_cost(kind)
                     }
                 };
                 let check = self.cfg.simulation.as_ref().map_or(0.0, |sim| {
@@ -174,6 +175,32 @@ impl Plan {
                 (search, check)
             })
             .collect()
+    }
+}
+
+impl Plan {
+    /// Estimated seconds of one core of a DP-SGD cell's optimum rerun with
+    /// correlated noise (`tune.strategies` beyond "identity"; 0 otherwise):
+    /// a mechanism choice ([`crate::mechanism::choice_seconds`]) at each
+    /// sample rate's longest horizon, averaged over the rates (the optimum
+    /// may end at any; the dearest, T = 2000 at q = 0.01 beside q = 0.25,
+    /// put a 13 s search at 3 minutes).
+    fn strategies_cost(&self, kind: descent::Kind) -> f64 {
+        use propdp_core::config::tune::TuneStrategy;
+        let strategies = &self.cfg.tune.strategies;
+        if kind != descent::Kind::Dpsgd || strategies.iter().all(|s| *s == TuneStrategy::Identity) {
+            return 0.0;
+        }
+        let atoms = self.covariance.as_ref().map_or(1, |c| c.atoms().len());
+        let optimized = strategies.contains(&TuneStrategy::Optimized);
+        let choices: Vec<f64> = self
+            .candidates(kind)
+            .sample_rates
+            .iter()
+            .filter_map(|&q| Some((*self.horizons.at(q).last()?, q)))
+            .map(|(steps, q)| crate::mechanism::choice_seconds(&self.cfg.solver, q, steps, atoms, optimized))
+            .collect();
+        choices.iter().sum::<f64>() / choices.len().max(1) as f64
     }
 }
 
