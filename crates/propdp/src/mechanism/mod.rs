@@ -165,17 +165,20 @@ fn group_counts(q: f64, steps: usize) -> Vec<usize> {
 /// solve at the config's RQMC budget and the search's coarse solves, by the
 /// shards' cost model of a solve (`run::dmft_cost`).
 pub fn cost_seconds(cfg: &Config) -> f64 {
-    let Some((q, steps)) = cfg
-        .sweep
-        .points()
-        .first()
-        .and_then(candidate::descent)
-        .map(|g| (g.sample_rate, g.steps))
-    else {
+    let Some((q, steps)) = rate_and_steps(cfg) else {
         return 0.0;
     };
     let atoms = cfg.covariance.as_ref().map_or(1, |c| c.atoms().len());
     choice_seconds(&cfg.raw.solver, q, steps, atoms, true)
+}
+
+/// The DP-SGD rate q and steps T of a choice's config (its first point).
+fn rate_and_steps(cfg: &Config) -> Option<(f64, usize)> {
+    cfg.sweep
+        .points()
+        .first()
+        .and_then(candidate::descent)
+        .map(|g| (g.sample_rate, g.steps))
 }
 
 /// The estimated seconds of one core of [`compare`] at rate `q` and `steps`
@@ -208,6 +211,8 @@ fn coarse_options(opts: SolverOptions) -> SolverOptions {
     SolverOptions {
         dmft_points: Some(COARSE.0),
         dmft_scrambles: COARSE.1,
+        // fixed paths take no precision target
+        precision: None,
         ..opts
     }
 }
@@ -215,13 +220,7 @@ fn coarse_options(opts: SolverOptions) -> SolverOptions {
 /// The solves a choice makes (for the cost estimate and the progress bar):
 /// a calibration and a solve per candidate, then the search's.
 pub fn planned_solves(cfg: &Config) -> usize {
-    let Some((q, steps)) = cfg
-        .sweep
-        .points()
-        .first()
-        .and_then(candidate::descent)
-        .map(|g| (g.sample_rate, g.steps))
-    else {
+    let Some((q, steps)) = rate_and_steps(cfg) else {
         return 0;
     };
     let groups = group_counts(q, steps).len();

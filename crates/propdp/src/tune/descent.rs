@@ -270,6 +270,8 @@ fn coarse_options(opts: SolverOptions, steps: usize) -> SolverOptions {
     SolverOptions {
         dmft_points: Some(opts.dmft_points.map_or(most, |p| most.min(p))),
         dmft_scrambles: COARSE_SCRAMBLES,
+        // fixed paths take no precision target
+        precision: None,
         ..opts
     }
 }
