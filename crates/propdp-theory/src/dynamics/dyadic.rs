@@ -72,27 +72,6 @@ pub(crate) struct Advance {
     pub merge: Option<(usize, MergePlan)>,
 }
 
-impl Advance {
-    /// The merge as a 0/1 matrix, rows the new blocks, columns the old blocks
-    /// then the leaving element (for deterministic bookkeeping of sums).
-    pub(crate) fn matrix(&self, old: usize) -> Option<Vec<Vec<f64>>> {
-        self.merge.as_ref().map(|(_, plan)| {
-            plan.iter()
-                .map(|(srcs, leaving)| {
-                    let mut row = vec![0.0; old + 1];
-                    for &j in srcs {
-                        row[j] = 1.0;
-                    }
-                    if *leaving {
-                        row[old] = 1.0;
-                    }
-                    row
-                })
-                .collect()
-        })
-    }
-}
-
 /// The partition shared by the tracks of one family (they are pushed together).
 #[derive(Debug, Clone)]
 pub(crate) struct Partition {

@@ -12,7 +12,7 @@ use nalgebra::{DMatrix, DVector};
 
 use super::combine::dot;
 use super::state::Slot;
-use crate::dynamics::dyadic::{Advance, Dyadic, Partition, Track};
+use crate::dynamics::dyadic::{Advance, Dyadic, MergePlan, Partition, Track};
 
 /// Values of ũ (and ĝ) the generator conditions on individually.
 pub const GEN_WINDOW: usize = 10;
@@ -53,8 +53,10 @@ impl GeneratorCovariance {
         self.window[hi].1[hi - lo]
     }
 
-    /// The merge of the oldest windowed value into the blocks.
-    pub(super) fn merge(&mut self, m: &[Vec<f64>]) {
+    /// The merge of the oldest windowed value into the blocks by `plan`
+    /// (each new block's old blocks, and whether the leaving value joins it):
+    /// every entry a sum over the sources' pairs, in the sources' order.
+    pub(super) fn merge(&mut self, plan: &MergePlan) {
         let (cbw_e, cgb_e) = self.window.pop_front().expect("a full window");
         let k = self.blocks.len();
         let ext = |i: usize, j: usize| match (i < k, j < k) {
@@ -63,14 +65,19 @@ impl GeneratorCovariance {
             (false, true) => cbw_e[j],
             (false, false) => cgb_e[0],
         };
-        let kn = m.len();
+        // index k: the leaving value, after the old blocks
+        let sources: Vec<Vec<usize>> = plan
+            .iter()
+            .map(|(srcs, leaving)| srcs.iter().copied().chain(leaving.then_some(k)).collect())
+            .collect();
+        let kn = plan.len();
         let mut next = vec![vec![0.0; kn]; kn];
-        for (a, ra) in m.iter().enumerate() {
-            for (b, rb) in m.iter().enumerate().skip(a) {
+        for (a, sa) in sources.iter().enumerate() {
+            for (b, sb) in sources.iter().enumerate().skip(a) {
                 let mut v = 0.0;
-                for (i, &x) in ra.iter().enumerate().filter(|(_, x)| **x != 0.0) {
-                    for (j, &y) in rb.iter().enumerate().filter(|(_, y)| **y != 0.0) {
-                        v += x * y * ext(i, j);
+                for &i in sa {
+                    for &j in sb {
+                        v += ext(i, j);
                     }
                 }
                 next[a][b] = v;
@@ -80,8 +87,8 @@ impl GeneratorCovariance {
         self.blocks = next;
         // the remaining windowed values j: Cov(ũ_j, ·) over the new blocks, C_g(j, e) at lag j − e
         for (lag, (cbw, cgb)) in self.window.iter_mut().enumerate().map(|(i, x)| (i + 1, x)) {
-            let ext: Vec<f64> = cbw.iter().copied().chain([cgb[lag]]).collect();
-            *cbw = m.iter().map(|r| r.iter().zip(&ext).map(|(x, y)| x * y).sum()).collect();
+            let value = |i: usize| if i < k { cbw[i] } else { cgb[lag] };
+            *cbw = sources.iter().map(|s| s.iter().map(|&i| value(i)).sum()).collect();
         }
     }
 }
@@ -187,8 +194,8 @@ impl Generator {
             v
         }));
         let step = self.part.advance();
-        if let Some(mat) = step.matrix(cond.blocks) {
-            self.target.merge(&mat);
+        if let Some((_, plan)) = &step.merge {
+            self.target.merge(plan);
         }
         self.g.push(&self.part, &step, g);
         step
