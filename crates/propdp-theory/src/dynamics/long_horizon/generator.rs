@@ -10,9 +10,9 @@ use std::collections::VecDeque;
 
 use nalgebra::{DMatrix, DVector};
 
-use super::combine::dot;
 use super::state::Slot;
 use crate::dynamics::dyadic::{Advance, Dyadic, MergePlan, Partition, Track};
+use crate::numerics::dot;
 
 /// Values of ũ (and ĝ) the generator conditions on individually.
 pub const GEN_WINDOW: usize = 10;

@@ -24,6 +24,7 @@ use crate::dynamics::rqmc::rqmc_uniform4;
 use crate::numerics::axpy;
 use crate::numerics::gaussian::quantile;
 
+use super::combine::combine;
 use super::generator::{GEN_WINDOW, Generator};
 use super::participation::{PathNoise, eligible, noise_window, path_groups, selections};
 use super::step::{
@@ -121,7 +122,7 @@ pub(super) fn replicate(
     let mut sv = StepBuffers::new(n);
     let (mut thc, mut on_w, mut on0_w) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let mut vv = vec![0.0; w];
-    let mut scratch = vec![0.0; n];
+    let (mut scratch, mut z) = (vec![0.0; n], vec![0.0; n]);
     let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
     for t in 0..=tt {
         if cancelled() {
@@ -179,24 +180,19 @@ pub(super) fn replicate(
         let u_terms = modes[0].coord.state.indexed(&cond.terms);
         for (k, m) in modes.iter_mut().enumerate() {
             let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
-            let mut u: Vec<f64> = d.iter().map(|x| quantile(x[0])).collect();
-            if cond.beta.is_empty() {
-                u.iter_mut().for_each(|x| *x *= cond.sd2.max(0.0).sqrt());
-            } else {
-                u.iter_mut().for_each(|x| *x *= cond.sd2.sqrt());
-                for (i, &bi) in cond.beta.iter().enumerate() {
-                    if i < cond.blocks {
-                        axpy(&mut u, bi, m.utrack.sum(i));
-                    } else {
-                        axpy(
-                            &mut u,
-                            bi,
-                            m.utrack.value(&generator.part, t - cond.nw + (i - cond.blocks)),
-                        );
-                    }
+            // ũ_t = sd·z + Σ_i β_i·F_i over its features F (block sums, then the window)
+            z.iter_mut().zip(d).for_each(|(zi, x)| *zi = quantile(x[0]));
+            let features = (0..cond.beta.len()).map(|i| {
+                if i < cond.blocks {
+                    m.utrack.sum(i)
+                } else {
+                    m.utrack.value(&generator.part, t - cond.nw + (i - cond.blocks))
                 }
-            }
-            m.u = u;
+            });
+            let terms: Vec<(f64, &[f64])> = std::iter::once((cond.sd2.max(0.0).sqrt(), z.as_slice()))
+                .chain(cond.beta.iter().copied().zip(features))
+                .collect();
+            combine(&mut m.u, &terms);
             m.coord.state.extend(Slot::U(t), &u_terms, cond.sd2);
         }
         let step_u = generator.advance(cond, &sv.g);
