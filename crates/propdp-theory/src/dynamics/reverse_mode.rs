@@ -107,41 +107,54 @@ fn capacity(w: usize, q: f64) -> usize {
     w.min((mean + 6.0 * mean.sqrt() + 8.0).ceil() as usize)
 }
 
-/// The sparse ring's largest capacity (its pair table is N·cap² floats).
-const SPARSE_MAX_CAP: usize = 128;
+/// The sparse ring's largest capacity.
+const SPARSE_MAX_CAP: usize = 256;
+
+/// The sparse pair table's largest size (N·cap² floats), in bytes.
+const SPARSE_MAX_BYTES: f64 = 1e9;
 
 /// Whether the dense pass is used for `n` paths at window `w` and sample
 /// rate `q`: from DENSE_EVENTS expected events per window, when its cost per
-/// step — the lag terms (about 5 ns each, rebuilt every step) and the pass
-/// over the lane groups with an event (about 4 ns per term) — is below the
-/// sparse pass's (about 2 ns per pair of a selected path's events), or
-/// when the sparse ring would exceed SPARSE_MAX_CAP. At q = 0.01 with a
-/// window over the whole horizon (no ridge) the sparse pass is ~30× cheaper.
+/// step is below the sparse pass's, or when the sparse ring would exceed
+/// SPARSE_MAX_CAP or its pair table SPARSE_MAX_BYTES. The dense pass: the
+/// lag terms (about 5 ns each, rebuilt every step) and about 4 ns per term
+/// and lane group with an event, over every lag for the prefix that runs
+/// the far lags and over the FAR_LAGS near ones for the others; the sparse
+/// pass: about 1 ns per pair of a selected path's events in the lags it
+/// runs. At q = 0.01 with a window over the whole horizon (no ridge) the
+/// sparse pass is ~30× cheaper; at q = 0.1, W ≈ 700 (20 atoms) ~3×.
 fn dense(n: usize, w: usize, q: f64) -> bool {
     let mean = q * w as f64;
     if mean < DENSE_EVENTS {
         return false;
     }
-    if capacity(w, q) > SPARSE_MAX_CAP {
+    let cap = capacity(w, q);
+    if cap > SPARSE_MAX_CAP || 4.0 * (n * cap * cap) as f64 > SPARSE_MAX_BYTES {
         return true;
     }
-    let lag_blocks = 2.0 * (w as f64 / NEAR_LAGS as f64).ln().max(0.0) / (1.0 + LAG_ALPHA).ln();
-    let terms = w as f64 * ((NEAR_LAGS + NEAR_TERMINAL) as f64 + lag_blocks);
-    let (_, prefix) = far_split(n);
-    let groups = prefix as f64 / LANES as f64 * (1.0 - (1.0 - q).powi(LANES as i32));
-    let dense_ns = terms * (5.0 + 4.0 * groups);
-    let sparse_ns = 2.0 * q * n as f64 * (mean * mean / 2.0 + mean);
+    let (far_from, prefix) = far_split(n);
+    let (prefix, rest) = (prefix as f64, n.saturating_sub(prefix) as f64);
+    let terms = |span: usize| {
+        let span = span.min(w) as f64;
+        let blocks = 2.0 * (span / NEAR_LAGS as f64).ln().max(0.0) / (1.0 + LAG_ALPHA).ln();
+        span * ((NEAR_LAGS + NEAR_TERMINAL) as f64 + blocks).min(span)
+    };
+    let busy = 1.0 - (1.0 - q).powi(LANES as i32);
+    let (all, near) = (terms(w), terms(far_from));
+    let dense_ns = 5.0 * all + 4.0 * busy / LANES as f64 * (prefix * all + rest * near);
+    let pairs = |events: f64| events * events / 2.0 + events;
+    let sparse_ns = q * (prefix * pairs(mean) + rest * pairs(q * far_from.min(w) as f64));
     dense_ns < sparse_ns
 }
 
 /// Bytes the events of `n` paths take at window `w` and sample rate `q`.
 pub(crate) fn bytes(n: usize, w: usize, q: f64) -> f64 {
     let (nf, wf) = (n as f64, w as f64);
-    8.0 * if dense(n, w, q) {
-        wf * n.next_multiple_of(LANES) as f64 + 2.0 * wf * wf
+    if dense(n, w, q) {
+        8.0 * (wf * n.next_multiple_of(LANES) as f64 + 2.0 * wf * wf)
     } else {
         let cap = capacity(w, q) as f64;
-        nf * cap * (cap + 2.0) + 2.0 * nf
+        4.0 * nf * cap * cap + 16.0 * nf * cap + 16.0 * nf
     }
 }
 
