@@ -169,23 +169,33 @@ impl Events {
     /// as [`dense`] chooses).
     pub(crate) fn new(n: usize, w: usize, q: f64) -> Self {
         if dense(n, w, q) {
-            Events::Dense {
-                h: vec![0.0; w * n.next_multiple_of(LANES)],
-                rth: vec![0.0; w * w],
-                cum: vec![0.0; w * w],
-                far: vec![0.0; w],
-                far_at: None,
-            }
+            Self::dense_form(n, w)
         } else {
-            let cap = capacity(w, q);
-            Events::Sparse {
-                cap,
-                step: vec![0; n * cap],
-                h: vec![0.0; n * cap],
-                pair: vec![0.0; n * cap * cap],
-                len: vec![0; n],
-                next: vec![0; n],
-            }
+            Self::sparse_form(n, w, q)
+        }
+    }
+
+    /// The dense form for `n` paths at window `w`.
+    fn dense_form(n: usize, w: usize) -> Self {
+        Events::Dense {
+            h: vec![0.0; w * n.next_multiple_of(LANES)],
+            rth: vec![0.0; w * w],
+            cum: vec![0.0; w * w],
+            far: vec![0.0; w],
+            far_at: None,
+        }
+    }
+
+    /// The sparse form for `n` paths at window `w` and sample rate `q`.
+    fn sparse_form(n: usize, w: usize, q: f64) -> Self {
+        let cap = capacity(w, q);
+        Events::Sparse {
+            cap,
+            step: vec![0; n * cap],
+            h: vec![0.0; n * cap],
+            pair: vec![0.0; n * cap * cap],
+            len: vec![0; n],
+            next: vec![0; n],
         }
     }
 
@@ -601,7 +611,11 @@ mod tests {
 
     /// The events' pass after steps 0..t recorded as the solver records them.
     fn pass(n: usize, t: usize, w: usize, q: f64, eta: f64, omega: &[f64]) -> Vec<f64> {
-        let mut events = Events::new(n, w, q);
+        pass_in(Events::new(n, w, q), n, t, w, q, eta, omega)
+    }
+
+    /// [`pass`] in the given form of the events.
+    fn pass_in(mut events: Events, n: usize, t: usize, w: usize, q: f64, eta: f64, omega: &[f64]) -> Vec<f64> {
         let now = |t: usize| -> Vec<f64> {
             let mut v = vec![0.0; w];
             for s in t.saturating_sub(w - 1)..=t {
@@ -671,8 +685,7 @@ mod tests {
     #[test]
     fn a_short_dense_window_is_the_recursion_and_the_sparse_events_are_to_single_precision() {
         let omega: Vec<f64> = (0..64).map(|i| 0.1 + 0.02 * (i % 11) as f64).collect();
-        assert!(Events::new(64, 16, 1.0).is_dense());
-        let dense = pass(64, 40, 16, 1.0, 0.3, &omega);
+        let dense = pass_in(Events::dense_form(64, 16), 64, 40, 16, 1.0, 0.3, &omega);
         assert!(worst(&dense, &naive(64, 40, 16, 1.0, 0.3, &omega)) < 1e-13);
         // the pair table holds R_θ to 2⁻²⁴ of itself (SparsePass)
         let omega = &omega[..11];

@@ -108,31 +108,32 @@ pub const MAX_MODES: usize = 32;
 
 /// Seconds of one core per path and step of an isotropic long-horizon solve
 /// at sample rates q (between the nodes: linear in ln q; beyond them: the
-/// end value). Measured at T = 3000, 4 × 2048 paths, δ = 0.5, λ = 0.05,
-/// clipped Huber (η = 0.1) and logistic (η = 0.2), the larger of the two
-/// (docs/performance.md, "Cost model"): the cost peaks at q ≈ 0.1–0.3,
-/// where the dense reverse pass runs over long windows (W ≈ 400–900).
+/// end value), as propdp's `dmft_cost` reads them (times its horizon
+/// correction, 0.78 at T = 10⁴). Refitted in session 35 to the 14 points of
+/// `scripts/studies/long_horizon_precision.py` (2048-path pilot, 4
+/// replicates, δ = 0.5, clipped and unclipped Huber, logistic and least
+/// squares; T = 2000–10⁴; docs/performance.md, "Long horizons at a stated
+/// precision"): the cost peaks at q ≈ 0.3, where the dense reverse pass
+/// runs over long windows.
 pub const PATH_STEP_SECONDS: [(f64, f64); 6] = [
-    (0.002, 3.4e-7),
-    (0.01, 3.9e-7),
-    (0.03, 4.2e-7),
-    (0.1, 1.0e-6),
-    (0.3, 1.6e-6),
-    (1.0, 7.0e-7),
+    (0.002, 1.6e-7),
+    (0.01, 1.6e-7),
+    (0.03, 2.3e-7),
+    (0.1, 2.5e-7),
+    (0.3, 6.5e-7),
+    (1.0, 3.5e-7),
 ];
 
 /// Further seconds per path and step for each atom of a spectrum (the
 /// atoms' deterministic side: virtual paths, block lanes, state covariance;
-/// measured 1.8e-8 to 4.9e-8 with 20 atoms).
-pub const ATOM_PATH_STEP_SECONDS: f64 = 3e-8;
+/// measured 0.8e-8 to 1.1e-8 with 10 and 20 atoms at q = 0.01 and 0.1).
+pub const ATOM_PATH_STEP_SECONDS: f64 = 1e-8;
 
 /// Estimated seconds on one core of a long-horizon solve over `paths` RQMC
 /// paths in all (points × scrambles), `steps` steps at sample rate `q`, with
-/// a spectrum of `atoms` atoms (1: isotropic): paths × T × (c(q) + 3e-8·K),
-/// c(q) from [`PATH_STEP_SECONDS`], K the atoms solved (compressed beyond
-/// [`MAX_MODES`]) — this machine's kind, within a factor of 2 over the
-/// measured grid (q from 0.002 to 1, isotropic and 20 atoms, T = 3000 and
-/// 10⁴).
+/// a spectrum of `atoms` atoms (1: isotropic): paths × T × (c(q) + c_a·K),
+/// c(q) from [`PATH_STEP_SECONDS`], c_a = [`ATOM_PATH_STEP_SECONDS`], K the
+/// atoms solved (compressed beyond [`MAX_MODES`]).
 pub fn cost_seconds(paths: f64, steps: usize, q: f64, atoms: usize) -> f64 {
     let nodes = &PATH_STEP_SECONDS;
     let per_path_step = match nodes.iter().position(|&(x, _)| q <= x) {
@@ -548,16 +549,18 @@ mod tests {
 
     #[test]
     fn the_cost_model_is_linear_in_paths_and_steps_and_reads_its_nodes() {
-        // linear in the paths and the steps, the measured nodes in q, 3e-8 per atom and path-step
+        // linear in the paths and the steps, the measured nodes in q, ATOM_PATH_STEP_SECONDS per atom
+        let node = |q: f64| PATH_STEP_SECONDS.iter().find(|n| n.0 == q).map(|n| n.1).unwrap();
         let one = cost_seconds(1000.0, 100, 0.1, 1);
-        assert!((one - 1e5 * 1.0e-6).abs() < 1e-12);
+        assert!((one - 1e5 * node(0.1)).abs() < 1e-12);
         assert!((cost_seconds(2000.0, 300, 0.1, 1) - 6.0 * one).abs() < 1e-12);
-        assert!((cost_seconds(1000.0, 100, 0.1, 20) - one - 1e5 * 20.0 * 3e-8).abs() < 1e-12);
-        assert!((cost_seconds(1000.0, 100, 0.1, 40) - one - 1e5 * MAX_MODES as f64 * 3e-8).abs() < 1e-12);
+        let atom = 1e5 * ATOM_PATH_STEP_SECONDS;
+        assert!((cost_seconds(1000.0, 100, 0.1, 20) - one - 20.0 * atom).abs() < 1e-12);
+        assert!((cost_seconds(1000.0, 100, 0.1, 40) - one - MAX_MODES as f64 * atom).abs() < 1e-12);
         // between the nodes linear in ln q, beyond them the end values
         let mid = cost_seconds(1.0, 1, (0.1f64 * 0.3).sqrt(), 1);
-        assert!((mid - 1.3e-6).abs() < 1e-15);
-        assert_eq!(cost_seconds(1.0, 1, 1e-4, 1), 3.4e-7);
+        assert!((mid - (node(0.1) + node(0.3)) / 2.0).abs() < 1e-15);
+        assert_eq!(cost_seconds(1.0, 1, 1e-4, 1), node(0.002));
     }
 
     /// The one-field-per-path solver (`field.rs`) on isotropic features
