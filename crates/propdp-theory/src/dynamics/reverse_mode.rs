@@ -300,19 +300,7 @@ impl Events {
                     far_from,
                     far_paths,
                 };
-                #[cfg(target_arch = "x86_64")]
-                let done = if std::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU supports AVX2 (checked just above).
-                    unsafe { pass.run_avx2(omega, acc) };
-                    true
-                } else {
-                    false
-                };
-                #[cfg(not(target_arch = "x86_64"))]
-                let done = false;
-                if !done {
-                    pass.run(omega, acc);
-                }
+                run(&pass, now, omega, acc);
                 if reuse {
                     acc[far_from..span].copy_from_slice(&far[far_from..span]);
                     return None;
@@ -344,19 +332,7 @@ impl Events {
                     len,
                     next,
                 };
-                #[cfg(target_arch = "x86_64")]
-                let done = if std::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU supports AVX2 (checked just above).
-                    unsafe { pass.run_avx2(now, omega, acc) };
-                    true
-                } else {
-                    false
-                };
-                #[cfg(not(target_arch = "x86_64"))]
-                let done = false;
-                if !done {
-                    pass.run(now, omega, acc);
-                }
+                run(&pass, now, omega, acc);
                 None
             }
         }
@@ -415,6 +391,32 @@ fn lag_terms(t: usize, span: usize, w: usize, rth: &[f64], cum: &[f64]) -> (Vec<
     (offsets, terms)
 }
 
+/// A reverse pass over every path's events.
+trait Pass {
+    /// Σ_paths ω_t·b_{t−m} into `acc` (zeroed by the caller); `now[s mod W]`
+    /// = R_θ(t, s).
+    fn run(&self, now: &[f64], omega: &[f64], acc: &mut [f64]);
+}
+
+/// `pass` compiled for AVX2 where the CPU has it: the same operations in the
+/// same order (no contraction into fused multiply-adds), so the same bits,
+/// four lanes per instruction.
+fn run<P: Pass>(pass: &P, now: &[f64], omega: &[f64], acc: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        unsafe { run_avx2(pass, now, omega, acc) };
+        return;
+    }
+    pass.run(now, omega, acc);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn run_avx2<P: Pass>(pass: &P, now: &[f64], omega: &[f64], acc: &mut [f64]) {
+    pass.run(now, omega, acc);
+}
+
 /// One sparse pass: every selected path's events, newest first, each
 /// adjoint b_k = −η·ĥ_k·(R_θ(t, k) + Σ_{later j} R_θ(j, k)·b_j); the later
 /// events' slots follow k's in the ring, so the sum is a dot product over
@@ -440,8 +442,7 @@ struct SparsePass<'a> {
     next: &'a [usize],
 }
 
-impl SparsePass<'_> {
-    /// Σ_paths ω_t·b_{t−m} into `acc` (zeroed by the caller).
+impl Pass for SparsePass<'_> {
     #[inline(always)]
     #[allow(clippy::inline_always)]
     fn run(&self, now: &[f64], omega: &[f64], acc: &mut [f64]) {
@@ -475,13 +476,6 @@ impl SparsePass<'_> {
             acc[far_from..].iter_mut().for_each(|x| *x *= scale);
         }
     }
-
-    /// [`SparsePass::run`] compiled for AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn run_avx2(&self, now: &[f64], omega: &[f64], acc: &mut [f64]) {
-        self.run(now, omega, acc);
-    }
 }
 
 /// One dense pass: the terms of [`lag_terms`] applied to every path's adjoints.
@@ -497,11 +491,10 @@ struct DensePass<'a> {
     far_paths: usize,
 }
 
-impl DensePass<'_> {
-    /// Σ_paths ω_t·b_{t−m} into `acc` (zeroed by the caller).
+impl Pass for DensePass<'_> {
     #[inline(always)]
     #[allow(clippy::needless_range_loop, clippy::inline_always)]
-    fn run(&self, omega: &[f64], acc: &mut [f64]) {
+    fn run(&self, _now: &[f64], omega: &[f64], acc: &mut [f64]) {
         let (t, w, eta, h, offsets, terms) = (self.t, self.w, self.eta, self.h, self.offsets, self.terms);
         let (n, span) = (omega.len(), offsets.len() - 1);
         let near_span = span.min(self.far_from);
@@ -557,15 +550,6 @@ impl DensePass<'_> {
             let scale = n as f64 / self.far_paths as f64;
             acc[near_span..span].iter_mut().for_each(|x| *x *= scale);
         }
-    }
-
-    /// [`DensePass::run`] compiled for AVX2: the same operations in the same
-    /// order (no contraction into fused multiply-adds), so the same bits,
-    /// four lanes per instruction.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn run_avx2(&self, omega: &[f64], acc: &mut [f64]) {
-        self.run(omega, acc);
     }
 }
 
