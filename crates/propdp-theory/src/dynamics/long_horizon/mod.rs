@@ -116,12 +116,12 @@ pub const MAX_MODES: usize = 32;
 /// precision"): the cost peaks at q ≈ 0.3, where the dense reverse pass
 /// runs over long windows.
 pub const PATH_STEP_SECONDS: [(f64, f64); 6] = [
-    (0.002, 1.6e-7),
-    (0.01, 1.6e-7),
-    (0.03, 2.3e-7),
-    (0.1, 2.5e-7),
+    (0.002, 1.4e-7),
+    (0.01, 1.45e-7),
+    (0.03, 2.0e-7),
+    (0.1, 2.3e-7),
     (0.3, 6.5e-7),
-    (1.0, 3.5e-7),
+    (1.0, 2.5e-7),
 ];
 
 /// Further seconds per path and step for each atom of a spectrum (the
