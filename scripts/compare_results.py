@@ -4,9 +4,15 @@ field: every results.jsonl, errors.jsonl, tune.jsonl and non_private.json.
 
 Numbers must agree to 1e-12 (relative, or absolute below 1), or exactly with
 `--exact` (bit for bit: a refactoring); strings, keys and record counts and
-order exactly.
+order exactly. With `--stderr K` (a Monte Carlo solver changed: the
+long-horizon state evolution), a record carrying `per_step_stderr` has its
+`metrics` and `per_step` values agree within K combined standard errors
+√(se₁² + se₂²) instead, its `solver` block only in its method (the paths,
+window and precision reached may move); the largest |z| is printed.
 
-    python3 scripts/compare_results.py [--exact] BEFORE AFTER Provenance (git commit, crate version) is ignored.
+    python3 scripts/compare_results.py [--exact | --stderr K] BEFORE AFTER
+
+Provenance (git commit, crate version) is ignored.
 Exit status 1 on any difference, with the first differences printed.
 """
 import json
@@ -16,6 +22,8 @@ from pathlib import Path
 
 TOL = 1e-12
 IGNORED = {"provenance"}
+STDERR_K = None
+WORST_Z = [0.0]
 
 
 def load(path):
@@ -24,7 +32,35 @@ def load(path):
     return [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
 
 
+def within_stderr(a, b, where, out):
+    """A Monte Carlo record against another: values within STDERR_K standard errors."""
+    se_a, se_b = a["per_step_stderr"], b["per_step_stderr"]
+
+    def close(x, y, s1, s2, at):
+        se = math.hypot(s1, s2)
+        z = abs(x - y) / se if se > 0 else (0.0 if x == y else math.inf)
+        WORST_Z[0] = max(WORST_Z[0], z)
+        if z > STDERR_K:
+            out.append(f"{at}: {x!r} vs {y!r} ({z:.1f} standard errors)")
+
+    for m in sorted(set(a["metrics"]) | set(b["metrics"])):
+        if m not in se_a or m not in se_b or m not in a["metrics"] or m not in b["metrics"]:
+            diff(a["metrics"].get(m), b["metrics"].get(m), f"{where}.metrics.{m}", out)
+            continue
+        close(a["metrics"][m], b["metrics"][m], se_a[m][-1], se_b[m][-1], f"{where}.metrics.{m}")
+        for t, (x, y) in enumerate(zip(a["per_step"][m], b["per_step"][m])):
+            close(x, y, se_a[m][t], se_b[m][t], f"{where}.per_step.{m}[{t}]")
+    if a["solver"].get("method") != b["solver"].get("method"):
+        out.append(f"{where}.solver.method: {a['solver'].get('method')!r} vs {b['solver'].get('method')!r}")
+    skip = {"metrics", "per_step", "per_step_stderr", "solver"}
+    diff({k: v for k, v in a.items() if k not in skip}, {k: v for k, v in b.items() if k not in skip}, where, out)
+
+
 def diff(a, b, where, out):
+    if STDERR_K is not None and isinstance(a, dict) and isinstance(b, dict) and "per_step_stderr" in a \
+            and "per_step_stderr" in b:
+        within_stderr(a, b, where, out)
+        return
     if isinstance(a, dict) and isinstance(b, dict):
         keys = (set(a) | set(b)) - IGNORED
         for k in sorted(keys):
@@ -61,7 +97,9 @@ def main(before, after):
         problems.extend(out)
         compared += len(a)
         print(f"{rel}: {len(a)} records, {'same' if not out else f'{len(out)} differences'}")
-    print(f"{len(files)} files, {compared} records compared to {TOL}")
+    bound = f"{STDERR_K} standard errors where they carry them (largest |z| {WORST_Z[0]:.2f}), else {TOL}" \
+        if STDERR_K is not None else TOL
+    print(f"{len(files)} files, {compared} records compared to {bound}")
     for p in problems[:40]:
         print("DIFF", p)
     return 1 if problems else 0
@@ -72,6 +110,9 @@ if __name__ == "__main__":
     if args[:1] == ["--exact"]:
         TOL = 0.0
         args = args[1:]
+    elif args[:1] == ["--stderr"] and len(args) > 1:
+        STDERR_K = float(args[1])
+        args = args[2:]
     if len(args) != 2:
         sys.exit(__doc__)
     sys.exit(main(args[0], args[1]))
