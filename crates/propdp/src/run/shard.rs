@@ -243,8 +243,10 @@ pub fn units(cfg: &Config, count: usize) -> Vec<Unit> {
 ///   exact spectral solution, O(T·K) with K quadrature nodes that settle
 ///   early — 1.4 µs per step (T = 10⁴ and 10⁵: 0.02 and 0.14 s), plus
 ///   0.25 s with a spectrum (the two-point measure's quadrature);
-/// - the full-memory state evolution: 0.6e-8 s × RQMC paths × T² (T = 100
-///   at the default budget: ~3.9 s; with a feature covariance of `atoms` > 1
+/// - the full-memory state evolution: 0.4e-8 s × RQMC paths × T² (T = 100
+///   at the default budget: ~2.6 s; refitted in session 35: 0.6e-8 was
+///   1.4–1.6× the CPU seconds measured at T = 40–100 with 4096 × 2 and
+///   16384 × 4 paths; with a feature covariance of `atoms` > 1
 ///   atoms about 2.5× the isotropic one, measured at T ≈ 110–250 with
 ///   10–20 atoms: 12 s and 60–110 s);
 /// - the long-horizon one: its own model
@@ -279,7 +281,7 @@ pub(crate) fn dmft_cost(
             cost_seconds((points * scrambles) as f64, steps, q, atoms) * long_horizon_correction(steps)
         } else {
             let spectrum = if atoms > 1 { 2.5 } else { 1.0 };
-            spectrum * 0.6e-8 * (solver.dmft_points.unwrap_or(DMFT_POINTS) * scrambles) as f64 * (steps * steps) as f64
+            spectrum * 0.4e-8 * (solver.dmft_points.unwrap_or(DMFT_POINTS) * scrambles) as f64 * (steps * steps) as f64
         }
 }
 
