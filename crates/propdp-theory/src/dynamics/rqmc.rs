@@ -14,9 +14,76 @@ pub(crate) fn rqmc_uniform(i: usize, dim: usize, seed: u32) -> f64 {
     f64::from(sobol_burley::sample(i as u32, d, seed ^ set.wrapping_mul(0x85EB_CA6B))) + 2f64.powi(-25)
 }
 
-/// Coordinates 4g..4g + 3 of point `i` of the same padded sequence as
-/// [`rqmc_uniform`] (group g of four dimensions, computed together).
-pub(crate) fn rqmc_uniform4(i: usize, group: usize, seed: u32) -> [f64; 4] {
+/// Coordinates 4g..4g + 3 of points 0..n of the same padded sequence as
+/// [`rqmc_uniform`] (group g of four dimensions), bit for bit
+/// `sobol_burley::sample_4d` at each point.
+///
+/// Written beside the crate because a whole group is drawn at once: the
+/// Sobol part is linear over GF(2) in the (16-bit) shuffled index, so it is
+/// two look-ups in 256-entry tables of the group's direction numbers rather
+/// than a loop over the index's set bits per point; the index shuffle and
+/// the output's Owen scramble are the crate's own (`sobol_burley::parts`).
+pub(crate) fn rqmc_block4(n: usize, group: usize, seed: u32) -> Vec<[f64; 4]> {
+    use sobol_burley::parts::{Int4, hash, hash_int4, owen_scramble_int4_rev, owen_scramble_rev, sobol_int4_rev};
+    assert!(n <= 1 << 16, "rqmc_block4: {n} points, at most 2^16");
     let (set, g) = ((group / 64) as u32, (group % 64) as u32);
-    sobol_burley::sample_4d(i as u32, g, seed ^ set.wrapping_mul(0x85EB_CA6B)).map(|x| f64::from(x) + 2f64.powi(-25))
+    let seed = seed ^ set.wrapping_mul(0x85EB_CA6B);
+    // tables over the shuffled index's top and next byte (reversed bits)
+    let zero: Int4 = [0u32; 4].into();
+    let table = |shift: u32| -> Vec<Int4> {
+        let basis: Vec<Int4> = (0..8).map(|b| sobol_int4_rev(1 << (shift + b), g)).collect();
+        let mut t = vec![zero; 256];
+        for k in 1..256usize {
+            t[k] = t[k & (k - 1)] ^ basis[k.trailing_zeros() as usize];
+        }
+        t
+    };
+    let (low, high) = (table(16), table(24));
+    let index_scramble = hash(seed ^ 0x79c6_8e4a);
+    let scramble = {
+        let s: Int4 = [seed.wrapping_mul(0x9c8f_2d3b); 4].into();
+        let ds: Int4 = [g; 4].into();
+        hash_int4(s ^ ds ^ [0x912f_69ba, 0x174f_18ab, 0x691e_72ca, 0xb40c_c1b8].into())
+    };
+    (0..n as u32)
+        .map(|i| {
+            let rev = owen_scramble_rev(i.reverse_bits(), index_scramble);
+            let sobol = high[(rev >> 24) as usize] ^ low[((rev >> 16) & 0xff) as usize];
+            owen_scramble_int4_rev(sobol, scramble)
+                .reverse_bits()
+                .to_f32_norm()
+                .map(|x| f64::from(x) + 2f64.powi(-25))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The block is `sobol_burley::sample_4d` point by point (with the
+    /// padding's seed per set of 64 groups), bit for bit.
+    #[test]
+    fn a_block_is_the_crates_points_bit_for_bit() {
+        for (n, group, seed) in [
+            (1, 0, 0),
+            (2048, 0, 7),
+            (4096, 63, 123),
+            (1000, 64, 9),
+            (32768, 12345, 0xdead_beef),
+        ] {
+            let (set, g) = ((group / 64) as u32, (group % 64) as u32);
+            let block = rqmc_block4(n, group, seed);
+            assert_eq!(block.len(), n);
+            for (i, x) in block.iter().enumerate() {
+                let want = sobol_burley::sample_4d(i as u32, g, seed ^ set.wrapping_mul(0x85EB_CA6B))
+                    .map(|x| f64::from(x) + 2f64.powi(-25));
+                assert_eq!(
+                    x.map(f64::to_bits),
+                    want.map(f64::to_bits),
+                    "n {n} group {group} seed {seed} point {i}"
+                );
+            }
+        }
+    }
 }

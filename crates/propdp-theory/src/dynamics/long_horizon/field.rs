@@ -45,7 +45,7 @@ use super::state::Slot;
 use crate::dynamics::dyadic::{Partition, Track};
 use crate::dynamics::path::{DmftError, DmftParams, Intercept};
 use crate::dynamics::reverse_mode::Events;
-use crate::dynamics::rqmc::rqmc_uniform4;
+use crate::dynamics::rqmc::rqmc_block4;
 use crate::numerics::axpy;
 use crate::numerics::gaussian::quantile;
 
@@ -108,7 +108,7 @@ pub(super) fn replicate(
     let rho = teacher_field(p.s2, spectrum);
     // RQMC dimensions in groups of four: group 0 (ν, the label), group t + 1 (G_{t+1}'s
     // innovation, S_t) for every step
-    let draws = |group: usize| -> Vec<[f64; 4]> { (0..n).map(|i| rqmc_uniform4(i, group, seed)).collect() };
+    let draws = |group: usize| rqmc_block4(n, group, seed);
     let first = draws(0);
     // every path's cyclic group (§3.7) from its first point's last coordinate
     let groups_of = path_groups(p, first.iter().map(|x| x[3]));

@@ -20,7 +20,7 @@ use super::state::Slot;
 use crate::dynamics::dyadic::{Partition, Track};
 use crate::dynamics::path::{DmftError, DmftParams, Intercept};
 use crate::dynamics::reverse_mode::Events;
-use crate::dynamics::rqmc::rqmc_uniform4;
+use crate::dynamics::rqmc::rqmc_block4;
 use crate::numerics::axpy;
 use crate::numerics::gaussian::quantile;
 
@@ -53,7 +53,7 @@ pub(super) fn replicate(
     // RQMC dimensions in groups of four: group 0 (mode 0's teacher, the label), group t + 1
     // (mode 0's ũ_t innovation, its ξ̃_t, S_t) for every step; modes k ≥ 1: group T + k
     // (their teacher) and group T + K + t(K − 1) + k − 1 (their ũ_t innovation, ξ̃_t)
-    let draws = |group: usize| -> Vec<[f64; 4]> { (0..n).map(|i| rqmc_uniform4(i, group, seed)).collect() };
+    let draws = |group: usize| rqmc_block4(n, group, seed);
     let mode_group = |k: usize, t: usize| tt + k_modes + t * (k_modes - 1) + k - 1;
     let first = draws(0);
     // every path's cyclic group (§3.7) from its first point's last coordinate
