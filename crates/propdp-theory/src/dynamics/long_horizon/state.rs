@@ -136,11 +136,6 @@ impl StateCovariance {
     /// Every atom's state has the same entries at the same positions, so one
     /// layout serves them all.
     pub(super) fn layout(&self, theta: (&[usize], &[Block]), u: (&[usize], &[Block]), noise: &[Slot]) -> Layout {
-        let inside = |s: &Slot, theta_kind: bool, (b0, b1): Block| match (*s, theta_kind) {
-            (Slot::Theta(k), true) | (Slot::U(k), false) => b0 <= k && k < b1,
-            (Slot::ThetaBlock((s0, s1)), true) | (Slot::UBlock((s0, s1)), false) => b0 <= s0 && s1 <= b1,
-            _ => false,
-        };
         let d = self.slots.len();
         let mut l = Layout {
             len: d,
@@ -153,15 +148,29 @@ impl StateCovariance {
         };
         let mut used = vec![false; d];
         for (theta_kind, (window, blocks)) in [(true, theta), (false, u)] {
-            let groups = blocks.iter().map(|&b| {
+            // each entry into the block holding it, in one pass (positions ascending)
+            let mut order: Vec<usize> = (0..blocks.len()).collect();
+            order.sort_by_key(|&i| blocks[i].0);
+            let mut within: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+            for (i, slot) in self.slots.iter().enumerate() {
+                let span = match (slot, theta_kind) {
+                    (Some(Slot::Theta(k)), true) | (Some(Slot::U(k)), false) => (*k, *k + 1),
+                    (Some(Slot::ThetaBlock(b)), true) | (Some(Slot::UBlock(b)), false) => *b,
+                    _ => continue,
+                };
+                let at = order.partition_point(|&j| blocks[j].0 <= span.0);
+                if let Some(&j) = at.checked_sub(1).map(|a| &order[a]) {
+                    if span.1 <= blocks[j].1 {
+                        within[j].push(i);
+                    }
+                }
+            }
+            let groups = blocks.iter().zip(within).map(|(&b, members)| {
                 let slot = if theta_kind {
                     Slot::ThetaBlock(b)
                 } else {
                     Slot::UBlock(b)
                 };
-                let members: Vec<usize> = (0..d)
-                    .filter(|&i| self.slots[i].is_some_and(|s| inside(&s, theta_kind, b)))
-                    .collect();
                 (slot, members)
             });
             let singles = window.iter().map(|&k| {
