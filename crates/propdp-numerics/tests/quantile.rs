@@ -1,6 +1,6 @@
 //! Φ⁻¹ (AS 241) against `statrs`' inverse CDF and against Φ itself.
 
-use propdp_numerics::normal::{norm_cdf, quantile};
+use propdp_numerics::normal::{norm_cdf, quantile, quantile_into};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 #[test]
@@ -39,4 +39,34 @@ fn the_quantile_inverts_phi_and_names_its_edges() {
     assert_eq!(quantile(1.0), f64::INFINITY);
     assert!(quantile(-0.1).is_nan() && quantile(1.5).is_nan() && quantile(f64::NAN).is_nan());
     assert_eq!(quantile(0.3), -quantile(0.7));
+}
+
+/// The slice form is the scalar one bit for bit: over the f32 cell centres
+/// the RQMC points take, both tails, the region's edges and the invalid
+/// inputs (NaN, outside [0, 1]), at lengths that leave partial vectors.
+#[test]
+fn the_slice_quantile_is_the_scalar_one_bit_for_bit() {
+    let mut us: Vec<f64> = (0..1 << 20)
+        .map(|k| (k as f64 * 8.0 + 0.5) / f64::from(1u32 << 23))
+        .collect();
+    us.extend((1..300).flat_map(|k| [10f64.powi(-k), 1.0 - 10f64.powi(-k).max(f64::EPSILON)]));
+    us.extend([
+        0.0,
+        1.0,
+        0.075,
+        0.925,
+        0.5 - 0.425,
+        0.5 + 0.425,
+        -0.1,
+        1.5,
+        f64::NAN,
+        f64::INFINITY,
+    ]);
+    for len in [0, 1, 3, 7, us.len()] {
+        let mut out = vec![0.0; len];
+        quantile_into(&us[us.len() - len..], &mut out);
+        for (&u, &x) in us[us.len() - len..].iter().zip(&out) {
+            assert_eq!(x.to_bits(), quantile(u).to_bits(), "u = {u:e}");
+        }
+    }
 }

@@ -57,6 +57,15 @@ pub(crate) fn rqmc_block4(n: usize, group: usize, seed: u32) -> Vec<[f64; 4]> {
         .collect()
 }
 
+/// The standard normals Φ⁻¹(x[coord]) of every point of a block
+/// ([`rqmc_block4`]), by the slice form of Φ⁻¹ (the scalar one bit for bit).
+pub(crate) fn normals(block: &[[f64; 4]], coord: usize) -> Vec<f64> {
+    let us: Vec<f64> = block.iter().map(|x| x[coord]).collect();
+    let mut out = vec![0.0; us.len()];
+    propdp_numerics::normal::quantile_into(&us, &mut out);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

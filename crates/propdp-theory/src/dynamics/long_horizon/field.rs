@@ -45,9 +45,8 @@ use super::state::Slot;
 use crate::dynamics::dyadic::{Partition, Track};
 use crate::dynamics::path::{DmftError, DmftParams, Intercept};
 use crate::dynamics::reverse_mode::Events;
-use crate::dynamics::rqmc::rqmc_block4;
+use crate::dynamics::rqmc::{normals, rqmc_block4};
 use crate::numerics::axpy;
-use crate::numerics::gaussian::quantile;
 
 use super::generator::{GEN_WINDOW, Generator, conditional_weights};
 use super::participation::{eligible, noise_window, path_groups, selections};
@@ -112,7 +111,7 @@ pub(super) fn replicate(
     let first = draws(0);
     // every path's cyclic group (§3.7) from its first point's last coordinate
     let groups_of = path_groups(p, first.iter().map(|x| x[3]));
-    let gaussian: Vec<f64> = first.iter().map(|x| rho.sqrt() * quantile(x[0])).collect();
+    let gaussian: Vec<f64> = normals(&first, 0).iter().map(|z| rho.sqrt() * z).collect();
     let teacher = teacher(p, rho, &first, gaussian, icp, mix);
     let w = window;
     // per path: the field G, the selected gradients ĝ and the baseline's ĝ⁰ (value at index
@@ -296,8 +295,8 @@ pub(super) fn replicate(
         let sft = DVector::from_fn(f, |i, _| cov[(i, f)]);
         let beta = scaled_weights(&sff, &sft);
         let sd = (cov[(f, f)] - beta.dot(&sft)).max(0.0).sqrt();
-        for (x, d) in innovation.iter_mut().zip(&step_draws) {
-            *x = sd * quantile(d[0]);
+        for (x, z) in innovation.iter_mut().zip(normals(&step_draws, 0)) {
+            *x = sd * z;
         }
         let window_len = t + 1 - t.saturating_sub(NEAR);
         let terms: Vec<(f64, &[f64])> = std::iter::once((1.0, innovation.as_slice()))

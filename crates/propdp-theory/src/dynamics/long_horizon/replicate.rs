@@ -20,9 +20,8 @@ use super::state::Slot;
 use crate::dynamics::dyadic::{Partition, Track};
 use crate::dynamics::path::{DmftError, DmftParams, Intercept};
 use crate::dynamics::reverse_mode::Events;
-use crate::dynamics::rqmc::rqmc_block4;
+use crate::dynamics::rqmc::{normals, rqmc_block4};
 use crate::numerics::axpy;
-use crate::numerics::gaussian::quantile;
 
 use super::combine::combine;
 use super::generator::{GEN_WINDOW, Generator};
@@ -61,7 +60,7 @@ pub(super) fn replicate(
     let teacher_normals: Vec<Vec<f64>> = (0..k_modes)
         .map(|k| {
             let d = if k == 0 { first.clone() } else { draws(tt + k) };
-            d.iter().map(|x| quantile(x[0])).collect()
+            normals(&d, 0)
         })
         .collect();
     let mut gaussian = vec![0.0; n];
@@ -122,7 +121,7 @@ pub(super) fn replicate(
     let mut sv = StepBuffers::new(n);
     let (mut thc, mut on_w, mut on0_w) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let mut vv = vec![0.0; w];
-    let (mut scratch, mut z) = (vec![0.0; n], vec![0.0; n]);
+    let mut scratch = vec![0.0; n];
     let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
     for t in 0..=tt {
         if cancelled() {
@@ -181,7 +180,7 @@ pub(super) fn replicate(
         for (k, m) in modes.iter_mut().enumerate() {
             let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
             // ũ_t = sd·z + Σ_i β_i·F_i over its features F (block sums, then the window)
-            z.iter_mut().zip(d).for_each(|(zi, x)| *zi = quantile(x[0]));
+            let z = normals(d, 0);
             let features = (0..cond.beta.len()).map(|i| {
                 if i < cond.blocks {
                     m.utrack.sum(i)
@@ -226,7 +225,7 @@ pub(super) fn replicate(
             let (om, eta_om) = (m.coord.omega, eta * m.coord.omega);
             memory(&m.theta, &mem, t, near, far, &mut scratch);
             let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
-            let mut noise: Vec<f64> = d.iter().map(|x| quantile(x[1])).collect();
+            let mut noise = normals(d, 1);
             noises[k].correlate(&mut noise);
             for i in 0..n {
                 m.th[i] =
