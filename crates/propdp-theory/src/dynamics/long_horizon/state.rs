@@ -159,10 +159,10 @@ impl StateCovariance {
                     _ => continue,
                 };
                 let at = order.partition_point(|&j| blocks[j].0 <= span.0);
-                if let Some(&j) = at.checked_sub(1).map(|a| &order[a]) {
-                    if span.1 <= blocks[j].1 {
-                        within[j].push(i);
-                    }
+                if let Some(&j) = at.checked_sub(1).map(|a| &order[a])
+                    && span.1 <= blocks[j].1
+                {
+                    within[j].push(i);
                 }
             }
             let groups = blocks.iter().zip(within).map(|(&b, members)| {
