@@ -197,7 +197,7 @@ fn the_cost_limit_names_the_default_and_how_to_raise_it() {
     )
     .unwrap()
     .replace(
-        // 60 points: about 3 hours by the cost model (session 35), well above the hour
+        // 60 points: over two hours by the cost model (session 36), well above the hour
         "delta = [0.1, 0.5, 1.0]",
         "delta = { from = 0.1, to = 5.0, steps = 60, scale = \"log\" }",
     );

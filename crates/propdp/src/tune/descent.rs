@@ -164,77 +164,56 @@ impl Candidates<'_> {
 
     /// Estimated seconds on one core of a search at `base` with final
     /// solver options `opts` and λ in [lo, hi], by the shards' cost model of
-    /// a solve (`shard::dmft_cost`) and the solves a search makes,
-    /// as counted in measured searches (docs/performance.md, "Cost
-    /// estimates"): the grid at the coarse budget — when staged, its first
-    /// stage and the second at a typical (q, T, C) (the median over q of
-    /// each q's typical run; the leaders are rarely all at the dearest q);
-    /// the refinement of each q's best — 12 coarse solves and one at the
-    /// full budget, at that q's typical run; with several `tune.epochs`, the
-    /// same for the best within each smaller epochs budget, at a typical q;
-    /// and two more finalists at the full budget. A q's typical run is its
-    /// dearest with `tune.epochs` (a q's best runs are its most epochs) and
-    /// the mean over its T with `tune.steps` (DP-GD's best T is often 1 or 2).
+    /// a solve (`shard::dmft_cost`) and the solves a search makes, as
+    /// counted in measured searches (docs/performance.md, "Cost estimates"):
+    /// the grid at the coarse budget — when staged, its first stage and the
+    /// second at a typical run; the refinement of each q's best (12 coarse
+    /// solves and one at the full budget) at that q's typical run; with
+    /// several `tune.epochs`, the same for the best within each smaller
+    /// epochs budget at its typical run; and two more finalists at the full
+    /// budget. Which runs (q, T, C) lead is not known before the search, so
+    /// a typical run costs the mean over the runs it may be: counted in the
+    /// searches, the leaders and refined optimums fell at short and long
+    /// horizons alike (charging each q's dearest T over-estimated a search
+    /// 2.7×; DP-GD's best T is often 1 or 2 of up to 64).
     pub fn cost(&self, opts: SolverOptions, lo: f64, hi: f64, base: &Point) -> f64 {
         let lambdas = lambda_grid(lo, hi);
         let grid = self.grid(&lambdas);
         let coarse = |k: &Knobs| self.solve_cost(&coarse_options(opts, k.steps), k, base);
         let fine = |k: &Knobs| self.solve_cost(&opts, k, base);
-        // the cost of a typical candidate among those kept: with `tune.epochs` the
-        // dearest (a q's best runs are its most epochs), with `tune.steps` the mean
-        // (DP-GD's best T is often 1 or 2 of up to 32 or 64)
-        let epochs = matches!(self.horizons, Horizons::Epochs(_));
-        let dearest = |f: &dyn Fn(&Knobs) -> f64, keep: &dyn Fn(&Knobs) -> bool| {
-            let v: Vec<f64> = grid.iter().filter(|k| keep(k)).map(f).collect();
-            if epochs {
-                v.iter().copied().fold(0.0, f64::max)
-            } else {
-                v.iter().sum::<f64>() / v.len().max(1) as f64
+        // the mean cost of the runs (q, T, C) that `keep` admits: each run once
+        let typical = |f: &dyn Fn(&Knobs) -> f64, keep: &dyn Fn(&Knobs) -> bool| {
+            let mut runs: Vec<&Knobs> = Vec::new();
+            for k in grid.iter().filter(|k| keep(k)) {
+                if !runs.iter().any(|r| r.same_run(k)) {
+                    runs.push(k);
+                }
             }
+            runs.iter().map(|k| f(k)).sum::<f64>() / runs.len().max(1) as f64
         };
-        let median = |mut v: Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v.get(v.len() / 2).copied().unwrap_or(0.0)
-        };
-        let per_q = |f: &dyn Fn(&Knobs) -> f64| -> Vec<f64> {
-            self.sample_rates.iter().map(|&q| dearest(f, &|k| k.q == q)).collect()
-        };
+        let any = |_: &Knobs| true;
         let ranked: f64 = if self.staged(grid.len()) {
             let per_run = self.fractions.len() * (lambdas.len() - 2);
             self.stage_one(&lambdas).iter().map(coarse).sum::<f64>()
-                + (STAGE_TWO * per_run) as f64 * median(per_q(&coarse))
+                + (STAGE_TWO * per_run) as f64 * typical(&coarse, &any)
         } else {
             grid.iter().map(coarse).sum()
         };
-        let refine = |c: f64, f: f64| REFINE_SOLVES as f64 * c + f;
-        let rates: f64 = per_q(&coarse)
-            .iter()
-            .zip(per_q(&fine))
-            .map(|(&c, f)| refine(c, f))
-            .sum();
+        let refine =
+            |keep: &dyn Fn(&Knobs) -> bool| REFINE_SOLVES as f64 * typical(&coarse, keep) + typical(&fine, keep);
+        let rates: f64 = self.sample_rates.iter().map(|&q| refine(&|k| k.q == q)).sum();
         let per_epochs: f64 = match self.horizons {
             Horizons::Epochs(e) if e.len() > 1 => {
                 let mut e = e.clone();
                 e.sort_by(f64::total_cmp);
                 e[..e.len() - 1]
                     .iter()
-                    .map(|&e| {
-                        let within = |k: &Knobs| ((e / k.q).round() as usize).max(1) == k.steps;
-                        let typical = |f: &dyn Fn(&Knobs) -> f64| {
-                            median(
-                                self.sample_rates
-                                    .iter()
-                                    .map(|&q| dearest(f, &|k| k.q == q && within(k)))
-                                    .collect(),
-                            )
-                        };
-                        refine(typical(&coarse), typical(&fine))
-                    })
+                    .map(|&e| refine(&|k| ((e / k.q).round() as usize).max(1) == k.steps))
                     .sum()
             }
             _ => 0.0,
         };
-        ranked + rates + per_epochs + 2.0 * median(per_q(&fine))
+        ranked + rates + per_epochs + 2.0 * typical(&fine, &any)
     }
 }
 
