@@ -193,16 +193,26 @@ impl Track {
             (self.ring.len(), self.sums.len()),
             "a track on the same partition"
         );
-        // the plan flattened once for every row: each new lane's first old
-        // lane, the further ones, and the lanes the leaving element joins
-        let first: Vec<Option<usize>> = plan.iter().map(|(srcs, _)| srcs.first().copied()).collect();
-        let further: Vec<(usize, usize)> = plan
+        // new lanes before the first that differs from the old lane at its
+        // position (lane b is old lane b alone, the leaving element not
+        // joining) are left where they are; only the rest of each row is
+        // rewritten (the merges fall mostly among the newest blocks)
+        let keep = plan
+            .iter()
+            .enumerate()
+            .take_while(|(b, (srcs, joins))| srcs.as_slice() == [*b] && !joins)
+            .count();
+        let tail = &plan[keep..];
+        // the tail's plan flattened once for every row: each new lane's first
+        // old lane, the further ones, and the lanes the leaving element joins
+        let first: Vec<Option<usize>> = tail.iter().map(|(srcs, _)| srcs.first().copied()).collect();
+        let further: Vec<(usize, usize)> = tail
             .iter()
             .enumerate()
             .flat_map(|(b, (srcs, _))| srcs.iter().skip(1).map(move |&j| (b, j)))
             .collect();
         let joined: Vec<usize> = match lane {
-            Some(_) => (0..plan.len()).filter(|&b| plan[b].1).collect(),
+            Some(_) => (0..tail.len()).filter(|&b| tail[b].1).collect(),
             None => Vec::new(),
         };
         // the joining lane's value in every row of `other`, read first: one
@@ -211,7 +221,7 @@ impl Track {
             Some(l) => other.ring.iter().chain(&other.sums).map(|row| row[l]).collect(),
             None => Vec::new(),
         };
-        let mut scratch = vec![0.0; plan.len()];
+        let mut scratch = vec![0.0; tail.len()];
         let rows = self.ring.iter_mut().chain(self.sums.iter_mut());
         for (r, row) in rows.enumerate() {
             for (x, src) in scratch.iter_mut().zip(&first) {
@@ -225,7 +235,7 @@ impl Track {
                     scratch[b] += x;
                 }
             }
-            row.clear();
+            row.truncate(keep);
             row.extend_from_slice(&scratch);
         }
         self.lanes = plan.len();
@@ -281,6 +291,73 @@ mod tests {
             for (j, &(s, e)) in blocks.iter().enumerate() {
                 let want: [f64; 2] = (s..e).fold([0.0, 0.0], |a, k| [a[0] + x(k)[0], a[1] + x(k)[1]]);
                 assert_eq!(track.sum(j), &want, "t = {t}, block ({s},{e})");
+            }
+        }
+    }
+
+    /// Every row of a regrouped track is the plan applied to the old row:
+    /// new lane b = Σ old lanes plan[b].0 (+ the joining lane's value in the
+    /// same row of the other track), whether the plan's unchanged first
+    /// lanes are kept in place or not.
+    #[test]
+    fn regrouping_sums_the_planned_lanes_of_every_row() {
+        let window = 3;
+        let mut part = Partition::new(window, RULE);
+        let (mut track, mut other) = (Track::new(5, window), Track::new(5, window));
+        for t in 0..40 {
+            let step = part.advance();
+            let x: Vec<f64> = (0..5).map(|l| (t * 7 + l * 3) as f64 * 0.37 - 2.0).collect();
+            let y: Vec<f64> = x.iter().map(|v| v * v - 1.0).collect();
+            track.push(&part, &step, &x);
+            other.push(&part, &step, &y);
+        }
+        let plans: [MergePlan; 4] = [
+            vec![(vec![0], false), (vec![1], false), (vec![2, 3], true), (vec![4], false)],
+            vec![
+                (vec![0], false),
+                (vec![1], false),
+                (vec![2], false),
+                (vec![3], false),
+                (vec![4], true),
+            ],
+            vec![
+                (vec![0, 1], false),
+                (vec![2], false),
+                (vec![3], false),
+                (vec![4], false),
+            ],
+            vec![
+                (vec![0], false),
+                (vec![1], false),
+                (vec![2], false),
+                (vec![3], false),
+                (vec![4], false),
+                (vec![], true),
+            ],
+        ];
+        for plan in &plans {
+            for lane in [None, Some(2)] {
+                let before: Vec<Vec<f64>> = track.ring.iter().chain(&track.sums).cloned().collect();
+                let joining: Vec<f64> = other
+                    .ring
+                    .iter()
+                    .chain(&other.sums)
+                    .map(|r| lane.map_or(0.0, |l| r[l]))
+                    .collect();
+                let mut got = track.clone();
+                got.regroup(plan, (&other, lane));
+                let rows: Vec<&Vec<f64>> = got.ring.iter().chain(&got.sums).collect();
+                for (r, row) in rows.iter().enumerate() {
+                    let want: Vec<f64> = plan
+                        .iter()
+                        .map(|(srcs, joins)| {
+                            let s: f64 = srcs.iter().map(|&j| before[r][j]).sum();
+                            if *joins && lane.is_some() { s + joining[r] } else { s }
+                        })
+                        .collect();
+                    assert_eq!(row.as_slice(), want.as_slice(), "plan {plan:?}, lane {lane:?}, row {r}");
+                }
+                assert_eq!(got.lanes, plan.len());
             }
         }
     }
