@@ -262,7 +262,8 @@ pub(super) fn replicate(
         let dim = slots.len();
         // every atom's state has the same layout
         let pos: Vec<usize> = slots.iter().map(|s| modes[0].coord.state.position(s)).collect();
-        let mut cov = DMatrix::zeros(dim, dim);
+        // column-major as nalgebra stores it; the upper triangle (i ≤ j), then mirrored
+        let mut acc = vec![0.0; dim * dim];
         let mut amp_bar = vec![0.0; dim];
         let mut ampl = vec![0.0; dim];
         for (m, cum) in modes.iter().zip(&mut amp_cum) {
@@ -275,21 +276,23 @@ pub(super) fn replicate(
                     _ => unreachable!("θ̃ entries only"),
                 };
             }
-            for j in 0..dim {
+            for (j, col) in acc.chunks_exact_mut(dim).enumerate() {
                 let tj = c.teacher * ampl[j];
                 // Cov(·, j) from the state's row j (symmetric): one row instead of a column's strides
                 let row = c.state.row(pos[j]);
-                for i in 0..dim {
-                    cov[(i, j)] += c.share * (row[pos[i]] + ampl[i] * tj);
+                for ((x, &pi), &ai) in col[..=j].iter_mut().zip(&pos).zip(&ampl) {
+                    *x += c.share * (row[pi] + ai * tj);
                 }
             }
             axpy(&mut amp_bar, c.amp_share, &ampl);
         }
-        for j in 0..dim {
-            for i in 0..dim {
-                cov[(i, j)] -= rho * amp_bar[i] * amp_bar[j];
+        for (j, col) in acc.chunks_exact_mut(dim).enumerate() {
+            for (x, &ai) in col[..=j].iter_mut().zip(&amp_bar) {
+                *x -= rho * ai * amp_bar[j];
             }
         }
+        let mut cov = DMatrix::from_vec(dim, dim, acc);
+        cov.fill_lower_triangle_with_upper_triangle();
         let f = dim - 1;
         let sff = cov.view((0, 0), (f, f)).into_owned();
         let sft = DVector::from_fn(f, |i, _| cov[(i, f)]);
