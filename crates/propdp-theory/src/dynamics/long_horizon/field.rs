@@ -43,7 +43,7 @@ use propdp_core::problem::TwoCluster;
 use super::combine::combine;
 use super::state::Slot;
 use crate::dynamics::dyadic::{Partition, Track};
-use crate::dynamics::path::{DmftError, DmftParams, Intercept};
+use crate::dynamics::path::{DmftParams, Intercept};
 use crate::dynamics::reverse_mode::Events;
 use crate::dynamics::rqmc::{normals, rqmc_block4};
 use crate::numerics::axpy;
@@ -51,8 +51,9 @@ use crate::numerics::axpy;
 use super::generator::{GEN_WINDOW, Generator, conditional_weights};
 use super::participation::{eligible, noise_window, path_groups, selections};
 use super::step::{
-    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, Stop, curvature_bound, drift, far_adjoints,
-    memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions, truncation,
+    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, Stop, Watch, curvature_bound, drift,
+    far_adjoints, memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions,
+    truncation,
 };
 
 /// One atom's deterministic side: its coordinate, its virtual paths (lane
@@ -98,7 +99,7 @@ pub(super) fn replicate(
     mix: Option<&TwoCluster>,
     seed: u32,
     window: usize,
-    cancelled: &(dyn Fn() -> bool + Sync),
+    watch: &Watch,
 ) -> Result<Run, Stop> {
     let (tt, n, a, eta) = (p.steps, p.points, 1.0 / p.delta, p.eta);
     let nf = n as f64;
@@ -160,9 +161,7 @@ pub(super) fn replicate(
     let (mut next, mut innovation) = (vec![0.0; n], vec![0.0; n]);
     let mut lmem_buf: Vec<f64> = Vec::new();
     for t in 0..=tt {
-        if cancelled() {
-            return Err(DmftError::Cancelled { step: t, steps: tt }.into());
-        }
+        watch.check(t, tt)?;
         let step_draws = if t < tt { draws(t + 1) } else { Vec::new() };
         // 1. the Onsager terms Σ_s R_w(t,s)ĝ_s: exact over the window, block means before it
         let onsager = |x: &Track, out: &mut [f64]| {

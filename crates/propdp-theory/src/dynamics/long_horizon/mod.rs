@@ -60,6 +60,7 @@ use propdp_core::input::machine_memory;
 use propdp_core::metrics::{self, Metrics};
 use propdp_core::problem::TwoCluster;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::dynamics::least_squares::{self, LeastSquaresParams};
 use crate::dynamics::path::{
@@ -68,7 +69,7 @@ use crate::dynamics::path::{
 };
 use crate::dynamics::reverse_mode;
 use crate::fixed_points::train_loss::{self, LossMoments};
-use step::{Run, Stop, curvature_bound};
+use step::{Run, Stop, Watch, curvature_bound};
 
 mod combine;
 mod field;
@@ -416,22 +417,37 @@ fn solve_with(
                 total / 1e9
             )));
         }
+        let first_stop = AtomicUsize::new(usize::MAX);
+        let watch = Watch {
+            cancelled,
+            first_stop: &first_stop,
+        };
         let runs: Vec<Result<Run, Stop>> = (0..p.scrambles as u32)
             .into_par_iter()
             .map(|k| {
                 let seed = p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
-                match atoms {
-                    Some(a) if a.len() > 1 => field::replicate(p, atoms, icp, mix, seed, window, cancelled),
-                    _ => replicate::replicate(p, atoms, icp, mix, seed, window, cancelled),
+                let run = match atoms {
+                    Some(a) if a.len() > 1 => field::replicate(p, atoms, icp, mix, seed, window, &watch),
+                    _ => replicate::replicate(p, atoms, icp, mix, seed, window, &watch),
+                };
+                if let Err(Stop::Window { step, .. }) = &run {
+                    first_stop.fetch_min(*step, Ordering::Relaxed);
                 }
+                run
             })
             .collect();
-        let wanted = runs
-            .iter()
-            .filter_map(|r| match r {
-                Err(Stop::Window(w)) => Some(*w),
+        // the window asked for at the earliest step any replicate stopped (Watch: the same at
+        // every thread count and timing)
+        let stops = || {
+            runs.iter().filter_map(|r| match r {
+                Err(Stop::Window { window, step }) => Some((*step, *window)),
                 _ => None,
             })
+        };
+        let earliest = stops().map(|(step, _)| step).min();
+        let wanted = stops()
+            .filter(|&(step, _)| Some(step) == earliest)
+            .map(|(_, w)| w)
             .max();
         if let Some(wanted) = wanted {
             assert!(window <= p.steps, "a window over the whole horizon truncates nothing");
@@ -444,7 +460,7 @@ fn solve_with(
             .map(|r| {
                 r.map_err(|e| match e {
                     Stop::Failed(e) => e,
-                    Stop::Window(_) => unreachable!("handled above"),
+                    Stop::Window { .. } | Stop::Halted => unreachable!("handled above"),
                 })
             })
             .collect::<Result<_, _>>()?;

@@ -18,7 +18,7 @@ use propdp_core::problem::TwoCluster;
 
 use super::state::Slot;
 use crate::dynamics::dyadic::{Partition, Track};
-use crate::dynamics::path::{DmftError, DmftParams, Intercept};
+use crate::dynamics::path::{DmftParams, Intercept};
 use crate::dynamics::reverse_mode::Events;
 use crate::dynamics::rqmc::{normals, rqmc_block4};
 use crate::numerics::axpy;
@@ -27,7 +27,7 @@ use super::combine::combine;
 use super::generator::{GEN_WINDOW, Generator};
 use super::participation::{PathNoise, eligible, noise_window, path_groups, selections};
 use super::step::{
-    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, Mode, NEAR, Run, StepBuffers, Stop, curvature_bound, drift,
+    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, Mode, NEAR, Run, StepBuffers, Stop, Watch, curvature_bound, drift,
     far_adjoints, memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions,
     truncation,
 };
@@ -41,7 +41,7 @@ pub(super) fn replicate(
     mix: Option<&TwoCluster>,
     seed: u32,
     window: usize,
-    cancelled: &(dyn Fn() -> bool + Sync),
+    watch: &Watch,
 ) -> Result<Run, Stop> {
     let (tt, n, a, eta) = (p.steps, p.points, 1.0 / p.delta, p.eta);
     let nf = n as f64;
@@ -124,9 +124,7 @@ pub(super) fn replicate(
     let mut scratch = vec![0.0; n];
     let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
     for t in 0..=tt {
-        if cancelled() {
-            return Err(DmftError::Cancelled { step: t, steps: tt }.into());
-        }
+        watch.check(t, tt)?;
         let step_draws = if t < tt { draws(t + 1) } else { Vec::new() };
         // 1. the paths: the field's centred part and Onsager terms over the modes, r_t, the
         //    loss, c_t = clip(ℓ'), ℓ''·1{|ℓ'| < C}, the selections
