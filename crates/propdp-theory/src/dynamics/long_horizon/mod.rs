@@ -533,6 +533,13 @@ mod tests {
     use replicate::replicate;
     use step::ISOTROPIC;
 
+    /// A watch that never stops a replicate.
+    static NEVER: AtomicUsize = AtomicUsize::new(usize::MAX);
+    const RUN_ON: Watch<'static> = Watch {
+        cancelled: &|| false,
+        first_stop: &NEVER,
+    };
+
     fn params(points: usize, sample_rate: f64) -> DmftParams {
         DmftParams {
             delta: 1.0,
@@ -551,6 +558,27 @@ mod tests {
             groups: 1,
             strategy: propdp_core::problem::Strategy::IDENTITY,
         }
+    }
+
+    /// Replicates past the earliest step at which one stopped for its window
+    /// halt (`Watch`), so which stop and what window the restart takes must
+    /// not depend on the threads: the same solve on 1 and 3 threads, with
+    /// restarts (the window grows from its first guess of 20), is identical.
+    #[test]
+    fn restarts_and_their_windows_do_not_depend_on_the_threads() {
+        let p = DmftParams {
+            steps: 3000,
+            ..params(256, 0.1)
+        };
+        let on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| solve(&p)).expect("solves")
+        };
+        let (one, three) = (on(1), on(3));
+        assert!(one.window > 20, "no restart: window {}", one.window);
+        assert_eq!(one.window, three.window);
+        assert_eq!(one.path.mean, three.path.mean);
+        assert_eq!(one.path.stderr, three.path.stderr);
     }
 
     #[test]
@@ -600,9 +628,9 @@ mod tests {
             let metrics = (0..8)
                 .map(|k| {
                     let r = if field {
-                        field::replicate(&p, Some(&ISOTROPIC), None, None, 100 + k, p.steps + 1, &|| false)
+                        field::replicate(&p, Some(&ISOTROPIC), None, None, 100 + k, p.steps + 1, &RUN_ON)
                     } else {
-                        replicate(&p, None, None, None, 200 + k, p.steps + 1, &|| false)
+                        replicate(&p, None, None, None, 200 + k, p.steps + 1, &RUN_ON)
                     };
                     match r {
                         Ok(r) => r.metrics,
@@ -725,7 +753,7 @@ mod tests {
 
     fn control_variate_against_plain_mean(p: &DmftParams, most: f64) {
         let runs: Vec<Run> = (0..p.scrambles as u32)
-            .map(|k| match replicate(p, None, None, None, 11 + k, 301, &|| false) {
+            .map(|k| match replicate(p, None, None, None, 11 + k, 301, &RUN_ON) {
                 Ok(r) => r,
                 Err(_) => panic!("replicate {k} failed"),
             })
