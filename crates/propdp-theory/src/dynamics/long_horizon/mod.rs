@@ -69,7 +69,8 @@ use crate::dynamics::path::{
 };
 use crate::dynamics::reverse_mode;
 use crate::fixed_points::train_loss::{self, LossMoments};
-use step::{Run, Stop, Watch, curvature_bound};
+use step::{Run, curvature_bound};
+use stop::{Stop, Watch};
 
 mod combine;
 mod field;
@@ -80,6 +81,7 @@ pub mod precision;
 mod replicate;
 mod state;
 mod step;
+mod stop;
 mod two_cluster;
 
 pub use generator::GEN_WINDOW;
