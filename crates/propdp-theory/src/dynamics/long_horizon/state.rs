@@ -148,9 +148,8 @@ impl StateCovariance {
         };
         let mut used = vec![false; d];
         for (theta_kind, (window, blocks)) in [(true, theta), (false, u)] {
-            // each entry into the block holding it, in one pass (positions ascending)
-            let mut order: Vec<usize> = (0..blocks.len()).collect();
-            order.sort_by_key(|&i| blocks[i].0);
+            // each entry into the block holding it, in one pass (positions ascending; a
+            // partition's blocks are contiguous and in order)
             let mut within: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
             for (i, slot) in self.slots.iter().enumerate() {
                 let span = match (slot, theta_kind) {
@@ -158,8 +157,8 @@ impl StateCovariance {
                     (Some(Slot::ThetaBlock(b)), true) | (Some(Slot::UBlock(b)), false) => *b,
                     _ => continue,
                 };
-                let at = order.partition_point(|&j| blocks[j].0 <= span.0);
-                if let Some(&j) = at.checked_sub(1).map(|a| &order[a])
+                let at = blocks.partition_point(|b| b.0 <= span.0);
+                if let Some(j) = at.checked_sub(1)
                     && span.1 <= blocks[j].1
                 {
                     within[j].push(i);
