@@ -83,7 +83,7 @@ enum Command {
         quiet: bool,
         /// The long-horizon theory's target relative standard error at the
         /// last step (`solver.precision`, recorded in the run's config;
-        /// 1e-4 to 0.2; default 0.01): its paths follow from a pilot solve.
+        /// 1e-4 to 0.2; default 0.02): its paths follow from a pilot solve.
         #[arg(long)]
         precision: Option<f64>,
     },

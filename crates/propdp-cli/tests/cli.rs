@@ -1253,7 +1253,8 @@ fn a_precision_from_the_command_line_is_recorded_and_checked() {
     let r = &records(&out)[0];
     let rqmc = r.solver.rqmc.expect("a long-horizon record carries its paths");
     assert_eq!((rqmc.target, rqmc.replicates), (Some(0.05), 4));
-    assert!(rqmc.precision <= 0.05 && rqmc.points >= 2048, "{rqmc:?}");
+    let pilot = propdp::theory::dynamics::long_horizon::precision::PILOT_POINTS;
+    assert!(rqmc.precision <= 0.05 && rqmc.points >= pilot, "{rqmc:?}");
     let manifest = fs::read_to_string(out.join("manifest.json")).unwrap();
     assert!(manifest.contains("precision = 0.05"), "{manifest}");
     // the config's own default: no target written, the default applied
@@ -1263,7 +1264,10 @@ fn a_precision_from_the_command_line_is_recorded_and_checked() {
             .status
             .success()
     );
-    assert_eq!(records(&out2)[0].solver.rqmc.unwrap().target, Some(0.01));
+    assert_eq!(
+        records(&out2)[0].solver.rqmc.unwrap().target,
+        Some(propdp::core::config::DEFAULT_PRECISION)
+    );
     // out of range, or beside fixed paths: refused naming the key
     let o = propdp(&[
         "run",

@@ -171,3 +171,44 @@ fn a_precision_chooses_the_paths_and_holds_against_the_exact_trajectory() {
         );
     }
 }
+
+#[test]
+#[ignore = "slow: run with --include-ignored"]
+fn a_pilot_near_the_target_pools_replicates_at_its_paths() {
+    use long_horizon::precision::{MAX_POOLED, PILOT_POINTS, POOLED_REACH, relative_stderr};
+    let p = DmftParams {
+        delta: 0.5,
+        s2: 1.0,
+        lambda: 0.05,
+        sigma: 0.3,
+        eta: 0.5,
+        steps: 1000,
+        sample_rate: 0.05,
+        clip: f64::INFINITY,
+        loss: Loss::Squared,
+        noise_sd: 0.5,
+        points: PILOT_POINTS,
+        scrambles: 4,
+        seed: 13,
+        groups: 1,
+        strategy: propdp_core::problem::Strategy::IDENTITY,
+    };
+    // the pilot is this fixed-path solve (the same scrambles): a target within POOLED_REACH of it
+    let pilot = long_horizon::solve(&p).expect("solves");
+    let target = relative_stderr(&pilot.path) / (0.8 * POOLED_REACH);
+    let pooled = long_horizon::solve_to_precision(&p, None, None, None, target, &|| false).expect("solves");
+    let achieved = relative_stderr(&pooled.path);
+    eprintln!(
+        "pilot {:.2e}, target {target:.2e}: {} replicates of {} paths, achieved {achieved:.2e}",
+        relative_stderr(&pilot.path),
+        pooled.replicates,
+        pooled.points
+    );
+    // more replicates of the pilot's paths, in whole batches, until the target or the limit
+    assert_eq!(pooled.points, PILOT_POINTS);
+    assert!(pooled.replicates > p.scrambles && pooled.replicates.is_multiple_of(p.scrambles));
+    assert!(achieved <= target || pooled.replicates == MAX_POOLED * p.scrambles);
+    assert!(pooled.window >= pilot.window);
+    let (rms, max) = z_scores(&pooled.path, &exact_least_squares(&p).path);
+    assert!(rms <= 2.0 && max <= 4.0, "rms z {rms:.2}, max |z| {max:.2}");
+}

@@ -51,7 +51,7 @@ pub const DMFT_POINTS: usize = 1 << 14;
 /// pred_err2, norm2, the training loss and the test error: what keeps it
 /// below half a d = 1000, 40-repetition simulation's (docs/theory.md §3.3,
 /// "Precision").
-pub const DEFAULT_PRECISION: f64 = 0.01;
+pub const DEFAULT_PRECISION: f64 = 0.02;
 /// Horizons above which `dmft = "auto"` uses the long-horizon state evolution.
 pub const LONG_HORIZON_FROM: usize = 100;
 /// Longest horizon `dmft = "auto"` solves with the full-memory DMFT where

@@ -87,7 +87,7 @@ def solve(
 solve.__doc__ = (_native.solve.__doc__ or "") + """
 
 ``precision`` is the long-horizon theory's target relative standard error
-at the last step (``solver.precision``: 1e-4 to 0.2, default 0.01); its
+at the last step (``solver.precision``: 1e-4 to 0.2, default 0.02); its
 RQMC paths follow from a pilot solve, and the record's ``solver["rqmc"]``
 gives the paths and the precision reached."""
 

@@ -278,7 +278,7 @@ pub(crate) fn dmft_cost(
     FIXED
         + if long {
             let points = solver.dmft_points.unwrap_or(PILOT_POINTS);
-            cost_seconds((points * scrambles) as f64, steps, q, atoms) * long_horizon_correction(steps)
+            cost_seconds(points, scrambles, steps, q, atoms) * long_horizon_correction(steps)
         } else {
             let spectrum = if atoms > 1 { 2.5 } else { 1.0 };
             spectrum * 0.4e-8 * (solver.dmft_points.unwrap_or(DMFT_POINTS) * scrambles) as f64 * (steps * steps) as f64

@@ -60,6 +60,7 @@ use propdp_core::input::machine_memory;
 use propdp_core::metrics::{self, Metrics};
 use propdp_core::problem::TwoCluster;
 use rayon::prelude::*;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::dynamics::least_squares::{self, LeastSquaresParams};
@@ -127,17 +128,20 @@ pub const PATH_STEP_SECONDS: [(f64, f64); 6] = [
     (1.0, 2.5e-7),
 ];
 
-/// Further seconds per path and step for each atom of a spectrum (the
-/// atoms' deterministic side: virtual paths, block lanes, state covariance;
-/// measured 0.8e-8 to 1.1e-8 with 10 and 20 atoms at q = 0.01 and 0.1).
-pub const ATOM_PATH_STEP_SECONDS: f64 = 1e-8;
+/// Further seconds per replicate and step for each atom of a spectrum (the
+/// atoms' deterministic side: virtual paths, block lanes, state covariance,
+/// whose size is set by the response window, not by the paths): measured
+/// 0.8e-8 to 1.1e-8 per path with 10 and 20 atoms at q = 0.01 and 0.1 on
+/// 2048-path replicates (session 35), 2e-5 per replicate.
+pub const ATOM_REPLICATE_STEP_SECONDS: f64 = 2e-5;
 
-/// Estimated seconds on one core of a long-horizon solve over `paths` RQMC
-/// paths in all (points × scrambles), `steps` steps at sample rate `q`, with
-/// a spectrum of `atoms` atoms (1: isotropic): paths × T × (c(q) + c_a·K),
-/// c(q) from [`PATH_STEP_SECONDS`], c_a = [`ATOM_PATH_STEP_SECONDS`], K the
+/// Estimated seconds on one core of a long-horizon solve of `replicates`
+/// replicates of `points` RQMC paths, `steps` steps at sample rate `q`,
+/// with a spectrum of `atoms` atoms (1: isotropic):
+/// T·(points·replicates·c(q) + replicates·c_a·K), c(q) from
+/// [`PATH_STEP_SECONDS`], c_a = [`ATOM_REPLICATE_STEP_SECONDS`], K the
 /// atoms solved (compressed beyond [`MAX_MODES`]).
-pub fn cost_seconds(paths: f64, steps: usize, q: f64, atoms: usize) -> f64 {
+pub fn cost_seconds(points: usize, replicates: usize, steps: usize, q: f64, atoms: usize) -> f64 {
     let nodes = &PATH_STEP_SECONDS;
     let per_path_step = match nodes.iter().position(|&(x, _)| q <= x) {
         Some(0) => nodes[0].1,
@@ -149,11 +153,11 @@ pub fn cost_seconds(paths: f64, steps: usize, q: f64, atoms: usize) -> f64 {
         None => nodes[nodes.len() - 1].1,
     };
     let spectrum = if atoms > 1 {
-        ATOM_PATH_STEP_SECONDS * atoms.min(MAX_MODES) as f64
+        ATOM_REPLICATE_STEP_SECONDS * atoms.min(MAX_MODES) as f64
     } else {
         0.0
     };
-    (per_path_step + spectrum) * paths * steps as f64
+    (per_path_step * points as f64 + spectrum) * (replicates * steps) as f64
 }
 
 /// Nodes a larger spectrum is compressed to first.
@@ -283,15 +287,27 @@ pub fn solve_two_cluster(
     icp: Option<&Intercept>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LongHorizonPath, DmftError> {
-    solve_labelled(p, cov, Labels { icp, mix: Some(mix) }, None, cancelled)
+    solve_labelled(
+        p,
+        cov,
+        Labels { icp, mix: Some(mix) },
+        None,
+        0..p.scrambles as u32,
+        cancelled,
+    )?
+    .finish()
 }
 
 /// [`solve_spectrum`], with an intercept [`solve_intercept`], with two
 /// clusters [`solve_two_cluster`], on the RQMC paths that reach relative
-/// standard error `target` ([`precision`]): a pilot of
-/// [`precision::PILOT_POINTS`] paths per replicate, and when it is not
-/// within the target a solve on the paths it asks for, from the pilot's
-/// response window. `p.points` is not used.
+/// standard error `target` ([`precision`]): a pilot of `p.scrambles`
+/// replicates of [`precision::PILOT_POINTS`] paths; when it is not within
+/// the target but within [`precision::POOLED_REACH`] of it, further batches
+/// of as many replicates at the pilot's paths and window, pooled with it,
+/// until the pooled replicates reach the target or number
+/// [`precision::MAX_POOLED`]× the pilot's; further off, a solve on the
+/// paths it asks for ([`precision::points_for`]), from the pilot's response
+/// window. `p.points` is not used.
 pub fn solve_to_precision(
     p: &DmftParams,
     cov: Option<&Covariance>,
@@ -305,29 +321,47 @@ pub fn solve_to_precision(
     }
     let labels = Labels { icp, mix };
     let at = |points: usize| DmftParams { points, ..*p };
-    let pilot = solve_labelled(&at(precision::PILOT_POINTS), cov, labels, None, cancelled)?;
-    let points = precision::points_for(pilot.points, precision::relative_stderr(&pilot.path), target);
-    let run = if points == pilot.points {
-        pilot
-    } else {
-        solve_labelled(&at(points), cov, labels, Some(pilot.window), cancelled)?
-    };
+    let batch = p.scrambles as u32;
+    let mut pooled = solve_labelled(&at(precision::PILOT_POINTS), cov, labels, None, 0..batch, cancelled)?;
+    let mut run = pooled.clone().finish()?;
+    let achieved = precision::relative_stderr(&run.path);
+    if achieved > target && achieved <= precision::POOLED_REACH * target {
+        let mut next = batch;
+        while precision::relative_stderr(&run.path) > target && next < precision::MAX_POOLED as u32 * batch {
+            let more = solve_labelled(
+                &at(precision::PILOT_POINTS),
+                cov,
+                labels,
+                Some(pooled.window),
+                next..next + batch,
+                cancelled,
+            )?;
+            pooled.pool(more);
+            next += batch;
+            run = pooled.clone().finish()?;
+        }
+    } else if achieved > target {
+        let points = precision::points_for(run.points, achieved, target);
+        run = solve_labelled(&at(points), cov, labels, Some(run.window), 0..batch, cancelled)?.finish()?;
+    }
     Ok(LongHorizonPath {
         target: Some(target),
         ..run
     })
 }
 
-/// [`solve_with`] after the two-cluster model's check and parameters.
+/// [`solve_with`] after the two-cluster model's check and parameters: the
+/// replicates `replicates`, not yet combined.
 fn solve_labelled(
     p: &DmftParams,
     cov: Option<&Covariance>,
     labels: Labels,
     start: Option<usize>,
+    replicates: Range<u32>,
     cancelled: &(dyn Fn() -> bool + Sync),
-) -> Result<LongHorizonPath, DmftError> {
+) -> Result<Replicates, DmftError> {
     let Some(mix) = labels.mix else {
-        return solve_with(p, cov, labels, start, cancelled);
+        return run_replicates(p, cov, labels, start, replicates, cancelled);
     };
     if p.s2.is_nan() || p.s2 <= 0.0 {
         return Err(DmftError::Invalid {
@@ -339,7 +373,7 @@ fn solve_labelled(
         });
     }
     let p = two_cluster_params(p, mix, labels.icp)?;
-    solve_with(&p, cov, labels, start, cancelled)
+    run_replicates(&p, cov, labels, start, replicates, cancelled)
 }
 
 /// What sets a solve's labels and shifts its fields: an intercept (§3.5)
@@ -358,6 +392,75 @@ fn solve_with(
     start: Option<usize>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LongHorizonPath, DmftError> {
+    run_replicates(p, cov, labels, start, 0..p.scrambles as u32, cancelled)?.finish()
+}
+
+/// Replicates of a solve, before their metrics are combined: a solve's
+/// own, or several batches of the same paths pooled ([`solve_to_precision`]).
+#[derive(Clone)]
+struct Replicates {
+    params: DmftParams,
+    runs: Vec<Run>,
+    /// The widest response window a batch settled on.
+    window: usize,
+    /// The largest truncation estimate of a replicate, or the compression's effect.
+    approx_error: f64,
+}
+
+impl Replicates {
+    /// `other`'s replicates beside these.
+    fn pool(&mut self, other: Replicates) {
+        self.runs.extend(other.runs);
+        self.window = self.window.max(other.window);
+        self.approx_error = self.approx_error.max(other.approx_error);
+    }
+
+    /// Means and standard errors over the replicates, the training loss
+    /// cross-fitted between them (`train_loss::cross_fitted`).
+    fn finish(self) -> Result<LongHorizonPath, DmftError> {
+        let Replicates {
+            params: p,
+            runs,
+            window,
+            approx_error,
+        } = self;
+        let replicates = runs.len();
+        let (metrics, moments): (Vec<Vec<Metrics>>, Vec<Vec<LossMoments>>) =
+            runs.into_iter().map(|r| (r.metrics, r.loss)).unzip();
+        let losses = train_loss::cross_fitted(&moments);
+        let metrics = metrics
+            .into_iter()
+            .zip(losses)
+            .map(|(mut m, loss)| {
+                m.iter_mut()
+                    .zip(loss)
+                    .for_each(|(mt, l)| _ = mt.insert(metrics::TRAIN_LOSS.into(), l));
+                m
+            })
+            .collect();
+        let path = aggregate(metrics, p.steps);
+        unanimous(&p, &path)?;
+        Ok(LongHorizonPath {
+            path,
+            approx_error,
+            window,
+            points: p.points,
+            replicates,
+            target: None,
+        })
+    }
+}
+
+/// The replicates `replicates` (their scrambles) of the solve, their
+/// response window starting at least at `start`.
+fn run_replicates(
+    p: &DmftParams,
+    cov: Option<&Covariance>,
+    labels: Labels,
+    start: Option<usize>,
+    replicates: Range<u32>,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<Replicates, DmftError> {
     let Labels { icp, mix } = labels;
     let invalid = |what: String| DmftError::Invalid {
         what,
@@ -424,7 +527,8 @@ fn solve_with(
             cancelled,
             first_stop: &first_stop,
         };
-        let runs: Vec<Result<Run, Stop>> = (0..p.scrambles as u32)
+        let runs: Vec<Result<Run, Stop>> = replicates
+            .clone()
             .into_par_iter()
             .map(|k| {
                 let seed = p.seed.wrapping_mul(0x9E37_79B9).wrapping_add(k);
@@ -467,28 +571,11 @@ fn solve_with(
             })
             .collect::<Result<_, _>>()?;
         let approx_error = runs.iter().map(|r| r.approx_error).fold(compression_error, f64::max);
-        let (metrics, moments): (Vec<Vec<Metrics>>, Vec<Vec<LossMoments>>) =
-            runs.into_iter().map(|r| (r.metrics, r.loss)).unzip();
-        let losses = train_loss::cross_fitted(&moments);
-        let metrics = metrics
-            .into_iter()
-            .zip(losses)
-            .map(|(mut m, loss)| {
-                m.iter_mut()
-                    .zip(loss)
-                    .for_each(|(mt, l)| _ = mt.insert(metrics::TRAIN_LOSS.into(), l));
-                m
-            })
-            .collect();
-        let path = aggregate(metrics, p.steps);
-        unanimous(p, &path)?;
-        return Ok(LongHorizonPath {
-            path,
-            approx_error,
+        return Ok(Replicates {
+            params: *p,
+            runs,
             window,
-            points: p.points,
-            replicates: p.scrambles,
-            target: None,
+            approx_error,
         });
     }
 }
@@ -595,18 +682,20 @@ mod tests {
 
     #[test]
     fn the_cost_model_is_linear_in_paths_and_steps_and_reads_its_nodes() {
-        // linear in the paths and the steps, the measured nodes in q, ATOM_PATH_STEP_SECONDS per atom
+        // linear in the paths and the steps, the measured nodes in q, ATOM_REPLICATE_STEP_SECONDS
+        // per atom and replicate whatever the paths
         let node = |q: f64| PATH_STEP_SECONDS.iter().find(|n| n.0 == q).map(|n| n.1).unwrap();
-        let one = cost_seconds(1000.0, 100, 0.1, 1);
+        let one = cost_seconds(1000, 1, 100, 0.1, 1);
         assert!((one - 1e5 * node(0.1)).abs() < 1e-12);
-        assert!((cost_seconds(2000.0, 300, 0.1, 1) - 6.0 * one).abs() < 1e-12);
-        let atom = 1e5 * ATOM_PATH_STEP_SECONDS;
-        assert!((cost_seconds(1000.0, 100, 0.1, 20) - one - 20.0 * atom).abs() < 1e-12);
-        assert!((cost_seconds(1000.0, 100, 0.1, 40) - one - MAX_MODES as f64 * atom).abs() < 1e-12);
+        assert!((cost_seconds(1000, 2, 300, 0.1, 1) - 6.0 * one).abs() < 1e-12);
+        let atom = 100.0 * ATOM_REPLICATE_STEP_SECONDS;
+        assert!((cost_seconds(1000, 1, 100, 0.1, 20) - one - 20.0 * atom).abs() < 1e-12);
+        assert!((cost_seconds(2000, 1, 100, 0.1, 20) - 2.0 * one - 20.0 * atom).abs() < 1e-12);
+        assert!((cost_seconds(1000, 1, 100, 0.1, 40) - one - MAX_MODES as f64 * atom).abs() < 1e-12);
         // between the nodes linear in ln q, beyond them the end values
-        let mid = cost_seconds(1.0, 1, (0.1f64 * 0.3).sqrt(), 1);
+        let mid = cost_seconds(1, 1, 1, (0.1f64 * 0.3).sqrt(), 1);
         assert!((mid - (node(0.1) + node(0.3)) / 2.0).abs() < 1e-15);
-        assert_eq!(cost_seconds(1.0, 1, 1e-4, 1), node(0.002));
+        assert_eq!(cost_seconds(1, 1, 1, 1e-4, 1), node(0.002));
     }
 
     /// The one-field-per-path solver (`field.rs`) on isotropic features

@@ -2,16 +2,20 @@
 //! "Precision"): the long-horizon solver's RQMC paths chosen for a target
 //! relative standard error r* of the metrics at the last step.
 //!
-//! A pilot solve on [`PILOT_POINTS`] paths per replicate measures the
+//! A pilot solve of R replicates on [`PILOT_POINTS`] paths each measures the
 //! relative standard error r₀ ([`relative_stderr`]); Monte Carlo error
-//! falls at least as N^{−1/2} (RQMC at least as fast), so
+//! falls at least as N^{−1/2} in the paths N·R (RQMC at least as fast in N).
+//! A pilot within r* is the answer. Within [`POOLED_REACH`]·r*, batches of
+//! R more replicates at the pilot's paths and window are pooled with it
+//! until the pooled replicates reach r* (at most [`MAX_POOLED`] batches):
+//! the pilot's work is kept. Further off, one solve on
 //!
 //!   N = N₀·(r₀/r*)²·[`SAFETY`], rounded up to a power of two, at most [`MAX_POINTS`],
 //!
-//! reaches r* (the safety factor covers the spread of a four-replicate
-//! standard error). A pilot already within r* is the answer. The main solve
-//! starts from the pilot's response window. The achieved r is recorded
-//! beside the target, and the paths used.
+//! paths per replicate (the safety factor covers the spread of a
+//! four-replicate standard error), starting from the pilot's response
+//! window. The achieved r is recorded beside the target, with the paths per
+//! replicate and the replicates.
 //!
 //! # References
 //! - A. B. Owen, *Monte Carlo theory, methods and examples* (2013), §2.5
@@ -22,11 +26,22 @@ use propdp_core::metrics;
 use crate::dynamics::path::DmftPath;
 
 /// Paths per replicate of the pilot solve, and the fewest a solve at a
-/// precision uses: at 1024 the metrics of unclipped least squares at
-/// t = 5–10 sat 3e-3 (0.4%, 3 standard errors of 32 replicates) above the
-/// exact trajectory, an O(1/N) bias of the kernels' feedback; at 2048
-/// within 1e-3.
-pub const PILOT_POINTS: usize = 1 << 11;
+/// precision uses. Unclipped least squares against its exact trajectory
+/// (δ = 0.5, q = 0.05, T = 400; 128 to 2048 paths, 32 to 256 replicates,
+/// seven seeds) sits within +0.1–0.5% of it at every path count alike — the
+/// solver's approximation, not an O(1/N) bias of the paths (docs/theory.md
+/// §3.3, "Precision").
+pub const PILOT_POINTS: usize = 1 << 10;
+
+/// How far above the target a pilot may be for further batches of
+/// replicates at its paths, pooled with it, to serve ([`POOLED_REACH`]² ≤
+/// [`MAX_POOLED`]: the N^{−1/2} law's replicates within the limit): each
+/// batch reuses the pilot's work where a solve on more paths would
+/// discard it.
+pub const POOLED_REACH: f64 = 2.0;
+
+/// Most batches of replicates pooled, the pilot's included.
+pub const MAX_POOLED: usize = 4;
 
 /// Most paths per replicate the precision may ask for.
 pub const MAX_POINTS: usize = 1 << 15;

@@ -77,6 +77,7 @@ pub(super) fn far_adjoints(
 }
 
 /// One replicate's metrics and truncation estimate.
+#[derive(Clone)]
 pub(super) struct Run {
     pub(super) metrics: Vec<Metrics>,
     /// Per step: the moments of the training loss's control variate.
