@@ -112,3 +112,25 @@ fn a_spectrum_of_many_atoms_is_compressed_with_its_effect_reported() {
     assert!(long.approx_error > 0.0, "{}", long.approx_error);
     agrees(&p, &cov, &long, |a, b| z_scores_with(a, b, long.approx_error));
 }
+
+/// A spectrum of 20 atoms (at most `MAX_MODES`) whose compression to
+/// `COMPRESSED_NODES` nodes moves the linearised dynamics by at most
+/// `NEGLIGIBLE_COMPRESSION` is solved compressed, the effect in
+/// `approx_error`, and agrees with the full-memory solver on all 20 atoms.
+#[test]
+#[ignore = "slow: run with --include-ignored"]
+fn a_spectrum_whose_compression_is_negligible_is_solved_compressed() {
+    let cov = Covariance::power_law(1.0, 20.0, 20, TeacherShape::Aligned)
+        .unwrap()
+        .unwrap();
+    let p = DmftParams {
+        eta: 0.1,
+        sample_rate: 0.1,
+        clip: 1.0,
+        ..base()
+    };
+    let long = long_horizon::solve_spectrum(&p, Some(&cov), &|| false).expect("long-horizon solve");
+    assert!(long.modes <= long_horizon::COMPRESSED_NODES, "{} modes", long.modes);
+    assert!(long.approx_error > 0.0, "{}", long.approx_error);
+    agrees(&p, &cov, &long, |a, b| z_scores_with(a, b, long.approx_error));
+}

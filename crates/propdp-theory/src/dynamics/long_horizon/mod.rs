@@ -97,6 +97,9 @@ pub struct LongHorizonPath {
     pub approx_error: f64,
     /// The response window W the solve settled on.
     pub window: usize,
+    /// The atoms the solve carried: 1 isotropic, fewer than the spectrum's
+    /// when it was compressed (its effect in `approx_error`).
+    pub modes: usize,
     /// RQMC paths per replicate.
     pub points: usize,
     /// Independent replicates (scrambles).
@@ -166,14 +169,45 @@ pub const COMPRESSED_NODES: usize = 16;
 /// Largest measured effect on a metric of compressing the spectrum that a solve accepts.
 pub const COMPRESSION_TOL: f64 = 2e-3;
 
+/// Largest measured effect at which a spectrum of more than
+/// [`COMPRESSED_NODES`] atoms but at most [`MAX_MODES`] is compressed to
+/// [`COMPRESSED_NODES`] nodes anyway (the atoms' deterministic side is most
+/// of such a solve's work): a quarter of [`COMPRESSION_TOL`]; the standard
+/// errors of a d = 1000, 40-repetition simulation's metrics at the last
+/// step of the 20-atom points of docs/theory.md §3.3 ("Precision") are
+/// 5.7e-4 to 1.2e-2.
+pub const NEGLIGIBLE_COMPRESSION: f64 = 5e-4;
+
 /// A spectrum of more than [`MAX_MODES`] atoms compressed
 /// ([`Covariance::compress`]) to [`COMPRESSED_NODES`], or to [`MAX_MODES`]
 /// when that is not within [`COMPRESSION_TOL`], with the compression's
-/// measured effect: the largest change of a metric at any step of the
+/// measured effect ([`compression_effect`]).
+fn compress(p: &DmftParams, cov: &Covariance) -> Result<(Option<Covariance>, f64), DmftError> {
+    let mut error = f64::INFINITY;
+    for nodes in [COMPRESSED_NODES, MAX_MODES] {
+        let (small, effect) = compression_effect(p, cov, nodes)?;
+        if effect <= COMPRESSION_TOL {
+            return Ok((small, effect));
+        }
+        error = effect;
+    }
+    Err(DmftError::Invalid {
+        what: format!(
+            "the spectrum's {} atoms are above the long-horizon solver's {MAX_MODES}, and compressing them to \
+             {MAX_MODES} nodes changes the linearised dynamics' metrics by {error:.2e}, above {COMPRESSION_TOL:e}: \
+             bin the spectrum into at most {MAX_MODES} levels yourself (merging directions of similar eigenvalue)",
+            cov.atoms().len()
+        ),
+        params: Box::new(*p),
+    })
+}
+
+/// `cov` compressed to `nodes` nodes ([`Covariance::compress`]) and the
+/// compression's effect: the largest change of a metric at any step of the
 /// linearised dynamics — exact least squares with the loss's largest
 /// curvature h (step ηh, ridge λ/h, noise σ/h: the same (1 − ηλ) decay and
 /// ησ noise) — on the full against the compressed spectrum.
-fn compress(p: &DmftParams, cov: &Covariance) -> Result<(Option<Covariance>, f64), DmftError> {
+fn compression_effect(p: &DmftParams, cov: &Covariance, nodes: usize) -> Result<(Option<Covariance>, f64), DmftError> {
     let h = curvature_bound(p.loss);
     let ls = LeastSquaresParams {
         delta: p.delta,
@@ -185,42 +219,27 @@ fn compress(p: &DmftParams, cov: &Covariance) -> Result<(Option<Covariance>, f64
         sample_rate: p.sample_rate,
         steps: p.steps,
     };
-    let refuse = |what: String| DmftError::Invalid {
-        what,
-        params: Box::new(*p),
-    };
     let path = |c: Option<&Covariance>| {
-        least_squares::solve_with_covariance(&ls, c).map_err(|e| {
-            refuse(format!(
-                "the spectrum's {} atoms are above the long-horizon solver's {MAX_MODES}, and the effect of \
-                 compressing them could not be measured on the linearised dynamics ({e}): bin the spectrum into \
-                 at most {MAX_MODES} levels",
+        least_squares::solve_with_covariance(&ls, c).map_err(|e| DmftError::Invalid {
+            what: format!(
+                "the effect of compressing the spectrum's {} atoms to {nodes} nodes could not be measured on the \
+                 linearised dynamics ({e}): bin the spectrum into at most {MAX_MODES} levels",
                 cov.atoms().len()
-            ))
+            ),
+            params: Box::new(*p),
         })
     };
     let full = path(Some(cov))?;
-    let mut error = f64::INFINITY;
-    for nodes in [COMPRESSED_NODES, MAX_MODES] {
-        let small = cov.compress(nodes);
-        let approx = path(small.as_ref())?;
-        error = full
-            .path
-            .mean
-            .iter()
-            .filter_map(|(name, a)| approx.path.mean.get(name).map(|b| (a, b)))
-            .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
-            .fold(0.0, f64::max);
-        if error <= COMPRESSION_TOL {
-            return Ok((small, error));
-        }
-    }
-    Err(refuse(format!(
-        "the spectrum's {} atoms are above the long-horizon solver's {MAX_MODES}, and compressing them to \
-         {MAX_MODES} nodes changes the linearised dynamics' metrics by {error:.2e}, above {COMPRESSION_TOL:e}: \
-         bin the spectrum into at most {MAX_MODES} levels yourself (merging directions of similar eigenvalue)",
-        cov.atoms().len()
-    )))
+    let small = cov.compress(nodes);
+    let approx = path(small.as_ref())?;
+    let effect = full
+        .path
+        .mean
+        .iter()
+        .filter_map(|(name, a)| approx.path.mean.get(name).map(|b| (a, b)))
+        .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
+        .fold(0.0, f64::max);
+    Ok((small, effect))
 }
 
 /// Solve on `p.scrambles` independent replicates of `p.points` paths each.
@@ -400,6 +419,8 @@ fn solve_with(
 #[derive(Clone)]
 struct Replicates {
     params: DmftParams,
+    /// The atoms solved (after any compression; 1: isotropic).
+    modes: usize,
     runs: Vec<Run>,
     /// The widest response window a batch settled on.
     window: usize,
@@ -420,6 +441,7 @@ impl Replicates {
     fn finish(self) -> Result<LongHorizonPath, DmftError> {
         let Replicates {
             params: p,
+            modes,
             runs,
             window,
             approx_error,
@@ -444,6 +466,7 @@ impl Replicates {
             path,
             approx_error,
             window,
+            modes,
             points: p.points,
             replicates,
             target: None,
@@ -468,6 +491,10 @@ fn run_replicates(
     };
     let (compressed, compression_error) = match cov {
         Some(c) if c.atoms().len() > MAX_MODES => compress(p, c)?,
+        Some(c) if c.atoms().len() > COMPRESSED_NODES => match compression_effect(p, c, COMPRESSED_NODES)? {
+            (small, effect) if effect <= NEGLIGIBLE_COMPRESSION => (small, effect),
+            _ => (Some(c.clone()), 0.0),
+        },
         _ => (cov.cloned(), 0.0),
     };
     let cov = compressed.as_ref();
@@ -573,6 +600,7 @@ fn run_replicates(
         let approx_error = runs.iter().map(|r| r.approx_error).fold(compression_error, f64::max);
         return Ok(Replicates {
             params: *p,
+            modes: atoms.map_or(1, <[Atom]>::len),
             runs,
             window,
             approx_error,
