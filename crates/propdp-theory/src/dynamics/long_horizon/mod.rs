@@ -178,36 +178,22 @@ pub const COMPRESSION_TOL: f64 = 2e-3;
 /// 5.7e-4 to 1.2e-2.
 pub const NEGLIGIBLE_COMPRESSION: f64 = 5e-4;
 
-/// A spectrum of more than [`MAX_MODES`] atoms compressed
-/// ([`Covariance::compress`]) to [`COMPRESSED_NODES`], or to [`MAX_MODES`]
-/// when that is not within [`COMPRESSION_TOL`], with the compression's
-/// measured effect ([`compression_effect`]).
+/// The spectrum a solve carries and the measured effect of carrying it
+/// instead of `cov`: `cov` itself up to [`COMPRESSED_NODES`] atoms; up to
+/// [`MAX_MODES`], `cov` compressed ([`Covariance::compress`]) to
+/// [`COMPRESSED_NODES`] nodes when that is within
+/// [`NEGLIGIBLE_COMPRESSION`], else `cov`; beyond, compressed to
+/// [`COMPRESSED_NODES`], or to [`MAX_MODES`] when that is not within
+/// [`COMPRESSION_TOL`], else refused. The effect is the largest change of a
+/// metric at any step of the linearised dynamics — exact least squares with
+/// the loss's largest curvature h (step ηh, ridge λ/h, noise σ/h: the same
+/// (1 − ηλ) decay and ησ noise) — on the full against the compressed
+/// spectrum.
 fn compress(p: &DmftParams, cov: &Covariance) -> Result<(Option<Covariance>, f64), DmftError> {
-    let mut error = f64::INFINITY;
-    for nodes in [COMPRESSED_NODES, MAX_MODES] {
-        let (small, effect) = compression_effect(p, cov, nodes)?;
-        if effect <= COMPRESSION_TOL {
-            return Ok((small, effect));
-        }
-        error = effect;
+    let atoms = cov.atoms().len();
+    if atoms <= COMPRESSED_NODES {
+        return Ok((Some(cov.clone()), 0.0));
     }
-    Err(DmftError::Invalid {
-        what: format!(
-            "the spectrum's {} atoms are above the long-horizon solver's {MAX_MODES}, and compressing them to \
-             {MAX_MODES} nodes changes the linearised dynamics' metrics by {error:.2e}, above {COMPRESSION_TOL:e}: \
-             bin the spectrum into at most {MAX_MODES} levels yourself (merging directions of similar eigenvalue)",
-            cov.atoms().len()
-        ),
-        params: Box::new(*p),
-    })
-}
-
-/// `cov` compressed to `nodes` nodes ([`Covariance::compress`]) and the
-/// compression's effect: the largest change of a metric at any step of the
-/// linearised dynamics — exact least squares with the loss's largest
-/// curvature h (step ηh, ridge λ/h, noise σ/h: the same (1 − ηλ) decay and
-/// ησ noise) — on the full against the compressed spectrum.
-fn compression_effect(p: &DmftParams, cov: &Covariance, nodes: usize) -> Result<(Option<Covariance>, f64), DmftError> {
     let h = curvature_bound(p.loss);
     let ls = LeastSquaresParams {
         delta: p.delta,
@@ -222,24 +208,49 @@ fn compression_effect(p: &DmftParams, cov: &Covariance, nodes: usize) -> Result<
     let path = |c: Option<&Covariance>| {
         least_squares::solve_with_covariance(&ls, c).map_err(|e| DmftError::Invalid {
             what: format!(
-                "the effect of compressing the spectrum's {} atoms to {nodes} nodes could not be measured on the \
-                 linearised dynamics ({e}): bin the spectrum into at most {MAX_MODES} levels",
-                cov.atoms().len()
+                "the effect of compressing the spectrum's {atoms} atoms could not be measured on the linearised \
+                 dynamics ({e}): bin the spectrum into at most {MAX_MODES} levels"
             ),
             params: Box::new(*p),
         })
     };
     let full = path(Some(cov))?;
-    let small = cov.compress(nodes);
-    let approx = path(small.as_ref())?;
-    let effect = full
-        .path
-        .mean
-        .iter()
-        .filter_map(|(name, a)| approx.path.mean.get(name).map(|b| (a, b)))
-        .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
-        .fold(0.0, f64::max);
-    Ok((small, effect))
+    let effect = |nodes: usize| -> Result<(Option<Covariance>, f64), DmftError> {
+        let small = cov.compress(nodes);
+        let approx = path(small.as_ref())?;
+        let change = full
+            .path
+            .mean
+            .iter()
+            .filter_map(|(name, a)| approx.path.mean.get(name).map(|b| (a, b)))
+            .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
+            .fold(0.0, f64::max);
+        Ok((small, change))
+    };
+    if atoms <= MAX_MODES {
+        let (small, change) = effect(COMPRESSED_NODES)?;
+        return Ok(if change <= NEGLIGIBLE_COMPRESSION {
+            (small, change)
+        } else {
+            (Some(cov.clone()), 0.0)
+        });
+    }
+    let mut error = f64::INFINITY;
+    for nodes in [COMPRESSED_NODES, MAX_MODES] {
+        let (small, change) = effect(nodes)?;
+        if change <= COMPRESSION_TOL {
+            return Ok((small, change));
+        }
+        error = change;
+    }
+    Err(DmftError::Invalid {
+        what: format!(
+            "the spectrum's {atoms} atoms are above the long-horizon solver's {MAX_MODES}, and compressing them to \
+             {MAX_MODES} nodes changes the linearised dynamics' metrics by {error:.2e}, above {COMPRESSION_TOL:e}: \
+             bin the spectrum into at most {MAX_MODES} levels yourself (merging directions of similar eigenvalue)"
+        ),
+        params: Box::new(*p),
+    })
 }
 
 /// Solve on `p.scrambles` independent replicates of `p.points` paths each.
@@ -490,12 +501,8 @@ fn run_replicates(
         params: Box::new(*p),
     };
     let (compressed, compression_error) = match cov {
-        Some(c) if c.atoms().len() > MAX_MODES => compress(p, c)?,
-        Some(c) if c.atoms().len() > COMPRESSED_NODES => match compression_effect(p, c, COMPRESSED_NODES)? {
-            (small, effect) if effect <= NEGLIGIBLE_COMPRESSION => (small, effect),
-            _ => (Some(c.clone()), 0.0),
-        },
-        _ => (cov.cloned(), 0.0),
+        Some(c) => compress(p, c)?,
+        None => (None, 0.0),
     };
     let cov = compressed.as_ref();
     // two clusters: the modes of the within-class covariance κ²Σ (docs/theory.md §3.6)
