@@ -136,8 +136,9 @@ enum Command {
     Privacy(PrivacyArgs),
     /// Which noise for a DP-SGD problem: DP-SGD against BandMF in cyclic
     /// groups (prefix-sum-optimal coefficients, and coefficients optimised
-    /// for the predicted metric), each σ calibrated to (ε, δ), ranked by
-    /// the predicted metric at step T (docs/correlated_noise.md).
+    /// for the predicted metric) and a BLT in the fixed order (optimised for
+    /// it), each σ calibrated to (ε, δ), ranked by the predicted metric at
+    /// step T (docs/correlated_noise.md).
     Mechanism {
         /// A config with one DP-SGD point: [problem] and [algorithm]
         /// (lambda, eta, steps, clip, sample_rate = the expected batch
@@ -498,7 +499,7 @@ fn mechanism(config: &Path, epsilon: f64, delta_priv: f64, metric: Option<&str>,
         .map_err(|e| e.context(format!("in config {}", config.display())))?;
     let cores = std::thread::available_parallelism().map_or(1, usize::from) as f64;
     eprintln!(
-        "{} candidates and a search of the coefficients: about {:.0} s ({} solves)",
+        "{} candidates and the searches of the coefficients: about {:.0} s ({} solves)",
         config.display(),
         propdp::mechanism::cost_seconds(&cfg) / cores,
         propdp::mechanism::planned_solves(&cfg)

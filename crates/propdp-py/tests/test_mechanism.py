@@ -43,6 +43,11 @@ def test_the_choice_is_the_command_lines(cli, tmp_path):
     jax = m.to_jax_privacy()
     assert jax == theirs["jax_privacy"] and jax["num_bands"] == m.best.groups
     assert math.isclose(sum(c * c for c in jax["coefficients"]), 1.0, rel_tol=1e-12)
+    # the BLT in the fixed order: ⌈1/q⌉ groups at rate 1, its T coefficients and its (θ, ω)
+    blt = [c for c in m.candidates if c.origin == "blt"]
+    assert len(blt) == 1 and (blt[0].groups, blt[0].sample_rate, len(blt[0].coefficients)) == (10, 1.0, 160)
+    assert len(blt[0].blt["buf_decay"]) == len(blt[0].blt["output_scale"]) == 2
+    assert all(c.blt is None for c in m.candidates if c.origin != "blt")
 
 
 def test_keywords_give_the_configs_choice():

@@ -1,10 +1,12 @@
 //! `propdp mechanism`: every candidate's σ calibrated to the same (ε, δ)
 //! under add/remove-one
-//! (checked against the privacy query of its participation), the best the
-//! least predicted, the optimised strategy no worse than the prefix-sum
-//! one it starts from, and the inputs it refuses.
+//! (checked against the privacy query of its participation; the BLT's
+//! against the Gaussian mechanism's exact δ at its sensitivity), the best
+//! the least predicted, the optimised strategies no worse than the ones
+//! they start from, and the inputs it refuses.
 
 use propdp::Silent;
+use propdp::core::problem::Strategy;
 use propdp::core::{AlgorithmKind, Config, ModelKind};
 use propdp::mechanism::{Origin, choose, load};
 use propdp::privacy::{QueryArgs, assess};
@@ -54,9 +56,14 @@ fn candidates_meet_one_budget_and_the_best_is_the_least_predicted() {
     assert_eq!(c.neighbouring, "add/remove-one");
     let origins: Vec<Origin> = c.candidates.iter().map(|c| c.origin).collect();
     assert_eq!(origins[0], Origin::Dpsgd);
-    assert!(origins.contains(&Origin::PrefixSum) && origins.last() == Some(&Origin::Optimized));
+    assert!(origins.contains(&Origin::PrefixSum) && origins.contains(&Origin::Optimized));
+    assert_eq!(origins.last(), Some(&Origin::Blt));
     for k in &c.candidates {
         assert!(k.epsilon <= 4.0 && k.epsilon > 3.99, "{k:?}");
+        assert_eq!(k.metric, "est_err2");
+        if k.origin == Origin::Blt {
+            continue;
+        }
         assert!((k.sample_rate - 0.1 * k.groups as f64).abs() < 1e-15, "{k:?}");
         let want = privacy_sigma(k.sample_rate, k.groups as u64);
         assert!(
@@ -65,12 +72,11 @@ fn candidates_meet_one_budget_and_the_best_is_the_least_predicted() {
         );
         let norm: f64 = k.coefficients.iter().map(|v| v * v).sum();
         assert!((norm - 1.0).abs() < 1e-12, "{k:?}");
-        assert_eq!(k.metric, "est_err2");
     }
     let least = c.candidates.iter().map(|k| k.predicted).fold(f64::INFINITY, f64::min);
     assert_eq!(c.best.predicted, least);
     // the search starts at the prefix-sum coefficients of its groups and keeps the best it sees
-    let optimized = c.candidates.last().unwrap();
+    let optimized = c.candidates.iter().find(|k| k.origin == Origin::Optimized).unwrap();
     let start = c
         .candidates
         .iter()
@@ -80,6 +86,21 @@ fn candidates_meet_one_budget_and_the_best_is_the_least_predicted() {
         optimized.predicted <= start.predicted,
         "{optimized:?} against {start:?}"
     );
+    // the BLT: the fixed order in ⌈1/q⌉ = 10 groups, its σ the Gaussian mechanism's at its sensitivity
+    let blt = c.candidates.last().unwrap();
+    assert_eq!((blt.groups, blt.sample_rate, blt.coefficients.len()), (10, 1.0, 160));
+    let b = blt.blt.as_ref().unwrap();
+    let strategy = Strategy::blt(&b.buf_decay, &b.output_scale).unwrap();
+    assert_eq!(strategy.toeplitz(160), blt.coefficients);
+    let sensitivity = strategy.sensitivity(160, 10);
+    let delta = gaussian_delta(blt.sigma / sensitivity, 4.0);
+    assert!(
+        delta <= 1e-5 && delta > 0.99e-5,
+        "{blt:?}: δ = {delta:e} at sensitivity {sensitivity}"
+    );
+    let jax = blt.jax_privacy(1.0);
+    assert!((jax["noise_multiplier"].as_f64().unwrap() - blt.sigma / sensitivity).abs() < 1e-12);
+    assert_eq!(jax["min_sep"], 10);
     let json = c.json();
     for key in [
         "groups",
@@ -96,6 +117,50 @@ fn candidates_meet_one_budget_and_the_best_is_the_least_predicted() {
             "{key}"
         );
     }
+}
+
+/// δ(ε) of one Gaussian release at noise multiplier `z` (σ over the
+/// sensitivity): Φ(1/(2z) − εz) − e^ε·Φ(−1/(2z) − εz) (Balle, Wang 2018, Thm. 8).
+fn gaussian_delta(z: f64, epsilon: f64) -> f64 {
+    use propdp_numerics::normal::norm_cdf;
+    norm_cdf(0.5 / z - epsilon * z) - epsilon.exp() * norm_cdf(-0.5 / z - epsilon * z)
+}
+
+/// The BLT search keeps the best it sees: the chosen BLT predicts no worse
+/// than its start (each at its own calibrated σ, by the same solver).
+#[test]
+fn the_blt_search_ends_no_worse_than_its_start() {
+    use propdp::mechanism::{Participation, blt_start};
+    use propdp::theory::solve::TheorySolver;
+    let cfg = load(SMALL, None, 4.0, 1e-5).unwrap();
+    let c = choose(&cfg, 4.0, 1e-5, None, &Silent).unwrap();
+    let chosen = c.candidates.iter().find(|k| k.origin == Origin::Blt).unwrap();
+    let start = blt_start(10, 160).unwrap();
+    let (decay, scale) = start.blt_parameters().unwrap();
+    assert!(
+        decay.len() == 2 && decay.iter().all(|t| (0.0..1.0).contains(t)),
+        "{start:?}"
+    );
+    let text = SMALL.replace(
+        "clip = 1.0\n",
+        &format!(
+            "clip = 1.0\ngroups = 10\nstrategy = {{ blt = {{ buf_decay = {decay:?}, output_scale = {scale:?} }} }}\n"
+        ),
+    );
+    let text = text.replace("sample_rate = 0.1", "sample_rate = 1.0");
+    let start_cfg = load(&text, None, 4.0, 1e-5).unwrap();
+    let point = start_cfg.sweep.points()[0];
+    let solver = TheorySolver::new(cfg.raw.solver);
+    let at_start = solver.solve(&point, None).unwrap().metrics["est_err2"];
+    let part = Participation {
+        groups: 10,
+        sample_rate: 1.0,
+    };
+    assert_eq!(chosen.participation(), part);
+    assert!(
+        chosen.predicted <= at_start,
+        "{chosen:?} against its start {start:?}: {at_start}"
+    );
 }
 
 #[test]
@@ -123,7 +188,6 @@ fn one_dpsgd_point_and_a_predicted_metric_are_required() {
 
 #[test]
 fn the_chosen_run_is_confirmed_by_simulating_it_beside_dpsgd() {
-    use propdp::core::problem::Strategy;
     use propdp::core::{Algorithm, LossVariant, Point};
     use propdp::sim::{Design, Prior, SimSettings, simulate};
 
@@ -140,7 +204,10 @@ fn the_chosen_run_is_confirmed_by_simulating_it_beside_dpsgd() {
             sample_rate: k.sample_rate,
             clip: Some(1.0),
             groups: k.groups,
-            strategy: Strategy::banded(&k.coefficients).unwrap(),
+            strategy: match &k.blt {
+                Some(b) => Strategy::blt(&b.buf_decay, &b.output_scale).unwrap(),
+                None => Strategy::banded(&k.coefficients).unwrap(),
+            },
         };
         let point = base.with_algorithm(algorithm).unwrap();
         let s = simulate(

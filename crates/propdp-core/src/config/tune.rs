@@ -29,7 +29,7 @@ use crate::sweep::Sweep;
 /// # clip = [0.1, 0.5]          # DP-SGD: candidate clipping norms C
 /// # max_hours = 1.0            # refuse a search estimated to take longer
 /// # search = "auto"            # "grid" (every candidate) or "staged"; auto: staged beyond 300
-/// # strategies = ["identity", "bandmf", "optimized"]  # DP-SGD: also BandMF at its optimum
+/// # strategies = ["identity", "bandmf", "optimized", "blt"]  # DP-SGD: also correlated noise at its optimum
 /// # fit_intercept = true       # DP-GD, DP-SGD: learn an unpenalised intercept
 /// #                            # ([problem] intercept = b*: the teacher's)
 ///
@@ -109,7 +109,8 @@ pub struct TuneSpec {
     /// noise): with "bandmf" the DP-SGD optimum is also run as BandMF in
     /// cyclic groups at the same hyperparameters, expected batch and budget
     /// (prefix-sum-optimal coefficients), with "optimized" also with the
-    /// coefficients optimised for the metric (`propdp mechanism`).
+    /// coefficients optimised for the metric, with "blt" also as a BLT in
+    /// the fixed order optimised for it (`propdp mechanism`).
     #[serde(default = "identity_only")]
     pub strategies: Vec<TuneStrategy>,
 }
@@ -124,6 +125,8 @@ pub enum TuneStrategy {
     Bandmf,
     /// BandMF with coefficients optimised for the predicted metric.
     Optimized,
+    /// A BLT in the fixed order optimised for the predicted metric.
+    Blt,
 }
 
 /// `tune.strategies`' default: DP-SGD's independent noise alone.
@@ -489,7 +492,7 @@ impl TuneConfig {
                 "tune.strategies",
                 format!("{:?}", t.strategies),
                 "a list holding \"identity\" (DP-SGD's search, whose optimum the other strategies rerun), \
-                 and optionally \"bandmf\" and \"optimized\"",
+                 and optionally \"bandmf\", \"optimized\" and \"blt\"",
             ));
         }
         if t.strategies.len() > 1 && !dpsgd {

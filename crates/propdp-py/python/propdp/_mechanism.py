@@ -1,6 +1,7 @@
 """Which noise for one DP-SGD problem (``propdp mechanism``): DP-SGD against
-BandMF in cyclic groups, each σ calibrated to the same (ε, δ), ranked by
-propdp's predicted metric (docs/correlated_noise.md)."""
+BandMF in cyclic groups and a BLT in the fixed order, each σ calibrated to
+the same (ε, δ), ranked by propdp's predicted metric
+(docs/correlated_noise.md)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from ._progress import ProgressLike, callback
 
 @dataclass(frozen=True)
 class Candidate:
-    """One mechanism at the budget: ``origin`` ("dpsgd", "prefix_sum" or
-    "optimized"), ``groups`` G, ``sample_rate`` p inside the eligible group
-    (q·G), the strategy's ``coefficients`` (‖c‖ = 1), the calibrated
+    """One mechanism at the budget: ``origin`` ("dpsgd", "prefix_sum",
+    "optimized" or "blt"), ``groups`` G, ``sample_rate`` p inside the
+    eligible group (q·G; 1 for a BLT, in the fixed order), the strategy's
+    ``coefficients`` (‖c‖ = 1; a BLT's first T), a BLT's ``blt``
+    (``buf_decay``, ``output_scale``; None when banded), the calibrated
     ``sigma`` on the summed clipped gradient, its certified ``epsilon``, and
     the ``metric`` ``predicted`` at step T with its ``stderr``."""
 
@@ -25,6 +28,7 @@ class Candidate:
     groups: int
     sample_rate: float
     coefficients: List[float]
+    blt: Optional[Dict[str, List[float]]]
     sigma: float
     epsilon: float
     metric: str
@@ -35,20 +39,29 @@ class Candidate:
 @dataclass(frozen=True)
 class Mechanism:
     """The ``best`` candidate, every candidate tried, the budget's
-    ``neighbouring`` relation and ``clip`` C (noise multipliers are σ/C)."""
+    ``neighbouring`` relation, ``clip`` C (noise multipliers are σ/C) and the
+    best run in jax_privacy's names as the command line gives it (None
+    without a clip)."""
 
     best: Candidate
     candidates: List[Candidate]
     neighbouring: str
     clip: Optional[float]
+    jax_privacy: Optional[Dict[str, Any]]
 
     def to_jax_privacy(self) -> Dict[str, Any]:
         """The best run in jax_privacy's conventions: ``noise_multiplier``
         (σ/C), ``sampling_prob`` (p), ``num_bands`` (G, the groups of
-        amplified BandMF) and the strategy's ``coefficients``."""
-        clip = self.clip if self.clip is not None else 1.0
+        amplified BandMF) and the strategy's ``coefficients``; for a BLT
+        ``min_sep`` (G), ``buf_decay`` and ``output_scale``, and the noise
+        multiplier of the stream's one Gaussian release (σ over C times the
+        strategy's sensitivity). Without a clip, C = 1."""
+        if self.jax_privacy is not None:
+            return dict(self.jax_privacy)
+        if self.best.blt is not None:
+            raise ValueError("a BLT's noise multiplier needs the clip C: the problem has none")
         return {
-            "noise_multiplier": self.best.sigma / clip,
+            "noise_multiplier": self.best.sigma,
             "sampling_prob": self.best.sample_rate,
             "num_bands": self.best.groups,
             "coefficients": list(self.best.coefficients),
@@ -89,4 +102,5 @@ def mechanism(
     d = json.loads(text)
     candidates = [Candidate(**c) for c in d["candidates"]]
     best = Candidate(**d["best"])
-    return Mechanism(best=best, candidates=candidates, neighbouring=d["neighbouring"], clip=d["clip"])
+    return Mechanism(best=best, candidates=candidates, neighbouring=d["neighbouring"], clip=d["clip"],
+                     jax_privacy=d["jax_privacy"])

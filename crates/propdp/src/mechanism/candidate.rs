@@ -1,8 +1,10 @@
 //! One candidate noise mechanism for a DP-SGD problem: its participation
-//! (G cyclic groups at rate p = q·G inside the group, so the expected batch
-//! stays q·n), its strategy, the σ calibrated to the budget (Poisson DP-SGD
-//! over ⌈T/G⌉ rounds, [`propdp_core::problem::rounds`]), the certified ε
-//! that σ reads back, and the theory's prediction of the metric at step T.
+//! (G cyclic groups at rate p inside the eligible group: p = q·G, so the
+//! expected batch stays q·n, or p = 1 in the fixed order), its strategy,
+//! the σ calibrated to the budget (Poisson DP-SGD over ⌈T/G⌉ rounds,
+//! [`propdp_core::problem::rounds`], or in the fixed order one Gaussian
+//! release of the strategy's sensitivity), the certified ε that σ reads
+//! back, and the theory's prediction of the metric at step T.
 
 use propdp_core::accountant::bracket::BracketSettings;
 use propdp_core::accountant::epsilon;
@@ -22,6 +24,51 @@ pub enum Origin {
     PrefixSum,
     /// G groups, G bands, the coefficients minimising propdp's predicted metric.
     Optimized,
+    /// G ≥ 1/q groups in the fixed order (rate 1 inside the group), a
+    /// buffered linear Toeplitz strategy minimising propdp's predicted metric.
+    Blt,
+}
+
+impl Origin {
+    /// The candidate's name in tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Origin::Dpsgd => "dpsgd",
+            Origin::PrefixSum => "prefix-sum",
+            Origin::Optimized => "optimized",
+            Origin::Blt => "blt",
+        }
+    }
+}
+
+/// A BLT strategy's parameters in jax_privacy's names
+/// (`buffered_toeplitz.BufferedToeplitz`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BltParameters {
+    /// The buffers' decays θ.
+    pub buf_decay: Vec<f64>,
+    /// The buffers' output scales ω.
+    pub output_scale: Vec<f64>,
+}
+
+impl BltParameters {
+    /// The L2 sensitivity per unit of clip of the normalised BLT's noisy
+    /// stream over `steps` steps in `groups` groups in the fixed order
+    /// ([`Strategy::sensitivity`]).
+    fn sensitivity(&self, steps: usize, groups: usize) -> f64 {
+        Strategy::blt(&self.buf_decay, &self.output_scale).map_or(f64::NAN, |s| s.sensitivity(steps, groups))
+    }
+}
+
+/// How a candidate's rows take part: G cyclic groups, only group t mod G
+/// eligible at step t, each of its rows taken with probability
+/// `sample_rate`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Participation {
+    /// Cyclic groups G.
+    pub groups: usize,
+    /// The rate p inside the eligible group.
+    pub sample_rate: f64,
 }
 
 /// A candidate and its prediction.
@@ -33,8 +80,12 @@ pub struct Candidate {
     pub groups: usize,
     /// The rate p inside the eligible group (q·G).
     pub sample_rate: f64,
-    /// The strategy's first column c (‖c‖₂ = 1; `[1]`: independent noise).
+    /// The strategy's first column c (‖c‖₂ = 1; `[1]`: independent noise);
+    /// for a BLT its first T entries, the whole strategy over the run.
     pub coefficients: Vec<f64>,
+    /// A BLT's parameters (None: banded).
+    #[serde(default)]
+    pub blt: Option<BltParameters>,
     /// σ on the summed clipped gradient, calibrated to the budget.
     pub sigma: f64,
     /// The certified ε of that σ at the budget's δ (at most the target).
@@ -49,15 +100,49 @@ pub struct Candidate {
 
 impl Candidate {
     /// jax_privacy's names of the run: `noise_multiplier` (σ/C), `sampling_prob`
-    /// (p), `num_bands` (G) and the coefficients.
+    /// (p), `num_bands` (G) and the coefficients; for a BLT `buf_decay`,
+    /// `output_scale` and `min_sep` (G) instead of `num_bands` and the
+    /// coefficients, and the noise multiplier of the stream's one Gaussian
+    /// release: noise std nm·C·sens(C) for jax_privacy's unnormalised C
+    /// (c₀ = 1, docs/correlated_noise.md), so nm = σ/(C·s) with s the
+    /// sensitivity of propdp's normalised one ([`Strategy::sensitivity`]).
     pub fn jax_privacy(&self, clip: f64) -> serde_json::Value {
-        serde_json::json!({
-            "noise_multiplier": self.sigma / clip,
-            "sampling_prob": self.sample_rate,
-            "num_bands": self.groups,
-            "coefficients": self.coefficients,
-        })
+        match &self.blt {
+            None => serde_json::json!({
+                "noise_multiplier": self.sigma / clip,
+                "sampling_prob": self.sample_rate,
+                "num_bands": self.groups,
+                "coefficients": self.coefficients,
+            }),
+            Some(b) => serde_json::json!({
+                "noise_multiplier": self.sigma / (clip * b.sensitivity(self.coefficients.len(), self.groups)),
+                "sampling_prob": self.sample_rate,
+                "min_sep": self.groups,
+                "buf_decay": b.buf_decay,
+                "output_scale": b.output_scale,
+            }),
+        }
     }
+
+    /// The candidate's participation.
+    pub fn participation(&self) -> Participation {
+        Participation {
+            groups: self.groups,
+            sample_rate: self.sample_rate,
+        }
+    }
+}
+
+/// The fixed order (rate 1 inside the group) in the fewest groups whose
+/// batch n/G is at most DP-SGD's expected q·n: G = ⌈1/q⌉; None when that is
+/// more than the `steps` T (some rows would never be used).
+pub fn fixed_order(q: f64, steps: usize) -> Option<Participation> {
+    // 1/q within rounding of an integer is that integer
+    let groups = ((1.0 / q) * (1.0 - 1e-12)).ceil().max(1.0) as usize;
+    (groups <= steps).then_some(Participation {
+        groups,
+        sample_rate: 1.0,
+    })
 }
 
 /// A descent's gradient steps (None for a perturbed minimiser).
@@ -118,8 +203,21 @@ impl<'a> Problem<'a> {
         (self.steps.sample_rate, self.steps.steps, self.steps.clip)
     }
 
-    /// The point of `groups` groups (rate q·G) with `strategy` at noise `sigma`.
-    fn point(&self, groups: usize, strategy: Strategy, sigma: f64) -> crate::Result<Point> {
+    /// G groups at rate q·G: the expected batch q·n (amplified BandMF).
+    pub fn amplified(&self, groups: usize) -> Participation {
+        Participation {
+            groups,
+            sample_rate: self.steps.sample_rate * groups as f64,
+        }
+    }
+
+    /// The fixed order for DP-SGD's q and T ([`fixed_order`]).
+    pub fn fixed_order(&self) -> Option<Participation> {
+        fixed_order(self.steps.sample_rate, self.steps.steps)
+    }
+
+    /// The point of participation `part` with `strategy` at noise `sigma`.
+    fn point(&self, part: Participation, strategy: Strategy, sigma: f64) -> crate::Result<Point> {
         let g = self.steps;
         let algorithm = Algorithm::Dpsgd {
             lambda: g.lambda,
@@ -127,19 +225,20 @@ impl<'a> Problem<'a> {
             eta: g.eta,
             steps: g.steps,
             loss_variant: g.loss_variant,
-            sample_rate: g.sample_rate * groups as f64,
+            sample_rate: part.sample_rate,
             clip: g.clip.is_finite().then_some(g.clip),
-            groups,
+            groups: part.groups,
             strategy,
         };
         Ok(self.base.with_algorithm(algorithm)?)
     }
 
-    /// σ meeting the budget with `groups` groups (any strategy of at most
-    /// G bands: the guarantee does not depend on the coefficients), and its
-    /// certified ε; None when no σ does.
-    pub fn calibrate(&self, groups: usize) -> crate::Result<Option<(f64, f64)>> {
-        let unit = self.point(groups, Strategy::IDENTITY, 1.0)?;
+    /// σ meeting the budget with participation `part` and `strategy` (with
+    /// at most G bands amplified, any: the guarantee does not depend on the
+    /// coefficients; in the fixed order it scales with the strategy's
+    /// sensitivity), and its certified ε; None when no σ does.
+    pub fn calibrate(&self, part: Participation, strategy: Strategy) -> crate::Result<Option<(f64, f64)>> {
+        let unit = self.point(part, strategy, 1.0)?;
         let model = unit.model();
         let kind = unit.algorithm().mechanism();
         let Some(sigma) = self.budget.calibrate(&model, kind) else {
@@ -160,16 +259,16 @@ impl<'a> Problem<'a> {
         Ok(Some((sigma, eps)))
     }
 
-    /// The predicted metric and its standard error for `groups` groups,
-    /// `strategy` and noise `sigma`, by `solver`.
+    /// The predicted metric and its standard error for participation
+    /// `part`, `strategy` and noise `sigma`, by `solver`.
     pub fn predict(
         &self,
         solver: &TheorySolver,
-        groups: usize,
+        part: Participation,
         strategy: Strategy,
         sigma: f64,
     ) -> crate::Result<(f64, f64)> {
-        let point = self.point(groups, strategy, sigma)?;
+        let point = self.point(part, strategy, sigma)?;
         let sol = solver.solve(&point, None)?;
         let value = sol.metrics.get(self.metric).copied().ok_or_else(|| {
             crate::Error::compute(format!("the theory of this point does not predict {}", self.metric))
@@ -193,19 +292,22 @@ impl<'a> Problem<'a> {
     pub fn candidate(
         &self,
         origin: Origin,
-        groups: usize,
+        part: Participation,
         strategy: Strategy,
         (sigma, eps): (f64, f64),
     ) -> crate::Result<Candidate> {
-        let (predicted, stderr) = self.predict(self.solver, groups, strategy, sigma)?;
+        let (predicted, stderr) = self.predict(self.solver, part, strategy, sigma)?;
         Ok(Candidate {
             origin,
-            groups,
-            sample_rate: self.steps.sample_rate * groups as f64,
+            groups: part.groups,
+            sample_rate: part.sample_rate,
             coefficients: strategy
                 .coefficients()
-                .expect("the candidates are banded strategies")
-                .to_vec(),
+                .map_or_else(|| strategy.toeplitz(self.steps.steps), <[f64]>::to_vec),
+            blt: strategy.blt_parameters().map(|(d, s)| BltParameters {
+                buf_decay: d.to_vec(),
+                output_scale: s.to_vec(),
+            }),
             sigma,
             epsilon: eps,
             metric: self.metric.to_string(),

@@ -14,11 +14,19 @@
 //!    prefix-sum-optimal coefficients, over every ratio up to 5 bands and a
 //!    three-parameter warp beyond, on a coarse RQMC budget, then solved at
 //!    the config's).
+//! 4. A buffered linear Toeplitz (BLT) strategy of two buffers in the
+//!    fixed order: G = ⌈1/q⌉ groups at rate 1 (a batch of at most q·n),
+//!    its (θ, ω) minimising the predicted metric (Nelder–Mead from the BLT
+//!    nearest the prefix-sum-optimal G-band strategy, coarse budget, σ
+//!    calibrated at every point), then solved at the config's.
 //!
 //! With b ≤ G bands an example's participations meet disjoint rows of the
-//! strategy, so every candidate is certified as Poisson DP-SGD over ⌈T/G⌉
+//! strategy, so candidates 1–3 are certified as Poisson DP-SGD over ⌈T/G⌉
 //! rounds (Choquette-Choo et al. 2023, Thm. 4): σ depends on G, not on the
-//! coefficients.
+//! coefficients. A BLT's rows overlap: with no sampling (the fixed order)
+//! the noisy stream is one Gaussian release of the strategy's sensitivity
+//! (its min-sep sensitivity, Dvijotham et al. 2024), so its σ follows its
+//! coefficients; sampled, it has no certified ε here.
 //!
 //! # References
 //! - Choquette-Choo, McMahan, Rush, Thakurta (2023), *(Amplified) banded
@@ -26,6 +34,9 @@
 //! - Choquette-Choo, Dvijotham, Pillutla, Ganesh, Steinke, Thakurta (2023),
 //!   *Correlated noise provably beats independent noise for differentially
 //!   private learning*, arXiv 2310.06771.
+//! - Dvijotham, McMahan, Pillutla, Steinke, Thakurta (2024), *Efficient and
+//!   near-optimal noise generation for streaming differential privacy*,
+//!   arXiv 2404.16706 (BLTs).
 
 mod candidate;
 mod optimize;
@@ -37,12 +48,32 @@ use propdp_theory::solve::TheorySolver;
 use serde::Serialize;
 
 use candidate::Problem;
-pub use candidate::{Candidate, Origin};
+pub use candidate::{BltParameters, Candidate, Origin, Participation};
+pub use optimize::blt_start;
 
 use crate::progress::Progress;
 
 /// Coarse solves the coefficient search may spend.
 pub const SEARCH_SOLVES: usize = 60;
+/// Coarse solves the BLT search may spend.
+pub const BLT_SOLVES: usize = 40;
+
+/// The searches a comparison runs beside DP-SGD and the prefix-sum BandMF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Searches {
+    /// The banded coefficients minimising the predicted metric.
+    pub optimized: bool,
+    /// The BLT in the fixed order minimising it.
+    pub blt: bool,
+}
+
+impl Searches {
+    /// Every search (`propdp mechanism`).
+    pub const ALL: Searches = Searches {
+        optimized: true,
+        blt: true,
+    };
+}
 /// The coarse RQMC budget of the search: points per scramble and scrambles.
 const COARSE: (usize, usize) = (1024, 2);
 
@@ -77,32 +108,39 @@ impl Choice {
             "{:<12} {:>6} {:>8} {:>10} {:>10} {:>12} {:>10}  coefficients\n",
             "candidate", "groups", "rate", "sigma", "epsilon", self.best.metric, "stderr"
         );
+        let list = |v: &[f64]| v.iter().map(|v| format!("{v:.4}")).collect::<Vec<String>>().join(", ");
         for c in &self.candidates {
-            let name = match c.origin {
-                Origin::Dpsgd => "dpsgd",
-                Origin::PrefixSum => "bandmf",
-                Origin::Optimized => "optimized",
+            let coefs = match &c.blt {
+                Some(b) => format!(
+                    "buf_decay [{}], output_scale [{}]",
+                    list(&b.buf_decay),
+                    list(&b.output_scale)
+                ),
+                None => format!("[{}]", list(&c.coefficients)),
             };
-            let coefs: Vec<String> = c.coefficients.iter().map(|v| format!("{v:.4}")).collect();
             s += &format!(
-                "{:<12} {:>6} {:>8.4} {:>10.5} {:>10.5} {:>12.6} {:>10.2e}  [{}]{}\n",
-                name,
+                "{:<12} {:>6} {:>8.4} {:>10.5} {:>10.5} {:>12.6} {:>10.2e}  {}{}\n",
+                c.origin.label(),
                 c.groups,
                 c.sample_rate,
                 c.sigma,
                 c.epsilon,
                 c.predicted,
                 c.stderr,
-                coefs.join(", "),
+                coefs,
                 if c == &self.best { "  ← best" } else { "" }
             );
         }
         if let Some(clip) = self.clip {
+            let jax = self.best.jax_privacy(clip);
+            let participation = match &self.best.blt {
+                Some(_) => format!("min_sep = {}", self.best.groups),
+                None => format!("num_bands = {}", self.best.groups),
+            };
             s += &format!(
-                "jax_privacy: noise_multiplier = {:.6}, sampling_prob = {}, num_bands = {} (relation {})\n",
-                self.best.sigma / clip,
+                "jax_privacy: noise_multiplier = {:.6}, sampling_prob = {}, {participation} (relation {})\n",
+                jax["noise_multiplier"].as_f64().unwrap_or(f64::NAN),
                 self.best.sample_rate,
-                self.best.groups,
                 self.neighbouring
             );
         }
@@ -169,7 +207,7 @@ pub fn cost_seconds(cfg: &Config) -> f64 {
         return 0.0;
     };
     let atoms = cfg.covariance.as_ref().map_or(1, |c| c.atoms().len());
-    choice_seconds(&cfg.raw.solver, q, steps, atoms, true)
+    choice_seconds(&cfg.raw.solver, q, steps, atoms, Searches::ALL)
 }
 
 /// The DP-SGD rate q and steps T of a choice's config (its first point).
@@ -182,9 +220,9 @@ fn rate_and_steps(cfg: &Config) -> Option<(f64, usize)> {
 }
 
 /// The estimated seconds of one core of [`compare`] at rate `q` and `steps`
-/// steps with `atoms` atoms: each candidate's solve by `solver` and, when
-/// `optimized`, the coarse search's solves.
-pub(crate) fn choice_seconds(solver: &SolverOptions, q: f64, steps: usize, atoms: usize, optimized: bool) -> f64 {
+/// steps with `atoms` atoms: each candidate's solve by `solver` and the
+/// coarse solves of the `searches`.
+pub(crate) fn choice_seconds(solver: &SolverOptions, q: f64, steps: usize, atoms: usize, searches: Searches) -> f64 {
     let coarse = coarse_options(*solver);
     let solve = |opts: &SolverOptions, rate: f64| crate::run::dmft_cost(opts, steps, rate.min(1.0), atoms, false);
     let groups = group_counts(q, steps);
@@ -192,10 +230,13 @@ pub(crate) fn choice_seconds(solver: &SolverOptions, q: f64, steps: usize, atoms
         .chain(groups.iter().copied())
         .map(|g| solve(solver, q * g as f64))
         .sum();
-    let search = groups.last().filter(|_| optimized).map_or(0.0, |&g| {
+    let search = groups.last().filter(|_| searches.optimized).map_or(0.0, |&g| {
         SEARCH_SOLVES as f64 * solve(&coarse, q * g as f64) + solve(solver, q * g as f64)
     });
-    candidates + search
+    let blt = candidate::fixed_order(q, steps)
+        .filter(|_| searches.blt)
+        .map_or(0.0, |_| BLT_SOLVES as f64 * solve(&coarse, 1.0) + solve(solver, 1.0));
+    candidates + search + blt
 }
 
 /// The solver of the coefficient search: `opts` at the coarse RQMC budget.
@@ -224,7 +265,8 @@ pub fn planned_solves(cfg: &Config) -> usize {
         return 0;
     };
     let groups = group_counts(q, steps).len();
-    1 + groups + usize::from(groups > 0) * (SEARCH_SOLVES + 1)
+    let blt = candidate::fixed_order(q, steps).map_or(0, |_| BLT_SOLVES + 1);
+    1 + groups + usize::from(groups > 0) * (SEARCH_SOLVES + 1) + blt
 }
 
 /// The best noise for the config's one DP-SGD point at (`epsilon`,
@@ -281,7 +323,7 @@ pub fn choose(
     let solver = TheorySolver::new(cfg.raw.solver).with_covariance(cfg.covariance.clone());
     progress.begin("mechanism", planned_solves(cfg) as u64);
     let coarse = coarse_solver(cfg.raw.solver, cfg.covariance.clone());
-    let candidates = compare(base, budget, metric, &solver, &coarse, true, progress)?;
+    let candidates = compare(base, budget, metric, &solver, &coarse, Searches::ALL, progress)?;
     progress.end();
     let best = candidates
         .iter()
@@ -299,15 +341,16 @@ pub fn choose(
 
 /// The candidates for DP-SGD point `base` at `budget`, in order: DP-SGD,
 /// BandMF in each of the groups tried with prefix-sum-optimal coefficients,
-/// and with `optimized` the coefficients searched for the best of those
-/// (by `coarse`, [`coarse_solver`]). Each solve advances `progress` by one.
+/// then as `searches` asks the coefficients searched for the best of those
+/// and the BLT searched in the fixed order (by `coarse`,
+/// [`coarse_solver`]). Each solve advances `progress` by one.
 pub(crate) fn compare(
     base: propdp_core::Point,
     budget: Budget,
     metric: &str,
     solver: &TheorySolver,
     coarse: &TheorySolver,
-    optimized: bool,
+    searches: Searches,
     progress: &dyn Progress,
 ) -> crate::Result<Vec<Candidate>> {
     let problem = Problem::new(base, budget, metric, solver)?;
@@ -325,31 +368,47 @@ pub(crate) fn compare(
         ))
     };
     let mut candidates = Vec::new();
-    let noise = problem.calibrate(1)?.ok_or_else(|| unreachable(1))?;
-    candidates.push(problem.candidate(Origin::Dpsgd, 1, Strategy::IDENTITY, noise)?);
+    let noise = problem
+        .calibrate(problem.amplified(1), Strategy::IDENTITY)?
+        .ok_or_else(|| unreachable(1))?;
+    candidates.push(problem.candidate(Origin::Dpsgd, problem.amplified(1), Strategy::IDENTITY, noise)?);
     progress.advance(1);
     let mut banded: Option<(Candidate, (f64, f64))> = None;
     for groups in group_counts(q, steps) {
         stop()?;
-        let Some(noise) = problem.calibrate(groups)? else {
+        let part = problem.amplified(groups);
+        let Some(noise) = problem.calibrate(part, Strategy::IDENTITY)? else {
             progress.message(&format!("{groups} groups: no noise meets the budget"));
             progress.advance(1);
             continue;
         };
         let strategy = Strategy::prefix_sum_optimal(groups, steps)?;
-        let c = problem.candidate(Origin::PrefixSum, groups, strategy, noise)?;
+        let c = problem.candidate(Origin::PrefixSum, part, strategy, noise)?;
         progress.advance(1);
         if banded.as_ref().is_none_or(|(b, _)| c.predicted < b.predicted) {
             banded = Some((c.clone(), noise));
         }
         candidates.push(c);
     }
-    if let Some((b, noise)) = banded.filter(|_| optimized) {
+    let tick = || progress.advance(1);
+    if let Some((b, noise)) = banded.filter(|_| searches.optimized) {
         stop()?;
         let start = Strategy::prefix_sum_optimal(b.groups, steps)?;
-        let tick = || progress.advance(1);
-        let (strategy, _) = optimize::optimise(&problem, coarse, b.groups, noise.0, start, SEARCH_SOLVES, &tick)?;
-        candidates.push(problem.candidate(Origin::Optimized, b.groups, strategy, noise)?);
+        let part = b.participation();
+        let fixed = optimize::Noise::Fixed(noise.0);
+        let (strategy, _) = optimize::optimise(&problem, coarse, part, fixed, start, SEARCH_SOLVES, &tick)?;
+        candidates.push(problem.candidate(Origin::Optimized, part, strategy, noise)?);
+        progress.advance(1);
+    }
+    if let Some(part) = problem.fixed_order().filter(|_| searches.blt) {
+        stop()?;
+        let start = optimize::blt_start(part.groups, steps)?;
+        let calibrated = optimize::Noise::Calibrated;
+        let (strategy, _) = optimize::optimise(&problem, coarse, part, calibrated, start, BLT_SOLVES, &tick)?;
+        match problem.calibrate(part, strategy)? {
+            Some(noise) => candidates.push(problem.candidate(Origin::Blt, part, strategy, noise)?),
+            None => progress.message(&format!("BLT in {} groups: no noise meets the budget", part.groups)),
+        }
         progress.advance(1);
     }
     Ok(candidates)

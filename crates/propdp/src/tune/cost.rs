@@ -192,13 +192,16 @@ impl Plan {
             return 0.0;
         }
         let atoms = self.covariance.as_ref().map_or(1, |c| c.atoms().len());
-        let optimized = strategies.contains(&TuneStrategy::Optimized);
+        let searches = crate::mechanism::Searches {
+            optimized: strategies.contains(&TuneStrategy::Optimized),
+            blt: strategies.contains(&TuneStrategy::Blt),
+        };
         let choices: Vec<f64> = self
             .candidates(kind)
             .sample_rates
             .iter()
             .filter_map(|&q| Some((*self.horizons.at(q).last()?, q)))
-            .map(|(steps, q)| crate::mechanism::choice_seconds(&self.cfg.solver, q, steps, atoms, optimized))
+            .map(|(steps, q)| crate::mechanism::choice_seconds(&self.cfg.solver, q, steps, atoms, searches))
             .collect();
         choices.iter().sum::<f64>() / choices.len().max(1) as f64
     }

@@ -296,17 +296,14 @@ fn correlated_table(cells: &[Cell], metric: &str) -> String {
     }
     let mut out = format!(
         "DP-SGD's optima with correlated noise (BandMF in G cyclic groups at rate q·G, the same expected batch and \
-         budget; jax_privacy: noise_multiplier = σ/C, sampling_prob, num_bands = G):\n{:>7} {:>7}  {:>12} {:>12}  \
+         budget, or a BLT in G = ⌈1/q⌉ groups in the fixed order; jax_privacy: noise_multiplier, sampling_prob, \
+         num_bands or min_sep = G):\n{:>7} {:>7}  {:>12} {:>12}  \
          {:>4} {:>10} {:>9} {:>15} {:>13}  {}\n",
         "δ", "level", "DP-SGD", "BandMF", "G", "origin", "σ", "noise_mult.", "sampling_prob", metric
     );
     for (c, b, k) in rows {
         let clip = b.tuned.clip.unwrap_or(1.0);
-        let origin = match k.origin {
-            crate::mechanism::Origin::Dpsgd => "dpsgd",
-            crate::mechanism::Origin::PrefixSum => "prefix-sum",
-            crate::mechanism::Origin::Optimized => "optimized",
-        };
+        let origin = k.origin.label();
         let _ = writeln!(
             out,
             "{:>7.3} {:>7.3}  {:>12} {:>12}  {:>4} {:>10} {:>9} {:>15} {:>13}  {}",
@@ -317,7 +314,7 @@ fn correlated_table(cells: &[Cell], metric: &str) -> String {
             k.groups,
             origin,
             sig3(k.sigma),
-            sig3(k.sigma / clip),
+            sig3(k.jax_privacy(clip)["noise_multiplier"].as_f64().unwrap_or(f64::NAN)),
             sig3(k.sample_rate),
             if k.predicted < b.tuned.value {
                 "correlated noise wins"

@@ -302,8 +302,11 @@ fn optimise_cell(
     if kind == AlgorithmKind::Dpsgd && t.strategies.iter().any(|s| *s != TuneStrategy::Identity) {
         progress.detail(&format!("{cell}: its optimum with correlated noise"));
         let coarse = crate::mechanism::coarse_solver(cfg.solver, plan.covariance.clone());
-        let optimized = t.strategies.contains(&TuneStrategy::Optimized);
-        match crate::mechanism::compare(opt.point, budget, &t.metric, solver, &coarse, optimized, &crate::Silent) {
+        let searches = crate::mechanism::Searches {
+            optimized: t.strategies.contains(&TuneStrategy::Optimized),
+            blt: t.strategies.contains(&TuneStrategy::Blt),
+        };
+        match crate::mechanism::compare(opt.point, budget, &t.metric, solver, &coarse, searches, &crate::Silent) {
             Ok(runs) => {
                 best.correlated_noise = runs
                     .into_iter()
