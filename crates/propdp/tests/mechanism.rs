@@ -286,6 +286,23 @@ dmft_scrambles = 2
         "{run} against {sigma}"
     );
     assert!((p - 0.05 * groups as f64).abs() < 1e-12, "{run}");
+    // its step size searched again: no worse than the same run at the optimum's η, by the same solver
+    let at_optimum = format!(
+        "[problem]\nmodel = \"huber\"\ndelta = 0.5\ns2 = 1.0\nhuber_m = 1.0\nnoise = {{ law = \"gaussian\", sd = 0.5 }}\n\
+         [algorithm]\nkind = \"dpsgd\"\nlambda = {}\nsigma = {}\neta = {}\nsteps = 256\nsample_rate = {p}\nclip = 1.0\n\
+         groups = {groups}\nstrategy = {{ coefficients = {} }}\n[solver]\ndmft_points = 1024\ndmft_scrambles = 2\n",
+        best["lambda"], run["sigma"], best["eta"], run["coefficients"]
+    );
+    let at_optimum = Config::from_toml_str(&at_optimum).unwrap();
+    let solver = propdp::theory::solve::TheorySolver::new(at_optimum.raw.solver);
+    let value = solver.solve(&at_optimum.sweep.points()[0], None).unwrap().metrics["est_err2"];
+    let eta = run["eta"].as_f64().unwrap();
+    assert!(
+        run["predicted"].as_f64().unwrap() <= value,
+        "{run}: at the optimum's η = {} it predicts {value}",
+        best["eta"]
+    );
+    assert!(eta > 0.0, "{run}");
     assert!(
         out.table().contains("DP-SGD's optima with correlated noise"),
         "{}",

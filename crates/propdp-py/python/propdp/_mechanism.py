@@ -20,15 +20,17 @@ class Candidate:
     "optimized" or "blt"), ``groups`` G, ``sample_rate`` p inside the
     eligible group (q·G; 1 for a BLT, in the fixed order), the strategy's
     ``coefficients`` (‖c‖ = 1; a BLT's first T), a BLT's ``blt``
-    (``buf_decay``, ``output_scale``; None when banded), the calibrated
-    ``sigma`` on the summed clipped gradient, its certified ``epsilon``, and
-    the ``metric`` ``predicted`` at step T with its ``stderr``."""
+    (``buf_decay``, ``output_scale``; None when banded), the step size
+    ``eta`` (the config's), the calibrated ``sigma`` on the summed clipped
+    gradient, its certified ``epsilon``, and the ``metric`` ``predicted`` at
+    step T with its ``stderr``."""
 
     origin: str
     groups: int
     sample_rate: float
     coefficients: List[float]
     blt: Optional[Dict[str, List[float]]]
+    eta: Optional[float]
     sigma: float
     epsilon: float
     metric: str

@@ -86,6 +86,10 @@ pub struct Candidate {
     /// A BLT's parameters (None: banded).
     #[serde(default)]
     pub blt: Option<BltParameters>,
+    /// The step size η of the run (the config's; in `propdp tune`, searched
+    /// again for the correlated run).
+    #[serde(default)]
+    pub eta: Option<f64>,
     /// σ on the summed clipped gradient, calibrated to the budget.
     pub sigma: f64,
     /// The certified ε of that σ at the budget's δ (at most the target).
@@ -122,6 +126,14 @@ impl Candidate {
                 "output_scale": b.output_scale,
             }),
         }
+    }
+
+    /// The candidate's strategy.
+    pub fn strategy(&self) -> crate::Result<Strategy> {
+        Ok(match &self.blt {
+            Some(b) => Strategy::blt(&b.buf_decay, &b.output_scale)?,
+            None => Strategy::banded(&self.coefficients)?,
+        })
     }
 
     /// The candidate's participation.
@@ -196,6 +208,19 @@ impl<'a> Problem<'a> {
             metric,
             solver,
         })
+    }
+
+    /// DP-SGD's step size η.
+    pub fn eta(&self) -> f64 {
+        self.steps.eta
+    }
+
+    /// The problem with step size `eta` in place of the base point's.
+    pub fn at_eta(&self, eta: f64) -> Problem<'a> {
+        Problem {
+            steps: GradientSteps { eta, ..self.steps },
+            ..*self
+        }
     }
 
     /// DP-SGD's expected batch fraction q, steps T and clip C (∞: none).
@@ -308,6 +333,7 @@ impl<'a> Problem<'a> {
                 buf_decay: d.to_vec(),
                 output_scale: s.to_vec(),
             }),
+            eta: Some(self.steps.eta),
             sigma,
             epsilon: eps,
             metric: self.metric.to_string(),

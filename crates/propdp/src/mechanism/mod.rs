@@ -40,6 +40,7 @@
 
 mod candidate;
 mod optimize;
+mod step_size;
 
 use propdp_core::config::SolverOptions;
 use propdp_core::problem::{Budget, MAX_BANDS, Strategy, Target};
@@ -50,6 +51,8 @@ use serde::Serialize;
 use candidate::Problem;
 pub use candidate::{BltParameters, Candidate, Origin, Participation};
 pub use optimize::blt_start;
+pub use step_size::STEP_SOLVES;
+pub(crate) use step_size::search_step;
 
 use crate::progress::Progress;
 
@@ -237,6 +240,19 @@ pub(crate) fn choice_seconds(solver: &SolverOptions, q: f64, steps: usize, atoms
         .filter(|_| searches.blt)
         .map_or(0.0, |_| BLT_SOLVES as f64 * solve(&coarse, 1.0) + solve(solver, 1.0));
     candidates + search + blt
+}
+
+/// The estimated seconds of one core of [`search_step`] at rate `q` and
+/// `steps` steps with `atoms` atoms: its typical solves (half its most,
+/// rounded up) at a candidate's mean cost.
+pub(crate) fn step_search_seconds(solver: &SolverOptions, q: f64, steps: usize, atoms: usize) -> f64 {
+    let solve = |rate: f64| crate::run::dmft_cost(solver, steps, rate.min(1.0), atoms, false);
+    let rates: Vec<f64> = std::iter::once(1)
+        .chain(group_counts(q, steps))
+        .map(|g| q * g as f64)
+        .collect();
+    let mean = rates.iter().map(|&r| solve(r)).sum::<f64>() / rates.len() as f64;
+    STEP_SOLVES.div_ceil(2) as f64 * mean
 }
 
 /// The solver of the coefficient search: `opts` at the coarse RQMC budget.

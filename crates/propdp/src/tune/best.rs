@@ -53,9 +53,10 @@ pub struct Best {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub training: Option<TrainingRun>,
     /// DP-SGD with `tune.strategies` beyond "identity": the best
-    /// correlated-noise run (BandMF in cyclic groups) at the optimum's
-    /// hyperparameters, expected batch and budget; it beats the optimum
-    /// when its `predicted` is below the optimum's.
+    /// correlated-noise run (BandMF in cyclic groups, or a BLT in the fixed
+    /// order) at the optimum's λ, T, q, C and budget, its strategy chosen
+    /// at the optimum's η and its step size `eta` then searched again; it
+    /// beats the optimum when its `predicted` is below the optimum's.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub correlated_noise: Option<crate::mechanism::Candidate>,
     /// What produced the line.

@@ -181,7 +181,8 @@ impl Plan {
 impl Plan {
     /// Estimated seconds of one core of a DP-SGD cell's optimum rerun with
     /// correlated noise (`tune.strategies` beyond "identity"; 0 otherwise):
-    /// a mechanism choice ([`crate::mechanism::choice_seconds`]) at each
+    /// a mechanism choice ([`crate::mechanism::choice_seconds`]) and the
+    /// step size's search ([`crate::mechanism::step_search_seconds`]) at each
     /// sample rate's longest horizon, averaged over the rates (the optimum
     /// may end at any; the dearest, T = 2000 at q = 0.01 beside q = 0.25,
     /// put a 13 s search at 3 minutes).
@@ -201,7 +202,10 @@ impl Plan {
             .sample_rates
             .iter()
             .filter_map(|&q| Some((*self.horizons.at(q).last()?, q)))
-            .map(|(steps, q)| crate::mechanism::choice_seconds(&self.cfg.solver, q, steps, atoms, searches))
+            .map(|(steps, q)| {
+                crate::mechanism::choice_seconds(&self.cfg.solver, q, steps, atoms, searches)
+                    + crate::mechanism::step_search_seconds(&self.cfg.solver, q, steps, atoms)
+            })
             .collect();
         choices.iter().sum::<f64>() / choices.len().max(1) as f64
     }

@@ -280,8 +280,9 @@ fn table(cells: &[Cell], references: &[NonPrivate], metric: &str, budget: &Budge
 }
 
 /// The DP-SGD optima run with correlated noise (`tune.strategies`; empty
-/// without): the best BandMF run at the optimum's hyperparameters and
-/// budget, whether it beats the optimum, and jax_privacy's names for it.
+/// without): the best correlated run at the optimum's hyperparameters and
+/// budget, its step size searched again, whether it beats the optimum, and
+/// jax_privacy's names for it.
 fn correlated_table(cells: &[Cell], metric: &str) -> String {
     let rows: Vec<(&Cell, &Best, &crate::mechanism::Candidate)> = cells
         .iter()
@@ -297,22 +298,23 @@ fn correlated_table(cells: &[Cell], metric: &str) -> String {
     let mut out = format!(
         "DP-SGD's optima with correlated noise (BandMF in G cyclic groups at rate q·G, the same expected batch and \
          budget, or a BLT in G = ⌈1/q⌉ groups in the fixed order; jax_privacy: noise_multiplier, sampling_prob, \
-         num_bands or min_sep = G):\n{:>7} {:>7}  {:>12} {:>12}  \
-         {:>4} {:>10} {:>9} {:>15} {:>13}  {}\n",
-        "δ", "level", "DP-SGD", "BandMF", "G", "origin", "σ", "noise_mult.", "sampling_prob", metric
+         num_bands or min_sep = G; η searched again from the optimum's):\n{:>7} {:>7}  {:>12} {:>12}  \
+         {:>4} {:>10} {:>9} {:>9} {:>15} {:>13}  {}\n",
+        "δ", "level", "DP-SGD", "correlated", "G", "origin", "η", "σ", "noise_mult.", "sampling_prob", metric
     );
     for (c, b, k) in rows {
         let clip = b.tuned.clip.unwrap_or(1.0);
         let origin = k.origin.label();
         let _ = writeln!(
             out,
-            "{:>7.3} {:>7.3}  {:>12} {:>12}  {:>4} {:>10} {:>9} {:>15} {:>13}  {}",
+            "{:>7.3} {:>7.3}  {:>12} {:>12}  {:>4} {:>10} {:>9} {:>9} {:>15} {:>13}  {}",
             c.delta,
             c.level,
             sig3(b.tuned.value),
             sig3(k.predicted),
             k.groups,
             origin,
+            k.eta.map_or("–".into(), sig3),
             sig3(k.sigma),
             sig3(k.jax_privacy(clip)["noise_multiplier"].as_f64().unwrap_or(f64::NAN)),
             sig3(k.sample_rate),

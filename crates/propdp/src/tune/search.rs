@@ -306,13 +306,18 @@ fn optimise_cell(
             optimized: t.strategies.contains(&TuneStrategy::Optimized),
             blt: t.strategies.contains(&TuneStrategy::Blt),
         };
-        match crate::mechanism::compare(opt.point, budget, &t.metric, solver, &coarse, searches, &crate::Silent) {
-            Ok(runs) => {
-                best.correlated_noise = runs
+        // the best correlated run at the optimum, then its step size searched again
+        let run = crate::mechanism::compare(opt.point, budget, &t.metric, solver, &coarse, searches, &crate::Silent)
+            .and_then(|runs| {
+                let best = runs
                     .into_iter()
                     .skip(1)
                     .min_by(|a, b| a.predicted.total_cmp(&b.predicted));
-            }
+                best.map(|b| crate::mechanism::search_step(opt.point, budget, &t.metric, solver, &b, &crate::Silent))
+                    .transpose()
+            });
+        match run {
+            Ok(run) => best.correlated_noise = run,
             Err(err) => progress.message(&format!("{cell}: correlated noise at its optimum: {err}")),
         }
     }
