@@ -119,6 +119,52 @@ fn candidates_meet_one_budget_and_the_best_is_the_least_predicted() {
     }
 }
 
+/// Without fixed paths the returned prediction is the run's solve at the
+/// final precision (more precise than the default's), and stays the least
+/// of the candidates.
+#[test]
+fn the_returned_prediction_is_solved_at_the_final_precision() {
+    use propdp::core::config::SolverOptions;
+    use propdp::mechanism::FINAL_PRECISION;
+    use propdp::theory::solve::TheorySolver;
+    let text = SMALL.replace("dmft_points = 1024\ndmft_scrambles = 2\n", "");
+    let cfg = load(&text, None, 4.0, 1e-5).unwrap();
+    let c = choose(&cfg, 4.0, 1e-5, None, &Silent).unwrap();
+    assert!(c.candidates.iter().all(|k| k.predicted >= c.best.predicted));
+    assert!(c.candidates.contains(&c.best));
+    assert!(c.best.blt.is_none(), "{:?}", c.best);
+    let run = text
+        .replace(
+            "sample_rate = 0.1\n",
+            &format!("sample_rate = {:?}\n", c.best.sample_rate),
+        )
+        .replace("sigma = 1.0\n", &format!("sigma = {:?}\n", c.best.sigma))
+        .replace(
+            "clip = 1.0\n",
+            &format!(
+                "clip = 1.0\ngroups = {}\nstrategy = {{ coefficients = {:?} }}\n",
+                c.best.groups, c.best.coefficients
+            ),
+        );
+    let run = Config::from_toml_str(&run).unwrap();
+    let point = run.sweep.points()[0];
+    let solve = |opts: SolverOptions| {
+        let sol = TheorySolver::new(opts).solve(&point, None).unwrap();
+        let se = *sol.per_step.as_ref().unwrap().stderr["est_err2"].last().unwrap();
+        (sol.metrics["est_err2"], se)
+    };
+    let (value, se) = solve(SolverOptions {
+        precision: Some(FINAL_PRECISION),
+        ..run.raw.solver
+    });
+    assert_eq!((c.best.predicted, c.best.stderr), (value, se));
+    let (_, default_se) = solve(run.raw.solver);
+    assert!(
+        se < default_se,
+        "{se} at the final precision, {default_se} at the default"
+    );
+}
+
 /// δ(ε) of one Gaussian release at noise multiplier `z` (σ over the
 /// sensitivity): Φ(1/(2z) − εz) − e^ε·Φ(−1/(2z) − εz) (Balle, Wang 2018, Thm. 8).
 fn gaussian_delta(z: f64, epsilon: f64) -> f64 {

@@ -210,8 +210,17 @@ pub fn cost_seconds(cfg: &Config) -> f64 {
         return 0.0;
     };
     let atoms = cfg.covariance.as_ref().map_or(1, |c| c.atoms().len());
-    choice_seconds(&cfg.raw.solver, q, steps, atoms, Searches::ALL)
+    let solver = &cfg.raw.solver;
+    let refine = final_options(*solver).map_or(0.0, |_| {
+        REFINE_PILOTS * crate::run::dmft_cost(solver, steps, q.min(1.0), atoms, false)
+    });
+    choice_seconds(solver, q, steps, atoms, Searches::ALL) + refine
 }
+
+/// A final prediction's cost in pilot solves: (1.2%/0.4%)², a typical
+/// pilot's precision at step T in docs/correlated_noise.md's study against
+/// [`FINAL_PRECISION`].
+const REFINE_PILOTS: f64 = 9.0;
 
 /// The DP-SGD rate q and steps T of a choice's config (its first point).
 fn rate_and_steps(cfg: &Config) -> Option<(f64, usize)> {
@@ -275,14 +284,16 @@ fn coarse_options(opts: SolverOptions) -> SolverOptions {
 }
 
 /// The solves a choice makes (for the cost estimate and the progress bar):
-/// a calibration and a solve per candidate, then the search's.
+/// a calibration and a solve per candidate, then the searches', then the
+/// final prediction's (typically one).
 pub fn planned_solves(cfg: &Config) -> usize {
     let Some((q, steps)) = rate_and_steps(cfg) else {
         return 0;
     };
     let groups = group_counts(q, steps).len();
     let blt = candidate::fixed_order(q, steps).map_or(0, |_| BLT_SOLVES + 1);
-    1 + groups + usize::from(groups > 0) * (SEARCH_SOLVES + 1) + blt
+    let refine = usize::from(final_options(cfg.raw.solver).is_some());
+    1 + groups + usize::from(groups > 0) * (SEARCH_SOLVES + 1) + blt + refine
 }
 
 /// The best noise for the config's one DP-SGD point at (`epsilon`,
@@ -339,13 +350,17 @@ pub fn choose(
     let solver = TheorySolver::new(cfg.raw.solver).with_covariance(cfg.covariance.clone());
     progress.begin("mechanism", planned_solves(cfg) as u64);
     let coarse = coarse_solver(cfg.raw.solver, cfg.covariance.clone());
-    let candidates = compare(base, budget, metric, &solver, &coarse, Searches::ALL, progress)?;
+    let mut candidates = compare(base, budget, metric, &solver, &coarse, Searches::ALL, progress)?;
+    if let Some(opts) = final_options(cfg.raw.solver) {
+        let precise = TheorySolver::new(opts).with_covariance(cfg.covariance.clone());
+        refine(
+            &mut candidates,
+            &Problem::new(base, budget, metric, &precise)?,
+            progress,
+        )?;
+    }
     progress.end();
-    let best = candidates
-        .iter()
-        .min_by(|a, b| a.predicted.total_cmp(&b.predicted))
-        .cloned()
-        .expect("DP-SGD is always a candidate");
+    let best = candidates[least(&candidates)].clone();
     let clip = candidate::descent(&base).map_or(f64::INFINITY, |g| g.clip);
     Ok(Choice {
         best,
@@ -353,6 +368,50 @@ pub fn choose(
         neighbouring: neighbouring.label(),
         clip: clip.is_finite().then_some(clip),
     })
+}
+
+/// The relative standard error of the returned prediction at step T
+/// (`solver.precision`, unless the config's is smaller or it fixes the
+/// paths): half a d = 1000, 40-repetition simulation's, 0.8–0.9% on
+/// est_err2 at T in docs/correlated_noise.md's study, which the default
+/// precision (2%, met at the pilot with 1.1–1.7% there) does not reach.
+pub const FINAL_PRECISION: f64 = 0.004;
+
+/// The solver options of the final predictions ([`FINAL_PRECISION`]);
+/// None when `opts` fixes the paths (`dmft_points`).
+fn final_options(opts: SolverOptions) -> Option<SolverOptions> {
+    opts.dmft_points.is_none().then(|| SolverOptions {
+        precision: Some(opts.precision.map_or(FINAL_PRECISION, |p| p.min(FINAL_PRECISION))),
+        ..opts
+    })
+}
+
+/// The index of the least predicted candidate.
+fn least(candidates: &[Candidate]) -> usize {
+    (0..candidates.len())
+        .min_by(|&a, &b| candidates[a].predicted.total_cmp(&candidates[b].predicted))
+        .expect("DP-SGD is always a candidate")
+}
+
+/// Solves the least predicted candidate again by `precise`'s solver, and
+/// again while the least is one not yet solved so (a race: each solve
+/// advances `progress` by one); the others keep their predictions.
+fn refine(candidates: &mut [Candidate], precise: &Problem, progress: &dyn Progress) -> crate::Result<()> {
+    let mut done = vec![false; candidates.len()];
+    loop {
+        let i = least(candidates);
+        if done[i] {
+            return Ok(());
+        }
+        if progress.cancelled() {
+            return Err(crate::progress::Cancelled.into());
+        }
+        let c = &candidates[i];
+        let noise = (c.sigma, c.epsilon);
+        candidates[i] = precise.candidate(c.origin, c.participation(), c.strategy()?, noise)?;
+        done[i] = true;
+        progress.advance(1);
+    }
 }
 
 /// The candidates for DP-SGD point `base` at `budget`, in order: DP-SGD,
