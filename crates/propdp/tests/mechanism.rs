@@ -86,6 +86,12 @@ fn candidates_meet_one_budget_and_the_best_is_the_least_predicted() {
         optimized.predicted <= start.predicted,
         "{optimized:?} against {start:?}"
     );
+    // and here (ε = 4, q = 0.1: 2 groups) below DP-SGD's too
+    assert!(
+        optimized.predicted <= c.candidates[0].predicted,
+        "{optimized:?} against {:?}",
+        c.candidates[0]
+    );
     // the BLT: the fixed order in ⌈1/q⌉ = 10 groups, its σ the Gaussian mechanism's at its sensitivity
     let blt = c.candidates.last().unwrap();
     assert_eq!((blt.groups, blt.sample_rate, blt.coefficients.len()), (10, 1.0, 160));
