@@ -91,6 +91,16 @@ fn clipped_logistic_dpsgd_on_an_anti_aligned_spectrum_agrees_with_the_full_memor
     );
 }
 
+/// Clipped DP-SGD at η = 0.1, q = 0.1, C = 1 on [`base`].
+fn clipped_dpsgd() -> DmftParams {
+    DmftParams {
+        eta: 0.1,
+        sample_rate: 0.1,
+        clip: 1.0,
+        ..base()
+    }
+}
+
 /// A spectrum of 100 atoms, above the long-horizon solver's `MAX_MODES`, is
 /// compressed: the solve reports the compression's measured effect in
 /// `approx_error` (within `COMPRESSION_TOL`) and agrees with the
@@ -102,12 +112,7 @@ fn a_spectrum_of_many_atoms_is_compressed_with_its_effect_reported() {
     let cov = Covariance::power_law(1.0, 20.0, 100, TeacherShape::Spread)
         .unwrap()
         .unwrap();
-    let p = DmftParams {
-        eta: 0.1,
-        sample_rate: 0.1,
-        clip: 1.0,
-        ..base()
-    };
+    let p = clipped_dpsgd();
     let long = long_horizon::solve_spectrum(&p, Some(&cov), &|| false).expect("long-horizon solve");
     assert!(long.approx_error > 0.0, "{}", long.approx_error);
     agrees(&p, &cov, &long, |a, b| z_scores_with(a, b, long.approx_error));
@@ -123,12 +128,7 @@ fn a_spectrum_whose_compression_is_negligible_is_solved_compressed() {
     let cov = Covariance::power_law(1.0, 20.0, 20, TeacherShape::Aligned)
         .unwrap()
         .unwrap();
-    let p = DmftParams {
-        eta: 0.1,
-        sample_rate: 0.1,
-        clip: 1.0,
-        ..base()
-    };
+    let p = clipped_dpsgd();
     let long = long_horizon::solve_spectrum(&p, Some(&cov), &|| false).expect("long-horizon solve");
     assert!(long.modes <= long_horizon::COMPRESSED_NODES, "{} modes", long.modes);
     assert!(long.approx_error > 0.0, "{}", long.approx_error);

@@ -263,17 +263,17 @@ impl<'a> Problem<'a> {
     /// coefficients; in the fixed order it scales with the strategy's
     /// sensitivity), and its certified ε; None when no σ does.
     pub fn calibrate(&self, part: Participation, strategy: Strategy) -> crate::Result<Option<(f64, f64)>> {
-        let unit = self.point(part, strategy, 1.0)?;
-        let model = unit.model();
-        let kind = unit.algorithm().mechanism();
-        let Some(sigma) = self.budget.calibrate(&model, kind) else {
+        let Some(sigma) = self.sigma(part, strategy)? else {
             return Ok(None);
         };
         let delta = match self.budget.target {
             Target::Approx { delta_priv, .. } => delta_priv,
             Target::Zcdp { .. } => return Ok(Some((sigma, f64::NAN))),
         };
-        let mech = model.mechanism(kind, self.budget.neighbouring);
+        let unit = self.point(part, strategy, 1.0)?;
+        let mech = unit
+            .model()
+            .mechanism(unit.algorithm().mechanism(), self.budget.neighbouring);
         let eps = epsilon(
             &mech.event(sigma),
             delta,
@@ -282,6 +282,13 @@ impl<'a> Problem<'a> {
         )?
         .map_or(f64::INFINITY, |b| b.upper);
         Ok(Some((sigma, eps)))
+    }
+
+    /// The σ of [`Problem::calibrate`] without its certified ε read back
+    /// (the BLT search's per-point noise); None when no σ meets the budget.
+    pub fn sigma(&self, part: Participation, strategy: Strategy) -> crate::Result<Option<f64>> {
+        let unit = self.point(part, strategy, 1.0)?;
+        Ok(self.budget.calibrate(&unit.model(), unit.algorithm().mechanism()))
     }
 
     /// The predicted metric and its standard error for participation

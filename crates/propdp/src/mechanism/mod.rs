@@ -51,7 +51,7 @@ use serde::Serialize;
 use candidate::Problem;
 pub use candidate::{BltParameters, Candidate, Origin, Participation};
 pub use optimize::blt_start;
-pub use step_size::STEP_SOLVES;
+use step_size::STEP_SOLVES;
 pub(crate) use step_size::search_step;
 
 use crate::progress::Progress;

@@ -106,12 +106,7 @@ impl CostFunction for Metric<'_, '_> {
         (self.on_solve)();
         let sigma = |s: Strategy| match self.noise {
             Noise::Fixed(sigma) => Some(sigma),
-            Noise::Calibrated => self
-                .problem
-                .calibrate(self.part, s)
-                .ok()
-                .flatten()
-                .map(|(sigma, _)| sigma),
+            Noise::Calibrated => self.problem.sigma(self.part, s).ok().flatten(),
         };
         let value = self
             .coordinates
