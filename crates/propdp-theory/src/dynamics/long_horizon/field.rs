@@ -41,7 +41,7 @@ use propdp_core::covariance::Atom;
 use propdp_core::problem::TwoCluster;
 
 use super::combine::combine;
-use super::state::Slot;
+use super::state::{Slot, StateCovariance};
 use crate::dynamics::dyadic::{Partition, Track};
 use crate::dynamics::path::{DmftParams, Intercept};
 use crate::dynamics::reverse_mode::Events;
@@ -161,6 +161,8 @@ pub(super) fn replicate(
     let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
     let (mut next, mut innovation) = (vec![0.0; n], vec![0.0; n]);
     let mut lmem_buf: Vec<f64> = Vec::new();
+    // Σ_k w_kω_k·(atom k's state covariance): the field's θ̃ part
+    let mut joint = StateCovariance::new();
     for t in 0..=tt {
         watch.check(t, tt)?;
         let step_draws = if t < tt { draws(t + 1) } else { Vec::new() };
@@ -262,8 +264,18 @@ pub(super) fn replicate(
         let dim = slots.len();
         // every atom's state has the same layout
         let pos: Vec<usize> = slots.iter().map(|s| modes[0].coord.state.position(s)).collect();
-        // column-major as nalgebra stores it; the upper triangle (i ≤ j), then mirrored
+        // column-major as nalgebra stores it; the upper triangle (i ≤ j), then mirrored:
+        // Σ_k w_kω_kC_θ̃ᵏ from the atoms' summed state, Cov(·, j) from its row j (symmetric:
+        // one row instead of a column's strides)
+        let parts: Vec<(f64, &StateCovariance)> = modes.iter().map(|m| (m.coord.share, &m.coord.state)).collect();
+        joint.follow(&parts);
         let mut acc = vec![0.0; dim * dim];
+        for (j, col) in acc.chunks_exact_mut(dim).enumerate() {
+            let row = joint.row(pos[j]);
+            for (x, &pi) in col[..=j].iter_mut().zip(&pos) {
+                *x = row[pi];
+            }
+        }
         let mut amp_bar = vec![0.0; dim];
         let mut ampl = vec![0.0; dim];
         for (m, cum) in modes.iter().zip(&mut amp_cum) {
@@ -277,11 +289,9 @@ pub(super) fn replicate(
                 };
             }
             for (j, col) in acc.chunks_exact_mut(dim).enumerate() {
-                let tj = c.teacher * ampl[j];
-                // Cov(·, j) from the state's row j (symmetric): one row instead of a column's strides
-                let row = c.state.row(pos[j]);
-                for ((x, &pi), &ai) in col[..=j].iter_mut().zip(&pos).zip(&ampl) {
-                    *x += c.share * (row[pi] + ai * tj);
+                let tj = c.share * c.teacher * ampl[j];
+                for (x, &ai) in col[..=j].iter_mut().zip(&ampl) {
+                    *x += ai * tj;
                 }
             }
             axpy(&mut amp_bar, c.amp_share, &ampl);

@@ -48,6 +48,8 @@ pub(super) struct StateCovariance {
     stride: usize,
     /// The summed rows of [`Self::apply`]'s new entries, kept between steps.
     rows: Vec<f64>,
+    /// [`Self::extend`]'s new row and [`Self::follow`]'s, kept between steps.
+    col: Vec<f64>,
 }
 
 /// Positions a reallocation leaves room for.
@@ -60,6 +62,7 @@ impl StateCovariance {
             cov: vec![0.0; (1 + SPARE) * (1 + SPARE)],
             stride: 1 + SPARE,
             rows: Vec::new(),
+            col: Vec::new(),
         }
     }
 
@@ -118,7 +121,8 @@ impl StateCovariance {
             }
         };
         let (d, st) = (self.slots.len(), self.stride);
-        let mut col = vec![0.0; d];
+        let mut col = std::mem::take(&mut self.col);
+        col.resize(d, 0.0);
         let rows: Vec<(f64, &[f64])> = terms.iter().map(|&(a, c)| (c, &self.cov[a * st..a * st + d])).collect();
         combine(&mut col, &rows);
         let var = terms.iter().map(|&(b, c)| c * col[b]).sum::<f64>() + innovation;
@@ -128,6 +132,37 @@ impl StateCovariance {
         self.cov[p * st..p * st + d].copy_from_slice(&col);
         self.cov[p * st + p] = var;
         self.slots[p] = Some(slot);
+        self.col = col;
+    }
+
+    /// Become Σ_k w_k·C_k for `parts` (w_k, C_k) of one layout, which this
+    /// state followed up to their last changes: the positions whose entries
+    /// changed since (extended, re-laid out, renamed or freed) get their rows
+    /// and columns summed anew; the others' covariances among themselves did
+    /// not change in any part, so neither did their sum.
+    pub(super) fn follow(&mut self, parts: &[(f64, &StateCovariance)]) {
+        let Some(&(_, first)) = parts.first() else {
+            return;
+        };
+        let d = first.slots.len();
+        self.reserve(d);
+        let changed: Vec<usize> = (0..d).filter(|&p| self.slots[p] != first.slots[p]).collect();
+        let st = self.stride;
+        let mut row = std::mem::take(&mut self.col);
+        row.resize(d, 0.0);
+        for &p in &changed {
+            self.slots[p] = first.slots[p];
+            if self.slots[p].is_none() {
+                continue;
+            }
+            let rows: Vec<(f64, &[f64])> = parts.iter().map(|&(w, c)| (w, c.row(p))).collect();
+            combine(&mut row, &rows);
+            for (i, &x) in row.iter().enumerate() {
+                self.cov[i * st + p] = x;
+            }
+            self.cov[p * st..p * st + d].copy_from_slice(&row);
+        }
+        self.col = row;
     }
 
     /// How to re-lay the state out as `windows` (kept entries) and `blocks`
@@ -336,6 +371,47 @@ mod tests {
             }
             check(&state, &exact);
             assert_eq!(state.slots.iter().flatten().count(), exact.len());
+        }
+    }
+
+    /// A state following two others through extends and relayouts holds
+    /// their weighted sum at every live entry.
+    #[test]
+    fn a_following_state_is_the_weighted_sum_of_its_parts() {
+        let (mut a, mut b, mut joint) = (StateCovariance::new(), StateCovariance::new(), StateCovariance::new());
+        let weights = [0.7, 2.5];
+        for t in 0..15 {
+            for (k, state) in [&mut a, &mut b].into_iter().enumerate() {
+                let blocks: Vec<(usize, f64)> = state
+                    .slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| matches!(s, Some(Slot::ThetaBlock(_))))
+                    .map(|(i, _)| (i, -0.2 - 0.1 * k as f64))
+                    .collect();
+                let mut terms = vec![(state.position(&Slot::Theta(t)), 0.9 - 0.3 * k as f64)];
+                terms.extend(blocks);
+                state.extend(Slot::Theta(t + 1), &terms, 0.25 + k as f64);
+                let window: Vec<usize> = ((t + 1).saturating_sub(2)..=t + 1).collect();
+                let blocks: Vec<Block> = (0..window[0]).step_by(3).map(|b| (b, (b + 3).min(window[0]))).collect();
+                let layout = state.layout((&window, &blocks), (&[], &[]), &[]);
+                state.apply(&layout);
+            }
+            if t % 2 == 1 {
+                continue; // follow after two steps' changes as after one
+            }
+            joint.follow(&[(weights[0], &a), (weights[1], &b)]);
+            assert_eq!(joint.slots, a.slots);
+            let live: Vec<usize> = (0..a.slots.len()).filter(|&i| a.slots[i].is_some()).collect();
+            for &i in &live {
+                for &j in &live {
+                    let want = weights[0] * a.at(i, j) + weights[1] * b.at(i, j);
+                    assert!(
+                        (joint.at(i, j) - want).abs() <= 1e-12 * want.abs().max(1.0),
+                        "t = {t}, ({i}, {j})"
+                    );
+                }
+            }
         }
     }
 }
