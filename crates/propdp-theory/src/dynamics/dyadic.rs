@@ -241,6 +241,19 @@ impl Track {
         self.lanes = plan.len();
     }
 
+    /// `lanes` lanes, lane `to` holding old lane `from`'s whole history for
+    /// each (from, to) of `moves`, the others zero.
+    pub(crate) fn relane(&mut self, lanes: usize, moves: &[(usize, usize)]) {
+        for v in self.ring.iter_mut().chain(self.sums.iter_mut()) {
+            let mut moved = vec![0.0; lanes];
+            for &(from, to) in moves {
+                moved[to] = v[from];
+            }
+            *v = moved;
+        }
+        self.lanes = lanes;
+    }
+
     /// Zero one lane's whole history (a virtual path reborn).
     pub(crate) fn reset_lane(&mut self, lane: usize) {
         for v in self.ring.iter_mut().chain(self.sums.iter_mut()) {

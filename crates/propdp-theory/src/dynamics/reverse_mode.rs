@@ -210,6 +210,82 @@ impl Events {
         }
     }
 
+    /// The events of `n` paths recorded up to step t at window `w`, at the
+    /// wider window `wider`: the steps t − w < k ≤ t keep their events (ĥ,
+    /// and R_θ between them or the rows R_θ(·, k)), the older ones are
+    /// dropped (their lags were beyond `w`); at t = w − 1 this is what
+    /// [`Events::new`] at `wider` would hold. `false` (unchanged) when `new`
+    /// would choose the other form at `wider`.
+    pub(crate) fn widen(&mut self, n: usize, w: usize, wider: usize, t: usize, q: f64) -> bool {
+        if dense(n, wider, q) != matches!(self, Events::Dense { .. }) {
+            return false;
+        }
+        let mut grown = Events::new(n, wider, q);
+        let held = (t + 1).saturating_sub(w)..=t;
+        match (&*self, &mut grown) {
+            (
+                Events::Dense { h, rth, cum, .. },
+                Events::Dense {
+                    h: h2,
+                    rth: r2,
+                    cum: c2,
+                    ..
+                },
+            ) => {
+                for g in 0..n.div_ceil(LANES) {
+                    for k in held.clone() {
+                        let (from, to) = ((g * w + k % w) * LANES, (g * wider + k % wider) * LANES);
+                        h2[to..to + LANES].copy_from_slice(&h[from..from + LANES]);
+                    }
+                }
+                for k in held {
+                    r2[k % wider * wider..][..w].copy_from_slice(&rth[k % w * w..][..w]);
+                    c2[k % wider * wider..][..w].copy_from_slice(&cum[k % w * w..][..w]);
+                }
+            }
+            (
+                Events::Sparse {
+                    cap,
+                    step,
+                    h,
+                    pair,
+                    len,
+                    next,
+                },
+                Events::Sparse {
+                    cap: cap2,
+                    step: step2,
+                    h: h2,
+                    pair: pair2,
+                    len: len2,
+                    next: next2,
+                },
+            ) => {
+                let (cap, wide) = (*cap, *cap2);
+                // each path's events still in the window, oldest first, from slot 0 of its wider ring
+                for i in 0..n {
+                    let old = |e: usize| (next[i] + cap - len[i] + e) % cap;
+                    let kept: Vec<usize> = (0..len[i])
+                        .map(old)
+                        .filter(|&slot| held.contains(&step[i * cap + slot]))
+                        .collect();
+                    for (e, &from) in kept.iter().enumerate() {
+                        step2[i * wide + e] = step[i * cap + from];
+                        h2[i * wide + e] = h[i * cap + from];
+                        for (later, &to) in kept.iter().enumerate().skip(e + 1) {
+                            pair2[(i * wide + e) * wide + later] = pair[(i * cap + from) * cap + to];
+                        }
+                    }
+                    len2[i] = kept.len();
+                    next2[i] = kept.len() % wide;
+                }
+            }
+            _ => unreachable!("the same form"),
+        }
+        *self = grown;
+        true
+    }
+
     /// Keep the row R_θ(t, ·) (`now[s mod W]` = R_θ(t, s)) for the dense pass.
     pub(crate) fn store_row(&mut self, t: usize, w: usize, now: &[f64]) {
         if let Events::Dense { rth, cum, .. } = self {
@@ -749,5 +825,76 @@ mod tests {
             worst(&split[FAR_LAGS..], &exact[FAR_LAGS..]) > 1e-3,
             "the prefix is not all paths"
         );
+    }
+
+    /// The pass after steps 0..t recorded at window `w` up to step `at`,
+    /// widened to `wider` there, and recorded at `wider` after.
+    fn widened_pass(
+        form: Events,
+        (n, t, w, q, eta): (usize, usize, usize, f64, f64),
+        at: usize,
+        wider: usize,
+    ) -> Vec<f64> {
+        let now = |t: usize, w: usize| -> Vec<f64> {
+            let mut v = vec![0.0; w];
+            for s in t.saturating_sub(w - 1)..=t {
+                v[s % w] = kernel(t - s);
+            }
+            v
+        };
+        let mut events = form;
+        let omega: Vec<f64> = (0..n).map(|i| 0.1 + 0.02 * (i % 11) as f64).collect();
+        for k in 0..t {
+            let window = if k <= at { w } else { wider };
+            let h: Vec<f64> = (0..n).map(|i| curvature(i, k, q)).collect();
+            events.record(k, window, &h, &now(k, window));
+            if k == at {
+                assert!(events.widen(n, w, wider, k, q), "the same form at {wider}");
+            }
+            let window = if k < at { w } else { wider };
+            events.store_row(k + 1, window, &now(k + 1, window));
+        }
+        let mut acc = vec![0.0; wider.min(t + 1)];
+        events.adjoints(t, wider, &now(t, wider), eta, &omega, &mut acc, false);
+        acc
+    }
+
+    #[test]
+    fn events_widened_before_any_lag_is_dropped_are_the_wider_windows_and_after_lose_the_older_steps() {
+        let eta = 0.3;
+        for (n, q, w, wider) in [(24, 1.0, 60, 150), (11, 0.3, 16, 40)] {
+            let omega: Vec<f64> = (0..n).map(|i| 0.1 + 0.02 * (i % 11) as f64).collect();
+            let dense = Events::new(n, w, q).is_dense();
+            assert_eq!(dense, Events::new(n, wider, q).is_dense());
+            let form = |w: usize| Events::new(n, w, q);
+            let t = 3 * wider;
+            // at t = W − 1 nothing is dropped yet: the same bits as the wider window throughout
+            let grown = widened_pass(form(w), (n, t, w, q, eta), w - 1, wider);
+            let fresh = pass_in(form(wider), n, t, wider, q, eta, &omega);
+            assert_eq!(grown, fresh, "dense: {dense}");
+            // later the steps before at + 1 − W are lost: the pass as if they had no events
+            let (at, tt) = (w + 7, wider + 2);
+            let late = widened_pass(form(w), (n, tt, w, q, eta), at, wider);
+            let cut = at + 1 - w;
+            let span = wider.min(tt + 1);
+            let mut want = vec![0.0; span];
+            for (i, &wt) in omega.iter().enumerate() {
+                let mut b = vec![0.0; span];
+                b[0] = 1.0;
+                for m in 1..span {
+                    let k = tt - m;
+                    let hk = if k < cut { 0.0 } else { curvature(i, k, q) };
+                    let s: f64 = (0..m).map(|mp| kernel(m - mp) * b[mp]).sum();
+                    b[m] = -eta * hk * s;
+                }
+                want.iter_mut().zip(&b).for_each(|(a, bm)| *a += wt * bm);
+            }
+            let err = worst(&late, &want);
+            assert!(err < 1e-4, "dense: {dense}: {err:e}");
+            assert!(
+                late[tt - cut + 1..].iter().all(|x| *x == 0.0),
+                "no lag beyond the steps held"
+            );
+        }
     }
 }

@@ -51,8 +51,9 @@ use crate::numerics::axpy;
 use super::generator::{GEN_WINDOW, Generator, conditional_weights};
 use super::participation::{eligible, noise_window, path_groups, selections};
 use super::step::{
-    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, curvature_bound, drift, far_adjoints, memory,
-    next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions, truncation,
+    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, Window, curvature_bound, drift, far_adjoints,
+    memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions, truncation,
+    widen,
 };
 use super::stop::Stop;
 use super::stop::Watch;
@@ -116,6 +117,7 @@ pub(super) fn replicate(
     let gaussian: Vec<f64> = normals(&first, 0).iter().map(|z| rho.sqrt() * z).collect();
     let teacher = teacher(p, rho, &first, gaussian, icp, mix);
     let w = window;
+    let mut win = Window::new(w);
     // per path: the field G, the selected gradients ĝ and the baseline's ĝ⁰ (value at index
     // s + 1: the gradient of step s, whose response starts at s + 1), on the memory partition
     let mut mem = Partition::new(NEAR + 1, MEMORY_RULE);
@@ -165,6 +167,8 @@ pub(super) fn replicate(
     let mut joint = StateCovariance::new();
     for t in 0..=tt {
         watch.check(t, tt)?;
+        // the window, wider from any step at which it widened in place
+        let w = win.w;
         let step_draws = if t < tt { draws(t + 1) } else { Vec::new() };
         // 1. the Onsager terms Σ_s R_w(t,s)ĝ_s: exact over the window, block means before it
         let onsager = |x: &Track, out: &mut [f64]| {
@@ -231,7 +235,15 @@ pub(super) fn replicate(
         let drift = drift(p, rho, &teacher, &sv, &kernel.rg, &amp_w, t, a, elig.as_deref());
         // the intercept's field at t + 1 (docs/theory.md §3.5)
         beta = next_intercept(p, icp, beta, &sv.c, elig.as_deref());
-        approx_error = approx_error.max(truncation(&vv, &kernel.rg, w, t, p, h_max, c_tt)?);
+        let (dropped, grow) = truncation(&vv, &kernel.rg, &win, t, p, h_max, c_tt)?;
+        approx_error = approx_error.max(dropped);
+        if let Some(wanted) = grow {
+            let atoms = modes.len();
+            let virtual_paths = modes.iter_mut().map(|m| (&mut m.virt, &mut m.vv));
+            let buffers = [&mut vv, &mut acc_buf, &mut vmem];
+            widen(p, atoms, &mut events, virtual_paths, buffers, &mut win, wanted, t);
+        }
+        let w = win.w;
         sv.c0
             .iter_mut()
             .zip(&selection)
@@ -359,5 +371,6 @@ pub(super) fn replicate(
         metrics: out,
         loss: moments,
         approx_error,
+        window: win.w,
     })
 }

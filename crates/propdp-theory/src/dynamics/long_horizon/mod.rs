@@ -18,9 +18,13 @@
 //! GEN_WINDOW values and its block sums. R_g(t,·) comes from the reverse-mode
 //! pass over each path's own events (steps with ĥ ≠ 0) in the last W steps,
 //! with R_θ(j,k) from virtual paths (the recursion driven by unit impulses);
-//! lags ≥ W are dropped, and W is widened (the solve restarted, with the
-//! window the estimate's decay asks for) until the estimated effect of the
-//! dropped tail on the metrics is below [`TRUNCATION_TOL`]. C_g's rows are the
+//! lags ≥ W are dropped, with the estimated effect of the dropped tail on the
+//! metrics kept below [`TRUNCATION_TOL`]: a replicate whose estimate passes
+//! half of it widens its window in place (from step W − 1, before anything
+//! is dropped, at no loss; later losing the responses of the steps older than
+//! the old window, which count as dropped), and the solve restarts wider
+//! (with the window the estimate's decay asks for) only when it passes
+//! TRUNCATION_TOL itself. C_g's rows are the
 //! Gram matrix of the selected gradients ĝ (positive semi-definite by
 //! construction); the selection is Rao–Blackwellised in the Stein drift. The metrics come from
 //! the covariance of the generated linear state (θ̃ and ũ windows and blocks),
@@ -605,6 +609,8 @@ fn run_replicates(
             })
             .collect::<Result<_, _>>()?;
         let approx_error = runs.iter().map(|r| r.approx_error).fold(compression_error, f64::max);
+        // the widest a replicate ended with (each may have widened in place: `step::widen`)
+        let window = runs.iter().map(|r| r.window).fold(window, usize::max);
         return Ok(Replicates {
             params: *p,
             modes: atoms.map_or(1, <[Atom]>::len),

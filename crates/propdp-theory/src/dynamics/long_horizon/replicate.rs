@@ -27,8 +27,9 @@ use super::combine::combine;
 use super::generator::{GEN_WINDOW, Generator};
 use super::participation::{PathNoise, eligible, noise_window, path_groups, selections};
 use super::step::{
-    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, Mode, NEAR, Run, StepBuffers, curvature_bound, drift, far_adjoints,
-    memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions, truncation,
+    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, Mode, NEAR, Run, StepBuffers, Window, curvature_bound, drift,
+    far_adjoints, memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions,
+    truncation, widen,
 };
 use super::stop::Stop;
 use super::stop::Watch;
@@ -73,6 +74,7 @@ pub(super) fn replicate(
     }
     let teacher = teacher(p, rho, &first, gaussian.clone(), icp, mix);
     let w = window;
+    let mut win = Window::new(w);
     // the memory family: per mode θ̃, O, the baseline's O⁰ and the virtual paths V (lane s % W: Rᵏ(·, s))
     let mut mem = Partition::new(NEAR + 1, MEMORY_RULE);
     let mut modes: Vec<Mode> = spectrum
@@ -126,6 +128,8 @@ pub(super) fn replicate(
     let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
     for t in 0..=tt {
         watch.check(t, tt)?;
+        // the window, wider from any step at which it widened in place
+        let w = win.w;
         let step_draws = if t < tt { draws(t + 1) } else { Vec::new() };
         // 1. the paths: the field's centred part and Onsager terms over the modes, r_t, the
         //    loss, c_t = clip(ℓ'), ℓ''·1{|ℓ'| < C}, the selections
@@ -210,7 +214,15 @@ pub(super) fn replicate(
         // the intercept's field at t + 1 (docs/theory.md §3.5)
         beta = next_intercept(p, icp, beta, &sv.c, elig.as_deref());
         // 6. the truncation estimate (once lags ≥ W exist)
-        approx_error = approx_error.max(truncation(&vv, &kernel.rg, w, t, p, h_max, c_tt)?);
+        let (dropped, grow) = truncation(&vv, &kernel.rg, &win, t, p, h_max, c_tt)?;
+        approx_error = approx_error.max(dropped);
+        if let Some(wanted) = grow {
+            let atoms = modes.len();
+            let virtual_paths = modes.iter_mut().map(|m| (&mut m.virt, &mut m.vv));
+            let buffers = [&mut vv, &mut acc_buf, &mut vmem];
+            widen(p, atoms, &mut events, virtual_paths, buffers, &mut win, wanted, t);
+        }
+        let w = win.w;
         // 7. the recursions, per mode; the baseline's own selected gradients ĝ⁰_t = S_t·c⁰_t
         //    drive their Onsager memory
         sv.c0
@@ -270,5 +282,6 @@ pub(super) fn replicate(
         metrics: out,
         loss: moments,
         approx_error,
+        window: win.w,
     })
 }
