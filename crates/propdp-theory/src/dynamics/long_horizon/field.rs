@@ -51,12 +51,12 @@ use crate::numerics::axpy;
 use super::generator::{GEN_WINDOW, Generator, conditional_weights};
 use super::participation::{eligible, noise_window, path_groups, selections};
 use super::step::{
-    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, Window, curvature_bound, drift, far_adjoints,
-    memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions, truncation,
-    widen,
+    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, curvature_bound, drift, far_adjoints, memory,
+    next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions,
 };
 use super::stop::Stop;
 use super::stop::Watch;
+use super::window::{Window, truncation, widen};
 
 /// One atom's deterministic side: its coordinate, its virtual paths (lane
 /// s % W: Rᵏ(·, s)) and its block lanes (lane b: Σ_{s+1∈B_b} Rᵏ(·, s)).

@@ -72,10 +72,10 @@ use crate::dynamics::path::{
     DmftError, DmftParams, DmftPath, Intercept, MAX_RELATIVE_SPREAD, STEIN_MIN_S2, aggregate, check_intercept_loss,
     two_cluster_params,
 };
-use crate::dynamics::reverse_mode;
 use crate::fixed_points::train_loss::{self, LossMoments};
 use step::{Run, curvature_bound};
 use stop::{Stop, Watch};
+use window::memory_estimate;
 
 mod combine;
 mod field;
@@ -88,9 +88,11 @@ mod state;
 mod step;
 mod stop;
 mod two_cluster;
+mod window;
 
 pub use generator::GEN_WINDOW;
-pub use step::{NEAR, TRUNCATION_TOL};
+pub use step::NEAR;
+pub use window::TRUNCATION_TOL;
 
 /// A long-horizon prediction: the per-step path and its approximation error.
 #[derive(Debug, Clone, PartialEq)]
@@ -634,25 +636,6 @@ fn unanimous(p: &DmftParams, path: &DmftPath) -> Result<(), DmftError> {
         }),
         None => Ok(()),
     }
-}
-
-/// Bytes a solve holds at once with `modes` atoms at response window `w`: per replicate running
-/// in parallel, the per-path histories (up to 64 blocks each: one atom's θ̃, O, the baseline's
-/// O⁰ and ũ, or with a spectrum the field G, ĝ and ĝ⁰ (`field.rs`); ĝ over the generator's
-/// blocks), per atom its virtual paths, block lanes and state covariance, and the events.
-fn memory_estimate(p: &DmftParams, modes: usize, w: usize) -> f64 {
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-    let parallel = p.scrambles.min(threads) as f64;
-    let (n, k) = (p.points as f64, modes as f64);
-    let history = (NEAR + 1 + 64) as f64;
-    let per_path = if modes == 1 {
-        4.0 * n * history + n * (GEN_WINDOW + 64) as f64 + 8.0 * n
-    } else {
-        4.0 * n * history
-    };
-    let histories = per_path + n * (GEN_WINDOW + 64) as f64 + 16.0 * n;
-    let per_atom = k * ((w + 64) as f64 * history + 2.0 * 200f64.powi(2));
-    parallel * (8.0 * (histories + per_atom) + reverse_mode::bytes(p.points, w, p.mean_rate()))
 }
 
 #[cfg(test)]

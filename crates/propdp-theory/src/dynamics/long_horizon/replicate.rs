@@ -27,12 +27,12 @@ use super::combine::combine;
 use super::generator::{GEN_WINDOW, Generator};
 use super::participation::{PathNoise, eligible, noise_window, path_groups, selections};
 use super::step::{
-    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, Mode, NEAR, Run, StepBuffers, Window, curvature_bound, drift,
-    far_adjoints, memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions,
-    truncation, widen,
+    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, Mode, NEAR, Run, StepBuffers, curvature_bound, drift, far_adjoints,
+    memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions,
 };
 use super::stop::Stop;
 use super::stop::Watch;
+use super::window::{Window, truncation, widen};
 
 // The kernels are indexed as in docs/theory.md §3 (R_θ(t,s), C_g(t,s), …).
 #[allow(clippy::needless_range_loop, clippy::too_many_lines)]
