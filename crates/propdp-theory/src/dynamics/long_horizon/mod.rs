@@ -675,8 +675,9 @@ mod tests {
 
     /// Replicates past the earliest step at which one stopped for its window
     /// halt (`Watch`), so which stop and what window the restart takes must
-    /// not depend on the threads: the same solve on 1 and 3 threads, with
-    /// restarts (the window grows from its first guess of 20), is identical.
+    /// not depend on the threads: the same solve on 1 and 3 threads, its
+    /// window grown from its first guess of 20 (in place or by restarts), is
+    /// identical.
     #[test]
     fn restarts_and_their_windows_do_not_depend_on_the_threads() {
         let p = DmftParams {
@@ -688,10 +689,57 @@ mod tests {
             pool.install(|| solve(&p)).expect("solves")
         };
         let (one, three) = (on(1), on(3));
-        assert!(one.window > 20, "no restart: window {}", one.window);
+        assert!(one.window > 20, "the window never grew: {}", one.window);
         assert_eq!(one.window, three.window);
         assert_eq!(one.path.mean, three.path.mean);
         assert_eq!(one.path.stderr, three.path.stderr);
+    }
+
+    /// A window widened in place at t = W − 1 loses nothing (`window::widen`):
+    /// a replicate that starts at 40 and widens ends with the same bits as one
+    /// started at the window it ended with — isotropic and with a spectrum
+    /// (`field.rs`).
+    #[test]
+    fn a_replicate_widened_before_dropping_a_lag_is_the_replicate_at_the_wider_window() {
+        // q·W < 16 at every window: the sparse events, which reuse no far lags (a dense pass
+        // reuses them from t = 2W on, which a narrower window reaches earlier)
+        let p = DmftParams {
+            steps: 1500,
+            lambda: 0.2,
+            ..params(256, 0.05)
+        };
+        let atoms = [
+            Atom {
+                eigenvalue: 0.5,
+                weight: 0.5,
+                teacher: 1.0,
+            },
+            Atom {
+                eigenvalue: 1.5,
+                weight: 0.5,
+                teacher: 1.0,
+            },
+        ];
+        for spectrum in [None, Some(&atoms[..])] {
+            let run = |window: usize| match spectrum {
+                Some(a) => field::replicate(&p, Some(a), None, None, 7, window, &RUN_ON),
+                None => replicate(&p, None, None, None, 7, window, &RUN_ON),
+            };
+            let stop = |e: Stop| match e {
+                Stop::Window { window, step } => panic!("a restart at step {step} for W = {window}"),
+                _ => panic!("stopped"),
+            };
+            let grown = run(40).unwrap_or_else(stop);
+            assert!(grown.window > 40 && grown.window < 320, "W = {}", grown.window);
+            let fresh = run(grown.window).unwrap_or_else(stop);
+            assert_eq!(grown.window, fresh.window);
+            assert_eq!(
+                grown.metrics,
+                fresh.metrics,
+                "atoms: {}",
+                spectrum.map_or(1, <[Atom]>::len)
+            );
+        }
     }
 
     #[test]
