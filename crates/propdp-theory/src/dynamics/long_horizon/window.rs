@@ -229,7 +229,14 @@ pub(super) fn truncation_estimate(
         abs_sum(span - 2 * quarter, span - quarter),
         abs_sum(span - quarter, span),
     );
-    let tail_g = tail(s_last, s_prev, s_last).min(eta * a * q * q * h_max * h_max * tail_theta);
+    // a row silent over its last quarter (at small q the far lags' few prefix paths often have no
+    // event there) says nothing of the tail: the first-order bound alone
+    let first_order = eta * a * q * q * h_max * h_max * tail_theta;
+    let tail_g = if s_last == 0.0 {
+        first_order
+    } else {
+        tail(s_last, s_prev, s_last).min(first_order)
+    };
     if tail_g == 0.0 {
         return (0.0, rate);
     }
