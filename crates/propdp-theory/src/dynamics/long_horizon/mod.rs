@@ -611,7 +611,7 @@ fn run_replicates(
             })
             .collect::<Result<_, _>>()?;
         let approx_error = runs.iter().map(|r| r.approx_error).fold(compression_error, f64::max);
-        // the widest a replicate ended with (each may have widened in place: `step::widen`)
+        // the widest a replicate ended with (each may have widened in place: `window::widen`)
         let window = runs.iter().map(|r| r.window).fold(window, usize::max);
         return Ok(Replicates {
             params: *p,
