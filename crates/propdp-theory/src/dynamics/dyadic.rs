@@ -245,11 +245,7 @@ impl Track {
     /// each (from, to) of `moves`, the others zero.
     pub(crate) fn relane(&mut self, lanes: usize, moves: &[(usize, usize)]) {
         for v in self.ring.iter_mut().chain(self.sums.iter_mut()) {
-            let mut moved = vec![0.0; lanes];
-            for &(from, to) in moves {
-                moved[to] = v[from];
-            }
-            *v = moved;
+            relane(v, lanes, moves);
         }
         self.lanes = lanes;
     }
@@ -260,6 +256,17 @@ impl Track {
             v[lane] = 0.0;
         }
     }
+}
+
+/// `v` as `lanes` lanes, lane `to` holding old lane `from` for each
+/// (from, to) of `moves`, the others zero (a response window widened in
+/// place: `long_horizon::window::widen`).
+pub(crate) fn relane(v: &mut Vec<f64>, lanes: usize, moves: &[(usize, usize)]) {
+    let mut moved = vec![0.0; lanes];
+    for &(from, to) in moves {
+        moved[to] = v[from];
+    }
+    *v = moved;
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@
 use super::generator::GEN_WINDOW;
 use super::step::NEAR;
 use super::stop::Stop;
-use crate::dynamics::dyadic::Track;
+use crate::dynamics::dyadic::{Track, relane};
 use crate::dynamics::path::DmftParams;
 use crate::dynamics::reverse_mode::{self, Events};
 
@@ -98,12 +98,8 @@ pub(super) fn truncation(
     let rate = (p.mean_rate(), p.groups);
     let (e, decay_rate) = truncation_estimate(vv, rg, win.w, seen, t, p.eta, 1.0 / p.delta, rate, h_max);
     let e = e * c_tt.sqrt();
-    if !win.truncates(t) {
-        let grow = (e > TRUNCATION_TOL / GROW_AT && win.w <= p.steps)
-            .then(|| wider(e, decay_rate, win.w, (GROW_HEADROOM, 16), p.steps));
-        return Ok((0.0, grow));
-    }
-    if e > TRUNCATION_TOL {
+    let truncates = win.truncates(t);
+    if truncates && e > TRUNCATION_TOL {
         return Err(Stop::Window {
             window: wider(e, decay_rate, seen, (WINDOW_HEADROOM, 8), p.steps).max(win.w + win.w / 8),
             step: t,
@@ -111,7 +107,7 @@ pub(super) fn truncation(
     }
     let grow = (whole && e > TRUNCATION_TOL / GROW_AT && win.w <= p.steps)
         .then(|| wider(e, decay_rate, win.w, (GROW_HEADROOM, 16), p.steps));
-    Ok((e, grow))
+    Ok((if truncates { e } else { 0.0 }, grow))
 }
 
 /// Widen a replicate's response window in place from W to `wanted` at step t
@@ -144,18 +140,10 @@ pub(super) fn widen<'a>(
     let held: Vec<(usize, usize)> = ((t + 1).saturating_sub(w)..=t).map(lanes).collect();
     for (track, values) in virtual_paths {
         track.relane(wanted, &held);
-        let mut moved = vec![0.0; wanted];
-        for &(from, to) in &held {
-            moved[to] = values[from];
-        }
-        *values = moved;
+        relane(values, wanted, &held);
     }
     let [vv, acc, vmem] = buffers;
-    let mut moved = vec![0.0; wanted];
-    for &(from, to) in &held {
-        moved[to] = vv[from];
-    }
-    *vv = moved;
+    relane(vv, wanted, &held);
     acc.resize(wanted, 0.0);
     vmem.resize(wanted, 0.0);
     *win = Window {
