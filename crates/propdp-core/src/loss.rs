@@ -98,8 +98,8 @@ impl Loss {
     pub fn eval(&self, y: f64, r: f64) -> (f64, f64, f64) {
         match *self {
             Loss::ConditionalLogistic => {
-                let s = sigmoid(r);
-                (softplus(r) - sigmoid(y) * r, s - sigmoid(y), s * (1.0 - s))
+                let (sp, s) = softplus_sigmoid(r);
+                (sp - sigmoid(y) * r, s - sigmoid(y), s * (1.0 - s))
             }
             Loss::ConditionalHuber { m, se } => conditional_huber(y - r, m, se),
             Loss::Huber { m } => {
@@ -115,9 +115,8 @@ impl Loss {
                 (0.5 * e * e, -e, 1.0)
             }
             Loss::Logistic => {
-                let t = -y * r;
-                let s = sigmoid(t);
-                (softplus(t), -y * s, s * (1.0 - s))
+                let (sp, s) = softplus_sigmoid(-y * r);
+                (sp, -y * s, s * (1.0 - s))
             }
         }
     }
@@ -161,6 +160,15 @@ pub fn softplus(x: f64) -> f64 {
     } else {
         x.exp().ln_1p()
     }
+}
+
+/// ([`softplus`], [`sigmoid`]) at x from the one exponential e^{−|x|} both
+/// take, to the same last bit as the two computed apart.
+fn softplus_sigmoid(x: f64) -> (f64, f64) {
+    let e = (-x.abs()).exp();
+    let softplus = if x > 0.0 { x + e.ln_1p() } else { e.ln_1p() };
+    let sigmoid = if x >= 0.0 { 1.0 / (1.0 + e) } else { e / (1.0 + e) };
+    (softplus, sigmoid)
 }
 
 #[cfg(test)]
@@ -217,6 +225,15 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_shared_exponential_gives_softplus_and_sigmoid_to_the_last_bit() {
+        for x in [-800.0, -37.5, -1.0, -1e-300, -0.0, 0.0, 1e-300, 0.25, 3.0, 40.0, 710.0] {
+            let (sp, s) = softplus_sigmoid(x);
+            assert_eq!(sp.to_bits(), softplus(x).to_bits(), "softplus({x})");
+            assert_eq!(s.to_bits(), sigmoid(x).to_bits(), "sigmoid({x})");
         }
     }
 }

@@ -100,30 +100,59 @@ pub(crate) fn surrogate(loss: Loss, label: f64, amp: f64, nu: f64, theta: f64) -
 /// E ℓ(y, Aν + θ̃ + β) for ν ~ N(0, s²), θ̃ ~ N(0, v_theta) independent, and the
 /// model's labels: y = ν + b* + e, e ~ N(0, noise_sd²) (Huber, squared), y = ±1
 /// with P(y = 1 | ν) = σ(ν + b*) (logistic), y = ν (the conditional losses, b* = 0);
-/// `(β, b*)` = `shift`, the intercept's field and the teacher's (docs/theory.md §3.5;
-/// (0, 0) without one). Logistic: E_y ℓ(y, w) = softplus(w) − σ(ν + b*)w, so
+/// b* the teacher's intercept (docs/theory.md §3.5; 0 without one). Logistic:
+/// E_y ℓ(y, w) = softplus(w) − σ(ν + b*)w, so
 /// E s = E softplus(W + β) − A·E[νσ(ν + b*)] − β·E σ(ν + b*); regression:
-/// y − w ~ N(b* − β, v).
-pub(crate) fn surrogate_mean(loss: Loss, s2: f64, noise_sd: f64, amp: f64, v_theta: f64, shift: (f64, f64)) -> f64 {
-    let (beta, b_star) = shift;
-    let miss = (1.0 - amp).powi(2) * s2 + v_theta;
-    let offset = b_star - beta;
-    match loss {
-        Loss::Squared => 0.5 * (miss + noise_sd * noise_sd + offset * offset),
-        // the Gaussian-smoothed Huber loss E ρ_M(Z), Z ~ N(b* − β, v), is the conditional Huber loss at b* − β
-        Loss::Huber { m } => smoothed_huber(m, offset, (miss + noise_sd * noise_sd).sqrt()),
-        Loss::ConditionalHuber { m, se } => smoothed_huber(m, offset, (miss + se * se).sqrt()),
-        Loss::Logistic | Loss::ConditionalLogistic => {
-            let field_sd = (amp * amp * s2 + v_theta).sqrt();
-            let softplus_mean = normal_expect(beta, field_sd, &[0.0], PANEL, softplus);
-            let sd = s2.sqrt();
-            let label_slope = normal_expect(0.0, sd, &[0.0 - b_star], PANEL, |x| x * sigmoid(x + b_star));
-            let balance = if beta == 0.0 {
-                0.0
-            } else {
-                normal_expect(0.0, sd, &[-b_star], PANEL, |x| sigmoid(x + b_star))
-            };
-            softplus_mean - amp * label_slope - beta * balance
+/// y − w ~ N(b* − β, v). The label's two expectations do not change along a
+/// trajectory: they are computed once, at construction.
+pub(crate) struct SurrogateMean {
+    loss: Loss,
+    s2: f64,
+    noise_sd: f64,
+    b_star: f64,
+    /// Logistic: E[νσ(ν + b*)] and E σ(ν + b*).
+    label_slope: f64,
+    balance: f64,
+}
+
+impl SurrogateMean {
+    pub(crate) fn new(loss: Loss, s2: f64, noise_sd: f64, b_star: f64) -> Self {
+        let (label_slope, balance) = match loss {
+            Loss::Logistic | Loss::ConditionalLogistic => {
+                let sd = s2.sqrt();
+                (
+                    normal_expect(0.0, sd, &[0.0 - b_star], PANEL, |x| x * sigmoid(x + b_star)),
+                    normal_expect(0.0, sd, &[-b_star], PANEL, |x| sigmoid(x + b_star)),
+                )
+            }
+            _ => (0.0, 0.0),
+        };
+        SurrogateMean {
+            loss,
+            s2,
+            noise_sd,
+            b_star,
+            label_slope,
+            balance,
+        }
+    }
+
+    /// The mean at amplitude A, Var θ̃ = `v_theta` and the intercept's field β.
+    pub(crate) fn at(&self, amp: f64, v_theta: f64, beta: f64) -> f64 {
+        let (s2, noise_sd) = (self.s2, self.noise_sd);
+        let miss = (1.0 - amp).powi(2) * s2 + v_theta;
+        let offset = self.b_star - beta;
+        match self.loss {
+            Loss::Squared => 0.5 * (miss + noise_sd * noise_sd + offset * offset),
+            // the Gaussian-smoothed Huber loss E ρ_M(Z), Z ~ N(b* − β, v), is the conditional Huber loss at b* − β
+            Loss::Huber { m } => smoothed_huber(m, offset, (miss + noise_sd * noise_sd).sqrt()),
+            Loss::ConditionalHuber { m, se } => smoothed_huber(m, offset, (miss + se * se).sqrt()),
+            Loss::Logistic | Loss::ConditionalLogistic => {
+                let field_sd = (amp * amp * s2 + v_theta).sqrt();
+                let softplus_mean = normal_expect(beta, field_sd, &[0.0], PANEL, softplus);
+                let balance = if beta == 0.0 { 0.0 } else { beta * self.balance };
+                softplus_mean - amp * self.label_slope - balance
+            }
         }
     }
 }
@@ -203,7 +232,7 @@ mod tests {
             }
             let mean = sum / n as f64;
             let se = ((sum2 / n as f64 - mean * mean) / n as f64).sqrt();
-            let exact = surrogate_mean(loss, s2, sd, amp, v, (beta, b_star));
+            let exact = SurrogateMean::new(loss, s2, sd, b_star).at(amp, v, beta);
             assert!(
                 (mean - exact).abs() < 5.0 * se,
                 "{loss:?} at (β, b*) = ({beta}, {b_star}): MC {mean} ± {se}, exact {exact}"

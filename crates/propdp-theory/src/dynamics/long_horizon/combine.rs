@@ -7,15 +7,21 @@
 //! here y is built a tile at a time in registers and written once, and on
 //! CPUs with AVX2 the tile's loop runs four lanes per instruction. Each
 //! element sums its terms in their order, as the term-at-a-time loop does,
-//! so the results are the same to the last bit.
+//! so the results are the same to the last bit. The terms come as an
+//! iterator the tiles walk afresh (no list of them is built: a list of
+//! tens of slices is an allocation too large for the allocator's fast path
+//! on every call).
 //! The transpose, a dot product over the paths, is `crate::numerics::dot`.
 
 /// Elements per tile: eight AVX2 registers of four.
 const TILE: usize = 32;
 
 /// y = Σ_i c_i·x_i (every x_i at least as long as y); terms with c_i = 0
-/// are skipped.
-pub(super) fn combine(y: &mut [f64], terms: &[(f64, &[f64])]) {
+/// are skipped. `terms` is walked once per tile of y.
+pub(super) fn combine<'a, I>(y: &mut [f64], terms: I)
+where
+    I: Iterator<Item = (f64, &'a [f64])> + Clone,
+{
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked just above).
@@ -27,17 +33,23 @@ pub(super) fn combine(y: &mut [f64], terms: &[(f64, &[f64])]) {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn combine_avx2(y: &mut [f64], terms: &[(f64, &[f64])]) {
+fn combine_avx2<'a, I>(y: &mut [f64], terms: I)
+where
+    I: Iterator<Item = (f64, &'a [f64])> + Clone,
+{
     combine_tiles(y, terms);
 }
 
 #[inline(always)]
-fn combine_tiles(y: &mut [f64], terms: &[(f64, &[f64])]) {
+fn combine_tiles<'a, I>(y: &mut [f64], terms: I)
+where
+    I: Iterator<Item = (f64, &'a [f64])> + Clone,
+{
     let n = y.len();
     let full = n - n % TILE;
     for off in (0..full).step_by(TILE) {
         let mut acc = [0.0; TILE];
-        for &(c, x) in terms {
+        for (c, x) in terms.clone() {
             if c != 0.0 {
                 let x: &[f64; TILE] = x[off..off + TILE].try_into().expect("a whole tile");
                 for (a, v) in acc.iter_mut().zip(x) {
@@ -49,7 +61,7 @@ fn combine_tiles(y: &mut [f64], terms: &[(f64, &[f64])]) {
     }
     let rest = &mut y[full..];
     rest.fill(0.0);
-    for &(c, x) in terms {
+    for (c, x) in terms {
         if c != 0.0 {
             for (a, v) in rest.iter_mut().zip(&x[full..]) {
                 *a += c * v;
@@ -81,7 +93,7 @@ mod tests {
                 }
             }
             let mut got = vec![f64::NAN; n];
-            combine(&mut got, &terms);
+            combine(&mut got, terms.iter().copied());
             assert_eq!(got, want, "n = {n}");
         }
     }

@@ -172,16 +172,15 @@ pub(super) fn replicate(
         let step_draws = if t < tt { draws(t + 1) } else { Vec::new() };
         // 1. the Onsager terms Σ_s R_w(t,s)ĝ_s: exact over the window, block means before it
         let onsager = |x: &Track, out: &mut [f64]| {
-            let terms: Vec<(f64, &[f64])> = (t.saturating_sub(NEAR).max(1)..=t)
+            let terms = (t.saturating_sub(NEAR).max(1)..=t)
                 .map(|j| (vv[(j - 1) % w], x.value(&mem, j)))
                 .chain(
                     mem.blocks()
                         .iter()
                         .enumerate()
                         .map(|(b, &(b0, b1))| (lanes_w[b] / (b1 - b0) as f64, x.sum(b))),
-                )
-                .collect();
-            combine(out, &terms);
+                );
+            combine(out, terms);
         };
         onsager(&grads, &mut on_w);
         if teacher.stein() {
@@ -210,6 +209,7 @@ pub(super) fn replicate(
             amp,
             modes.iter().map(|m| &m.coord),
             &loss,
+            &teacher.surrogate,
             icp.map(|c| (beta, c.teacher)),
             mix.map(|m| (m, icp)),
         )?;
@@ -324,17 +324,15 @@ pub(super) fn replicate(
             *x = sd * z;
         }
         let window_len = t + 1 - t.saturating_sub(NEAR);
-        let terms: Vec<(f64, &[f64])> = std::iter::once((1.0, innovation.as_slice()))
-            .chain(beta.iter().enumerate().map(|(i, &bi)| {
-                let values = if i < window_len {
-                    field.value(&mem, t.saturating_sub(NEAR) + i)
-                } else {
-                    field.sum(i - window_len)
-                };
-                (bi, values)
-            }))
-            .collect();
-        combine(&mut next, &terms);
+        let terms = std::iter::once((1.0, innovation.as_slice())).chain(beta.iter().enumerate().map(|(i, &bi)| {
+            let values = if i < window_len {
+                field.value(&mem, t.saturating_sub(NEAR) + i)
+            } else {
+                field.sum(i - window_len)
+            };
+            (bi, values)
+        }));
+        combine(&mut next, terms);
         // then the windows and blocks of step t + 1
         let step = mem.advance();
         field.push(&mem, &step, &next);

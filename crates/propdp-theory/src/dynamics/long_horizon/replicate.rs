@@ -166,6 +166,7 @@ pub(super) fn replicate(
             amp,
             modes.iter().map(|m| &m.coord),
             &loss,
+            &teacher.surrogate,
             icp.map(|c| (beta, c.teacher)),
             mix.map(|m| (m, icp)),
         )?;
@@ -191,10 +192,9 @@ pub(super) fn replicate(
                     m.utrack.value(&generator.part, t - cond.nw + (i - cond.blocks))
                 }
             });
-            let terms: Vec<(f64, &[f64])> = std::iter::once((cond.sd2.max(0.0).sqrt(), z.as_slice()))
-                .chain(cond.beta.iter().copied().zip(features))
-                .collect();
-            combine(&mut m.u, &terms);
+            let terms = std::iter::once((cond.sd2.max(0.0).sqrt(), z.as_slice()))
+                .chain(cond.beta.iter().copied().zip(features));
+            combine(&mut m.u, terms);
             m.coord.state.extend(Slot::U(t), &u_terms, cond.sd2);
         }
         let step_u = generator.advance(cond, &sv.g);

@@ -123,8 +123,8 @@ impl StateCovariance {
         let (d, st) = (self.slots.len(), self.stride);
         let mut col = std::mem::take(&mut self.col);
         col.resize(d, 0.0);
-        let rows: Vec<(f64, &[f64])> = terms.iter().map(|&(a, c)| (c, &self.cov[a * st..a * st + d])).collect();
-        combine(&mut col, &rows);
+        let cov = &self.cov;
+        combine(&mut col, terms.iter().map(|&(a, c)| (c, &cov[a * st..a * st + d])));
         let var = terms.iter().map(|&(b, c)| c * col[b]).sum::<f64>() + innovation;
         for (i, &x) in col.iter().enumerate() {
             self.cov[i * st + p] = x;
@@ -155,8 +155,7 @@ impl StateCovariance {
             if self.slots[p].is_none() {
                 continue;
             }
-            let rows: Vec<(f64, &[f64])> = parts.iter().map(|&(w, c)| (w, c.row(p))).collect();
-            combine(&mut row, &rows);
+            combine(&mut row, parts.iter().map(|&(w, c)| (w, c.row(p))));
             for (i, &x) in row.iter().enumerate() {
                 self.cov[i * st + p] = x;
             }

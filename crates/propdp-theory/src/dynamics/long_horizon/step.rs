@@ -26,7 +26,7 @@ use crate::dynamics::dyadic::{Dyadic, Partition, Track};
 use crate::dynamics::modes::spectral_metrics;
 use crate::dynamics::path::{DmftError, DmftParams, Intercept, insert_intercept_metrics, step_metrics};
 use crate::dynamics::reverse_mode::Events;
-use crate::fixed_points::train_loss::{self, LossMoments, LossSums};
+use crate::fixed_points::train_loss::{self, LossMoments, LossSums, SurrogateMean};
 use crate::numerics::gaussian::quantile;
 
 /// Exact lags of R_g's rows in the memories; older lags act on block sums.
@@ -85,13 +85,12 @@ pub(super) struct Run {
 
 /// Σ_{l ≤ NEAR} near[l]·X_{t−l} + Σ_B far[B]·X_B of a track, into `out`.
 pub(super) fn memory(track: &Track, part: &Partition, t: usize, near: &[f64], far: &[f64], out: &mut [f64]) {
-    let terms: Vec<(f64, &[f64])> = near
+    let terms = near
         .iter()
         .enumerate()
         .map(|(l, &c)| (c, track.value(part, t - l)))
-        .chain(far.iter().enumerate().map(|(b, &c)| (c, track.sum(b))))
-        .collect();
-    combine(out, &terms);
+        .chain(far.iter().enumerate().map(|(b, &c)| (c, track.sum(b))));
+    combine(out, terms);
 }
 
 /// x ← (1−ηλ)x − η·mem + drive, one recursion (R1) step.
@@ -298,6 +297,8 @@ pub(super) struct Teacher {
     /// Two clusters (docs/theory.md §3.6): every path's centred label
     /// ỹ = y − (2p − 1), its field shifted by ỹ·m_t; no baselines (`baseline` empty).
     pub(super) centred: Option<Vec<f64>>,
+    /// The exact mean of the training loss's control variate (not with two clusters).
+    pub(super) surrogate: SurrogateMean,
 }
 
 impl Teacher {
@@ -315,6 +316,8 @@ pub(super) fn teacher(
     icp: Option<&Intercept>,
     mix: Option<&TwoCluster>,
 ) -> Teacher {
+    let b_star = icp.map_or(0.0, |c| c.teacher);
+    let surrogate = SurrogateMean::new(p.loss, rho, p.noise_sd, b_star);
     if let Some(mix) = mix {
         let (label, centred) = two_cluster::labels(mix, first.iter().map(|x| x[1]));
         return Teacher {
@@ -324,10 +327,10 @@ pub(super) fn teacher(
             baseline: Vec::new(),
             z0_mean: [0.0; 2],
             centred: Some(centred),
+            surrogate,
         };
     }
     let n = gaussian.len();
-    let b_star = icp.map_or(0.0, |c| c.teacher);
     let (nu, label, baseline, z0_mean) = match (p.loss, icp) {
         (Loss::Huber { .. } | Loss::Squared, _) => {
             let e: Vec<f64> = first.iter().map(|x| p.noise_sd * quantile(x[1])).collect();
@@ -370,6 +373,7 @@ pub(super) fn teacher(
         baseline,
         z0_mean,
         centred: None,
+        surrogate,
     }
 }
 
@@ -464,6 +468,7 @@ pub(super) fn step_record<'a>(
     amp: f64,
     coords: impl Iterator<Item = &'a Coordinate>,
     loss: &LossSums,
+    surrogate: &SurrogateMean,
     intercept: Option<(f64, f64)>,
     clusters: Option<(&TwoCluster, Option<&Intercept>)>,
 ) -> Result<(Metrics, LossMoments, f64), DmftError> {
@@ -492,14 +497,8 @@ pub(super) fn step_record<'a>(
         insert_intercept_metrics(p, &mut mt, (rho, m_t, c_tt), beta, b_star);
     }
     let v_centred = v_own + v_spread;
-    let shift = intercept.unwrap_or((0.0, 0.0));
-    Ok((
-        mt,
-        loss.moments(train_loss::surrogate_mean(
-            p.loss, rho, p.noise_sd, amp, v_centred, shift,
-        )),
-        c_tt,
-    ))
+    let beta = intercept.map_or(0.0, |(beta, _)| beta);
+    Ok((mt, loss.moments(surrogate.at(amp, v_centred, beta)), c_tt))
 }
 
 /// Every path's values of one step ([`sample_step`]).
