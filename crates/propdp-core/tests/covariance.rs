@@ -50,7 +50,8 @@ fn a_spectrum_file_is_read_relative_to_the_config_and_hashed() {
     assert_eq!(cov.scale(), 1.75);
     assert_eq!(cov.sha256().map(str::len), Some(64));
     // not found relative to another directory: the field and the path are named
-    let e = Config::from_toml_str_in(&config("{ file = \"spectrum.csv\" }"), Some(&scratch("elsewhere")))
+    let elsewhere = scratch("elsewhere");
+    let e = Config::from_toml_str_in(&config("{ file = \"spectrum.csv\" }"), Some(&elsewhere))
         .unwrap_err()
         .to_string();
     assert!(
@@ -58,6 +59,7 @@ fn a_spectrum_file_is_read_relative_to_the_config_and_hashed() {
         "{e}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&elsewhere).unwrap();
 }
 
 #[test]

@@ -128,19 +128,49 @@ impl Partition {
     }
 }
 
-/// One quantity's block history over a number of lanes.
-#[derive(Debug, Clone)]
-pub(crate) struct Track {
-    lanes: usize,
-    ring: Vec<Vec<f64>>,
-    sums: Vec<Vec<f64>>,
+/// How a track stores a value: `f64`, or `f32` where half the bytes serve
+/// (the virtual paths of the long-horizon solver, docs/theory.md §3.3,
+/// "Virtual paths in single precision"). Values arrive and leave as `f64`.
+pub(crate) trait Stored: Copy + Default + std::ops::AddAssign + std::fmt::Debug {
+    fn store(x: f64) -> Self;
+    fn load(self) -> f64;
 }
 
-impl Track {
+impl Stored for f64 {
+    #[inline(always)]
+    fn store(x: f64) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn load(self) -> f64 {
+        self
+    }
+}
+
+impl Stored for f32 {
+    #[inline(always)]
+    fn store(x: f64) -> Self {
+        x as f32
+    }
+    #[inline(always)]
+    fn load(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+/// One quantity's block history over a number of lanes, stored as `T`.
+#[derive(Debug, Clone)]
+pub(crate) struct Track<T: Stored = f64> {
+    lanes: usize,
+    ring: Vec<Vec<T>>,
+    sums: Vec<Vec<T>>,
+}
+
+impl<T: Stored> Track<T> {
     pub(crate) fn new(lanes: usize, window: usize) -> Self {
         Track {
             lanes,
-            ring: vec![vec![0.0; lanes]; window],
+            ring: vec![vec![T::default(); lanes]; window],
             sums: Vec::new(),
         }
     }
@@ -150,34 +180,35 @@ impl Track {
         debug_assert_eq!(values.len(), self.lanes);
         if let Some((leaving, plan)) = &step.merge {
             let from = leaving % part.window;
-            let mut next: Vec<Vec<f64>> = Vec::with_capacity(plan.len());
-            let mut old: Vec<Option<Vec<f64>>> = std::mem::take(&mut self.sums).into_iter().map(Some).collect();
+            let mut next: Vec<Vec<T>> = Vec::with_capacity(plan.len());
+            let mut old: Vec<Option<Vec<T>>> = std::mem::take(&mut self.sums).into_iter().map(Some).collect();
             for (srcs, joins) in plan {
                 let mut sum = match srcs.first() {
                     Some(&j) => old[j].take().expect("every old block joins one new block"),
-                    None => vec![0.0; self.lanes],
+                    None => vec![T::default(); self.lanes],
                 };
                 for &j in srcs.iter().skip(1) {
                     let x = old[j].take().expect("every old block joins one new block");
-                    sum.iter_mut().zip(&x).for_each(|(s, x)| *s += x);
+                    sum.iter_mut().zip(&x).for_each(|(s, &x)| *s += x);
                 }
                 if *joins {
-                    sum.iter_mut().zip(&self.ring[from]).for_each(|(s, x)| *s += x);
+                    sum.iter_mut().zip(&self.ring[from]).for_each(|(s, &x)| *s += x);
                 }
                 next.push(sum);
             }
             self.sums = next;
         }
-        self.ring[step.index % part.window].copy_from_slice(values);
+        let slot = &mut self.ring[step.index % part.window];
+        slot.iter_mut().zip(values).for_each(|(r, &v)| *r = T::store(v));
     }
 
     /// The values of a step still in the window.
-    pub(crate) fn value(&self, part: &Partition, index: usize) -> &[f64] {
+    pub(crate) fn value(&self, part: &Partition, index: usize) -> &[T] {
         &self.ring[part.slot(index)]
     }
 
     /// The lanes' sums over block `b` of the partition.
-    pub(crate) fn sum(&self, b: usize) -> &[f64] {
+    pub(crate) fn sum(&self, b: usize) -> &[T] {
         &self.sums[b]
     }
 
@@ -186,7 +217,7 @@ impl Track {
     /// lanes `plan[b].0`, plus, when the leaving element joins it, lane
     /// `joining.1` of `joining.0` (a track on the same partition; `None`: a
     /// zero lane). Every value and block sum of the history moves alike.
-    pub(crate) fn regroup(&mut self, plan: &MergePlan, joining: (&Track, Option<usize>)) {
+    pub(crate) fn regroup<U: Stored>(&mut self, plan: &MergePlan, joining: (&Track<U>, Option<usize>)) {
         let (other, lane) = joining;
         debug_assert_eq!(
             (other.ring.len(), other.sums.len()),
@@ -217,15 +248,20 @@ impl Track {
         };
         // the joining lane's value in every row of `other`, read first: one
         // element of each long row, the loads independent of each other
-        let joining_values: Vec<f64> = match lane {
-            Some(l) => other.ring.iter().chain(&other.sums).map(|row| row[l]).collect(),
+        let joining_values: Vec<T> = match lane {
+            Some(l) => other
+                .ring
+                .iter()
+                .chain(&other.sums)
+                .map(|row| T::store(row[l].load()))
+                .collect(),
             None => Vec::new(),
         };
-        let mut scratch = vec![0.0; tail.len()];
+        let mut scratch = vec![T::default(); tail.len()];
         let rows = self.ring.iter_mut().chain(self.sums.iter_mut());
         for (r, row) in rows.enumerate() {
             for (x, src) in scratch.iter_mut().zip(&first) {
-                *x = src.map_or(0.0, |j| row[j]);
+                *x = src.map_or(T::default(), |j| row[j]);
             }
             for &(b, j) in &further {
                 scratch[b] += row[j];
@@ -253,7 +289,7 @@ impl Track {
     /// Zero one lane's whole history (a virtual path reborn).
     pub(crate) fn reset_lane(&mut self, lane: usize) {
         for v in self.ring.iter_mut().chain(self.sums.iter_mut()) {
-            v[lane] = 0.0;
+            v[lane] = T::default();
         }
     }
 }
@@ -261,8 +297,8 @@ impl Track {
 /// `v` as `lanes` lanes, lane `to` holding old lane `from` for each
 /// (from, to) of `moves`, the others zero (a response window widened in
 /// place: `long_horizon::window::widen`).
-pub(crate) fn relane(v: &mut Vec<f64>, lanes: usize, moves: &[(usize, usize)]) {
-    let mut moved = vec![0.0; lanes];
+pub(crate) fn relane<T: Stored>(v: &mut Vec<T>, lanes: usize, moves: &[(usize, usize)]) {
+    let mut moved = vec![T::default(); lanes];
     for &(from, to) in moves {
         moved[to] = v[from];
     }
@@ -298,7 +334,7 @@ mod tests {
     fn tracks_hold_the_window_and_exact_block_sums() {
         let window = 4;
         let mut part = Partition::new(window, RULE);
-        let mut track = Track::new(2, window);
+        let mut track = Track::<f64>::new(2, window);
         let x = |t: usize| [t as f64 + 1.0, (t * t) as f64];
         for t in 0..500 {
             let step = part.advance();
@@ -315,6 +351,47 @@ mod tests {
         }
     }
 
+    /// A single-precision track holds every value rounded once and block
+    /// sums within a few roundings per merge of the double-precision ones.
+    #[test]
+    fn a_single_precision_track_follows_the_double_one_to_its_rounding() {
+        let window = 4;
+        let mut part = Partition::new(window, RULE);
+        let (mut wide, mut narrow) = (Track::<f64>::new(3, window), Track::<f32>::new(3, window));
+        for t in 0..2000 {
+            let x: Vec<f64> = (0..3)
+                .map(|l| ((t * 7 + l * 5) as f64 * 0.731).sin() * 10f64.powi(l as i32 - 1))
+                .collect();
+            let step = part.advance();
+            wide.push(&part, &step, &x);
+            narrow.push(&part, &step, &x);
+            let got: Vec<f64> = narrow.value(&part, t).iter().map(|&v| f64::from(v)).collect();
+            for (g, v) in got.iter().zip(&x) {
+                assert!(
+                    (g - v).abs() <= v.abs() * f64::from(f32::EPSILON) / 2.0,
+                    "t = {t}: {g} vs {v}"
+                );
+            }
+            for (j, &(s, e)) in part.blocks().iter().enumerate() {
+                let magnitude: Vec<f64> = (0..3)
+                    .map(|l| {
+                        (s..e)
+                            .map(|k| ((k * 7 + l * 5) as f64 * 0.731).sin().abs() * 10f64.powi(l as i32 - 1))
+                            .sum()
+                    })
+                    .collect();
+                let merges = ((e - s) as f64).log2().ceil() + 1.0;
+                for l in 0..3 {
+                    let (g, w) = (f64::from(narrow.sum(j)[l]), wide.sum(j)[l]);
+                    assert!(
+                        (g - w).abs() <= 2.0 * merges * f64::from(f32::EPSILON) * magnitude[l],
+                        "t = {t}, block ({s},{e}), lane {l}: {g} vs {w}"
+                    );
+                }
+            }
+        }
+    }
+
     /// Every row of a regrouped track is the plan applied to the old row:
     /// new lane b = Σ old lanes plan[b].0 (+ the joining lane's value in the
     /// same row of the other track), whether the plan's unchanged first
@@ -323,7 +400,7 @@ mod tests {
     fn regrouping_sums_the_planned_lanes_of_every_row() {
         let window = 3;
         let mut part = Partition::new(window, RULE);
-        let (mut track, mut other) = (Track::new(5, window), Track::new(5, window));
+        let (mut track, mut other) = (Track::<f64>::new(5, window), Track::<f64>::new(5, window));
         for t in 0..40 {
             let step = part.advance();
             let x: Vec<f64> = (0..5).map(|l| (t * 7 + l * 3) as f64 * 0.37 - 2.0).collect();

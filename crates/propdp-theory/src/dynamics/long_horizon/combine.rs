@@ -8,64 +8,79 @@
 //! CPUs with AVX2 the tile's loop runs four lanes per instruction. Each
 //! element sums its terms in their order, as the term-at-a-time loop does,
 //! so the results are the same to the last bit. The terms come as an
-//! iterator the tiles walk afresh (no list of them is built: a list of
-//! tens of slices is an allocation too large for the allocator's fast path
-//! on every call).
+//! iterator, gathered once on the stack (a list of tens of slices on the
+//! heap is an allocation too large for the allocator's fast path, on every
+//! call).
+//! The x_i may be stored in single precision (the virtual paths' tracks,
+//! `dyadic::Stored`): each is widened to f64 as it is read, and y and its sums
+//! stay f64.
 //! The transpose, a dot product over the paths, is `crate::numerics::dot`.
+
+use crate::dynamics::dyadic::Stored;
 
 /// Elements per tile: eight AVX2 registers of four.
 const TILE: usize = 32;
 
+/// Terms gathered on the stack; more go to the heap.
+const STACK_TERMS: usize = 128;
+
 /// y = Σ_i c_i·x_i (every x_i at least as long as y); terms with c_i = 0
-/// are skipped. `terms` is walked once per tile of y.
-pub(super) fn combine<'a, I>(y: &mut [f64], terms: I)
-where
-    I: Iterator<Item = (f64, &'a [f64])> + Clone,
-{
+/// are skipped. The nonzero terms are gathered once (on the stack when
+/// there are at most [`STACK_TERMS`]), then every tile of y walks them.
+pub(super) fn combine<'a, T: Stored + 'a>(y: &mut [f64], terms: impl Iterator<Item = (f64, &'a [T])>) {
+    let mut stack: [(f64, &[T]); STACK_TERMS] = [(0.0, &[]); STACK_TERMS];
+    let mut heap: Vec<(f64, &[T])> = Vec::new();
+    let mut count = 0;
+    for (c, x) in terms.filter(|&(c, _)| c != 0.0) {
+        if count < STACK_TERMS {
+            stack[count] = (c, x);
+        } else {
+            if heap.is_empty() {
+                heap.extend_from_slice(&stack);
+            }
+            heap.push((c, x));
+        }
+        count += 1;
+    }
+    let gathered = if count <= STACK_TERMS {
+        &stack[..count]
+    } else {
+        &heap[..]
+    };
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked just above).
-        unsafe { combine_avx2(y, terms) };
+        unsafe { combine_avx2(y, gathered) };
         return;
     }
-    combine_tiles(y, terms);
+    combine_tiles(y, gathered);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn combine_avx2<'a, I>(y: &mut [f64], terms: I)
-where
-    I: Iterator<Item = (f64, &'a [f64])> + Clone,
-{
+fn combine_avx2<T: Stored>(y: &mut [f64], terms: &[(f64, &[T])]) {
     combine_tiles(y, terms);
 }
 
 #[inline(always)]
-fn combine_tiles<'a, I>(y: &mut [f64], terms: I)
-where
-    I: Iterator<Item = (f64, &'a [f64])> + Clone,
-{
+fn combine_tiles<T: Stored>(y: &mut [f64], terms: &[(f64, &[T])]) {
     let n = y.len();
     let full = n - n % TILE;
     for off in (0..full).step_by(TILE) {
         let mut acc = [0.0; TILE];
-        for (c, x) in terms.clone() {
-            if c != 0.0 {
-                let x: &[f64; TILE] = x[off..off + TILE].try_into().expect("a whole tile");
-                for (a, v) in acc.iter_mut().zip(x) {
-                    *a += c * v;
-                }
+        for &(c, x) in terms {
+            let x: &[T; TILE] = x[off..off + TILE].try_into().expect("a whole tile");
+            for (a, v) in acc.iter_mut().zip(x) {
+                *a += c * v.load();
             }
         }
         y[off..full.min(off + TILE)].copy_from_slice(&acc);
     }
     let rest = &mut y[full..];
     rest.fill(0.0);
-    for (c, x) in terms {
-        if c != 0.0 {
-            for (a, v) in rest.iter_mut().zip(&x[full..]) {
-                *a += c * v;
-            }
+    for &(c, x) in terms {
+        for (a, v) in rest.iter_mut().zip(&x[full..]) {
+            *a += c * v.load();
         }
     }
 }
@@ -96,5 +111,27 @@ mod tests {
             combine(&mut got, terms.iter().copied());
             assert_eq!(got, want, "n = {n}");
         }
+    }
+
+    /// More terms than the stack holds (the heap's list keeps every term
+    /// in order), and single-precision terms widened as they are read.
+    #[test]
+    fn many_terms_and_single_precision_terms_sum_in_order() {
+        let n = 77;
+        let xs: Vec<Vec<f32>> = (0..STACK_TERMS + 40)
+            .map(|k| (0..n).map(|i| ((i * 13 + k * 7) % 29) as f32 / 11.0 - 1.3).collect())
+            .collect();
+        let cs: Vec<f64> = (0..xs.len())
+            .map(|k| if k % 5 == 0 { 0.0 } else { (k as f64 * 0.37).sin() })
+            .collect();
+        let mut want = vec![0.0; n];
+        for (&c, x) in cs.iter().zip(&xs) {
+            if c != 0.0 {
+                want.iter_mut().zip(x).for_each(|(y, &v)| *y += c * f64::from(v));
+            }
+        }
+        let mut got = vec![f64::NAN; n];
+        combine(&mut got, cs.iter().zip(&xs).map(|(&c, x)| (c, x.as_slice())));
+        assert_eq!(got, want);
     }
 }

@@ -51,8 +51,8 @@ use crate::numerics::axpy;
 use super::generator::{GEN_WINDOW, Generator, conditional_weights};
 use super::participation::{eligible, noise_window, path_groups, selections};
 use super::step::{
-    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, curvature_bound, drift, far_adjoints, memory,
-    next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions,
+    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, Virtual, curvature_bound, drift, far_adjoints,
+    memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions,
 };
 use super::stop::Stop;
 use super::stop::Watch;
@@ -62,7 +62,7 @@ use super::window::{Window, truncation, widen};
 /// s % W: Rᵏ(·, s)) and its block lanes (lane b: Σ_{s+1∈B_b} Rᵏ(·, s)).
 struct Atomic {
     coord: Coordinate,
-    virt: Track,
+    virt: Track<Virtual>,
     vv: Vec<f64>,
     lanes: Track,
     lv: Vec<f64>,

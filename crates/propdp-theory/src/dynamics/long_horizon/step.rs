@@ -22,7 +22,7 @@ use super::combine::combine;
 use super::folded;
 use super::state::{Slot, StateCovariance};
 use super::two_cluster;
-use crate::dynamics::dyadic::{Dyadic, Partition, Track};
+use crate::dynamics::dyadic::{Dyadic, Partition, Stored, Track};
 use crate::dynamics::modes::spectral_metrics;
 use crate::dynamics::path::{DmftError, DmftParams, Intercept, insert_intercept_metrics, step_metrics};
 use crate::dynamics::reverse_mode::Events;
@@ -34,6 +34,11 @@ pub const NEAR: usize = 10;
 
 /// Blocks of the memories' far field (α = ¼: R_g varies little within a block).
 pub(super) const MEMORY_RULE: Dyadic = Dyadic { alpha: 0.25, beta: 0.5 };
+
+/// How the virtual paths' histories are stored: single precision, half the
+/// bytes of the atoms' largest tracks (their values, the recursion and every
+/// sum stay f64; docs/theory.md §3.3, "Virtual paths in single precision").
+pub(super) type Virtual = f32;
 
 /// Steps the dense reverse pass reuses its far lags for ([`far_adjoints`]).
 pub(super) const FAR_STRIDE: usize = 8;
@@ -84,7 +89,14 @@ pub(super) struct Run {
 }
 
 /// Σ_{l ≤ NEAR} near[l]·X_{t−l} + Σ_B far[B]·X_B of a track, into `out`.
-pub(super) fn memory(track: &Track, part: &Partition, t: usize, near: &[f64], far: &[f64], out: &mut [f64]) {
+pub(super) fn memory<T: Stored>(
+    track: &Track<T>,
+    part: &Partition,
+    t: usize,
+    near: &[f64],
+    far: &[f64],
+    out: &mut [f64],
+) {
     let terms = near
         .iter()
         .enumerate()
@@ -247,7 +259,7 @@ pub(super) struct Mode {
     pub(super) theta: Track,
     pub(super) onsager: Track,
     pub(super) onsager0: Track,
-    pub(super) virt: Track,
+    pub(super) virt: Track<Virtual>,
     pub(super) utrack: Track,
     pub(super) th: Vec<f64>,
     pub(super) on: Vec<f64>,
