@@ -381,10 +381,10 @@ mod tests {
                     })
                     .collect();
                 let merges = ((e - s) as f64).log2().ceil() + 1.0;
-                for l in 0..3 {
+                for (l, &size) in magnitude.iter().enumerate() {
                     let (g, w) = (f64::from(narrow.sum(j)[l]), wide.sum(j)[l]);
                     assert!(
-                        (g - w).abs() <= 2.0 * merges * f64::from(f32::EPSILON) * magnitude[l],
+                        (g - w).abs() <= 2.0 * merges * f64::from(f32::EPSILON) * size,
                         "t = {t}, block ({s},{e}), lane {l}: {g} vs {w}"
                     );
                 }
