@@ -30,6 +30,12 @@ pub struct SolverReport {
     /// keeps (absent for the other methods).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<usize>,
+    /// The atoms of a spectrum the long-horizon solver carried: fewer than
+    /// the spectrum's when it solved the spectrum's quadrature instead
+    /// (docs/theory.md §3.4, "Compression"; the effect is in
+    /// `approx_error`). Absent for isotropic features and the other methods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atoms: Option<usize>,
     /// The long-horizon solver's RQMC paths and the precision they reached
     /// (absent for the other methods).
     #[serde(default, skip_serializing_if = "Option::is_none")]

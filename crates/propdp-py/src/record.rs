@@ -33,6 +33,9 @@ pub(crate) fn record_dict<'py>(py: Python<'py>, r: &Record) -> PyResult<Bound<'p
     if let Some(w) = r.solver.window {
         solver.set_item(intern!(py, "window"), w)?;
     }
+    if let Some(k) = r.solver.atoms {
+        solver.set_item(intern!(py, "atoms"), k)?;
+    }
     if let Some(q) = r.solver.rqmc {
         let rqmc = PyDict::new(py);
         rqmc.set_item(intern!(py, "points"), q.points)?;

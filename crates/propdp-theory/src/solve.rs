@@ -604,6 +604,7 @@ impl TheorySolver {
                 method: Some(DynamicsMethod::Spectral),
                 approx_error: Some(r.approx_error),
                 window: None,
+                atoms: None,
                 rqmc: None,
             },
             state: State::Dmft,
@@ -623,6 +624,7 @@ fn long_horizon_solution(r: long_horizon::LongHorizonPath) -> Solution {
             method: Some(DynamicsMethod::LongHorizon),
             approx_error: Some(r.approx_error),
             window: Some(r.window),
+            atoms: (r.modes > 1).then_some(r.modes),
             rqmc: Some(propdp_core::record::Rqmc {
                 points: r.points,
                 replicates: r.replicates,

@@ -67,7 +67,6 @@ use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::dynamics::least_squares::{self, LeastSquaresParams};
 use crate::dynamics::path::{
     DmftError, DmftParams, DmftPath, Intercept, MAX_RELATIVE_SPREAD, STEIN_MIN_S2, aggregate, check_intercept_loss,
     two_cluster_params,
@@ -77,7 +76,11 @@ use step::{Run, curvature_bound};
 use stop::{Stop, Watch};
 use window::memory_estimate;
 
+pub use compression::{COMPRESSION_TOL, MAX_MODES, NEGLIGIBLE_COMPRESSION};
+use compression::{Carried, carried};
+
 mod combine;
+mod compression;
 mod field;
 mod folded;
 mod generator;
@@ -113,11 +116,6 @@ pub struct LongHorizonPath {
     /// The relative standard error asked for ([`solve_to_precision`]; `None`: fixed paths).
     pub target: Option<f64>,
 }
-
-/// Most atoms the solver carries (one coordinate-side mode each: their
-/// deterministic work grows linearly in them); larger spectra are
-/// compressed to [`COMPRESSED_NODES`], or to this many, nodes.
-pub const MAX_MODES: usize = 32;
 
 /// Seconds of one core per path and step of an isotropic long-horizon solve
 /// at sample rates q (between the nodes: linear in ln q; beyond them: the
@@ -167,96 +165,6 @@ pub fn cost_seconds(points: usize, replicates: usize, steps: usize, q: f64, atom
         0.0
     };
     (per_path_step * points as f64 + spectrum) * (replicates * steps) as f64
-}
-
-/// Nodes a larger spectrum is compressed to first.
-pub const COMPRESSED_NODES: usize = 16;
-
-/// Largest measured effect on a metric of compressing the spectrum that a solve accepts.
-pub const COMPRESSION_TOL: f64 = 2e-3;
-
-/// Largest measured effect at which a spectrum of more than
-/// [`COMPRESSED_NODES`] atoms but at most [`MAX_MODES`] is compressed to
-/// [`COMPRESSED_NODES`] nodes anyway (the atoms' deterministic side is most
-/// of such a solve's work): a quarter of [`COMPRESSION_TOL`]; the standard
-/// errors of a d = 1000, 40-repetition simulation's metrics at the last
-/// step of the 20-atom points of docs/theory.md §3.3 ("Precision") are
-/// 5.7e-4 to 1.2e-2.
-pub const NEGLIGIBLE_COMPRESSION: f64 = 5e-4;
-
-/// The spectrum a solve carries and the measured effect of carrying it
-/// instead of `cov`: `cov` itself up to [`COMPRESSED_NODES`] atoms; up to
-/// [`MAX_MODES`], `cov` compressed ([`Covariance::compress`]) to
-/// [`COMPRESSED_NODES`] nodes when that is within
-/// [`NEGLIGIBLE_COMPRESSION`], else `cov`; beyond, compressed to
-/// [`COMPRESSED_NODES`], or to [`MAX_MODES`] when that is not within
-/// [`COMPRESSION_TOL`], else refused. The effect is the largest change of a
-/// metric at any step of the linearised dynamics — exact least squares with
-/// the loss's largest curvature h (step ηh, ridge λ/h, noise σ/h: the same
-/// (1 − ηλ) decay and ησ noise) — on the full against the compressed
-/// spectrum.
-fn compress(p: &DmftParams, cov: &Covariance) -> Result<(Option<Covariance>, f64), DmftError> {
-    let atoms = cov.atoms().len();
-    if atoms <= COMPRESSED_NODES {
-        return Ok((Some(cov.clone()), 0.0));
-    }
-    let h = curvature_bound(p.loss);
-    let ls = LeastSquaresParams {
-        delta: p.delta,
-        s2: p.s2,
-        noise_sd: p.noise_sd,
-        lambda: p.lambda / h,
-        sigma: p.sigma / h,
-        eta: p.eta * h,
-        sample_rate: p.sample_rate,
-        steps: p.steps,
-    };
-    let path = |c: Option<&Covariance>| {
-        least_squares::solve_with_covariance(&ls, c).map_err(|e| DmftError::Invalid {
-            what: format!(
-                "the effect of compressing the spectrum's {atoms} atoms could not be measured on the linearised \
-                 dynamics ({e}): bin the spectrum into at most {MAX_MODES} levels"
-            ),
-            params: Box::new(*p),
-        })
-    };
-    let full = path(Some(cov))?;
-    let effect = |nodes: usize| -> Result<(Option<Covariance>, f64), DmftError> {
-        let small = cov.compress(nodes);
-        let approx = path(small.as_ref())?;
-        let change = full
-            .path
-            .mean
-            .iter()
-            .filter_map(|(name, a)| approx.path.mean.get(name).map(|b| (a, b)))
-            .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
-            .fold(0.0, f64::max);
-        Ok((small, change))
-    };
-    if atoms <= MAX_MODES {
-        let (small, change) = effect(COMPRESSED_NODES)?;
-        return Ok(if change <= NEGLIGIBLE_COMPRESSION {
-            (small, change)
-        } else {
-            (Some(cov.clone()), 0.0)
-        });
-    }
-    let mut error = f64::INFINITY;
-    for nodes in [COMPRESSED_NODES, MAX_MODES] {
-        let (small, change) = effect(nodes)?;
-        if change <= COMPRESSION_TOL {
-            return Ok((small, change));
-        }
-        error = change;
-    }
-    Err(DmftError::Invalid {
-        what: format!(
-            "the spectrum's {atoms} atoms are above the long-horizon solver's {MAX_MODES}, and compressing them to \
-             {MAX_MODES} nodes changes the linearised dynamics' metrics by {error:.2e}, above {COMPRESSION_TOL:e}: \
-             bin the spectrum into at most {MAX_MODES} levels yourself (merging directions of similar eigenvalue)"
-        ),
-        params: Box::new(*p),
-    })
 }
 
 /// Solve on `p.scrambles` independent replicates of `p.points` paths each.
@@ -325,7 +233,7 @@ pub fn solve_two_cluster(
 ) -> Result<LongHorizonPath, DmftError> {
     solve_labelled(
         p,
-        cov,
+        &carried(p, cov)?,
         Labels { icp, mix: Some(mix) },
         None,
         0..p.scrambles as u32,
@@ -358,6 +266,7 @@ pub fn solve_to_precision(
     let labels = Labels { icp, mix };
     let at = |points: usize| DmftParams { points, ..*p };
     let batch = p.scrambles as u32;
+    let cov = &carried(p, cov)?;
     let mut pooled = solve_labelled(&at(precision::PILOT_POINTS), cov, labels, None, 0..batch, cancelled)?;
     let mut run = pooled.clone().finish()?;
     let achieved = precision::relative_stderr(&run.path);
@@ -390,7 +299,7 @@ pub fn solve_to_precision(
 /// replicates `replicates`, not yet combined.
 fn solve_labelled(
     p: &DmftParams,
-    cov: Option<&Covariance>,
+    cov: &Carried,
     labels: Labels,
     start: Option<usize>,
     replicates: Range<u32>,
@@ -428,7 +337,7 @@ fn solve_with(
     start: Option<usize>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<LongHorizonPath, DmftError> {
-    run_replicates(p, cov, labels, start, 0..p.scrambles as u32, cancelled)?.finish()
+    run_replicates(p, &carried(p, cov)?, labels, start, 0..p.scrambles as u32, cancelled)?.finish()
 }
 
 /// Replicates of a solve, before their metrics are combined: a solve's
@@ -495,7 +404,7 @@ impl Replicates {
 /// response window starting at least at `start`.
 fn run_replicates(
     p: &DmftParams,
-    cov: Option<&Covariance>,
+    carried: &Carried,
     labels: Labels,
     start: Option<usize>,
     replicates: Range<u32>,
@@ -506,11 +415,7 @@ fn run_replicates(
         what,
         params: Box::new(*p),
     };
-    let (compressed, compression_error) = match cov {
-        Some(c) => compress(p, c)?,
-        None => (None, 0.0),
-    };
-    let cov = compressed.as_ref();
+    let (cov, compression_error) = (carried.cov.as_ref(), carried.error);
     // two clusters: the modes of the within-class covariance κ²Σ (docs/theory.md §3.6)
     let within = mix.map(|m| two_cluster::within_atoms(m, cov.map(Covariance::atoms)));
     let atoms = within.as_deref().or(cov.map(Covariance::atoms));

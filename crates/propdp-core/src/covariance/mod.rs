@@ -36,6 +36,10 @@ use sha2::{Digest, Sha256};
 
 use crate::error::ConfigError;
 
+mod quadrature;
+
+pub use quadrature::Compressions;
+
 /// The config field of every covariance error.
 const FIELD: &str = "problem.covariance";
 
@@ -516,58 +520,6 @@ impl Covariance {
         let weight = vec![1.0 / atoms as f64; atoms];
         let energy: Vec<f64> = omega.iter().map(|&w| teacher.energy(w)).collect();
         Covariance::from_columns(&omega, &weight, &energy, FIELD)
-    }
-
-    /// The spectrum on at most `nodes` atoms: the atoms split into groups of
-    /// equal width in log ω, each replaced by one atom with the group's
-    /// weight Σw, mean eigenvalue Σwω/Σw and mean teacher energy Σwe/Σw (so
-    /// Σw, Σwω and Σwe are kept; ρ = Σwωe is not, and the solvers that
-    /// compress measure the effect). `None` when the groups collapse to one
-    /// atom (the isotropic problem). A spectrum of at most `nodes` atoms is
-    /// returned unchanged.
-    ///
-    /// ```
-    /// use propdp_core::covariance::{Covariance, TeacherShape};
-    /// let c = Covariance::power_law(1.0, 100.0, 500, TeacherShape::Aligned).unwrap().unwrap();
-    /// let k = c.compress(16).unwrap();
-    /// assert!(k.atoms().len() <= 16 && k.atoms().len() >= 8);
-    /// let sum = |c: &Covariance, f: fn(&propdp_core::covariance::Atom) -> f64| c.atoms().iter().map(f).sum::<f64>();
-    /// assert!((sum(&k, |a| a.weight * a.eigenvalue) - 1.0).abs() < 1e-12);
-    /// assert!((sum(&k, |a| a.weight * a.teacher) - 1.0).abs() < 1e-12);
-    /// assert!(c.compress(500).unwrap() == c);
-    /// ```
-    pub fn compress(&self, nodes: usize) -> Option<Covariance> {
-        if self.atoms.len() <= nodes {
-            return Some(self.clone());
-        }
-        let (lo, hi) = self.atoms.iter().fold((f64::INFINITY, 0.0f64), |(l, h), a| {
-            (l.min(a.eigenvalue), h.max(a.eigenvalue))
-        });
-        let width = (hi / lo).ln() / nodes as f64;
-        let mut groups = vec![(0.0, 0.0, 0.0); nodes];
-        for a in self.atoms.iter() {
-            let g = if width > 0.0 {
-                (((a.eigenvalue / lo).ln() / width) as usize).min(nodes - 1)
-            } else {
-                0
-            };
-            groups[g].0 += a.weight;
-            groups[g].1 += a.weight * a.eigenvalue;
-            groups[g].2 += a.weight * a.teacher;
-        }
-        let kept: Vec<(f64, f64, f64)> = groups.into_iter().filter(|g| g.0 > 0.0).collect();
-        let omega: Vec<f64> = kept.iter().map(|g| g.1 / g.0).collect();
-        let weight: Vec<f64> = kept.iter().map(|g| g.0).collect();
-        let teacher: Vec<f64> = kept.iter().map(|g| g.2 / g.0).collect();
-        let total: f64 = weight.iter().sum();
-        let weight: Vec<f64> = weight.iter().map(|w| w / total).collect();
-        Covariance::from_columns(&omega, &weight, &teacher, FIELD)
-            .expect("groups of valid atoms are valid")
-            .map(|c| Covariance {
-                scale: self.scale,
-                sha256: self.sha256.clone(),
-                ..c
-            })
     }
 
     /// The atoms, normalised (module docs).

@@ -1,0 +1,164 @@
+//! The spectrum a long-horizon solve carries (docs/theory.md §3.4,
+//! "Compression"): the fewest nodes of the spectrum's Gauss–Christoffel
+//! quadrature in log ω (`propdp_core::covariance::Compressions`) whose
+//! measured effect on the metrics is negligible.
+//!
+//! The atoms' deterministic side (virtual paths, block lanes, state
+//! covariances) is most of a spectrum's solve and grows linearly in the
+//! atoms carried. The effect of carrying K nodes instead of the spectrum is
+//! measured on the linearised dynamics — the exact least squares of §3.2 at
+//! step ηh, ridge λ/h and noise σ/h, h = sup ℓ'' (the same (1 − ηλ) decay
+//! and ησ noise at the loss's largest curvature) — as the largest change of
+//! any metric at any step, full spectrum against K nodes. The solve takes
+//! the fewest K ≥ 2 within [`NEGLIGIBLE_COMPRESSION`] (the effect enters the
+//! record's `approx_error`); a spectrum of at most [`MAX_MODES`] atoms with
+//! no such K is carried whole; a larger one takes the [`MAX_MODES`] nodes
+//! within [`COMPRESSION_TOL`], or is refused.
+//!
+//! # References
+//! - G. H. Golub, J. H. Welsch, "Calculation of Gauss quadrature rules",
+//!   Math. Comp. 23 (1969) 221–230.
+
+use propdp_core::covariance::Covariance;
+use rayon::prelude::*;
+
+use super::step::curvature_bound;
+use crate::dynamics::least_squares::{self, LeastSquaresParams, LeastSquaresPath};
+use crate::dynamics::path::{DmftError, DmftParams};
+
+/// Most atoms the solver carries (one coordinate-side mode each: their
+/// deterministic work grows linearly in them); larger spectra are
+/// compressed to at most this many nodes.
+pub const MAX_MODES: usize = 32;
+
+/// Largest measured effect on a metric of compressing a spectrum of more
+/// than [`MAX_MODES`] atoms that a solve accepts.
+pub const COMPRESSION_TOL: f64 = 2e-3;
+
+/// Largest measured effect at which a spectrum is carried on fewer nodes: a
+/// tenth of the smallest standard error of a d = 1000, 40-repetition
+/// simulation's metrics at the last step of the 20-atom points of
+/// docs/theory.md §3.3 ("Precision"; 5.7e-4, the training loss at q = 0.1),
+/// and a twentieth of [`super::TRUNCATION_TOL`].
+pub const NEGLIGIBLE_COMPRESSION: f64 = 5e-5;
+
+/// A spectrum as a solve carries it, and the measured effect of carrying it
+/// instead of the spectrum asked for.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Carried {
+    pub(super) cov: Option<Covariance>,
+    pub(super) error: f64,
+}
+
+/// The spectrum a solve of `p` carries for `cov` (module docs); `None`:
+/// isotropic features.
+pub(super) fn carried(p: &DmftParams, cov: Option<&Covariance>) -> Result<Carried, DmftError> {
+    let Some(cov) = cov else {
+        return Ok(Carried::default());
+    };
+    let atoms = cov.atoms().len();
+    let whole = || Carried {
+        cov: Some(cov.clone()),
+        error: 0.0,
+    };
+    let rules = cov.compressions(MAX_MODES.min(atoms - 1));
+    if rules.max_nodes() < 2 {
+        return Ok(whole());
+    }
+    let h = curvature_bound(p.loss);
+    let ls = LeastSquaresParams {
+        delta: p.delta,
+        s2: p.s2,
+        noise_sd: p.noise_sd,
+        lambda: p.lambda / h,
+        sigma: p.sigma / h,
+        eta: p.eta * h,
+        sample_rate: p.sample_rate,
+        steps: p.steps,
+    };
+    let path = |c: Option<&Covariance>| {
+        least_squares::solve_with_covariance(&ls, c).map_err(|e| DmftError::Invalid {
+            what: format!(
+                "the effect of compressing the spectrum's {atoms} atoms could not be measured on the linearised \
+                 dynamics ({e}): bin the spectrum into at most {MAX_MODES} levels"
+            ),
+            params: Box::new(*p),
+        })
+    };
+    // the candidates two at a time (the first beside the full spectrum): each
+    // is one linearised solve, and the cores are otherwise idle here
+    let candidate = |nodes: usize| match rules.rule(nodes) {
+        Some(small) => path(Some(&small)).map(|l| Some((small, l))),
+        None => Ok(None),
+    };
+    let (full, first) = rayon::join(|| path(Some(cov)), || candidate(2));
+    let full = full?;
+    let mut batch = vec![first];
+    let mut next = 3;
+    let mut closest: Option<Carried> = None;
+    loop {
+        for tried in batch {
+            let Some((small, approx)) = tried? else {
+                continue;
+            };
+            let change = effect(&full, &approx);
+            let candidate = Carried {
+                cov: Some(small),
+                error: change,
+            };
+            if change <= NEGLIGIBLE_COMPRESSION {
+                return Ok(candidate);
+            }
+            if closest.as_ref().is_none_or(|c| change < c.error) {
+                closest = Some(candidate);
+            }
+        }
+        if next > rules.max_nodes() {
+            break;
+        }
+        let last = (next + 1).min(rules.max_nodes());
+        batch = (next..=last).into_par_iter().map(candidate).collect();
+        next = last + 1;
+    }
+    if atoms <= MAX_MODES {
+        return Ok(whole());
+    }
+    match closest {
+        Some(c) if c.error <= COMPRESSION_TOL => Ok(c),
+        _ => Err(DmftError::Invalid {
+            what: format!(
+                "the spectrum's {atoms} atoms are above the long-horizon solver's {MAX_MODES}, and no quadrature of \
+                 at most {MAX_MODES} nodes changes the linearised dynamics' metrics by at most \
+                 {COMPRESSION_TOL:e} (closest: {}): bin the spectrum into at most {MAX_MODES} levels yourself \
+                 (merging directions of similar eigenvalue)",
+                closest.map_or("none with non-negative teacher energies".into(), |c| format!(
+                    "{:.2e}",
+                    c.error
+                ))
+            ),
+            params: Box::new(*p),
+        }),
+    }
+}
+
+/// The largest change of a metric at any step between two linearised
+/// paths, plus the bound on each path's own quadrature error (its relative
+/// error times its largest value).
+fn effect(full: &LeastSquaresPath, approx: &LeastSquaresPath) -> f64 {
+    let own = |l: &LeastSquaresPath| {
+        l.approx_error
+            * l.path
+                .mean
+                .values()
+                .flat_map(|v| v.iter().map(|x| x.abs()))
+                .fold(0.0, f64::max)
+    };
+    let change = full
+        .path
+        .mean
+        .iter()
+        .filter_map(|(name, a)| approx.path.mean.get(name).map(|b| (a, b)))
+        .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
+        .fold(0.0, f64::max);
+    change + own(full) + own(approx)
+}
