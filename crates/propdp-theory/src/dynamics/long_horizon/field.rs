@@ -51,7 +51,7 @@ use crate::numerics::axpy;
 use super::generator::{GEN_WINDOW, Generator, conditional_weights};
 use super::participation::{eligible, noise_window, path_groups, selections};
 use super::step::{
-    Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, Virtual, curvature_bound, drift, far_adjoints,
+    Coordinate, History, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, curvature_bound, drift, far_adjoints,
     memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions,
 };
 use super::stop::Stop;
@@ -62,7 +62,7 @@ use super::window::{Window, truncation, widen};
 /// s % W: Rᵏ(·, s)) and its block lanes (lane b: Σ_{s+1∈B_b} Rᵏ(·, s)).
 struct Atomic {
     coord: Coordinate,
-    virt: Track<Virtual>,
+    virt: Track<History>,
     vv: Vec<f64>,
     lanes: Track,
     lv: Vec<f64>,
@@ -121,9 +121,9 @@ pub(super) fn replicate(
     // per path: the field G, the selected gradients ĝ and the baseline's ĝ⁰ (value at index
     // s + 1: the gradient of step s, whose response starts at s + 1), on the memory partition
     let mut mem = Partition::new(NEAR + 1, MEMORY_RULE);
-    let mut field = Track::new(n, NEAR + 1);
-    let mut grads = Track::new(n, NEAR + 1);
-    let mut grads0 = Track::new(n, NEAR + 1);
+    let mut field: Track<History> = Track::new(n, NEAR + 1);
+    let mut grads: Track<History> = Track::new(n, NEAR + 1);
+    let mut grads0: Track<History> = Track::new(n, NEAR + 1);
     let mut modes: Vec<Atomic> = spectrum
         .iter()
         .map(|m| Atomic {
@@ -161,7 +161,8 @@ pub(super) fn replicate(
     let mut vv = vec![0.0; w];
     let mut lanes_w: Vec<f64> = Vec::new();
     let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
-    let (mut next, mut innovation) = (vec![0.0; n], vec![0.0; n]);
+    // the paths' field G_t (its history is kept in single precision) and G_{t+1}
+    let (mut thc, mut next) = (vec![0.0; n], vec![0.0; n]);
     let mut lmem_buf: Vec<f64> = Vec::new();
     // Σ_k w_kω_k·(atom k's state covariance): the field's θ̃ part
     let mut joint = StateCovariance::new();
@@ -171,7 +172,7 @@ pub(super) fn replicate(
         let w = win.w;
         let step_draws = if t < tt { draws(t + 1) } else { Vec::new() };
         // 1. the Onsager terms Σ_s R_w(t,s)ĝ_s: exact over the window, block means before it
-        let onsager = |x: &Track, out: &mut [f64]| {
+        let onsager = |x: &Track<History>, out: &mut [f64]| {
             let terms = (t.saturating_sub(NEAR).max(1)..=t)
                 .map(|j| (vv[(j - 1) % w], x.value(&mem, j)))
                 .chain(
@@ -186,7 +187,6 @@ pub(super) fn replicate(
         if teacher.stein() {
             onsager(&grads0, &mut on0_w);
         }
-        let thc = field.value(&mem, t);
         let amp = amp_w[t];
         let selection = selections(p, t, &step_draws, n, &groups_of);
         let loss = sample_step(
@@ -195,7 +195,7 @@ pub(super) fn replicate(
             beta,
             &teacher,
             rho * amp,
-            thc,
+            &thc,
             &on_w,
             &on0_w,
             &selection,
@@ -320,22 +320,23 @@ pub(super) fn replicate(
         let sft = DVector::from_fn(f, |i, _| cov[(i, f)]);
         let beta = scaled_weights(&sff, &sft);
         let sd = (cov[(f, f)] - beta.dot(&sft)).max(0.0).sqrt();
-        for (x, z) in innovation.iter_mut().zip(normals(&step_draws, 0)) {
-            *x = sd * z;
-        }
         let window_len = t + 1 - t.saturating_sub(NEAR);
-        let terms = std::iter::once((1.0, innovation.as_slice())).chain(beta.iter().enumerate().map(|(i, &bi)| {
+        let terms = beta.iter().enumerate().map(|(i, &bi)| {
             let values = if i < window_len {
                 field.value(&mem, t.saturating_sub(NEAR) + i)
             } else {
                 field.sum(i - window_len)
             };
             (bi, values)
-        }));
+        });
         combine(&mut next, terms);
+        for (x, z) in next.iter_mut().zip(normals(&step_draws, 0)) {
+            *x += sd * z;
+        }
         // then the windows and blocks of step t + 1
         let step = mem.advance();
         field.push(&mem, &step, &next);
+        std::mem::swap(&mut thc, &mut next);
         grads.push(&mem, &step, &sv.g);
         grads0.push(&mem, &step, &sv.c0);
         let theta_window: Vec<usize> = ((t + 1).saturating_sub(NEAR)..=t + 1).collect();

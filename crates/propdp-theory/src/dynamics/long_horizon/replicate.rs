@@ -192,9 +192,8 @@ pub(super) fn replicate(
                     m.utrack.value(&generator.part, t - cond.nw + (i - cond.blocks))
                 }
             });
-            let terms = std::iter::once((cond.sd2.max(0.0).sqrt(), z.as_slice()))
-                .chain(cond.beta.iter().copied().zip(features));
-            combine(&mut m.u, terms);
+            combine(&mut m.u, cond.beta.iter().copied().zip(features));
+            axpy(&mut m.u, cond.sd2.max(0.0).sqrt(), &z);
             m.coord.state.extend(Slot::U(t), &u_terms, cond.sd2);
         }
         let step_u = generator.advance(cond, &sv.g);

@@ -35,10 +35,11 @@ pub const NEAR: usize = 10;
 /// Blocks of the memories' far field (α = ¼: R_g varies little within a block).
 pub(super) const MEMORY_RULE: Dyadic = Dyadic { alpha: 0.25, beta: 0.5 };
 
-/// How the virtual paths' histories are stored: single precision, half the
-/// bytes of the atoms' largest tracks (their values, the recursion and every
-/// sum stay f64; docs/theory.md §3.3, "Virtual paths in single precision").
-pub(super) type Virtual = f32;
+/// How the virtual paths' and the paths' histories are stored: single
+/// precision, half the bytes of the largest tracks (their current values,
+/// the recursions and every sum stay f64; docs/theory.md §3.3, "Virtual
+/// paths in single precision").
+pub(super) type History = f32;
 
 /// Steps the dense reverse pass reuses its far lags for ([`far_adjoints`]).
 pub(super) const FAR_STRIDE: usize = 8;
@@ -256,11 +257,11 @@ pub(super) struct Mode {
     /// Θᵏ − b_kν of every path, b_k = √(w_kω_k)s²e_k/ρ: the part of its teacher
     /// coordinate independent of ν.
     pub(super) theta_perp: Vec<f64>,
-    pub(super) theta: Track,
-    pub(super) onsager: Track,
-    pub(super) onsager0: Track,
-    pub(super) virt: Track<Virtual>,
-    pub(super) utrack: Track,
+    pub(super) theta: Track<History>,
+    pub(super) onsager: Track<History>,
+    pub(super) onsager0: Track<History>,
+    pub(super) virt: Track<History>,
+    pub(super) utrack: Track<History>,
     pub(super) th: Vec<f64>,
     pub(super) on: Vec<f64>,
     pub(super) on0: Vec<f64>,

@@ -18,7 +18,7 @@
 //!   (the reverse mode whose window this is).
 
 use super::generator::GEN_WINDOW;
-use super::step::{NEAR, Virtual};
+use super::step::{History, NEAR};
 use super::stop::Stop;
 use crate::dynamics::dyadic::{Track, relane};
 use crate::dynamics::path::DmftParams;
@@ -125,7 +125,7 @@ pub(super) fn widen<'a>(
     p: &DmftParams,
     atoms: usize,
     events: &mut Events,
-    virtual_paths: impl Iterator<Item = (&'a mut Track<Virtual>, &'a mut Vec<f64>)>,
+    virtual_paths: impl Iterator<Item = (&'a mut Track<History>, &'a mut Vec<f64>)>,
     buffers: [&mut Vec<f64>; 3],
     win: &mut Window,
     wanted: usize,
