@@ -229,7 +229,7 @@ pub fn solve_correlated(
     };
     match cov {
         None => solve_isotropic(p, &privacy),
-        Some(cov) => solve_spectrum(p, cov, &privacy),
+        Some(cov) => solve_spectrum(p, cov, &privacy, COVARIANCE_TOLERANCE),
     }
 }
 
@@ -308,13 +308,26 @@ pub fn solve_with_covariance(
     let Some(cov) = cov else {
         return solve(p);
     };
-    solve_spectrum(p, cov, &Privacy::white(p))
+    solve_spectrum(p, cov, &Privacy::white(p), COVARIANCE_TOLERANCE)
+}
+
+/// [`solve_with_covariance`] with a spectrum, its quadrature accepted once
+/// K and 2K nodes per interval agree to `tolerance` (relative) instead of
+/// [`COVARIANCE_TOLERANCE`]: for a caller that needs the path to a known
+/// coarser precision (its error is in the path's `approx_error`).
+pub fn solve_with_covariance_within(
+    p: &LeastSquaresParams,
+    cov: &Covariance,
+    tolerance: f64,
+) -> Result<LeastSquaresPath, LeastSquaresError> {
+    solve_spectrum(p, cov, &Privacy::white(p), tolerance)
 }
 
 fn solve_spectrum(
     p: &LeastSquaresParams,
     cov: &Covariance,
     privacy: &Privacy,
+    tolerance: f64,
 ) -> Result<LeastSquaresPath, LeastSquaresError> {
     let spec = Spectrum::new(cov, p.delta);
     let gain = spec.noise_gain(p.lambda, p.eta, p.sample_rate);
@@ -334,7 +347,7 @@ fn solve_spectrum(
         let next = covariance_trajectory(p, &spec.rule(2 * k, pairs(2 * k)), privacy);
         let change = largest_change(&path, &next);
         (path, k) = (next, 2 * k);
-        if change <= COVARIANCE_TOLERANCE || k >= COVARIANCE_MAX_NODES {
+        if change <= tolerance || k >= COVARIANCE_MAX_NODES {
             break change;
         }
     };

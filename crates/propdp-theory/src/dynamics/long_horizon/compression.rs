@@ -9,11 +9,13 @@
 //! measured on the linearised dynamics — the exact least squares of §3.2 at
 //! step ηh, ridge λ/h and noise σ/h, h = sup ℓ'' (the same (1 − ηλ) decay
 //! and ησ noise at the loss's largest curvature) — as the largest change of
-//! any metric at any step, full spectrum against K nodes. The solve takes
-//! the fewest K ≥ 2 within [`NEGLIGIBLE_COMPRESSION`] (the effect enters the
-//! record's `approx_error`); a spectrum of at most [`MAX_MODES`] atoms with
-//! no such K is carried whole; a larger one takes the [`MAX_MODES`] nodes
-//! within [`COMPRESSION_TOL`], or is refused.
+//! any metric at any step, full spectrum against K nodes, plus both
+//! linearised solves' own quadrature errors. The solve takes the fewest
+//! K ≥ [`MIN_NODES`] within [`NEGLIGIBLE_COMPRESSION`] (the effect enters
+//! the record's `approx_error`, K its `solver.atoms`), trying them two at a
+//! time; a spectrum of at most [`MAX_MODES`] atoms with no such K is carried
+//! whole; a larger one takes the rule of at most [`MAX_MODES`] nodes closest
+//! to it when that is within [`COMPRESSION_TOL`], or is refused.
 //!
 //! # References
 //! - G. H. Golub, J. H. Welsch, "Calculation of Gauss quadrature rules",
@@ -42,6 +44,19 @@ pub const COMPRESSION_TOL: f64 = 2e-3;
 /// and a twentieth of [`super::TRUNCATION_TOL`].
 pub const NEGLIGIBLE_COMPRESSION: f64 = 5e-5;
 
+/// The fewest nodes a solve tries: on the 20-atom power laws of
+/// docs/theory.md §3.4 ("Compression") three moved the linearised dynamics
+/// by 1.2·10⁻² and 3.2·10⁻², far outside [`NEGLIGIBLE_COMPRESSION`], and each
+/// candidate costs a linearised solve (0.03–0.3 s at T = 10⁴).
+const MIN_NODES: usize = 4;
+
+/// The relative precision of the linearised solves (their quadrature's K
+/// against 2K nodes; the library's default is 10⁻⁸): their errors, at most
+/// this times the largest metric (≤ 5 on the 20-atom points), are added to
+/// the measured effect: together at most a fiftieth of
+/// [`NEGLIGIBLE_COMPRESSION`].
+const LINEARISED_TOL: f64 = 1e-7;
+
 /// A spectrum as a solve carries it, and the measured effect of carrying it
 /// instead of the spectrum asked for.
 #[derive(Debug, Clone, Default)]
@@ -62,7 +77,7 @@ pub(super) fn carried(p: &DmftParams, cov: Option<&Covariance>) -> Result<Carrie
         error: 0.0,
     };
     let rules = cov.compressions(MAX_MODES.min(atoms - 1));
-    if rules.max_nodes() < 2 {
+    if rules.max_nodes() < MIN_NODES {
         return Ok(whole());
     }
     let h = curvature_bound(p.loss);
@@ -76,8 +91,8 @@ pub(super) fn carried(p: &DmftParams, cov: Option<&Covariance>) -> Result<Carrie
         sample_rate: p.sample_rate,
         steps: p.steps,
     };
-    let path = |c: Option<&Covariance>| {
-        least_squares::solve_with_covariance(&ls, c).map_err(|e| DmftError::Invalid {
+    let path = |c: &Covariance| {
+        least_squares::solve_with_covariance_within(&ls, c, LINEARISED_TOL).map_err(|e| DmftError::Invalid {
             what: format!(
                 "the effect of compressing the spectrum's {atoms} atoms could not be measured on the linearised \
                  dynamics ({e}): bin the spectrum into at most {MAX_MODES} levels"
@@ -88,13 +103,13 @@ pub(super) fn carried(p: &DmftParams, cov: Option<&Covariance>) -> Result<Carrie
     // the candidates two at a time (the first beside the full spectrum): each
     // is one linearised solve, and the cores are otherwise idle here
     let candidate = |nodes: usize| match rules.rule(nodes) {
-        Some(small) => path(Some(&small)).map(|l| Some((small, l))),
+        Some(small) => path(&small).map(|l| Some((small, l))),
         None => Ok(None),
     };
-    let (full, first) = rayon::join(|| path(Some(cov)), || candidate(2));
+    let (full, first) = rayon::join(|| path(cov), || candidate(MIN_NODES));
     let full = full?;
     let mut batch = vec![first];
-    let mut next = 3;
+    let mut next = MIN_NODES + 1;
     let mut closest: Option<Carried> = None;
     loop {
         for tried in batch {
