@@ -26,7 +26,9 @@ pub(super) const GEN_RULE: Dyadic = Dyadic { alpha: 0.5, beta: 0.5 };
 pub(super) fn conditional_weights(sff: DMatrix<f64>, sft: &DVector<f64>) -> DVector<f64> {
     let dim = sff.nrows();
     let ridge = 1e-12 * sff.trace().max(1e-300) / dim as f64;
-    if let Some(chol) = (sff.clone() + DMatrix::identity(dim, dim) * ridge).cholesky() {
+    let mut ridged = sff.clone();
+    ridged.set_diagonal(&(sff.diagonal().add_scalar(ridge)));
+    if let Some(chol) = ridged.cholesky() {
         return chol.solve(sft);
     }
     let eig = sff.symmetric_eigen();
