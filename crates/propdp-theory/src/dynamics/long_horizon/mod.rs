@@ -189,10 +189,10 @@ pub fn solve_cancellable(p: &DmftParams, cancelled: &(dyn Fn() -> bool + Sync)) 
 }
 
 /// [`solve_cancellable`] with a feature covariance (docs/theory.md §3.4):
-/// one coordinate-side mode per atom and one field per path (`field.rs`);
-/// a spectrum of more than [`MAX_MODES`] atoms is compressed, with the
-/// compression's measured effect in `approx_error` (`compress`). `None`:
-/// isotropic features.
+/// one coordinate-side mode per node of the spectrum's quadrature it
+/// carries (`compression.rs`: the fewest whose measured effect is
+/// negligible, in `approx_error`) and one field per path (`field.rs`).
+/// `None`: isotropic features.
 pub fn solve_spectrum(
     p: &DmftParams,
     cov: Option<&Covariance>,
