@@ -95,9 +95,10 @@ impl LossSums {
     }
 }
 
-/// The surrogate's value at a path: ℓ(y, A·ν + θ̃) (θ̃ with the intercept's β, if any).
-pub(crate) fn surrogate(loss: Loss, label: f64, amp: f64, nu: f64, theta: f64) -> f64 {
-    loss.value(label, amp * nu + theta)
+/// The surrogate's fit at a path, A·ν + θ̃ (θ̃ with the intercept's β, if
+/// any): the surrogate is the loss there, ℓ(y, A·ν + θ̃).
+pub(crate) fn surrogate_fit(amp: f64, nu: f64, theta: f64) -> f64 {
+    amp * nu + theta
 }
 
 /// E ℓ(y, Aν + θ̃ + β) for ν ~ N(0, s²), θ̃ ~ N(0, v_theta) independent, and the
@@ -229,7 +230,7 @@ mod tests {
                     }
                     _ => nu,
                 };
-                let x = surrogate(loss, label, amp, nu, theta + beta);
+                let x = loss.value(label, surrogate_fit(amp, nu, theta + beta));
                 sum += x;
                 sum2 += x * x;
             }

@@ -526,6 +526,12 @@ pub(super) struct StepBuffers {
     pub(super) h: Vec<f64>,
     /// The baseline's clipped slope c⁰ at its own Onsager term.
     pub(super) c0: Vec<f64>,
+    /// Each path's (ℓ, ℓ', ℓ'') at r_t.
+    eval: Vec<(f64, f64, f64)>,
+    /// Each path's surrogate fit, then its baseline's (scratch).
+    fit: Vec<f64>,
+    /// Each path's surrogate loss (the training loss's control variate).
+    surrogate: Vec<f64>,
 }
 
 impl StepBuffers {
@@ -537,6 +543,9 @@ impl StepBuffers {
             g: vec![0.0; n],
             h: vec![0.0; n],
             c0: vec![0.0; n],
+            eval: vec![(0.0, 0.0, 0.0); n],
+            fit: vec![0.0; n],
+            surrogate: vec![0.0; n],
         }
     }
 }
@@ -563,17 +572,30 @@ pub(super) fn sample_step(
     let clip = |d1: f64| if d1.abs() < p.clip { d1 } else { p.clip.copysign(d1) };
     let mut loss = LossSums::default();
     let (nu, label, baseline) = (&teacher.nu, &teacher.label, &teacher.baseline);
-    for i in 0..nu.len() {
+    let n = nu.len();
+    for i in 0..n {
         let shift = beta + teacher.centred.as_ref().map_or(0.0, |y| y[i] * m_t);
         b.r[i] = amp * nu[i] + thc[i] - eta * on_w[i] + shift;
-        let (l, d1, d2) = p.loss.eval(label[i], b.r[i]);
-        loss.add(l, train_loss::surrogate(p.loss, label[i], amp, nu[i], thc[i] + shift));
+        b.fit[i] = train_loss::surrogate_fit(amp, nu[i], thc[i] + shift);
+    }
+    // the losses of every path at once (the logistic loss's in lanes of four)
+    p.loss.eval_all(label, &b.r, &mut b.eval);
+    p.loss.value_all(label, &b.fit, &mut b.surrogate);
+    if !baseline.is_empty() {
+        for i in 0..n {
+            b.fit[i] = thc[i] - eta * on0_w[i] + beta;
+        }
+        p.loss.slope_all(baseline, &b.fit, &mut b.c0);
+    }
+    for (i, &selected) in selection.iter().enumerate().take(n) {
+        let (l, d1, d2) = b.eval[i];
+        loss.add(l, b.surrogate[i]);
         b.c[i] = clip(d1);
         b.hh[i] = if d1.abs() < p.clip { d2 } else { 0.0 };
-        (b.g[i], b.h[i]) = if selection[i] { (b.c[i], b.hh[i]) } else { (0.0, 0.0) };
-        if let Some(&y0) = baseline.get(i) {
-            b.c0[i] = clip(p.loss.slope(y0, thc[i] - eta * on0_w[i] + beta));
-        }
+        (b.g[i], b.h[i]) = if selected { (b.c[i], b.hh[i]) } else { (0.0, 0.0) };
+    }
+    if !baseline.is_empty() {
+        b.c0.iter_mut().for_each(|x| *x = clip(*x));
     }
     loss
 }
