@@ -34,8 +34,12 @@
 
 use crate::numerics::dot_lanes;
 
-/// Paths of one dense pass.
-const LANES: usize = 8;
+/// Paths of one dense pass. Its steps m are a serial recursion (b_{t−m}
+/// needs b_{t−m+1}), so its time is the recursion's latency: sixteen paths
+/// side by side (four AVX2 registers per accumulator) give the adds of
+/// independent lanes to fill it — a T = 10⁴, q = 1 Huber solve took 5.32 s
+/// at 8 lanes and 4.98 s at 16 (session 42, alternating binaries).
+const LANES: usize = 16;
 
 /// Lags j − k the dense pass keeps exactly.
 const NEAR_LAGS: usize = 8;
@@ -122,6 +126,7 @@ pub(crate) enum Events {
         cum: Vec<f64>,
         far: Vec<f64>,
         far_at: Option<usize>,
+        terms: LagTerms,
     },
     /// A ring of each path's last `cap` events (step, ĥ), and for every
     /// pair of them R_θ(later, earlier) in single precision at
@@ -226,6 +231,7 @@ impl Events {
             cum: vec![0.0; w * w],
             far: vec![0.0; w],
             far_at: None,
+            terms: LagTerms::default(),
         }
     }
 
@@ -403,19 +409,19 @@ impl Events {
                 cum,
                 far,
                 far_at,
+                terms,
             } => {
                 let (far_from, far_paths) = far_split(omega.len());
                 let full = span == w && far_from < span;
                 let reuse = reuse_far && full && far_at.is_some();
                 let ran = if reuse { far_from } else { span };
-                let (offsets, terms) = lag_terms(t, ran, w, rth, cum);
+                terms.build(t, ran, w, rth, cum);
                 let pass = DensePass {
                     t,
                     w,
                     eta,
                     h,
-                    offsets: &offsets,
-                    terms: &terms,
+                    terms,
                     far_from: DENSE_PREFIX_LAGS,
                     far_paths,
                 };
@@ -476,38 +482,63 @@ fn block_change(new: &[f64], kept: &[f64], from: usize) -> f64 {
 }
 
 /// The dense pass's terms: for m = 1..span (k = t − m), Σ_{k<j≤t} R_θ(j,k)b_j
-/// ≈ Σ c·(pre[x1] − pre[x0]) over terms[offsets[m]..offsets[m + 1]], with
-/// pre[x] = Σ_{m' < x} b_{t−m'}: single lags near k and near the terminal
-/// (c = R_θ(j,k)), and in between blocks of lags [lo, hi) with c the block's
-/// mean of R_θ(k + l, k).
-fn lag_terms(t: usize, span: usize, w: usize, rth: &[f64], cum: &[f64]) -> (Vec<usize>, Vec<(f64, u32, u32)>) {
-    let mut offsets = vec![0, 0];
-    let mut terms = Vec::new();
-    for m in 1..span {
-        let row = (t - m) % w * w;
-        // lag l is step j = k + l, position m − l of the pass
-        let single = |l: usize| (rth[row + l - 1], (m - l) as u32, (m - l + 1) as u32);
-        let middle_end = m.saturating_sub(NEAR_TERMINAL); // lags ≤ middle_end are not near the terminal
-        for l in 1..=m.min(NEAR_LAGS) {
-            terms.push(single(l));
+/// ≈ Σ c·b[x] over the single lags near k and near the terminal
+/// (`singles[single_at[m]..single_at[m + 1]]`, c = R_θ(j,k), x = t − j) plus
+/// Σ c·(pre[x1] − pre[x0]) over the blocks of lags between them
+/// (`blocks[block_at[m]..block_at[m + 1]]`, c the block's mean of
+/// R_θ(k + l, k)), with pre[x] = Σ_{m' < x} b_{t−m'}. Kept between steps:
+/// rebuilt in place each step.
+#[derive(Default)]
+pub(crate) struct LagTerms {
+    single_at: Vec<usize>,
+    singles: Vec<(f64, u32)>,
+    block_at: Vec<usize>,
+    blocks: Vec<(f64, u32, u32)>,
+}
+
+impl LagTerms {
+    /// The terms of lags m = 1..span at step t.
+    fn build(&mut self, t: usize, span: usize, w: usize, rth: &[f64], cum: &[f64]) {
+        let LagTerms {
+            single_at,
+            singles,
+            block_at,
+            blocks,
+        } = self;
+        for v in [&mut *single_at, &mut *block_at] {
+            v.clear();
+            v.extend([0, 0]);
         }
-        let mut lo = NEAR_LAGS + 1;
-        while lo <= middle_end {
-            // |block| ≤ α·(its distance to k) and ≤ α·(its distance to the terminal)
-            let to_k = LAG_ALPHA * lo as f64;
-            let to_terminal = LAG_ALPHA * (m + 1 - lo) as f64 / (1.0 + LAG_ALPHA);
-            let hi = (lo + (to_k.min(to_terminal) as usize).max(1)).min(middle_end + 1);
-            let mean = (cum[row + hi - 2] - cum[row + lo - 2]) / (hi - lo) as f64;
-            terms.push((mean, (m + 1 - hi) as u32, (m + 1 - lo) as u32));
-            lo = hi;
+        singles.clear();
+        blocks.clear();
+        for m in 1..span {
+            let row = (t - m) % w * w;
+            // lag l is step j = k + l, position m − l of the pass
+            let single = |l: usize| (rth[row + l - 1], (m - l) as u32);
+            let middle_end = m.saturating_sub(NEAR_TERMINAL); // lags ≤ middle_end are not near the terminal
+            singles.extend((1..=m.min(NEAR_LAGS)).map(single));
+            let mut lo = NEAR_LAGS + 1;
+            while lo <= middle_end {
+                // |block| ≤ α·(its distance to k) and ≤ α·(its distance to the terminal)
+                let to_k = LAG_ALPHA * lo as f64;
+                let to_terminal = LAG_ALPHA * (m + 1 - lo) as f64 / (1.0 + LAG_ALPHA);
+                let hi = (lo + (to_k.min(to_terminal) as usize).max(1)).min(middle_end + 1);
+                let mean = (cum[row + hi - 2] - cum[row + lo - 2]) / (hi - lo) as f64;
+                blocks.push((mean, (m + 1 - hi) as u32, (m + 1 - lo) as u32));
+                lo = hi;
+            }
+            singles.extend(((NEAR_LAGS + 1).max(middle_end + 1)..=m).map(single));
+            single_at.push(singles.len());
+            block_at.push(blocks.len());
         }
-        for l in (NEAR_LAGS + 1).max(middle_end + 1)..=m {
-            terms.push(single(l));
-        }
-        offsets.push(terms.len());
+        single_at.truncate(span + 1);
+        block_at.truncate(span + 1);
     }
-    offsets.truncate(span + 1);
-    (offsets, terms)
+
+    /// Lags + 1 the terms cover.
+    fn span(&self) -> usize {
+        self.single_at.len() - 1
+    }
 }
 
 /// A reverse pass over every path's events.
@@ -598,14 +629,13 @@ impl Pass for SparsePass<'_> {
     }
 }
 
-/// One dense pass: the terms of [`lag_terms`] applied to every path's adjoints.
+/// One dense pass: the [`LagTerms`] applied to every path's adjoints.
 struct DensePass<'a> {
     t: usize,
     w: usize,
     eta: f64,
     h: &'a [f64],
-    offsets: &'a [usize],
-    terms: &'a [(f64, u32, u32)],
+    terms: &'a LagTerms,
     /// Lags from which only the first `far_paths` paths run the pass.
     far_from: usize,
     far_paths: usize,
@@ -615,11 +645,11 @@ impl Pass for DensePass<'_> {
     #[inline(always)]
     #[allow(clippy::needless_range_loop, clippy::inline_always)]
     fn run(&self, _now: &[f64], omega: &[f64], acc: &mut [f64]) {
-        let (t, w, eta, h, offsets, terms) = (self.t, self.w, self.eta, self.h, self.offsets, self.terms);
-        let (n, span) = (omega.len(), offsets.len() - 1);
+        let (t, w, eta, h, terms) = (self.t, self.w, self.eta, self.h, self.terms);
+        let (n, span) = (omega.len(), terms.span());
         let near_span = span.min(self.far_from);
-        // pre[x] = Σ_{m' < x} b_{t−m'} per lane
-        let mut pre = vec![[0.0; LANES]; span + 1];
+        // per lane: b[x] = b_{t−x}, pre[x] = Σ_{m' < x} b_{t−m'}
+        let (mut b, mut pre) = (vec![[0.0; LANES]; span], vec![[0.0; LANES]; span + 1]);
         for i0 in (0..n).step_by(LANES) {
             let lanes = LANES.min(n - i0);
             let mut wt = [0.0; LANES];
@@ -628,21 +658,36 @@ impl Pass for DensePass<'_> {
                 continue;
             }
             acc[0] += wt.iter().sum::<f64>();
+            b[0] = [1.0; LANES];
             pre[1] = [1.0; LANES];
             let last = if i0 < self.far_paths { span } else { near_span };
             for m in 1..last {
                 let k = t - m;
                 // two accumulators: two independent chains of additions
                 let (mut sum, mut odd) = ([0.0; LANES], [0.0; LANES]);
-                let mine = &terms[offsets[m]..offsets[m + 1]];
-                let pairs = mine.chunks_exact(2);
-                if let [(c, x0, x1)] = *pairs.remainder() {
-                    let (hi, lo) = (&pre[x1 as usize], &pre[x0 as usize]);
+                let singles = terms.singles[terms.single_at[m]..terms.single_at[m + 1]].chunks_exact(2);
+                if let [(c, x)] = *singles.remainder() {
+                    let bx = &b[x as usize];
                     for l in 0..LANES {
-                        odd[l] = c * (hi[l] - lo[l]);
+                        odd[l] = c * bx[l];
                     }
                 }
-                for pair in pairs {
+                for pair in singles {
+                    let [(c, x), (d, y)] = [pair[0], pair[1]];
+                    let (bx, by) = (&b[x as usize], &b[y as usize]);
+                    for l in 0..LANES {
+                        sum[l] += c * bx[l];
+                        odd[l] += d * by[l];
+                    }
+                }
+                let blocks = terms.blocks[terms.block_at[m]..terms.block_at[m + 1]].chunks_exact(2);
+                if let [(c, x0, x1)] = *blocks.remainder() {
+                    let (hi, lo) = (&pre[x1 as usize], &pre[x0 as usize]);
+                    for l in 0..LANES {
+                        sum[l] += c * (hi[l] - lo[l]);
+                    }
+                }
+                for pair in blocks {
                     let [(c, x0, x1), (d, y0, y1)] = [pair[0], pair[1]];
                     let (hi, lo) = (&pre[x1 as usize], &pre[x0 as usize]);
                     let (hj, lj) = (&pre[y1 as usize], &pre[y0 as usize]);
@@ -654,14 +699,16 @@ impl Pass for DensePass<'_> {
                 for l in 0..LANES {
                     sum[l] += odd[l];
                 }
+                // every lane (ĥ and ω are zero past the last path)
                 let at = (i0 / LANES * w + k % w) * LANES;
-                let hk = &h[at..at + lanes];
-                let (mut total, mut next) = (0.0, pre[m]);
-                for l in 0..lanes {
-                    let b = -eta * hk[l] * sum[l];
-                    total += wt[l] * b;
-                    next[l] += b;
+                let hk = &h[at..at + LANES];
+                let (mut next, mut bm) = (pre[m], [0.0; LANES]);
+                for l in 0..LANES {
+                    bm[l] = -eta * hk[l] * sum[l];
+                    next[l] += bm[l];
                 }
+                let total: f64 = (0..LANES).map(|l| wt[l] * bm[l]).sum();
+                b[m] = bm;
                 pre[m + 1] = next;
                 acc[m] += total;
             }
