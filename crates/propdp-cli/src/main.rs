@@ -3,6 +3,12 @@
 //! (`propdp::run`, `propdp::validate`, `propdp::tune`, `propdp::privacy`,
 //! `propdp::figures`).
 
+/// mimalloc: the long-horizon solver's buffers of every step, returned to
+/// glibc's allocator and taken again, cost a T = 10⁴, q = 1 solve 17% of its
+/// time there (docs/performance.md, "Session 42").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod bar;
 mod infer;
 mod privacy;

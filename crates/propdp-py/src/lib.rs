@@ -10,6 +10,12 @@
 //! the GIL released, report progress to a callback and stop on Ctrl-C
 //! (the `bridge` module).
 
+/// mimalloc, as in the command line (crates/propdp-cli/src/main.rs): the
+/// long-horizon solver's per-step buffers cost glibc's allocator up to a
+/// sixth of a solve.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod bridge;
 mod config;
 mod dp_event;
