@@ -19,8 +19,7 @@
 //! In both passes the far lags, small and many, are estimated from a prefix
 //! of the paths (one in FAR_SHARE): beyond FAR_LAGS in the sparse pass (the
 //! other paths' events older than that are neither recorded in pairs nor
-//! run; each step only one of FAR_ROTATION blocks of the prefix runs them),
-//! beyond DENSE_PREFIX_LAGS in the dense pass: an unbiased
+//! run), beyond DENSE_PREFIX_LAGS in the dense pass: an unbiased
 //! estimate whose extra spread the replicates' standard error includes. The
 //! sparse pass keeps R_θ between events in single precision (`SparsePass`).
 //! A dense pass may also reuse the far lags
@@ -82,32 +81,6 @@ fn far_split(n: usize) -> (usize, usize) {
     )
 }
 
-/// Steps over which the sparse pass's far lags cycle through the prefix of
-/// [`far_split`]: at step t they run on its (t mod FAR_ROTATION)-th block
-/// only ([`far_block`]).
-pub(crate) const FAR_ROTATION: usize = 8;
-
-/// The paths whose sparse pass at step `t` runs the lags beyond FAR_LAGS:
-/// all `n` when the prefix of [`far_split`] is every path, else one of
-/// FAR_ROTATION consecutive blocks of that prefix, a power of two long
-/// and aligned, so that each is a randomised QMC net like the prefix (a
-/// block of 2ᵐ Sobol' points at a multiple of 2ᵐ: the points' indices run
-/// through every pattern of their low m bits, which alone set the first m
-/// digits of every coordinate, and sobol_burley's index shuffle keeps that).
-/// A different block each step: the far lags of every step stay an
-/// unbiased estimate, from independent paths at consecutive steps; the
-/// pass over the prefix's far lags, most of the sparse pass's cost, falls
-/// FAR_ROTATION-fold (docs/theory.md §3.3).
-fn far_block(n: usize, t: usize) -> std::ops::Range<usize> {
-    let (_, prefix) = far_split(n);
-    if prefix == n {
-        return 0..n;
-    }
-    let size = 1 << (prefix / FAR_ROTATION).max(1).ilog2();
-    let b = t % FAR_ROTATION;
-    b * size..(b + 1) * size
-}
-
 /// Expected events per window from which the dense pass is used.
 const DENSE_EVENTS: f64 = 16.0;
 
@@ -165,12 +138,7 @@ const SPARSE_MAX_BYTES: f64 = 1e9;
 /// the far lags and over the DENSE_PREFIX_LAGS near ones for the others; the sparse
 /// pass: about 1 ns per pair of a selected path's events in the lags it
 /// runs. At q = 0.01 with a window over the whole horizon (no ridge) the
-/// sparse pass is ~30× cheaper; at q = 0.1, W ≈ 700 (20 atoms) ~3×. The
-/// sparse pass is priced with the prefix running its far lags every step,
-/// as before their rotation ([`far_block`]): priced at an eighth, it would
-/// take 512 paths at q = 1, W = 200 (Huber, T = 10⁴) to the sparse pass,
-/// measured 5.7× slower there (19.7 s against 3.5 s) — near q = 1 the pair
-/// table's traffic, not the pairs, is its cost.
+/// sparse pass is ~30× cheaper; at q = 0.1, W ≈ 700 (20 atoms) ~3×.
 fn dense(n: usize, w: usize, q: f64) -> bool {
     let mean = q * w as f64;
     if mean < DENSE_EVENTS {
@@ -597,13 +565,12 @@ impl Pass for SparsePass<'_> {
     #[allow(clippy::inline_always)]
     fn run(&self, now: &[f64], omega: &[f64], acc: &mut [f64]) {
         let (t, w, cap) = (self.t, self.w, self.cap);
-        let (far_from, _) = far_split(omega.len());
-        let far_paths = far_block(omega.len(), t);
+        let (far_from, far_paths) = far_split(omega.len());
         let mut adjoint = vec![0.0; cap];
         for (i, &wt) in omega.iter().enumerate().filter(|(_, x)| **x != 0.0) {
             acc[0] += wt;
             let base = i * cap;
-            let oldest = if far_paths.contains(&i) { w } else { far_from.min(w) };
+            let oldest = if i < far_paths { w } else { far_from.min(w) };
             for e in 0..self.len[i] {
                 let slot = (self.next[i] + cap - 1 - e) % cap;
                 let k = self.step[base + slot];
@@ -622,8 +589,8 @@ impl Pass for SparsePass<'_> {
             }
         }
         let span = acc.len();
-        if far_paths.len() < omega.len() && far_from < span {
-            let scale = omega.len() as f64 / far_paths.len() as f64;
+        if far_paths < omega.len() && far_from < span {
+            let scale = omega.len() as f64 / far_paths as f64;
             acc[far_from..].iter_mut().for_each(|x| *x *= scale);
         }
     }
@@ -744,15 +711,9 @@ mod tests {
     /// The pass over steps 0..t by the definition: b_t = 1,
     /// b_k = −η·ĥ_k·Σ_{k<j≤t} R_θ(j,k)·b_j.
     fn naive(n: usize, t: usize, w: usize, q: f64, eta: f64, omega: &[f64]) -> Vec<f64> {
-        naive_over(0..n, t, w, q, eta, omega)
-    }
-
-    /// [`naive`] over the paths `paths` only.
-    fn naive_over(paths: std::ops::Range<usize>, t: usize, w: usize, q: f64, eta: f64, omega: &[f64]) -> Vec<f64> {
         let span = w.min(t + 1);
         let mut acc = vec![0.0; span];
-        for i in paths {
-            let wt = omega[i];
+        for (i, &wt) in omega.iter().enumerate().take(n) {
             let mut b = vec![0.0; span];
             b[0] = 1.0;
             for m in 1..span {
@@ -891,35 +852,26 @@ mod tests {
     }
 
     #[test]
-    fn the_sparse_events_take_the_far_lags_from_one_block_of_the_prefix_a_step() {
-        let (n, w, q) = (2048, 200, 0.1);
+    fn the_sparse_events_take_the_far_lags_from_the_same_prefix() {
+        let (n, t, w, q) = (2048, 400, 200, 0.1);
         assert!(!Events::new(n, w, q).is_dense());
         let omega: Vec<f64> = (0..n).map(|i| curvature(i, 5000, 1.0)).collect();
+        let (exact, split) = (naive(n, t, w, q, 0.3, &omega), pass(n, t, w, q, 0.3, &omega));
+        let near = worst(&split[..FAR_LAGS], &exact[..FAR_LAGS]);
+        assert!(near < 1e-6, "{near:e}");
+        // beyond, the prefix's sum scaled to all paths: an estimate of the whole sum
         let (_, prefix) = far_split(n);
-        // the rotation's blocks tile the prefix, one a step, FAR_ROTATION steps round
-        let blocks: Vec<_> = (400..400 + FAR_ROTATION).map(|t| far_block(n, t)).collect();
-        assert_eq!(blocks[0].len(), prefix / FAR_ROTATION);
-        assert!(blocks.iter().all(|b| b.start % b.len() == 0 && b.end <= prefix));
-        assert_eq!(blocks.iter().map(|b| b.len()).sum::<usize>(), prefix);
-        assert_eq!(far_block(n, 400 + FAR_ROTATION), blocks[0]);
-        for t in [400, 403] {
-            let (exact, split) = (naive(n, t, w, q, 0.3, &omega), pass(n, t, w, q, 0.3, &omega));
-            let near = worst(&split[..FAR_LAGS], &exact[..FAR_LAGS]);
-            assert!(near < 1e-6, "{near:e}");
-            // beyond, the block's sum scaled to all paths: an estimate of the whole sum
-            let block = far_block(n, t);
-            let scale = n as f64 / block.len() as f64;
-            let from_block: Vec<f64> = naive_over(block, t, w, q, 0.3, &omega)
-                .iter()
-                .map(|x| scale * x)
-                .collect();
-            let far = worst(&split[FAR_LAGS..], &from_block[FAR_LAGS..]);
-            assert!(far < 1e-6, "t = {t}: {far:e}");
-            assert!(
-                worst(&split[FAR_LAGS..], &exact[FAR_LAGS..]) > 1e-3,
-                "the block is not all paths"
-            );
-        }
+        let scale = n as f64 / prefix as f64;
+        let from_prefix: Vec<f64> = naive(prefix, t, w, q, 0.3, &omega[..prefix])
+            .iter()
+            .map(|x| scale * x)
+            .collect();
+        let far = worst(&split[FAR_LAGS..], &from_prefix[FAR_LAGS..]);
+        assert!(far < 1e-6, "{far:e}");
+        assert!(
+            worst(&split[FAR_LAGS..], &exact[FAR_LAGS..]) > 1e-3,
+            "the prefix is not all paths"
+        );
     }
 
     /// The pass after steps 0..t recorded at window `w` up to step `at`,

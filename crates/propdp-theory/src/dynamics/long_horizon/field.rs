@@ -56,7 +56,7 @@ use super::step::{
 };
 use super::stop::Stop;
 use super::stop::Watch;
-use super::window::{RecentRows, Window, truncation, widen};
+use super::window::{Window, truncation, widen};
 
 /// One atom's deterministic side: its coordinate, its virtual paths (lane
 /// s % W: Rᵏ(·, s)) and its block lanes (lane b: Σ_{s+1∈B_b} Rᵏ(·, s)).
@@ -118,7 +118,6 @@ pub(super) fn replicate(
     let teacher = teacher(p, rho, &first, gaussian, icp, mix);
     let w = window;
     let mut win = Window::new(w);
-    let mut recent = RecentRows::new();
     // per path: the field G, the selected gradients ĝ and the baseline's ĝ⁰ (value at index
     // s + 1: the gradient of step s, whose response starts at s + 1), on the memory partition
     let mut mem = Partition::new(NEAR + 1, MEMORY_RULE);
@@ -236,7 +235,7 @@ pub(super) fn replicate(
         let drift = drift(p, rho, &teacher, &sv, &kernel.rg, &amp_w, t, a, elig.as_deref());
         // the intercept's field at t + 1 (docs/theory.md §3.5)
         beta = next_intercept(p, icp, beta, &sv.c, elig.as_deref());
-        let (dropped, grow) = truncation(&vv, recent.push(&kernel.rg), &win, t, p, h_max, c_tt)?;
+        let (dropped, grow) = truncation(&vv, &kernel.rg, &win, t, p, h_max, c_tt)?;
         approx_error = approx_error.max(dropped);
         if let Some(wanted) = grow {
             let atoms = modes.len();

@@ -32,7 +32,7 @@ use super::step::{
 };
 use super::stop::Stop;
 use super::stop::Watch;
-use super::window::{RecentRows, Window, truncation, widen};
+use super::window::{Window, truncation, widen};
 
 // The kernels are indexed as in docs/theory.md §3 (R_θ(t,s), C_g(t,s), …).
 #[allow(clippy::needless_range_loop, clippy::too_many_lines)]
@@ -75,7 +75,6 @@ pub(super) fn replicate(
     let teacher = teacher(p, rho, &first, gaussian.clone(), icp, mix);
     let w = window;
     let mut win = Window::new(w);
-    let mut recent = RecentRows::new();
     // the memory family: per mode θ̃, O, the baseline's O⁰ and the virtual paths V (lane s % W: Rᵏ(·, s))
     let mut mem = Partition::new(NEAR + 1, MEMORY_RULE);
     let mut modes: Vec<Mode> = spectrum
@@ -214,7 +213,7 @@ pub(super) fn replicate(
         // the intercept's field at t + 1 (docs/theory.md §3.5)
         beta = next_intercept(p, icp, beta, &sv.c, elig.as_deref());
         // 6. the truncation estimate (once lags ≥ W exist)
-        let (dropped, grow) = truncation(&vv, recent.push(&kernel.rg), &win, t, p, h_max, c_tt)?;
+        let (dropped, grow) = truncation(&vv, &kernel.rg, &win, t, p, h_max, c_tt)?;
         approx_error = approx_error.max(dropped);
         if let Some(wanted) = grow {
             let atoms = modes.len();

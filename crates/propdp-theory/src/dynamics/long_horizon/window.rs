@@ -73,51 +73,6 @@ impl Window {
     }
 }
 
-/// R_g's rows t − FAR_ROTATION < s ≤ t, lag by lag: the truncation estimate
-/// reads their mean. The sparse reverse pass runs each row's far lags on one
-/// block of paths a step (`reverse_mode::far_block`), so one row's far
-/// entries are mostly noise, and the estimate's sums of |R_g| over its last
-/// lags would grow with it; over a whole rotation the mean's far lags come
-/// from the whole prefix of paths, as one row's did before the rotation.
-pub(super) struct RecentRows {
-    rows: Vec<Vec<f64>>,
-    next: usize,
-    mean: Vec<f64>,
-}
-
-impl RecentRows {
-    pub(super) fn new() -> Self {
-        RecentRows {
-            rows: Vec::with_capacity(reverse_mode::FAR_ROTATION),
-            next: 0,
-            mean: Vec::new(),
-        }
-    }
-
-    /// Keep `row` (R_g(t, t − m) at m) in place of the oldest, and return
-    /// the mean, per lag, over the rows kept that hold it.
-    pub(super) fn push(&mut self, row: &[f64]) -> &[f64] {
-        if self.rows.len() < reverse_mode::FAR_ROTATION {
-            self.rows.push(row.to_vec());
-        } else {
-            self.rows[self.next].clear();
-            self.rows[self.next].extend_from_slice(row);
-        }
-        self.next = (self.next + 1) % reverse_mode::FAR_ROTATION;
-        self.mean.clear();
-        self.mean.resize(row.len(), 0.0);
-        let mut count = vec![0u32; row.len()];
-        for kept in &self.rows {
-            for ((m, c), x) in self.mean.iter_mut().zip(&mut count).zip(kept) {
-                *m += x;
-                *c += 1;
-            }
-        }
-        self.mean.iter_mut().zip(&count).for_each(|(m, &c)| *m /= f64::from(c));
-        &self.mean
-    }
-}
-
 /// The truncation estimate at step t: its value where lags are dropped (0
 /// before), and the window to widen to in place when it is above
 /// TRUNCATION_TOL / [`GROW_AT`] over a whole window (from t = W − 1 on, the
