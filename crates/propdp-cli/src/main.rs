@@ -3,11 +3,10 @@
 //! (`propdp::run`, `propdp::validate`, `propdp::tune`, `propdp::privacy`,
 //! `propdp::figures`).
 
-/// mimalloc: the long-horizon solver's buffers of every step, returned to
-/// glibc's allocator and taken again, cost a T = 10⁴, q = 1 solve 17% of its
-/// time there (docs/performance.md, "Session 42").
+/// mimalloc for small blocks, the system allocator for large ones
+/// (`propdp::allocator`).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: propdp::allocator::Allocator = propdp::allocator::Allocator;
 
 mod bar;
 mod infer;

@@ -10,11 +10,10 @@
 //! the GIL released, report progress to a callback and stop on Ctrl-C
 //! (the `bridge` module).
 
-/// mimalloc, as in the command line (crates/propdp-cli/src/main.rs): the
-/// long-horizon solver's per-step buffers cost glibc's allocator up to a
-/// sixth of a solve.
+/// mimalloc for small blocks, the system allocator for large ones
+/// (`propdp::allocator`).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: propdp::allocator::Allocator = propdp::allocator::Allocator;
 
 mod bridge;
 mod config;

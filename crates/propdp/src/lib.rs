@@ -34,6 +34,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod allocator;
 pub mod data_spectrum;
 pub mod effective_model;
 pub mod error;
