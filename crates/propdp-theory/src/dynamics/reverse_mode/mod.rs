@@ -33,21 +33,11 @@
 
 use crate::numerics::dot_lanes;
 
-/// Paths of one dense pass. Its steps m are a serial recursion (b_{t−m}
-/// needs b_{t−m+1}), so its time is the recursion's latency: sixteen paths
-/// side by side (four AVX2 registers per accumulator) give the adds of
-/// independent lanes to fill it — a T = 10⁴, q = 1 Huber solve took 5.32 s
-/// at 8 lanes and 4.98 s at 16 (session 42, alternating binaries).
-const LANES: usize = 16;
+mod dense;
+mod pass;
 
-/// Lags j − k the dense pass keeps exactly.
-const NEAR_LAGS: usize = 8;
-
-/// Steps t − j before the terminal the dense pass keeps exactly.
-const NEAR_TERMINAL: usize = 8;
-
-/// Relative length of the dense pass's lag blocks: [l, l + max(1, ⌊α·l⌋)).
-const LAG_ALPHA: f64 = 0.25;
+use dense::{DensePass, LAG_ALPHA, LANES, LagTerms, NEAR_LAGS, NEAR_TERMINAL};
+use pass::{Pass, run};
 
 /// Lags m < FAR_LAGS of the dense pass run on every path; beyond, on a prefix.
 const FAR_LAGS: usize = 32;
@@ -101,12 +91,13 @@ pub(crate) enum Events {
         far_at: Option<usize>,
         terms: LagTerms,
     },
-    /// A ring of each path's last `cap` events (step, ĥ), and for every
-    /// pair of them R_θ(later, earlier) in single precision at
-    /// pair[(i·cap + earlier)·cap + later]
-    /// (an earlier event's responses side by side, as the pass reads them).
+    /// A ring of each path's last events (step, ĥ; [`Rings`]: the window's
+    /// for the prefix that runs the far lags, FAR_LAGS steps' for the other
+    /// paths), and for every pair of them R_θ(later, earlier) in single
+    /// precision at pair[pair_base(i) + earlier·cap(i) + later] (an earlier
+    /// event's responses side by side, as the pass reads them).
     Sparse {
-        cap: usize,
+        rings: Rings,
         step: Vec<usize>,
         h: Vec<f64>,
         pair: Vec<f32>,
@@ -121,6 +112,49 @@ pub(crate) enum Events {
 fn capacity(w: usize, q: f64) -> usize {
     let mean = q * w as f64;
     w.min((mean + 6.0 * mean.sqrt() + 8.0).ceil() as usize)
+}
+
+/// Where each path's ring sits in the sparse form: the prefix of
+/// [`far_split`], which runs every lag, with rings of `cap` events (the
+/// window's), then the other paths, which run the lags below FAR_LAGS only,
+/// with rings of `near` (FAR_LAGS steps' events, by the same rule). The
+/// pair table is what the sparse pass waits on (a row per event, read at
+/// random): at 1024 paths, q = 0.1, W ≈ 700 it was 65 MB with every ring
+/// the window's, 10 MB so.
+#[derive(Clone, Copy)]
+pub(crate) struct Rings {
+    prefix: usize,
+    cap: usize,
+    near: usize,
+}
+
+impl Rings {
+    fn new(n: usize, w: usize, q: f64) -> Self {
+        let (far_from, prefix) = far_split(n);
+        let cap = capacity(w, q);
+        Rings {
+            prefix,
+            cap,
+            near: capacity(far_from.min(w), q).min(cap),
+        }
+    }
+
+    /// Path i's ring capacity.
+    fn cap(&self, i: usize) -> usize {
+        if i < self.prefix { self.cap } else { self.near }
+    }
+
+    /// Path i's first slot (the first of every path after i's ring: `base(n)` slots in all).
+    fn base(&self, i: usize) -> usize {
+        let prefix = i.min(self.prefix);
+        prefix * self.cap + (i - prefix) * self.near
+    }
+
+    /// Path i's first pair (`pair_base(n)` pairs in all).
+    fn pair_base(&self, i: usize) -> usize {
+        let prefix = i.min(self.prefix);
+        prefix * self.cap * self.cap + (i - prefix) * self.near * self.near
+    }
 }
 
 /// The sparse ring's largest capacity.
@@ -145,7 +179,7 @@ fn dense(n: usize, w: usize, q: f64) -> bool {
         return false;
     }
     let cap = capacity(w, q);
-    if cap > SPARSE_MAX_CAP || 4.0 * (n * cap * cap) as f64 > SPARSE_MAX_BYTES {
+    if cap > SPARSE_MAX_CAP || 4.0 * Rings::new(n, w, q).pair_base(n) as f64 > SPARSE_MAX_BYTES {
         return true;
     }
     let (far_from, prefix) = far_split(n);
@@ -169,8 +203,8 @@ pub(crate) fn bytes(n: usize, w: usize, q: f64) -> f64 {
     if dense(n, w, q) {
         8.0 * (wf * n.next_multiple_of(LANES) as f64 + 2.0 * wf * wf)
     } else {
-        let cap = capacity(w, q) as f64;
-        4.0 * nf * cap * cap + 16.0 * nf * cap + 16.0 * nf
+        let rings = Rings::new(n, w, q);
+        4.0 * rings.pair_base(n) as f64 + 16.0 * rings.base(n) as f64 + 16.0 * nf
     }
 }
 
@@ -205,12 +239,12 @@ impl Events {
 
     /// The sparse form for `n` paths at window `w` and sample rate `q`.
     fn sparse_form(n: usize, w: usize, q: f64) -> Self {
-        let cap = capacity(w, q);
+        let rings = Rings::new(n, w, q);
         Events::Sparse {
-            cap,
-            step: vec![0; n * cap],
-            h: vec![0.0; n * cap],
-            pair: vec![0.0; n * cap * cap],
+            rings,
+            step: vec![0; rings.base(n)],
+            h: vec![0.0; rings.base(n)],
+            pair: vec![0.0; rings.pair_base(n)],
             len: vec![0; n],
             next: vec![0; n],
         }
@@ -251,7 +285,7 @@ impl Events {
             }
             (
                 Events::Sparse {
-                    cap,
+                    rings,
                     step,
                     h,
                     pair,
@@ -259,7 +293,7 @@ impl Events {
                     next,
                 },
                 Events::Sparse {
-                    cap: cap2,
+                    rings: rings2,
                     step: step2,
                     h: h2,
                     pair: pair2,
@@ -267,19 +301,20 @@ impl Events {
                     next: next2,
                 },
             ) => {
-                let (cap, wide) = (*cap, *cap2);
                 // each path's events still in the window, oldest first, from slot 0 of its wider ring
                 for i in 0..n {
+                    let (cap, base, pairs) = (rings.cap(i), rings.base(i), rings.pair_base(i));
+                    let (wide, base2, pairs2) = (rings2.cap(i), rings2.base(i), rings2.pair_base(i));
                     let old = |e: usize| (next[i] + cap - len[i] + e) % cap;
                     let kept: Vec<usize> = (0..len[i])
                         .map(old)
-                        .filter(|&slot| held.contains(&step[i * cap + slot]))
+                        .filter(|&slot| held.contains(&step[base + slot]))
                         .collect();
                     for (e, &from) in kept.iter().enumerate() {
-                        step2[i * wide + e] = step[i * cap + from];
-                        h2[i * wide + e] = h[i * cap + from];
+                        step2[base2 + e] = step[base + from];
+                        h2[base2 + e] = h[base + from];
                         for (later, &to) in kept.iter().enumerate().skip(e + 1) {
-                            pair2[(i * wide + e) * wide + later] = pair[(i * cap + from) * cap + to];
+                            pair2[pairs2 + e * wide + later] = pair[pairs + from * cap + to];
                         }
                     }
                     len2[i] = kept.len();
@@ -314,31 +349,31 @@ impl Events {
                 }
             }
             Events::Sparse {
-                cap,
+                rings,
                 step,
                 h,
                 pair,
                 len,
                 next,
             } => {
-                let cap = *cap;
                 let (far_from, far_paths) = far_split(hs.len());
                 for (i, &x) in hs.iter().enumerate().filter(|(_, x)| **x != 0.0) {
+                    let (cap, base, pairs) = (rings.cap(i), rings.base(i), rings.pair_base(i));
                     let slot = next[i];
                     // R_θ(t, k) for the path's events k still in the window (beyond the prefix
                     // that runs the far lags: in the near lags, all the pass reads)
                     let oldest = if i < far_paths { w } else { far_from.min(w) };
                     for e in 0..len[i].min(cap - 1) {
                         let old = (slot + cap - 1 - e) % cap;
-                        let k = step[i * cap + old];
+                        let k = step[base + old];
                         if k + oldest <= t {
                             break;
                         }
                         // single precision: see SparsePass
-                        pair[(i * cap + old) * cap + slot] = now[k % w] as f32;
+                        pair[pairs + old * cap + slot] = now[k % w] as f32;
                     }
-                    step[i * cap + slot] = t;
-                    h[i * cap + slot] = x;
+                    step[base + slot] = t;
+                    h[base + slot] = x;
                     next[i] = (slot + 1) % cap;
                     len[i] = (len[i] + 1).min(cap);
                 }
@@ -407,7 +442,7 @@ impl Events {
                 change
             }
             Events::Sparse {
-                cap,
+                rings,
                 step,
                 h,
                 pair,
@@ -418,7 +453,7 @@ impl Events {
                     t,
                     w,
                     eta,
-                    cap: *cap,
+                    rings: *rings,
                     step,
                     h,
                     pair,
@@ -449,92 +484,6 @@ fn block_change(new: &[f64], kept: &[f64], from: usize) -> f64 {
     total
 }
 
-/// The dense pass's terms: for m = 1..span (k = t − m), Σ_{k<j≤t} R_θ(j,k)b_j
-/// ≈ Σ c·b[x] over the single lags near k and near the terminal
-/// (`singles[single_at[m]..single_at[m + 1]]`, c = R_θ(j,k), x = t − j) plus
-/// Σ c·(pre[x1] − pre[x0]) over the blocks of lags between them
-/// (`blocks[block_at[m]..block_at[m + 1]]`, c the block's mean of
-/// R_θ(k + l, k)), with pre[x] = Σ_{m' < x} b_{t−m'}. Kept between steps:
-/// rebuilt in place each step.
-#[derive(Default)]
-pub(crate) struct LagTerms {
-    single_at: Vec<usize>,
-    singles: Vec<(f64, u32)>,
-    block_at: Vec<usize>,
-    blocks: Vec<(f64, u32, u32)>,
-}
-
-impl LagTerms {
-    /// The terms of lags m = 1..span at step t.
-    fn build(&mut self, t: usize, span: usize, w: usize, rth: &[f64], cum: &[f64]) {
-        let LagTerms {
-            single_at,
-            singles,
-            block_at,
-            blocks,
-        } = self;
-        for v in [&mut *single_at, &mut *block_at] {
-            v.clear();
-            v.extend([0, 0]);
-        }
-        singles.clear();
-        blocks.clear();
-        for m in 1..span {
-            let row = (t - m) % w * w;
-            // lag l is step j = k + l, position m − l of the pass
-            let single = |l: usize| (rth[row + l - 1], (m - l) as u32);
-            let middle_end = m.saturating_sub(NEAR_TERMINAL); // lags ≤ middle_end are not near the terminal
-            singles.extend((1..=m.min(NEAR_LAGS)).map(single));
-            let mut lo = NEAR_LAGS + 1;
-            while lo <= middle_end {
-                // |block| ≤ α·(its distance to k) and ≤ α·(its distance to the terminal)
-                let to_k = LAG_ALPHA * lo as f64;
-                let to_terminal = LAG_ALPHA * (m + 1 - lo) as f64 / (1.0 + LAG_ALPHA);
-                let hi = (lo + (to_k.min(to_terminal) as usize).max(1)).min(middle_end + 1);
-                let mean = (cum[row + hi - 2] - cum[row + lo - 2]) / (hi - lo) as f64;
-                blocks.push((mean, (m + 1 - hi) as u32, (m + 1 - lo) as u32));
-                lo = hi;
-            }
-            singles.extend(((NEAR_LAGS + 1).max(middle_end + 1)..=m).map(single));
-            single_at.push(singles.len());
-            block_at.push(blocks.len());
-        }
-        single_at.truncate(span + 1);
-        block_at.truncate(span + 1);
-    }
-
-    /// Lags + 1 the terms cover.
-    fn span(&self) -> usize {
-        self.single_at.len() - 1
-    }
-}
-
-/// A reverse pass over every path's events.
-trait Pass {
-    /// Σ_paths ω_t·b_{t−m} into `acc` (zeroed by the caller); `now[s mod W]`
-    /// = R_θ(t, s).
-    fn run(&self, now: &[f64], omega: &[f64], acc: &mut [f64]);
-}
-
-/// `pass` compiled for AVX2 where the CPU has it: the same operations in the
-/// same order (no contraction into fused multiply-adds), so the same bits,
-/// four lanes per instruction.
-fn run<P: Pass>(pass: &P, now: &[f64], omega: &[f64], acc: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        unsafe { run_avx2(pass, now, omega, acc) };
-        return;
-    }
-    pass.run(now, omega, acc);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn run_avx2<P: Pass>(pass: &P, now: &[f64], omega: &[f64], acc: &mut [f64]) {
-    pass.run(now, omega, acc);
-}
-
 /// One sparse pass: every selected path's events, newest first, each
 /// adjoint b_k = −η·ĥ_k·(R_θ(t, k) + Σ_{later j} R_θ(j, k)·b_j); the later
 /// events' slots follow k's in the ring, so the sum is a dot product over
@@ -552,7 +501,7 @@ struct SparsePass<'a> {
     t: usize,
     w: usize,
     eta: f64,
-    cap: usize,
+    rings: Rings,
     step: &'a [usize],
     h: &'a [f64],
     pair: &'a [f32],
@@ -564,12 +513,12 @@ impl Pass for SparsePass<'_> {
     #[inline(always)]
     #[allow(clippy::inline_always)]
     fn run(&self, now: &[f64], omega: &[f64], acc: &mut [f64]) {
-        let (t, w, cap) = (self.t, self.w, self.cap);
+        let (t, w) = (self.t, self.w);
         let (far_from, far_paths) = far_split(omega.len());
-        let mut adjoint = vec![0.0; cap];
+        let mut adjoint = vec![0.0; self.rings.cap];
         for (i, &wt) in omega.iter().enumerate().filter(|(_, x)| **x != 0.0) {
             acc[0] += wt;
-            let base = i * cap;
+            let (cap, base, pairs) = (self.rings.cap(i), self.rings.base(i), self.rings.pair_base(i));
             let oldest = if i < far_paths { w } else { far_from.min(w) };
             for e in 0..self.len[i] {
                 let slot = (self.next[i] + cap - 1 - e) % cap;
@@ -577,7 +526,7 @@ impl Pass for SparsePass<'_> {
                 if k + oldest <= t {
                     break;
                 }
-                let row = &self.pair[(base + slot) * cap..(base + slot + 1) * cap];
+                let row = &self.pair[pairs + slot * cap..pairs + (slot + 1) * cap];
                 // the e later events at slots slot + 1, …, wrapping past cap
                 let lo = slot + 1;
                 let first = e.min(cap - lo);
@@ -592,97 +541,6 @@ impl Pass for SparsePass<'_> {
         if far_paths < omega.len() && far_from < span {
             let scale = omega.len() as f64 / far_paths as f64;
             acc[far_from..].iter_mut().for_each(|x| *x *= scale);
-        }
-    }
-}
-
-/// One dense pass: the [`LagTerms`] applied to every path's adjoints.
-struct DensePass<'a> {
-    t: usize,
-    w: usize,
-    eta: f64,
-    h: &'a [f64],
-    terms: &'a LagTerms,
-    /// Lags from which only the first `far_paths` paths run the pass.
-    far_from: usize,
-    far_paths: usize,
-}
-
-impl Pass for DensePass<'_> {
-    #[inline(always)]
-    #[allow(clippy::needless_range_loop, clippy::inline_always)]
-    fn run(&self, _now: &[f64], omega: &[f64], acc: &mut [f64]) {
-        let (t, w, eta, h, terms) = (self.t, self.w, self.eta, self.h, self.terms);
-        let (n, span) = (omega.len(), terms.span());
-        let near_span = span.min(self.far_from);
-        // per lane: b[x] = b_{t−x}, pre[x] = Σ_{m' < x} b_{t−m'}
-        let (mut b, mut pre) = (vec![[0.0; LANES]; span], vec![[0.0; LANES]; span + 1]);
-        for i0 in (0..n).step_by(LANES) {
-            let lanes = LANES.min(n - i0);
-            let mut wt = [0.0; LANES];
-            wt[..lanes].copy_from_slice(&omega[i0..i0 + lanes]);
-            if wt.iter().all(|x| *x == 0.0) {
-                continue;
-            }
-            acc[0] += wt.iter().sum::<f64>();
-            b[0] = [1.0; LANES];
-            pre[1] = [1.0; LANES];
-            let last = if i0 < self.far_paths { span } else { near_span };
-            for m in 1..last {
-                let k = t - m;
-                // two accumulators: two independent chains of additions
-                let (mut sum, mut odd) = ([0.0; LANES], [0.0; LANES]);
-                let singles = terms.singles[terms.single_at[m]..terms.single_at[m + 1]].chunks_exact(2);
-                if let [(c, x)] = *singles.remainder() {
-                    let bx = &b[x as usize];
-                    for l in 0..LANES {
-                        odd[l] = c * bx[l];
-                    }
-                }
-                for pair in singles {
-                    let [(c, x), (d, y)] = [pair[0], pair[1]];
-                    let (bx, by) = (&b[x as usize], &b[y as usize]);
-                    for l in 0..LANES {
-                        sum[l] += c * bx[l];
-                        odd[l] += d * by[l];
-                    }
-                }
-                let blocks = terms.blocks[terms.block_at[m]..terms.block_at[m + 1]].chunks_exact(2);
-                if let [(c, x0, x1)] = *blocks.remainder() {
-                    let (hi, lo) = (&pre[x1 as usize], &pre[x0 as usize]);
-                    for l in 0..LANES {
-                        sum[l] += c * (hi[l] - lo[l]);
-                    }
-                }
-                for pair in blocks {
-                    let [(c, x0, x1), (d, y0, y1)] = [pair[0], pair[1]];
-                    let (hi, lo) = (&pre[x1 as usize], &pre[x0 as usize]);
-                    let (hj, lj) = (&pre[y1 as usize], &pre[y0 as usize]);
-                    for l in 0..LANES {
-                        sum[l] += c * (hi[l] - lo[l]);
-                        odd[l] += d * (hj[l] - lj[l]);
-                    }
-                }
-                for l in 0..LANES {
-                    sum[l] += odd[l];
-                }
-                // every lane (ĥ and ω are zero past the last path)
-                let at = (i0 / LANES * w + k % w) * LANES;
-                let hk = &h[at..at + LANES];
-                let (mut next, mut bm) = (pre[m], [0.0; LANES]);
-                for l in 0..LANES {
-                    bm[l] = -eta * hk[l] * sum[l];
-                    next[l] += bm[l];
-                }
-                let total: f64 = (0..LANES).map(|l| wt[l] * bm[l]).sum();
-                b[m] = bm;
-                pre[m + 1] = next;
-                acc[m] += total;
-            }
-        }
-        if self.far_paths < n && near_span < span {
-            let scale = n as f64 / self.far_paths as f64;
-            acc[near_span..span].iter_mut().for_each(|x| *x *= scale);
         }
     }
 }
@@ -904,6 +762,30 @@ mod tests {
         let mut acc = vec![0.0; wider.min(t + 1)];
         events.adjoints(t, wider, &now(t, wider), eta, &omega, &mut acc, false);
         acc
+    }
+
+    #[test]
+    fn paths_past_the_prefix_keep_rings_of_the_near_lags_and_widen_as_the_prefix_does() {
+        let (n, q, w, wider) = (300, 0.1, 60, 150);
+        let (far_from, prefix) = far_split(n);
+        let rings = Rings::new(n, w, q);
+        assert_eq!(
+            (prefix, rings.cap(0), rings.cap(prefix)),
+            (128, capacity(w, q), capacity(far_from, q))
+        );
+        assert!(rings.cap(prefix) < rings.cap(0));
+        assert_eq!(rings.base(n), prefix * rings.cap(0) + (n - prefix) * rings.cap(prefix));
+        // the pass against the recursion: every lag for the prefix, the near ones for all
+        let omega: Vec<f64> = (0..n).map(|i| 0.1 + 0.02 * (i % 11) as f64).collect();
+        let t = 3 * wider;
+        let got = pass(n, t, wider, q, 0.3, &omega);
+        let exact = naive(n, t, wider, q, 0.3, &omega);
+        assert!(worst(&got[..FAR_LAGS], &exact[..FAR_LAGS]) < 1e-6);
+        // widened before any lag is dropped: the same bits as the wider window throughout
+        let form = |w: usize| Events::new(n, w, q);
+        assert!(!form(w).is_dense() && !form(wider).is_dense());
+        let grown = widened_pass(form(w), (n, t, w, q, 0.3), w - 1, wider);
+        assert_eq!(grown, pass_in(form(wider), n, t, wider, q, 0.3, &omega));
     }
 
     #[test]
