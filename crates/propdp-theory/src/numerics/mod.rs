@@ -1,14 +1,14 @@
 //! Numerical building blocks of every solver: Gaussian quadrature
 //! ([`gauss_hermite`]; composite Gauss–Legendre panels are
 //! `propdp_core::panels`), the standard normal functions and closed-form
-//! Gaussian moments ([`gaussian`]), bracketed root finding ([`roots`], `propdp_numerics`'), y += a·x (`axpy`) and dot products (`dot`).
+//! Gaussian moments ([`gaussian`]), bracketed root finding ([`roots`], `propdp_numerics`'), y += a·x (`axpy`) and dot products (`dot_lanes`, `dots`).
 
 #[rustfmt::skip]
 mod erfcx_table;
 mod dot;
 pub mod gauss_hermite;
 pub mod gaussian;
-pub(crate) use dot::{dot, dot_lanes};
+pub(crate) use dot::{dot_lanes, dots};
 pub use propdp_numerics::roots;
 
 /// y += a·x.

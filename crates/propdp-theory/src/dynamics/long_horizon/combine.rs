@@ -14,7 +14,7 @@
 //! The x_i may be stored in single precision (the virtual paths' tracks,
 //! `dyadic::Stored`): each is widened to f64 as it is read, and y and its sums
 //! stay f64.
-//! The transpose, a dot product over the paths, is `crate::numerics::dot`.
+//! The transpose, dot products over the paths, is `crate::numerics::dots`.
 
 use crate::dynamics::dyadic::Stored;
 

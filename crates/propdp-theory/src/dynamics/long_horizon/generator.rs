@@ -12,7 +12,7 @@ use nalgebra::{DMatrix, DVector};
 
 use super::state::Slot;
 use crate::dynamics::dyadic::{Advance, Dyadic, MergePlan, Partition, Track};
-use crate::numerics::dot;
+use crate::numerics::dots;
 
 /// Values of ũ (and ĝ) the generator conditions on individually.
 pub const GEN_WINDOW: usize = 10;
@@ -136,17 +136,17 @@ impl Generator {
     pub(super) fn conditional(&self, g: &[f64], a: f64, t: usize) -> Conditional {
         let blocks_u = self.part.blocks().len();
         let nw = t.min(GEN_WINDOW);
-        let dot = |x: &[f64]| a * dot(g, x) / g.len() as f64;
-        let row_blocks: Vec<f64> = (0..blocks_u).map(|b| dot(self.g.sum(b))).collect();
-        let cgb: Vec<f64> = (0..=nw)
-            .map(|l| {
-                if l == 0 {
-                    dot(g)
-                } else {
-                    dot(self.g.value(&self.part, t - l))
-                }
-            })
+        // a·E[ĝ_t·x] over the block sums, then ĝ_{t−l}, l = 0..=nw
+        let rows: Vec<&[f64]> = (0..blocks_u)
+            .map(|b| self.g.sum(b))
+            .chain([g])
+            .chain((1..=nw).map(|l| self.g.value(&self.part, t - l)))
             .collect();
+        let mut products = vec![0.0; rows.len()];
+        dots(g, &rows, &mut products);
+        products.iter_mut().for_each(|x| *x = a * *x / g.len() as f64);
+        let cgb = products.split_off(blocks_u);
+        let row_blocks = products;
         let dim = blocks_u + nw;
         let mut terms: Vec<(Slot, f64)> = Vec::with_capacity(dim);
         let (sd2, beta) = if dim == 0 {
