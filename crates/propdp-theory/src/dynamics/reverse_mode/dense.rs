@@ -85,6 +85,15 @@ impl LagTerms {
     }
 }
 
+/// The dense pass's adjoints of a group of LANES paths, kept between steps:
+/// b[x] = b_{t−x} and pre[x] = Σ_{m' < x} b_{t−m'} per lane (pre[0] = 0 is
+/// never written; every other entry is written before it is read).
+#[derive(Default)]
+pub(crate) struct Adjoints {
+    b: Vec<[f64; LANES]>,
+    pre: Vec<[f64; LANES]>,
+}
+
 /// One dense pass: the [`LagTerms`] applied to every path's adjoints.
 pub(super) struct DensePass<'a> {
     pub(super) t: usize,
@@ -95,17 +104,19 @@ pub(super) struct DensePass<'a> {
     /// Lags from which only the first `far_paths` paths run the pass.
     pub(super) far_from: usize,
     pub(super) far_paths: usize,
+    pub(super) adjoints: &'a mut Adjoints,
 }
 
 impl Pass for DensePass<'_> {
     #[inline(always)]
     #[allow(clippy::needless_range_loop, clippy::inline_always)]
-    fn run(&self, _now: &[f64], omega: &[f64], acc: &mut [f64]) {
+    fn run(&mut self, _now: &[f64], omega: &[f64], acc: &mut [f64]) {
         let (t, w, eta, h, terms) = (self.t, self.w, self.eta, self.h, self.terms);
         let (n, span) = (omega.len(), terms.span());
         let near_span = span.min(self.far_from);
-        // per lane: b[x] = b_{t−x}, pre[x] = Σ_{m' < x} b_{t−m'}
-        let (mut b, mut pre) = (vec![[0.0; LANES]; span], vec![[0.0; LANES]; span + 1]);
+        let Adjoints { b, pre } = &mut *self.adjoints;
+        b.resize(span.max(b.len()), [0.0; LANES]);
+        pre.resize((span + 1).max(pre.len()), [0.0; LANES]);
         for i0 in (0..n).step_by(LANES) {
             let lanes = LANES.min(n - i0);
             let mut wt = [0.0; LANES];

@@ -36,7 +36,7 @@ use crate::numerics::dot_lanes;
 mod dense;
 mod pass;
 
-use dense::{DensePass, LAG_ALPHA, LANES, LagTerms, NEAR_LAGS, NEAR_TERMINAL};
+use dense::{Adjoints, DensePass, LAG_ALPHA, LANES, LagTerms, NEAR_LAGS, NEAR_TERMINAL};
 use pass::{Pass, run};
 
 /// Lags m < FAR_LAGS of the dense pass run on every path; beyond, on a prefix.
@@ -90,6 +90,7 @@ pub(crate) enum Events {
         far: Vec<f64>,
         far_at: Option<usize>,
         terms: LagTerms,
+        adjoints: Adjoints,
     },
     /// A ring of each path's last events (step, ĥ; [`Rings`]: the window's
     /// for the prefix that runs the far lags, FAR_LAGS steps' for the other
@@ -234,6 +235,7 @@ impl Events {
             far: vec![0.0; w],
             far_at: None,
             terms: LagTerms::default(),
+            adjoints: Adjoints::default(),
         }
     }
 
@@ -413,13 +415,14 @@ impl Events {
                 far,
                 far_at,
                 terms,
+                adjoints,
             } => {
                 let (far_from, far_paths) = far_split(omega.len());
                 let full = span == w && far_from < span;
                 let reuse = reuse_far && full && far_at.is_some();
                 let ran = if reuse { far_from } else { span };
                 terms.build(t, ran, w, rth, cum);
-                let pass = DensePass {
+                let mut pass = DensePass {
                     t,
                     w,
                     eta,
@@ -427,8 +430,9 @@ impl Events {
                     terms,
                     far_from: DENSE_PREFIX_LAGS,
                     far_paths,
+                    adjoints,
                 };
-                run(&pass, now, omega, acc);
+                run(&mut pass, now, omega, acc);
                 if reuse {
                     acc[far_from..span].copy_from_slice(&far[far_from..span]);
                     return None;
@@ -449,7 +453,7 @@ impl Events {
                 len,
                 next,
             } => {
-                let pass = SparsePass {
+                let mut pass = SparsePass {
                     t,
                     w,
                     eta,
@@ -460,7 +464,7 @@ impl Events {
                     len,
                     next,
                 };
-                run(&pass, now, omega, acc);
+                run(&mut pass, now, omega, acc);
                 None
             }
         }
@@ -512,7 +516,7 @@ struct SparsePass<'a> {
 impl Pass for SparsePass<'_> {
     #[inline(always)]
     #[allow(clippy::inline_always)]
-    fn run(&self, now: &[f64], omega: &[f64], acc: &mut [f64]) {
+    fn run(&mut self, now: &[f64], omega: &[f64], acc: &mut [f64]) {
         let (t, w) = (self.t, self.w);
         let (far_from, far_paths) = far_split(omega.len());
         let mut adjoint = vec![0.0; self.rings.cap];

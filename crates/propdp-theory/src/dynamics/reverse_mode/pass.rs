@@ -10,13 +10,13 @@
 pub(super) trait Pass {
     /// Σ_paths ω_t·b_{t−m} into `acc` (zeroed by the caller); `now[s mod W]`
     /// = R_θ(t, s).
-    fn run(&self, now: &[f64], omega: &[f64], acc: &mut [f64]);
+    fn run(&mut self, now: &[f64], omega: &[f64], acc: &mut [f64]);
 }
 
 /// `pass` compiled for AVX2 where the CPU has it: the same operations in the
 /// same order (no contraction into fused multiply-adds), so the same bits,
 /// four lanes per instruction.
-pub(super) fn run<P: Pass>(pass: &P, now: &[f64], omega: &[f64], acc: &mut [f64]) {
+pub(super) fn run<P: Pass>(pass: &mut P, now: &[f64], omega: &[f64], acc: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked just above).
@@ -28,6 +28,6 @@ pub(super) fn run<P: Pass>(pass: &P, now: &[f64], omega: &[f64], acc: &mut [f64]
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn run_avx2<P: Pass>(pass: &P, now: &[f64], omega: &[f64], acc: &mut [f64]) {
+fn run_avx2<P: Pass>(pass: &mut P, now: &[f64], omega: &[f64], acc: &mut [f64]) {
     pass.run(now, omega, acc);
 }
