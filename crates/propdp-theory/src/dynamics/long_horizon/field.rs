@@ -53,6 +53,7 @@ use super::participation::{eligible, noise_window, path_groups, selections};
 use super::step::{
     Coordinate, History, ISOTROPIC, Kernel, MEMORY_RULE, NEAR, Run, StepBuffers, curvature_bound, drift, far_adjoints,
     memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions,
+    virtual_memory,
 };
 use super::stop::Stop;
 use super::stop::Watch;
@@ -257,7 +258,7 @@ pub(super) fn replicate(
             let eta_om = eta * m.coord.omega;
             m.virt.reset_lane(t % w);
             m.vv[t % w] = 0.0;
-            memory(&m.virt, &mem, t, near, far, &mut vmem);
+            virtual_memory(&m.virt, &mem, (t, w), (near, far), &mut vmem);
             recursion(&mut m.vv, decay, eta_om, &vmem, None);
             m.vv[t % w] += 1.0;
             axpy(&mut vv, m.coord.share, &m.vv);

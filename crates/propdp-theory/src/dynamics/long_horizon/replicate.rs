@@ -29,6 +29,7 @@ use super::participation::{PathNoise, eligible, noise_window, path_groups, selec
 use super::step::{
     Coordinate, ISOTROPIC, Kernel, MEMORY_RULE, Mode, NEAR, Run, StepBuffers, curvature_bound, drift, far_adjoints,
     memory, next_intercept, recursion, sample_step, step_record, teacher, teacher_field, theta_positions,
+    virtual_memory,
 };
 use super::stop::Stop;
 use super::stop::Watch;
@@ -249,7 +250,7 @@ pub(super) fn replicate(
             }
             m.virt.reset_lane(t % w);
             m.vv[t % w] = 0.0;
-            memory(&m.virt, &mem, t, near, far, &mut vmem);
+            virtual_memory(&m.virt, &mem, (t, w), (near, far), &mut vmem);
             recursion(&mut m.vv, decay, eta_om, &vmem, None);
             m.vv[t % w] += 1.0;
             axpy(&mut vv, m.coord.share, &m.vv);

@@ -98,11 +98,41 @@ pub(super) fn memory<T: Stored>(
     far: &[f64],
     out: &mut [f64],
 ) {
+    memory_from(track, part, t, (near, far), 0, out);
+}
+
+/// [`memory`] of the virtual paths at window `w` (lane s mod W: the
+/// response to the impulse at s, its history zeroed when the lane is reborn
+/// at s, `Track::reset_lane`): every lane's source is s ≥ t + 1 − W, so its
+/// values at indices ≤ s are zero, and the blocks that end there — the
+/// memory's blocks older than the window, half of them at T = 10⁴ and
+/// W ≈ 850 (27 of 55 at t = 4000) — are zero in every lane and left out.
+pub(super) fn virtual_memory<T: Stored>(
+    track: &Track<T>,
+    part: &Partition,
+    (t, w): (usize, usize),
+    (near, far): (&[f64], &[f64]),
+    out: &mut [f64],
+) {
+    // block [b0, b1) holds indices b0..b1 − 1, zero in every lane when b1 − 1 ≤ t + 1 − W
+    let live = part.blocks().partition_point(|&(_, b1)| b1 + w <= t + 2);
+    memory_from(track, part, t, (near, far), live, out);
+}
+
+/// [`memory`] over the blocks from `first` on.
+fn memory_from<T: Stored>(
+    track: &Track<T>,
+    part: &Partition,
+    t: usize,
+    (near, far): (&[f64], &[f64]),
+    first: usize,
+    out: &mut [f64],
+) {
     let terms = near
         .iter()
         .enumerate()
         .map(|(l, &c)| (c, track.value(part, t - l)))
-        .chain(far.iter().enumerate().map(|(b, &c)| (c, track.sum(b))));
+        .chain(far.iter().enumerate().skip(first).map(|(b, &c)| (c, track.sum(b))));
     combine(out, terms);
 }
 
