@@ -71,6 +71,7 @@ use thiserror::Error;
 
 use super::path::DmftPath;
 use crate::fixed_points::covariance_spectrum::{Rule, Spectrum};
+use crate::numerics::dots;
 
 /// The relative agreement of K and 2K nodes at which fewer than T + 1 nodes
 /// are accepted.
@@ -381,6 +382,8 @@ fn covariance_trajectory(p: &LeastSquaresParams, rule: &Rule, privacy: &Privacy)
         metrics::PRED_ERR2,
     ];
     let mut out: Vec<Vec<f64>> = vec![Vec::with_capacity(p.steps + 1); names.len()];
+    let mode_rows: Vec<&[f64]> = rule.modes.iter().map(|(_, u)| u.as_slice()).collect();
+    let mut projections = vec![0.0; mode_rows.len()];
     for t in 0..=p.steps {
         let (mut overlap, mut p2, mut f2, mut xf2) = (0.0, 0.0, 0.0, 0.0);
         let (mut fluct, mut loss_noise, mut fluct_sigma) = (0.0, 0.0, 0.0);
@@ -399,11 +402,13 @@ fn covariance_trajectory(p: &LeastSquaresParams, rule: &Rule, privacy: &Privacy)
             cross += rule.w_cross[j] * pj;
             diag += rule.w_diag[j] * pj * pj;
         }
-        let pairs = &pt[rule.pair_start..];
+        // ∫∫p₁p₂ dν_ac = Σ_r λ_r (u_r·p)²: the products four modes at a time
+        dots(&pt[rule.pair_start..], &mode_rows, &mut projections);
         let off: f64 = rule
             .modes
             .iter()
-            .map(|(l, u)| l * u.iter().zip(pairs).map(|(u, p)| u * p).sum::<f64>().powi(2))
+            .zip(&projections)
+            .map(|((l, _), u)| l * u.powi(2))
             .sum();
         let bias = s2 * (rule.cross_mass - 2.0 * cross + diag + off);
         let loss = p.delta / 2.0 * (s2 * xf2 + loss_noise) + sd2 * (1.0 - p.delta) / 2.0;
