@@ -87,14 +87,14 @@ impl Loss {
 
     /// [`Loss::eval`] at every pair (`y[i]`, `r[i]`) into `out[i]`: the
     /// logistic loss four pairs at a time (`wide`'s f64x4 exp and ln_1p,
-    /// within 2ε relative of the scalar functions), the others one by one.
+    /// within 2ε relative of the scalar functions), the others pair by pair
+    /// with one dispatch per call (the same bits as [`Loss::eval`]).
     pub fn eval_all(&self, y: &[f64], r: &[f64], out: &mut [(f64, f64, f64)]) {
         match *self {
             Loss::Logistic => lanes::softplus_sigmoid(y, r, |i, y, sp, s| out[i] = logistic(y, sp, s)),
-            _ => out
-                .iter_mut()
-                .zip(y.iter().zip(r))
-                .for_each(|(o, (&y, &r))| *o = self.eval(y, r)),
+            Loss::Huber { m } => pairs(y, r, out, |y, r| huber(y - r, m)),
+            Loss::Squared => pairs(y, r, out, |y, r| squared(y - r)),
+            _ => pairs(y, r, out, |y, r| self.eval(y, r)),
         }
     }
 
@@ -102,10 +102,9 @@ impl Loss {
     pub fn value_all(&self, y: &[f64], r: &[f64], out: &mut [f64]) {
         match *self {
             Loss::Logistic => lanes::softplus_sigmoid(y, r, |i, _, sp, _| out[i] = sp),
-            _ => out
-                .iter_mut()
-                .zip(y.iter().zip(r))
-                .for_each(|(o, (&y, &r))| *o = self.value(y, r)),
+            Loss::Huber { m } => pairs(y, r, out, |y, r| huber(y - r, m).0),
+            Loss::Squared => pairs(y, r, out, |y, r| squared(y - r).0),
+            _ => pairs(y, r, out, |y, r| self.value(y, r)),
         }
     }
 
@@ -113,10 +112,9 @@ impl Loss {
     pub fn slope_all(&self, y: &[f64], r: &[f64], out: &mut [f64]) {
         match *self {
             Loss::Logistic => lanes::softplus_sigmoid(y, r, |i, y, sp, s| out[i] = logistic(y, sp, s).1),
-            _ => out
-                .iter_mut()
-                .zip(y.iter().zip(r))
-                .for_each(|(o, (&y, &r))| *o = self.slope(y, r)),
+            Loss::Huber { m } => pairs(y, r, out, |y, r| huber(y - r, m).1),
+            Loss::Squared => pairs(y, r, out, |y, r| squared(y - r).1),
+            _ => pairs(y, r, out, |y, r| self.slope(y, r)),
         }
     }
 
@@ -137,23 +135,38 @@ impl Loss {
                 (sp - sigmoid(y) * r, s - sigmoid(y), s * (1.0 - s))
             }
             Loss::ConditionalHuber { m, se } => conditional_huber(y - r, m, se),
-            Loss::Huber { m } => {
-                let e = y - r;
-                if e.abs() <= m {
-                    (0.5 * e * e, -e, 1.0)
-                } else {
-                    (m * e.abs() - 0.5 * m * m, -m * e.signum(), 0.0)
-                }
-            }
-            Loss::Squared => {
-                let e = y - r;
-                (0.5 * e * e, -e, 1.0)
-            }
+            Loss::Huber { m } => huber(y - r, m),
+            Loss::Squared => squared(y - r),
             Loss::Logistic => {
                 let (sp, s) = softplus_sigmoid(-y * r);
                 logistic(y, sp, s)
             }
         }
+    }
+}
+
+/// `f` at every pair (`y[i]`, `r[i]`) into `out[i]`, in a loop of its own
+/// (the batched losses: one dispatch per call, not per pair).
+#[inline(always)]
+fn pairs<T>(y: &[f64], r: &[f64], out: &mut [T], f: impl Fn(f64, f64) -> T) {
+    out.iter_mut()
+        .zip(y.iter().zip(r))
+        .for_each(|(o, (&y, &r))| *o = f(y, r));
+}
+
+/// The squared loss's (ℓ, ∂ℓ/∂r, ∂²ℓ/∂r²) at residual e = y − r.
+#[inline(always)]
+fn squared(e: f64) -> (f64, f64, f64) {
+    (0.5 * e * e, -e, 1.0)
+}
+
+/// The Huber loss's (ℓ, ∂ℓ/∂r, ∂²ℓ/∂r²) at residual e = y − r.
+#[inline(always)]
+fn huber(e: f64, m: f64) -> (f64, f64, f64) {
+    if e.abs() <= m {
+        (0.5 * e * e, -e, 1.0)
+    } else {
+        (m * e.abs() - 0.5 * m * m, -m * e.signum(), 0.0)
     }
 }
 
