@@ -147,7 +147,7 @@ pub(super) fn replicate(
         }
     }
     let mut generator = Generator::new(n);
-    let mut events = Events::new(n, w, p.mean_rate());
+    let mut events = Events::new(n, w, p.mean_rate(), p.steps);
     let h_max = curvature_bound(p.loss);
     let mut amp_w = vec![0.0];
     // the intercept's field β_t (docs/theory.md §3.5; 0 without one)
@@ -228,7 +228,7 @@ pub(super) fn replicate(
         _ = generator.advance(cond, &sv.g);
         // 4. R_g(t, t − m), m < W, by reverse mode (§3.3)
         let acc = &mut acc_buf[..w.min(t + 1)];
-        approx_error = approx_error.max(far_adjoints(&mut events, t, w, &vv, eta, &sv.h, acc, a / nf));
+        approx_error = approx_error.max(far_adjoints(&mut events, (t, w, p.steps), &vv, eta, &sv.h, acc, a / nf));
         events.record(t, w, &sv.h, &vv);
         let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
         // 5–6. the drift and the truncation estimate

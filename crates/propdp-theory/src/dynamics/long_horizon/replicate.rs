@@ -113,7 +113,7 @@ pub(super) fn replicate(
     // each mode's paths' privacy noise w (their last b − 1 values)
     let mut noises: Vec<PathNoise> = modes.iter().map(|_| PathNoise::new(p, n)).collect();
     // each path's recent events (steps with ĥ ≠ 0) for the reverse mode: a ring of capacity E
-    let mut events = Events::new(n, w, p.mean_rate());
+    let mut events = Events::new(n, w, p.mean_rate(), p.steps);
     let h_max = curvature_bound(p.loss);
     // m_s/ρ of every step so far: the field's amplitude on ν
     let mut amp_w = vec![0.0];
@@ -205,7 +205,7 @@ pub(super) fn replicate(
         //    Rao–Blackwellising it costs every path a pass and did not lower the metrics' spread),
         //    through the field's response R_w = Σ_k w_kω_kRᵏ
         let acc = &mut acc_buf[..w.min(t + 1)];
-        approx_error = approx_error.max(far_adjoints(&mut events, t, w, &vv, eta, &sv.h, acc, a / nf));
+        approx_error = approx_error.max(far_adjoints(&mut events, (t, w, p.steps), &vv, eta, &sv.h, acc, a / nf));
         events.record(t, w, &sv.h, &vv);
         let kernel = Kernel::new(acc.iter().map(|x| a * x / nf).collect(), &mem, t);
         // 5. the drift

@@ -25,7 +25,7 @@ use super::two_cluster;
 use crate::dynamics::dyadic::{Dyadic, Partition, Stored, Track};
 use crate::dynamics::modes::spectral_metrics;
 use crate::dynamics::path::{DmftError, DmftParams, Intercept, insert_intercept_metrics, step_metrics};
-use crate::dynamics::reverse_mode::Events;
+use crate::dynamics::reverse_mode::{Events, FAR_RUNS, FAR_STRIDE, FarChange};
 use crate::fixed_points::train_loss::{self, LossMoments, LossSums, SurrogateMean};
 use crate::numerics::gaussian::quantile;
 
@@ -41,42 +41,44 @@ pub(super) const MEMORY_RULE: Dyadic = Dyadic { alpha: 0.25, beta: 0.5 };
 /// paths in single precision").
 pub(super) type History = f32;
 
-/// Steps the dense reverse pass reuses its far lags for ([`far_adjoints`]).
-/// 16 instead of 8 (session 43; docs/theory.md §3.3): logistic q = 1 with
-/// 20 atoms, T = 10⁴, 11.0 → 10.1 s, against 8 with common random numbers
-/// every step and metric within 0.6 standard errors (mean 0.12), the
-/// standard errors unchanged.
-pub(super) const FAR_STRIDE: usize = 16;
-
 /// R_g(t, t − m), m < W, into `acc` by the events' reverse pass
 /// (reverse_mode.rs), with the dense pass's far lags (m ≥ 32) run every
-/// [`FAR_STRIDE`] steps from t = 2W on and reused in between: by then the
-/// window no longer holds the first steps' transient and the dynamics have
-/// relaxed as far as R_θ has decayed over W (the truncation criterion), so
-/// the far lags are stationary but for their paths' spread. Each run
-/// measures what reusing the previous run's lags changed — their
-/// Σ_B |Σ_{m ∈ B} ΔR_g(t, t − m)| over dyadic lag blocks, times
+/// [`FAR_STRIDE`] steps from t = 2W on, and at the horizon's last step, and
+/// reused in between: by then the window no longer holds the first steps'
+/// transient and the dynamics have relaxed as far as R_θ has decayed over W
+/// (the truncation criterion), so the far lags are stationary but for
+/// their paths' spread. What the reuse changes is their drift over a
+/// stride: each run measures their change since the oldest of the last
+/// [`FAR_RUNS`] runs — Σ_B |Σ_{m ∈ B} ΔR_g(t, t − m)| over dyadic lag
+/// blocks — per stride (the mean drift of the strides between), times
 /// 2η·Σ_l |R_θ(t, t − l)| (the truncation estimate's form: a memory error
-/// acting through the relaxation) — and returns it for `approx_error`; it
-/// includes the paths' spread between the two runs, so it over-states the
-/// reuse's own effect (docs/theory.md §3.3).
+/// acting through the relaxation), and returns it for `approx_error`. A
+/// run is measured once its oldest kept run is FAR_RUNS strides back (the
+/// first strides after 2W are in that span) or at the horizon's last step
+/// (a reuse too short to span them). The paths' spread between the two
+/// runs is in the change too, a FAR_RUNS-th of it per stride, so it still
+/// over-states the drift (docs/theory.md §3.3).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn far_adjoints(
     events: &mut Events,
-    t: usize,
-    w: usize,
+    (t, w, steps): (usize, usize, usize),
     vv: &[f64],
     eta: f64,
     h: &[f64],
     acc: &mut [f64],
     scale: f64,
 ) -> f64 {
-    let reuse = t >= 2 * w && !(t - 2 * w).is_multiple_of(FAR_STRIDE);
+    let last = t + 1 == steps;
+    let reuse = t >= 2 * w && !(t - 2 * w).is_multiple_of(FAR_STRIDE) && !last;
     match events.adjoints(t, w, vv, eta, h, acc, reuse) {
         // a run one step after the last reused nothing
-        Some((change, age)) if age > 1 => {
+        Some(FarChange {
+            change,
+            age,
+            since_last,
+        }) if since_last > 1 && (age >= FAR_RUNS * FAR_STRIDE || last) => {
             let relaxation: f64 = vv.iter().map(|x| x.abs()).sum();
-            2.0 * eta * scale * change * relaxation
+            2.0 * eta * scale * change * relaxation * FAR_STRIDE as f64 / age as f64
         }
         _ => 0.0,
     }

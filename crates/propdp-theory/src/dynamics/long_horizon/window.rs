@@ -133,7 +133,7 @@ pub(super) fn widen<'a>(
 ) {
     let w = win.w;
     let fits = memory_estimate(p, atoms, wanted) <= 0.8 * propdp_core::input::machine_memory();
-    if !fits || !events.widen(p.points, w, wanted, t, p.mean_rate()) {
+    if !fits || !events.widen(p.points, w, wanted, t, (p.mean_rate(), p.steps)) {
         return;
     }
     let lanes = |s: usize| (s % w, s % wanted);
@@ -250,5 +250,5 @@ pub(super) fn memory_estimate(p: &DmftParams, modes: usize, w: usize) -> f64 {
     };
     let histories = per_path + n * (GEN_WINDOW + 64) as f64 + 16.0 * n;
     let per_atom = k * ((w + 64) as f64 * history + 2.0 * 200f64.powi(2));
-    parallel * (8.0 * (histories + per_atom) + reverse_mode::bytes(p.points, w, p.mean_rate()))
+    parallel * (8.0 * (histories + per_atom) + reverse_mode::bytes(p.points, w, p.mean_rate(), p.steps))
 }

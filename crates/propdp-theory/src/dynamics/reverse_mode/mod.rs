@@ -25,11 +25,14 @@
 //! A dense pass may also reuse the far lags
 //! of the last pass that ran them (the caller chooses when:
 //! `long_horizon::far_adjoints`), and a pass that runs them reports how far
-//! they moved since, summed over dyadic lag blocks (`block_change`).
+//! they moved since the oldest of the last FAR_RUNS runs, summed over
+//! dyadic lag blocks (`block_change`).
 //!
 //! # References
 //! - Griewank, Walther (2008), *Evaluating Derivatives*, 2nd ed., ch. 3
 //!   (the reverse mode).
+
+use std::collections::VecDeque;
 
 use crate::numerics::dot_lanes;
 
@@ -81,14 +84,14 @@ pub(crate) enum Events {
     /// h[(g·W + k mod W)·LANES + l], zero past the last path; the
     /// response triangle R_θ(k + l, k) at rth[(k mod W)·W + l − 1], l = 1..=W,
     /// and its rows' running sums Σ_{l' ≤ l} R_θ(k + l', k) beside it in `cum`;
-    /// the far lags of the last pass that ran them (`far`, lag-indexed, from
-    /// step `far_at`), which a pass may reuse ([`Events::adjoints`]).
+    /// the far lags of the last FAR_RUNS passes that ran them (`far`,
+    /// oldest first, each its step and its lag-indexed values), the newest
+    /// of which a pass may reuse ([`Events::adjoints`]).
     Dense {
         h: Vec<f64>,
         rth: Vec<f64>,
         cum: Vec<f64>,
-        far: Vec<f64>,
-        far_at: Option<usize>,
+        far: VecDeque<(usize, Vec<f64>)>,
         terms: LagTerms,
         adjoints: Adjoints,
     },
@@ -164,17 +167,45 @@ const SPARSE_MAX_CAP: usize = 256;
 /// The sparse pair table's largest size (N·cap² floats), in bytes.
 const SPARSE_MAX_BYTES: f64 = 1e9;
 
-/// Whether the dense pass is used for `n` paths at window `w` and sample
-/// rate `q`: from DENSE_EVENTS expected events per window, when its cost per
-/// step is below the sparse pass's, or when the sparse ring would exceed
-/// SPARSE_MAX_CAP or its pair table SPARSE_MAX_BYTES. The dense pass: the
-/// lag terms (about 5 ns each, rebuilt every step) and about 4 ns per term
-/// and lane group with an event, over every lag for the prefix that runs
-/// the far lags and over the DENSE_PREFIX_LAGS near ones for the others; the sparse
+/// Steps a dense pass over a full window reuses its far lags for, from
+/// t = 2W on ([`Events::adjoints`]; the schedule is
+/// `long_horizon::far_adjoints`). 16 instead of 8 (session 43; docs/theory.md
+/// §3.3): logistic q = 1 with 20 atoms, T = 10⁴, 11.0 → 10.1 s, against 8
+/// with common random numbers every step and metric within 0.6 standard
+/// errors (mean 0.12), the standard errors unchanged.
+pub(crate) const FAR_STRIDE: usize = 16;
+
+/// Runs of the far lags back that a run measures their change against
+/// ([`FarChange`]): over FAR_RUNS strides the paths' spread between two
+/// runs is FAR_RUNS times smaller beside the drift it hides.
+pub(crate) const FAR_RUNS: usize = 8;
+
+/// What a dense pass that ran its far lags over a full window measured:
+/// Σ over dyadic lag blocks B ≥ FAR_LAGS of |Σ_{m ∈ B} ΔR_g(t, t − m)|
+/// against the oldest kept run, `age` steps before (at most FAR_RUNS runs
+/// back), and the steps since the last run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct FarChange {
+    pub(crate) change: f64,
+    pub(crate) age: usize,
+    pub(crate) since_last: usize,
+}
+
+/// Whether the dense pass is used for `n` paths at window `w`, sample rate
+/// `q` and horizon `steps`: from DENSE_EVENTS expected events per window,
+/// when its cost per step is below the sparse pass's, or when the sparse
+/// ring would exceed SPARSE_MAX_CAP or its pair table SPARSE_MAX_BYTES. The
+/// dense pass: the lag terms (about 5 ns each, rebuilt every step) and
+/// about 4 ns per term and lane group with an event, over every lag for the
+/// prefix that runs the far lags and over the DENSE_PREFIX_LAGS near ones
+/// for the others — and from t = 2W on (a share of the horizon), the lags
+/// beyond FAR_LAGS only every FAR_STRIDE steps (their reuse); the sparse
 /// pass: about 1 ns per pair of a selected path's events in the lags it
 /// runs. At q = 0.01 with a window over the whole horizon (no ridge) the
-/// sparse pass is ~30× cheaper; at q = 0.1, W ≈ 700 (20 atoms) ~3×.
-fn dense(n: usize, w: usize, q: f64) -> bool {
+/// sparse pass is ~30× cheaper; at q = 0.1, W ≈ 850, T = 10⁴ (20 atoms)
+/// ~3×; at q = 0.3, W ≈ 560, T = 10⁴ the dense pass with its reuse ~2×
+/// (measured: 38.8 s → 12.3 s for the whole solve, session 44).
+fn dense(n: usize, w: usize, q: f64, steps: usize) -> bool {
     let mean = q * w as f64;
     if mean < DENSE_EVENTS {
         return false;
@@ -191,17 +222,22 @@ fn dense(n: usize, w: usize, q: f64) -> bool {
         span * ((NEAR_LAGS + NEAR_TERMINAL) as f64 + blocks).min(span)
     };
     let busy = 1.0 - (1.0 - q).powi(LANES as i32);
-    let (all, near) = (terms(w), terms(DENSE_PREFIX_LAGS));
-    let dense_ns = 5.0 * all + 4.0 * busy / LANES as f64 * (prefix * all + rest * near);
+    let pass_ns = |all: f64, near: f64| 5.0 * all + 4.0 * busy / LANES as f64 * (prefix * all + rest * near);
+    let near = terms(DENSE_PREFIX_LAGS);
+    let every_lag = pass_ns(terms(w), near);
+    let reusing = pass_ns(terms(far_from), near) + every_lag / FAR_STRIDE as f64;
+    let reused = steps.saturating_sub(2 * w) as f64 / steps.max(1) as f64;
+    let dense_ns = (1.0 - reused) * every_lag + reused * reusing;
     let pairs = |events: f64| events * events / 2.0 + events;
     let sparse_ns = q * (prefix * pairs(mean) + rest * pairs(q * far_from.min(w) as f64));
     dense_ns < sparse_ns
 }
 
-/// Bytes the events of `n` paths take at window `w` and sample rate `q`.
-pub(crate) fn bytes(n: usize, w: usize, q: f64) -> f64 {
+/// Bytes the events of `n` paths take at window `w`, sample rate `q` and
+/// horizon `steps`.
+pub(crate) fn bytes(n: usize, w: usize, q: f64, steps: usize) -> f64 {
     let (nf, wf) = (n as f64, w as f64);
-    if dense(n, w, q) {
+    if dense(n, w, q, steps) {
         8.0 * (wf * n.next_multiple_of(LANES) as f64 + 2.0 * wf * wf)
     } else {
         let rings = Rings::new(n, w, q);
@@ -218,8 +254,8 @@ impl Events {
 
     /// Storage for `n` paths, window `w`, sample rate `q` (dense or sparse
     /// as [`dense`] chooses).
-    pub(crate) fn new(n: usize, w: usize, q: f64) -> Self {
-        if dense(n, w, q) {
+    pub(crate) fn new(n: usize, w: usize, q: f64, steps: usize) -> Self {
+        if dense(n, w, q, steps) {
             Self::dense_form(n, w)
         } else {
             Self::sparse_form(n, w, q)
@@ -232,8 +268,7 @@ impl Events {
             h: vec![0.0; w * n.next_multiple_of(LANES)],
             rth: vec![0.0; w * w],
             cum: vec![0.0; w * w],
-            far: vec![0.0; w],
-            far_at: None,
+            far: VecDeque::with_capacity(FAR_RUNS),
             terms: LagTerms::default(),
             adjoints: Adjoints::default(),
         }
@@ -258,11 +293,11 @@ impl Events {
     /// dropped (their lags were beyond `w`); at t = w − 1 this is what
     /// [`Events::new`] at `wider` would hold. `false` (unchanged) when `new`
     /// would choose the other form at `wider`.
-    pub(crate) fn widen(&mut self, n: usize, w: usize, wider: usize, t: usize, q: f64) -> bool {
-        if dense(n, wider, q) != matches!(self, Events::Dense { .. }) {
+    pub(crate) fn widen(&mut self, n: usize, w: usize, wider: usize, t: usize, (q, steps): (f64, usize)) -> bool {
+        if dense(n, wider, q, steps) != matches!(self, Events::Dense { .. }) {
             return false;
         }
-        let mut grown = Events::new(n, wider, q);
+        let mut grown = Events::new(n, wider, q, steps);
         let held = (t + 1).saturating_sub(w)..=t;
         match (&*self, &mut grown) {
             (
@@ -390,10 +425,9 @@ impl Events {
     /// (m ≥ FAR_LAGS) were run at an earlier step runs the near lags only
     /// and takes the far ones from that step (R_g(t, t − m) ≈ R_g(t', t' − m):
     /// the far lags change slowly once the window is full); returns `None`.
-    /// A pass that runs its far lags over a full window returns
-    /// `Some((Σ_m |new − kept|, age))` against the far lags it replaces,
-    /// computed `age` steps before — what reusing them that long would have
-    /// changed — or `None` when there were none.
+    /// A pass that runs its far lags over a full window returns their
+    /// [`FarChange`] against the oldest of the last FAR_RUNS runs kept, or
+    /// `None` when there were none.
     #[allow(clippy::needless_range_loop, clippy::too_many_arguments)]
     pub(crate) fn adjoints(
         &mut self,
@@ -404,7 +438,7 @@ impl Events {
         omega: &[f64],
         acc: &mut [f64],
         reuse_far: bool,
-    ) -> Option<(f64, usize)> {
+    ) -> Option<FarChange> {
         let span = w.min(t + 1);
         acc[..span].fill(0.0);
         match self {
@@ -413,13 +447,12 @@ impl Events {
                 rth,
                 cum,
                 far,
-                far_at,
                 terms,
                 adjoints,
             } => {
                 let (far_from, far_paths) = far_split(omega.len());
                 let full = span == w && far_from < span;
-                let reuse = reuse_far && full && far_at.is_some();
+                let reuse = reuse_far && full && !far.is_empty();
                 let ran = if reuse { far_from } else { span };
                 terms.build(t, ran, w, rth, cum);
                 let mut pass = DensePass {
@@ -433,16 +466,25 @@ impl Events {
                     adjoints,
                 };
                 run(&mut pass, now, omega, acc);
-                if reuse {
-                    acc[far_from..span].copy_from_slice(&far[far_from..span]);
+                if let Some((_, last)) = far.back().filter(|_| reuse) {
+                    acc[far_from..span].copy_from_slice(&last[far_from..span]);
                     return None;
                 }
                 if !full {
                     return None;
                 }
-                let change = far_at.map(|at| (block_change(&acc[..span], &far[..span], far_from), t - at));
-                far[far_from..span].copy_from_slice(&acc[far_from..span]);
-                *far_at = Some(t);
+                let change = far.front().zip(far.back()).map(|((first, kept), (last, _))| FarChange {
+                    change: block_change(&acc[..span], &kept[..span], far_from),
+                    age: t - first,
+                    since_last: t - last,
+                });
+                let mut run = if far.len() == FAR_RUNS {
+                    far.pop_front().map(|(_, v)| v).unwrap_or_default()
+                } else {
+                    vec![0.0; w]
+                };
+                run[far_from..span].copy_from_slice(&acc[far_from..span]);
+                far.push_back((t, run));
                 change
             }
             Events::Sparse {
@@ -591,7 +633,7 @@ mod tests {
 
     /// The events' pass after steps 0..t recorded as the solver records them.
     fn pass(n: usize, t: usize, w: usize, q: f64, eta: f64, omega: &[f64]) -> Vec<f64> {
-        pass_in(Events::new(n, w, q), n, t, w, q, eta, omega)
+        pass_in(Events::new(n, w, q, 0), n, t, w, q, eta, omega)
     }
 
     /// [`pass`] in the given form of the events.
@@ -624,7 +666,7 @@ mod tests {
             }
             v
         };
-        let mut events = Events::new(n, w, q);
+        let mut events = Events::new(n, w, q, 0);
         let mut runs = Vec::new();
         for t in 0..=420 {
             let fresh = [400, 410, 420].contains(&t);
@@ -643,7 +685,7 @@ mod tests {
         assert!(at(400).2.is_none() && at(405).2.is_none());
         // a reusing pass: its near lags are the pass's own, its far lags the last run's
         let exact = naive(n, 405, w, q, eta, &omega);
-        assert!(Events::new(n, w, q).is_dense());
+        assert!(Events::new(n, w, q, 0).is_dense());
         assert!(worst(&at(405).1[..DENSE_PREFIX_LAGS], &exact[..DENSE_PREFIX_LAGS]) < 1e-4);
         assert_ne!(
             at(405).1[DENSE_PREFIX_LAGS..far_from],
@@ -655,11 +697,14 @@ mod tests {
             "the far lags moved since step 400"
         );
         // the next run replaces them and reports their change over the 10 steps
-        let (change, age) = at(410).2.expect("a run after a run");
-        assert_eq!(age, 10);
-        assert_eq!(change, block_change(&at(410).1, &at(400).1, far_from));
-        assert!(change > 0.0);
-        assert_eq!(at(420).2.map(|c| c.1), Some(10));
+        let first = at(410).2.expect("a run after a run");
+        assert_eq!((first.age, first.since_last), (10, 10));
+        assert_eq!(first.change, block_change(&at(410).1, &at(400).1, far_from));
+        assert!(first.change > 0.0);
+        // a later run measures against the oldest run kept
+        let second = at(420).2.expect("a run after two runs");
+        assert_eq!((second.age, second.since_last), (20, 10));
+        assert_eq!(second.change, block_change(&at(420).1, &at(400).1, far_from));
     }
 
     fn worst(a: &[f64], b: &[f64]) -> f64 {
@@ -674,12 +719,55 @@ mod tests {
         assert!(worst(&dense, &naive(64, 40, 16, 1.0, 0.3, &omega)) < 1e-13);
         // the pair table holds R_θ to 2⁻²⁴ of itself (SparsePass)
         let omega = &omega[..11];
-        assert!(!Events::new(11, 16, 1.0).is_dense() && !Events::new(11, 150, 0.05).is_dense());
+        assert!(!Events::new(11, 16, 1.0, 0).is_dense() && !Events::new(11, 150, 0.05, 0).is_dense());
         for (t, w, q) in [(40, 16, 1.0), (400, 150, 0.05)] {
             let sparse = pass(11, t, w, q, 0.3, omega);
             let err = worst(&sparse, &naive(11, t, w, q, 0.3, omega));
             assert!(err < 1e-6, "W = {w}, q = {q}: {err:e}");
         }
+    }
+
+    /// The cost model counts the dense pass's far-lag reuse from t = 2W on:
+    /// at q = 0.3, W = 560 (20 atoms) the dense pass over T = 10⁴ steps
+    /// (measured 12.3 s against the sparse pass's 38.8 s, session 44), the
+    /// sparse one when the horizon leaves no reuse; at q = 0.1, W = 850 the
+    /// sparse pass whatever the horizon (measured 10.9 s against 18.8 s).
+    #[test]
+    fn the_dense_pass_is_chosen_where_its_far_reuse_makes_it_cheaper() {
+        assert!(dense(1024, 560, 0.3, 10_000));
+        assert!(!dense(1024, 560, 0.3, 1000));
+        assert!(!dense(1024, 850, 0.1, 10_000) && !dense(1024, 850, 0.1, 1000));
+        assert!(dense(1024, 440, 1.0, 10_000) && dense(1024, 440, 1.0, 500));
+        assert_eq!(
+            bytes(1024, 560, 0.3, 10_000),
+            8.0 * (560.0 * 1024.0 + 2.0 * 560.0 * 560.0)
+        );
+    }
+
+    /// Runs are measured against the oldest of the last FAR_RUNS kept.
+    #[test]
+    fn a_run_measures_the_far_lags_change_since_at_most_far_runs_runs_back() {
+        let (n, w, q, eta) = (64, 40, 1.0, 0.3);
+        let omega: Vec<f64> = (0..n).map(|i| 0.05 + 0.2 * curvature(i, 100, q)).collect();
+        let mut events = Events::new(n, w, q, 0);
+        let mut ages = Vec::new();
+        for t in 0..=200 {
+            if t >= w {
+                let now: Vec<f64> = (0..w).map(|s| 0.5f64.powi(((t + w - s % w) % w) as i32)).collect();
+                let mut acc = vec![0.0; w];
+                let reuse = !(t - w).is_multiple_of(4);
+                if let Some(c) = events.adjoints(t, w, &now, eta, &omega, &mut acc, reuse) {
+                    ages.push((c.age, c.since_last));
+                }
+            }
+            let h: Vec<f64> = (0..n).map(|i| curvature(i, t, q)).collect();
+            let row: Vec<f64> = (0..w).map(|l| 0.9f64.powi(l as i32)).collect();
+            events.record(t, w, &h, &row);
+            events.store_row(t + 1, w, &row);
+        }
+        // runs every 4 steps from t = W: 1, 2, …, FAR_RUNS runs back, then FAR_RUNS
+        let want: Vec<(usize, usize)> = (1..=(200 - w) / 4).map(|k| (4 * k.min(FAR_RUNS), 4)).collect();
+        assert_eq!(ages, want);
     }
 
     #[test]
@@ -703,7 +791,7 @@ mod tests {
             pass(n, 400, 200, 1.0, 0.3, &omega),
         );
         assert_eq!(far_split(n), (FAR_LAGS, n / FAR_SHARE));
-        assert!(Events::new(n, 200, 1.0).is_dense());
+        assert!(Events::new(n, 200, 1.0, 0).is_dense());
         // every path below DENSE_PREFIX_LAGS: only the blocking's error (as in the test above)
         let near = worst(&split[..DENSE_PREFIX_LAGS], &exact[..DENSE_PREFIX_LAGS]);
         assert!(near < 1e-4, "{near:e}");
@@ -716,7 +804,7 @@ mod tests {
     #[test]
     fn the_sparse_events_take_the_far_lags_from_the_same_prefix() {
         let (n, t, w, q) = (2048, 400, 200, 0.1);
-        assert!(!Events::new(n, w, q).is_dense());
+        assert!(!Events::new(n, w, q, 0).is_dense());
         let omega: Vec<f64> = (0..n).map(|i| curvature(i, 5000, 1.0)).collect();
         let (exact, split) = (naive(n, t, w, q, 0.3, &omega), pass(n, t, w, q, 0.3, &omega));
         let near = worst(&split[..FAR_LAGS], &exact[..FAR_LAGS]);
@@ -758,7 +846,7 @@ mod tests {
             let h: Vec<f64> = (0..n).map(|i| curvature(i, k, q)).collect();
             events.record(k, window, &h, &now(k, window));
             if k == at {
-                assert!(events.widen(n, w, wider, k, q), "the same form at {wider}");
+                assert!(events.widen(n, w, wider, k, (q, 0)), "the same form at {wider}");
             }
             let window = if k < at { w } else { wider };
             events.store_row(k + 1, window, &now(k + 1, window));
@@ -786,7 +874,7 @@ mod tests {
         let exact = naive(n, t, wider, q, 0.3, &omega);
         assert!(worst(&got[..FAR_LAGS], &exact[..FAR_LAGS]) < 1e-6);
         // widened before any lag is dropped: the same bits as the wider window throughout
-        let form = |w: usize| Events::new(n, w, q);
+        let form = |w: usize| Events::new(n, w, q, 0);
         assert!(!form(w).is_dense() && !form(wider).is_dense());
         let grown = widened_pass(form(w), (n, t, w, q, 0.3), w - 1, wider);
         assert_eq!(grown, pass_in(form(wider), n, t, wider, q, 0.3, &omega));
@@ -797,9 +885,9 @@ mod tests {
         let eta = 0.3;
         for (n, q, w, wider) in [(24, 1.0, 60, 150), (11, 0.3, 16, 40)] {
             let omega: Vec<f64> = (0..n).map(|i| 0.1 + 0.02 * (i % 11) as f64).collect();
-            let dense = Events::new(n, w, q).is_dense();
-            assert_eq!(dense, Events::new(n, wider, q).is_dense());
-            let form = |w: usize| Events::new(n, w, q);
+            let dense = Events::new(n, w, q, 0).is_dense();
+            assert_eq!(dense, Events::new(n, wider, q, 0).is_dense());
+            let form = |w: usize| Events::new(n, w, q, 0);
             let t = 3 * wider;
             // at t = W − 1 nothing is dropped yet: the same bits as the wider window throughout
             let grown = widened_pass(form(w), (n, t, w, q, eta), w - 1, wider);
