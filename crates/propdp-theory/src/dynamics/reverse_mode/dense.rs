@@ -30,58 +30,77 @@ pub(super) const LAG_ALPHA: f64 = 0.25;
 /// (`singles[single_at[m]..single_at[m + 1]]`, c = R_θ(j,k), x = t − j) plus
 /// Σ c·(pre[x1] − pre[x0]) over the blocks of lags between them
 /// (`blocks[block_at[m]..block_at[m + 1]]`, c the block's mean of
-/// R_θ(k + l, k)), with pre[x] = Σ_{m' < x} b_{t−m'}. Kept between steps:
-/// rebuilt in place each step.
+/// R_θ(k + l, k)), with pre[x] = Σ_{m' < x} b_{t−m'}. Which lags and blocks
+/// a step m has depends on m alone: the layout (`lags`, `bounds`) is laid
+/// out once, for the largest span asked for, and a build rewrites only the
+/// coefficients c of the steps m < span at step t (session 44: the layout's
+/// float arithmetic per block was a serial chain in every build).
 #[derive(Default)]
 pub(crate) struct LagTerms {
     single_at: Vec<usize>,
     singles: Vec<(f64, u32)>,
+    /// Each single's lag l (its c is R_θ(k + l, k)).
+    lags: Vec<u32>,
     block_at: Vec<usize>,
     blocks: Vec<(f64, u32, u32)>,
+    /// Each block's lags [lo, hi).
+    bounds: Vec<(u32, u32)>,
+    /// Steps m < span the last build wrote.
+    span: usize,
 }
 
 impl LagTerms {
     /// The terms of lags m = 1..span at step t.
     pub(super) fn build(&mut self, t: usize, span: usize, w: usize, rth: &[f64], cum: &[f64]) {
-        let LagTerms {
-            single_at,
-            singles,
-            block_at,
-            blocks,
-        } = self;
-        for v in [&mut *single_at, &mut *block_at] {
-            v.clear();
-            v.extend([0, 0]);
-        }
-        singles.clear();
-        blocks.clear();
+        self.lay_out(span);
+        self.span = span;
         for m in 1..span {
             let row = (t - m) % w * w;
+            let (s0, s1) = (self.single_at[m], self.single_at[m + 1]);
+            for (single, &l) in self.singles[s0..s1].iter_mut().zip(&self.lags[s0..s1]) {
+                single.0 = rth[row + l as usize - 1];
+            }
+            let (b0, b1) = (self.block_at[m], self.block_at[m + 1]);
+            for (block, &(lo, hi)) in self.blocks[b0..b1].iter_mut().zip(&self.bounds[b0..b1]) {
+                let (lo, hi) = (lo as usize, hi as usize);
+                block.0 = (cum[row + hi - 2] - cum[row + lo - 2]) / (hi - lo) as f64;
+            }
+        }
+    }
+
+    /// The layout of the steps m < span (from those laid out already on).
+    fn lay_out(&mut self, span: usize) {
+        if self.single_at.is_empty() {
+            self.single_at.extend([0, 0]);
+            self.block_at.extend([0, 0]);
+        }
+        for m in self.single_at.len() - 1..span {
             // lag l is step j = k + l, position m − l of the pass
-            let single = |l: usize| (rth[row + l - 1], (m - l) as u32);
+            let mut single = |l: usize| {
+                self.singles.push((0.0, (m - l) as u32));
+                self.lags.push(l as u32);
+            };
             let middle_end = m.saturating_sub(NEAR_TERMINAL); // lags ≤ middle_end are not near the terminal
-            singles.extend((1..=m.min(NEAR_LAGS)).map(single));
+            (1..=m.min(NEAR_LAGS)).for_each(&mut single);
+            ((NEAR_LAGS + 1).max(middle_end + 1)..=m).for_each(&mut single);
             let mut lo = NEAR_LAGS + 1;
             while lo <= middle_end {
                 // |block| ≤ α·(its distance to k) and ≤ α·(its distance to the terminal)
                 let to_k = LAG_ALPHA * lo as f64;
                 let to_terminal = LAG_ALPHA * (m + 1 - lo) as f64 / (1.0 + LAG_ALPHA);
                 let hi = (lo + (to_k.min(to_terminal) as usize).max(1)).min(middle_end + 1);
-                let mean = (cum[row + hi - 2] - cum[row + lo - 2]) / (hi - lo) as f64;
-                blocks.push((mean, (m + 1 - hi) as u32, (m + 1 - lo) as u32));
+                self.blocks.push((0.0, (m + 1 - hi) as u32, (m + 1 - lo) as u32));
+                self.bounds.push((lo as u32, hi as u32));
                 lo = hi;
             }
-            singles.extend(((NEAR_LAGS + 1).max(middle_end + 1)..=m).map(single));
-            single_at.push(singles.len());
-            block_at.push(blocks.len());
+            self.single_at.push(self.singles.len());
+            self.block_at.push(self.blocks.len());
         }
-        single_at.truncate(span + 1);
-        block_at.truncate(span + 1);
     }
 
     /// Lags + 1 the terms cover.
     fn span(&self) -> usize {
-        self.single_at.len() - 1
+        self.span
     }
 }
 
