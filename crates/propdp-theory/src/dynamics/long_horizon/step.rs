@@ -25,7 +25,7 @@ use super::two_cluster;
 use crate::dynamics::dyadic::{Dyadic, Partition, Stored, Track};
 use crate::dynamics::modes::spectral_metrics;
 use crate::dynamics::path::{DmftError, DmftParams, Intercept, insert_intercept_metrics, step_metrics};
-use crate::dynamics::reverse_mode::{Events, FAR_RUNS, FAR_STRIDE, FarChange};
+use crate::dynamics::reverse_mode::{EARLY_STRIDE, Events, FAR_RUNS, FAR_STRIDE, FarChange};
 use crate::fixed_points::train_loss::{self, LossMoments, LossSums, SurrogateMean};
 use crate::numerics::gaussian::quantile;
 
@@ -43,21 +43,23 @@ pub(super) type History = f32;
 
 /// R_g(t, t − m), m < W, into `acc` by the events' reverse pass
 /// (reverse_mode.rs), with the dense pass's far lags (m ≥ 32) run every
+/// [`EARLY_STRIDE`] steps from t = W (the window full) and every
 /// [`FAR_STRIDE`] steps from t = 2W on, and at the horizon's last step, and
-/// reused in between: by then the window no longer holds the first steps'
+/// reused in between. From 2W the window no longer holds the first steps'
 /// transient and the dynamics have relaxed as far as R_θ has decayed over W
 /// (the truncation criterion), so the far lags are stationary but for
-/// their paths' spread. What the reuse changes is their drift over a
-/// stride: each run measures their change since the oldest of the last
-/// [`FAR_RUNS`] runs — Σ_B |Σ_{m ∈ B} ΔR_g(t, t − m)| over dyadic lag
-/// blocks — per stride (the mean drift of the strides between), times
-/// 2η·Σ_l |R_θ(t, t − l)| (the truncation estimate's form: a memory error
-/// acting through the relaxation), and returns it for `approx_error`. A
-/// run is measured once its oldest kept run is FAR_RUNS strides back (the
-/// first strides after 2W are in that span) or at the horizon's last step
-/// (a reuse too short to span them). The paths' spread between the two
-/// runs is in the change too, a FAR_RUNS-th of it per stride, so it still
-/// over-states the drift (docs/theory.md §3.3).
+/// their paths' spread; between W and 2W they still move with the
+/// transient, and are reused for fewer steps. What the reuse changes is
+/// their drift over a period: each run measures their change since the
+/// oldest of the last [`FAR_RUNS`] runs — Σ_B |Σ_{m ∈ B} ΔR_g(t, t − m)|
+/// over dyadic lag blocks — per period just ended (the mean drift of the
+/// periods between), times 2η·Σ_l |R_θ(t, t − l)| (the truncation
+/// estimate's form: a memory error acting through the relaxation), and
+/// returns it for `approx_error`. A run is measured once its oldest kept run
+/// is FAR_RUNS such periods back (the periods since are in that span) or at
+/// the horizon's last step (a reuse too short to span them). The paths'
+/// spread between the two runs is in the change too, a FAR_RUNS-th of it
+/// per period, so it still over-states the drift (docs/theory.md §3.3).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn far_adjoints(
     events: &mut Events,
@@ -69,16 +71,21 @@ pub(super) fn far_adjoints(
     scale: f64,
 ) -> f64 {
     let last = t + 1 == steps;
-    let reuse = t >= 2 * w && !(t - 2 * w).is_multiple_of(FAR_STRIDE) && !last;
+    let (from, stride) = if t >= 2 * w {
+        (2 * w, FAR_STRIDE)
+    } else {
+        (w, EARLY_STRIDE)
+    };
+    let reuse = t >= from && !(t - from).is_multiple_of(stride) && !last;
     match events.adjoints(t, w, vv, eta, h, acc, reuse) {
         // a run one step after the last reused nothing
         Some(FarChange {
             change,
             age,
             since_last,
-        }) if since_last > 1 && (age >= FAR_RUNS * FAR_STRIDE || last) => {
+        }) if since_last > 1 && (age >= FAR_RUNS * since_last || last) => {
             let relaxation: f64 = vv.iter().map(|x| x.abs()).sum();
-            2.0 * eta * scale * change * relaxation * FAR_STRIDE as f64 / age as f64
+            2.0 * eta * scale * change * relaxation * since_last as f64 / age as f64
         }
         _ => 0.0,
     }

@@ -117,7 +117,7 @@ pub(super) fn truncation(
 /// lost (`Window::first_live`), and the buffers of W entries grow. At
 /// t = W − 1 nothing is lost: the replicate goes on as it would have at W'
 /// from the start, but for the dense pass's far-lag reuse, which the
-/// narrower window began earlier (from t = 2W: `step::far_adjoints`). When
+/// narrower window began earlier (from t = W: `step::far_adjoints`). When
 /// the events' form would change at W' (`Events::widen`) or W' would not fit
 /// in memory, it keeps W.
 #[allow(clippy::too_many_arguments)]

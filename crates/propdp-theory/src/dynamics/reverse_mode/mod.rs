@@ -169,11 +169,19 @@ const SPARSE_MAX_BYTES: f64 = 1e9;
 
 /// Steps a dense pass over a full window reuses its far lags for, from
 /// t = 2W on ([`Events::adjoints`]; the schedule is
-/// `long_horizon::far_adjoints`). 16 instead of 8 (session 43; docs/theory.md
+/// `long_horizon::far_adjoints`; [`EARLY_STRIDE`] before). 16 instead of 8 (session 43; docs/theory.md
 /// §3.3): logistic q = 1 with 20 atoms, T = 10⁴, 11.0 → 10.1 s, against 8
 /// with common random numbers every step and metric within 0.6 standard
 /// errors (mean 0.12), the standard errors unchanged.
 pub(crate) const FAR_STRIDE: usize = 16;
+
+/// Steps a dense pass over a full window reuses its far lags for between
+/// t = W and 2W, while the first steps' transient is still in the window
+/// (session 44): against running them every step there, common random
+/// numbers, Huber C = 1, q = 0.3 and logistic C = 0.5, q = 1, 20 atoms,
+/// T = 10⁴: every step and metric within 0.21 standard errors (smoothed
+/// over ±250 steps), mean below 0.005, the standard errors unchanged.
+pub(crate) const EARLY_STRIDE: usize = 4;
 
 /// Runs of the far lags back that a run measures their change against
 /// ([`FarChange`]): over FAR_RUNS strides the paths' spread between two
@@ -198,8 +206,9 @@ pub(crate) struct FarChange {
 /// dense pass: the lag terms (about 5 ns each, rebuilt every step) and
 /// about 4 ns per term and lane group with an event, over every lag for the
 /// prefix that runs the far lags and over the DENSE_PREFIX_LAGS near ones
-/// for the others — and from t = 2W on (a share of the horizon), the lags
-/// beyond FAR_LAGS only every FAR_STRIDE steps (their reuse); the sparse
+/// for the others — and from t = W on (a share of the horizon), the lags
+/// beyond FAR_LAGS only every EARLY_STRIDE, from 2W every FAR_STRIDE steps
+/// (their reuse); the sparse
 /// pass: about 2 ns per pair of a selected path's events in the lags it
 /// runs (1 ns until session 44, which chose the sparse pass at q = 0.3,
 /// W ≈ 400, T = 2000–3000: 3.2–5.0 s a solve against 1.4–2.2 s dense). At
@@ -227,9 +236,13 @@ fn dense(n: usize, w: usize, q: f64, steps: usize) -> bool {
     let pass_ns = |all: f64, near: f64| 5.0 * all + 4.0 * busy / LANES as f64 * (prefix * all + rest * near);
     let near = terms(DENSE_PREFIX_LAGS);
     let every_lag = pass_ns(terms(w), near);
-    let reusing = pass_ns(terms(far_from), near) + every_lag / FAR_STRIDE as f64;
-    let reused = steps.saturating_sub(2 * w) as f64 / steps.max(1) as f64;
-    let dense_ns = (1.0 - reused) * every_lag + reused * reusing;
+    let reusing = |stride: usize| pass_ns(terms(far_from), near) + every_lag / stride as f64;
+    let share = |steps_in: usize| steps_in as f64 / steps.max(1) as f64;
+    let (early, late) = (
+        share(steps.min(2 * w).saturating_sub(w)),
+        share(steps.saturating_sub(2 * w)),
+    );
+    let dense_ns = (1.0 - early - late) * every_lag + early * reusing(EARLY_STRIDE) + late * reusing(FAR_STRIDE);
     let pairs = |events: f64| events * events / 2.0 + events;
     let sparse_ns = 2.0 * q * (prefix * pairs(mean) + rest * pairs(q * far_from.min(w) as f64));
     dense_ns < sparse_ns
@@ -732,12 +745,12 @@ mod tests {
     /// at q = 0.3, W = 560 (20 atoms) the dense pass over T = 10⁴ steps
     /// (measured 12.3 s against the sparse pass's 38.8 s, session 44; at
     /// W ≈ 400, T = 2000–3000: 1.4–2.2 s against 3.2–5.0 s), the
-    /// sparse one when the horizon leaves no reuse; at q = 0.1, W = 850 the
+    /// sparse one when the horizon ends before W (no reuse); at q = 0.1, W = 850 the
     /// sparse pass whatever the horizon (measured 10.9 s against 18.8 s).
     #[test]
     fn the_dense_pass_is_chosen_where_its_far_reuse_makes_it_cheaper() {
         assert!(dense(1024, 560, 0.3, 10_000) && dense(1024, 430, 0.3, 2000) && dense(1024, 404, 0.3, 3000));
-        assert!(!dense(1024, 560, 0.3, 1000));
+        assert!(!dense(1024, 560, 0.3, 500));
         assert!(!dense(1024, 850, 0.1, 10_000) && !dense(1024, 850, 0.1, 1000));
         assert!(dense(1024, 440, 1.0, 10_000) && dense(1024, 440, 1.0, 500));
         assert_eq!(
