@@ -2,9 +2,10 @@
 """Long horizons at a stated precision (docs/theory.md §3.3, "Precision";
 docs/performance.md, "Long horizons in seconds").
 
-For each case (DP-SGD, δ = 0.5, isotropic or a power-law spectrum, T up to
-10⁴, q from 0.002 to 1, clipped and not) writes a config into OUT, runs the
-simulation once (d = 1000, 40 repetitions; kept in OUT/<case>/sim and reused)
+For each case (DP-SGD, δ = 0.5, isotropic or a power-law spectrum of 10 or
+20 atoms, T up to 10⁴, q from 0.002 to 1, clipped and not) writes a config
+into OUT, runs the simulation once (d = 1000, 40 repetitions; kept in
+OUT/<case>/sim and reused)
 and the theory under each solver setting given (`--setting NAME=TOML`, e.g.
 `default=` for today's defaults, `old="dmft_points = 4096"`), timing the
 theory alone (`propdp run --theory-only`, wall seconds). Prints per case and
@@ -55,6 +56,12 @@ CASES = {
     "logistic_q1_T1e4_20atoms": (LOGISTIC, 4.0, 0.05, 0.3, 0.2, 10_000, 0.1, 0.5, spectrum(20, "anti_aligned")),
     "ls_q01_T1e4_10atoms": (LS, 1.0, 0.05, 0.3, 0.1, 10_000, 0.01, 1.0, spectrum(10, "spread")),
     "huber_full_T3000_10atoms": (HUBER, 1.0, 0.05, 0.3, 0.1, 3000, 1.0, 1.0, spectrum(10, "anti_aligned")),
+    # session 44: the shapes earlier sessions found slowest (docs/performance.md, sessions 24–27)
+    "huber_q3_T1e4_20atoms": (HUBER, 1.0, 0.05, 0.3, 0.1, 10_000, 0.3, 1.0, spectrum(20)),
+    "logistic_q3_T1e4_20atoms": (LOGISTIC, 4.0, 0.05, 0.3, 0.2, 10_000, 0.3, 0.5, spectrum(20, "anti_aligned")),
+    "logistic_unclipped_q3_T1e4_20atoms": (LOGISTIC, 4.0, 0.05, 0.3, 0.2, 10_000, 0.3, None, spectrum(20, "spread")),
+    "logistic_full_T1e4_20atoms": (LOGISTIC, 4.0, 0.05, 0.3, 0.2, 10_000, 1.0, 0.5, spectrum(20, "anti_aligned")),
+    "huber_unclipped_q1_T1e4_20atoms": (HUBER, 1.0, 0.05, 0.3, 0.1, 10_000, 0.1, None, spectrum(20)),
 }
 
 
