@@ -169,10 +169,11 @@ const SPARSE_MAX_BYTES: f64 = 1e9;
 
 /// Steps a dense pass over a full window reuses its far lags for, from
 /// t = 2W on ([`Events::adjoints`]; the schedule is
-/// `long_horizon::far_adjoints`; [`EARLY_STRIDE`] before). 16 instead of 8 (session 43; docs/theory.md
-/// §3.3): logistic q = 1 with 20 atoms, T = 10⁴, 11.0 → 10.1 s, against 8
-/// with common random numbers every step and metric within 0.6 standard
-/// errors (mean 0.12), the standard errors unchanged.
+/// `long_horizon::far_adjoints`; [`EARLY_STRIDE`] before). 16 instead of 8
+/// (session 43; docs/theory.md §3.3): logistic q = 1 with 20 atoms,
+/// T = 10⁴, 11.0 → 10.1 s, against 8 with common random numbers every step
+/// and metric within 0.6 standard errors (mean 0.12), the standard errors
+/// unchanged.
 pub(crate) const FAR_STRIDE: usize = 16;
 
 /// Steps a dense pass over a full window reuses its far lags for between
@@ -203,19 +204,19 @@ pub(crate) struct FarChange {
 /// `q` and horizon `steps`: from DENSE_EVENTS expected events per window,
 /// when its cost per step is below the sparse pass's, or when the sparse
 /// ring would exceed SPARSE_MAX_CAP or its pair table SPARSE_MAX_BYTES. The
-/// dense pass: the lag terms (about 5 ns each, rebuilt every step) and
-/// about 4 ns per term and lane group with an event, over every lag for the
-/// prefix that runs the far lags and over the DENSE_PREFIX_LAGS near ones
-/// for the others — and from t = W on (a share of the horizon), the lags
-/// beyond FAR_LAGS only every EARLY_STRIDE, from 2W every FAR_STRIDE steps
-/// (their reuse); the sparse
-/// pass: about 2 ns per pair of a selected path's events in the lags it
-/// runs (1 ns until session 44, which chose the sparse pass at q = 0.3,
-/// W ≈ 400, T = 2000–3000: 3.2–5.0 s a solve against 1.4–2.2 s dense). At
-/// q = 0.01 with a window over the whole horizon (no ridge) the sparse
-/// pass is ~30× cheaper; at q = 0.1, W ≈ 850, T = 10⁴ (20 atoms) ~2×
-/// (10.9 s against 18.8 s a solve); at q = 0.3, W ≈ 560, T = 10⁴ the dense
-/// pass with its reuse (38.8 s → 12.3 s, session 44).
+/// dense pass: the lag terms (about 5 ns each, their values rewritten every
+/// step) and about 4 ns per term and lane group with an event, over every
+/// lag for the prefix that runs the far lags and over the DENSE_PREFIX_LAGS
+/// near ones for the others — and from t = W on (a share of the horizon),
+/// the lags beyond FAR_LAGS only every EARLY_STRIDE, from 2W every
+/// FAR_STRIDE steps (their reuse); the sparse pass: about 2 ns per pair of a
+/// selected path's events in the lags it runs (1 ns until session 44, which
+/// chose the sparse pass at q = 0.3, W ≈ 400, T = 2000–3000: 3.2–5.0 s a
+/// solve against 1.4–2.2 s dense). At q = 0.01 with a window over the whole
+/// horizon (no ridge) the sparse pass is ~30× cheaper; at q = 0.1, W ≈ 850,
+/// T = 10⁴ (20 atoms) ~2× (10.9 s against 18.8 s a solve); at q = 0.3,
+/// W ≈ 560, T = 10⁴ the dense pass with its reuse (38.8 s → 12.3 s,
+/// session 44).
 fn dense(n: usize, w: usize, q: f64, steps: usize) -> bool {
     let mean = q * w as f64;
     if mean < DENSE_EVENTS {
