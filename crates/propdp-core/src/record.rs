@@ -55,7 +55,9 @@ pub struct Rqmc {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<f64>,
     /// The relative standard error reached at the last step: the largest
-    /// over est_err2, pred_err2, norm2, the training loss and the test error.
+    /// over est_err2, pred_err2, norm2, the training loss and the test
+    /// error, each estimated from the replicates' spread over the last tenth
+    /// of the horizon (docs/theory.md §3.3, "Precision").
     pub precision: f64,
 }
 

@@ -159,7 +159,7 @@ fn a_precision_chooses_the_paths_and_holds_against_the_exact_trajectory() {
         );
         assert_eq!(long.target, Some(target));
         assert!(long.points.is_power_of_two() && long.points >= PILOT_POINTS);
-        // the safety factor covers a four-replicate spread, not every one: within twice the target
+        // the safety factor covers the estimate's spread, not every one: within twice the target
         assert!(
             achieved <= 2.0 * target || long.points == MAX_POINTS,
             "{achieved} for {target}"

@@ -3,19 +3,20 @@
 //! relative standard error r* of the metrics at the last step.
 //!
 //! A pilot solve of R replicates on [`PILOT_POINTS`] paths each measures the
-//! relative standard error r₀ ([`relative_stderr`]); Monte Carlo error
-//! falls at least as N^{−1/2} in the paths N·R (RQMC at least as fast in N).
-//! A pilot within r* is the answer. Within [`POOLED_REACH`]·r*, batches of
-//! R more replicates at the pilot's paths and window are pooled with it
-//! until the pooled replicates reach r* (at most [`MAX_POOLED`] batches):
-//! the pilot's work is kept. Further off, one solve on
+//! relative standard error r₀ ([`relative_stderr`]: from the replicates'
+//! spread over the horizon's last tenth, not its last step alone); Monte
+//! Carlo error falls at least as N^{−1/2} in the paths N·R (RQMC at least
+//! as fast in N). A pilot within r* is the answer. Within
+//! [`POOLED_REACH`]·r*, batches of R more replicates at the pilot's paths
+//! and window are pooled with it until the pooled replicates reach r* (at
+//! most [`MAX_POOLED`] batches): the pilot's work is kept. Further off, one
+//! solve on
 //!
 //!   N = N₀·(r₀/r*)²·[`SAFETY`], rounded up to a power of two, at most [`MAX_POINTS`],
 //!
-//! paths per replicate (the safety factor covers the spread of a
-//! four-replicate standard error), starting from the pilot's response
-//! window. The achieved r is recorded beside the target, with the paths per
-//! replicate and the replicates.
+//! paths per replicate (the safety factor covers the estimate's spread),
+//! starting from the pilot's response window. The achieved r is recorded
+//! beside the target, with the paths per replicate and the replicates.
 //!
 //! # References
 //! - A. B. Owen, *Monte Carlo theory, methods and examples* (2013), §2.5
@@ -61,14 +62,53 @@ pub const MEASURED: [&str; 5] = [
     metrics::TEST_CLASS_ERR,
 ];
 
-/// The largest relative standard error at the last step over [`MEASURED`]
-/// (a metric within 1e-12 of zero is skipped).
+/// Share of the horizon whose steps estimate the relative standard error
+/// at the last step ([`relative_stderr`]).
+pub const LATE_SHARE: usize = 10;
+
+/// The relative standard error at the last step, the largest over
+/// [`MEASURED`], each estimated from the last ⌈T/[`LATE_SHARE`]⌉ steps:
+/// √(mean over them of (s_t/m_t)²), steps with |m_t| ≤ 1e-12 skipped.
+///
+/// One step's spread over R replicates has R − 1 degrees of freedom (3 at
+/// the default four): its estimate of the last step's error strays by
+/// ±40%, and the largest over five metrics is what decides a pilot. The
+/// late steps' relative variances, each unbiased for its own step's, are
+/// near one level where the metrics have settled: over the 21 points of
+/// `scripts/studies/long_horizon_precision.py` the last step's own
+/// estimate was 0.44–1.58× this one, and the five last tenths of each
+/// horizon's second half were within a factor 1.18–1.51 of each other
+/// (docs/theory.md §3.3, "Precision").
+///
+/// ```
+/// use propdp_core::metrics;
+/// use propdp_theory::dynamics::long_horizon::precision::relative_stderr;
+/// use propdp_theory::dynamics::DmftPath;
+/// use std::collections::BTreeMap;
+/// // t = 0..=20: the last 2 steps count, at relative errors 0.03 and 0.04
+/// let mut se = vec![0.0; 21];
+/// (se[19], se[20]) = (0.03, 0.04);
+/// let path = DmftPath {
+///     mean: BTreeMap::from([(metrics::EST_ERR2.to_string(), vec![1.0; 21])]),
+///     stderr: BTreeMap::from([(metrics::EST_ERR2.to_string(), se)]),
+/// };
+/// assert!((relative_stderr(&path) - ((0.03_f64.powi(2) + 0.04_f64.powi(2)) / 2.0).sqrt()).abs() < 1e-12);
+/// ```
 pub fn relative_stderr(path: &DmftPath) -> f64 {
     MEASURED
         .iter()
-        .filter_map(|m| Some((path.mean.get(*m)?.last()?, path.stderr.get(*m)?.last()?)))
-        .filter(|(v, _)| v.abs() > 1e-12)
-        .map(|(v, s)| s / v.abs())
+        .filter_map(|m| {
+            let (mean, se) = (path.mean.get(*m)?, path.stderr.get(*m)?);
+            let steps = mean.len().min(se.len()).checked_sub(1)?;
+            let from = mean.len() - steps.div_ceil(LATE_SHARE).max(1);
+            let relvar: Vec<f64> = mean[from..]
+                .iter()
+                .zip(&se[from..])
+                .filter(|(v, _)| v.abs() > 1e-12)
+                .map(|(v, s)| (s / v).powi(2))
+                .collect();
+            (!relvar.is_empty()).then(|| (relvar.iter().sum::<f64>() / relvar.len() as f64).sqrt())
+        })
         .fold(0.0, f64::max)
 }
 
