@@ -99,11 +99,11 @@ pub fn relative_stderr(path: &DmftPath) -> f64 {
         .iter()
         .filter_map(|m| {
             let (mean, se) = (path.mean.get(*m)?, path.stderr.get(*m)?);
-            let steps = mean.len().min(se.len()).checked_sub(1)?;
-            let from = mean.len() - steps.div_ceil(LATE_SHARE).max(1);
-            let relvar: Vec<f64> = mean[from..]
+            let len = mean.len().min(se.len());
+            let from = len - len.checked_sub(1)?.div_ceil(LATE_SHARE).max(1);
+            let relvar: Vec<f64> = mean[from..len]
                 .iter()
-                .zip(&se[from..])
+                .zip(&se[from..len])
                 .filter(|(v, _)| v.abs() > 1e-12)
                 .map(|(v, s)| (s / v).powi(2))
                 .collect();
@@ -129,4 +129,34 @@ pub fn points_for(pilot: usize, achieved: f64, target: f64) -> usize {
     }
     let wanted = pilot as f64 * (achieved / target).powi(2) * SAFETY;
     (wanted.ceil() as usize).next_power_of_two().min(MAX_POINTS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(metrics: &[(&str, Vec<f64>, Vec<f64>)]) -> DmftPath {
+        DmftPath {
+            mean: metrics.iter().map(|(m, v, _)| (m.to_string(), v.clone())).collect(),
+            stderr: metrics.iter().map(|(m, _, s)| (m.to_string(), s.clone())).collect(),
+        }
+    }
+
+    /// The largest metric's late estimate counts; a metric at zero, the
+    /// overlap and steps before the last tenth do not; one step is its own.
+    #[test]
+    fn the_largest_late_relative_error_over_the_measured_metrics() {
+        // t = 0..=100: the last 10 steps count
+        let early_spike = |late: f64| (0..=100).map(|t| if t < 91 { 9.0 } else { late }).collect::<Vec<_>>();
+        let p = path(&[
+            (metrics::EST_ERR2, vec![2.0; 101], early_spike(0.02)),
+            (metrics::NORM2, vec![1.0; 101], early_spike(0.03)),
+            (metrics::TRAIN_LOSS, vec![0.0; 101], vec![1.0; 101]),
+            (metrics::OVERLAP, vec![0.1; 101], vec![1.0; 101]),
+        ]);
+        assert!((relative_stderr(&p) - 0.03).abs() < 1e-15, "{}", relative_stderr(&p));
+        let one = path(&[(metrics::PRED_ERR2, vec![4.0], vec![0.2])]);
+        assert!((relative_stderr(&one) - 0.05).abs() < 1e-15);
+        assert_eq!(relative_stderr(&path(&[])), 0.0);
+    }
 }
