@@ -28,6 +28,14 @@ pub(crate) fn rqmc_uniform(i: usize, dim: usize, seed: u32) -> f64 {
 /// where lane by lane in a loop compiled for AVX2 the compiler vectorises
 /// over points: half the time per group (docs/performance.md, "Session 43").
 pub(crate) fn rqmc_block4(n: usize, group: usize, seed: u32) -> Vec<[f64; 4]> {
+    let mut out = Vec::new();
+    rqmc_block4_into(&mut out, n, group, seed);
+    out
+}
+
+/// [`rqmc_block4`] into `out` (resized to `n`): a solve draws a group every
+/// step, into the same buffer.
+pub(crate) fn rqmc_block4_into(out: &mut Vec<[f64; 4]>, n: usize, group: usize, seed: u32) {
     use sobol_burley::parts::{hash, hash_int4, sobol_int4_rev};
     assert!(n <= 1 << 16, "rqmc_block4: {n} points, at most 2^16");
     let (set, g) = ((group / 64) as u32, (group % 64) as u32);
@@ -52,15 +60,15 @@ pub(crate) fn rqmc_block4(n: usize, group: usize, seed: u32) -> Vec<[f64; 4]> {
             hash_int4(std::array::from_fn(|d| s[d] ^ g ^ salt[d]).into()).into()
         },
     };
-    let mut out = vec![[0.0; 4]; n];
+    out.clear();
+    out.resize(n, [0.0; 4]);
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked just above).
-        unsafe { fill_avx2(&mut out, &tables) };
-        return out;
+        unsafe { fill_avx2(out, &tables) };
+        return;
     }
-    fill(&mut out, &tables);
-    out
+    fill(out, &tables);
 }
 
 /// A group's direction-number tables and scrambles ([`rqmc_block4`]).
@@ -101,10 +109,27 @@ fn fill(out: &mut [[f64; 4]], tables: &Tables) {
 /// The standard normals Φ⁻¹(x[coord]) of every point of a block
 /// ([`rqmc_block4`]), by the slice form of Φ⁻¹ (the scalar one bit for bit).
 pub(crate) fn normals(block: &[[f64; 4]], coord: usize) -> Vec<f64> {
-    let us: Vec<f64> = block.iter().map(|x| x[coord]).collect();
-    let mut out = vec![0.0; us.len()];
-    propdp_numerics::normal::quantile_into(&us, &mut out);
-    out
+    let mut buf = Normals::default();
+    buf.of(block, coord);
+    buf.out
+}
+
+/// Buffers for [`normals`] drawn every step: the uniforms and their normals.
+#[derive(Default)]
+pub(crate) struct Normals {
+    us: Vec<f64>,
+    out: Vec<f64>,
+}
+
+impl Normals {
+    /// [`normals`] of `block`'s coordinate `coord`, in this buffer.
+    pub(crate) fn of(&mut self, block: &[[f64; 4]], coord: usize) -> &mut [f64] {
+        self.us.clear();
+        self.us.extend(block.iter().map(|x| x[coord]));
+        self.out.resize(self.us.len(), 0.0);
+        propdp_numerics::normal::quantile_into(&self.us, &mut self.out);
+        &mut self.out
+    }
 }
 
 #[cfg(test)]

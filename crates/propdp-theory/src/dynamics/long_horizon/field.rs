@@ -45,7 +45,7 @@ use super::state::{Slot, StateCovariance};
 use crate::dynamics::dyadic::{Partition, Track};
 use crate::dynamics::path::{DmftParams, Intercept};
 use crate::dynamics::reverse_mode::Events;
-use crate::dynamics::rqmc::{normals, rqmc_block4};
+use crate::dynamics::rqmc::{Normals, normals, rqmc_block4, rqmc_block4_into};
 use crate::numerics::axpy;
 
 use super::generator::{GEN_WINDOW, Generator, conditional_weights};
@@ -111,8 +111,7 @@ pub(super) fn replicate(
     let rho = teacher_field(p.s2, spectrum);
     // RQMC dimensions in groups of four: group 0 (ν, the label), group t + 1 (G_{t+1}'s
     // innovation, S_t) for every step
-    let draws = |group: usize| rqmc_block4(n, group, seed);
-    let first = draws(0);
+    let first = rqmc_block4(n, 0, seed);
     // every path's cyclic group (§3.7) from its first point's last coordinate
     let groups_of = path_groups(p, first.iter().map(|x| x[3]));
     let gaussian: Vec<f64> = normals(&first, 0).iter().map(|z| rho.sqrt() * z).collect();
@@ -167,11 +166,17 @@ pub(super) fn replicate(
     let mut lmem_buf: Vec<f64> = Vec::new();
     // Σ_k w_kω_k·(atom k's state covariance): the field's θ̃ part
     let mut joint = StateCovariance::new();
+    // this step's draws (group t + 1) and their normals
+    let (mut step_draws, mut normal_buf) = (Vec::new(), Normals::default());
     for t in 0..=tt {
         watch.check(t, tt)?;
         // the window, wider from any step at which it widened in place
         let w = win.w;
-        let step_draws = if t < tt { draws(t + 1) } else { Vec::new() };
+        if t < tt {
+            rqmc_block4_into(&mut step_draws, n, t + 1, seed);
+        } else {
+            step_draws.clear();
+        }
         // 1. the Onsager terms Σ_s R_w(t,s)ĝ_s: exact over the window, block means before it
         let onsager = |x: &Track<History>, out: &mut [f64]| {
             let terms = (t.saturating_sub(NEAR).max(1)..=t)
@@ -331,8 +336,8 @@ pub(super) fn replicate(
             (bi, values)
         });
         combine(&mut next, terms);
-        for (x, z) in next.iter_mut().zip(normals(&step_draws, 0)) {
-            *x += sd * z;
+        for (x, z) in next.iter_mut().zip(normal_buf.of(&step_draws, 0)) {
+            *x += sd * *z;
         }
         // then the windows and blocks of step t + 1
         let step = mem.advance();

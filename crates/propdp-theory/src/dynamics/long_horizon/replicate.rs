@@ -20,7 +20,7 @@ use super::state::Slot;
 use crate::dynamics::dyadic::{Partition, Track};
 use crate::dynamics::path::{DmftParams, Intercept};
 use crate::dynamics::reverse_mode::Events;
-use crate::dynamics::rqmc::{normals, rqmc_block4};
+use crate::dynamics::rqmc::{Normals, normals, rqmc_block4, rqmc_block4_into};
 use crate::numerics::axpy;
 
 use super::combine::combine;
@@ -127,11 +127,18 @@ pub(super) fn replicate(
     let mut vv = vec![0.0; w];
     let mut scratch = vec![0.0; n];
     let (mut acc_buf, mut vmem) = (vec![0.0; w], vec![0.0; w]);
+    // this step's draws (group t + 1), the modes' own, and their normals
+    let (mut step_draws, mut mode_draws) = (Vec::new(), vec![Vec::new(); k_modes - 1]);
+    let mut normal_buf = Normals::default();
     for t in 0..=tt {
         watch.check(t, tt)?;
         // the window, wider from any step at which it widened in place
         let w = win.w;
-        let step_draws = if t < tt { draws(t + 1) } else { Vec::new() };
+        if t < tt {
+            rqmc_block4_into(&mut step_draws, n, t + 1, seed);
+        } else {
+            step_draws.clear();
+        }
         // 1. the paths: the field's centred part and Onsager terms over the modes, r_t, the
         //    loss, c_t = clip(ℓ'), ℓ''·1{|ℓ'| < C}, the selections
         let amp = amp_w[t];
@@ -180,12 +187,14 @@ pub(super) fn replicate(
         //    ũ_{t−nw..t−1}): the same weights for every mode, its own innovation
         let cond = generator.conditional(&sv.g, a, t);
         // the modes' own draws this step: (ũ innovation, ξ̃) per path
-        let mode_draws: Vec<Vec<[f64; 4]>> = (1..k_modes).map(|k| draws(mode_group(k, t))).collect();
+        for (k, d) in (1..k_modes).zip(&mut mode_draws) {
+            rqmc_block4_into(d, n, mode_group(k, t), seed);
+        }
         let u_terms = modes[0].coord.state.indexed(&cond.terms);
         for (k, m) in modes.iter_mut().enumerate() {
             let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
             // ũ_t = sd·z + Σ_i β_i·F_i over its features F (block sums, then the window)
-            let z = normals(d, 0);
+            let z = normal_buf.of(d, 0);
             let features = (0..cond.beta.len()).map(|i| {
                 if i < cond.blocks {
                     m.utrack.sum(i)
@@ -194,7 +203,7 @@ pub(super) fn replicate(
                 }
             });
             combine(&mut m.u, cond.beta.iter().copied().zip(features));
-            axpy(&mut m.u, cond.sd2.max(0.0).sqrt(), &z);
+            axpy(&mut m.u, cond.sd2.max(0.0).sqrt(), z);
             m.coord.state.extend(Slot::U(t), &u_terms, cond.sd2);
         }
         let step_u = generator.advance(cond, &sv.g);
@@ -236,8 +245,8 @@ pub(super) fn replicate(
             let (om, eta_om) = (m.coord.omega, eta * m.coord.omega);
             memory(&m.theta, &mem, t, near, far, &mut scratch);
             let d = if k == 0 { &step_draws } else { &mode_draws[k - 1] };
-            let mut noise = normals(d, 1);
-            noises[k].correlate(&mut noise);
+            let noise = normal_buf.of(d, 1);
+            noises[k].correlate(noise);
             for i in 0..n {
                 m.th[i] =
                     decay * m.th[i] - eta * (m.coord.sqrt_omega * m.u[i] + om * scratch[i]) + eta * p.sigma * noise[i];

@@ -20,6 +20,8 @@
 //! - Rasmussen, Williams (2006), *Gaussian Processes for Machine Learning*,
 //!   §A.2 (linear maps of Gaussian vectors).
 
+use rustc_hash::FxHashMap;
+
 use crate::dynamics::dyadic::Block;
 
 use super::combine::combine;
@@ -43,6 +45,8 @@ pub(super) enum Slot {
 pub(super) struct StateCovariance {
     /// The entry at each position, `None` where the position is free.
     slots: Vec<Option<Slot>>,
+    /// The position of each entry (`slots` inverted: a step looks up ~10²).
+    index: FxHashMap<Slot, usize>,
     /// Row-major with row length `stride` ≥ the positions (room to grow in place).
     cov: Vec<f64>,
     stride: usize,
@@ -59,6 +63,7 @@ impl StateCovariance {
     pub(super) fn new() -> Self {
         StateCovariance {
             slots: vec![Some(Slot::Theta(0))],
+            index: FxHashMap::from_iter([(Slot::Theta(0), 0)]),
             cov: vec![0.0; (1 + SPARE) * (1 + SPARE)],
             stride: 1 + SPARE,
             rows: Vec::new(),
@@ -67,10 +72,24 @@ impl StateCovariance {
     }
 
     pub(super) fn position(&self, s: &Slot) -> usize {
-        self.slots
-            .iter()
-            .position(|x| x.as_ref() == Some(s))
-            .expect("a tracked entry")
+        *self.index.get(s).expect("a tracked entry")
+    }
+
+    /// Name the entries at `changes`' positions anew (`None`: free), the
+    /// index with them: every old name leaves before a new one comes, so a
+    /// name may move between the positions changed.
+    fn rename(&mut self, changes: impl Iterator<Item = (usize, Option<Slot>)> + Clone) {
+        for (p, _) in changes.clone() {
+            if let Some(old) = self.slots[p].take() {
+                self.index.remove(&old);
+            }
+        }
+        for (p, slot) in changes {
+            if let Some(s) = slot {
+                self.index.insert(s, p);
+            }
+            self.slots[p] = slot;
+        }
     }
 
     pub(super) fn at(&self, i: usize, j: usize) -> f64 {
@@ -131,7 +150,7 @@ impl StateCovariance {
         }
         self.cov[p * st..p * st + d].copy_from_slice(&col);
         self.cov[p * st + p] = var;
-        self.slots[p] = Some(slot);
+        self.rename(std::iter::once((p, Some(slot))));
         self.col = col;
     }
 
@@ -150,8 +169,8 @@ impl StateCovariance {
         let st = self.stride;
         let mut row = std::mem::take(&mut self.col);
         row.resize(d, 0.0);
+        self.rename(changed.iter().map(|&p| (p, first.slots[p])));
         for &p in &changed {
-            self.slots[p] = first.slots[p];
             if self.slots[p].is_none() {
                 continue;
             }
@@ -263,14 +282,14 @@ impl StateCovariance {
             .collect();
         self.reserve(l.len);
         let st = self.stride;
-        for &p in &l.freed {
-            self.slots[p] = None;
-        }
-        for &(p, s) in &l.renamed {
-            self.slots[p] = Some(s);
-        }
-        for (i, &(s, p)) in l.fresh.iter().enumerate() {
-            self.slots[p] = Some(s);
+        self.rename(
+            l.freed
+                .iter()
+                .map(|&p| (p, None))
+                .chain(l.renamed.iter().map(|&(p, s)| (p, Some(s))))
+                .chain(l.fresh.iter().map(|&(s, p)| (p, Some(s)))),
+        );
+        for (i, &(_, p)) in l.fresh.iter().enumerate() {
             let row = &rows[i * d..(i + 1) * d];
             for &k in &l.kept {
                 self.cov[p * st + k] = row[k];
@@ -370,7 +389,16 @@ mod tests {
             }
             check(&state, &exact);
             assert_eq!(state.slots.iter().flatten().count(), exact.len());
+            assert_indexed(&state);
         }
+    }
+
+    /// The index holds every live entry at its position and nothing else.
+    fn assert_indexed(state: &StateCovariance) {
+        let live: FxHashMap<Slot, usize> = (state.slots.iter().enumerate())
+            .filter_map(|(p, s)| Some(((*s)?, p)))
+            .collect();
+        assert_eq!(state.index, live);
     }
 
     /// A state following two others through extends and relayouts holds
@@ -401,6 +429,9 @@ mod tests {
             }
             joint.follow(&[(weights[0], &a), (weights[1], &b)]);
             assert_eq!(joint.slots, a.slots);
+            for state in [&a, &b, &joint] {
+                assert_indexed(state);
+            }
             let live: Vec<usize> = (0..a.slots.len()).filter(|&i| a.slots[i].is_some()).collect();
             for &i in &live {
                 for &j in &live {
