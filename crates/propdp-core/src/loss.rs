@@ -111,7 +111,7 @@ impl Loss {
     /// [`Loss::slope`] at every pair (`y[i]`, `r[i]`) into `out[i]`, as [`Loss::eval_all`].
     pub fn slope_all(&self, y: &[f64], r: &[f64], out: &mut [f64]) {
         match *self {
-            Loss::Logistic => lanes::softplus_sigmoid(y, r, |i, y, sp, s| out[i] = logistic(y, sp, s).1),
+            Loss::Logistic => lanes::sigmoid(y, r, |i, y, s| out[i] = logistic_slope(y, s)),
             Loss::Huber { m } => pairs(y, r, out, |y, r| huber(y - r, m).1),
             Loss::Squared => pairs(y, r, out, |y, r| squared(y - r).1),
             _ => pairs(y, r, out, |y, r| self.slope(y, r)),
@@ -173,7 +173,12 @@ fn huber(e: f64, m: f64) -> (f64, f64, f64) {
 /// The logistic loss's (ℓ, ∂ℓ/∂r, ∂²ℓ/∂r²) at label `y` from softplus(−y·r)
 /// and σ(−y·r).
 fn logistic(y: f64, softplus: f64, sigmoid: f64) -> (f64, f64, f64) {
-    (softplus, -y * sigmoid, sigmoid * (1.0 - sigmoid))
+    (softplus, logistic_slope(y, sigmoid), sigmoid * (1.0 - sigmoid))
+}
+
+/// ∂ℓ/∂r of [`logistic`], from σ(−y·r) alone.
+fn logistic_slope(y: f64, sigmoid: f64) -> f64 {
+    -y * sigmoid
 }
 
 pub use propdp_numerics::normal::{norm_cdf, norm_pdf};
@@ -252,6 +257,27 @@ mod lanes {
         for i in whole..n {
             let (sp, s) = super::softplus_sigmoid(-y[i] * r[i]);
             each(i, y[i], sp, s);
+        }
+    }
+
+    /// For every i, `each(i, y[i], σ(x))` at x = −`y[i]`·`r[i]`: the
+    /// sigmoid of [`softplus_sigmoid`] (the same bits) without its ln_1p.
+    pub(super) fn sigmoid(y: &[f64], r: &[f64], mut each: impl FnMut(usize, f64, f64)) {
+        let n = y.len().min(r.len());
+        let whole = n - n % 4;
+        for i in (0..whole).step_by(4) {
+            let yi = f64x4::from(<[f64; 4]>::try_from(&y[i..i + 4]).expect("four"));
+            let ri = f64x4::from(<[f64; 4]>::try_from(&r[i..i + 4]).expect("four"));
+            let x = -yi * ri;
+            let e = (-x.abs()).exp();
+            let d = f64x4::ONE + e;
+            let s = x.simd_ge(f64x4::ZERO).select(f64x4::ONE / d, e / d);
+            for (l, s) in s.to_array().into_iter().enumerate() {
+                each(i + l, y[i + l], s);
+            }
+        }
+        for i in whole..n {
+            each(i, y[i], super::sigmoid(-y[i] * r[i]));
         }
     }
 }
