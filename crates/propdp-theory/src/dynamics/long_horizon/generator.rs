@@ -12,6 +12,7 @@ use nalgebra::{DMatrix, DVector};
 
 use super::state::Slot;
 use crate::dynamics::dyadic::{Advance, Dyadic, MergePlan, Partition, Track};
+use crate::numerics::cholesky::spd_solve;
 use crate::numerics::dots;
 
 /// Values of ũ (and ĝ) the generator conditions on individually.
@@ -26,10 +27,8 @@ pub(super) const GEN_RULE: Dyadic = Dyadic { alpha: 0.5, beta: 0.5 };
 pub(super) fn conditional_weights(sff: DMatrix<f64>, sft: &DVector<f64>) -> DVector<f64> {
     let dim = sff.nrows();
     let ridge = 1e-12 * sff.trace().max(1e-300) / dim as f64;
-    let mut ridged = sff.clone();
-    ridged.set_diagonal(&(sff.diagonal().add_scalar(ridge)));
-    if let Some(chol) = ridged.cholesky() {
-        return chol.solve(sft);
+    if let Some(beta) = spd_solve(&sff, ridge, sft) {
+        return beta;
     }
     let eig = sff.symmetric_eigen();
     let top = eig.eigenvalues.max();
