@@ -2,20 +2,23 @@
 //! Cholesky factorisation A + ρI = LLᵀ — the long-horizon solver's Gaussian
 //! conditionings, dimension 10–100, one or two every step of every replicate.
 //!
-//! Row by row (Cholesky–Banachiewicz), L stored by rows:
+//! Left to right by columns (the left-looking, gaxpy form), L stored by
+//! columns:
 //!
-//!   L_jk = (A_jk − Σ_{i<k} L_ji·L_ki) / L_kk  (k < j),   L_jj = √(A_jj + ρ − Σ_{i<j} L_ji²),
+//!   L(j.., j) = [A(j.., j) + ρe₁ − Σ_{k<j} L_jk·L(j.., k)] / L_jj,   L_jj² the bracket's first entry,
 //!
-//! so every sum is a dot product of two contiguous rows (four partial sums,
-//! compiled for AVX2), then Ly = b forward by rows and Lᵀx = y backward by
-//! the rows of L (column updates of y). Written here rather than taken from
-//! nalgebra, whose generic factorisation walks columns with strides: at
-//! these sizes it took 3–4× as long (bench `cholesky`: n = 30 and 66), and
-//! faer 0.22 was no faster than nalgebra (docs/performance.md, "Session 45").
+//! each column's bracket built 16 entries (`TILE`) at a time in registers over
+//! every earlier column (compiled for AVX2; columns are padded by a tile so
+//! that the last one runs whole), then Ly = b forward and Lᵀx = y backward
+//! over L's columns. Written here rather than taken from nalgebra, whose
+//! generic factorisation took 1.5–2× as long at these sizes (bench
+//! `cholesky`: n = 30 3.57 against 2.35 µs, n = 66 19.4 against 9.74 µs),
+//! and faer 0.22 was no faster than nalgebra (docs/performance.md,
+//! "Session 45").
 //!
 //! # References
 //! - Golub, Van Loan (2013), *Matrix Computations*, 4th ed., §4.2
-//!   (the Cholesky factorisation, its gaxpy and dot-product forms).
+//!   (the Cholesky factorisation, its gaxpy form).
 
 use nalgebra::{DMatrix, DVector};
 
