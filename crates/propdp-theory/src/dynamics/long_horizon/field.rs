@@ -71,20 +71,21 @@ struct Atomic {
 
 /// β = Σ_FF⁻¹Σ_Ft on the features scaled to unit variance (block sums and
 /// single values differ in scale by the blocks' lengths); features of zero
-/// variance get weight 0.
-fn scaled_weights(sff: &DMatrix<f64>, sft: &DVector<f64>) -> DVector<f64> {
-    let dim = sff.nrows();
-    let top = (0..dim).map(|i| sff[(i, i)]).fold(0.0, f64::max);
-    let keep: Vec<usize> = (0..dim).filter(|&i| sff[(i, i)] > 1e-14 * top).collect();
-    let mut beta = DVector::zeros(dim);
+/// variance get weight 0. The features are entries 0..f of `cov`, the
+/// target entry f; only its upper triangle (i ≤ j) is read.
+fn scaled_weights(cov: &DMatrix<f64>, f: usize) -> DVector<f64> {
+    let sff = |i: usize, j: usize| if i <= j { cov[(i, j)] } else { cov[(j, i)] };
+    let top = (0..f).map(|i| sff(i, i)).fold(0.0, f64::max);
+    let keep: Vec<usize> = (0..f).filter(|&i| sff(i, i) > 1e-14 * top).collect();
+    let mut beta = DVector::zeros(f);
     if keep.is_empty() {
         return beta;
     }
-    let scale: Vec<f64> = keep.iter().map(|&i| sff[(i, i)].sqrt()).collect();
+    let scale: Vec<f64> = keep.iter().map(|&i| sff(i, i).sqrt()).collect();
     let m = DMatrix::from_fn(keep.len(), keep.len(), |i, j| {
-        sff[(keep[i], keep[j])] / (scale[i] * scale[j])
+        sff(keep[i], keep[j]) / (scale[i] * scale[j])
     });
-    let v = DVector::from_fn(keep.len(), |i, _| sft[keep[i]] / scale[i]);
+    let v = DVector::from_fn(keep.len(), |i, _| cov[(keep[i], f)] / scale[i]);
     let b = conditional_weights(m, &v);
     for (i, &k) in keep.iter().enumerate() {
         beta[k] = b[i] / scale[i];
@@ -319,13 +320,11 @@ pub(super) fn replicate(
                 *x -= rho * ai * amp_bar[j];
             }
         }
-        let mut cov = DMatrix::from_vec(dim, dim, acc);
-        cov.fill_lower_triangle_with_upper_triangle();
+        // the upper triangle: G_{t+1}'s features 0..f and G_{t+1} itself, f
+        let cov = DMatrix::from_vec(dim, dim, acc);
         let f = dim - 1;
-        let sff = cov.view((0, 0), (f, f)).into_owned();
-        let sft = DVector::from_fn(f, |i, _| cov[(i, f)]);
-        let beta = scaled_weights(&sff, &sft);
-        let sd = (cov[(f, f)] - beta.dot(&sft)).max(0.0).sqrt();
+        let beta = scaled_weights(&cov, f);
+        let sd = (cov[(f, f)] - beta.dot(&cov.view((0, f), (f, 1)))).max(0.0).sqrt();
         let window_len = t + 1 - t.saturating_sub(NEAR);
         let terms = beta.iter().enumerate().map(|(i, &bi)| {
             let values = if i < window_len {
