@@ -57,14 +57,40 @@ const MAX_PANELS: f64 = 4096.0;
 /// assert!((e - exact).abs() < 1e-12);
 /// ```
 pub fn normal_expect<F: Fn(f64) -> f64>(mean: f64, sd: f64, breaks: &[f64], max_width: f64, f: F) -> f64 {
+    normal_expect_within(mean, sd, (f64::NEG_INFINITY, f64::INFINITY), breaks, max_width, f)
+}
+
+/// E[f(X)·1{lo ≤ X ≤ hi}] for X ~ N(mean, sd²), as [`normal_expect`] on
+/// the part of its window inside [lo, hi] (an integrand that vanishes
+/// outside, or half of a symmetric one, at the nodes' cost of that part).
+///
+/// ```
+/// use propdp_core::panels::{normal_expect, normal_expect_within};
+/// // E[X²; X ≥ 0] = ½ for X ~ N(0, 1)
+/// let half = normal_expect_within(0.0, 1.0, (0.0, f64::INFINITY), &[], 1.0, |x: f64| x * x);
+/// assert!((half - 0.5).abs() < 1e-14);
+/// assert!((normal_expect(0.0, 1.0, &[0.0], 1.0, |x: f64| x * x) - 2.0 * half).abs() < 1e-14);
+/// ```
+pub fn normal_expect_within<F: Fn(f64) -> f64>(
+    mean: f64,
+    sd: f64,
+    (lo, hi): (f64, f64),
+    breaks: &[f64],
+    max_width: f64,
+    f: F,
+) -> f64 {
     if sd <= 0.0 {
-        return f(mean);
+        return if (lo..=hi).contains(&mean) { f(mean) } else { 0.0 };
+    }
+    let (a, b) = ((mean - WINDOW * sd).max(lo), (mean + WINDOW * sd).min(hi));
+    if a >= b {
+        return 0.0;
     }
     let rule = legendre16();
     let mut acc = 0.0;
     for_each_panel(
-        mean - WINDOW * sd,
-        mean + WINDOW * sd,
+        a,
+        b,
         breaks,
         max_width.min(2.0 * sd).max(2.0 * WINDOW * sd / MAX_PANELS),
         |lo, hi| {
