@@ -74,62 +74,73 @@ pub fn quantile(u: f64) -> f64 {
         return if q < 0.0 { f64::NEG_INFINITY } else { f64::INFINITY };
     }
     let r = (-tail.ln()).sqrt();
-    let x = if r <= 5.0 {
-        let r = r - 1.6;
-        poly(
-            r,
-            [
-                1.42343711074968357734,
-                4.6303378461565452959,
-                5.7694972214606914055,
-                3.64784832476320460504,
-                1.27045825245236838258,
-                0.24178072517745061177,
-                0.0227238449892691845833,
-                7.7454501427834140764e-4,
-            ],
-        ) / poly(
-            r,
-            [
-                1.0,
-                2.05319162663775882187,
-                1.6763848301838038494,
-                0.68976733498510000455,
-                0.14810397642748007459,
-                0.0151986665636164571966,
-                5.475938084995344946e-4,
-                1.05075007164441684324e-9,
-            ],
-        )
-    } else {
-        let r = r - 5.0;
-        poly(
-            r,
-            [
-                6.6579046435011037772,
-                5.4637849111641143699,
-                1.7848265399172913358,
-                0.29656057182850489123,
-                0.026532189526576123093,
-                0.0012426609473880784386,
-                2.71155556874348757815e-5,
-                2.01033439929228813265e-7,
-            ],
-        ) / poly(
-            r,
-            [
-                1.0,
-                0.59983220655588793769,
-                0.13692988092273580531,
-                0.0148753612908506148525,
-                7.868691311456132591e-4,
-                1.8463183175100546818e-5,
-                1.4215117583164458887e-7,
-                2.04426310338993978564e-15,
-            ],
-        )
-    };
+    let x = if r <= 5.0 { near_tail(r) } else { far_tail(r) };
     if q < 0.0 { -x } else { x }
+}
+
+/// [`quantile`]'s tails at r = √(−ln min(u, 1 − u)) ≤ 5 (AS 241's second
+/// rational approximation, in r − 1.6), before the sign.
+#[allow(clippy::excessive_precision, clippy::unreadable_literal)]
+#[inline(always)]
+fn near_tail(r: f64) -> f64 {
+    let r = r - 1.6;
+    poly(
+        r,
+        [
+            1.42343711074968357734,
+            4.6303378461565452959,
+            5.7694972214606914055,
+            3.64784832476320460504,
+            1.27045825245236838258,
+            0.24178072517745061177,
+            0.0227238449892691845833,
+            7.7454501427834140764e-4,
+        ],
+    ) / poly(
+        r,
+        [
+            1.0,
+            2.05319162663775882187,
+            1.6763848301838038494,
+            0.68976733498510000455,
+            0.14810397642748007459,
+            0.0151986665636164571966,
+            5.475938084995344946e-4,
+            1.05075007164441684324e-9,
+        ],
+    )
+}
+
+/// [`quantile`]'s far tails, r > 5 (AS 241's third approximation, in r − 5).
+#[allow(clippy::excessive_precision, clippy::unreadable_literal)]
+#[inline(always)]
+fn far_tail(r: f64) -> f64 {
+    let r = r - 5.0;
+    poly(
+        r,
+        [
+            6.6579046435011037772,
+            5.4637849111641143699,
+            1.7848265399172913358,
+            0.29656057182850489123,
+            0.026532189526576123093,
+            0.0012426609473880784386,
+            2.71155556874348757815e-5,
+            2.01033439929228813265e-7,
+        ],
+    ) / poly(
+        r,
+        [
+            1.0,
+            0.59983220655588793769,
+            0.13692988092273580531,
+            0.0148753612908506148525,
+            7.868691311456132591e-4,
+            1.8463183175100546818e-5,
+            1.4215117583164458887e-7,
+            2.04426310338993978564e-15,
+        ],
+    )
 }
 
 /// [`quantile`]'s central region, |q| ≤ 0.425 with q = u − ½ (AS 241's
@@ -171,8 +182,9 @@ fn central(q: f64) -> f64 {
 ///
 /// Most uniform draws (85%) fall in the central region, one rational
 /// function: it is evaluated over the whole slice without a branch, so that
-/// it runs four lanes per instruction on CPUs with AVX2, then the tails are
-/// replaced one at a time. The same operations in the same order as
+/// it runs four lanes per instruction on CPUs with AVX2, then the tails
+/// replace it: their logarithms one at a time, their rational function in
+/// lanes over chunks of them. The same operations in the same order as
 /// [`quantile`] (no fused multiply–adds), hence the same bits.
 ///
 /// ```
@@ -204,10 +216,46 @@ fn quantile_into_lanes(us: &[f64], out: &mut [f64]) {
     for (x, &u) in out.iter_mut().zip(us) {
         *x = central(u - 0.5);
     }
-    for (x, &u) in out.iter_mut().zip(us) {
-        if (u - 0.5).abs() > 0.425 || u.is_nan() {
-            *x = quantile(u);
+    // the tails: r = √(−ln tail) one at a time, [`near_tail`] in lanes over
+    // a chunk of them (the rest — NaN, 0, 1, beyond, r > 5 — as `quantile`)
+    let (mut at, mut rs, mut k) = ([0; TAIL_CHUNK], [0.0; TAIL_CHUNK], 0);
+    for (i, &u) in us.iter().enumerate() {
+        let q = u - 0.5;
+        if q.abs() <= 0.425 {
+            continue;
         }
+        let tail = if q < 0.0 { u } else { 1.0 - u };
+        let r = if tail > 0.0 && tail < 1.0 {
+            (-tail.ln()).sqrt()
+        } else {
+            f64::NAN
+        };
+        if r <= 5.0 {
+            (at[k], rs[k]) = (i, r);
+            k += 1;
+            if k == TAIL_CHUNK {
+                near_tails(&at, &rs, us, out);
+                k = 0;
+            }
+        } else {
+            out[i] = quantile(u);
+        }
+    }
+    near_tails(&at[..k], &rs[..k], us, out);
+}
+
+/// Tails gathered by `quantile_into_lanes` before their rational function.
+const TAIL_CHUNK: usize = 64;
+
+/// `out[at[j]]` = ±[`near_tail`]`(rs[j])`, the sign of `us[at[j]]` − ½.
+#[inline(always)]
+fn near_tails(at: &[usize], rs: &[f64], us: &[f64], out: &mut [f64]) {
+    let mut xs = [0.0; TAIL_CHUNK];
+    for (x, &r) in xs.iter_mut().zip(rs) {
+        *x = near_tail(r);
+    }
+    for (&i, &x) in at.iter().zip(&xs) {
+        out[i] = if us[i] - 0.5 < 0.0 { -x } else { x };
     }
 }
 
