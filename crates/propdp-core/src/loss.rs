@@ -242,13 +242,8 @@ mod lanes {
         let n = y.len().min(r.len());
         let whole = n - n % 4;
         for i in (0..whole).step_by(4) {
-            let yi = f64x4::from(<[f64; 4]>::try_from(&y[i..i + 4]).expect("four"));
-            let ri = f64x4::from(<[f64; 4]>::try_from(&r[i..i + 4]).expect("four"));
-            let x = -yi * ri;
-            let e = (-x.abs()).exp();
+            let (x, e, s) = group(y, r, i);
             let sp = x.max(f64x4::ZERO) + e.ln_1p();
-            let d = f64x4::ONE + e;
-            let s = x.simd_ge(f64x4::ZERO).select(f64x4::ONE / d, e / d);
             let (sp, s) = (sp.to_array(), s.to_array());
             for l in 0..4 {
                 each(i + l, y[i + l], sp[l], s[l]);
@@ -266,12 +261,7 @@ mod lanes {
         let n = y.len().min(r.len());
         let whole = n - n % 4;
         for i in (0..whole).step_by(4) {
-            let yi = f64x4::from(<[f64; 4]>::try_from(&y[i..i + 4]).expect("four"));
-            let ri = f64x4::from(<[f64; 4]>::try_from(&r[i..i + 4]).expect("four"));
-            let x = -yi * ri;
-            let e = (-x.abs()).exp();
-            let d = f64x4::ONE + e;
-            let s = x.simd_ge(f64x4::ZERO).select(f64x4::ONE / d, e / d);
+            let (_, _, s) = group(y, r, i);
             for (l, s) in s.to_array().into_iter().enumerate() {
                 each(i + l, y[i + l], s);
             }
@@ -279,6 +269,17 @@ mod lanes {
         for i in whole..n {
             each(i, y[i], super::sigmoid(-y[i] * r[i]));
         }
+    }
+
+    /// The four paths from i: x = −y·r, e = e^{−|x|} and σ(x) from e.
+    #[inline(always)]
+    fn group(y: &[f64], r: &[f64], i: usize) -> (f64x4, f64x4, f64x4) {
+        let yi = f64x4::from(<[f64; 4]>::try_from(&y[i..i + 4]).expect("four"));
+        let ri = f64x4::from(<[f64; 4]>::try_from(&r[i..i + 4]).expect("four"));
+        let x = -yi * ri;
+        let e = (-x.abs()).exp();
+        let d = f64x4::ONE + e;
+        (x, e, x.simd_ge(f64x4::ZERO).select(f64x4::ONE / d, e / d))
     }
 }
 
